@@ -1,0 +1,270 @@
+package benchlog
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"strings"
+)
+
+// Kinds of record.
+const (
+	KindHeader      = "header"      // describes the run and the machine; first in a file
+	KindStep        = "step"        // one timed training step
+	KindMeasurement = "measurement" // the summary of timed steps at one configuration
+	KindConvergence = "convergence" // steps to reach a target accuracy at one global batch
+	KindOOM         = "oom"         // a configuration that ran out of device memory
+)
+
+// Kinds lists the valid values of Record.Kind.
+var Kinds = []string{KindHeader, KindStep, KindMeasurement, KindConvergence, KindOOM}
+
+// Record is one line of a bench log. Fields that do not apply to a kind are
+// left zero and omitted from the JSON. Quantities are plain numbers in the
+// unit that their JSON name ends with (_s seconds, _bytes bytes), so that
+// any program, the Python bench script included, can write them.
+type Record struct {
+	Kind string `json:"kind"`
+	// Run identifies the run a record belongs to; every record of a file
+	// normally has the same one.
+	Run string `json:"run,omitempty"`
+
+	// Header fields.
+	Tool    string         `json:"tool,omitempty"`    // program that wrote the log, e.g. "scaleplan-engine", "torchbench"
+	Machine *Machine       `json:"machine,omitempty"` // where it ran
+	Config  map[string]any `json:"config,omitempty"`  // the run's full configuration
+
+	// What was measured.
+	Model       string `json:"model,omitempty"`        // model name, e.g. "mlp", "resnet50"
+	Device      string `json:"device,omitempty"`       // device kind, e.g. "localhost", "H100-SXM5-80GB"
+	Precision   string `json:"precision,omitempty"`    // fp32, tf32, fp16, bf16, amp
+	Transport   string `json:"transport,omitempty"`    // how workers exchanged gradients: inproc, tcp, nccl, gloo
+	Workers     int    `json:"workers,omitempty"`      // data-parallel workers (devices)
+	Batch       int    `json:"batch,omitempty"`        // per-worker batch, samples
+	GlobalBatch int    `json:"global_batch,omitempty"` // samples per optimizer step over all workers
+	Accumulate  int    `json:"accumulate,omitempty"`   // micro-batches per optimizer step; 0 means 1
+
+	// Step and measurement fields.
+	Step          int     `json:"step,omitempty"`            // step index (step records)
+	Steps         int     `json:"steps,omitempty"`           // timed steps summarised (measurement records)
+	StepTime      float64 `json:"step_time_s,omitempty"`     // seconds per step (mean for a measurement)
+	StepTimeStd   float64 `json:"step_time_std_s,omitempty"` // standard deviation of step time, seconds
+	Phases        *Phases `json:"phases,omitempty"`          // where a step's time went
+	SamplesPerSec float64 `json:"samples_per_s,omitempty"`   // training throughput, samples per second over all workers
+	PeakMemory    float64 `json:"peak_memory_bytes,omitempty"`
+
+	// Convergence fields.
+	Target        float64 `json:"target,omitempty"`          // target validation accuracy, fraction in (0, 1]
+	Accuracy      float64 `json:"accuracy,omitempty"`        // best validation accuracy reached, fraction
+	Reached       bool    `json:"reached,omitempty"`         // whether Target was reached
+	StepsToTarget int     `json:"steps_to_target,omitempty"` // steps when Target was first reached, or the cap if not
+	LearningRate  float64 `json:"learning_rate,omitempty"`   // learning rate chosen for this batch
+
+	// Labels are free-form keys a user can group fits by.
+	Labels map[string]string `json:"labels,omitempty"`
+
+	// Error says why a configuration failed (oom records).
+	Error string `json:"error,omitempty"`
+}
+
+// Phases splits a step's time, in seconds. Phases that overlap (all-reduce
+// running during backward) may sum to more than the step.
+type Phases struct {
+	DataWait  float64 `json:"data_wait_s,omitempty"`
+	Forward   float64 `json:"forward_s,omitempty"`
+	Backward  float64 `json:"backward_s,omitempty"`
+	AllReduce float64 `json:"allreduce_s,omitempty"`
+	Update    float64 `json:"update_s,omitempty"`
+}
+
+// Machine describes the computer a log was measured on.
+type Machine struct {
+	Host         string  `json:"host,omitempty"`
+	OS           string  `json:"os,omitempty"`
+	Arch         string  `json:"arch,omitempty"`
+	CPU          string  `json:"cpu,omitempty"`
+	Cores        int     `json:"cores,omitempty"`
+	DeviceName   string  `json:"device_name,omitempty"`
+	DeviceCount  int     `json:"device_count,omitempty"`
+	DeviceMemory float64 `json:"device_memory_bytes,omitempty"`
+	Driver       string  `json:"driver,omitempty"`
+	CUDA         string  `json:"cuda,omitempty"`
+	Framework    string  `json:"framework,omitempty"` // e.g. "go1.26.8 gonum", "torch 2.5.1"
+	Backend      string  `json:"backend,omitempty"`   // e.g. "gonum", "openblas"
+}
+
+// Validate reports the first thing wrong with r: an unknown kind, a
+// negative or non-finite number, or a measurement without a throughput.
+func (r *Record) Validate() error {
+	switch r.Kind {
+	case KindHeader, KindStep, KindMeasurement, KindConvergence, KindOOM:
+	case "":
+		return errors.New("missing \"kind\" (want one of " + strings.Join(Kinds, ", ") + ")")
+	default:
+		return fmt.Errorf("unknown kind %q (want one of %s)", r.Kind, strings.Join(Kinds, ", "))
+	}
+	nums := []struct {
+		name string
+		v    float64
+	}{
+		{"workers", float64(r.Workers)}, {"batch", float64(r.Batch)}, {"global_batch", float64(r.GlobalBatch)},
+		{"accumulate", float64(r.Accumulate)}, {"step", float64(r.Step)}, {"steps", float64(r.Steps)},
+		{"step_time_s", r.StepTime}, {"step_time_std_s", r.StepTimeStd}, {"samples_per_s", r.SamplesPerSec},
+		{"peak_memory_bytes", r.PeakMemory}, {"target", r.Target}, {"accuracy", r.Accuracy},
+		{"steps_to_target", float64(r.StepsToTarget)}, {"learning_rate", r.LearningRate},
+	}
+	if p := r.Phases; p != nil {
+		nums = append(nums, []struct {
+			name string
+			v    float64
+		}{{"phases.data_wait_s", p.DataWait}, {"phases.forward_s", p.Forward}, {"phases.backward_s", p.Backward},
+			{"phases.allreduce_s", p.AllReduce}, {"phases.update_s", p.Update}}...)
+	}
+	for _, n := range nums {
+		if n.v < 0 || math.IsNaN(n.v) || math.IsInf(n.v, 0) {
+			return fmt.Errorf("%s = %v: must be a finite number >= 0", n.name, n.v)
+		}
+	}
+	switch r.Kind {
+	case KindStep, KindMeasurement:
+		if r.Batch <= 0 && r.GlobalBatch <= 0 {
+			return fmt.Errorf("%s record without batch or global_batch", r.Kind)
+		}
+		if r.StepTime <= 0 && r.SamplesPerSec <= 0 {
+			return fmt.Errorf("%s record without step_time_s or samples_per_s", r.Kind)
+		}
+	case KindConvergence:
+		if r.GlobalBatch <= 0 && r.Batch <= 0 {
+			return errors.New("convergence record without global_batch")
+		}
+		if r.StepsToTarget <= 0 {
+			return errors.New("convergence record without steps_to_target")
+		}
+	}
+	if r.Accuracy > 1 || r.Target > 1 {
+		return fmt.Errorf("accuracy %v, target %v: must be fractions in [0, 1]", r.Accuracy, r.Target)
+	}
+	return nil
+}
+
+// EffectiveGlobalBatch returns GlobalBatch, or Batch × Workers × Accumulate
+// when GlobalBatch is not set.
+func (r *Record) EffectiveGlobalBatch() int {
+	if r.GlobalBatch > 0 {
+		return r.GlobalBatch
+	}
+	w, a := max(r.Workers, 1), max(r.Accumulate, 1)
+	return r.Batch * w * a
+}
+
+// Throughput returns SamplesPerSec, or the global batch over the step time
+// when SamplesPerSec is not set.
+func (r *Record) Throughput() float64 {
+	if r.SamplesPerSec > 0 {
+		return r.SamplesPerSec
+	}
+	if r.StepTime > 0 {
+		return float64(r.EffectiveGlobalBatch()) / r.StepTime
+	}
+	return 0
+}
+
+// Writer writes records as JSON lines.
+type Writer struct {
+	w io.Writer
+}
+
+// NewWriter returns a Writer that writes to w.
+func NewWriter(w io.Writer) *Writer { return &Writer{w: w} }
+
+// Write validates r and writes it as one line.
+func (w *Writer) Write(r Record) error {
+	if err := r.Validate(); err != nil {
+		return fmt.Errorf("benchlog: %w", err)
+	}
+	b, err := json.Marshal(r)
+	if err != nil {
+		return fmt.Errorf("benchlog: %w", err)
+	}
+	b = append(b, '\n')
+	_, err = w.w.Write(b)
+	return err
+}
+
+// LineError is a line of a log that could not be read.
+type LineError struct {
+	Line int    // 1-based line number
+	Text string // the line, cut to 120 bytes
+	Err  error
+}
+
+func (e *LineError) Error() string {
+	return fmt.Sprintf("line %d: %v: %q", e.Line, e.Err, e.Text)
+}
+
+func (e *LineError) Unwrap() error { return e.Err }
+
+// Reader reads records from JSON lines. Blank lines are skipped.
+type Reader struct {
+	s    *bufio.Scanner
+	line int
+}
+
+// NewReader returns a Reader that reads from r. Lines may be up to 16 MiB.
+func NewReader(r io.Reader) *Reader {
+	s := bufio.NewScanner(r)
+	s.Buffer(make([]byte, 64*1024), 16<<20)
+	return &Reader{s: s}
+}
+
+// Line returns the number of the last line read.
+func (r *Reader) Line() int { return r.line }
+
+// Next returns the next record. At the end it returns io.EOF. A line that is
+// not a valid record returns a *LineError; reading may continue after it.
+func (r *Reader) Next() (Record, error) {
+	for r.s.Scan() {
+		r.line++
+		b := bytes.TrimSpace(r.s.Bytes())
+		if len(b) == 0 {
+			continue
+		}
+		rec, err := Decode(b)
+		if err != nil {
+			return Record{}, &LineError{Line: r.line, Text: cut(string(b), 120), Err: err}
+		}
+		return rec, nil
+	}
+	if err := r.s.Err(); err != nil {
+		return Record{}, fmt.Errorf("line %d: %w", r.line+1, err)
+	}
+	return Record{}, io.EOF
+}
+
+// Decode parses and validates one JSON record. Unknown fields are errors.
+func Decode(b []byte) (Record, error) {
+	var rec Record
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.DisallowUnknownFields()
+	if err := d.Decode(&rec); err != nil {
+		return Record{}, err
+	}
+	if d.More() {
+		return Record{}, errors.New("trailing data after the record")
+	}
+	if err := rec.Validate(); err != nil {
+		return Record{}, err
+	}
+	return rec, nil
+}
+
+func cut(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "..."
+}

@@ -1,0 +1,103 @@
+package benchlog
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func TestRoundTrip(t *testing.T) {
+	recs := []Record{
+		{Kind: KindHeader, Run: "r", Tool: "test", Machine: &Machine{CPU: "x", Cores: 2}, Config: map[string]any{"lr": 0.1}},
+		{Kind: KindStep, Run: "r", Model: "mlp", Workers: 2, Batch: 32, GlobalBatch: 64, Step: 3, StepTime: 0.01,
+			Phases: &Phases{DataWait: 0.001, Forward: 0.003, Backward: 0.005, AllReduce: 0.002, Update: 0.0005}},
+		{Kind: KindMeasurement, Model: "mlp", Batch: 64, Steps: 10, StepTime: 0.02, StepTimeStd: 0.001, SamplesPerSec: 3200, PeakMemory: 1 << 30},
+		{Kind: KindConvergence, GlobalBatch: 256, Target: 0.85, Accuracy: 0.86, Reached: true, StepsToTarget: 1400, LearningRate: 0.1},
+		{Kind: KindOOM, Model: "resnet50", Batch: 512, Error: "CUDA out of memory", Labels: map[string]string{"gpu": "h100"}},
+	}
+	var buf bytes.Buffer
+	w := NewWriter(&buf)
+	for _, r := range recs {
+		if err := w.Write(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rd := NewReader(&buf)
+	for i := range recs {
+		got, err := rd.Next()
+		if err != nil {
+			t.Fatalf("record %d: %v", i, err)
+		}
+		if !reflect.DeepEqual(got, recs[i]) {
+			t.Errorf("record %d:\n got %+v\nwant %+v", i, got, recs[i])
+		}
+	}
+	if _, err := rd.Next(); err != io.EOF {
+		t.Fatalf("after last record: %v, want EOF", err)
+	}
+}
+
+func TestReaderErrors(t *testing.T) {
+	in := strings.Join([]string{
+		`{"kind":"measurement","batch":8,"step_time_s":0.1}`,
+		``,
+		`{"kind":"measurement","batch":8,"step_time":0.1}`,
+		`{"kind":"bogus"}`,
+		`{"kind":"measurement","batch":8}`,
+		`{"kind":"measurement","batch":8,"step_time_s":-1}`,
+		`{"kind":"measurement","batch":8,"step_time_s":0.1`,
+		`{"kind":"convergence","global_batch":8,"steps_to_target":5,"accuracy":75}`,
+	}, "\n")
+	want := []string{
+		"",
+		`line 3: json: unknown field "step_time"`,
+		`line 4: unknown kind "bogus" (want one of header, step, measurement, convergence, oom)`,
+		`line 5: measurement record without step_time_s or samples_per_s`,
+		`line 6: step_time_s = -1: must be a finite number >= 0`,
+		`line 7: unexpected EOF`,
+		`line 8: accuracy 75, target 0: must be fractions in [0, 1]`,
+	}
+	rd := NewReader(strings.NewReader(in))
+	for i, w := range want {
+		_, err := rd.Next()
+		if w == "" {
+			if err != nil {
+				t.Fatalf("record %d: %v", i, err)
+			}
+			continue
+		}
+		var le *LineError
+		if !errors.As(err, &le) || !strings.HasPrefix(err.Error(), w) {
+			t.Errorf("record %d: got %v, want prefix %q", i, err, w)
+		}
+	}
+}
+
+func TestThroughput(t *testing.T) {
+	r := Record{Kind: KindMeasurement, Batch: 32, Workers: 4, StepTime: 0.5}
+	if got := r.Throughput(); got != 256 {
+		t.Errorf("Throughput = %v, want 32*4/0.5 = 256", got)
+	}
+	r.SamplesPerSec = 300
+	if got := r.Throughput(); got != 300 {
+		t.Errorf("Throughput = %v, want 300", got)
+	}
+}
+
+func FuzzDecode(f *testing.F) {
+	f.Add([]byte(`{"kind":"measurement","batch":8,"step_time_s":0.1}`))
+	f.Add([]byte(`{"kind":"header","machine":{"cores":2}}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		r, err := Decode(b)
+		if err != nil {
+			return
+		}
+		var buf bytes.Buffer
+		if err := NewWriter(&buf).Write(r); err != nil {
+			t.Fatalf("decoded record does not write back: %v", err)
+		}
+	})
+}

@@ -1,0 +1,21 @@
+// Package benchlog defines the bench log: the JSON-lines records that the
+// reference engine (engine/dist), the PyTorch bench script
+// (engine/torchbench) and any other program write, and that fit reads.
+//
+// # Format
+//
+// One JSON object per line. The first line of a file is normally a header
+// record describing the run and the machine; then come step records (one
+// per timed step), measurement records (the summary of the timed steps at one
+// configuration), convergence records (steps to reach a target accuracy at
+// one global batch) and oom records (a configuration that did not fit):
+//
+//	{"kind":"header","run":"r1","tool":"scaleplan-engine","machine":{"cpu":"...","cores":2}}
+//	{"kind":"measurement","run":"r1","model":"mlp","device":"localhost","workers":1,"batch":64,"global_batch":64,"steps":20,"step_time_s":0.0061,"samples_per_s":10491}
+//	{"kind":"convergence","run":"r2","model":"mlp","global_batch":256,"target":0.85,"accuracy":0.853,"reached":true,"steps_to_target":1400}
+//
+// Quantities are plain numbers in the unit that their JSON name ends with:
+// _s for seconds, _bytes for bytes, samples_per_s for samples per second.
+// Accuracy and target are fractions in [0, 1]. Unknown fields are errors, so
+// a typo in a hand-written log is caught.
+package benchlog

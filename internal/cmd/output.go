@@ -1,0 +1,90 @@
+package cmd
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/urfave/cli/v2"
+)
+
+// Output formats.
+var formats = []string{"text", "csv", "json", "md"}
+
+// formatFlag is the --format flag every command that prints tables has.
+func formatFlag() cli.Flag {
+	return &cli.StringFlag{Name: "format", Value: "text", Usage: "output `FORMAT`: text, csv, json or md"}
+}
+
+// table is rows of cells under a header, printed in one of formats.
+type table struct {
+	Title  string // printed above text and md tables; omitted from csv and json
+	Header []string
+	Rows   [][]string
+}
+
+// checkFormat returns a usage error for an unknown format.
+func checkFormat(f string) error {
+	for _, v := range formats {
+		if f == v {
+			return nil
+		}
+	}
+	return usagef("unknown format %q (valid: %s)", f, strings.Join(formats, ", "))
+}
+
+// write prints t to w in format f.
+func (t *table) write(w io.Writer, f string) error {
+	switch f {
+	case "csv":
+		cw := csv.NewWriter(w)
+		cw.Write(t.Header)
+		cw.WriteAll(t.Rows)
+		return cw.Error()
+	case "json":
+		out := make([]map[string]string, len(t.Rows))
+		for i, r := range t.Rows {
+			m := make(map[string]string, len(t.Header))
+			for j, h := range t.Header {
+				if j < len(r) {
+					m[h] = r[j]
+				}
+			}
+			out[i] = m
+		}
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(out)
+	case "md":
+		if t.Title != "" {
+			fmt.Fprintf(w, "### %s\n\n", t.Title)
+		}
+		fmt.Fprintf(w, "| %s |\n", strings.Join(t.Header, " | "))
+		seps := make([]string, len(t.Header))
+		for i := range seps {
+			seps[i] = "---"
+		}
+		fmt.Fprintf(w, "| %s |\n", strings.Join(seps, " | "))
+		for _, r := range t.Rows {
+			cells := make([]string, len(r))
+			for i, c := range r {
+				cells[i] = strings.ReplaceAll(c, "|", `\|`)
+			}
+			fmt.Fprintf(w, "| %s |\n", strings.Join(cells, " | "))
+		}
+		return nil
+	default:
+		if t.Title != "" {
+			fmt.Fprintf(w, "%s\n\n", t.Title)
+		}
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, strings.Join(t.Header, "\t"))
+		for _, r := range t.Rows {
+			fmt.Fprintln(tw, strings.Join(r, "\t"))
+		}
+		return tw.Flush()
+	}
+}

@@ -1,0 +1,307 @@
+// Package config holds what the YAML loaders of hw, model and scenarios share:
+// strict decoding, problems that name their YAML path and line, and "did you
+// mean" suggestions for unknown names.
+//
+// A loader follows four steps: a Default, Decode (yaml.v3 with KnownFields),
+// a Validate that collects every problem into Problems, and Problems.Locate,
+// which finds each problem's line from the document's node tree. A thin
+// ReadFile adds the file name with InFile.
+package config
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"strconv"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Problem is one thing wrong with a document.
+type Problem struct {
+	Path string // YAML path such as "systems.tsubame3.nodes" or "devices[2].memory"
+	Line int    // 1-based line, 0 if unknown
+	Msg  string
+}
+
+func (p Problem) String() string {
+	var b strings.Builder
+	if p.Line > 0 {
+		fmt.Fprintf(&b, "line %d: ", p.Line)
+	}
+	if p.Path != "" {
+		b.WriteString(p.Path)
+		b.WriteString(": ")
+	}
+	b.WriteString(p.Msg)
+	return b.String()
+}
+
+// Problems collects every problem of a document. Its zero value is ready to use.
+type Problems struct {
+	File string // file name, added by InFile
+	List []Problem
+}
+
+// Addf records a problem at path.
+func (ps *Problems) Addf(path, format string, args ...any) {
+	ps.List = append(ps.List, Problem{Path: path, Msg: fmt.Sprintf(format, args...)})
+}
+
+// Err returns ps as an error, or nil if there are no problems.
+func (ps *Problems) Err() error {
+	if ps == nil || len(ps.List) == 0 {
+		return nil
+	}
+	return ps
+}
+
+func (ps *Problems) Error() string {
+	var b strings.Builder
+	if ps.File != "" {
+		b.WriteString(ps.File + ": ")
+	}
+	if len(ps.List) == 1 {
+		b.WriteString(ps.List[0].String())
+		return b.String()
+	}
+	fmt.Fprintf(&b, "%d problems:", len(ps.List))
+	for _, p := range ps.List {
+		b.WriteString("\n  ")
+		b.WriteString(p.String())
+	}
+	return b.String()
+}
+
+// Locate fills in the line of every problem whose path names a node of root.
+// A path that does not resolve fully takes the line of its deepest resolved
+// prefix. Problems are then sorted by line, stably.
+func (ps *Problems) Locate(root *yaml.Node) {
+	if root == nil {
+		return
+	}
+	for i := range ps.List {
+		if ps.List[i].Line == 0 {
+			ps.List[i].Line = LineOf(root, ps.List[i].Path)
+		}
+	}
+	sort.SliceStable(ps.List, func(i, j int) bool { return ps.List[i].Line < ps.List[j].Line })
+}
+
+// LineOf returns the line of the node at path in root, or of the deepest
+// prefix of path that exists. Paths are keys joined by dots, with [i] for a
+// sequence index: "nodes.cpu.cores", "systems[3].fabric".
+func LineOf(root *yaml.Node, path string) int {
+	n := root
+	if n.Kind == yaml.DocumentNode && len(n.Content) > 0 {
+		n = n.Content[0]
+	}
+	line := n.Line
+	for _, part := range splitPath(path) {
+		next := child(n, part)
+		if next == nil {
+			break
+		}
+		n = next
+		line = n.Line
+	}
+	return line
+}
+
+func splitPath(path string) []string {
+	var parts []string
+	for _, p := range strings.Split(path, ".") {
+		for p != "" {
+			i := strings.IndexByte(p, '[')
+			if i < 0 {
+				parts = append(parts, p)
+				break
+			}
+			if i > 0 {
+				parts = append(parts, p[:i])
+			}
+			j := strings.IndexByte(p[i:], ']')
+			if j < 0 {
+				parts = append(parts, p[i:])
+				break
+			}
+			parts = append(parts, p[i:i+j+1])
+			p = p[i+j+1:]
+		}
+	}
+	return parts
+}
+
+func child(n *yaml.Node, part string) *yaml.Node {
+	if n.Kind == yaml.AliasNode {
+		n = n.Alias
+	}
+	switch n.Kind {
+	case yaml.MappingNode:
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if n.Content[i].Value == part {
+				return n.Content[i+1]
+			}
+		}
+	case yaml.SequenceNode:
+		if strings.HasPrefix(part, "[") && strings.HasSuffix(part, "]") {
+			k, err := strconv.Atoi(part[1 : len(part)-1])
+			if err == nil && k >= 0 && k < len(n.Content) {
+				return n.Content[k]
+			}
+		}
+		// A sequence of mappings with a name key may be addressed by name.
+		for _, c := range n.Content {
+			if c.Kind == yaml.MappingNode {
+				for i := 0; i+1 < len(c.Content); i += 2 {
+					if c.Content[i].Value == "name" && c.Content[i+1].Value == part {
+						return c
+					}
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// Decode reads one YAML document from r into v, rejecting fields that v
+// does not have, and returns the document's node tree for Locate. An empty
+// document is an error.
+func Decode(r io.Reader, v any) (*yaml.Node, error) {
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return nil, err
+	}
+	var root yaml.Node
+	if err := yaml.Unmarshal(data, &root); err != nil {
+		return nil, cleanYAMLError(err)
+	}
+	if root.Kind == 0 || len(root.Content) == 0 {
+		return nil, errors.New("empty document")
+	}
+	d := yaml.NewDecoder(bytes.NewReader(data))
+	d.KnownFields(true)
+	if err := d.Decode(v); err != nil {
+		return &root, cleanYAMLError(err)
+	}
+	return &root, nil
+}
+
+// cleanYAMLError turns yaml.v3's messages into ours: no "yaml: " prefix and
+// one problem per line.
+func cleanYAMLError(err error) error {
+	var te *yaml.TypeError
+	if errors.As(err, &te) {
+		ps := &Problems{}
+		for _, e := range te.Errors {
+			ps.List = append(ps.List, parseYAMLProblem(e))
+		}
+		return ps
+	}
+	msg := strings.TrimPrefix(err.Error(), "yaml: ")
+	return &Problems{List: []Problem{parseYAMLProblem(msg)}}
+}
+
+// parseYAMLProblem splits "line 7: msg" into a Problem.
+func parseYAMLProblem(s string) Problem {
+	s = strings.TrimPrefix(s, "yaml: ")
+	if rest, ok := strings.CutPrefix(s, "line "); ok {
+		if i := strings.Index(rest, ": "); i > 0 {
+			if n, err := strconv.Atoi(rest[:i]); err == nil {
+				return Problem{Line: n, Msg: rest[i+2:]}
+			}
+		}
+	}
+	return Problem{Msg: s}
+}
+
+// InFile returns err with the file name attached: Problems get their File
+// set, other errors are wrapped as "name: err".
+func InFile(name string, err error) error {
+	if err == nil {
+		return nil
+	}
+	var ps *Problems
+	if errors.As(err, &ps) {
+		ps.File = name
+		return ps
+	}
+	return fmt.Errorf("%s: %w", name, err)
+}
+
+// Unknown returns the message for a name that is not among valid:
+//
+//	unknown system "tsubame"; did you mean "tsubame3"?
+//
+// It lists the valid names when no near one exists and there are few.
+func Unknown(kind, name string, valid []string) string {
+	msg := fmt.Sprintf("unknown %s %q", kind, name)
+	if near := Nearest(name, valid); len(near) > 0 {
+		q := make([]string, len(near))
+		for i, n := range near {
+			q[i] = strconv.Quote(n)
+		}
+		return msg + "; did you mean " + strings.Join(q, " or ") + "?"
+	}
+	sorted := append([]string(nil), valid...)
+	sort.Strings(sorted)
+	if len(sorted) <= 12 {
+		return msg + " (valid: " + strings.Join(sorted, ", ") + ")"
+	}
+	return msg + fmt.Sprintf(" (%d valid names; `scaleplan catalog` lists them)", len(sorted))
+}
+
+// Nearest returns up to three names from valid closest to name: those within
+// an edit distance of a third of the name's length (at least 2), or that
+// contain name or are contained in it, closest first.
+func Nearest(name string, valid []string) []string {
+	type cand struct {
+		s string
+		d int
+	}
+	lname := strings.ToLower(name)
+	limit := max(2, len(name)/3)
+	var cs []cand
+	for _, v := range valid {
+		lv := strings.ToLower(v)
+		d := editDistance(lname, lv)
+		if d <= limit || (len(lname) >= 3 && (strings.Contains(lv, lname) || strings.Contains(lname, lv))) {
+			cs = append(cs, cand{v, d})
+		}
+	}
+	sort.SliceStable(cs, func(i, j int) bool {
+		if cs[i].d != cs[j].d {
+			return cs[i].d < cs[j].d
+		}
+		return cs[i].s < cs[j].s
+	})
+	var out []string
+	for i := 0; i < len(cs) && i < 3; i++ {
+		out = append(out, cs[i].s)
+	}
+	return out
+}
+
+// editDistance is the Levenshtein distance between a and b, in bytes.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			c := prev[j-1]
+			if a[i-1] != b[j-1] {
+				c++
+			}
+			cur[j] = min(c, prev[j]+1, cur[j-1]+1)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
