@@ -200,7 +200,11 @@ func (q *quantity) parse(s string) (float64, error) {
 	}
 	for _, u := range q.units {
 		if u.name == name {
-			return v * u.mult, nil
+			x := v * u.mult
+			if math.IsInf(x, 0) {
+				return 0, fmt.Errorf("%q: out of range", s)
+			}
+			return x, nil
 		}
 	}
 	return 0, &UnitError{Input: s, Kind: q.kind, Accepted: q.names()}
