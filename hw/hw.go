@@ -1,0 +1,418 @@
+package hw
+
+import (
+	"errors"
+	"fmt"
+
+	"scaleplan/internal/units"
+)
+
+// Kind is the kind of a compute device.
+type Kind string
+
+// Device kinds.
+const (
+	GPU Kind = "gpu"
+	IPU Kind = "ipu"
+	CPU Kind = "cpu"
+)
+
+// Precision names an arithmetic precision of a peak rate.
+type Precision string
+
+// Precisions with a peak rate in Peak.
+const (
+	FP64 Precision = "fp64"
+	FP32 Precision = "fp32"
+	TF32 Precision = "tf32"
+	FP16 Precision = "fp16"
+	BF16 Precision = "bf16"
+)
+
+// Precisions lists the precisions of Peak in a fixed order.
+var Precisions = []Precision{FP64, FP32, TF32, FP16, BF16}
+
+// NetKind is the kind of a network: a cluster fabric or a node's NIC.
+type NetKind string
+
+// Network kinds.
+const (
+	InfiniBandEDR NetKind = "infiniband-edr" // 100 Gbit/s InfiniBand
+	InfiniBandHDR NetKind = "infiniband-hdr" // 200 Gbit/s InfiniBand
+	InfiniBandNDR NetKind = "infiniband-ndr" // 400 Gbit/s InfiniBand
+	OmniPath      NetKind = "omni-path"      // Intel Omni-Path, 100 Gbit/s
+	Ethernet      NetKind = "ethernet"       // Ethernet (TCP, or RDMA as RoCE)
+	IPULinkNet    NetKind = "ipu-link"       // Graphcore IPU-Link cables between IPU-Machines
+)
+
+// LinkKind is the kind of the link between the devices of one node.
+type LinkKind string
+
+// Intra-node link kinds.
+const (
+	NVLink  LinkKind = "nvlink"   // NVIDIA NVLink, directly or through NVSwitch
+	PCIe    LinkKind = "pcie"     // PCI Express, through switches or the host
+	IPULink LinkKind = "ipu-link" // Graphcore IPU-Link inside an IPU-Machine
+	Memory  LinkKind = "memory"   // copies through host memory (localhost workers)
+)
+
+// StorageKind is the kind of a node's local drives.
+type StorageKind string
+
+// Local storage kinds.
+const (
+	NVMe StorageKind = "nvme"
+	SSD  StorageKind = "ssd" // SATA or SAS flash
+	HDD  StorageKind = "hdd"
+)
+
+// Transport names accepted as keys of System.Transports.
+//
+// verbs, ipoib, tcp and grpc carry traffic between nodes over the fabric;
+// their efficiency applies to the fabric's bandwidth. nccl and gcl are
+// collective libraries that work inside a node and, where the fabric allows,
+// between nodes; shm is shared memory between workers of one host. Inside a
+// node the efficiency applies to the node's intra-node link. See
+// Transport.Scope.
+const (
+	Verbs = "verbs" // RDMA verbs (InfiniBand, Omni-Path, RoCE)
+	IPoIB = "ipoib" // TCP/IP over InfiniBand or Omni-Path
+	TCP   = "tcp"   // TCP/IP over Ethernet
+	GRPC  = "grpc"  // gRPC over TCP (TensorFlow parameter servers)
+	NCCL  = "nccl"  // NVIDIA NCCL over NVLink or PCIe
+	GCL   = "gcl"   // Graphcore Communication Library over IPU-Links
+	SHM   = "shm"   // shared memory between workers of one host
+)
+
+// Peak holds a device's peak rates by precision. A zero rate means the
+// precision is not supported (or not published).
+//
+// FP64 and FP32 are the vector (non-tensor) rates. TF32, FP16 and BF16 are
+// dense matrix rates (tensor cores, without sparsity); FP16 is the vector rate
+// on devices without matrix units (P100).
+type Peak struct {
+	FP64 units.FLOPsPerSec `yaml:"fp64"` // FLOP/s; default 0 (unsupported)
+	FP32 units.FLOPsPerSec `yaml:"fp32"` // FLOP/s; required for a device, > 0
+	TF32 units.FLOPsPerSec `yaml:"tf32"` // FLOP/s; default 0 (unsupported)
+	FP16 units.FLOPsPerSec `yaml:"fp16"` // FLOP/s; default 0 (unsupported)
+	BF16 units.FLOPsPerSec `yaml:"bf16"` // FLOP/s; default 0 (unsupported)
+}
+
+// Of returns the peak rate at precision p. It panics if p is not one of
+// Precisions.
+func (pk Peak) Of(p Precision) units.FLOPsPerSec {
+	switch p {
+	case FP64:
+		return pk.FP64
+	case FP32:
+		return pk.FP32
+	case TF32:
+		return pk.TF32
+	case FP16:
+		return pk.FP16
+	case BF16:
+		return pk.BF16
+	}
+	panic(badPrecision)
+}
+
+// ParsePrecision returns the precision named s, or an error naming the valid ones.
+func ParsePrecision(s string) (Precision, error) {
+	for _, p := range Precisions {
+		if string(p) == s {
+			return p, nil
+		}
+	}
+	return "", errors.New(unknownMsg("precision", s, precisionNames()))
+}
+
+func precisionNames() []string {
+	ns := make([]string, len(Precisions))
+	for i, p := range Precisions {
+		ns[i] = string(p)
+	}
+	return ns
+}
+
+// HostLink is a device's link to its host, normally PCI Express.
+type HostLink struct {
+	Gen   int `yaml:"gen"`   // PCIe generation 1 to 6; default 0 (not PCIe, or none)
+	Lanes int `yaml:"lanes"` // PCIe lanes: 1, 2, 4, 8, 16 or 32; required when Gen > 0
+
+	// Bandwidth is per direction, in bytes/s. Default: PCIeBandwidth(Gen, Lanes).
+	Bandwidth units.BytesPerSec `yaml:"bandwidth"`
+}
+
+// PCIeBandwidth returns the raw bandwidth per direction of a PCI Express
+// link of the given generation and width, after line encoding:
+//
+//	gen 1, 2: 2.5, 5 GT/s per lane, 8b/10b encoding
+//	gen 3, 4, 5: 8, 16, 32 GT/s per lane, 128b/130b encoding
+//	gen 6: 64 GT/s per lane, PAM4 with FLIT encoding, counted as 242/256
+//
+// so a Gen3 x16 link carries 15.75 GB/s each way. It returns 0 for a
+// generation outside 1 to 6 or a non-positive width.
+func PCIeBandwidth(gen, lanes int) units.BytesPerSec {
+	if lanes <= 0 {
+		return 0
+	}
+	var gts, eff float64
+	switch gen {
+	case 1:
+		gts, eff = 2.5, 8.0/10
+	case 2:
+		gts, eff = 5, 8.0/10
+	case 3:
+		gts, eff = 8, 128.0/130
+	case 4:
+		gts, eff = 16, 128.0/130
+	case 5:
+		gts, eff = 32, 128.0/130
+	case 6:
+		gts, eff = 64, 242.0/256
+	default:
+		return 0
+	}
+	return units.BytesPerSec(gts * 1e9 * eff * float64(lanes) / 8)
+}
+
+// Device is one compute device: a GPU, an IPU or a CPU socket.
+type Device struct {
+	Name   string `yaml:"-"`      // catalogue key, filled in by the loader
+	Model  string `yaml:"model"`  // product name, such as "Tesla P100 SXM2 16GB"; required
+	Vendor string `yaml:"vendor"` // such as "NVIDIA"; required
+	Kind   Kind   `yaml:"kind"`   // gpu, ipu or cpu; required
+
+	Peak Peak `yaml:"peak"` // peak rates per precision
+
+	// Memory is the capacity a step's weights, gradients, optimizer state and
+	// activations must fit in: HBM or GDDR for a GPU, In-Processor-Memory
+	// (SRAM) for an IPU. Bytes; required for GPUs and IPUs; 0 for a CPU means
+	// the node's host memory.
+	Memory units.Bytes `yaml:"memory"`
+
+	// MemoryBandwidth is the bandwidth of Memory, bytes/s; required, > 0.
+	// For a CPU, that of one socket's memory channels.
+	MemoryBandwidth units.BytesPerSec `yaml:"memory_bandwidth"`
+
+	SRAM     units.Bytes `yaml:"sram"`      // on-chip memory (IPU In-Processor-Memory), bytes; default 0
+	TDP      units.Watts `yaml:"tdp"`       // thermal design power, watts; default 0 (unpublished)
+	HostLink HostLink    `yaml:"host_link"` // link to the host; default none
+	Source   string      `yaml:"source"`    // where the figures come from; default ""
+}
+
+// PeakFLOPs returns d's peak rate at precision p; zero if unsupported.
+// It panics if p is not one of Precisions.
+func (d *Device) PeakFLOPs(p Precision) units.FLOPsPerSec { return d.Peak.Of(p) }
+
+// HostCPU describes the host processors of a node.
+type HostCPU struct {
+	Model          string      `yaml:"model"`            // product name; required
+	Device         string      `yaml:"device"`           // catalogue device (kind cpu) with per-socket peaks; default "" (none)
+	Sockets        int         `yaml:"sockets"`          // required, >= 1
+	CoresPerSocket int         `yaml:"cores_per_socket"` // physical cores; required, >= 1
+	Clock          units.Hertz `yaml:"clock"`            // base clock, Hz; required, > 0
+}
+
+// Cores returns the node's total number of CPU cores.
+func (c HostCPU) Cores() int { return c.Sockets * c.CoresPerSocket }
+
+// Storage is a set of identical local drives of a node.
+type Storage struct {
+	Kind     StorageKind       `yaml:"kind"`     // nvme, ssd or hdd; required
+	Count    int               `yaml:"count"`    // number of drives; required, >= 1
+	Capacity units.Bytes       `yaml:"capacity"` // per drive, bytes; required, > 0
+	Read     units.BytesPerSec `yaml:"read"`     // sequential read per drive, bytes/s; required, > 0
+	Write    units.BytesPerSec `yaml:"write"`    // sequential write per drive, bytes/s; required, > 0
+}
+
+// TotalCapacity returns the capacity of all drives.
+func (s Storage) TotalCapacity() units.Bytes { return s.Capacity * units.Bytes(s.Count) }
+
+// ReadBandwidth returns the read bandwidth of all drives striped together.
+func (s Storage) ReadBandwidth() units.BytesPerSec { return s.Read * units.BytesPerSec(s.Count) }
+
+// WriteBandwidth returns the write bandwidth of all drives striped together.
+func (s Storage) WriteBandwidth() units.BytesPerSec { return s.Write * units.BytesPerSec(s.Count) }
+
+// Link is the link between the devices of one node.
+type Link struct {
+	Kind LinkKind `yaml:"kind"` // nvlink, pcie, ipu-link or memory; required
+
+	// Bandwidth is what one device can send (and at once receive) to its
+	// peers in the node, per direction, bytes/s; required, > 0.
+	Bandwidth units.BytesPerSec `yaml:"bandwidth"`
+
+	Latency units.Seconds `yaml:"latency"` // per message, seconds; default 0
+
+	// PeerToPeer reports whether devices exchange data directly. Without it,
+	// transfers are staged through host memory over each device's host link.
+	// Default false.
+	PeerToPeer bool `yaml:"peer_to_peer"`
+}
+
+// NIC is a group of identical network adapters of a node.
+type NIC struct {
+	Count     int              `yaml:"count"`     // adapters; required, >= 1
+	Ports     int              `yaml:"ports"`     // ports per adapter; default 0, meaning 1
+	Kind      NetKind          `yaml:"kind"`      // network kind; required
+	Bandwidth units.BitsPerSec `yaml:"bandwidth"` // per port and direction, bits/s; required, > 0
+}
+
+// PortCount returns Count × Ports, with Ports 0 counted as 1.
+func (n NIC) PortCount() int { return n.Count * max(n.Ports, 1) }
+
+// Node is one server of a cluster.
+type Node struct {
+	Name    string `yaml:"-"`       // catalogue key, filled in by the loader
+	Model   string `yaml:"model"`   // server model, such as "PRIMERGY GX2570 M5"; required
+	Device  string `yaml:"device"`  // catalogue name of its compute devices; required
+	Devices int    `yaml:"devices"` // number of those devices; required, >= 1
+
+	CPU        HostCPU     `yaml:"cpu"`         // host processors
+	HostMemory units.Bytes `yaml:"host_memory"` // bytes; required, > 0
+	Storage    []Storage   `yaml:"storage"`     // local drives; default none
+	Link       Link        `yaml:"link"`        // between the node's devices
+
+	// HostToDevice is the host-to-device bandwidth of each device, per
+	// direction, bytes/s. Default: the device's HostLink bandwidth.
+	HostToDevice units.BytesPerSec `yaml:"host_to_device"`
+
+	NICs  []NIC       `yaml:"nics"`  // network adapters; default none
+	Power units.Watts `yaml:"power"` // whole node, maximum, watts; default 0 (unpublished)
+}
+
+// NetworkBandwidth returns the sum over n's NIC ports of kind k of their
+// bandwidth per direction.
+func (n *Node) NetworkBandwidth(k NetKind) units.BitsPerSec {
+	var sum units.BitsPerSec
+	for _, nic := range n.NICs {
+		if nic.Kind == k {
+			sum += nic.Bandwidth * units.BitsPerSec(nic.PortCount())
+		}
+	}
+	return sum
+}
+
+// Fabric is the network between the nodes of a system.
+type Fabric struct {
+	Kind      NetKind          `yaml:"kind"`      // required
+	Bandwidth units.BitsPerSec `yaml:"bandwidth"` // per link and direction, bits/s; required, > 0
+	Latency   units.Seconds    `yaml:"latency"`   // end-to-end, small message, seconds; default 0
+
+	// Oversubscription is the ratio of the bandwidth nodes can inject to the
+	// bisection bandwidth: 1 for a full fat tree. Default 0, meaning 1;
+	// otherwise >= 1.
+	Oversubscription float64 `yaml:"oversubscription"`
+}
+
+// Transport is how one communication layer uses a link: messages of n
+// bytes cost
+//
+//	Overhead + n / (Efficiency × bandwidth)
+//
+// where bandwidth is the fabric's (verbs, ipoib, tcp, grpc) or the intra-node
+// link's (nccl, gcl, shm).
+type Transport struct {
+	Efficiency float64       `yaml:"efficiency"` // fraction of link bandwidth reached, in (0, 1]; required
+	Overhead   units.Seconds `yaml:"overhead"`   // per message on top of the link latency, seconds; default 0
+
+	// Scope says where the transport can carry traffic: ScopeNode (between
+	// the devices of a node), ScopeFabric (between nodes) or ScopeBoth.
+	// Default: DefaultScope of the transport's name.
+	Scope string `yaml:"scope"`
+
+	Source string `yaml:"source"` // where the figures come from; default ""
+}
+
+// Transport scopes.
+const (
+	ScopeNode   = "node"   // inside a node only, over its intra-node link
+	ScopeFabric = "fabric" // between nodes only, over the fabric
+	ScopeBoth   = "both"   // both; the intra-node link inside a node, the fabric between nodes
+)
+
+// DefaultScope returns the scope of the transport named name when the
+// catalogue gives none: ScopeFabric for verbs, ipoib, tcp and grpc,
+// ScopeBoth for nccl and gcl, ScopeNode for shm.
+func DefaultScope(name string) string {
+	switch name {
+	case NCCL, GCL:
+		return ScopeBoth
+	case SHM:
+		return ScopeNode
+	}
+	return ScopeFabric
+}
+
+// InNode reports whether t can carry traffic between the devices of a node.
+func (t Transport) InNode() bool { return t.Scope == ScopeNode || t.Scope == ScopeBoth }
+
+// BetweenNodes reports whether t can carry traffic between nodes.
+func (t Transport) BetweenNodes() bool { return t.Scope == ScopeFabric || t.Scope == ScopeBoth }
+
+// SharedStorage is a file server all nodes read from.
+type SharedStorage struct {
+	Kind      string            `yaml:"kind"`       // such as "lustre" or "nfs"; default ""
+	Aggregate units.BytesPerSec `yaml:"aggregate"`  // all clients together, bytes/s; required, > 0
+	PerClient units.BytesPerSec `yaml:"per_client"` // one node, bytes/s; required, > 0 and <= Aggregate
+	Latency   units.Seconds     `yaml:"latency"`    // per request (open/read), seconds; default 0
+}
+
+// System is a cluster of identical nodes.
+type System struct {
+	Name        string `yaml:"-"`           // catalogue key, filled in by the loader
+	Description string `yaml:"description"` // one line; default ""
+	Node        string `yaml:"node"`        // catalogue name of its nodes; required
+	MaxNodes    int    `yaml:"max_nodes"`   // largest node count; required, >= 1
+
+	Fabric Fabric `yaml:"fabric"` // between nodes; required when MaxNodes > 1
+
+	// Transports maps a transport name (Verbs, IPoIB, TCP, GRPC, NCCL, GCL,
+	// SHM) to its figures; at least one is required.
+	Transports map[string]Transport `yaml:"transports"`
+
+	SharedStorage *SharedStorage `yaml:"shared_storage"` // default nil (data on local drives only)
+
+	// PricePerDeviceHour is a comparable public on-demand cloud price, US
+	// dollars per device-hour; default 0 (unknown).
+	PricePerDeviceHour float64 `yaml:"price_per_device_hour"`
+	PriceSource        string  `yaml:"price_source"` // where the price comes from; default ""
+
+	Power units.Watts `yaml:"power"` // whole system, watts; default 0 (unpublished)
+
+	// PublishedPeak holds system-wide peak rates as published by the
+	// operator, for cross-checks; default zero (none).
+	PublishedPeak Peak `yaml:"published_peak"`
+}
+
+// Transport returns s's transport named name, its Scope defaulted by
+// DefaultScope if empty, or an error with a did-you-mean suggestion.
+func (s *System) Transport(name string) (Transport, error) {
+	if t, ok := s.Transports[name]; ok {
+		if t.Scope == "" {
+			t.Scope = DefaultScope(name)
+		}
+		return t, nil
+	}
+	return Transport{}, fmt.Errorf("system %q: %s", s.Name, unknownMsg("transport", name, sortedKeys(s.Transports)))
+}
+
+// Catalog holds devices, nodes and systems by name.
+type Catalog struct {
+	Devices map[string]*Device `yaml:"devices"`
+	Nodes   map[string]*Node   `yaml:"nodes"`
+	Systems map[string]*System `yaml:"systems"`
+}
+
+const badPrecision = "hw: unknown precision"
+
+// HostBandwidth returns the host-to-device bandwidth per direction of each of
+// n's devices: HostToDevice if set, otherwise d's host link bandwidth, where
+// d is n's device.
+func (n *Node) HostBandwidth(d *Device) units.BytesPerSec {
+	if n.HostToDevice > 0 {
+		return n.HostToDevice
+	}
+	return d.HostLink.Bandwidth
+}
