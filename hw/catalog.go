@@ -126,6 +126,20 @@ func ReadFile(name string) (*Catalog, error) {
 // use the built-in devices and nodes; every problem is reported at once,
 // with the file and line of the entry it concerns.
 func Load(paths ...string) (*Catalog, error) {
+	return LoadWith(paths, nil)
+}
+
+// Inline is a catalogue decoded as part of another document, such as the
+// catalog section of a scenario file.
+type Inline struct {
+	Catalog *Catalog   // the decoded entries
+	File    string     // the document's file name, for errors
+	Root    *yaml.Node // the YAML node the entries were decoded from, for lines
+}
+
+// LoadWith is Load followed by the inline catalogues, merged in order after
+// the files. Problems in an inline entry are located in its document.
+func LoadWith(paths []string, inline []Inline) (*Catalog, error) {
 	base, baseOrig, err := loadBuiltin()
 	if err != nil {
 		return nil, err
@@ -146,6 +160,14 @@ func Load(paths ...string) (*Catalog, error) {
 			return nil, config.InFile(name, err)
 		}
 		c.merge(part, orig, &source{name: name, root: root})
+	}
+	for _, in := range inline {
+		if in.Catalog == nil {
+			continue
+		}
+		part := in.Catalog.Clone()
+		part.setDefaults()
+		c.merge(part, orig, &source{name: in.File, root: in.Root})
 	}
 	if err := c.check(orig); err != nil {
 		return nil, err

@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"reflect"
 	"sort"
 	"strconv"
 	"strings"
@@ -185,9 +186,79 @@ func Decode(r io.Reader, v any) (*yaml.Node, error) {
 	d := yaml.NewDecoder(bytes.NewReader(data))
 	d.KnownFields(true)
 	if err := d.Decode(v); err != nil {
-		return &root, cleanYAMLError(err)
+		err = cleanYAMLError(err)
+		explainUnknownFields(err, reflect.TypeOf(v))
+		return &root, err
 	}
 	return &root, nil
+}
+
+// explainUnknownFields rewrites yaml.v3's "field x not found in type
+// pkg.T" into "unknown field "x"; did you mean "y"?", naming the fields
+// that T accepts.
+func explainUnknownFields(err error, t reflect.Type) {
+	var ps *Problems
+	if !errors.As(err, &ps) {
+		return
+	}
+	types := map[string]reflect.Type{}
+	collectStructs(t, types)
+	for i, p := range ps.List {
+		var field, typ string
+		if n, _ := fmt.Sscanf(p.Msg, "field %s not found in type %s", &field, &typ); n != 2 {
+			continue
+		}
+		st, ok := types[typ]
+		if !ok {
+			continue
+		}
+		ps.List[i].Msg = Unknown("field", field, yamlFields(st))
+	}
+}
+
+// collectStructs records every struct type reachable from t by its
+// package-qualified name, as yaml.v3 prints it.
+func collectStructs(t reflect.Type, seen map[string]reflect.Type) {
+	for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice || t.Kind() == reflect.Array || t.Kind() == reflect.Map {
+		t = t.Elem()
+	}
+	if t.Kind() != reflect.Struct {
+		return
+	}
+	if _, ok := seen[t.String()]; ok {
+		return
+	}
+	seen[t.String()] = t
+	for i := 0; i < t.NumField(); i++ {
+		if t.Field(i).IsExported() {
+			collectStructs(t.Field(i).Type, seen)
+		}
+	}
+}
+
+// yamlFields lists the keys a struct type accepts.
+func yamlFields(t reflect.Type) []string {
+	var names []string
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		if !f.IsExported() {
+			continue
+		}
+		tag := f.Tag.Get("yaml")
+		name, opts, _ := strings.Cut(tag, ",")
+		if name == "-" {
+			continue
+		}
+		if strings.Contains(opts, "inline") {
+			names = append(names, yamlFields(f.Type)...)
+			continue
+		}
+		if name == "" {
+			name = strings.ToLower(f.Name)
+		}
+		names = append(names, name)
+	}
+	return names
 }
 
 // cleanYAMLError turns yaml.v3's messages into ours: no "yaml: " prefix and

@@ -62,7 +62,7 @@ func TestDecodeAndLocate(t *testing.T) {
 
 func TestDecodeErrors(t *testing.T) {
 	cases := []struct{ src, want string }{
-		{"name: x\nnmae: y\n", "line 2: field nmae not found in type config.doc"},
+		{"name: x\nnmae: y\n", `line 2: unknown field "nmae"; did you mean "name"?`},
 		{"name: [x\n", "line 1: did not find expected ',' or ']'"},
 		{"", "empty document"},
 		{"items:\n  - n: many\n", "line 2: cannot unmarshal !!str `many` into int"},

@@ -1,0 +1,463 @@
+package cmd
+
+import (
+	"bytes"
+	"cmp"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"scaleplan/fit"
+	"scaleplan/internal/units"
+)
+
+// fitCommand is `scaleplan fit LOG...`.
+func fitCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "fit",
+		Usage:     "fit v = b / (b/v0 + t) and steps-to-target curves to training logs; write a calibration",
+		ArgsUsage: "LOG...",
+		Description: "Reads each LOG, detects its format and says on stderr which reader it used and\n" +
+			"how many lines it could not read. Formats: the scaleplan bench log (JSON lines),\n" +
+			"CSV with a header (batch, devices, samples_per_s or step_time; other columns\n" +
+			"are labels), MLPerf Training logs (:::MLLOG lines), Horovod's\n" +
+			"pytorch_synthetic_benchmark.py output and tf_cnn_benchmarks output.\n\n" +
+			"Measurements are grouped by model, device kind, device count, precision and\n" +
+			"the --group-by labels; each group gets v0 (samples/s of the device group at\n" +
+			"infinite batch) and t (fixed time per step) with 95% intervals, and points the\n" +
+			"law does not explain (a drop at the largest batch from memory pressure) are\n" +
+			"excluded and listed. Groups that differ only in device count also get\n" +
+			"t(p) = t_fixed + 2(p-1)/p * t_comm and, with --gradient-size, the all-reduce\n" +
+			"bandwidth. Convergence records (steps to target per global batch) get\n" +
+			"S(B) = S_min (1 + B_noise/B) and the regime of every batch, automatically.\n\n" +
+			"Examples:\n" +
+			"   scaleplan fit bench.jsonl\n" +
+			"   scaleplan fit --gradient-size '102.2 MB' --out calib.yaml one-gpu.csv two-gpus.csv\n" +
+			"   scaleplan fit --group-by framework --format md sweep.csv hvd-*.log",
+		Flags: []cli.Flag{
+			&cli.StringSliceFlag{Name: "group-by", Usage: "label `NAMES` that also split the groups, comma-separated (e.g. framework)"},
+			&cli.StringFlag{Name: "out", Usage: "write the calibration YAML to `FILE`, for a scenario to reference"},
+			formatFlag(),
+			&cli.StringFlag{Name: "gradient-size", Usage: "gradient `SIZE` all-reduced per step (e.g. '102.2 MB'), for the all-reduce bandwidth"},
+			&cli.StringFlag{Name: "device", Usage: "device kind `NAME` for logs that only say GPU or CPU (Horovod, tf_cnn_benchmarks)"},
+			&cli.BoolFlag{Name: "keep-outliers", Usage: "fit every point; do not exclude points the law does not explain"},
+		},
+		Action: runFit,
+	}
+}
+
+func runFit(c *cli.Context) error {
+	format := c.String("format")
+	if err := checkFormat(format); err != nil {
+		return err
+	}
+	if c.Args().Len() == 0 {
+		return usagef("fit: no LOG given (want bench logs, CSV, MLPerf, Horovod or tf_cnn_benchmarks output)")
+	}
+	opt := &fit.Options{GroupBy: c.StringSlice("group-by")}
+	if s := c.String("gradient-size"); s != "" {
+		g, err := units.ParseBytes(s)
+		if err != nil || g <= 0 {
+			return usagef("fit: --gradient-size %q: want a size such as '102.2 MB'", s)
+		}
+		opt.GradientSize = g
+	}
+	if c.Bool("keep-outliers") {
+		opt.Settings = &fit.Settings{OutlierLevel: -1}
+	}
+	stderr := c.App.ErrWriter
+	var logs []*fit.Log
+	for _, name := range c.Args().Slice() {
+		lg, err := fit.ReadFile(name)
+		if err != nil {
+			return err
+		}
+		reportLog(stderr, lg)
+		if d := c.String("device"); d != "" {
+			for i := range lg.Records {
+				if r := &lg.Records[i]; r.Device == "" || r.Device == "GPU" || r.Device == "CPU" {
+					r.Device = d
+				}
+			}
+		}
+		logs = append(logs, lg)
+	}
+	rep, err := fit.Fit(logs, opt)
+	if err != nil {
+		return err
+	}
+	if err := writeTables(c.App.Writer, format, fitTables(rep, opt)); err != nil {
+		return err
+	}
+	if out := c.String("out"); out != "" {
+		return writeCalibration(stderr, rep, out)
+	}
+	return nil
+}
+
+// reportLog says on stderr which reader read a log and what it could not.
+func reportLog(w io.Writer, lg *fit.Log) {
+	fmt.Fprintf(w, "fit: %s: read as %s (%s): %d records", lg.Name, lg.Format, lg.Format.Describe(), len(lg.Records))
+	if len(lg.Runs) > 0 {
+		fmt.Fprintf(w, ", %d %s", len(lg.Runs), plural(len(lg.Runs), "run", "runs"))
+	}
+	if lg.Malformed > 0 {
+		fmt.Fprintf(w, ", %d malformed %s", lg.Malformed, plural(lg.Malformed, "line", "lines"))
+	}
+	fmt.Fprintln(w)
+	for _, e := range lg.Errors {
+		fmt.Fprintf(w, "fit:   %v\n", e)
+	}
+	if n := lg.Malformed - len(lg.Errors); n > 0 {
+		fmt.Fprintf(w, "fit:   and %d more\n", n)
+	}
+	for _, n := range lg.Notes {
+		fmt.Fprintf(w, "fit: %s: %s\n", lg.Name, n)
+	}
+}
+
+// writeCalibration writes the report's calibration to path.
+func writeCalibration(w io.Writer, rep *fit.Report, path string) error {
+	cal := rep.Calibration()
+	n := len(cal.Throughput) + len(cal.Comm) + len(cal.Steps)
+	if n == 0 {
+		return fmt.Errorf("fit: nothing to write to %s: no group with a model name was fitted", path)
+	}
+	if err := cal.WriteCalibration(path); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "fit: wrote %s: %d throughput, %d comm, %d steps %s\n", path,
+		len(cal.Throughput), len(cal.Comm), len(cal.Steps), plural(n, "entry", "entries"))
+	for _, g := range rep.Groups {
+		if g.Fit != nil && g.Key.Model == "" {
+			fmt.Fprintf(w, "fit: not in %s: group %v has no model name\n", path, g.Key)
+		}
+	}
+	for _, s := range rep.Steps {
+		if s.Fit != nil && s.Model == "" {
+			fmt.Fprintf(w, "fit: not in %s: a steps curve has no model name (give the log a model column)\n", path)
+		}
+	}
+	return nil
+}
+
+// namedTable is a table and the key it has in JSON output.
+type namedTable struct {
+	key string
+	t   *table
+}
+
+// fitTables lays the report out as tables, leaving out empty ones.
+func fitTables(rep *fit.Report, opt *fit.Options) []namedTable {
+	var out []namedTable
+	add := func(key string, t *table) {
+		if len(t.Rows) > 0 {
+			out = append(out, namedTable{key, t})
+		}
+	}
+	add("throughput", throughputTable(rep, opt.GroupBy))
+	add("excluded", excludedTable(rep))
+	add("comm", commTable(rep, opt.GroupBy))
+	add("steps", stepsTable(rep, opt.GroupBy))
+	add("steps_points", stepsPointsTable(rep))
+	add("runs", runsTable(rep))
+	return out
+}
+
+// writeTables prints the tables in format f: text and md one after the
+// other, csv separated by blank lines, json as one object keyed by table.
+func writeTables(w io.Writer, f string, ts []namedTable) error {
+	if f == "json" {
+		var b bytes.Buffer
+		b.WriteString("{")
+		for i, nt := range ts {
+			var tb bytes.Buffer
+			if err := nt.t.write(&tb, "json"); err != nil {
+				return err
+			}
+			if i > 0 {
+				b.WriteString(",")
+			}
+			k, _ := json.Marshal(nt.key)
+			fmt.Fprintf(&b, "\n  %s: %s", k, bytes.ReplaceAll(bytes.TrimSpace(tb.Bytes()), []byte("\n"), []byte("\n  ")))
+		}
+		b.WriteString("\n}\n")
+		_, err := w.Write(b.Bytes())
+		return err
+	}
+	for i, nt := range ts {
+		if i > 0 {
+			fmt.Fprintln(w)
+		}
+		if err := nt.t.write(w, f); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func throughputTable(rep *fit.Report, groupBy []string) *table {
+	t := &table{
+		Title:  "Throughput law v = b / (b/v0 + t) per group (b: global batch; v0: samples/s of the device group)",
+		Header: append(append([]string{"model", "device", "devices", "precision"}, groupBy...), "points", "excluded", "batches", "v0", "v0 95%", "t", "t 95%", "R²", "note"),
+	}
+	for _, g := range rep.Groups {
+		row := append(keyCells(g.Key), labelCells(g.Key.Labels, groupBy)...)
+		var notes []string
+		if g.Ignored > 0 {
+			notes = append(notes, fmt.Sprintf("%d step records ignored", g.Ignored))
+		}
+		if len(g.OOM) > 0 {
+			notes = append(notes, "out of memory at "+joinInts(g.OOM))
+		}
+		f := g.Fit
+		if f == nil {
+			row = append(row, strconv.Itoa(len(g.Points)), "", batchRange(g.Points), "", "", "", "", "")
+			notes = append([]string{g.Err.Error()}, notes...)
+			t.Rows = append(t.Rows, append(row, strings.Join(notes, "; ")))
+			continue
+		}
+		if f.Bound {
+			notes = append(notes, "t < 0 at the optimum: held at 0")
+		}
+		excluded := len(g.Points) - f.Used
+		row = append(row, strconv.Itoa(f.Used), strconv.Itoa(excluded), batchRange(g.Points),
+			num(f.V0), numInterval(f.V0Interval[0], f.V0Interval[1]),
+			f.T.String(), secondsInterval(f.TInterval), fmt.Sprintf("%.4f", f.R2), strings.Join(notes, "; "))
+		t.Rows = append(t.Rows, row)
+	}
+	return t
+}
+
+func excludedTable(rep *fit.Report) *table {
+	t := &table{
+		Title:  "Points the law does not explain (excluded from the fit)",
+		Header: []string{"group", "batch", "samples/s", "law", "residual", "z", "source"},
+	}
+	for _, g := range rep.Groups {
+		for _, p := range g.Points {
+			if !p.Excluded {
+				continue
+			}
+			t.Rows = append(t.Rows, []string{g.Key.String(), strconv.Itoa(p.Batch), num(p.Throughput), num(p.Fitted),
+				fmt.Sprintf("%+.1f%%", 100*p.Residual), fmtZ(p.Z), fmt.Sprintf("%s:%d", p.Source, p.Line)})
+		}
+	}
+	return t
+}
+
+func commTable(rep *fit.Report, groupBy []string) *table {
+	t := &table{
+		Title:  "Across device counts: t(p) = t_fixed + 2(p-1)/p * t_comm, t_comm = S/β",
+		Header: append(append([]string{"model", "device", "precision"}, groupBy...), "devices", "t", "t_fixed", "t_comm", "t_comm 95%", "S", "bandwidth β", "β 95%", "note"),
+	}
+	for _, cg := range rep.Comm {
+		row := append([]string{dash(cg.Model), dash(cg.Device), dash(cg.Precision)}, labelCells(cg.Labels, groupBy)...)
+		f := cg.Fit
+		if f == nil {
+			t.Rows = append(t.Rows, append(row, "", "", "", "", "", "", "", "", cg.Err.Error()))
+			continue
+		}
+		ts := make([]string, len(f.T))
+		for i, v := range f.T {
+			ts[i] = v.String()
+		}
+		var notes []string
+		if f.Exact {
+			notes = append(notes, "two counts: exact")
+		}
+		size, bw, bwi := "", "", ""
+		switch {
+		case f.GradientSize == 0:
+			notes = append(notes, "no --gradient-size: bandwidth not estimated")
+		case f.TComm <= 0:
+			size = f.GradientSize.String()
+			notes = append(notes, "t does not grow with the device count")
+		default:
+			size, bw = f.GradientSize.String(), f.Bandwidth.String()
+			if lo, hi := f.BandwidthInterval[0], f.BandwidthInterval[1]; !math.IsNaN(float64(lo)) {
+				up := "∞"
+				if !math.IsInf(float64(hi), 0) {
+					up = hi.String()
+				}
+				bwi = "[" + lo.String() + ", " + up + "]"
+			}
+		}
+		row = append(row, joinInts(f.Counts), strings.Join(ts, ", "), f.TFixed.String(), f.TComm.String(),
+			secondsInterval(f.TCommInterval), size, bw, bwi, strings.Join(notes, "; "))
+		t.Rows = append(t.Rows, row)
+	}
+	return t
+}
+
+func stepsTable(rep *fit.Report, groupBy []string) *table {
+	t := &table{
+		Title:  "Steps to target: S(B) = S_min (1 + B_noise/B) (B: global batch)",
+		Header: append(append([]string{"model", "target"}, groupBy...), "points", "not reached", "S_min", "S_min 95%", "B_noise", "B_noise 95%", "R²", "largest batch reached", "note"),
+	}
+	for _, sg := range rep.Steps {
+		row := append([]string{dash(sg.Model), target(sg.Target)}, labelCells(sg.Labels, groupBy)...)
+		unreached := 0
+		for _, p := range sg.Points {
+			if !p.Reached {
+				unreached++
+			}
+		}
+		maxB := ""
+		if sg.MaxReached > 0 {
+			maxB = strconv.Itoa(sg.MaxReached)
+		}
+		f := sg.Fit
+		if f == nil {
+			t.Rows = append(t.Rows, append(row, strconv.Itoa(len(sg.Points)-unreached), strconv.Itoa(unreached), "", "", "", "", "", maxB, sg.Err.Error()))
+			continue
+		}
+		note := ""
+		if f.Used < len(sg.Points)-unreached {
+			note = fmt.Sprintf("%d excluded", len(sg.Points)-unreached-f.Used)
+		}
+		t.Rows = append(t.Rows, append(row, strconv.Itoa(f.Used), strconv.Itoa(unreached), num(f.SMin), numInterval(f.SMinInterval[0], f.SMinInterval[1]),
+			num(f.BNoise), numInterval(f.BNoiseInterval[0], f.BNoiseInterval[1]), fmt.Sprintf("%.4f", f.R2), maxB, note))
+	}
+	return t
+}
+
+func stepsPointsTable(rep *fit.Report) *table {
+	t := &table{
+		Title: fmt.Sprintf("Steps-to-target regimes (perfect scaling: S within %.0f%% of S_min·B_noise/B; maximal data parallelism: within %.0f%% of S_min)",
+			100*fit.RegimeTolerance, 100*fit.RegimeTolerance),
+		Header: []string{"model", "target", "batch", "steps", "reached", "S(B)", "regime", "note"},
+	}
+	for _, sg := range rep.Steps {
+		for _, p := range sg.Points {
+			reached, fitted, regime, note := "yes", "", "", ""
+			if sg.Fit != nil {
+				fitted, regime = num(p.Fitted), p.Regime.String()
+			}
+			switch {
+			case !p.Reached:
+				reached = "no"
+				note = fmt.Sprintf("stopped at %d steps (accuracy %s)", p.Steps, target(p.Accuracy))
+				if sg.Fit != nil && p.Fitted < float64(p.Steps) {
+					note += "; the curve predicts fewer steps"
+				}
+			case p.Excluded:
+				note = fmt.Sprintf("excluded: %+.1f%% from the curve (z %s)", 100*p.Residual, fmtZ(p.Z))
+			}
+			t.Rows = append(t.Rows, []string{dash(sg.Model), target(sg.Target), strconv.Itoa(p.Batch), strconv.Itoa(p.Steps), reached, fitted, regime, note})
+		}
+	}
+	return t
+}
+
+func runsTable(rep *fit.Report) *table {
+	t := &table{
+		Title:  "Training runs",
+		Header: []string{"source", "run", "model", "platform", "global batch", "epochs", "accuracy", "status", "time to train"},
+	}
+	for _, r := range rep.Runs {
+		ttt := ""
+		if r.TimeToTrain > 0 {
+			ttt = fmt.Sprintf("%s (%.2f min)", r.TimeToTrain, float64(r.TimeToTrain/units.Minute))
+		}
+		t.Rows = append(t.Rows, []string{r.Source, r.Run.Run, dash(r.Model), dash(r.Device), strconv.Itoa(r.GlobalBatch),
+			num(r.Epochs), target(r.Accuracy), cmp.Or(r.Status, "incomplete"), ttt})
+	}
+	return t
+}
+
+func keyCells(k fit.Key) []string {
+	devices := "?"
+	if k.Devices > 0 {
+		devices = strconv.Itoa(k.Devices)
+	}
+	return []string{dash(k.Model), dash(k.Device), devices, dash(k.Precision)}
+}
+
+func labelCells(labels map[string]string, names []string) []string {
+	cells := make([]string, len(names))
+	for i, n := range names {
+		cells[i] = dash(labels[n])
+	}
+	return cells
+}
+
+func batchRange(ps []fit.Point) string {
+	if len(ps) == 0 {
+		return ""
+	}
+	lo, hi := ps[0].Batch, ps[0].Batch
+	for _, p := range ps {
+		lo, hi = min(lo, p.Batch), max(hi, p.Batch)
+	}
+	if lo == hi {
+		return strconv.Itoa(lo)
+	}
+	return fmt.Sprintf("%d–%d", lo, hi)
+}
+
+// num prints x to four significant digits, whole from 10⁴ up.
+func num(x float64) string {
+	switch {
+	case math.IsNaN(x):
+		return ""
+	case math.Abs(x) >= 1e4:
+		return strconv.FormatFloat(math.Round(x), 'f', -1, 64)
+	}
+	s := strconv.FormatFloat(x, 'g', 4, 64)
+	if strings.ContainsAny(s, "e") {
+		v, _ := strconv.ParseFloat(s, 64)
+		s = strconv.FormatFloat(v, 'f', -1, 64)
+	}
+	return s
+}
+
+func numInterval(lo, hi float64) string {
+	if math.IsNaN(lo) || math.IsNaN(hi) {
+		return "—"
+	}
+	return "[" + num(lo) + ", " + num(hi) + "]"
+}
+
+func secondsInterval(iv [2]units.Seconds) string {
+	if math.IsNaN(float64(iv[0])) || math.IsNaN(float64(iv[1])) {
+		return "—"
+	}
+	return "[" + iv[0].String() + ", " + iv[1].String() + "]"
+}
+
+func fmtZ(z float64) string {
+	if math.IsNaN(z) {
+		return "—"
+	}
+	return fmt.Sprintf("%.1f", z)
+}
+
+func target(x float64) string {
+	if x == 0 {
+		return "-"
+	}
+	return num(x)
+}
+
+func joinInts(xs []int) string {
+	s := make([]string, len(xs))
+	for i, x := range xs {
+		s[i] = strconv.Itoa(x)
+	}
+	return strings.Join(s, ", ")
+}
+
+func dash(s string) string { return cmp.Or(s, "-") }
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}

@@ -1,0 +1,126 @@
+package cmd
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"scaleplan/fit"
+)
+
+// updateFit is the -update flag, shared with any other test of the package
+// that registered it first.
+var updateFit = func() *bool {
+	if f := flag.Lookup("update"); f != nil {
+		if g, ok := f.Value.(flag.Getter); ok {
+			if b, ok := g.Get().(bool); ok {
+				p := new(bool)
+				*p = b
+				return p
+			}
+		}
+	}
+	return flag.Bool("update", false, "rewrite the golden files under testdata/")
+}()
+
+// runFitApp runs the application, with the fit command added if the
+// command list does not have it yet, as Main does: it returns stdout,
+// stderr and the exit code.
+func runFitApp(args ...string) (stdout, stderr string, code int) {
+	var out, errb bytes.Buffer
+	app := newApp(&out, &errb)
+	if app.Command("fit") == nil {
+		app.Commands = append(app.Commands, fitCommand())
+	}
+	err := app.Run(append([]string{"scaleplan"}, args...))
+	code = exitOK
+	if err != nil {
+		errb.WriteString("scaleplan: " + err.Error() + "\n")
+		code = exitRuntime
+		var ue usageError
+		if errors.As(err, &ue) || isCLIUsage(err) {
+			code = exitUsage
+		}
+	}
+	return out.String(), errb.String(), code
+}
+
+// TestFitCommand runs `scaleplan fit` on the sample logs and compares exit
+// code, stdout and stderr with testdata/fit/NAME.golden (-update rewrites).
+func TestFitCommand(t *testing.T) {
+	tmp := t.TempDir()
+	for _, tc := range []struct {
+		name string
+		args []string
+		code int
+	}{
+		{"text", []string{"fit", "--gradient-size", "102.2 MB", "--out", filepath.Join(tmp, "calib.yaml"), "testdata/fit/bench_resnet50.jsonl"}, exitOK},
+		{"csv", []string{"fit", "--format", "csv", "testdata/fit/bench_resnet50.jsonl"}, exitOK},
+		{"json", []string{"fit", "--format", "json", "--keep-outliers", "testdata/fit/horovod_truncated.txt"}, exitOK},
+		{"md", []string{"fit", "--format", "md", "--device", "V100", "testdata/fit/horovod_truncated.txt", "testdata/fit/mlperf_resnet.log"}, exitOK},
+		{"no-log", []string{"fit"}, exitUsage},
+		{"bad-format", []string{"fit", "--format", "xml", "testdata/fit/bench_resnet50.jsonl"}, exitUsage},
+		{"bad-size", []string{"fit", "--gradient-size", "102", "testdata/fit/bench_resnet50.jsonl"}, exitUsage},
+		{"bad-flag", []string{"fit", "--bogus", "testdata/fit/bench_resnet50.jsonl"}, exitUsage},
+		{"missing-file", []string{"fit", "testdata/fit/no-such.log"}, exitRuntime},
+		{"unknown-format", []string{"fit", "testdata/fit/notalog.txt"}, exitRuntime},
+		{"nothing-to-write", []string{"fit", "--out", filepath.Join(tmp, "x.yaml"), "testdata/fit/mlperf_resnet.log"}, exitRuntime},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			stdout, stderr, code := runFitApp(tc.args...)
+			if code != tc.code {
+				t.Errorf("exit code %d, want %d; stderr:\n%s", code, tc.code, stderr)
+			}
+			shown := make([]string, len(tc.args))
+			for i, a := range tc.args {
+				shown[i] = a
+				if strings.Contains(a, " ") {
+					shown[i] = "'" + a + "'"
+				}
+			}
+			got := "$ scaleplan " + strings.Join(shown, " ") + "\n-- exit " + string(rune('0'+code)) + " --\n-- stdout --\n" + stdout + "-- stderr --\n" + stderr
+			got = strings.ReplaceAll(got, tmp, "$TMP")
+			path := filepath.Join("testdata", "fit", tc.name+".golden")
+			if *updateFit {
+				if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			want, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatalf("%v (go test -update creates it)", err)
+			}
+			if got != string(want) {
+				t.Errorf("output differs from %s (go test -update rewrites it):\n%s", path, got)
+			}
+		})
+	}
+	// The calibration the text case wrote reads back.
+	c, err := fit.ReadCalibrationFile(filepath.Join(tmp, "calib.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Throughput) != 2 || len(c.Comm) != 1 || len(c.Steps) != 1 {
+		t.Errorf("calibration has %d throughput, %d comm, %d steps entries; want 2, 1, 1", len(c.Throughput), len(c.Comm), len(c.Steps))
+	}
+	if _, err := os.Stat(filepath.Join(tmp, "x.yaml")); !os.IsNotExist(err) {
+		t.Errorf("nothing to write: file exists (%v)", err)
+	}
+}
+
+func TestFitHelp(t *testing.T) {
+	stdout, _, code := runFitApp("fit", "--help")
+	for _, want := range []string{"scaleplan fit [command options] LOG...", "Examples:", "--group-by NAMES", "--out FILE", "--format FORMAT", "--gradient-size SIZE"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("help lacks %q:\n%s", want, stdout)
+		}
+	}
+	if code != exitOK {
+		t.Errorf("exit code %d", code)
+	}
+}

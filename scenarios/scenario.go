@@ -1,0 +1,573 @@
+package scenarios
+
+import (
+	"bytes"
+	"embed"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+
+	"scaleplan/hw"
+	"scaleplan/internal/config"
+	"scaleplan/internal/units"
+	"scaleplan/model"
+)
+
+//go:embed shipped/*.yaml
+var shipped embed.FS
+
+// Scenario is one experiment: a model trained with a recipe on a system,
+// with a parallelism, an input pipeline and a sweep of sizes. It is the YAML
+// form; Load resolves it against the catalogue and the profiles.
+type Scenario struct {
+	Name        string `yaml:"name"`        // identifier; required
+	Description string `yaml:"description"` // one line; default ""
+	Source      string `yaml:"source"`      // where the experiment comes from; default ""
+
+	System string `yaml:"system"` // catalogue system; required
+	Model  string `yaml:"model"`  // profile model; default the recipe's
+	Recipe string `yaml:"recipe"` // training recipe; required
+
+	// Framework is a label for the software that ran the experiment
+	// (caffe2, tensorflow, chainermn, pytorch, mxnet, poplar); default "".
+	Framework string `yaml:"framework"`
+
+	// Precision of compute and gradients: fp32, tf32, fp16 or bf16 (the
+	// last two mixed precision). Default the recipe's.
+	Precision string `yaml:"precision"`
+
+	// BatchPerDevice is the micro-batch per device, in samples. Default the
+	// recipe's per-device batch. Sweep.Batch overrides it.
+	BatchPerDevice int `yaml:"batch_per_device"`
+
+	Parallelism Parallelism `yaml:"parallelism"`
+	Input       Input       `yaml:"input"`
+	Sweep       Sweep       `yaml:"sweep"`
+
+	// Calibration replaces the roofline compute model with measured ideal
+	// throughput and cost time. Default nil (roofline).
+	Calibration *Calibration `yaml:"calibration"`
+
+	Stragglers Stragglers `yaml:"stragglers"`
+	Overheads  Overheads  `yaml:"overheads"`
+
+	// Seed seeds every random choice of a simulation; default 1.
+	Seed uint64 `yaml:"seed"`
+
+	// Catalog holds inline hardware entries in the catalogue's own schema
+	// (devices, nodes, systems); they add to or override the catalogue for
+	// this scenario only. Default nil.
+	Catalog *hw.Catalog `yaml:"catalog"`
+
+	// Profiles holds inline datasets, models and recipes in the profiles'
+	// own schema; they add to or override the profiles for this scenario
+	// only. Default nil.
+	Profiles *model.Document `yaml:"profiles"`
+}
+
+// Parallelism says how the devices share the work.
+type Parallelism struct {
+	// DevicesPerNode is how many devices of each node are used. Default
+	// all of the node's devices (fewer when the sweep's size is smaller).
+	DevicesPerNode int `yaml:"devices_per_node"`
+
+	// PipelineStages is the number of devices one replica is pipelined
+	// over. Default the recipe's, else 1.
+	PipelineStages int `yaml:"pipeline_stages"`
+
+	// Accumulation is the number of micro-batches per optimizer step.
+	// Default the recipe's, else 1.
+	Accumulation int `yaml:"accumulation"`
+
+	// Schedule is the pipeline schedule: gpipe or 1f1b. Default 1f1b.
+	Schedule string `yaml:"schedule"`
+
+	// Recompute recomputes activations in the backward pass instead of
+	// storing them. Default false.
+	Recompute bool `yaml:"recompute"`
+
+	// AllReduce is the gradient exchange: one of AllReduceAlgorithms.
+	// Default ring.
+	AllReduce string `yaml:"allreduce"`
+
+	// PSShards is the number of parameter-server shards (ps and async-ps).
+	// Default 1.
+	PSShards int `yaml:"ps_shards"`
+
+	// Transport carries traffic between nodes: a transport of the system
+	// (verbs, ipoib, tcp, grpc, ...). Default the first the system has of
+	// verbs, ipoib, tcp, grpc, gcl.
+	Transport string `yaml:"transport"`
+
+	// IntraTransport carries traffic inside a node (nccl, gcl, shm).
+	// Default the first the system has of nccl, gcl, shm, else the link
+	// as it is.
+	IntraTransport string `yaml:"intra_transport"`
+
+	// Bucket is the gradient bucket size: the all-reduce of a bucket starts
+	// as soon as backward has produced it. Default 25 MiB.
+	Bucket units.Bytes `yaml:"bucket"`
+}
+
+// Input describes how training samples reach the devices.
+type Input struct {
+	// Storage is where samples are read from: local (each node's drives),
+	// shared (the system's shared file server, many small files), shared-db
+	// (one database file on the shared file server, whose readers
+	// serialize) or synthetic (made in memory: no I/O). Default local.
+	Storage string `yaml:"storage"`
+
+	// Staging copies the data set from the shared file server onto each
+	// node's local drives before training (a one-time cost); reads are
+	// then local. Default false.
+	Staging bool `yaml:"staging"`
+
+	// Prefetch is the depth of the queue of prepared batches. Default 2.
+	Prefetch int `yaml:"prefetch"`
+
+	// Precision of samples copied to the device: int8 (decoded pixels as
+	// bytes, cast on the device) or fp32. Default fp32.
+	Precision string `yaml:"precision"`
+}
+
+// Sweep lists the configurations to run.
+type Sweep struct {
+	// Devices lists total device counts. Default the recipe's device count
+	// (or the whole node when it has none).
+	Devices []int `yaml:"devices"`
+
+	// Batch lists per-device batches. Default [BatchPerDevice].
+	Batch []int `yaml:"batch"`
+}
+
+// Calibration is a measured compute law for the scenario's device: a step
+// of b samples on one device takes b/V0 + T.
+type Calibration struct {
+	// File is a calibration file written by `scaleplan fit --out`, relative
+	// to the scenario file. Default "" (use V0 and T).
+	File string `yaml:"file"`
+
+	V0 float64       `yaml:"v0"` // ideal throughput per device, samples/s; > 0 unless File is set
+	T  units.Seconds `yaml:"t"`  // cost time per step, seconds; >= 0
+
+	// Devices is the device count V0 and T were measured on: 1 calibrates
+	// compute alone. Default 1.
+	Devices int `yaml:"devices"`
+
+	Source string `yaml:"source"` // where the figures come from; default ""
+}
+
+// Stragglers describes per-step variation of compute time.
+type Stragglers struct {
+	// Jitter is the coefficient of variation of a device's compute time
+	// per step (standard deviation over mean), >= 0. Synchronous steps wait
+	// for the slowest device. Default 0.
+	Jitter float64 `yaml:"jitter"`
+}
+
+// Overheads are fixed costs of a training run outside the steps.
+type Overheads struct {
+	Startup    units.Seconds `yaml:"startup"`    // process start, model build, first compile; default 0
+	Evaluation units.Seconds `yaml:"evaluation"` // all evaluation passes together; default 0
+}
+
+// Enumerations a scenario's fields take.
+var (
+	AllReduceAlgorithms = []string{"ring", "halving-doubling", "tree", "double-tree", "hierarchical", "torus-2d", "ps", "async-ps", "host-staged"}
+	Schedules           = []string{"gpipe", "1f1b"}
+	StorageKinds        = []string{"local", "shared", "shared-db", "synthetic"}
+	InputPrecisions     = []string{"fp32", "int8"}
+	Precisions          = []string{"fp32", "tf32", "fp16", "bf16"}
+)
+
+// Options says where to find catalogue and profile files beyond the
+// built-in ones.
+type Options struct {
+	CatalogPaths []string // extra hardware catalogue files or directories
+	ProfilePaths []string // extra model profile files or directories
+}
+
+// Resolved is a scenario with every name resolved and every default filled in.
+type Resolved struct {
+	Scenario
+	File string // the file it was read from ("scenarios/shipped/NAME.yaml" for shipped ones)
+
+	Catalog  *hw.Catalog
+	Profiles *model.Profiles
+	Sys      *hw.System
+	Node     *hw.Node
+	Device   *hw.Device
+	Mdl      *model.Model
+	Rcp      *model.Recipe
+	Data     *model.Dataset
+}
+
+// Point is one configuration of a sweep.
+type Point struct {
+	Devices        int // total devices
+	Nodes          int // nodes used
+	DevicesPerNode int // devices used in each node
+	Replicas       int // data-parallel replicas: Devices / stages
+	BatchPerDevice int // micro-batch per device, samples
+	GlobalBatch    int // samples per optimizer step: BatchPerDevice · Replicas · Accumulation
+}
+
+// Names returns the names of the shipped scenarios, sorted.
+func Names() []string {
+	files, _ := fs.Glob(shipped, "shipped/*.yaml")
+	names := make([]string, len(files))
+	for i, f := range files {
+		names[i] = strings.TrimSuffix(path.Base(f), ".yaml")
+	}
+	slices.Sort(names)
+	return names
+}
+
+// Load reads the scenario named by ref: a shipped scenario's name, or the
+// path of a YAML file. It resolves the scenario against the catalogue and
+// profiles (with opt's extra files and the scenario's inline entries) and
+// validates it, reporting every problem with its line.
+func Load(ref string, opt Options) (*Resolved, error) {
+	var data []byte
+	var file string
+	if b, err := shipped.ReadFile("shipped/" + ref + ".yaml"); err == nil && !strings.ContainsAny(ref, `/\`) {
+		data, file = b, "scenarios/shipped/"+ref+".yaml"
+	} else if fi, err := os.Stat(ref); err == nil && !fi.IsDir() {
+		if data, err = os.ReadFile(ref); err != nil {
+			return nil, err
+		}
+		file = ref
+	} else {
+		if strings.HasSuffix(ref, ".yaml") || strings.HasSuffix(ref, ".yml") || strings.ContainsAny(ref, `/\`) {
+			return nil, fmt.Errorf("scenario file %s: %w", ref, fs.ErrNotExist)
+		}
+		return nil, errors.New(config.Unknown("scenario", ref, Names()))
+	}
+	return Parse(bytes.NewReader(data), file, opt)
+}
+
+// Parse reads a scenario from r; file names it in errors and anchors its
+// calibration file's relative path.
+func Parse(r io.Reader, file string, opt Options) (*Resolved, error) {
+	var s Scenario
+	root, err := config.Decode(r, &s)
+	if err != nil {
+		return nil, config.InFile(file, err)
+	}
+	var inline []hw.Inline
+	if s.Catalog != nil {
+		inline = append(inline, hw.Inline{Catalog: s.Catalog, File: file, Root: child(root, "catalog")})
+	}
+	cat, err := hw.LoadWith(opt.CatalogPaths, inline)
+	if err != nil {
+		return nil, err
+	}
+	var pinline []model.Inline
+	if s.Profiles != nil {
+		pinline = append(pinline, model.Inline{Document: s.Profiles, File: file, Root: child(root, "profiles")})
+	}
+	prof, err := model.LoadWith(opt.ProfilePaths, pinline)
+	if err != nil {
+		return nil, err
+	}
+	res := &Resolved{Scenario: s, File: file, Catalog: cat, Profiles: prof}
+	var ps config.Problems
+	res.resolve(&ps)
+	if ps.Err() != nil {
+		ps.Locate(root)
+		return nil, config.InFile(file, &ps)
+	}
+	return res, nil
+}
+
+// child returns the value node of key in the document's top mapping.
+func child(root *yaml.Node, key string) *yaml.Node {
+	n := root
+	if n.Kind == yaml.DocumentNode && len(n.Content) > 0 {
+		n = n.Content[0]
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == key {
+			// Problems inside an inline section have paths relative to it.
+			return &yaml.Node{Kind: yaml.DocumentNode, Content: []*yaml.Node{n.Content[i+1]}, Line: n.Content[i+1].Line}
+		}
+	}
+	return nil
+}
+
+// resolve looks up names, fills in defaults and checks values, adding every
+// problem to ps.
+func (r *Resolved) resolve(ps *config.Problems) {
+	s := &r.Scenario
+	if s.Name == "" {
+		ps.Addf("name", "required")
+	}
+	if s.Seed == 0 {
+		s.Seed = 1
+	}
+
+	if s.System == "" {
+		ps.Addf("system", "required")
+	} else if sys, node, dev, err := r.Catalog.Resolve(s.System); err != nil {
+		ps.Addf("system", "%v", err)
+	} else {
+		r.Sys, r.Node, r.Device = sys, node, dev
+	}
+
+	if s.Recipe == "" {
+		ps.Addf("recipe", "required")
+	} else if rc, err := r.Profiles.Recipe(s.Recipe); err != nil {
+		ps.Addf("recipe", "%v", err)
+	} else {
+		r.Rcp = rc
+		if s.Model == "" {
+			s.Model = rc.Model
+		}
+	}
+	if s.Model != "" {
+		if m, err := r.Profiles.Model(s.Model); err != nil {
+			ps.Addf("model", "%v", err)
+		} else {
+			r.Mdl = m
+			if r.Rcp != nil && r.Rcp.Model != m.Name {
+				ps.Addf("model", "recipe %q trains %q, not %q", r.Rcp.Name, r.Rcp.Model, m.Name)
+			}
+		}
+	}
+	if r.Rcp != nil {
+		ds := r.Rcp.Dataset
+		if ds == "" && r.Mdl != nil {
+			ds = r.Mdl.Dataset
+		}
+		if d, err := r.Profiles.Dataset(ds); err == nil {
+			r.Data = d
+		} else {
+			ps.Addf("recipe", "%v", err)
+		}
+	}
+
+	r.defaults()
+	r.check(ps)
+}
+
+// defaults fills in what the scenario left out from the recipe and system.
+func (r *Resolved) defaults() {
+	s := &r.Scenario
+	p := &s.Parallelism
+	if r.Rcp != nil {
+		if s.Precision == "" {
+			s.Precision = string(r.Rcp.Precision)
+		}
+		if s.BatchPerDevice == 0 {
+			s.BatchPerDevice = int(r.Rcp.PerDeviceBatch)
+		}
+		if p.PipelineStages == 0 {
+			p.PipelineStages = r.Rcp.PipelineStages
+		}
+		if p.Accumulation == 0 {
+			p.Accumulation = r.Rcp.GradientAccumulation
+		}
+	}
+	if s.Precision == "" {
+		s.Precision = "fp32"
+	}
+	p.PipelineStages = max(p.PipelineStages, 1)
+	p.Accumulation = max(p.Accumulation, 1)
+	if p.Schedule == "" {
+		p.Schedule = "1f1b"
+	}
+	if p.AllReduce == "" {
+		p.AllReduce = "ring"
+	}
+	if p.PSShards == 0 {
+		p.PSShards = 1
+	}
+	if p.Bucket == 0 {
+		p.Bucket = 25 * units.MiB
+	}
+	if r.Sys != nil {
+		if p.Transport == "" {
+			p.Transport = firstOf(r.Sys, "verbs", "ipoib", "tcp", "grpc", "gcl")
+		}
+		if p.IntraTransport == "" {
+			p.IntraTransport = firstOf(r.Sys, "nccl", "gcl", "shm")
+		}
+	}
+	if r.Node != nil && p.DevicesPerNode == 0 {
+		p.DevicesPerNode = r.Node.Devices
+	}
+	in := &s.Input
+	if in.Storage == "" {
+		in.Storage = "local"
+	}
+	if in.Prefetch == 0 {
+		in.Prefetch = 2
+	}
+	if in.Precision == "" {
+		in.Precision = "fp32"
+	}
+	if len(s.Sweep.Devices) == 0 {
+		switch {
+		case r.Rcp != nil && r.Rcp.Devices > 0:
+			s.Sweep.Devices = []int{r.Rcp.Devices}
+		case r.Node != nil:
+			s.Sweep.Devices = []int{r.Node.Devices}
+		}
+	}
+	if len(s.Sweep.Batch) == 0 && s.BatchPerDevice > 0 {
+		s.Sweep.Batch = []int{s.BatchPerDevice}
+	}
+	if c := s.Calibration; c != nil && c.Devices == 0 {
+		c.Devices = 1
+	}
+}
+
+func firstOf(sys *hw.System, names ...string) string {
+	for _, n := range names {
+		if _, ok := sys.Transports[n]; ok {
+			return n
+		}
+	}
+	return ""
+}
+
+// check adds a problem for every impossible or unknown value.
+func (r *Resolved) check(ps *config.Problems) {
+	s := &r.Scenario
+	p := &s.Parallelism
+	oneOf(ps, "precision", "precision", s.Precision, Precisions)
+	oneOf(ps, "parallelism.allreduce", "all-reduce algorithm", p.AllReduce, AllReduceAlgorithms)
+	oneOf(ps, "parallelism.schedule", "pipeline schedule", p.Schedule, Schedules)
+	oneOf(ps, "input.storage", "storage", s.Input.Storage, StorageKinds)
+	oneOf(ps, "input.precision", "input precision", s.Input.Precision, InputPrecisions)
+	if s.BatchPerDevice < 0 {
+		ps.Addf("batch_per_device", "must be > 0, got %d", s.BatchPerDevice)
+	}
+	if p.PipelineStages < 1 || p.Accumulation < 1 || p.PSShards < 1 {
+		ps.Addf("parallelism", "pipeline_stages, accumulation and ps_shards must be >= 1")
+	}
+	if p.DevicesPerNode < 0 {
+		ps.Addf("parallelism.devices_per_node", "must be > 0, got %d", p.DevicesPerNode)
+	}
+	if p.Bucket < 0 {
+		ps.Addf("parallelism.bucket", "must be > 0, got %v", p.Bucket)
+	}
+	if s.Input.Prefetch < 1 {
+		ps.Addf("input.prefetch", "must be >= 1, got %d", s.Input.Prefetch)
+	}
+	if s.Stragglers.Jitter < 0 {
+		ps.Addf("stragglers.jitter", "must be >= 0, got %v", s.Stragglers.Jitter)
+	}
+	if s.Overheads.Startup < 0 || s.Overheads.Evaluation < 0 {
+		ps.Addf("overheads", "times must be >= 0")
+	}
+	if r.Sys != nil {
+		if p.Transport != "" {
+			if _, err := r.Sys.Transport(p.Transport); err != nil {
+				ps.Addf("parallelism.transport", "%v", err)
+			}
+		}
+		if p.IntraTransport != "" {
+			if _, err := r.Sys.Transport(p.IntraTransport); err != nil {
+				ps.Addf("parallelism.intra_transport", "%v", err)
+			}
+		}
+		if (s.Input.Storage == "shared" || s.Input.Storage == "shared-db" || s.Input.Staging) && r.Sys.SharedStorage == nil {
+			ps.Addf("input.storage", "system %q has no shared storage", r.Sys.Name)
+		}
+	}
+	if r.Node != nil && p.DevicesPerNode > r.Node.Devices {
+		ps.Addf("parallelism.devices_per_node", "%d is more than node %q has (%d)", p.DevicesPerNode, r.Node.Name, r.Node.Devices)
+	}
+	if len(s.Sweep.Batch) == 0 && r.Rcp != nil {
+		ps.Addf("sweep.batch", "no batch: set batch_per_device or sweep.batch")
+	}
+	for i, b := range s.Sweep.Batch {
+		if b <= 0 {
+			ps.Addf(fmt.Sprintf("sweep.batch[%d]", i), "batch must be > 0, got %d", b)
+		}
+	}
+	if len(s.Sweep.Devices) == 0 && r.Rcp != nil && r.Node != nil {
+		ps.Addf("sweep.devices", "no device count")
+	}
+	for i, n := range s.Sweep.Devices {
+		where := fmt.Sprintf("sweep.devices[%d]", i)
+		if n <= 0 {
+			ps.Addf(where, "device count must be > 0, got %d", n)
+			continue
+		}
+		if n%p.PipelineStages != 0 {
+			ps.Addf(where, "%d devices do not divide into %d pipeline stages", n, p.PipelineStages)
+		}
+		if r.Node != nil && r.Sys != nil && p.DevicesPerNode > 0 {
+			per := min(p.DevicesPerNode, n)
+			if n%per != 0 {
+				ps.Addf(where, "%d devices do not fill whole nodes of %d", n, per)
+			} else if nodes := n / per; nodes > r.Sys.MaxNodes {
+				ps.Addf(where, "%d devices need %d nodes of %d devices; system %q has %d", n, nodes, per, r.Sys.Name, r.Sys.MaxNodes)
+			}
+		}
+	}
+	if c := s.Calibration; c != nil {
+		if c.File == "" && c.V0 <= 0 {
+			ps.Addf("calibration.v0", "must be > 0 samples/s, got %v", c.V0)
+		}
+		if c.T < 0 {
+			ps.Addf("calibration.t", "must be >= 0, got %v", c.T)
+		}
+		if c.Devices < 1 {
+			ps.Addf("calibration.devices", "must be >= 1, got %d", c.Devices)
+		}
+	}
+}
+
+func oneOf(ps *config.Problems, path, kind, v string, valid []string) {
+	if !slices.Contains(valid, v) {
+		ps.Addf(path, "%s", config.Unknown(kind, v, valid))
+	}
+}
+
+// Points expands the sweep: every device count with every batch, in the
+// order the scenario lists them.
+func (r *Resolved) Points() []Point {
+	p := r.Parallelism
+	var pts []Point
+	for _, n := range r.Sweep.Devices {
+		per := n
+		if p.DevicesPerNode > 0 {
+			per = min(p.DevicesPerNode, n)
+		}
+		for _, b := range r.Sweep.Batch {
+			rep := n / p.PipelineStages
+			pts = append(pts, Point{
+				Devices:        n,
+				Nodes:          n / per,
+				DevicesPerNode: per,
+				Replicas:       rep,
+				BatchPerDevice: b,
+				GlobalBatch:    b * rep * p.Accumulation,
+			})
+		}
+	}
+	return pts
+}
+
+// CalibrationPath returns the calibration file's path relative to the
+// working directory, or "" if the scenario has none.
+func (r *Resolved) CalibrationPath() string {
+	if r.Calibration == nil || r.Calibration.File == "" {
+		return ""
+	}
+	if filepath.IsAbs(r.Calibration.File) || strings.HasPrefix(r.File, "scenarios/shipped/") {
+		return r.Calibration.File
+	}
+	return filepath.Join(filepath.Dir(r.File), r.Calibration.File)
+}

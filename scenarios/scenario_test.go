@@ -1,0 +1,162 @@
+package scenarios
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+func TestShippedScenariosLoad(t *testing.T) {
+	names := Names()
+	if len(names) < 16 {
+		t.Fatalf("only %d shipped scenarios: %v", len(names), names)
+	}
+	for _, name := range names {
+		r, err := Load(name, Options{})
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		if r.Name != name {
+			t.Errorf("%s: name field is %q", name, r.Name)
+		}
+		if r.Sys == nil || r.Node == nil || r.Device == nil || r.Mdl == nil || r.Rcp == nil || r.Data == nil {
+			t.Errorf("%s: unresolved entries", name)
+		}
+		if len(r.Points()) == 0 {
+			t.Errorf("%s: empty sweep", name)
+		}
+	}
+}
+
+// TestSeedExperiments checks that a scenario exists for every experiment in
+// the seeds, as issue 2 lists them.
+func TestSeedExperiments(t *testing.T) {
+	want := []string{
+		"zinrai-200h-resnet50-mlperf-v0.6", "zinrai-200h-resnet50-mlperf-v0.7",
+		"zinrai-200h-ssd-mlperf-v0.7", "zinrai-200h-maskrcnn-mlperf-v0.7",
+		"zinrai-200h-transformer-mlperf-v0.7", "zinrai-200h-gnmt-mlperf-v0.7",
+		"tsubame3-resnet50-caffe2-default", "tsubame3-resnet50-caffe2-staged", "tsubame3-resnet50-caffe2-verbs",
+		"tsubame3-resnet50-tensorflow-ps", "tsubame3-resnet50-chainermn",
+		"ipu-pod16-efficientnet-b4", "ipu-pod64-efficientnet-b4", "ipu-pod128-efficientnet-b4", "ipu-pod256-efficientnet-b4",
+		"seed003-resnet50-2gpu-nop2p",
+	}
+	have := map[string]bool{}
+	for _, n := range Names() {
+		have[n] = true
+	}
+	for _, w := range want {
+		if !have[w] {
+			t.Errorf("no shipped scenario %q", w)
+		}
+	}
+}
+
+func TestPointsTSUBAME(t *testing.T) {
+	r, err := Load("tsubame3-resnet50-caffe2-verbs", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Seed 001: global batch = nodes x 4 GPUs x 32.
+	want := []Point{
+		{Devices: 1, Nodes: 1, DevicesPerNode: 1, Replicas: 1, BatchPerDevice: 32, GlobalBatch: 32},
+		{Devices: 4, Nodes: 1, DevicesPerNode: 4, Replicas: 4, BatchPerDevice: 32, GlobalBatch: 128},
+		{Devices: 32, Nodes: 8, DevicesPerNode: 4, Replicas: 32, BatchPerDevice: 32, GlobalBatch: 1024},
+		{Devices: 128, Nodes: 32, DevicesPerNode: 4, Replicas: 128, BatchPerDevice: 32, GlobalBatch: 4096},
+	}
+	got := r.Points()
+	if len(got) != len(want) {
+		t.Fatalf("points = %+v", got)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("point %d = %+v, want %+v", i, got[i], want[i])
+		}
+	}
+	if r.Parallelism.Bucket != 25*(1<<20) || r.Input.Prefetch != 2 || r.Seed != 1 {
+		t.Errorf("defaults: bucket %v prefetch %d seed %d", r.Parallelism.Bucket, r.Input.Prefetch, r.Seed)
+	}
+}
+
+func TestInlineSystem(t *testing.T) {
+	r, err := Load("seed003-resnet50-2gpu-nop2p", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Node.Link.PeerToPeer || r.Node.Devices != 2 || r.Calibration.V0 != 258.1 {
+		t.Errorf("inline node or calibration not applied: %+v %+v", r.Node.Link, r.Calibration)
+	}
+	// The inline entries do not leak into other scenarios' catalogues.
+	other, err := Load("tsubame3-resnet50-caffe2-verbs", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := other.Catalog.Systems["workstation-2gpu-nop2p"]; ok {
+		t.Error("inline system leaked into another scenario")
+	}
+}
+
+func TestUnknownScenario(t *testing.T) {
+	_, err := Load("tsubame3-resnet50-caffe2-verb", Options{})
+	want := `unknown scenario "tsubame3-resnet50-caffe2-verb"; did you mean "tsubame3-resnet50-caffe2-verbs"`
+	if err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("got %v, want %q", err, want)
+	}
+	_, err = Load("no/such/file.yaml", Options{})
+	if err == nil || !strings.Contains(err.Error(), "no/such/file.yaml") {
+		t.Errorf("missing file: %v", err)
+	}
+}
+
+// TestErrors pins the messages for bad scenario files in testdata/errors.
+// Regenerate with go test ./scenarios -run TestErrors -update.
+func TestErrors(t *testing.T) {
+	files, _ := filepath.Glob("testdata/errors/*.yaml")
+	if len(files) < 10 {
+		t.Fatalf("only %d error cases", len(files))
+	}
+	for _, f := range files {
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			_, err := Load(f, Options{})
+			if err == nil {
+				t.Fatal("loaded without error")
+			}
+			got := err.Error() + "\n"
+			golden := strings.TrimSuffix(f, ".yaml") + ".golden"
+			if *update {
+				os.WriteFile(golden, []byte(got), 0o644)
+				return
+			}
+			want, _ := os.ReadFile(golden)
+			if got != string(want) {
+				t.Errorf("got\n%s\nwant\n%s", got, want)
+			}
+		})
+	}
+}
+
+func FuzzParse(f *testing.F) {
+	for _, n := range []string{"tsubame3-resnet50-caffe2-verbs", "seed003-resnet50-2gpu-nop2p", "ipu-pod16-efficientnet-b4"} {
+		b, _ := shipped.ReadFile("shipped/" + n + ".yaml")
+		f.Add(b)
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		r, err := Parse(bytes.NewReader(b), "fuzz.yaml", Options{})
+		if err != nil {
+			if err.Error() == "" {
+				t.Fatal("empty error message")
+			}
+			return
+		}
+		for _, p := range r.Points() {
+			if p.Devices <= 0 || p.GlobalBatch <= 0 || p.Nodes <= 0 || p.Nodes > r.Sys.MaxNodes {
+				t.Fatalf("accepted an impossible point %+v", p)
+			}
+		}
+	})
+}
