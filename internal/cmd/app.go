@@ -43,6 +43,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 		HideHelpCommand: true,
 		Flags: []cli.Flag{
 			&cli.StringSliceFlag{Name: "catalog", Usage: "extra catalogue `FILE|DIR` (YAML) that adds or overrides entries; repeatable"},
+			profilesFlag,
 		},
 		Commands:       commands(),
 		ExitErrHandler: func(*cli.Context, error) {},
@@ -84,5 +85,5 @@ func isCLIUsage(err error) bool {
 
 // commands lists the subcommands in the order --help shows them.
 func commands() []*cli.Command {
-	return []*cli.Command{}
+	return []*cli.Command{catalogCommand()}
 }

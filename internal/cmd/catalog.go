@@ -1,0 +1,282 @@
+package cmd
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+	"gopkg.in/yaml.v3"
+
+	"scaleplan/hw"
+	"scaleplan/internal/config"
+	"scaleplan/model"
+	"scaleplan/scenarios"
+)
+
+// profilesFlag is the global --profiles flag.
+var profilesFlag = &cli.StringSliceFlag{Name: "profiles", Usage: "extra model profile `FILE|DIR` (YAML) that adds or overrides models, datasets and recipes; repeatable"}
+
+// loadCatalog returns the catalogue with the --catalog files merged in.
+func loadCatalog(c *cli.Context) (*hw.Catalog, error) {
+	return hw.Load(c.StringSlice("catalog")...)
+}
+
+// loadProfiles returns the profiles with the --profiles files merged in.
+func loadProfiles(c *cli.Context) (*model.Profiles, error) {
+	return model.Load(c.StringSlice("profiles")...)
+}
+
+// scenarioOptions returns the extra files every scenario is resolved against.
+func scenarioOptions(c *cli.Context) scenarios.Options {
+	return scenarios.Options{CatalogPaths: c.StringSlice("catalog"), ProfilePaths: c.StringSlice("profiles")}
+}
+
+func catalogCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "catalog",
+		Usage:     "list systems, devices, models, recipes and scenarios",
+		ArgsUsage: " ",
+		Description: "Lists what the hardware catalogue, the model profiles and the shipped scenarios\n" +
+			"hold, as one table each. Extra entries come from --catalog and --profiles files.\n\n" +
+			"Examples:\n" +
+			"   scaleplan catalog\n" +
+			"   scaleplan catalog --format md\n" +
+			"   scaleplan --catalog mycluster.yaml catalog show mycluster",
+		Flags: []cli.Flag{formatFlag()},
+		Action: func(c *cli.Context) error {
+			if c.NArg() > 0 {
+				return usagef("catalog takes no argument (did you mean `catalog show %s`?)", c.Args().First())
+			}
+			if err := checkFormat(c.String("format")); err != nil {
+				return err
+			}
+			cat, err := loadCatalog(c)
+			if err != nil {
+				return err
+			}
+			prof, err := loadProfiles(c)
+			if err != nil {
+				return err
+			}
+			return writeCatalogTables(c.App.Writer, c.String("format"), catalogTables(cat, prof))
+		},
+		Subcommands: []*cli.Command{{
+			Name:      "show",
+			Usage:     "every field of one entry, with its unit",
+			ArgsUsage: "NAME",
+			Description: "Prints the entry called NAME (a system, node, device, model, dataset, recipe or\n" +
+				"scenario) as YAML, every quantity with its unit. A system is shown with its node\n" +
+				"and device.\n\n" +
+				"Example:\n" +
+				"   scaleplan catalog show tsubame3",
+			Action: func(c *cli.Context) error {
+				if c.NArg() != 1 {
+					return usagef("catalog show takes one NAME, got %d arguments", c.NArg())
+				}
+				cat, err := loadCatalog(c)
+				if err != nil {
+					return err
+				}
+				prof, err := loadProfiles(c)
+				if err != nil {
+					return err
+				}
+				return showEntry(c.App.Writer, c.Args().First(), cat, prof, scenarioOptions(c))
+			},
+		}},
+	}
+}
+
+// catalogTables builds the tables `scaleplan catalog` prints.
+func catalogTables(cat *hw.Catalog, prof *model.Profiles) []table {
+	sys := table{Title: "Systems", Header: []string{"system", "node", "max nodes", "devices/node", "device", "fabric", "transports", "$/device-h"}}
+	for _, name := range cat.SystemNames() {
+		s := cat.Systems[name]
+		row := []string{name, s.Node, strconv.Itoa(s.MaxNodes), "", "", "-", strings.Join(sortedKeys(s.Transports), ","), "-"}
+		if n, ok := cat.Nodes[s.Node]; ok {
+			row[3], row[4] = strconv.Itoa(n.Devices), n.Device
+		}
+		if s.Fabric.Kind != "" {
+			row[5] = fmt.Sprintf("%s %v", s.Fabric.Kind, s.Fabric.Bandwidth)
+		}
+		if s.PricePerDeviceHour > 0 {
+			row[7] = strconv.FormatFloat(s.PricePerDeviceHour, 'f', 2, 64)
+		}
+		sys.Rows = append(sys.Rows, row)
+	}
+	dev := table{Title: "Devices", Header: []string{"device", "vendor", "kind", "fp32", "fp16", "memory", "memory bw", "TDP"}}
+	for _, name := range cat.DeviceNames() {
+		d := cat.Devices[name]
+		dev.Rows = append(dev.Rows, []string{name, d.Vendor, string(d.Kind), orDash(d.Peak.FP32), orDash(d.Peak.FP16), orDash(d.Memory), orDash(d.MemoryBandwidth), orDash(d.TDP)})
+	}
+	mdl := table{Title: "Models", Header: []string{"model", "task", "dataset", "params", "forward/sample", "class"}}
+	for _, name := range prof.ModelNames() {
+		m := prof.Models[name]
+		mdl.Rows = append(mdl.Rows, []string{name, m.Task, m.Dataset, strconv.FormatInt(m.Params, 10), m.ForwardFLOPs.String(), string(m.Class)})
+	}
+	rcp := table{Title: "Recipes", Header: []string{"recipe", "model", "optimizer", "devices", "batch/device", "global batch", "length", "target"}}
+	for _, name := range prof.RecipeNames() {
+		r := prof.Recipes[name]
+		length := strconv.FormatFloat(r.Epochs, 'g', -1, 64) + " epochs"
+		if r.Iterations > 0 {
+			length = strconv.FormatInt(r.Iterations, 10) + " steps"
+		}
+		target := "-"
+		if len(r.Targets) > 0 {
+			tg := r.Target()
+			target = fmt.Sprintf("%s %g", tg.Metric, tg.Value)
+		}
+		rcp.Rows = append(rcp.Rows, []string{name, r.Model, string(r.Optimizer), strconv.Itoa(r.Devices), strconv.FormatInt(r.PerDeviceBatch, 10), strconv.FormatInt(r.GlobalBatch, 10), length, target})
+	}
+	sc := table{Title: "Scenarios", Header: []string{"scenario", "description"}}
+	for _, name := range scenarios.Names() {
+		s, err := scenarios.Load(name, scenarios.Options{})
+		desc := ""
+		if err != nil {
+			desc = "error: " + err.Error()
+		} else {
+			desc = s.Description
+		}
+		sc.Rows = append(sc.Rows, []string{name, desc})
+	}
+	return []table{sys, dev, mdl, rcp, sc}
+}
+
+// writeCatalogTables prints several tables: text and md separate them with a blank
+// line, csv adds a "table" column, json prints one object keyed by title.
+func writeCatalogTables(w io.Writer, format string, ts []table) error {
+	switch format {
+	case "csv":
+		for i, t := range ts {
+			if i > 0 {
+				fmt.Fprintln(w)
+			}
+			t.Title = ""
+			if err := t.write(w, format); err != nil {
+				return err
+			}
+		}
+		return nil
+	case "json":
+		fmt.Fprintln(w, "{")
+		for i, t := range ts {
+			fmt.Fprintf(w, "%q: ", strings.ToLower(t.Title))
+			if err := t.write(w, format); err != nil {
+				return err
+			}
+			if i < len(ts)-1 {
+				fmt.Fprintln(w, ",")
+			}
+		}
+		fmt.Fprintln(w, "}")
+		return nil
+	}
+	for i, t := range ts {
+		if i > 0 {
+			fmt.Fprintln(w)
+		}
+		if err := t.write(w, format); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// showEntry prints every entry called name, as YAML with units.
+func showEntry(w io.Writer, name string, cat *hw.Catalog, prof *model.Profiles, opt scenarios.Options) error {
+	type section struct {
+		kind  string
+		value any
+	}
+	var found []section
+	if s, ok := cat.Systems[name]; ok {
+		found = append(found, section{"system", s})
+		if n, ok := cat.Nodes[s.Node]; ok && s.Node != name {
+			found = append(found, section{"node " + s.Node, n})
+		}
+	}
+	if n, ok := cat.Nodes[name]; ok {
+		found = append(found, section{"node", n})
+	}
+	if len(found) > 0 {
+		last := found[len(found)-1].value.(*hw.Node)
+		if d, ok := cat.Devices[last.Device]; ok {
+			found = append(found, section{"device " + last.Device, d})
+		}
+	} else if d, ok := cat.Devices[name]; ok {
+		found = append(found, section{"device", d})
+	}
+	if m, ok := prof.Models[name]; ok {
+		found = append(found, section{"model", m})
+	}
+	if d, ok := prof.Datasets[name]; ok {
+		found = append(found, section{"dataset", d})
+	}
+	if r, ok := prof.Recipes[name]; ok {
+		found = append(found, section{"recipe", r})
+	}
+	if slices.Contains(scenarios.Names(), name) {
+		s, err := scenarios.Load(name, opt)
+		if err != nil {
+			return err
+		}
+		sc := s.Scenario
+		sc.Catalog, sc.Profiles = nil, nil
+		found = append(found, section{"scenario (defaults filled in)", sc})
+	}
+	if len(found) == 0 {
+		var all []string
+		all = append(all, cat.SystemNames()...)
+		all = append(all, cat.NodeNames()...)
+		all = append(all, cat.DeviceNames()...)
+		all = append(all, prof.ModelNames()...)
+		all = append(all, prof.DatasetNames()...)
+		all = append(all, prof.RecipeNames()...)
+		all = append(all, scenarios.Names()...)
+		slices.Sort(all)
+		return errors.New(config.Unknown("entry", name, slices.Compact(all)))
+	}
+	for i, s := range found {
+		if i > 0 {
+			fmt.Fprintln(w)
+		}
+		fmt.Fprintf(w, "# %s\n", strings.TrimSpace(s.kind+" "+entryName(s.kind, name)))
+		b, err := yaml.Marshal(s.value)
+		if err != nil {
+			return err
+		}
+		w.Write(b)
+	}
+	return nil
+}
+
+// entryName is name unless kind already names the entry ("node tsubame3").
+func entryName(kind, name string) string {
+	if strings.Contains(kind, " ") && !strings.HasPrefix(kind, "scenario") {
+		return ""
+	}
+	return name
+}
+
+func orDash[T interface {
+	~float64
+	String() string
+}](v T) string {
+	if v == 0 {
+		return "-"
+	}
+	return v.String()
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	slices.Sort(ks)
+	return ks
+}
