@@ -160,3 +160,25 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// TestDocExample parses the example scenario in docs/scenarios.md, so the
+// documentation cannot drift from the loader.
+func TestDocExample(t *testing.T) {
+	doc, err := os.ReadFile("../docs/scenarios.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, ok := strings.Cut(string(doc), "```yaml\n")
+	if !ok {
+		t.Fatal("no yaml block in docs/scenarios.md")
+	}
+	src, _, _ := strings.Cut(rest, "```")
+	r, err := Parse(strings.NewReader(src), "docs/scenarios.md", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pts := r.Points()
+	if len(pts) != 5 || pts[4].Nodes != 16 || pts[4].GlobalBatch != 128*64 {
+		t.Errorf("points = %+v", pts)
+	}
+}
