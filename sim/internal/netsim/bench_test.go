@@ -1,0 +1,103 @@
+package netsim
+
+import (
+	"testing"
+
+	"scaleplan/internal/units"
+	"scaleplan/sim/internal/event"
+)
+
+// dgx is 128 nodes of 8 GPUs with NVLink inside the node and 4 NICs of
+// 100 Gbit/s per node on a non-blocking fabric.
+func dgx() Config {
+	return Config{
+		Ranks: 1024, RanksPerNode: 8, NICsPerNode: 4,
+		Intra:         LinkSpec{Bandwidth: 150 * units.GBps, Latency: 1 * units.Microsecond},
+		NIC:           LinkSpec{Bandwidth: units.BytesPerSec((100 * units.Gbps).Bytes()), Latency: 1.5 * units.Microsecond},
+		FabricLatency: 0.5 * units.Microsecond, Efficiency: 0.9, Overhead: 2 * units.Microsecond,
+	}
+}
+
+// BenchmarkAllReduce times one all-reduce of a 25 MiB gradient bucket on
+// 1024 ranks. "warm" reuses a topology whose paths are cached, as a
+// training simulation does from its second bucket on; "cold" builds the
+// topology (4,600 links) and the paths each time.
+func BenchmarkAllReduce(b *testing.B) {
+	const S = 25 * units.MiB
+	for _, c := range []struct {
+		name string
+		alg  Algorithm
+		cfg  Config
+	}{
+		{"hierarchical", Hierarchical, dgx()},
+		{"ring", Ring, dgx()},
+		{"halving-doubling", HalvingDoubling, dgx()},
+		{"double-tree", DoubleTree, dgx()},
+	} {
+		b.Run(c.name+"/warm", func(b *testing.B) {
+			var s event.Scheduler
+			topo, err := NewTopology(&s, c.cfg)
+			if err != nil {
+				b.Fatal(err)
+			}
+			var steps int
+			run := func() {
+				if err := topo.AllReduce(c.alg, S, nil, func(r *Result) { steps = r.Steps }); err != nil {
+					b.Fatal(err)
+				}
+				s.Run()
+			}
+			run()
+			b.ReportAllocs()
+			b.ResetTimer()
+			ev := s.Events()
+			for range b.N {
+				run()
+			}
+			b.ReportMetric(float64(s.Events()-ev)/float64(b.N), "events/op")
+			b.ReportMetric(float64(steps), "flows/op")
+		})
+	}
+	b.Run("hierarchical/cold", func(b *testing.B) {
+		b.ReportAllocs()
+		for range b.N {
+			var s event.Scheduler
+			topo, err := NewTopology(&s, dgx())
+			if err != nil {
+				b.Fatal(err)
+			}
+			if err := topo.AllReduce(Hierarchical, S, nil, nil); err != nil {
+				b.Fatal(err)
+			}
+			s.Run()
+		}
+	})
+}
+
+// BenchmarkContended times the general sharing path: 64 flows on random
+// multi-link paths over 16 links, under max-min fairness.
+func BenchmarkContended(b *testing.B) {
+	sp := genSpec(9, 64, 16, false)
+	b.ReportAllocs()
+	for range b.N {
+		var s event.Scheduler
+		n := NewNetwork(&s)
+		links := make([]*Link, len(sp.bw))
+		for i := range links {
+			links[i] = n.AddLink("", sp.bw[i], sp.lat[i])
+		}
+		for _, f := range sp.flows {
+			pb := n.NewPathBuilder()
+			for _, r := range f.routes {
+				var ls []*Link
+				for _, j := range r {
+					ls = append(ls, links[j])
+				}
+				pb.Add(f.extra, ls...)
+			}
+			p := pb.Path()
+			s.At(f.start, func() { n.Transfer(p, f.bytes, nil) })
+		}
+		s.Run()
+	}
+}

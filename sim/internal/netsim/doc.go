@@ -1,0 +1,198 @@
+// Package netsim simulates data movement between devices as flows on the
+// event core: links with bandwidth and latency, flows that share the links
+// they cross, a cluster topology built from plain numbers, and the
+// all-reduce collectives of data-parallel training, each run as real flows
+// and checked against its closed form.
+//
+// # Links, paths and flows
+//
+// A Link is one direction of a channel (a NIC port, an NVLink port, a PCIe
+// link, host memory, the fabric core) with a bandwidth B in bytes/s and a
+// latency. A Path is a set of links with weights; a Flow moves the same
+// number of bytes n on every stream of its path. A flow first waits its
+// path's latency
+//
+//	alpha = extra + sum of the latencies of the links crossed
+//
+// (extra carries the per-message software overhead), then moves its bytes
+// at the rate the network gives it; alone on an idle network it takes
+//
+//	alpha + n/beta,  beta = min over links l of B(l)/w(l)
+//
+// where w(l) is the number of the path's streams crossing l. A link never
+// carries more than its bandwidth: the sum over moving flows of rate times
+// weight stays at most B(l).
+//
+// # Sharing
+//
+// Rates are recomputed whenever a flow starts moving or finishes, and are
+// constant in between, so a flow's finish time is exact:
+//
+//	finish = now + remaining/rate
+//
+// Network.Sharing selects the policy. MaxMin (the default) is max-min fair
+// sharing by progressive filling: all rates rise together; when a link is
+// full (to 1e-12 of its bandwidth), the flows crossing it are frozen and
+// the rest keep rising. EqualShare
+// gives each flow
+//
+//	rate(f) = min over links l of f of B(l) / (sum of weights of moving flows on l)
+//
+// and leaves idle any capacity a flow limited elsewhere cannot use. Under
+// EqualShare a lower bandwidth never finishes any flow earlier; under MaxMin
+// it can, because a flow slowed on one link frees capacity for others on
+// another (TestMaxMinNotMonotone gives a case where the whole set finishes
+// earlier). Both agree whenever one flow group is moving, which is every
+// moment of a collective on an otherwise idle network.
+//
+// # Flow groups: the symmetry abstraction
+//
+// A collective step in which p ranks each send a message of the same size
+// (a ring step, a halving-doubling exchange, a tree tick) is simulated as
+// one flow whose path is the union of the p routes: a link crossed by k of
+// them has weight k. All p streams move at one common rate, the group's
+// rate, so a step costs two events (first byte, last byte) instead of 2p,
+// and the path is built once and reused for every step with the same
+// pairs. A ring all-reduce on 1024 ranks is 2046 flows and 4092 events
+// instead of two million, a hierarchical one on 128 nodes of 8 is 268 flows.
+//
+// This is exact when every stream of the group gets the same share, which
+// holds on an idle symmetric topology and whenever other traffic loads the
+// group's links evenly. When other traffic loads one member's link more,
+// the whole group moves at that member's rate: gang semantics. A
+// synchronous step ends with its slowest stream anyway, and in the case of
+// TestGangBound the group ends exactly when the slowest of the separate
+// flows does and the other traffic is unaffected; what the abstraction
+// loses is that the faster members do not finish early and hand their
+// bandwidth to other traffic for the rest of the step. Contention between the group and other flows is real in both
+// directions: the group takes k times its rate from a link of weight k, and
+// progressive filling gives other flows what is left.
+//
+// # Time
+//
+// Times are units.Seconds, float64 seconds: see package event for why this
+// meets a relative 1e-9 against closed forms where integer nanoseconds
+// would not. Every product that feeds a sum is written float64(x*y), which
+// Go never fuses into a multiply-add, so results are bit-identical across
+// architectures.
+//
+// # Topology
+//
+// NewTopology builds a cluster from a Config: p ranks on p/k nodes of k,
+// each device with a port into the node's peer-to-peer fabric and a PCIe
+// link to host memory, each node with host memory and NICs, the NICs on a
+// fabric core whose capacity is the sum of the NIC bandwidths divided by
+// the oversubscription (the Topology type lists the links and routes). The
+// devices of a node share its NICs (device j uses NIC j·nics/k), so four
+// devices on one NIC each see a quarter of it. The transport efficiency
+// scales the NICs and the core; the per-message overhead is added to every
+// message between nodes or to a server.
+//
+// # Collectives
+//
+// Topology.AllReduce runs an all-reduce of S bytes on p ranks starting at
+// the scheduler's current time, alongside any other flows, and reports its
+// completion time and the bytes and busy time (bytes over bandwidth) of
+// every link it used. Each step starts when the previous one has finished.
+// The closed forms below hold on an idle network of one rank per node
+// (alpha the latency of a message between nodes, beta the NIC bandwidth
+// times the efficiency) and are what TestClosedForms checks, to 1e-9
+// relative, for p from 2 to 1024 and S from 1 KiB to 1 GiB.
+//
+// Ring: a reduce-scatter and an all-gather, each p−1 steps of S/p around the
+// ranks in the order given:
+//
+//	T = 2(p−1)·alpha + 2(p−1)/p · S/beta
+//
+// HalvingDoubling (Rabenseifner): with p' = 2^⌊log2 p⌋ and r = p − p', the
+// ranks 2i+1 (i < r) first send all of S to rank 2i; the p' remaining ranks
+// reduce-scatter by recursive halving (step j = 0..log2 p' − 1 exchanges
+// S/2^(j+1) with the rank at distance 2^j, so the large exchanges stay
+// between neighbours, inside a node) and all-gather by recursive doubling;
+// then ranks 2i send S back to 2i+1:
+//
+//	T = 2·log2(p')·alpha + 2(p'−1)/p' · S/beta + [p' < p]·2·(alpha + S/beta)
+//
+// Tree and DoubleTree: the binary tree is a heap over the ranks (the parent
+// of position i is (i−1)/2, depth d = ⌊log2 p⌋); NCCL's double binary tree
+// adds the heap over the ranks in reverse order, in which every rank
+// interior to one tree is a leaf of the other, and gives each tree half of
+// S. The data are pipelined in C = ⌈S_tree/TreeChunk⌉ chunks of c =
+// S_tree/C (S_tree = S for the tree, S/2 for each double tree), at most
+// MaxChunks. The reduce runs in n = d + C − 1 level-synchronous ticks: in
+// tick τ the ranks at depth l send chunk τ − (d − l) to their parents; the
+// broadcast then mirrors it. Each tick is one flow group, and a parent
+// receiving from (or sending to) two children, or a rank sending up both
+// trees, carries two streams, so a tick costs alpha + 2c/beta except in δ
+// ticks with no such rank:
+//
+//	T = 2·(n·alpha + (2n − δ)·c/beta),  δ = n if p = 2, 1 if p = 2^d ≥ 4, else 0
+//
+// so the bandwidth term is about 2·S/beta per phase for the single tree and
+// about S/beta per phase (2·S/beta in all) for the double tree, with
+// 2(d + C − 1) latency terms. NCCL overlaps the broadcast with the reduce;
+// this model does not, which costs d extra ticks.
+//
+// Hierarchical: on k ranks per node and N nodes, a ring reduce-scatter of S
+// inside every node at once, an all-reduce of S/k between nodes by the k
+// "rails" of ranks with the same place in their nodes (Config.InterNode,
+// default Ring), and a ring all-gather inside the nodes. The k rails share
+// the node's NICs, so each stream between nodes gets beta_n = nics·beta/k
+// (or less, through an oversubscribed core), and with a ring between nodes
+//
+//	T = 2(k−1)·(alpha_i + S/(k·beta_i)) + 2(N−1)·(alpha_n + S/(k·N·beta_n))
+//
+// with alpha_i and beta_i the intra-node latency and port bandwidth.
+//
+// Torus2D (IPU-POD): the ranks form an X by Y grid, rows of X consecutive
+// ranks; a ring reduce-scatter along the rows, a ring all-reduce of S/X
+// along the columns and a ring all-gather along the rows:
+//
+//	T = 2(X−1)·(alpha + S/(X·beta)) + 2(Y−1)·(alpha + S/(X·Y·beta))
+//
+// ParameterServer (synchronous, k = Config.Servers shards on their own
+// hosts): every worker pushes S/k to each shard, then pulls S/k from each;
+// each server's link carries p·S/k each way and each worker's k·S/k = S, and
+// every message pays the RPC overhead in alpha:
+//
+//	T = 2·(alpha + (S/k) / min(beta/k, beta_server/p))
+//
+// HostStaged, for devices without peer-to-peer access (seed 003's two GPUs):
+// every device copies S to host memory over its PCIe link; each host with
+// k ≥ 2 devices sums them on the CPU, reading k·S and writing S of host
+// memory; with N ≥ 2 nodes the hosts run a ring all-reduce of S striped
+// over their NICs; every device copies S back. With PCIe bandwidth B_p and
+// latency alpha_p and host memory bandwidth B_m (shared by the k copies):
+//
+//	T = 2·(alpha_p + S/min(B_p, B_m/k)) + [k ≥ 2]·(k+1)·S/B_m + [N ≥ 2]·T_ring(N, S)
+//
+// where the host ring's streams get min(beta, B_m/(2·nics)) each.
+//
+// Topology.AsyncPS runs an asynchronous parameter server: workers loop
+// pull, compute, push with no barrier; it reports the throughput in updates
+// per second and the mean staleness, the number of updates applied between
+// a worker's pull and its own update (N−1 for N identical workers).
+//
+// # Cost of the simulation
+//
+// A collective costs two events per flow group: 536 events for a
+// hierarchical all-reduce on 128 nodes of 8 ranks. Plans (the list of
+// steps) and paths are cached in the Topology by algorithm, ranks and size,
+// so gradient buckets of the same size reuse them step after step.
+//
+// # Determinism
+//
+// There is no randomness and no map iteration in the simulation; flows that
+// finish at the same time complete in the order they started, and the same
+// calls give bit-identical results.
+//
+// # Errors
+//
+// NewTopology returns an error wrapping ErrConfig that lists every problem
+// in a Config; AllReduce and AsyncPS return errors wrapping ErrCollective
+// for requests the topology cannot run (ranks out of range or repeated,
+// nodes holding different numbers of the ranks for Hierarchical, no
+// servers for ParameterServer). Misuse of the low-level API (a link of
+// another network, negative bytes given to Transfer) panics with a message
+// prefixed "netsim:".
+package netsim
