@@ -27,7 +27,7 @@ var allowed = map[string][]string{
 	"engine/optim":        {},
 	"engine/data":         {},
 	"engine/dist":         {"engine/tensor", "engine/nn", "engine/optim", "engine/data", "internal/benchlog", "internal/units"},
-	"engine/torchbench":   {"internal/benchlog"},
+	"engine/torchbench":   {"internal/benchlog", "internal/atomicfile", "internal/config"},
 	"hw":                  {"internal/units", "internal/config"},
 	"model":               {"internal/units", "internal/config"},
 	"internal/calib":      {"internal/units", "internal/config", "internal/atomicfile"},

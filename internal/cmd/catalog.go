@@ -62,7 +62,7 @@ func catalogCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			return writeCatalogTables(c.App.Writer, c.String("format"), catalogTables(cat, prof))
+			return writeTables(c.App.Writer, c.String("format"), catalogTables(cat, prof))
 		},
 		Subcommands: []*cli.Command{{
 			Name:      "show",
@@ -92,7 +92,7 @@ func catalogCommand() *cli.Command {
 }
 
 // catalogTables builds the tables `scaleplan catalog` prints.
-func catalogTables(cat *hw.Catalog, prof *model.Profiles) []table {
+func catalogTables(cat *hw.Catalog, prof *model.Profiles) []namedTable {
 	sys := table{Title: "Systems", Header: []string{"system", "node", "max nodes", "devices/node", "device", "fabric", "transports", "$/device-h"}}
 	for _, name := range cat.SystemNames() {
 		s := cat.Systems[name]
@@ -143,47 +143,7 @@ func catalogTables(cat *hw.Catalog, prof *model.Profiles) []table {
 		}
 		sc.Rows = append(sc.Rows, []string{name, desc})
 	}
-	return []table{sys, dev, mdl, rcp, sc}
-}
-
-// writeCatalogTables prints several tables: text and md separate them with a blank
-// line, csv adds a "table" column, json prints one object keyed by title.
-func writeCatalogTables(w io.Writer, format string, ts []table) error {
-	switch format {
-	case "csv":
-		for i, t := range ts {
-			if i > 0 {
-				fmt.Fprintln(w)
-			}
-			t.Title = ""
-			if err := t.write(w, format); err != nil {
-				return err
-			}
-		}
-		return nil
-	case "json":
-		fmt.Fprintln(w, "{")
-		for i, t := range ts {
-			fmt.Fprintf(w, "%q: ", strings.ToLower(t.Title))
-			if err := t.write(w, format); err != nil {
-				return err
-			}
-			if i < len(ts)-1 {
-				fmt.Fprintln(w, ",")
-			}
-		}
-		fmt.Fprintln(w, "}")
-		return nil
-	}
-	for i, t := range ts {
-		if i > 0 {
-			fmt.Fprintln(w)
-		}
-		if err := t.write(w, format); err != nil {
-			return err
-		}
-	}
-	return nil
+	return []namedTable{{"systems", &sys}, {"devices", &dev}, {"models", &mdl}, {"recipes", &rcp}, {"scenarios", &sc}}
 }
 
 // showEntry prints every entry called name, as YAML with units.

@@ -1,9 +1,7 @@
 package cmd
 
 import (
-	"bytes"
 	"cmp"
-	"encoding/json"
 	"fmt"
 	"io"
 	"math"
@@ -147,11 +145,6 @@ func writeCalibration(w io.Writer, rep *fit.Report, path string) error {
 }
 
 // namedTable is a table and the key it has in JSON output.
-type namedTable struct {
-	key string
-	t   *table
-}
-
 // fitTables lays the report out as tables, leaving out empty ones.
 func fitTables(rep *fit.Report, opt *fit.Options) []namedTable {
 	var out []namedTable
@@ -167,38 +160,6 @@ func fitTables(rep *fit.Report, opt *fit.Options) []namedTable {
 	add("steps_points", stepsPointsTable(rep))
 	add("runs", runsTable(rep))
 	return out
-}
-
-// writeTables prints the tables in format f: text and md one after the
-// other, csv separated by blank lines, json as one object keyed by table.
-func writeTables(w io.Writer, f string, ts []namedTable) error {
-	if f == "json" {
-		var b bytes.Buffer
-		b.WriteString("{")
-		for i, nt := range ts {
-			var tb bytes.Buffer
-			if err := nt.t.write(&tb, "json"); err != nil {
-				return err
-			}
-			if i > 0 {
-				b.WriteString(",")
-			}
-			k, _ := json.Marshal(nt.key)
-			fmt.Fprintf(&b, "\n  %s: %s", k, bytes.ReplaceAll(bytes.TrimSpace(tb.Bytes()), []byte("\n"), []byte("\n  ")))
-		}
-		b.WriteString("\n}\n")
-		_, err := w.Write(b.Bytes())
-		return err
-	}
-	for i, nt := range ts {
-		if i > 0 {
-			fmt.Fprintln(w)
-		}
-		if err := nt.t.write(w, f); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 func throughputTable(rep *fit.Report, groupBy []string) *table {

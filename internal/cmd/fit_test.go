@@ -12,20 +12,23 @@ import (
 	"scaleplan/fit"
 )
 
-// updateFit is the -update flag, shared with any other test of the package
-// that registered it first.
-var updateFit = func() *bool {
-	if f := flag.Lookup("update"); f != nil {
-		if g, ok := f.Value.(flag.Getter); ok {
-			if b, ok := g.Get().(bool); ok {
-				p := new(bool)
-				*p = b
-				return p
-			}
-		}
+// The -update flag rewrites the golden files. Another test file of the
+// package may have registered it already (as a package variable); then
+// both share it.
+func init() {
+	if flag.Lookup("update") == nil {
+		flag.Bool("update", false, "rewrite the golden files under testdata/")
 	}
-	return flag.Bool("update", false, "rewrite the golden files under testdata/")
-}()
+}
+
+func updating() bool {
+	g, ok := flag.Lookup("update").Value.(flag.Getter)
+	if !ok {
+		return false
+	}
+	b, _ := g.Get().(bool)
+	return b
+}
 
 // runFitApp runs the application, with the fit command added if the
 // command list does not have it yet, as Main does: it returns stdout,
@@ -85,7 +88,7 @@ func TestFitCommand(t *testing.T) {
 			got := "$ scaleplan " + strings.Join(shown, " ") + "\n-- exit " + string(rune('0'+code)) + " --\n-- stdout --\n" + stdout + "-- stderr --\n" + stderr
 			got = strings.ReplaceAll(got, tmp, "$TMP")
 			path := filepath.Join("testdata", "fit", tc.name+".golden")
-			if *updateFit {
+			if updating() {
 				if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
 					t.Fatal(err)
 				}

@@ -322,7 +322,7 @@ func Unknown(kind, name string, valid []string) string {
 	if len(sorted) <= 12 {
 		return msg + " (valid: " + strings.Join(sorted, ", ") + ")"
 	}
-	return msg + fmt.Sprintf(" (%d valid names; `scaleplan catalog` lists them)", len(sorted))
+	return msg + fmt.Sprintf(" (valid: %s, and %d more)", strings.Join(sorted[:12], ", "), len(sorted)-12)
 }
 
 // Nearest returns up to three names from valid closest to name: those within

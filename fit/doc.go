@@ -1,0 +1,96 @@
+// Package fit reads training logs and fits the laws that calibrate the
+// simulator: the throughput law per configuration, its fixed time across
+// device counts, and the steps-to-target curve.
+//
+// # Logs
+//
+// Read detects the format of a log and turns it into bench log records
+// (internal/benchlog): the scaleplan bench log itself, CSV with a header,
+// MLPerf Training result logs (":::MLLOG" lines), the output of Horovod's
+// PyTorch synthetic benchmark and of tf_cnn_benchmarks. Malformed lines are
+// counted and the first MaxQuoted kept with their line numbers; a log
+// without a usable record is an error (ErrNoRecords) that says what was
+// expected.
+//
+// # Throughput law
+//
+// A step on a batch of b samples (the global batch of a device group)
+// takes a time that grows with b plus a fixed time t (gradients,
+// averaging them across devices, the update), so the throughput is
+//
+//	v = b / (b/v0 + t),
+//
+// with v0 the throughput at infinite batch (seed 003). Throughput starts
+// from the weighted linear regression
+//
+//	1/v = 1/v0 + t · (1/b),  weights v²,
+//
+// and refines (v0, t) by nonlinear least squares on v with weights 1/v̂²
+// (relative errors, the noise of a throughput measurement being
+// proportional to it), minimizing over (ln v0, t) with gonum's Newton
+// method on the Gauss–Newton Hessian. v0 > 0 by construction; when the
+// optimum has t < 0, t is held at 0 and v0 is the mean throughput. The
+// covariance is
+//
+//	cov = s² (JᵀJ)⁻¹,  s² = Σ r_i² / (n − 2),  r_i = (v_i − v̂_i)/v̂_i,
+//
+// with J the Jacobian of v̂/v̂_i at the optimum, and the intervals are
+// estimate ± t_{n−2}(1 − (1−level)/2) · √cov_jj (Student's t).
+//
+// # Points the law does not explain
+//
+// A drop at the largest batch from memory pressure, or a step that hit a
+// slow node, must not bend the fit. For each batch size in turn, the
+// points at that batch are left out and predicted from the rest; with m
+// points at the batch, j their Jacobian row, h = j (JᵀJ)⁻¹ jᵀ and
+// g = h/(1 − m h), the left-out residual and its standard deviation are
+//
+//	e_(i) = e_i + g Σ e,   s_(G) √(1 + g),
+//	s²_(G) = (Σ_all e² − Σ_G e² − g (Σ_G e)²) / (n − m − 2),
+//
+// the exact group-deletion formulas of the linearized model. The point
+// with the smallest two-sided p-value (Student's t, n − m − 2 degrees of
+// freedom) is excluded if that p-value is below OutlierLevel/n (Bonferroni;
+// default 1 % family-wise), and the fit and the test are repeated, while
+// at most MaxExcluded (default 20 %) of the points are excluded and three
+// or more batch sizes remain. Excluded points are reported, never dropped
+// silently.
+//
+// # Across device counts
+//
+// From fits at several device counts p of the same model and device kind,
+// Comm separates the part of t that grows with p:
+//
+//	t(p) = t_fixed + 2(p−1)/p · t_comm,   t_comm = S/β,
+//
+// a ring all-reduce of a gradient of S bytes at effective bandwidth β
+// (its latency term is absorbed). Two counts determine the line; more are
+// fitted by least squares weighted by the inverse variances of t. Seed 003
+// (t = 0.054 s on 1 GPU, 0.15 s on 2 GPUs without peer-to-peer) gives
+// t_comm = 0.096 s, so β ≈ 1.06 GB/s for ResNet-50's 102 MB of fp32
+// gradients.
+//
+// # Steps to target
+//
+// The steps to reach a target accuracy at global batch B follow
+// (McCandlish et al. 2018)
+//
+//	S(B) = S_min · (1 + B_noise/B),
+//
+// fitted like the throughput law from the regression S = S_min +
+// (S_min·B_noise)·(1/B). A batch is in the perfect-scaling regime when S(B)
+// is within RegimeTolerance (20 %) of the line S_min·B_noise/B, that is
+// B <= 0.2·B_noise; in the regime of maximal data parallelism when S(B) is
+// within 20 % of S_min, that is B >= 5·B_noise; in between the returns
+// diminish (seed 004). Runs that did not reach the target are kept and
+// shown, not fitted.
+//
+// # Calibration
+//
+// Report.Calibration gives a Calibration that WriteCalibration writes as
+// YAML (atomically) and ReadCalibration reads back strictly, with every
+// problem reported with its line.
+//
+// Nothing in the package reads the clock or a global random source: the
+// same logs give the same bytes out.
+package fit

@@ -1,0 +1,85 @@
+package fit_test
+
+import (
+	"fmt"
+	"log"
+	"strings"
+
+	"scaleplan/fit"
+	"scaleplan/internal/units"
+)
+
+// ExampleThroughput fits five exact points of seed 003's one-GPU curve,
+// v0 = 258.1 samples/s and t = 54 ms.
+func ExampleThroughput() {
+	b := []float64{16, 32, 64, 128, 256}
+	v := make([]float64, len(b))
+	for i := range b {
+		v[i] = b[i] / (b[i]/258.1 + 0.054)
+	}
+	f, err := fit.Throughput(b, v, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Printf("v0 = %.1f samples/s, t = %v, R² = %.4f\n", f.V0, f.T, f.R2)
+	fmt.Printf("step at batch 512: %v\n", f.StepTime(512))
+	// Output:
+	// v0 = 258.1 samples/s, t = 54 ms, R² = 1.0000
+	// step at batch 512: 2.038 s
+}
+
+// ExampleSteps fits a steps-to-target curve and names the regime of three
+// batches.
+func ExampleSteps() {
+	B := []float64{64, 256, 1024, 4096, 16384, 65536}
+	S := make([]float64, len(B))
+	for i := range B {
+		S[i] = 1000 * (1 + 2048/B[i])
+	}
+	f, err := fit.Steps(B, S, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Printf("S_min = %.0f steps, B_noise = %.0f samples\n", f.SMin, f.BNoise)
+	for _, b := range []float64{256, 2048, 16384} {
+		fmt.Printf("B = %5.0f: %4.0f steps, %v\n", b, f.Predict(b), f.Regime(b))
+	}
+	// Output:
+	// S_min = 1000 steps, B_noise = 2048 samples
+	// B =   256: 9000 steps, perfect scaling
+	// B =  2048: 2000 steps, diminishing returns
+	// B = 16384: 1125 steps, maximal data parallelism
+}
+
+// ExampleComm separates seed 003's fixed step times on one GPU and on two
+// without peer-to-peer, for ResNet-50's 102.2 MB of fp32 gradients.
+func ExampleComm() {
+	f, err := fit.Comm([]int{1, 2}, []units.Seconds{0.054, 0.15}, nil, 102.2*units.MB, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Printf("t_fixed = %v, t_comm = %v, all-reduce bandwidth = %v\n", f.TFixed, f.TComm, f.Bandwidth)
+	// Output:
+	// t_fixed = 54 ms, t_comm = 96 ms, all-reduce bandwidth = 1.065 GB/s
+}
+
+// ExampleRead reads Horovod's synthetic benchmark output.
+func ExampleRead() {
+	out := `Model: resnet50
+Batch size: 64
+Number of GPUs: 4
+Running warmup...
+Running benchmark...
+Iter #0: 229.3 img/sec per GPU
+Img/sec per GPU: 229.1 +-1.1
+Total img/sec on 4 GPU(s): 916.4 +-4.4
+`
+	lg, err := fit.Read(strings.NewReader(out), "hvd.log")
+	if err != nil {
+		log.Fatal(err)
+	}
+	r := lg.Records[0]
+	fmt.Printf("%s: %s, %d × %s, global batch %d, %.1f samples/s (line %d)\n", lg.Format, r.Model, r.Workers, r.Device, r.GlobalBatch, r.Throughput(), lg.Lines[0])
+	// Output:
+	// horovod: resnet50, 4 × GPU, global batch 256, 916.4 samples/s (line 8)
+}

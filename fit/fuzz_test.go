@@ -1,0 +1,117 @@
+package fit
+
+import (
+	"bytes"
+	"math"
+	"testing"
+)
+
+// checkLog fails t if a Log breaks its invariants, then fits it: no input
+// may make a reader or a fit panic or return an impossible figure.
+func checkLog(t *testing.T, data []byte, lg *Log, err error) {
+	t.Helper()
+	if err != nil {
+		if lg != nil {
+			t.Fatalf("error %v with a log", err)
+		}
+		return
+	}
+	lines := bytes.Count(data, []byte("\n")) + 1
+	if len(lg.Lines) != len(lg.Records) {
+		t.Fatalf("%d lines for %d records", len(lg.Lines), len(lg.Records))
+	}
+	for i, r := range lg.Records {
+		if err := r.Validate(); err != nil {
+			t.Fatalf("record %d does not validate: %v", i, err)
+		}
+		if lg.Lines[i] < 1 || lg.Lines[i] > lines {
+			t.Fatalf("record %d at line %d of %d", i, lg.Lines[i], lines)
+		}
+	}
+	if lg.Malformed < len(lg.Errors) || len(lg.Errors) > MaxQuoted {
+		t.Fatalf("%d malformed, %d quoted", lg.Malformed, len(lg.Errors))
+	}
+	for _, e := range lg.Errors {
+		if e.Line < 1 || e.Line > lines+1 {
+			t.Fatalf("malformed line %d of %d", e.Line, lines)
+		}
+	}
+	rep, err := Fit([]*Log{lg}, &Options{GradientSize: 1e8})
+	if err != nil {
+		return
+	}
+	for _, g := range rep.Groups {
+		if f := g.Fit; f != nil && (!(f.V0 > 0) || math.IsInf(f.V0, 0) || !(f.T >= 0) || math.IsInf(float64(f.T), 0)) {
+			t.Fatalf("%v: v0 %v, t %v", g.Key, f.V0, f.T)
+		}
+	}
+	for _, s := range rep.Steps {
+		if f := s.Fit; f != nil && (!(f.SMin > 0) || !(f.BNoise >= 0)) {
+			t.Fatalf("steps %s: S_min %v, B_noise %v", s.Model, f.SMin, f.BNoise)
+		}
+	}
+	var buf bytes.Buffer
+	if err := rep.Calibration().Encode(&buf); err != nil {
+		t.Fatal(err)
+	}
+	if c := rep.Calibration(); len(c.Throughput)+len(c.Comm)+len(c.Steps) > 0 {
+		if _, err := ReadCalibration(&buf); err != nil {
+			t.Fatalf("calibration of a fit does not read back: %v\n%s", err, buf.Bytes())
+		}
+	}
+}
+
+func fuzzFormat(f *testing.F, format Format, seeds ...string) {
+	for _, s := range seeds {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		lg, err := ReadAs(bytes.NewReader(data), "fuzz", format)
+		checkLog(t, data, lg, err)
+	})
+}
+
+func FuzzRead(f *testing.F) {
+	f.Add([]byte("batch,samples_per_s\n8,100\n16,150\n32,180\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		lg, err := Read(bytes.NewReader(data), "fuzz")
+		checkLog(t, data, lg, err)
+	})
+}
+
+func FuzzReadBenchlog(f *testing.F) {
+	fuzzFormat(f, Benchlog, `{"kind":"measurement","model":"m","workers":1,"batch":8,"step_time_s":0.1}`+"\n"+`{"kind":"measurement","model":"m","workers":1,"batch":16,"step_time_s":0.15}`)
+}
+
+func FuzzReadCSV(f *testing.F) {
+	fuzzFormat(f, CSV, "model,devices,batch,step_time (ms)\nm,1,8,85\nm,1,16,116\nm,1,32,180\n", "global_batch;steps_to_target;reached\n64;1000;yes\n128;600;yes\n256;400;no\n")
+}
+
+func FuzzReadMLPerf(f *testing.F) {
+	fuzzFormat(f, MLPerf, `:::MLLOG {"namespace": "", "time_ms": 1000, "event_type": "INTERVAL_START", "key": "epoch_start", "value": null, "metadata": {"epoch_num": 1}}`)
+}
+
+func FuzzReadHorovod(f *testing.F) {
+	fuzzFormat(f, Horovod, "Model: resnet50\nBatch size: 32\nNumber of GPUs: 2\nIter #0: 100.0 img/sec per GPU\nImg/sec per GPU: 100.0 +-1.0\nTotal img/sec on 2 GPU(s): 200.0 +-2.0\n")
+}
+
+func FuzzReadTFCNN(f *testing.F) {
+	fuzzFormat(f, TFCNN, "Model:       resnet50\nBatch size:  64 global\n             32 per device\nDevices:     ['/gpu:0', '/gpu:1']\n10\timages/sec: 300.1 +/- 0.5 (jitter = 1.2)\t7.9\ntotal images/sec: 300.00\n")
+}
+
+func FuzzReadCalibration(f *testing.F) {
+	f.Add([]byte("throughput:\n  - model: m\n    devices: 1\n    v0: 258.1\n    t: 54 ms\n    r2: 0.99\n    points: 6\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		c, err := ReadCalibration(bytes.NewReader(data))
+		if err != nil {
+			return
+		}
+		var buf bytes.Buffer
+		if err := c.Encode(&buf); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := ReadCalibration(&buf); err != nil {
+			t.Fatalf("valid calibration does not read back: %v\n%s", err, buf.Bytes())
+		}
+	})
+}

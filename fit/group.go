@@ -1,0 +1,383 @@
+package fit
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	"scaleplan/internal/benchlog"
+	"scaleplan/internal/units"
+)
+
+// ErrNoData is returned by Fit when the logs hold no throughput
+// measurement, no convergence record and no run.
+var ErrNoData = errors.New("no throughput, convergence or run records")
+
+// Options control Fit. The zero value groups by model, device kind,
+// device count and precision, and uses DefaultSettings.
+type Options struct {
+	// GroupBy names labels whose values also split the groups, e.g.
+	// "framework". A record without the label has the value "".
+	GroupBy []string
+	// GradientSize is S, the bytes all-reduced per step, for the bandwidth
+	// estimate of the fits across device counts; 0 leaves it out.
+	GradientSize units.Bytes
+	// Settings of the fits; nil means DefaultSettings.
+	Settings *Settings
+}
+
+// Key identifies a group of throughput measurements.
+type Key struct {
+	Model     string
+	Device    string // device kind
+	Devices   int    // device count; 0 if the log does not say (MLPerf)
+	Precision string
+	Labels    map[string]string // the Options.GroupBy labels
+}
+
+// String returns the key as "model device ×devices precision k=v ...",
+// leaving out what is empty.
+func (k Key) String() string {
+	parts := []string{cmp.Or(k.Model, "?")}
+	if k.Device != "" {
+		parts = append(parts, k.Device)
+	}
+	if k.Devices > 0 {
+		parts = append(parts, "×"+strconv.Itoa(k.Devices))
+	}
+	if k.Precision != "" {
+		parts = append(parts, k.Precision)
+	}
+	if l := labelString(k.Labels); l != "" {
+		parts = append(parts, l)
+	}
+	return strings.Join(parts, " ")
+}
+
+// Point is one throughput measurement of a group.
+type Point struct {
+	Batch      int     // global batch, samples per step
+	Throughput float64 // samples per second over all devices
+	Fitted     float64 // the law at Batch; NaN if the group has no fit
+	Residual   float64 // (Throughput − Fitted)/Fitted
+	Z          float64 // standardized prediction residual; NaN where not tested
+	Excluded   bool    // the law does not explain it; left out of the fit
+	Kind       string  // benchlog.KindMeasurement or benchlog.KindStep
+	Source     string  // file
+	Line       int     // line in Source
+}
+
+// Group is the throughput law fitted to one group of measurements.
+type Group struct {
+	Key    Key
+	Points []Point
+	OOM    []int          // global batches that ran out of device memory, ascending
+	Fit    *ThroughputFit // nil when Err is set
+	Err    error
+	// Ignored counts step records left out because the group has
+	// measurement records (which summarize them).
+	Ignored int
+}
+
+// StepsPoint is one convergence record.
+type StepsPoint struct {
+	Batch    int     // global batch
+	Steps    int     // steps to reach the target, or the cap when not Reached
+	Reached  bool    // whether the run reached the target
+	Accuracy float64 // best accuracy reached, fraction
+	Fitted   float64 // S(Batch) of the fit; NaN without one
+	Regime   Regime  // regime of the fitted curve at Batch; Unclassified without one
+	Residual float64 // (Steps − Fitted)/Fitted of reached points
+	Z        float64 // standardized prediction residual; NaN where not tested
+	Excluded bool    // the curve does not explain it
+	Source   string
+	Line     int
+}
+
+// StepsGroup is the steps-to-target curve of one model and target.
+type StepsGroup struct {
+	Model  string
+	Target float64 // target accuracy, fraction; 0 if the log does not say
+	Labels map[string]string
+	Points []StepsPoint // reached and not, in input order
+	Fit    *StepsFit    // fitted to the reached points; nil when Err is set
+	Err    error
+	// MaxReached is the largest global batch that reached the target.
+	MaxReached int
+}
+
+// CommGroup is the split of t across device counts for one model and
+// device kind.
+type CommGroup struct {
+	Model, Device, Precision string
+	Labels                   map[string]string
+	Fit                      *CommFit
+	Err                      error
+}
+
+// Report is everything Fit found.
+type Report struct {
+	Groups []Group      // throughput law per group
+	Comm   []CommGroup  // across device counts, where a group has two or more
+	Steps  []StepsGroup // steps-to-target curves
+	Runs   []SourcedRun // training runs (MLPerf)
+}
+
+// SourcedRun is a Run and the file it came from.
+type SourcedRun struct {
+	Source string
+	Run
+}
+
+// Fit fits the throughput law to every group of measurement (or step)
+// records of logs, the communication split across device counts, and the
+// steps-to-target curve to the convergence records, grouped by model,
+// target and the GroupBy labels. In a group that has measurement records,
+// step records are ignored: a measurement summarizes its steps. A group
+// that cannot be fitted has its Err set; Fit returns ErrNoData only when
+// there is nothing to report at all.
+func Fit(logs []*Log, opt *Options) (*Report, error) {
+	var o Options
+	if opt != nil {
+		o = *opt
+	}
+	rep := &Report{}
+	groups := map[string]*Group{}
+	steps := map[string]*StepsGroup{}
+	for _, lg := range logs {
+		for _, r := range lg.Runs {
+			rep.Runs = append(rep.Runs, SourcedRun{Source: lg.Name, Run: r})
+		}
+		for i, r := range lg.Records {
+			line := 0
+			if i < len(lg.Lines) {
+				line = lg.Lines[i]
+			}
+			switch r.Kind {
+			case benchlog.KindMeasurement, benchlog.KindStep, benchlog.KindOOM:
+				k := Key{Model: r.Model, Device: r.Device, Devices: r.Workers, Precision: r.Precision, Labels: pick(r.Labels, o.GroupBy)}
+				g := groups[keyString(k)]
+				if g == nil {
+					g = &Group{Key: k}
+					groups[keyString(k)] = g
+				}
+				if r.Kind == benchlog.KindOOM {
+					if b := r.EffectiveGlobalBatch(); b > 0 {
+						g.OOM = append(g.OOM, b)
+					}
+					continue
+				}
+				g.Points = append(g.Points, Point{
+					Batch: r.EffectiveGlobalBatch(), Throughput: r.Throughput(),
+					Kind: r.Kind, Source: lg.Name, Line: line,
+				})
+			case benchlog.KindConvergence:
+				labels := pick(r.Labels, o.GroupBy)
+				key := r.Model + "\x00" + strconv.FormatFloat(r.Target, 'g', -1, 64) + "\x00" + labelString(labels)
+				sg := steps[key]
+				if sg == nil {
+					sg = &StepsGroup{Model: r.Model, Target: r.Target, Labels: labels}
+					steps[key] = sg
+				}
+				sg.Points = append(sg.Points, StepsPoint{
+					Batch: r.EffectiveGlobalBatch(), Steps: r.StepsToTarget, Reached: r.Reached,
+					Accuracy: r.Accuracy, Source: lg.Name, Line: line,
+				})
+			}
+		}
+	}
+	for _, g := range groups {
+		fitGroup(g, o.Settings)
+		rep.Groups = append(rep.Groups, *g)
+	}
+	sort.Slice(rep.Groups, func(i, j int) bool { return lessKey(rep.Groups[i].Key, rep.Groups[j].Key) })
+	for _, sg := range steps {
+		fitSteps(sg, o.Settings)
+		rep.Steps = append(rep.Steps, *sg)
+	}
+	sort.Slice(rep.Steps, func(i, j int) bool {
+		a, b := rep.Steps[i], rep.Steps[j]
+		return cmp.Or(cmp.Compare(a.Model, b.Model), cmp.Compare(a.Target, b.Target), cmp.Compare(labelString(a.Labels), labelString(b.Labels))) < 0
+	})
+	rep.Comm = fitComm(rep.Groups, o.GradientSize, o.Settings)
+	if len(rep.Runs) == 0 && len(rep.Steps) == 0 && !hasPoints(rep.Groups) {
+		return nil, ErrNoData
+	}
+	return rep, nil
+}
+
+func hasPoints(gs []Group) bool {
+	for _, g := range gs {
+		if len(g.Points) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// fitGroup fits the law to a group's points.
+func fitGroup(g *Group, s *Settings) {
+	slices.Sort(g.OOM)
+	g.OOM = slices.Compact(g.OOM)
+	hasMeasurement := false
+	for _, p := range g.Points {
+		hasMeasurement = hasMeasurement || p.Kind == benchlog.KindMeasurement
+	}
+	if hasMeasurement {
+		kept := g.Points[:0]
+		for _, p := range g.Points {
+			if p.Kind == benchlog.KindStep {
+				g.Ignored++
+				continue
+			}
+			kept = append(kept, p)
+		}
+		g.Points = kept
+	}
+	for i := range g.Points {
+		g.Points[i].Fitted, g.Points[i].Residual, g.Points[i].Z = math.NaN(), math.NaN(), math.NaN()
+	}
+	if len(g.Points) == 0 {
+		g.Err = errors.New("no throughput measurements (only out-of-memory records)")
+		return
+	}
+	b := make([]float64, len(g.Points))
+	v := make([]float64, len(g.Points))
+	for i, p := range g.Points {
+		b[i], v[i] = float64(p.Batch), p.Throughput
+	}
+	f, err := Throughput(b, v, s)
+	if err != nil {
+		g.Err = err
+		return
+	}
+	g.Fit = f
+	for i := range g.Points {
+		p := &g.Points[i]
+		p.Fitted, p.Residual, p.Z, p.Excluded = f.Fitted[i], f.Residuals[i], f.Z[i], f.Excluded[i]
+	}
+}
+
+// fitSteps fits the steps curve to the reached points of a group.
+func fitSteps(sg *StepsGroup, s *Settings) {
+	var b, st []float64
+	var idx []int
+	for i, p := range sg.Points {
+		sg.Points[i].Fitted, sg.Points[i].Residual, sg.Points[i].Z = math.NaN(), math.NaN(), math.NaN()
+		if p.Reached {
+			b = append(b, float64(p.Batch))
+			st = append(st, float64(p.Steps))
+			idx = append(idx, i)
+			sg.MaxReached = max(sg.MaxReached, p.Batch)
+		}
+	}
+	if len(b) == 0 {
+		sg.Err = fmt.Errorf("no batch reached the target (%d runs)", len(sg.Points))
+		return
+	}
+	f, err := Steps(b, st, s)
+	if err != nil {
+		sg.Err = fmt.Errorf("batches that reached the target: %w", err)
+		return
+	}
+	sg.Fit = f
+	for j, i := range idx {
+		p := &sg.Points[i]
+		p.Residual, p.Z, p.Excluded = f.Residuals[j], f.Z[j], f.Excluded[j]
+	}
+	for i := range sg.Points {
+		p := &sg.Points[i]
+		p.Fitted = f.Predict(float64(p.Batch))
+		p.Regime = f.Regime(float64(p.Batch))
+	}
+}
+
+// fitComm fits t across device counts for every set of groups that differ
+// only in their count.
+func fitComm(groups []Group, gradient units.Bytes, s *Settings) []CommGroup {
+	type set struct {
+		cg CommGroup
+		gs []*Group
+	}
+	sets := map[string]*set{}
+	var order []string
+	for i := range groups {
+		g := &groups[i]
+		if g.Fit == nil || g.Key.Devices < 1 {
+			continue
+		}
+		k := g.Key
+		k.Devices = 0
+		ks := keyString(k)
+		st := sets[ks]
+		if st == nil {
+			st = &set{cg: CommGroup{Model: k.Model, Device: k.Device, Precision: k.Precision, Labels: k.Labels}}
+			sets[ks] = st
+			order = append(order, ks)
+		}
+		st.gs = append(st.gs, g)
+	}
+	var out []CommGroup
+	for _, ks := range order {
+		st := sets[ks]
+		if len(st.gs) < 2 {
+			continue
+		}
+		sort.Slice(st.gs, func(i, j int) bool { return st.gs[i].Key.Devices < st.gs[j].Key.Devices })
+		p := make([]int, len(st.gs))
+		t := make([]units.Seconds, len(st.gs))
+		se := make([]units.Seconds, len(st.gs))
+		for i, g := range st.gs {
+			p[i], t[i] = g.Key.Devices, g.Fit.T
+			se[i] = units.Seconds(math.Sqrt(g.Fit.Cov[1][1]))
+		}
+		st.cg.Fit, st.cg.Err = Comm(p, t, se, gradient, s)
+		out = append(out, st.cg)
+	}
+	return out
+}
+
+// pick returns the labels of names, "" for those missing; nil without names.
+func pick(labels map[string]string, names []string) map[string]string {
+	if len(names) == 0 {
+		return nil
+	}
+	m := make(map[string]string, len(names))
+	for _, n := range names {
+		m[n] = labels[n]
+	}
+	return m
+}
+
+// labelString returns the labels as "k=v k=v", sorted by key.
+func labelString(labels map[string]string) string {
+	keys := make([]string, 0, len(labels))
+	for k := range labels {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = k + "=" + labels[k]
+	}
+	return strings.Join(parts, " ")
+}
+
+func keyString(k Key) string {
+	return strings.Join([]string{k.Model, k.Device, strconv.Itoa(k.Devices), k.Precision, labelString(k.Labels)}, "\x00")
+}
+
+func lessKey(a, b Key) bool {
+	return cmp.Or(
+		cmp.Compare(a.Model, b.Model),
+		cmp.Compare(a.Device, b.Device),
+		cmp.Compare(a.Devices, b.Devices),
+		cmp.Compare(a.Precision, b.Precision),
+		cmp.Compare(labelString(a.Labels), labelString(b.Labels)),
+	) < 0
+}

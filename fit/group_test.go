@@ -1,0 +1,125 @@
+package fit
+
+import (
+	"errors"
+	"math"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"scaleplan/internal/benchlog"
+)
+
+func readLogs(t *testing.T, files ...string) []*Log {
+	t.Helper()
+	var logs []*Log
+	for _, f := range files {
+		lg, err := ReadFile(filepath.Join("testdata", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		logs = append(logs, lg)
+	}
+	return logs
+}
+
+func findGroup(t *testing.T, rep *Report, key string) Group {
+	t.Helper()
+	var keys []string
+	for _, g := range rep.Groups {
+		if g.Key.String() == key {
+			return g
+		}
+		keys = append(keys, g.Key.String())
+	}
+	t.Fatalf("no group %q; have %q", key, keys)
+	return Group{}
+}
+
+// TestFitBenchlog fits the sample bench log: seed 003's curves on one and
+// two V100s with 1 % noise, a 20 % drop at the largest two-GPU batch, an
+// out-of-memory record and step records beside the measurements, and a
+// steps-to-target sweep of S = 400·(1 + 512/B) with 2 % noise.
+func TestFitBenchlog(t *testing.T) {
+	rep, err := Fit(readLogs(t, "bench_resnet50.jsonl"), &Options{GradientSize: resnet50Gradient})
+	if err != nil {
+		t.Fatal(err)
+	}
+	one := findGroup(t, rep, "resnet50 V100 ×1 fp32")
+	if one.Ignored != 3 || len(one.Points) != 6 || len(one.OOM) != 1 || one.OOM[0] != 512 {
+		t.Errorf("1 GPU: %d ignored steps, %d points, OOM %v; want 3, 6, [512]", one.Ignored, len(one.Points), one.OOM)
+	}
+	two := findGroup(t, rep, "resnet50 V100 ×2 fp32")
+	for _, g := range []struct {
+		g     Group
+		v0, t float64
+	}{{one, 258.1, 0.054}, {two, 513.8, 0.15}} {
+		f := g.g.Fit
+		if f == nil {
+			t.Fatalf("%v: %v", g.g.Key, g.g.Err)
+		}
+		if math.Abs(f.V0/g.v0-1) > 0.03 || math.Abs(float64(f.T)/g.t-1) > 0.05 {
+			t.Errorf("%v: v0 %v, t %v; want within 3%% and 5%% of %v, %v", g.g.Key, f.V0, float64(f.T), g.v0, g.t)
+		}
+	}
+	for _, p := range two.Points {
+		if p.Excluded != (p.Batch == 512) {
+			t.Errorf("2 GPUs, batch %d: excluded %v (residual %.3f, z %.1f)", p.Batch, p.Excluded, p.Residual, p.Z)
+		}
+	}
+	if len(rep.Comm) != 1 {
+		t.Fatalf("%d communication fits, want 1", len(rep.Comm))
+	}
+	c := rep.Comm[0].Fit
+	if math.Abs(float64(c.TComm)/0.096-1) > 0.05 || c.Bandwidth <= 0 {
+		t.Errorf("t_comm %v, bandwidth %v; want within 5%% of 0.096 s", float64(c.TComm), c.Bandwidth)
+	}
+	if len(rep.Steps) != 1 {
+		t.Fatalf("%d steps groups, want 1", len(rep.Steps))
+	}
+	sg := rep.Steps[0]
+	if sg.Fit == nil || math.Abs(sg.Fit.SMin/400-1) > 0.05 || math.Abs(sg.Fit.BNoise/512-1) > 0.1 {
+		t.Fatalf("steps: %+v, %v; want S_min ≈ 400, B_noise ≈ 512", sg.Fit, sg.Err)
+	}
+	last := sg.Points[len(sg.Points)-1]
+	if last.Reached || last.Batch != 16384 || last.Regime != MaximalDataParallelism || sg.MaxReached != 8192 || sg.Fit.Used != 10 {
+		t.Errorf("unreached point %+v, max reached %d, %d points fitted; want 16384 kept, not reached, 8192, 10", last, sg.MaxReached, sg.Fit.Used)
+	}
+}
+
+func TestFitGroupBy(t *testing.T) {
+	logs := readLogs(t, "seed003.csv", "horovod_resnet50.txt")
+	rep, err := Fit(logs, &Options{GroupBy: []string{"framework"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	for _, g := range rep.Groups {
+		keys = append(keys, g.Key.String())
+	}
+	want := "resnet50 GPU ×4 framework=|resnet50 GTX1080Ti ×1 framework=pytorch|resnet50 GTX1080Ti ×2 framework=pytorch"
+	if got := strings.Join(keys, "|"); got != want {
+		t.Errorf("groups %q, want %q", got, want)
+	}
+}
+
+func TestFitErrors(t *testing.T) {
+	if _, err := Fit(nil, nil); !errors.Is(err, ErrNoData) {
+		t.Errorf("no logs: %v, want ErrNoData", err)
+	}
+	lg := &Log{Name: "x", Records: []benchlog.Record{
+		{Kind: benchlog.KindMeasurement, Model: "m", Workers: 1, Batch: 8, StepTime: 0.1},
+		{Kind: benchlog.KindMeasurement, Model: "m", Workers: 1, Batch: 8, StepTime: 0.11},
+		{Kind: benchlog.KindOOM, Model: "n", Batch: 64},
+	}, Lines: []int{1, 2, 3}}
+	rep, err := Fit([]*Log{lg}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Groups) != 2 || !errors.Is(rep.Groups[0].Err, ErrFewBatches) || rep.Groups[1].Err == nil {
+		t.Errorf("groups %+v: want one batch size (m) and OOM only (n) as errors", rep.Groups)
+	}
+	if c := rep.Calibration(); len(c.Throughput) != 0 {
+		t.Errorf("calibration of failed fits: %+v", c)
+	}
+}

@@ -1,0 +1,356 @@
+package fit
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"scaleplan/internal/benchlog"
+	"scaleplan/internal/units"
+)
+
+// Format is a kind of log that Read understands.
+type Format string
+
+// The formats.
+const (
+	// Benchlog is the JSON-lines bench log of internal/benchlog, written by
+	// the reference engine and the bench scripts.
+	Benchlog Format = "benchlog"
+	// MLPerf is an MLPerf Training result log: ":::MLLOG {...}" lines as
+	// written by the mlperf_logging library.
+	MLPerf Format = "mlperf"
+	// TFCNN is the output of tf_cnn_benchmarks.
+	TFCNN Format = "tf_cnn_benchmarks"
+	// Horovod is the output of Horovod's pytorch_synthetic_benchmark.py (and
+	// of the scripts that copy it).
+	Horovod Format = "horovod"
+	// CSV is comma-, semicolon- or tab-separated values under a header that
+	// names the columns.
+	CSV Format = "csv"
+)
+
+// Formats lists the formats in the order Detect tries them.
+var Formats = []Format{Benchlog, MLPerf, TFCNN, Horovod, CSV}
+
+// Describe returns a short description of the format for messages.
+func (f Format) Describe() string {
+	switch f {
+	case Benchlog:
+		return "scaleplan bench log (JSON lines)"
+	case MLPerf:
+		return "MLPerf Training log (:::MLLOG lines)"
+	case TFCNN:
+		return "tf_cnn_benchmarks output"
+	case Horovod:
+		return "PyTorch/Horovod synthetic benchmark output"
+	case CSV:
+		return "CSV with a header"
+	}
+	return string(f)
+}
+
+// expect says what a usable record of the format looks like.
+func (f Format) expect() string {
+	switch f {
+	case Benchlog:
+		return `JSON lines such as {"kind":"measurement","batch":64,"step_time_s":0.1}`
+	case MLPerf:
+		return `":::MLLOG {...}" lines with global_batch_size, train_samples and epoch_start/epoch_stop, block_start/block_stop or run_start/run_stop`
+	case TFCNN:
+		return `"Batch size:", "Devices:" and "total images/sec: X" (or step "images/sec: X +/- Y" lines)`
+	case Horovod:
+		return `"Batch size: N" and "Total img/sec on N GPU(s): X +-Y" (or "Img/sec per GPU" or "Iter #i" lines)`
+	case CSV:
+		return "a header naming a batch column (batch, global_batch) and samples_per_s, step_time or steps_to_target, then rows"
+	}
+	return "a known log format"
+}
+
+// MaxQuoted is the number of malformed lines a Log keeps to quote.
+const MaxQuoted = 5
+
+// Errors of Read.
+var (
+	// ErrUnknownFormat: the data is in none of the formats.
+	ErrUnknownFormat = errors.New("unrecognized log format")
+	// ErrNoRecords: the data is in a known format but holds no usable record.
+	ErrNoRecords = errors.New("no usable records")
+)
+
+// Log is what a reader found in one file. Every format is turned into
+// bench log records: measurements (one per configuration), steps (one per
+// timed step), convergence (steps to reach a target) and oom records.
+type Log struct {
+	Name    string            // file name, as given to Read
+	Format  Format            // the format it was read as
+	Records []benchlog.Record // in file order; each passes Record.Validate
+	Lines   []int             // Lines[i] is the 1-based line Records[i] came from
+	Runs    []Run             // training runs with their time to train (MLPerf)
+
+	Malformed int                   // lines that could not be read
+	Errors    []*benchlog.LineError // the first MaxQuoted of them
+	Notes     []string              // what the reader assumed or could not do
+}
+
+// Run is one training run of an MLPerf log.
+type Run struct {
+	Line        int           // line of run_stop, or of the last event when the log stops early
+	Run         string        // run number within the file, "1", "2", ...
+	Model       string        // submission_benchmark, e.g. "resnet"
+	Device      string        // submission_platform, e.g. "1xGX2570M5"
+	GlobalBatch int           // global_batch_size, samples
+	Epochs      float64       // epochs trained (completed epoch_stop or block_stop epochs)
+	Accuracy    float64       // last eval_accuracy, fraction; 0 if none
+	Status      string        // run_stop status, "success" or "aborted"; "" when the log ends before run_stop
+	TimeToTrain units.Seconds // run_stop − run_start; 0 when either is missing
+}
+
+// MalformedSummary returns "N malformed lines" followed by the quoted
+// ones, or "" when there are none.
+func (lg *Log) MalformedSummary() string {
+	if lg.Malformed == 0 {
+		return ""
+	}
+	var b strings.Builder
+	if lg.Malformed == 1 {
+		b.WriteString("1 malformed line")
+	} else {
+		fmt.Fprintf(&b, "%d malformed lines", lg.Malformed)
+	}
+	for i, e := range lg.Errors {
+		if i == 0 {
+			b.WriteString(": ")
+		} else {
+			b.WriteString("; ")
+		}
+		b.WriteString(e.Error())
+	}
+	if lg.Malformed > len(lg.Errors) {
+		b.WriteString("; ...")
+	}
+	return b.String()
+}
+
+func (lg *Log) add(r benchlog.Record, line int) {
+	lg.Records = append(lg.Records, r)
+	lg.Lines = append(lg.Lines, line)
+}
+
+// addValid adds r if it validates, else counts line as malformed.
+func (lg *Log) addValid(r benchlog.Record, line int, text []byte) {
+	if err := r.Validate(); err != nil {
+		lg.malformed(line, text, err)
+		return
+	}
+	lg.add(r, line)
+}
+
+func (lg *Log) malformed(line int, text []byte, err error) {
+	lg.Malformed++
+	if len(lg.Errors) < MaxQuoted {
+		lg.Errors = append(lg.Errors, &benchlog.LineError{Line: line, Text: cut(string(bytes.TrimSpace(text)), 120), Err: err})
+	}
+}
+
+func (lg *Log) notef(format string, args ...any) {
+	lg.Notes = append(lg.Notes, fmt.Sprintf(format, args...))
+}
+
+// ReadFile reads the log in the named file; see Read.
+func ReadFile(name string) (*Log, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return Read(f, name)
+}
+
+// Read reads a log, detecting its format with Detect. name is used in
+// messages. Malformed lines are counted in Log.Malformed and the first
+// MaxQuoted kept in Log.Errors; reading goes on after them. A log with no
+// usable record is an error (ErrNoRecords) that says what was expected.
+func Read(r io.Reader, name string) (*Log, error) {
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	f, err := Detect(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return parse(data, name, f)
+}
+
+// ReadAs reads a log in format f; see Read.
+func ReadAs(r io.Reader, name string, f Format) (*Log, error) {
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return parse(data, name, f)
+}
+
+func parse(data []byte, name string, f Format) (*Log, error) {
+	lg := &Log{Name: name, Format: f}
+	switch f {
+	case Benchlog:
+		readBenchlog(data, lg)
+	case MLPerf:
+		readMLPerf(data, lg)
+	case TFCNN:
+		readTFCNN(data, lg)
+	case Horovod:
+		readHorovod(data, lg)
+	case CSV:
+		if err := readCSV(data, lg); err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+	default:
+		return nil, fmt.Errorf("%s: unknown format %q (valid: %s)", name, f, formatNames())
+	}
+	if len(lg.Records) == 0 && len(lg.Runs) == 0 {
+		msg := fmt.Sprintf("%s: %v in %s: want %s", name, ErrNoRecords, f.Describe(), f.expect())
+		if s := lg.MalformedSummary(); s != "" {
+			msg += "; " + s
+		}
+		return nil, &readError{msg: msg, err: ErrNoRecords}
+	}
+	return lg, nil
+}
+
+type readError struct {
+	msg string
+	err error
+}
+
+func (e *readError) Error() string { return e.msg }
+func (e *readError) Unwrap() error { return e.err }
+
+func formatNames() string {
+	s := make([]string, len(Formats))
+	for i, f := range Formats {
+		s[i] = string(f)
+	}
+	return strings.Join(s, ", ")
+}
+
+// Detect returns the format of data:
+//
+//   - Benchlog if the first non-blank line starts with "{";
+//   - MLPerf if a line contains ":::MLLOG";
+//   - TFCNN if a line contains "total images/sec:" or a step line
+//     "images/sec: X +/- Y (jitter = Z)";
+//   - Horovod if a line contains "Img/sec per " or "Total img/sec on ";
+//   - CSV if the first non-blank line that is not a # comment is a header
+//     with a batch column and a samples/s, step time or steps column.
+//
+// Otherwise it returns ErrUnknownFormat with what each format looks like.
+func Detect(data []byte) (Format, error) {
+	first := firstLine(data, false)
+	if bytes.HasPrefix(first, []byte("{")) {
+		return Benchlog, nil
+	}
+	if bytes.Contains(data, []byte(":::MLLOG")) {
+		return MLPerf, nil
+	}
+	tf, horovod := false, false
+	lines(data, func(_ int, l []byte) {
+		if bytes.Contains(l, []byte("total images/sec:")) || (bytes.Contains(l, []byte("images/sec: ")) && bytes.Contains(l, []byte("(jitter = "))) {
+			tf = true
+		}
+		if bytes.Contains(l, []byte("Img/sec per ")) || bytes.Contains(l, []byte("Total img/sec on ")) {
+			horovod = true
+		}
+	})
+	if tf {
+		return TFCNN, nil
+	}
+	if horovod {
+		return Horovod, nil
+	}
+	if h := firstLine(data, true); h != nil {
+		if _, err := parseHeader(string(h)); err == nil {
+			return CSV, nil
+		}
+	}
+	var want []string
+	for _, f := range Formats {
+		want = append(want, f.Describe()+": "+f.expect())
+	}
+	return "", fmt.Errorf("%w; want one of:\n  %s", ErrUnknownFormat, strings.Join(want, "\n  "))
+}
+
+// firstLine returns the first non-blank line of data, skipping lines that
+// start with # if comments is set, or nil.
+func firstLine(data []byte, comments bool) []byte {
+	for len(data) > 0 {
+		i := bytes.IndexByte(data, '\n')
+		var l []byte
+		if i < 0 {
+			l, data = data, nil
+		} else {
+			l, data = data[:i], data[i+1:]
+		}
+		l = bytes.TrimSpace(l)
+		if len(l) == 0 || (comments && l[0] == '#') {
+			continue
+		}
+		return l
+	}
+	return nil
+}
+
+// lines calls fn for every line of data with its 1-based number, without
+// the line ending.
+func lines(data []byte, fn func(n int, l []byte)) {
+	n := 0
+	for len(data) > 0 {
+		n++
+		i := bytes.IndexByte(data, '\n')
+		var l []byte
+		if i < 0 {
+			l, data = data, nil
+		} else {
+			l, data = data[:i], data[i+1:]
+		}
+		fn(n, bytes.TrimSuffix(l, []byte("\r")))
+	}
+}
+
+// readBenchlog reads a bench log with benchlog.Reader.
+func readBenchlog(data []byte, lg *Log) {
+	r := benchlog.NewReader(bytes.NewReader(data))
+	for {
+		rec, err := r.Next()
+		if err == io.EOF {
+			return
+		}
+		var le *benchlog.LineError
+		switch {
+		case errors.As(err, &le):
+			lg.Malformed++
+			if len(lg.Errors) < MaxQuoted {
+				lg.Errors = append(lg.Errors, le)
+			}
+		case err != nil:
+			// The scanner stops at a line longer than benchlog allows.
+			lg.malformed(r.Line()+1, nil, errors.Unwrap(err))
+			lg.notef("reading stopped at line %d", r.Line()+1)
+			return
+		default:
+			lg.add(rec, r.Line())
+		}
+	}
+}
+
+func cut(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "..."
+}

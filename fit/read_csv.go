@@ -1,0 +1,315 @@
+package fit
+
+import (
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"scaleplan/internal/benchlog"
+	"scaleplan/internal/units"
+)
+
+// CSV column names, after lower-casing and turning spaces and dashes into
+// underscores. A unit in parentheses or brackets after a step-time name,
+// "step_time (ms)", scales plain numbers; a cell may also carry its own
+// unit, "54 ms". Other columns become labels.
+var csvColumns = map[string][]string{
+	"batch":           {"batch", "batch_size", "per_device_batch", "batch_per_device", "local_batch", "micro_batch", "bs"},
+	"global_batch":    {"global_batch", "global_batch_size", "total_batch", "total_batch_size"},
+	"devices":         {"devices", "num_devices", "gpus", "num_gpus", "n_gpus", "ngpus", "workers", "world_size", "ranks"},
+	"samples_per_s":   {"samples_per_s", "samples_per_sec", "samples/s", "samples/sec", "throughput", "img/s", "img/sec", "images/s", "images/sec", "images_per_sec", "img_per_sec"},
+	"step_time":       {"step_time", "step_time_s", "step_s", "time_per_step", "sec_per_step", "seconds_per_step"},
+	"step_time_ms":    {"step_time_ms", "step_ms", "time_per_step_ms"},
+	"steps_to_target": {"steps_to_target"},
+	"reached":         {"reached"},
+	"accuracy":        {"accuracy", "acc", "eval_accuracy"},
+	"target":          {"target"},
+	"model":           {"model"},
+	"device":          {"device", "device_kind", "accelerator"},
+	"precision":       {"precision", "dtype"},
+}
+
+// csvHeader maps the columns of a CSV header.
+type csvHeader struct {
+	sep      rune
+	names    []string       // normalized column names
+	col      map[string]int // canonical name → column index
+	stepUnit float64        // seconds per plain step-time number
+}
+
+// parseHeader reads a header line. It must name a batch column (batch or
+// global_batch) and a samples_per_s, step_time or steps_to_target column.
+func parseHeader(line string) (*csvHeader, error) {
+	h := &csvHeader{sep: ',', col: map[string]int{}, stepUnit: 1}
+	best := strings.Count(line, ",")
+	for _, r := range []rune{';', '\t'} {
+		if n := strings.Count(line, string(r)); n > best {
+			h.sep, best = r, n
+		}
+	}
+	if best == 0 {
+		return nil, errors.New("csv header has one column")
+	}
+	fields, err := splitCSV(line, h.sep)
+	if err != nil {
+		return nil, fmt.Errorf("csv header: %w", err)
+	}
+	canon := map[string]string{}
+	for c, aliases := range csvColumns {
+		for _, a := range aliases {
+			canon[a] = c
+		}
+	}
+	for i, f := range fields {
+		name, unit := normalizeColumn(f)
+		h.names = append(h.names, name)
+		c, ok := canon[name]
+		if !ok {
+			continue
+		}
+		if _, dup := h.col[c]; dup {
+			return nil, fmt.Errorf("csv header: columns %q and %q both give %s", fields[h.col[c]], f, c)
+		}
+		h.col[c] = i
+		switch {
+		case c == "step_time_ms":
+			h.stepUnit = 1e-3
+		case c == "step_time" && unit != "":
+			u, err := units.ParseSeconds("1 " + unit)
+			if err != nil {
+				return nil, fmt.Errorf("csv header: column %q: %w", f, err)
+			}
+			h.stepUnit = float64(u)
+		}
+	}
+	if i, ok := h.col["step_time_ms"]; ok {
+		if _, both := h.col["step_time"]; both {
+			return nil, errors.New("csv header: two step-time columns")
+		}
+		h.col["step_time"] = i
+		delete(h.col, "step_time_ms")
+	}
+	_, b := h.col["batch"]
+	_, g := h.col["global_batch"]
+	_, v := h.col["samples_per_s"]
+	_, t := h.col["step_time"]
+	_, s := h.col["steps_to_target"]
+	if !b && !g {
+		return nil, fmt.Errorf("csv header %q: no batch column (want one of %s)", line, strings.Join(append(csvColumns["batch"][:2:2], csvColumns["global_batch"][:2]...), ", "))
+	}
+	if !v && !t && !s {
+		return nil, fmt.Errorf("csv header %q: no samples_per_s, step_time or steps_to_target column", line)
+	}
+	return h, nil
+}
+
+// normalizeColumn lower-cases a header cell, turns spaces and dashes into
+// underscores and splits off a unit in parentheses or brackets.
+func normalizeColumn(f string) (name, unit string) {
+	f = strings.ToLower(strings.TrimSpace(f))
+	if i := strings.IndexAny(f, "(["); i > 0 && (strings.HasSuffix(f, ")") || strings.HasSuffix(f, "]")) {
+		unit = strings.TrimSpace(f[i+1 : len(f)-1])
+		f = strings.TrimSpace(f[:i])
+	}
+	f = strings.NewReplacer(" ", "_", "-", "_").Replace(f)
+	return f, unit
+}
+
+func splitCSV(line string, sep rune) ([]string, error) {
+	r := csv.NewReader(strings.NewReader(line))
+	r.Comma = sep
+	r.FieldsPerRecord = -1
+	r.TrimLeadingSpace = true
+	rec, err := r.Read()
+	if err != nil {
+		var pe *csv.ParseError
+		if errors.As(err, &pe) {
+			return nil, pe.Err
+		}
+		return nil, err
+	}
+	return rec, nil
+}
+
+// readCSV reads rows under a header. A row with steps_to_target is a
+// convergence record; other rows are measurements. batch is the batch per
+// device and devices defaults to 1; global_batch, when absent, is
+// batch × devices. Lines starting with # are comments.
+func readCSV(data []byte, lg *Log) error {
+	var h *csvHeader
+	var herr error
+	lines(data, func(n int, l []byte) {
+		s := strings.TrimSpace(string(l))
+		if s == "" || strings.HasPrefix(s, "#") || herr != nil {
+			return
+		}
+		if h == nil {
+			h, herr = parseHeader(s)
+			return
+		}
+		rec, err := h.record(s)
+		if err != nil {
+			lg.malformed(n, l, err)
+			return
+		}
+		lg.addValid(rec, n, l)
+	})
+	if herr != nil {
+		return herr
+	}
+	if h == nil {
+		return fmt.Errorf("%w in %s: want %s", ErrNoRecords, CSV.Describe(), CSV.expect())
+	}
+	return nil
+}
+
+// record turns one row into a record.
+func (h *csvHeader) record(line string) (benchlog.Record, error) {
+	var r benchlog.Record
+	cells, err := splitCSV(line, h.sep)
+	if err != nil {
+		return r, err
+	}
+	if len(cells) != len(h.names) {
+		return r, fmt.Errorf("have %d fields, want %d", len(cells), len(h.names))
+	}
+	cell := func(c string) string {
+		if i, ok := h.col[c]; ok {
+			return strings.TrimSpace(cells[i])
+		}
+		return ""
+	}
+	num := func(c string) (float64, error) {
+		s := cell(c)
+		if s == "" {
+			return 0, nil
+		}
+		v, err := strconv.ParseFloat(s, 64)
+		if err != nil || v < 0 || math.IsInf(v, 0) || math.IsNaN(v) {
+			return 0, fmt.Errorf("%s %q: want a number >= 0", c, s)
+		}
+		return v, nil
+	}
+	integer := func(c string) (int, error) {
+		v, err := num(c)
+		if err != nil {
+			return 0, err
+		}
+		if v != math.Trunc(v) || v > 1<<40 {
+			return 0, fmt.Errorf("%s %q: want a whole number", c, cell(c))
+		}
+		return int(v), nil
+	}
+	var errs []error
+	get := func(dst *int, c string) {
+		v, err := integer(c)
+		errs = append(errs, err)
+		*dst = v
+	}
+	getf := func(dst *float64, c string) {
+		v, err := num(c)
+		errs = append(errs, err)
+		*dst = v
+	}
+	var batch, global, devices, steps int
+	var samples, acc, target float64
+	get(&batch, "batch")
+	get(&global, "global_batch")
+	get(&devices, "devices")
+	get(&steps, "steps_to_target")
+	getf(&samples, "samples_per_s")
+	getf(&acc, "accuracy")
+	getf(&target, "target")
+	if err := errors.Join(errs...); err != nil {
+		return r, err
+	}
+	var stepTime float64
+	if s := cell("step_time"); s != "" {
+		if strings.IndexFunc(s, func(r rune) bool { return r >= 'a' && r <= 'z' || r == 'µ' }) >= 0 {
+			t, err := units.ParseSeconds(s)
+			if err != nil {
+				return r, fmt.Errorf("step_time: %w", err)
+			}
+			stepTime = float64(t)
+		} else {
+			v, err := num("step_time")
+			if err != nil {
+				return r, err
+			}
+			stepTime = scale(v, h.stepUnit)
+		}
+	}
+	if devices == 0 {
+		devices = 1
+	}
+	if global == 0 {
+		global = batch * devices
+	}
+	r = benchlog.Record{
+		Model: cell("model"), Device: cell("device"), Precision: cell("precision"),
+		Workers: devices, Batch: batch, GlobalBatch: global,
+	}
+	for i, name := range h.names {
+		if _, known := canonOf(h, i); known {
+			continue
+		}
+		if v := strings.TrimSpace(cells[i]); v != "" && name != "" {
+			if r.Labels == nil {
+				r.Labels = map[string]string{}
+			}
+			r.Labels[name] = v
+		}
+	}
+	if _, ok := h.col["steps_to_target"]; ok && cell("steps_to_target") != "" {
+		r.Kind = benchlog.KindConvergence
+		r.StepsToTarget = steps
+		r.Reached = true
+		if s := strings.ToLower(cell("reached")); s != "" {
+			switch s {
+			case "true", "yes", "1", "y":
+			case "false", "no", "0", "n":
+				r.Reached = false
+			default:
+				return r, fmt.Errorf("reached %q: want true or false", cell("reached"))
+			}
+		}
+		r.Accuracy, r.Target = fraction(acc), fraction(target)
+		return r, nil
+	}
+	r.Kind = benchlog.KindMeasurement
+	r.SamplesPerSec = samples
+	r.StepTime = stepTime
+	return r, nil
+}
+
+// canonOf reports the canonical name of column i, if it has one.
+func canonOf(h *csvHeader, i int) (string, bool) {
+	for c, j := range h.col {
+		if j == i {
+			return c, true
+		}
+	}
+	return "", false
+}
+
+// scale returns v·unit, dividing by 1/unit for units below one so that
+// 116.2 ms is 0.1162 s and not 0.11620000000000001 s.
+func scale(v, unit float64) float64 {
+	if d := math.Round(1 / unit); unit < 1 && d*unit == 1 {
+		return v / d
+	}
+	return v * unit
+}
+
+// fraction reads an accuracy: values in (1, 100] are percent, divided by
+// 100 and rounded to 12 significant digits.
+func fraction(v float64) float64 {
+	if v > 1 && v <= 100 {
+		f, _ := strconv.ParseFloat(strconv.FormatFloat(v/100, 'g', 12, 64), 64)
+		return f
+	}
+	return v
+}

@@ -1,0 +1,273 @@
+package fit
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+
+	"scaleplan/internal/benchlog"
+	"scaleplan/internal/units"
+)
+
+// mllog is one ":::MLLOG {...}" event as the mlperf_logging library writes
+// it: namespace, time_ms, event_type, key, value, metadata.
+type mllog struct {
+	Namespace string                     `json:"namespace"`
+	TimeMS    *float64                   `json:"time_ms"`
+	EventType string                     `json:"event_type"`
+	Key       *string                    `json:"key"`
+	Value     json.RawMessage            `json:"value"`
+	Metadata  map[string]json.RawMessage `json:"metadata"`
+}
+
+// mlInterval is a timed interval of training: an epoch or a block of epochs.
+type mlInterval struct {
+	line   int
+	ms     float64 // duration, milliseconds
+	epochs float64 // epochs it covers
+}
+
+// mlRun collects the events of one run.
+type mlRun struct {
+	startMS, stopMS   float64
+	started, stopped  bool
+	stopLine, last    int
+	status            string
+	epochStart        map[float64]float64 // epoch_num → time_ms
+	blockStart        map[float64]float64 // first_epoch_num → time_ms
+	blockCount        map[float64]float64 // first_epoch_num → epoch_count
+	epochs, blocks    []mlInterval
+	accuracy          float64
+	haveAcc, pctNoted bool
+}
+
+// readMLPerf reads an MLPerf Training log. The keys it uses:
+//
+//	submission_benchmark, submission_platform, submission_org,
+//	submission_division, submission_status   model, device and labels
+//	global_batch_size, train_samples         samples per step and per epoch
+//	epoch_start/epoch_stop (epoch_num)       samples/s per epoch
+//	block_start/block_stop (first_epoch_num, epoch_count)
+//	                                         samples/s per block, when there are no epochs
+//	eval_accuracy                            accuracy (values above 1 read as percent)
+//	run_start/run_stop (status)              time to train; steps to the target
+//
+// Each epoch (or block) gives a measurement record and each run that
+// stopped a convergence record: steps = epochs × train_samples /
+// global_batch_size, reached when run_stop's status is "success". MLPerf
+// logs do not give the accelerator count, so the records have workers 0.
+// Lines without ":::MLLOG" are other output and are skipped.
+func readMLPerf(data []byte, lg *Log) {
+	var (
+		model, device string
+		labels        = map[string]string{}
+		globalBatch   float64
+		trainSamples  float64
+		run           *mlRun
+	)
+	newRun := func() *mlRun {
+		return &mlRun{epochStart: map[float64]float64{}, blockStart: map[float64]float64{}, blockCount: map[float64]float64{}}
+	}
+	finish := func() {
+		if run == nil {
+			return
+		}
+		finishRun(lg, run, model, device, labels, globalBatch, trainSamples)
+		run = nil
+	}
+	marker := []byte(":::MLLOG")
+	lines(data, func(n int, l []byte) {
+		i := bytes.Index(l, marker)
+		if i < 0 {
+			return
+		}
+		var e mllog
+		if err := json.Unmarshal(bytes.TrimSpace(l[i+len(marker):]), &e); err != nil {
+			lg.malformed(n, l, err)
+			return
+		}
+		switch {
+		case e.Key == nil || *e.Key == "":
+			lg.malformed(n, l, errors.New(`missing "key"`))
+			return
+		case e.TimeMS == nil:
+			lg.malformed(n, l, errors.New(`missing "time_ms"`))
+			return
+		case math.IsNaN(*e.TimeMS) || math.IsInf(*e.TimeMS, 0):
+			lg.malformed(n, l, errors.New(`bad "time_ms"`))
+			return
+		}
+		key, t := *e.Key, *e.TimeMS
+		if run == nil {
+			run = newRun()
+		}
+		run.last = n
+		num := func() (float64, bool) {
+			v, ok := jsonNumber(e.Value)
+			ok = ok && v >= 0 && v <= 1e15
+			if !ok {
+				lg.malformed(n, l, fmt.Errorf("%s: value %s: want a number in [0, 1e15]", key, e.Value))
+			}
+			return v, ok
+		}
+		meta := func(k string) (float64, bool) { return jsonNumber(e.Metadata[k]) }
+		switch key {
+		case "submission_benchmark":
+			model = jsonString(e.Value)
+		case "submission_platform":
+			device = jsonString(e.Value)
+		case "submission_org", "submission_division", "submission_status":
+			if v := jsonString(e.Value); v != "" {
+				labels[key[len("submission_"):]] = v
+			}
+		case "global_batch_size":
+			if v, ok := num(); ok {
+				globalBatch = v
+			}
+		case "train_samples":
+			if v, ok := num(); ok {
+				trainSamples = v
+			}
+		case "run_start":
+			if run.started {
+				finish()
+				run = newRun()
+				run.last = n
+			}
+			run.started, run.startMS = true, t
+		case "run_stop":
+			run.stopped, run.stopMS, run.stopLine = true, t, n
+			run.status = jsonString(e.Metadata["status"])
+			finish()
+		case "epoch_start":
+			k, _ := meta("epoch_num")
+			run.epochStart[k] = t
+		case "epoch_stop":
+			k, _ := meta("epoch_num")
+			if s, ok := run.epochStart[k]; ok && t > s {
+				run.epochs = append(run.epochs, mlInterval{line: n, ms: t - s, epochs: 1})
+				delete(run.epochStart, k)
+			}
+		case "block_start":
+			k, _ := meta("first_epoch_num")
+			c, ok := meta("epoch_count")
+			if !ok || !(c > 0) || c > 1e6 {
+				c = 1
+			}
+			run.blockStart[k], run.blockCount[k] = t, c
+		case "block_stop":
+			k, _ := meta("first_epoch_num")
+			if s, ok := run.blockStart[k]; ok && t > s {
+				run.blocks = append(run.blocks, mlInterval{line: n, ms: t - s, epochs: run.blockCount[k]})
+				delete(run.blockStart, k)
+			}
+		case "eval_accuracy":
+			v, ok := jsonNumber(e.Value)
+			if !ok || v < 0 {
+				lg.malformed(n, l, fmt.Errorf("eval_accuracy: value %s: want a number >= 0", e.Value))
+				return
+			}
+			if v > 1 && v <= 100 && !run.pctNoted {
+				lg.notef("line %d: eval_accuracy %v read as percent", n, v)
+				run.pctNoted = true
+			}
+			if v = fraction(v); v <= 1 {
+				run.accuracy, run.haveAcc = v, true
+			}
+		}
+	})
+	finish()
+}
+
+// finishRun turns the events of one run into records and a Run.
+func finishRun(lg *Log, r *mlRun, model, device string, labels map[string]string, gb, samples float64) {
+	id := strconv.Itoa(len(lg.Runs) + 1)
+	intervals := r.epochs
+	if len(intervals) == 0 {
+		intervals = r.blocks
+	}
+	var epochs float64
+	for _, iv := range intervals {
+		epochs += iv.epochs
+	}
+	run := Run{Line: r.last, Run: id, Model: model, Device: device, GlobalBatch: int(math.Round(gb)), Epochs: epochs, Status: r.status}
+	if r.haveAcc {
+		run.Accuracy = r.accuracy
+	}
+	if r.stopped {
+		run.Line = r.stopLine
+	}
+	if r.started && r.stopped && r.stopMS >= r.startMS {
+		run.TimeToTrain = units.Seconds((r.stopMS - r.startMS) / 1000)
+	}
+	if !r.started && !r.stopped && len(intervals) == 0 {
+		return // only settings, no run
+	}
+	lg.Runs = append(lg.Runs, run)
+	switch {
+	case len(intervals) == 0:
+		return
+	case gb < 1:
+		lg.notef("run %s: no global_batch_size: samples/s per epoch not computed", id)
+		return
+	case samples < 1:
+		lg.notef("run %s: no train_samples: samples/s per epoch not computed", id)
+		return
+	}
+	copyLabels := func() map[string]string {
+		if len(labels) == 0 {
+			return nil
+		}
+		m := make(map[string]string, len(labels))
+		for k, v := range labels {
+			m[k] = v
+		}
+		return m
+	}
+	for _, iv := range intervals {
+		n := iv.epochs * samples
+		sps := n / (iv.ms / 1000)
+		lg.addValid(benchlog.Record{
+			Kind: benchlog.KindMeasurement, Run: id, Model: model, Device: device,
+			GlobalBatch: run.GlobalBatch, Steps: int(math.Round(n / gb)),
+			StepTime: gb / sps, SamplesPerSec: sps, Labels: copyLabels(),
+		}, iv.line, nil)
+	}
+	if r.stopped && epochs > 0 {
+		lg.addValid(benchlog.Record{
+			Kind: benchlog.KindConvergence, Run: id, Model: model, Device: device,
+			GlobalBatch: run.GlobalBatch, Accuracy: run.Accuracy, Reached: r.status == "success",
+			StepsToTarget: max(1, int(math.Round(epochs*samples/gb))), Labels: copyLabels(),
+		}, r.stopLine, nil)
+	}
+}
+
+// jsonNumber reads a JSON number, or a string holding one.
+func jsonNumber(raw json.RawMessage) (float64, bool) {
+	var v float64
+	if err := json.Unmarshal(raw, &v); err == nil {
+		return v, true
+	}
+	var s string
+	if err := json.Unmarshal(raw, &s); err == nil {
+		if v, err := strconv.ParseFloat(s, 64); err == nil && !math.IsNaN(v) && !math.IsInf(v, 0) {
+			return v, true
+		}
+	}
+	return 0, false
+}
+
+// jsonString reads a JSON string, or the text of another scalar.
+func jsonString(raw json.RawMessage) string {
+	var s string
+	if err := json.Unmarshal(raw, &s); err == nil {
+		return s
+	}
+	if v, ok := jsonNumber(raw); ok {
+		return strconv.FormatFloat(v, 'f', -1, 64)
+	}
+	return ""
+}

@@ -1,0 +1,269 @@
+package fit
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"scaleplan/internal/benchlog"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
+
+// dump prints everything a reader found, one fact per line.
+func dump(lg *Log) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "format: %s (%s)\n", lg.Format, lg.Format.Describe())
+	fmt.Fprintf(&b, "records: %d\n", len(lg.Records))
+	for i, r := range lg.Records {
+		j, err := json.Marshal(r)
+		if err != nil {
+			panic(err)
+		}
+		fmt.Fprintf(&b, "  line %d: %s\n", lg.Lines[i], j)
+	}
+	fmt.Fprintf(&b, "runs: %d\n", len(lg.Runs))
+	for _, r := range lg.Runs {
+		fmt.Fprintf(&b, "  line %d: run %s model %q device %q global batch %d epochs %g accuracy %g status %q time to train %v\n",
+			r.Line, r.Run, r.Model, r.Device, r.GlobalBatch, r.Epochs, r.Accuracy, r.Status, r.TimeToTrain)
+	}
+	fmt.Fprintf(&b, "malformed: %d\n", lg.Malformed)
+	for _, e := range lg.Errors {
+		fmt.Fprintf(&b, "  %v\n", e)
+	}
+	fmt.Fprintf(&b, "notes: %d\n", len(lg.Notes))
+	for _, n := range lg.Notes {
+		fmt.Fprintf(&b, "  %s\n", n)
+	}
+	return b.String()
+}
+
+// golden compares got with testdata/golden/name, or rewrites it under -update.
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", "golden", name)
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if got != string(want) {
+		t.Errorf("%s differs from the golden file (go test -update rewrites it):\n--- got\n%s\n--- want\n%s", name, got, want)
+	}
+}
+
+// TestReadGolden reads every sample log, written to the published format
+// of its tool, and compares what was found with a golden dump.
+func TestReadGolden(t *testing.T) {
+	for _, tc := range []struct {
+		file      string
+		format    Format
+		records   int // records expected, a check on the golden file
+		malformed int
+	}{
+		{"bench_resnet50.jsonl", Benchlog, 28, 0},
+		{"bench_garbled.jsonl", Benchlog, 8, 4},
+		{"horovod_resnet50.txt", Horovod, 4, 0},
+		{"horovod_truncated.txt", Horovod, 2, 3},
+		{"tf_cnn_resnet50.txt", TFCNN, 3, 0},
+		{"tf_cnn_truncated.txt", TFCNN, 2, 2},
+		{"mlperf_resnet.log", MLPerf, 38, 0},
+		{"mlperf_truncated.log", MLPerf, 5, 4},
+		{"seed003.csv", CSV, 12, 0},
+		{"steps_semicolon.csv", CSV, 10, 0},
+		{"garbled.csv", CSV, 4, 5},
+	} {
+		t.Run(tc.file, func(t *testing.T) {
+			lg, err := ReadFile(filepath.Join("testdata", tc.file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if lg.Format != tc.format {
+				t.Errorf("format %s, want %s", lg.Format, tc.format)
+			}
+			if len(lg.Records) != tc.records || lg.Malformed != tc.malformed {
+				t.Errorf("%d records, %d malformed; want %d, %d", len(lg.Records), lg.Malformed, tc.records, tc.malformed)
+			}
+			for i, r := range lg.Records {
+				if err := r.Validate(); err != nil {
+					t.Errorf("record %d (line %d): %v", i, lg.Lines[i], err)
+				}
+			}
+			golden(t, tc.file+".golden", dump(lg))
+		})
+	}
+}
+
+// TestReadFigures checks the figures the readers derive against values
+// computed by hand from the sample logs.
+func TestReadFigures(t *testing.T) {
+	lg, err := ReadFile("testdata/mlperf_resnet.log")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// run_start at 1593997686372 ms and run_stop at 1594001961590 ms:
+	// 4275.218 s, 71.25 min (seed 000: 71.28 min on 8 V100).
+	if len(lg.Runs) != 1 {
+		t.Fatalf("%d runs, want 1", len(lg.Runs))
+	}
+	r := lg.Runs[0]
+	if got, want := float64(r.TimeToTrain), 4275.218; got < want-1e-6 || got > want+1e-6 {
+		t.Errorf("time to train %v s, want %v", got, want)
+	}
+	if r.Epochs != 37 || r.GlobalBatch != 1664 || r.Status != "success" || r.Accuracy != 0.7598 {
+		t.Errorf("run %+v: want 37 epochs at global batch 1664, success, accuracy 0.7598", r)
+	}
+	// The second epoch: 1281167 samples between its epoch_start and epoch_stop.
+	m := lg.Records[1]
+	if m.Kind != benchlog.KindMeasurement {
+		t.Fatalf("record 1 is %s", m.Kind)
+	}
+	start, stop := mllogTime(t, "testdata/mlperf_resnet.log", `"epoch_start"`, 2), mllogTime(t, "testdata/mlperf_resnet.log", `"epoch_stop"`, 2)
+	want := 1281167 / ((stop - start) / 1000)
+	if d := m.SamplesPerSec/want - 1; d > 1e-12 || d < -1e-12 {
+		t.Errorf("epoch 2: %v samples/s, want %v", m.SamplesPerSec, want)
+	}
+	// The last record: 37 epochs of 1281167 samples at 1664 per step.
+	c := lg.Records[len(lg.Records)-1]
+	if c.Kind != benchlog.KindConvergence || c.StepsToTarget != 28487 || !c.Reached {
+		t.Errorf("convergence %+v: want 28487 steps (37·1281167/1664), reached", c)
+	}
+
+	lg, err = ReadFile("testdata/horovod_resnet50.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// "Total img/sec on 4 GPU(s)" with "Batch size: 16".
+	if r := lg.Records[0]; r.Workers != 4 || r.Batch != 16 || r.GlobalBatch != 64 || r.Model != "resnet50" {
+		t.Errorf("first record %+v: want 4 workers, batch 16, global 64, resnet50", r)
+	}
+}
+
+// mllogTime returns time_ms of the event key with epoch_num n.
+func mllogTime(t *testing.T, file, key string, n int) float64 {
+	t.Helper()
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range strings.Split(string(data), "\n") {
+		if !strings.Contains(l, key) || !strings.Contains(l, fmt.Sprintf(`"epoch_num": %d}`, n)) {
+			continue
+		}
+		var e struct {
+			TimeMS float64 `json:"time_ms"`
+		}
+		if err := json.Unmarshal([]byte(strings.TrimPrefix(l, ":::MLLOG ")), &e); err != nil {
+			t.Fatal(err)
+		}
+		return e.TimeMS
+	}
+	t.Fatalf("%s: no %s with epoch_num %d", file, key, n)
+	return 0
+}
+
+// TestBenchlogRoundTrip: what internal/benchlog writes, fit reads, and
+// writes back byte for byte.
+func TestBenchlogRoundTrip(t *testing.T) {
+	recs := []benchlog.Record{
+		{Kind: benchlog.KindHeader, Run: "r1", Tool: "scaleplan-engine", Machine: &benchlog.Machine{Host: "n1", Cores: 2, DeviceName: "cpu"}, Config: map[string]any{"lr": 0.1, "model": "mlp"}},
+		{Kind: benchlog.KindStep, Run: "r1", Model: "mlp", Device: "localhost", Precision: "fp32", Transport: "inproc", Workers: 2, Batch: 32, GlobalBatch: 64, Step: 7, StepTime: 0.0123,
+			Phases: &benchlog.Phases{DataWait: 0.0001, Forward: 0.004, Backward: 0.006, AllReduce: 0.002, Update: 0.0002}},
+		{Kind: benchlog.KindMeasurement, Run: "r1", Model: "mlp", Device: "localhost", Workers: 2, Batch: 32, GlobalBatch: 64, Steps: 20, StepTime: 0.0125, StepTimeStd: 0.0004, SamplesPerSec: 5120, PeakMemory: 1 << 28, Labels: map[string]string{"framework": "gonum"}},
+		{Kind: benchlog.KindConvergence, Run: "r2", Model: "mlp", GlobalBatch: 256, Accumulate: 2, Target: 0.85, Accuracy: 0.8512, Reached: true, StepsToTarget: 1400, LearningRate: 0.2},
+		{Kind: benchlog.KindConvergence, Run: "r2", Model: "mlp", GlobalBatch: 65536, Target: 0.85, Accuracy: 0.81, StepsToTarget: 5000, LearningRate: 3.2},
+		{Kind: benchlog.KindOOM, Run: "r1", Model: "mlp", Workers: 1, Batch: 1 << 20, Error: "out of memory"},
+	}
+	var buf bytes.Buffer
+	w := benchlog.NewWriter(&buf)
+	for _, r := range recs {
+		if err := w.Write(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	written := append([]byte(nil), buf.Bytes()...)
+	lg, err := Read(bytes.NewReader(written), "roundtrip.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lg.Format != Benchlog || lg.Malformed != 0 {
+		t.Fatalf("format %s, %d malformed", lg.Format, lg.Malformed)
+	}
+	if !reflect.DeepEqual(lg.Records, recs) {
+		t.Errorf("records differ:\n got %+v\nwant %+v", lg.Records, recs)
+	}
+	if want := []int{1, 2, 3, 4, 5, 6}; !reflect.DeepEqual(lg.Lines, want) {
+		t.Errorf("lines %v, want %v", lg.Lines, want)
+	}
+	var again bytes.Buffer
+	w = benchlog.NewWriter(&again)
+	for _, r := range lg.Records {
+		if err := w.Write(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !bytes.Equal(again.Bytes(), written) {
+		t.Errorf("written back:\n%s\nwant:\n%s", again.Bytes(), written)
+	}
+}
+
+func TestReadErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name, in string
+		is       error
+		want     string // substring of the message
+	}{
+		{"empty", "", ErrUnknownFormat, "want one of"},
+		{"prose", "hello\nworld\n", ErrUnknownFormat, "Total img/sec on N GPU(s)"},
+		{"csv without batch", "devices,samples_per_s\n1,200\n", ErrUnknownFormat, "CSV with a header"},
+		{"benchlog all bad", "{\"kind\":\"measurement\"}\n{\"kind\":\"bogus\"}\n", ErrNoRecords,
+			`no usable records in scaleplan bench log (JSON lines): want JSON lines such as {"kind":"measurement","batch":64,"step_time_s":0.1}; 2 malformed lines: line 1: measurement record without batch or global_batch`},
+		{"horovod without numbers", "Model: resnet50\nBatch size: 32\nTotal img/sec on 4 GPU(s): n/a\n", ErrNoRecords, `line 3: want "Total img/sec on N GPU(s): X +-Y": bad number "n/a"`},
+		{"horovod without batch", "Model: resnet50\nTotal img/sec on 4 GPU(s): 390.1 +-2.0\n", ErrNoRecords, `line 2: no "Batch size:" line before this result`},
+		{"mlperf only settings", `:::MLLOG {"namespace": "", "time_ms": 1, "event_type": "POINT_IN_TIME", "key": "global_batch_size", "value": 256.0, "metadata": {}}` + "\n", ErrNoRecords, "MLPerf Training log"},
+		{"csv header only", "batch,samples_per_s\n", ErrNoRecords, "CSV with a header"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			lg, err := Read(strings.NewReader(tc.in), "in.log")
+			if err == nil {
+				t.Fatalf("no error; read %s with %d records", lg.Format, len(lg.Records))
+			}
+			if !errors.Is(err, tc.is) || !strings.Contains(err.Error(), tc.want) || !strings.HasPrefix(err.Error(), "in.log: ") {
+				t.Errorf("error %q: want %v containing %q, prefixed by the file name", err, tc.is, tc.want)
+			}
+		})
+	}
+}
+
+func TestDetect(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want Format
+	}{
+		{`{"kind":"header"}`, Benchlog},
+		{"\n\n  {broken", Benchlog},
+		{"noise\n0: :::MLLOG {}\n", MLPerf},
+		{"total images/sec: 12.5\n", TFCNN},
+		{"10\timages/sec: 761.0 +/- 0.5 (jitter = 1.9)\t7.932\n", TFCNN},
+		{"Img/sec per CPU: 12.1 +-0.3\n", Horovod},
+		{"# comment\nbatch\tstep_time\n8\t0.1\n", CSV},
+		{"Global Batch Size;Steps to target\n", CSV},
+	} {
+		got, err := Detect([]byte(tc.in))
+		if err != nil || got != tc.want {
+			t.Errorf("Detect(%q) = %s, %v; want %s", tc.in, got, err, tc.want)
+		}
+	}
+}
