@@ -1,122 +1,28 @@
 package fit
 
 import (
-	"fmt"
-	"io"
 	"math"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
 
-	"gopkg.in/yaml.v3"
-
-	"scaleplan/internal/atomicfile"
-	"scaleplan/internal/config"
+	"scaleplan/internal/calib"
 	"scaleplan/internal/units"
 )
-
-// Calibration is the file `scaleplan fit --out` writes and a scenario
-// references, so that the simulator uses fitted v0 and t (and a fitted
-// steps curve) instead of rooflines. Intervals are at Level.
-//
-//	level: 0.95
-//	throughput:
-//	  - model: resnet50
-//	    device: V100
-//	    devices: 1
-//	    v0: 258.1
-//	    v0_interval: [257.3, 258.9]
-//	    t: 54 ms
-//	    t_interval: [53.4 ms, 54.6 ms]
-//	    r2: 0.9991
-//	    points: 12
-//	    batches: [8, 256]
-//	    source: v100.jsonl
-//	steps:
-//	  - model: resnet50
-//	    s_min: 1200
-//	    b_noise: 4096
-//	    max_batch: 32768
-type Calibration struct {
-	// Level is the confidence level of every interval, in (0, 1).
-	// Default 0.95.
-	Level      float64           `yaml:"level,omitempty"`
-	Throughput []ThroughputEntry `yaml:"throughput,omitempty"`
-	Comm       []CommEntry       `yaml:"comm,omitempty"`
-	Steps      []StepsEntry      `yaml:"steps,omitempty"`
-}
-
-// ThroughputEntry is the throughput law v = b/(b/v0 + t) of one group: b
-// is the global batch (samples per step) and v the samples per second of
-// the whole device group. A device of the group alone runs at v0/devices
-// at infinite batch.
-type ThroughputEntry struct {
-	Model     string            `yaml:"model"`
-	Device    string            `yaml:"device,omitempty"`    // device kind
-	Devices   int               `yaml:"devices"`             // device count; 0 if unknown
-	Precision string            `yaml:"precision,omitempty"` // fp32, fp16, ...; "" if unknown
-	Labels    map[string]string `yaml:"labels,omitempty"`    // the group-by labels
-
-	V0         float64         `yaml:"v0"`                         // samples/s over the device group, at infinite batch
-	V0Interval []float64       `yaml:"v0_interval,flow,omitempty"` // [low, high], samples/s
-	T          units.Seconds   `yaml:"t"`                          // fixed time per step
-	TInterval  []units.Seconds `yaml:"t_interval,flow,omitempty"`  // [low, high]
-	R2         float64         `yaml:"r2"`                         // coefficient of determination of v
-	Points     int             `yaml:"points"`                     // points in the fit
-	Excluded   int             `yaml:"excluded,omitempty"`         // points the law does not explain
-	Batches    []int           `yaml:"batches,flow,omitempty"`     // [smallest, largest] global batch fitted
-	OOM        int             `yaml:"oom_batch,omitempty"`        // smallest global batch that ran out of memory; 0 if none
-	Source     string          `yaml:"source,omitempty"`           // log files, comma-separated
-}
-
-// CommEntry is the split of t across device counts of one model and
-// device kind: t(p) = t_fixed + 2(p−1)/p · t_comm, t_comm = S/β.
-type CommEntry struct {
-	Model     string            `yaml:"model"`
-	Device    string            `yaml:"device,omitempty"`
-	Precision string            `yaml:"precision,omitempty"`
-	Labels    map[string]string `yaml:"labels,omitempty"`
-
-	Counts            []int               `yaml:"counts,flow"`                       // device counts fitted
-	TFixed            units.Seconds       `yaml:"t_fixed"`                           // part of t that does not grow with p
-	TComm             units.Seconds       `yaml:"t_comm"`                            // S/β
-	TCommInterval     []units.Seconds     `yaml:"t_comm_interval,flow,omitempty"`    // [low, high]
-	GradientSize      units.Bytes         `yaml:"gradient_size,omitempty"`           // S
-	Bandwidth         units.BytesPerSec   `yaml:"bandwidth,omitempty"`               // effective all-reduce bandwidth β
-	BandwidthInterval []units.BytesPerSec `yaml:"bandwidth_interval,flow,omitempty"` // [low, high]; absent when unbounded
-}
-
-// StepsEntry is a steps-to-target curve S(B) = s_min·(1 + b_noise/B), B
-// the global batch.
-type StepsEntry struct {
-	Model  string            `yaml:"model"`
-	Target float64           `yaml:"target,omitempty"` // target accuracy, fraction; 0 if unknown
-	Labels map[string]string `yaml:"labels,omitempty"`
-
-	SMin           float64   `yaml:"s_min"`                           // steps at infinite batch
-	SMinInterval   []float64 `yaml:"s_min_interval,flow,omitempty"`   // [low, high]
-	BNoise         float64   `yaml:"b_noise"`                         // noise scale, samples
-	BNoiseInterval []float64 `yaml:"b_noise_interval,flow,omitempty"` // [low, high]
-	R2             float64   `yaml:"r2"`
-	Points         int       `yaml:"points"`              // reached points in the fit
-	MaxBatch       int       `yaml:"max_batch,omitempty"` // largest global batch known to reach the target
-	Source         string    `yaml:"source,omitempty"`
-}
 
 // Calibration returns the calibration of the report's successful fits of
 // groups that name their model (a simulator looks entries up by model).
 // Figures are rounded to four significant digits, as units print them, so
 // that what is written reads back the same.
-func (r *Report) Calibration() *Calibration {
-	c := &Calibration{Level: DefaultSettings.Level}
+func (r *Report) Calibration() *calib.Calibration {
+	c := &calib.Calibration{Level: DefaultSettings.Level}
 	for _, g := range r.Groups {
 		f := g.Fit
 		if f == nil || g.Key.Model == "" {
 			continue
 		}
 		c.Level = f.Level
-		e := ThroughputEntry{
+		e := calib.ThroughputEntry{
 			Model: g.Key.Model, Device: g.Key.Device, Devices: g.Key.Devices, Precision: g.Key.Precision,
 			Labels: g.Key.Labels, V0: sig4(f.V0), T: units.Seconds(sig4(float64(f.T))),
 			V0Interval: interval(f.V0Interval[0], f.V0Interval[1]),
@@ -151,7 +57,7 @@ func (r *Report) Calibration() *Calibration {
 		if f == nil || cg.Model == "" {
 			continue
 		}
-		e := CommEntry{
+		e := calib.CommEntry{
 			Model: cg.Model, Device: cg.Device, Precision: cg.Precision, Labels: cg.Labels,
 			Counts: f.Counts, TFixed: units.Seconds(sig4(float64(f.TFixed))), TComm: units.Seconds(sig4(float64(f.TComm))),
 			GradientSize: f.GradientSize, Bandwidth: units.BytesPerSec(sig4(float64(f.Bandwidth))),
@@ -177,7 +83,7 @@ func (r *Report) Calibration() *Calibration {
 				srcs = append(srcs, p.Source)
 			}
 		}
-		c.Steps = append(c.Steps, StepsEntry{
+		c.Steps = append(c.Steps, calib.StepsEntry{
 			Model: sg.Model, Target: sg.Target, Labels: sg.Labels,
 			SMin: sig4(f.SMin), BNoise: sig4(f.BNoise),
 			SMinInterval:   interval(f.SMinInterval[0], f.SMinInterval[1]),
@@ -214,234 +120,4 @@ func round4(x float64) float64 {
 		return x
 	}
 	return math.Round(x*1e4) / 1e4
-}
-
-// header is written at the top of every calibration file.
-const header = `# scaleplan calibration, written by "scaleplan fit".
-# throughput: v = b / (b/v0 + t); b global batch, v samples/s of the device group.
-# comm: t(p) = t_fixed + 2(p-1)/p * t_comm; t_comm = gradient_size / bandwidth.
-# steps: S(B) = s_min * (1 + b_noise / B); B global batch.
-`
-
-// Encode writes c as YAML.
-func (c *Calibration) Encode(w io.Writer) error {
-	if _, err := io.WriteString(w, header); err != nil {
-		return err
-	}
-	enc := yaml.NewEncoder(w)
-	enc.SetIndent(2)
-	if err := enc.Encode(c); err != nil {
-		return err
-	}
-	return enc.Close()
-}
-
-// WriteCalibration writes c to the file at path atomically: a reader never
-// sees a half-written file and a failed write leaves the old one.
-func (c *Calibration) WriteCalibration(path string) error {
-	return atomicfile.Write(path, c.Encode)
-}
-
-// ReadCalibrationFile reads and validates the calibration in the named
-// file; errors name the file and the line.
-func ReadCalibrationFile(name string) (*Calibration, error) {
-	f, err := os.Open(name)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	c, err := ReadCalibration(f)
-	return c, config.InFile(name, err)
-}
-
-// ReadCalibration reads a calibration strictly (unknown keys are errors),
-// fills in the default Level and validates it. Every problem is reported
-// at once with its YAML path and line.
-func ReadCalibration(r io.Reader) (*Calibration, error) {
-	var c Calibration
-	root, err := config.Decode(r, &c)
-	if err != nil {
-		return nil, err
-	}
-	if c.Level == 0 {
-		c.Level = DefaultSettings.Level
-	}
-	ps := c.validate()
-	ps.Locate(root)
-	if err := ps.Err(); err != nil {
-		return nil, err
-	}
-	return &c, nil
-}
-
-// Validate reports every problem of c.
-func (c *Calibration) Validate() error {
-	return c.validate().Err()
-}
-
-func (c *Calibration) validate() *config.Problems {
-	ps := &config.Problems{}
-	finite := func(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
-	checkInterval := func(path string, iv []float64) {
-		switch {
-		case iv == nil:
-		case len(iv) != 2:
-			ps.Addf(path, "want [low, high], have %d values", len(iv))
-		case !finite(iv[0]) || !finite(iv[1]):
-			ps.Addf(path, "[%v, %v]: want finite numbers", iv[0], iv[1])
-		case iv[0] > iv[1]:
-			ps.Addf(path, "[%v, %v]: low is above high", iv[0], iv[1])
-		case iv[0] < 0:
-			ps.Addf(path, "[%v, %v]: must be >= 0", iv[0], iv[1])
-		}
-	}
-	if !(c.Level > 0 && c.Level < 1) && c.Level != 0 {
-		ps.Addf("level", "%v: must be in (0, 1)", c.Level)
-	}
-	seen := map[string]int{}
-	for i, e := range c.Throughput {
-		p := fmt.Sprintf("throughput[%d]", i)
-		if e.Model == "" {
-			ps.Addf(p+".model", "missing")
-		}
-		if e.Devices < 0 {
-			ps.Addf(p+".devices", "%d: must be >= 0", e.Devices)
-		}
-		if !(e.V0 > 0) || !finite(e.V0) {
-			ps.Addf(p+".v0", "%v: must be a finite number > 0 (samples/s)", e.V0)
-		}
-		if !(e.T >= 0) || !finite(float64(e.T)) {
-			ps.Addf(p+".t", "%v: must be a finite time >= 0", e.T)
-		}
-		checkInterval(p+".v0_interval", e.V0Interval)
-		checkInterval(p+".t_interval", seconds(e.TInterval))
-		if e.R2 > 1 || math.IsNaN(e.R2) {
-			ps.Addf(p+".r2", "%v: must be <= 1", e.R2)
-		}
-		if e.Points < 2 {
-			ps.Addf(p+".points", "%d: a fit needs at least 2 points", e.Points)
-		}
-		if e.Excluded < 0 {
-			ps.Addf(p+".excluded", "%d: must be >= 0", e.Excluded)
-		}
-		if b := e.Batches; b != nil && (len(b) != 2 || b[0] < 1 || b[0] > b[1]) {
-			ps.Addf(p+".batches", "%v: want [smallest, largest] with 1 <= smallest <= largest", b)
-		}
-		if e.OOM < 0 {
-			ps.Addf(p+".oom_batch", "%d: must be >= 0", e.OOM)
-		}
-		k := strings.Join([]string{e.Model, e.Device, strconv.Itoa(e.Devices), e.Precision, labelString(e.Labels)}, "\x00")
-		if j, dup := seen[k]; dup {
-			ps.Addf(p, "same model, device, devices, precision and labels as throughput[%d]", j)
-		} else {
-			seen[k] = i
-		}
-	}
-	for i, e := range c.Comm {
-		p := fmt.Sprintf("comm[%d]", i)
-		if e.Model == "" {
-			ps.Addf(p+".model", "missing")
-		}
-		if len(e.Counts) < 2 {
-			ps.Addf(p+".counts", "%v: want two or more device counts", e.Counts)
-		}
-		for _, n := range e.Counts {
-			if n < 1 {
-				ps.Addf(p+".counts", "%v: counts must be >= 1", e.Counts)
-				break
-			}
-		}
-		if !finite(float64(e.TFixed)) {
-			ps.Addf(p+".t_fixed", "%v: must be finite", e.TFixed)
-		}
-		if !finite(float64(e.TComm)) {
-			ps.Addf(p+".t_comm", "%v: must be finite", e.TComm)
-		}
-		if iv := seconds(e.TCommInterval); iv != nil && (len(iv) != 2 || iv[0] > iv[1] || !finite(iv[0]) || !finite(iv[1])) {
-			ps.Addf(p+".t_comm_interval", "%v: want [low, high] with low <= high", iv)
-		}
-		if !(e.GradientSize >= 0) || !finite(float64(e.GradientSize)) {
-			ps.Addf(p+".gradient_size", "%v: must be >= 0", e.GradientSize)
-		}
-		if !(e.Bandwidth >= 0) || !finite(float64(e.Bandwidth)) {
-			ps.Addf(p+".bandwidth", "%v: must be a finite rate >= 0", e.Bandwidth)
-		}
-		bi := make([]float64, len(e.BandwidthInterval))
-		for j, v := range e.BandwidthInterval {
-			bi[j] = float64(v)
-		}
-		if e.BandwidthInterval == nil {
-			bi = nil
-		}
-		checkInterval(p+".bandwidth_interval", bi)
-	}
-	seen = map[string]int{}
-	for i, e := range c.Steps {
-		p := fmt.Sprintf("steps[%d]", i)
-		if e.Model == "" {
-			ps.Addf(p+".model", "missing")
-		}
-		if !(e.Target >= 0 && e.Target <= 1) {
-			ps.Addf(p+".target", "%v: must be a fraction in [0, 1]", e.Target)
-		}
-		if !(e.SMin > 0) || !finite(e.SMin) {
-			ps.Addf(p+".s_min", "%v: must be a finite number > 0", e.SMin)
-		}
-		if !(e.BNoise >= 0) || !finite(e.BNoise) {
-			ps.Addf(p+".b_noise", "%v: must be a finite number >= 0 (samples)", e.BNoise)
-		}
-		checkInterval(p+".s_min_interval", e.SMinInterval)
-		checkInterval(p+".b_noise_interval", e.BNoiseInterval)
-		if e.R2 > 1 || math.IsNaN(e.R2) {
-			ps.Addf(p+".r2", "%v: must be <= 1", e.R2)
-		}
-		if e.Points < 2 {
-			ps.Addf(p+".points", "%d: a fit needs at least 2 points", e.Points)
-		}
-		if e.MaxBatch < 0 {
-			ps.Addf(p+".max_batch", "%d: must be >= 0", e.MaxBatch)
-		}
-		k := e.Model + "\x00" + strconv.FormatFloat(e.Target, 'g', -1, 64) + "\x00" + labelString(e.Labels)
-		if j, dup := seen[k]; dup {
-			ps.Addf(p, "same model, target and labels as steps[%d]", j)
-		} else {
-			seen[k] = i
-		}
-	}
-	return ps
-}
-
-func seconds(s []units.Seconds) []float64 {
-	if s == nil {
-		return nil
-	}
-	f := make([]float64, len(s))
-	for i, v := range s {
-		f[i] = float64(v)
-	}
-	return f
-}
-
-// LookupThroughput returns the first throughput entry of model on devices
-// devices of kind device. An entry's empty precision matches any
-// precision, and so does an empty precision argument; labels are not
-// compared.
-func (c *Calibration) LookupThroughput(model, device string, devices int, precision string) (ThroughputEntry, bool) {
-	for _, e := range c.Throughput {
-		if e.Model == model && e.Device == device && e.Devices == devices &&
-			(e.Precision == "" || precision == "" || e.Precision == precision) {
-			return e, true
-		}
-	}
-	return ThroughputEntry{}, false
-}
-
-// LookupSteps returns the first steps curve of model.
-func (c *Calibration) LookupSteps(model string) (StepsEntry, bool) {
-	for _, e := range c.Steps {
-		if e.Model == model {
-			return e, true
-		}
-	}
-	return StepsEntry{}, false
 }

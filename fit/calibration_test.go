@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"scaleplan/internal/calib"
 	"strings"
 	"testing"
 
@@ -25,7 +26,7 @@ func TestCalibrationGolden(t *testing.T) {
 		t.Fatal(err)
 	}
 	golden(t, "calibration.yaml", buf.String())
-	back, err := ReadCalibration(bytes.NewReader(buf.Bytes()))
+	back, err := calib.Read(bytes.NewReader(buf.Bytes()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,12 +69,12 @@ func rel(a, b float64) float64 {
 }
 
 func TestWriteCalibration(t *testing.T) {
-	c := &Calibration{Level: 0.95, Throughput: []ThroughputEntry{{Model: "m", Devices: 1, V0: 100, T: 5 * units.Millisecond, R2: 0.99, Points: 4}}}
+	c := &calib.Calibration{Level: 0.95, Throughput: []calib.ThroughputEntry{{Model: "m", Devices: 1, V0: 100, T: 5 * units.Millisecond, R2: 0.99, Points: 4}}}
 	path := filepath.Join(t.TempDir(), "calib.yaml")
-	if err := c.WriteCalibration(path); err != nil {
+	if err := c.WriteFile(path); err != nil {
 		t.Fatal(err)
 	}
-	back, err := ReadCalibrationFile(path)
+	back, err := calib.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,10 +85,10 @@ func TestWriteCalibration(t *testing.T) {
 	if !strings.Contains(string(data), "t: 5 ms\n") {
 		t.Errorf("t not written as a human unit:\n%s", data)
 	}
-	if err := c.WriteCalibration(filepath.Join(t.TempDir(), "no", "such", "dir", "c.yaml")); err == nil {
+	if err := c.WriteFile(filepath.Join(t.TempDir(), "no", "such", "dir", "c.yaml")); err == nil {
 		t.Error("write into a missing directory: no error")
 	}
-	_, err = ReadCalibrationFile(filepath.Join(t.TempDir(), "missing.yaml"))
+	_, err = calib.ReadFile(filepath.Join(t.TempDir(), "missing.yaml"))
 	if err == nil {
 		t.Error("missing file: no error")
 	}
@@ -112,7 +113,7 @@ func TestReadCalibrationErrors(t *testing.T) {
 		{"empty", "", "empty document"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := ReadCalibration(strings.NewReader(tc.in))
+			_, err := calib.Read(strings.NewReader(tc.in))
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("error:\n%v\nwant it to contain:\n%s", err, tc.want)
 			}

@@ -87,8 +87,8 @@
 //
 // # Calibration
 //
-// Report.Calibration gives a Calibration that WriteCalibration writes as
-// YAML (atomically) and ReadCalibration reads back strictly, with every
+// Report.Calibration gives a Calibration that calib.Calibration.WriteFile writes as
+// YAML (atomically) and calib.Read reads back strictly, with every
 // problem reported with its line.
 //
 // Nothing in the package reads the clock or a global random source: the

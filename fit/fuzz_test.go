@@ -3,6 +3,7 @@ package fit
 import (
 	"bytes"
 	"math"
+	"scaleplan/internal/calib"
 	"testing"
 )
 
@@ -55,7 +56,7 @@ func checkLog(t *testing.T, data []byte, lg *Log, err error) {
 		t.Fatal(err)
 	}
 	if c := rep.Calibration(); len(c.Throughput)+len(c.Comm)+len(c.Steps) > 0 {
-		if _, err := ReadCalibration(&buf); err != nil {
+		if _, err := calib.Read(&buf); err != nil {
 			t.Fatalf("calibration of a fit does not read back: %v\n%s", err, buf.Bytes())
 		}
 	}
@@ -102,7 +103,7 @@ func FuzzReadTFCNN(f *testing.F) {
 func FuzzReadCalibration(f *testing.F) {
 	f.Add([]byte("throughput:\n  - model: m\n    devices: 1\n    v0: 258.1\n    t: 54 ms\n    r2: 0.99\n    points: 6\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		c, err := ReadCalibration(bytes.NewReader(data))
+		c, err := calib.Read(bytes.NewReader(data))
 		if err != nil {
 			return
 		}
@@ -110,7 +111,7 @@ func FuzzReadCalibration(f *testing.F) {
 		if err := c.Encode(&buf); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := ReadCalibration(&buf); err != nil {
+		if _, err := calib.Read(&buf); err != nil {
 			t.Fatalf("valid calibration does not read back: %v\n%s", err, buf.Bytes())
 		}
 	})

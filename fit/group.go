@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"scaleplan/internal/calib"
 	"slices"
 	"sort"
 	"strconv"
@@ -53,7 +54,7 @@ func (k Key) String() string {
 	if k.Precision != "" {
 		parts = append(parts, k.Precision)
 	}
-	if l := labelString(k.Labels); l != "" {
+	if l := calib.LabelString(k.Labels); l != "" {
 		parts = append(parts, l)
 	}
 	return strings.Join(parts, " ")
@@ -178,7 +179,7 @@ func Fit(logs []*Log, opt *Options) (*Report, error) {
 				})
 			case benchlog.KindConvergence:
 				labels := pick(r.Labels, o.GroupBy)
-				key := r.Model + "\x00" + strconv.FormatFloat(r.Target, 'g', -1, 64) + "\x00" + labelString(labels)
+				key := r.Model + "\x00" + strconv.FormatFloat(r.Target, 'g', -1, 64) + "\x00" + calib.LabelString(labels)
 				sg := steps[key]
 				if sg == nil {
 					sg = &StepsGroup{Model: r.Model, Target: r.Target, Labels: labels}
@@ -202,7 +203,7 @@ func Fit(logs []*Log, opt *Options) (*Report, error) {
 	}
 	sort.Slice(rep.Steps, func(i, j int) bool {
 		a, b := rep.Steps[i], rep.Steps[j]
-		return cmp.Or(cmp.Compare(a.Model, b.Model), cmp.Compare(a.Target, b.Target), cmp.Compare(labelString(a.Labels), labelString(b.Labels))) < 0
+		return cmp.Or(cmp.Compare(a.Model, b.Model), cmp.Compare(a.Target, b.Target), cmp.Compare(calib.LabelString(a.Labels), calib.LabelString(b.Labels))) < 0
 	})
 	rep.Comm = fitComm(rep.Groups, o.GradientSize, o.Settings)
 	if len(rep.Runs) == 0 && len(rep.Steps) == 0 && !hasPoints(rep.Groups) {
@@ -354,22 +355,8 @@ func pick(labels map[string]string, names []string) map[string]string {
 	return m
 }
 
-// labelString returns the labels as "k=v k=v", sorted by key.
-func labelString(labels map[string]string) string {
-	keys := make([]string, 0, len(labels))
-	for k := range labels {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	parts := make([]string, len(keys))
-	for i, k := range keys {
-		parts[i] = k + "=" + labels[k]
-	}
-	return strings.Join(parts, " ")
-}
-
 func keyString(k Key) string {
-	return strings.Join([]string{k.Model, k.Device, strconv.Itoa(k.Devices), k.Precision, labelString(k.Labels)}, "\x00")
+	return strings.Join([]string{k.Model, k.Device, strconv.Itoa(k.Devices), k.Precision, calib.LabelString(k.Labels)}, "\x00")
 }
 
 func lessKey(a, b Key) bool {
@@ -378,6 +365,6 @@ func lessKey(a, b Key) bool {
 		cmp.Compare(a.Device, b.Device),
 		cmp.Compare(a.Devices, b.Devices),
 		cmp.Compare(a.Precision, b.Precision),
-		cmp.Compare(labelString(a.Labels), labelString(b.Labels)),
+		cmp.Compare(calib.LabelString(a.Labels), calib.LabelString(b.Labels)),
 	) < 0
 }

@@ -126,7 +126,7 @@ func writeCalibration(w io.Writer, rep *fit.Report, path string) error {
 	if n == 0 {
 		return fmt.Errorf("fit: nothing to write to %s: no group with a model name was fitted", path)
 	}
-	if err := cal.WriteCalibration(path); err != nil {
+	if err := cal.WriteFile(path); err != nil {
 		return err
 	}
 	fmt.Fprintf(w, "fit: wrote %s: %d throughput, %d comm, %d steps %s\n", path,

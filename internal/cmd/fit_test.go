@@ -6,10 +6,10 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"scaleplan/internal/calib"
 	"strings"
 	"testing"
 
-	"scaleplan/fit"
 )
 
 // The -update flag rewrites the golden files. Another test file of the
@@ -104,7 +104,7 @@ func TestFitCommand(t *testing.T) {
 		})
 	}
 	// The calibration the text case wrote reads back.
-	c, err := fit.ReadCalibrationFile(filepath.Join(tmp, "calib.yaml"))
+	c, err := calib.ReadFile(filepath.Join(tmp, "calib.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
