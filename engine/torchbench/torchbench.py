@@ -1,0 +1,1123 @@
+#!/usr/bin/env python3
+"""torchbench: measure PyTorch training throughput and write a scaleplan bench log.
+
+It trains for real (forward, loss, backward, optimizer step) on synthetic
+data made on the device, or on images read from a folder, and writes one
+JSON line per record in the format of scaleplan's internal/benchlog: a
+header describing the machine and the run, then for every model,
+precision and per-device batch a measurement record (mean and standard
+deviation of the step time, samples per second, peak memory), or an oom
+record for the first batch that did not fit, after which larger batches of
+that model and precision are skipped. Optional step records give every
+timed step.
+
+It needs only torch and torchvision. With more than one worker (several
+GPUs, or --nproc N on the CPU with the gloo backend) it relaunches itself
+under torch.distributed.run (torchrun) and trains with
+DistributedDataParallel; it also times steps under model.no_sync() to
+estimate the all-reduce share of a step.
+
+    python3 torchbench.py --model resnet50 --batch 8,16,32,64 --precision fp32,amp-fp16 --out r50.jsonl
+    python3 torchbench.py --list-models
+
+Progress goes to stderr. Records go to --out (written to a temporary file
+and renamed at the end) or to stdout. Exit status: 0 when every
+configuration was measured or ran out of memory, 1 when one failed for
+another reason (the log still holds the others), 2 for a usage error, 3 when
+torch or torchvision cannot be imported.
+"""
+
+import argparse
+import contextlib
+import datetime
+import gc
+import json
+import math
+import os
+import platform
+import re
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+
+TOOL = "torchbench"
+
+# The models, by the names that scaleplan's model catalogue uses.
+#   task:     classify (images → class), detect (Mask R-CNN), translate (Transformer)
+#   image:    default input (height, width); None for the Transformer
+#   channels: input channels
+#   classes:  output classes
+#   conv:     whether channels_last applies
+MODELS = {
+    "resnet50": dict(task="classify", image=(224, 224), channels=3, classes=1000, conv=True,
+                     about="torchvision.models.resnet50, 224x224"),
+    "resnet18": dict(task="classify", image=(224, 224), channels=3, classes=1000, conv=True,
+                     about="torchvision.models.resnet18, 224x224 (use --image-size 64 for small tests)"),
+    "efficientnet-b4": dict(task="classify", image=(380, 380), channels=3, classes=1000, conv=True,
+                            about="torchvision.models.efficientnet_b4, 380x380"),
+    "maskrcnn-r50-fpn": dict(task="detect", image=(800, 1344), channels=3, classes=91, conv=True,
+                             about="torchvision Mask R-CNN ResNet-50-FPN (frozen BN, stem and layer1 frozen), 800x1344, "
+                                   "4 synthetic boxes and masks per image"),
+    "transformer-base": dict(task="translate", image=None, channels=0, classes=0, conv=False,
+                             about="torch.nn.Transformer, d 512, 6+6 layers, 8 heads, FFN 2048, shared embeddings; a sample is a sentence pair"),
+    "mlp": dict(task="classify", image=(28, 28), channels=1, classes=10, conv=False, fixed=True,
+                about="784-1024-1024-10 ReLU MLP (scaleplan engine), 1x28x28"),
+    "cnn": dict(task="classify", image=(28, 28), channels=1, classes=10, conv=True, fixed=True,
+                about="conv 3x3x32, conv 3x3x64, max-pool 2x2, dense 128, dense 10 (scaleplan engine), 1x28x28"),
+}
+
+PRECISIONS = {
+    "fp32": "FP32, TF32 off for matrix products and convolutions",
+    "tf32": "FP32 storage, TF32 tensor-core matrix products and convolutions (CUDA, Ampere or newer)",
+    "amp-fp16": "torch.autocast float16 with a GradScaler (CUDA)",
+    "amp-bf16": "torch.autocast bfloat16 (CUDA with bf16 support, or CPU)",
+}
+
+DEFAULT_BATCHES_CUDA = [8, 16, 32, 64, 128, 256, 512, 1024]
+DEFAULT_BATCHES_CPU = [1, 2, 4, 8, 16]
+
+EXIT_FAILED, EXIT_USAGE, EXIT_NO_TORCH = 1, 2, 3
+
+torch = None  # imported by import_torch, after the arguments are checked
+
+
+RANK = 0  # this worker's rank; only rank 0 reports progress
+
+
+def progress(msg, always=False):
+    if RANK == 0:
+        print("torchbench: " + msg, file=sys.stderr, flush=True)
+    elif always:
+        print("torchbench: worker %d: %s" % (RANK, msg), file=sys.stderr, flush=True)
+
+
+# ---------------------------------------------------------------- arguments
+
+
+def int_list(s):
+    out = []
+    for part in s.split(","):
+        part = part.strip()
+        if not part:
+            continue
+        try:
+            v = int(part)
+        except ValueError:
+            raise argparse.ArgumentTypeError("batch %r is not an integer" % part)
+        if v <= 0:
+            raise argparse.ArgumentTypeError("batch %d must be > 0" % v)
+        out.append(v)
+    if not out:
+        raise argparse.ArgumentTypeError("empty batch list")
+    return out
+
+
+def name_list(valid, what):
+    def parse(s):
+        names = [p.strip() for p in s.split(",") if p.strip()]
+        if not names:
+            raise argparse.ArgumentTypeError("empty %s list" % what)
+        for n in names:
+            if n not in valid:
+                raise argparse.ArgumentTypeError(
+                    "unknown %s %r (valid: %s)" % (what, n, ", ".join(valid)))
+        return names
+    return parse
+
+
+def make_parser():
+    p = argparse.ArgumentParser(
+        prog="torchbench",
+        description="Measure PyTorch training throughput and write a scaleplan bench log (JSON lines).")
+    p.add_argument("--model", type=name_list(list(MODELS), "model"), default=["resnet50"],
+                   help="comma-separated models (default resnet50; --list-models lists them)")
+    p.add_argument("--batch", type=int_list, default=None,
+                   help="comma-separated per-device batches, swept in increasing order until the first "
+                        "out-of-memory (default %s on CUDA, %s on the CPU)" % (
+                            ",".join(map(str, DEFAULT_BATCHES_CUDA)), ",".join(map(str, DEFAULT_BATCHES_CPU))))
+    p.add_argument("--precision", type=name_list(list(PRECISIONS), "precision"), default=["fp32"],
+                   help="comma-separated precisions: %s (default fp32)" % ", ".join(PRECISIONS))
+    p.add_argument("--steps", type=int, default=20, help="timed steps per configuration (default 20)")
+    p.add_argument("--warmup", type=int, default=5, help="untimed warm-up steps per configuration (default 5)")
+    p.add_argument("--channels-last", action="store_true",
+                   help="use the channels_last memory format for convolutional models")
+    p.add_argument("--compile", action="store_true", help="wrap the model in torch.compile (needs torch >= 2.0)")
+    p.add_argument("--nproc", type=int, default=0,
+                   help="data-parallel workers on this node (default: every visible GPU on CUDA, 1 on the CPU); "
+                        "more than 1 runs DistributedDataParallel (nccl on CUDA, gloo on the CPU)")
+    p.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto",
+                   help="where to train (default auto: cuda when available, else cpu)")
+    p.add_argument("--image-size", type=int, default=0,
+                   help="square input size for resnet50, resnet18, efficientnet-b4 and maskrcnn-r50-fpn "
+                        "(default: the model's own); mlp and cnn always take 1x28x28")
+    p.add_argument("--seq-len", type=int, default=128,
+                   help="transformer-base source and target length in tokens (default 128)")
+    p.add_argument("--vocab", type=int, default=33708,
+                   help="transformer-base shared vocabulary (default 33708, MLPerf's En-De BPE)")
+    p.add_argument("--data-dir", default="",
+                   help="read images from this torchvision ImageFolder instead of synthetic data "
+                        "(image classification models only)")
+    p.add_argument("--loader-workers", type=int, default=2,
+                   help="DataLoader worker processes per device with --data-dir (default 2)")
+    p.add_argument("--threads", type=int, default=0,
+                   help="CPU threads per worker for torch (default: OMP_NUM_THREADS if set, else on the CPU "
+                        "the available cores divided by the workers; on CUDA torch's default)")
+    p.add_argument("--step-records", action="store_true", help="also write a step record for every timed step")
+    p.add_argument("--run", default="", help="run identifier written in every record (default torchbench-<UTC time>)")
+    p.add_argument("--seed", type=int, default=1, help="seed for weights and synthetic data (default 1)")
+    p.add_argument("--launcher", choices=["auto", "torchrun", "spawn"], default="auto",
+                   help="how to start several workers: torch.distributed.run, or torch.multiprocessing.spawn "
+                        "(default auto: torchrun when importable)")
+    p.add_argument("--dist-timeout", type=float, default=600,
+                   help="seconds a collective may wait for the other workers before failing (default 600)")
+    p.add_argument("--out", default="", help="write the records to this file (atomically) instead of stdout")
+    p.add_argument("--list-models", action="store_true", help="print the models, one a line, and exit")
+    p.add_argument("--list-precisions", action="store_true", help="print the precisions, one a line, and exit")
+    return p
+
+
+def check_args(p, a):
+    """Checks what can be checked without torch; exits with status 2."""
+    if a.steps < 1:
+        p.error("--steps %d: must be >= 1" % a.steps)
+    if a.warmup < 0:
+        p.error("--warmup %d: must be >= 0" % a.warmup)
+    if a.nproc < 0:
+        p.error("--nproc %d: must be >= 0" % a.nproc)
+    if a.image_size != 0 and a.image_size < 32:
+        p.error("--image-size %d: must be >= 32 (or 0 for the model's own)" % a.image_size)
+    if a.seq_len < 1:
+        p.error("--seq-len %d: must be >= 1" % a.seq_len)
+    if a.vocab < 2:
+        p.error("--vocab %d: must be >= 2" % a.vocab)
+    if a.loader_workers < 0:
+        p.error("--loader-workers %d: must be >= 0" % a.loader_workers)
+    if a.threads < 0:
+        p.error("--threads %d: must be >= 0" % a.threads)
+    if a.dist_timeout <= 0:
+        p.error("--dist-timeout %g: must be > 0" % a.dist_timeout)
+    if a.data_dir:
+        if not os.path.isdir(a.data_dir):
+            p.error("--data-dir %s: not a directory" % a.data_dir)
+        bad = [m for m in a.model if MODELS[m]["task"] != "classify"]
+        if bad:
+            p.error("--data-dir applies to image classification models only, not %s" % ", ".join(bad))
+    if a.batch is not None:
+        a.batch = sorted(set(a.batch))
+    a.model = list(dict.fromkeys(a.model))
+    a.precision = list(dict.fromkeys(a.precision))
+
+
+def import_torch():
+    global torch
+    try:
+        import torch as t
+        import torchvision  # noqa: F401
+    except ImportError as e:
+        progress("cannot import torch and torchvision with %s (%s): install Debian's python3-torch and "
+                 "python3-torchvision, or pip install torch torchvision" % (sys.executable, e))
+        sys.exit(EXIT_NO_TORCH)
+    torch = t
+
+
+def check_torch_args(p, a):
+    """Checks what needs torch; resolves the device and the worker count."""
+    if a.device == "auto":
+        a.device = "cuda" if torch.cuda.is_available() else "cpu"
+    if a.device == "cuda" and not torch.cuda.is_available():
+        p.error("--device cuda: torch %s sees no CUDA device (torch.cuda.is_available() is false)" % torch.__version__)
+    if a.compile and not hasattr(torch, "compile"):
+        p.error("--compile needs torch >= 2.0 (torch.compile); this is torch %s" % torch.__version__)
+    if a.device == "cpu":
+        for prec in a.precision:
+            if prec in ("tf32", "amp-fp16"):
+                p.error("--precision %s needs a CUDA device; on the CPU use fp32 or amp-bf16" % prec)
+    else:
+        if "amp-bf16" in a.precision and not torch.cuda.is_bf16_supported():
+            p.error("--precision amp-bf16: %s does not support bfloat16" % torch.cuda.get_device_name(0))
+        if "tf32" in a.precision and torch.cuda.get_device_capability(0)[0] < 8:
+            p.error("--precision tf32: %s has no TF32 tensor cores (needs compute capability 8.0 or newer)"
+                    % torch.cuda.get_device_name(0))
+    if a.nproc == 0:
+        a.nproc = torch.cuda.device_count() if a.device == "cuda" else 1
+    if a.device == "cuda" and a.nproc > torch.cuda.device_count():
+        p.error("--nproc %d: only %d CUDA devices visible" % (a.nproc, torch.cuda.device_count()))
+    if a.nproc > 1 and not torch.distributed.is_available():
+        p.error("--nproc %d: this torch was built without torch.distributed" % a.nproc)
+    if a.batch is None:
+        a.batch = list(DEFAULT_BATCHES_CUDA if a.device == "cuda" else DEFAULT_BATCHES_CPU)
+
+
+# ---------------------------------------------------------------- launching
+
+
+def free_port():
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def default_threads(a, world):
+    if a.threads:
+        return a.threads
+    env = os.environ.get("OMP_NUM_THREADS", "")
+    if env.isdigit() and int(env) > 0:
+        return int(env)
+    if a.device == "cpu":
+        return max(1, available_cores() // world)
+    return 0
+
+
+def launch(a, argv):
+    """Starts a.nproc workers running this script and waits for them."""
+    threads = default_threads(a, a.nproc)
+    child = list(argv) + ["--run", a.run, "--device", a.device, "--nproc", str(a.nproc)]
+    if threads:
+        child += ["--threads", str(threads)]
+    env = dict(os.environ)
+    if threads:
+        env["OMP_NUM_THREADS"] = str(threads)  # else torchrun sets 1 and says so
+    launcher = a.launcher
+    if launcher == "auto":
+        try:
+            import torch.distributed.run  # noqa: F401
+            launcher = "torchrun"
+        except ImportError:
+            launcher = "spawn"
+    env["TORCHBENCH_LAUNCHER"] = launcher
+    port = free_port()
+    progress("starting %d workers (%s, %s backend)" % (a.nproc, launcher, "nccl" if a.device == "cuda" else "gloo"))
+    if launcher == "torchrun":
+        cmd = [sys.executable, "-m", "torch.distributed.run", "--nnodes", "1", "--node_rank", "0",
+               "--nproc_per_node", str(a.nproc), "--master_addr", "127.0.0.1", "--master_port", str(port)]
+        if torchrun_std_bug():
+            # torch 1.13 on Python 3.11 cannot parse torchrun's default
+            # "--redirects 0" (enum.IntFlag no longer iterates its zero
+            # member); tee the workers' stderr instead, which it can parse.
+            cmd += ["--redirects", "2", "--tee", "2"]
+        cmd += [os.path.abspath(__file__)] + child
+        return subprocess.call(cmd, env=env)
+    import torch.multiprocessing as mp
+    os.environ.update(env)
+    os.environ["MASTER_ADDR"], os.environ["MASTER_PORT"] = "127.0.0.1", str(port)
+    try:
+        mp.spawn(spawned, args=(child, a.nproc), nprocs=a.nproc, join=True)
+    except mp.ProcessRaisedException as e:
+        progress("a worker failed: %s" % e)
+        return EXIT_FAILED
+    except mp.ProcessExitedException as e:
+        return e.exit_code or EXIT_FAILED
+    return 0
+
+
+def torchrun_std_bug():
+    try:
+        from torch.distributed.elastic.multiprocessing.api import Std
+        return Std.from_str("0") is None
+    except Exception:
+        return False
+
+
+def spawned(rank, argv, world):
+    os.environ.update(RANK=str(rank), LOCAL_RANK=str(rank), WORLD_SIZE=str(world),
+                      LOCAL_WORLD_SIZE=str(world))
+    code = main(argv)
+    if code:
+        sys.exit(code)
+
+
+# ---------------------------------------------------------------- machine
+
+
+def available_cores():
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def cpu_name():
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def host_memory():
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemTotal:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0
+
+
+def nvidia_driver():
+    try:
+        with open("/proc/driver/nvidia/version") as f:
+            m = re.search(r"Kernel Module\s+(?:for \S+\s+)?([0-9][0-9.]+)", f.read())
+            if m:
+                return m.group(1)
+    except OSError:
+        pass
+    try:
+        out = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
+                             capture_output=True, text=True, timeout=30)
+        if out.returncode == 0 and out.stdout.strip():
+            return out.stdout.strip().splitlines()[0]
+    except (OSError, subprocess.SubprocessError):
+        pass
+    return ""
+
+
+def cpu_backend():
+    parts = []
+    if torch.backends.mkldnn.is_available():
+        parts.append("mkldnn")
+    m = re.search(r"BLAS_INFO=([\w-]+)", torch.__config__.show())
+    if m:
+        parts.append("blas " + m.group(1))
+    return ", ".join(parts)
+
+
+def machine(a, world):
+    import torchvision
+    m = dict(host=platform.node(), os=sys.platform, arch=platform.machine(), cpu=cpu_name(),
+             cores=os.cpu_count() or 0,
+             framework="torch %s torchvision %s" % (torch.__version__, torchvision.__version__))
+    if a.device == "cuda":
+        props = torch.cuda.get_device_properties(0)
+        m.update(device_name=torch.cuda.get_device_name(0), device_count=torch.cuda.device_count(),
+                 device_memory_bytes=float(props.total_memory), driver=nvidia_driver(),
+                 cuda=torch.version.cuda or "")
+        backend = []
+        if torch.backends.cudnn.is_available():
+            backend.append("cudnn %s" % torch.backends.cudnn.version())
+        if world > 1:
+            try:
+                v = torch.cuda.nccl.version()  # a tuple, or an int such as 2708 before torch 1.11
+                backend.append("nccl " + (".".join(map(str, v)) if isinstance(v, tuple) else str(v)))
+            except Exception:
+                backend.append("nccl")
+        m["backend"] = ", ".join(backend)
+    else:
+        m.update(device_name="cpu", device_count=1, device_memory_bytes=float(host_memory()),
+                 backend=cpu_backend())
+    return {k: v for k, v in m.items() if v not in ("", 0, 0.0, None)}
+
+
+# ---------------------------------------------------------------- models
+
+
+def tv_model(fn, **kw):
+    """Calls a torchvision constructor without pretrained weights, old API or new."""
+    try:
+        return fn(weights=None, **kw)
+    except TypeError:
+        return fn(pretrained=False, **kw)
+
+
+def build_model(name, a):
+    import torch.nn as nn
+    import torchvision
+    spec = MODELS[name]
+    if name == "resnet50":
+        return tv_model(torchvision.models.resnet50, num_classes=spec["classes"])
+    if name == "resnet18":
+        return tv_model(torchvision.models.resnet18, num_classes=spec["classes"])
+    if name == "efficientnet-b4":
+        return tv_model(torchvision.models.efficientnet_b4, num_classes=spec["classes"])
+    if name == "maskrcnn-r50-fpn":
+        # As torchvision's maskrcnn_resnet50_fpn and MLPerf train it:
+        # frozen batch norm in the backbone, stem and layer1 frozen
+        # (trainable_layers 3), here without pretrained weights.
+        from torchvision.models.detection import MaskRCNN
+        from torchvision.models.detection.backbone_utils import resnet_fpn_backbone
+        try:
+            backbone = resnet_fpn_backbone(backbone_name="resnet50", weights=None, trainable_layers=3)
+        except TypeError:
+            backbone = resnet_fpn_backbone("resnet50", pretrained=False, trainable_layers=3)
+        h, w = image_size(name, a)
+        return MaskRCNN(backbone, num_classes=spec["classes"], min_size=min(h, w), max_size=max(h, w))
+    if name == "transformer-base":
+        return Seq2Seq(a.vocab, a.seq_len)
+    if name == "mlp":
+        return nn.Sequential(nn.Flatten(), nn.Linear(784, 1024), nn.ReLU(), nn.Linear(1024, 1024), nn.ReLU(),
+                             nn.Linear(1024, 10))
+    if name == "cnn":
+        return nn.Sequential(nn.Conv2d(1, 32, 3), nn.ReLU(), nn.Conv2d(32, 64, 3), nn.ReLU(), nn.MaxPool2d(2),
+                             nn.Flatten(), nn.Linear(12 * 12 * 64, 128), nn.ReLU(), nn.Linear(128, 10))
+    raise ValueError("unknown model %r" % name)
+
+
+def make_seq2seq_class():
+    import torch.nn as nn
+
+    class Seq2Seq(nn.Module):
+        """Transformer base (Vaswani et al. 2017): post-norm encoder-decoder,
+        sinusoidal positions, one embedding shared by source, target and the
+        output projection, no final layer norms (as fairseq's
+        transformer_wmt_en_de)."""
+
+        def __init__(self, vocab, seq_len, d=512, heads=8, layers=6, ffn=2048, dropout=0.1):
+            super().__init__()
+            enc_layer = nn.TransformerEncoderLayer(d, heads, ffn, dropout, batch_first=True)
+            dec_layer = nn.TransformerDecoderLayer(d, heads, ffn, dropout, batch_first=True)
+            try:
+                enc = nn.TransformerEncoder(enc_layer, layers, norm=None, enable_nested_tensor=False)
+            except TypeError:
+                enc = nn.TransformerEncoder(enc_layer, layers, norm=None)
+            dec = nn.TransformerDecoder(dec_layer, layers, norm=None)
+            self.core = nn.Transformer(d, heads, custom_encoder=enc, custom_decoder=dec, batch_first=True)
+            self.embed = nn.Embedding(vocab, d)
+            nn.init.normal_(self.embed.weight, 0, d ** -0.5)
+            self.out = nn.Linear(d, vocab, bias=False)
+            self.out.weight = self.embed.weight
+            self.scale = math.sqrt(d)
+            pos = torch.arange(seq_len, dtype=torch.float32).unsqueeze(1)
+            div = torch.exp(torch.arange(0, d, 2, dtype=torch.float32) * (-math.log(10000.0) / d))
+            pe = torch.zeros(seq_len, d)
+            pe[:, 0::2] = torch.sin(pos * div)
+            pe[:, 1::2] = torch.cos(pos * div)
+            self.register_buffer("pos", pe, persistent=False)
+            mask = torch.triu(torch.full((seq_len, seq_len), float("-inf")), diagonal=1)
+            self.register_buffer("causal", mask, persistent=False)
+
+        def forward(self, src, tgt):
+            n = tgt.shape[1]
+            s = self.embed(src) * self.scale + self.pos[: src.shape[1]]
+            t = self.embed(tgt) * self.scale + self.pos[:n]
+            h = self.core(s, t, tgt_mask=self.causal[:n, :n])
+            return self.out(h)
+
+    return Seq2Seq
+
+
+def Seq2Seq(vocab, seq_len):
+    return make_seq2seq_class()(vocab, seq_len)
+
+
+def image_size(name, a):
+    spec = MODELS[name]
+    if spec.get("fixed") or spec["image"] is None or not a.image_size:
+        return spec["image"]
+    return (a.image_size, a.image_size)
+
+
+def input_label(name, a):
+    spec = MODELS[name]
+    if spec["task"] == "translate":
+        return "2x%d tokens" % a.seq_len
+    h, w = image_size(name, a)
+    return "%dx%dx%d" % (spec["channels"], h, w)
+
+
+def make_optimizer(name, model):
+    params = [p for p in model.parameters() if p.requires_grad]
+    if MODELS[name]["task"] == "translate":
+        return torch.optim.Adam(params, lr=1e-4, betas=(0.9, 0.98), eps=1e-9), "adam lr 1e-4 betas (0.9, 0.98)"
+    return torch.optim.SGD(params, lr=0.01, momentum=0.9, weight_decay=1e-4), "sgd lr 0.01 momentum 0.9 wd 1e-4"
+
+
+# ---------------------------------------------------------------- data
+
+
+class Synthetic:
+    """One batch made on the device once and fed at every step."""
+
+    def __init__(self, name, a, batch, dev, gen):
+        spec = MODELS[name]
+        self.name = name
+        if spec["task"] == "translate":
+            self.src = torch.randint(1, a.vocab, (batch, a.seq_len), device=dev, generator=gen)
+            tgt = torch.randint(1, a.vocab, (batch, a.seq_len + 1), device=dev, generator=gen)
+            self.tgt_in, self.tgt_out = tgt[:, :-1].contiguous(), tgt[:, 1:].contiguous()
+        elif spec["task"] == "detect":
+            h, w = image_size(name, a)
+            self.images, self.targets = [], []
+            for _ in range(batch):
+                self.images.append(torch.rand(3, h, w, device=dev, generator=gen))
+                self.targets.append(detection_target(h, w, spec["classes"], dev, gen))
+        else:
+            h, w = image_size(name, a)
+            x = torch.randn(batch, spec["channels"], h, w, device=dev, generator=gen)
+            if a.channels_last and spec["conv"]:
+                x = x.contiguous(memory_format=torch.channels_last)
+            self.x = x
+            self.y = torch.randint(0, spec["classes"], (batch,), device=dev, generator=gen)
+
+    def next(self):
+        return self
+
+    def close(self):
+        pass
+
+
+def detection_target(h, w, classes, dev, gen, n=4):
+    """n random boxes of 10-40% of the image side, their labels, and
+    rectangular masks filling them."""
+    g = lambda *s: torch.rand(*s, device=dev, generator=gen)  # noqa: E731
+    bw, bh = (0.1 + 0.3 * g(n)) * w, (0.1 + 0.3 * g(n)) * h
+    x1, y1 = g(n) * (w - bw), g(n) * (h - bh)
+    boxes = torch.stack([x1, y1, x1 + bw, y1 + bh], dim=1)
+    labels = torch.randint(1, classes, (n,), device=dev, generator=gen)
+    masks = torch.zeros(n, h, w, dtype=torch.uint8, device=dev)
+    for i, b in enumerate(boxes.round().long().tolist()):
+        masks[i, b[1]:b[3], b[0]:b[2]] = 1
+    return dict(boxes=boxes, labels=labels, masks=masks)
+
+
+class Folder:
+    """Batches of images from a torchvision ImageFolder, copied to the device."""
+
+    def __init__(self, name, a, batch, dev, rank, world):
+        import torchvision
+        import torchvision.transforms as T
+        spec = MODELS[name]
+        h, w = image_size(name, a)
+        if spec["channels"] == 1:
+            tf = T.Compose([T.Grayscale(1), T.Resize((h, w)), T.ToTensor()])
+        else:
+            tf = T.Compose([T.RandomResizedCrop((h, w)), T.RandomHorizontalFlip(), T.ToTensor(),
+                            T.Normalize([0.485, 0.456, 0.406], [0.229, 0.224, 0.225])])
+        ds = torchvision.datasets.ImageFolder(a.data_dir, transform=tf)
+        if len(ds) < batch * world:
+            raise ValueError("--data-dir %s holds %d images, fewer than one global batch of %d"
+                             % (a.data_dir, len(ds), batch * world))
+        if len(ds.classes) > spec["classes"]:
+            raise ValueError("--data-dir %s holds %d classes, more than %s's %d outputs"
+                             % (a.data_dir, len(ds.classes), name, spec["classes"]))
+        self.sampler = None
+        if world > 1:
+            from torch.utils.data.distributed import DistributedSampler
+            self.sampler = DistributedSampler(ds, num_replicas=world, rank=rank, shuffle=True, seed=a.seed)
+        self.loader = torch.utils.data.DataLoader(
+            ds, batch_size=batch, shuffle=self.sampler is None, sampler=self.sampler, drop_last=True,
+            num_workers=a.loader_workers, pin_memory=dev.type == "cuda",
+            persistent_workers=a.loader_workers > 0)
+        self.dev, self.cl = dev, a.channels_last and spec["conv"]
+        self.epoch, self.it = 0, iter(self.loader)
+
+    def next(self):
+        try:
+            x, y = next(self.it)
+        except StopIteration:
+            self.epoch += 1
+            if self.sampler is not None:
+                self.sampler.set_epoch(self.epoch)
+            self.it = iter(self.loader)
+            x, y = next(self.it)
+        x = x.to(self.dev, non_blocking=True)
+        if self.cl:
+            x = x.contiguous(memory_format=torch.channels_last)
+        self.x, self.y = x, y.to(self.dev, non_blocking=True)
+        return self
+
+    def close(self):
+        self.it = None
+        self.loader = None
+
+
+def compute_loss(name, model, b, a):
+    import torch.nn.functional as F
+    task = MODELS[name]["task"]
+    if task == "translate":
+        logits = model(b.src, b.tgt_in)
+        # Under autocast cross_entropy computes in float32 by itself.
+        return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), b.tgt_out.reshape(-1), label_smoothing=0.1)
+    if task == "detect":
+        losses = model(b.images, b.targets)
+        return sum(losses.values())
+    return F.cross_entropy(model(b.x), b.y)
+
+
+# ---------------------------------------------------------------- timing
+
+
+class CPUTimer:
+    """Wall-clock marks with time.perf_counter; on the CPU a step runs
+    synchronously, so a mark is taken when the work before it is done."""
+
+    def __init__(self):
+        self.marks, self.steps = [], []
+
+    def reset(self):
+        self.steps = []
+
+    def start_step(self):
+        self.marks = []
+
+    def mark(self):
+        self.marks.append(time.perf_counter())
+
+    def end_step(self):
+        self.steps.append(self.marks)
+
+    def intervals(self):
+        """Returns, for every step, the seconds between its marks."""
+        return [[m[i + 1] - m[i] for i in range(len(m) - 1)] for m in self.steps]
+
+
+class CUDATimer(CPUTimer):
+    """CUDA events recorded on the current stream and read after one final
+    synchronisation, so that timing does not stall the device."""
+
+    def mark(self):
+        e = torch.cuda.Event(enable_timing=True)
+        e.record()
+        self.marks.append(e)
+
+    def intervals(self):
+        torch.cuda.synchronize()
+        return [[m[i].elapsed_time(m[i + 1]) / 1e3 for i in range(len(m) - 1)] for m in self.steps]
+
+
+def is_oom(e):
+    oom_type = getattr(torch.cuda, "OutOfMemoryError", None)
+    if oom_type is not None and isinstance(e, oom_type):
+        return True
+    msg = str(e)
+    return isinstance(e, RuntimeError) and (
+        "out of memory" in msg or "can't allocate memory" in msg or "CUBLAS_STATUS_ALLOC_FAILED" in msg)
+
+
+def peak_reset(dev):
+    gc.collect()
+    if dev.type == "cuda":
+        torch.cuda.synchronize(dev)
+        torch.cuda.empty_cache()
+        torch.cuda.reset_peak_memory_stats(dev)
+        return
+    try:  # Linux: reset the process's peak resident set size (VmHWM)
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+    except OSError:
+        pass
+
+
+def peak_read(dev):
+    if dev.type == "cuda":
+        return float(torch.cuda.max_memory_allocated(dev))
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return float(int(line.split()[1]) * 1024)
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        import resource
+        return float(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)
+    except (ImportError, OSError):
+        return 0.0
+
+
+# ---------------------------------------------------------------- training
+
+
+class Trainer:
+    """One model at one precision on this worker."""
+
+    def __init__(self, name, prec, a, dev, rank, world):
+        self.name, self.prec, self.a, self.dev, self.world = name, prec, a, dev, world
+        self.fake_oom = False
+        if dev.type == "cuda":
+            tf32 = prec == "tf32"
+            torch.backends.cuda.matmul.allow_tf32 = tf32
+            torch.backends.cudnn.allow_tf32 = tf32
+        torch.manual_seed(a.seed)  # the same initial weights on every worker
+        model = build_model(name, a)
+        self.params = sum(p.numel() for p in model.parameters())
+        self.trainable = sum(p.numel() for p in model.parameters() if p.requires_grad)
+        model = model.to(dev)
+        if a.channels_last and MODELS[name]["conv"]:
+            model = model.to(memory_format=torch.channels_last)
+        model.train()
+        self.opt, self.opt_about = make_optimizer(name, model)
+        self.ddp = None
+        if world > 1:
+            from torch.nn.parallel import DistributedDataParallel as DDP
+            kw = dict(gradient_as_bucket_view=True)
+            if dev.type == "cuda":
+                kw["device_ids"] = [dev.index]
+            self.ddp = model = DDP(model, **kw)
+        self.fwd = torch.compile(model) if a.compile else model
+        self.autocast = None
+        if prec == "amp-fp16":
+            self.autocast = (dev.type, torch.float16)
+        elif prec == "amp-bf16":
+            self.autocast = (dev.type, torch.bfloat16)
+        self.scaler = None
+        if prec == "amp-fp16":
+            self.scaler = torch.amp.GradScaler("cuda") if hasattr(torch.amp, "GradScaler") else \
+                torch.cuda.amp.GradScaler()
+
+    def step(self, data, timer, sync=True):
+        """One training step with marks: start, data ready, forward and
+        loss done, backward done, update done."""
+        timer.start_step()
+        timer.mark()
+        b = data.next()
+        timer.mark()
+        ctx = self.ddp.no_sync() if (self.ddp is not None and not sync) else contextlib.nullcontext()
+        with ctx:
+            if self.autocast:
+                with torch.autocast(device_type=self.autocast[0], dtype=self.autocast[1]):
+                    loss = compute_loss(self.name, self.fwd, b, self.a)
+            else:
+                loss = compute_loss(self.name, self.fwd, b, self.a)
+            timer.mark()
+            if self.fake_oom:
+                raise RuntimeError("CUDA out of memory (simulated by %s)" % TEST_OOM)
+            if self.scaler is not None:
+                self.scaler.scale(loss).backward()
+            else:
+                loss.backward()
+            timer.mark()
+        if self.scaler is not None:
+            self.scaler.step(self.opt)
+            self.scaler.update()
+        else:
+            self.opt.step()
+        self.opt.zero_grad(set_to_none=True)
+        timer.mark()
+        timer.end_step()
+
+    def steps(self, data, timer, n, sync=True):
+        timer.reset()
+        for _ in range(n):
+            self.step(data, timer, sync)
+        return timer.intervals()
+
+    def close(self):
+        self.opt.zero_grad(set_to_none=True)
+        self.fwd = self.ddp = self.opt = self.scaler = None
+
+
+def agree(flag, dev, world):
+    """Returns whether any worker raised flag."""
+    if world == 1:
+        return flag
+    t = torch.tensor([1.0 if flag else 0.0], device=dev)
+    torch.distributed.all_reduce(t, op=torch.distributed.ReduceOp.MAX)
+    return t.item() > 0
+
+
+def reduce_max(values, dev, world):
+    """Element-wise maximum over workers: a synchronous step lasts as long
+    as its slowest worker."""
+    if world == 1 or not values:
+        return list(values)
+    t = torch.tensor(values, dtype=torch.float64, device=dev)
+    torch.distributed.all_reduce(t, op=torch.distributed.ReduceOp.MAX)
+    return t.tolist()
+
+
+def mean_std(xs):
+    m = statistics.fmean(xs)
+    s = statistics.stdev(xs, m) if len(xs) > 1 else 0.0
+    return m, s
+
+
+def trial(tr, name, a, batch, dev, rank, world, gen, timer):
+    """Measures one batch: warm-up steps, then timed steps (and, with
+    several workers, timed steps under no_sync). Returns a dict of results,
+    or a str saying why it ran out of memory."""
+    peak_reset(dev)
+    tr.fake_oom = test_oom(batch, rank)
+    data, failed = None, ""
+    try:
+        if a.data_dir:
+            data = Folder(name, a, batch, dev, rank, world)
+        else:
+            data = Synthetic(name, a, batch, dev, gen)
+        if world > 1:
+            # A probe step without gradient synchronisation finds an
+            # out-of-memory on any worker before the workers wait on each
+            # other in an all-reduce; it counts as a warm-up step.
+            tr.steps(data, timer, 1, sync=False)
+    except Exception as e:
+        if not is_oom(e):
+            raise
+        failed = first_line(e)
+    if agree(bool(failed), dev, world):
+        return failed or "out of memory on another worker"
+    if world > 1:
+        with torch.no_grad():  # undo the probe's local update
+            for p in tr.ddp.module.parameters():
+                torch.distributed.broadcast(p, 0)
+    sync = nosync = None
+    try:
+        warm = a.warmup - 1 if world > 1 else a.warmup
+        if warm > 0:
+            tr.steps(data, timer, warm)
+        sync = tr.steps(data, timer, a.steps)
+        if world > 1:
+            nosync = tr.steps(data, timer, a.steps, sync=False)
+        if dev.type == "cuda":
+            torch.cuda.synchronize(dev)
+    except Exception as e:
+        if not is_oom(e):
+            raise
+        failed = first_line(e)
+    data.close()
+    data = None
+    if agree(bool(failed), dev, world):
+        return failed or "out of memory on another worker"
+    res = dict(peak=max(reduce_max([peak_read(dev)], dev, world)))
+    res["step"] = reduce_max([sum(iv) for iv in sync], dev, world)
+    phases = [statistics.fmean(iv[k] for iv in sync) for k in range(4)]
+    res["phases"] = dict(data_wait_s=phases[0], forward_s=phases[1], backward_s=phases[2], update_s=phases[3])
+    if nosync is not None:
+        res["nosync"] = reduce_max([sum(iv) for iv in nosync], dev, world)
+    return res
+
+
+# TEST_OOM names an environment variable for tests: "B" or "B:R" makes
+# every training step at a per-device batch >= B (on rank R only, with
+# ":R") raise the error CUDA raises when out of memory, so that the
+# out-of-memory path can be tested on the CPU.
+TEST_OOM = "TORCHBENCH_TEST_OOM"
+
+
+def test_oom(batch, rank):
+    spec = os.environ.get(TEST_OOM, "")
+    if not spec:
+        return False
+    b, _, r = spec.partition(":")
+    return batch >= int(b) and (r == "" or int(r) == rank)
+
+
+def first_line(e):
+    s = str(e).strip().splitlines()
+    return (s[0] if s else type(e).__name__)[:300]
+
+
+def free(dev):
+    gc.collect()
+    if dev.type == "cuda":
+        torch.cuda.empty_cache()
+
+
+def fmt_bytes(b):
+    return "%.1f MiB" % (b / 2 ** 20)
+
+
+def sweep(name, prec, a, dev, rank, world, base, info, records):
+    """Measures one model at one precision over the batches. Returns why
+    it failed for a reason other than memory, or ""."""
+    spec = MODELS[name]
+    labels = {"input": input_label(name, a)}
+    if spec["task"] == "translate":
+        labels["sample"] = "sentence-pair"
+    if a.channels_last and spec["conv"]:
+        labels["channels_last"] = "true"
+    elif a.channels_last:
+        progress("%s: --channels-last does not apply (no convolutions)" % name)
+    if a.compile:
+        labels["compile"] = "true"
+    if a.data_dir:
+        labels["data"] = "imagefolder"
+    common = dict(base, model=name, precision=prec, workers=world, labels=labels)
+    if world > 1:
+        common["transport"] = "nccl" if dev.type == "cuda" else "gloo"
+    timer = CUDATimer() if dev.type == "cuda" else CPUTimer()
+    gen = torch.Generator(device=dev)
+    gen.manual_seed(a.seed + 1000 * rank)
+    tr = None
+    try:
+        oom = ""
+        try:
+            tr = Trainer(name, prec, a, dev, rank, world)
+        except Exception as e:
+            if not is_oom(e):
+                raise
+            oom = first_line(e)
+        if agree(bool(oom), dev, world):
+            tr = None
+            free(dev)
+            records.append(dict(common, kind="oom", batch=a.batch[0], global_batch=a.batch[0] * world,
+                                error="building the model: " + (oom or "out of memory on another worker")))
+            progress("%s %s: out of memory building the model" % (name, prec))
+            return ""
+        info[name] = dict(params=tr.params, trainable_params=tr.trainable, input=labels["input"],
+                          optimizer=tr.opt_about,
+                          task=spec["task"], about=spec["about"])
+        for batch in a.batch:
+            gb = batch * world
+            res = trial(tr, name, a, batch, dev, rank, world, gen, timer)
+            if isinstance(res, str):
+                tr.close()
+                tr = None
+                free(dev)
+                records.append(dict(common, kind="oom", batch=batch, global_batch=gb, error=res))
+                progress("%s %s batch %d x%d: out of memory; skipping larger batches (%s)" % (
+                    name, prec, batch, world, res))
+                break
+            m, s = mean_std(res["step"])
+            phases = res["phases"]
+            if not a.data_dir:
+                del phases["data_wait_s"]
+            extra = ""
+            if "nosync" in res:
+                ns = statistics.fmean(res["nosync"])
+                phases["allreduce_s"] = max(0.0, m - ns)
+                extra = ", no-sync step %.4g s, all-reduce ~%.3g s" % (ns, phases["allreduce_s"])
+            if a.step_records:
+                for i, t in enumerate(res["step"]):
+                    records.append(dict(common, kind="step", batch=batch, global_batch=gb, step=i + 1,
+                                        step_time_s=t, samples_per_s=gb / t))
+            records.append(dict(common, kind="measurement", batch=batch, global_batch=gb, steps=a.steps,
+                                step_time_s=m, step_time_std_s=s, samples_per_s=gb / m, phases=phases,
+                                peak_memory_bytes=res["peak"]))
+            progress("%s %s batch %d x%d: %.4g s/step (sd %.2g), %.1f samples/s, peak %s%s" % (
+                name, prec, batch, world, m, s, gb / m, fmt_bytes(res["peak"]), extra))
+        return ""
+    except Exception as e:
+        if world > 1:
+            raise
+        progress("%s %s failed:\n%s" % (name, prec, traceback.format_exc()), always=True)
+        return first_line(e)
+    finally:
+        if tr is not None:
+            tr.close()
+        free(dev)
+
+
+# ---------------------------------------------------------------- output
+
+
+# The fields of internal/benchlog's Record, in its order; any other field is
+# an error (the Go reader rejects unknown fields).
+FIELDS = ["kind", "run", "tool", "machine", "config", "model", "device", "precision", "transport", "workers",
+          "batch", "global_batch", "accumulate", "step", "steps", "step_time_s", "step_time_std_s", "phases",
+          "samples_per_s", "peak_memory_bytes", "target", "accuracy", "reached", "steps_to_target",
+          "learning_rate", "labels", "error"]
+PHASES = ["data_wait_s", "forward_s", "backward_s", "allreduce_s", "update_s"]
+
+
+def clean(rec):
+    """Orders a record's fields as benchlog does and drops empty ones, as
+    the Go writer's omitempty does; keeps an all-reduce share of 0 so that
+    it reads as measured."""
+    unknown = set(rec) - set(FIELDS)
+    if unknown or set(rec.get("phases", {})) - set(PHASES):
+        raise ValueError("record with fields outside the bench log schema: %s" % sorted(unknown))
+    out = {}
+    for k in FIELDS:
+        v = rec.get(k)
+        if k == "phases" and v:
+            v = {p: v[p] for p in PHASES if p in v and (v[p] != 0 or p == "allreduce_s")}
+        if v is None or (k != "config" and (v == "" or v == 0 or v == {} or v == [])):
+            continue
+        out[k] = v
+    return out
+
+
+def write_records(records, path):
+    lines = "".join(json.dumps(clean(r), allow_nan=False, sort_keys=False) + "\n" for r in records)
+    if not path:
+        sys.stdout.write(lines)
+        sys.stdout.flush()
+        return
+    d, base = os.path.split(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix="." + base + ".tmp", dir=d)
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write(lines)
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.remove(tmp)
+        raise
+
+
+# ---------------------------------------------------------------- main
+
+
+def worker(a, argv, rank, world, local_rank):
+    global RANK
+    RANK = rank
+    if a.device == "cuda":
+        torch.cuda.set_device(local_rank)
+        dev = torch.device("cuda", local_rank)
+        torch.backends.cudnn.benchmark = True
+    else:
+        dev = torch.device("cpu")
+    if world > 1:
+        backend = "nccl" if a.device == "cuda" else "gloo"
+        torch.distributed.init_process_group(backend, rank=rank, world_size=world,
+                                             timeout=datetime.timedelta(seconds=a.dist_timeout))
+    threads = default_threads(a, world)
+    if threads:
+        torch.set_num_threads(threads)
+    device_name = torch.cuda.get_device_name(dev) if dev.type == "cuda" else "cpu"
+    base = dict(run=a.run, device=device_name)
+    records, info, failed = [], {}, []
+    for name in a.model:
+        for prec in a.precision:
+            err = sweep(name, prec, a, dev, rank, world, base, info, records)
+            if err:
+                failed.append("%s %s (%s)" % (name, prec, err))
+    if rank == 0:
+        import torchvision
+        config = {k: v for k, v in vars(a).items() if k not in ("list_models", "list_precisions", "out", "run")}
+        config.update(
+            argv=list(argv), workers=world, threads=torch.get_num_threads(),
+            launcher=os.environ.get("TORCHBENCH_LAUNCHER", "none") if world > 1 else "none",
+            python=platform.python_version(), torch=torch.__version__, torchvision=torchvision.__version__,
+            models_info=info,
+            timing="CUDA events on the current stream" if dev.type == "cuda" else "time.perf_counter",
+            peak_memory="torch.cuda.max_memory_allocated after reset_peak_memory_stats" if dev.type == "cuda"
+            else "process peak resident set size (VmHWM), reset before each batch",
+            cudnn_benchmark=bool(dev.type == "cuda"))
+        header = dict(kind="header", run=a.run, tool=TOOL, machine=machine(a, world), config=config)
+        write_records([header] + records, a.out)
+        if a.out:
+            progress("wrote %d records to %s" % (len(records) + 1, a.out))
+    if world > 1:
+        torch.distributed.barrier()
+        torch.distributed.destroy_process_group()
+    if failed:
+        progress("%d configurations failed: %s" % (len(failed), "; ".join(failed)))
+        return EXIT_FAILED
+    return 0
+
+
+def main(argv):
+    p = make_parser()
+    a = p.parse_args(argv)
+    if a.list_models:
+        print("\n".join(MODELS))
+        return 0
+    if a.list_precisions:
+        print("\n".join(PRECISIONS))
+        return 0
+    check_args(p, a)
+    import_torch()
+    check_torch_args(p, a)
+    if not a.run:
+        a.run = "torchbench-" + datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    if "RANK" in os.environ and "WORLD_SIZE" in os.environ:  # started by torchrun or spawn
+        rank, world = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
+        return worker(a, argv, rank, world, int(os.environ.get("LOCAL_RANK", rank)))
+    if a.nproc > 1:
+        return launch(a, argv)
+    return worker(a, argv, 0, 1, 0)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,627 @@
+package torchbench
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"gonum.org/v1/gonum/stat"
+
+	"scaleplan/internal/benchlog"
+)
+
+// needPython returns an interpreter with torch, or skips the test.
+func needPython(t *testing.T) string {
+	t.Helper()
+	python, err := FindPython()
+	if err != nil {
+		t.Skipf("skipping: the script needs torch: %v", err)
+	}
+	return python
+}
+
+// cpuOptions fills in what every test run on the CPU shares: the CPU,
+// and passive OpenMP waiting, without which torch's threads spin and
+// stall for whole time slices on a machine shared with other tests.
+func cpuOptions(t *testing.T, opt Options) Options {
+	opt.Python = needPython(t)
+	opt.Device = "cpu"
+	if os.Getenv("OMP_WAIT_POLICY") == "" {
+		opt.Env = append(opt.Env, "OMP_WAIT_POLICY=PASSIVE")
+	}
+	return opt
+}
+
+// runLog runs the script through Run and returns every record of the log,
+// each checked with benchlog.Decode, and the raw lines.
+func runLog(t *testing.T, opt Options) ([]benchlog.Record, [][]byte) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
+	defer cancel()
+	out := filepath.Join(t.TempDir(), "log.jsonl")
+	var progress bytes.Buffer
+	start := time.Now()
+	err := Run(ctx, opt, out, &progress)
+	t.Logf("%s in %.1f s (%d bytes):\n%s", strings.Join(opt.Models, ","), time.Since(start).Seconds(), progress.Len(), progress.String())
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if !strings.Contains(progress.String(), "torchbench: wrote") {
+		t.Errorf("progress %q: want the script's progress lines", progress.String())
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := bytes.Split(bytes.TrimSpace(b), []byte("\n"))
+	recs := make([]benchlog.Record, len(lines))
+	for i, line := range lines {
+		if recs[i], err = benchlog.Decode(line); err != nil {
+			t.Fatalf("line %d: %v: %s", i+1, err, line)
+		}
+	}
+	if len(recs) == 0 || recs[0].Kind != benchlog.KindHeader || recs[0].Tool != "torchbench" || recs[0].Machine == nil {
+		t.Fatalf("first record %+v: want the torchbench header with a machine", recs[0])
+	}
+	return recs, lines
+}
+
+// Parameter counts from outside the script: the engine's own networks
+// (engine/nn, computed from their layers), torchvision's documentation
+// (num_params of the weights' metadata), and the model catalogue
+// (model/profiles: Mask R-CNN's frozen stem and layer1, Transformer base
+// with MLPerf's 33,708-token vocabulary and no final layer norms).
+var wantParams = map[string]struct{ params, trainable float64 }{
+	"cnn":              {1199882, 1199882},
+	"mlp":              {1863690, 1863690},
+	"resnet18":         {11689512, 11689512},
+	"resnet50":         {25557032, 25557032},
+	"efficientnet-b4":  {19341616, 19341616},
+	"maskrcnn-r50-fpn": {44401393, 44401393 - 222400},
+	"transformer-base": {61396992, 61396992},
+}
+
+func checkParams(t *testing.T, header benchlog.Record, models []string) {
+	t.Helper()
+	info, _ := header.Config["models_info"].(map[string]any)
+	for _, m := range models {
+		mi, _ := info[m].(map[string]any)
+		want := wantParams[m]
+		if mi["params"] != want.params || mi["trainable_params"] != want.trainable {
+			t.Errorf("%s: params %v, trainable %v; want %v, %v", m, mi["params"], mi["trainable_params"], want.params, want.trainable)
+		}
+	}
+}
+
+// checkMeasurement checks the fields of a measurement record against
+// each other and against the run's options.
+func checkMeasurement(t *testing.T, r benchlog.Record, model string, workers, steps int) {
+	t.Helper()
+	if r.Model != model || r.Device != "cpu" || r.Precision != "fp32" || r.Workers != workers || r.Steps != steps {
+		t.Errorf("measurement %+v: want model %s, device cpu, fp32, %d workers, %d steps", r, model, workers, steps)
+	}
+	if r.GlobalBatch != workers*r.Batch {
+		t.Errorf("batch %d: global batch %d, want %d", r.Batch, r.GlobalBatch, workers*r.Batch)
+	}
+	if r.StepTime <= 0 || r.PeakMemory <= 0 {
+		t.Errorf("batch %d: step time %v s, peak memory %v bytes: want both > 0", r.Batch, r.StepTime, r.PeakMemory)
+	}
+	if want := float64(r.GlobalBatch) / r.StepTime; math.Abs(r.SamplesPerSec-want) > 0.01*want {
+		t.Errorf("batch %d: %v samples/s, want global_batch/step_time_s = %v within 1%%", r.Batch, r.SamplesPerSec, want)
+	}
+	if r.Phases == nil {
+		t.Fatalf("batch %d: no phases", r.Batch)
+	}
+	// With one worker the phases split the step (synthetic data takes no
+	// time to fetch); with several they are rank 0's, the step the
+	// slowest worker's.
+	sum := r.Phases.Forward + r.Phases.Backward + r.Phases.Update
+	if sum > r.StepTime*(1+1e-9) || (workers == 1 && sum < 0.97*r.StepTime) {
+		t.Errorf("batch %d: phases sum to %v s, step %v s", r.Batch, sum, r.StepTime)
+	}
+}
+
+// fitLaw fits 1/v = 1/v0 + t/b by least squares in x = 1/b, y = 1/v,
+// with v = b / step, and returns v0 (samples/s) and t (seconds).
+func fitLaw(batches []float64, steps []float64) (v0, t float64) {
+	x := make([]float64, len(batches))
+	y := make([]float64, len(batches))
+	for i, b := range batches {
+		x[i], y[i] = 1/b, steps[i]/b
+	}
+	alpha, beta := stat.LinearRegression(x, y, nil, false)
+	return 1 / alpha, beta
+}
+
+func TestFitLaw(t *testing.T) {
+	// A closed form: step = t + b/v0 exactly.
+	const v0, tc = 350.0, 0.045
+	bs := []float64{16, 32, 64, 128}
+	steps := make([]float64, len(bs))
+	for i, b := range bs {
+		steps[i] = tc + b/v0
+	}
+	gotV0, gotT := fitLaw(bs, steps)
+	if math.Abs(gotV0-v0) > 1e-9*v0 || math.Abs(gotT-tc) > 1e-12 {
+		t.Errorf("fit v0 %v, t %v; want %v, %v", gotV0, gotT, v0, tc)
+	}
+}
+
+// TestRunCPU measures the small CNN and ResNet-18 at 64×64, checks the
+// records against each other and fits the throughput law to them. The
+// CNN's sweep goes on to a batch that the script is told to treat as out
+// of memory (TORCHBENCH_TEST_OOM), which must end it with an oom record.
+func TestRunCPU(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		opt      Options
+		measured []float64 // batches with a measurement
+		oom      int       // batch with an oom record; 0 for none
+	}{
+		{"cnn", Options{Models: []string{"cnn"}, Batches: []int{256, 16, 32, 64, 128}, Steps: 6, Warmup: 2,
+			Env: []string{"TORCHBENCH_TEST_OOM=128"}}, []float64{16, 32, 64}, 128},
+		{"resnet18-64x64", Options{Models: []string{"resnet18"}, ImageSize: 64, Batches: []int{2, 4, 8}, Steps: 4, Warmup: 1},
+			[]float64{2, 4, 8}, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			// One thread: on two cores shared with other tests, two
+			// OpenMP threads wait on each other for whole time slices,
+			// and the step times stop meaning anything.
+			opt := cpuOptions(t, tc.opt)
+			opt.Threads = 1
+			opt.StepRecords = true
+			opt.Run = "test-" + tc.name
+			recs, _ := runLog(t, opt)
+			model := opt.Models[0]
+			checkParams(t, recs[0], opt.Models)
+			if got := recs[0].Config["threads"]; got != 1.0 {
+				t.Errorf("header config threads %v, want 1", got)
+			}
+			var bs, fastest []float64
+			var steps []float64
+			oom := 0
+			for _, r := range recs[1:] {
+				if r.Run != opt.Run || r.Model != model {
+					t.Errorf("record of run %q, model %q; want %q, %q", r.Run, r.Model, opt.Run, model)
+				}
+				if oom != 0 {
+					t.Errorf("%s record at batch %d after the oom record", r.Kind, r.Batch)
+				}
+				switch r.Kind {
+				case benchlog.KindStep:
+					if r.Step != len(steps)+1 {
+						t.Errorf("step record %d, want %d", r.Step, len(steps)+1)
+					}
+					steps = append(steps, r.StepTime)
+				case benchlog.KindMeasurement:
+					checkMeasurement(t, r, model, 1, opt.Steps)
+					if len(steps) != opt.Steps {
+						t.Fatalf("batch %d: %d step records, want %d", r.Batch, len(steps), opt.Steps)
+					}
+					// The summary against the step records, recomputed here.
+					mean, std := stat.MeanStdDev(steps, nil)
+					if math.Abs(r.StepTime-mean) > 1e-9*mean || math.Abs(r.StepTimeStd-std) > 1e-6*mean {
+						t.Errorf("batch %d: mean %v sd %v, step records give %v sd %v", r.Batch, r.StepTime, r.StepTimeStd, mean, std)
+					}
+					bs = append(bs, float64(r.Batch))
+					fastest = append(fastest, slices.Min(steps))
+					steps = nil
+				case benchlog.KindOOM:
+					oom = r.Batch
+					if r.GlobalBatch != r.Batch || r.Precision != "fp32" || !strings.Contains(r.Error, "out of memory") {
+						t.Errorf("oom record %+v", r)
+					}
+				default:
+					t.Errorf("unexpected %s record %+v", r.Kind, r)
+				}
+			}
+			if !slices.Equal(bs, tc.measured) || oom != tc.oom {
+				t.Fatalf("measured batches %v, out of memory at %d; want %v, %d", bs, oom, tc.measured, tc.oom)
+			}
+			// The fastest of a batch's steps: other work on a shared
+			// machine only ever adds time to a step.
+			v0, tFixed := fitLaw(bs, fastest)
+			t.Logf("%s: v0 = %.4g samples/s, t = %.4g s", model, v0, tFixed)
+			if !(v0 > 0) || math.IsInf(v0, 0) || !(tFixed >= 0) || math.IsInf(tFixed, 0) {
+				t.Errorf("fit of %v s/step at batches %v: v0 %v, t %v; want v0 > 0 and t >= 0, finite", fastest, bs, v0, tFixed)
+			}
+		})
+	}
+}
+
+// TestRunDDP trains the CNN on two CPU workers with gloo. Worker 1 is
+// told that batch 32 does not fit (TORCHBENCH_TEST_OOM=32:1): worker 0
+// must learn it and write the oom record.
+func TestRunDDP(t *testing.T) {
+	opt := cpuOptions(t, Options{Models: []string{"cnn"}, Batches: []int{16, 32, 64}, Steps: 3, Warmup: 1, NProc: 2,
+		Env: []string{"TORCHBENCH_TEST_OOM=32:1"}})
+	recs, lines := runLog(t, opt)
+	if w := recs[0].Config["workers"]; w != 2.0 {
+		t.Errorf("header config workers %v, want 2", w)
+	}
+	if l := recs[0].Config["launcher"]; l != "torchrun" && l != "spawn" {
+		t.Errorf("header config launcher %v, want torchrun or spawn", l)
+	}
+	if len(recs) != 3 || recs[1].Kind != benchlog.KindMeasurement || recs[2].Kind != benchlog.KindOOM {
+		t.Fatalf("records %+v: want header, measurement, oom", recs)
+	}
+	r := recs[1]
+	checkMeasurement(t, r, "cnn", 2, 3)
+	if r.Transport != "gloo" || r.Batch != 16 || r.GlobalBatch != 32 {
+		t.Errorf("transport %q, batch %d, global batch %d; want gloo, 16, 32", r.Transport, r.Batch, r.GlobalBatch)
+	}
+	// allreduce_s is written even when the estimate is 0.
+	var raw struct{ Phases map[string]float64 }
+	if err := json.Unmarshal(lines[1], &raw); err != nil {
+		t.Fatal(err)
+	}
+	if ar, ok := raw.Phases["allreduce_s"]; !ok || ar < 0 || ar > r.StepTime {
+		t.Errorf("phases %v: want allreduce_s in [0, step_time_s %v]", raw.Phases, r.StepTime)
+	}
+	o := recs[2]
+	if o.Batch != 32 || o.GlobalBatch != 64 || o.Workers != 2 || o.Error != "out of memory on another worker" {
+		t.Errorf("oom record %+v: want batch 32, global batch 64, 2 workers, out of memory on another worker", o)
+	}
+}
+
+// TestRunAllModels trains every other model for one step at a tiny size:
+// it checks that each builds, trains and is the size published.
+func TestRunAllModels(t *testing.T) {
+	if testing.Short() {
+		t.Skip("skipping: about 20 s of CPU training")
+	}
+	models := []string{"resnet50", "efficientnet-b4", "maskrcnn-r50-fpn", "transformer-base", "mlp"}
+	opt := cpuOptions(t, Options{Models: models, ImageSize: 64, SeqLen: 8, Batches: []int{1}, Steps: 1, Warmup: -1})
+	recs, _ := runLog(t, opt)
+	checkParams(t, recs[0], models)
+	var got []string
+	for _, r := range recs[1:] {
+		if r.Kind != benchlog.KindMeasurement {
+			t.Errorf("unexpected %s record %+v", r.Kind, r)
+			continue
+		}
+		checkMeasurement(t, r, r.Model, 1, 1)
+		got = append(got, r.Model)
+	}
+	if !slices.Equal(got, models) {
+		t.Errorf("measured %v, want %v", got, models)
+	}
+	if l := recs[len(recs)-2].Labels; l["input"] != "2x8 tokens" || l["sample"] != "sentence-pair" {
+		t.Errorf("transformer-base labels %v", l)
+	}
+}
+
+func TestValidate(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "f")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		opt  Options
+		want []string // substrings of the error; none for a valid Options
+	}{
+		{Options{}, nil},
+		{Options{Models: []string{"cnn", "transformer-base"}, Batches: []int{1, 2}, Precision: "fp32,amp-bf16", Device: "cpu", DataDir: ""}, nil},
+		{Options{Models: []string{"resnet51"}}, []string{`unknown model "resnet51"; did you mean "resnet50"? (valid: resnet50, resnet18, efficientnet-b4, maskrcnn-r50-fpn, transformer-base, mlp, cnn)`}},
+		{Options{Models: []string{"alexnet"}}, []string{`unknown model "alexnet" (valid: resnet50, resnet18,`}},
+		{Options{Batches: []int{8, 0, -4}}, []string{"batch 0: must be > 0", "batch -4: must be > 0"}},
+		{Options{Precision: "fp16"}, []string{`unknown precision "fp16" (valid: fp32, tf32, amp-fp16, amp-bf16)`}},
+		{Options{Precision: "fp32,amp-fp16", Device: "cpu"}, []string{"precision amp-fp16 needs a CUDA device"}},
+		{Options{Device: "tpu"}, []string{`unknown device "tpu" (valid: auto, cpu, cuda)`}},
+		{Options{Steps: -1, NProc: -2, ImageSize: 16, SeqLen: -1, Threads: -1}, []string{"steps -1", "nproc -2", "image size 16", "sequence length -1", "threads -1"}},
+		{Options{DataDir: filepath.Join(dir, "none")}, []string{"data dir: stat", "no such file"}},
+		{Options{DataDir: file}, []string{"not a directory"}},
+		{Options{Models: []string{"cnn", "transformer-base"}, DataDir: dir}, []string{"model transformer-base is not an image classifier"}},
+		{Options{Env: []string{"A=1", "B"}}, []string{`environment entry "B": want KEY=VALUE`}},
+	} {
+		err := tc.opt.Validate()
+		if len(tc.want) == 0 {
+			if err != nil {
+				t.Errorf("%+v: %v", tc.opt, err)
+			}
+			continue
+		}
+		if err == nil {
+			t.Errorf("%+v: no error, want %q", tc.opt, tc.want)
+			continue
+		}
+		if !strings.HasPrefix(err.Error(), "torchbench: ") {
+			t.Errorf("error %q: want the torchbench: prefix", err)
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("%+v: error %q, want it to contain %q", tc.opt, err, w)
+			}
+		}
+	}
+}
+
+func TestArgs(t *testing.T) {
+	for _, tc := range []struct {
+		opt  Options
+		want string
+	}{
+		{Options{}, ""},
+		{Options{Warmup: -1}, "--warmup 0"},
+		{Options{Models: []string{"cnn", "mlp"}, Batches: []int{16, 1024}, Precision: "fp32, amp-bf16", Steps: 5, Warmup: 2,
+			ChannelsLast: true, Compile: true, NProc: 2, Device: "cpu", ImageSize: 64, SeqLen: 32, Threads: 2,
+			StepRecords: true, Run: "r1"},
+			"--model cnn,mlp --batch 16,1024 --precision fp32,amp-bf16 --steps 5 --warmup 2 --channels-last --compile " +
+				"--nproc 2 --device cpu --image-size 64 --seq-len 32 --threads 2 --step-records --run r1"},
+	} {
+		args, err := tc.opt.Args()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Join(args, " "); got != tc.want {
+			t.Errorf("%+v: args %q, want %q", tc.opt, got, tc.want)
+		}
+	}
+}
+
+// anyPython returns a Python 3, with or without torch, or skips.
+func anyPython(t *testing.T) string {
+	for _, c := range []string{"python3", "/usr/bin/python3"} {
+		if p, err := exec.LookPath(c); err == nil {
+			return p
+		}
+	}
+	t.Skip("skipping: no python3")
+	return ""
+}
+
+// TestScriptLists checks that the script and the package agree on the
+// models and precisions; the lists need no torch.
+func TestScriptLists(t *testing.T) {
+	python := anyPython(t)
+	path := filepath.Join(t.TempDir(), "torchbench.py")
+	if err := os.WriteFile(path, Script(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for flag, want := range map[string][]string{"--list-models": Models(), "--list-precisions": Precisions()} {
+		out, err := exec.Command(python, path, flag).Output()
+		if err != nil {
+			t.Fatalf("%s %s: %v", python, flag, err)
+		}
+		if got := strings.Fields(string(out)); !slices.Equal(got, want) {
+			t.Errorf("script %s: %v, package: %v", flag, got, want)
+		}
+	}
+}
+
+// fake writes a shell script standing in for python: it passes the torch
+// probe and, run as the bench, copies log (if any) to the path after
+// --out, writes stderr to its stderr and exits with rc.
+func fake(t *testing.T, log, stderr string, rc int) string {
+	t.Helper()
+	if runtime.GOOS == "windows" {
+		t.Skip("skipping: needs a POSIX shell")
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "log"), []byte(log), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sh := "#!/bin/sh\nif [ \"$1\" = -c ]; then exit 0; fi\nfor last; do :; done\n"
+	if log != "" {
+		sh += "cat \"$(dirname \"$0\")/log\" > \"$last\"\n"
+	}
+	if stderr != "" {
+		sh += "echo '" + stderr + "' >&2\n"
+	}
+	sh += "exit " + string(rune('0'+rc)) + "\n"
+	path := filepath.Join(dir, "python3")
+	if err := os.WriteFile(path, []byte(sh), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+const (
+	goodHeader = `{"kind":"header","run":"r","tool":"torchbench","machine":{"cpu":"x","cores":2}}` + "\n"
+	goodMeas   = `{"kind":"measurement","run":"r","model":"cnn","device":"cpu","workers":1,"batch":16,"global_batch":16,"steps":5,"step_time_s":0.05,"samples_per_s":320}` + "\n"
+)
+
+// TestRunKeepsOut checks that Run moves a good log into place and that
+// any failure, of the script or of a record, leaves the old file as it
+// was and no temporary file behind.
+func TestRunKeepsOut(t *testing.T) {
+	const old = "the previous log\n"
+	for _, tc := range []struct {
+		name        string
+		log, stderr string
+		rc          int
+		want        string // substring of the error; "" for success
+	}{
+		{"ok", goodHeader + goodMeas, "", 0, ""},
+		{"exit", goodHeader, "torchbench: error: --steps 0: must be >= 1", 2, "exit status 2: torchbench: error: --steps 0: must be >= 1"},
+		{"unknown field", goodHeader + strings.Replace(goodMeas, `"steps"`, `"stepz"`, 1), "", 0, `line 2: json: unknown field "stepz"`},
+		{"negative", goodHeader + strings.Replace(goodMeas, `0.05`, `-0.05`, 1), "", 0, "step_time_s = -0.05: must be a finite number >= 0"},
+		{"no header", goodMeas, "", 0, `first record is a "measurement"`},
+		{"two headers", goodHeader + goodMeas + goodHeader, "", 0, "line 3: a second header"},
+		{"no results", goodHeader, "", 0, "no measurement or oom record"},
+		{"empty", "", "", 0, "the script wrote no log"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			python := fake(t, tc.log, tc.stderr, tc.rc)
+			dir := t.TempDir()
+			out := filepath.Join(dir, "out.jsonl")
+			if err := os.WriteFile(out, []byte(old), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			err := Run(t.Context(), Options{Python: python, Models: []string{"cnn"}}, out, nil)
+			got, _ := os.ReadFile(out)
+			switch {
+			case tc.want == "" && err != nil:
+				t.Fatalf("Run: %v", err)
+			case tc.want == "" && string(got) != tc.log:
+				t.Errorf("out holds %q, want %q", got, tc.log)
+			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+				t.Errorf("error %v, want it to contain %q", err, tc.want)
+			case tc.want != "" && string(got) != old:
+				t.Errorf("out holds %q after a failed run, want %q", got, old)
+			}
+			if ents, _ := os.ReadDir(dir); len(ents) != 1 {
+				t.Errorf("%d entries in the output directory, want 1 (no temporary file left)", len(ents))
+			}
+		})
+	}
+}
+
+// TestRunRealFailure forces a bad option through to the real script.
+func TestRunRealFailure(t *testing.T) {
+	python := needPython(t)
+	out := filepath.Join(t.TempDir(), "out.jsonl")
+	const old = "the previous log\n"
+	if err := os.WriteFile(out, []byte(old), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	opt := Options{Python: python, Models: []string{"cnn"}, extraArgs: []string{"--steps", "0"}}
+	err := Run(t.Context(), opt, out, nil)
+	if err == nil || !strings.Contains(err.Error(), "--steps 0: must be >= 1") {
+		t.Errorf("error %v, want the script's complaint about --steps 0", err)
+	}
+	if got, _ := os.ReadFile(out); string(got) != old {
+		t.Errorf("out holds %q after a failed run, want %q", got, old)
+	}
+}
+
+func TestRunBadOptions(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "out.jsonl")
+	err := Run(t.Context(), Options{Models: []string{"resnet51"}}, out, nil)
+	if err == nil || !strings.Contains(err.Error(), `unknown model "resnet51"`) || !strings.Contains(err.Error(), "(valid: resnet50, resnet18,") {
+		t.Errorf("error %v, want the unknown model and the valid ones", err)
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Errorf("out exists after bad options: %v", err)
+	}
+	if err := Run(t.Context(), Options{}, "", nil); err == nil {
+		t.Error("no error for an empty output path")
+	}
+}
+
+func TestFindPython(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("skipping: needs a POSIX shell")
+	}
+	dir := t.TempDir()
+	noTorch := filepath.Join(dir, "notorch")
+	err := os.WriteFile(noTorch, []byte("#!/bin/sh\necho \"ModuleNotFoundError: No module named 'torch'\" >&2\nexit 1\n"), 0o755)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bogus := filepath.Join(dir, "nonexistent", "python3")
+
+	// The real fallbacks: a bogus interpreter gives way to one with torch.
+	if got, err := FindPython(bogus); err == nil {
+		if got == bogus {
+			t.Errorf("FindPython(%s) = %s", bogus, got)
+		}
+	} else if !strings.Contains(err.Error(), bogus+" (not found)") || !strings.Contains(err.Error(), "install Debian's python3-torch") {
+		t.Errorf("FindPython(%s): error %v, want the bogus path and what to install", bogus, err)
+	}
+
+	saved := fallbacks
+	defer func() { fallbacks = saved }()
+	fallbacks = []string{bogus}
+	_, err = FindPython("", noTorch)
+	want := "torchbench: no python3 with torch found (tried " + noTorch + " (ModuleNotFoundError: No module named 'torch'), " +
+		bogus + " (not found)): install Debian's python3-torch and python3-torchvision, or pip install torch torchvision"
+	if err == nil || err.Error() != want {
+		t.Errorf("FindPython error:\n%v\nwant\n%s", err, want)
+	}
+
+	good := fake(t, "", "", 0)
+	if got, err := FindPython(noTorch, good); err != nil || got != good {
+		t.Errorf("FindPython(notorch, good) = %q, %v; want %q", got, err, good)
+	}
+}
+
+// TestCommittedLogs reads the logs measured on the development machine
+// (testdata/cpu-*.jsonl, quoted in docs/torchbench.md): every record must
+// pass benchlog's reader, and the fits of their mean step times must give
+// the figures the documentation quotes.
+func TestCommittedLogs(t *testing.T) {
+	for _, tc := range []struct {
+		file, model string
+		records     int
+		v0, t       float64 // as quoted in docs/torchbench.md
+	}{
+		{"cpu-cnn-mlp.jsonl", "cnn", 15, 797.4, 0.0276},
+		{"cpu-cnn-mlp.jsonl", "mlp", 15, 9539.8, 0.0073},
+		{"cpu-resnet18-64.jsonl", "resnet18", 7, 111.3, 0.0882},
+		{"cpu-cnn-ddp2.jsonl", "cnn", 6, 986.7, 0.0402},
+	} {
+		f, err := os.Open(filepath.Join("testdata", tc.file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := benchlog.NewReader(f)
+		var bs, steps []float64
+		n := 0
+		for {
+			rec, err := r.Next()
+			if err != nil {
+				if err != io.EOF {
+					t.Errorf("%s: %v", tc.file, err)
+				}
+				break
+			}
+			n++
+			if n == 1 && (rec.Kind != benchlog.KindHeader || rec.Tool != "torchbench") {
+				t.Errorf("%s: first record %+v, want the torchbench header", tc.file, rec)
+			}
+			if rec.Kind == benchlog.KindMeasurement && rec.Model == tc.model {
+				bs = append(bs, float64(rec.GlobalBatch))
+				steps = append(steps, rec.StepTime)
+			}
+		}
+		f.Close()
+		if n != tc.records {
+			t.Errorf("%s: %d records, want %d", tc.file, n, tc.records)
+		}
+		v0, tFixed := fitLaw(bs, steps)
+		if math.Abs(v0-tc.v0) > 0.001*tc.v0 || math.Abs(tFixed-tc.t) > 0.00006 {
+			t.Errorf("%s %s: v0 %.1f, t %.4f; docs say %.1f, %.4f", tc.file, tc.model, v0, tFixed, tc.v0, tc.t)
+		}
+	}
+}
+
+// TestRunCancel checks that cancelling the context stops the script and
+// the processes it started, and leaves out alone.
+func TestRunCancel(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("skipping: needs a POSIX shell")
+	}
+	dir := t.TempDir()
+	python := filepath.Join(dir, "python3")
+	// The probe passes; the bench starts a child that would sleep a minute.
+	sh := "#!/bin/sh\nif [ \"$1\" = -c ]; then exit 0; fi\nsleep 60 &\nwait\n"
+	if err := os.WriteFile(python, []byte(sh), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "out.jsonl")
+	ctx, cancel := context.WithTimeout(t.Context(), 300*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	err := Run(ctx, Options{Python: python}, out, nil)
+	if err == nil || !strings.Contains(err.Error(), "context deadline exceeded") {
+		t.Errorf("error %v, want the context's", err)
+	}
+	if d := time.Since(start); d > 8*time.Second {
+		t.Errorf("Run returned %v after the deadline, want at once", d)
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Errorf("out exists after a cancelled run: %v", err)
+	}
+}
