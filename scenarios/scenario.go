@@ -193,6 +193,11 @@ var (
 type Options struct {
 	CatalogPaths []string // extra hardware catalogue files or directories
 	ProfilePaths []string // extra model profile files or directories
+
+	// Edit, if not nil, changes the scenario after it is read and before
+	// it is resolved and checked, so that command-line overrides meet the
+	// same checks as the file's values. Default nil.
+	Edit func(*Scenario)
 }
 
 // Resolved is a scenario with every name resolved and every default filled in.
@@ -261,6 +266,9 @@ func Parse(r io.Reader, file string, opt Options) (*Resolved, error) {
 	root, err := config.Decode(r, &s)
 	if err != nil {
 		return nil, config.InFile(file, err)
+	}
+	if opt.Edit != nil {
+		opt.Edit(&s)
 	}
 	var inline []hw.Inline
 	if s.Catalog != nil {

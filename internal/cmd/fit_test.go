@@ -9,7 +9,6 @@ import (
 	"scaleplan/internal/calib"
 	"strings"
 	"testing"
-
 )
 
 // The -update flag rewrites the golden files. Another test file of the

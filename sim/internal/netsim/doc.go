@@ -86,7 +86,9 @@
 // devices of a node share its NICs (device j uses NIC j·nics/k), so four
 // devices on one NIC each see a quarter of it. The transport efficiency
 // scales the NICs and the core; the per-message overhead is added to every
-// message between nodes or to a server.
+// message between nodes or to a server. Topology.Route returns the path of
+// one point-to-point transfer (pipeline activations), and Topology.Routes
+// that of a flow group of them sent at once.
 //
 // # Collectives
 //

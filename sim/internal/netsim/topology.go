@@ -355,6 +355,28 @@ func (t *Topology) Route(src, dst int) *Path {
 	return t.cached(fmt.Sprintf("route/%d/%d", src, dst), func() { t.route(src, dst) })
 }
 
+// Routes returns the path of a flow group of point-to-point transfers:
+// one stream from src[i] to dst[i] for each i, as a collective step is
+// built. A link crossed by k of the routes has weight k, so the group's
+// streams move at one common rate (see "Flow groups" in the package
+// documentation). The path is not cached. It panics if a rank is out of
+// range or src and dst differ in length.
+func (t *Topology) Routes(src, dst []int) *Path {
+	if len(src) != len(dst) {
+		panic(badPairs)
+	}
+	for i := range src {
+		t.checkRank(src[i])
+		t.checkRank(dst[i])
+	}
+	for i := range src {
+		t.route(src[i], dst[i])
+	}
+	return t.b.Path()
+}
+
+const badPairs = "netsim: sources and destinations differ in length"
+
 const badRank = "netsim: rank out of range"
 
 func (t *Topology) checkRank(r int) {

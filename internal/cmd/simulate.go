@@ -1,0 +1,254 @@
+package cmd
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"scaleplan/internal/atomicfile"
+	"scaleplan/internal/config"
+	"scaleplan/internal/units"
+	"scaleplan/scenarios"
+	"scaleplan/sim"
+)
+
+// traceSteps is the number of steady-state steps --trace records.
+const traceSteps = 2
+
+// simulateCommand is `scaleplan simulate SCENARIO`.
+func simulateCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "simulate",
+		Usage:     "simulate a scenario's training steps: step time, where it goes, throughput, memory",
+		ArgsUsage: "SCENARIO",
+		Description: "Simulates every configuration of the scenario's sweep (a shipped scenario's name or a\n" +
+			"YAML file) event by event and prints one row per configuration: the steady-state step\n" +
+			"time (the mean of the steps after the first, which fills the prefetch queue) and its\n" +
+			"parts, which sum to it: compute, exposed communication, exposed input wait, pipeline\n" +
+			"bubble and straggler wait; samples/s, device utilisation and memory per device.\n" +
+			"The overrides go through the scenario's own checks. --storage reads from the given\n" +
+			"storage without staging. --trace writes the last configuration's last steps as Chrome\n" +
+			"trace-event JSON, which ui.perfetto.dev opens.\n\n" +
+			"Examples:\n" +
+			"   scaleplan simulate tsubame3-resnet50-caffe2-default\n" +
+			"   scaleplan simulate --devices 32,128 --transport verbs tsubame3-resnet50-caffe2-staged\n" +
+			"   scaleplan simulate --batch 8,64,256 --format csv seed003-resnet50-2gpu-nop2p\n" +
+			"   scaleplan simulate --devices 128 --trace step.json tsubame3-resnet50-caffe2-verbs",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "devices", Usage: "device counts `N,N,...` to simulate (e.g. 1,4,32,128)"},
+			&cli.StringFlag{Name: "batch", Usage: "per-device batches `B,B,...`"},
+			&cli.StringFlag{Name: "allreduce", Usage: "gradient exchange `ALG`: " + strings.Join(scenarios.AllReduceAlgorithms, ", ")},
+			&cli.StringFlag{Name: "transport", Usage: "transport `NAME` between nodes (verbs, ipoib, tcp, grpc, ...; the system's)"},
+			&cli.StringFlag{Name: "storage", Usage: "read samples from `KIND`: " + strings.Join(scenarios.StorageKinds, ", ") + " (no staging)"},
+			&cli.StringFlag{Name: "seed", Usage: "random `SEED` of the straggler jitter (default the scenario's)"},
+			&cli.IntFlag{Name: "steps", Value: sim.DefaultSteps, Usage: "optimizer steps to simulate per configuration, `N` ≥ 1; the first is left out of the steady state"},
+			&cli.StringFlag{Name: "trace", Usage: "write the last configuration's last steps as Chrome trace-event JSON to `FILE`"},
+			formatFlag(),
+		},
+		Action: runSimulate,
+	}
+}
+
+// parseInts parses a comma-separated list of positive integers.
+func parseInts(flag, s string) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n <= 0 {
+			return nil, usagef("simulate: --%s %q: want positive integers separated by commas, such as 1,4,32", flag, s)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+// simOverrides are the command line's changes to a scenario.
+type simOverrides struct {
+	devices, batch              []int
+	allreduce, transport, store string
+	seed                        uint64
+	seedSet                     bool
+}
+
+func (o *simOverrides) edit(s *scenarios.Scenario) {
+	if o.devices != nil {
+		s.Sweep.Devices = o.devices
+	}
+	if o.batch != nil {
+		s.Sweep.Batch = o.batch
+		s.BatchPerDevice = o.batch[0]
+	}
+	if o.allreduce != "" {
+		s.Parallelism.AllReduce = o.allreduce
+	}
+	if o.transport != "" {
+		s.Parallelism.Transport = o.transport
+	}
+	if o.store != "" {
+		s.Input.Storage = o.store
+		s.Input.Staging = false
+	}
+	if o.seedSet {
+		s.Seed = o.seed
+	}
+}
+
+func simOptions(c *cli.Context) (*simOverrides, error) {
+	o := &simOverrides{allreduce: c.String("allreduce"), transport: c.String("transport"), store: c.String("storage")}
+	var err error
+	if s := c.String("devices"); c.IsSet("devices") {
+		if o.devices, err = parseInts("devices", s); err != nil {
+			return nil, err
+		}
+	}
+	if s := c.String("batch"); c.IsSet("batch") {
+		if o.batch, err = parseInts("batch", s); err != nil {
+			return nil, err
+		}
+	}
+	if o.allreduce != "" && !slices.Contains(scenarios.AllReduceAlgorithms, o.allreduce) {
+		return nil, usagef("simulate: --allreduce: %s", config.Unknown("all-reduce algorithm", o.allreduce, scenarios.AllReduceAlgorithms))
+	}
+	if o.store != "" && !slices.Contains(scenarios.StorageKinds, o.store) {
+		return nil, usagef("simulate: --storage: %s", config.Unknown("storage", o.store, scenarios.StorageKinds))
+	}
+	if c.IsSet("seed") {
+		if o.seed, err = strconv.ParseUint(c.String("seed"), 10, 64); err != nil {
+			return nil, usagef("simulate: --seed %q: want a non-negative integer", c.String("seed"))
+		}
+		o.seedSet = true
+	}
+	if n := c.Int("steps"); n < 1 || n > sim.MaxSteps {
+		return nil, usagef("simulate: --steps %d: want 1 to %d", n, sim.MaxSteps)
+	}
+	return o, nil
+}
+
+func runSimulate(c *cli.Context) error {
+	format := c.String("format")
+	if err := checkFormat(format); err != nil {
+		return err
+	}
+	if c.NArg() != 1 {
+		return usagef("simulate takes one SCENARIO (a shipped scenario's name or a YAML file); `scaleplan catalog` lists them")
+	}
+	o, err := simOptions(c)
+	if err != nil {
+		return err
+	}
+	opt := scenarioOptions(c)
+	opt.Edit = o.edit
+	r, err := scenarios.Load(c.Args().First(), opt)
+	if err != nil {
+		return err
+	}
+	pts := r.Points()
+	results := make([]*sim.Result, len(pts))
+	for i, p := range pts {
+		cfg, err := r.Build(p)
+		if err != nil {
+			return fmt.Errorf("%s at %d devices, batch %d: %w", r.Name, p.Devices, p.BatchPerDevice, err)
+		}
+		cfg.Steps = c.Int("steps")
+		if c.String("trace") != "" && i == len(pts)-1 {
+			cfg.TraceSteps = min(traceSteps, cfg.Steps)
+		}
+		if results[i], err = sim.Run(cfg); err != nil {
+			return err
+		}
+	}
+	t := simTable(r, results, c.Int("steps"))
+	w := c.App.Writer
+	if err := t.write(w, format); err != nil {
+		return err
+	}
+	if format == "text" || format == "md" {
+		writeOneTime(w, r, results)
+	}
+	if path := c.String("trace"); path != "" && len(results) > 0 {
+		last := results[len(results)-1]
+		if last.Trace == nil {
+			return fmt.Errorf("simulate: %s has no steps to trace (the asynchronous parameter server has none)", r.Name)
+		}
+		if err := atomicfile.Write(path, last.Trace.WriteJSON); err != nil {
+			return err
+		}
+		fmt.Fprintf(c.App.ErrWriter, "simulate: wrote the last %d steps of %d devices, batch %d to %s\n",
+			min(traceSteps, c.Int("steps")), last.Devices, last.MicroBatch, path)
+	}
+	return nil
+}
+
+// simTable returns the results as a table, one row per configuration.
+func simTable(r *scenarios.Resolved, results []*sim.Result, steps int) *table {
+	staging := r.Input.Staging
+	async := r.Parallelism.AllReduce == "async-ps"
+	transport := r.Parallelism.Transport
+	if transport == "" {
+		transport = "none"
+	}
+	storage := r.Input.Storage
+	if staging {
+		storage += ", staged"
+	}
+	steady := "the mean of the last " + strconv.Itoa(steps-1)
+	if steps == 1 {
+		steady = "the only step"
+	}
+	t := &table{
+		Title: fmt.Sprintf("%s: %s on %s (%s), %s, %s over %s, storage %s; %d steps simulated, steady state %s",
+			r.Name, r.Mdl.Name, r.Sys.Name, r.Device.Name, r.Precision, r.Parallelism.AllReduce, transport, storage, steps, steady),
+		Header: []string{"devices", "nodes", "batch/device", "global batch", "step (ms)", "compute (ms)", "exposed comm (ms)",
+			"exposed input (ms)", "bubble (ms)", "straggler (ms)", "samples/s", "utilisation (%)", "memory/device (GiB)"},
+	}
+	if async {
+		t.Header = append(t.Header, "staleness (updates)")
+	}
+	if staging {
+		t.Header = append(t.Header, "staging (s)")
+	}
+	ms := func(s units.Seconds) string { return strconv.FormatFloat(float64(s)*1e3, 'f', 2, 64) }
+	for _, res := range results {
+		b := res.Breakdown
+		row := []string{
+			strconv.Itoa(res.Devices), strconv.Itoa(res.Nodes), strconv.Itoa(res.MicroBatch), strconv.Itoa(res.GlobalBatch),
+			ms(res.StepTime), ms(b.Compute), ms(b.Comm), ms(b.Input), ms(b.Bubble), ms(b.Straggler),
+			strconv.FormatFloat(res.SamplesPerSec, 'f', 0, 64),
+			strconv.FormatFloat(100*res.Utilisation, 'f', 1, 64),
+			strconv.FormatFloat(float64(res.Memory.Total()/units.GiB), 'f', 2, 64),
+		}
+		if async {
+			row = append(row, strconv.FormatFloat(res.MeanStaleness, 'f', 2, 64))
+		}
+		if staging {
+			row = append(row, strconv.FormatFloat(float64(res.Staging), 'f', 1, 64))
+		}
+		t.Rows = append(t.Rows, row)
+	}
+	return t
+}
+
+// writeOneTime prints the one-time costs under a text or Markdown table.
+func writeOneTime(w io.Writer, r *scenarios.Resolved, results []*sim.Result) {
+	if !r.Input.Staging || len(results) == 0 {
+		return
+	}
+	bytes := units.Bytes(float64(r.Data.TrainSamples) * float64(r.Data.BytesPerSample))
+	var parts []string
+	seen := map[int]bool{}
+	for _, res := range results {
+		if !seen[res.Nodes] {
+			seen[res.Nodes] = true
+			nodes := "nodes"
+			if res.Nodes == 1 {
+				nodes = "node"
+			}
+			parts = append(parts, fmt.Sprintf("%.1f s at %d %s", float64(res.Staging), res.Nodes, nodes))
+		}
+	}
+	fmt.Fprintf(w, "\none-time costs: staging %s (%v) onto every node's drives before training: %s\n", r.Data.Name, bytes, strings.Join(parts, ", "))
+}

@@ -1,0 +1,142 @@
+package cmd
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// runSim runs `scaleplan simulate args...` as Main does, registering the
+// command if the application does not list it yet.
+func runSim(args ...string) (stdout, stderr string, code int) {
+	for _, c := range commands() {
+		if c.Name == "simulate" {
+			return runCLI(append([]string{"simulate"}, args...)...)
+		}
+	}
+	var out, errb bytes.Buffer
+	app := newApp(&out, &errb)
+	app.Commands = append(app.Commands, simulateCommand())
+	err := app.Run(append([]string{"scaleplan", "simulate"}, args...))
+	if err != nil {
+		fmt.Fprintf(&errb, "scaleplan: %v\n", err)
+		var ue usageError
+		if errors.As(err, &ue) || isCLIUsage(err) {
+			code = exitUsage
+		} else {
+			code = exitRuntime
+		}
+	}
+	return out.String(), errb.String(), code
+}
+
+func TestSimulateGolden(t *testing.T) {
+	for _, c := range []struct {
+		golden string
+		args   []string
+	}{
+		{"simulate-tsubame3-default.golden", []string{"tsubame3-resnet50-caffe2-default"}},
+		{"simulate-tsubame3-verbs-md.golden", []string{"--format", "md", "tsubame3-resnet50-caffe2-verbs"}},
+		{"simulate-seed003-csv.golden", []string{"--format", "csv", "seed003-resnet50-2gpu-nop2p"}},
+		{"simulate-ipu-pod16-json.golden", []string{"--format", "json", "ipu-pod16-efficientnet-b4"}},
+		{"simulate-overrides.golden", []string{"--devices", "8,16", "--batch", "64", "--allreduce", "ring", "--transport", "verbs", "--storage", "local", "--seed", "7", "--steps", "4", "tsubame3-resnet50-caffe2-default"}},
+		{"simulate-tensorflow-async.golden", []string{"--allreduce", "async-ps", "--devices", "4,32", "tsubame3-resnet50-tensorflow-ps"}},
+	} {
+		out, stderr, code := runSim(c.args...)
+		if code != 0 {
+			t.Errorf("simulate %s: exit %d: %s", strings.Join(c.args, " "), code, stderr)
+			continue
+		}
+		checkGolden(t, c.golden, out)
+	}
+}
+
+func TestSimulateErrors(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		code int
+		msg  string
+	}{
+		{nil, 2, "simulate takes one SCENARIO"},
+		{[]string{"a", "b"}, 2, "simulate takes one SCENARIO"},
+		{[]string{"--format", "xml", "tsubame3-resnet50-caffe2-default"}, 2, `unknown format "xml"`},
+		{[]string{"--devices", "4,x", "tsubame3-resnet50-caffe2-default"}, 2, "want positive integers"},
+		{[]string{"--batch", "0", "tsubame3-resnet50-caffe2-default"}, 2, "want positive integers"},
+		{[]string{"--allreduce", "rign", "tsubame3-resnet50-caffe2-default"}, 2, `did you mean "ring"`},
+		{[]string{"--storage", "nfs", "tsubame3-resnet50-caffe2-default"}, 2, `unknown storage "nfs"`},
+		{[]string{"--seed", "-1", "tsubame3-resnet50-caffe2-default"}, 2, "--seed"},
+		{[]string{"--steps", "0", "tsubame3-resnet50-caffe2-default"}, 2, "--steps 0"},
+		{[]string{"tsubame"}, 1, `unknown scenario "tsubame"`},
+		{[]string{"--devices", "4096", "tsubame3-resnet50-caffe2-default"}, 1, `4096 devices need 1024 nodes of 4 devices; system "tsubame3" has 540`},
+		{[]string{"--devices", "6", "tsubame3-resnet50-caffe2-default"}, 1, "6 devices do not fill whole nodes of 4"},
+		{[]string{"--transport", "nccl", "tsubame3-resnet50-caffe2-verbs"}, 1, `transport "nccl" of system "tsubame3" works only inside a node`},
+		{[]string{"--transport", "rdma", "tsubame3-resnet50-caffe2-verbs"}, 1, `unknown transport "rdma"`},
+		{[]string{"--batch", "4096", "seed003-resnet50-2gpu-nop2p"}, 1, "the largest batch that fits is"},
+	} {
+		_, stderr, code := runSim(c.args...)
+		if code != c.code || !strings.Contains(stderr, c.msg) {
+			t.Errorf("simulate %s: exit %d, stderr %q; want exit %d and %q", strings.Join(c.args, " "), code, stderr, c.code, c.msg)
+		}
+	}
+}
+
+// TestSimulateTrace checks that --trace writes Chrome trace-event JSON
+// with device tracks, and that two runs write the same bytes.
+func TestSimulateTrace(t *testing.T) {
+	dir := t.TempDir()
+	var traces [2][]byte
+	for i := range traces {
+		path := filepath.Join(dir, fmt.Sprintf("trace%d.json", i))
+		_, stderr, code := runSim("--devices", "32", "--trace", path, "tsubame3-resnet50-caffe2-default")
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, stderr)
+		}
+		if !strings.Contains(stderr, "wrote the last 2 steps of 32 devices") {
+			t.Errorf("stderr %q", stderr)
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		traces[i] = b
+	}
+	if !bytes.Equal(traces[0], traces[1]) {
+		t.Error("two runs wrote different traces")
+	}
+	var doc struct {
+		DisplayTimeUnit string `json:"displayTimeUnit"`
+		TraceEvents     []struct {
+			Name string            `json:"name"`
+			Ph   string            `json:"ph"`
+			Pid  int               `json:"pid"`
+			Args map[string]string `json:"args"`
+		} `json:"traceEvents"`
+	}
+	if err := json.Unmarshal(traces[0], &doc); err != nil {
+		t.Fatal(err)
+	}
+	var tracks, spans int
+	names := map[string]bool{}
+	for _, e := range doc.TraceEvents {
+		if e.Ph == "M" && e.Name == "thread_name" && e.Pid == 1 {
+			tracks++
+		}
+		if e.Ph == "X" {
+			spans++
+			names[e.Name] = true
+		}
+	}
+	if tracks < 4 || tracks > 6 || spans == 0 {
+		t.Errorf("%d device tracks and %d spans", tracks, spans)
+	}
+	for _, n := range []string{"forward", "backward", "update", "read", "node 0"} {
+		if !names[n] {
+			t.Errorf("no %q span in the trace", n)
+		}
+	}
+}

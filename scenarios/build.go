@@ -1,0 +1,313 @@
+package scenarios
+
+import (
+	"fmt"
+
+	"scaleplan/hw"
+	"scaleplan/internal/units"
+	"scaleplan/model"
+	"scaleplan/sim"
+)
+
+// Assumed parameters of the simulator input that no catalogue entry
+// gives. docs/simulator.md and docs/validation.md justify each.
+const (
+	// ReferenceClock is the clock of the reference core that
+	// model.Dataset.CPUSecondsPerSample is measured on; a node's cores
+	// decode ReferenceClock/clock times slower or faster.
+	ReferenceClock = 2.5 * units.GHz
+
+	// DBService is the time the shared database file is held per sample
+	// read: one read RPC to the object storage server and its cached read
+	// of a record, with one node reading.
+	DBService = 100 * units.Microsecond
+	// DBPerReader is the time each further node reading the same database
+	// file adds to every sample read: the file's lock moves between the
+	// clients, one lock callback round trip for each other holder.
+	DBPerReader = 30 * units.Microsecond
+)
+
+// Build returns the simulator configuration of point p of r. It maps the
+// scenario onto the simulator's numbers:
+//
+//   - compute from the calibration when there is one (per-device v0 =
+//     V0/Devices, PerSample = 1/v0; the calibrated t is the whole fixed
+//     cost of a step, so the roofline's update time u is carved out of it:
+//     Update = min(u, t), Fixed = t − Update), else from sim.Roofline and
+//     sim.UpdateTime;
+//   - memory from sim.ModelMemory, with the recipe's optimizer and master
+//     precision (fp32 compute keeps no separate master copy);
+//   - the intra-node link scaled by the intra transport's efficiency, its
+//     overhead added to the latency; the NICs of the fabric's kind scaled by
+//     the inter-node transport's; a transport whose scope is the node
+//     cannot carry traffic between nodes, and one whose scope is the fabric
+//     cannot carry it inside a node;
+//   - TCP-based transports (ipoib, tcp, grpc) use one NIC port per node: a
+//     socket is bound to one interface. verbs and the collective libraries
+//     use every port of the fabric's kind;
+//   - host-staged exchanges run after the backward pass (sim.Comm.NoOverlap)
+//     and their host side moves at one core's share of its socket's memory
+//     bandwidth, for staged copies through pageable buffers and a CPU sum
+//     run by one thread; other staged copies get the sockets' whole memory
+//     bandwidth;
+//   - the input pipeline from the dataset, the node's drives, CPU and host
+//     links, and the system's shared storage; staging makes reads local and
+//     adds its one-time copy. A node whose catalogue entry lists no drives
+//     reads "local" data from host memory (sim.Cached): no read cost.
+//
+// It returns an error for anything the simulator cannot run: a
+// calibration file not loaded into V0, a device without a peak at the
+// precision, a transport of the wrong scope, missing drives or NICs.
+func (r *Resolved) Build(p Point) (sim.Config, error) {
+	var c sim.Config
+	if r.Sys == nil || r.Node == nil || r.Device == nil || r.Mdl == nil || r.Rcp == nil || r.Data == nil {
+		return c, fmt.Errorf("scenario %q is not resolved", r.Name)
+	}
+	node, dev, m := r.Node, r.Device, r.Mdl
+	par := r.Parallelism
+	c = sim.Config{
+		Name:           fmt.Sprintf("%s at %d devices, batch %d", r.Name, p.Devices, p.BatchPerDevice),
+		Nodes:          p.Nodes,
+		DevicesPerNode: p.DevicesPerNode,
+		Stages:         par.PipelineStages,
+		MicroBatch:     p.BatchPerDevice,
+		Accumulation:   par.Accumulation,
+		Recompute:      par.Recompute,
+		Jitter:         r.Stragglers.Jitter,
+		Seed:           r.Seed,
+	}
+	var err error
+	if c.Schedule, err = sim.ParseSchedule(par.Schedule); err != nil {
+		return c, err
+	}
+	prec := hw.Precision(r.Precision)
+	sp, err := sim.StoragePrecision(prec)
+	if err != nil {
+		return c, err
+	}
+	master := r.Rcp.MasterWeights
+	if master == "" || sp == model.FP32 {
+		master = sp
+	}
+	opt := r.Rcp.Optimizer
+
+	// Compute.
+	upd := sim.UpdateTime(m, dev, opt, sp, master)
+	if cal := r.Calibration; cal != nil {
+		if !(cal.V0 > 0) {
+			return c, fmt.Errorf("scenario %q: calibration file %s is not loaded: its v0 and t must be read into calibration.v0 and calibration.t first", r.Name, cal.File)
+		}
+		v0 := cal.V0 / float64(max(cal.Devices, 1))
+		u := min(upd, cal.T)
+		c.Compute = sim.Compute{PerSample: units.Seconds(1 / v0), Fixed: cal.T - u, Update: u}
+	} else {
+		ps, err := sim.Roofline(m, dev, prec)
+		if err != nil {
+			return c, fmt.Errorf("scenario %q: %w", r.Name, err)
+		}
+		c.Compute = sim.Compute{PerSample: ps, Update: upd}
+	}
+
+	// Memory.
+	c.Memory = sim.ModelMemory(m, dev, opt, sp, master)
+	if dev.Kind == hw.CPU && dev.Memory == 0 {
+		c.Memory.Capacity = node.HostMemory
+	}
+
+	// Gradient exchange.
+	alg, err := sim.ParseAlgorithm(par.AllReduce)
+	if err != nil {
+		return c, err
+	}
+	c.Comm = sim.Comm{
+		Algorithm: alg,
+		Layers:    sim.GradientLayers(m, sp.Size()),
+		Bucket:    par.Bucket,
+		NoOverlap: alg == sim.HostStaged,
+		Boundary:  m.ActivationBytes(sp) / units.Bytes(max(len(m.Layers), 1)),
+	}
+	if alg == sim.ParameterServer || alg == sim.AsyncParameterServer {
+		c.Comm.Servers = par.PSShards
+	}
+	if err := r.network(&c, p); err != nil {
+		return c, err
+	}
+	if err := r.input(&c, p); err != nil {
+		return c, err
+	}
+	return c, nil
+}
+
+// network fills c.Network.
+func (r *Resolved) network(c *sim.Config, p Point) error {
+	sys, node, dev := r.Sys, r.Node, r.Device
+	par := r.Parallelism
+	n := &c.Network
+
+	intraEff, intraOver := 1.0, units.Seconds(0)
+	if name := par.IntraTransport; name != "" {
+		t, err := sys.Transport(name)
+		if err != nil {
+			return err
+		}
+		if !t.InNode() && p.DevicesPerNode > 1 {
+			return fmt.Errorf("intra-node transport %q of system %q works only between nodes (scope %s); it cannot carry traffic between the %d devices of a node", name, sys.Name, t.Scope, p.DevicesPerNode)
+		}
+		if t.InNode() {
+			intraEff, intraOver = t.Efficiency, t.Overhead
+		}
+	}
+	link := node.Link
+	n.Intra = sim.Link{Bandwidth: units.BytesPerSec(float64(link.Bandwidth) * intraEff), Latency: link.Latency + intraOver}
+	host := node.HostBandwidth(dev)
+	if !link.PeerToPeer && p.DevicesPerNode > 1 {
+		n.NoPeerToPeer = true
+		bw := link.Bandwidth
+		if host > 0 && host < bw {
+			bw = host
+		}
+		n.PCIe = sim.Link{Bandwidth: units.BytesPerSec(float64(bw) * intraEff), Latency: link.Latency + intraOver}
+	} else if host > 0 {
+		n.PCIe = sim.Link{Bandwidth: host}
+	}
+	staged := c.Comm.Algorithm == sim.HostStaged
+	if n.NoPeerToPeer || staged {
+		if staged && n.PCIe.Bandwidth == 0 {
+			return fmt.Errorf("host-staged exchange: device %q of node %q has no host link bandwidth", dev.Name, node.Name)
+		}
+		cpu, err := r.Catalog.Device(node.CPU.Device)
+		if node.CPU.Device == "" || err != nil || !(cpu.MemoryBandwidth > 0) {
+			return fmt.Errorf("node %q: staging through host memory needs the host's memory bandwidth; set cpu.device to a catalogue CPU", node.Name)
+		}
+		n.HostMemory = cpu.MemoryBandwidth * units.BytesPerSec(node.CPU.Sockets)
+		if staged {
+			n.HostMemory = cpu.MemoryBandwidth / units.BytesPerSec(max(node.CPU.CoresPerSocket, 1))
+		}
+	}
+
+	servers := c.Comm.Servers > 0
+	if p.Nodes == 1 && !servers {
+		return nil
+	}
+	name := par.Transport
+	if name == "" {
+		return fmt.Errorf("system %q has no transport between nodes (verbs, ipoib, tcp, grpc or gcl)", sys.Name)
+	}
+	t, err := sys.Transport(name)
+	if err != nil {
+		return err
+	}
+	if !t.BetweenNodes() {
+		return fmt.Errorf("transport %q of system %q works only inside a node (scope %s); it cannot carry traffic between the %d nodes", name, sys.Name, t.Scope, p.Nodes)
+	}
+	var ports int
+	var bw units.BitsPerSec
+	for _, nic := range node.NICs {
+		if nic.Kind == sys.Fabric.Kind {
+			ports += nic.PortCount()
+			b := nic.Bandwidth
+			if sys.Fabric.Bandwidth > 0 && sys.Fabric.Bandwidth < b {
+				b = sys.Fabric.Bandwidth
+			}
+			bw = max(bw, b)
+		}
+	}
+	if ports == 0 || bw == 0 {
+		return fmt.Errorf("node %q has no %s NIC for the fabric of system %q", node.Name, sys.Fabric.Kind, sys.Name)
+	}
+	if name == hw.IPoIB || name == hw.TCP || name == hw.GRPC {
+		ports = 1
+	}
+	nicBW := bw.Bytes()
+	if ports > p.DevicesPerNode {
+		nicBW = nicBW * units.BytesPerSec(ports) / units.BytesPerSec(p.DevicesPerNode)
+		ports = p.DevicesPerNode
+	}
+	n.NICs = ports
+	n.NIC = sim.Link{Bandwidth: nicBW}
+	n.FabricLatency = sys.Fabric.Latency
+	n.Oversubscription = max(sys.Fabric.Oversubscription, 1)
+	n.Efficiency = t.Efficiency
+	n.Overhead = t.Overhead
+	n.ServerNIC = bw.Bytes()
+	return nil
+}
+
+// input fills c.Input.
+func (r *Resolved) input(c *sim.Config, p Point) error {
+	sys, node, dev, data := r.Sys, r.Node, r.Device, r.Data
+	in := &c.Input
+	kind, err := sim.ParseStorage(r.Input.Storage)
+	if err != nil {
+		return err
+	}
+	var read, write units.BytesPerSec
+	var capacity units.Bytes
+	for _, s := range node.Storage {
+		read += s.ReadBandwidth()
+		write += s.WriteBandwidth()
+		capacity += s.TotalCapacity()
+	}
+	if sh := sys.SharedStorage; sh != nil {
+		in.Shared = sim.SharedStorage{Aggregate: sh.Aggregate, PerClient: sh.PerClient, Latency: sh.Latency}
+	}
+	if r.Input.Staging {
+		if sys.SharedStorage == nil {
+			return fmt.Errorf("system %q has no shared storage to stage from", sys.Name)
+		}
+		bytes := units.Bytes(float64(data.TrainSamples) * float64(data.BytesPerSample))
+		if write == 0 || bytes > capacity {
+			return fmt.Errorf("staging: data set %q (%v) does not fit on node %q's local drives (%v)", data.Name, bytes, node.Name, capacity)
+		}
+		var nic units.BitsPerSec
+		for _, n := range node.NICs {
+			if n.Kind == sys.Fabric.Kind {
+				nic += n.Bandwidth * units.BitsPerSec(n.PortCount())
+			}
+		}
+		in.Staging = sim.Staging{Bytes: bytes, Write: write, NIC: nic.Bytes()}
+		kind = sim.Local
+	}
+	in.Storage = kind
+	in.Prefetch = r.Input.Prefetch
+	if kind == sim.Synthetic {
+		return nil
+	}
+	in.SampleBytes = data.BytesPerSample
+	in.Samples = data.TrainSamples
+	switch kind {
+	case sim.Local:
+		if read == 0 {
+			// The catalogue lists no drives (an IPU-M2000's host is not
+			// described): the data set is served from host memory.
+			in.Storage = sim.Cached
+			break
+		}
+		in.Local = read
+	case sim.Shared, sim.SharedDB:
+		if sys.SharedStorage == nil {
+			return fmt.Errorf("system %q has no shared storage", sys.Name)
+		}
+		in.DB = sim.DB{Service: DBService, PerReader: DBPerReader}
+	}
+	if d := data.CPUSecondsPerSample; d > 0 {
+		clock := node.CPU.Clock
+		if !(clock > 0) {
+			clock = ReferenceClock
+		}
+		in.Decode = units.Seconds(float64(d) * float64(ReferenceClock/clock))
+		in.Cores = max(node.CPU.Cores(), 1)
+	}
+	if dev.Kind != hw.CPU {
+		size := 4.0
+		if r.Input.Precision == "int8" {
+			size = 1
+		}
+		in.Copy = units.Bytes(float64(data.InputElements()) * size)
+		in.HostToDevice = node.HostBandwidth(dev)
+		if in.HostToDevice == 0 {
+			return fmt.Errorf("device %q of node %q has no host-to-device bandwidth for its input", dev.Name, node.Name)
+		}
+	}
+	return nil
+}

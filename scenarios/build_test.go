@@ -1,0 +1,331 @@
+package scenarios
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"testing"
+
+	"gonum.org/v1/gonum/stat"
+
+	"scaleplan/internal/units"
+	"scaleplan/sim"
+)
+
+// TestBuildShipped builds and simulates every point of every shipped
+// scenario: each fits in memory and gives a consistent result.
+func TestBuildShipped(t *testing.T) {
+	for _, name := range Names() {
+		r, err := Load(name, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range r.Points() {
+			c, err := r.Build(p)
+			if err != nil {
+				t.Errorf("%s at %d devices: %v", name, p.Devices, err)
+				continue
+			}
+			res, err := sim.Run(c)
+			if err != nil {
+				t.Errorf("%s at %d devices: %v", name, p.Devices, err)
+				continue
+			}
+			if res.GlobalBatch != p.GlobalBatch || !(res.StepTime > 0) || math.Abs(float64(res.Breakdown.Total()-res.StepTime)) > 1e-9*float64(res.StepTime) {
+				t.Errorf("%s at %d devices: global batch %d (want %d), step %v, breakdown %+v", name, p.Devices, res.GlobalBatch, p.GlobalBatch, res.StepTime, res.Breakdown)
+			}
+		}
+	}
+}
+
+// TestBuildMapping checks the numbers Build derives from the catalogue
+// for TSUBAME 3.0 against hand calculations from docs/catalog.md.
+func TestBuildMapping(t *testing.T) {
+	for _, c := range []struct {
+		scenario   string
+		nics       int
+		nic        float64 // bytes/s per NIC before efficiency
+		eff        float64
+		alg        sim.Algorithm
+		storage    sim.Storage
+		staging    float64
+		intra      float64
+		intraLat   float64
+		copyBytes  float64
+		decode     float64
+		prefetch   int
+		layers     int
+		gradients  float64
+		perSampleS float64
+	}{
+		{"tsubame3-resnet50-caffe2-default", 1, 12.5e9, 0.35, sim.HalvingDoubling, sim.SharedDB, 0, 80e9 * 0.8, 7e-6, 224 * 224 * 3 * 4, 5e-3 * 2.5 / 2.4, 2, 108, 25557032 * 4, 0},
+		{"tsubame3-resnet50-caffe2-verbs", 4, 12.5e9, 0.95, sim.Hierarchical, sim.Local, 1281167 * 110e3, 80e9 * 0.8, 7e-6, 224 * 224 * 3 * 4, 5e-3 * 2.5 / 2.4, 2, 108, 25557032 * 4, 0},
+	} {
+		r, err := Load(c.scenario, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := r.Points()[2] // 32 devices
+		cfg, err := r.Build(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := cfg.Network
+		var grad float64
+		for _, l := range cfg.Comm.Layers {
+			grad += float64(l)
+		}
+		// P100 fp32 roofline: 3 forward FLOPs over 10.6 TFLOP/s at 0.35.
+		ps := 3 * 8.178368512e9 / (10.6e12 * 0.35)
+		for _, x := range []struct {
+			name      string
+			got, want float64
+		}{
+			{"nodes", float64(cfg.Nodes), 8}, {"NICs", float64(n.NICs), float64(c.nics)}, {"NIC", float64(n.NIC.Bandwidth), c.nic},
+			{"efficiency", n.Efficiency, c.eff}, {"intra", float64(n.Intra.Bandwidth), c.intra}, {"intra latency", float64(n.Intra.Latency), c.intraLat},
+			{"algorithm", float64(cfg.Comm.Algorithm), float64(c.alg)}, {"storage", float64(cfg.Input.Storage), float64(c.storage)},
+			{"staging", float64(cfg.Input.Staging.Bytes), c.staging}, {"copy", float64(cfg.Input.Copy), c.copyBytes},
+			{"decode", float64(cfg.Input.Decode), c.decode}, {"cores", float64(cfg.Input.Cores), 28}, {"prefetch", float64(cfg.Input.Prefetch), float64(c.prefetch)},
+			{"layers", float64(len(cfg.Comm.Layers)), float64(c.layers)}, {"gradient bytes", grad, c.gradients},
+			{"per sample", float64(cfg.Compute.PerSample), ps},
+			// momentum fp32: 20 bytes per parameter at 732 GB/s.
+			{"update", float64(cfg.Compute.Update), 25557032 * 20 / 732e9},
+		} {
+			if math.Abs(x.got-x.want) > 1e-9*math.Abs(x.want) {
+				t.Errorf("%s: %s %v, want %v", c.scenario, x.name, x.got, x.want)
+			}
+		}
+	}
+}
+
+// TestBuildErrors checks that what the simulator cannot run is an error:
+// a transport limited to the node between nodes, a device count the
+// system does not have (through the scenario's own checks), an unloaded
+// calibration file.
+func TestBuildErrors(t *testing.T) {
+	r, err := Load("tsubame3-resnet50-caffe2-verbs", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Parallelism.Transport = "nccl"
+	if _, err := r.Build(r.Points()[3]); err == nil || !strings.Contains(err.Error(), `transport "nccl" of system "tsubame3" works only inside a node`) {
+		t.Errorf("nccl between nodes: %v", err)
+	}
+	if _, err := r.Build(r.Points()[1]); err != nil {
+		t.Errorf("nccl inside one node: %v", err)
+	}
+	_, err = Load("tsubame3-resnet50-caffe2-verbs", Options{Edit: func(s *Scenario) { s.Sweep.Devices = []int{4096} }})
+	if err == nil || !strings.Contains(err.Error(), "4096 devices need 1024 nodes of 4 devices; system \"tsubame3\" has 540") {
+		t.Errorf("4096 devices on tsubame3: %v", err)
+	}
+	r, _ = Load("seed003-resnet50-2gpu-nop2p", Options{})
+	r.Calibration = &Calibration{File: "calib.yaml", Devices: 1}
+	if _, err := r.Build(r.Points()[0]); err == nil || !strings.Contains(err.Error(), "calib.yaml is not loaded") {
+		t.Errorf("unloaded calibration: %v", err)
+	}
+	r, _ = Load("seed003-resnet50-2gpu-nop2p", Options{})
+	r.Calibration = nil
+	r.Sweep.Batch = []int{4096}
+	c, err := r.Build(r.Points()[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sim.Run(c); !errors.Is(err, sim.ErrMemory) || !strings.Contains(err.Error(), "resnet50 at batch 4096 needs") || !strings.Contains(err.Error(), "the largest batch that fits is") {
+		t.Errorf("batch 4096 on a 32 GB GPU: %v", err)
+	}
+}
+
+// simulate returns the simulated global throughput of each point of r.
+func simulate(t testing.TB, r *Resolved, devices int) (batches, perSec []float64, results []*sim.Result) {
+	for _, p := range r.Points() {
+		if p.Devices != devices {
+			continue
+		}
+		c, err := r.Build(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := sim.Run(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		batches = append(batches, float64(p.GlobalBatch))
+		perSec = append(perSec, res.SamplesPerSec)
+		results = append(results, res)
+	}
+	return batches, perSec, results
+}
+
+// fitLaw fits v = B/(B/v0 + t) by the linear regression
+//
+//	1/v = 1/v0 + t·(1/B)
+//
+// (stat.LinearRegression, unweighted).
+func fitLaw(B, v []float64) (v0 float64, tc units.Seconds) {
+	x, y := make([]float64, len(B)), make([]float64, len(B))
+	for i := range B {
+		x[i], y[i] = 1/B[i], 1/v[i]
+	}
+	a, b := stat.LinearRegression(x, y, nil, false)
+	return 1 / a, units.Seconds(b)
+}
+
+// TestSeed003 reproduces seed 003: a GPU calibrated alone (v0 = 258.1
+// samples/s, t = 54 ms) and two such GPUs without peer-to-peer access,
+// whose ResNet-50 gradients are reduced through host memory over PCIe 3.0
+// x16. The simulated 2-GPU sweep (batches 8 to 256 per GPU) fits back to a
+// cost time within 25 % of the published 0.15 s, and the 1-GPU sweep to
+// the calibration itself.
+func TestSeed003(t *testing.T) {
+	r, err := Load("seed003-resnet50-2gpu-nop2p", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		devices int
+		v0      float64
+		v0Tol   float64
+		t       float64
+		tTol    float64
+	}{
+		{1, 258.1, 1e-9, 0.054, 1e-9},
+		{2, 513.8, 0.02, 0.15, 0.25},
+	} {
+		B, v, _ := simulate(t, r, c.devices)
+		if len(B) != 6 {
+			t.Fatalf("%d devices: %d points, want 6", c.devices, len(B))
+		}
+		v0, tc := fitLaw(B, v)
+		t.Logf("%d GPUs: fitted v0 = %.1f samples/s, t = %.4f s (published v0 = %v, t = %v)", c.devices, v0, float64(tc), c.v0, c.t)
+		if math.Abs(v0-c.v0) > c.v0Tol*c.v0 || math.Abs(float64(tc)-c.t) > c.tTol*c.t {
+			t.Errorf("%d GPUs: fitted v0 = %v, t = %v; want %v ± %v %%, %v ± %v %%", c.devices, v0, float64(tc), c.v0, 100*c.v0Tol, c.t, 100*c.tTol)
+		}
+	}
+}
+
+// seed001 is Table 2 of seed 001: Caffe2's time to 90 epochs in seconds
+// on 1, 4, 32 and 128 GPUs of TSUBAME 3.0.
+var seed001 = []struct {
+	row       string
+	scenario  string
+	published [4]float64
+}{
+	{"(a) default", "tsubame3-resnet50-caffe2-default", [4]float64{604987, 154931, 44862, 135905}},
+	{"(b) staged", "tsubame3-resnet50-caffe2-staged", [4]float64{593992, 88185, 21111, 10089}},
+	{"(c) staged + verbs", "tsubame3-resnet50-caffe2-verbs", [4]float64{608629, 152852, 21774, 5989}},
+}
+
+// predictSeed001 returns the predicted times to 90 epochs of every cell of
+// Table 2: compute calibrated from the row's 1-GPU time alone (v0 = 90
+// epochs × 1,281,167 images / time, t = 0), steps × steady-state step time
+// plus staging.
+func predictSeed001(t testing.TB) [3][4]float64 {
+	var out [3][4]float64
+	for i, row := range seed001 {
+		r, err := Load(row.scenario, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.Calibration = &Calibration{V0: 90 * float64(r.Data.TrainSamples) / row.published[0], T: 0, Devices: 1}
+		for j, p := range r.Points() {
+			c, err := r.Build(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := sim.Run(c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out[i][j] = float64(r.Rcp.Steps(p.GlobalBatch))*float64(res.StepTime) + float64(res.Staging)
+		}
+	}
+	return out
+}
+
+// TestSeed001 reproduces the shape of seed 001's Table 2 with the
+// catalogue's TSUBAME 3.0 figures: (a) 128 GPUs are slower than 32
+// because of the shared database file; (b) staging removes that; (c)
+// verbs beat IPoIB at 128 GPUs. It also bounds the error of the cells the
+// model explains (docs/validation.md).
+func TestSeed001(t *testing.T) {
+	pred := predictSeed001(t)
+	gpus := [4]int{1, 4, 32, 128}
+	for i, row := range seed001 {
+		for j := range 4 {
+			t.Logf("%-20s %3d GPUs: predicted %7.0f s, published %7.0f s, error %+6.1f %%", row.row, gpus[j], pred[i][j], row.published[j], 100*(pred[i][j]/row.published[j]-1))
+		}
+	}
+	a, b, c := pred[0], pred[1], pred[2]
+	if !(a[3] > a[2]) {
+		t.Errorf("(a): 128 GPUs take %.0f s, not more than 32 GPUs' %.0f s", a[3], a[2])
+	}
+	if !(b[3] < b[2] && b[3] < a[3]/4) {
+		t.Errorf("(b): staging leaves 128 GPUs at %.0f s (32 GPUs %.0f s, (a) %.0f s)", b[3], b[2], a[3])
+	}
+	if !(c[3] < b[3]) {
+		t.Errorf("(c): verbs at 128 GPUs take %.0f s, not less than IPoIB's %.0f s", c[3], b[3])
+	}
+	// Cells the model explains, within 25 %; docs/validation.md discusses
+	// the two it does not: (b) at 4 GPUs, faster than the 1-GPU rate allows,
+	// and (b) at 128 GPUs, where IPoIB collapses beyond what the model's
+	// bandwidth and latency show.
+	for i := range 3 {
+		for j := range 4 {
+			if (i == 1 && (j == 1 || j == 3)) || j == 0 {
+				continue
+			}
+			if e := pred[i][j]/seed001[i].published[j] - 1; math.Abs(e) > 0.25 {
+				t.Errorf("%s at %d GPUs: predicted %.0f s, published %.0f s (%+.1f %%)", seed001[i].row, gpus[j], pred[i][j], seed001[i].published[j], 100*e)
+			}
+		}
+	}
+}
+
+// BenchmarkSimulate times what `scaleplan simulate` does for each shipped
+// scenario: load, build and simulate every point of the sweep.
+func BenchmarkSimulate(b *testing.B) {
+	for _, name := range Names() {
+		b.Run(name, func(b *testing.B) {
+			b.ReportAllocs()
+			for range b.N {
+				r, err := Load(name, Options{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				for _, p := range r.Points() {
+					c, err := r.Build(p)
+					if err != nil {
+						b.Fatal(err)
+					}
+					if _, err := sim.Run(c); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+		})
+	}
+}
+
+func ExampleResolved_Build() {
+	r, err := Load("tsubame3-resnet50-caffe2-verbs", Options{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	p := r.Points()[3] // 128 GPUs
+	c, err := r.Build(p)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	res, err := sim.Run(c)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Printf("%d GPUs on %d nodes, global batch %d: step %v, %.0f images/s, staging %v\n",
+		res.Devices, res.Nodes, res.GlobalBatch, res.StepTime, res.SamplesPerSec, res.Staging)
+	// Output:
+	// 128 GPUs on 32 nodes, global batch 4096: step 213 ms, 19226 images/s, staging 78.29 s
+}

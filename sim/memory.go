@@ -1,0 +1,157 @@
+package sim
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+
+	"scaleplan/internal/units"
+)
+
+// WorkspaceFraction is the kernel scratch space (convolution algorithm
+// workspaces, temporaries) a device reserves, as a fraction of one
+// micro-batch's stored activations of its stage. An assumption; see
+// Footprint.
+const WorkspaceFraction = 0.05
+
+// Footprint is the memory of one device by component.
+type Footprint struct {
+	Weights     units.Bytes // weights in the compute precision
+	Gradients   units.Bytes // gradients
+	Optimizer   units.Bytes // optimizer state
+	Master      units.Bytes // master copy of the weights under mixed precision
+	Activations units.Bytes // stored activations at the peak of the schedule
+	Workspace   units.Bytes // communication buffers and kernel scratch
+}
+
+// Total returns the sum of the components.
+func (f Footprint) Total() units.Bytes {
+	return f.Weights + f.Gradients + f.Optimizer + f.Master + f.Activations + f.Workspace
+}
+
+// InFlight returns the micro-batches whose activations stage s (from 0)
+// of S holds at the peak of one step of M micro-batches:
+//
+//	GPipe  M
+//	1F1B   min(S − s, M)
+func InFlight(sched Schedule, S, s, M int) int {
+	if sched == GPipe {
+		return M
+	}
+	return min(S-s, M)
+}
+
+// Footprint returns the memory of a device holding stage s (from 0) of c,
+// with c's defaults filled in. With S stages, micro-batch b, n =
+// InFlight(Schedule, S, s, M) micro-batches in flight and A the whole
+// model's activations per sample, the stage holds 1/S of the weights,
+// gradients, optimizer state and master copy and stores
+//
+//	activations = (A/S)·b·n                          without recomputation
+//	activations = (A/S)·b·min(n, (n + 1)/sqrt(L_s))  with recomputation
+//
+// where L_s = max(1, Layers/S) is the stage's layer count: recomputation
+// keeps a checkpoint every sqrt(L_s) layers for each micro-batch in flight
+// and the activations of one segment being recomputed (Chen et al. 2016,
+// "Training deep nets with sublinear memory cost"). The workspace is
+//
+//	workspace = 2·min(Bucket, G/S)·[replicas > 1] + WorkspaceFraction·(A/S)·b
+//
+// two gradient buckets of communication buffers (the bucket being reduced
+// and the one being filled) and kernel scratch.
+func (c *Config) Footprint(s int) Footprint {
+	S := float64(c.Stages)
+	m := c.Memory
+	b := float64(c.MicroBatch)
+	f := Footprint{
+		Weights:   m.Weights / units.Bytes(S),
+		Gradients: m.Gradients / units.Bytes(S),
+		Optimizer: m.Optimizer / units.Bytes(S),
+		Master:    m.Master / units.Bytes(S),
+	}
+	perSample := float64(m.Activations) / S
+	f.Activations = units.Bytes(float64(perSample*b) * c.activationFactor(s))
+	if c.Replicas() > 1 {
+		f.Workspace = 2 * min(c.Comm.Bucket, f.Gradients)
+	}
+	f.Workspace += units.Bytes(float64(WorkspaceFraction*perSample) * b)
+	return f
+}
+
+// activationFactor is the number of micro-batches' worth of activations
+// stage s stores.
+func (c *Config) activationFactor(s int) float64 {
+	n := float64(InFlight(c.Schedule, c.Stages, s, c.Accumulation))
+	if !c.Recompute {
+		return n
+	}
+	L := max(1, float64(c.Memory.Layers)/float64(c.Stages))
+	return min(n, (n+1)/math.Sqrt(L))
+}
+
+// PeakFootprint returns the footprint of the stage that needs the most
+// memory, and that stage.
+func (c *Config) PeakFootprint() (Footprint, int) {
+	best, stage := c.Footprint(0), 0
+	for s := 1; s < c.Stages; s++ {
+		if f := c.Footprint(s); f.Total() > best.Total() {
+			best, stage = f, s
+		}
+	}
+	return best, stage
+}
+
+// checkMemory returns an error wrapping ErrMemory if the busiest stage
+// does not fit in Memory.Capacity, naming the largest micro-batch that
+// does.
+func (c *Config) checkMemory() error {
+	capacity := c.Memory.Capacity
+	if capacity == 0 {
+		return nil
+	}
+	f, s := c.PeakFootprint()
+	if f.Total() <= capacity {
+		return nil
+	}
+	what := c.Memory.Model
+	if what == "" {
+		what = "the model"
+	}
+	dev := c.Memory.Device
+	if dev == "" {
+		dev = "the device"
+	}
+	stage := ""
+	if c.Stages > 1 {
+		stage = fmt.Sprintf(" (pipeline stage %d of %d)", s+1, c.Stages)
+	}
+	msg := fmt.Sprintf("%s at batch %d needs %s per device%s; %s has %s", what, c.MicroBatch, gib(f.Total()), stage, dev, gib(capacity))
+	// The footprint is affine in the micro-batch: fixed + b·per.
+	one := *c
+	one.MicroBatch = 1
+	f1, _ := one.PeakFootprint()
+	one.MicroBatch = 2
+	f2, _ := one.PeakFootprint()
+	per := float64(f2.Total() - f1.Total())
+	fixed := float64(f1.Total()) - per
+	if !(per > 0) || float64(f1.Total()) > float64(capacity) {
+		return fmt.Errorf("%w: %s; even batch 1 needs %s", ErrMemory, msg, gib(f1.Total()))
+	}
+	bmax := int(math.Floor((float64(capacity) - fixed) / per))
+	for bmax > 1 {
+		one.MicroBatch = bmax
+		if g, _ := one.PeakFootprint(); g.Total() <= capacity {
+			break
+		}
+		bmax--
+	}
+	return fmt.Errorf("%w: %s; the largest batch that fits is %d", ErrMemory, msg, bmax)
+}
+
+// gib formats a size in GiB with one decimal, or in MiB below 1 GiB.
+func gib(b units.Bytes) string {
+	if b >= units.GiB {
+		return strconv.FormatFloat(float64(b/units.GiB), 'f', 1, 64) + " GiB"
+	}
+	return strconv.FormatFloat(float64(b/units.MiB), 'f', 0, 64) + " MiB"
+}

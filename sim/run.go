@@ -1,0 +1,750 @@
+package sim
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strconv"
+
+	"scaleplan/internal/units"
+	"scaleplan/sim/internal/event"
+	"scaleplan/sim/internal/netsim"
+)
+
+// jitterStream is the second word of the PCG seed of the jitter draws.
+const jitterStream = 0x5ca1e9a7
+
+// Run simulates cfg and returns its steady state. It returns an error
+// wrapping ErrConfig that lists every problem of cfg, or one wrapping
+// ErrMemory if the configuration does not fit in device memory; it never
+// panics on a bad configuration. The same cfg gives the same Result.
+func Run(cfg Config) (*Result, error) { return runWith(cfg, nil) }
+
+// runWith is Run; setup, if not nil, may install test hooks on the run
+// before it starts.
+func runWith(cfg Config, setup func(*run)) (*Result, error) {
+	c := cfg
+	c.Comm.Layers = append([]units.Bytes(nil), cfg.Comm.Layers...)
+	if err := c.validate(); err != nil {
+		if c.Name != "" {
+			return nil, fmt.Errorf("%s: %w", c.Name, err)
+		}
+		return nil, err
+	}
+	if err := c.checkMemory(); err != nil {
+		return nil, err
+	}
+	r, err := newRun(&c)
+	if err != nil {
+		return nil, err
+	}
+	if setup != nil {
+		setup(r)
+	}
+	return r.run()
+}
+
+// task is one forward or backward of a micro-batch.
+type task struct {
+	back bool
+	mb   int
+}
+
+// schedule returns stage s's tasks for one step.
+func schedule(sched Schedule, S, s, M int) []task {
+	ts := make([]task, 0, 2*M)
+	if sched == GPipe {
+		for j := range M {
+			ts = append(ts, task{false, j})
+		}
+		for j := range M {
+			ts = append(ts, task{true, j})
+		}
+		return ts
+	}
+	warm := min(S-s-1, M)
+	for j := range warm {
+		ts = append(ts, task{false, j})
+	}
+	for j := range M - warm {
+		ts = append(ts, task{false, warm + j}, task{true, j})
+	}
+	for j := M - warm; j < M; j++ {
+		ts = append(ts, task{true, j})
+	}
+	return ts
+}
+
+// What a waiting rank waits for.
+const (
+	waitNone = iota
+	waitInput
+	waitAct
+	waitGrad
+)
+
+// Rank phases.
+const (
+	phaseTask = iota
+	phaseComm
+	phaseUpdate
+	phaseDone
+)
+
+type rank struct {
+	r     *run
+	id    int
+	node  int
+	stage int
+	rep   int
+	tasks []task
+	next  int
+	phase int
+	cur   task
+	begin float64 // start of the running task
+	dur   float64 // its duration
+
+	waiting   int
+	waitStart float64
+
+	phi     float64 // jitter factor of this step
+	f, b    float64 // jittered forward and backward of this step
+	bEnd    float64 // end of the last backward
+	doneAt  float64 // end of the update
+	inflt   int     // micro-batches in flight
+	peakInf int
+
+	// For pipelines: per micro-batch arrival and send times, -1 if none.
+	actAt, actSent   []float64
+	gradAt, gradSent []float64
+
+	// Accumulated this step.
+	compute, input, bubble, comm, straggler float64
+	busy                                    float64 // compute of the traced step, for sampling
+}
+
+type group struct {
+	r       *run
+	stage   int
+	ranks   []int // rank ids
+	all     bool  // ranks are all the ranks (nil to netsim)
+	buckets []units.Bytes
+	frac    []float64 // cumulative fraction of the stage gradient through each bucket
+
+	release []float64
+	started int
+	ended   int
+	bMax    float64
+	next    int // next bucket to reduce
+	arDone  bool
+	arEnd   float64
+	arStart float64
+	doneFn  func(*netsim.Result)
+	startEv bucketEvent
+}
+
+type bucketEvent struct{ g *group }
+
+func (e *bucketEvent) Fire() { e.g.startBucket() }
+
+type run struct {
+	c    *Config
+	s    event.Scheduler
+	topo *netsim.Topology
+	rng  *rand.Rand
+
+	ranks   []rank
+	groups  []group
+	loaders []*loader
+	db      *dbServer
+
+	sched     [][]task // per stage
+	fwd, bwd  float64  // per stage, before jitter
+	upd       float64  // per stage
+	sigma, mu float64  // lognormal jitter
+
+	step      int
+	stepStart float64
+	done      int
+	steps     []Step
+	err       error
+
+	tr *tracer
+
+	sends      []sendReq // transfers sent at this instant
+	flushing   bool
+	keyBuf     []byte
+	groupPaths map[string]*netsim.Path
+	sendIndex  map[[3]int]int
+
+	// onDeliver, when set (tests), is called for every micro-batch the
+	// input pipeline delivers: the replica, the global micro-batch index
+	// and the first sample position.
+	onDeliver func(rep, q int, first int64)
+	// onEvent, when set (tests), is called after every event.
+	onEvent func(now units.Seconds)
+}
+
+func newRun(c *Config) (*run, error) {
+	r := &run{c: c, rng: rand.New(rand.NewPCG(c.Seed, jitterStream)), groupPaths: make(map[string]*netsim.Path), sendIndex: make(map[[3]int]int)}
+	topo, err := netsim.NewTopology(&r.s, c.topology())
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
+	}
+	r.topo = topo
+	S, M := c.Stages, c.Accumulation
+	cm := float64(float64(c.MicroBatch)*float64(c.Compute.PerSample)) + float64(c.Compute.Fixed)
+	r.fwd = float64(c.Compute.ForwardFraction*cm) / float64(S)
+	r.bwd = float64((1-c.Compute.ForwardFraction)*cm) / float64(S)
+	if c.Recompute {
+		r.bwd += r.fwd
+	}
+	r.upd = float64(c.Compute.Update) / float64(S)
+	if c.Comm.Algorithm == ParameterServer || c.Comm.Algorithm == AsyncParameterServer {
+		r.upd = 0 // the servers apply the update
+	}
+	if c.Jitter > 0 {
+		r.sigma = math.Sqrt(math.Log1p(c.Jitter * c.Jitter))
+		r.mu = -r.sigma * r.sigma / 2
+	}
+	r.sched = make([][]task, S)
+	for s := range S {
+		r.sched[s] = schedule(c.Schedule, S, s, M)
+	}
+	R := c.Ranks()
+	r.ranks = make([]rank, R)
+	for i := range r.ranks {
+		k := &r.ranks[i]
+		*k = rank{r: r, id: i, node: i / c.DevicesPerNode, stage: i % S, rep: i / S, tasks: r.sched[i%S]}
+		if S > 1 {
+			k.actAt, k.actSent = make([]float64, M), make([]float64, M)
+			k.gradAt, k.gradSent = make([]float64, M), make([]float64, M)
+		}
+	}
+	r.groups = make([]group, S)
+	stageBuckets := c.stageBuckets()
+	for s := range S {
+		g := &r.groups[s]
+		*g = group{r: r, stage: s, all: S == 1, buckets: stageBuckets}
+		g.startEv.g = g
+		for rep := range c.Replicas() {
+			g.ranks = append(g.ranks, rep*S+s)
+		}
+		total := 0.0
+		for _, b := range g.buckets {
+			total += float64(b)
+		}
+		cum := 0.0
+		g.frac = make([]float64, len(g.buckets))
+		for i, b := range g.buckets {
+			cum += float64(b)
+			g.frac[i] = 1
+			if total > 0 && i < len(g.buckets)-1 {
+				g.frac[i] = cum / total
+			}
+		}
+		g.release = make([]float64, len(g.buckets))
+		g.doneFn = g.bucketDone
+	}
+	if c.Input.Storage != Synthetic {
+		r.newLoaders()
+	}
+	if c.TraceSteps > 0 {
+		r.tr = newTracer(r)
+	}
+	return r, nil
+}
+
+// stageBuckets returns the gradient buckets of one stage in the order the
+// backward pass fills them. With one stage the layer layout is grouped
+// like model.Buckets: a bucket closes when the next layer would take it
+// over Bucket, and a larger layer is a bucket of its own. A stage of a
+// pipeline holds 1/S of the gradient, cut into equal buckets of at most
+// Bucket. With NoOverlap the whole is one bucket.
+func (c *Config) stageBuckets() []units.Bytes {
+	layers := c.Comm.Layers
+	if len(layers) == 0 {
+		layers = []units.Bytes{c.Memory.Gradients}
+	}
+	total := units.Bytes(0)
+	for _, l := range layers {
+		total += l
+	}
+	if c.Stages > 1 {
+		st := total / units.Bytes(c.Stages)
+		layers = []units.Bytes{st}
+		if n := math.Ceil(float64(st / c.Comm.Bucket)); n > 1 && !c.Comm.NoOverlap {
+			n = min(n, 1<<16)
+			layers = make([]units.Bytes, int(n))
+			for i := range layers {
+				layers[i] = st / units.Bytes(n)
+			}
+		}
+		total = st
+	}
+	if c.Comm.NoOverlap {
+		return []units.Bytes{total}
+	}
+	var out []units.Bytes
+	var cur units.Bytes
+	open := false
+	for _, l := range layers {
+		if open && cur+l > c.Comm.Bucket {
+			out = append(out, cur)
+			cur, open = 0, false
+		}
+		cur += l
+		open = true
+	}
+	if open {
+		out = append(out, cur)
+	}
+	return out
+}
+
+func (r *run) run() (*Result, error) {
+	c := r.c
+	if c.Comm.Algorithm == AsyncParameterServer {
+		return r.runAsync()
+	}
+	r.startStep()
+	for r.err == nil && r.s.Step() {
+		if r.onEvent != nil {
+			r.onEvent(r.s.Now())
+		}
+	}
+	if r.err != nil {
+		return nil, r.err
+	}
+	if len(r.steps) != c.Steps {
+		return nil, fmt.Errorf("sim: simulated %d of %d steps", len(r.steps), c.Steps)
+	}
+	res := r.result()
+	first := 0
+	if len(r.steps) > 1 {
+		first = 1
+	}
+	var T, cp, cm, in, bu, st float64
+	for _, s := range r.steps[first:] {
+		T += float64(s.Time())
+		cp += float64(s.Breakdown.Compute)
+		cm += float64(s.Breakdown.Comm)
+		in += float64(s.Breakdown.Input)
+		bu += float64(s.Breakdown.Bubble)
+		st += float64(s.Breakdown.Straggler)
+	}
+	n := float64(len(r.steps) - first)
+	res.StepTime = units.Seconds(T / n)
+	res.Breakdown = Breakdown{units.Seconds(cp / n), units.Seconds(cm / n), units.Seconds(in / n), units.Seconds(bu / n), units.Seconds(st / n)}
+	if res.StepTime > 0 {
+		res.SamplesPerSec = float64(res.GlobalBatch) / float64(res.StepTime)
+		res.Utilisation = min(1, max(0, cp/T))
+	}
+	res.Steps = r.steps
+	res.Events = r.s.Events()
+	if r.tr != nil {
+		res.Trace = r.tr.finish()
+	}
+	return res, nil
+}
+
+// result returns the fields of a Result that do not depend on the run.
+func (r *run) result() *Result {
+	c := r.c
+	f, _ := c.PeakFootprint()
+	return &Result{
+		Devices: c.Ranks(), Nodes: c.Nodes, Stages: c.Stages, Replicas: c.Replicas(),
+		MicroBatch: c.MicroBatch, Accumulation: c.Accumulation, GlobalBatch: c.GlobalBatch(),
+		Memory: f, Staging: c.stagingTime(),
+	}
+}
+
+// jitter draws a compute factor with mean 1 and coefficient of variation
+// Config.Jitter: lognormal, exp(mu + sigma·z), sigma² = ln(1 + cv²),
+// mu = −sigma²/2.
+func (r *run) jitter() float64 {
+	if r.sigma == 0 {
+		return 1
+	}
+	return math.Exp(r.mu + r.sigma*r.rng.NormFloat64())
+}
+
+// startStep starts step r.step on every rank at the current time.
+func (r *run) startStep() {
+	now := float64(r.s.Now())
+	r.stepStart = now
+	r.done = 0
+	for i := range r.groups {
+		g := &r.groups[i]
+		clear(g.release)
+		g.started, g.ended, g.next, g.bMax, g.arDone = 0, 0, 0, 0, false
+	}
+	for i := range r.ranks {
+		k := &r.ranks[i]
+		k.phi = r.jitter()
+		k.f, k.b = r.fwd*k.phi, r.bwd*k.phi
+		k.next, k.phase, k.waiting = 0, phaseTask, waitNone
+		k.compute, k.input, k.bubble, k.comm, k.straggler = 0, 0, 0, 0, 0
+		for j := range k.actAt {
+			k.actAt[j], k.actSent[j], k.gradAt[j], k.gradSent[j] = -1, -1, -1, -1
+		}
+	}
+	for i := range r.ranks {
+		r.ranks[i].try()
+	}
+}
+
+// try starts the rank's next task if its dependency is met, or waits.
+func (k *rank) try() {
+	r := k.r
+	t := k.tasks[k.next]
+	now := float64(r.s.Now())
+	c := r.c
+	S := c.Stages
+	switch {
+	case !t.back && k.stage == 0:
+		if l := k.loader(); l != nil {
+			q := r.step*c.Accumulation + t.mb
+			if !l.isReady(q) {
+				k.wait(waitInput, now)
+				return
+			}
+			l.take(q)
+		}
+	case !t.back:
+		if k.actAt[t.mb] < 0 {
+			k.wait(waitAct, now)
+			return
+		}
+	case k.stage < S-1:
+		if k.gradAt[t.mb] < 0 {
+			k.wait(waitGrad, now)
+			return
+		}
+	}
+	k.resume(now)
+	k.begin, k.cur = now, t
+	if t.back {
+		k.dur = k.b
+	} else {
+		k.dur = k.f
+	}
+	r.s.AtEvent(units.Seconds(now+k.dur), k)
+	if t.back && k.next == len(k.tasks)-1 {
+		r.groups[k.stage].backwardStarted(now, k.dur)
+	}
+}
+
+func (k *rank) loader() *loader {
+	if k.r.loaders == nil {
+		return nil
+	}
+	return k.r.loaders[k.node]
+}
+
+func (k *rank) wait(kind int, now float64) {
+	if k.waiting == waitNone {
+		k.waiting, k.waitStart = kind, now
+	}
+}
+
+// resume ends a wait, if any, and accounts for it.
+func (k *rank) resume(now float64) {
+	kind := k.waiting
+	if kind == waitNone {
+		return
+	}
+	k.waiting = waitNone
+	w := now - k.waitStart
+	if w <= 0 {
+		return
+	}
+	var sent float64
+	switch kind {
+	case waitInput:
+		k.input += w
+		k.r.traceWait(k, "input wait", k.waitStart, now)
+		return
+	case waitAct:
+		sent = k.actSent[k.tasks[k.next].mb]
+	case waitGrad:
+		sent = k.gradSent[k.tasks[k.next].mb]
+	}
+	split := min(max(sent, k.waitStart), now)
+	k.bubble += split - k.waitStart
+	k.comm += now - split
+	k.r.traceWait(k, "bubble", k.waitStart, split)
+	k.r.traceWait(k, "transfer wait", split, now)
+}
+
+// Fire ends the rank's running task or update.
+func (k *rank) Fire() {
+	r := k.r
+	now := float64(r.s.Now())
+	if k.phase == phaseUpdate {
+		k.compute += k.dur
+		r.traceSpan(k, "update", k.begin, now)
+		k.phase = phaseDone
+		k.doneAt = now
+		r.rankDone()
+		return
+	}
+	k.compute += k.dur
+	t := k.cur
+	S := r.c.Stages
+	if t.back {
+		k.inflt--
+		r.traceSpan(k, "backward", k.begin, now)
+		if k.stage > 0 {
+			r.send(k.id, k.id-1, t.mb, true)
+		}
+	} else {
+		k.inflt++
+		k.peakInf = max(k.peakInf, k.inflt)
+		r.traceSpan(k, "forward", k.begin, now)
+		if k.stage < S-1 {
+			r.send(k.id, k.id+1, t.mb, false)
+		}
+	}
+	k.next++
+	if k.next == len(k.tasks) {
+		k.bEnd = now
+		k.phase = phaseComm
+		r.groups[k.stage].backwardEnded(k)
+		return
+	}
+	k.try()
+}
+
+// send starts the transfer of micro-batch mb's activations (or, back,
+// their gradients) from rank src to rank dst. Transfers sent at the same
+// instant across the same stage boundary (replicas in lockstep) move as
+// one netsim flow group, whose streams share a rate; see flush.
+func (r *run) send(src, dst, mb int, back bool) {
+	k := &r.ranks[dst]
+	now := float64(r.s.Now())
+	if back {
+		k.gradSent[mb] = now
+	} else {
+		k.actSent[mb] = now
+	}
+	r.sends = append(r.sends, sendReq{src: src, dst: dst, mb: mb, back: back})
+	if !r.flushing {
+		r.flushing = true
+		r.s.AtEvent(units.Seconds(now), (*flushEvent)(r))
+	}
+}
+
+type sendReq struct {
+	src, dst, mb int
+	back         bool
+}
+
+type flushEvent run
+
+func (e *flushEvent) Fire() { (*run)(e).flush() }
+
+// flush starts the transfers sent at this instant: one flow per stage
+// boundary, direction and micro-batch, on the union of their routes.
+func (r *run) flush() {
+	r.flushing = false
+	sends := r.sends
+	r.sends = nil
+	bytes := units.Bytes(float64(r.c.Comm.Boundary) * float64(r.c.MicroBatch))
+	S := r.c.Stages
+	type batch struct {
+		src, dst []int
+		mb       int
+		back     bool
+	}
+	var groups []batch
+	clear(r.sendIndex)
+	for _, a := range sends {
+		b := 0
+		if a.back {
+			b = 1
+		}
+		id := [3]int{b, a.mb, a.src % S}
+		i, ok := r.sendIndex[id]
+		if !ok {
+			i = len(groups)
+			r.sendIndex[id] = i
+			groups = append(groups, batch{mb: a.mb, back: a.back})
+		}
+		groups[i].src = append(groups[i].src, a.src)
+		groups[i].dst = append(groups[i].dst, a.dst)
+	}
+	for _, g := range groups {
+		src, dst := g.src, g.dst
+		key := r.keyBuf[:0]
+		if g.back {
+			key = append(key, 'b')
+		}
+		for _, x := range src {
+			key = strconv.AppendInt(append(key, ','), int64(x), 10)
+		}
+		r.keyBuf = key
+		var path *netsim.Path
+		if len(src) == 1 {
+			path = r.topo.Route(src[0], dst[0])
+		} else if path = r.groupPaths[string(key)]; path == nil {
+			path = r.topo.Routes(src, dst)
+			r.groupPaths[string(key)] = path
+		}
+		mb, back, step := g.mb, g.back, r.step
+		r.topo.Network().Transfer(path, bytes, func(*netsim.Flow) {
+			if r.step != step {
+				return
+			}
+			for _, d := range dst {
+				r.arrive(d, mb, back)
+			}
+		})
+	}
+}
+
+// arrive records that micro-batch mb's activations (or gradients) reached
+// rank dst, and resumes it if it was waiting for them.
+func (r *run) arrive(dst, mb int, back bool) {
+	k := &r.ranks[dst]
+	t := float64(r.s.Now())
+	if back {
+		k.gradAt[mb] = t
+	} else {
+		k.actAt[mb] = t
+	}
+	if k.phase == phaseTask && k.next < len(k.tasks) {
+		n := k.tasks[k.next]
+		if n.mb == mb && n.back == back && (k.waiting == waitAct || k.waiting == waitGrad) {
+			k.try()
+		}
+	}
+}
+
+// backwardStarted records the release times of a rank's gradient
+// buckets: bucket i at start + dur·frac[i].
+func (g *group) backwardStarted(start, dur float64) {
+	for i, f := range g.frac {
+		g.release[i] = max(g.release[i], start+float64(dur*f))
+	}
+	g.started++
+	if g.started == len(g.ranks) && len(g.ranks) > 1 {
+		g.next = 0
+		g.scheduleBucket()
+	}
+}
+
+// scheduleBucket starts bucket g.next now or at its release time.
+func (g *group) scheduleBucket() {
+	now := float64(g.r.s.Now())
+	if t := g.release[g.next]; t > now {
+		g.r.s.AtEvent(units.Seconds(t), &g.startEv)
+		return
+	}
+	g.startBucket()
+}
+
+func (g *group) startBucket() {
+	r := g.r
+	var ranks []int
+	if !g.all {
+		ranks = g.ranks
+	}
+	g.arStart = float64(r.s.Now())
+	if err := r.topo.AllReduce(r.c.Comm.Algorithm.netsim(), g.buckets[g.next], ranks, g.doneFn); err != nil {
+		r.err = fmt.Errorf("%w: stage %d: %w", ErrConfig, g.stage, err)
+	}
+}
+
+func (g *group) bucketDone(*netsim.Result) {
+	r := g.r
+	r.traceComm(g, g.next, g.arStart, float64(r.s.Now()))
+	g.next++
+	if g.next < len(g.buckets) {
+		g.scheduleBucket()
+		return
+	}
+	g.arDone = true
+	g.arEnd = float64(r.s.Now())
+	g.finish()
+}
+
+// backwardEnded records that a rank finished its last backward.
+func (g *group) backwardEnded(k *rank) {
+	g.ended++
+	g.bMax = max(g.bMax, k.bEnd)
+	if len(g.ranks) == 1 {
+		k.update(k.bEnd)
+		return
+	}
+	g.finish()
+}
+
+// finish starts every rank's update once all have ended their backward
+// and the gradient exchange is complete.
+func (g *group) finish() {
+	if !g.arDone || g.ended < len(g.ranks) {
+		return
+	}
+	r := g.r
+	slow := &r.ranks[g.ranks[0]]
+	for _, id := range g.ranks[1:] {
+		if k := &r.ranks[id]; k.bEnd > slow.bEnd {
+			slow = k
+		}
+	}
+	for _, id := range g.ranks {
+		k := &r.ranks[id]
+		w := g.bMax - k.bEnd
+		in := min(max(slow.input-k.input, 0), w)
+		if in > w*(1-1e-9) {
+			in = w // rounding: the wait is all input skew
+		}
+		k.input += in
+		k.straggler += w - in
+		k.comm += g.arEnd - g.bMax
+		r.traceWait(k, "waiting for a replica's input", k.bEnd, k.bEnd+in)
+		r.traceWait(k, "straggler wait", k.bEnd+in, g.bMax)
+		r.traceWait(k, "all-reduce wait", g.bMax, g.arEnd)
+		k.update(g.arEnd)
+	}
+}
+
+// update runs the optimizer from time at, which is now.
+func (k *rank) update(at float64) {
+	k.phase = phaseUpdate
+	k.begin, k.dur = at, k.r.upd
+	k.r.s.AtEvent(units.Seconds(at+k.dur), k)
+}
+
+// rankDone ends the step when the last rank has updated.
+func (r *run) rankDone() {
+	r.done++
+	if r.done < len(r.ranks) {
+		return
+	}
+	now := float64(r.s.Now())
+	var b Breakdown
+	var cp, cm, in, bu, st float64
+	for i := range r.ranks {
+		k := &r.ranks[i]
+		k.bubble += now - k.doneAt
+		r.traceWait(k, "bubble", k.doneAt, now)
+		cp += k.compute
+		cm += k.comm
+		in += k.input
+		bu += k.bubble
+		st += k.straggler
+		k.busy = k.compute
+	}
+	n := float64(len(r.ranks))
+	b = Breakdown{units.Seconds(cp / n), units.Seconds(cm / n), units.Seconds(in / n), units.Seconds(bu / n), units.Seconds(st / n)}
+	r.steps = append(r.steps, Step{Start: units.Seconds(r.stepStart), End: units.Seconds(now), Breakdown: b})
+	if r.tr != nil {
+		r.tr.stepEnded()
+	}
+	r.step++
+	if r.step < r.c.Steps {
+		r.startStep()
+	}
+}
