@@ -1,0 +1,306 @@
+package cmd
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"unicode"
+
+	"github.com/urfave/cli/v2"
+
+	"scaleplan/fit"
+	"scaleplan/plots"
+)
+
+// plotKind is one kind of chart `scaleplan plot` draws.
+type plotKind struct {
+	name  string // the KIND argument
+	args  string // what follows KIND, for messages: "LOG..."
+	usage string // one line for --help
+	// charts reads args and returns the charts to write. Errors in the
+	// command line are usage errors.
+	charts func(c *cli.Context, o *plotOptions, args []string) ([]*plots.Chart, error)
+}
+
+// plotKinds lists the kinds in the order --help shows them.
+var plotKinds = []plotKind{
+	{"throughput", "LOG...", "samples/s vs global batch, fitted v = b/(b/v0 + t), per device count", throughputCharts},
+	{"steps", "LOG...", "steps to target vs global batch, S(B) = S_min (1 + B_noise/B), regimes", stepsCharts},
+}
+
+// plotOptions are the flags of `scaleplan plot`.
+type plotOptions struct {
+	out          string   // directory to write to
+	groupBy      []string // labels that also split the fit groups
+	device       string   // device kind for logs that only say GPU or CPU
+	keepOutliers bool
+}
+
+// plotCommand is `scaleplan plot KIND ARGS... [-o DIR]`.
+func plotCommand() *cli.Command {
+	var kinds strings.Builder
+	for _, k := range plotKinds {
+		fmt.Fprintf(&kinds, "   %-11s %s\n", k.name, k.usage)
+	}
+	return &cli.Command{
+		Name:      "plot",
+		Usage:     "draw charts as PNG and SVG",
+		ArgsUsage: "KIND LOG... [-o DIR]",
+		Description: "Draws a chart of KIND and writes it as DIR/KIND.png and DIR/KIND.svg (800 x 600\n" +
+			"pixels), or DIR/KIND-SUBJECT.png and .svg when the logs hold several subjects\n" +
+			"(models, device kinds, precisions, targets); prints the paths written.\n" +
+			"Flags may come before or after the arguments.\n\n" +
+			"Kinds:\n" + kinds.String() + "\n" +
+			"LOG is any log `scaleplan fit` reads (bench log, CSV, MLPerf, Horovod,\n" +
+			"tf_cnn_benchmarks); the logs are fitted as `scaleplan fit` does, and the chart\n" +
+			"shows the points with the fitted law.\n\n" +
+			"Examples:\n" +
+			"   scaleplan plot throughput bench.jsonl -o charts\n" +
+			"   scaleplan plot steps --group-by optimizer convergence.csv",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "out", Aliases: []string{"o"}, Value: ".", Usage: "write the charts into `DIR` (created if missing)"},
+			&cli.StringSliceFlag{Name: "group-by", Usage: "label `NAMES` that also split the groups, comma-separated (e.g. framework)"},
+			&cli.StringFlag{Name: "device", Usage: "device kind `NAME` for logs that only say GPU or CPU (Horovod, tf_cnn_benchmarks)"},
+			&cli.BoolFlag{Name: "keep-outliers", Usage: "fit every point; do not exclude points the law does not explain"},
+		},
+		Action: runPlot,
+	}
+}
+
+func runPlot(c *cli.Context) error {
+	o := &plotOptions{out: c.String("out"), groupBy: c.StringSlice("group-by"), device: c.String("device"), keepOutliers: c.Bool("keep-outliers")}
+	args, err := trailingFlags(c, o)
+	if errors.Is(err, flag.ErrHelp) {
+		parent := c
+		if l := c.Lineage(); len(l) > 1 {
+			parent = l[1]
+		}
+		return cli.ShowCommandHelp(parent, c.Command.Name)
+	}
+	if err != nil {
+		return usagef("plot: %v", err)
+	}
+	var names []string
+	for _, k := range plotKinds {
+		names = append(names, k.name)
+	}
+	if len(args) == 0 {
+		return usagef("plot: no chart KIND given (valid: %s)", strings.Join(names, ", "))
+	}
+	var kind *plotKind
+	for i := range plotKinds {
+		if plotKinds[i].name == args[0] {
+			kind = &plotKinds[i]
+		}
+	}
+	if kind == nil {
+		return usagef("plot: unknown chart kind %q (valid: %s)", args[0], strings.Join(names, ", "))
+	}
+	charts, err := kind.charts(c, o, args[1:])
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(o.out, 0o755); err != nil {
+		return fmt.Errorf("plot: %w", err)
+	}
+	used := map[string]int{}
+	for _, ch := range charts {
+		base := ch.Kind
+		if len(charts) > 1 {
+			if s := slug(subjectOf(ch)); s != "" {
+				base += "-" + s
+			}
+		}
+		if used[base]++; used[base] > 1 {
+			base = fmt.Sprintf("%s-%d", base, used[base])
+		}
+		paths, err := plots.WriteAll(o.out, base, ch.Plot)
+		for _, p := range paths {
+			fmt.Fprintln(c.App.Writer, p)
+		}
+		if err != nil {
+			return fmt.Errorf("plot: %w", err)
+		}
+	}
+	return nil
+}
+
+// trailingFlags returns the arguments that are not flags, setting o from
+// the flags that follow the first argument (urfave/cli stops parsing flags
+// there). A lone "--" ends the flags.
+func trailingFlags(c *cli.Context, o *plotOptions) ([]string, error) {
+	in := c.Args().Slice()
+	hasFlag := false
+	for _, a := range in {
+		if a == "--" {
+			break
+		}
+		hasFlag = hasFlag || len(a) > 1 && a[0] == '-'
+	}
+	if !hasFlag {
+		for i, a := range in {
+			if a == "--" {
+				return append(in[:i:i], in[i+1:]...), nil
+			}
+		}
+		return in, nil
+	}
+	fs := flag.NewFlagSet(c.Command.Name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	canon := map[string]string{}
+	for _, f := range c.Command.Flags {
+		if err := f.Apply(fs); err != nil {
+			return nil, err
+		}
+		for _, n := range f.Names() {
+			canon[n] = f.Names()[0]
+		}
+	}
+	var args []string
+	for len(in) > 0 {
+		if err := fs.Parse(in); err != nil {
+			return nil, err
+		}
+		rest := fs.Args()
+		if len(in) > len(rest) && in[len(in)-len(rest)-1] == "--" {
+			args = append(args, rest...) // everything after "--"
+			break
+		}
+		if len(rest) == 0 {
+			break
+		}
+		args = append(args, rest[0])
+		in = rest[1:]
+	}
+	var err error
+	fs.Visit(func(f *flag.Flag) {
+		switch canon[f.Name] {
+		case "out":
+			o.out = f.Value.String()
+		case "device":
+			o.device = f.Value.String()
+		case "keep-outliers":
+			o.keepOutliers = f.Value.String() == "true"
+		case "group-by":
+			if s, ok := f.Value.(*cli.StringSlice); ok {
+				o.groupBy = append(o.groupBy, s.Value()...)
+			}
+		case "help":
+			err = flag.ErrHelp
+		}
+	})
+	return args, err
+}
+
+// fitLogs reads and fits the logs as `scaleplan fit` does, saying on
+// stderr what it read.
+func fitLogs(c *cli.Context, o *plotOptions, kind string, names []string) (*fit.Report, []*fit.Log, error) {
+	if len(names) == 0 {
+		return nil, nil, usagef("plot %s: no LOG given (want bench logs, CSV, MLPerf, Horovod or tf_cnn_benchmarks output)", kind)
+	}
+	opt := &fit.Options{GroupBy: o.groupBy}
+	if o.keepOutliers {
+		opt.Settings = &fit.Settings{OutlierLevel: -1}
+	}
+	stderr := c.App.ErrWriter
+	var logs []*fit.Log
+	for _, name := range names {
+		lg, err := fit.ReadFile(name)
+		if err != nil {
+			return nil, nil, err
+		}
+		fmt.Fprintf(stderr, "plot: %s: read as %s: %d records", lg.Name, lg.Format, len(lg.Records))
+		if lg.Malformed > 0 {
+			fmt.Fprintf(stderr, ", %d malformed %s (scaleplan fit lists them)", lg.Malformed, plural(lg.Malformed, "line", "lines"))
+		}
+		fmt.Fprintln(stderr)
+		if d := o.device; d != "" {
+			for i := range lg.Records {
+				if r := &lg.Records[i]; r.Device == "" || r.Device == "GPU" || r.Device == "CPU" {
+					r.Device = d
+				}
+			}
+		}
+		logs = append(logs, lg)
+	}
+	rep, err := fit.Fit(logs, opt)
+	if err != nil {
+		return nil, nil, fmt.Errorf("plot %s: %w", kind, err)
+	}
+	return rep, logs, nil
+}
+
+func throughputCharts(c *cli.Context, o *plotOptions, args []string) ([]*plots.Chart, error) {
+	rep, logs, err := fitLogs(c, o, "throughput", args)
+	if err != nil {
+		return nil, err
+	}
+	for _, g := range rep.Groups {
+		if g.Err != nil && len(g.Points) > 0 {
+			fmt.Fprintf(c.App.ErrWriter, "plot: %v: no fit, points only: %v\n", g.Key, g.Err)
+		}
+	}
+	var out []*plots.Chart
+	for _, d := range plots.ThroughputFromReport(rep, logs) {
+		ch, err := plots.Throughput(d)
+		if err != nil {
+			return nil, fmt.Errorf("plot throughput: %s: %w", d.Subject, err)
+		}
+		out = append(out, ch)
+	}
+	if len(out) == 0 {
+		return nil, errors.New("plot throughput: the logs hold no throughput measurement (want step time or samples/s per batch)")
+	}
+	return out, nil
+}
+
+func stepsCharts(c *cli.Context, o *plotOptions, args []string) ([]*plots.Chart, error) {
+	rep, _, err := fitLogs(c, o, "steps", args)
+	if err != nil {
+		return nil, err
+	}
+	for _, sg := range rep.Steps {
+		if sg.Err != nil {
+			fmt.Fprintf(c.App.ErrWriter, "plot: steps to target of %s: no fit, points only: %v\n", dash(sg.Model), sg.Err)
+		}
+	}
+	var out []*plots.Chart
+	for _, d := range plots.StepsFromReport(rep) {
+		ch, err := plots.Steps(d)
+		if err != nil {
+			return nil, fmt.Errorf("plot steps: %s: %w", d.Subject, err)
+		}
+		out = append(out, ch)
+	}
+	if len(out) == 0 {
+		return nil, errors.New("plot steps: the logs hold no convergence record (want steps to target per global batch)")
+	}
+	return out, nil
+}
+
+// subjectOf is what follows ": " in a chart's title.
+func subjectOf(ch *plots.Chart) string {
+	_, s, _ := strings.Cut(ch.Plot.Title.Text, ": ")
+	return s
+}
+
+// slug turns s into a file-name part: lower-case letters, digits, '.'
+// and '-'.
+func slug(s string) string {
+	var b strings.Builder
+	dash := false
+	for _, r := range strings.ToLower(s) {
+		switch {
+		case r < 128 && (unicode.IsLetter(r) || unicode.IsDigit(r) || r == '.'):
+			b.WriteRune(r)
+			dash = false
+		case !dash && b.Len() > 0:
+			b.WriteByte('-')
+			dash = true
+		}
+	}
+	return strings.Trim(b.String(), "-.")
+}

@@ -1,0 +1,146 @@
+package cmd
+
+import (
+	"bytes"
+	"encoding/xml"
+	"errors"
+	"image/png"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// runPlotApp runs the application, with the plot command added if the
+// command list does not have it yet, as Main does: it returns stdout,
+// stderr and the exit code.
+func runPlotApp(args ...string) (stdout, stderr string, code int) {
+	var out, errb bytes.Buffer
+	app := newApp(&out, &errb)
+	if app.Command("plot") == nil {
+		app.Commands = append(app.Commands, plotCommand())
+	}
+	err := app.Run(append([]string{"scaleplan"}, args...))
+	code = exitOK
+	if err != nil {
+		errb.WriteString("scaleplan: " + err.Error() + "\n")
+		code = exitRuntime
+		var ue usageError
+		if errors.As(err, &ue) || isCLIUsage(err) {
+			code = exitUsage
+		}
+	}
+	return out.String(), errb.String(), code
+}
+
+// TestPlotCommand runs `scaleplan plot` and compares exit code, stdout and
+// stderr with testdata/plot/NAME.golden (-update rewrites), then checks
+// the files it says it wrote: each PNG decodes and each SVG is XML.
+func TestPlotCommand(t *testing.T) {
+	tmp := t.TempDir()
+	out := func(name string) string { return filepath.Join(tmp, name) }
+	for _, tc := range []struct {
+		name  string
+		args  []string
+		code  int
+		dir   string   // the output directory
+		files []string // base names written in dir
+	}{
+		{"throughput", []string{"plot", "throughput", "testdata/plot/seed003.jsonl", "-o", out("throughput")}, exitOK, out("throughput"), []string{"throughput.png", "throughput.svg"}},
+		{"steps", []string{"plot", "--out", out("steps"), "steps", "testdata/plot/steps.csv"}, exitOK, out("steps"), []string{"steps.png", "steps.svg"}},
+		{"two-subjects", []string{"plot", "throughput", "testdata/plot/two_models.csv", "testdata/plot/seed003.jsonl", "--out=" + out("two")}, exitOK, out("two"),
+			[]string{"throughput-resnet50-gtx1080ti-fp32.png", "throughput-resnet50-gtx1080ti-fp32.svg", "throughput-resnet50-v100.png", "throughput-resnet50-v100.svg", "throughput-vgg16-v100.png", "throughput-vgg16-v100.svg"}},
+		{"after-dashes", []string{"plot", "-o", out("dashes"), "steps", "--", "testdata/plot/steps.csv"}, exitOK, out("dashes"), []string{"steps.png", "steps.svg"}},
+		{"no-kind", []string{"plot"}, exitUsage, "", nil},
+		{"unknown-kind", []string{"plot", "pie", "testdata/plot/seed003.jsonl"}, exitUsage, "", nil},
+		{"no-log", []string{"plot", "steps", "-o", out("none")}, exitUsage, "", nil},
+		{"bad-flag", []string{"plot", "throughput", "testdata/plot/seed003.jsonl", "--bogus"}, exitUsage, "", nil},
+		{"flag-without-value", []string{"plot", "throughput", "testdata/plot/seed003.jsonl", "-o"}, exitUsage, "", nil},
+		{"no-steps", []string{"plot", "steps", "testdata/plot/seed003.jsonl", "-o", out("nosteps")}, exitRuntime, "", nil},
+		{"no-throughput", []string{"plot", "throughput", "testdata/plot/steps.csv", "-o", out("nothroughput")}, exitRuntime, "", nil},
+		{"missing-file", []string{"plot", "throughput", "testdata/plot/no-such.log"}, exitRuntime, "", nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			stdout, stderr, code := runPlotApp(tc.args...)
+			if code != tc.code {
+				t.Errorf("exit code %d, want %d; stderr:\n%s", code, tc.code, stderr)
+			}
+			got := "$ scaleplan " + strings.Join(tc.args, " ") + "\n-- exit " + strconv.Itoa(code) + " --\n-- stdout --\n" + stdout + "-- stderr --\n" + stderr
+			got = strings.ReplaceAll(got, tmp, "$TMP")
+			checkGolden(t, filepath.Join("plot", tc.name+".golden"), got)
+			var want []string
+			for _, f := range tc.files {
+				want = append(want, filepath.Join(tc.dir, f))
+			}
+			printed := strings.Fields(stdout)
+			if strings.Join(printed, " ") != strings.Join(want, " ") {
+				t.Errorf("printed %v, want %v", printed, want)
+			}
+			for _, p := range printed {
+				checkChartFile(t, p)
+			}
+		})
+	}
+	if _, err := os.Stat(out("nosteps")); !os.IsNotExist(err) {
+		t.Errorf("a failed plot created its output directory (%v)", err)
+	}
+}
+
+func checkChartFile(t *testing.T, path string) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	switch filepath.Ext(path) {
+	case ".png":
+		img, err := png.Decode(bytes.NewReader(data))
+		if err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		if b := img.Bounds(); b.Dx() != 800 || b.Dy() != 600 {
+			t.Errorf("%s: %d × %d pixels, want 800 × 600", path, b.Dx(), b.Dy())
+		}
+	case ".svg":
+		var doc struct {
+			XMLName xml.Name
+			Text    []string `xml:"g>text"`
+		}
+		if err := xml.Unmarshal(data, &doc); err != nil || doc.XMLName.Local != "svg" {
+			t.Fatalf("%s: not SVG: %v (root %q)", path, err, doc.XMLName.Local)
+		}
+		if !bytes.Contains(data, []byte("vs batch size")) {
+			t.Errorf("%s: no title", path)
+		}
+	default:
+		t.Errorf("unexpected file %s", path)
+	}
+}
+
+func TestPlotHelp(t *testing.T) {
+	for _, args := range [][]string{{"plot", "--help"}, {"plot", "throughput", "x.log", "-h"}} {
+		stdout, stderr, code := runPlotApp(args...)
+		if code != exitOK {
+			t.Errorf("%v: exit code %d: %s", args, code, stderr)
+		}
+		for _, want := range []string{"scaleplan plot [command options] KIND LOG... [-o DIR]", "Kinds:", "throughput ", "steps ", "--out DIR, -o DIR"} {
+			if !strings.Contains(stdout, want) {
+				t.Errorf("%v: help lacks %q:\n%s", args, want, stdout)
+			}
+		}
+	}
+}
+
+func TestSlug(t *testing.T) {
+	for in, want := range map[string]string{
+		"resnet50 GTX1080Ti fp32":          "resnet50-gtx1080ti-fp32",
+		"resnet50 to 0.759 optimizer=lars": "resnet50-to-0.759-optimizer-lars",
+		"? ×2 /etc/passwd":                 "2-etc-passwd",
+		"":                                 "",
+	} {
+		if got := slug(in); got != want {
+			t.Errorf("slug(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
