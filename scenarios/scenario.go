@@ -16,6 +16,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"scaleplan/hw"
+	"scaleplan/internal/calib"
 	"scaleplan/internal/config"
 	"scaleplan/internal/units"
 	"scaleplan/model"
@@ -155,8 +156,14 @@ type Calibration struct {
 	// to the scenario file. Default "" (use V0 and T).
 	File string `yaml:"file"`
 
-	V0 float64       `yaml:"v0"` // ideal throughput per device, samples/s; > 0 unless File is set
-	T  units.Seconds `yaml:"t"`  // cost time per step, seconds; >= 0
+	// V0 is the ideal throughput of the Devices devices together,
+	// samples/s; > 0 unless File is set.
+	V0 float64       `yaml:"v0"`
+	T  units.Seconds `yaml:"t"` // cost time per step, seconds; >= 0
+
+	// Device is the device kind named in the calibration file's entry,
+	// used to choose among its entries. Default "" (any).
+	Device string `yaml:"device"`
 
 	// Devices is the device count V0 and T were measured on: 1 calibrates
 	// compute alone. Default 1.
@@ -363,7 +370,46 @@ func (r *Resolved) resolve(ps *config.Problems) {
 	}
 
 	r.defaults()
+	r.loadCalibration(ps)
 	r.check(ps)
+}
+
+// loadCalibration reads the calibration file, if the scenario names one, and
+// takes v0 and t from its throughput entry for the scenario's model: the
+// entry measured on the fewest devices (one device calibrates compute alone),
+// of the scenario's precision or none, and of Calibration.Device if set.
+func (r *Resolved) loadCalibration(ps *config.Problems) {
+	c := r.Calibration
+	if c == nil || c.File == "" || r.Mdl == nil {
+		return
+	}
+	cal, err := calib.ReadFile(r.CalibrationPath())
+	if err != nil {
+		ps.Addf("calibration.file", "%v", err)
+		return
+	}
+	var best *calib.ThroughputEntry
+	var seen []string
+	for i := range cal.Throughput {
+		e := &cal.Throughput[i]
+		seen = append(seen, fmt.Sprintf("%s on %d %s %s", e.Model, e.Devices, e.Device, e.Precision))
+		if e.Model != r.Mdl.Name || (c.Device != "" && e.Device != c.Device) ||
+			(e.Precision != "" && e.Precision != r.Precision) || e.Devices < 1 {
+			continue
+		}
+		if best == nil || e.Devices < best.Devices {
+			best = e
+		}
+	}
+	if best == nil {
+		ps.Addf("calibration.file", "%s has no throughput entry for model %q at %s (entries: %s)",
+			c.File, r.Mdl.Name, r.Precision, strings.Join(seen, "; "))
+		return
+	}
+	c.V0, c.T, c.Devices = best.V0, best.T, best.Devices
+	if c.Source == "" {
+		c.Source = c.File + " (" + best.Source + ")"
+	}
 }
 
 // defaults fills in what the scenario left out from the recipe and system.

@@ -182,3 +182,29 @@ func TestDocExample(t *testing.T) {
 		t.Errorf("points = %+v", pts)
 	}
 }
+
+// TestCalibrationFile checks that a scenario takes v0 and t from a file
+// written by `scaleplan fit --out`, choosing the one-device entry.
+func TestCalibrationFile(t *testing.T) {
+	dir := t.TempDir()
+	cal := "throughput:\n" +
+		"  - {model: resnet50, device: P100, devices: 2, v0: 380, t: 90 ms, r2: 0.99, points: 6}\n" +
+		"  - {model: resnet50, device: P100, devices: 1, v0: 200, t: 40 ms, r2: 0.99, points: 6}\n" +
+		"  - {model: gnmt, device: P100, devices: 1, v0: 90, t: 10 ms, r2: 0.99, points: 6}\n"
+	os.WriteFile(filepath.Join(dir, "calib.yaml"), []byte(cal), 0o644)
+	sc := "name: c\nsystem: tsubame3\nrecipe: tsubame3-resnet50\ncalibration:\n  file: calib.yaml\n"
+	path := filepath.Join(dir, "s.yaml")
+	os.WriteFile(path, []byte(sc), 0o644)
+	r, err := Load(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := r.Calibration; c.V0 != 200 || c.T != 0.040 || c.Devices != 1 {
+		t.Errorf("calibration = %+v, want v0 200, t 40 ms on 1 device", c)
+	}
+	os.WriteFile(filepath.Join(dir, "calib.yaml"), []byte("throughput:\n  - {model: gnmt, devices: 1, v0: 90, t: 10 ms, r2: 0.9, points: 3}\n"), 0o644)
+	_, err = Load(path, Options{})
+	if err == nil || !strings.Contains(err.Error(), `line 5: calibration.file: calib.yaml has no throughput entry for model "resnet50"`) {
+		t.Errorf("missing entry: %v", err)
+	}
+}
