@@ -34,6 +34,7 @@ var allowed = map[string][]string{
 	"internal/benchlog":   {"internal/units"},
 	"internal/config":     {},
 	"internal/atomicfile": {},
+	"internal/progress":   {},
 	"internal/units":      {},
 }
 

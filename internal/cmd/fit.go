@@ -44,17 +44,25 @@ func fitCommand() *cli.Command {
 			&cli.StringFlag{Name: "gradient-size", Usage: "gradient `SIZE` all-reduced per step (e.g. '102.2 MB'), for the all-reduce bandwidth"},
 			&cli.StringFlag{Name: "device", Usage: "device kind `NAME` for logs that only say GPU or CPU (Horovod, tf_cnn_benchmarks)"},
 			&cli.BoolFlag{Name: "keep-outliers", Usage: "fit every point; do not exclude points the law does not explain"},
+			&cli.StringFlag{Name: "plot", Usage: "write the throughput and steps-to-target charts as PNG and SVG into `DIR`"},
 		},
 		Action: runFit,
 	}
 }
 
 func runFit(c *cli.Context) error {
+	args, err := commandArgs(c)
+	if err == errHelpShown {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
 	format := c.String("format")
 	if err := checkFormat(format); err != nil {
 		return err
 	}
-	if c.Args().Len() == 0 {
+	if len(args) == 0 {
 		return usagef("fit: no LOG given (want bench logs, CSV, MLPerf, Horovod or tf_cnn_benchmarks output)")
 	}
 	opt := &fit.Options{GroupBy: c.StringSlice("group-by")}
@@ -70,7 +78,7 @@ func runFit(c *cli.Context) error {
 	}
 	stderr := c.App.ErrWriter
 	var logs []*fit.Log
-	for _, name := range c.Args().Slice() {
+	for _, name := range args {
 		lg, err := fit.ReadFile(name)
 		if err != nil {
 			return err
@@ -93,7 +101,12 @@ func runFit(c *cli.Context) error {
 		return err
 	}
 	if out := c.String("out"); out != "" {
-		return writeCalibration(stderr, rep, out)
+		if err := writeCalibration(stderr, rep, out); err != nil {
+			return err
+		}
+	}
+	if dir := c.String("plot"); dir != "" {
+		return writeFitCharts(c, dir, rep, logs)
 	}
 	return nil
 }

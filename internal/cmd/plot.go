@@ -5,7 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"unicode"
 
@@ -29,6 +28,10 @@ type plotKind struct {
 var plotKinds = []plotKind{
 	{"throughput", "LOG...", "samples/s vs global batch, fitted v = b/(b/v0 + t), per device count", throughputCharts},
 	{"steps", "LOG...", "steps to target vs global batch, S(B) = S_min (1 + B_noise/B), regimes", stepsCharts},
+	{chartScaling, "SCENARIO...", "time to train vs devices, one line per scenario, published times as squares", scenarioKind(chartScaling)},
+	{chartEfficiency, "SCENARIO...", "scaling efficiency T(n0)·n0 / (T(n)·n) vs devices, one line per scenario", scenarioKind(chartEfficiency)},
+	{chartBreakdown, "SCENARIO...", "step time split into compute, exposed communication and input, bubble, straggler", scenarioKind(chartBreakdown)},
+	{chartTimeline, "SCENARIO", "one simulated step of the largest (or --devices N) configuration as a timeline", scenarioKind(chartTimeline)},
 }
 
 // plotOptions are the flags of `scaleplan plot`.
@@ -37,41 +40,47 @@ type plotOptions struct {
 	groupBy      []string // labels that also split the fit groups
 	device       string   // device kind for logs that only say GPU or CPU
 	keepOutliers bool
+	devices      string // device counts that replace a scenario's sweep, "N,N,..."
 }
 
 // plotCommand is `scaleplan plot KIND ARGS... [-o DIR]`.
 func plotCommand() *cli.Command {
 	var kinds strings.Builder
 	for _, k := range plotKinds {
-		fmt.Fprintf(&kinds, "   %-11s %s\n", k.name, k.usage)
+		fmt.Fprintf(&kinds, "   %-11s %-12s %s\n", k.name, k.args, k.usage)
 	}
 	return &cli.Command{
 		Name:      "plot",
 		Usage:     "draw charts as PNG and SVG",
-		ArgsUsage: "KIND LOG... [-o DIR]",
+		ArgsUsage: "KIND LOG...|SCENARIO... [-o DIR]",
 		Description: "Draws a chart of KIND and writes it as DIR/KIND.png and DIR/KIND.svg (800 x 600\n" +
-			"pixels), or DIR/KIND-SUBJECT.png and .svg when the logs hold several subjects\n" +
-			"(models, device kinds, precisions, targets); prints the paths written.\n" +
+			"pixels), or DIR/KIND-SUBJECT.png and .svg when there are several subjects\n" +
+			"(models, device kinds, precisions, targets, scenarios); prints the paths written.\n" +
 			"Flags may come before or after the arguments.\n\n" +
 			"Kinds:\n" + kinds.String() + "\n" +
 			"LOG is any log `scaleplan fit` reads (bench log, CSV, MLPerf, Horovod,\n" +
 			"tf_cnn_benchmarks); the logs are fitted as `scaleplan fit` does, and the chart\n" +
-			"shows the points with the fitted law.\n\n" +
+			"shows the points with the fitted law. SCENARIO is a shipped scenario's name or a\n" +
+			"YAML file, simulated as `scaleplan simulate` does; time to train is the recipe's\n" +
+			"steps at the global batch times the step time, plus staging and overheads.\n\n" +
 			"Examples:\n" +
 			"   scaleplan plot throughput bench.jsonl -o charts\n" +
-			"   scaleplan plot steps --group-by optimizer convergence.csv",
+			"   scaleplan plot steps --group-by optimizer convergence.csv\n" +
+			"   scaleplan plot scaling tsubame3-resnet50-caffe2-default tsubame3-resnet50-caffe2-staged tsubame3-resnet50-caffe2-verbs\n" +
+			"   scaleplan plot timeline tsubame3-resnet50-caffe2-verbs --devices 32",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "out", Aliases: []string{"o"}, Value: ".", Usage: "write the charts into `DIR` (created if missing)"},
 			&cli.StringSliceFlag{Name: "group-by", Usage: "label `NAMES` that also split the groups, comma-separated (e.g. framework)"},
 			&cli.StringFlag{Name: "device", Usage: "device kind `NAME` for logs that only say GPU or CPU (Horovod, tf_cnn_benchmarks)"},
 			&cli.BoolFlag{Name: "keep-outliers", Usage: "fit every point; do not exclude points the law does not explain"},
+			&cli.StringFlag{Name: "devices", Usage: "scenario kinds: simulate device counts `N,N,...` instead of the sweep's (timeline: the last)"},
 		},
 		Action: runPlot,
 	}
 }
 
 func runPlot(c *cli.Context) error {
-	o := &plotOptions{out: c.String("out"), groupBy: c.StringSlice("group-by"), device: c.String("device"), keepOutliers: c.Bool("keep-outliers")}
+	o := &plotOptions{out: c.String("out"), groupBy: c.StringSlice("group-by"), device: c.String("device"), keepOutliers: c.Bool("keep-outliers"), devices: c.String("devices")}
 	args, err := trailingFlags(c, o)
 	if errors.Is(err, flag.ErrHelp) {
 		parent := c
@@ -103,27 +112,14 @@ func runPlot(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(o.out, 0o755); err != nil {
-		return fmt.Errorf("plot: %w", err)
+	bar := newBar(c, "plot: charts", len(charts))
+	paths, err := writeCharts(o.out, charts, bar)
+	bar.Done()
+	for _, p := range paths {
+		fmt.Fprintln(c.App.Writer, p)
 	}
-	used := map[string]int{}
-	for _, ch := range charts {
-		base := ch.Kind
-		if len(charts) > 1 {
-			if s := slug(subjectOf(ch)); s != "" {
-				base += "-" + s
-			}
-		}
-		if used[base]++; used[base] > 1 {
-			base = fmt.Sprintf("%s-%d", base, used[base])
-		}
-		paths, err := plots.WriteAll(o.out, base, ch.Plot)
-		for _, p := range paths {
-			fmt.Fprintln(c.App.Writer, p)
-		}
-		if err != nil {
-			return fmt.Errorf("plot: %w", err)
-		}
+	if err != nil {
+		return fmt.Errorf("plot: %w", err)
 	}
 	return nil
 }
@@ -184,6 +180,8 @@ func trailingFlags(c *cli.Context, o *plotOptions) ([]string, error) {
 			o.device = f.Value.String()
 		case "keep-outliers":
 			o.keepOutliers = f.Value.String() == "true"
+		case "devices":
+			o.devices = f.Value.String()
 		case "group-by":
 			if s, ok := f.Value.(*cli.StringSlice); ok {
 				o.groupBy = append(o.groupBy, s.Value()...)

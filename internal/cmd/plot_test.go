@@ -124,7 +124,7 @@ func TestPlotHelp(t *testing.T) {
 		if code != exitOK {
 			t.Errorf("%v: exit code %d: %s", args, code, stderr)
 		}
-		for _, want := range []string{"scaleplan plot [command options] KIND LOG... [-o DIR]", "Kinds:", "throughput ", "steps ", "--out DIR, -o DIR"} {
+		for _, want := range []string{"scaleplan plot [command options] KIND LOG...|SCENARIO... [-o DIR]", "Kinds:", "throughput ", "steps ", "scaling ", "efficiency ", "breakdown ", "timeline ", "--out DIR, -o DIR", "--devices N,N,..."} {
 			if !strings.Contains(stdout, want) {
 				t.Errorf("%v: help lacks %q:\n%s", args, want, stdout)
 			}

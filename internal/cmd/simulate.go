@@ -32,12 +32,14 @@ func simulateCommand() *cli.Command {
 			"bubble and straggler wait; samples/s, device utilisation and memory per device.\n" +
 			"The overrides go through the scenario's own checks. --storage reads from the given\n" +
 			"storage without staging. --trace writes the last configuration's last steps as Chrome\n" +
-			"trace-event JSON, which ui.perfetto.dev opens.\n\n" +
+			"trace-event JSON, which ui.perfetto.dev opens. --plot writes the charts into a\n" +
+			"directory. Flags may come before or after the scenario.\n\n" +
 			"Examples:\n" +
 			"   scaleplan simulate tsubame3-resnet50-caffe2-default\n" +
 			"   scaleplan simulate --devices 32,128 --transport verbs tsubame3-resnet50-caffe2-staged\n" +
 			"   scaleplan simulate --batch 8,64,256 --format csv seed003-resnet50-2gpu-nop2p\n" +
-			"   scaleplan simulate --devices 128 --trace step.json tsubame3-resnet50-caffe2-verbs",
+			"   scaleplan simulate --devices 128 --trace step.json tsubame3-resnet50-caffe2-verbs\n" +
+			"   scaleplan simulate tsubame3-resnet50-caffe2-verbs --plot charts",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "devices", Usage: "device counts `N,N,...` to simulate (e.g. 1,4,32,128)"},
 			&cli.StringFlag{Name: "batch", Usage: "per-device batches `B,B,...`"},
@@ -47,6 +49,7 @@ func simulateCommand() *cli.Command {
 			&cli.StringFlag{Name: "seed", Usage: "random `SEED` of the straggler jitter (default the scenario's)"},
 			&cli.IntFlag{Name: "steps", Value: sim.DefaultSteps, Usage: "optimizer steps to simulate per configuration, `N` ≥ 1; the first is left out of the steady state"},
 			&cli.StringFlag{Name: "trace", Usage: "write the last configuration's last steps as Chrome trace-event JSON to `FILE`"},
+			&cli.StringFlag{Name: "plot", Usage: "write charts (time to train, efficiency, breakdown, the last configuration's last step) as PNG and SVG into `DIR`"},
 			formatFlag(),
 		},
 		Action: runSimulate,
@@ -129,11 +132,18 @@ func simOptions(c *cli.Context) (*simOverrides, error) {
 }
 
 func runSimulate(c *cli.Context) error {
+	args, err := commandArgs(c)
+	if err == errHelpShown {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
 	format := c.String("format")
 	if err := checkFormat(format); err != nil {
 		return err
 	}
-	if c.NArg() != 1 {
+	if len(args) != 1 {
 		return usagef("simulate takes one SCENARIO (a shipped scenario's name or a YAML file); `scaleplan catalog` lists them")
 	}
 	o, err := simOptions(c)
@@ -142,13 +152,16 @@ func runSimulate(c *cli.Context) error {
 	}
 	opt := scenarioOptions(c)
 	opt.Edit = o.edit
-	r, err := scenarios.Load(c.Args().First(), opt)
+	r, err := scenarios.Load(args[0], opt)
 	if err != nil {
 		return err
 	}
 	pts := r.Points()
 	results := make([]*sim.Result, len(pts))
+	bar := newBar(c, "simulate", len(pts))
+	defer bar.Done()
 	for i, p := range pts {
+		bar.Item(devicesName(p.Devices))
 		cfg, err := r.Build(p)
 		if err != nil {
 			return fmt.Errorf("%s at %d devices, batch %d: %w", r.Name, p.Devices, p.BatchPerDevice, err)
@@ -157,10 +170,15 @@ func runSimulate(c *cli.Context) error {
 		if c.String("trace") != "" && i == len(pts)-1 {
 			cfg.TraceSteps = min(traceSteps, cfg.Steps)
 		}
+		if c.String("plot") != "" && i == len(pts)-1 {
+			cfg.TraceSteps = max(cfg.TraceSteps, 1) // for the timeline
+		}
 		if results[i], err = sim.Run(cfg); err != nil {
 			return err
 		}
+		bar.Add(1)
 	}
+	bar.Done()
 	t := simTable(r, results, c.Int("steps"))
 	w := c.App.Writer
 	if err := t.write(w, format); err != nil {
@@ -179,6 +197,13 @@ func runSimulate(c *cli.Context) error {
 		}
 		fmt.Fprintf(c.App.ErrWriter, "simulate: wrote the last %d steps of %d devices, batch %d to %s\n",
 			min(traceSteps, c.Int("steps")), last.Devices, last.MicroBatch, path)
+	}
+	if dir := c.String("plot"); dir != "" {
+		paths, err := writeScenarioCharts(c, dir, &scenarioRun{R: r, Results: results})
+		for _, p := range paths {
+			fmt.Fprintf(c.App.ErrWriter, "simulate: wrote %s\n", p)
+		}
+		return err
 	}
 	return nil
 }
