@@ -19,6 +19,7 @@ var allowed = map[string][]string{
 	"internal/cmd":        {"*"},
 	"plots":               {"sim", "fit", "internal/units", "internal/atomicfile"},
 	"scenarios":           {"sim/...", "hw", "model", "internal/units", "internal/config", "internal/calib"},
+	"predict":             {"scenarios", "sim", "sim/...", "hw", "model", "internal/units", "internal/config", "internal/calib", "internal/atomicfile"},
 	"sim":                 {"sim/internal/...", "hw", "model", "internal/units"},
 	"sim/internal/...":    {"sim/internal/...", "internal/units"},
 	"fit":                 {"internal/benchlog", "internal/units", "internal/config", "internal/atomicfile", "internal/calib"},

@@ -57,6 +57,10 @@ type Scenario struct {
 	// throughput and cost time. Default nil (roofline).
 	Calibration *Calibration `yaml:"calibration"`
 
+	// StepsToTarget replaces the recipe's epochs or iterations with a
+	// fitted steps-to-target curve. Default nil (the recipe's).
+	StepsToTarget *StepsToTarget `yaml:"steps_to_target"`
+
 	Stragglers Stragglers `yaml:"stragglers"`
 	Overheads  Overheads  `yaml:"overheads"`
 
@@ -371,6 +375,7 @@ func (r *Resolved) resolve(ps *config.Problems) {
 
 	r.defaults()
 	r.loadCalibration(ps)
+	r.loadSteps(ps)
 	r.check(ps)
 }
 

@@ -1,0 +1,327 @@
+package cmd
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"scaleplan/internal/config"
+	"scaleplan/internal/units"
+	"scaleplan/predict"
+	"scaleplan/scenarios"
+	"scaleplan/sim"
+)
+
+// planCommand is `scaleplan plan`.
+func planCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "plan",
+		Usage:     "search systems and configurations for the fastest and cheapest ways to a target",
+		ArgsUsage: " ",
+		Description: "Given a recipe (and its model), a deadline and/or a budget, and candidate systems, searches\n" +
+			"device counts, per-device batch, gradient accumulation, pipeline stages, precision, the\n" +
+			"all-reduce algorithm, the transport between nodes and the storage, and prints the Pareto\n" +
+			"set of time to target against cost: for each system and device count the fastest\n" +
+			"configuration found, predicted exactly as `scaleplan predict` would, with its bottleneck\n" +
+			"in words, then the recommendation (the cheapest that meets the deadline and budget).\n" +
+			"Cost is device-hours × price where every system has a price, else device-hours.\n" +
+			"Configurations that cannot run (out of memory, past the recipe's batch limit, more nodes\n" +
+			"than the system has, transport or storage not available) are counted per reason with\n" +
+			"examples; --format json lists all of them. docs/predict.md describes the search.\n\n" +
+			"Examples:\n" +
+			"   scaleplan plan --recipe mlperf-v0.7-resnet50 --deadline 2h --systems dgx-a100,dgx-h100,zinrai-200h,tsubame3\n" +
+			"   scaleplan plan --recipe tsubame3-resnet50 --systems tsubame3 --budget '200 device-hours' --storage staged,shared-db\n" +
+			"   scaleplan plan --recipe mlperf-v0.7-resnet50 --systems dgx-a100 --budget '$50, 100 kWh' --format json",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "recipe", Usage: "training `RECIPE` of the profiles (required)"},
+			&cli.StringFlag{Name: "model", Usage: "`MODEL` (default the recipe's)"},
+			&cli.StringFlag{Name: "systems", Usage: "candidate `SYSTEMS`, comma-separated (default every catalogue system but localhost)"},
+			&cli.IntFlag{Name: "max-devices", Value: predict.DefaultMaxDevices, Usage: "largest device count `N` to search"},
+			&cli.StringFlag{Name: "deadline", Usage: "time to target to meet, a `DURATION` such as 2h or 90 min"},
+			&cli.StringFlag{Name: "budget", Usage: "`BUDGETS`, comma-separated: '100 device-hours', '$5000' or '5000 USD', '500 kWh'"},
+			&cli.StringFlag{Name: "devices", Usage: "device counts `N,N,...` to search (default 1 and whole nodes in powers of two)"},
+			&cli.StringFlag{Name: "batch", Usage: "per-device batches `B,B,...` (default the recipe's × 2, 1, 1/2, 1/4, 1/8)"},
+			&cli.StringFlag{Name: "accumulation", Usage: "micro-batches per step `M,M,...` (default 1,2,4 and the recipe's)"},
+			&cli.StringFlag{Name: "stages", Usage: "pipeline stages `S,S,...` (default 1,2,4 and the recipe's)"},
+			&cli.StringFlag{Name: "allreduce", Usage: "gradient exchanges `ALG,...` (default ring, halving-doubling, double-tree, hierarchical; torus-2d on IPU-Link)"},
+			&cli.StringFlag{Name: "transports", Usage: "transports between nodes `T,...` (default the system's)"},
+			&cli.StringFlag{Name: "storage", Usage: "`STORAGE,...`: local, staged, shared, shared-db (default staged,shared with a file server, else local)"},
+			&cli.StringFlag{Name: "precisions", Usage: "compute precisions `P,...` (default those the device has)"},
+			&cli.IntFlag{Name: "steps", Value: sim.DefaultSteps, Usage: "optimizer steps to simulate for each kept configuration, `N` ≥ 2"},
+			&cli.IntFlag{Name: "examples", Value: 3, Usage: "infeasible examples `N` to show per reason in text and md"},
+			formatFlag(),
+		},
+		Action: runPlan,
+	}
+}
+
+func runPlan(c *cli.Context) error {
+	format := c.String("format")
+	if err := checkFormat(format); err != nil {
+		return err
+	}
+	if c.NArg() > 0 {
+		return usagef("plan takes no argument, got %q; give the recipe with --recipe", c.Args().First())
+	}
+	req := predict.PlanRequest{Recipe: c.String("recipe"), Model: c.String("model"), MaxDevices: c.Int("max-devices"), Scenario: scenarioOptions(c)}
+	if req.Recipe == "" {
+		return usagef("plan: --recipe is required (`scaleplan catalog` lists the recipes)")
+	}
+	if n := c.Int("max-devices"); n < 1 || n > sim.MaxRanks {
+		return usagef("plan: --max-devices %d: want 1 to %d", n, sim.MaxRanks)
+	}
+	if n := c.Int("steps"); n < 2 || n > sim.MaxSteps {
+		return usagef("plan: --steps %d: want 2 to %d", n, sim.MaxSteps)
+	}
+	req.Predict.Steps = c.Int("steps")
+	if s := c.String("systems"); s != "" {
+		req.Systems = splitList(s)
+	}
+	if s := c.String("deadline"); s != "" {
+		d, err := units.ParseSeconds(s)
+		if err != nil || !(d > 0) {
+			return usagef("plan: --deadline %q: want a positive duration such as 2h or 90 min", s)
+		}
+		req.Deadline = d
+	}
+	if s := c.String("budget"); s != "" {
+		b, err := predict.ParseBudget(s)
+		if err != nil {
+			return usagef("plan: --budget: %v", err)
+		}
+		req.Budget = b
+	}
+	sp := &req.Space
+	for _, f := range []struct {
+		name string
+		dst  *[]int
+	}{{"devices", &sp.Devices}, {"batch", &sp.Batches}, {"accumulation", &sp.Accumulation}, {"stages", &sp.Stages}} {
+		if c.IsSet(f.name) {
+			v, err := parseCounts("plan", f.name, c.String(f.name))
+			if err != nil {
+				return err
+			}
+			*f.dst = v
+		}
+	}
+	for _, f := range []struct {
+		name  string
+		dst   *[]string
+		valid []string
+		kind  string
+	}{{"allreduce", &sp.AllReduce, scenarios.AllReduceAlgorithms, "all-reduce algorithm"}, {"transports", &sp.Transports, nil, ""},
+		{"storage", &sp.Storage, predict.PlanStorages, "storage"}, {"precisions", &sp.Precisions, scenarios.Precisions, "precision"}} {
+		if !c.IsSet(f.name) {
+			continue
+		}
+		*f.dst = splitList(c.String(f.name))
+		for _, v := range *f.dst {
+			if f.valid != nil && !slices.Contains(f.valid, v) {
+				return usagef("plan: --%s: %s", f.name, config.Unknown(f.kind, v, f.valid))
+			}
+		}
+	}
+	res, err := predict.Plan(req)
+	if err != nil {
+		return err
+	}
+	return writePlan(c.App.Writer, format, res, c.Int("examples"))
+}
+
+// splitList splits a comma-separated list, dropping empty items.
+func splitList(s string) []string {
+	var out []string
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// writePlan prints the plan's summary, Pareto set, recommendation,
+// candidates and infeasible configurations.
+func writePlan(w io.Writer, format string, res *predict.PlanResult, examples int) error {
+	req := res.Request
+	deadline := "none"
+	if req.Deadline > 0 {
+		deadline = predict.Duration(req.Deadline)
+	}
+	budget := "none"
+	if !req.Budget.IsZero() {
+		budget = req.Budget.String()
+	}
+	summary := []string{
+		fmt.Sprintf("plan: %s on %s, at most %d devices; deadline %s; budget %s", res.Target, strings.Join(req.Systems, ", "), req.MaxDevices, deadline, budget),
+		fmt.Sprintf("searched %s feasible configurations: simulated %d (%d steps each), kept the fastest of each system and device count (%d), predicted with %d steps",
+			predict.Group(int64(res.Enumerated)), res.Simulated, predict.ScreenSteps, len(res.Candidates), max(req.Predict.Steps, 2)),
+		res.CostNote,
+	}
+	reco := recommendation(res)
+	pareto := candidateTable("Pareto set: time to train against cost ("+res.CostBasis+")", res.Pareto)
+	all := candidateTable("Candidates: the fastest configuration found for each system and device count", res.Candidates)
+	inf := infeasibleTable(res.Infeasible)
+
+	if format == "json" || format == "csv" {
+		st := &table{Header: []string{"summary"}}
+		for _, l := range append(summary, "recommendation: "+reco) {
+			st.Rows = append(st.Rows, []string{l})
+		}
+		return writeTables(w, format, []namedTable{{"summary", st}, {"pareto", pareto}, {"candidates", all}, {"infeasible", inf}})
+	}
+	for _, l := range summary {
+		fmt.Fprintf(w, "%s%s\n", mdBullet(format), l)
+	}
+	fmt.Fprintln(w)
+	if err := pareto.write(w, format); err != nil {
+		return err
+	}
+	fmt.Fprintln(w)
+	if format == "md" {
+		fmt.Fprint(w, "### Recommendation\n\n")
+	}
+	fmt.Fprintf(w, "recommendation: %s\n\n", reco)
+	if err := all.write(w, format); err != nil {
+		return err
+	}
+	fmt.Fprintln(w)
+	writeInfeasible(w, format, res.Infeasible, examples)
+	return nil
+}
+
+// recommendation says which candidate to use, or why none fits.
+func recommendation(res *predict.PlanResult) string {
+	if len(res.Candidates) == 0 {
+		return "no configuration can run; see the infeasible configurations below"
+	}
+	if c := res.Recommended; c != nil {
+		s := fmt.Sprintf("%s — %s, %s", c.Config, predict.Duration(c.Row.Time), costText(res, c))
+		if c.Row.Risk.Unknown() {
+			s += "; " + c.Row.Risk.String()
+		}
+		return s + "; " + c.Bottleneck
+	}
+	fastest := res.Candidates[0]
+	cheapest := res.Pareto[len(res.Pareto)-1]
+	return fmt.Sprintf("none meets the target (%s); the fastest is %s (%s, %s), the cheapest %s (%s, %s)",
+		strings.Join(fastest.Misses, "; "), fastest.Config, predict.Duration(fastest.Row.Time), costText(res, &fastest),
+		cheapest.Config, predict.Duration(cheapest.Row.Time), costText(res, &cheapest))
+}
+
+func costText(res *predict.PlanResult, c *predict.Candidate) string {
+	s := strconv.FormatFloat(c.Row.DeviceHours, 'f', 1, 64) + " device-hours"
+	if c.Row.Cost > 0 {
+		s += fmt.Sprintf(", $%.2f", c.Row.Cost)
+	}
+	if c.Row.Energy > 0 {
+		s += fmt.Sprintf(", %.1f kWh", c.Row.Energy)
+	}
+	return s
+}
+
+// candidateTable lists candidates, one row each.
+func candidateTable(title string, cs []predict.Candidate) *table {
+	t := &table{Title: title, Header: []string{"system", "devices", "nodes", "precision", "batch/device", "accumulation", "stages", "global batch",
+		"allreduce", "transport", "storage", "time (s)", "time to train", "device-hours", "cost ($)", "energy (kWh)", "target", "bottleneck"}}
+	for _, c := range cs {
+		cfg, row := c.Config, c.Row
+		transport := cfg.Transport
+		if transport == "" {
+			transport = "-"
+		}
+		target := "meets"
+		if !c.Meets() {
+			target = strings.Join(c.Misses, "; ")
+		}
+		t.Rows = append(t.Rows, []string{cfg.System, strconv.Itoa(cfg.Devices), strconv.Itoa(cfg.Nodes), cfg.Precision, strconv.Itoa(cfg.BatchPerDevice),
+			strconv.Itoa(cfg.Accumulation), strconv.Itoa(cfg.Stages), strconv.Itoa(cfg.GlobalBatch), cfg.AllReduce, transport, cfg.Storage,
+			strconv.FormatFloat(float64(row.Time), 'f', 0, 64), predict.Duration(row.Time), strconv.FormatFloat(row.DeviceHours, 'f', 2, 64),
+			orNone(row.Cost, 2), orNone(row.Energy, 1), target, c.Bottleneck})
+	}
+	return t
+}
+
+func orNone(x float64, prec int) string {
+	if x == 0 {
+		return "-"
+	}
+	return strconv.FormatFloat(x, 'f', prec, 64)
+}
+
+// infeasibleTable lists every infeasible configuration family.
+func infeasibleTable(inf []predict.Infeasible) *table {
+	t := &table{Header: []string{"system", "devices", "nodes", "precision", "batch/device", "accumulation", "stages", "global batch", "allreduce", "transport", "storage", "reason", "detail"}}
+	num := func(n int) string {
+		if n == 0 {
+			return "*"
+		}
+		return strconv.Itoa(n)
+	}
+	str := func(s string) string {
+		if s == "" {
+			return "*"
+		}
+		return s
+	}
+	for _, i := range inf {
+		c := i.Config
+		t.Rows = append(t.Rows, []string{c.System, num(c.Devices), num(c.Nodes), str(c.Precision), num(c.BatchPerDevice), num(c.Accumulation), num(c.Stages),
+			num(c.GlobalBatch), str(c.AllReduce), str(c.Transport), str(c.Storage), i.Reason, i.Detail})
+	}
+	return t
+}
+
+// writeInfeasible prints the count per reason and a few examples.
+func writeInfeasible(w io.Writer, format string, inf []predict.Infeasible, examples int) {
+	if format == "md" {
+		fmt.Fprint(w, "### Infeasible\n\n")
+	}
+	if len(inf) == 0 {
+		fmt.Fprintln(w, "infeasible: none")
+		return
+	}
+	var reasons []string
+	by := map[string][]predict.Infeasible{}
+	for _, i := range inf {
+		if _, ok := by[i.Reason]; !ok {
+			reasons = append(reasons, i.Reason)
+		}
+		by[i.Reason] = append(by[i.Reason], i)
+	}
+	slices.SortStableFunc(reasons, func(a, b string) int { return len(by[b]) - len(by[a]) })
+	fmt.Fprintf(w, "infeasible: %d configuration families (an unset field, *, stands for every value; --format json lists all)\n", len(inf))
+	for _, r := range reasons {
+		fmt.Fprintf(w, "%s%s: %d\n", mdBullet(format), r, len(by[r]))
+		for _, i := range spread(by[r], examples) {
+			fmt.Fprintf(w, "    %s — %s\n", i.Config, i.Detail)
+		}
+	}
+}
+
+// spread returns up to n entries of inf, the first of each system before
+// the second of any, so that the examples cover the systems.
+func spread(inf []predict.Infeasible, n int) []predict.Infeasible {
+	var out []predict.Infeasible
+	used := make([]bool, len(inf))
+	for len(out) < n {
+		seen := map[string]bool{}
+		added := false
+		for i, e := range inf {
+			if used[i] || seen[e.Config.System] || len(out) == n {
+				continue
+			}
+			seen[e.Config.System] = true
+			used[i] = true
+			out = append(out, e)
+			added = true
+		}
+		if !added {
+			break
+		}
+	}
+	return out
+}

@@ -1,0 +1,320 @@
+package cmd
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"scaleplan/internal/units"
+	"scaleplan/predict"
+	"scaleplan/scenarios"
+	"scaleplan/sim"
+)
+
+// predictCommand is `scaleplan predict [SCENARIO]`.
+func predictCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "predict",
+		Usage:     "time to target accuracy across cluster sizes, where the time goes, and the risk",
+		ArgsUsage: "[SCENARIO|STUDY]",
+		Description: "For every cluster size of the scenario's sweep, predicts the time to the recipe's\n" +
+			"target: steps to target × simulated step time + staging + evaluation + start-up, with\n" +
+			"the step's breakdown (compute, exposed communication, exposed input, pipeline bubble,\n" +
+			"straggler wait), samples/s, scaling efficiency against the smallest size (ratio of\n" +
+			"device-hours per run), device-hours, cost where the catalogue has a price, and energy\n" +
+			"where it has node power or device TDP. Steps come from the recipe (epochs × data set /\n" +
+			"global batch) or from the scenario's fitted steps-to-target curve. A global batch past\n" +
+			"the largest the recipe is known to reach its target with is marked at risk.\n\n" +
+			"With no argument it runs the built-in study: ResNet-50 to 90 epochs with Caffe2 on\n" +
+			"TSUBAME 3.0 (seed 001) as delivered, with the data staged, and staged with verbs, from\n" +
+			"1 to 512 GPUs, one table each, then the three side by side and the answer. A STUDY is\n" +
+			"a YAML file with a variants list (docs/predict.md).\n\n" +
+			"Examples:\n" +
+			"   scaleplan predict\n" +
+			"   scaleplan predict tsubame3-resnet50-caffe2-verbs\n" +
+			"   scaleplan predict --devices 8,16,32,64 zinrai-200h-resnet50-mlperf-v0.7\n" +
+			"   scaleplan predict --format json mystudy.yaml",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "devices", Usage: "device counts `N,N,...` to predict (replaces the sweep)"},
+			&cli.StringFlag{Name: "batch", Usage: "per-device batches `B,B,...`"},
+			&cli.IntFlag{Name: "steps", Value: sim.DefaultSteps, Usage: "optimizer steps to simulate per configuration, `N` ≥ 2; the first is left out of the steady state"},
+			formatFlag(),
+		},
+		Action: runPredict,
+	}
+}
+
+func runPredict(c *cli.Context) error {
+	format := c.String("format")
+	if err := checkFormat(format); err != nil {
+		return err
+	}
+	if c.NArg() > 1 {
+		return usagef("predict takes at most one SCENARIO or STUDY, got %d arguments", c.NArg())
+	}
+	var devices, batch []int
+	var err error
+	if c.IsSet("devices") {
+		if devices, err = parseCounts("predict", "devices", c.String("devices")); err != nil {
+			return err
+		}
+	}
+	if c.IsSet("batch") {
+		if batch, err = parseCounts("predict", "batch", c.String("batch")); err != nil {
+			return err
+		}
+	}
+	if n := c.Int("steps"); n < 2 || n > sim.MaxSteps {
+		return usagef("predict: --steps %d: want 2 to %d", n, sim.MaxSteps)
+	}
+	study, err := predict.Load(c.Args().First())
+	if err != nil {
+		return err
+	}
+	sopt := scenarioOptions(c)
+	sopt.Edit = func(s *scenarios.Scenario) {
+		if devices != nil {
+			s.Sweep.Devices = devices
+		}
+		if batch != nil {
+			s.Sweep.Batch = batch
+			s.BatchPerDevice = batch[0]
+		}
+	}
+	ps, err := study.Run(sopt, predict.Options{Steps: c.Int("steps")})
+	if err != nil {
+		return err
+	}
+	return writePrediction(c.App.Writer, format, study, ps)
+}
+
+// parseCounts parses a comma-separated list of positive integers for
+// --flag of command cmd.
+func parseCounts(cmd, flag, s string) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n <= 0 {
+			return nil, usagef("%s: --%s %q: want positive integers separated by commas, such as 1,4,32", cmd, flag, s)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+// writePrediction prints one table per prediction, the side-by-side
+// table when there are several, and the answer.
+func writePrediction(w io.Writer, format string, study *predict.Study, ps []*predict.Prediction) error {
+	var ts []namedTable
+	notes := &table{Title: "Notes", Header: []string{"variant", "note"}}
+	for _, p := range ps {
+		ts = append(ts, namedTable{p.Label, predictionTable(p)})
+		for _, n := range predictionNotes(p) {
+			notes.Rows = append(notes.Rows, []string{p.Label, n})
+		}
+	}
+	if len(ps) > 1 {
+		ts = append(ts, namedTable{"side_by_side", sideBySideTable(study, ps)})
+	}
+	answer := &table{Title: "Answer", Header: []string{"answer"}}
+	for _, l := range predict.Summarize(ps).Lines() {
+		answer.Rows = append(answer.Rows, []string{l})
+	}
+	if format == "json" || format == "csv" {
+		return writeTables(w, format, append(ts, namedTable{"notes", notes}, namedTable{"answer", answer}))
+	}
+	for i, nt := range ts {
+		if i > 0 {
+			fmt.Fprintln(w)
+		}
+		if err := nt.t.write(w, format); err != nil {
+			return err
+		}
+		if i < len(ps) {
+			fmt.Fprintln(w)
+			for _, n := range predictionNotes(ps[i]) {
+				fmt.Fprintf(w, "%s%s\n", mdBullet(format), n)
+			}
+		}
+	}
+	fmt.Fprintln(w)
+	if format == "md" {
+		fmt.Fprint(w, "### Answer\n\n")
+	}
+	for _, l := range answer.Rows {
+		fmt.Fprintf(w, "%s%s\n", mdBullet(format), l[0])
+	}
+	return nil
+}
+
+func mdBullet(format string) string {
+	if format == "md" {
+		return "- "
+	}
+	return ""
+}
+
+// predictionTable is one prediction, a row per configuration.
+func predictionTable(p *predict.Prediction) *table {
+	r := p.Scenario
+	transport := r.Parallelism.Transport
+	if transport == "" {
+		transport = "none"
+	}
+	storage := r.Input.Storage
+	if r.Input.Staging {
+		storage += ", staged"
+	}
+	title := fmt.Sprintf("%s: %s to %s on %s (%s), %s, %s over %s, storage %s",
+		p.Label, r.Mdl.Name, recipeTarget(p), r.Sys.Name, r.Device.Name, r.Precision, r.Parallelism.AllReduce, transport, storage)
+	if p.Label != r.Name {
+		title = p.Label + " (" + r.Name + ")" + strings.TrimPrefix(title, p.Label)
+	}
+	var bubble, straggler bool
+	for _, row := range p.Rows {
+		if row.OK() {
+			bubble = bubble || row.Result.Breakdown.Bubble > 0
+			straggler = straggler || row.Result.Breakdown.Straggler > 0
+		}
+	}
+	t := &table{Title: title, Header: []string{"devices", "nodes", "batch/device", "global batch", "steps", "step (ms)", "compute (ms)", "exposed comm (ms)", "exposed input (ms)"}}
+	if bubble {
+		t.Header = append(t.Header, "bubble (ms)")
+	}
+	if straggler {
+		t.Header = append(t.Header, "straggler (ms)")
+	}
+	t.Header = append(t.Header, "overheads (s)", "time (s)", "time to train", "samples/s", "efficiency (%)", "device-hours")
+	if p.Price > 0 {
+		t.Header = append(t.Header, "cost ($)")
+	}
+	if p.Energy.Basis != "" {
+		t.Header = append(t.Header, "energy (kWh)")
+	}
+	if p.Rule == predict.Linear {
+		t.Header = append(t.Header, "lr")
+	}
+	t.Header = append(t.Header, "risk")
+	for _, row := range p.Rows {
+		pt := row.Point
+		cells := []string{strconv.Itoa(pt.Devices), strconv.Itoa(pt.Nodes), strconv.Itoa(pt.BatchPerDevice), strconv.Itoa(pt.GlobalBatch), strconv.Itoa(row.StepsToTarget)}
+		if !row.OK() {
+			cells = append(cells, "error: "+row.ErrText())
+			for len(cells) < len(t.Header) {
+				cells = append(cells, "-")
+			}
+			t.Rows = append(t.Rows, cells)
+			continue
+		}
+		res := row.Result
+		b := res.Breakdown
+		cells = append(cells, stepMS(res.StepTime), stepMS(b.Compute), stepMS(b.Comm), stepMS(b.Input))
+		if bubble {
+			cells = append(cells, stepMS(b.Bubble))
+		}
+		if straggler {
+			cells = append(cells, stepMS(b.Straggler))
+		}
+		cells = append(cells,
+			strconv.FormatFloat(float64(row.Overheads()), 'f', 1, 64),
+			strconv.FormatFloat(float64(row.Time), 'f', 0, 64),
+			predict.Duration(row.Time),
+			strconv.FormatFloat(res.SamplesPerSec, 'f', 0, 64),
+			strconv.FormatFloat(100*row.Efficiency, 'f', 1, 64),
+			strconv.FormatFloat(row.DeviceHours, 'f', 1, 64))
+		if p.Price > 0 {
+			cells = append(cells, strconv.FormatFloat(row.Cost, 'f', 2, 64))
+		}
+		if p.Energy.Basis != "" {
+			cells = append(cells, strconv.FormatFloat(row.Energy, 'f', 1, 64))
+		}
+		if p.Rule == predict.Linear {
+			cells = append(cells, strconv.FormatFloat(row.LearningRate, 'g', 4, 64))
+		}
+		cells = append(cells, row.Risk.Short())
+		t.Rows = append(t.Rows, cells)
+	}
+	return t
+}
+
+func stepMS(s units.Seconds) string { return strconv.FormatFloat(float64(s)*1e3, 'f', 2, 64) }
+
+func recipeTarget(p *predict.Prediction) string {
+	tg := p.Scenario.Rcp.Target()
+	if tg.Metric == "" {
+		return "its target"
+	}
+	return fmt.Sprintf("%s %g", tg.Metric, tg.Value)
+}
+
+// predictionNotes says how the prediction's figures are counted.
+func predictionNotes(p *predict.Prediction) []string {
+	r := p.Scenario
+	out := []string{
+		"steps to target: " + p.Steps.String(),
+		"learning rate: " + p.Rule.Describe(r.Rcp),
+	}
+	compute := "compute: roofline of " + r.Device.Name + " at " + r.Precision
+	if c := r.Calibration; c != nil {
+		compute = fmt.Sprintf("compute: calibrated, v0 = %g samples/s on %d device(s), t = %v", c.V0, c.Devices, c.T)
+		if c.Source != "" {
+			compute += " (" + c.Source + ")"
+		}
+	}
+	out = append(out, compute)
+	out = append(out, "time to train = steps × step + overheads (staging, evaluation, start-up); efficiency = device-hours of the smallest size / device-hours")
+	if p.Price > 0 {
+		out = append(out, fmt.Sprintf("cost = device-hours × $%.2f (%s)", p.Price, r.Sys.PriceSource))
+	} else {
+		out = append(out, "cost: the catalogue has no price for "+r.Sys.Name+"; device-hours only")
+	}
+	out = append(out, p.Energy.String())
+	return out
+}
+
+// sideBySide is the time to train of every variant at each device count.
+func sideBySideTable(study *predict.Study, ps []*predict.Prediction) *table {
+	title := "Time to train side by side"
+	if study.Description != "" {
+		title += ": " + study.Description
+	}
+	t := &table{Title: title, Header: []string{"devices", "global batch"}}
+	type key struct{ devices, batch int }
+	var keys []key
+	seen := map[key]bool{}
+	for _, p := range ps {
+		t.Header = append(t.Header, p.Label)
+		for _, row := range p.Rows {
+			k := key{row.Point.Devices, row.Point.BatchPerDevice}
+			if !seen[k] {
+				seen[k] = true
+				keys = append(keys, k)
+			}
+		}
+	}
+	t.Header = append(t.Header, "risk")
+	for _, k := range keys {
+		cells := []string{strconv.Itoa(k.devices), "-"}
+		risk := "-"
+		for _, p := range ps {
+			cell := "-"
+			for _, row := range p.Rows {
+				if row.Point.Devices == k.devices && row.Point.BatchPerDevice == k.batch {
+					cells[1] = strconv.Itoa(row.Point.GlobalBatch)
+					risk = row.Risk.Short()
+					if row.OK() {
+						cell = predict.Duration(row.Time)
+					} else {
+						cell = "error"
+					}
+				}
+			}
+			cells = append(cells, cell)
+		}
+		t.Rows = append(t.Rows, append(cells, risk))
+	}
+	return t
+}

@@ -1,0 +1,136 @@
+package cmd
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/urfave/cli/v2"
+)
+
+// runPlanning runs `scaleplan args...` as Main does, with the predict,
+// plan and validate commands added if the application does not list them
+// yet, and returns stdout, stderr and the exit code.
+func runPlanning(args ...string) (stdout, stderr string, code int) {
+	var out, errb bytes.Buffer
+	app := newApp(&out, &errb)
+	for _, c := range []*cli.Command{predictCommand(), planCommand(), validateCommand()} {
+		if app.Command(c.Name) == nil {
+			app.Commands = append(app.Commands, c)
+		}
+	}
+	err := app.Run(append([]string{"scaleplan"}, args...))
+	if err != nil {
+		errb.WriteString("scaleplan: " + err.Error() + "\n")
+		code = exitRuntime
+		var ue usageError
+		if errors.As(err, &ue) || isCLIUsage(err) {
+			code = exitUsage
+		}
+	}
+	return out.String(), errb.String(), code
+}
+
+// TestPlanningGolden pins the output of predict, plan and validate, two
+// invocations each, against testdata/*.golden (-update rewrites them).
+// None depends on this machine: the localhost system is not used.
+func TestPlanningGolden(t *testing.T) {
+	for _, c := range []struct {
+		golden string
+		args   []string
+		code   int
+	}{
+		{"predict-default.golden", []string{"predict"}, exitOK},
+		{"predict-dgx-a100-md.golden", []string{"predict", "--format", "md", "--devices", "8,16,32", "--batch", "104", "dgx-a100-resnet50-mlperf-v0.7"}, exitOK},
+		{"plan-resnet50.golden", []string{"plan", "--model", "resnet50", "--recipe", "mlperf-v0.7-resnet50", "--deadline", "2h", "--systems", "dgx-a100,dgx-h100,zinrai-200h,tsubame3", "--max-devices", "1024"}, exitOK},
+		{"plan-tsubame3-json.golden", []string{"plan", "--recipe", "tsubame3-resnet50", "--systems", "tsubame3", "--max-devices", "64", "--budget", "200 device-hours", "--storage", "staged,shared-db", "--stages", "1", "--format", "json"}, exitOK},
+		{"validate-builtin.golden", []string{"validate"}, exitOK},
+		{"validate-cases-csv.golden", []string{"validate", "--cases", "testdata/validate/cases.yaml", "--format", "csv", "--max-error", "5"}, exitRuntime},
+	} {
+		out, stderr, code := runPlanning(c.args...)
+		if code != c.code {
+			t.Errorf("%s: exit %d, want %d: %s", strings.Join(c.args, " "), code, c.code, stderr)
+			continue
+		}
+		checkGolden(t, c.golden, out)
+	}
+}
+
+// TestPlanningJSON checks that the JSON output of each command parses and
+// holds its tables.
+func TestPlanningJSON(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		keys []string
+	}{
+		{[]string{"predict", "--format", "json", "--devices", "1,4", "tsubame3-resnet50-caffe2-staged"}, []string{"tsubame3-resnet50-caffe2-staged", "notes", "answer"}},
+		{[]string{"predict", "--format", "json", "--devices", "4,32"}, []string{"(a) default", "(b) staged", "(c) staged + verbs", "side_by_side", "notes", "answer"}},
+		{[]string{"plan", "--format", "json", "--recipe", "mlperf-v0.7-resnet50", "--systems", "dgx1", "--max-devices", "16"}, []string{"summary", "pareto", "candidates", "infeasible"}},
+		{[]string{"validate", "--format", "json"}, []string{"cases", "summary"}},
+	} {
+		out, stderr, code := runPlanning(c.args...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", c.args, code, stderr)
+		}
+		var doc map[string][]map[string]string
+		if err := json.Unmarshal([]byte(out), &doc); err != nil {
+			t.Fatalf("%v: %v\n%s", c.args, err, out)
+		}
+		for _, k := range c.keys {
+			if len(doc[k]) == 0 {
+				t.Errorf("%v: no rows under %q", c.args, k)
+			}
+		}
+	}
+}
+
+// TestPlanningErrors checks exit codes and messages of bad invocations.
+func TestPlanningErrors(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		code int
+		msg  string
+	}{
+		{[]string{"predict", "a", "b"}, exitUsage, "predict takes at most one SCENARIO or STUDY"},
+		{[]string{"predict", "--format", "xml"}, exitUsage, `unknown format "xml"`},
+		{[]string{"predict", "--devices", "4,x"}, exitUsage, "predict: --devices \"4,x\": want positive integers"},
+		{[]string{"predict", "--steps", "1"}, exitUsage, "--steps 1: want 2 to"},
+		{[]string{"predict", "tsubame3-resnet50-caffe2-verb"}, exitRuntime, `unknown scenario "tsubame3-resnet50-caffe2-verb"; did you mean`},
+		{[]string{"predict", "--devices", "4096", "tsubame3-resnet50-caffe2-verbs"}, exitRuntime, "4096 devices need 1024 nodes of 4"},
+		{[]string{"plan"}, exitUsage, "plan: --recipe is required"},
+		{[]string{"plan", "--recipe", "mlperf-v0.7-resnet50", "extra"}, exitUsage, "plan takes no argument"},
+		{[]string{"plan", "--recipe", "mlperf-v0.7-resnet50", "--deadline", "2"}, exitUsage, `--deadline "2": want a positive duration`},
+		{[]string{"plan", "--recipe", "mlperf-v0.7-resnet50", "--budget", "5 euros"}, exitUsage, `unknown unit "euros"`},
+		{[]string{"plan", "--recipe", "mlperf-v0.7-resnet50", "--allreduce", "rign"}, exitUsage, `did you mean "ring"`},
+		{[]string{"plan", "--recipe", "mlperf-v0.7-resnet50", "--storage", "nfs"}, exitUsage, `unknown storage "nfs"`},
+		{[]string{"plan", "--recipe", "mlperf-v0.7-resnet50", "--batch", "0"}, exitUsage, "want positive integers"},
+		{[]string{"plan", "--recipe", "mlperf-v0.7-resnet50", "--max-devices", "0"}, exitUsage, "--max-devices 0"},
+		{[]string{"plan", "--recipe", "mlperf-v0.7-resnet5"}, exitRuntime, `unknown recipe "mlperf-v0.7-resnet5"`},
+		{[]string{"plan", "--recipe", "mlperf-v0.7-resnet50", "--systems", "dgx"}, exitRuntime, `unknown system "dgx"`},
+		{[]string{"validate", "x"}, exitUsage, "validate takes no argument"},
+		{[]string{"validate", "--max-error", "-1"}, exitUsage, "--max-error -1"},
+		{[]string{"validate", "--cases", "testdata/validate/none.yaml"}, exitRuntime, "none.yaml"},
+		{[]string{"validate", "--max-error", "15"}, exitRuntime, "validate: mean absolute error 26.1% exceeds --max-error 15%"},
+		{[]string{"validate", "--cases", "testdata/validate/cases.yaml", "--max-error", "5"}, exitRuntime, "validate: mean absolute error 7.0% exceeds --max-error 5%; 1 of 1 bounds do not hold"},
+	} {
+		_, stderr, code := runPlanning(c.args...)
+		if code != c.code || !strings.Contains(stderr, c.msg) {
+			t.Errorf("%s: exit %d, stderr %q; want exit %d and %q", strings.Join(c.args, " "), code, stderr, c.code, c.msg)
+		}
+	}
+	if _, stderr, code := runPlanning("validate", "--max-error", "30"); code != 0 {
+		t.Errorf("validate --max-error 30: exit %d: %s", code, stderr)
+	}
+}
+
+// BenchmarkPredictDefault times `scaleplan predict` with no argument, as
+// the command runs it: the built-in study simulated and printed.
+func BenchmarkPredictDefault(b *testing.B) {
+	for range b.N {
+		if _, stderr, code := runPlanning("predict"); code != 0 {
+			b.Fatal(stderr)
+		}
+	}
+}

@@ -1,0 +1,212 @@
+package cmd
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"scaleplan/predict"
+	"scaleplan/sim"
+)
+
+// validateCommand is `scaleplan validate`.
+func validateCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "validate",
+		Usage:     "predictions against published measurements, with error %",
+		ArgsUsage: " ",
+		Description: "Runs validation cases, each a published figure (a time to train, samples/s, a step\n" +
+			"or epoch time, or a fitted v0 or t) and the scenario configuration that predicts it,\n" +
+			"and prints predicted against published with the error, then the mean absolute error\n" +
+			"over the independent cases: those not used to calibrate (calibrates: true) and not\n" +
+			"used to choose a parameter (tuned). A bound (\"< 2 h\") holds or not. Without --cases it\n" +
+			"runs the built-in cases: every figure of the seeds that a scenario can predict and\n" +
+			"published MLPerf Training results of catalogue systems (docs/validation.md).\n" +
+			"--max-error makes it exit 1 when the mean absolute error is larger, a bound does not\n" +
+			"hold or a case fails, for CI.\n\n" +
+			"Examples:\n" +
+			"   scaleplan validate\n" +
+			"   scaleplan validate --max-error 30\n" +
+			"   scaleplan validate --cases mycases.yaml --format csv",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "cases", Usage: "validation case `FILE` (YAML; docs/validation.md); default the built-in cases"},
+			&cli.Float64Flag{Name: "max-error", Usage: "exit 1 if the mean absolute error exceeds `PCT` percent"},
+			&cli.IntFlag{Name: "steps", Value: sim.DefaultSteps, Usage: "optimizer steps to simulate per configuration, `N` ≥ 2"},
+			formatFlag(),
+		},
+		Action: runValidate,
+	}
+}
+
+func runValidate(c *cli.Context) error {
+	format := c.String("format")
+	if err := checkFormat(format); err != nil {
+		return err
+	}
+	if c.NArg() > 0 {
+		return usagef("validate takes no argument, got %q; give a case file with --cases", c.Args().First())
+	}
+	if n := c.Int("steps"); n < 2 || n > sim.MaxSteps {
+		return usagef("validate: --steps %d: want 2 to %d", n, sim.MaxSteps)
+	}
+	maxErr := c.Float64("max-error")
+	if c.IsSet("max-error") && !(maxErr >= 0 && maxErr < math.Inf(1)) {
+		return usagef("validate: --max-error %v: want a percentage >= 0", maxErr)
+	}
+	cases := predict.BuiltinCases()
+	if f := c.String("cases"); f != "" {
+		var err error
+		if cases, err = predict.ReadCasesFile(f); err != nil {
+			return err
+		}
+	}
+	rep := predict.Validate(cases, predict.ValidateOptions{Scenario: scenarioOptions(c), Predict: predict.Options{Steps: c.Int("steps")}})
+	if err := writeValidation(c.App.Writer, format, rep); err != nil {
+		return err
+	}
+	if c.IsSet("max-error") && rep.Exceeds(maxErr/100) {
+		var why []string
+		if rep.MAE > maxErr/100 {
+			why = append(why, fmt.Sprintf("mean absolute error %.1f%% exceeds --max-error %g%%", 100*rep.MAE, maxErr))
+		}
+		if rep.BoundsHeld < rep.Bounds {
+			why = append(why, fmt.Sprintf("%d of %d bounds do not hold", rep.Bounds-rep.BoundsHeld, rep.Bounds))
+		}
+		if rep.Failed > 0 {
+			why = append(why, fmt.Sprintf("%d cases failed", rep.Failed))
+		}
+		return fmt.Errorf("validate: %s", strings.Join(why, "; "))
+	}
+	return nil
+}
+
+// writeValidation prints every case and the error summary. Text and
+// Markdown put the tuned parameters and the links under the table; CSV and
+// JSON have them as columns.
+func writeValidation(w io.Writer, format string, rep *predict.Report) error {
+	full := format == "json" || format == "csv"
+	t := &table{Title: "Validation: predicted against published", Header: []string{"case", "metric", "configuration", "predicted", "published", "error (%)", "role", "calibration", "source"}}
+	if full {
+		t.Header = append(t.Header, "url", "tuned", "note")
+	}
+	var notes []string
+	for _, r := range rep.Results {
+		c := r.Case
+		cfg := c.Scenario.String()
+		keys := make([]string, 0, len(c.Set))
+		for k := range c.Set {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		for _, k := range keys {
+			cfg += fmt.Sprintf(", %s %d", k, c.Set[k])
+		}
+		pred, errPct := "-", "-"
+		if r.Err != nil {
+			pred = "error: " + r.Err.Error()
+		} else {
+			pred = metricValue(c.Metric, r.Predicted)
+			errPct = signedPct(r.Error)
+			if r.Published.Bound != "" {
+				errPct = "holds"
+				if r.Error != 0 {
+					errPct = "violated by " + signedPct(r.Error)
+				}
+			}
+		}
+		pub := metricValue(c.Metric, r.Published.Value)
+		if r.Published.Bound != "" {
+			pub = r.Published.Bound + " " + pub
+		}
+		cal := "-"
+		switch {
+		case c.Calibrates:
+			cal = "sets " + r.Fitted.String()
+		case len(c.CalibratedBy) > 0:
+			cal = r.Used.String() + " from " + strings.Join(c.CalibratedBy, ", ")
+		}
+		row := []string{c.Name, c.Metric, cfg, pred, pub, errPct, r.Role(), cal, c.Source}
+		if full {
+			row = append(row, c.URL, c.Tuned, c.Note)
+		} else {
+			if c.Tuned != "" {
+				notes = append(notes, fmt.Sprintf("%s is tuned: %s", c.Name, c.Tuned))
+			}
+			if c.URL != "" {
+				notes = append(notes, fmt.Sprintf("%s: %s", c.Name, c.URL))
+			}
+		}
+		t.Rows = append(t.Rows, row)
+	}
+	lines := validationSummary(rep)
+	if full {
+		s := &table{Header: []string{"summary"}}
+		for _, l := range lines {
+			s.Rows = append(s.Rows, []string{l})
+		}
+		return writeTables(w, format, []namedTable{{"cases", t}, {"summary", s}})
+	}
+	if err := t.write(w, format); err != nil {
+		return err
+	}
+	fmt.Fprintln(w)
+	for _, l := range append(notes, lines...) {
+		fmt.Fprintf(w, "%s%s\n", mdBullet(format), l)
+	}
+	return nil
+}
+
+// signedPct formats a relative error as a signed percentage, "0.0" when
+// it rounds to zero.
+func signedPct(e float64) string {
+	if math.Abs(e) < 0.0005 {
+		return "0.0"
+	}
+	return fmt.Sprintf("%+.1f", 100*e)
+}
+
+// validationSummary states the errors over the cases.
+func validationSummary(rep *predict.Report) []string {
+	var out []string
+	s := fmt.Sprintf("mean absolute error over the %d independent cases (not calibrating, not tuned, not bounds): %.1f%%", rep.N, 100*rep.MAE)
+	if w := rep.Worst; w != nil {
+		s += fmt.Sprintf("; worst: %s (%+.1f%%)", w.Case.Name, 100*w.Error)
+	}
+	out = append(out, s)
+	if rep.NTuned > rep.N {
+		out = append(out, fmt.Sprintf("including the %d tuned cases: %.1f%% over %d cases", rep.NTuned-rep.N, 100*rep.MAETuned, rep.NTuned))
+	}
+	var cal []string
+	for _, r := range rep.Results {
+		if r.Case.Calibrates {
+			cal = append(cal, r.Case.Name)
+		}
+	}
+	if len(cal) > 0 {
+		out = append(out, fmt.Sprintf("calibrating cases, left out of the error: %s", strings.Join(cal, ", ")))
+	}
+	if rep.Bounds > 0 {
+		out = append(out, fmt.Sprintf("bounds: %d of %d hold", rep.BoundsHeld, rep.Bounds))
+	}
+	if rep.Failed > 0 {
+		out = append(out, fmt.Sprintf("failed: %d cases could not be predicted", rep.Failed))
+	}
+	return out
+}
+
+// metricValue formats a value of metric with its unit.
+func metricValue(metric string, v float64) string {
+	switch metric {
+	case predict.SamplesPerSecond, predict.V0:
+		return strconv.FormatFloat(v, 'f', 1, 64) + " samples/s"
+	}
+	if v >= 1000 {
+		return predict.Group(int64(math.Round(v))) + " s"
+	}
+	return strconv.FormatFloat(v, 'g', 4, 64) + " s"
+}

@@ -1,0 +1,49 @@
+package predict
+
+import (
+	"testing"
+
+	"scaleplan/scenarios"
+)
+
+// BenchmarkDefaultStudy times what `scaleplan predict` computes with no
+// argument: three scenarios loaded and 24 configurations simulated, 1 to
+// 512 GPUs.
+func BenchmarkDefaultStudy(b *testing.B) {
+	b.ReportAllocs()
+	for range b.N {
+		if _, err := DefaultStudy().Run(scenarios.Options{}, Options{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkPlan times the plans of issue 6: ResNet-50 within 2 hours on
+// four systems, and the same on one system.
+func BenchmarkPlan(b *testing.B) {
+	one := resnetPlan()
+	one.Systems = []string{"dgx-a100"}
+	for _, c := range []struct {
+		name string
+		req  PlanRequest
+	}{{"systems=4", resnetPlan()}, {"systems=1", one}} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for range b.N {
+				if _, err := Plan(c.req); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkValidate times the built-in validation cases.
+func BenchmarkValidate(b *testing.B) {
+	b.ReportAllocs()
+	for range b.N {
+		if rep := Validate(BuiltinCases(), ValidateOptions{}); rep.Failed > 0 {
+			b.Fatal(rep.Failed, "cases failed")
+		}
+	}
+}

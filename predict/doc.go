@@ -1,0 +1,85 @@
+// Package predict turns simulated steps into answers: how long a model
+// takes to reach its target accuracy on a cluster (Predict), which
+// systems and configurations reach it fastest and cheapest (Plan), and how
+// well the predictions match published measurements (Validate).
+//
+// # Time to accuracy
+//
+// For each configuration of a scenario's sweep, Predict simulates the
+// step with package sim and counts
+//
+//	time = steps(B) · step time + staging + evaluation + start-up
+//
+// with B the global batch (per-device batch · replicas · accumulation).
+// steps(B) is the recipe's (model.Recipe.Steps: epochs · ⌈N/B⌉ for a
+// recipe in epochs over N training samples), or the scenario's fitted
+// steps-to-target curve (McCandlish et al. 2018)
+//
+//	S(B) = S_min · (1 + B_noise / B)
+//
+// Staging is the simulated one-time copy of the data set onto the nodes;
+// evaluation and start-up are the scenario's overheads. A Row also holds
+// the step's breakdown (compute, exposed communication, exposed input,
+// pipeline bubble, straggler wait), samples/s, device-hours (devices ·
+// time), cost (device-hours · the system's price, when the catalogue has
+// one) and energy (EnergyModel: nodes · node power · time when the node
+// has a power figure, else devices · TDP · time). The scaling efficiency
+// of a row is the ratio of device-hours per run against the row with the
+// fewest devices and the same per-device batch,
+//
+//	efficiency(N) = N0 · time(N0) / (N · time(N))
+//
+// so that everything that grows with the cluster counts: exposed
+// communication, input stalls, staging.
+//
+// # Scaling rule and risk
+//
+// Growing a cluster at a fixed per-device batch grows the global batch.
+// RuleOf names how the recipe's learning rate follows it: Linear scaling
+// with warm-up for SGD and momentum recipes that warm up (Goyal et al.
+// 2017), LARS's per-layer rates for LARS recipes, Fixed otherwise (seed
+// 001's Caffe2 recipe keeps 0.1 at every batch). Past the largest global
+// batch the recipe is known to reach its target with (the curve's
+// max_batch, else model.Recipe.MaxGlobalBatch), a Row's Risk says the
+// target is at risk, by how many times the batch exceeds that limit, and
+// what the recipe is known to have lost there (model.Recipe.Shortfall:
+// seed 001's 128 GPUs × 32 ended 0.05 below 32 GPUs). Summarize picks the
+// fastest configuration, the fastest within the known batch, and the
+// fastest whose efficiency is at least EfficiencyThreshold.
+//
+// # Studies
+//
+// A Study predicts several scenarios side by side over the same device
+// counts, with a shared compute calibration. DefaultStudy is what
+// `scaleplan predict` runs with no argument: seed 001's three Caffe2
+// setups on TSUBAME 3.0 from 1 to 512 GPUs.
+//
+// # Plans
+//
+// Plan searches device counts, per-device batch, gradient accumulation,
+// pipeline stages, precision, all-reduce algorithm, transport and storage
+// on candidate systems. At a fixed system and device count every cost
+// (device-hours, dollars, energy) is proportional to time, so only the
+// fastest configuration there can be on the Pareto set of time against
+// cost; the search finds it by trying compute configurations in order of
+// a lower bound on their time,
+//
+//	steps(B) · max((M + S − 1)·c(b)/S + u/S, (B/nodes)/r_in)
+//
+// (c(b) the compute of a micro-batch, u the update, S stages, M
+// micro-batches, r_in the slowest input stage's rate per node), and
+// improving communication and storage one dimension at a time. Each kept
+// configuration is predicted exactly as Predict would predict its
+// Candidate.Scenario. Configurations that cannot run are listed in
+// PlanResult.Infeasible with their reason.
+//
+// # Validation
+//
+// Validate compares predictions with published figures (a CaseFile,
+// docs/validation.md). A case that calibrates sets parameters from its own
+// figure (v0 solved so that the prediction matches it, or v0 and t read
+// from a fitted law) and is left out of the error; cases that use those
+// parameters name them in calibrated_by; cases whose figure was in view
+// when a parameter was chosen are marked tuned. The mean absolute error is
+// taken over the rest.
+package predict

@@ -1,0 +1,87 @@
+package predict_test
+
+import (
+	"fmt"
+	"strings"
+
+	"scaleplan/predict"
+	"scaleplan/scenarios"
+)
+
+// Seed 001's Caffe2 with staged data and verbs on TSUBAME 3.0, calibrated
+// on its own 1-GPU time: the time to 90 epochs at 32 and 128 GPUs, and
+// the risk at 128 GPUs' global batch of 4,096.
+func ExamplePredict() {
+	r, err := scenarios.Load("tsubame3-resnet50-caffe2-verbs", scenarios.Options{Edit: func(s *scenarios.Scenario) {
+		s.Sweep.Devices = []int{32, 128}
+		s.Calibration = &scenarios.Calibration{V0: 189.45, Devices: 1}
+	}})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	p, err := predict.Predict(r, predict.Options{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for _, row := range p.Rows {
+		fmt.Printf("%d GPUs: %.0f s (%s), %.0f%% efficient, %s\n", row.Point.Devices, float64(row.Time), predict.Duration(row.Time), 100*row.Efficiency, row.Risk.Short())
+	}
+	// Output:
+	// 32 GPUs: 19178 s (5.33 h), 100% efficient, ok
+	// 128 GPUs: 4857 s (80.9 min), 99% efficient, at risk (4.0× 1,024; ≥4,096 ended 0.05 lower)
+}
+
+// A plan for ResNet-50 to 75.9 % top-1 on DGX A100 nodes within an hour:
+// the Pareto set of time against dollars and the recommendation.
+func ExamplePlan() {
+	res, err := predict.Plan(predict.PlanRequest{Recipe: "mlperf-v0.7-resnet50", Systems: []string{"dgx-a100"}, MaxDevices: 32, Deadline: 3600})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for _, c := range res.Pareto {
+		fmt.Printf("devices %d, batch %d × %d: %s, $%.2f\n", c.Config.Devices, c.Config.BatchPerDevice, c.Config.Accumulation, predict.Duration(c.Row.Time), c.Row.Cost)
+	}
+	fmt.Println("recommended: devices", res.Recommended.Config.Devices)
+	// Output:
+	// devices 32, batch 52 × 1: 8.6 min, $23.41
+	// devices 8, batch 208 × 1: 34.3 min, $23.41
+	// devices 1, batch 416 × 4: 2.96 h, $15.16
+	// recommended: devices 8
+}
+
+// A case file with one calibrating and one predicted figure of seed 003.
+func ExampleValidate() {
+	cases, err := predict.ReadCases(strings.NewReader(`cases:
+  - name: 1gpu-v0
+    scenario: seed003-resnet50-2gpu-nop2p
+    set: {gpus: 1}
+    metric: v0
+    published: 258.1
+    source: seed 003
+    calibrates: true
+    fits: [v0]
+  - name: 2gpu-t
+    scenario: seed003-resnet50-2gpu-nop2p
+    set: {gpus: 2}
+    metric: t
+    published: 0.15 s
+    source: seed 003
+    calibrated_by: [1gpu-v0]
+`), "example.yaml")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	rep := predict.Validate(cases, predict.ValidateOptions{})
+	for _, r := range rep.Results {
+		fmt.Printf("%s: predicted %.4g, published %.4g, %s\n", r.Case.Name, r.Predicted, r.Published.Value, r.Role())
+	}
+	fmt.Printf("mean absolute error over %d case: %.1f%%\n", rep.N, 100*rep.MAE)
+	// Output:
+	// 1gpu-v0: predicted 258.1, published 258.1, calibrates v0
+	// 2gpu-t: predicted 0.1353, published 0.15, prediction
+	// mean absolute error over 1 case: 9.8%
+}

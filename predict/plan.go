@@ -1,0 +1,1035 @@
+package predict
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"math"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+
+	"scaleplan/hw"
+	"scaleplan/internal/config"
+	"scaleplan/internal/units"
+	"scaleplan/scenarios"
+	"scaleplan/sim"
+)
+
+// Defaults of a PlanRequest.
+const (
+	// DefaultMaxDevices bounds the device counts a plan searches.
+	DefaultMaxDevices = 1024
+	// ScreenSteps is the number of steps the search simulates to compare
+	// configurations; the configuration it keeps for each system and
+	// device count is then predicted with Options.Steps, as predict does.
+	ScreenSteps = 3
+	// Tie is the relative difference in time below which the search
+	// treats two configurations as equally fast and keeps the first.
+	Tie = 0.002
+)
+
+// The reasons a configuration is infeasible.
+const (
+	ReasonNodes      = "more nodes than the system has"
+	ReasonMaxDevices = "more devices than allowed"
+	ReasonBatch      = "beyond the recipe's batch limit"
+	ReasonMemory     = "out of memory"
+	ReasonTransport  = "transport not available"
+	ReasonStorage    = "storage not available"
+	ReasonPrecision  = "precision not supported"
+	ReasonShape      = "devices do not divide"
+	ReasonSimulate   = "cannot be simulated"
+)
+
+// PlanRequest is what a plan searches for: the fastest and cheapest ways
+// to train a recipe to its target on candidate systems, within a deadline
+// and budget.
+type PlanRequest struct {
+	Recipe string // a recipe of the profiles; required
+	Model  string // default the recipe's model
+	// Systems are the candidate systems of the catalogue; default every
+	// system but localhost (whose figures depend on the machine).
+	Systems []string
+	// MaxDevices bounds the device counts searched; default
+	// DefaultMaxDevices.
+	MaxDevices int
+	// Deadline is the time to target to meet, seconds; 0 means none.
+	Deadline units.Seconds
+	// Budget bounds device-hours, dollars and energy; zero fields are no
+	// bound.
+	Budget Budget
+	// Space is the search space; empty fields take their defaults.
+	Space Space
+
+	Scenario scenarios.Options // extra catalogue and profile files
+	Predict  Options           // simulation of the kept configurations
+}
+
+// Budget bounds the cost of a training run. A zero field is no bound.
+type Budget struct {
+	DeviceHours float64 // device-hours
+	Dollars     float64 // US dollars, from the catalogue's prices
+	KWh         float64 // energy, kWh, from the catalogue's power figures
+}
+
+// IsZero reports whether the budget bounds nothing.
+func (b Budget) IsZero() bool { return b == Budget{} }
+
+// String lists the bounds: "100 device-hours, $5000, 500 kWh".
+func (b Budget) String() string {
+	var parts []string
+	if b.DeviceHours > 0 {
+		parts = append(parts, strconv.FormatFloat(b.DeviceHours, 'g', -1, 64)+" device-hours")
+	}
+	if b.Dollars > 0 {
+		parts = append(parts, "$"+strconv.FormatFloat(b.Dollars, 'g', -1, 64))
+	}
+	if b.KWh > 0 {
+		parts = append(parts, strconv.FormatFloat(b.KWh, 'g', -1, 64)+" kWh")
+	}
+	return strings.Join(parts, ", ")
+}
+
+// ParseBudget reads budgets separated by commas, each a positive number
+// with its unit: "100 device-hours" (or "device-h", "GPU-hours"), "$5000"
+// (or "5000 USD"), "500 kWh" (or "2 MWh"). Each unit may appear once.
+func ParseBudget(s string) (Budget, error) {
+	var b Budget
+	for _, part := range strings.Split(s, ",") {
+		t := strings.TrimSpace(part)
+		if t == "" {
+			continue
+		}
+		var num, unit string
+		if rest, ok := strings.CutPrefix(t, "$"); ok {
+			num, unit = strings.TrimSpace(rest), "usd"
+		} else {
+			i := strings.IndexFunc(t, func(r rune) bool {
+				return !(r >= '0' && r <= '9' || r == '.' || r == 'e' || r == 'E' || r == '+' || r == '-')
+			})
+			if i < 0 {
+				return b, fmt.Errorf("budget %q has no unit: want device-hours, $ or USD, or kWh", t)
+			}
+			num, unit = t[:i], strings.ToLower(strings.TrimSpace(t[i:]))
+		}
+		v, err := strconv.ParseFloat(num, 64)
+		if err != nil || !(v > 0) || math.IsInf(v, 0) {
+			return b, fmt.Errorf("budget %q: want a positive number and a unit, such as \"100 device-hours\", \"$5000\" or \"500 kWh\"", t)
+		}
+		var dst *float64
+		switch unit {
+		case "device-hours", "device-hour", "device-h", "gpu-hours", "gpu-hour", "gpu-h", "device hours":
+			dst = &b.DeviceHours
+		case "usd", "$", "dollars":
+			dst = &b.Dollars
+		case "kwh":
+			dst = &b.KWh
+		case "mwh":
+			dst, v = &b.KWh, v*1000
+		default:
+			return b, fmt.Errorf("budget %q: unknown unit %q: want device-hours, $ or USD, or kWh", t, unit)
+		}
+		if *dst != 0 {
+			return b, fmt.Errorf("budget %q: %s given twice", t, unit)
+		}
+		*dst = v
+	}
+	if b.IsZero() {
+		return b, fmt.Errorf("budget %q bounds nothing", s)
+	}
+	return b, nil
+}
+
+// Space is the set of configurations a plan searches on each system. A
+// nil field takes the default given with it.
+type Space struct {
+	// Devices lists total device counts. Default 1 and whole nodes in
+	// powers of two (1, 2, 4, ... nodes) up to MaxDevices.
+	Devices []int
+	// Batches lists per-device batches. Default the recipe's per-device
+	// batch times 2, 1, 1/2, 1/4 and 1/8 (at least 1): a roofline without
+	// calibration has no fixed cost per step, so much smaller batches
+	// would look efficient when they are not.
+	Batches []int
+	// Accumulation lists micro-batches per optimizer step. Default 1, 2,
+	// 4 and the recipe's.
+	Accumulation []int
+	// Stages lists pipeline stages per replica. Default 1, 2, 4 and the
+	// recipe's.
+	Stages []int
+	// AllReduce lists gradient exchanges. Default ring,
+	// halving-doubling, double-tree and hierarchical, and torus-2d on
+	// systems whose fabric is IPU-Link.
+	AllReduce []string
+	// Transports lists transports between nodes. Default every transport
+	// of the system that carries traffic between nodes.
+	Transports []string
+	// Storage lists where samples come from: local (the nodes' drives),
+	// staged (copied from the shared file server onto the drives first),
+	// shared (read from the file server) or shared-db (one database file
+	// on it). Default staged and shared on systems with shared storage
+	// (the data set lives there), local on the others.
+	Storage []string
+	// Precisions lists compute precisions. Default every one of fp16,
+	// bf16, tf32 and fp32 the device has a peak for.
+	Precisions []string
+}
+
+// PlanStorages are the storage options of a plan.
+var PlanStorages = []string{"local", "staged", "shared", "shared-db"}
+
+// Config is one configuration of a plan.
+type Config struct {
+	System         string // catalogue system
+	Devices        int    // total devices; 0 unset
+	Nodes          int    // nodes used; 0 unset
+	BatchPerDevice int    // micro-batch per device, samples; 0 unset
+	Accumulation   int    // micro-batches per optimizer step; 0 unset
+	Stages         int    // pipeline stages per replica; 0 unset
+	GlobalBatch    int    // samples per optimizer step; 0 unset
+	Precision      string // compute precision; "" unset
+	AllReduce      string // gradient exchange; "" unset
+	Transport      string // transport between nodes; "" inside one node or unset
+	Storage        string // one of PlanStorages; "" unset
+}
+
+// String describes the configuration; unset fields read "*":
+// "dgx-a100, 16 devices (2 nodes), fp16, batch 104 × 1, 1 stage, ring over verbs, local".
+func (c Config) String() string {
+	star := func(v int, f string) string {
+		if v == 0 {
+			return "*"
+		}
+		return fmt.Sprintf(f, v)
+	}
+	str := func(s string) string {
+		if s == "" {
+			return "*"
+		}
+		return s
+	}
+	dev := star(c.Devices, "%d "+plural(c.Devices, "device"))
+	if c.Nodes > 0 {
+		dev += fmt.Sprintf(" (%d %s)", c.Nodes, plural(c.Nodes, "node"))
+	}
+	comm := str(c.AllReduce)
+	if c.Transport != "" {
+		comm += " over " + c.Transport
+	}
+	stages := star(c.Stages, "%d "+plural(c.Stages, "stage"))
+	return fmt.Sprintf("%s, %s, %s, batch %s × %s, %s, %s, %s", c.System, dev, str(c.Precision),
+		star(c.BatchPerDevice, "%d"), star(c.Accumulation, "%d"), stages, comm, str(c.Storage))
+}
+
+// Infeasible is a configuration, or a family of them (unset fields of
+// Config), that cannot run, and why.
+type Infeasible struct {
+	Config Config
+	Reason string // one of the Reason constants
+	Detail string // the specifics
+}
+
+// Candidate is the configuration a plan keeps for one system and device
+// count: the fastest it found there, predicted as predict predicts it.
+type Candidate struct {
+	Config Config
+	// Row is the prediction; Row.Time equals what Predict gives for
+	// Scenario.
+	Row Row
+	// Scenario is the equivalent scenario: loading it and predicting its
+	// one configuration gives Row.
+	Scenario scenarios.Scenario
+	// Cost is the cost in the plan's basis: dollars or device-hours.
+	Cost float64
+	// Misses lists the targets the candidate misses, in words; empty when
+	// it meets the deadline and every budget.
+	Misses []string
+	// Bottleneck says in words what limits the step.
+	Bottleneck string
+	// Pareto marks a candidate no other is both faster and cheaper than.
+	Pareto bool
+}
+
+// Meets reports whether the candidate meets the deadline and budget.
+func (c *Candidate) Meets() bool { return len(c.Misses) == 0 }
+
+// PlanResult is the outcome of a plan.
+type PlanResult struct {
+	// Request is the request with its defaults filled in.
+	Request PlanRequest
+	// Target is the recipe's primary target and its length in words.
+	Target string
+	// CostBasis is "dollars" when every candidate system has a price,
+	// else "device-hours"; CostNote says which systems lack one.
+	CostBasis string
+	CostNote  string
+	// Candidates holds the kept configuration of each system and device
+	// count, by time to target; Pareto those no other is both faster and
+	// cheaper than, by time.
+	Candidates []Candidate
+	Pareto     []Candidate
+	// Recommended is the cheapest Pareto candidate that meets the
+	// deadline and budget, or nil when none does.
+	Recommended *Candidate
+	// Infeasible lists every configuration family that cannot run.
+	Infeasible []Infeasible
+	// Enumerated counts the feasible configurations of the space,
+	// Simulated those the search simulated.
+	Enumerated, Simulated int
+}
+
+// Plan searches the request's space on every candidate system and returns
+// the Pareto set of time to target against cost. On each system and
+// device count it keeps the fastest configuration it finds: there the cost
+// (device-hours, dollars, energy) is proportional to time, so only the
+// fastest can be on the Pareto set. The search (docs/predict.md) starts
+// from the compute configuration (precision, batch, accumulation, stages)
+// with the smallest lower bound on time,
+//
+//	steps(B) · ((M + S − 1)·c(b)/S + u/S),   c(b) = b·PerSample + Fixed
+//
+// (the compute of a step with its pipeline bubble and update, no
+// communication or input), improves the gradient exchange, transport and
+// storage one at a time, then simulates the other compute configurations
+// in order of their bound until the bound exceeds the best time found,
+// and improves the communication once more. Configurations that cannot
+// run are listed in Infeasible with their reason.
+func Plan(req PlanRequest) (*PlanResult, error) {
+	if req.Recipe == "" {
+		return nil, errors.New("plan: no recipe")
+	}
+	if req.MaxDevices == 0 {
+		req.MaxDevices = DefaultMaxDevices
+	}
+	if req.MaxDevices < 1 || req.MaxDevices > sim.MaxRanks {
+		return nil, fmt.Errorf("plan: max devices %d is not in [1, %d]", req.MaxDevices, sim.MaxRanks)
+	}
+	if req.Deadline < 0 {
+		return nil, fmt.Errorf("plan: deadline %v is negative", req.Deadline)
+	}
+	if err := req.Space.check(); err != nil {
+		return nil, err
+	}
+	if len(req.Systems) == 0 {
+		cat, err := hw.LoadWith(req.Scenario.CatalogPaths, nil)
+		if err != nil {
+			return nil, err
+		}
+		for _, s := range cat.SystemNames() {
+			if s != "localhost" {
+				req.Systems = append(req.Systems, s)
+			}
+		}
+	}
+	res := &PlanResult{Request: req}
+	var groups []*group
+	var priced, unpriced []string
+	for _, name := range slices.Compact(slices.Clone(req.Systems)) {
+		base, err := baseScenario(name, req)
+		if err != nil {
+			return nil, err
+		}
+		if res.Target == "" {
+			rc := base.Rcp
+			res.Target = fmt.Sprintf("%s to %s (%s)", base.Mdl.Name, RiskOf(rc, 0, 0).targetText(), StepsModel{Recipe: rc, TrainSamples: int(base.Data.TrainSamples)})
+		}
+		if base.Sys.PricePerDeviceHour > 0 {
+			priced = append(priced, name)
+		} else {
+			unpriced = append(unpriced, name)
+		}
+		g, inf := enumerate(base, req)
+		res.Infeasible = append(res.Infeasible, inf...)
+		groups = append(groups, g...)
+	}
+	res.CostBasis = "dollars"
+	res.CostNote = "cost = device-hours × the catalogue's price per device-hour"
+	if len(unpriced) > 0 {
+		res.CostBasis = "device-hours"
+		res.CostNote = "cost is device-hours: the catalogue has no price for " + strings.Join(unpriced, ", ")
+		if len(priced) > 0 {
+			res.CostNote += "; dollars are shown where it has one"
+		}
+	}
+
+	// Search the groups in parallel; each is independent.
+	var wg sync.WaitGroup
+	work := make(chan *group)
+	for range max(1, runtime.GOMAXPROCS(0)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for g := range work {
+				g.search(req.Predict)
+			}
+		}()
+	}
+	for _, g := range groups {
+		work <- g
+	}
+	close(work)
+	wg.Wait()
+
+	for _, g := range groups {
+		res.Enumerated += len(g.computes) * g.comms()
+		res.Simulated += g.simulated
+		res.Infeasible = append(res.Infeasible, g.infeasible...)
+		if g.best == nil {
+			continue
+		}
+		c := *g.best
+		c.Cost = c.Row.DeviceHours
+		if res.CostBasis == "dollars" {
+			c.Cost = c.Row.Cost
+		}
+		c.Misses = misses(&c, req)
+		res.Candidates = append(res.Candidates, c)
+	}
+	slices.SortStableFunc(res.Candidates, func(a, b Candidate) int {
+		return cmp.Or(cmp.Compare(a.Row.Time, b.Row.Time), cmp.Compare(a.Cost, b.Cost))
+	})
+	minCost := math.Inf(1)
+	for i := range res.Candidates {
+		c := &res.Candidates[i]
+		if c.Cost < minCost {
+			c.Pareto = true
+			minCost = c.Cost
+			res.Pareto = append(res.Pareto, *c)
+		}
+	}
+	for i := range res.Pareto {
+		c := &res.Pareto[i]
+		if c.Meets() && (res.Recommended == nil || c.Cost < res.Recommended.Cost) {
+			res.Recommended = c
+		}
+	}
+	return res, nil
+}
+
+// check reports a search space value no scenario can take.
+func (s *Space) check() error {
+	for _, l := range []struct {
+		name string
+		v    []int
+	}{{"devices", s.Devices}, {"batch", s.Batches}, {"accumulation", s.Accumulation}, {"stages", s.Stages}} {
+		for _, n := range l.v {
+			if n < 1 || n > sim.MaxRanks {
+				return fmt.Errorf("plan: %s %d is not in [1, %d]", l.name, n, sim.MaxRanks)
+			}
+		}
+	}
+	for _, a := range s.AllReduce {
+		if !slices.Contains(scenarios.AllReduceAlgorithms, a) {
+			return fmt.Errorf("plan: %s", unknown("all-reduce algorithm", a, scenarios.AllReduceAlgorithms))
+		}
+	}
+	for _, st := range s.Storage {
+		if !slices.Contains(PlanStorages, st) {
+			return fmt.Errorf("plan: %s", unknown("storage", st, PlanStorages))
+		}
+	}
+	for _, p := range s.Precisions {
+		if !slices.Contains(scenarios.Precisions, p) {
+			return fmt.Errorf("plan: %s", unknown("precision", p, scenarios.Precisions))
+		}
+	}
+	return nil
+}
+
+// baseScenario resolves the recipe on a system: the scenario every
+// configuration of that system is a copy of.
+func baseScenario(system string, req PlanRequest) (*scenarios.Resolved, error) {
+	src := fmt.Sprintf("name: plan-%s\nsystem: %q\nrecipe: %q\nsweep: {devices: [1], batch: [1]}\ninput: {storage: local}\nparallelism: {pipeline_stages: 1, accumulation: 1}\n", system, system, req.Recipe)
+	if req.Model != "" {
+		src += fmt.Sprintf("model: %q\n", req.Model)
+	}
+	r, err := scenarios.Parse(strings.NewReader(src), "plan", req.Scenario)
+	if err != nil {
+		return nil, fmt.Errorf("plan: system %s: %w", system, err)
+	}
+	return r, nil
+}
+
+// computeCfg is the compute part of a configuration.
+type computeCfg struct {
+	prec    string
+	b, m, s int
+	lb      float64 // lower bound on the time to target, seconds
+}
+
+// order is the key the search tries compute configurations by: the
+// lower bound, raised a little for pipeline stages and accumulation so
+// that among configurations with about the same bound the simpler one is
+// tried first (and, being first, kept on a tie).
+func (c computeCfg) order() float64 {
+	return c.lb * (1 + 0.01*float64(c.s-1) + 0.005*float64(c.m-1))
+}
+
+// commCfg is the communication and input part of a configuration.
+type commCfg struct {
+	alg, transport, storage string
+}
+
+// group is the configurations of one system and device count.
+type group struct {
+	base    *scenarios.Resolved
+	devices int
+	nodes   int
+	per     int
+
+	computes   []computeCfg
+	algs       []string
+	transports []string
+	storages   []string
+
+	infeasible []Infeasible
+	simulated  int
+	best       *Candidate
+}
+
+// comms returns the number of communication configurations.
+func (g *group) comms() int { return len(g.algs) * len(g.transports) * len(g.storages) }
+
+// enumerate returns the groups of a system and the configuration families
+// that cannot run on it.
+func enumerate(base *scenarios.Resolved, req PlanRequest) ([]*group, []Infeasible) {
+	var inf []Infeasible
+	sys, node, dev, rc := base.Sys, base.Node, base.Device, base.Rcp
+	add := func(c Config, reason, format string, args ...any) {
+		c.System = sys.Name
+		inf = append(inf, Infeasible{Config: c, Reason: reason, Detail: fmt.Sprintf(format, args...)})
+	}
+	sp := req.Space
+
+	// Device counts.
+	devices := sp.Devices
+	if devices == nil {
+		devices = []int{1}
+		for k := 1; k*node.Devices <= req.MaxDevices; k *= 2 {
+			if k*node.Devices != 1 {
+				devices = append(devices, k*node.Devices)
+			}
+		}
+	}
+	// Precisions.
+	precs := sp.Precisions
+	if precs == nil {
+		for _, p := range []string{"fp16", "bf16", "tf32", "fp32"} {
+			if hp, err := hw.ParsePrecision(p); err == nil && dev.PeakFLOPs(hp) > 0 {
+				precs = append(precs, p)
+			}
+		}
+		// Keep the recipe's precision first among equals.
+		if i := slices.Index(precs, base.Precision); i > 0 {
+			precs = append([]string{base.Precision}, slices.Delete(precs, i, i+1)...)
+		}
+	} else {
+		var ok []string
+		for _, p := range precs {
+			hp, err := hw.ParsePrecision(p)
+			if err != nil || dev.PeakFLOPs(hp) == 0 {
+				add(Config{Precision: p}, ReasonPrecision, "device %s has no %s peak", dev.Name, p)
+				continue
+			}
+			ok = append(ok, p)
+		}
+		precs = ok
+	}
+	batches := sp.Batches
+	if batches == nil {
+		b := int(rc.PerDeviceBatch)
+		batches = []int{2 * b}
+		for _, d := range []int{1, 2, 4, 8} {
+			if v := max(b/d, 1); !slices.Contains(batches, v) {
+				batches = append(batches, v)
+			}
+		}
+	}
+	accs := sp.Accumulation
+	if accs == nil {
+		accs = []int{1, 2, 4}
+		if a := max(rc.GradientAccumulation, 1); !slices.Contains(accs, a) {
+			accs = append(accs, a)
+		}
+	}
+	stages := sp.Stages
+	if stages == nil {
+		stages = []int{1, 2, 4}
+		if s := max(rc.PipelineStages, 1); !slices.Contains(stages, s) {
+			stages = append(stages, s)
+		}
+	}
+	algs := sp.AllReduce
+	if algs == nil {
+		algs = []string{"ring", "halving-doubling", "double-tree", "hierarchical"}
+		if sys.Fabric.Kind == hw.IPULinkNet {
+			algs = append(algs, "torus-2d")
+		}
+	}
+	// Transports between nodes.
+	var transports []string
+	if sp.Transports == nil {
+		for _, name := range sortedTransports(sys) {
+			if t, err := sys.Transport(name); err == nil && t.BetweenNodes() {
+				transports = append(transports, name)
+			}
+		}
+	} else {
+		for _, name := range sp.Transports {
+			t, err := sys.Transport(name)
+			switch {
+			case err != nil:
+				add(Config{Transport: name}, ReasonTransport, "%v", err)
+			case !t.BetweenNodes():
+				add(Config{Transport: name}, ReasonTransport, "transport %q of system %q works only inside a node (scope %s)", name, sys.Name, t.Scope)
+			default:
+				transports = append(transports, name)
+			}
+		}
+	}
+	// Storage.
+	storages := sp.Storage
+	if storages == nil {
+		storages = []string{"local"}
+		if sys.SharedStorage != nil {
+			storages = []string{"staged", "shared"}
+		}
+	}
+	var stores []string
+	for _, st := range storages {
+		rc := *base
+		setStorage(&rc.Scenario, st)
+		if st != "local" && sys.SharedStorage == nil {
+			add(Config{Storage: st}, ReasonStorage, "system %q has no shared storage", sys.Name)
+			continue
+		}
+		if _, err := rc.Build(rc.Points()[0]); err != nil {
+			add(Config{Storage: st}, ReasonStorage, "%v", err)
+			continue
+		}
+		stores = append(stores, st)
+	}
+
+	var groups []*group
+	for _, n := range devices {
+		per := min(node.Devices, n)
+		nodes := n / per
+		c := Config{Devices: n}
+		if n%per != 0 {
+			add(c, ReasonShape, "%d devices do not fill whole nodes of %d", n, node.Devices)
+			continue
+		}
+		c.Nodes = nodes
+		if nodes > sys.MaxNodes {
+			add(c, ReasonNodes, "%d devices need %d nodes of %d; system %q has %d", n, nodes, per, sys.Name, sys.MaxNodes)
+			continue
+		}
+		if n > req.MaxDevices {
+			add(c, ReasonMaxDevices, "%d devices are more than the %d the search may use", n, req.MaxDevices)
+			continue
+		}
+		if len(stores) == 0 {
+			continue // every storage option is listed as infeasible
+		}
+		if nodes > 1 && len(transports) == 0 {
+			add(c, ReasonTransport, "system %q has no transport between nodes in the search space", sys.Name)
+			continue
+		}
+		g := &group{base: base, devices: n, nodes: nodes, per: per, algs: algs, storages: stores}
+		g.transports = []string{""}
+		if nodes > 1 {
+			g.transports = transports
+		}
+		if n == 1 {
+			g.algs = []string{base.Parallelism.AllReduce}
+		}
+		for _, s := range stages {
+			if n%s != 0 || s > n {
+				add(Config{Devices: n, Nodes: nodes, Stages: s}, ReasonShape, "%d devices do not divide into %d pipeline stages", n, s)
+				continue
+			}
+			for _, m := range accs {
+				for _, b := range batches {
+					B := b * (n / s) * m
+					cc := Config{Devices: n, Nodes: nodes, Stages: s, Accumulation: m, BatchPerDevice: b, GlobalBatch: B}
+					if limit := g.limit(); limit > 0 && B > limit {
+						add(cc, ReasonBatch, "global batch %s > %s, the largest recipe %s is known to reach its target with", Group(int64(B)), Group(int64(limit)), rc.Name)
+						continue
+					}
+					for _, p := range precs {
+						cp := computeCfg{prec: p, b: b, m: m, s: s}
+						r := g.resolved(cp, g.defaultComm())
+						cfg, err := r.Build(r.Points()[0])
+						cc.Precision = p
+						if err != nil {
+							add(cc, ReasonSimulate, "%v", err)
+							continue
+						}
+						if fp, _ := cfg.PeakFootprint(); cfg.Memory.Capacity > 0 && fp.Total() > cfg.Memory.Capacity {
+							add(cc, ReasonMemory, "needs %.1f GiB per device; %s has %.1f GiB", float64(fp.Total()/units.GiB), dev.Name, float64(cfg.Memory.Capacity/units.GiB))
+							continue
+						}
+						cp.lb = lowerBound(&cfg, StepsModel{Recipe: rc, Curve: base.StepsToTarget}.Steps(B))
+						g.computes = append(g.computes, cp)
+					}
+				}
+			}
+		}
+		if len(g.computes) > 0 && len(g.algs) > 0 && len(g.transports) > 0 && len(g.storages) > 0 {
+			slices.SortStableFunc(g.computes, func(a, b computeCfg) int { return cmp.Compare(a.order(), b.order()) })
+			groups = append(groups, g)
+		}
+	}
+	return groups, inf
+}
+
+// sortedTransports returns the system's transports with verbs first, then
+// by efficiency.
+func sortedTransports(sys *hw.System) []string {
+	names := make([]string, 0, len(sys.Transports))
+	for n := range sys.Transports {
+		names = append(names, n)
+	}
+	slices.SortFunc(names, func(a, b string) int {
+		return cmp.Or(-cmp.Compare(sys.Transports[a].Efficiency, sys.Transports[b].Efficiency), cmp.Compare(a, b))
+	})
+	return names
+}
+
+// lowerBound bounds the time to target of cfg from below: a step takes
+// at least its compute with the pipeline bubble of equal stages and free
+// transfers, and at least the time its slowest input stage needs to
+// prepare a node's share of the global batch B (the input overlaps
+// compute, so the larger of the two counts):
+//
+//	steps · max((M + S − 1)·c(b)/S + u/S, (B/nodes)/rate)
+func lowerBound(cfg *sim.Config, steps int) float64 {
+	S, M := float64(max(cfg.Stages, 1)), float64(max(cfg.Accumulation, 1))
+	c := float64(cfg.MicroBatch)*float64(cfg.Compute.PerSample) + float64(cfg.Compute.Fixed)
+	step := (M+S-1)*c/S + float64(cfg.Compute.Update)/S
+	if st := inputStages(cfg); len(st) > 0 {
+		rate := slices.MinFunc(st, func(a, b inputStage) int { return cmp.Compare(a.rate, b.rate) }).rate
+		step = max(step, float64(cfg.GlobalBatch())/float64(cfg.Nodes)/rate)
+	}
+	return float64(steps) * step
+}
+
+// limit returns the largest global batch known to reach the target.
+func (g *group) limit() int {
+	return StepsModel{Recipe: g.base.Rcp, Curve: g.base.StepsToTarget}.Limit()
+}
+
+// defaultComm is where the search starts: hierarchical between nodes of
+// several devices, else ring; the system's most efficient transport;
+// the first storage.
+func (g *group) defaultComm() commCfg {
+	k := commCfg{alg: g.algs[0], transport: g.transports[0], storage: g.storages[0]}
+	if g.nodes > 1 && g.per > 1 && slices.Contains(g.algs, "hierarchical") {
+		k.alg = "hierarchical"
+	}
+	return k
+}
+
+// setStorage sets a scenario's input for a plan storage option.
+func setStorage(s *scenarios.Scenario, st string) {
+	s.Input.Staging = st == "staged"
+	s.Input.Storage = st
+	if st == "staged" {
+		s.Input.Storage = "local"
+	}
+}
+
+// resolved returns a copy of the group's base scenario set to one
+// configuration, with every default filled in as scenarios.Load would.
+func (g *group) resolved(c computeCfg, k commCfg) *scenarios.Resolved {
+	r := *g.base
+	s := &r.Scenario
+	s.Name = fmt.Sprintf("plan-%s-%d", r.Sys.Name, g.devices)
+	s.Precision = c.prec
+	s.BatchPerDevice = c.b
+	s.Parallelism.PipelineStages = c.s
+	s.Parallelism.Accumulation = c.m
+	s.Parallelism.DevicesPerNode = r.Node.Devices
+	s.Parallelism.AllReduce = k.alg
+	if k.transport != "" {
+		s.Parallelism.Transport = k.transport
+	}
+	setStorage(s, k.storage)
+	s.Sweep = scenarios.Sweep{Devices: []int{g.devices}, Batch: []int{c.b}}
+	return &r
+}
+
+// search finds the group's fastest configuration and predicts it.
+//
+// A configuration replaces the best one only when it is faster by more
+// than Tie, so that near-ties keep the configuration found first: the
+// lower compute bound and the default communication.
+func (g *group) search(opt Options) {
+	type key struct {
+		c int
+		k commCfg
+	}
+	type found struct {
+		t                  float64
+		comm, input, total float64 // shares of the step, seconds
+	}
+	seen := map[key]found{}
+	best := found{t: math.Inf(1)}
+	var bestC int
+	var bestK commCfg
+	try := func(ci int, k commCfg) {
+		if _, ok := seen[key{ci, k}]; ok {
+			return
+		}
+		g.simulated++
+		r := g.resolved(g.computes[ci], k)
+		row, err := Evaluate(r, r.Points()[0], Options{Steps: ScreenSteps})
+		f := found{t: math.Inf(1)}
+		if err == nil && row.Err == nil {
+			b := row.Result.Breakdown
+			f = found{t: float64(row.Time), comm: float64(b.Comm), input: float64(b.Input), total: float64(row.Result.StepTime)}
+		} else {
+			if err == nil {
+				err = row.Err
+			}
+			g.infeasible = append(g.infeasible, Infeasible{Config: g.config(g.computes[ci], k), Reason: ReasonSimulate, Detail: err.Error()})
+		}
+		seen[key{ci, k}] = f
+		if f.t < best.t*(1-Tie) {
+			best, bestC, bestK = f, ci, k
+		}
+	}
+	// descend tries every value of each communication dimension in turn
+	// for compute configuration ci, keeping the best; a dimension whose
+	// whole share of the step (exposed communication for the exchange and
+	// transport, input wait for the storage) is below Tie cannot gain more
+	// than Tie and is left alone.
+	descend := func(ci int) {
+		for dim := range 3 {
+			share := best.comm
+			if dim == 2 {
+				share = best.input
+			}
+			if share <= Tie*best.total {
+				continue
+			}
+			base := bestK
+			vals := [][]string{g.algs, g.transports, g.storages}[dim]
+			for _, v := range vals {
+				k := base
+				switch dim {
+				case 0:
+					k.alg = v
+				case 1:
+					k.transport = v
+				case 2:
+					k.storage = v
+				}
+				try(ci, k)
+			}
+		}
+	}
+	bestK = g.defaultComm()
+	try(0, bestK)
+	if math.IsInf(best.t, 1) {
+		return
+	}
+	descend(0)
+	first := bestC
+	for ci := 1; ci < len(g.computes); ci++ {
+		if g.computes[ci].lb < best.t*(1-Tie) {
+			try(ci, bestK)
+		}
+	}
+	if bestC != first {
+		descend(bestC)
+	}
+	r := g.resolved(g.computes[bestC], bestK)
+	p, err := newPrediction(r)
+	if err != nil {
+		return
+	}
+	row := p.evaluate(r.Points()[0], opt)
+	if row.Err != nil {
+		g.infeasible = append(g.infeasible, Infeasible{Config: g.config(g.computes[bestC], bestK), Reason: ReasonSimulate, Detail: row.Err.Error()})
+		return
+	}
+	sc := r.Scenario
+	sc.Catalog, sc.Profiles = nil, nil
+	g.best = &Candidate{Config: g.config(g.computes[bestC], bestK), Row: row, Scenario: sc, Bottleneck: Bottleneck(r, row)}
+}
+
+// config describes a configuration of the group.
+func (g *group) config(c computeCfg, k commCfg) Config {
+	return Config{System: g.base.Sys.Name, Devices: g.devices, Nodes: g.nodes, BatchPerDevice: c.b, Accumulation: c.m, Stages: c.s,
+		GlobalBatch: c.b * (g.devices / c.s) * c.m, Precision: c.prec, AllReduce: k.alg, Transport: k.transport, Storage: k.storage}
+}
+
+// misses lists the targets c misses.
+func misses(c *Candidate, req PlanRequest) []string {
+	var out []string
+	row := &c.Row
+	if d := req.Deadline; d > 0 && row.Time > d {
+		out = append(out, "misses the "+Duration(d)+" deadline by "+Duration(row.Time-d))
+	}
+	b := req.Budget
+	if b.DeviceHours > 0 && row.DeviceHours > b.DeviceHours {
+		out = append(out, fmt.Sprintf("%.1f device-hours, over the %g budget", row.DeviceHours, b.DeviceHours))
+	}
+	if b.Dollars > 0 {
+		switch {
+		case row.Cost == 0:
+			out = append(out, "cost unknown: no price for "+c.Config.System)
+		case row.Cost > b.Dollars:
+			out = append(out, fmt.Sprintf("$%.0f, over the $%g budget", row.Cost, b.Dollars))
+		}
+	}
+	if b.KWh > 0 {
+		switch {
+		case row.Energy == 0:
+			out = append(out, "energy unknown: no power figure for "+c.Config.System)
+		case row.Energy > b.KWh:
+			out = append(out, fmt.Sprintf("%.0f kWh, over the %g kWh budget", row.Energy, b.KWh))
+		}
+	}
+	return out
+}
+
+// Bottleneck says in words what limits the step of a predicted row of r:
+// "compute-bound: 97% of the step computes (fp16 on a100-sxm4-80gb)",
+// "communication-bound: 41% of the step is exposed all-reduce
+// (halving-doubling) over IPoIB", "input-bound: 38% of the step waits for
+// input; the slowest input stage is decoding on 40 cores (7,040 samples/s
+// per node)", a pipeline bubble or a straggler wait.
+func Bottleneck(r *scenarios.Resolved, row Row) string {
+	if !row.OK() {
+		return "-"
+	}
+	res := row.Result
+	b := res.Breakdown
+	total := float64(res.StepTime)
+	if !(total > 0) {
+		return "-"
+	}
+	pct := func(x units.Seconds) string { return strconv.FormatFloat(100*float64(x)/total, 'f', 0, 64) + "%" }
+	type part struct {
+		v    units.Seconds
+		text string
+	}
+	parts := []part{
+		{b.Comm, ""}, {b.Input, ""}, {b.Bubble, ""}, {b.Straggler, ""},
+	}
+	top := 0
+	for i := range parts {
+		if parts[i].v > parts[top].v {
+			top = i
+		}
+	}
+	if float64(b.Compute) >= 0.8*total || parts[top].v <= 0 {
+		return fmt.Sprintf("compute-bound: %s of the step computes (%s on %s)", pct(b.Compute), r.Precision, r.Device.Name)
+	}
+	switch top {
+	case 0:
+		over := "inside the node"
+		if row.Point.Nodes > 1 {
+			over = "over " + transportName(r.Parallelism.Transport)
+		}
+		return fmt.Sprintf("communication-bound: %s of the step is exposed all-reduce (%s) %s", pct(b.Comm), r.Parallelism.AllReduce, over)
+	case 1:
+		s := fmt.Sprintf("input-bound: %s of the step waits for input", pct(b.Input))
+		if cfg, err := r.Build(row.Point); err == nil {
+			if stage := slowestInput(&cfg); stage != "" {
+				s += "; the slowest input stage is " + stage
+			}
+		}
+		return s
+	case 2:
+		S, M := r.Parallelism.PipelineStages, r.Parallelism.Accumulation
+		return fmt.Sprintf("pipeline bubble: %s of the step (%d %s, %d %s per step)", pct(b.Bubble), S, plural(S, "stage"), M, plural(M, "micro-batch"))
+	}
+	return fmt.Sprintf("straggler-bound: %s of the step waits for the slowest replica", pct(b.Straggler))
+}
+
+// transportName spells a transport as people write it.
+func transportName(t string) string {
+	switch t {
+	case hw.IPoIB:
+		return "IPoIB"
+	case hw.TCP:
+		return "TCP"
+	case hw.GRPC:
+		return "gRPC"
+	case hw.NCCL:
+		return "NCCL"
+	case hw.GCL:
+		return "GCL"
+	}
+	return t
+}
+
+// inputStage is one stage of the input pipeline and its rate per node.
+type inputStage struct {
+	rate float64 // samples/s per node
+	what string
+}
+
+// inputStages returns the rate of each stage of c's input pipeline per
+// node, from the configuration's figures: reading (local drives, the
+// shared file server's per-client and shared aggregate bandwidth, or the
+// shared database file's serialized reads), decoding on the node's cores,
+// and copying to the devices. Synthetic input has none.
+func inputStages(c *sim.Config) []inputStage {
+	in := &c.Input
+	if in.Storage == sim.Synthetic {
+		return nil
+	}
+	var st []inputStage
+	nodes := float64(max(c.Nodes, 1))
+	if in.SampleBytes > 0 {
+		switch in.Storage {
+		case sim.Local:
+			if in.Local > 0 {
+				st = append(st, inputStage{float64(in.Local) / float64(in.SampleBytes), "reading the node's drives"})
+			}
+		case sim.Shared:
+			bw := math.Min(float64(in.Shared.PerClient), float64(in.Shared.Aggregate)/nodes)
+			if bw > 0 {
+				st = append(st, inputStage{bw / float64(in.SampleBytes), "reading the shared file server"})
+			}
+		case sim.SharedDB:
+			if hold := float64(in.DB.Service) + float64(in.DB.PerReader)*(nodes-1); hold > 0 {
+				st = append(st, inputStage{1 / hold / nodes, "reading the shared database file, whose readers take turns"})
+			}
+		}
+	}
+	if in.Decode > 0 && in.Cores > 0 {
+		st = append(st, inputStage{float64(in.Cores) / float64(in.Decode), fmt.Sprintf("decoding on %d cores", in.Cores)})
+	}
+	if in.Copy > 0 && in.HostToDevice > 0 {
+		st = append(st, inputStage{float64(in.HostToDevice) / float64(in.Copy) * float64(c.DevicesPerNode), "copying to the devices"})
+	}
+	return st
+}
+
+// slowestInput names the input stage with the lowest rate per node.
+func slowestInput(c *sim.Config) string {
+	st := inputStages(c)
+	if len(st) == 0 {
+		return ""
+	}
+	low := slices.MinFunc(st, func(a, b inputStage) int { return cmp.Compare(a.rate, b.rate) })
+	return fmt.Sprintf("%s (%s samples/s per node)", low.what, Group(int64(math.Round(low.rate))))
+}
+
+func unknown(kind, name string, valid []string) string { return config.Unknown(kind, name, valid) }
+
+// plural returns word, with an s unless n is 1.
+func plural(n int, word string) string {
+	if n == 1 {
+		return word
+	}
+	return word + "s"
+}

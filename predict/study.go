@@ -1,0 +1,207 @@
+package predict
+
+import (
+	"bytes"
+	_ "embed"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+
+	"scaleplan/internal/config"
+	"scaleplan/scenarios"
+)
+
+//go:embed default.yaml
+var defaultStudy []byte
+
+// Study is a set of scenarios predicted side by side: variants of one
+// experiment (where the data lives, which transport carries gradients)
+// over the same cluster sizes. It is the YAML form:
+//
+//	name: tsubame3-resnet50-caffe2
+//	devices: [1, 4, 16, 32, 64, 128, 256, 512]
+//	calibration: {v0: 191.39, t: 0, devices: 1}
+//	variants:
+//	  - label: (a) default
+//	    scenario: tsubame3-resnet50-caffe2-default
+//	  - label: (c) staged + verbs
+//	    scenario: tsubame3-resnet50-caffe2-verbs
+type Study struct {
+	Name        string `yaml:"name"`        // identifier; required
+	Description string `yaml:"description"` // one line; default ""
+
+	// Devices replaces every variant's sweep of device counts; default nil
+	// (each scenario's own).
+	Devices []int `yaml:"devices"`
+	// Calibration replaces every variant's compute calibration unless the
+	// variant gives its own; default nil (each scenario's own).
+	Calibration *scenarios.Calibration `yaml:"calibration"`
+
+	// Variants are the scenarios, in the order the tables show them; at
+	// least one.
+	Variants []Variant `yaml:"variants"`
+
+	// File is the file the study was read from; relative scenario paths
+	// are anchored at its directory. Default "" (the working directory).
+	File string `yaml:"-"`
+}
+
+// Variant is one scenario of a study.
+type Variant struct {
+	Label string `yaml:"label"` // column heading; default the scenario's name
+	// Scenario is a shipped scenario's name or the path of a scenario
+	// file, relative to the study file. Required.
+	Scenario string `yaml:"scenario"`
+	// Calibration replaces the scenario's compute calibration; default nil
+	// (the study's, else the scenario's).
+	Calibration *scenarios.Calibration `yaml:"calibration"`
+}
+
+// DefaultStudy returns the study `scaleplan predict` runs with no
+// argument: ResNet-50 to 90 epochs with Caffe2 on TSUBAME 3.0 (seed 001),
+// as delivered, with the data staged, and staged with verbs between nodes,
+// over 1 to 512 GPUs.
+func DefaultStudy() *Study {
+	s, err := ReadStudy(bytes.NewReader(defaultStudy), "predict/default.yaml")
+	if err != nil {
+		panic("predict: the embedded default study is invalid: " + err.Error())
+	}
+	return s
+}
+
+// ReadStudy reads a study from r strictly; file names it in errors and
+// anchors relative scenario paths.
+func ReadStudy(r io.Reader, file string) (*Study, error) {
+	var s Study
+	root, err := config.Decode(r, &s)
+	if err != nil {
+		return nil, config.InFile(file, err)
+	}
+	s.File = file
+	var ps config.Problems
+	if s.Name == "" {
+		ps.Addf("name", "required")
+	}
+	if len(s.Variants) == 0 {
+		ps.Addf("variants", "at least one variant is required")
+	}
+	for i, n := range s.Devices {
+		if n <= 0 {
+			ps.Addf(fmt.Sprintf("devices[%d]", i), "device count must be > 0, got %d", n)
+		}
+	}
+	seen := map[string]int{}
+	for i, v := range s.Variants {
+		p := fmt.Sprintf("variants[%d]", i)
+		if v.Scenario == "" {
+			ps.Addf(p+".scenario", "required")
+		}
+		l := v.label()
+		if j, dup := seen[l]; dup {
+			ps.Addf(p+".label", "%q is the label of variants[%d] too", l, j)
+		}
+		seen[l] = i
+	}
+	if ps.Err() != nil {
+		ps.Locate(root)
+		return nil, config.InFile(file, &ps)
+	}
+	return &s, nil
+}
+
+func (v Variant) label() string {
+	if v.Label != "" {
+		return v.Label
+	}
+	return v.Scenario
+}
+
+// Load returns the study ref names: the default study for "", a study
+// file (a YAML file with a variants list), or a one-variant study of a
+// shipped scenario's name or scenario file.
+func Load(ref string) (*Study, error) {
+	if ref == "" {
+		return DefaultStudy(), nil
+	}
+	if slices.Contains(scenarios.Names(), ref) {
+		return &Study{Name: ref, Variants: []Variant{{Scenario: ref}}}, nil
+	}
+	data, err := os.ReadFile(ref)
+	if err != nil {
+		var pe *os.PathError
+		if errors.As(err, &pe) && !strings.ContainsAny(ref, `/\`) && !strings.HasSuffix(ref, ".yaml") && !strings.HasSuffix(ref, ".yml") {
+			return nil, errors.New(config.Unknown("scenario", ref, scenarios.Names()))
+		}
+		return nil, fmt.Errorf("scenario file %s: %w", ref, err)
+	}
+	if isStudy(data) {
+		return ReadStudy(bytes.NewReader(data), ref)
+	}
+	return &Study{Name: ref, Variants: []Variant{{Scenario: ref}}}, nil
+}
+
+// isStudy reports whether data is a YAML mapping with a variants key.
+func isStudy(data []byte) bool {
+	var m map[string]yaml.Node
+	if yaml.Unmarshal(data, &m) != nil {
+		return false
+	}
+	_, ok := m["variants"]
+	return ok
+}
+
+// Scenario loads variant i of s, with the study's devices and calibration
+// applied before sopt.Edit, so that the caller's edits come last and every
+// value meets the scenario's checks.
+func (s *Study) Scenario(i int, sopt scenarios.Options) (*scenarios.Resolved, error) {
+	v := s.Variants[i]
+	ref := v.Scenario
+	if s.File != "" && !slices.Contains(scenarios.Names(), ref) && !filepath.IsAbs(ref) && !strings.HasPrefix(s.File, "predict/") {
+		ref = filepath.Join(filepath.Dir(s.File), ref)
+	}
+	user := sopt.Edit
+	sopt.Edit = func(sc *scenarios.Scenario) {
+		if s.Devices != nil {
+			sc.Sweep.Devices = slices.Clone(s.Devices)
+		}
+		cal := v.Calibration
+		if cal == nil {
+			cal = s.Calibration
+		}
+		if cal != nil {
+			c := *cal
+			sc.Calibration = &c
+		}
+		if user != nil {
+			user(sc)
+		}
+	}
+	return scenarios.Load(ref, sopt)
+}
+
+// Run predicts every variant of s, in order; each Prediction's Label is
+// the variant's.
+func (s *Study) Run(sopt scenarios.Options, opt Options) ([]*Prediction, error) {
+	out := make([]*Prediction, len(s.Variants))
+	for i, v := range s.Variants {
+		r, err := s.Scenario(i, sopt)
+		if err != nil {
+			return nil, err
+		}
+		p, err := Predict(r, opt)
+		if err != nil {
+			return nil, err
+		}
+		if v.Label != "" {
+			p.Label = v.Label
+		}
+		out[i] = p
+	}
+	return out, nil
+}

@@ -1,0 +1,331 @@
+package predict
+
+import (
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"scaleplan/scenarios"
+)
+
+// TestBuiltinCasesCoverSeeds checks that the built-in cases hold every
+// figure of SEEDS.md that a scenario predicts, with its published value,
+// and say honestly which calibrate: each row of seed 001's Table 2 is
+// calibrated by its own 1-GPU cell; (a)'s 32- and 128-GPU cells are tuned
+// (the shared database parameters were chosen with them in view); seed
+// 003's 1-GPU law calibrates its 2-GPU predictions.
+func TestBuiltinCasesCoverSeeds(t *testing.T) {
+	f := BuiltinCases()
+	byName := map[string]*Case{}
+	for i := range f.Cases {
+		byName[f.Cases[i].Name] = &f.Cases[i]
+	}
+	table2 := map[string][4]float64{
+		"a": {604987, 154931, 44862, 135905},
+		"b": {593992, 88185, 21111, 10089},
+		"c": {608629, 152852, 21774, 5989},
+	}
+	for row, cells := range table2 {
+		for j, gpus := range []int{1, 4, 32, 128} {
+			name := "tsubame3-caffe2-" + row + "-" + map[int]string{1: "1", 4: "4", 32: "32", 128: "128"}[gpus]
+			c := byName[name]
+			if c == nil {
+				t.Errorf("no case %s", name)
+				continue
+			}
+			pub, err := ParsePublished(c.Metric, c.Published)
+			if err != nil || pub.Value != cells[j] || c.Set["gpus"] != gpus || c.Metric != TimeToTrain {
+				t.Errorf("%s: %s %v %v, want %v s at %d GPUs", name, c.Metric, c.Published, c.Set, cells[j], gpus)
+			}
+			cal := row == "a" && (gpus == 32 || gpus == 128)
+			switch {
+			case gpus == 1 && !(c.Calibrates && slices.Equal(c.Fits, []string{V0})):
+				t.Errorf("%s: a 1-GPU cell must calibrate v0", name)
+			case gpus > 1 && (c.Calibrates || !slices.Equal(c.CalibratedBy, []string{"tsubame3-caffe2-" + row + "-1"})):
+				t.Errorf("%s: must be calibrated by its row's 1-GPU cell, is %v", name, c.CalibratedBy)
+			case cal != (c.Tuned != ""):
+				t.Errorf("%s: tuned %q", name, c.Tuned)
+			}
+		}
+	}
+	for _, c := range []struct {
+		name, metric, published string
+		calibrates              bool
+	}{
+		{"zinrai-200h-resnet50-mlperf-v0.6", TimeToTrain, "115.22 min", false},
+		{"zinrai-200h-resnet50-mlperf-v0.7", TimeToTrain, "71.28 min", false},
+		{"ipu-pod256-efficientnet-b4", TimeToTrain, "< 2 h", false},
+		{"seed003-1gpu-v0", V0, "258.1 samples/s", true},
+		{"seed003-1gpu-t", T, "0.054 s", true},
+		{"seed003-2gpu-v0", V0, "513.8 samples/s", false},
+		{"seed003-2gpu-t", T, "0.15 s", false},
+		{"mlperf-v0.7-dgx1-resnet50-epoch", EpochTime, "114.867 s", false},
+		{"mlperf-v0.7-dgx-a100-resnet50-epoch", EpochTime, "56.987 s", false},
+	} {
+		got := byName[c.name]
+		if got == nil || got.Metric != c.metric || got.Published != c.published || got.Calibrates != c.calibrates {
+			t.Errorf("case %s: %+v", c.name, got)
+		}
+	}
+	for _, c := range f.Cases {
+		if strings.HasPrefix(c.Name, "mlperf-") && !strings.HasPrefix(c.URL, "https://github.com/mlcommons/training_results_v0.7/") {
+			t.Errorf("%s: no source URL", c.Name)
+		}
+	}
+	if len(f.Cases) != 21 {
+		t.Errorf("%d built-in cases, want 21", len(f.Cases))
+	}
+}
+
+// TestValidateBuiltin runs the built-in cases: every one is predicted,
+// the calibrating cases reproduce their own figure, the bound holds, and
+// the report's errors are the means of the cases' errors. The figures
+// themselves are docs/validation.md's, pinned by the command's golden
+// file.
+func TestValidateBuiltin(t *testing.T) {
+	rep := Validate(BuiltinCases(), ValidateOptions{})
+	if rep.Failed != 0 {
+		for _, r := range rep.Results {
+			if r.Err != nil {
+				t.Errorf("%s: %v", r.Case.Name, r.Err)
+			}
+		}
+	}
+	var sum, sumT float64
+	var n, nT int
+	for _, r := range rep.Results {
+		switch {
+		case r.Case.Calibrates:
+			if math.Abs(r.Error) > 1e-6 {
+				t.Errorf("%s calibrates but misses its figure by %v", r.Case.Name, r.Error)
+			}
+		case r.Published.Bound != "":
+			if r.Error != 0 || !(r.Predicted < 7200) {
+				t.Errorf("%s: bound does not hold: %v s", r.Case.Name, r.Predicted)
+			}
+		default:
+			sumT += math.Abs(r.Error)
+			nT++
+			if r.Case.Tuned == "" {
+				sum += math.Abs(r.Error)
+				n++
+			}
+		}
+	}
+	if rep.N != n || rep.NTuned != nT || !near(rep.MAE, sum/float64(n), 1e-12) || !near(rep.MAETuned, sumT/float64(nT), 1e-12) {
+		t.Errorf("report: MAE %v over %d, with tuned %v over %d; cases give %v over %d, %v over %d", rep.MAE, rep.N, rep.MAETuned, rep.NTuned, sum/float64(n), n, sumT/float64(nT), nT)
+	}
+	if rep.Bounds != 1 || rep.BoundsHeld != 1 || rep.Worst == nil || rep.Worst.Case.Name != "tsubame3-caffe2-b-4" {
+		t.Errorf("bounds %d/%d, worst %v", rep.BoundsHeld, rep.Bounds, rep.Worst)
+	}
+	// Seed 003's 2-GPU cost time, as TestSeed003 in package scenarios.
+	for _, r := range rep.Results {
+		if r.Case.Name == "seed003-2gpu-t" && math.Abs(r.Error) > 0.25 {
+			t.Errorf("seed 003 2-GPU t: %v s, published 0.15 s", r.Predicted)
+		}
+	}
+	if !rep.Exceeds(0.10) || rep.Exceeds(1) {
+		t.Errorf("Exceeds: MAE %v", rep.MAE)
+	}
+}
+
+// TestCalibrateTimeToTrain checks the v0 a calibrating time-to-train case
+// solves for against its closed form: one device, compute-bound, t = 0, so
+// time = steps · B / v0 + staging.
+func TestCalibrateTimeToTrain(t *testing.T) {
+	f, err := ReadCases(strings.NewReader(`cases:
+  - name: one
+    scenario: tsubame3-resnet50-caffe2-verbs
+    set: {gpus: 1}
+    metric: time_to_train
+    published: 600000 s
+    source: test
+    calibrates: true
+    fits: [v0]
+  - name: four
+    scenario: tsubame3-resnet50-caffe2-verbs
+    set: {gpus: 4}
+    metric: samples_per_second
+    published: 700
+    source: test
+    calibrated_by: [one]
+`), "cases.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := Validate(f, ValidateOptions{})
+	one := rep.Results[0]
+	if one.Err != nil {
+		t.Fatal(one.Err)
+	}
+	r, _ := scenarios.Load("tsubame3-resnet50-caffe2-verbs", scenarios.Options{})
+	staging := 78.28 // the 1-node staging time the simulator gives (docs/validation.md)
+	steps := float64(r.Rcp.Steps(32))
+	want := steps * 32 / (600000 - staging)
+	if !near(one.Fitted.V0, want, 1e-4) || one.Fitted.Devices != 1 || math.Abs(one.Error) > 1e-9 {
+		t.Errorf("fitted v0 %v on %d devices (error %v), want %v", one.Fitted.V0, one.Fitted.Devices, one.Error, want)
+	}
+	four := rep.Results[1]
+	if four.Err != nil || four.Used.V0 != one.Fitted.V0 || !(four.Predicted > 3.9*want && four.Predicted < 4*want) {
+		t.Errorf("4 GPUs: %v samples/s with %v (%v)", four.Predicted, four.Used, four.Err)
+	}
+}
+
+// TestCaseFileScenarios checks inline scenarios and paths relative to the
+// case file.
+func TestCaseFileScenarios(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "s.yaml"), []byte("name: s\nsystem: tsubame3\nrecipe: tsubame3-resnet50\ninput: {storage: synthetic}\ncalibration: {v0: 100, t: 0}\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "cases.yaml"), []byte(`cases:
+  - name: path
+    scenario: s.yaml
+    set: {devices: 1, batch: 10}
+    metric: step_time
+    published: 0.1 s
+    source: test
+  - name: inline
+    scenario:
+      name: inline
+      system: tsubame3
+      recipe: tsubame3-resnet50
+      input: {storage: synthetic}
+      calibration: {v0: 100, t: 50 ms}
+      sweep: {devices: [1], batch: [10, 20, 40]}
+    metric: t
+    published: "<= 0.06 s"
+    source: test
+`), 0o644)
+	f, err := ReadCasesFile(filepath.Join(dir, "cases.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := Validate(f, ValidateOptions{})
+	for i, want := range []float64{0.1, 0.05} {
+		r := rep.Results[i]
+		if r.Err != nil || !near(r.Predicted, want, 1e-9) {
+			t.Errorf("%s: %v (%v), want %v", r.Case.Name, r.Predicted, r.Err, want)
+		}
+	}
+	if rep.N != 1 || rep.MAE > 1e-9 || rep.Bounds != 1 || rep.BoundsHeld != 1 || rep.Exceeds(0) {
+		t.Errorf("report %+v", rep)
+	}
+}
+
+func TestParsePublished(t *testing.T) {
+	for _, c := range []struct {
+		metric, in string
+		want       Published
+		err        string
+	}{
+		{TimeToTrain, "5989 s", Published{Value: 5989}, ""},
+		{TimeToTrain, "115.22 min", Published{Value: 6913.2}, ""},
+		{TimeToTrain, "< 2 h", Published{Value: 7200, Bound: "<"}, ""},
+		{TimeToTrain, "≤ 90 min", Published{Value: 5400, Bound: "<="}, ""},
+		{T, ">= 15 ms", Published{Value: 0.015, Bound: ">="}, ""},
+		{V0, "513.8", Published{Value: 513.8}, ""},
+		{SamplesPerSecond, "11,000 images/s", Published{}, "not a number"},
+		{SamplesPerSecond, "11000 images/s", Published{Value: 11000}, ""},
+		{V0, "> 500 samples/s", Published{Value: 500, Bound: ">"}, ""},
+		{TimeToTrain, "5989", Published{}, "not a quantity of seconds"},
+		{StepTime, "0 s", Published{}, "must be a finite number > 0"},
+		{EpochTime, "-3 s", Published{}, "must be a finite number > 0"},
+		{"accuracy", "0.7", Published{}, `unknown metric "accuracy"`},
+	} {
+		got, err := ParsePublished(c.metric, c.in)
+		if c.err != "" {
+			if err == nil || !strings.Contains(err.Error(), c.err) {
+				t.Errorf("%s %q: error %v, want %q", c.metric, c.in, err, c.err)
+			}
+			continue
+		}
+		if err != nil || !near(got.Value, c.want.Value, 1e-12) || got.Bound != c.want.Bound {
+			t.Errorf("%s %q = %+v, %v; want %+v", c.metric, c.in, got, err, c.want)
+		}
+	}
+	for _, c := range []struct {
+		p    Published
+		x    float64
+		want bool
+	}{{Published{7200, "<"}, 7199, true}, {Published{7200, "<"}, 7200, false}, {Published{7200, "<="}, 7200, true},
+		{Published{10, ">"}, 11, true}, {Published{10, ">="}, 9, false}, {Published{10, ""}, 99, true}} {
+		if got := c.p.Holds(c.x); got != c.want {
+			t.Errorf("%+v holds %v: %v", c.p, c.x, got)
+		}
+	}
+}
+
+// TestReadCasesErrors checks that every problem of a case file is
+// reported with its line.
+func TestReadCasesErrors(t *testing.T) {
+	head := "cases:\n"
+	ok := "  - {name: a, scenario: s, metric: time_to_train, published: 5 s, source: x, calibrates: true, fits: [v0]}\n"
+	for _, c := range []struct{ body, msg string }{
+		{"", "no cases"},
+		{"  - {name: b, scenario: s, metric: speed, published: 1 s, source: x}\n", `line 2: cases[0].metric: unknown metric "speed"`},
+		{"  - {name: b, scenario: s, metric: time_to_train, published: 5, source: x}\n", "line 2: cases[0].published: \"5\" is not a quantity of seconds"},
+		{"  - {name: b, scenario: s, metric: time_to_train, published: 5 s}\n", "cases[0].source: required"},
+		{"  - {scenario: s, metric: time_to_train, published: 5 s, source: x}\n", "cases[0].name: required"},
+		{"  - {name: b, metric: time_to_train, published: 5 s, source: x}\n", "cases[0].scenario: required"},
+		{ok + ok, `line 3: cases[1].name: "a" is the name of cases[0] too`},
+		{"  - {name: b, scenario: s, set: {nodes: 2}, metric: time_to_train, published: 5 s, source: x}\n", `unknown key "nodes"`},
+		{"  - {name: b, scenario: s, set: {gpus: 0}, metric: time_to_train, published: 5 s, source: x}\n", "cases[0].set.gpus: must be in [1,"},
+		{"  - {name: b, scenario: s, set: {gpus: 2, devices: 2}, metric: time_to_train, published: 5 s, source: x}\n", "give the device count once"},
+		{"  - {name: b, scenario: s, set: {batch: 2}, metric: v0, published: 5, source: x}\n", "v0 and t are fitted over the sweep's batches"},
+		{"  - {name: b, scenario: s, metric: time_to_train, published: 5 s, source: x, calibrates: true}\n", "a calibrating case must say which parameters it sets"},
+		{"  - {name: b, scenario: s, metric: time_to_train, published: 5 s, source: x, fits: [v0]}\n", "only a calibrating case"},
+		{"  - {name: b, scenario: s, metric: time_to_train, published: 5 s, source: x, calibrates: true, fits: [t]}\n", "t is set only by a case whose metric is t"},
+		{"  - {name: b, scenario: s, metric: t, published: 5 s, source: x, calibrates: true, fits: [v0]}\n", "a t figure cannot set v0"},
+		{"  - {name: b, scenario: s, metric: t, published: 5 s, source: x, calibrates: true, fits: [alpha]}\n", `unknown parameter "alpha"`},
+		{"  - {name: b, scenario: s, metric: time_to_train, published: < 5 s, source: x, calibrates: true, fits: [v0]}\n", "a bound cannot calibrate"},
+		{"  - {name: b, scenario: s, metric: time_to_train, published: 5 s, source: x, calibrates: true, fits: [v0], tuned: y}\n", "left out of the error already"},
+		{ok + "  - {name: b, scenario: s, metric: time_to_train, published: 5 s, source: x, calibrated_by: [c]}\n", `line 3: cases[1].calibrated_by: unknown case "c"`},
+		{ok + "  - {name: b, scenario: s, metric: time_to_train, published: 5 s, source: x, calibrated_by: [a, b]}\n", `case "b" does not calibrate`},
+		{ok + "  - {name: b, scenario: t, metric: time_to_train, published: 5 s, source: x, calibrated_by: [a]}\n", "parameters carry over only within a named scenario"},
+		{"  - {name: a, scenario: s, metric: time_to_train, published: 5 s, source: x, calibrates: true, fits: [v0], calibrated_by: [b]}\n" +
+			"  - {name: b, scenario: s, metric: time_to_train, published: 5 s, source: x, calibrates: true, fits: [v0], calibrated_by: [a]}\n", "calibration cycle: a → b → a"},
+		{"  - {name: b, scenario: [1, 2], metric: t, published: 5 s, source: x}\n", "want a scenario's name, a path or an inline scenario"},
+		{"  - {name: b, scenario: s, metric: t, published: 5 s, source: x, colour: red}\n", "colour"},
+	} {
+		_, err := ReadCases(strings.NewReader(head+c.body), "cases.yaml")
+		if err == nil || !strings.Contains(err.Error(), c.msg) || !strings.Contains(err.Error(), "cases.yaml") {
+			t.Errorf("%q: error %v, want %q", c.body, err, c.msg)
+		}
+	}
+}
+
+// TestValidateCaseErrors checks that a case that cannot be predicted is
+// reported and counted, and the others are not affected.
+func TestValidateCaseErrors(t *testing.T) {
+	f, err := ReadCases(strings.NewReader(`cases:
+  - {name: nosuch, scenario: tsubame3-resnet50-caffe2, metric: time_to_train, published: 5 s, source: x}
+  - {name: sweep, scenario: tsubame3-resnet50-caffe2-verbs, metric: time_to_train, published: 5 s, source: x}
+  - {name: onebatch, scenario: tsubame3-resnet50-caffe2-verbs, set: {gpus: 4}, metric: v0, published: 5, source: x}
+  - {name: oom, scenario: seed003-resnet50-2gpu-nop2p, set: {gpus: 1, batch: 4096}, metric: step_time, published: 5 s, source: x}
+  - {name: cal, scenario: seed003-resnet50-2gpu-nop2p, set: {gpus: 1, batch: 4096}, metric: step_time, published: 5 s, source: x, calibrates: true, fits: [v0]}
+  - {name: uses, scenario: seed003-resnet50-2gpu-nop2p, set: {gpus: 1, batch: 8}, metric: step_time, published: 5 s, source: x, calibrated_by: [cal]}
+  - {name: fine, scenario: seed003-resnet50-2gpu-nop2p, set: {gpus: 1, batch: 8}, metric: step_time, published: 85 ms, source: x}
+`), "cases.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := Validate(f, ValidateOptions{})
+	for i, msg := range []string{
+		`unknown scenario "tsubame3-resnet50-caffe2"`,
+		"has 4 configurations; pick one with set",
+		"fitting v0 and t needs two or more batches",
+		"the largest batch that fits is",
+		"calibrating: ",
+		`calibrating case "cal" failed`,
+	} {
+		if r := rep.Results[i]; r.Err == nil || !strings.Contains(r.Err.Error(), msg) || !math.IsNaN(r.Predicted) {
+			t.Errorf("%s: %v, want %q", r.Case.Name, r.Err, msg)
+		}
+	}
+	fine := rep.Results[6]
+	if fine.Err != nil || !near(fine.Predicted, 8/258.1+0.054, 1e-9) || rep.Failed != 6 || rep.N != 1 || !rep.Exceeds(1) {
+		t.Errorf("fine: %v %v; failed %d", fine.Predicted, fine.Err, rep.Failed)
+	}
+}
