@@ -41,6 +41,7 @@ func predictCommand() *cli.Command {
 			&cli.StringFlag{Name: "devices", Usage: "device counts `N,N,...` to predict (replaces the sweep)"},
 			&cli.StringFlag{Name: "batch", Usage: "per-device batches `B,B,...`"},
 			&cli.IntFlag{Name: "steps", Value: sim.DefaultSteps, Usage: "optimizer steps to simulate per configuration, `N` ≥ 2; the first is left out of the steady state"},
+			&cli.StringFlag{Name: "plot", Usage: "write charts (time to train and efficiency of every variant, breakdown and timeline) as PNG and SVG into `DIR`"},
 			formatFlag(),
 		},
 		Action: runPredict,
@@ -88,7 +89,38 @@ func runPredict(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	return writePrediction(c.App.Writer, format, study, ps)
+	if err := writePrediction(c.App.Writer, format, study, ps); err != nil {
+		return err
+	}
+	if dir := c.String("plot"); dir != "" {
+		return writePredictionCharts(c, dir, ps)
+	}
+	return nil
+}
+
+// writePredictionCharts draws every prediction of a study into dir: time to
+// train and efficiency with one line per variant, the step breakdown and
+// the timeline of each variant's largest configuration.
+func writePredictionCharts(c *cli.Context, dir string, ps []*predict.Prediction) error {
+	var runs []*scenarioRun
+	for _, p := range ps {
+		run := &scenarioRun{R: p.Scenario}
+		for _, row := range p.Rows {
+			if row.Result != nil {
+				run.Results = append(run.Results, row.Result)
+				run.TimeToTrain = append(run.TimeToTrain, row.Time)
+			}
+		}
+		if err := traceLast(run, c.Int("steps")); err != nil {
+			return err
+		}
+		runs = append(runs, run)
+	}
+	paths, err := writeScenarioCharts(c, dir, runs...)
+	for _, p := range paths {
+		fmt.Fprintf(c.App.ErrWriter, "predict: wrote %s\n", p)
+	}
+	return err
 }
 
 // parseCounts parses a comma-separated list of positive integers for
