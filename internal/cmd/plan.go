@@ -3,6 +3,7 @@ package cmd
 import (
 	"fmt"
 	"io"
+	"scaleplan/plots"
 	"slices"
 	"strconv"
 	"strings"
@@ -53,6 +54,7 @@ func planCommand() *cli.Command {
 			&cli.StringFlag{Name: "precisions", Usage: "compute precisions `P,...` (default those the device has)"},
 			&cli.IntFlag{Name: "steps", Value: sim.DefaultSteps, Usage: "optimizer steps to simulate for each kept configuration, `N` ≥ 2"},
 			&cli.IntFlag{Name: "examples", Value: 3, Usage: "infeasible examples `N` to show per reason in text and md"},
+			&cli.StringFlag{Name: "plot", Usage: "write the Pareto front (time vs cost) as PNG and SVG into `DIR`"},
 			formatFlag(),
 		},
 		Action: runPlan,
@@ -129,7 +131,39 @@ func runPlan(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	return writePlan(c.App.Writer, format, res, c.Int("examples"))
+	if err := writePlan(c.App.Writer, format, res, c.Int("examples")); err != nil {
+		return err
+	}
+	if dir := c.String("plot"); dir != "" {
+		return writeParetoChart(c, dir, res)
+	}
+	return nil
+}
+
+// writeParetoChart draws every kept candidate's time against its cost, the
+// Pareto front and the recommendation.
+func writeParetoChart(c *cli.Context, dir string, res *predict.PlanResult) error {
+	subject, _, _ := strings.Cut(res.Target, " (")
+	d := plots.ParetoData{Subject: subject, CostUnit: res.CostBasis}
+	for i := range res.Candidates {
+		cd := &res.Candidates[i]
+		d.Points = append(d.Points, plots.PlanPoint{
+			Label:    fmt.Sprintf("%s × %d", cd.Config.System, cd.Config.Devices),
+			Time:     cd.Row.Time,
+			Cost:     cd.Cost,
+			Chosen:   res.Recommended != nil && cd.Config == res.Recommended.Config,
+			Feasible: cd.Meets(),
+		})
+	}
+	ch, err := plots.Pareto(d)
+	if err != nil {
+		return fmt.Errorf("plan: chart: %w", err)
+	}
+	paths, err := writeCharts(dir, []*plots.Chart{ch}, nil)
+	for _, p := range paths {
+		fmt.Fprintf(c.App.ErrWriter, "plan: wrote %s\n", p)
+	}
+	return err
 }
 
 // splitList splits a comma-separated list, dropping empty items.

@@ -37,3 +37,23 @@ func TestPredictPlot(t *testing.T) {
 		}
 	}
 }
+
+// TestPlanPlot checks that plan --plot draws the Pareto chart.
+func TestPlanPlot(t *testing.T) {
+	dir := t.TempDir()
+	_, stderr, code := runCLI("plan", "--recipe", "mlperf-v0.7-resnet50", "--deadline", "2h", "--systems", "dgx-a100,zinrai-200h", "--max-devices", "64", "--plot", dir)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	f, err := os.Open(filepath.Join(dir, "pareto.png"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := png.Decode(f); err != nil {
+		t.Error(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "pareto.svg")); err != nil {
+		t.Error(err)
+	}
+}
