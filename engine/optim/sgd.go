@@ -53,26 +53,18 @@ func (o *SGD) Step(groups []Group, lr float64) {
 		if g.Exclude {
 			wd = 0
 		}
-		var buf []float32
-		if k == 1 {
-			buf = o.st.slots[gi][0]
+		if k == 0 {
+			sgdPlain(g.Params, g.Grads, wd, lr)
+			continue
 		}
-		for i, w32 := range g.Params {
-			w := float64(w32)
-			d := float64(g.Grads[i]) + wd*w
-			if buf != nil {
-				b := d
-				if !first {
-					b = mu*float64(buf[i]) + damp*d
-				}
-				buf[i] = float32(b)
-				if o.Nesterov {
-					d += mu * b
-				} else {
-					d = b
-				}
-			}
-			g.Params[i] = float32(w - lr*d)
+		buf := o.st.slots[gi][0]
+		switch {
+		case first:
+			sgdFirst(g.Params, g.Grads, buf, wd, lr, mu, o.Nesterov)
+		case o.Nesterov:
+			sgdNesterov(g.Params, g.Grads, buf, wd, lr, mu, damp)
+		default:
+			sgdMomentum(g.Params, g.Grads, buf, wd, lr, mu, damp)
 		}
 	}
 	o.st.steps++
@@ -80,3 +72,52 @@ func (o *SGD) Step(groups []Group, lr float64) {
 
 // StateLen returns the number of float32 momentum values held.
 func (o *SGD) StateLen() int { return o.st.size() }
+
+// The loops below are Step's update, one per case so that the inner loop
+// has no branches; each computes in float64 and rounds a stored value once.
+
+// sgdPlain is w ← w − lr·(g + λw).
+func sgdPlain(p, g []float32, wd, lr float64) {
+	g = g[:len(p)]
+	for i, w32 := range p {
+		w := float64(w32)
+		p[i] = float32(w - lr*(float64(g[i])+wd*w))
+	}
+}
+
+// sgdFirst is the first momentum step: the buffer starts at the gradient.
+func sgdFirst(p, g, buf []float32, wd, lr, mu float64, nesterov bool) {
+	g, buf = g[:len(p)], buf[:len(p)]
+	for i, w32 := range p {
+		w := float64(w32)
+		d := float64(g[i]) + wd*w
+		buf[i] = float32(d)
+		if nesterov {
+			d += mu * d
+		}
+		p[i] = float32(w - lr*d)
+	}
+}
+
+// sgdMomentum is b ← μb + (1−τ)d, w ← w − lr·b with d = g + λw.
+func sgdMomentum(p, g, buf []float32, wd, lr, mu, damp float64) {
+	g, buf = g[:len(p)], buf[:len(p)]
+	for i, w32 := range p {
+		w := float64(w32)
+		b := mu*float64(buf[i]) + damp*(float64(g[i])+wd*w)
+		buf[i] = float32(b)
+		p[i] = float32(w - lr*b)
+	}
+}
+
+// sgdNesterov is b ← μb + (1−τ)d, w ← w − lr·(d + μb).
+func sgdNesterov(p, g, buf []float32, wd, lr, mu, damp float64) {
+	g, buf = g[:len(p)], buf[:len(p)]
+	for i, w32 := range p {
+		w := float64(w32)
+		d := float64(g[i]) + wd*w
+		b := mu*float64(buf[i]) + damp*d
+		buf[i] = float32(b)
+		p[i] = float32(w - lr*(d+mu*b))
+	}
+}

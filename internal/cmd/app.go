@@ -85,5 +85,5 @@ func isCLIUsage(err error) bool {
 
 // commands lists the subcommands in the order --help shows them.
 func commands() []*cli.Command {
-	return []*cli.Command{catalogCommand(), simulateCommand(), fitCommand(), plotCommand(), reportCommand(), predictCommand(), planCommand(), validateCommand()}
+	return []*cli.Command{catalogCommand(), simulateCommand(), fitCommand(), plotCommand(), reportCommand(), predictCommand(), planCommand(), validateCommand(), benchCommand()}
 }

@@ -668,35 +668,36 @@ func scenarioKind(kind string) func(c *cli.Context, o *plotOptions, args []strin
 
 // writeFitCharts writes the charts of a fit report into dir, as `plot
 // throughput` and `plot steps` draw them, and says on stderr what it
-// wrote. A report with nothing to draw is noted, not an error.
-func writeFitCharts(c *cli.Context, dir string, rep *fit.Report, logs []*fit.Log) error {
+// wrote, its lines starting with the command name. A report with nothing
+// to draw is noted, not an error.
+func writeFitCharts(c *cli.Context, name, dir string, rep *fit.Report, logs []*fit.Log) error {
 	var charts []*plots.Chart
 	for _, d := range plots.ThroughputFromReport(rep, logs) {
 		ch, err := plots.Throughput(d)
 		if err != nil {
-			return fmt.Errorf("fit: throughput chart of %s: %w", d.Subject, err)
+			return fmt.Errorf("%s: throughput chart of %s: %w", name, d.Subject, err)
 		}
 		charts = append(charts, ch)
 	}
 	for _, d := range plots.StepsFromReport(rep) {
 		ch, err := plots.Steps(d)
 		if err != nil {
-			return fmt.Errorf("fit: steps chart of %s: %w", d.Subject, err)
+			return fmt.Errorf("%s: steps chart of %s: %w", name, d.Subject, err)
 		}
 		charts = append(charts, ch)
 	}
 	if len(charts) == 0 {
-		fmt.Fprintf(c.App.ErrWriter, "fit: no chart: the logs hold neither throughput measurements nor convergence records\n")
+		fmt.Fprintf(c.App.ErrWriter, "%s: no chart: the logs hold neither throughput measurements nor convergence records\n", name)
 		return nil
 	}
-	bar := newBar(c, "fit: charts", len(charts))
+	bar := newBar(c, name+": charts", len(charts))
 	paths, err := writeCharts(dir, charts, bar)
 	bar.Done()
 	for _, p := range paths {
-		fmt.Fprintf(c.App.ErrWriter, "fit: wrote %s\n", p)
+		fmt.Fprintf(c.App.ErrWriter, "%s: wrote %s\n", name, p)
 	}
 	if err != nil {
-		return fmt.Errorf("fit: %w", err)
+		return fmt.Errorf("%s: %w", name, err)
 	}
 	return nil
 }

@@ -106,7 +106,7 @@ func runFit(c *cli.Context) error {
 		}
 	}
 	if dir := c.String("plot"); dir != "" {
-		return writeFitCharts(c, dir, rep, logs)
+		return writeFitCharts(c, "fit", dir, rep, logs)
 	}
 	return nil
 }

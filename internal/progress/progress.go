@@ -145,6 +145,28 @@ func (b *Bar) Total(n int) {
 	b.draw()
 }
 
+// Printf writes a line of text (a newline is added if it has none) to
+// the bar's writer above the bar: it erases the bar if drawn, writes the
+// line and draws the bar again below it. A nil Bar cannot print: use
+// fmt.Fprintf on the writer instead.
+func (b *Bar) Printf(format string, args ...any) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	line := fmt.Sprintf(format, args...)
+	if !strings.HasSuffix(line, "\n") {
+		line += "\n"
+	}
+	if b.drawn {
+		line = "\r\x1b[K" + line
+		b.drawn = false
+	}
+	io.WriteString(b.w, line)
+	if b.on && b.now().Sub(b.start) >= b.delay {
+		b.last, b.drawn = b.now(), true
+		io.WriteString(b.w, "\r"+b.line(b.last)+"\x1b[K")
+	}
+}
+
 // Done erases the bar's line if it drew one; later calls draw nothing.
 func (b *Bar) Done() {
 	if b == nil {

@@ -207,3 +207,40 @@ func TestConcurrent(t *testing.T) {
 	}
 	b.Done()
 }
+
+// TestPrintf checks that a line printed through the bar appears above
+// it: before the delay as plain text, after it with the bar erased first
+// and drawn again below; on a writer that is not a terminal, plain text.
+func TestPrintf(t *testing.T) {
+	c := newClock()
+	var w bytes.Buffer
+	b := New(&w, "bench", 2, fake(c, time.Second))
+	b.Printf("first %d", 1)
+	if w.String() != "first 1\n" {
+		t.Fatalf("before the delay: %q", w.String())
+	}
+	w.Reset()
+	c.step(2 * time.Second)
+	b.Add(1)
+	w.Reset()
+	b.Printf("second\n")
+	want := "\r\x1b[Ksecond\n\rbench [###############---------------]  1/2  2.0 s\x1b[K"
+	if w.String() != want {
+		t.Errorf("after the delay\n got %q\nwant %q", w.String(), want)
+	}
+	w.Reset()
+	b.Done()
+	b.Printf("after")
+	if w.String() != "\r\x1b[Kafter\n" {
+		t.Errorf("after Done: %q", w.String())
+	}
+
+	var p bytes.Buffer
+	q := New(&p, "x", 2, &Options{Delay: -1, Now: c.now}) // not a terminal
+	q.Add(1)
+	q.Printf("line")
+	q.Done()
+	if p.String() != "line\n" {
+		t.Errorf("not a terminal: %q", p.String())
+	}
+}

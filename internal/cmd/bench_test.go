@@ -1,0 +1,376 @@
+package cmd
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"scaleplan/engine/dist"
+	"scaleplan/engine/tensor"
+	"scaleplan/internal/benchlog"
+	"scaleplan/model"
+)
+
+// TestMain lets the test binary serve as the worker program of
+// `bench --transport tcp`, which starts this executable with the
+// arguments "bench worker" and the dist environment variables.
+func TestMain(m *testing.M) {
+	if dist.IsWorker() {
+		_, stderr, code := runBenchApp("bench", "worker")
+		os.Stderr.WriteString(stderr)
+		os.Exit(code)
+	}
+	os.Exit(m.Run())
+}
+
+// runBenchApp runs the application, with the bench command added if the
+// command list does not have it yet, as Main does.
+func runBenchApp(args ...string) (stdout, stderr string, code int) {
+	var out, errb bytes.Buffer
+	app := newApp(&out, &errb)
+	if app.Command("bench") == nil {
+		app.Commands = append(app.Commands, benchCommand())
+	}
+	if app.Command("fit") == nil {
+		app.Commands = append(app.Commands, fitCommand())
+	}
+	err := app.Run(append([]string{"scaleplan"}, args...))
+	code = exitOK
+	if err != nil {
+		errb.WriteString("scaleplan: " + err.Error() + "\n")
+		code = exitRuntime
+		var ue usageError
+		if errors.As(err, &ue) || isCLIUsage(err) {
+			code = exitUsage
+		}
+	}
+	return out.String(), errb.String(), code
+}
+
+// readLog reads a bench log, failing the test on any bad line.
+func readLog(t *testing.T, path string) []benchlog.Record {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var recs []benchlog.Record
+	r := benchlog.NewReader(f)
+	for {
+		rec, err := r.Next()
+		if err == io.EOF {
+			return recs
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		recs = append(recs, rec)
+	}
+}
+
+// checkHeader checks the first record describes the run and the machine.
+func checkHeader(t *testing.T, recs []benchlog.Record, run, command string) {
+	t.Helper()
+	if len(recs) == 0 || recs[0].Kind != benchlog.KindHeader {
+		t.Fatalf("log does not start with a header: %+v", recs)
+	}
+	h := recs[0]
+	m := h.Machine
+	if h.Run != run || h.Tool != benchTool || m == nil || m.Cores < 1 || m.Backend != tensor.BackendDetail() || !strings.Contains(m.Framework, "go1.") {
+		t.Errorf("header %+v, machine %+v", h, m)
+	}
+	if h.Config["command"] != command || h.Config["engine"] == nil {
+		t.Errorf("header config %v lacks the command %q and the engine configuration", h.Config, command)
+	}
+	for _, r := range recs[1:] {
+		if r.Run != run || r.Kind == benchlog.KindHeader {
+			t.Errorf("record %+v: want run %q and no second header", r, run)
+		}
+	}
+}
+
+func TestBenchThroughput(t *testing.T) {
+	dir := t.TempDir()
+	log := filepath.Join(dir, "tp.jsonl")
+	charts := filepath.Join(dir, "charts")
+	stdout, stderr, code := runBenchApp("bench", "throughput", "--data", "synthetic", "--workers", "1,2", "--batch", "4,8",
+		"--steps", "3", "--warmup", "1", "--step-records", "--run", "t1", "--out", log, "--format", "csv", "--plot", charts)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	recs := readLog(t, log)
+	checkHeader(t, recs, "t1", "bench throughput")
+	var meas, steps int
+	for _, r := range recs[1:] {
+		switch r.Kind {
+		case benchlog.KindMeasurement:
+			meas++
+			if r.Model != "mlp" || r.Device != "localhost" || r.Transport != "inproc" || r.GlobalBatch != r.Workers*r.Batch || r.Steps != 3 || r.Phases == nil {
+				t.Errorf("measurement %+v", r)
+			}
+		case benchlog.KindStep:
+			steps++
+		}
+	}
+	if meas != 4 || steps != 12 {
+		t.Errorf("%d measurements and %d step records, want 4 and 12", meas, steps)
+	}
+	if n := strings.Count(stderr, "bench: mlp workers"); n != 4 {
+		t.Errorf("stderr has %d progress lines, want 4:\n%s", n, stderr)
+	}
+	if lines := strings.Split(strings.TrimSpace(stdout), "\n"); len(lines) != 5 || !strings.HasPrefix(lines[0], "workers,batch,global_batch") {
+		t.Errorf("stdout is not a CSV table of 4 rows:\n%s", stdout)
+	}
+	checkChartDir(t, charts, 2) // the throughput chart, PNG and SVG
+	// fit reads the log and fits each worker count.
+	fout, ferr, code := runBenchApp("fit", log)
+	if code != exitOK || !strings.Contains(fout, "mlp") {
+		t.Errorf("fit: exit %d\n%s\n%s", code, fout, ferr)
+	}
+}
+
+// bench --transport tcp starts this test binary as worker processes.
+func TestBenchThroughputTCP(t *testing.T) {
+	log := filepath.Join(t.TempDir(), "tcp.jsonl")
+	_, stderr, code := runBenchApp("bench", "throughput", "--data", "synthetic", "--transport", "tcp", "--workers", "2", "--batch", "4",
+		"--steps", "2", "--warmup", "1", "--out", log, "--timeout", "1m")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	recs := readLog(t, log)
+	if len(recs) != 2 || recs[1].Transport != "tcp" || recs[1].Workers != 2 {
+		t.Errorf("records %+v, want a header and one tcp measurement of 2 workers", recs)
+	}
+}
+
+// bench with no subcommand and --framework torch runs the PyTorch bench
+// script (Debian's python3-torch in CI), writes its log and prints a
+// table; fit reads the log. This is the command of the README.
+func TestBenchTorch(t *testing.T) {
+	log := filepath.Join(t.TempDir(), "torch.jsonl")
+	charts := filepath.Join(filepath.Dir(log), "charts")
+	stdout, stderr, code := runBenchApp("bench", "--framework", "torch", "--model", "cnn", "--batch", "4,16,64", "--steps", "3",
+		"--warmup", "1", "--device", "cpu", "--threads", "1", "--run", "tt", "--out", log, "--format", "csv", "--plot", charts)
+	if code != exitOK {
+		if strings.Contains(stderr, "cannot import torch") || strings.Contains(stderr, "no python3") {
+			t.Fatalf("PyTorch is needed (apt install python3-torch python3-torchvision): %s", stderr)
+		}
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	recs := readLog(t, log)
+	if len(recs) == 0 || recs[0].Kind != benchlog.KindHeader || recs[0].Tool != "torchbench" || recs[0].Run != "tt" {
+		t.Fatalf("first record %+v, want the torchbench header of run tt", recs[0])
+	}
+	var batches []int
+	for _, r := range recs[1:] {
+		if r.Kind == benchlog.KindMeasurement {
+			if r.Model != "cnn" || r.Steps != 3 || !(r.SamplesPerSec > 0) {
+				t.Errorf("measurement %+v", r)
+			}
+			batches = append(batches, r.Batch)
+		}
+	}
+	if fmt.Sprint(batches) != "[4 16 64]" {
+		t.Errorf("measured batches %v, want [4 16 64]", batches)
+	}
+	lines := strings.Split(strings.TrimSpace(stdout), "\n")
+	if len(lines) != 4 || !strings.HasPrefix(lines[0], "model,precision,workers,batch") || !strings.HasPrefix(lines[1], "cnn,fp32,1,4,4,3,") {
+		t.Errorf("stdout is not a CSV table of 3 measurements:\n%s", stdout)
+	}
+	checkChartDir(t, charts, 2)
+	fout, ferr, code := runBenchApp("fit", log)
+	if code != exitOK || !strings.Contains(fout, "cnn") || !strings.Contains(fout, "R²") {
+		t.Errorf("fit: exit %d\n%s\n%s", code, fout, ferr)
+	}
+}
+
+// checkChartDir checks that dir holds n chart files and that each decodes.
+func checkChartDir(t *testing.T, dir string, n int) {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(dir, "*"))
+	if err != nil || len(files) != n {
+		t.Fatalf("%s holds %v, want %d chart files (%v)", dir, files, n, err)
+	}
+	for _, f := range files {
+		checkChartFile(t, f)
+	}
+}
+
+// A chart that cannot be written fails the command after the log and the
+// table are out: nothing measured is lost.
+func TestBenchPlotFails(t *testing.T) {
+	dir := t.TempDir()
+	log, file := filepath.Join(dir, "tp.jsonl"), filepath.Join(dir, "file")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	stdout, stderr, code := runBenchApp("bench", "throughput", "--data", "synthetic", "--batch", "4,8", "--steps", "1", "--warmup", "0",
+		"--out", log, "--plot", filepath.Join(file, "charts"))
+	if code != exitRuntime || !strings.Contains(stderr, "not a directory") {
+		t.Errorf("exit %d, stderr:\n%s", code, stderr)
+	}
+	if recs := readLog(t, log); len(recs) != 3 || !strings.Contains(stdout, "samples_per_s") {
+		t.Errorf("%d records, stdout:\n%s", len(recs), stdout)
+	}
+}
+
+func TestTorchTable(t *testing.T) {
+	log := `{"kind":"header","run":"r","tool":"torchbench","machine":{"framework":"torch 2.5.1","device_name":"NVIDIA H100"}}
+{"kind":"measurement","run":"r","model":"resnet50","precision":"amp-bf16","workers":8,"batch":256,"steps":20,"step_time_s":0.25,"step_time_std_s":0.001,"samples_per_s":8192,"peak_memory_bytes":40e9}
+{"kind":"oom","run":"r","model":"resnet50","precision":"amp-bf16","workers":8,"batch":512}
+`
+	tb, err := torchTable(strings.NewReader(log))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	if err := tb.write(&b, "csv"); err != nil {
+		t.Fatal(err)
+	}
+	want := "model,precision,workers,batch,global_batch,steps,step_ms,std_ms,samples_per_s,peak_memory\n" +
+		"resnet50,amp-bf16,8,256,2048,20,250.00,1.00,8192,40 GB\n" +
+		"resnet50,amp-bf16,8,512,4096,,,,out of memory,\n"
+	if b.String() != want || tb.Title != "torch throughput, torch 2.5.1 NVIDIA H100" {
+		t.Errorf("table %q\n%s\nwant\n%s", tb.Title, b.String(), want)
+	}
+	if _, err := torchTable(strings.NewReader(log + "{\"kind\":\"measurement\"")); err == nil {
+		t.Error("a truncated log gave no error")
+	}
+}
+
+func TestBenchSteps(t *testing.T) {
+	dir := t.TempDir()
+	log, charts := filepath.Join(dir, "steps.jsonl"), filepath.Join(dir, "charts")
+	stdout, stderr, code := runBenchApp("bench", "steps", "--data", "synthetic", "--hidden", "64", "--batch", "16,32,64", "--target", "0.25",
+		"--max-epochs", "0.2", "--validation", "500", "--lr", "0.01", "--lr-batch", "16", "--lr-factors", "0.5,1", "--lr-max", "0.015",
+		"--eval-every", "5", "--out", log, "--run", "s1", "--plot", charts)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	recs := readLog(t, log)
+	checkHeader(t, recs, "s1", "bench steps")
+	if len(recs) != 4 {
+		t.Fatalf("%d records, want a header and 3 convergence records", len(recs))
+	}
+	checkChartDir(t, charts, 2) // the steps-to-target chart, PNG and SVG
+	for i, r := range recs[1:] {
+		b := []int{16, 32, 64}[i]
+		if r.Kind != benchlog.KindConvergence || r.GlobalBatch != b || r.Target != 0.25 || r.StepsToTarget < 1 || r.LearningRate <= 0 || r.LearningRate > 0.015 {
+			t.Errorf("record %+v", r)
+		}
+	}
+	if !strings.Contains(stdout, "global_batch") || strings.Count(stderr, "bench: mlp-784-64-10 batch") < 3 {
+		t.Errorf("stdout:\n%s\nstderr:\n%s", stdout, stderr)
+	}
+}
+
+func TestBenchTrain(t *testing.T) {
+	log := filepath.Join(t.TempDir(), "train.jsonl")
+	stdout, stderr, code := runBenchApp("bench", "train", "--data", "synthetic", "--hidden", "64", "--epochs", "0.05", "--batch", "16", "--lr", "0.01",
+		"--target", "0.2", "--out", log)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	recs := readLog(t, log)
+	checkHeader(t, recs, "bench-train-mlp", "bench train")
+	if len(recs) != 2 || recs[1].Kind != benchlog.KindConvergence || recs[1].Batch != 16 || recs[1].LearningRate != 0.01 || recs[1].Target != 0.2 {
+		t.Fatalf("records %+v", recs)
+	}
+	if want := fmt.Sprintf("final test accuracy %.4f", recs[1].Accuracy); !strings.Contains(stdout, want) {
+		t.Errorf("stdout lacks %q:\n%s", want, stdout)
+	}
+}
+
+// The engine recipes of the model profiles become engine settings.
+func TestRecipeConfig(t *testing.T) {
+	_, stderr, code := runBenchApp("bench", "train", "--recipe", "mlperf-v0.7-resnet50", "--data", "synthetic")
+	if code != exitRuntime || !strings.Contains(stderr, "trains resnet50; the engine trains mlp or cnn") {
+		t.Errorf("resnet50 recipe: exit %d: %s", code, stderr)
+	}
+	prof, err := model.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"engine-mlp", "engine-cnn"} {
+		r, err := prof.Recipe(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg, target, err := recipeConfig(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// engine.yaml: batch 64 on one device, momentum 0.9, lr 0.05
+		// constant, 10 epochs; targets 0.88 (mlp) and 0.90 (cnn).
+		want := map[string]float64{"engine-mlp": 0.88, "engine-cnn": 0.90}[name]
+		if cfg.Batch != 64 || cfg.Workers != 1 || cfg.Epochs != 10 || cfg.Optimizer.Kind != "sgd" || cfg.Optimizer.Momentum != 0.9 ||
+			cfg.Schedule.Kind != "constant" || cfg.Schedule.Base != 0.05 || target != want {
+			t.Errorf("%s: %+v, target %g", name, cfg, target)
+		}
+	}
+}
+
+func TestBenchWarnsWithoutCoreType(t *testing.T) {
+	t.Setenv("OPENBLAS_CORETYPE", "")
+	var b bytes.Buffer
+	warnBackend(&b)
+	if warned := strings.Contains(b.String(), "OPENBLAS_CORETYPE is not set"); warned != (tensor.Backend() == "openblas") {
+		t.Errorf("backend %s: warning %q", tensor.Backend(), b.String())
+	}
+	t.Setenv("OPENBLAS_CORETYPE", "SkylakeX")
+	b.Reset()
+	if warnBackend(&b); b.Len() != 0 {
+		t.Errorf("warning with the variable set: %q", b.String())
+	}
+}
+
+// TestBenchErrors pins the usage and runtime errors of bench against
+// testdata/bench/errors.golden (go test -update rewrites it).
+func TestBenchErrors(t *testing.T) {
+	var got strings.Builder
+	for _, args := range [][]string{
+		{"bench", "throughput", "--framework", "mxnet"},
+		{"bench", "--framework", "torch", "--transport", "tcp"},
+		{"bench", "--framework", "torch", "--workers", "1,2"},
+		{"bench", "--framework", "torch", "--model", "resnet51"},
+		{"bench", "--framework", "torch", "--device", "cpu", "--precision", "amp-fp16"},
+		{"bench", "throughput", "--precision", "amp-bf16"},
+		{"bench", "throughput", "--format", "xml"},
+		{"bench", "throughput", "--workers", "0"},
+		{"bench", "throughput", "--batch", "8,-1"},
+		{"bench", "throughput", "--bucket", "1024"},
+		{"bench", "throughput", "--model", "resnet", "--data", "synthetic"},
+		{"bench", "throughput", "--transport", "udp", "--data", "synthetic"},
+		{"bench", "throughput", "extra"},
+		{"bench", "throughput", "--data", "/nonexistent", "--batch", "4", "--steps", "1"},
+		{"bench", "throughput", "--data", "synthetic", "--batch", "8000", "--steps", "1"},
+		{"bench", "steps", "--workers", "3", "--batch", "16"},
+		{"bench", "steps", "--target", "85"},
+		{"bench", "train", "--recipe", "nosuch"},
+		{"bench", "train", "--model", "cnn", "--recipe", "engine-mlp"},
+		{"bench", "worker"},
+	} {
+		_, stderr, code := runBenchApp(args...)
+		fmt.Fprintf(&got, "$ scaleplan %s\n-- exit %d --\n%s", strings.Join(args, " "), code, stderr)
+	}
+	path := filepath.Join("testdata", "bench", "errors.golden")
+	if updating() {
+		if err := os.WriteFile(path, []byte(got.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (go test -update creates it)", err)
+	}
+	if got.String() != string(want) {
+		t.Errorf("output differs from %s (go test -update rewrites it):\n%s", path, got.String())
+	}
+}

@@ -1,0 +1,146 @@
+package cmd
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"scaleplan/engine/torchbench"
+	"scaleplan/internal/benchlog"
+	"scaleplan/internal/units"
+)
+
+// torchFlags are the flags of `bench throughput` that only
+// --framework torch reads.
+func torchFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "precision", Usage: "torch: `P,...` of fp32, tf32, amp-fp16, amp-bf16 (default fp32)"},
+		&cli.StringFlag{Name: "device", Usage: "torch: auto (CUDA when available), cpu or cuda (default auto)"},
+		&cli.StringFlag{Name: "python", Usage: "torch: interpreter to try first (default python3 on PATH, then /usr/bin/python3)"},
+		&cli.IntFlag{Name: "image-size", Usage: "torch: square input size in pixels of the image models (default each model's own)"},
+		&cli.BoolFlag{Name: "channels-last", Usage: "torch: train convolutional models in channels_last"},
+		&cli.BoolFlag{Name: "compile", Usage: "torch: wrap the model in torch.compile (torch 2.0 or later)"},
+	}
+}
+
+// Flags of `bench throughput` that only one framework reads; setting one
+// for the other framework is a usage error rather than silently ignored.
+var (
+	torchOnlyFlags  = []string{"precision", "device", "python", "image-size", "channels-last", "compile"}
+	engineOnlyFlags = []string{"hidden", "data", "seed", "transport", "overlap", "bucket", "prefetch", "timeout", "accumulate", "lr", "repeat"}
+)
+
+// checkFrameworkFlags returns a usage error naming the first flag set on
+// the command line that framework does not read.
+func checkFrameworkFlags(c *cli.Context, framework string) error {
+	other := torchOnlyFlags
+	if framework == "torch" {
+		other = engineOnlyFlags
+	}
+	for _, f := range other {
+		if c.IsSet(f) {
+			return usagef("--%s does not apply to --framework %s", f, framework)
+		}
+	}
+	return nil
+}
+
+// torchOptions returns the torchbench options the flags of `bench
+// throughput --framework torch` describe.
+func torchOptions(c *cli.Context) (torchbench.Options, error) {
+	opt := torchbench.Options{
+		Python: c.String("python"), Models: []string{c.String("model")}, Precision: c.String("precision"),
+		Steps: c.Int("steps"), Warmup: c.Int("warmup"), ChannelsLast: c.Bool("channels-last"), Compile: c.Bool("compile"),
+		Device: c.String("device"), ImageSize: c.Int("image-size"), Threads: c.Int("threads"),
+		StepRecords: c.Bool("step-records"), Run: runName(c, "throughput"),
+	}
+	if opt.Warmup == 0 {
+		opt.Warmup = -1 // no warm-up, as asked; torchbench's 0 means its default
+	}
+	if c.IsSet("batch") {
+		opt.Batches = c.IntSlice("batch")
+	}
+	if c.IsSet("workers") {
+		w := c.IntSlice("workers")
+		if len(w) != 1 {
+			return opt, usagef("--framework torch measures one worker count per run, got --workers %s (run it once per count)", joinInts(w))
+		}
+		opt.NProc = w[0]
+	}
+	if err := opt.Validate(); err != nil {
+		return opt, usagef("bench throughput --framework torch: %v", strings.ReplaceAll(err.Error(), "\n", "; "))
+	}
+	return opt, nil
+}
+
+// runBenchTorch is `bench throughput --framework torch`: it runs the
+// PyTorch bench script (engine/torchbench), writes its log to --out
+// atomically and prints a table of what it measured.
+func runBenchTorch(c *cli.Context) error {
+	if err := checkFrameworkFlags(c, "torch"); err != nil {
+		return err
+	}
+	format := c.String("format")
+	if err := checkFormat(format); err != nil {
+		return err
+	}
+	opt, err := torchOptions(c)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := benchContext(c)
+	defer cancel()
+	var log bytes.Buffer
+	if err := torchbench.Bench(ctx, opt, &log, c.App.ErrWriter); err != nil {
+		return fmt.Errorf("bench throughput --framework torch: %w", err)
+	}
+	t, err := torchTable(bytes.NewReader(log.Bytes()))
+	if err != nil {
+		return fmt.Errorf("bench throughput --framework torch: %w", err)
+	}
+	return finish(c, log.Bytes(), t, format)
+}
+
+// torchTable returns the measurement and out-of-memory records of a
+// torchbench log as a table.
+func torchTable(r io.Reader) (*table, error) {
+	t := &table{Header: []string{"model", "precision", "workers", "batch", "global_batch", "steps", "step_ms", "std_ms", "samples_per_s", "peak_memory"}}
+	br := benchlog.NewReader(r)
+	for {
+		rec, err := br.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		switch rec.Kind {
+		case benchlog.KindHeader:
+			if m := rec.Machine; m != nil {
+				dev := m.DeviceName
+				if dev == "" {
+					dev = m.CPU
+				}
+				t.Title = strings.TrimSpace(fmt.Sprintf("torch throughput, %s %s", m.Framework, dev))
+			}
+		case benchlog.KindMeasurement:
+			mem := ""
+			if rec.PeakMemory > 0 {
+				mem = units.Bytes(rec.PeakMemory).String()
+			}
+			t.Rows = append(t.Rows, []string{rec.Model, rec.Precision, strconv.Itoa(max(rec.Workers, 1)), strconv.Itoa(rec.Batch),
+				strconv.Itoa(rec.EffectiveGlobalBatch()), strconv.Itoa(rec.Steps),
+				strconv.FormatFloat(rec.StepTime*1e3, 'f', 2, 64), strconv.FormatFloat(rec.StepTimeStd*1e3, 'f', 2, 64),
+				strconv.FormatFloat(rec.SamplesPerSec, 'f', 0, 64), mem})
+		case benchlog.KindOOM:
+			t.Rows = append(t.Rows, []string{rec.Model, rec.Precision, strconv.Itoa(max(rec.Workers, 1)), strconv.Itoa(rec.Batch),
+				strconv.Itoa(rec.EffectiveGlobalBatch()), "", "", "", "out of memory", ""})
+		}
+	}
+	return t, nil
+}
