@@ -79,3 +79,38 @@ func BenchmarkStep(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkTrace times the configuration of BenchmarkStep, 2 steps with
+// the last traced and written as JSON, with the hierarchical all-reduce
+// and with a flat ring (2046 flows per bucket, every link busy), to
+// bound the cost of --trace. Compare with BenchmarkStep's steps=1.
+func BenchmarkTrace(b *testing.B) {
+	for _, alg := range []Algorithm{Hierarchical, Ring} {
+		b.Run(fmt.Sprintf("gpus=1024/%v", alg), func(b *testing.B) {
+			c := resnet50OnDGXA100(b, 128)
+			c.Comm.Algorithm = alg
+			c.Steps, c.TraceSteps = 2, 1
+			var size int
+			b.ReportAllocs()
+			for range b.N {
+				res, err := Run(c)
+				if err != nil {
+					b.Fatal(err)
+				}
+				var w countWriter
+				if err := res.Trace.WriteJSON(&w); err != nil {
+					b.Fatal(err)
+				}
+				size = int(w)
+			}
+			b.ReportMetric(float64(size), "trace-bytes")
+		})
+	}
+}
+
+type countWriter int
+
+func (w *countWriter) Write(p []byte) (int, error) {
+	*w += countWriter(len(p))
+	return len(p), nil
+}

@@ -116,6 +116,47 @@
 //
 // from a PCG generator seeded with Config.Seed, devices in order.
 //
+// # Traces
+//
+// With Config.TraceSteps = n the last n steps are recorded as Chrome
+// trace events (Result.Trace, Trace.WriteJSON), which Perfetto loads as
+// tracks grouped in processes: "devices" (one track per traced device,
+// tiling the steps with compute and named waits; beyond MaxTracedDevices
+// the first node's, the slowest and the last), "gradient exchange" (each
+// stage's buckets), "input pipeline" (node 0's read, decode and copy, and
+// the shared database file) and "links".
+//
+// The "links" process has one track per link that carried bytes in the
+// traced steps, named in words with its bandwidth ("node 3 NIC out
+// (11.88 GB/s)", "device 5 intra-node in", "node 0 host memory", "fabric
+// core", "shared storage"); idle links have none. Beyond MaxTracedDevices
+// only the links of the devices whose tracks may be kept (the first node's
+// and the last), of the first and the last node, and the shared ones
+// (fabric core, parameter servers, shared storage) are traced. A link's
+// track is a sequence of slices, one per interval during which the set of
+// flows it carries and their rates stay the same: a slice begins or ends
+// whenever a flow crossing the link starts or stops moving bytes or any of
+// their rates changes, and a slice is continued rather than split when
+// the next one carries the same flows at the same rates (ring steps
+// back to back, reads of successive micro-batches). Slices never overlap
+// (Chrome's format forbids overlapping complete events on one track), so
+// processor sharing shows as one slice naming all the flows sharing the
+// link:
+//
+//	name         the flows' labels joined by " + ", "×k" for k streams
+//	             ("ring bucket 3", "input read, node 0 + input read, node 1",
+//	             "activations stage 0→1, micro-batch 2", "database read,
+//	             node 1", "host-staged bucket 0 ×2")
+//	flows        the number of streams on the link
+//	share        each stream's rate ("6.25 GB/s each", or per label)
+//	load         the sum of the rates
+//	utilisation  load over the link's bandwidth, in [0, 1]
+//
+// Two equal flows of S bytes on an otherwise idle link of bandwidth B
+// thus show as one slice of length 2S/B with flows 2, share B/2 each and
+// utilisation 1. Recording costs nothing when TraceSteps is 0; the trace
+// repeats byte for byte for the same Config.
+//
 // # Determinism
 //
 // There is no wall clock and no global random source. The same Config

@@ -222,8 +222,11 @@ func FuzzSim(f *testing.F) {
 				}
 			}
 		}
-		// Determinism.
-		again, err := Run(c)
+		// Determinism, and a trace changes nothing but itself: a traced
+		// run gives the same result, and its trace repeats byte for byte.
+		traced := c
+		traced.TraceSteps = 1 + int(seed%3)
+		again, err := Run(traced)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -231,6 +234,22 @@ func FuzzSim(f *testing.F) {
 		b, _ := json.Marshal(again)
 		if !bytes.Equal(a, b) || fmt.Sprintf("%x", res.StepTime) != fmt.Sprintf("%x", again.StepTime) {
 			t.Fatalf("two runs differ:\n%s\n%s", a, b)
+		}
+		if again.Trace != nil {
+			third, err := Run(traced)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var x, y bytes.Buffer
+			if err := again.Trace.WriteJSON(&x); err != nil {
+				t.Fatal(err)
+			}
+			if err := third.Trace.WriteJSON(&y); err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(x.Bytes(), y.Bytes()) {
+				t.Fatalf("two traces differ (%d and %d bytes)", x.Len(), y.Len())
+			}
 		}
 		// Monotone throughput.
 		if !eligible(&c) {

@@ -34,6 +34,7 @@ type loader struct {
 	pending   []int // batches whose ready event is scheduled, in order
 
 	path     *netsim.Path // shared storage
+	client   *netsim.Link // this node's link to the shared storage
 	flowDone func(*netsim.Flow)
 	readEv   loaderReadEvent
 	readyEv  loaderReadyEvent
@@ -75,6 +76,7 @@ func (r *run) newLoaders() {
 	net := r.topo.Network()
 	if in.Storage == Shared || in.Storage == SharedDB {
 		agg = net.AddLink("storage", in.Shared.Aggregate, 0)
+		r.storage = agg
 	}
 	readers := 0
 	for node := range c.Nodes {
@@ -99,7 +101,8 @@ func (r *run) newLoaders() {
 		case Local:
 			l.dRead = bytes / float64(in.Local)
 		case Shared, SharedDB:
-			links := []*netsim.Link{agg, net.AddLink("client["+strconv.Itoa(node)+"]", in.Shared.PerClient, 0)}
+			l.client = net.AddLink("client["+strconv.Itoa(node)+"]", in.Shared.PerClient, 0)
+			links := []*netsim.Link{agg, l.client}
 			if _, nicIn := r.topo.NIC(node, 0); nicIn != nil {
 				links = append(links, nicIn)
 			}
@@ -153,7 +156,12 @@ func (l *loader) startRead() {
 	case Local, Cached:
 		r.s.AtEvent(units.Seconds(l.readStart+l.dRead), &l.readEv)
 	case Shared:
-		r.topo.Network().Transfer(l.path, units.Bytes(float64(l.n*float64(r.c.Input.SampleBytes))), l.flowDone)
+		net := r.topo.Network()
+		if r.tr != nil {
+			net.Label = "input read, node " + strconv.Itoa(l.node)
+		}
+		net.Transfer(l.path, units.Bytes(float64(l.n*float64(r.c.Input.SampleBytes))), l.flowDone)
+		net.Label = ""
 	case SharedDB:
 		r.db.request(l)
 	}
@@ -247,7 +255,12 @@ func (d *dbServer) serve() {
 
 func (d *dbServer) transfer() {
 	l := d.cur
-	d.r.topo.Network().Transfer(l.path, units.Bytes(float64(l.n*float64(d.r.c.Input.SampleBytes))), d.doneFn)
+	net := d.r.topo.Network()
+	if d.r.tr != nil {
+		net.Label = "database read, node " + strconv.Itoa(l.node)
+	}
+	net.Transfer(l.path, units.Bytes(float64(l.n*float64(d.r.c.Input.SampleBytes))), d.doneFn)
+	net.Label = ""
 }
 
 func (d *dbServer) done(*netsim.Flow) {

@@ -157,6 +157,7 @@ type run struct {
 	groups  []group
 	loaders []*loader
 	db      *dbServer
+	storage *netsim.Link // the shared storage's aggregate link, if any
 
 	sched     [][]task // per stage
 	fwd, bwd  float64  // per stage, before jitter
@@ -246,11 +247,14 @@ func newRun(c *Config) (*run, error) {
 		g.release = make([]float64, len(g.buckets))
 		g.doneFn = g.bucketDone
 	}
+	if c.TraceSteps > 0 {
+		r.tr = newTracer(r) // before the loaders, whose first reads are labelled
+	}
 	if c.Input.Storage != Synthetic {
 		r.newLoaders()
 	}
-	if c.TraceSteps > 0 {
-		r.tr = newTracer(r)
+	if r.tr != nil {
+		r.tr.watchLinks()
 	}
 	return r, nil
 }
@@ -388,6 +392,9 @@ func (r *run) startStep() {
 		for j := range k.actAt {
 			k.actAt[j], k.actSent[j], k.gradAt[j], k.gradSent[j] = -1, -1, -1, -1
 		}
+	}
+	if r.tr != nil && r.step == r.tr.from {
+		r.tr.observe() // the links' flows as the traced steps begin
 	}
 	for i := range r.ranks {
 		r.ranks[i].try()
@@ -592,7 +599,15 @@ func (r *run) flush() {
 			r.groupPaths[string(key)] = path
 		}
 		mb, back, step := g.mb, g.back, r.step
-		r.topo.Network().Transfer(path, bytes, func(*netsim.Flow) {
+		net := r.topo.Network()
+		if r.tr != nil {
+			what, to := "activations", src[0]%S+1
+			if back {
+				what, to = "gradients", src[0]%S-1
+			}
+			net.Label = fmt.Sprintf("%s stage %d→%d, micro-batch %d", what, src[0]%S, to, mb)
+		}
+		net.Transfer(path, bytes, func(*netsim.Flow) {
 			if r.step != step {
 				return
 			}
@@ -600,6 +615,7 @@ func (r *run) flush() {
 				r.arrive(d, mb, back)
 			}
 		})
+		net.Label = ""
 	}
 }
 
@@ -651,9 +667,22 @@ func (g *group) startBucket() {
 		ranks = g.ranks
 	}
 	g.arStart = float64(r.s.Now())
+	net := r.topo.Network()
+	if r.tr != nil {
+		net.Label = r.bucketName(g, g.next)
+	}
 	if err := r.topo.AllReduce(r.c.Comm.Algorithm.netsim(), g.buckets[g.next], ranks, g.doneFn); err != nil {
 		r.err = fmt.Errorf("%w: stage %d: %w", ErrConfig, g.stage, err)
 	}
+	net.Label = ""
+}
+
+// bucketName names bucket i of g's all-reduce for the links' tracks.
+func (r *run) bucketName(g *group, i int) string {
+	if r.c.Stages > 1 {
+		return fmt.Sprintf("%v bucket %d, stage %d", r.c.Comm.Algorithm, i, g.stage)
+	}
+	return fmt.Sprintf("%v bucket %d", r.c.Comm.Algorithm, i)
 }
 
 func (g *group) bucketDone(*netsim.Result) {

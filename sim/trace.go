@@ -14,8 +14,9 @@ const MaxTracedDevices = 16
 // Trace is a recording of simulated steps as Chrome trace events, which
 // Perfetto (ui.perfetto.dev) and chrome://tracing load: one track per
 // traced device, one per gradient exchange stream (a pipeline stage's
-// replicas), one per input-pipeline stage of the first node, and one for
-// the shared database file.
+// replicas), one per input-pipeline stage of the first node, one for
+// the shared database file, and one per traced link that carried bytes
+// (see the package documentation, "Traces").
 type Trace struct {
 	Events []TraceEvent
 }
@@ -26,8 +27,8 @@ type TraceEvent struct {
 	Name string            `json:"name"`
 	Cat  string            `json:"cat,omitempty"`
 	Ph   string            `json:"ph"`
-	Ts   float64           `json:"ts"`            // start, microseconds of simulated time
-	Dur  float64           `json:"dur,omitempty"` // microseconds
+	Ts   float64           `json:"ts"`  // start, microseconds of simulated time
+	Dur  float64           `json:"dur"` // microseconds; 0 for metadata
 	Pid  int               `json:"pid"`
 	Tid  int               `json:"tid"`
 	Args map[string]string `json:"args,omitempty"`
@@ -47,6 +48,7 @@ const (
 	pidDevices = 1
 	pidComm    = 2
 	pidInput   = 3
+	pidLinks   = 4
 )
 
 type span struct {
@@ -65,13 +67,32 @@ type tracer struct {
 	busy       []float64 // compute per rank over the traced steps
 	start, end float64
 	started    bool
+	links      linkRecorder
 }
 
 func newTracer(r *run) *tracer {
 	return &tracer{r: r, from: max(0, r.c.Steps-r.c.TraceSteps), busy: make([]float64, len(r.ranks))}
 }
 
+// watchLinks starts recording the links' flows; every link must have been
+// added. The asynchronous parameter server, which has no steps to trace,
+// records none.
+func (t *tracer) watchLinks() {
+	if t.r.c.Comm.Algorithm == AsyncParameterServer {
+		return
+	}
+	t.links.init(t.r)
+	t.r.topo.Network().OnChange = t.observe
+}
+
 func (t *tracer) on() bool { return t.r.step >= t.from }
+
+// observe records the links' flows when the traced steps are running.
+func (t *tracer) observe() {
+	if t.on() && !t.links.stopped {
+		t.links.observe(t.r.topo.Network(), float64(t.r.s.Now()))
+	}
+}
 
 func (r *run) traceSpan(k *rank, name string, start, end float64) {
 	if r.tr == nil || !r.tr.on() {
@@ -122,6 +143,9 @@ func (t *tracer) stepEnded() {
 	t.end = float64(s.End)
 	for i := range r.ranks {
 		t.busy[i] += r.ranks[i].busy
+	}
+	if r.step == r.c.Steps-1 {
+		t.links.stop(t.end)
 	}
 }
 
@@ -196,6 +220,7 @@ func (t *tracer) finish() *Trace {
 	add(pidDevices, t.dev, false)
 	add(pidComm, t.comm, false)
 	add(pidInput, t.input, true)
+	t.links.events(tr)
 	slices.SortStableFunc(tr.Events[:], func(a, b TraceEvent) int {
 		if a.Ph != b.Ph {
 			if a.Ph == "M" {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
-	"net"
 	"os"
 	"slices"
 	"sync"
@@ -37,28 +36,8 @@ func ringFold(bufs [][]float32, scale float32) []float32 {
 // tcpRing connects w ranks of this process over loopback TCP.
 func tcpRing(t *testing.T, w int, timeout time.Duration) []Transport {
 	t.Helper()
-	lns := make([]*net.TCPListener, w)
-	ring := make([]string, w)
-	for r := range w {
-		ln, err := listenLoopback()
-		if err != nil {
-			t.Fatal(err)
-		}
-		lns[r], ring[r] = ln, ln.Addr().String()
-	}
-	ts := make([]Transport, w)
-	errs := make([]error, w)
-	var wg sync.WaitGroup
-	for r := range w {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			tr, err := connectRing(context.Background(), lns[r], ring, r, timeout)
-			ts[r], errs[r] = tr, err
-		}()
-	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
+	ts, err := NewLoopbackRing(context.Background(), w, timeout)
+	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {

@@ -353,8 +353,10 @@ func timelineData(run *scenarioRun) (plots.TimelineData, error) {
 			if stages > 1 {
 				s.Row = fmt.Sprintf("gradient exchange, stage %d", e.Tid)
 			}
-		default:
+		case 3:
 			s.Row, s.Kind = tracks[[2]int{e.Pid, e.Tid}], "input"
+		default: // links (pid 4): the timeline has a row per device, not per link
+			continue
 		}
 		if s.Row == "" {
 			s.Row = fmt.Sprintf("track %d.%d", e.Pid, e.Tid)

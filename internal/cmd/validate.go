@@ -32,13 +32,19 @@ func validateCommand() *cli.Command {
 			"Examples:\n" +
 			"   scaleplan validate\n" +
 			"   scaleplan validate --max-error 30\n" +
-			"   scaleplan validate --cases mycases.yaml --format csv",
-		Flags: []cli.Flag{
+			"   scaleplan validate --cases mycases.yaml --format csv\n\n" +
+			"With --engine it closes the calibration loop on this machine instead: it measures\n" +
+			"the reference engine with one worker at each --engine-batch, fits v0 and t, probes\n" +
+			"the in-process and TCP links, simulates --engine-workers workers sharing this\n" +
+			"machine's cores, measures them, and prints predicted against measured samples/s\n" +
+			"(docs/validation.md). --max-error then bounds its mean error at batch >= 32.\n\n" +
+			"   OPENBLAS_CORETYPE=SkylakeX scaleplan validate --engine",
+		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "cases", Usage: "validation case `FILE` (YAML; docs/validation.md); default the built-in cases"},
 			&cli.Float64Flag{Name: "max-error", Usage: "exit 1 if the mean absolute error exceeds `PCT` percent"},
 			&cli.IntFlag{Name: "steps", Value: sim.DefaultSteps, Usage: "optimizer steps to simulate per configuration, `N` ≥ 2"},
 			formatFlag(),
-		},
+		}, validateEngineFlags()...),
 		Action: runValidate,
 	}
 }
@@ -50,6 +56,12 @@ func runValidate(c *cli.Context) error {
 	}
 	if c.NArg() > 0 {
 		return usagef("validate takes no argument, got %q; give a case file with --cases", c.Args().First())
+	}
+	if c.Bool("engine") {
+		if c.IsSet("cases") {
+			return usagef("validate: --engine and --cases are exclusive")
+		}
+		return runValidateEngine(c)
 	}
 	if n := c.Int("steps"); n < 2 || n > sim.MaxSteps {
 		return usagef("validate: --steps %d: want 2 to %d", n, sim.MaxSteps)

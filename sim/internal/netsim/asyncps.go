@@ -67,7 +67,7 @@ func (t *Topology) AsyncPS(cfg AsyncConfig, done func(*AsyncResult)) error {
 		}
 	}
 	a := &asyncRun{t: t, k: k, bytes: units.Bytes(float64(cfg.Bytes) / float64(k)), updates: cfg.Updates, done: done,
-		res: &AsyncResult{Start: t.s.Now(), PerWorker: make([]int, len(workers))}}
+		res: &AsyncResult{Start: t.s.Now(), PerWorker: make([]int, len(workers))}, label: t.net.Label}
 	for i, r := range workers {
 		w := &asyncWorker{a: a, i: i, compute: cfg.Compute[0]}
 		if len(cfg.Compute) > 1 {
@@ -97,6 +97,7 @@ type asyncRun struct {
 	stale   int
 	done    func(*AsyncResult)
 	res     *AsyncResult
+	label   string // the network's Label when AsyncPS was called
 }
 
 type asyncWorker struct {
@@ -119,7 +120,7 @@ func (w *asyncWorker) iterate() {
 	w.read = a.version
 	w.pending = a.k
 	for _, p := range w.pull {
-		a.t.net.transfer(p, a.bytes, w.pulledFn, true)
+		a.t.net.transfer(p, a.bytes, a.label, w.pulledFn, true)
 	}
 }
 
@@ -133,7 +134,7 @@ func (w *asyncWorker) computed() {
 	a := w.a
 	w.pending = a.k
 	for _, p := range w.push {
-		a.t.net.transfer(p, a.bytes, w.pushedFn, true)
+		a.t.net.transfer(p, a.bytes, a.label, w.pushedFn, true)
 	}
 }
 

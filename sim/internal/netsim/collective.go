@@ -190,7 +190,7 @@ func (t *Topology) AllReduce(alg Algorithm, bytes units.Bytes, ranks []int, done
 		}
 		t.plans[pk] = steps
 	}
-	r := &run{t: t, steps: steps, done: done, res: &Result{Algorithm: alg, Bytes: bytes, Ranks: len(ranks), Start: t.s.Now()}}
+	r := &run{t: t, steps: steps, done: done, res: &Result{Algorithm: alg, Bytes: bytes, Ranks: len(ranks), Start: t.s.Now()}, label: t.net.Label}
 	r.start()
 	return nil
 }
@@ -254,6 +254,7 @@ type run struct {
 	done  func(*Result)
 	res   *Result
 	next  func(*Flow)
+	label string // the network's Label when the collective started
 }
 
 func (r *run) start() {
@@ -280,7 +281,7 @@ func (r *run) advance(*Flow) {
 	}
 	r.left--
 	s := &r.steps[r.i-1]
-	r.t.net.transfer(s.path, units.Bytes(s.bytes), r.next, true)
+	r.t.net.transfer(s.path, units.Bytes(s.bytes), r.label, r.next, true)
 }
 
 func (r *run) finish() {

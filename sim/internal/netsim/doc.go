@@ -182,6 +182,16 @@
 // steps) and paths are cached in the Topology by algorithm, ranks and size,
 // so gradient buckets of the same size reuse them step after step.
 //
+// # Observing the links
+//
+// Network.OnChange, when set, is called after every change of the moving
+// flows and their rates (a flow starts moving or flows finish); Active,
+// Flow.Rate and each path's Uses then give what every link carries until
+// the next call. Network.Label names the flows started from then on, a
+// collective's flows taking the label the network had when it started;
+// Flow.Label returns it. Both are for traces and cost a nil check when
+// unset.
+//
 // # Determinism
 //
 // There is no randomness and no map iteration in the simulation; flows that

@@ -199,6 +199,7 @@ type Flow struct {
 	path  *Path
 	bytes float64
 	done  func(*Flow)
+	label string
 
 	start, begin, end units.Seconds
 	moving, finished  bool
@@ -214,6 +215,10 @@ type Flow struct {
 
 // Path returns the flow's path.
 func (f *Flow) Path() *Path { return f.path }
+
+// Label returns the network's Label when the flow was started (for a
+// collective's flows, when the collective was started).
+func (f *Flow) Label() string { return f.label }
 
 // Bytes returns the bytes each stream moves.
 func (f *Flow) Bytes() units.Bytes { return units.Bytes(f.bytes) }
@@ -247,6 +252,19 @@ type Network struct {
 	// Sharing is the bandwidth-sharing policy; default MaxMin. Change it
 	// only while no flow is moving.
 	Sharing Sharing
+
+	// Label names the flows that Transfer, Topology.AllReduce and
+	// Topology.AsyncPS start from now on, for an observer (see OnChange)
+	// to tell them apart; Flow.Label returns it. Default "".
+	Label string
+
+	// OnChange, if not nil, is called after every change of the moving
+	// flows' rates: when a flow starts moving bytes (its latency has
+	// passed) and when flows finish (before their done functions run,
+	// with the finished flows already gone from Active). Active and each
+	// flow's Rate give the new state, which holds until the next call. It
+	// must not start or change flows. Default nil; it costs nothing then.
+	OnChange func()
 
 	links  []*Link
 	paths  []*Path // paths that have carried a flow, for Stats
@@ -321,12 +339,12 @@ func (n *Network) Transfer(p *Path, bytes units.Bytes, done func(*Flow)) *Flow {
 	if !(bytes >= 0) || math.IsInf(float64(bytes), 0) {
 		panic(badBytes)
 	}
-	return n.transfer(p, bytes, done, false)
+	return n.transfer(p, bytes, n.Label, done, false)
 }
 
 // transfer is Transfer; a pooled flow is reused once done returns, so
 // nothing may keep it.
-func (n *Network) transfer(p *Path, bytes units.Bytes, done func(*Flow), pooled bool) *Flow {
+func (n *Network) transfer(p *Path, bytes units.Bytes, label string, done func(*Flow), pooled bool) *Flow {
 	var f *Flow
 	if k := len(n.pool); pooled && k > 0 {
 		f = n.pool[k-1]
@@ -334,7 +352,7 @@ func (n *Network) transfer(p *Path, bytes units.Bytes, done func(*Flow), pooled 
 	} else {
 		f = new(Flow)
 	}
-	*f = Flow{net: n, path: p, bytes: float64(bytes), done: done, start: n.s.Now(), rem: float64(bytes), pooled: pooled}
+	*f = Flow{net: n, path: p, bytes: float64(bytes), done: done, label: label, start: n.s.Now(), rem: float64(bytes), pooled: pooled}
 	if !p.registered {
 		p.registered = true
 		n.paths = append(n.paths, p)
@@ -375,6 +393,9 @@ func (f *Flow) beginMoving() {
 	n.active = append(n.active, f)
 	n.allocate()
 	n.reschedule()
+	if n.OnChange != nil {
+		n.OnChange()
+	}
 }
 
 func (n *Network) recycle(f *Flow) {
@@ -419,6 +440,9 @@ func (n *Network) onWake() {
 	n.active = n.active[:k]
 	n.allocate()
 	n.reschedule()
+	if n.OnChange != nil && len(done) > 0 {
+		n.OnChange()
+	}
 	for _, f := range done {
 		if f.done != nil {
 			f.done(f)

@@ -409,3 +409,82 @@ func TestTopologyAccessors(t *testing.T) {
 		topo.Route(0, 4)
 	}()
 }
+
+// TestOnChange: the observer sees every change of the moving flows with
+// their labels and rates: two flows of 1e9 and 2e9 bytes on a link of
+// 1e9 bytes/s, the second starting 0.5 s after the first, run at
+//
+//	[0, 0.5)   a alone at B
+//	[0.5, 1.5) a and b at B/2 (a has 0.5e9 left, done at 1.5)
+//	[1.5, 3)   b alone at B (1.5e9 left)
+//
+// and a collective's flows carry the label the network had when it
+// started.
+func TestOnChange(t *testing.T) {
+	type state struct {
+		at     units.Seconds
+		labels string
+		rates  []units.BytesPerSec
+	}
+	var s event.Scheduler
+	n := NewNetwork(&s)
+	const B = 1e9
+	l := n.AddLink("l", B, 0)
+	p := n.NewPath(0, l)
+	var got []state
+	n.OnChange = func() {
+		st := state{at: s.Now()}
+		for _, f := range n.Active() {
+			st.labels += f.Label() + ";"
+			st.rates = append(st.rates, f.Rate())
+		}
+		got = append(got, st)
+	}
+	n.Label = "a"
+	n.Transfer(p, 1e9, nil)
+	n.Label = ""
+	s.At(0.5, func() {
+		n.Label = "b"
+		n.Transfer(p, 2e9, nil)
+		n.Label = ""
+	})
+	s.Run()
+	want := []state{{0, "a;", []units.BytesPerSec{B}}, {0.5, "a;b;", []units.BytesPerSec{B / 2, B / 2}},
+		{1.5, "b;", []units.BytesPerSec{B}}, {3, "", nil}}
+	if len(got) != len(want) {
+		t.Fatalf("observer saw %+v, want %+v", got, want)
+	}
+	for i, w := range want {
+		g := got[i]
+		ok := near(float64(g.at), float64(w.at), 1e-12) && g.labels == w.labels && len(g.rates) == len(w.rates)
+		for j := range w.rates {
+			ok = ok && near(float64(g.rates[j]), float64(w.rates[j]), 1e-12)
+		}
+		if !ok {
+			t.Errorf("change %d: %+v, want %+v", i, g, w)
+		}
+	}
+
+	// A ring all-reduce on 2 ranks is 2 flows, started one after the other
+	// by the collective, after the label was reset.
+	var s2 event.Scheduler
+	topo, err := NewTopology(&s2, Config{Ranks: 2, RanksPerNode: 2, Intra: LinkSpec{Bandwidth: 1e9}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var labels []string
+	topo.Network().OnChange = func() {
+		for _, f := range topo.Network().Active() {
+			labels = append(labels, f.Label())
+		}
+	}
+	topo.Network().Label = "bucket 0"
+	if err := topo.AllReduce(Ring, 1e6, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	topo.Network().Label = ""
+	s2.Run()
+	if len(labels) != 2 || labels[0] != "bucket 0" || labels[1] != "bucket 0" {
+		t.Errorf("all-reduce flows labelled %q, want 2 × \"bucket 0\"", labels)
+	}
+}

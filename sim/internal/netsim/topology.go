@@ -324,6 +324,25 @@ func (t *Topology) NIC(node, i int) (out, in *Link) {
 	return t.nicOut[node][i], t.nicIn[node][i]
 }
 
+// Intra returns a rank's outgoing and incoming ports into its node's
+// peer-to-peer fabric, or nils if the topology has none (one rank per node,
+// or no peer-to-peer access).
+func (t *Topology) Intra(rank int) (out, in *Link) {
+	if t.devOut == nil {
+		return nil, nil
+	}
+	return t.devOut[rank], t.devIn[rank]
+}
+
+// Server returns the outgoing and incoming links of parameter server s's
+// NIC. It panics if s is not in [0, Config.Servers).
+func (t *Topology) Server(s int) (out, in *Link) {
+	if s < 0 || s >= len(t.srvOut) {
+		panic(badServer)
+	}
+	return t.srvOut[s], t.srvIn[s]
+}
+
 // PCIe returns the links from a rank to host memory and back, or nils if
 // the topology has no PCIe links.
 func (t *Topology) PCIe(rank int) (up, down *Link) {
@@ -378,6 +397,8 @@ func (t *Topology) Routes(src, dst []int) *Path {
 const badPairs = "netsim: sources and destinations differ in length"
 
 const badRank = "netsim: rank out of range"
+
+const badServer = "netsim: server out of range"
 
 func (t *Topology) checkRank(r int) {
 	if r < 0 || r >= t.cfg.Ranks {

@@ -1,0 +1,169 @@
+package dist
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"slices"
+	"sync"
+	"time"
+)
+
+// NewLoopbackRing returns a ring of size ranks in this process connected
+// by TCP over 127.0.0.1, the transport of Transport "tcp" without worker
+// processes: each rank is to be driven by its own goroutine. The caller
+// closes every transport.
+func NewLoopbackRing(ctx context.Context, size int, timeout time.Duration) ([]Transport, error) {
+	if size < 1 {
+		return nil, fmt.Errorf("dist: loopback ring of %d ranks", size)
+	}
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
+	lns := make([]*net.TCPListener, size)
+	ring := make([]string, size)
+	for r := range size {
+		ln, err := listenLoopback()
+		if err != nil {
+			for _, l := range lns[:r] {
+				l.Close()
+			}
+			return nil, err
+		}
+		lns[r], ring[r] = ln, ln.Addr().String()
+	}
+	ts := make([]Transport, size)
+	errs := make([]error, size)
+	var wg sync.WaitGroup
+	for r := range size {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			t, err := connectRing(ctx, lns[r], ring, r, timeout)
+			if err == nil {
+				ts[r] = t
+			}
+			errs[r] = err
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		for _, t := range ts {
+			if t != nil {
+				t.Close()
+			}
+		}
+		return nil, err
+	}
+	return ts, nil
+}
+
+// Link is the point-to-point cost of a transport in the model
+//
+//	time(n) = Latency + n / Bandwidth
+//
+// for one ring step that moves n bytes from every rank to the next and
+// combines them there (SendRecv with add), as MeasureLink fits it.
+type Link struct {
+	Latency   float64 // seconds per message
+	Bandwidth float64 // bytes per second
+	Small     Probe   // the small message's timing
+	Large     Probe   // the large message's timing
+}
+
+// Probe is the median time of one ring step at a message size.
+type Probe struct {
+	Bytes   int     // message size, bytes
+	Seconds float64 // median over the repetitions
+}
+
+// MeasureLink times ring steps of SendRecv with add on the ring ts
+// (every rank driven by its own goroutine, all ranks at once) for a
+// message of small and of large float32 values, reps times each after
+// one untimed step, and fits the two medians to Link's model. It reads
+// the clock only to time the steps. small must be at least 1 and less
+// than large; reps at least 1.
+func MeasureLink(ts []Transport, small, large, reps int) (Link, error) {
+	if len(ts) == 0 || small < 1 || large <= small || reps < 1 {
+		return Link{}, fmt.Errorf("dist: link probe of %d ranks, %d and %d values, %d repetitions", len(ts), small, large, reps)
+	}
+	probe := func(n int) (Probe, error) {
+		src := make([][]float32, len(ts))
+		dst := make([][]float32, len(ts))
+		for r := range ts {
+			src[r], dst[r] = make([]float32, n), make([]float32, n)
+		}
+		times := make([]float64, 0, reps)
+		for i := range reps + 1 {
+			errs := make([]error, len(ts))
+			var wg sync.WaitGroup
+			start := time.Now()
+			for r, t := range ts {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					errs[r] = t.SendRecv(src[r], dst[r], true)
+				}()
+			}
+			wg.Wait()
+			el := time.Since(start).Seconds()
+			if err := errors.Join(errs...); err != nil {
+				return Probe{}, err
+			}
+			if i > 0 {
+				times = append(times, el)
+			}
+		}
+		slices.Sort(times)
+		med := times[len(times)/2]
+		if len(times)%2 == 0 {
+			med = (times[len(times)/2-1] + times[len(times)/2]) / 2
+		}
+		return Probe{Bytes: 4 * n, Seconds: med}, nil
+	}
+	s, err := probe(small)
+	if err != nil {
+		return Link{}, err
+	}
+	l, err := probe(large)
+	if err != nil {
+		return Link{}, err
+	}
+	return fitLink(s, l), nil
+}
+
+// fitLink returns the line through the two probes, with the latency
+// clamped at zero and the bandwidth of the large probe alone when the
+// small one took as long or longer.
+func fitLink(s, l Probe) Link {
+	k := Link{Small: s, Large: l}
+	slope := (l.Seconds - s.Seconds) / float64(l.Bytes-s.Bytes)
+	if !(slope > 0) {
+		k.Bandwidth = float64(l.Bytes) / l.Seconds
+		return k
+	}
+	k.Bandwidth = 1 / slope
+	k.Latency = max(0, s.Seconds-float64(s.Bytes)*slope)
+	if k.Latency == 0 {
+		k.Bandwidth = float64(l.Bytes) / l.Seconds
+	}
+	return k
+}
+
+// GradientLayout returns the number of values of each parameter tensor of
+// the network c describes, in the order backward produces their
+// gradients (last layer first), which is the order the all-reduce's
+// buckets fill in. Their sum is the length of the gradient.
+func (c Config) GradientLayout() ([]int, error) {
+	c = c.WithDefaults()
+	if !slices.Contains(Models, c.Model) {
+		return nil, fmt.Errorf("dist: unknown model %q (valid: %v)", c.Model, Models)
+	}
+	groups := c.build().ParamGroups()
+	n := make([]int, len(groups))
+	for i, g := range groups {
+		n[len(groups)-1-i] = len(g.Params)
+	}
+	return n, nil
+}

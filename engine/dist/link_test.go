@@ -1,0 +1,117 @@
+package dist
+
+import (
+	"context"
+	"math"
+	"sync"
+	"testing"
+	"time"
+)
+
+func TestGradientLayout(t *testing.T) {
+	for _, tc := range []struct {
+		model string
+		total int // parameters, counted by hand from the layer shapes
+		last  []int
+	}{
+		// 784·1024+1024 + 1024·1024+1024 + 1024·10+10
+		{"mlp", 1_863_690, []int{10, 10240}},
+		// conv 3·3·1·32+32, conv 3·3·32·64+64, dense 9216·128+128, dense 128·10+10
+		{"cnn", 1_199_882, []int{10, 1280}},
+	} {
+		n, err := Config{Model: tc.model}.GradientLayout()
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum := 0
+		for _, v := range n {
+			sum += v
+		}
+		first := map[int]bool{n[0]: true, n[1]: true}
+		if sum != tc.total || !first[tc.last[0]] || !first[tc.last[1]] {
+			t.Errorf("%s: layout %v sums to %d, want %d with the last layer's %v first", tc.model, n, sum, tc.total, tc.last)
+		}
+	}
+	if _, err := (Config{Model: "resnet"}).GradientLayout(); err == nil {
+		t.Error("unknown model: no error")
+	}
+}
+
+func TestFitLink(t *testing.T) {
+	const alpha, beta = 5e-6, 2e9
+	at := func(b int) Probe { return Probe{Bytes: b, Seconds: alpha + float64(b)/beta} }
+	k := fitLink(at(4096), at(4<<20))
+	if math.Abs(k.Latency-alpha) > 1e-12 || math.Abs(k.Bandwidth-beta)/beta > 1e-9 {
+		t.Errorf("fit %+v, want latency %g and bandwidth %g", k, alpha, beta)
+	}
+	// A small message slower than a large one: no line; the large one's rate.
+	k = fitLink(Probe{Bytes: 4096, Seconds: 1e-3}, Probe{Bytes: 1 << 20, Seconds: 5e-4})
+	if k.Latency != 0 || k.Bandwidth != float64(1<<20)/5e-4 {
+		t.Errorf("fit %+v, want no latency and the large probe's rate", k)
+	}
+	// A line with a negative intercept: latency 0, the large probe's rate.
+	k = fitLink(Probe{Bytes: 4096, Seconds: 1e-7}, Probe{Bytes: 1 << 20, Seconds: 1e-3})
+	if k.Latency != 0 || k.Bandwidth != float64(1<<20)/1e-3 {
+		t.Errorf("fit %+v, want no latency and the large probe's rate", k)
+	}
+}
+
+func TestLoopbackRing(t *testing.T) {
+	ts, err := NewLoopbackRing(context.Background(), 3, 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		for _, tr := range ts {
+			tr.Close()
+		}
+	}()
+	// One step: rank r receives rank r−1's values.
+	dst := make([][]float32, 3)
+	var wg sync.WaitGroup
+	errs := make([]error, 3)
+	for r, tr := range ts {
+		dst[r] = []float32{100, 100}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[r] = tr.SendRecv([]float32{float32(r), float32(10 * r)}, dst[r], true)
+		}()
+	}
+	wg.Wait()
+	for r := range ts {
+		p := (r + 2) % 3
+		if errs[r] != nil || dst[r][0] != 100+float32(p) || dst[r][1] != 100+float32(10*p) {
+			t.Errorf("rank %d: %v, %v; want 100 plus rank %d's values", r, dst[r], errs[r], p)
+		}
+	}
+	if _, err := NewLoopbackRing(context.Background(), 0, time.Second); err == nil {
+		t.Error("ring of 0 ranks: no error")
+	}
+}
+
+func TestMeasureLink(t *testing.T) {
+	tcp, err := NewLoopbackRing(context.Background(), 2, 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		for _, tr := range tcp {
+			tr.Close()
+		}
+	}()
+	for name, ts := range map[string][]Transport{"inproc": NewInprocRing(2), "tcp": tcp} {
+		k, err := MeasureLink(ts, 1024, 256<<10, 5)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if !(k.Bandwidth > 0) || math.IsInf(k.Bandwidth, 0) || !(k.Latency >= 0) || k.Small.Bytes != 4096 || k.Large.Bytes != 1<<20 {
+			t.Errorf("%s: %+v", name, k)
+		}
+	}
+	for _, bad := range [][3]int{{0, 10, 1}, {10, 10, 1}, {1, 10, 0}} {
+		if _, err := MeasureLink(NewInprocRing(2), bad[0], bad[1], bad[2]); err == nil {
+			t.Errorf("MeasureLink(%v): no error", bad)
+		}
+	}
+}

@@ -1,0 +1,364 @@
+package cmd
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"runtime"
+	"slices"
+	"strconv"
+
+	"github.com/urfave/cli/v2"
+
+	"scaleplan/engine/data"
+	"scaleplan/engine/dist"
+	"scaleplan/engine/optim"
+	"scaleplan/engine/tensor"
+	"scaleplan/fit"
+	"scaleplan/internal/atomicfile"
+	"scaleplan/internal/benchlog"
+	"scaleplan/internal/units"
+	"scaleplan/sim"
+)
+
+// validateEngineFlags are the flags of `validate --engine`, prefixed so that they do not clash
+// with validate's own.
+func validateEngineFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.BoolFlag{Name: "engine", Usage: "close the calibration loop on this machine with the reference engine (measure 1 worker, fit, simulate W workers, measure them)"},
+		&cli.StringFlag{Name: "engine-model", Value: "mlp", Usage: "engine network: mlp or cnn"},
+		&cli.IntSliceFlag{Name: "engine-batch", Value: cli.NewIntSlice(16, 32, 64, 128, 256, 512), Usage: "per-worker batches `b,...`"},
+		&cli.IntSliceFlag{Name: "engine-workers", Value: cli.NewIntSlice(2, 4), Usage: "worker counts `W,...` to predict and measure"},
+		&cli.StringSliceFlag{Name: "engine-transport", Value: cli.NewStringSlice("inproc", "tcp"), Usage: "transports `T,...`: inproc, tcp"},
+		&cli.IntFlag{Name: "engine-steps", Value: 10, Usage: "timed steps per measurement"},
+		&cli.IntFlag{Name: "engine-warmup", Value: 3, Usage: "untimed steps before them"},
+		&cli.StringFlag{Name: "engine-data", Usage: "`DIR` of an IDX data set, or 'synthetic'; default Fashion-MNIST if installed"},
+		&cli.StringFlag{Name: "engine-out", Usage: "write every measurement as a bench log to `FILE`"},
+	}
+}
+
+// engineCalibration is what the one-worker sweep and the link probes give
+// the simulator.
+type engineCalibration struct {
+	Law     *fit.ThroughputFit    // v = b/(b/v0 + t) of one worker
+	Update  float64               // mean optimizer update of one worker, seconds
+	Forward float64               // forward share of forward + backward, in (0, 1)
+	Layers  []int                 // gradient values per tensor, backward order
+	Bucket  int                   // all-reduce bucket, bytes
+	Overlap bool                  // all-reduce during backward
+	Links   map[string]*dist.Link // per transport
+}
+
+// engineSimConfig returns the simulator's configuration of w engine
+// workers at per-worker batch b on this machine, connected by transport,
+// from the calibration of one worker that used every core. The w workers
+// share the machine, each on 1/w of it, so a worker's compute and update
+// take w times those of the calibrated worker:
+//
+//	PerSample = w/v0    Update = w·u1    Fixed = w·max(t − u1, 0)
+//
+// where u1 is the calibrated worker's measured update; t − u1 is the rest
+// of the fixed time per step. The gradient is all-reduced by a ring over
+// links of the latency and bandwidth MeasureLink found for the transport,
+// in buckets of the engine's size filled in backward order. With one
+// worker the step is b/v0 + t, the fitted law.
+func engineSimConfig(cal *engineCalibration, w, b int, transport string) (sim.Config, error) {
+	link, ok := cal.Links[transport]
+	if !ok && w > 1 {
+		return sim.Config{}, fmt.Errorf("no link measured for transport %q", transport)
+	}
+	v0, t := cal.Law.V0, float64(cal.Law.T)
+	fw := float64(w)
+	layers := make([]units.Bytes, len(cal.Layers))
+	var grad units.Bytes
+	for i, n := range cal.Layers {
+		layers[i] = units.Bytes(4 * n)
+		grad += layers[i]
+	}
+	cfg := sim.Config{
+		Name:           fmt.Sprintf("engine %d workers, %s, batch %d", w, transport, b),
+		Nodes:          1,
+		DevicesPerNode: w,
+		MicroBatch:     b,
+		Compute: sim.Compute{
+			PerSample:       units.Seconds(fw / v0),
+			Fixed:           units.Seconds(fw * max(t-cal.Update, 0)),
+			Update:          units.Seconds(fw * min(cal.Update, t)),
+			ForwardFraction: cal.Forward,
+		},
+		Memory: sim.Memory{Gradients: grad, Weights: grad},
+		Comm:   sim.Comm{Algorithm: sim.Ring, Layers: layers, Bucket: units.Bytes(cal.Bucket), NoOverlap: !cal.Overlap},
+	}
+	if w > 1 {
+		cfg.Network.Intra = sim.Link{Bandwidth: units.BytesPerSec(link.Bandwidth), Latency: units.Seconds(link.Latency)}
+	}
+	return cfg, nil
+}
+
+// engineRow is one predicted and measured configuration.
+type engineRow struct {
+	Workers, Batch     int
+	Transport          string
+	Predicted          *sim.Result
+	Measured           *dist.Measurement
+	Error              float64 // (predicted − measured)/measured samples/s
+	PredComm, MeasWait float64 // exposed communication, seconds
+}
+
+// runValidateEngine is `validate --engine`.
+func runValidateEngine(c *cli.Context) error {
+	format := c.String("format")
+	if err := checkFormat(format); err != nil {
+		return err
+	}
+	batches, workers := c.IntSlice("engine-batch"), c.IntSlice("engine-workers")
+	if err := positive("engine-batch", batches); err != nil {
+		return err
+	}
+	if err := positive("engine-workers", workers); err != nil {
+		return err
+	}
+	if len(batches) < 2 {
+		return usagef("--engine-batch: the one-worker fit needs at least two batches, got %s", joinInts(batches))
+	}
+	transports := c.StringSlice("engine-transport")
+	for _, tr := range transports {
+		if !slices.Contains([]string{"inproc", "tcp"}, tr) {
+			return usagef("--engine-transport %q (valid: inproc, tcp)", tr)
+		}
+	}
+	if len(transports) == 0 {
+		return usagef("--engine-transport: no value")
+	}
+	steps, warmup := c.Int("engine-steps"), c.Int("engine-warmup")
+	if steps < 2 || warmup < 0 {
+		return usagef("--engine-steps %d, --engine-warmup %d: want at least 2 timed steps and no negative warm-up", steps, warmup)
+	}
+	base := dist.Config{Model: c.String("engine-model"), Seed: 1, Overlap: true,
+		Schedule: optim.ScheduleSettings{Kind: "constant", Base: 0.01}}
+	switch d := c.String("engine-data"); d {
+	case "":
+		if dir := data.DefaultDir(); dir != "" {
+			base.Data.Dir = dir
+		}
+	case "synthetic":
+	default:
+		base.Data.Dir = d
+	}
+	for _, w := range workers {
+		for _, b := range batches {
+			cfg := base
+			cfg.Workers, cfg.Batch, cfg.Steps = w, b, warmup+steps
+			if err := checkConfig("validate --engine", cfg); err != nil {
+				return err
+			}
+		}
+	}
+	stderr := c.App.ErrWriter
+	warnBackend(stderr)
+	ctx, cancel := benchContext(c)
+	defer cancel()
+
+	total := len(batches) * (1 + len(workers)*len(transports))
+	bar := newBar(c, "validate --engine", total+len(transports))
+	defer bar.Done()
+	run := "validate-engine-" + base.Model
+	var recs []benchlog.Record
+	measure := func(cfg dist.Config) (*dist.Measurement, error) {
+		if cfg.Transport == "tcp" && cfg.Workers > 1 {
+			cfg.Spawn = &dist.Spawn{Args: []string{"bench", "worker"}, Stderr: stderr}
+		}
+		bar.Item(fmt.Sprintf("%d workers %s batch %d", cfg.Workers, cfg.Transport, cfg.Batch))
+		m, err := dist.Measure(ctx, cfg, warmup, steps)
+		if err != nil {
+			return nil, fmt.Errorf("validate --engine: %d workers, %s, batch %d: %w", cfg.Workers, cfg.Transport, cfg.Batch, err)
+		}
+		bar.Printf("validate: %s %d workers %s batch %d: %.0f samples/s", m.Config.ModelName(), cfg.Workers, cfg.Transport, cfg.Batch, m.SamplesPerSec)
+		bar.Add(1)
+		recs = append(recs, m.Record(run))
+		return m, nil
+	}
+
+	// 1. One worker on every core: the throughput law and the update time.
+	var bs, vs []float64
+	var upd, fwd, bwd float64
+	for _, b := range batches {
+		cfg := base
+		cfg.Workers, cfg.Batch, cfg.Transport = 1, b, "inproc"
+		m, err := measure(cfg)
+		if err != nil {
+			return err
+		}
+		bs, vs = append(bs, float64(b)), append(vs, m.SamplesPerSec)
+		upd += m.Phases.Update.Seconds() / float64(len(batches))
+		fwd += m.Phases.Forward.Seconds()
+		bwd += m.Phases.Backward.Seconds()
+	}
+	law, err := fit.Throughput(bs, vs, nil)
+	if err != nil {
+		return fmt.Errorf("validate --engine: fitting one worker: %w", err)
+	}
+	layers, err := base.GradientLayout()
+	if err != nil {
+		return err
+	}
+	cal := &engineCalibration{Law: law, Update: upd, Forward: min(max(fwd/(fwd+bwd), 0.05), 0.95), Layers: layers,
+		Bucket: base.WithDefaults().BucketBytes, Overlap: base.Overlap, Links: map[string]*dist.Link{}}
+
+	// 2. The links: a ring step of two ranks at 16 KiB and 4 MiB.
+	for _, tr := range transports {
+		bar.Item("link " + tr)
+		link, err := probeLink(ctx, tr)
+		if err != nil {
+			return fmt.Errorf("validate --engine: probing the %s link: %w", tr, err)
+		}
+		cal.Links[tr] = link
+		bar.Add(1)
+	}
+
+	// 3. Predict and measure W workers.
+	var rows []engineRow
+	for _, w := range workers {
+		for _, tr := range transports {
+			for _, b := range batches {
+				sc, err := engineSimConfig(cal, w, b, tr)
+				if err != nil {
+					return err
+				}
+				pred, err := sim.Run(sc)
+				if err != nil {
+					return fmt.Errorf("validate --engine: simulating %s: %w", sc.Name, err)
+				}
+				cfg := base
+				cfg.Workers, cfg.Batch, cfg.Transport = w, b, tr
+				m, err := measure(cfg)
+				if err != nil {
+					return err
+				}
+				rows = append(rows, engineRow{Workers: w, Batch: b, Transport: tr, Predicted: pred, Measured: m,
+					Error:    (pred.SamplesPerSec - m.SamplesPerSec) / m.SamplesPerSec,
+					PredComm: float64(pred.Breakdown.Comm), MeasWait: m.Phases.Wait.Seconds()})
+			}
+		}
+	}
+	bar.Done()
+	if out := c.String("engine-out"); out != "" {
+		hdr, err := header(run, map[string]any{"command": "validate --engine", "batches": batches, "workers": workers,
+			"transports": transports, "steps": steps, "warmup": warmup, "engine": base.WithDefaults()})
+		if err != nil {
+			return err
+		}
+		log, err := encodeLog(append([]benchlog.Record{hdr}, recs...))
+		if err != nil {
+			return err
+		}
+		if err := atomicfile.WriteBytes(out, log); err != nil {
+			return err
+		}
+	}
+	if err := writeEngineValidation(c, format, base, cal, rows); err != nil {
+		return err
+	}
+	if maxErr := c.Float64("max-error"); c.IsSet("max-error") && engineMAE(rows) > maxErr/100 {
+		return fmt.Errorf("validate --engine: mean absolute error %.1f%% at batch >= 32 exceeds --max-error %g%%", 100*engineMAE(rows), maxErr)
+	}
+	return nil
+}
+
+// probeLink measures the link of a transport with a ring of two ranks in
+// this process (TCP over loopback for tcp), at 16 KiB and 4 MiB, 7 times
+// each.
+func probeLink(ctx context.Context, transport string) (*dist.Link, error) {
+	var ts []dist.Transport
+	switch transport {
+	case "inproc":
+		ts = dist.NewInprocRing(2)
+	case "tcp":
+		var err error
+		if ts, err = dist.NewLoopbackRing(ctx, 2, dist.DefaultTimeout); err != nil {
+			return nil, err
+		}
+	default:
+		return nil, fmt.Errorf("unknown transport %q", transport)
+	}
+	defer func() {
+		for _, t := range ts {
+			t.Close()
+		}
+	}()
+	link, err := dist.MeasureLink(ts, 4<<10, 1<<20, 7)
+	if err != nil {
+		return nil, err
+	}
+	return &link, nil
+}
+
+// writeEngineValidation prints the calibration, the table of predicted
+// against measured and the error summary.
+func writeEngineValidation(c *cli.Context, format string, base dist.Config, cal *engineCalibration, rows []engineRow) error {
+	w := c.App.Writer
+	law := cal.Law
+	t := &table{Title: fmt.Sprintf("Engine: predicted against measured, %s, %s, %d cores", base.ModelName(), tensor.Backend(), runtime.NumCPU()),
+		Header: []string{"workers", "transport", "batch", "global_batch", "predicted_samples_per_s", "measured_samples_per_s", "error (%)",
+			"predicted_step_ms", "measured_step_ms", "predicted_exposed_comm_ms", "measured_exposed_comm_ms"}}
+	var sum, sum32 float64
+	var n32 int
+	worst := -1
+	for i, r := range rows {
+		t.Rows = append(t.Rows, []string{strconv.Itoa(r.Workers), r.Transport, strconv.Itoa(r.Batch), strconv.Itoa(r.Predicted.GlobalBatch),
+			strconv.FormatFloat(r.Predicted.SamplesPerSec, 'f', 0, 64), strconv.FormatFloat(r.Measured.SamplesPerSec, 'f', 0, 64),
+			signedPct(r.Error), strconv.FormatFloat(float64(r.Predicted.StepTime)*1e3, 'f', 2, 64),
+			strconv.FormatFloat(r.Measured.StepTime*1e3, 'f', 2, 64), strconv.FormatFloat(r.PredComm*1e3, 'f', 2, 64),
+			strconv.FormatFloat(r.MeasWait*1e3, 'f', 2, 64)})
+		sum += math.Abs(r.Error)
+		if r.Batch >= 32 {
+			sum32 += math.Abs(r.Error)
+			n32++
+		}
+		if worst < 0 || math.Abs(r.Error) > math.Abs(rows[worst].Error) {
+			worst = i
+		}
+	}
+	if format == "text" || format == "md" {
+		fmt.Fprintf(w, "Calibration (one worker on %d cores, %d batches): v0 = %.0f samples/s, t = %.2f ms, R² = %.4f; update %.2f ms, forward share %.2f\n",
+			runtime.NumCPU(), law.Used, law.V0, float64(law.T)*1e3, law.R2, cal.Update*1e3, cal.Forward)
+		names := make([]string, 0, len(cal.Links))
+		for n := range cal.Links {
+			names = append(names, n)
+		}
+		slices.Sort(names)
+		for _, n := range names {
+			k := cal.Links[n]
+			fmt.Fprintf(w, "Link %s (ring step of two ranks): latency %.1f us, bandwidth %s\n", n, k.Latency*1e6, units.BytesPerSec(k.Bandwidth))
+		}
+		fmt.Fprintln(w)
+	}
+	if err := t.write(w, format); err != nil {
+		return err
+	}
+	if (format == "text" || format == "md") && len(rows) > 0 {
+		fmt.Fprintf(w, "\nmean absolute error %.1f%% over %d configurations", 100*sum/float64(len(rows)), len(rows))
+		if n32 > 0 {
+			fmt.Fprintf(w, ", %.1f%% over the %d with batch >= 32", 100*sum32/float64(n32), n32)
+		}
+		r := rows[worst]
+		fmt.Fprintf(w, "; worst %s (%d workers, %s, batch %d)\n", signedPct(r.Error), r.Workers, r.Transport, r.Batch)
+	}
+	return nil
+}
+
+// engineMAE returns the mean absolute error of the rows with batch >= 32.
+func engineMAE(rows []engineRow) float64 {
+	var s float64
+	n := 0
+	for _, r := range rows {
+		if r.Batch >= 32 {
+			s += math.Abs(r.Error)
+			n++
+		}
+	}
+	if n == 0 {
+		return 0
+	}
+	return s / float64(n)
+}

@@ -1,0 +1,96 @@
+package cmd
+
+import (
+	"math"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"scaleplan/engine/dist"
+	"scaleplan/fit"
+	"scaleplan/internal/benchlog"
+	"scaleplan/internal/units"
+	"scaleplan/sim"
+)
+
+// testCalibration is a calibration with round numbers: v0 5000 samples/s,
+// t 10 ms of which 4 ms update, two layers of one 1 MiB bucket each.
+func testCalibration(overlap bool, link dist.Link) *engineCalibration {
+	return &engineCalibration{
+		Law:    &fit.ThroughputFit{V0: 5000, T: units.Seconds(0.010)},
+		Update: 0.004, Forward: 0.4, Layers: []int{1 << 18, 1 << 18}, Bucket: 1 << 20, Overlap: overlap,
+		Links: map[string]*dist.Link{"inproc": &link},
+	}
+}
+
+// The simulated step against closed forms: one worker follows the fitted
+// law b/v0 + t; four workers take four times as long to compute (each has
+// a quarter of the machine); two workers without overlap add the ring
+// all-reduce of the whole 2 MiB gradient, 2(W−1)(α + n/(Wβ)).
+func TestEngineSimConfig(t *testing.T) {
+	const alpha, beta = 20e-6, 1e9
+	link := dist.Link{Latency: alpha, Bandwidth: beta}
+	for _, tc := range []struct {
+		name    string
+		workers int
+		batch   int
+		overlap bool
+		want    float64 // step time, seconds
+		tol     float64
+	}{
+		{"one worker", 1, 16, true, 16.0/5000 + 0.010, 1e-9},
+		{"one worker, large batch", 1, 1024, true, 1024.0/5000 + 0.010, 1e-9},
+		{"two workers, no overlap", 2, 64, false, 2*(64.0/5000+0.010) + 2*(alpha+float64(2<<20)/(2*beta)), 1e-9},
+		{"four workers, free links", 4, 64, true, 4 * (64.0/5000 + 0.010), 1e-6},
+	} {
+		l := link
+		if tc.name == "four workers, free links" {
+			l = dist.Link{Bandwidth: 1e18}
+		}
+		cfg, err := engineSimConfig(testCalibration(tc.overlap, l), tc.workers, tc.batch, "inproc")
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		res, err := sim.Run(cfg)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if got := float64(res.StepTime); math.Abs(got-tc.want)/tc.want > tc.tol {
+			t.Errorf("%s: step %.9g s, want %.9g s", tc.name, got, tc.want)
+		}
+	}
+	if _, err := engineSimConfig(testCalibration(true, link), 2, 16, "tcp"); err == nil {
+		t.Error("a transport without a measured link: no error")
+	}
+}
+
+// validate --engine end to end on a small synthetic configuration: the
+// table has a row per worker count, transport and batch, and the log
+// every measurement (one worker's sweep first).
+func TestValidateEngine(t *testing.T) {
+	log := filepath.Join(t.TempDir(), "ve.jsonl")
+	stdout, stderr, code := runBenchApp("validate", "--engine", "--engine-data", "synthetic", "--engine-batch", "4,8", "--engine-workers", "2",
+		"--engine-transport", "inproc,tcp", "--engine-steps", "2", "--engine-warmup", "1", "--engine-out", log, "--format", "csv")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	lines := strings.Split(strings.TrimSpace(stdout), "\n")
+	if len(lines) != 5 || !strings.HasPrefix(lines[0], "workers,transport,batch,global_batch,predicted_samples_per_s,measured_samples_per_s") ||
+		!strings.HasPrefix(lines[1], "2,inproc,4,8,") || !strings.HasPrefix(lines[4], "2,tcp,8,16,") {
+		t.Errorf("stdout is not a CSV table of 4 rows:\n%s", stdout)
+	}
+	recs := readLog(t, log)
+	if len(recs) != 7 || recs[0].Kind != benchlog.KindHeader || recs[1].Workers != 1 || recs[3].Workers != 2 || recs[6].Transport != "tcp" {
+		t.Errorf("log of %d records: %+v", len(recs), recs)
+	}
+	for _, args := range [][]string{
+		{"validate", "--engine", "--cases", "x.yaml"},
+		{"validate", "--engine", "--engine-batch", "16"},
+		{"validate", "--engine", "--engine-transport", "udp"},
+		{"validate", "--engine", "--engine-steps", "1"},
+	} {
+		if _, stderr, code := runBenchApp(args...); code != exitUsage {
+			t.Errorf("%v: exit %d, want %d: %s", args, code, exitUsage, stderr)
+		}
+	}
+}
