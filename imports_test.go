@@ -27,8 +27,8 @@ var allowed = map[string][]string{
 	"engine/nn":           {"engine/tensor"},
 	"engine/optim":        {},
 	"engine/data":         {},
-	"engine/dist":         {"engine/tensor", "engine/nn", "engine/optim", "engine/data", "internal/benchlog", "internal/units"},
-	"engine/torchbench":   {"internal/benchlog", "internal/atomicfile", "internal/config"},
+	"engine/dist":         {"engine/tensor", "engine/nn", "engine/optim", "engine/data", "internal/benchlog", "internal/units", "internal/procout"},
+	"engine/torchbench":   {"internal/benchlog", "internal/atomicfile", "internal/config", "internal/procout"},
 	"hw":                  {"internal/units", "internal/config"},
 	"model":               {"internal/units", "internal/config"},
 	"internal/calib":      {"internal/units", "internal/config", "internal/atomicfile"},
@@ -36,6 +36,7 @@ var allowed = map[string][]string{
 	"internal/config":     {},
 	"internal/atomicfile": {},
 	"internal/progress":   {},
+	"internal/procout":    {},
 	"internal/units":      {},
 }
 

@@ -32,24 +32,11 @@ func TestTrace(t *testing.T) {
 			Network: Network{Intra: Link{Bandwidth: 50e9}, NIC: Link{Bandwidth: 12.5e9}},
 			Input: Input{Storage: c.storage, SampleBytes: 100e3, Local: 2e9, Shared: SharedStorage{Aggregate: 100e9, PerClient: 3e9},
 				DB: DB{Service: 1e-4}, Decode: 4e-3, Cores: 16}, Jitter: 0.1, Steps: 4, TraceSteps: 2}
-		res, err := Run(cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var buf bytes.Buffer
-		if err := res.Trace.WriteJSON(&buf); err != nil {
-			t.Fatal(err)
-		}
-		var doc struct {
-			TraceEvents []TraceEvent `json:"traceEvents"`
-		}
-		if err := json.Unmarshal(buf.Bytes(), &doc); err != nil {
-			t.Fatalf("trace is not JSON: %v", err)
-		}
+		events, res := traceDoc(t, cfg)
 		start, end := float64(res.Steps[2].Start)*1e6, float64(res.Steps[3].End)*1e6
 		busy := map[int]float64{}
 		names := map[int]bool{}
-		for _, e := range doc.TraceEvents {
+		for _, e := range events {
 			switch {
 			case e.Ph == "M" && e.Pid == pidDevices && e.Name == "thread_name":
 				names[e.Tid] = true

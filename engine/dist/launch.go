@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"scaleplan/internal/procout"
 )
 
 // procs are the worker processes of a run.
@@ -40,12 +42,12 @@ func spawn(ctx context.Context, cancel context.CancelFunc, sp *Spawn, addr strin
 	p := &procs{ctx: ctx, errs: make([]error, w), tails: make([]*tail, w)}
 	var out io.Writer = io.Discard
 	if sp.Stderr != nil {
-		out = &lockedWriter{w: sp.Stderr}
+		out = &procout.Locked{W: sp.Stderr}
 	}
 	for r := 1; r < w; r++ {
 		cmd := exec.CommandContext(ctx, path, sp.Args...)
 		cmd.Env = append(append(os.Environ(), sp.Env...), EnvCoordinator+"="+addr, EnvRank+"="+strconv.Itoa(r))
-		p.tails[r] = &tail{}
+		p.tails[r] = &tail{procout.Tail{Max: tailBytes}}
 		lw := &prefixWriter{w: out, prefix: fmt.Sprintf("worker %d: ", r)}
 		cmd.Stdout = io.MultiWriter(lw, p.tails[r])
 		cmd.Stderr = cmd.Stdout
@@ -79,45 +81,18 @@ func (p *procs) wait() error {
 	return errors.Join(p.errs...)
 }
 
-// tail keeps the last bytes written to it.
-type tail struct {
-	mu  sync.Mutex
-	buf []byte
-}
+// tail keeps the last tailBytes of a worker process's output.
+type tail struct{ procout.Tail }
 
 const tailBytes = 2048
 
-func (t *tail) Write(b []byte) (int, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.buf = append(t.buf, b...)
-	if len(t.buf) > tailBytes {
-		t.buf = append(t.buf[:0], t.buf[len(t.buf)-tailBytes:]...)
-	}
-	return len(b), nil
-}
-
 // quote returns the tail as an indented block after a newline, or "".
 func (t *tail) quote() string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	s := strings.TrimSpace(string(t.buf))
+	s := strings.TrimSpace(t.String())
 	if s == "" {
 		return ""
 	}
 	return "; its output ends:\n\t" + strings.ReplaceAll(s, "\n", "\n\t")
-}
-
-// lockedWriter serialises writes of several processes' output.
-type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (l *lockedWriter) Write(b []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(b)
 }
 
 // prefixWriter writes whole lines to w, each starting with prefix.

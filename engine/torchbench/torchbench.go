@@ -19,6 +19,7 @@ import (
 	"scaleplan/internal/atomicfile"
 	"scaleplan/internal/benchlog"
 	"scaleplan/internal/config"
+	"scaleplan/internal/procout"
 )
 
 //go:embed torchbench.py
@@ -392,8 +393,8 @@ func Bench(ctx context.Context, opt Options, w io.Writer, progress io.Writer) er
 	cmd.Env = append(os.Environ(), opt.Env...)
 	// The script's stdout and stderr are copied by two goroutines: the
 	// lock keeps them from writing to progress at once.
-	pw := &lockedWriter{w: progress}
-	tail := &tailBuffer{max: 4096}
+	pw := &procout.Locked{W: progress}
+	tail := &procout.Tail{Max: 4096}
 	cmd.Stdout = pw
 	cmd.Stderr = io.MultiWriter(pw, tail)
 	setProcessGroup(cmd)
@@ -448,41 +449,6 @@ func check(b []byte) error {
 		return errors.New("no measurement or oom record")
 	}
 	return nil
-}
-
-// lockedWriter serialises writes to w.
-type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (l *lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
-}
-
-// tailBuffer keeps the last max bytes written to it.
-type tailBuffer struct {
-	mu  sync.Mutex
-	max int
-	b   []byte
-}
-
-func (t *tailBuffer) Write(p []byte) (int, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.b = append(t.b, p...)
-	if len(t.b) > t.max {
-		t.b = append(t.b[:0], t.b[len(t.b)-t.max:]...)
-	}
-	return len(p), nil
-}
-
-func (t *tailBuffer) String() string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return string(t.b)
 }
 
 // lastLine returns the last non-blank line of s, trimmed.

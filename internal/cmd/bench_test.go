@@ -2,7 +2,6 @@ package cmd
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -21,35 +20,11 @@ import (
 // arguments "bench worker" and the dist environment variables.
 func TestMain(m *testing.M) {
 	if dist.IsWorker() {
-		_, stderr, code := runBenchApp("bench", "worker")
+		_, stderr, code := runCLI("bench", "worker")
 		os.Stderr.WriteString(stderr)
 		os.Exit(code)
 	}
 	os.Exit(m.Run())
-}
-
-// runBenchApp runs the application, with the bench command added if the
-// command list does not have it yet, as Main does.
-func runBenchApp(args ...string) (stdout, stderr string, code int) {
-	var out, errb bytes.Buffer
-	app := newApp(&out, &errb)
-	if app.Command("bench") == nil {
-		app.Commands = append(app.Commands, benchCommand())
-	}
-	if app.Command("fit") == nil {
-		app.Commands = append(app.Commands, fitCommand())
-	}
-	err := app.Run(append([]string{"scaleplan"}, args...))
-	code = exitOK
-	if err != nil {
-		errb.WriteString("scaleplan: " + err.Error() + "\n")
-		code = exitRuntime
-		var ue usageError
-		if errors.As(err, &ue) || isCLIUsage(err) {
-			code = exitUsage
-		}
-	}
-	return out.String(), errb.String(), code
 }
 
 // readLog reads a bench log, failing the test on any bad line.
@@ -99,7 +74,7 @@ func TestBenchThroughput(t *testing.T) {
 	dir := t.TempDir()
 	log := filepath.Join(dir, "tp.jsonl")
 	charts := filepath.Join(dir, "charts")
-	stdout, stderr, code := runBenchApp("bench", "throughput", "--data", "synthetic", "--workers", "1,2", "--batch", "4,8",
+	stdout, stderr, code := runCLI("bench", "throughput", "--data", "synthetic", "--workers", "1,2", "--batch", "4,8",
 		"--steps", "3", "--warmup", "1", "--step-records", "--run", "t1", "--out", log, "--format", "csv", "--plot", charts)
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
@@ -129,7 +104,7 @@ func TestBenchThroughput(t *testing.T) {
 	}
 	checkChartDir(t, charts, 2) // the throughput chart, PNG and SVG
 	// fit reads the log and fits each worker count.
-	fout, ferr, code := runBenchApp("fit", log)
+	fout, ferr, code := runCLI("fit", log)
 	if code != exitOK || !strings.Contains(fout, "mlp") {
 		t.Errorf("fit: exit %d\n%s\n%s", code, fout, ferr)
 	}
@@ -138,7 +113,7 @@ func TestBenchThroughput(t *testing.T) {
 // bench --transport tcp starts this test binary as worker processes.
 func TestBenchThroughputTCP(t *testing.T) {
 	log := filepath.Join(t.TempDir(), "tcp.jsonl")
-	_, stderr, code := runBenchApp("bench", "throughput", "--data", "synthetic", "--transport", "tcp", "--workers", "2", "--batch", "4",
+	_, stderr, code := runCLI("bench", "throughput", "--data", "synthetic", "--transport", "tcp", "--workers", "2", "--batch", "4",
 		"--steps", "2", "--warmup", "1", "--out", log, "--timeout", "1m")
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
@@ -155,7 +130,7 @@ func TestBenchThroughputTCP(t *testing.T) {
 func TestBenchTorch(t *testing.T) {
 	log := filepath.Join(t.TempDir(), "torch.jsonl")
 	charts := filepath.Join(filepath.Dir(log), "charts")
-	stdout, stderr, code := runBenchApp("bench", "--framework", "torch", "--model", "cnn", "--batch", "4,16,64", "--steps", "3",
+	stdout, stderr, code := runCLI("bench", "--framework", "torch", "--model", "cnn", "--batch", "4,16,64", "--steps", "3",
 		"--warmup", "1", "--device", "cpu", "--threads", "1", "--run", "tt", "--out", log, "--format", "csv", "--plot", charts)
 	if code != exitOK {
 		if strings.Contains(stderr, "cannot import torch") || strings.Contains(stderr, "no python3") {
@@ -184,7 +159,7 @@ func TestBenchTorch(t *testing.T) {
 		t.Errorf("stdout is not a CSV table of 3 measurements:\n%s", stdout)
 	}
 	checkChartDir(t, charts, 2)
-	fout, ferr, code := runBenchApp("fit", log)
+	fout, ferr, code := runCLI("fit", log)
 	if code != exitOK || !strings.Contains(fout, "cnn") || !strings.Contains(fout, "R²") {
 		t.Errorf("fit: exit %d\n%s\n%s", code, fout, ferr)
 	}
@@ -210,7 +185,7 @@ func TestBenchPlotFails(t *testing.T) {
 	if err := os.WriteFile(file, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	stdout, stderr, code := runBenchApp("bench", "throughput", "--data", "synthetic", "--batch", "4,8", "--steps", "1", "--warmup", "0",
+	stdout, stderr, code := runCLI("bench", "throughput", "--data", "synthetic", "--batch", "4,8", "--steps", "1", "--warmup", "0",
 		"--out", log, "--plot", filepath.Join(file, "charts"))
 	if code != exitRuntime || !strings.Contains(stderr, "not a directory") {
 		t.Errorf("exit %d, stderr:\n%s", code, stderr)
@@ -247,7 +222,7 @@ func TestTorchTable(t *testing.T) {
 func TestBenchSteps(t *testing.T) {
 	dir := t.TempDir()
 	log, charts := filepath.Join(dir, "steps.jsonl"), filepath.Join(dir, "charts")
-	stdout, stderr, code := runBenchApp("bench", "steps", "--data", "synthetic", "--hidden", "64", "--batch", "16,32,64", "--target", "0.25",
+	stdout, stderr, code := runCLI("bench", "steps", "--data", "synthetic", "--hidden", "64", "--batch", "16,32,64", "--target", "0.25",
 		"--max-epochs", "0.2", "--validation", "500", "--lr", "0.01", "--lr-batch", "16", "--lr-factors", "0.5,1", "--lr-max", "0.015",
 		"--eval-every", "5", "--out", log, "--run", "s1", "--plot", charts)
 	if code != exitOK {
@@ -272,7 +247,7 @@ func TestBenchSteps(t *testing.T) {
 
 func TestBenchTrain(t *testing.T) {
 	log := filepath.Join(t.TempDir(), "train.jsonl")
-	stdout, stderr, code := runBenchApp("bench", "train", "--data", "synthetic", "--hidden", "64", "--epochs", "0.05", "--batch", "16", "--lr", "0.01",
+	stdout, stderr, code := runCLI("bench", "train", "--data", "synthetic", "--hidden", "64", "--epochs", "0.05", "--batch", "16", "--lr", "0.01",
 		"--target", "0.2", "--out", log)
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
@@ -289,7 +264,7 @@ func TestBenchTrain(t *testing.T) {
 
 // The engine recipes of the model profiles become engine settings.
 func TestRecipeConfig(t *testing.T) {
-	_, stderr, code := runBenchApp("bench", "train", "--recipe", "mlperf-v0.7-resnet50", "--data", "synthetic")
+	_, stderr, code := runCLI("bench", "train", "--recipe", "mlperf-v0.7-resnet50", "--data", "synthetic")
 	if code != exitRuntime || !strings.Contains(stderr, "trains resnet50; the engine trains mlp or cnn") {
 		t.Errorf("resnet50 recipe: exit %d: %s", code, stderr)
 	}
@@ -356,7 +331,7 @@ func TestBenchErrors(t *testing.T) {
 		{"bench", "train", "--model", "cnn", "--recipe", "engine-mlp"},
 		{"bench", "worker"},
 	} {
-		_, stderr, code := runBenchApp(args...)
+		_, stderr, code := runCLI(args...)
 		fmt.Fprintf(&got, "$ scaleplan %s\n-- exit %d --\n%s", strings.Join(args, " "), code, stderr)
 	}
 	path := filepath.Join("testdata", "bench", "errors.golden")

@@ -358,7 +358,7 @@ func TestPlotScenarios(t *testing.T) {
 		{"devices-not-whole-nodes", []string{"plot", "scaling", "--devices", "1,6", "tsubame3-resnet50-caffe2-verbs"}, exitRuntime, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			stdout, stderr, code := runPlotApp(tc.args...)
+			stdout, stderr, code := runCLI(tc.args...)
 			if code != tc.code {
 				t.Errorf("exit code %d, want %d; stderr:\n%s", code, tc.code, stderr)
 			}
@@ -432,9 +432,9 @@ func TestSimulatePlot(t *testing.T) {
 // sample bench log, the tables unchanged.
 func TestFitPlot(t *testing.T) {
 	log := "testdata/fit/bench_resnet50.jsonl"
-	plain, _, _ := runFitApp("fit", log)
+	plain, _, _ := runCLI("fit", log)
 	dir := t.TempDir()
-	stdout, stderr, code := runFitApp("fit", log, "--plot", dir)
+	stdout, stderr, code := runCLI("fit", log, "--plot", dir)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}

@@ -1,8 +1,6 @@
 package cmd
 
 import (
-	"bytes"
-	"errors"
 	"flag"
 	"os"
 	"path/filepath"
@@ -29,28 +27,6 @@ func updating() bool {
 	return b
 }
 
-// runFitApp runs the application, with the fit command added if the
-// command list does not have it yet, as Main does: it returns stdout,
-// stderr and the exit code.
-func runFitApp(args ...string) (stdout, stderr string, code int) {
-	var out, errb bytes.Buffer
-	app := newApp(&out, &errb)
-	if app.Command("fit") == nil {
-		app.Commands = append(app.Commands, fitCommand())
-	}
-	err := app.Run(append([]string{"scaleplan"}, args...))
-	code = exitOK
-	if err != nil {
-		errb.WriteString("scaleplan: " + err.Error() + "\n")
-		code = exitRuntime
-		var ue usageError
-		if errors.As(err, &ue) || isCLIUsage(err) {
-			code = exitUsage
-		}
-	}
-	return out.String(), errb.String(), code
-}
-
 // TestFitCommand runs `scaleplan fit` on the sample logs and compares exit
 // code, stdout and stderr with testdata/fit/NAME.golden (-update rewrites).
 func TestFitCommand(t *testing.T) {
@@ -73,7 +49,7 @@ func TestFitCommand(t *testing.T) {
 		{"nothing-to-write", []string{"fit", "--out", filepath.Join(tmp, "x.yaml"), "testdata/fit/mlperf_resnet.log"}, exitRuntime},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			stdout, stderr, code := runFitApp(tc.args...)
+			stdout, stderr, code := runCLI(tc.args...)
 			if code != tc.code {
 				t.Errorf("exit code %d, want %d; stderr:\n%s", code, tc.code, stderr)
 			}
@@ -116,7 +92,7 @@ func TestFitCommand(t *testing.T) {
 }
 
 func TestFitHelp(t *testing.T) {
-	stdout, _, code := runFitApp("fit", "--help")
+	stdout, _, code := runCLI("fit", "--help")
 	for _, want := range []string{"scaleplan fit [command options] LOG...", "Examples:", "--group-by NAMES", "--out FILE", "--format FORMAT", "--gradient-size SIZE"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("help lacks %q:\n%s", want, stdout)

@@ -3,7 +3,6 @@ package cmd
 import (
 	"bytes"
 	"encoding/xml"
-	"errors"
 	"image/png"
 	"os"
 	"path/filepath"
@@ -11,28 +10,6 @@ import (
 	"strings"
 	"testing"
 )
-
-// runPlotApp runs the application, with the plot command added if the
-// command list does not have it yet, as Main does: it returns stdout,
-// stderr and the exit code.
-func runPlotApp(args ...string) (stdout, stderr string, code int) {
-	var out, errb bytes.Buffer
-	app := newApp(&out, &errb)
-	if app.Command("plot") == nil {
-		app.Commands = append(app.Commands, plotCommand())
-	}
-	err := app.Run(append([]string{"scaleplan"}, args...))
-	code = exitOK
-	if err != nil {
-		errb.WriteString("scaleplan: " + err.Error() + "\n")
-		code = exitRuntime
-		var ue usageError
-		if errors.As(err, &ue) || isCLIUsage(err) {
-			code = exitUsage
-		}
-	}
-	return out.String(), errb.String(), code
-}
 
 // TestPlotCommand runs `scaleplan plot` and compares exit code, stdout and
 // stderr with testdata/plot/NAME.golden (-update rewrites), then checks
@@ -62,7 +39,7 @@ func TestPlotCommand(t *testing.T) {
 		{"missing-file", []string{"plot", "throughput", "testdata/plot/no-such.log"}, exitRuntime, "", nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			stdout, stderr, code := runPlotApp(tc.args...)
+			stdout, stderr, code := runCLI(tc.args...)
 			if code != tc.code {
 				t.Errorf("exit code %d, want %d; stderr:\n%s", code, tc.code, stderr)
 			}
@@ -120,7 +97,7 @@ func checkChartFile(t *testing.T, path string) {
 
 func TestPlotHelp(t *testing.T) {
 	for _, args := range [][]string{{"plot", "--help"}, {"plot", "throughput", "x.log", "-h"}} {
-		stdout, stderr, code := runPlotApp(args...)
+		stdout, stderr, code := runCLI(args...)
 		if code != exitOK {
 			t.Errorf("%v: exit code %d: %s", args, code, stderr)
 		}

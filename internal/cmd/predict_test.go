@@ -1,37 +1,10 @@
 package cmd
 
 import (
-	"bytes"
 	"encoding/json"
-	"errors"
 	"strings"
 	"testing"
-
-	"github.com/urfave/cli/v2"
 )
-
-// runPlanning runs `scaleplan args...` as Main does, with the predict,
-// plan and validate commands added if the application does not list them
-// yet, and returns stdout, stderr and the exit code.
-func runPlanning(args ...string) (stdout, stderr string, code int) {
-	var out, errb bytes.Buffer
-	app := newApp(&out, &errb)
-	for _, c := range []*cli.Command{predictCommand(), planCommand(), validateCommand()} {
-		if app.Command(c.Name) == nil {
-			app.Commands = append(app.Commands, c)
-		}
-	}
-	err := app.Run(append([]string{"scaleplan"}, args...))
-	if err != nil {
-		errb.WriteString("scaleplan: " + err.Error() + "\n")
-		code = exitRuntime
-		var ue usageError
-		if errors.As(err, &ue) || isCLIUsage(err) {
-			code = exitUsage
-		}
-	}
-	return out.String(), errb.String(), code
-}
 
 // TestPlanningGolden pins the output of predict, plan and validate, two
 // invocations each, against testdata/*.golden (-update rewrites them).
@@ -49,7 +22,7 @@ func TestPlanningGolden(t *testing.T) {
 		{"validate-builtin.golden", []string{"validate"}, exitOK},
 		{"validate-cases-csv.golden", []string{"validate", "--cases", "testdata/validate/cases.yaml", "--format", "csv", "--max-error", "5"}, exitRuntime},
 	} {
-		out, stderr, code := runPlanning(c.args...)
+		out, stderr, code := runCLI(c.args...)
 		if code != c.code {
 			t.Errorf("%s: exit %d, want %d: %s", strings.Join(c.args, " "), code, c.code, stderr)
 			continue
@@ -70,7 +43,7 @@ func TestPlanningJSON(t *testing.T) {
 		{[]string{"plan", "--format", "json", "--recipe", "mlperf-v0.7-resnet50", "--systems", "dgx1", "--max-devices", "16"}, []string{"summary", "pareto", "candidates", "infeasible"}},
 		{[]string{"validate", "--format", "json"}, []string{"cases", "summary"}},
 	} {
-		out, stderr, code := runPlanning(c.args...)
+		out, stderr, code := runCLI(c.args...)
 		if code != 0 {
 			t.Fatalf("%v: exit %d: %s", c.args, code, stderr)
 		}
@@ -115,12 +88,12 @@ func TestPlanningErrors(t *testing.T) {
 		{[]string{"validate", "--max-error", "15"}, exitRuntime, "validate: mean absolute error 26.1% exceeds --max-error 15%"},
 		{[]string{"validate", "--cases", "testdata/validate/cases.yaml", "--max-error", "5"}, exitRuntime, "validate: mean absolute error 7.0% exceeds --max-error 5%; 1 of 1 bounds do not hold"},
 	} {
-		_, stderr, code := runPlanning(c.args...)
+		_, stderr, code := runCLI(c.args...)
 		if code != c.code || !strings.Contains(stderr, c.msg) {
 			t.Errorf("%s: exit %d, stderr %q; want exit %d and %q", strings.Join(c.args, " "), code, stderr, c.code, c.msg)
 		}
 	}
-	if _, stderr, code := runPlanning("validate", "--max-error", "30"); code != 0 {
+	if _, stderr, code := runCLI("validate", "--max-error", "30"); code != 0 {
 		t.Errorf("validate --max-error 30: exit %d: %s", code, stderr)
 	}
 }
@@ -129,7 +102,7 @@ func TestPlanningErrors(t *testing.T) {
 // the command runs it: the built-in study simulated and printed.
 func BenchmarkPredictDefault(b *testing.B) {
 	for range b.N {
-		if _, stderr, code := runPlanning("predict"); code != 0 {
+		if _, stderr, code := runCLI("predict"); code != 0 {
 			b.Fatal(stderr)
 		}
 	}

@@ -2,7 +2,6 @@ package cmd
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"html"
 	"image"
@@ -17,27 +16,6 @@ import (
 	"testing"
 	"time"
 )
-
-// runReportApp runs the application as Main does, with the report command
-// added if the command list does not have it yet: it returns stdout,
-// stderr and the exit code.
-func runReportApp(args ...string) (stdout, stderr string, code int) {
-	var out, errb bytes.Buffer
-	app := newApp(&out, &errb)
-	if app.Command("report") == nil {
-		app.Commands = append(app.Commands, reportCommand())
-	}
-	err := app.Run(append([]string{"scaleplan"}, args...))
-	if err != nil {
-		errb.WriteString("scaleplan: " + err.Error() + "\n")
-		code = exitRuntime
-		var ue usageError
-		if errors.As(err, &ue) || isCLIUsage(err) {
-			code = exitUsage
-		}
-	}
-	return out.String(), errb.String(), code
-}
 
 // svgElem matches an inline chart: its opening tag's attributes and its
 // content.
@@ -151,7 +129,7 @@ func TestReport(t *testing.T) {
 		{"too-many-devices", []string{"report", "tsubame3-resnet50-caffe2-verbs", "--devices", "4096"}, exitRuntime, "", nil, "4096 devices need 1024 nodes"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			stdout, stderr, code := runReportApp(tc.args...)
+			stdout, stderr, code := runCLI(tc.args...)
 			if code != tc.code || !strings.Contains(stderr, tc.msg) {
 				t.Fatalf("exit %d, stderr %q; want exit %d and %q", code, stderr, tc.code, tc.msg)
 			}
@@ -187,7 +165,7 @@ func TestReportDeterministic(t *testing.T) {
 	var pages [2][]byte
 	for i := range pages {
 		path := filepath.Join(dir, fmt.Sprintf("r%d.html", i))
-		if _, stderr, code := runReportApp("report", "tsubame3-resnet50-caffe2-staged", "-o", path); code != 0 {
+		if _, stderr, code := runCLI("report", "tsubame3-resnet50-caffe2-staged", "-o", path); code != 0 {
 			t.Fatalf("exit %d: %s", code, stderr)
 		}
 		var err error
@@ -267,7 +245,7 @@ func TestReportInBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 	path := filepath.Join(dir, "report.html")
-	if _, stderr, code := runReportApp("report", scenario, "-o", path); code != 0 {
+	if _, stderr, code := runCLI("report", scenario, "-o", path); code != 0 {
 		t.Fatalf("report: exit %d: %s", code, stderr)
 	}
 	src, err := os.ReadFile(path)
@@ -368,11 +346,11 @@ func BenchmarkCharts(b *testing.B) {
 			return code
 		}},
 		{"plot-scaling/tsubame3-caffe2-x3", func() int {
-			_, _, code := runPlotApp(append([]string{"plot", "scaling", "-o", dir}, tsubame...)...)
+			_, _, code := runCLI(append([]string{"plot", "scaling", "-o", dir}, tsubame...)...)
 			return code
 		}},
 		{"report/tsubame3-resnet50-caffe2-verbs", func() int {
-			_, _, code := runReportApp("report", "tsubame3-resnet50-caffe2-verbs", "-o", filepath.Join(dir, "r.html"))
+			_, _, code := runCLI("report", "tsubame3-resnet50-caffe2-verbs", "-o", filepath.Join(dir, "r.html"))
 			return code
 		}},
 	} {

@@ -69,7 +69,7 @@ func TestEngineSimConfig(t *testing.T) {
 // every measurement (one worker's sweep first).
 func TestValidateEngine(t *testing.T) {
 	log := filepath.Join(t.TempDir(), "ve.jsonl")
-	stdout, stderr, code := runBenchApp("validate", "--engine", "--engine-data", "synthetic", "--engine-batch", "4,8", "--engine-workers", "2",
+	stdout, stderr, code := runCLI("validate", "--engine", "--engine-data", "synthetic", "--engine-batch", "4,8", "--engine-workers", "2",
 		"--engine-transport", "inproc,tcp", "--engine-steps", "2", "--engine-warmup", "1", "--engine-out", log, "--format", "csv")
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
@@ -89,7 +89,7 @@ func TestValidateEngine(t *testing.T) {
 		{"validate", "--engine", "--engine-transport", "udp"},
 		{"validate", "--engine", "--engine-steps", "1"},
 	} {
-		if _, stderr, code := runBenchApp(args...); code != exitUsage {
+		if _, stderr, code := runCLI(args...); code != exitUsage {
 			t.Errorf("%v: exit %d, want %d: %s", args, code, exitUsage, stderr)
 		}
 	}
