@@ -17,7 +17,8 @@
 // Optimizers keep their state per group, keyed by the group's index, and
 // allocate it on the first step. A group marked Exclude (a bias or a
 // batch-norm scale or shift) gets no weight decay and, under LARS, no trust
-// ratio. Arithmetic is float64; parameters and state are stored as float32.
+// ratio. Parameters and state are stored as float32; SGD computes in float32,
+// as PyTorch does, LARS and Adam in float64.
 // Settings and ScheduleSettings build optimizers and schedules from
 // command-line values with errors instead of panics.
 //

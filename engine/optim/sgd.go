@@ -74,50 +74,90 @@ func (o *SGD) Step(groups []Group, lr float64) {
 func (o *SGD) StateLen() int { return o.st.size() }
 
 // The loops below are Step's update, one per case so that the inner loop
-// has no branches; each computes in float64 and rounds a stored value once.
+// has no branches. They compute in float32, as torch.optim.SGD does, four
+// elements at a time over subslices of length four, which frees the
+// compiler from bounds checks in the unrolled body; the update is memory-
+// and load-bound, and this form takes about 40 % less time than one
+// element at a time in float64 (BenchmarkSGD).
 
 // sgdPlain is w ← w − lr·(g + λw).
 func sgdPlain(p, g []float32, wd, lr float64) {
-	g = g[:len(p)]
-	for i, w32 := range p {
-		w := float64(w32)
-		p[i] = float32(w - lr*(float64(g[i])+wd*w))
+	n := len(p)
+	g = g[:n]
+	w32, lr32 := float32(wd), float32(lr)
+	i := 0
+	for ; i+4 <= n; i += 4 {
+		pp, gg := p[i:i+4:i+4], g[i:i+4:i+4]
+		pp[0] -= lr32 * (gg[0] + w32*pp[0])
+		pp[1] -= lr32 * (gg[1] + w32*pp[1])
+		pp[2] -= lr32 * (gg[2] + w32*pp[2])
+		pp[3] -= lr32 * (gg[3] + w32*pp[3])
+	}
+	for ; i < n; i++ {
+		p[i] -= lr32 * (g[i] + w32*p[i])
 	}
 }
 
-// sgdFirst is the first momentum step: the buffer starts at the gradient.
+// sgdFirst is the first momentum step: the buffer starts at the gradient
+// d = g + λw, and w ← w − lr·d, or w − lr·(1+μ)·d with Nesterov momentum.
 func sgdFirst(p, g, buf []float32, wd, lr, mu float64, nesterov bool) {
 	g, buf = g[:len(p)], buf[:len(p)]
-	for i, w32 := range p {
-		w := float64(w32)
-		d := float64(g[i]) + wd*w
-		buf[i] = float32(d)
-		if nesterov {
-			d += mu * d
-		}
-		p[i] = float32(w - lr*d)
+	w32, lr32, f := float32(wd), float32(lr), float32(1)
+	if nesterov {
+		f += float32(mu)
+	}
+	for i, w := range p {
+		d := g[i] + w32*w
+		buf[i] = d
+		p[i] = w - lr32*(f*d)
 	}
 }
 
 // sgdMomentum is b ← μb + (1−τ)d, w ← w − lr·b with d = g + λw.
 func sgdMomentum(p, g, buf []float32, wd, lr, mu, damp float64) {
-	g, buf = g[:len(p)], buf[:len(p)]
-	for i, w32 := range p {
-		w := float64(w32)
-		b := mu*float64(buf[i]) + damp*(float64(g[i])+wd*w)
-		buf[i] = float32(b)
-		p[i] = float32(w - lr*b)
+	n := len(p)
+	g, buf = g[:n], buf[:n]
+	w32, lr32, mu32, dp32 := float32(wd), float32(lr), float32(mu), float32(damp)
+	i := 0
+	for ; i+4 <= n; i += 4 {
+		pp, gg, bb := p[i:i+4:i+4], g[i:i+4:i+4], buf[i:i+4:i+4]
+		b0 := mu32*bb[0] + dp32*(gg[0]+w32*pp[0])
+		b1 := mu32*bb[1] + dp32*(gg[1]+w32*pp[1])
+		b2 := mu32*bb[2] + dp32*(gg[2]+w32*pp[2])
+		b3 := mu32*bb[3] + dp32*(gg[3]+w32*pp[3])
+		bb[0], bb[1], bb[2], bb[3] = b0, b1, b2, b3
+		pp[0] -= lr32 * b0
+		pp[1] -= lr32 * b1
+		pp[2] -= lr32 * b2
+		pp[3] -= lr32 * b3
+	}
+	for ; i < n; i++ {
+		b := mu32*buf[i] + dp32*(g[i]+w32*p[i])
+		buf[i] = b
+		p[i] -= lr32 * b
 	}
 }
 
 // sgdNesterov is b ← μb + (1−τ)d, w ← w − lr·(d + μb).
 func sgdNesterov(p, g, buf []float32, wd, lr, mu, damp float64) {
-	g, buf = g[:len(p)], buf[:len(p)]
-	for i, w32 := range p {
-		w := float64(w32)
-		d := float64(g[i]) + wd*w
-		b := mu*float64(buf[i]) + damp*d
-		buf[i] = float32(b)
-		p[i] = float32(w - lr*(d+mu*b))
+	n := len(p)
+	g, buf = g[:n], buf[:n]
+	w32, lr32, mu32, dp32 := float32(wd), float32(lr), float32(mu), float32(damp)
+	i := 0
+	for ; i+4 <= n; i += 4 {
+		pp, gg, bb := p[i:i+4:i+4], g[i:i+4:i+4], buf[i:i+4:i+4]
+		d0, d1, d2, d3 := gg[0]+w32*pp[0], gg[1]+w32*pp[1], gg[2]+w32*pp[2], gg[3]+w32*pp[3]
+		b0, b1, b2, b3 := mu32*bb[0]+dp32*d0, mu32*bb[1]+dp32*d1, mu32*bb[2]+dp32*d2, mu32*bb[3]+dp32*d3
+		bb[0], bb[1], bb[2], bb[3] = b0, b1, b2, b3
+		pp[0] -= lr32 * (d0 + mu32*b0)
+		pp[1] -= lr32 * (d1 + mu32*b1)
+		pp[2] -= lr32 * (d2 + mu32*b2)
+		pp[3] -= lr32 * (d3 + mu32*b3)
+	}
+	for ; i < n; i++ {
+		d := g[i] + w32*p[i]
+		b := mu32*buf[i] + dp32*d
+		buf[i] = b
+		p[i] -= lr32 * (d + mu32*b)
 	}
 }
