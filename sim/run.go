@@ -184,6 +184,9 @@ type run struct {
 	onDeliver func(rep, q int, first int64)
 	// onEvent, when set (tests), is called after every event.
 	onEvent func(now units.Seconds)
+	// onStep, when set (tests), is called when a step has ended, with the
+	// ranks' accounts of it still in place.
+	onStep func()
 }
 
 func newRun(c *Config) (*run, error) {
@@ -250,7 +253,10 @@ func newRun(c *Config) (*run, error) {
 	if c.TraceSteps > 0 {
 		r.tr = newTracer(r) // before the loaders, whose first reads are labelled
 	}
-	if c.Input.Storage != Synthetic {
+	// The asynchronous parameter server does not simulate the input
+	// pipeline (runAsync): its reads would only take NIC bandwidth from
+	// the pushes and pulls.
+	if c.Input.Storage != Synthetic && c.Comm.Algorithm != AsyncParameterServer {
 		r.newLoaders()
 	}
 	if r.tr != nil {
@@ -769,6 +775,9 @@ func (r *run) rankDone() {
 	n := float64(len(r.ranks))
 	b = Breakdown{units.Seconds(cp / n), units.Seconds(cm / n), units.Seconds(in / n), units.Seconds(bu / n), units.Seconds(st / n)}
 	r.steps = append(r.steps, Step{Start: units.Seconds(r.stepStart), End: units.Seconds(now), Breakdown: b})
+	if r.onStep != nil {
+		r.onStep()
+	}
 	if r.tr != nil {
 		r.tr.stepEnded()
 	}

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -17,21 +18,52 @@ func near(got, want, tol float64) bool {
 	return math.Abs(got-want) <= tol*math.Abs(want)
 }
 
-// checkSums checks that every step's breakdown sums to its time and the
-// utilisation is in [0, 1].
+// checkSums checks that every step's breakdown sums to its time with no
+// negative part, and that the utilisation is in [0, 1]: Run clamps the
+// Utilisation it reports to [0, 1] against rounding, so the check is on
+// the unclamped compute fraction, which the reported value must equal.
 func checkSums(t *testing.T, res *Result) {
 	t.Helper()
 	for i, s := range res.Steps {
 		if !near(float64(s.Breakdown.Total()), float64(s.Time()), 1e-9) {
 			t.Errorf("step %d: breakdown %+v sums to %v, step is %v", i, s.Breakdown, s.Breakdown.Total(), s.Time())
 		}
+		if err := checkParts(s.Breakdown, s.Time()); err != nil {
+			t.Errorf("step %d: %v", i, err)
+		}
 	}
 	if !near(float64(res.Breakdown.Total()), float64(res.StepTime), 1e-9) {
 		t.Errorf("breakdown %+v sums to %v, step time %v", res.Breakdown, res.Breakdown.Total(), res.StepTime)
 	}
+	if err := checkParts(res.Breakdown, res.StepTime); err != nil {
+		t.Error(err)
+	}
 	if !(res.Utilisation >= 0 && res.Utilisation <= 1) {
 		t.Errorf("utilisation %v outside [0, 1]", res.Utilisation)
 	}
+	if res.StepTime > 0 {
+		if u := float64(res.Breakdown.Compute / res.StepTime); math.Abs(u-res.Utilisation) > 1e-9 {
+			t.Errorf("utilisation %v, but compute is %v of the step", res.Utilisation, u)
+		}
+	}
+}
+
+// checkParts reports a part of b that is negative, or a compute part (the
+// utilisation times T) outside [0, T], beyond rounding.
+func checkParts(b Breakdown, T units.Seconds) error {
+	eps := 1e-9 * float64(T)
+	for _, p := range []struct {
+		name string
+		v    units.Seconds
+	}{{"compute", b.Compute}, {"comm", b.Comm}, {"input", b.Input}, {"bubble", b.Bubble}, {"straggler", b.Straggler}} {
+		if !(float64(p.v) >= -eps) {
+			return fmt.Errorf("breakdown %+v: %s %v is negative", b, p.name, p.v)
+		}
+	}
+	if !(float64(b.Compute) <= float64(T)+eps) {
+		return fmt.Errorf("compute %v is more than the step %v: utilisation %v", b.Compute, T, float64(b.Compute/T))
+	}
+	return nil
 }
 
 // TestCalibratedStep checks the compute law on one device: a step of b
@@ -291,6 +323,26 @@ func TestAsyncPS(t *testing.T) {
 	}
 	if res.SamplesPerSec <= 0 || res.StepTime < 32e-3 {
 		t.Errorf("step %v, %v samples/s", res.StepTime, res.SamplesPerSec)
+	}
+}
+
+// TestAsyncUtilisation: asynchronous workers of different speeds (a
+// persistent jitter) keep their own pace, so the fast ones spend part of
+// each iteration waiting for their pushes and pulls. The mean time
+// between a device's updates is then below the mean compute time, which
+// the breakdown once reported as utilisation 1 and no communication; the
+// compute part is the update-weighted compute, Σ u_i·c_i / U.
+func TestAsyncUtilisation(t *testing.T) {
+	c := Config{Nodes: 16, DevicesPerNode: 1, MicroBatch: 32, Compute: Compute{PerSample: 1e-3},
+		Memory: Memory{Gradients: units.MB}, Comm: Comm{Algorithm: AsyncParameterServer, Servers: 1},
+		Network: Network{NIC: Link{Bandwidth: 10 * units.GBps}}, Steps: 20, Jitter: 1, Seed: 3}
+	res, err := Run(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkSums(t, res)
+	if !(res.Utilisation < 0.95) || !(res.Breakdown.Comm > 0) {
+		t.Errorf("utilisation %v, communication %v: fast workers must wait", res.Utilisation, res.Breakdown.Comm)
 	}
 }
 

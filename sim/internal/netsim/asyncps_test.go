@@ -60,6 +60,54 @@ func TestAsyncLockstep(t *testing.T) {
 	}
 }
 
+// TestAsyncClosedForm sweeps the lockstep closed form of TestAsyncLockstep
+// over p = 2..1024 workers, including non-powers of two, message sizes
+// from 1 KiB to 1 GiB and 1 to 16 shards: R rounds of the compute time
+// plus a synchronous push and pull, to 1e-9 relative, with the staleness
+// and throughput that follow.
+func TestAsyncClosedForm(t *testing.T) {
+	const (
+		R = 2
+		c = 3 * units.Millisecond
+	)
+	n := 0
+	for _, p := range testPs {
+		S := fewSizes
+		for _, q := range allSizePs {
+			if p == q {
+				S = allSizes
+			}
+		}
+		// Every push and pull is its own flow, and max-min sharing
+		// recomputes the rates of all active flows at every change, so
+		// p·k flows cost about (p·k)²: many shards only on fewer workers.
+		shards := []int{1}
+		switch {
+		case p <= 32:
+			shards = []int{1, 4, 16}
+		case p <= 256:
+			shards = []int{1, 4}
+		}
+		for _, k := range shards {
+			for _, s := range S {
+				cfg := flat(p)
+				cfg.Servers = k
+				res := runAsync(t, cfg, AsyncConfig{Compute: []units.Seconds{c}, Bytes: s, Updates: p * R})
+				round := float64(c) + psForm(p, k, float64(s), alphaNet(), betaNet(), betaNet())
+				wantStale := (float64(p-1)/2 + (R-1)*float64(p-1)) / R
+				if !near(float64(res.End), R*round, 1e-9) || !near(res.Throughput, float64(p)/round, 1e-9) {
+					t.Errorf("p=%d k=%d S=%v: end %.12g s, throughput %.12g/s; want %.12g s, %.12g/s", p, k, s, float64(res.End), res.Throughput, R*round, float64(p)/round)
+				}
+				if !near(res.MeanStaleness, wantStale, 1e-12) || res.MaxStaleness != p-1 {
+					t.Errorf("p=%d k=%d S=%v: staleness mean %v max %d, want %v and %d", p, k, s, res.MeanStaleness, res.MaxStaleness, wantStale, p-1)
+				}
+				n++
+			}
+		}
+	}
+	t.Logf("%d cases", n)
+}
+
 // TestAsyncHeterogeneous: with a free network (no latency, no bytes) an
 // update of a worker with compute time c is applied c after its pull, so
 // its staleness is the number of other workers' updates in between. The

@@ -16,10 +16,12 @@ import (
 // one message and beta the bandwidth one stream gets.
 
 var (
-	testPs    = []int{2, 3, 4, 5, 7, 8, 12, 16, 31, 32, 100, 128, 255, 256, 512, 1000, 1024}
-	fewSizes  = []units.Bytes{1 * units.KiB, 3 * units.MiB, 1 * units.GiB}
-	allSizes  = sizes(1*units.KiB, 1*units.GiB)
-	allSizePs = []int{2, 7, 8, 100}
+	testPs   = []int{2, 3, 4, 5, 7, 8, 12, 16, 31, 32, 100, 128, 255, 256, 512, 1000, 1024}
+	fewSizes = []units.Bytes{1 * units.KiB, 3 * units.MiB, 1 * units.GiB}
+	// allSizes is every power of 4 from 1 KiB to 1 GiB and two sizes that
+	// are not powers of two: 3 MiB and a 25 MB gradient bucket.
+	allSizes  = append(sizes(1*units.KiB, 1*units.GiB), 3*units.MiB, 25*units.MB)
+	allSizePs = []int{2, 7, 8, 100} // where the slower asynchronous sweep uses allSizes
 )
 
 // sizes returns every power of 4 times lo up to hi, and hi.
@@ -142,14 +144,8 @@ func closedFormCases(t *testing.T) []formCase {
 	a, b := alphaNet(), betaNet()
 	chunk := float64(DefaultTreeChunk)
 	for _, p := range testPs {
-		S := fewSizes
-		for _, q := range allSizePs {
-			if p == q {
-				S = allSizes
-			}
-		}
 		k := divisor(p)
-		for _, s := range S {
+		for _, s := range allSizes {
 			x := float64(s)
 			add("ring", flat(p), Ring, s, ringForm(p, x, a, b))
 			add("halving-doubling", flat(p), HalvingDoubling, s, rhdForm(p, x, a, b))
@@ -157,7 +153,28 @@ func closedFormCases(t *testing.T) []formCase {
 			add("double-tree", flat(p), DoubleTree, s, treeForm(p, x, a, b, true, chunk))
 			X := torusX(p)
 			add("torus-2d", flat(p), Torus2D, s, ringForm(X, x, a, b)+ringForm(p/X, x/float64(X), a, b))
+			if p%2 == 0 && p > 2 {
+				// An explicit x: rows of 2, and 2 rows of p/2.
+				for _, X := range []int{2, p / 2} {
+					cfg := flat(p)
+					cfg.TorusX = X
+					add(fmt.Sprintf("torus-2d-x=%d", X), cfg, Torus2D, s, ringForm(X, x, a, b)+ringForm(p/X, x/float64(X), a, b))
+				}
+			}
 			add("parameter-server", flat(p), ParameterServer, s, psForm(p, 4, x, a, b, b))
+			// k shards from 1 to more than p, servers with a faster NIC
+			// than the workers', and a gRPC-sized per-message overhead.
+			for _, ps := range []struct {
+				k        int
+				server   units.BytesPerSec
+				overhead units.Seconds
+			}{{1, nicBW, overhead}, {3, 4 * nicBW, overhead}, {16, nicBW, 50 * units.Microsecond}, {2 * p, 2 * nicBW, 50 * units.Microsecond}} {
+				cfg := flat(p)
+				cfg.Servers, cfg.ServerNIC, cfg.Overhead = ps.k, ps.server, ps.overhead
+				alpha := float64(nicLat + fabricLat + ps.overhead)
+				add(fmt.Sprintf("parameter-server-k=%d-server=%v-rpc=%v", ps.k, ps.server, ps.overhead), cfg, ParameterServer, s,
+					psForm(p, ps.k, x, alpha, b, float64(ps.server)*eff))
+			}
 
 			// Hierarchical: k ranks per node share 2 NICs (or 1), so each
 			// inter-node stream gets nics·B·e/k, or less through a 2:1 core.

@@ -427,6 +427,11 @@ func (n *Network) onWake() {
 	k := 0
 	for _, f := range n.active {
 		if f.finish <= now || f.rem <= 0 {
+			// The flow has delivered its bytes; what settle did not count
+			// (a flow shorter than the rounding of now, or the rounding of
+			// its rate) is counted here, so that Stats adds up.
+			f.moved += f.rem
+			f.path.moved += f.rem
 			f.moving, f.finished = false, true
 			f.rem = 0
 			f.end = units.Seconds(now)

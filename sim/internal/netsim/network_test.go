@@ -289,6 +289,26 @@ func TestStatsInProgress(t *testing.T) {
 	}
 }
 
+// TestStatsTinyFlow: a flow whose transfer is shorter than the rounding
+// of the current time ends at the instant it starts moving; it has still
+// moved its bytes, and Stats counts them.
+func TestStatsTinyFlow(t *testing.T) {
+	var s event.Scheduler
+	n := NewNetwork(&s)
+	l := n.AddLink("l", 1e9, 0)
+	var f *Flow
+	s.At(1e6, func() { // the spacing of float64 at 1e6 s is 1.2e-10 s
+		f = n.Transfer(n.NewPath(0, l), 1e-3, nil) // 1e-12 s
+	})
+	s.Run()
+	if f.End() != 1e6 || f.moved != 1e-3 {
+		t.Errorf("tiny flow ended at %v having moved %v bytes; want 1e6 s and 1e-3", f.End(), f.moved)
+	}
+	if got := float64(n.Stats()[0].Bytes); got != 1e-3 {
+		t.Errorf("link carried %v bytes, want 1e-3", got)
+	}
+}
+
 func TestNetworkPanics(t *testing.T) {
 	var s event.Scheduler
 	n := NewNetwork(&s)
