@@ -254,8 +254,9 @@ func ReadCases(r io.Reader, file string) (*CaseFile, error) {
 		f.check(i, byName, &ps)
 	}
 	if ps.Err() == nil {
+		visit := map[int]visitState{}
 		for i := range f.Cases {
-			if cyc := f.cycle(i, byName, map[int]bool{}); cyc != "" {
+			if cyc := f.cycle(i, byName, visit); cyc != "" {
 				ps.Addf(fmt.Sprintf("cases[%d].calibrated_by", i), "calibration cycle: %s", cyc)
 				break
 			}
@@ -356,18 +357,33 @@ func (f *CaseFile) check(i int, byName map[string]int, ps *config.Problems) {
 	}
 }
 
-// cycle returns a description of a calibration cycle through case i, or "".
-func (f *CaseFile) cycle(i int, byName map[string]int, on map[int]bool) string {
-	if on[i] {
+// visitState marks a case during the search for calibration cycles.
+type visitState int8
+
+const (
+	unvisited visitState = iota
+	onPath               // on the path being searched
+	acyclic              // searched: no cycle is reachable from it
+)
+
+// cycle returns a description of a calibration cycle reachable from case
+// i, or "". It is a depth-first search that marks every case it finishes
+// in visit, so that each case is searched once however many cases name it:
+// linear in the cases and their calibrated_by entries.
+func (f *CaseFile) cycle(i int, byName map[string]int, visit map[int]visitState) string {
+	switch visit[i] {
+	case onPath:
 		return f.Cases[i].Name
+	case acyclic:
+		return ""
 	}
-	on[i] = true
-	defer delete(on, i)
+	visit[i] = onPath
 	for _, name := range f.Cases[i].CalibratedBy {
-		if s := f.cycle(byName[name], byName, on); s != "" {
+		if s := f.cycle(byName[name], byName, visit); s != "" {
 			return f.Cases[i].Name + " → " + s
 		}
 	}
+	visit[i] = acyclic
 	return ""
 }
 

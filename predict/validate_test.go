@@ -1,12 +1,14 @@
 package predict
 
 import (
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"scaleplan/scenarios"
 )
@@ -16,7 +18,9 @@ import (
 // and say honestly which calibrate: each row of seed 001's Table 2 is
 // calibrated by its own 1-GPU cell; (a)'s 32- and 128-GPU cells are tuned
 // (the shared database parameters were chosen with them in view); seed
-// 003's 1-GPU law calibrates its 2-GPU predictions.
+// 003's 1-GPU law calibrates its 2-GPU predictions. Beyond the seeds it
+// checks published MLPerf Training v0.6 and v0.7 results of the GX2570 M5
+// and the DGX-1, each with its log's URL.
 func TestBuiltinCasesCoverSeeds(t *testing.T) {
 	f := BuiltinCases()
 	byName := map[string]*Case{}
@@ -64,6 +68,8 @@ func TestBuiltinCasesCoverSeeds(t *testing.T) {
 		{"seed003-2gpu-t", T, "0.15 s", false},
 		{"mlperf-v0.7-dgx1-resnet50-epoch", EpochTime, "114.867 s", false},
 		{"mlperf-v0.7-dgx-a100-resnet50-epoch", EpochTime, "56.987 s", false},
+		{"mlperf-v0.7-gx2570m5-resnet50-epoch", EpochTime, "117.183 s", false},
+		{"mlperf-v0.6-dgx1-resnet50-epoch", EpochTime, "114.253 s", false},
 	} {
 		got := byName[c.name]
 		if got == nil || got.Metric != c.metric || got.Published != c.published || got.Calibrates != c.calibrates {
@@ -71,12 +77,12 @@ func TestBuiltinCasesCoverSeeds(t *testing.T) {
 		}
 	}
 	for _, c := range f.Cases {
-		if strings.HasPrefix(c.Name, "mlperf-") && !strings.HasPrefix(c.URL, "https://github.com/mlcommons/training_results_v0.7/") {
-			t.Errorf("%s: no source URL", c.Name)
+		if v, ok := strings.CutPrefix(c.Name, "mlperf-"); ok && !strings.HasPrefix(c.URL, "https://github.com/mlcommons/training_results_"+v[:4]+"/") {
+			t.Errorf("%s: no source URL in MLPerf's %s results: %q", c.Name, v[:4], c.URL)
 		}
 	}
-	if len(f.Cases) != 21 {
-		t.Errorf("%d built-in cases, want 21", len(f.Cases))
+	if len(f.Cases) != 23 {
+		t.Errorf("%d built-in cases, want 23", len(f.Cases))
 	}
 }
 
@@ -122,10 +128,17 @@ func TestValidateBuiltin(t *testing.T) {
 		t.Errorf("bounds %d/%d, worst %v", rep.BoundsHeld, rep.Bounds, rep.Worst)
 	}
 	// Seed 003's 2-GPU cost time, as TestSeed003 in package scenarios.
+	predicted := map[string]float64{}
 	for _, r := range rep.Results {
+		predicted[r.Case.Name] = r.Predicted
 		if r.Case.Name == "seed003-2gpu-t" && math.Abs(r.Error) > 0.25 {
 			t.Errorf("seed 003 2-GPU t: %v s, published 0.15 s", r.Predicted)
 		}
+	}
+	// The DGX-1's v0.6 case carries the v0.7 scenario inline with the v0.6
+	// recipe: the same batch per GPU, so the same epoch.
+	if v6, v7 := predicted["mlperf-v0.6-dgx1-resnet50-epoch"], predicted["mlperf-v0.7-dgx1-resnet50-epoch"]; v6 != v7 || v6 == 0 {
+		t.Errorf("DGX-1 epoch: v0.6 recipe %v s, v0.7 recipe %v s; want the same", v6, v7)
 	}
 	if !rep.Exceeds(0.10) || rep.Exceeds(1) {
 		t.Errorf("Exceeds: MAE %v", rep.MAE)
@@ -293,6 +306,42 @@ func TestReadCasesErrors(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), c.msg) || !strings.Contains(err.Error(), "cases.yaml") {
 			t.Errorf("%q: error %v, want %q", c.body, err, c.msg)
 		}
+	}
+}
+
+// TestReadCasesManyPaths checks that the search for calibration cycles
+// visits each case once: 200 calibrating cases, each calibrated by the two
+// before it, have about 10^41 paths through calibrated_by, which a search
+// of every path never finishes (40 such cases took 41 s). A cycle closed
+// at the end is still found.
+func TestReadCasesManyPaths(t *testing.T) {
+	const n = 200
+	var b strings.Builder
+	b.WriteString("cases:\n")
+	for i := range n {
+		fmt.Fprintf(&b, "  - {name: c%d, scenario: s, metric: v0, published: 5, source: x, calibrates: true, fits: [v0], calibrated_by: [", i)
+		switch i {
+		case 0:
+		case 1:
+			b.WriteString("c0")
+		default:
+			fmt.Fprintf(&b, "c%d, c%d", i-2, i-1)
+		}
+		b.WriteString("]}\n")
+	}
+	start := time.Now()
+	f, err := ReadCases(strings.NewReader(b.String()), "dag.yaml")
+	if err != nil || len(f.Cases) != n {
+		t.Fatalf("%v", err)
+	}
+	// c0 calibrated by the last case closes a cycle through every case.
+	cyc := strings.Replace(b.String(), "calibrated_by: []", fmt.Sprintf("calibrated_by: [c%d]", n-1), 1)
+	_, err = ReadCases(strings.NewReader(cyc), "dag.yaml")
+	if err == nil || !strings.Contains(err.Error(), "calibration cycle: c0 → ") {
+		t.Errorf("cycle through %d cases: %v", n, err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("reading %d cases took %v", n, d)
 	}
 }
 

@@ -3,10 +3,12 @@ package cmd
 import (
 	"bytes"
 	"encoding/xml"
+	"image"
 	"image/png"
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -489,4 +491,86 @@ func TestShortNames(t *testing.T) {
 			t.Errorf("shortNames(%q) = %q, want %q", tc.in, got, tc.want)
 		}
 	}
+}
+
+// TestREADMECharts runs the `go run . plot ... -o docs/img` commands the
+// README gives for its charts, writing into a temporary directory instead,
+// and compares each PNG they write with the committed docs/img file of the
+// same name: same size, and at most 0.5 % of the pixels differ (an
+// approximate comparison, so that a new version of the rasteriser does not
+// fail it while a change of the data does). Every docs/img image the README
+// shows must come from one of its commands.
+func TestREADMECharts(t *testing.T) {
+	root := filepath.Join("..", "..")
+	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmp := t.TempDir()
+	made := map[string]string{} // docs/img/NAME.png → the file the command wrote
+	for _, line := range strings.Split(string(readme), "\n") {
+		cmd, ok := strings.CutPrefix(strings.TrimSpace(line), "go run . plot ")
+		if !ok {
+			continue
+		}
+		args := append([]string{"plot"}, strings.Fields(cmd)...)
+		i := slices.Index(args, "-o")
+		if i < 0 || i+1 >= len(args) || args[i+1] != "docs/img" {
+			continue // a command of the tour, not one of the README's images
+		}
+		args[i+1] = tmp
+		stdout, stderr, code := runCLI(args...)
+		if code != exitOK {
+			t.Fatalf("%s: exit %d: %s", line, code, stderr)
+		}
+		for _, p := range strings.Fields(stdout) {
+			if filepath.Ext(p) == ".png" {
+				made["docs/img/"+filepath.Base(p)] = p
+			}
+		}
+	}
+	shown := regexp.MustCompile(`\]\((docs/img/[^)]+\.png)\)`).FindAllStringSubmatch(string(readme), -1)
+	if len(shown) < 2 {
+		t.Fatalf("the README shows %d charts, want 2 or more", len(shown))
+	}
+	for _, m := range shown {
+		got, ok := made[m[1]]
+		if !ok {
+			t.Errorf("the README shows %s, which none of its plot commands writes", m[1])
+			continue
+		}
+		want := decodePNG(t, filepath.Join(root, m[1]))
+		img := decodePNG(t, got)
+		if img.Bounds() != want.Bounds() {
+			t.Errorf("%s: %v, regenerated %v", m[1], want.Bounds(), img.Bounds())
+			continue
+		}
+		b := img.Bounds()
+		diff := 0
+		for y := b.Min.Y; y < b.Max.Y; y++ {
+			for x := b.Min.X; x < b.Max.X; x++ {
+				r0, g0, b0, _ := img.At(x, y).RGBA()
+				r1, g1, b1, _ := want.At(x, y).RGBA()
+				if r0 != r1 || g0 != g1 || b0 != b1 {
+					diff++
+				}
+			}
+		}
+		if frac := float64(diff) / float64(b.Dx()*b.Dy()); frac > 0.005 {
+			t.Errorf("%s: %.2f %% of the pixels differ from the README's command's output (%s); regenerate it with the README's commands", m[1], 100*frac, got)
+		}
+	}
+}
+
+func decodePNG(t *testing.T, path string) image.Image {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	img, err := png.Decode(bytes.NewReader(data))
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return img
 }
