@@ -217,6 +217,33 @@ func TestBenchlogRoundTrip(t *testing.T) {
 	if !bytes.Equal(again.Bytes(), written) {
 		t.Errorf("written back:\n%s\nwant:\n%s", again.Bytes(), written)
 	}
+
+	// A configuration holding a 64-bit seed, which a float64 cannot hold,
+	// comes back digit for digit too.
+	buf.Reset()
+	w = benchlog.NewWriter(&buf)
+	for _, r := range []benchlog.Record{
+		{Kind: benchlog.KindHeader, Run: "r3", Config: map[string]any{"seed": uint64(1<<64 - 1), "lr": 0.05}},
+		{Kind: benchlog.KindMeasurement, Run: "r3", Model: "mlp", Workers: 1, Batch: 8, StepTime: 0.01},
+	} {
+		if err := w.Write(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	written = append(written[:0], buf.Bytes()...)
+	if lg, err = Read(bytes.NewReader(written), "seed.jsonl"); err != nil {
+		t.Fatal(err)
+	}
+	again.Reset()
+	w = benchlog.NewWriter(&again)
+	for _, r := range lg.Records {
+		if err := w.Write(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !bytes.Equal(again.Bytes(), written) {
+		t.Errorf("written back:\n%s\nwant:\n%s", again.Bytes(), written)
+	}
 }
 
 func TestReadErrors(t *testing.T) {

@@ -36,7 +36,7 @@ type Record struct {
 	// Header fields.
 	Tool    string         `json:"tool,omitempty"`    // program that wrote the log, e.g. "scaleplan-engine", "torchbench"
 	Machine *Machine       `json:"machine,omitempty"` // where it ran
-	Config  map[string]any `json:"config,omitempty"`  // the run's full configuration
+	Config  map[string]any `json:"config,omitempty"`  // the run's full configuration; Decode says how its numbers read back
 
 	// What was measured.
 	Model       string `json:"model,omitempty"`        // model name, e.g. "mlp", "resnet50"
@@ -246,20 +246,67 @@ func (r *Reader) Next() (Record, error) {
 }
 
 // Decode parses and validates one JSON record. Unknown fields are errors.
+// The numbers of Config read back as float64, except integers that a
+// float64 would write back with other digits (a 64-bit seed, most
+// integers above 2^53): those stay json.Number, so that a record is
+// written back digit for digit.
 func Decode(b []byte) (Record, error) {
 	var rec Record
 	d := json.NewDecoder(bytes.NewReader(b))
 	d.DisallowUnknownFields()
+	d.UseNumber()
 	if err := d.Decode(&rec); err != nil {
 		return Record{}, err
 	}
 	if d.More() {
 		return Record{}, errors.New("trailing data after the record")
 	}
+	if err := plainNumbers("config", rec.Config); err != nil {
+		return Record{}, err
+	}
 	if err := rec.Validate(); err != nil {
 		return Record{}, err
 	}
 	return rec, nil
+}
+
+// plainNumbers replaces the json.Numbers that UseNumber left in the maps
+// and slices under v (at path) by float64, as a plain decode would give,
+// except an integer whose float64 would be written back with other digits
+// (most above 2^53): that one stays a json.Number, which json.Marshal
+// writes as it was read.
+func plainNumbers(path string, v any) error {
+	set := func(path string, x any, put func(any)) error {
+		if n, ok := x.(json.Number); ok {
+			f, err := n.Float64()
+			if err != nil {
+				return fmt.Errorf("%s: number %s out of range", path, n)
+			}
+			if !strings.ContainsAny(string(n), ".eE") {
+				if back, err := json.Marshal(f); err != nil || string(back) != string(n) {
+					return nil
+				}
+			}
+			put(f)
+			return nil
+		}
+		return plainNumbers(path, x)
+	}
+	switch v := v.(type) {
+	case map[string]any:
+		for k, x := range v {
+			if err := set(path+"."+k, x, func(y any) { v[k] = y }); err != nil {
+				return err
+			}
+		}
+	case []any:
+		for i, x := range v {
+			if err := set(fmt.Sprintf("%s[%d]", path, i), x, func(y any) { v[i] = y }); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 func cut(s string, n int) string {

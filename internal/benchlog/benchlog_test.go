@@ -2,6 +2,7 @@ package benchlog
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"io"
 	"reflect"
@@ -37,6 +38,62 @@ func TestRoundTrip(t *testing.T) {
 	}
 	if _, err := rd.Next(); err != io.EOF {
 		t.Fatalf("after last record: %v, want EOF", err)
+	}
+}
+
+// TestConfigNumbers checks that a header's configuration reads back as it
+// was written: small numbers as float64, as encoding/json gives them, and
+// integers a float64 cannot hold (a uint64 seed) digit for digit.
+func TestConfigNumbers(t *testing.T) {
+	rec := Record{Kind: KindHeader, Config: map[string]any{
+		"seed":   uint64(1<<63 + 1),
+		"offset": int64(-(1<<53 + 1)),
+		"exact":  uint64(1 << 53), // a float64 writes it with the same digits
+		"big":    uint64(1 << 60), // a float64 holds it, but writes 1152921504606847000
+		"lr":     0.1,
+		"steps":  20,
+		"layers": []any{map[string]any{"units": 64, "seed": uint64(1<<53 + 1)}},
+		"name":   "mlp",
+	}}
+	var buf bytes.Buffer
+	if err := NewWriter(&buf).Write(rec); err != nil {
+		t.Fatal(err)
+	}
+	written := append([]byte(nil), buf.Bytes()...)
+	got, err := NewReader(&buf).Next()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{
+		"seed":   json.Number("9223372036854775809"),
+		"offset": json.Number("-9007199254740993"),
+		"exact":  float64(1 << 53),
+		"big":    json.Number("1152921504606846976"),
+		"lr":     0.1,
+		"steps":  20.0,
+		"layers": []any{map[string]any{"units": 64.0, "seed": json.Number("9007199254740993")}},
+		"name":   "mlp",
+	}
+	if !reflect.DeepEqual(got.Config, want) {
+		t.Errorf("config read back as\n%#v\nwant\n%#v", got.Config, want)
+	}
+	var again bytes.Buffer
+	if err := NewWriter(&again).Write(got); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(again.Bytes(), written) {
+		t.Errorf("written back as\n%s\nwant\n%s", again.Bytes(), written)
+	}
+	// Numbers a float64 cannot hold at all are still errors, with their path.
+	for in, msg := range map[string]string{
+		`{"kind":"header","config":{"x":1e999}}`:                       "config.x: number 1e999 out of range",
+		`{"kind":"header","config":{"a":[1,{"b":-1e400}]}}`:            "config.a[1].b: number -1e400 out of range",
+		`{"kind":"header","config":{"x":100000000000000000000000000}}`: "",
+	} {
+		_, err := Decode([]byte(in))
+		if msg == "" && err != nil || msg != "" && (err == nil || err.Error() != msg) {
+			t.Errorf("Decode(%s): error %v, want %q", in, err, msg)
+		}
 	}
 }
 
@@ -90,6 +147,7 @@ func TestThroughput(t *testing.T) {
 func FuzzDecode(f *testing.F) {
 	f.Add([]byte(`{"kind":"measurement","batch":8,"step_time_s":0.1}`))
 	f.Add([]byte(`{"kind":"header","machine":{"cores":2}}`))
+	f.Add([]byte(`{"kind":"header","config":{"seed":18446744073709551615,"lr":0.1,"layers":[64,-9007199254740993]}}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		r, err := Decode(b)
 		if err != nil {
@@ -98,6 +156,18 @@ func FuzzDecode(f *testing.F) {
 		var buf bytes.Buffer
 		if err := NewWriter(&buf).Write(r); err != nil {
 			t.Fatalf("decoded record does not write back: %v", err)
+		}
+		// What was written reads back and writes the same bytes.
+		r2, err := Decode(buf.Bytes())
+		if err != nil {
+			t.Fatalf("written record %s does not decode: %v", buf.Bytes(), err)
+		}
+		var again bytes.Buffer
+		if err := NewWriter(&again).Write(r2); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(again.Bytes(), buf.Bytes()) {
+			t.Fatalf("written back as\n%s\nwant\n%s", again.Bytes(), buf.Bytes())
 		}
 	})
 }
