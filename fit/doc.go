@@ -6,11 +6,12 @@
 //
 // Read detects the format of a log and turns it into bench log records
 // (internal/benchlog): the scaleplan bench log itself, CSV with a header,
-// MLPerf Training result logs (":::MLLOG" lines), the output of Horovod's
-// PyTorch synthetic benchmark and of tf_cnn_benchmarks. Malformed lines are
-// counted and the first MaxQuoted kept with their line numbers; a log
-// without a usable record is an error (ErrNoRecords) that says what was
-// expected.
+// MLPerf Training result logs (":::MLLOG" lines, and v0.6's ":::MLL"
+// lines; benchmark names become the catalogue's model names), the output
+// of Horovod's PyTorch synthetic benchmark and of tf_cnn_benchmarks.
+// Malformed lines are counted and the first MaxQuoted kept with their line
+// numbers; a log without a usable record is an error (ErrNoRecords) that
+// says what was expected.
 //
 // # Throughput law
 //

@@ -88,8 +88,20 @@ func FuzzReadCSV(f *testing.F) {
 	fuzzFormat(f, CSV, "model,devices,batch,step_time (ms)\nm,1,8,85\nm,1,16,116\nm,1,32,180\n", "global_batch;steps_to_target;reached\n64;1000;yes\n128;600;yes\n256;400;no\n")
 }
 
+// FuzzReadMLPerf reads every input as both MLPerf formats, v0.7 and later
+// (":::MLLOG") and v0.6 (":::MLL"), which share the reader behind their
+// line decoders.
 func FuzzReadMLPerf(f *testing.F) {
-	fuzzFormat(f, MLPerf, `:::MLLOG {"namespace": "", "time_ms": 1000, "event_type": "INTERVAL_START", "key": "epoch_start", "value": null, "metadata": {"epoch_num": 1}}`)
+	f.Add([]byte(`:::MLLOG {"namespace": "", "time_ms": 1000, "event_type": "INTERVAL_START", "key": "epoch_start", "value": null, "metadata": {"epoch_num": 1}}`))
+	f.Add([]byte(":::MLL 1558640449.212 global_batch_size: {\"value\": 256, \"metadata\": {}}\n" +
+		":::MLL 1558640450.000 epoch_start: {\"value\": null, \"metadata\": {\"epoch_num\": 1}}\n" +
+		":::MLL 1558640460.5 epoch_stop: {\"value\": null, \"metadata\": {\"epoch_num\": 1}}\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		for _, format := range []Format{MLPerf, MLPerfV06} {
+			lg, err := ReadAs(bytes.NewReader(data), "fuzz", format)
+			checkLog(t, data, lg, err)
+		}
+	})
 }
 
 func FuzzReadHorovod(f *testing.F) {

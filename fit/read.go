@@ -23,6 +23,9 @@ const (
 	// MLPerf is an MLPerf Training result log: ":::MLLOG {...}" lines as
 	// written by the mlperf_logging library.
 	MLPerf Format = "mlperf"
+	// MLPerfV06 is an MLPerf Training v0.6 result log: ":::MLL SECONDS KEY:
+	// {json}" lines as written by the mlperf_compliance library.
+	MLPerfV06 Format = "mlperf-v0.6"
 	// TFCNN is the output of tf_cnn_benchmarks.
 	TFCNN Format = "tf_cnn_benchmarks"
 	// Horovod is the output of Horovod's pytorch_synthetic_benchmark.py (and
@@ -34,7 +37,7 @@ const (
 )
 
 // Formats lists the formats in the order Detect tries them.
-var Formats = []Format{Benchlog, MLPerf, TFCNN, Horovod, CSV}
+var Formats = []Format{Benchlog, MLPerf, MLPerfV06, TFCNN, Horovod, CSV}
 
 // Describe returns a short description of the format for messages.
 func (f Format) Describe() string {
@@ -43,6 +46,8 @@ func (f Format) Describe() string {
 		return "scaleplan bench log (JSON lines)"
 	case MLPerf:
 		return "MLPerf Training log (:::MLLOG lines)"
+	case MLPerfV06:
+		return "MLPerf Training v0.6 log (:::MLL lines)"
 	case TFCNN:
 		return "tf_cnn_benchmarks output"
 	case Horovod:
@@ -60,6 +65,8 @@ func (f Format) expect() string {
 		return `JSON lines such as {"kind":"measurement","batch":64,"step_time_s":0.1}`
 	case MLPerf:
 		return `":::MLLOG {...}" lines with global_batch_size, train_samples and epoch_start/epoch_stop, block_start/block_stop or run_start/run_stop`
+	case MLPerfV06:
+		return `":::MLL SECONDS KEY: {...}" lines with global_batch_size and epoch_start/epoch_stop, block_start/block_stop or run_start/run_stop`
 	case TFCNN:
 		return `"Batch size:", "Devices:" and "total images/sec: X" (or step "images/sec: X +/- Y" lines)`
 	case Horovod:
@@ -100,7 +107,8 @@ type Log struct {
 type Run struct {
 	Line        int           // line of run_stop, or of the last event when the log stops early
 	Run         string        // run number within the file, "1", "2", ...
-	Model       string        // submission_benchmark, e.g. "resnet"
+	Model       string        // the catalogue's name of submission_benchmark, e.g. "resnet50"
+	Benchmark   string        // submission_benchmark as logged, e.g. "resnet"
 	Device      string        // submission_platform, e.g. "1xGX2570M5"
 	GlobalBatch int           // global_batch_size, samples
 	Epochs      float64       // epochs trained (completed epoch_stop or block_stop epochs)
@@ -201,7 +209,9 @@ func parse(data []byte, name string, f Format) (*Log, error) {
 	case Benchlog:
 		readBenchlog(data, lg)
 	case MLPerf:
-		readMLPerf(data, lg)
+		readMLPerf(data, lg, decodeMLLOG)
+	case MLPerfV06:
+		readMLPerf(data, lg, decodeMLL)
 	case TFCNN:
 		readTFCNN(data, lg)
 	case Horovod:
@@ -243,6 +253,7 @@ func formatNames() string {
 //
 //   - Benchlog if the first non-blank line starts with "{";
 //   - MLPerf if a line contains ":::MLLOG";
+//   - MLPerfV06 if a line contains ":::MLL " (the v0.6 compliance log);
 //   - TFCNN if a line contains "total images/sec:" or a step line
 //     "images/sec: X +/- Y (jitter = Z)";
 //   - Horovod if a line contains "Img/sec per " or "Total img/sec on ";
@@ -255,8 +266,11 @@ func Detect(data []byte) (Format, error) {
 	if bytes.HasPrefix(first, []byte("{")) {
 		return Benchlog, nil
 	}
-	if bytes.Contains(data, []byte(":::MLLOG")) {
+	if bytes.Contains(data, mllogMarker) {
 		return MLPerf, nil
+	}
+	if bytes.Contains(data, mllMarker) {
+		return MLPerfV06, nil
 	}
 	tf, horovod := false, false
 	lines(data, func(_ int, l []byte) {

@@ -23,6 +23,132 @@ type mllog struct {
 	Metadata  map[string]json.RawMessage `json:"metadata"`
 }
 
+// The markers of the two MLPerf log formats. ":::MLL " (with its space)
+// never matches a ":::MLLOG" line.
+var (
+	mllogMarker = []byte(":::MLLOG")
+	mllMarker   = []byte(":::MLL ")
+)
+
+// decodeMLLOG decodes a ":::MLLOG {json}" line (MLPerf Training v0.7 and
+// later). ok is false for a line without the marker.
+func decodeMLLOG(l []byte) (e mllog, ok bool, err error) {
+	i := bytes.Index(l, mllogMarker)
+	if i < 0 {
+		return e, false, nil
+	}
+	err = json.Unmarshal(bytes.TrimSpace(l[i+len(mllogMarker):]), &e)
+	return e, true, err
+}
+
+// errMLL says what a v0.6 line looks like.
+var errMLL = errors.New(`want ":::MLL SECONDS KEY: {\"value\": ..., \"metadata\": {...}}"`)
+
+// decodeMLL decodes a line of the MLPerf Training v0.6 compliance log, as
+// mlperf_compliance's mlperf_log.py prints it:
+//
+//	:::MLL 1561012831.003 run_start: {"value": null, "metadata": {"lineno": 190, "file": "train_imagenet.py"}}
+//
+// the time in seconds since the epoch (three decimals), the key, then
+// "value" and "metadata" as JSON. The time becomes milliseconds
+// (mllTime). ok is false for a line without the marker.
+func decodeMLL(l []byte) (e mllog, ok bool, err error) {
+	i := bytes.Index(l, mllMarker)
+	if i < 0 {
+		return e, false, nil
+	}
+	rest := bytes.TrimLeft(l[i+len(mllMarker):], " \t")
+	sp := bytes.IndexAny(rest, " \t")
+	if sp < 0 {
+		return e, true, errMLL
+	}
+	ms, err := mllTime(rest[:sp])
+	if err != nil {
+		return e, true, err
+	}
+	rest = bytes.TrimLeft(rest[sp:], " \t")
+	c := bytes.IndexByte(rest, ':')
+	if c < 1 || bytes.ContainsAny(rest[:c], " \t\"{}") {
+		return e, true, errMLL
+	}
+	var body struct {
+		Value    json.RawMessage            `json:"value"`
+		Metadata map[string]json.RawMessage `json:"metadata"`
+	}
+	if err := json.Unmarshal(bytes.TrimSpace(rest[c+1:]), &body); err != nil {
+		return e, true, err
+	}
+	key := string(rest[:c])
+	return mllog{TimeMS: &ms, Key: &key, Value: body.Value, Metadata: body.Metadata}, true, nil
+}
+
+// mllTime reads the seconds of a v0.6 line, at most 12 digits with an
+// optional fraction of at most 9, as milliseconds. The digits are read as
+// one integer and scaled by a power of ten, so that a time of three or
+// fewer decimals is a whole number of milliseconds exactly (sec·1000 in
+// floating point is not always: 1092502555.600 s gives 1092502555599.9999).
+func mllTime(s []byte) (float64, error) {
+	ip, fp, _ := bytes.Cut(s, []byte("."))
+	digits := func(b []byte) bool {
+		for _, c := range b {
+			if c < '0' || c > '9' {
+				return false
+			}
+		}
+		return true
+	}
+	if len(ip) == 0 || len(ip) > 12 || len(fp) > 9 || !digits(ip) || !digits(fp) {
+		return 0, fmt.Errorf("time %q: want seconds since the epoch, such as 1561012831.003", s)
+	}
+	n, err := strconv.ParseUint(string(ip)+string(fp), 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("time %q: %w", s, err)
+	}
+	ms := float64(n)
+	if k := len(fp) - 3; k > 0 {
+		ms /= math.Pow10(k)
+	} else {
+		ms *= math.Pow10(-k)
+	}
+	return ms, nil
+}
+
+// catalogueModel returns the catalogue's name (model/profiles) for an
+// MLPerf Training benchmark name, or the name itself when the catalogue
+// has no model of that benchmark. MLPerf's transformer is Transformer
+// (big) (recipe mlperf-v0.7-transformer).
+func catalogueModel(benchmark string) string {
+	switch benchmark {
+	case "resnet":
+		return "resnet50"
+	case "ssd":
+		return "ssd-resnet34"
+	case "maskrcnn":
+		return "maskrcnn-r50-fpn"
+	case "transformer":
+		return "transformer-big"
+	}
+	return benchmark // gnmt, and benchmarks the catalogue does not have
+}
+
+// mlperfTrainSamples returns the samples of an epoch of an MLPerf
+// benchmark whose training set the rules fix, and the set's name; 0 when
+// it is not fixed or not known here. They are the train_samples that v0.7
+// logs print and the catalogue's datasets (model/profiles/datasets.yaml):
+// ImageNet-1k's 1,281,167 images, and the 117,266 COCO 2017 training images
+// that have annotations (MLPerf's SSD and Mask R-CNN drop the others). The
+// translation benchmarks count sentences (GNMT) or tokens (Transformer)
+// that depend on preprocessing: none is assumed for them.
+func mlperfTrainSamples(benchmark string) (int, string) {
+	switch benchmark {
+	case "resnet":
+		return 1281167, "ImageNet-1k"
+	case "ssd", "maskrcnn":
+		return 117266, "COCO 2017"
+	}
+	return 0, ""
+}
+
 // mlInterval is a timed interval of training: an epoch or a block of epochs.
 type mlInterval struct {
 	line   int
@@ -44,7 +170,9 @@ type mlRun struct {
 	haveAcc, pctNoted bool
 }
 
-// readMLPerf reads an MLPerf Training log. The keys it uses:
+// readMLPerf reads an MLPerf Training log whose lines decode reads: the
+// ":::MLLOG" lines of v0.7 and later (decodeMLLOG) or the ":::MLL" lines
+// of v0.6 (decodeMLL). The keys it uses are the same in both:
 //
 //	submission_benchmark, submission_platform, submission_org,
 //	submission_division, submission_status   model, device and labels
@@ -55,18 +183,23 @@ type mlRun struct {
 //	eval_accuracy                            accuracy (values above 1 read as percent)
 //	run_start/run_stop (status)              time to train; steps to the target
 //
-// Each epoch (or block) gives a measurement record and each run that
-// stopped a convergence record: steps = epochs × train_samples /
-// global_batch_size, reached when run_stop's status is "success". MLPerf
-// logs do not give the accelerator count, so the records have workers 0.
-// Lines without ":::MLLOG" are other output and are skipped.
-func readMLPerf(data []byte, lg *Log) {
+// submission_benchmark is MLPerf's benchmark name; the records carry the
+// catalogue's name for it (catalogueModel) and the logged name as the
+// label "benchmark". Each epoch (or block) gives a measurement record and
+// each run that stopped a convergence record: steps = epochs × train_samples
+// / global_batch_size, reached when run_stop's status is "success". A log
+// without train_samples (published v0.6 logs do not print it) takes the size of the
+// benchmark's training set where MLPerf fixes it (mlperfTrainSamples), with
+// a note. MLPerf logs do not give the accelerator count, so the records have
+// workers 0. Lines without the marker are other output and are skipped.
+func readMLPerf(data []byte, lg *Log, decode func([]byte) (mllog, bool, error)) {
 	var (
-		model, device string
-		labels        = map[string]string{}
-		globalBatch   float64
-		trainSamples  float64
-		run           *mlRun
+		model, bench string
+		device       string
+		labels       = map[string]string{}
+		globalBatch  float64
+		trainSamples float64
+		run          *mlRun
 	)
 	newRun := func() *mlRun {
 		return &mlRun{epochStart: map[float64]float64{}, blockStart: map[float64]float64{}, blockCount: map[float64]float64{}}
@@ -75,17 +208,15 @@ func readMLPerf(data []byte, lg *Log) {
 		if run == nil {
 			return
 		}
-		finishRun(lg, run, model, device, labels, globalBatch, trainSamples)
+		finishRun(lg, run, model, bench, device, labels, globalBatch, trainSamples)
 		run = nil
 	}
-	marker := []byte(":::MLLOG")
 	lines(data, func(n int, l []byte) {
-		i := bytes.Index(l, marker)
-		if i < 0 {
+		e, ok, err := decode(l)
+		if !ok {
 			return
 		}
-		var e mllog
-		if err := json.Unmarshal(bytes.TrimSpace(l[i+len(marker):]), &e); err != nil {
+		if err != nil {
 			lg.malformed(n, l, err)
 			return
 		}
@@ -116,7 +247,13 @@ func readMLPerf(data []byte, lg *Log) {
 		meta := func(k string) (float64, bool) { return jsonNumber(e.Metadata[k]) }
 		switch key {
 		case "submission_benchmark":
-			model = jsonString(e.Value)
+			bench = jsonString(e.Value)
+			model = catalogueModel(bench)
+			if bench != "" {
+				labels["benchmark"] = bench
+			} else {
+				delete(labels, "benchmark")
+			}
 		case "submission_platform":
 			device = jsonString(e.Value)
 		case "submission_org", "submission_division", "submission_status":
@@ -183,7 +320,7 @@ func readMLPerf(data []byte, lg *Log) {
 }
 
 // finishRun turns the events of one run into records and a Run.
-func finishRun(lg *Log, r *mlRun, model, device string, labels map[string]string, gb, samples float64) {
+func finishRun(lg *Log, r *mlRun, model, bench, device string, labels map[string]string, gb, samples float64) {
 	id := strconv.Itoa(len(lg.Runs) + 1)
 	intervals := r.epochs
 	if len(intervals) == 0 {
@@ -193,7 +330,7 @@ func finishRun(lg *Log, r *mlRun, model, device string, labels map[string]string
 	for _, iv := range intervals {
 		epochs += iv.epochs
 	}
-	run := Run{Line: r.last, Run: id, Model: model, Device: device, GlobalBatch: int(math.Round(gb)), Epochs: epochs, Status: r.status}
+	run := Run{Line: r.last, Run: id, Model: model, Benchmark: bench, Device: device, GlobalBatch: int(math.Round(gb)), Epochs: epochs, Status: r.status}
 	if r.haveAcc {
 		run.Accuracy = r.accuracy
 	}
@@ -214,8 +351,13 @@ func finishRun(lg *Log, r *mlRun, model, device string, labels map[string]string
 		lg.notef("run %s: no global_batch_size: samples/s per epoch not computed", id)
 		return
 	case samples < 1:
-		lg.notef("run %s: no train_samples: samples/s per epoch not computed", id)
-		return
+		n, set := mlperfTrainSamples(bench)
+		if n == 0 {
+			lg.notef("run %s: no train_samples: samples/s per epoch not computed", id)
+			return
+		}
+		lg.notef("run %s: no train_samples: %d assumed, the %s training set of MLPerf %s", id, n, set, bench)
+		samples = float64(n)
 	}
 	copyLabels := func() map[string]string {
 		if len(labels) == 0 {

@@ -31,8 +31,8 @@ func dump(lg *Log) string {
 	}
 	fmt.Fprintf(&b, "runs: %d\n", len(lg.Runs))
 	for _, r := range lg.Runs {
-		fmt.Fprintf(&b, "  line %d: run %s model %q device %q global batch %d epochs %g accuracy %g status %q time to train %v\n",
-			r.Line, r.Run, r.Model, r.Device, r.GlobalBatch, r.Epochs, r.Accuracy, r.Status, r.TimeToTrain)
+		fmt.Fprintf(&b, "  line %d: run %s model %q benchmark %q device %q global batch %d epochs %g accuracy %g status %q time to train %v\n",
+			r.Line, r.Run, r.Model, r.Benchmark, r.Device, r.GlobalBatch, r.Epochs, r.Accuracy, r.Status, r.TimeToTrain)
 	}
 	fmt.Fprintf(&b, "malformed: %d\n", lg.Malformed)
 	for _, e := range lg.Errors {
@@ -81,6 +81,9 @@ func TestReadGolden(t *testing.T) {
 		{"tf_cnn_truncated.txt", TFCNN, 2, 2},
 		{"mlperf_resnet.log", MLPerf, 38, 0},
 		{"mlperf_truncated.log", MLPerf, 5, 4},
+		{"mlperf06_resnet.log", MLPerfV06, 5, 0},
+		{"mlperf06_ssd_truncated.log", MLPerfV06, 2, 2},
+		{"mlperf06_garbled.log", MLPerfV06, 3, 8},
 		{"seed003.csv", CSV, 12, 0},
 		{"steps_semicolon.csv", CSV, 10, 0},
 		{"garbled.csv", CSV, 4, 5},
@@ -282,6 +285,10 @@ func TestDetect(t *testing.T) {
 		{`{"kind":"header"}`, Benchlog},
 		{"\n\n  {broken", Benchlog},
 		{"noise\n0: :::MLLOG {}\n", MLPerf},
+		{":::MLL 1558640449.212 run_start: {\"value\": null, \"metadata\": {\"lineno\": 42}}\n", MLPerfV06},
+		{"noise\n0: :::MLL 1558640449.212 epoch_start: {}\n", MLPerfV06},
+		{":::MLL 1.000 run_start: {}\n:::MLLOG {}\n", MLPerf}, // :::MLLOG wins
+		{":::MLLx 1.000 run_start: {}\ntotal images/sec: 12.5\n", TFCNN},
 		{"total images/sec: 12.5\n", TFCNN},
 		{"10\timages/sec: 761.0 +/- 0.5 (jitter = 1.9)\t7.932\n", TFCNN},
 		{"Img/sec per CPU: 12.1 +-0.3\n", Horovod},

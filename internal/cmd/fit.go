@@ -23,8 +23,8 @@ func fitCommand() *cli.Command {
 		Description: "Reads each LOG, detects its format and says on stderr which reader it used and\n" +
 			"how many lines it could not read. Formats: the scaleplan bench log (JSON lines),\n" +
 			"CSV with a header (batch, devices, samples_per_s or step_time; other columns\n" +
-			"are labels), MLPerf Training logs (:::MLLOG lines), Horovod's\n" +
-			"pytorch_synthetic_benchmark.py output and tf_cnn_benchmarks output.\n\n" +
+			"are labels), MLPerf Training logs (:::MLLOG lines from v0.7, :::MLL in v0.6),\n" +
+			"Horovod's pytorch_synthetic_benchmark.py output and tf_cnn_benchmarks output.\n\n" +
 			"Measurements are grouped by model, device kind, device count, precision and\n" +
 			"the --group-by labels; each group gets v0 (samples/s of the device group at\n" +
 			"infinite batch) and t (fixed time per step) with 95% intervals, and points the\n" +

@@ -1,0 +1,355 @@
+package fit
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"gopkg.in/yaml.v3"
+
+	"scaleplan/internal/benchlog"
+)
+
+// mlEvent is one MLPerf log event, to be written in either format.
+type mlEvent struct {
+	ms    int64 // time since the epoch, milliseconds
+	key   string
+	value any
+	meta  map[string]any
+}
+
+// mlRunEvents returns the events of one run of bench at global batch gb:
+// an epoch per entry of epochMS (its duration), an eval_accuracy of acc
+// after the last, and run_stop with status. trainSamples 0 leaves the
+// train_samples key out, as v0.6 logs do.
+func mlRunEvents(bench string, gb, trainSamples int, epochMS []int64, acc float64, status string) []mlEvent {
+	t := int64(1560000000000)
+	next := func(d int64) int64 { t += d; return t }
+	evs := []mlEvent{
+		{next(1), "submission_benchmark", bench, nil},
+		{next(1), "submission_org", "ExampleOrg", nil},
+		{next(1), "submission_platform", "1xExampleNode", nil},
+		{next(1), "global_batch_size", gb, nil},
+	}
+	if trainSamples > 0 {
+		evs = append(evs, mlEvent{next(1), "train_samples", trainSamples, nil})
+	}
+	evs = append(evs, mlEvent{next(1000), "run_start", nil, nil})
+	for i, d := range epochMS {
+		evs = append(evs,
+			mlEvent{next(1), "epoch_start", nil, map[string]any{"epoch_num": i + 1}},
+			mlEvent{next(d), "epoch_stop", nil, map[string]any{"epoch_num": i + 1}})
+	}
+	return append(evs,
+		mlEvent{next(2000), "eval_accuracy", acc, map[string]any{"epoch_num": len(epochMS)}},
+		mlEvent{next(1), "run_stop", nil, map[string]any{"status": status}})
+}
+
+// mlLog writes events as a v0.7 (":::MLLOG") or v0.6 (":::MLL") log.
+func mlLog(t *testing.T, evs []mlEvent, v06 bool) string {
+	t.Helper()
+	var b strings.Builder
+	b.WriteString("Beginning trial 1 of 1\n")
+	for _, e := range evs {
+		meta := map[string]any{"file": "train.py", "lineno": 42}
+		for k, v := range e.meta {
+			meta[k] = v
+		}
+		v, err := json.Marshal(e.value)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := json.Marshal(meta)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v06 {
+			fmt.Fprintf(&b, ":::MLL %d.%03d %s: {\"value\": %s, \"metadata\": %s}\n", e.ms/1000, e.ms%1000, e.key, v, m)
+		} else {
+			fmt.Fprintf(&b, ":::MLLOG {\"namespace\": \"\", \"time_ms\": %d, \"event_type\": \"POINT_IN_TIME\", \"key\": %q, \"value\": %s, \"metadata\": %s}\n", e.ms, e.key, v, m)
+		}
+	}
+	return b.String()
+}
+
+// TestReadMLPerfV06Figures checks the v0.6 sample log against figures
+// computed by hand from its lines.
+func TestReadMLPerfV06Figures(t *testing.T) {
+	lg, err := ReadFile("testdata/mlperf06_resnet.log")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(lg.Runs) != 1 {
+		t.Fatalf("%d runs, want 1", len(lg.Runs))
+	}
+	r := lg.Runs[0]
+	// run_start 1561012831.003, run_stop 1561013302.023.
+	if got, want := float64(r.TimeToTrain), 471.020; math.Abs(got-want) > 1e-9 {
+		t.Errorf("time to train %v s, want %v", got, want)
+	}
+	if r.Model != "resnet50" || r.Benchmark != "resnet" || r.Epochs != 4 || r.GlobalBatch != 1664 || r.Status != "success" || r.Accuracy != 0.7601 {
+		t.Errorf("run %+v: want resnet50 (benchmark resnet), 4 epochs at global batch 1664, success, accuracy 0.7601", r)
+	}
+	// Epoch 1: epoch_start 1561012833.902, epoch_stop 1561012950.782, and
+	// no train_samples line: ImageNet's 1281167 images.
+	m := lg.Records[0]
+	if want := 1281167 / 116.880; m.Kind != benchlog.KindMeasurement || math.Abs(m.SamplesPerSec/want-1) > 1e-12 {
+		t.Errorf("epoch 1: %s %v samples/s, want measurement %v", m.Kind, m.SamplesPerSec, want)
+	}
+	if m.Model != "resnet50" || m.Labels["benchmark"] != "resnet" || m.Labels["org"] != "ExampleOrg" {
+		t.Errorf("epoch 1: model %q, labels %v: want resnet50 with benchmark=resnet, org=ExampleOrg", m.Model, m.Labels)
+	}
+	// 4 epochs of 1281167 samples at 1664 a step: 3079.7 steps.
+	c := lg.Records[len(lg.Records)-1]
+	if c.Kind != benchlog.KindConvergence || c.StepsToTarget != 3080 || !c.Reached || c.Accuracy != 0.7601 {
+		t.Errorf("convergence %+v: want 3080 steps, reached at 0.7601", c)
+	}
+	if len(lg.Notes) != 1 || !strings.Contains(lg.Notes[0], "1281167 assumed") {
+		t.Errorf("notes %q: want one saying 1281167 samples per epoch were assumed", lg.Notes)
+	}
+}
+
+// TestMLPerfV06SameAsV07: the same events written as a v0.6 and as a v0.7
+// log read as the same records, runs and notes, for every benchmark whose
+// name the reader maps to the catalogue's.
+func TestMLPerfV06SameAsV07(t *testing.T) {
+	for _, tc := range []struct {
+		bench, model string
+		samples      int // train_samples logged; 0 for none
+		perEpoch     int // samples per epoch the records must use
+	}{
+		{"resnet", "resnet50", 0, 1281167},
+		{"ssd", "ssd-resnet34", 0, 117266},
+		{"maskrcnn", "maskrcnn-r50-fpn", 0, 117266},
+		{"transformer", "transformer-big", 4000000, 4000000},
+		{"gnmt", "gnmt", 3500000, 3500000},
+		{"minigo", "minigo", 1000, 1000},
+	} {
+		t.Run(tc.bench, func(t *testing.T) {
+			evs := mlRunEvents(tc.bench, 1024, tc.samples, []int64{100500, 98250, 99125}, 0.801, "success")
+			var got [2]*Log
+			for i, v06 := range []bool{false, true} {
+				lg, err := Read(strings.NewReader(mlLog(t, evs, v06)), "run.log")
+				if err != nil {
+					t.Fatal(err)
+				}
+				if want := map[bool]Format{false: MLPerf, true: MLPerfV06}[v06]; lg.Format != want {
+					t.Errorf("read as %s, want %s", lg.Format, want)
+				}
+				got[i] = lg
+			}
+			v07, v06 := got[0], got[1]
+			if !reflect.DeepEqual(v06.Records, v07.Records) || !reflect.DeepEqual(v06.Lines, v07.Lines) {
+				t.Errorf("records differ:\nv0.6 %+v\nv0.7 %+v", v06.Records, v07.Records)
+			}
+			if !reflect.DeepEqual(v06.Runs, v07.Runs) || !reflect.DeepEqual(v06.Notes, v07.Notes) || v06.Malformed+v07.Malformed != 0 {
+				t.Errorf("runs, notes or malformed differ:\nv0.6 %+v %q %d\nv0.7 %+v %q %d",
+					v06.Runs, v06.Notes, v06.Malformed, v07.Runs, v07.Notes, v07.Malformed)
+			}
+			if len(v06.Records) != 4 {
+				t.Fatalf("%d records, want 3 epochs and a convergence record", len(v06.Records))
+			}
+			for _, r := range v06.Records {
+				if r.Model != tc.model || r.Labels["benchmark"] != tc.bench {
+					t.Errorf("%s record: model %q, benchmark label %q; want %q, %q", r.Kind, r.Model, r.Labels["benchmark"], tc.model, tc.bench)
+				}
+			}
+			if want := float64(tc.perEpoch) / 100.5; math.Abs(v06.Records[0].SamplesPerSec/want-1) > 1e-12 {
+				t.Errorf("epoch 1: %v samples/s, want %v", v06.Records[0].SamplesPerSec, want)
+			}
+			// run_start at +1 s after the settings, then 1 ms + epoch per
+			// epoch, 2 s to the evaluation and 1 ms to run_stop.
+			if want := (100500 + 98250 + 99125 + 3 + 2000 + 1) / 1000.0; math.Abs(float64(v06.Runs[0].TimeToTrain)-want) > 1e-9 {
+				t.Errorf("time to train %v, want %v s", v06.Runs[0].TimeToTrain, want)
+			}
+			if r := v06.Runs[0]; r.Model != tc.model || r.Benchmark != tc.bench {
+				t.Errorf("run: model %q, benchmark %q; want %q, %q", r.Model, r.Benchmark, tc.model, tc.bench)
+			}
+		})
+	}
+}
+
+// TestMLPerfCatalogueNames: the names the reader gives MLPerf's benchmarks
+// are models of the catalogue, MLPerf's recipes train them, and the
+// epochs it assumes are the catalogue's training sets.
+func TestMLPerfCatalogueNames(t *testing.T) {
+	type model struct {
+		Dataset string `yaml:"dataset"`
+	}
+	var (
+		models   = map[string]model{}
+		datasets = map[string]struct {
+			TrainSamples int `yaml:"train_samples"`
+		}{}
+		recipes = map[string]struct {
+			Model string `yaml:"model"`
+		}{}
+	)
+	files, err := filepath.Glob("../model/profiles/*.yaml")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("catalogue files: %v, %v", files, err)
+	}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var doc struct {
+			Models   map[string]model `yaml:"models"`
+			Datasets map[string]struct {
+				TrainSamples int `yaml:"train_samples"`
+			} `yaml:"datasets"`
+			Recipes map[string]struct {
+				Model string `yaml:"model"`
+			} `yaml:"recipes"`
+		}
+		if err := yaml.Unmarshal(data, &doc); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		for k, v := range doc.Models {
+			models[k] = v
+		}
+		for k, v := range doc.Datasets {
+			datasets[k] = v
+		}
+		for k, v := range doc.Recipes {
+			recipes[k] = v
+		}
+	}
+	// MLPerf's recipe of each benchmark (Transformer: the big one).
+	for bench, recipe := range map[string]string{
+		"resnet": "mlperf-v0.7-resnet50", "ssd": "mlperf-v0.7-ssd", "maskrcnn": "mlperf-v0.7-maskrcnn",
+		"transformer": "mlperf-v0.7-transformer", "gnmt": "mlperf-v0.7-gnmt",
+	} {
+		name := catalogueModel(bench)
+		m, ok := models[name]
+		if !ok {
+			t.Errorf("%s: %q is not a model of model/profiles", bench, name)
+			continue
+		}
+		if r := recipes[recipe]; r.Model != name {
+			t.Errorf("%s: recipe %s trains %q; the reader names the benchmark %q", bench, recipe, r.Model, name)
+		}
+		if n, _ := mlperfTrainSamples(bench); n != 0 && n != datasets[m.Dataset].TrainSamples {
+			t.Errorf("%s: %d samples per epoch assumed; the catalogue's %s has %d", bench, n, m.Dataset, datasets[m.Dataset].TrainSamples)
+		}
+	}
+	if got := catalogueModel("bert"); got != "bert" {
+		t.Errorf("catalogueModel(bert) = %q: a benchmark the catalogue lacks keeps its name", got)
+	}
+}
+
+// TestMLPerfFitCatalogueName: the groups and the calibration of MLPerf
+// logs at three global batches carry the catalogue's name, and the law
+// fitted to their epochs is the one they were made from.
+func TestMLPerfFitCatalogueName(t *testing.T) {
+	const v0, tFixed, perEpoch = 12000.0, 0.02, 1281167.0
+	var logs []*Log
+	for _, gb := range []int{256, 1024, 4096} {
+		v := float64(gb) / (float64(gb)/v0 + tFixed)
+		ms := int64(math.Round(perEpoch / v * 1000))
+		evs := mlRunEvents("resnet", gb, 0, []int64{ms, ms}, 0.76, "success")
+		lg, err := ReadAs(strings.NewReader(mlLog(t, evs, true)), fmt.Sprintf("b%d.log", gb), MLPerfV06)
+		if err != nil {
+			t.Fatal(err)
+		}
+		logs = append(logs, lg)
+	}
+	rep, err := Fit(logs, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Groups) != 1 || rep.Groups[0].Key.Model != "resnet50" || rep.Groups[0].Fit == nil {
+		t.Fatalf("groups %+v: want one fitted group of resnet50", rep.Groups)
+	}
+	// Epoch times are whole milliseconds: v0 and t within 0.1 %.
+	if f := rep.Groups[0].Fit; math.Abs(f.V0/v0-1) > 1e-3 || math.Abs(float64(f.T)/tFixed-1) > 1e-3 {
+		t.Errorf("fit v0 %v, t %v; want %v, %v", f.V0, f.T, v0, tFixed)
+	}
+	c := rep.Calibration()
+	if len(c.Throughput) != 1 || c.Throughput[0].Model != "resnet50" {
+		t.Errorf("calibration throughput %+v: want one entry of resnet50", c.Throughput)
+	}
+	for _, s := range rep.Steps {
+		if s.Model != "resnet50" {
+			t.Errorf("steps group of %q, want resnet50", s.Model)
+		}
+	}
+	for _, r := range rep.Runs {
+		if r.Model != "resnet50" || r.Benchmark != "resnet" {
+			t.Errorf("run %+v: want model resnet50, benchmark resnet", r.Run)
+		}
+	}
+}
+
+// TestDecodeMLL checks the v0.6 line decoder on the forms it must accept
+// and refuse.
+func TestDecodeMLL(t *testing.T) {
+	for _, tc := range []struct {
+		line  string
+		ok    bool // the line has the marker
+		key   string
+		ms    float64
+		value string
+		err   string // substring of the error; "" for none
+	}{
+		{`:::MLL 1558640449.212 run_start: {"value": null, "metadata": {"file": "train.py", "lineno": 42}}`, true, "run_start", 1558640449212, "null", ""},
+		{`0: :::MLL 1558640449.2 global_batch_size: {"metadata": {}, "value": 960}`, true, "global_batch_size", 1558640449200, "960", ""},
+		{`:::MLL 1558640449 eval_accuracy: {"value": 0.23}`, true, "eval_accuracy", 1558640449000, "0.23", ""},
+		// 1092502555.600·1000 and 8917690009.446·1e6 are not whole in
+		// floating point; the reader's milliseconds are.
+		{`:::MLL 1092502555.600 epoch_stop: {"value": null}`, true, "epoch_stop", 1092502555600, "null", ""},
+		{`:::MLL 8917690009.446 epoch_stop: {"value": null}`, true, "epoch_stop", 8917690009446, "null", ""},
+		{`:::MLL 1556733699.71 run_start: {"value": null}`, true, "run_start", 1556733699710, "null", ""},
+		{`:::MLL 1560722603.602738491 run_start: {"value": null}`, true, "run_start", 1560722603602.738491, "null", ""},
+		{`:::MLL 1560722603. run_start: {"value": null}`, true, "run_start", 1560722603000, "null", ""},
+		{`:::MLLOG {"namespace": "", "time_ms": 1, "key": "run_start"}`, false, "", 0, "", ""},
+		{`Epoch[0] Batch [0-20]	Speed: 10412.07 samples/sec`, false, "", 0, "", ""},
+		{`:::MLL run_start: {"value": null}`, true, "", 0, "", "want seconds since the epoch"},
+		{`:::MLL -1.5 run_start: {"value": null}`, true, "", 0, "", "want seconds since the epoch"},
+		{`:::MLL 1e9 run_start: {"value": null}`, true, "", 0, "", "want seconds since the epoch"},
+		{`:::MLL .5 run_start: {"value": null}`, true, "", 0, "", "want seconds since the epoch"},
+		{`:::MLL 99999999999999999999 run_start: {"value": null}`, true, "", 0, "", "want seconds since the epoch"},
+		{`:::MLL 1.0000000001 run_start: {"value": null}`, true, "", 0, "", "want seconds since the epoch"},
+		{`:::MLL 1.2.3 run_start: {"value": null}`, true, "", 0, "", "want seconds since the epoch"},
+		{`:::MLL 1558640449.212`, true, "", 0, "", `want ":::MLL SECONDS KEY:`},
+		{`:::MLL 1558640449.212 run_start {"value": null}`, true, "", 0, "", `want ":::MLL SECONDS KEY:`},
+		{`:::MLL 1558640449.212 : {"value": null}`, true, "", 0, "", `want ":::MLL SECONDS KEY:`},
+		{`:::MLL 1558640449.212 run_start: {"value": null, "metad`, true, "", 0, "", "unexpected end of JSON input"},
+	} {
+		e, ok, err := decodeMLL([]byte(tc.line))
+		switch {
+		case ok != tc.ok:
+			t.Errorf("%s: ok %v, want %v", tc.line, ok, tc.ok)
+		case tc.err != "":
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("%s: error %v, want one containing %q", tc.line, err, tc.err)
+			}
+		case !ok:
+		case err != nil:
+			t.Errorf("%s: %v", tc.line, err)
+		case *e.Key != tc.key || *e.TimeMS != tc.ms || string(e.Value) != tc.value:
+			t.Errorf("%s: key %q, time %v ms, value %s; want %q, %v, %s", tc.line, *e.Key, *e.TimeMS, e.Value, tc.key, tc.ms, tc.value)
+		}
+	}
+}
+
+func TestReadMLPerfV06Errors(t *testing.T) {
+	in := `:::MLL 1558570829.749 global_batch_size: {"value": 960, "metadata": {"file": "train.py", "lineno": 481}}` + "\n" +
+		`:::MLL 1558570829.750 epoch_stop {"value": null}` + "\n"
+	_, err := Read(strings.NewReader(in), "v06.log")
+	if !errors.Is(err, ErrNoRecords) {
+		t.Fatalf("error %v, want ErrNoRecords", err)
+	}
+	for _, want := range []string{"v06.log: ", "MLPerf Training v0.6 log (:::MLL lines)", `want ":::MLL SECONDS KEY: {...}" lines`, "1 malformed line: line 2: "} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q: want it to contain %q", err, want)
+		}
+	}
+}

@@ -1,0 +1,274 @@
+package calib
+
+import (
+	"bytes"
+	"errors"
+	"math"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"scaleplan/internal/config"
+	"scaleplan/internal/units"
+)
+
+// sample is a calibration with every kind of entry and every optional
+// field set, to figures of at most four significant digits (as fit writes
+// them), so that the units' text forms hold them exactly.
+func sample() *Calibration {
+	return &Calibration{
+		Level: 0.9,
+		Throughput: []ThroughputEntry{
+			{
+				Model: "resnet50", Device: "V100", Devices: 8, Precision: "fp16", Labels: map[string]string{"framework": "mxnet"},
+				V0: 11250, V0Interval: []float64{11100, 11400}, T: 0.054, TInterval: []units.Seconds{0.0531, 0.0549},
+				R2: 0.9991, Points: 12, Excluded: 1, Batches: []int{832, 3328}, OOM: 6656, Source: "a.log,b.log",
+			},
+			{Model: "mlp", Devices: 1, V0: 5120, T: 0.0021, R2: 0.98, Points: 2},
+		},
+		Comm: []CommEntry{{
+			Model: "resnet50", Device: "V100", Precision: "fp16", Labels: map[string]string{"framework": "mxnet"},
+			Counts: []int{1, 2, 4, 8}, TFixed: 0.012, TComm: 0.042, TCommInterval: []units.Seconds{0.04, 0.044},
+			GradientSize: 102.2e6, Bandwidth: 2.433e9, BandwidthInterval: []units.BytesPerSec{2.3e9, 2.5e9},
+		}},
+		Steps: []StepsEntry{{
+			Model: "resnet50", Target: 0.759, Labels: map[string]string{"framework": "mxnet"},
+			SMin: 1200, SMinInterval: []float64{1100, 1300}, BNoise: 4096, BNoiseInterval: []float64{3500, 4700},
+			R2: 0.97, Points: 5, MaxBatch: 32768, Source: "runs.csv",
+		}},
+	}
+}
+
+// near reports whether a and b are equal to a relative 1e-12: the unit
+// types go through text ("54 ms") and back.
+func near(a, b float64) bool {
+	return a == b || math.Abs(a-b) <= 1e-12*math.Max(math.Abs(a), math.Abs(b))
+}
+
+// TestRoundTrip writes a calibration file and reads it back: the same
+// entries, and the same bytes when written again.
+func TestRoundTrip(t *testing.T) {
+	want := sample()
+	path := filepath.Join(t.TempDir(), "calib.yaml")
+	if err := want.WriteFile(path); err != nil {
+		t.Fatal(err)
+	}
+	written, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.HasPrefix(written, []byte(header)) {
+		t.Errorf("file does not start with the header:\n%s", written)
+	}
+	got, err := ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, written)
+	}
+
+	// Unit fields compared to a relative 1e-12, everything else exactly.
+	tp, wp := got.Throughput[0], want.Throughput[0]
+	if !near(float64(tp.T), float64(wp.T)) || len(tp.TInterval) != 2 || !near(float64(tp.TInterval[0]), float64(wp.TInterval[0])) || !near(float64(tp.TInterval[1]), float64(wp.TInterval[1])) {
+		t.Errorf("throughput t %v %v, want %v %v", tp.T, tp.TInterval, wp.T, wp.TInterval)
+	}
+	c, wc := got.Comm[0], want.Comm[0]
+	for i, pair := range [][2]float64{
+		{float64(c.TFixed), float64(wc.TFixed)}, {float64(c.TComm), float64(wc.TComm)},
+		{float64(c.GradientSize), float64(wc.GradientSize)}, {float64(c.Bandwidth), float64(wc.Bandwidth)},
+	} {
+		if !near(pair[0], pair[1]) {
+			t.Errorf("comm field %d: %v, want %v", i, pair[0], pair[1])
+		}
+	}
+	if len(c.TCommInterval) != 2 || len(c.BandwidthInterval) != 2 ||
+		!near(float64(c.TCommInterval[1]), float64(wc.TCommInterval[1])) || !near(float64(c.BandwidthInterval[0]), float64(wc.BandwidthInterval[0])) {
+		t.Errorf("comm intervals %v %v, want %v %v", c.TCommInterval, c.BandwidthInterval, wc.TCommInterval, wc.BandwidthInterval)
+	}
+	for _, e := range []*Calibration{got, want} {
+		e.Throughput[0].T, e.Throughput[0].TInterval = 0, nil
+		e.Throughput[1].T = 0
+		e.Comm[0].TFixed, e.Comm[0].TComm, e.Comm[0].GradientSize, e.Comm[0].Bandwidth = 0, 0, 0, 0
+		e.Comm[0].TCommInterval, e.Comm[0].BandwidthInterval = nil, nil
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("read back\n%+v\nwant\n%+v", got, want)
+	}
+
+	again, err := ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := again.Encode(&buf); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(buf.Bytes(), written) {
+		t.Errorf("written again:\n%s\nfirst written:\n%s", buf.Bytes(), written)
+	}
+}
+
+// TestReadDefaultLevel: a file without level reads as DefaultLevel.
+func TestReadDefaultLevel(t *testing.T) {
+	c, err := Read(strings.NewReader("steps:\n  - model: m\n    s_min: 100\n    b_noise: 0\n    r2: 1\n    points: 2\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Level != DefaultLevel || len(c.Steps) != 1 || c.Steps[0].SMin != 100 {
+		t.Errorf("read %+v: want level %v and one steps entry with s_min 100", c, DefaultLevel)
+	}
+}
+
+// TestValidation: each mistake is reported with its YAML path and line,
+// all of a file's mistakes at once.
+func TestValidation(t *testing.T) {
+	const good = "  - model: m\n    devices: 1\n    v0: 100\n    t: 10 ms\n    r2: 0.99\n    points: 3\n"
+	for _, tc := range []struct {
+		name, in string
+		want     []string // substrings of the error, in order
+	}{
+		{"level", "level: 1.5\n" + "throughput:\n" + good, []string{"line 1: level: 1.5: must be in (0, 1)"}},
+		{"v0", "throughput:\n  - model: m\n    devices: 1\n    v0: 0\n    t: 10 ms\n    r2: 0.99\n    points: 3\n",
+			[]string{"line 4: throughput[0].v0: 0: must be a finite number > 0"}},
+		{"missing model and few points", "throughput:\n  - devices: 1\n    v0: 100\n    t: 10 ms\n    r2: 0.99\n    points: 1\n",
+			[]string{"2 problems:", "throughput[0].model: missing", "line 6: throughput[0].points: 1: a fit needs at least 2 points"}},
+		{"negative t", "throughput:\n  - model: m\n    devices: 1\n    v0: 100\n    t: -5 ms\n    r2: 0.99\n    points: 3\n",
+			[]string{"line 5: throughput[0].t: "}},
+		{"interval", "throughput:\n  - model: m\n    devices: 1\n    v0: 100\n    v0_interval: [120, 80]\n    t: 10 ms\n    r2: 0.99\n    points: 3\n",
+			[]string{"line 5: throughput[0].v0_interval: [120, 80]: low is above high"}},
+		{"batches", "throughput:\n  - model: m\n    devices: 1\n    v0: 100\n    t: 10 ms\n    r2: 0.99\n    points: 3\n    batches: [64]\n",
+			[]string{"line 8: throughput[0].batches: [64]: want [smallest, largest]"}},
+		{"duplicate", "throughput:\n" + good + good, []string{"throughput[1]: same model, device, devices, precision and labels as throughput[0]"}},
+		{"comm counts", "comm:\n  - model: m\n    counts: [0]\n    t_fixed: 1 ms\n    t_comm: 2 ms\n",
+			[]string{"2 problems:", "line 3: comm[0].counts: [0]: want two or more device counts", "line 3: comm[0].counts: [0]: counts must be >= 1"}},
+		{"steps", "steps:\n  - model: m\n    target: 76\n    s_min: 100\n    b_noise: -1\n    r2: 0.9\n    points: 2\n",
+			[]string{"2 problems:", "line 3: steps[0].target: 76: must be a fraction in [0, 1]", "line 5: steps[0].b_noise: -1: must be a finite number >= 0"}},
+		{"unknown field", "throughput:\n  - model: m\n    devcies: 1\n    v0: 100\n    t: 10 ms\n    r2: 0.99\n    points: 3\n",
+			[]string{"line 3: ", `unknown field "devcies"; did you mean "devices"?`}},
+		{"bad unit", "throughput:\n  - model: m\n    devices: 1\n    v0: 100\n    t: 10 parsecs\n    r2: 0.99\n    points: 3\n",
+			[]string{"line 5: ", "parsecs"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := Read(strings.NewReader(tc.in))
+			if err == nil {
+				t.Fatalf("no error; read %+v", c)
+			}
+			var ps *config.Problems
+			if !errors.As(err, &ps) {
+				t.Errorf("error %T, want *config.Problems", err)
+			}
+			msg, rest := err.Error(), err.Error()
+			for _, w := range tc.want {
+				i := strings.Index(rest, w)
+				if i < 0 {
+					t.Errorf("error\n%s\nwant (in order) %q", msg, w)
+					break
+				}
+				rest = rest[i+len(w):]
+			}
+		})
+	}
+}
+
+// TestValidate: Validate finds the same problems in a value as Read does
+// in its file, without lines.
+func TestValidate(t *testing.T) {
+	c := sample()
+	if err := c.Validate(); err != nil {
+		t.Fatalf("sample: %v", err)
+	}
+	c.Steps[0].SMin = math.NaN()
+	c.Comm[0].Bandwidth = -1
+	err := c.Validate()
+	if err == nil {
+		t.Fatal("no error")
+	}
+	for _, w := range []string{"comm[0].bandwidth: -1 B/s: must be a finite rate >= 0", "steps[0].s_min: NaN: must be a finite number > 0"} {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("error %q: want it to contain %q", err, w)
+		}
+	}
+}
+
+// TestReadBroken: a truncated, a garbled and an empty file are errors
+// that say where, and ReadFile names the file.
+func TestReadBroken(t *testing.T) {
+	var buf bytes.Buffer
+	if err := sample().Encode(&buf); err != nil {
+		t.Fatal(err)
+	}
+	full := buf.String()
+	for _, tc := range []struct {
+		name, in, want string
+	}{
+		// Cut inside the flow sequence of the first entry's v0_interval.
+		{"truncated", full[:strings.Index(full, "v0_interval: [")+len("v0_interval: [111")], "did not find expected ',' or ']'"},
+		// Cut after a key: the entry lacks v0, t, r2 and points.
+		{"truncated entry", full[:strings.Index(full, "    v0:")], "throughput[0].v0: 0: must be a finite number > 0"},
+		{"tab indented", "throughput:\n\t- model: m\n", "line 2: found character that cannot start any token"},
+		{"not a mapping", "- model: m\n", "cannot unmarshal !!seq into calib.Calibration"},
+		{"garbled value", "throughput:\n  - model: m\n    devices: eight\n", "line 3: cannot unmarshal !!str `eight` into int"},
+		{"binary", "\x00\x01\x02throughput", "control characters are not allowed"},
+		{"empty", "", "empty document"},
+		{"comments only", header, "empty document"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := Read(strings.NewReader(tc.in))
+			if err == nil {
+				t.Fatalf("no error; read %+v", c)
+			}
+			if c != nil {
+				t.Errorf("a calibration with the error %v", err)
+			}
+			if !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error %q: want it to contain %q", err, tc.want)
+			}
+		})
+	}
+
+	path := filepath.Join(t.TempDir(), "cut.yaml")
+	if err := os.WriteFile(path, []byte(full[:strings.Index(full, "    v0:")]), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadFile(path); err == nil || !strings.HasPrefix(err.Error(), path+": ") {
+		t.Errorf("ReadFile: error %v, want it prefixed by %q", err, path)
+	}
+	if _, err := ReadFile(filepath.Join(t.TempDir(), "none.yaml")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("ReadFile of a missing file: %v, want os.ErrNotExist", err)
+	}
+}
+
+func TestLookup(t *testing.T) {
+	c := sample()
+	c.Throughput = append(c.Throughput, ThroughputEntry{Model: "resnet50", Device: "V100", Devices: 8, V0: 9000, T: 0.06, R2: 0.9, Points: 3})
+	for _, tc := range []struct {
+		model, device string
+		devices       int
+		precision     string
+		v0            float64 // 0: not found
+	}{
+		{"resnet50", "V100", 8, "fp16", 11250},
+		{"resnet50", "V100", 8, "", 11250},    // any precision
+		{"resnet50", "V100", 8, "fp32", 9000}, // the entry without precision
+		{"resnet50", "V100", 4, "fp16", 0},
+		{"resnet50", "A100", 8, "fp16", 0},
+		{"mlp", "", 1, "fp32", 5120},
+	} {
+		e, ok := c.LookupThroughput(tc.model, tc.device, tc.devices, tc.precision)
+		if ok != (tc.v0 != 0) || e.V0 != tc.v0 {
+			t.Errorf("LookupThroughput(%s, %s, %d, %s) = v0 %v, %v; want %v", tc.model, tc.device, tc.devices, tc.precision, e.V0, ok, tc.v0)
+		}
+	}
+	if e, ok := c.LookupSteps("resnet50"); !ok || e.SMin != 1200 {
+		t.Errorf("LookupSteps(resnet50) = %+v, %v", e, ok)
+	}
+	if _, ok := c.LookupSteps("mlp"); ok {
+		t.Error("LookupSteps(mlp) found a curve")
+	}
+	if got, want := LabelString(map[string]string{"org": "x", "division": "closed", "benchmark": "resnet"}), "benchmark=resnet division=closed org=x"; got != want {
+		t.Errorf("LabelString = %q, want %q", got, want)
+	}
+	if got := LabelString(nil); got != "" {
+		t.Errorf("LabelString(nil) = %q", got)
+	}
+}
