@@ -179,6 +179,19 @@ func mllogTime(t *testing.T, file, key string, n int) float64 {
 
 // TestBenchlogRoundTrip: what internal/benchlog writes, fit reads, and
 // writes back byte for byte.
+// writeRecords writes recs as a bench log and returns its bytes.
+func writeRecords(t *testing.T, recs []benchlog.Record) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	w := benchlog.NewWriter(&buf)
+	for _, r := range recs {
+		if err := w.Write(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return buf.Bytes()
+}
+
 func TestBenchlogRoundTrip(t *testing.T) {
 	recs := []benchlog.Record{
 		{Kind: benchlog.KindHeader, Run: "r1", Tool: "scaleplan-engine", Machine: &benchlog.Machine{Host: "n1", Cores: 2, DeviceName: "cpu"}, Config: map[string]any{"lr": 0.1, "model": "mlp"}},
@@ -189,14 +202,7 @@ func TestBenchlogRoundTrip(t *testing.T) {
 		{Kind: benchlog.KindConvergence, Run: "r2", Model: "mlp", GlobalBatch: 65536, Target: 0.85, Accuracy: 0.81, StepsToTarget: 5000, LearningRate: 3.2},
 		{Kind: benchlog.KindOOM, Run: "r1", Model: "mlp", Workers: 1, Batch: 1 << 20, Error: "out of memory"},
 	}
-	var buf bytes.Buffer
-	w := benchlog.NewWriter(&buf)
-	for _, r := range recs {
-		if err := w.Write(r); err != nil {
-			t.Fatal(err)
-		}
-	}
-	written := append([]byte(nil), buf.Bytes()...)
+	written := writeRecords(t, recs)
 	lg, err := Read(bytes.NewReader(written), "roundtrip.jsonl")
 	if err != nil {
 		t.Fatal(err)
@@ -210,42 +216,21 @@ func TestBenchlogRoundTrip(t *testing.T) {
 	if want := []int{1, 2, 3, 4, 5, 6}; !reflect.DeepEqual(lg.Lines, want) {
 		t.Errorf("lines %v, want %v", lg.Lines, want)
 	}
-	var again bytes.Buffer
-	w = benchlog.NewWriter(&again)
-	for _, r := range lg.Records {
-		if err := w.Write(r); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if !bytes.Equal(again.Bytes(), written) {
-		t.Errorf("written back:\n%s\nwant:\n%s", again.Bytes(), written)
+	if again := writeRecords(t, lg.Records); !bytes.Equal(again, written) {
+		t.Errorf("written back:\n%s\nwant:\n%s", again, written)
 	}
 
 	// A configuration holding a 64-bit seed, which a float64 cannot hold,
 	// comes back digit for digit too.
-	buf.Reset()
-	w = benchlog.NewWriter(&buf)
-	for _, r := range []benchlog.Record{
+	written = writeRecords(t, []benchlog.Record{
 		{Kind: benchlog.KindHeader, Run: "r3", Config: map[string]any{"seed": uint64(1<<64 - 1), "lr": 0.05}},
 		{Kind: benchlog.KindMeasurement, Run: "r3", Model: "mlp", Workers: 1, Batch: 8, StepTime: 0.01},
-	} {
-		if err := w.Write(r); err != nil {
-			t.Fatal(err)
-		}
-	}
-	written = append(written[:0], buf.Bytes()...)
+	})
 	if lg, err = Read(bytes.NewReader(written), "seed.jsonl"); err != nil {
 		t.Fatal(err)
 	}
-	again.Reset()
-	w = benchlog.NewWriter(&again)
-	for _, r := range lg.Records {
-		if err := w.Write(r); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if !bytes.Equal(again.Bytes(), written) {
-		t.Errorf("written back:\n%s\nwant:\n%s", again.Bytes(), written)
+	if again := writeRecords(t, lg.Records); !bytes.Equal(again, written) {
+		t.Errorf("written back:\n%s\nwant:\n%s", again, written)
 	}
 }
 
