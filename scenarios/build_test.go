@@ -131,7 +131,7 @@ func TestBuildErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := sim.Run(c); !errors.Is(err, sim.ErrMemory) || !strings.Contains(err.Error(), "resnet50 at batch 4096 needs") || !strings.Contains(err.Error(), "the largest batch that fits is") {
+	if _, err := sim.Run(c); !errors.Is(err, sim.ErrMemory) || !strings.Contains(err.Error(), "resnet50 at batch 4096 on 1 device needs") || !strings.Contains(err.Error(), "the largest batch that fits is") {
 		t.Errorf("batch 4096 on a 32 GB GPU: %v", err)
 	}
 }

@@ -125,7 +125,13 @@ func (c *Config) checkMemory() error {
 	if c.Stages > 1 {
 		stage = fmt.Sprintf(" (pipeline stage %d of %d)", s+1, c.Stages)
 	}
-	msg := fmt.Sprintf("%s at batch %d needs %s per device%s; %s has %s", what, c.MicroBatch, gib(f.Total()), stage, dev, gib(capacity))
+	// The footprint depends on the device count (communication buffers
+	// exist only with replicas), so a sweep's message names it.
+	devices := "1 device"
+	if n := c.Ranks(); n != 1 {
+		devices = fmt.Sprintf("%d devices", n)
+	}
+	msg := fmt.Sprintf("%s at batch %d on %s needs %s per device%s; %s has %s", what, c.MicroBatch, devices, gib(f.Total()), stage, dev, gib(capacity))
 	// The footprint is affine in the micro-batch: fixed + b·per.
 	one := *c
 	one.MicroBatch = 1

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -357,7 +358,7 @@ func TestMemory(t *testing.T) {
 		t.Fatalf("got %v, want an out-of-memory error", err)
 	}
 	msg := err.Error()
-	for _, s := range []string{"resnet50 at batch 512 needs", "p100-sxm2 has 16.0 GiB", "the largest batch that fits is"} {
+	for _, s := range []string{"resnet50 at batch 512 on 1 device needs", "p100-sxm2 has 16.0 GiB", "the largest batch that fits is"} {
 		if !strings.Contains(msg, s) {
 			t.Errorf("error %q does not say %q", msg, s)
 		}
@@ -381,6 +382,25 @@ func TestMemory(t *testing.T) {
 	c.MicroBatch = bmax + 1
 	if _, err := Run(c); !errors.Is(err, ErrMemory) {
 		t.Errorf("batch %d: %v, want out of memory", bmax+1, err)
+	}
+	// On two devices the communication buffers (two 25 MiB buckets) take
+	// room, so the largest batch is smaller, and the error says which
+	// device count it is about.
+	c.DevicesPerNode, c.Comm.Bucket, c.MicroBatch = 2, 25*units.MiB, 512
+	c.Network = Network{Intra: Link{Bandwidth: 1e9}}
+	_, err = Run(c)
+	if err == nil || !strings.Contains(err.Error(), "resnet50 at batch 512 on 2 devices needs") {
+		t.Fatalf("two devices: %v", err)
+	}
+	msg = err.Error()
+	bmax2, _ := strconv.Atoi(msg[strings.LastIndex(msg, " ")+1:])
+	want2 := int(math.Floor((16*(1<<30) - fixed - 2*25*(1<<20)) / (89.5e6 * (1 + WorkspaceFraction))))
+	if bmax2 != want2 || bmax2 >= bmax {
+		t.Errorf("two devices: largest batch %d, want %d (one device: %d)", bmax2, want2, bmax)
+	}
+	c.MicroBatch = bmax2 + 1
+	if _, err := Run(c); !errors.Is(err, ErrMemory) {
+		t.Errorf("two devices, batch %d: %v, want out of memory", bmax2+1, err)
 	}
 	f := (&Config{Stages: 4, MicroBatch: 2, Accumulation: 8, Schedule: OneFOneB, Memory: Memory{Weights: 4, Gradients: 4, Optimizer: 8, Master: 8, Activations: 40, Layers: 1}, Nodes: 1, DevicesPerNode: 4, Comm: Comm{Bucket: 1}}).Footprint(1)
 	want1 := Footprint{Weights: 1, Gradients: 1, Optimizer: 2, Master: 2, Activations: 10 * 2 * 3, Workspace: WorkspaceFraction * 10 * 2}
