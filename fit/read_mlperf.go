@@ -180,7 +180,8 @@ type mlRun struct {
 //	epoch_start/epoch_stop (epoch_num)       samples/s per epoch
 //	block_start/block_stop (first_epoch_num, epoch_count)
 //	                                         samples/s per block, when there are no epochs
-//	eval_accuracy                            accuracy (values above 1 read as percent)
+//	eval_accuracy                            accuracy (values above 1 read as percent;
+//	                                         BLEU/100 for transformer and gnmt)
 //	run_start/run_stop (status)              time to train; steps to the target
 //
 // submission_benchmark is MLPerf's benchmark name; the records carry the
@@ -308,7 +309,13 @@ func readMLPerf(data []byte, lg *Log, decode func([]byte) (mllog, bool, error)) 
 				return
 			}
 			if v > 1 && v <= 100 && !run.pctNoted {
-				lg.notef("line %d: eval_accuracy %v read as percent", n, v)
+				if bench == "transformer" || bench == "gnmt" {
+					// The translation benchmarks log BLEU, which a
+					// bench log's fraction holds as BLEU/100.
+					lg.notef("line %d: eval_accuracy %v is BLEU, recorded as BLEU/100", n, v)
+				} else {
+					lg.notef("line %d: eval_accuracy %v read as percent", n, v)
+				}
 				run.pctNoted = true
 			}
 			if v = fraction(v); v <= 1 {

@@ -353,3 +353,40 @@ func TestReadMLPerfV06Errors(t *testing.T) {
 		}
 	}
 }
+
+// TestMLPerfAccuracyScale: an eval_accuracy above 1 is a percentage for
+// the vision benchmarks and BLEU for the translation ones; both are kept
+// as a fraction (value/100), and the note says which it was.
+func TestMLPerfAccuracyScale(t *testing.T) {
+	for _, tc := range []struct {
+		bench string
+		acc   float64
+		want  float64
+		note  string
+	}{
+		{"resnet", 75.93, 0.7593, "eval_accuracy 75.93 read as percent"},
+		{"transformer", 25.31, 0.2531, "eval_accuracy 25.31 is BLEU, recorded as BLEU/100"},
+		{"gnmt", 24.02, 0.2402, "eval_accuracy 24.02 is BLEU, recorded as BLEU/100"},
+		{"resnet", 0.7593, 0.7593, ""},
+	} {
+		evs := mlRunEvents(tc.bench, 1024, 1000000, []int64{100000}, tc.acc, "success")
+		lg, err := Read(strings.NewReader(mlLog(t, evs, false)), "run.log")
+		if err != nil {
+			t.Fatal(err)
+		}
+		conv := lg.Records[len(lg.Records)-1]
+		if conv.Kind != benchlog.KindConvergence || conv.Accuracy != tc.want {
+			t.Errorf("%s %v: record %+v, want accuracy %v", tc.bench, tc.acc, conv, tc.want)
+		}
+		noted := false
+		for _, n := range lg.Notes {
+			noted = noted || (tc.note != "" && strings.Contains(n, tc.note))
+			if tc.note == "" && strings.Contains(n, "eval_accuracy") {
+				t.Errorf("%s %v: note %q, want none about eval_accuracy", tc.bench, tc.acc, n)
+			}
+		}
+		if tc.note != "" && !noted {
+			t.Errorf("%s %v: notes %q, want one saying %q", tc.bench, tc.acc, lg.Notes, tc.note)
+		}
+	}
+}
