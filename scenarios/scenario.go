@@ -209,6 +209,28 @@ type Options struct {
 	// it is resolved and checked, so that command-line overrides meet the
 	// same checks as the file's values. Default nil.
 	Edit func(*Scenario)
+
+	// Overrides maps the YAML paths that Edit changed ("sweep.devices")
+	// to where their values came from ("--devices"). A problem at such a
+	// path, or below it, names that source instead of the file's line,
+	// which holds the value that was replaced. Default nil.
+	Overrides map[string]string
+}
+
+// attribute renames the problems at paths that opt.Overrides names, so
+// that they point at the command line rather than the file, and marks
+// them as having no line.
+func (opt Options) attribute(ps *config.Problems) {
+	for i, p := range ps.List {
+		for path, src := range opt.Overrides {
+			rest, ok := strings.CutPrefix(p.Path, path)
+			if ok && (rest == "" || rest[0] == '.' || rest[0] == '[') {
+				ps.List[i].Path = fmt.Sprintf("%s (%s)", src, p.Path)
+				ps.List[i].Line = -1
+				break
+			}
+		}
+	}
 }
 
 // Resolved is a scenario with every name resolved and every default filled in.
@@ -301,6 +323,7 @@ func Parse(r io.Reader, file string, opt Options) (*Resolved, error) {
 	var ps config.Problems
 	res.resolve(&ps)
 	if ps.Err() != nil {
+		opt.attribute(&ps)
 		ps.Locate(root)
 		return nil, config.InFile(file, &ps)
 	}

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"scaleplan/internal/config"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -206,5 +208,45 @@ func TestCalibrationFile(t *testing.T) {
 	_, err = Load(path, Options{})
 	if err == nil || !strings.Contains(err.Error(), `line 5: calibration.file: calib.yaml has no throughput entry for model "resnet50"`) {
 		t.Errorf("missing entry: %v", err)
+	}
+}
+
+// TestOverrides: a problem with a value the command line put in names the
+// flag, not the line of the value it replaced; other problems keep their
+// lines.
+func TestOverrides(t *testing.T) {
+	opt := Options{
+		Edit: func(s *Scenario) {
+			s.Sweep.Devices = []int{7}
+			s.Parallelism.Transport = "tcp"
+		},
+		Overrides: map[string]string{"sweep.devices": "--devices", "parallelism.transport": "--transport"},
+	}
+	_, err := Load("tsubame3-resnet50-caffe2-verbs", opt)
+	if err == nil {
+		t.Fatal("7 devices over tcp on tsubame3: no error")
+	}
+	msg := err.Error()
+	for _, want := range []string{
+		"--devices (sweep.devices[0]): 7 devices do not fill whole nodes of 4",
+		`--transport (parallelism.transport): system "tsubame3": unknown transport "tcp"`,
+	} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("error %q does not say %q", msg, want)
+		}
+	}
+	if strings.Contains(msg, "line ") {
+		t.Errorf("error %q names a line of the file for a value from the command line", msg)
+	}
+	// The same edit without Overrides points at the file's lines.
+	opt.Overrides = nil
+	if _, err := Load("tsubame3-resnet50-caffe2-verbs", opt); err == nil || !strings.Contains(err.Error(), "line ") {
+		t.Errorf("without overrides: %v, want file lines", err)
+	}
+	// A path that only starts like an overridden one is not attributed.
+	ps := config.Problems{List: []config.Problem{{Path: "sweep.devicesx", Msg: "m"}, {Path: "sweep.devices[2]", Msg: "m"}}}
+	Options{Overrides: map[string]string{"sweep.devices": "--devices"}}.attribute(&ps)
+	if ps.List[0].Path != "sweep.devicesx" || ps.List[1].Path != "--devices (sweep.devices[2])" || ps.List[1].Line >= 0 {
+		t.Errorf("attributed %+v", ps.List)
 	}
 }

@@ -100,6 +100,31 @@ func (o *simOverrides) edit(s *scenarios.Scenario) {
 	}
 }
 
+// sources returns the YAML paths edit changes and the flags their values
+// come from, for scenarios.Options.Overrides.
+func (o *simOverrides) sources() map[string]string {
+	m := map[string]string{}
+	if o.devices != nil {
+		m["sweep.devices"] = "--devices"
+	}
+	if o.batch != nil {
+		m["sweep.batch"], m["batch_per_device"] = "--batch", "--batch"
+	}
+	if o.allreduce != "" {
+		m["parallelism.allreduce"] = "--allreduce"
+	}
+	if o.transport != "" {
+		m["parallelism.transport"] = "--transport"
+	}
+	if o.store != "" {
+		m["input.storage"], m["input.staging"] = "--storage", "--storage"
+	}
+	if o.seedSet {
+		m["seed"] = "--seed"
+	}
+	return m
+}
+
 func simOptions(c *cli.Context) (*simOverrides, error) {
 	o := &simOverrides{allreduce: c.String("allreduce"), transport: c.String("transport"), store: c.String("storage")}
 	var err error
@@ -151,7 +176,7 @@ func runSimulate(c *cli.Context) error {
 		return err
 	}
 	opt := scenarioOptions(c)
-	opt.Edit = o.edit
+	opt.Edit, opt.Overrides = o.edit, o.sources()
 	r, err := scenarios.Load(args[0], opt)
 	if err != nil {
 		return err

@@ -16,7 +16,7 @@ import (
 // Problem is one thing wrong with a document.
 type Problem struct {
 	Path string // YAML path such as "systems.tsubame3.nodes" or "devices[2].memory"
-	Line int    // 1-based line, 0 if unknown
+	Line int    // 1-based line; 0 if unknown, negative if the value is not the file's (Locate leaves it)
 	Msg  string
 }
 
