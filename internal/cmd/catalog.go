@@ -205,13 +205,73 @@ func showEntry(w io.Writer, name string, cat *hw.Catalog, prof *model.Profiles, 
 			fmt.Fprintln(w)
 		}
 		fmt.Fprintf(w, "# %s\n", strings.TrimSpace(s.kind+" "+entryName(s.kind, name)))
-		b, err := yaml.Marshal(s.value)
+		var doc yaml.Node
+		if err := doc.Encode(s.value); err != nil {
+			return err
+		}
+		if !strings.HasPrefix(s.kind, "scenario") {
+			markNotGiven(&doc)
+		}
+		b, err := yaml.Marshal(&doc)
 		if err != nil {
 			return err
 		}
 		w.Write(b)
 	}
 	return nil
+}
+
+// markNotGiven adds the comment "not given" to every field of n whose
+// value is a zero quantity ("0", "0 W", "0 FLOP/s"), an empty string, null
+// or an empty list: in the catalogue and the profiles a zero means the entry
+// does not give the figure (a default or "unpublished" applies), and a
+// bare "power: 0 W" would read as a measured zero. A device's zero peak
+// rate is marked "unsupported" instead. Scenarios are shown
+// with their defaults filled in and are not marked.
+func markNotGiven(n *yaml.Node) {
+	if n.Kind == yaml.MappingNode {
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, v := n.Content[i], n.Content[i+1]
+			if k.Value == "peak" && v.Kind == yaml.MappingNode {
+				// A device's peak rate of 0 is a precision it does not
+				// support (docs/catalog.md).
+				for j := 1; j < len(v.Content); j += 2 {
+					if notGiven(v.Content[j]) {
+						v.Content[j].LineComment = "unsupported"
+					}
+				}
+				continue
+			}
+			if notGiven(v) {
+				v.LineComment = "not given"
+			}
+			markNotGiven(v)
+		}
+		return
+	}
+	for _, c := range n.Content {
+		markNotGiven(c)
+	}
+}
+
+// notGiven reports whether v is a zero quantity, an empty string, null or
+// an empty sequence. Booleans are never marked: false is a statement.
+func notGiven(v *yaml.Node) bool {
+	switch v.Kind {
+	case yaml.SequenceNode:
+		return len(v.Content) == 0
+	case yaml.ScalarNode:
+		if v.Tag == "!!bool" {
+			return false
+		}
+		if v.Value == "" || v.Tag == "!!null" {
+			return true
+		}
+		num, _, _ := strings.Cut(v.Value, " ")
+		f, err := strconv.ParseFloat(num, 64)
+		return err == nil && f == 0
+	}
+	return false
 }
 
 // entryName is name unless kind already names the entry ("node tsubame3").

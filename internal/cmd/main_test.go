@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"gopkg.in/yaml.v3"
 )
 
 var updateGolden = flag.Bool("update", false, "rewrite golden files under testdata/")
@@ -116,5 +118,43 @@ func TestCatalogUserFile(t *testing.T) {
 	_, stderr, code = runCLI("--catalog", f, "catalog")
 	if code != 1 || !strings.Contains(stderr, "mine.yaml") || !strings.Contains(stderr, `did you mean "tsubame3"`) {
 		t.Errorf("bad user file: exit %d, stderr %s", code, stderr)
+	}
+}
+
+// TestCatalogShowNotGiven: a figure the catalogue leaves out is shown as
+// "not given", never as a bare zero; false and real figures are not marked.
+func TestCatalogShowNotGiven(t *testing.T) {
+	out, stderr, code := runCLI("catalog", "show", "ipu-pod16")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{"power: 0 W # not given", "price_per_device_hour: 0 # not given", "shared_storage: null # not given",
+		"storage: [] # not given", "max_nodes: 4\n", "bandwidth: 128 Gbit/s\n"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("catalog show ipu-pod16 lacks %q", want)
+		}
+	}
+	if out, _, _ := runCLI("catalog", "show", "p100-sxm2"); !strings.Contains(out, "tf32: 0 FLOP/s # unsupported") || !strings.Contains(out, "fp32: 10.6 TFLOP/s\n") {
+		t.Errorf("catalog show p100-sxm2: want tf32 marked unsupported, fp32 unmarked:\n%s", out)
+	}
+	for _, line := range strings.Split(out, "\n") {
+		if strings.HasSuffix(line, ": false # not given") || strings.Contains(line, ": true #") {
+			t.Errorf("boolean marked: %q", line)
+		}
+	}
+	for _, tc := range []struct {
+		value string
+		want  bool
+	}{
+		{"0", true}, {"0 W", true}, {"0 FLOP/s", true}, {"0.0 B/s", true}, {`""`, true}, {"null", true}, {"[]", true},
+		{"false", false}, {"0.5", false}, {"1 us", false}, {"x", false}, {"[1]", false}, {"0x", false},
+	} {
+		var n yaml.Node
+		if err := yaml.Unmarshal([]byte("k: "+tc.value), &n); err != nil {
+			t.Fatal(err)
+		}
+		if got := notGiven(n.Content[0].Content[1]); got != tc.want {
+			t.Errorf("notGiven(%s) = %v, want %v", tc.value, got, tc.want)
+		}
 	}
 }
