@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"regexp"
 	"strings"
 	"text/tabwriter"
 
@@ -46,12 +47,12 @@ func (t *table) write(w io.Writer, f string) error {
 		cw.WriteAll(t.Rows)
 		return cw.Error()
 	case "json":
-		out := make([]map[string]string, len(t.Rows))
+		out := make([]map[string]any, len(t.Rows))
 		for i, r := range t.Rows {
-			m := make(map[string]string, len(t.Header))
+			m := make(map[string]any, len(t.Header))
 			for j, h := range t.Header {
 				if j < len(r) {
-					m[h] = r[j]
+					m[h] = jsonCell(r[j])
 				}
 			}
 			out[i] = m
@@ -88,6 +89,19 @@ func (t *table) write(w io.Writer, f string) error {
 		}
 		return tw.Flush()
 	}
+}
+
+// jsonNumber matches the cells written as JSON numbers: JSON's own number
+// syntax, so that "1,234", "0x10", "+1", "NaN" and "16–64" stay strings.
+var jsonNumber = regexp.MustCompile(`^-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?$`)
+
+// jsonCell returns a table cell as JSON output holds it: a number when the
+// cell is one, else the text.
+func jsonCell(c string) any {
+	if jsonNumber.MatchString(c) {
+		return json.Number(c)
+	}
+	return c
 }
 
 // namedTable is a table with the key it has in JSON output.

@@ -47,7 +47,7 @@ func TestPlanningJSON(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("%v: exit %d: %s", c.args, code, stderr)
 		}
-		var doc map[string][]map[string]string
+		var doc map[string][]map[string]any
 		if err := json.Unmarshal([]byte(out), &doc); err != nil {
 			t.Fatalf("%v: %v\n%s", c.args, err, out)
 		}
@@ -55,6 +55,39 @@ func TestPlanningJSON(t *testing.T) {
 			if len(doc[k]) == 0 {
 				t.Errorf("%v: no rows under %q", c.args, k)
 			}
+		}
+	}
+	// Numbers are JSON numbers, text stays text.
+	out, _, _ := runCLI("predict", "--format", "json", "--devices", "1,4", "tsubame3-resnet50-caffe2-staged")
+	var doc map[string][]map[string]any
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatal(err)
+	}
+	row := doc["tsubame3-resnet50-caffe2-staged"][1]
+	if d, ok := row["devices"].(float64); !ok || d != 4 {
+		t.Errorf("devices %#v, want the number 4", row["devices"])
+	}
+	if s, ok := row["step (ms)"].(float64); !ok || !(s > 0) {
+		t.Errorf("step (ms) %#v, want a positive number", row["step (ms)"])
+	}
+	if _, ok := row["risk"].(string); !ok {
+		t.Errorf("risk %#v, want text", row["risk"])
+	}
+}
+
+// TestJSONCell: a cell is a JSON number only if it is written as one.
+func TestJSONCell(t *testing.T) {
+	for _, tc := range []struct {
+		cell string
+		num  bool
+	}{
+		{"0", true}, {"-1.5", true}, {"212.32", true}, {"1e-05", true}, {"100.0", true},
+		{"1,234", false}, {"+1", false}, {"NaN", false}, {"Inf", false}, {"0x10", false}, {"007", false},
+		{"16–64", false}, {"[0.1, 0.2]", false}, {"-", false}, {"", false}, {"4.2 ms", false},
+	} {
+		_, isNum := jsonCell(tc.cell).(json.Number)
+		if isNum != tc.num {
+			t.Errorf("jsonCell(%q) number %v, want %v", tc.cell, isNum, tc.num)
 		}
 	}
 }
