@@ -184,8 +184,12 @@ func header(run string, config any) (benchlog.Record, error) {
 	if err != nil {
 		return benchlog.Record{}, err
 	}
+	// UseNumber keeps integers beyond 2^53 (a 64-bit seed) digit for
+	// digit; benchlog writes json.Number as it is.
 	var m map[string]any
-	if err := json.Unmarshal(b, &m); err != nil {
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.UseNumber()
+	if err := d.Decode(&m); err != nil {
 		return benchlog.Record{}, err
 	}
 	return benchlog.Record{Kind: benchlog.KindHeader, Run: run, Tool: benchTool, Machine: benchMachine(), Config: m}, nil

@@ -349,3 +349,22 @@ func TestBenchErrors(t *testing.T) {
 		t.Errorf("output differs from %s (go test -update rewrites it):\n%s", path, got.String())
 	}
 }
+
+// TestBenchSeedExact: a 64-bit seed reaches the log's header digit for
+// digit (a float64 would round 2^53+1 to 2^53).
+func TestBenchSeedExact(t *testing.T) {
+	log := filepath.Join(t.TempDir(), "seed.jsonl")
+	_, stderr, code := runCLI("bench", "throughput", "--data", "synthetic", "--batch", "4", "--steps", "1", "--warmup", "0",
+		"--seed", "9007199254740993", "--out", log)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	b, err := os.ReadFile(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	head, _, _ := strings.Cut(string(b), "\n")
+	if !strings.Contains(head, `"seed":9007199254740993`) {
+		t.Errorf("header %s: want \"seed\":9007199254740993", head)
+	}
+}
