@@ -63,6 +63,10 @@ type PlanRequest struct {
 	Budget Budget
 	// Space is the search space; empty fields take their defaults.
 	Space Space
+	// Decode is where every candidate decodes its samples: host (the
+	// nodes' CPU cores) or device (on the accelerators, as NVIDIA DALI
+	// does; scenarios.Input.Decode). Default host.
+	Decode string
 
 	Scenario scenarios.Options // extra catalogue and profile files
 	Predict  Options           // simulation of the kept configurations
@@ -313,6 +317,12 @@ func Plan(req PlanRequest) (*PlanResult, error) {
 	if err := req.Space.check(); err != nil {
 		return nil, err
 	}
+	if req.Decode == "" {
+		req.Decode = "host"
+	}
+	if !slices.Contains(scenarios.DecodeSites, req.Decode) {
+		return nil, fmt.Errorf("plan: %s", unknown("decode site", req.Decode, scenarios.DecodeSites))
+	}
 	if len(req.Systems) == 0 {
 		cat, err := hw.LoadWith(req.Scenario.CatalogPaths, nil)
 		if err != nil {
@@ -442,7 +452,7 @@ func (s *Space) check() error {
 // baseScenario resolves the recipe on a system: the scenario every
 // configuration of that system is a copy of.
 func baseScenario(system string, req PlanRequest) (*scenarios.Resolved, error) {
-	src := fmt.Sprintf("name: plan-%s\nsystem: %q\nrecipe: %q\nsweep: {devices: [1], batch: [1]}\ninput: {storage: local}\nparallelism: {pipeline_stages: 1, accumulation: 1}\n", system, system, req.Recipe)
+	src := fmt.Sprintf("name: plan-%s\nsystem: %q\nrecipe: %q\nsweep: {devices: [1], batch: [1]}\ninput: {storage: local, decode: %q}\nparallelism: {pipeline_stages: 1, accumulation: 1}\n", system, system, req.Recipe, req.Decode)
 	if req.Model != "" {
 		src += fmt.Sprintf("model: %q\n", req.Model)
 	}

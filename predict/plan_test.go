@@ -292,3 +292,43 @@ func TestLowerBound(t *testing.T) {
 		}
 	}
 }
+
+// TestPlanDecodeOnDevice: with the samples decoded on the GPUs, a DGX A100
+// is no longer bound by its host's cores, so no device count trains slower
+// than with host decoding and whole nodes train faster, and the
+// candidates' scenarios say where they decode.
+func TestPlanDecodeOnDevice(t *testing.T) {
+	fastest := map[string]map[int]float64{}
+	for _, decode := range []string{"host", "device"} {
+		req := resnetPlan()
+		req.Systems, req.Decode = []string{"dgx-a100"}, decode
+		res, err := Plan(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fastest[decode] = map[int]float64{}
+		for _, c := range res.Candidates {
+			if c.Scenario.Input.Decode != decode {
+				t.Errorf("%s: candidate %s decodes on the %q", decode, c.Config, c.Scenario.Input.Decode)
+			}
+			fastest[decode][c.Config.Devices] = float64(c.Row.Time)
+		}
+		if b := res.Recommended.Bottleneck; decode == "device" && strings.HasPrefix(b, "input-bound") {
+			t.Errorf("decode on the device: recommendation %s", b)
+		}
+	}
+	// One GPU, and many with small batches, are compute-bound either way;
+	// one node's 8 GPUs at the recipe's batch outrun host decoding on its
+	// 128 cores (23,040 images/s).
+	for n, dev := range fastest["device"] {
+		host, ok := fastest["host"][n]
+		if ok && (dev > host*(1+1e-9) || n == 8 && !(dev < 0.9*host)) {
+			t.Errorf("%d devices: %v s decoding on the device, %v s on the host", n, dev, host)
+		}
+	}
+	req := resnetPlan()
+	req.Decode = "gpu"
+	if _, err := Plan(req); err == nil || !strings.Contains(err.Error(), `unknown decode site "gpu"`) {
+		t.Errorf("decode gpu: %v", err)
+	}
+}

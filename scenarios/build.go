@@ -52,7 +52,9 @@ const (
 //     bandwidth;
 //   - the input pipeline from the dataset, the node's drives, CPU and host
 //     links, and the system's shared storage; staging makes reads local and
-//     adds its one-time copy. A node whose catalogue entry lists no drives
+//     adds its one-time copy. With decode on the device the host's cores do
+//     not decode, the host copies each sample's stored bytes, and the
+//     device's compute per sample grows by DeviceDecode. A node whose catalogue entry lists no drives
 //     reads "local" data from host memory (sim.Cached): no read cost.
 //
 // It returns an error for anything the simulator cannot run: a
@@ -290,7 +292,8 @@ func (r *Resolved) input(c *sim.Config, p Point) error {
 		}
 		in.DB = sim.DB{Service: DBService, PerReader: DBPerReader}
 	}
-	if d := data.CPUSecondsPerSample; d > 0 {
+	onDevice := r.Input.Decode == "device"
+	if d := data.CPUSecondsPerSample; d > 0 && !onDevice {
 		clock := node.CPU.Clock
 		if !(clock > 0) {
 			clock = ReferenceClock
@@ -298,12 +301,18 @@ func (r *Resolved) input(c *sim.Config, p Point) error {
 		in.Decode = units.Seconds(float64(d) * float64(ReferenceClock/clock))
 		in.Cores = max(node.CPU.Cores(), 1)
 	}
+	if onDevice {
+		c.Compute.PerSample += r.Input.DeviceDecode
+	}
 	if dev.Kind != hw.CPU {
 		size := 4.0
 		if r.Input.Precision == "int8" {
 			size = 1
 		}
 		in.Copy = units.Bytes(float64(data.InputElements()) * size)
+		if onDevice {
+			in.Copy = data.BytesPerSample // the stored (compressed) sample
+		}
 		in.HostToDevice = node.HostBandwidth(dev)
 		if in.HostToDevice == 0 {
 			return fmt.Errorf("device %q of node %q has no host-to-device bandwidth for its input", dev.Name, node.Name)

@@ -329,3 +329,58 @@ func ExampleResolved_Build() {
 	// Output:
 	// 128 GPUs on 32 nodes, global batch 4096: step 213 ms, 19226 images/s, staging 78.29 s
 }
+
+// TestDecodeOnDevice: with decode on the device the host's cores do not
+// decode, the host copies the stored bytes, and the device's compute per
+// sample grows by device_decode.
+func TestDecodeOnDevice(t *testing.T) {
+	build := func(edit func(*Scenario)) sim.Config {
+		t.Helper()
+		r, err := Load("dgx1-resnet50-mlperf-v0.7", Options{Edit: edit})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := r.Build(r.Points()[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	host := build(func(s *Scenario) { s.Input.Decode = "host" })
+	dev := build(nil) // the scenario decodes on the device
+	slow := build(func(s *Scenario) { s.Input.DeviceDecode = units.Millisecond })
+	if !(host.Input.Decode > 0) || host.Input.Cores != 40 || host.Input.Copy != 224*224*3*4 {
+		t.Errorf("host decode: decode %v on %d cores, copy %v; want > 0 on 40 cores, 602112 B", host.Input.Decode, host.Input.Cores, host.Input.Copy)
+	}
+	if dev.Input.Decode != 0 || dev.Input.Copy != 110*units.KB || dev.Compute.PerSample != host.Compute.PerSample {
+		t.Errorf("device decode: decode %v, copy %v, per sample %v; want 0, 110 kB, %v", dev.Input.Decode, dev.Input.Copy, dev.Compute.PerSample, host.Compute.PerSample)
+	}
+	if want := host.Compute.PerSample + units.Millisecond; slow.Compute.PerSample != want {
+		t.Errorf("device_decode 1 ms: per sample %v, want %v", slow.Compute.PerSample, want)
+	}
+	// Host decoding binds the DGX-1 (7,040 images/s on 40 cores); on the
+	// device the step is the GPUs' compute.
+	rh, err := sim.Run(host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rd, err := sim.Run(dev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !(rh.Breakdown.Input > 0) || rd.Breakdown.Input != 0 || !(rd.SamplesPerSec > rh.SamplesPerSec) {
+		t.Errorf("exposed input %v (host) and %v (device), samples/s %v and %v", rh.Breakdown.Input, rd.Breakdown.Input, rh.SamplesPerSec, rd.SamplesPerSec)
+	}
+	for _, tc := range []struct {
+		edit func(*Scenario)
+		msg  string
+	}{
+		{func(s *Scenario) { s.Input.Decode = "gpu" }, `input.decode: unknown decode site "gpu"`},
+		{func(s *Scenario) { s.Input.Decode, s.Input.DeviceDecode = "host", units.Millisecond }, "input.device_decode: is the device's decode time; it needs decode: device"},
+		{func(s *Scenario) { s.Input.DeviceDecode = -units.Millisecond }, "input.device_decode: must be a finite time >= 0"},
+	} {
+		if _, err := Load("dgx1-resnet50-mlperf-v0.7", Options{Edit: tc.edit}); err == nil || !strings.Contains(err.Error(), tc.msg) {
+			t.Errorf("got %v, want %q", err, tc.msg)
+		}
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"os"
 	"path"
 	"path/filepath"
@@ -139,8 +140,23 @@ type Input struct {
 	Prefetch int `yaml:"prefetch"`
 
 	// Precision of samples copied to the device: int8 (decoded pixels as
-	// bytes, cast on the device) or fp32. Default fp32.
+	// bytes, cast on the device) or fp32. Default fp32. It applies to host
+	// decoding only.
 	Precision string `yaml:"precision"`
+
+	// Decode is where samples are decoded and augmented: host (on the
+	// node's CPU cores, then copied to the devices as pixels of
+	// Precision) or device (on the accelerators, as NVIDIA DALI's "mixed"
+	// decoder does with nvJPEG or a hardware JPEG decoder: the host copies
+	// the stored bytes and its cores do not decode). Default host.
+	Decode string `yaml:"decode"`
+
+	// DeviceDecode is the accelerator time to decode and augment one
+	// sample when Decode is device, seconds; it is added to the compute
+	// time per sample. Default 0: the decode's cost on the device is not
+	// modelled, which makes a prediction optimistic by that cost (measure
+	// it, or leave it at 0 when a calibration already includes it).
+	DeviceDecode units.Seconds `yaml:"device_decode"`
 }
 
 // Sweep lists the configurations to run.
@@ -196,6 +212,7 @@ var (
 	Schedules           = []string{"gpipe", "1f1b"}
 	StorageKinds        = []string{"local", "shared", "shared-db", "synthetic"}
 	InputPrecisions     = []string{"fp32", "int8"}
+	DecodeSites         = []string{"host", "device"}
 	Precisions          = []string{"fp32", "tf32", "fp16", "bf16"}
 )
 
@@ -496,6 +513,9 @@ func (r *Resolved) defaults() {
 	if in.Precision == "" {
 		in.Precision = "fp32"
 	}
+	if in.Decode == "" {
+		in.Decode = "host"
+	}
 	if len(s.Sweep.Devices) == 0 {
 		switch {
 		case r.Rcp != nil && r.Rcp.Devices > 0:
@@ -530,6 +550,13 @@ func (r *Resolved) check(ps *config.Problems) {
 	oneOf(ps, "parallelism.schedule", "pipeline schedule", p.Schedule, Schedules)
 	oneOf(ps, "input.storage", "storage", s.Input.Storage, StorageKinds)
 	oneOf(ps, "input.precision", "input precision", s.Input.Precision, InputPrecisions)
+	oneOf(ps, "input.decode", "decode site", s.Input.Decode, DecodeSites)
+	switch dd := float64(s.Input.DeviceDecode); {
+	case !(dd >= 0) || math.IsInf(dd, 0):
+		ps.Addf("input.device_decode", "must be a finite time >= 0, got %v", s.Input.DeviceDecode)
+	case dd > 0 && s.Input.Decode != "device":
+		ps.Addf("input.device_decode", "is the device's decode time; it needs decode: device (decode is %q)", s.Input.Decode)
+	}
 	if s.BatchPerDevice < 0 {
 		ps.Addf("batch_per_device", "must be > 0, got %d", s.BatchPerDevice)
 	}

@@ -51,6 +51,7 @@ func planCommand() *cli.Command {
 			&cli.StringFlag{Name: "allreduce", Usage: "gradient exchanges `ALG,...` (default ring, halving-doubling, double-tree, hierarchical; torus-2d on IPU-Link)"},
 			&cli.StringFlag{Name: "transports", Usage: "transports between nodes `T,...` (default the system's)"},
 			&cli.StringFlag{Name: "storage", Usage: "`STORAGE,...`: local, staged, shared, shared-db (default staged,shared with a file server, else local)"},
+			&cli.StringFlag{Name: "decode", Value: "host", Usage: "where samples are decoded: `host` (the nodes' CPU cores) or device (on the accelerators, as NVIDIA DALI does)"},
 			&cli.StringFlag{Name: "precisions", Usage: "compute precisions `P,...` (default those the device has)"},
 			&cli.IntFlag{Name: "steps", Value: sim.DefaultSteps, Usage: "optimizer steps to simulate for each kept configuration, `N` ≥ 2"},
 			&cli.IntFlag{Name: "examples", Value: 3, Usage: "infeasible examples `N` to show per reason in text and md"},
@@ -69,7 +70,10 @@ func runPlan(c *cli.Context) error {
 	if c.NArg() > 0 {
 		return usagef("plan takes no argument, got %q; give the recipe with --recipe", c.Args().First())
 	}
-	req := predict.PlanRequest{Recipe: c.String("recipe"), Model: c.String("model"), MaxDevices: c.Int("max-devices"), Scenario: scenarioOptions(c)}
+	req := predict.PlanRequest{Recipe: c.String("recipe"), Model: c.String("model"), MaxDevices: c.Int("max-devices"), Decode: c.String("decode"), Scenario: scenarioOptions(c)}
+	if !slices.Contains(scenarios.DecodeSites, req.Decode) {
+		return usagef("plan: --decode: %s", config.Unknown("decode site", req.Decode, scenarios.DecodeSites))
+	}
 	if req.Recipe == "" {
 		return usagef("plan: --recipe is required (`scaleplan catalog` lists the recipes)")
 	}
@@ -190,7 +194,7 @@ func writePlan(w io.Writer, format string, res *predict.PlanResult, examples int
 		budget = req.Budget.String()
 	}
 	summary := []string{
-		fmt.Sprintf("plan: %s on %s, at most %d devices; deadline %s; budget %s", res.Target, strings.Join(req.Systems, ", "), req.MaxDevices, deadline, budget),
+		fmt.Sprintf("plan: %s on %s, at most %d devices; deadline %s; budget %s; samples decoded on the %s", res.Target, strings.Join(req.Systems, ", "), req.MaxDevices, deadline, budget, req.Decode),
 		fmt.Sprintf("searched %s feasible configurations: simulated %d (%d steps each), kept the fastest of each system and device count (%d), predicted with %d steps",
 			predict.Group(int64(res.Enumerated)), res.Simulated, predict.ScreenSteps, len(res.Candidates), max(req.Predict.Steps, 2)),
 		res.CostNote,
