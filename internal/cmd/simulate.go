@@ -31,9 +31,10 @@ func simulateCommand() *cli.Command {
 			"parts, which sum to it: compute, exposed communication, exposed input wait, pipeline\n" +
 			"bubble and straggler wait; samples/s, device utilisation and memory per device.\n" +
 			"The overrides go through the scenario's own checks. --storage reads from the given\n" +
-			"storage without staging. --trace writes the last configuration's last steps as Chrome\n" +
-			"trace-event JSON, which ui.perfetto.dev opens. --plot writes the charts into a\n" +
-			"directory. Flags may come before or after the scenario.\n\n" +
+			"storage without staging; --decode device moves decoding onto the accelerators (DALI).\n" +
+			"--trace writes the last configuration's last steps as Chrome trace-event JSON, which\n" +
+			"ui.perfetto.dev opens. --plot writes the charts into a directory. Flags may come\n" +
+			"before or after the scenario.\n\n" +
 			"Examples:\n" +
 			"   scaleplan simulate tsubame3-resnet50-caffe2-default\n" +
 			"   scaleplan simulate --devices 32,128 --transport verbs tsubame3-resnet50-caffe2-staged\n" +
@@ -46,6 +47,7 @@ func simulateCommand() *cli.Command {
 			&cli.StringFlag{Name: "allreduce", Usage: "gradient exchange `ALG`: " + strings.Join(scenarios.AllReduceAlgorithms, ", ")},
 			&cli.StringFlag{Name: "transport", Usage: "transport `NAME` between nodes (verbs, ipoib, tcp, grpc, ...; the system's)"},
 			&cli.StringFlag{Name: "storage", Usage: "read samples from `KIND`: " + strings.Join(scenarios.StorageKinds, ", ") + " (no staging)"},
+			&cli.StringFlag{Name: "decode", Usage: "decode samples on the `SITE`: host (the nodes' CPU cores) or device (on the accelerators, as NVIDIA DALI does)"},
 			&cli.StringFlag{Name: "seed", Usage: "random `SEED` of the straggler jitter (default the scenario's)"},
 			&cli.IntFlag{Name: "steps", Value: sim.DefaultSteps, Usage: "optimizer steps to simulate per configuration, `N` ≥ 1; the first is left out of the steady state"},
 			&cli.StringFlag{Name: "trace", Usage: "write the last configuration's last steps as Chrome trace-event JSON to `FILE`"},
@@ -73,6 +75,7 @@ func parseInts(flag, s string) ([]int, error) {
 type simOverrides struct {
 	devices, batch              []int
 	allreduce, transport, store string
+	decode                      string
 	seed                        uint64
 	seedSet                     bool
 }
@@ -94,6 +97,9 @@ func (o *simOverrides) edit(s *scenarios.Scenario) {
 	if o.store != "" {
 		s.Input.Storage = o.store
 		s.Input.Staging = false
+	}
+	if o.decode != "" {
+		s.Input.Decode = o.decode
 	}
 	if o.seedSet {
 		s.Seed = o.seed
@@ -119,6 +125,9 @@ func (o *simOverrides) sources() map[string]string {
 	if o.store != "" {
 		m["input.storage"], m["input.staging"] = "--storage", "--storage"
 	}
+	if o.decode != "" {
+		m["input.decode"] = "--decode"
+	}
 	if o.seedSet {
 		m["seed"] = "--seed"
 	}
@@ -126,7 +135,7 @@ func (o *simOverrides) sources() map[string]string {
 }
 
 func simOptions(c *cli.Context) (*simOverrides, error) {
-	o := &simOverrides{allreduce: c.String("allreduce"), transport: c.String("transport"), store: c.String("storage")}
+	o := &simOverrides{allreduce: c.String("allreduce"), transport: c.String("transport"), store: c.String("storage"), decode: c.String("decode")}
 	var err error
 	if s := c.String("devices"); c.IsSet("devices") {
 		if o.devices, err = parseInts("devices", s); err != nil {
@@ -143,6 +152,9 @@ func simOptions(c *cli.Context) (*simOverrides, error) {
 	}
 	if o.store != "" && !slices.Contains(scenarios.StorageKinds, o.store) {
 		return nil, usagef("simulate: --storage: %s", config.Unknown("storage", o.store, scenarios.StorageKinds))
+	}
+	if o.decode != "" && !slices.Contains(scenarios.DecodeSites, o.decode) {
+		return nil, usagef("simulate: --decode: %s", config.Unknown("decode site", o.decode, scenarios.DecodeSites))
 	}
 	if c.IsSet("seed") {
 		if o.seed, err = strconv.ParseUint(c.String("seed"), 10, 64); err != nil {

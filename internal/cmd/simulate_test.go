@@ -140,3 +140,30 @@ func TestSimulateTrace(t *testing.T) {
 		}
 	}
 }
+
+// TestSimulateDecode: --decode moves a scenario's decoding between the
+// hosts and the devices; the DGX-1 waits for its 40 cores when they decode.
+func TestSimulateDecode(t *testing.T) {
+	exposed := map[string]float64{}
+	for _, site := range []string{"host", "device"} {
+		out, stderr, code := runCLI("simulate", "dgx1-resnet50-mlperf-v0.7", "--decode", site, "--format", "json")
+		if code != exitOK {
+			t.Fatalf("--decode %s: exit %d: %s", site, code, stderr)
+		}
+		var rows []map[string]any
+		if err := json.Unmarshal([]byte(out), &rows); err != nil || len(rows) != 1 {
+			t.Fatalf("--decode %s: %v\n%s", site, err, out)
+		}
+		v, ok := rows[0]["exposed input (ms)"].(float64)
+		if !ok {
+			t.Fatalf("--decode %s: exposed input %#v", site, rows[0]["exposed input (ms)"])
+		}
+		exposed[site] = v
+	}
+	if !(exposed["host"] > 50) || exposed["device"] != 0 {
+		t.Errorf("exposed input %v ms decoding on the host, %v ms on the device; want > 50 and 0", exposed["host"], exposed["device"])
+	}
+	if _, stderr, code := runCLI("simulate", "dgx1-resnet50-mlperf-v0.7", "--decode", "gpu"); code != exitUsage || !strings.Contains(stderr, `unknown decode site "gpu"`) {
+		t.Errorf("--decode gpu: exit %d: %s", code, stderr)
+	}
+}
