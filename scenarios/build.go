@@ -54,8 +54,9 @@ const (
 //     links, and the system's shared storage; staging makes reads local and
 //     adds its one-time copy. With decode on the device the host's cores do
 //     not decode, the host copies each sample's stored bytes, and the
-//     device's compute per sample grows by DeviceDecode. A node whose catalogue entry lists no drives
-//     reads "local" data from host memory (sim.Cached): no read cost.
+//     device's compute per sample grows by DeviceDecode. A node whose
+//     catalogue entry lists no drives reads "local" data from host memory
+//     (sim.Cached): no read cost.
 //
 // It returns an error for anything the simulator cannot run: a
 // calibration file not loaded into V0, a device without a peak at the
@@ -305,13 +306,13 @@ func (r *Resolved) input(c *sim.Config, p Point) error {
 		c.Compute.PerSample += r.Input.DeviceDecode
 	}
 	if dev.Kind != hw.CPU {
-		size := 4.0
-		if r.Input.Precision == "int8" {
-			size = 1
-		}
-		in.Copy = units.Bytes(float64(data.InputElements()) * size)
-		if onDevice {
+		switch {
+		case onDevice:
 			in.Copy = data.BytesPerSample // the stored (compressed) sample
+		case r.Input.Precision == "int8":
+			in.Copy = units.Bytes(data.InputElements())
+		default:
+			in.Copy = units.Bytes(float64(data.InputElements()) * 4)
 		}
 		in.HostToDevice = node.HostBandwidth(dev)
 		if in.HostToDevice == 0 {
