@@ -1001,8 +1001,10 @@ func inputStages(c *sim.Config) []inputStage {
 	if in.SampleBytes > 0 {
 		switch in.Storage {
 		case sim.Local:
-			if in.Local > 0 {
-				st = append(st, inputStage{float64(in.Local) / float64(in.SampleBytes), "reading the node's drives"})
+			// The page cache serves CacheHit of the reads; the drives
+			// the rest.
+			if miss := 1 - in.CacheHit; in.Local > 0 && miss > 0 {
+				st = append(st, inputStage{float64(in.Local) / (float64(in.SampleBytes) * miss), "reading the node's drives"})
 			}
 		case sim.Shared:
 			bw := math.Min(float64(in.Shared.PerClient), float64(in.Shared.Aggregate)/nodes)

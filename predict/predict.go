@@ -50,13 +50,14 @@ type Row struct {
 	StepsToTarget int
 	// Training is StepsToTarget · Result.StepTime, seconds.
 	Training units.Seconds
-	// Staging, Evaluation and Startup are the one-time costs, seconds:
-	// copying the data set onto the nodes (simulated), and the scenario's
-	// overheads.
-	Staging, Evaluation, Startup units.Seconds
+	// Staging, CacheWarmup, Evaluation and Startup are the one-time
+	// costs, seconds: copying the data set onto the nodes and the first
+	// epoch's extra drive reads before the page cache holds the data set
+	// (both simulated, sim.Result), and the scenario's overheads.
+	Staging, CacheWarmup, Evaluation, Startup units.Seconds
 	// Time is the time to target, seconds:
 	//
-	//	Training + Staging + Evaluation + Startup
+	//	Training + Staging + CacheWarmup + Evaluation + Startup
 	Time units.Seconds
 
 	// Efficiency is the scaling efficiency against the first row of the
@@ -101,7 +102,7 @@ type Prediction struct {
 // Predict simulates every point of r's sweep and returns its time to
 // target:
 //
-//	time = steps(B) · step time + staging + evaluation + start-up
+//	time = steps(B) · step time + staging + cache warm-up + evaluation + start-up
 //
 // with B the point's global batch and steps(B) from Prediction.Steps. A
 // point that cannot run (out of memory, say) is a row with Err set. The
@@ -173,8 +174,8 @@ func (p *Prediction) evaluate(pt scenarios.Point, opt Options) Row {
 	}
 	row.Result = res
 	row.Training = units.Seconds(float64(row.StepsToTarget) * float64(res.StepTime))
-	row.Staging = res.Staging
-	row.Time = row.Training + row.Staging + row.Evaluation + row.Startup
+	row.Staging, row.CacheWarmup = res.Staging, res.CacheWarmup
+	row.Time = row.Training + row.Overheads()
 	row.DeviceHours = float64(pt.Devices) * float64(row.Time) / float64(units.Hour)
 	row.Cost = row.DeviceHours * p.Price
 	row.Energy = p.Energy.KWh(pt, row.Time)
@@ -202,8 +203,10 @@ func (p *Prediction) setEfficiency() {
 // OK reports whether the row was simulated.
 func (row *Row) OK() bool { return row.Err == nil && row.Result != nil }
 
-// Overheads returns Staging + Evaluation + Startup.
-func (row *Row) Overheads() units.Seconds { return row.Staging + row.Evaluation + row.Startup }
+// Overheads returns Staging + CacheWarmup + Evaluation + Startup.
+func (row *Row) Overheads() units.Seconds {
+	return row.Staging + row.CacheWarmup + row.Evaluation + row.Startup
+}
 
 // ErrText returns a short reason for Err: "out of memory (largest batch
 // that fits: 362)" for sim.ErrMemory, the error's text otherwise.

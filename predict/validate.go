@@ -16,6 +16,7 @@ import (
 	"gonum.org/v1/gonum/stat"
 	"gopkg.in/yaml.v3"
 
+	"scaleplan/hw"
 	"scaleplan/internal/config"
 	"scaleplan/internal/units"
 	"scaleplan/scenarios"
@@ -95,8 +96,12 @@ type Case struct {
 	// matches the figure) and t (its cost time; only from a t metric).
 	// Required with Calibrates.
 	Fits []string `yaml:"fits"`
-	// CalibratedBy names the calibrating cases, of the same scenario,
-	// whose fitted parameters this case's prediction uses. Default none.
+	// CalibratedBy names the calibrating cases whose fitted parameters
+	// this case's prediction uses. Their scenarios must train the same
+	// model at the same precision with the same framework on a device of
+	// the same peak rate and memory bandwidth (v0 is one device's
+	// throughput on one model): the same scenario, or another such as the
+	// same GPU in another vendor's server. Default none.
 	CalibratedBy []string `yaml:"calibrated_by"`
 	// Tuned names the parameters that were chosen with this figure in
 	// view, so that its error is a consistency check rather than a
@@ -351,9 +356,6 @@ func (f *CaseFile) check(i int, byName map[string]int, ps *config.Problems) {
 		if !o.Calibrates {
 			ps.Addf(p+".calibrated_by", "case %q does not calibrate (calibrates: false)", name)
 		}
-		if o.Scenario.Ref != c.Scenario.Ref || o.Scenario.Inline != nil || c.Scenario.Inline != nil {
-			ps.Addf(p+".calibrated_by", "case %q predicts scenario %s, not %s: parameters carry over only within a named scenario", name, o.Scenario, c.Scenario)
-		}
 	}
 }
 
@@ -564,6 +566,10 @@ func (v *validator) eval(i int) *CaseResult {
 			res.Err = fmt.Errorf("calibrating case %q failed: %w", name, o.Err)
 			return res
 		}
+		if err := v.carries(&v.f.Cases[v.byName[name]], c); err != nil {
+			res.Err = err
+			return res
+		}
 		res.Used.merge(o.Fitted)
 	}
 	params := res.Used
@@ -588,6 +594,48 @@ func (v *validator) eval(i int) *CaseResult {
 		}
 	}
 	return res
+}
+
+// computeKind is what a compute calibration is a measurement of.
+type computeKind struct {
+	model, framework, precision string
+	peak                        units.FLOPsPerSec
+	bandwidth                   units.BytesPerSec
+}
+
+func (k computeKind) String() string {
+	return fmt.Sprintf("%s in %s at %s on a device of %v peak and %v memory bandwidth", k.model, k.framework, k.precision, k.peak, k.bandwidth)
+}
+
+// kind resolves c's scenario and returns what its compute calibration
+// measures.
+func (v *validator) kind(c *Case) (computeKind, error) {
+	r, err := v.load(c, Params{})
+	if err != nil {
+		return computeKind{}, err
+	}
+	return computeKind{r.Mdl.Name, r.Framework, r.Precision, r.Device.PeakFLOPs(hw.Precision(r.Precision)), r.Device.MemoryBandwidth}, nil
+}
+
+// carries returns an error unless the parameters of calibrating case cal
+// apply to case c: the same scenario, or scenarios of the same
+// computeKind.
+func (v *validator) carries(cal, c *Case) error {
+	if cal.Scenario.Inline == nil && c.Scenario.Inline == nil && cal.Scenario.Ref == c.Scenario.Ref {
+		return nil
+	}
+	a, err := v.kind(cal)
+	if err != nil {
+		return fmt.Errorf("calibrating case %q: %w", cal.Name, err)
+	}
+	b, err := v.kind(c)
+	if err != nil {
+		return err
+	}
+	if a != b {
+		return fmt.Errorf("the calibration of case %q (%v) does not carry over to scenario %s (%v): v0 is one device's throughput on one model", cal.Name, a, c.Scenario, b)
+	}
+	return nil
 }
 
 // devices returns the case's device count, 0 if it sets none.

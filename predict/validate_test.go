@@ -70,6 +70,10 @@ func TestBuiltinCasesCoverSeeds(t *testing.T) {
 		{"mlperf-v0.7-dgx-a100-resnet50-epoch", EpochTime, "56.987 s", false},
 		{"mlperf-v0.7-gx2570m5-resnet50-epoch", EpochTime, "117.183 s", false},
 		{"mlperf-v0.6-dgx1-resnet50-epoch", EpochTime, "114.253 s", false},
+		{"dle-mxnet-dgx1-1gpu", SamplesPerSecond, "1376 samples/s", true},
+		{"dle-mxnet-dgx1-8gpu", SamplesPerSecond, "10723 samples/s", false},
+		{"dle-mxnet-dgx-a100-1gpu", SamplesPerSecond, "2180 samples/s", true},
+		{"dle-mxnet-dgx-a100-8gpu", SamplesPerSecond, "16925 samples/s", false},
 	} {
 		got := byName[c.name]
 		if got == nil || got.Metric != c.metric || got.Published != c.published || got.Calibrates != c.calibrates {
@@ -81,8 +85,8 @@ func TestBuiltinCasesCoverSeeds(t *testing.T) {
 			t.Errorf("%s: no source URL in MLPerf's %s results: %q", c.Name, v[:4], c.URL)
 		}
 	}
-	if len(f.Cases) != 23 {
-		t.Errorf("%d built-in cases, want 23", len(f.Cases))
+	if len(f.Cases) != 27 {
+		t.Errorf("%d built-in cases, want 27", len(f.Cases))
 	}
 }
 
@@ -296,7 +300,6 @@ func TestReadCasesErrors(t *testing.T) {
 		{"  - {name: b, scenario: s, metric: time_to_train, published: 5 s, source: x, calibrates: true, fits: [v0], tuned: y}\n", "left out of the error already"},
 		{ok + "  - {name: b, scenario: s, metric: time_to_train, published: 5 s, source: x, calibrated_by: [c]}\n", `line 3: cases[1].calibrated_by: unknown case "c"`},
 		{ok + "  - {name: b, scenario: s, metric: time_to_train, published: 5 s, source: x, calibrated_by: [a, b]}\n", `case "b" does not calibrate`},
-		{ok + "  - {name: b, scenario: t, metric: time_to_train, published: 5 s, source: x, calibrated_by: [a]}\n", "parameters carry over only within a named scenario"},
 		{"  - {name: a, scenario: s, metric: time_to_train, published: 5 s, source: x, calibrates: true, fits: [v0], calibrated_by: [b]}\n" +
 			"  - {name: b, scenario: s, metric: time_to_train, published: 5 s, source: x, calibrates: true, fits: [v0], calibrated_by: [a]}\n", "calibration cycle: a → b → a"},
 		{"  - {name: b, scenario: [1, 2], metric: t, published: 5 s, source: x}\n", "want a scenario's name, a path or an inline scenario"},
@@ -306,6 +309,30 @@ func TestReadCasesErrors(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), c.msg) || !strings.Contains(err.Error(), "cases.yaml") {
 			t.Errorf("%q: error %v, want %q", c.body, err, c.msg)
 		}
+	}
+}
+
+// TestCalibrationCarries checks where a v0 calibration applies: from the
+// DGX-1's V100-SXM2 16GB to the GX2570 M5's 32GB (same peak and memory
+// bandwidth, same model, framework and precision), and not from a P100
+// in Caffe2 at fp32 to the DGX-1.
+func TestCalibrationCarries(t *testing.T) {
+	f, err := ReadCases(strings.NewReader(`cases:
+  - {name: v100, scenario: dgx1-resnet50-mlperf-v0.7, set: {gpus: 1}, metric: samples_per_second, published: 1376 samples/s, source: x, calibrates: true, fits: [v0]}
+  - {name: gx, scenario: zinrai-200h-resnet50-mlperf-v0.7, set: {gpus: 1}, metric: samples_per_second, published: 1376 samples/s, source: x, calibrated_by: [v100]}
+  - {name: p100, scenario: tsubame3-resnet50-caffe2-verbs, set: {gpus: 1}, metric: samples_per_second, published: 190 samples/s, source: x, calibrates: true, fits: [v0]}
+  - {name: bad, scenario: dgx1-resnet50-mlperf-v0.7, set: {gpus: 1}, metric: samples_per_second, published: 1376 samples/s, source: x, calibrated_by: [p100]}
+`), "carry.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := Validate(f, ValidateOptions{})
+	gx := rep.Results[1]
+	if gx.Err != nil || !near(gx.Predicted, 1376, 1e-6) {
+		t.Errorf("GX2570 M5 from the DGX-1's calibration: %v samples/s, %v; want 1376 (the same GPU, compute-bound)", gx.Predicted, gx.Err)
+	}
+	if bad := rep.Results[3]; bad.Err == nil || !strings.Contains(bad.Err.Error(), "does not carry over") || !strings.Contains(bad.Err.Error(), "caffe2") {
+		t.Errorf("P100 calibration on the DGX-1: %v, want an error naming both kinds", bad.Err)
 	}
 }
 

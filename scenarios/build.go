@@ -25,6 +25,12 @@ const (
 	// file adds to every sample read: the file's lock moves between the
 	// clients, one lock callback round trip for each other holder.
 	DBPerReader = 30 * units.Microsecond
+
+	// PageCacheShare is the share of a node's host memory the page cache
+	// may give to the data set (input.page_cache: auto); the rest is the
+	// framework's, the loader's pinned buffers' and the operating
+	// system's.
+	PageCacheShare = 0.5
 )
 
 // Build returns the simulator configuration of point p of r. It maps the
@@ -236,6 +242,24 @@ func (r *Resolved) network(c *sim.Config, p Point) error {
 	return nil
 }
 
+// CacheHit returns the steady-state fraction of a node's local reads that
+// its page cache serves when the data set is samples × sampleBytes and
+// the node has host memory mem:
+//
+//	hit = min(1, PageCacheShare · mem / data set)
+//
+// In the long run every node reads every sample (data-parallel loaders
+// reshuffle or shard the data set, and either way a node's reads recur),
+// and the cache keeps the most recent PageCacheShare·mem of them. It is 0
+// for an empty data set or a node without host memory.
+func CacheHit(mem units.Bytes, samples int64, sampleBytes units.Bytes) float64 {
+	set := float64(samples) * float64(sampleBytes)
+	if !(set > 0) || !(mem > 0) {
+		return 0
+	}
+	return min(1, PageCacheShare*float64(mem)/set)
+}
+
 // input fills c.Input.
 func (r *Resolved) input(c *sim.Config, p Point) error {
 	sys, node, dev, data := r.Sys, r.Node, r.Device, r.Data
@@ -287,6 +311,9 @@ func (r *Resolved) input(c *sim.Config, p Point) error {
 			break
 		}
 		in.Local = read
+		if r.Input.PageCache == "auto" {
+			in.CacheHit = CacheHit(node.HostMemory, data.TrainSamples, data.BytesPerSample)
+		}
 	case sim.Shared, sim.SharedDB:
 		if sys.SharedStorage == nil {
 			return fmt.Errorf("system %q has no shared storage", sys.Name)

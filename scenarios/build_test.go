@@ -384,3 +384,50 @@ func TestDecodeOnDevice(t *testing.T) {
 		}
 	}
 }
+
+// TestPageCache checks the page cache's hit fraction: min(1,
+// PageCacheShare·memory/data set) for local storage, 0 with page_cache:
+// off or another storage, and the GX2570 M5 (384 GB) holding ImageNet
+// (1,281,167 × 110 kB = 140.9 GB) whole.
+func TestPageCache(t *testing.T) {
+	for _, c := range []struct {
+		mem     units.Bytes
+		samples int64
+		bytes   units.Bytes
+		want    float64
+	}{
+		{384 * units.GB, 1281167, 110 * units.KB, 1},
+		{100 * units.GB, 1000, 100 * units.MB, 0.5}, // 50 GB of a 100 GB set
+		{100 * units.GB, 0, 100 * units.MB, 0},
+		{0, 1000, 100 * units.MB, 0},
+	} {
+		if got := CacheHit(c.mem, c.samples, c.bytes); !(math.Abs(got-c.want) < 1e-12) {
+			t.Errorf("CacheHit(%v, %d, %v) = %v, want %v", c.mem, c.samples, c.bytes, got, c.want)
+		}
+	}
+	hit := func(edit func(*Scenario)) float64 {
+		t.Helper()
+		r, err := Load("zinrai-200h-resnet50-mlperf-v0.7", Options{Edit: edit})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := r.Build(r.Points()[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c.Input.CacheHit
+	}
+	if h := hit(nil); h != 1 {
+		t.Errorf("GX2570 M5: hit %v, want 1", h)
+	}
+	if h := hit(func(s *Scenario) { s.Input.PageCache = "off" }); h != 0 {
+		t.Errorf("page_cache off: hit %v, want 0", h)
+	}
+	if h := hit(func(s *Scenario) { s.Input.Storage = "synthetic" }); h != 0 {
+		t.Errorf("synthetic input: hit %v, want 0", h)
+	}
+	_, err := Load("zinrai-200h-resnet50-mlperf-v0.7", Options{Edit: func(s *Scenario) { s.Input.PageCache = "on" }})
+	if err == nil || !strings.Contains(err.Error(), `input.page_cache: unknown page cache mode "on"`) || !strings.Contains(err.Error(), "off") {
+		t.Errorf("page_cache on: %v", err)
+	}
+}

@@ -157,6 +157,15 @@ type Input struct {
 	// modelled, which makes a prediction optimistic by that cost (measure
 	// it, or leave it at 0 when a calibration already includes it).
 	DeviceDecode units.Seconds `yaml:"device_decode"`
+
+	// PageCache says whether the operating system's page cache keeps the
+	// samples a node has read, so that later epochs read them from host
+	// memory instead of the local drives: auto (the node keeps up to
+	// PageCacheShare of its host memory of the data set) or off (every
+	// read goes to the drives, as after dropping the caches or with
+	// direct I/O). Default auto. It applies to local storage, staged or
+	// not.
+	PageCache string `yaml:"page_cache"`
 }
 
 // Sweep lists the configurations to run.
@@ -213,6 +222,7 @@ var (
 	StorageKinds        = []string{"local", "shared", "shared-db", "synthetic"}
 	InputPrecisions     = []string{"fp32", "int8"}
 	DecodeSites         = []string{"host", "device"}
+	PageCacheModes      = []string{"auto", "off"}
 	Precisions          = []string{"fp32", "tf32", "fp16", "bf16"}
 )
 
@@ -516,6 +526,9 @@ func (r *Resolved) defaults() {
 	if in.Decode == "" {
 		in.Decode = "host"
 	}
+	if in.PageCache == "" {
+		in.PageCache = "auto"
+	}
 	if len(s.Sweep.Devices) == 0 {
 		switch {
 		case r.Rcp != nil && r.Rcp.Devices > 0:
@@ -551,6 +564,7 @@ func (r *Resolved) check(ps *config.Problems) {
 	oneOf(ps, "input.storage", "storage", s.Input.Storage, StorageKinds)
 	oneOf(ps, "input.precision", "input precision", s.Input.Precision, InputPrecisions)
 	oneOf(ps, "input.decode", "decode site", s.Input.Decode, DecodeSites)
+	oneOf(ps, "input.page_cache", "page cache mode", s.Input.PageCache, PageCacheModes)
 	switch dd := float64(s.Input.DeviceDecode); {
 	case !(dd >= 0) || math.IsInf(dd, 0):
 		ps.Addf("input.device_decode", "must be a finite time >= 0, got %v", s.Input.DeviceDecode)

@@ -391,6 +391,12 @@ type Input struct {
 	// Staging copies the data set onto every node's drives before
 	// training; default none.
 	Staging Staging
+	// CacheHit is the fraction of Local reads that the node's page cache
+	// serves in the steady state, in [0, 1]: those samples cost no drive
+	// read (decoding and copying still apply). Default 0: every read goes
+	// to the drives. The first epoch reads everything from the drives;
+	// Result.CacheWarmup is its extra time.
+	CacheHit float64
 }
 
 // SharedStorage is a file server all nodes read from.
@@ -577,6 +583,11 @@ func (c *Config) validate() error {
 		if !nonNegative(x.v) {
 			bad("%s %v is not a non-negative finite number", x.name, x.v)
 		}
+	}
+	if !(in.CacheHit >= 0 && in.CacheHit <= 1) {
+		bad("page cache hit fraction %v is not in [0, 1]", in.CacheHit)
+	} else if in.CacheHit > 0 && in.Storage != Local {
+		bad("a page cache hit fraction applies to local storage only, not %v", in.Storage)
 	}
 	switch in.Storage {
 	case Synthetic, Cached:

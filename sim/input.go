@@ -99,7 +99,9 @@ func (r *run) newLoaders() {
 		bytes := float64(l.n * float64(in.SampleBytes))
 		switch in.Storage {
 		case Local:
-			l.dRead = bytes / float64(in.Local)
+			cold := bytes / float64(in.Local)
+			l.dRead = (1 - in.CacheHit) * cold
+			r.coldRead = max(r.coldRead, cold*float64(c.Accumulation))
 		case Shared, SharedDB:
 			l.client = net.AddLink("client["+strconv.Itoa(node)+"]", in.Shared.PerClient, 0)
 			links := []*netsim.Link{agg, l.client}

@@ -58,6 +58,15 @@ type Result struct {
 	// Staging is the one-time copy of the data set onto the nodes' drives;
 	// 0 without staging.
 	Staging units.Seconds
+	// CacheWarmup is the one-time extra time of the first epoch when
+	// Input.CacheHit > 0: its reads all come from the drives, so a step
+	// takes at least a node's cold read of its samples,
+	//
+	//	CacheWarmup = ⌈Samples/GlobalBatch⌉ · max(0, cold read − StepTime)
+	//
+	// (the reads overlap compute through the prefetch queue as in the
+	// steady state). 0 without a page cache or an epoch size.
+	CacheWarmup units.Seconds
 	// MeanStaleness is the asynchronous parameter server's mean staleness,
 	// in updates; 0 otherwise.
 	MeanStaleness float64

@@ -156,8 +156,11 @@ type run struct {
 	ranks   []rank
 	groups  []group
 	loaders []*loader
-	db      *dbServer
-	storage *netsim.Link // the shared storage's aggregate link, if any
+	// coldRead is the time a node takes to read one step's samples
+	// from its drives, ignoring the page cache (Input.CacheHit).
+	coldRead float64
+	db       *dbServer
+	storage  *netsim.Link // the shared storage's aggregate link, if any
 
 	sched     [][]task // per stage
 	fwd, bwd  float64  // per stage, before jitter
@@ -349,6 +352,10 @@ func (r *run) run() (*Result, error) {
 	if res.StepTime > 0 {
 		res.SamplesPerSec = float64(res.GlobalBatch) / float64(res.StepTime)
 		res.Utilisation = min(1, max(0, cp/T))
+	}
+	if in := &c.Input; in.CacheHit > 0 && in.Samples > 0 && r.coldRead > float64(res.StepTime) {
+		steps := (in.Samples + int64(res.GlobalBatch) - 1) / int64(res.GlobalBatch)
+		res.CacheWarmup = units.Seconds(float64(steps) * (r.coldRead - float64(res.StepTime)))
 	}
 	res.Steps = r.steps
 	res.Events = r.s.Events()

@@ -257,6 +257,58 @@ func TestInputBound(t *testing.T) {
 	}
 }
 
+// TestPageCache checks local reads through the page cache: with a hit
+// fraction h a read-bound step reads (1−h) of its samples' bytes, and the
+// first epoch adds ⌈Samples/B⌉·(cold read − step) at full bytes.
+func TestPageCache(t *testing.T) {
+	const (
+		b       = 32
+		per     = 4 // devices per node
+		sample  = 100e3
+		local   = 10e6 // bytes/s: a node reads 4·32 samples in 1.28 s
+		compute = 0.5  // seconds per step
+		samples = 10000
+	)
+	cold := per * b * sample / local
+	for _, c := range []struct {
+		hit, step float64
+	}{
+		{0, cold},
+		{0.5, 0.5 * cold},
+		{0.75, compute}, // 0.32 s of reads hide behind 0.5 s of compute
+		{1, compute},
+	} {
+		in := Input{Storage: Local, SampleBytes: sample, Samples: samples, Local: local, CacheHit: c.hit}
+		res, err := Run(Config{Nodes: 2, DevicesPerNode: per, MicroBatch: b, Compute: Compute{PerSample: compute / b},
+			Network: Network{Intra: Link{Bandwidth: 1e15}, NIC: Link{Bandwidth: 1e15}}, Input: in, Steps: 8})
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkSums(t, res)
+		if !near(float64(res.StepTime), c.step, 1e-6) {
+			t.Errorf("hit %v: step %v, want %v", c.hit, float64(res.StepTime), c.step)
+		}
+		want := 0.0
+		if c.hit > 0 {
+			steps := math.Ceil(samples / float64(2*per*b))
+			want = steps * max(0, cold-float64(res.StepTime))
+		}
+		if !near(float64(res.CacheWarmup), want, 1e-9) {
+			t.Errorf("hit %v: cache warm-up %v, want %v", c.hit, float64(res.CacheWarmup), want)
+		}
+	}
+	for _, hit := range []float64{-0.1, 1.5, math.NaN()} {
+		in := Input{Storage: Local, SampleBytes: sample, Local: local, CacheHit: hit}
+		if _, err := Run(Config{Nodes: 1, DevicesPerNode: 1, MicroBatch: b, Compute: Compute{PerSample: 1e-3}, Input: in, Steps: 2}); err == nil || !strings.Contains(err.Error(), "page cache") {
+			t.Errorf("hit %v: error %v", hit, err)
+		}
+	}
+	in := Input{Storage: Cached, SampleBytes: sample, CacheHit: 0.5}
+	if _, err := Run(Config{Nodes: 1, DevicesPerNode: 1, MicroBatch: b, Compute: Compute{PerSample: 1e-3}, Input: in, Steps: 2}); err == nil || !strings.Contains(err.Error(), "local storage only") {
+		t.Errorf("cache hit on cached storage: error %v", err)
+	}
+}
+
 // TestSharedDB checks the serialized database: N nodes each reading n
 // samples per step hold the file for n·(Service + PerReader·(N−1)) plus
 // the transfer at the per-client bandwidth, one after another.

@@ -60,7 +60,7 @@ func (s *scenarioRun) ttt(i int) units.Seconds {
 // overheads (0 unless it sets them).
 func timeToTrain(r *scenarios.Resolved, res *sim.Result) units.Seconds {
 	steps := r.Rcp.Steps(res.GlobalBatch)
-	return units.Seconds(float64(steps))*res.StepTime + res.Staging + r.Overheads.Startup + r.Overheads.Evaluation
+	return units.Seconds(float64(steps))*res.StepTime + res.Staging + res.CacheWarmup + r.Overheads.Startup + r.Overheads.Evaluation
 }
 
 // simulateSweep builds and simulates every configuration of r's sweep,

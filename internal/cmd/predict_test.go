@@ -118,7 +118,7 @@ func TestPlanningErrors(t *testing.T) {
 		{[]string{"validate", "x"}, exitUsage, "validate takes no argument"},
 		{[]string{"validate", "--max-error", "-1"}, exitUsage, "--max-error -1"},
 		{[]string{"validate", "--cases", "testdata/validate/none.yaml"}, exitRuntime, "none.yaml"},
-		{[]string{"validate", "--max-error", "15"}, exitRuntime, "validate: mean absolute error 20.6% exceeds --max-error 15%"},
+		{[]string{"validate", "--max-error", "10"}, exitRuntime, "validate: mean absolute error 14.0% exceeds --max-error 10%"},
 		{[]string{"validate", "--cases", "testdata/validate/cases.yaml", "--max-error", "5"}, exitRuntime, "validate: mean absolute error 7.0% exceeds --max-error 5%; 1 of 1 bounds do not hold"},
 	} {
 		_, stderr, code := runCLI(c.args...)
@@ -126,8 +126,8 @@ func TestPlanningErrors(t *testing.T) {
 			t.Errorf("%s: exit %d, stderr %q; want exit %d and %q", strings.Join(c.args, " "), code, stderr, c.code, c.msg)
 		}
 	}
-	if _, stderr, code := runCLI("validate", "--max-error", "25"); code != 0 {
-		t.Errorf("validate --max-error 25: exit %d: %s", code, stderr)
+	if _, stderr, code := runCLI("validate", "--max-error", "15"); code != 0 {
+		t.Errorf("validate --max-error 15: exit %d: %s", code, stderr)
 	}
 }
 
