@@ -273,6 +273,13 @@ func simTable(r *scenarios.Resolved, results []*sim.Result, steps int) *table {
 	if staging {
 		t.Header = append(t.Header, "staging (s)")
 	}
+	warm := false
+	for _, res := range results {
+		warm = warm || res.CacheWarmup > 0
+	}
+	if warm {
+		t.Header = append(t.Header, "cache warm-up (s)")
+	}
 	ms := func(s units.Seconds) string { return strconv.FormatFloat(float64(s)*1e3, 'f', 2, 64) }
 	for _, res := range results {
 		b := res.Breakdown
@@ -289,6 +296,9 @@ func simTable(r *scenarios.Resolved, results []*sim.Result, steps int) *table {
 		if staging {
 			row = append(row, strconv.FormatFloat(float64(res.Staging), 'f', 1, 64))
 		}
+		if warm {
+			row = append(row, strconv.FormatFloat(float64(res.CacheWarmup), 'f', 1, 64))
+		}
 		t.Rows = append(t.Rows, row)
 	}
 	return t
@@ -296,7 +306,13 @@ func simTable(r *scenarios.Resolved, results []*sim.Result, steps int) *table {
 
 // writeOneTime prints the one-time costs under a text or Markdown table.
 func writeOneTime(w io.Writer, r *scenarios.Resolved, results []*sim.Result) {
-	if !r.Input.Staging || len(results) == 0 {
+	if len(results) == 0 {
+		return
+	}
+	if n := pageCacheNote(r); n != "" {
+		fmt.Fprintf(w, "\n%s; cache warm-up: the first epoch's extra time reading the drives\n", n)
+	}
+	if !r.Input.Staging {
 		return
 	}
 	bytes := units.Bytes(float64(r.Data.TrainSamples) * float64(r.Data.BytesPerSample))
