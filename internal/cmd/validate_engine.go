@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
@@ -32,6 +33,7 @@ func validateEngineFlags() []cli.Flag {
 		&cli.StringSliceFlag{Name: "engine-transport", Value: cli.NewStringSlice("inproc", "tcp"), Usage: "transports `T,...`: inproc, tcp"},
 		&cli.IntFlag{Name: "engine-steps", Value: 10, Usage: "timed steps per measurement"},
 		&cli.IntFlag{Name: "engine-warmup", Value: 3, Usage: "untimed steps before them"},
+		&cli.IntFlag{Name: "engine-rounds", Value: 3, Usage: "measure every configuration `N` times, in N rounds over all of them, and keep the median"},
 		&cli.StringFlag{Name: "engine-data", Usage: "`DIR` of an IDX data set, or 'synthetic'; default Fashion-MNIST if installed"},
 		&cli.StringFlag{Name: "engine-out", Usage: "write every measurement as a bench log to `FILE`"},
 	}
@@ -45,8 +47,9 @@ type engineCalibration struct {
 	Forward float64               // forward share of forward + backward, in (0, 1)
 	Layers  []int                 // gradient values per tensor, backward order
 	Bucket  int                   // all-reduce bucket, bytes
-	Overlap bool                  // all-reduce during backward
 	Links   map[string]*dist.Link // per transport
+	Rounds  int                   // measurements per configuration, of which the median is kept
+	Cores   int                   // cores the workers and their links share (GOMAXPROCS); 0 means as many as workers
 }
 
 // engineSimConfig returns the simulator's configuration of w engine
@@ -58,10 +61,23 @@ type engineCalibration struct {
 //	PerSample = w/v0    Update = w·u1    Fixed = w·max(t − u1, 0)
 //
 // where u1 is the calibrated worker's measured update; t − u1 is the rest
-// of the fixed time per step. The gradient is all-reduced by a ring over
-// links of the latency and bandwidth MeasureLink found for the transport,
-// in buckets of the engine's size filled in backward order. With one
-// worker the step is b/v0 + t, the fitted law.
+// of the fixed time per step. With one worker the step is b/v0 + t, the
+// fitted law.
+//
+// The gradient is all-reduced by a ring, in buckets of the engine's size
+// filled in backward order, over links of the latency MeasureLink found
+// for the transport and of its bandwidth scaled by the ranks' share of
+// the cores,
+//
+//	bandwidth = β · min(1, cores/w)
+//
+// because both transports are driven by the CPU: every byte is copied
+// (and, over TCP, passed through the kernel) by the cores the workers
+// compute on. The probe ran two ranks with a core each; w ranks on the
+// same cores drive w links at once with cores/w of a core each. For the
+// same reason the all-reduce does not hide behind the backward pass: the
+// cores that would copy and add are busy computing, so the simulator
+// runs it after backward (NoOverlap) even when the engine overlaps it.
 func engineSimConfig(cal *engineCalibration, w, b int, transport string) (sim.Config, error) {
 	link, ok := cal.Links[transport]
 	if !ok && w > 1 {
@@ -87,10 +103,14 @@ func engineSimConfig(cal *engineCalibration, w, b int, transport string) (sim.Co
 			ForwardFraction: cal.Forward,
 		},
 		Memory: sim.Memory{Gradients: grad, Weights: grad},
-		Comm:   sim.Comm{Algorithm: sim.Ring, Layers: layers, Bucket: units.Bytes(cal.Bucket), NoOverlap: !cal.Overlap},
+		Comm:   sim.Comm{Algorithm: sim.Ring, Layers: layers, Bucket: units.Bytes(cal.Bucket), NoOverlap: true},
 	}
 	if w > 1 {
-		cfg.Network.Intra = sim.Link{Bandwidth: units.BytesPerSec(link.Bandwidth), Latency: units.Seconds(link.Latency)}
+		share := 1.0
+		if cal.Cores > 0 {
+			share = min(1, float64(cal.Cores)/fw)
+		}
+		cfg.Network.Intra = sim.Link{Bandwidth: units.BytesPerSec(link.Bandwidth * share), Latency: units.Seconds(link.Latency)}
 	}
 	return cfg, nil
 }
@@ -134,6 +154,10 @@ func runValidateEngine(c *cli.Context) error {
 	if steps < 2 || warmup < 0 {
 		return usagef("--engine-steps %d, --engine-warmup %d: want at least 2 timed steps and no negative warm-up", steps, warmup)
 	}
+	rounds := c.Int("engine-rounds")
+	if rounds < 1 || rounds > 99 {
+		return usagef("--engine-rounds %d: want 1 to 99", rounds)
+	}
 	base := dist.Config{Model: c.String("engine-model"), Seed: 1, Overlap: true,
 		Schedule: optim.ScheduleSettings{Kind: "constant", Base: 0.01}}
 	switch d := c.String("engine-data"); d {
@@ -159,36 +183,64 @@ func runValidateEngine(c *cli.Context) error {
 	ctx, cancel := benchContext(c)
 	defer cancel()
 
-	total := len(batches) * (1 + len(workers)*len(transports))
-	bar := newBar(c, "validate --engine", total+len(transports))
+	// Every configuration: one worker on every core at each batch (the
+	// calibration), then W workers over each transport. They are measured
+	// in rounds, each round all of them in this order, so that the spells
+	// of load on a shared machine fall on all of them alike; each keeps
+	// the measurement of median throughput.
+	var cfgs []dist.Config
+	for _, b := range batches {
+		cfg := base
+		cfg.Workers, cfg.Batch, cfg.Transport = 1, b, "inproc"
+		cfgs = append(cfgs, cfg)
+	}
+	for _, w := range workers {
+		for _, tr := range transports {
+			for _, b := range batches {
+				cfg := base
+				cfg.Workers, cfg.Batch, cfg.Transport = w, b, tr
+				cfgs = append(cfgs, cfg)
+			}
+		}
+	}
+	bar := newBar(c, "validate --engine", rounds*len(cfgs)+len(transports))
 	defer bar.Done()
 	run := "validate-engine-" + base.Model
 	var recs []benchlog.Record
-	measure := func(cfg dist.Config) (*dist.Measurement, error) {
+	measure := func(cfg dist.Config, round int) (*dist.Measurement, error) {
 		if cfg.Transport == "tcp" && cfg.Workers > 1 {
 			cfg.Spawn = &dist.Spawn{Args: []string{"bench", "worker"}, Stderr: stderr}
 		}
-		bar.Item(fmt.Sprintf("%d workers %s batch %d", cfg.Workers, cfg.Transport, cfg.Batch))
+		bar.Item(fmt.Sprintf("round %d: %d workers %s batch %d", round+1, cfg.Workers, cfg.Transport, cfg.Batch))
 		m, err := dist.Measure(ctx, cfg, warmup, steps)
 		if err != nil {
 			return nil, fmt.Errorf("validate --engine: %d workers, %s, batch %d: %w", cfg.Workers, cfg.Transport, cfg.Batch, err)
 		}
-		bar.Printf("validate: %s %d workers %s batch %d: %.0f samples/s", m.Config.ModelName(), cfg.Workers, cfg.Transport, cfg.Batch, m.SamplesPerSec)
+		bar.Printf("validate: round %d: %s %d workers %s batch %d: %.0f samples/s", round+1, m.Config.ModelName(), cfg.Workers, cfg.Transport, cfg.Batch, m.SamplesPerSec)
 		bar.Add(1)
 		recs = append(recs, m.Record(run))
 		return m, nil
+	}
+	all := make([][]*dist.Measurement, len(cfgs))
+	for r := range rounds {
+		for i, cfg := range cfgs {
+			m, err := measure(cfg, r)
+			if err != nil {
+				return err
+			}
+			all[i] = append(all[i], m)
+		}
+	}
+	meas := make([]*dist.Measurement, len(cfgs))
+	for i, ms := range all {
+		meas[i] = medianMeasurement(ms)
 	}
 
 	// 1. One worker on every core: the throughput law and the update time.
 	var bs, vs []float64
 	var upd, fwd, bwd float64
-	for _, b := range batches {
-		cfg := base
-		cfg.Workers, cfg.Batch, cfg.Transport = 1, b, "inproc"
-		m, err := measure(cfg)
-		if err != nil {
-			return err
-		}
+	for i, b := range batches {
+		m := meas[i]
 		bs, vs = append(bs, float64(b)), append(vs, m.SamplesPerSec)
 		upd += m.Phases.Update.Seconds() / float64(len(batches))
 		fwd += m.Phases.Forward.Seconds()
@@ -203,7 +255,7 @@ func runValidateEngine(c *cli.Context) error {
 		return err
 	}
 	cal := &engineCalibration{Law: law, Update: upd, Forward: min(max(fwd/(fwd+bwd), 0.05), 0.95), Layers: layers,
-		Bucket: base.WithDefaults().BucketBytes, Overlap: base.Overlap, Links: map[string]*dist.Link{}}
+		Bucket: base.WithDefaults().BucketBytes, Links: map[string]*dist.Link{}, Rounds: rounds, Cores: runtime.GOMAXPROCS(0)}
 
 	// 2. The links: a ring step of two ranks at 16 KiB and 4 MiB.
 	for _, tr := range transports {
@@ -216,35 +268,26 @@ func runValidateEngine(c *cli.Context) error {
 		bar.Add(1)
 	}
 
-	// 3. Predict and measure W workers.
+	// 3. Predict W workers against their measurements.
 	var rows []engineRow
-	for _, w := range workers {
-		for _, tr := range transports {
-			for _, b := range batches {
-				sc, err := engineSimConfig(cal, w, b, tr)
-				if err != nil {
-					return err
-				}
-				pred, err := sim.Run(sc)
-				if err != nil {
-					return fmt.Errorf("validate --engine: simulating %s: %w", sc.Name, err)
-				}
-				cfg := base
-				cfg.Workers, cfg.Batch, cfg.Transport = w, b, tr
-				m, err := measure(cfg)
-				if err != nil {
-					return err
-				}
-				rows = append(rows, engineRow{Workers: w, Batch: b, Transport: tr, Predicted: pred, Measured: m,
-					Error:    (pred.SamplesPerSec - m.SamplesPerSec) / m.SamplesPerSec,
-					PredComm: float64(pred.Breakdown.Comm), MeasWait: m.Phases.Wait.Seconds()})
-			}
+	for i := len(batches); i < len(cfgs); i++ {
+		cfg, m := cfgs[i], meas[i]
+		sc, err := engineSimConfig(cal, cfg.Workers, cfg.Batch, cfg.Transport)
+		if err != nil {
+			return err
 		}
+		pred, err := sim.Run(sc)
+		if err != nil {
+			return fmt.Errorf("validate --engine: simulating %s: %w", sc.Name, err)
+		}
+		rows = append(rows, engineRow{Workers: cfg.Workers, Batch: cfg.Batch, Transport: cfg.Transport, Predicted: pred, Measured: m,
+			Error:    (pred.SamplesPerSec - m.SamplesPerSec) / m.SamplesPerSec,
+			PredComm: float64(pred.Breakdown.Comm), MeasWait: m.Phases.Wait.Seconds()})
 	}
 	bar.Done()
 	if out := c.String("engine-out"); out != "" {
 		hdr, err := header(run, map[string]any{"command": "validate --engine", "batches": batches, "workers": workers,
-			"transports": transports, "steps": steps, "warmup": warmup, "engine": base.WithDefaults()})
+			"transports": transports, "steps": steps, "warmup": warmup, "rounds": rounds, "engine": base.WithDefaults()})
 		if err != nil {
 			return err
 		}
@@ -263,6 +306,15 @@ func runValidateEngine(c *cli.Context) error {
 		return fmt.Errorf("validate --engine: mean absolute error %.1f%% at batch >= 32 exceeds --max-error %g%%", 100*engineMAE(rows), maxErr)
 	}
 	return nil
+}
+
+// medianMeasurement returns the measurement of median throughput (the
+// lower middle one of an even count), so that its phases belong to the
+// same run as its throughput.
+func medianMeasurement(ms []*dist.Measurement) *dist.Measurement {
+	s := slices.Clone(ms)
+	slices.SortStableFunc(s, func(a, b *dist.Measurement) int { return cmp.Compare(a.SamplesPerSec, b.SamplesPerSec) })
+	return s[(len(s)-1)/2]
 }
 
 // probeLink measures the link of a transport with a ring of two ranks in
@@ -322,6 +374,9 @@ func writeEngineValidation(c *cli.Context, format string, base dist.Config, cal 
 	if format == "text" || format == "md" {
 		fmt.Fprintf(w, "Calibration (one worker on %d cores, %d batches): v0 = %.0f samples/s, t = %.2f ms, R² = %.4f; update %.2f ms, forward share %.2f\n",
 			runtime.NumCPU(), law.Used, law.V0, float64(law.T)*1e3, law.R2, cal.Update*1e3, cal.Forward)
+		if cal.Rounds > 1 {
+			fmt.Fprintf(w, "Every configuration measured in %d alternating rounds; the median throughput is kept\n", cal.Rounds)
+		}
 		names := make([]string, 0, len(cal.Links))
 		for n := range cal.Links {
 			names = append(names, n)

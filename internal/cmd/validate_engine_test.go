@@ -13,20 +13,23 @@ import (
 	"scaleplan/sim"
 )
 
-// testCalibration is a calibration with round numbers: v0 5000 samples/s,
-// t 10 ms of which 4 ms update, two layers of one 1 MiB bucket each.
-func testCalibration(overlap bool, link dist.Link) *engineCalibration {
+// testCalibration is a calibration with round numbers on two cores: v0
+// 5000 samples/s, t 10 ms of which 4 ms update, two layers of one 1 MiB
+// bucket each.
+func testCalibration(link dist.Link) *engineCalibration {
 	return &engineCalibration{
 		Law:    &fit.ThroughputFit{V0: 5000, T: units.Seconds(0.010)},
-		Update: 0.004, Forward: 0.4, Layers: []int{1 << 18, 1 << 18}, Bucket: 1 << 20, Overlap: overlap,
+		Update: 0.004, Forward: 0.4, Layers: []int{1 << 18, 1 << 18}, Bucket: 1 << 20, Cores: 2,
 		Links: map[string]*dist.Link{"inproc": &link},
 	}
 }
 
 // The simulated step against closed forms: one worker follows the fitted
 // law b/v0 + t; four workers take four times as long to compute (each has
-// a quarter of the machine); two workers without overlap add the ring
-// all-reduce of the whole 2 MiB gradient, 2(W−1)(α + n/(Wβ)).
+// a quarter of the machine); W workers add, after the backward pass, the
+// ring all-reduce of the whole 2 MiB gradient, 2(W−1)(α + n/(W·β')), over
+// links of β' = β·min(1, cores/W): two workers on two cores at the probed
+// bandwidth, four at half of it.
 func TestEngineSimConfig(t *testing.T) {
 	const alpha, beta = 20e-6, 1e9
 	link := dist.Link{Latency: alpha, Bandwidth: beta}
@@ -34,20 +37,20 @@ func TestEngineSimConfig(t *testing.T) {
 		name    string
 		workers int
 		batch   int
-		overlap bool
 		want    float64 // step time, seconds
 		tol     float64
 	}{
-		{"one worker", 1, 16, true, 16.0/5000 + 0.010, 1e-9},
-		{"one worker, large batch", 1, 1024, true, 1024.0/5000 + 0.010, 1e-9},
-		{"two workers, no overlap", 2, 64, false, 2*(64.0/5000+0.010) + 2*(alpha+float64(2<<20)/(2*beta)), 1e-9},
-		{"four workers, free links", 4, 64, true, 4 * (64.0/5000 + 0.010), 1e-6},
+		{"one worker", 1, 16, 16.0/5000 + 0.010, 1e-9},
+		{"one worker, large batch", 1, 1024, 1024.0/5000 + 0.010, 1e-9},
+		{"two workers", 2, 64, 2*(64.0/5000+0.010) + 2*(alpha+float64(2<<20)/(2*beta)), 1e-9},
+		{"four workers, half the bandwidth each", 4, 64, 4*(64.0/5000+0.010) + 6*(alpha+float64(2<<20)/(4*beta/2)), 1e-9},
+		{"four workers, free links", 4, 64, 4 * (64.0/5000 + 0.010), 1e-6},
 	} {
 		l := link
 		if tc.name == "four workers, free links" {
 			l = dist.Link{Bandwidth: 1e18}
 		}
-		cfg, err := engineSimConfig(testCalibration(tc.overlap, l), tc.workers, tc.batch, "inproc")
+		cfg, err := engineSimConfig(testCalibration(l), tc.workers, tc.batch, "inproc")
 		if err != nil {
 			t.Fatalf("%s: %v", tc.name, err)
 		}
@@ -59,18 +62,18 @@ func TestEngineSimConfig(t *testing.T) {
 			t.Errorf("%s: step %.9g s, want %.9g s", tc.name, got, tc.want)
 		}
 	}
-	if _, err := engineSimConfig(testCalibration(true, link), 2, 16, "tcp"); err == nil {
+	if _, err := engineSimConfig(testCalibration(link), 2, 16, "tcp"); err == nil {
 		t.Error("a transport without a measured link: no error")
 	}
 }
 
 // validate --engine end to end on a small synthetic configuration: the
 // table has a row per worker count, transport and batch, and the log
-// every measurement (one worker's sweep first).
+// every measurement of both rounds (each round one worker's sweep first).
 func TestValidateEngine(t *testing.T) {
 	log := filepath.Join(t.TempDir(), "ve.jsonl")
 	stdout, stderr, code := runCLI("validate", "--engine", "--engine-data", "synthetic", "--engine-batch", "4,8", "--engine-workers", "2",
-		"--engine-transport", "inproc,tcp", "--engine-steps", "2", "--engine-warmup", "1", "--engine-out", log, "--format", "csv")
+		"--engine-transport", "inproc,tcp", "--engine-steps", "2", "--engine-warmup", "1", "--engine-rounds", "2", "--engine-out", log, "--format", "csv")
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -80,7 +83,8 @@ func TestValidateEngine(t *testing.T) {
 		t.Errorf("stdout is not a CSV table of 4 rows:\n%s", stdout)
 	}
 	recs := readLog(t, log)
-	if len(recs) != 7 || recs[0].Kind != benchlog.KindHeader || recs[1].Workers != 1 || recs[3].Workers != 2 || recs[6].Transport != "tcp" {
+	if len(recs) != 13 || recs[0].Kind != benchlog.KindHeader || recs[1].Workers != 1 || recs[3].Workers != 2 || recs[6].Transport != "tcp" ||
+		recs[7].Workers != 1 || recs[12].Transport != "tcp" {
 		t.Errorf("log of %d records: %+v", len(recs), recs)
 	}
 	for _, args := range [][]string{
@@ -88,9 +92,32 @@ func TestValidateEngine(t *testing.T) {
 		{"validate", "--engine", "--engine-batch", "16"},
 		{"validate", "--engine", "--engine-transport", "udp"},
 		{"validate", "--engine", "--engine-steps", "1"},
+		{"validate", "--engine", "--engine-rounds", "0"},
 	} {
 		if _, stderr, code := runCLI(args...); code != exitUsage {
 			t.Errorf("%v: exit %d, want %d: %s", args, code, exitUsage, stderr)
+		}
+	}
+}
+
+// TestMedianMeasurement checks the kept measurement against a sort of the
+// throughputs: the middle one, the lower middle of an even count, and the
+// whole measurement (its phases) rather than a mixture.
+func TestMedianMeasurement(t *testing.T) {
+	mk := func(vs ...float64) []*dist.Measurement {
+		var ms []*dist.Measurement
+		for i, v := range vs {
+			ms = append(ms, &dist.Measurement{SamplesPerSec: v, Steps: i})
+		}
+		return ms
+	}
+	for _, c := range []struct {
+		vs   []float64
+		want int // index of the kept measurement
+	}{{[]float64{5}, 0}, {[]float64{9, 1, 5}, 2}, {[]float64{4, 8, 1, 6}, 0}, {[]float64{3, 3, 1}, 0}} {
+		ms := mk(c.vs...)
+		if got := medianMeasurement(ms); got != ms[c.want] {
+			t.Errorf("median of %v: %v samples/s (measurement %d), want measurement %d", c.vs, got.SamplesPerSec, got.Steps, c.want)
 		}
 	}
 }
