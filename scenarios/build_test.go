@@ -334,18 +334,7 @@ func ExampleResolved_Build() {
 // decode, the host copies the stored bytes, and the device's compute per
 // sample grows by device_decode.
 func TestDecodeOnDevice(t *testing.T) {
-	build := func(edit func(*Scenario)) sim.Config {
-		t.Helper()
-		r, err := Load("dgx1-resnet50-mlperf-v0.7", Options{Edit: edit})
-		if err != nil {
-			t.Fatal(err)
-		}
-		c, err := r.Build(r.Points()[0])
-		if err != nil {
-			t.Fatal(err)
-		}
-		return c
-	}
+	build := func(edit func(*Scenario)) sim.Config { return buildFirst(t, "dgx1-resnet50-mlperf-v0.7", edit) }
 	host := build(func(s *Scenario) { s.Input.Decode = "host" })
 	dev := build(nil) // the scenario decodes on the device
 	slow := build(func(s *Scenario) { s.Input.DeviceDecode = units.Millisecond })
@@ -385,6 +374,21 @@ func TestDecodeOnDevice(t *testing.T) {
 	}
 }
 
+// buildFirst loads the shipped scenario name with edit applied and builds
+// the simulator configuration of its first point.
+func buildFirst(t *testing.T, name string, edit func(*Scenario)) sim.Config {
+	t.Helper()
+	r, err := Load(name, Options{Edit: edit})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := r.Build(r.Points()[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
 // TestPageCache checks the page cache's hit fraction: min(1,
 // PageCacheShare·memory/data set) for local storage, 0 with page_cache:
 // off or another storage, and the GX2570 M5 (384 GB) holding ImageNet
@@ -406,16 +410,7 @@ func TestPageCache(t *testing.T) {
 		}
 	}
 	hit := func(edit func(*Scenario)) float64 {
-		t.Helper()
-		r, err := Load("zinrai-200h-resnet50-mlperf-v0.7", Options{Edit: edit})
-		if err != nil {
-			t.Fatal(err)
-		}
-		c, err := r.Build(r.Points()[0])
-		if err != nil {
-			t.Fatal(err)
-		}
-		return c.Input.CacheHit
+		return buildFirst(t, "zinrai-200h-resnet50-mlperf-v0.7", edit).Input.CacheHit
 	}
 	if h := hit(nil); h != 1 {
 		t.Errorf("GX2570 M5: hit %v, want 1", h)

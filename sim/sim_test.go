@@ -19,6 +19,18 @@ func near(got, want, tol float64) bool {
 	return math.Abs(got-want) <= tol*math.Abs(want)
 }
 
+// runChecked runs c, failing the test on an error, and checks the
+// result's sums (checkSums).
+func runChecked(t *testing.T, c Config) *Result {
+	t.Helper()
+	res, err := Run(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkSums(t, res)
+	return res
+}
+
 // checkSums checks that every step's breakdown sums to its time with no
 // negative part, and that the utilisation is in [0, 1]: Run clamps the
 // Utilisation it reports to [0, 1] against rounding, so the check is on
@@ -242,12 +254,8 @@ func TestInputBound(t *testing.T) {
 		in := base
 		in.Storage = Local
 		c.edit(&in)
-		res, err := Run(Config{Nodes: 2, DevicesPerNode: 4, MicroBatch: b, Compute: Compute{PerSample: 1e-4},
+		res := runChecked(t, Config{Nodes: 2, DevicesPerNode: 4, MicroBatch: b, Compute: Compute{PerSample: 1e-4},
 			Network: Network{Intra: Link{Bandwidth: 1e12}, NIC: Link{Bandwidth: 1e12}}, Input: in, Steps: 8})
-		if err != nil {
-			t.Fatal(err)
-		}
-		checkSums(t, res)
 		if !near(float64(res.StepTime), c.want, 1e-9) {
 			t.Errorf("%s-bound: step %v, want %v", c.name, float64(res.StepTime), c.want)
 		}
@@ -279,12 +287,8 @@ func TestPageCache(t *testing.T) {
 		{1, compute},
 	} {
 		in := Input{Storage: Local, SampleBytes: sample, Samples: samples, Local: local, CacheHit: c.hit}
-		res, err := Run(Config{Nodes: 2, DevicesPerNode: per, MicroBatch: b, Compute: Compute{PerSample: compute / b},
+		res := runChecked(t, Config{Nodes: 2, DevicesPerNode: per, MicroBatch: b, Compute: Compute{PerSample: compute / b},
 			Network: Network{Intra: Link{Bandwidth: 1e15}, NIC: Link{Bandwidth: 1e15}}, Input: in, Steps: 8})
-		if err != nil {
-			t.Fatal(err)
-		}
-		checkSums(t, res)
 		if !near(float64(res.StepTime), c.step, 1e-6) {
 			t.Errorf("hit %v: step %v, want %v", c.hit, float64(res.StepTime), c.step)
 		}
