@@ -310,7 +310,13 @@ func writeOneTime(w io.Writer, r *scenarios.Resolved, results []*sim.Result) {
 		return
 	}
 	if n := pageCacheNote(r); n != "" {
-		fmt.Fprintf(w, "\n%s; cache warm-up: the first epoch's extra time reading the drives\n", n)
+		for _, res := range results {
+			if res.CacheWarmup > 0 {
+				n += "; cache warm-up: the first epoch's extra time reading the drives"
+				break
+			}
+		}
+		fmt.Fprintf(w, "\n%s\n", n)
 	}
 	if !r.Input.Staging {
 		return
