@@ -78,6 +78,9 @@ def parse_args():
                    help="the same for the engine (a -tags openblas build); default pthread: the engine "
                         "calls single-threaded OpenBLAS from several goroutines at once, which the "
                         "OpenMP build serializes")
+    p.add_argument("--torch-mkldnn", choices=["on", "off"], default="on",
+                   help="PyTorch's oneDNN (MKL-DNN) convolutions: on (as installed) or off "
+                        "(torch.backends.mkldnn.enabled = False: its im2col and BLAS path, the engine's algorithm)")
     p.add_argument("--data", default=FMNIST, help="Fashion-MNIST directory (IDX files, gzipped or not)")
     p.add_argument("--json", help="also write every measurement to this JSON file")
     return p.parse_args()
@@ -195,6 +198,7 @@ def main():
         os.execv(sys.executable, [sys.executable] + sys.argv)
     import torch
     torch.set_num_threads(args.threads)
+    torch.backends.mkldnn.enabled = args.torch_mkldnn == "on"
     x, y = load_train(torch, args.data)
     batches = [int(b) for b in args.batches.split(",")]
     res = {b: {"engine": [], "torch": []} for b in batches}
@@ -211,7 +215,7 @@ def main():
     print(f"# {args.model}: engine ({backend}) vs torch {torch.__version__} "
           f"({args.threads} threads, OPENBLAS_NUM_THREADS={os.environ.get('OPENBLAS_NUM_THREADS', 'unset')}), "
           f"OpenBLAS: torch {args.torch_openblas}, engine {args.engine_openblas}, "
-          f"OPENBLAS_CORETYPE={os.environ['OPENBLAS_CORETYPE']}, "
+          f"OPENBLAS_CORETYPE={os.environ['OPENBLAS_CORETYPE']}, oneDNN {args.torch_mkldnn}, "
           f"{args.rounds} alternating rounds, {time.time() - t_start:.0f} s")
     print()
     print("| batch | engine samples/s (median) | torch samples/s (median) | engine/torch |")
@@ -223,7 +227,7 @@ def main():
         with open(args.json, "w") as f:
             json.dump({"model": args.model, "backend": backend, "torch": torch.__version__, "threads": args.threads,
                        "torch_blas_threads": os.environ.get("OPENBLAS_NUM_THREADS", ""),
-                       "coretype": os.environ["OPENBLAS_CORETYPE"], "torch_openblas": args.torch_openblas, "engine_openblas": args.engine_openblas, "rounds": args.rounds,
+                       "coretype": os.environ["OPENBLAS_CORETYPE"], "torch_openblas": args.torch_openblas, "engine_openblas": args.engine_openblas, "torch_mkldnn": args.torch_mkldnn, "rounds": args.rounds,
                        "measurements": {str(b): v for b, v in res.items()}}, f, indent=1)
 
 
