@@ -55,10 +55,7 @@ func addColSums(dst, x []float32, rows, cols int, scratch *[]float32) {
 		p := part[(lo/grain)*cols : (lo/grain+1)*cols]
 		copy(p, x[lo*cols:(lo+1)*cols])
 		for i := lo + 1; i < hi; i++ {
-			row := x[i*cols : (i+1)*cols]
-			for j, v := range row {
-				p[j] += v
-			}
+			tensor.AddScaled(p, 1, x[i*cols:(i+1)*cols])
 		}
 	})
 	for j := range cols {
