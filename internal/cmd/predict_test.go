@@ -2,6 +2,8 @@ package cmd
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -138,5 +140,25 @@ func BenchmarkPredictDefault(b *testing.B) {
 		if _, stderr, code := runCLI("predict"); code != 0 {
 			b.Fatal(stderr)
 		}
+	}
+}
+
+// TestValidateCarryError: a case calibrated by a case of another compute
+// kind is reported as failed with both kinds, and --max-error fails on it.
+func TestValidateCarryError(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "cases.yaml")
+	src := `cases:
+  - {name: a, scenario: tsubame3-resnet50-caffe2-verbs, set: {gpus: 1}, metric: samples_per_second, published: 190, source: x, calibrates: true, fits: [v0]}
+  - {name: b, scenario: dgx1-resnet50-mlperf-v0.7, metric: epoch_time, published: 100 s, source: x, calibrated_by: [a]}
+`
+	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, _, code := runCLI("validate", "--cases", path)
+	if code != exitOK || !strings.Contains(out, `the calibration of case "a" (resnet50 in caffe2 at fp32`) || !strings.Contains(out, "failed: 1 case could not be predicted") {
+		t.Errorf("exit %d:\n%s", code, out)
+	}
+	if _, stderr, code := runCLI("validate", "--cases", path, "--max-error", "50"); code != exitRuntime {
+		t.Errorf("--max-error 50: exit %d: %s", code, stderr)
 	}
 }

@@ -206,7 +206,7 @@ func validationSummary(rep *predict.Report) []string {
 		out = append(out, fmt.Sprintf("bounds: %d of %d hold", rep.BoundsHeld, rep.Bounds))
 	}
 	if rep.Failed > 0 {
-		out = append(out, fmt.Sprintf("failed: %d cases could not be predicted", rep.Failed))
+		out = append(out, fmt.Sprintf("failed: %d %s could not be predicted", rep.Failed, plural(rep.Failed, "case", "cases")))
 	}
 	return out
 }
