@@ -55,6 +55,12 @@ type Dataset struct {
 	CPUSecondsPerSample units.Seconds `yaml:"cpu_seconds_per_sample"`
 }
 
+// TrainBytes returns the stored size of the training set, TrainSamples ·
+// BytesPerSample.
+func (d *Dataset) TrainBytes() units.Bytes {
+	return units.Bytes(float64(d.TrainSamples) * float64(d.BytesPerSample))
+}
+
 // InputElements returns the number of elements of one model input, the
 // product of InputShape.
 func (d *Dataset) InputElements() int64 {

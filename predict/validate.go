@@ -493,7 +493,7 @@ type ValidateOptions struct {
 // CalibratedBy predicts with those parameters. A case that cannot be
 // predicted is reported with its error and counted in Report.Failed.
 func Validate(f *CaseFile, opt ValidateOptions) *Report {
-	v := &validator{f: f, opt: opt, done: map[int]*CaseResult{}, byName: map[string]int{}}
+	v := &validator{f: f, opt: opt, done: map[int]*CaseResult{}, byName: map[string]int{}, kinds: map[*Case]computeKind{}}
 	for i, c := range f.Cases {
 		v.byName[c.Name] = i
 	}
@@ -545,6 +545,7 @@ type validator struct {
 	opt    ValidateOptions
 	byName map[string]int
 	done   map[int]*CaseResult
+	kinds  map[*Case]computeKind // resolved once per case (carries)
 }
 
 // eval evaluates case i once, after the cases it is calibrated by.
@@ -607,14 +608,19 @@ func (k computeKind) String() string {
 	return fmt.Sprintf("%s in %s at %s on a device of %v peak and %v memory bandwidth", k.model, k.framework, k.precision, k.peak, k.bandwidth)
 }
 
-// kind resolves c's scenario and returns what its compute calibration
-// measures.
+// kind resolves c's scenario, once, and returns what its compute
+// calibration measures.
 func (v *validator) kind(c *Case) (computeKind, error) {
+	if k, ok := v.kinds[c]; ok {
+		return k, nil
+	}
 	r, err := v.load(c, Params{})
 	if err != nil {
 		return computeKind{}, err
 	}
-	return computeKind{r.Mdl.Name, r.Framework, r.Precision, r.Device.PeakFLOPs(hw.Precision(r.Precision)), r.Device.MemoryBandwidth}, nil
+	k := computeKind{r.Mdl.Name, r.Framework, r.Precision, r.Device.PeakFLOPs(hw.Precision(r.Precision)), r.Device.MemoryBandwidth}
+	v.kinds[c] = k
+	return k, nil
 }
 
 // carries returns an error unless the parameters of calibrating case cal

@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"fmt"
+	"slices"
 
 	"scaleplan/hw"
 	"scaleplan/internal/units"
@@ -260,6 +261,23 @@ func CacheHit(mem units.Bytes, samples int64, sampleBytes units.Bytes) float64 {
 	return min(1, PageCacheShare*float64(mem)/set)
 }
 
+// PageCacheHit returns the steady-state fraction of the scenario's reads
+// that the page cache serves: CacheHit of the node's host memory and the
+// data set when samples are read from the node's drives (storage local,
+// or staged) and input.page_cache is auto; 0 otherwise, and for a node
+// whose catalogue entry lists no drives (its data are in host memory
+// already).
+func (r *Resolved) PageCacheHit() float64 {
+	in := r.Input
+	if (in.Storage != "local" && !in.Staging) || in.PageCache != "auto" {
+		return 0
+	}
+	if !slices.ContainsFunc(r.Node.Storage, func(s hw.Storage) bool { return s.ReadBandwidth() > 0 }) {
+		return 0
+	}
+	return CacheHit(r.Node.HostMemory, r.Data.TrainSamples, r.Data.BytesPerSample)
+}
+
 // input fills c.Input.
 func (r *Resolved) input(c *sim.Config, p Point) error {
 	sys, node, dev, data := r.Sys, r.Node, r.Device, r.Data
@@ -282,7 +300,7 @@ func (r *Resolved) input(c *sim.Config, p Point) error {
 		if sys.SharedStorage == nil {
 			return fmt.Errorf("system %q has no shared storage to stage from", sys.Name)
 		}
-		bytes := units.Bytes(float64(data.TrainSamples) * float64(data.BytesPerSample))
+		bytes := data.TrainBytes()
 		if write == 0 || bytes > capacity {
 			return fmt.Errorf("staging: data set %q (%v) does not fit on node %q's local drives (%v)", data.Name, bytes, node.Name, capacity)
 		}
@@ -311,9 +329,7 @@ func (r *Resolved) input(c *sim.Config, p Point) error {
 			break
 		}
 		in.Local = read
-		if r.Input.PageCache == "auto" {
-			in.CacheHit = CacheHit(node.HostMemory, data.TrainSamples, data.BytesPerSample)
-		}
+		in.CacheHit = r.PageCacheHit()
 	case sim.Shared, sim.SharedDB:
 		if sys.SharedStorage == nil {
 			return fmt.Errorf("system %q has no shared storage", sys.Name)

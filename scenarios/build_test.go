@@ -142,14 +142,7 @@ func simulate(t testing.TB, r *Resolved, devices int) (batches, perSec []float64
 		if p.Devices != devices {
 			continue
 		}
-		c, err := r.Build(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		res, err := sim.Run(c)
-		if err != nil {
-			t.Fatal(err)
-		}
+		res := buildRun(t, r, p)
 		batches = append(batches, float64(p.GlobalBatch))
 		perSec = append(perSec, res.SamplesPerSec)
 		results = append(results, res)
@@ -229,14 +222,7 @@ func predictSeed001(t testing.TB) [3][4]float64 {
 		}
 		r.Calibration = &Calibration{V0: 90 * float64(r.Data.TrainSamples) / row.published[0], T: 0, Devices: 1}
 		for j, p := range r.Points() {
-			c, err := r.Build(p)
-			if err != nil {
-				t.Fatal(err)
-			}
-			res, err := sim.Run(c)
-			if err != nil {
-				t.Fatal(err)
-			}
+			res := buildRun(t, r, p)
 			out[i][j] = float64(r.Rcp.Steps(p.GlobalBatch))*float64(res.StepTime) + float64(res.Staging)
 		}
 	}
@@ -349,14 +335,7 @@ func TestDecodeOnDevice(t *testing.T) {
 	}
 	// Host decoding binds the DGX-1 (7,040 images/s on 40 cores); on the
 	// device the step is the GPUs' compute.
-	rh, err := sim.Run(host)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rd, err := sim.Run(dev)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rh, rd := mustRun(t, host), mustRun(t, dev)
 	if !(rh.Breakdown.Input > 0) || rd.Breakdown.Input != 0 || !(rd.SamplesPerSec > rh.SamplesPerSec) {
 		t.Errorf("exposed input %v (host) and %v (device), samples/s %v and %v", rh.Breakdown.Input, rd.Breakdown.Input, rh.SamplesPerSec, rd.SamplesPerSec)
 	}
@@ -372,6 +351,27 @@ func TestDecodeOnDevice(t *testing.T) {
 			t.Errorf("got %v, want %q", err, tc.msg)
 		}
 	}
+}
+
+// mustRun simulates c, failing the test on an error.
+func mustRun(t testing.TB, c sim.Config) *sim.Result {
+	t.Helper()
+	res, err := sim.Run(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// buildRun builds point p of r and simulates it, failing the test on an
+// error.
+func buildRun(t testing.TB, r *Resolved, p Point) *sim.Result {
+	t.Helper()
+	c, err := r.Build(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return mustRun(t, c)
 }
 
 // buildFirst loads the shipped scenario name with edit applied and builds

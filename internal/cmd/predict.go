@@ -313,17 +313,12 @@ func predictionNotes(p *predict.Prediction) []string {
 // pageCacheNote says how much of the data set the page cache serves, or ""
 // when the scenario does not read local drives through it.
 func pageCacheNote(r *scenarios.Resolved) string {
-	in := r.Input
-	if (in.Storage != "local" && !in.Staging) || in.PageCache != "auto" {
-		return ""
-	}
-	hit := scenarios.CacheHit(r.Node.HostMemory, r.Data.TrainSamples, r.Data.BytesPerSample)
+	hit := r.PageCacheHit()
 	if hit == 0 {
 		return ""
 	}
-	set := units.Bytes(float64(r.Data.TrainSamples) * float64(r.Data.BytesPerSample))
 	return fmt.Sprintf("page cache: %.0f%% of the data set (%v) fits in %.0f%% of a node's %v host memory; epochs after the first read it from there (input.page_cache: off to read the drives every epoch)",
-		100*hit, set, 100*scenarios.PageCacheShare, r.Node.HostMemory)
+		100*hit, r.Data.TrainBytes(), 100*scenarios.PageCacheShare, r.Node.HostMemory)
 }
 
 // sideBySide is the time to train of every variant at each device count.

@@ -273,10 +273,7 @@ func simTable(r *scenarios.Resolved, results []*sim.Result, steps int) *table {
 	if staging {
 		t.Header = append(t.Header, "staging (s)")
 	}
-	warm := false
-	for _, res := range results {
-		warm = warm || res.CacheWarmup > 0
-	}
+	warm := anyWarmup(results)
 	if warm {
 		t.Header = append(t.Header, "cache warm-up (s)")
 	}
@@ -304,24 +301,26 @@ func simTable(r *scenarios.Resolved, results []*sim.Result, steps int) *table {
 	return t
 }
 
+// anyWarmup reports whether a result has a page cache warm-up.
+func anyWarmup(results []*sim.Result) bool {
+	return slices.ContainsFunc(results, func(res *sim.Result) bool { return res.CacheWarmup > 0 })
+}
+
 // writeOneTime prints the one-time costs under a text or Markdown table.
 func writeOneTime(w io.Writer, r *scenarios.Resolved, results []*sim.Result) {
 	if len(results) == 0 {
 		return
 	}
 	if n := pageCacheNote(r); n != "" {
-		for _, res := range results {
-			if res.CacheWarmup > 0 {
-				n += "; cache warm-up: the first epoch's extra time reading the drives"
-				break
-			}
+		if anyWarmup(results) {
+			n += "; cache warm-up: the first epoch's extra time reading the drives"
 		}
 		fmt.Fprintf(w, "\n%s\n", n)
 	}
 	if !r.Input.Staging {
 		return
 	}
-	bytes := units.Bytes(float64(r.Data.TrainSamples) * float64(r.Data.BytesPerSample))
+	bytes := r.Data.TrainBytes()
 	var parts []string
 	seen := map[int]bool{}
 	for _, res := range results {
