@@ -115,12 +115,7 @@ func MeasureLink(ts []Transport, small, large, reps int) (Link, error) {
 				times = append(times, el)
 			}
 		}
-		slices.Sort(times)
-		med := times[len(times)/2]
-		if len(times)%2 == 0 {
-			med = (times[len(times)/2-1] + times[len(times)/2]) / 2
-		}
-		return Probe{Bytes: 4 * n, Seconds: med}, nil
+		return Probe{Bytes: 4 * n, Seconds: median(times)}, nil
 	}
 	s, err := probe(small)
 	if err != nil {
@@ -131,6 +126,41 @@ func MeasureLink(ts []Transport, small, large, reps int) (Link, error) {
 		return Link{}, err
 	}
 	return fitLink(s, l), nil
+}
+
+// MedianLink combines repeated measurements of one link, such as one
+// MeasureLink per round of a longer experiment: the median time of the
+// small probes and of the large probes (the mean of the middle two of an
+// even count), fitted to Link's model as MeasureLink fits one. A spell of
+// load during one measurement then moves the result no more than it moves
+// the median. It returns an error if links is empty or the probes'
+// sizes differ between the links.
+func MedianLink(links []Link) (Link, error) {
+	if len(links) == 0 {
+		return Link{}, errors.New("dist: median of no link measurements")
+	}
+	s, l := links[0].Small, links[0].Large
+	small, large := make([]float64, len(links)), make([]float64, len(links))
+	for i, k := range links {
+		if k.Small.Bytes != s.Bytes || k.Large.Bytes != l.Bytes {
+			return Link{}, fmt.Errorf("dist: median of link probes of %d and %d bytes with probes of %d and %d bytes",
+				s.Bytes, l.Bytes, k.Small.Bytes, k.Large.Bytes)
+		}
+		small[i], large[i] = k.Small.Seconds, k.Large.Seconds
+	}
+	s.Seconds, l.Seconds = median(small), median(large)
+	return fitLink(s, l), nil
+}
+
+// median returns the median of xs (the mean of the middle two of an even
+// count), sorting xs in place.
+func median(xs []float64) float64 {
+	slices.Sort(xs)
+	n := len(xs)
+	if n%2 == 0 {
+		return (xs[n/2-1] + xs[n/2]) / 2
+	}
+	return xs[n/2]
 }
 
 // fitLink returns the line through the two probes, with the latency

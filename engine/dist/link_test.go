@@ -56,6 +56,41 @@ func TestFitLink(t *testing.T) {
 	}
 }
 
+func TestMedianLink(t *testing.T) {
+	const small, large = 16 << 10, 16 << 20
+	mk := func(ts, tl float64) Link { return fitLink(Probe{small, ts}, Probe{large, tl}) }
+	// Three rounds, one of them slowed by a spell of load (the second):
+	// the medians are 20 µs and 10.02 ms, whatever order the rounds came in.
+	k, err := MedianLink([]Link{mk(20e-6, 10.02e-3), mk(90e-6, 31e-3), mk(19e-6, 9.9e-3)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The line through (16 KiB, 20 µs) and (16 MiB, 10.02 ms).
+	slope := (10.02e-3 - 20e-6) / float64(large-small)
+	wantBW, wantLat := 1/slope, 20e-6-small*slope
+	if math.Abs(k.Bandwidth-wantBW)/wantBW > 1e-12 || math.Abs(k.Latency-wantLat) > 1e-15 {
+		t.Errorf("median link: %.6g B/s and %.6g s, want %.6g and %.6g", k.Bandwidth, k.Latency, wantBW, wantLat)
+	}
+	if k.Small.Seconds != 20e-6 || k.Large.Seconds != 10.02e-3 {
+		t.Errorf("median probes %v and %v, want 20 µs and 10.02 ms", k.Small, k.Large)
+	}
+	// An even count takes the mean of the middle two.
+	k, err = MedianLink([]Link{mk(10e-6, 4e-3), mk(30e-6, 8e-3)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if math.Abs(k.Small.Seconds-20e-6) > 1e-18 || math.Abs(k.Large.Seconds-6e-3) > 1e-15 {
+		t.Errorf("median of two: probes %v and %v, want 20 µs and 6 ms", k.Small, k.Large)
+	}
+	if _, err := MedianLink(nil); err == nil {
+		t.Error("no links: no error")
+	}
+	other := fitLink(Probe{4096, 1e-5}, Probe{large, 1e-2})
+	if _, err := MedianLink([]Link{mk(20e-6, 1e-2), other}); err == nil {
+		t.Error("probes of different sizes: no error")
+	}
+}
+
 func TestLoopbackRing(t *testing.T) {
 	ts, err := NewLoopbackRing(context.Background(), 3, 10*time.Second)
 	if err != nil {

@@ -203,7 +203,7 @@ func runValidateEngine(c *cli.Context) error {
 			}
 		}
 	}
-	bar := newBar(c, "validate --engine", rounds*len(cfgs)+len(transports))
+	bar := newBar(c, "validate --engine", rounds*(len(cfgs)+len(transports)))
 	defer bar.Done()
 	run := "validate-engine-" + base.Model
 	var recs []benchlog.Record
@@ -221,7 +221,11 @@ func runValidateEngine(c *cli.Context) error {
 		recs = append(recs, m.Record(run))
 		return m, nil
 	}
+	// Each round ends with a probe of every link (a ring step of two
+	// ranks at 16 KiB and 4 MiB), so that the links too are measured in
+	// every round and a spell of load moves them no more than the median.
 	all := make([][]*dist.Measurement, len(cfgs))
+	probes := make([][]dist.Link, len(transports))
 	for r := range rounds {
 		for i, cfg := range cfgs {
 			m, err := measure(cfg, r)
@@ -229,6 +233,15 @@ func runValidateEngine(c *cli.Context) error {
 				return err
 			}
 			all[i] = append(all[i], m)
+		}
+		for i, tr := range transports {
+			bar.Item(fmt.Sprintf("round %d: link %s", r+1, tr))
+			link, err := probeLink(ctx, tr)
+			if err != nil {
+				return fmt.Errorf("validate --engine: probing the %s link: %w", tr, err)
+			}
+			probes[i] = append(probes[i], *link)
+			bar.Add(1)
 		}
 	}
 	meas := make([]*dist.Measurement, len(cfgs))
@@ -257,15 +270,13 @@ func runValidateEngine(c *cli.Context) error {
 	cal := &engineCalibration{Law: law, Update: upd, Forward: min(max(fwd/(fwd+bwd), 0.05), 0.95), Layers: layers,
 		Bucket: base.WithDefaults().BucketBytes, Links: map[string]*dist.Link{}, Rounds: rounds, Cores: runtime.GOMAXPROCS(0)}
 
-	// 2. The links: a ring step of two ranks at 16 KiB and 4 MiB.
-	for _, tr := range transports {
-		bar.Item("link " + tr)
-		link, err := probeLink(ctx, tr)
+	// 2. The links: the median of each round's probe.
+	for i, tr := range transports {
+		link, err := dist.MedianLink(probes[i])
 		if err != nil {
-			return fmt.Errorf("validate --engine: probing the %s link: %w", tr, err)
+			return fmt.Errorf("validate --engine: the %s link: %w", tr, err)
 		}
-		cal.Links[tr] = link
-		bar.Add(1)
+		cal.Links[tr] = &link
 	}
 
 	// 3. Predict W workers against their measurements.
@@ -377,6 +388,10 @@ func writeEngineValidation(c *cli.Context, format string, base dist.Config, cal 
 		if cal.Rounds > 1 {
 			fmt.Fprintf(w, "Every configuration measured in %d alternating rounds; the median throughput is kept\n", cal.Rounds)
 		}
+		perRound := ""
+		if cal.Rounds > 1 {
+			perRound = fmt.Sprintf(", median of %d rounds", cal.Rounds)
+		}
 		names := make([]string, 0, len(cal.Links))
 		for n := range cal.Links {
 			names = append(names, n)
@@ -384,7 +399,7 @@ func writeEngineValidation(c *cli.Context, format string, base dist.Config, cal 
 		slices.Sort(names)
 		for _, n := range names {
 			k := cal.Links[n]
-			fmt.Fprintf(w, "Link %s (ring step of two ranks): latency %.1f us, bandwidth %s\n", n, k.Latency*1e6, units.BytesPerSec(k.Bandwidth))
+			fmt.Fprintf(w, "Link %s (ring step of two ranks%s): latency %.1f us, bandwidth %s\n", n, perRound, k.Latency*1e6, units.BytesPerSec(k.Bandwidth))
 		}
 		fmt.Fprintln(w)
 	}
