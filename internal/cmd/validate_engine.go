@@ -385,11 +385,9 @@ func writeEngineValidation(c *cli.Context, format string, base dist.Config, cal 
 	if format == "text" || format == "md" {
 		fmt.Fprintf(w, "Calibration (one worker on %d cores, %d batches): v0 = %.0f samples/s, t = %.2f ms, R² = %.4f; update %.2f ms, forward share %.2f\n",
 			runtime.NumCPU(), law.Used, law.V0, float64(law.T)*1e3, law.R2, cal.Update*1e3, cal.Forward)
-		if cal.Rounds > 1 {
-			fmt.Fprintf(w, "Every configuration measured in %d alternating rounds; the median throughput is kept\n", cal.Rounds)
-		}
 		perRound := ""
 		if cal.Rounds > 1 {
+			fmt.Fprintf(w, "Every configuration measured in %d alternating rounds; the median throughput is kept\n", cal.Rounds)
 			perRound = fmt.Sprintf(", median of %d rounds", cal.Rounds)
 		}
 		names := make([]string, 0, len(cal.Links))
