@@ -14,6 +14,7 @@ import (
 	"scaleplan/hw"
 	"scaleplan/internal/config"
 	"scaleplan/internal/units"
+	"scaleplan/model"
 	"scaleplan/scenarios"
 	"scaleplan/sim"
 )
@@ -323,11 +324,31 @@ func Plan(req PlanRequest) (*PlanResult, error) {
 	if !slices.Contains(scenarios.DecodeSites, req.Decode) {
 		return nil, fmt.Errorf("plan: %s", unknown("decode site", req.Decode, scenarios.DecodeSites))
 	}
-	if len(req.Systems) == 0 {
-		cat, err := hw.LoadWith(req.Scenario.CatalogPaths, nil)
-		if err != nil {
-			return nil, err
+	// Check the request's names here, so that an unknown one is named as
+	// the request gave it rather than as a line of the scenario each
+	// system's search is built on.
+	prof, err := model.LoadWith(req.Scenario.ProfilePaths, nil)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := prof.Recipe(req.Recipe); err != nil {
+		return nil, fmt.Errorf("plan: %w", err)
+	}
+	if req.Model != "" {
+		if _, err := prof.Model(req.Model); err != nil {
+			return nil, fmt.Errorf("plan: %w", err)
 		}
+	}
+	cat, err := hw.LoadWith(req.Scenario.CatalogPaths, nil)
+	if err != nil {
+		return nil, err
+	}
+	for _, s := range req.Systems {
+		if _, err := cat.System(s); err != nil {
+			return nil, fmt.Errorf("plan: %w", err)
+		}
+	}
+	if len(req.Systems) == 0 {
 		for _, s := range cat.SystemNames() {
 			if s != "localhost" {
 				req.Systems = append(req.Systems, s)

@@ -115,8 +115,11 @@ func TestPlanningErrors(t *testing.T) {
 		{[]string{"plan", "--recipe", "mlperf-v0.7-resnet50", "--storage", "nfs"}, exitUsage, `unknown storage "nfs"`},
 		{[]string{"plan", "--recipe", "mlperf-v0.7-resnet50", "--batch", "0"}, exitUsage, "want positive integers"},
 		{[]string{"plan", "--recipe", "mlperf-v0.7-resnet50", "--max-devices", "0"}, exitUsage, "--max-devices 0"},
-		{[]string{"plan", "--recipe", "mlperf-v0.7-resnet5"}, exitRuntime, `unknown recipe "mlperf-v0.7-resnet5"`},
-		{[]string{"plan", "--recipe", "mlperf-v0.7-resnet50", "--systems", "dgx"}, exitRuntime, `unknown system "dgx"`},
+		// Unknown names are named as the request gave them, not as a line of
+		// the scenario a system's search is built on.
+		{[]string{"plan", "--recipe", "mlperf-v0.7-resnet5"}, exitRuntime, `scaleplan: plan: unknown recipe "mlperf-v0.7-resnet5"; did you mean "mlperf-v0.7-resnet50"`},
+		{[]string{"plan", "--recipe", "mlperf-v0.7-resnet50", "--systems", "dgx-a100,dgx"}, exitRuntime, `scaleplan: plan: unknown system "dgx"; did you mean "dgx1"`},
+		{[]string{"plan", "--recipe", "mlperf-v0.7-resnet50", "--model", "resnet"}, exitRuntime, `scaleplan: plan: unknown model "resnet"; did you mean "resnet50"`},
 		{[]string{"validate", "x"}, exitUsage, "validate takes no argument"},
 		{[]string{"validate", "--max-error", "-1"}, exitUsage, "--max-error -1"},
 		{[]string{"validate", "--cases", "testdata/validate/none.yaml"}, exitRuntime, "none.yaml"},
