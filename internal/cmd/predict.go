@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -91,6 +92,9 @@ func runPredict(c *cli.Context) error {
 	}
 	if err := writePrediction(c.App.Writer, format, study, ps); err != nil {
 		return err
+	}
+	if !predict.Summarize(ps).Fastest.Found() {
+		return errors.New("predict: no configuration could be simulated; the table gives each one's reason")
 	}
 	if dir := c.String("plot"); dir != "" {
 		return writePredictionCharts(c, dir, ps)

@@ -136,6 +136,21 @@ func TestPlanningErrors(t *testing.T) {
 	}
 }
 
+// TestPredictNothingRuns: when no configuration of a scenario can run,
+// predict still prints the table with each one's reason, and exits 1.
+func TestPredictNothingRuns(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "oom.yaml")
+	src := "name: oom\nsystem: dgx-a100\nrecipe: mlperf-v0.7-resnet50\nsweep: {devices: [8, 16], batch: [100000]}\n"
+	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	stdout, stderr, code := runCLI("predict", path)
+	if code != exitRuntime || !strings.Contains(stderr, "predict: no configuration could be simulated") ||
+		strings.Count(stdout, "error: out of memory (largest batch that fits: ") != 2 {
+		t.Errorf("exit %d, want %d with both rows out of memory\nstdout:\n%s\nstderr: %s", code, exitRuntime, stdout, stderr)
+	}
+}
+
 // BenchmarkPredictDefault times `scaleplan predict` with no argument, as
 // the command runs it: the built-in study simulated and printed.
 func BenchmarkPredictDefault(b *testing.B) {
