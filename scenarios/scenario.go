@@ -21,6 +21,7 @@ import (
 	"scaleplan/internal/config"
 	"scaleplan/internal/units"
 	"scaleplan/model"
+	"scaleplan/sim"
 )
 
 //go:embed shipped/*.yaml
@@ -586,8 +587,8 @@ func (r *Resolved) check(ps *config.Problems) {
 	if s.Input.Prefetch < 1 {
 		ps.Addf("input.prefetch", "must be >= 1, got %d", s.Input.Prefetch)
 	}
-	if s.Stragglers.Jitter < 0 {
-		ps.Addf("stragglers.jitter", "must be >= 0, got %v", s.Stragglers.Jitter)
+	if j := s.Stragglers.Jitter; !(j >= 0 && j <= sim.MaxJitter) {
+		ps.Addf("stragglers.jitter", "must be in [0, %g], got %v", sim.MaxJitter, j)
 	}
 	if s.Overheads.Startup < 0 || s.Overheads.Evaluation < 0 {
 		ps.Addf("overheads", "times must be >= 0")
@@ -640,8 +641,8 @@ func (r *Resolved) check(ps *config.Problems) {
 		}
 	}
 	if c := s.Calibration; c != nil {
-		if c.File == "" && c.V0 <= 0 {
-			ps.Addf("calibration.v0", "must be > 0 samples/s, got %v", c.V0)
+		if c.File == "" && !(c.V0 > 0 && !math.IsInf(c.V0, 1)) {
+			ps.Addf("calibration.v0", "must be a finite number > 0 samples/s, got %v", c.V0)
 		}
 		if c.T < 0 {
 			ps.Addf("calibration.t", "must be >= 0, got %v", c.T)

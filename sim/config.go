@@ -23,6 +23,7 @@ const (
 	MaxSteps        = 1000    // Config.Steps
 	MaxAccumulation = 1 << 12 // Config.Accumulation
 	MaxBatch        = 1 << 30 // Config.MicroBatch
+	MaxJitter       = 10.0    // Config.Jitter
 	MaxRanks        = netsim.MaxRanks
 	// MaxWork bounds ranks × steps × micro-batches per step, about the
 	// number of compute tasks a run simulates.
@@ -496,8 +497,8 @@ func (c *Config) validate() error {
 	if ranksOK && c.Steps >= 1 && c.Accumulation >= 1 && float64(c.Ranks())*float64(c.Steps)*float64(c.Accumulation) > MaxWork {
 		bad("%d devices × %d steps × %d micro-batches is more than %d tasks to simulate; use fewer steps", c.Ranks(), c.Steps, c.Accumulation, MaxWork)
 	}
-	if !nonNegative(c.Jitter) || c.Jitter > 10 {
-		bad("jitter %v is not in [0, 10]", c.Jitter)
+	if !nonNegative(c.Jitter) || c.Jitter > MaxJitter {
+		bad("jitter %v is not in [0, %g]", c.Jitter, MaxJitter)
 	}
 
 	cp := &c.Compute
