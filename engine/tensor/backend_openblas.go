@@ -20,12 +20,13 @@ import (
 // impl is the BLAS that Gemm calls: OpenBLAS through gonum's cgo binding.
 var impl blas.Float32 = netlib.Implementation{}
 
-// splitGemm makes Gemm split large products over Threads() goroutines,
-// each calling OpenBLAS on its own thread. OpenBLAS's own threads are
-// turned off: on a machine with few cores their spin-waiting competes with
-// the Go loops around every product, and layers call GemmSerial from
-// their own parallel loops.
-const splitGemm = true
+// tileGemm is false: Gemm splits large products into one block per
+// goroutine, each calling OpenBLAS on its own thread, which blocks and
+// packs the operands itself. OpenBLAS's own threads are turned off: on a
+// machine with few cores their spin-waiting competes with the Go loops
+// around every product, and layers call GemmSerial from their own
+// parallel loops.
+const tileGemm = false
 
 func init() { C.openblas_set_num_threads(1) }
 

@@ -16,10 +16,12 @@ import "gonum.org/v1/gonum/blas"
 // Large products run on Threads() cores: under the openblas backend Gemm
 // splits C into one block of rows (or columns, if C is wider than tall)
 // per thread and runs a single-threaded OpenBLAS call on each block
-// concurrently; gonum's sgemm splits large products itself. Results are
-// reproducible for a given number of threads; under openblas they may
-// differ in the last bits between thread counts, as OpenBLAS picks its
-// kernels by block size.
+// concurrently; under gonum it computes C in tiles of 64×192, one gonum
+// call each, spread over the threads. Results are reproducible for a given
+// number of threads; under openblas they may differ in the last bits
+// between thread counts, as OpenBLAS picks its kernels by block size, while
+// gonum's tiles give the same bits on any number of threads, and the same
+// as GemmSerial.
 //
 // Gemm panics if a dimension is negative, a leading dimension is too small
 // or a slice is too short for its dimensions.
@@ -29,8 +31,8 @@ func Gemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int,
 
 // GemmSerial is Gemm without splitting the product over goroutines, for
 // use inside the parallel loops of layers that already keep every core
-// busy (OpenBLAS then runs on the calling thread alone; gonum's sgemm may
-// still split large products).
+// busy: OpenBLAS, or gonum tile by tile, runs on the calling goroutine
+// alone.
 func GemmSerial(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
 	gemm(false, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 }
@@ -72,7 +74,11 @@ func gemm(split, transA, transB bool, m, n, k int, alpha float32, a []float32, l
 	if transB {
 		tB = blas.Trans
 	}
-	if !split || !splitGemm || float64(m)*float64(n)*float64(k) < minSplitWork {
+	if tileGemm {
+		gemmTiles(split, tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+		return
+	}
+	if !split || float64(m)*float64(n)*float64(k) < minSplitWork {
 		impl.Sgemm(tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 		return
 	}
@@ -99,6 +105,38 @@ func gemm(split, transA, transB bool, m, n, k int, alpha float32, a []float32, l
 		}
 		impl.Sgemm(tA, tB, m, hi-lo, k, alpha, a, lda, b[boff:], ldb, beta, c[lo:], ldc)
 	})
+}
+
+// The tiles of C that gemmTiles computes with one call each.
+const tileRows, tileCols = 64, 192
+
+// gemmTiles computes C in tiles of tileRows × tileCols with one sgemm call
+// each: on Threads() goroutines if split is set and the product is large,
+// else one after another on the calling goroutine. The tiles do not depend
+// on the number of threads, and each is computed the same way on any
+// goroutine, so the result is the same bit for bit whatever the thread
+// count, and with or without split.
+func gemmTiles(split bool, tA, tB blas.Transpose, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	cols := (n + tileCols - 1) / tileCols
+	tiles := (m + tileRows - 1) / tileRows * cols
+	run := func(lo, hi int) {
+		for t := lo; t < hi; t++ {
+			i0, j0 := t/cols*tileRows, t%cols*tileCols
+			ao, bo := i0*lda, j0
+			if tA == blas.Trans {
+				ao = i0
+			}
+			if tB == blas.Trans {
+				bo = j0 * ldb
+			}
+			impl.Sgemm(tA, tB, min(tileRows, m-i0), min(tileCols, n-j0), k, alpha, a[ao:], lda, b[bo:], ldb, beta, c[i0*ldc+j0:], ldc)
+		}
+	}
+	if !split || float64(m)*float64(n)*float64(k) < minSplitWork {
+		run(0, tiles)
+		return
+	}
+	Parallel(tiles, 1, run)
 }
 
 // blockSize returns the size of the blocks that split d rows or columns

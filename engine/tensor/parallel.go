@@ -19,11 +19,9 @@ func Threads() int {
 }
 
 // SetThreads sets the number of goroutines that Parallel uses and that
-// Gemm splits a product over under the openblas backend; n <= 0 restores
-// the default, GOMAXPROCS. (The gonum backend's sgemm splits large products
-// over up to GOMAXPROCS goroutines of its own.) Use it when several
-// replicas compute at once, so that together they do not oversubscribe
-// the cores.
+// Gemm splits a product over; n <= 0 restores the default, GOMAXPROCS.
+// Use it when several replicas compute at once, so that together they do
+// not oversubscribe the cores.
 func SetThreads(n int) {
 	threads.Store(int64(max(n, 0)))
 }
