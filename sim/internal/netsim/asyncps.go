@@ -36,7 +36,13 @@ type AsyncResult struct {
 //
 //	pull S/k from each of the k shards; compute; push S/k to each shard
 //
-// and an update is applied when the last shard has received its push. An
+// and an update is applied when the last shard has received its push. A
+// worker's k pulls (and its k pushes) move as one flow group, a path of k
+// routes whose streams share a rate: the shards are alike (each on its own
+// server NIC of the same bandwidth, the same hops away) and every worker
+// talks to all of them at once, so under max-min sharing the k transfers
+// would get equal rates and finish together anyway, and the network
+// allocates over one flow per worker instead of k. An
 // update's staleness is the number of updates applied after the worker's
 // pull began and before the update itself; with N identical workers in
 // lockstep it is N−1 in the steady state. Workers start no iteration once
@@ -66,17 +72,23 @@ func (t *Topology) AsyncPS(cfg AsyncConfig, done func(*AsyncResult)) error {
 			return fmt.Errorf("%w: compute time %d is %v", ErrCollective, i, float64(c))
 		}
 	}
-	a := &asyncRun{t: t, k: k, bytes: units.Bytes(float64(cfg.Bytes) / float64(k)), updates: cfg.Updates, done: done,
+	a := &asyncRun{t: t, bytes: units.Bytes(float64(cfg.Bytes) / float64(k)), updates: cfg.Updates, done: done,
 		res: &AsyncResult{Start: t.s.Now(), PerWorker: make([]int, len(workers))}, label: t.net.Label}
 	for i, r := range workers {
 		w := &asyncWorker{a: a, i: i, compute: cfg.Compute[0]}
 		if len(cfg.Compute) > 1 {
 			w.compute = cfg.Compute[i]
 		}
-		for s := range k {
-			w.pull = append(w.pull, t.cached(fmt.Sprintf("from-server/%d/%d", s, r), func() { t.fromServer(s, r) }))
-			w.push = append(w.push, t.cached(fmt.Sprintf("to-server/%d/%d", r, s), func() { t.toServer(r, s) }))
-		}
+		w.pull = t.cached(fmt.Sprintf("from-servers/%d", r), func() {
+			for s := range k {
+				t.fromServer(s, r)
+			}
+		})
+		w.push = t.cached(fmt.Sprintf("to-servers/%d", r), func() {
+			for s := range k {
+				t.toServer(r, s)
+			}
+		})
 		w.pulledFn, w.pushedFn, w.computedFn = w.pulled, w.pushed, w.computed
 		a.workers = append(a.workers, w)
 	}
@@ -88,7 +100,6 @@ func (t *Topology) AsyncPS(cfg AsyncConfig, done func(*AsyncResult)) error {
 
 type asyncRun struct {
 	t       *Topology
-	k       int
 	bytes   units.Bytes // per shard
 	updates int
 	workers []*asyncWorker
@@ -104,9 +115,8 @@ type asyncWorker struct {
 	a                  *asyncRun
 	i                  int
 	compute            units.Seconds
-	pull, push         []*Path
-	read               int // version the current pull read
-	pending            int // shard transfers outstanding
+	pull, push         *Path // flow groups of one route per shard
+	read               int   // version the current pull read
 	pulledFn, pushedFn func(*Flow)
 	computedFn         func()
 }
@@ -118,30 +128,17 @@ func (w *asyncWorker) iterate() {
 	}
 	a.issued++
 	w.read = a.version
-	w.pending = a.k
-	for _, p := range w.pull {
-		a.t.net.transfer(p, a.bytes, a.label, w.pulledFn, true)
-	}
+	a.t.net.transfer(w.pull, a.bytes, a.label, w.pulledFn, true)
 }
 
-func (w *asyncWorker) pulled(*Flow) {
-	if w.pending--; w.pending == 0 {
-		w.a.t.s.After(w.compute, w.computedFn)
-	}
-}
+func (w *asyncWorker) pulled(*Flow) { w.a.t.s.After(w.compute, w.computedFn) }
 
 func (w *asyncWorker) computed() {
 	a := w.a
-	w.pending = a.k
-	for _, p := range w.push {
-		a.t.net.transfer(p, a.bytes, a.label, w.pushedFn, true)
-	}
+	a.t.net.transfer(w.push, a.bytes, a.label, w.pushedFn, true)
 }
 
 func (w *asyncWorker) pushed(*Flow) {
-	if w.pending--; w.pending > 0 {
-		return
-	}
 	a := w.a
 	s := a.version - w.read
 	a.version++

@@ -2,6 +2,7 @@ package netsim
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"testing"
 
@@ -78,17 +79,7 @@ func TestAsyncClosedForm(t *testing.T) {
 				S = allSizes
 			}
 		}
-		// Every push and pull is its own flow, and max-min sharing
-		// recomputes the rates of all active flows at every change, so
-		// p·k flows cost about (p·k)²: many shards only on fewer workers.
-		shards := []int{1}
-		switch {
-		case p <= 32:
-			shards = []int{1, 4, 16}
-		case p <= 256:
-			shards = []int{1, 4}
-		}
-		for _, k := range shards {
+		for _, k := range []int{1, 4, 16} {
 			for _, s := range S {
 				cfg := flat(p)
 				cfg.Servers = k
@@ -157,6 +148,118 @@ func TestAsyncHeterogeneous(t *testing.T) {
 	if res.MeanStaleness <= 0 {
 		t.Errorf("mean staleness %v; asynchronous workers must see stale parameters", res.MeanStaleness)
 	}
+}
+
+// TestAsyncFlowGroups checks AsyncPS, which moves a worker's k shard
+// transfers as one flow group, against a reference that moves them as k
+// separate flows, each with its own max-min rate: workers of different
+// compute times (so that they drift apart and their transfers overlap at
+// random), a shared oversubscribed core, and without peer-to-peer (the
+// routes cross the host memory twice). The shards are alike, so the k
+// flows of a worker get equal rates and the two must agree.
+func TestAsyncFlowGroups(t *testing.T) {
+	const U = 60
+	compute := []units.Seconds{1.0e-3, 2.3e-3, 1.7e-3, 0.4e-3, 3.1e-3, 1.1e-3, 2.0e-3, 0.9e-3}
+	for _, c := range []struct {
+		name   string
+		k      int
+		bytes  units.Bytes
+		noP2P  bool
+		ranks  int
+		perNod int
+	}{
+		{"flat, 3 shards", 3, 4 * units.MiB, false, 8, 1},
+		{"2 per node, 5 shards, host-staged", 5, 1 * units.MiB, true, 8, 2},
+		{"4 per node, 16 shards", 16, 16 * units.MiB, false, 8, 4},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cfg := flat(c.ranks)
+			cfg.Servers, cfg.RanksPerNode, cfg.NoPeerToPeer = c.k, c.perNod, c.noP2P
+			cfg.Oversubscription = 2
+			if c.perNod > 1 {
+				cfg.Intra = LinkSpec{intraBW, intraLat}
+			}
+			if c.noP2P {
+				cfg.PCIe, cfg.HostMemory = LinkSpec{12e9, 1e-6}, 40e9
+			}
+			got := runAsync(t, cfg, AsyncConfig{Compute: compute, Bytes: c.bytes, Updates: U})
+			want := asyncPerShard(t, cfg, compute, c.bytes, U)
+			if !near(float64(got.End), float64(want.End), 1e-9) || got.MaxStaleness != want.MaxStaleness ||
+				!near(got.MeanStaleness, want.MeanStaleness, 1e-12) {
+				t.Errorf("end %.12g s, staleness mean %v max %d; per-shard flows give %.12g s, %v, %d",
+					float64(got.End), got.MeanStaleness, got.MaxStaleness, float64(want.End), want.MeanStaleness, want.MaxStaleness)
+			}
+			for i := range compute {
+				if got.PerWorker[i] != want.PerWorker[i] {
+					t.Errorf("worker %d applied %d updates, per-shard flows %d", i, got.PerWorker[i], want.PerWorker[i])
+				}
+			}
+		})
+	}
+}
+
+// asyncPerShard is AsyncPS with every shard transfer its own flow on its
+// own one-route path, the reference of TestAsyncFlowGroups.
+func asyncPerShard(t *testing.T, cfg Config, compute []units.Seconds, bytes units.Bytes, updates int) *AsyncResult {
+	t.Helper()
+	var s event.Scheduler
+	topo, err := NewTopology(&s, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := cfg.Servers
+	per := units.Bytes(float64(bytes) / float64(k))
+	res := &AsyncResult{PerWorker: make([]int, len(compute))}
+	issued, version, stale := 0, 0, 0
+	read := make([]int, len(compute))
+	var iterate func(w int)
+	push := func(w int) {
+		pending := k
+		for srv := range k {
+			p := topo.cached(fmt.Sprintf("ref-to/%d/%d", w, srv), func() { topo.toServer(w, srv) })
+			topo.net.Transfer(p, per, func(*Flow) {
+				if pending--; pending > 0 {
+					return
+				}
+				st := version - read[w]
+				version++
+				stale += st
+				res.MaxStaleness = max(res.MaxStaleness, st)
+				res.PerWorker[w]++
+				res.Updates++
+				if res.Updates == updates {
+					res.End = s.Now()
+					res.MeanStaleness = float64(stale) / float64(updates)
+					return
+				}
+				iterate(w)
+			})
+		}
+	}
+	iterate = func(w int) {
+		if issued >= updates {
+			return
+		}
+		issued++
+		read[w] = version
+		pending := k
+		for srv := range k {
+			p := topo.cached(fmt.Sprintf("ref-from/%d/%d", srv, w), func() { topo.fromServer(srv, w) })
+			topo.net.Transfer(p, per, func(*Flow) {
+				if pending--; pending == 0 {
+					s.After(compute[w], func() { push(w) })
+				}
+			})
+		}
+	}
+	for w := range compute {
+		iterate(w)
+	}
+	s.Run()
+	if res.Updates != updates {
+		t.Fatalf("reference applied %d of %d updates", res.Updates, updates)
+	}
+	return res
 }
 
 func TestAsyncErrors(t *testing.T) {

@@ -101,3 +101,34 @@ func BenchmarkContended(b *testing.B) {
 		s.Run()
 	}
 }
+
+// BenchmarkAsyncPS times an asynchronous parameter-server run of 1024
+// workers (256 nodes of 4) pulling from and pushing to 16 shards, 2
+// updates per worker, 100 MiB of gradients, the workers' compute times
+// spread over ±20 % so that their transfers drift apart.
+func BenchmarkAsyncPS(b *testing.B) {
+	const workers, shards = 1024, 16
+	cfg := Config{
+		Ranks: workers, RanksPerNode: 4,
+		Intra:         LinkSpec{Bandwidth: 80 * units.GBps, Latency: 2 * units.Microsecond},
+		NIC:           LinkSpec{Bandwidth: units.BytesPerSec((100 * units.Gbps).Bytes()), Latency: 1 * units.Microsecond},
+		FabricLatency: 1 * units.Microsecond, Efficiency: 0.35, Overhead: 10 * units.Microsecond,
+		Servers: shards, ServerNIC: units.BytesPerSec((100 * units.Gbps).Bytes()),
+	}
+	compute := make([]units.Seconds, workers)
+	for i := range compute {
+		compute[i] = units.Seconds(0.2 * (0.8 + 0.4*float64(i%97)/96))
+	}
+	b.ReportAllocs()
+	for range b.N {
+		var s event.Scheduler
+		topo, err := NewTopology(&s, cfg)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := topo.AsyncPS(AsyncConfig{Compute: compute, Bytes: 100 * units.MiB, Updates: 2 * workers}, nil); err != nil {
+			b.Fatal(err)
+		}
+		s.Run()
+	}
+}
