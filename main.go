@@ -1,5 +1,3 @@
-// Command scaleplan predicts how long deep-learning training takes on a
-// cluster, and why. See README.md and `scaleplan --help`.
 package main
 
 import (

@@ -1,5 +1,3 @@
-// Package atomicfile writes files so that a reader never sees a half-written
-// one and a failed write never destroys what was there before.
 package atomicfile
 
 import (
