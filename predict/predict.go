@@ -148,7 +148,7 @@ func newPrediction(r *scenarios.Resolved) (*Prediction, error) {
 		Label:    r.Name,
 		Scenario: r,
 		Rule:     RuleOf(r.Rcp),
-		Steps:    StepsModel{Recipe: r.Rcp, Curve: r.StepsToTarget, TrainSamples: int(r.Data.TrainSamples)},
+		Steps:    stepsModel(r),
 		Energy:   EnergyOf(r.Node, r.Device),
 		Price:    r.Sys.PricePerDeviceHour,
 	}, nil
@@ -173,13 +173,38 @@ func (p *Prediction) evaluate(pt scenarios.Point, opt Options) Row {
 		return row
 	}
 	row.Result = res
-	row.Training = units.Seconds(float64(row.StepsToTarget) * float64(res.StepTime))
-	row.Staging, row.CacheWarmup = res.Staging, res.CacheWarmup
-	row.Time = row.Training + row.Overheads()
+	row.setTime(res)
 	row.DeviceHours = float64(pt.Devices) * float64(row.Time) / float64(units.Hour)
 	row.Cost = row.DeviceHours * p.Price
 	row.Energy = p.Energy.KWh(pt, row.Time)
 	return row
+}
+
+// stepsModel returns how r's steps to its target are counted: its fitted
+// curve if it has one, else its recipe's epochs or iterations.
+func stepsModel(r *scenarios.Resolved) StepsModel {
+	return StepsModel{Recipe: r.Rcp, Curve: r.StepsToTarget, TrainSamples: int(r.Data.TrainSamples)}
+}
+
+// setTime fills Training, the simulated one-time costs and Time from res,
+// given StepsToTarget and the scenario's overheads.
+func (row *Row) setTime(res *sim.Result) {
+	row.Training = units.Seconds(float64(row.StepsToTarget) * float64(res.StepTime))
+	row.Staging, row.CacheWarmup = res.Staging, res.CacheWarmup
+	row.Time = row.Training + row.Overheads()
+}
+
+// TimeToTarget returns the time to target of the configuration of r that
+// res simulated, as Predict computes a row's Time:
+//
+//	steps(B) · step time + staging + cache warm-up + evaluation + start-up
+//
+// with steps(B) at res's global batch from r's steps-to-target curve if it
+// has one, else its recipe.
+func TimeToTarget(r *scenarios.Resolved, res *sim.Result) units.Seconds {
+	row := Row{StepsToTarget: stepsModel(r).Steps(res.GlobalBatch), Evaluation: r.Overheads.Evaluation, Startup: r.Overheads.Startup}
+	row.setTime(res)
+	return row.Time
 }
 
 // setEfficiency fills Row.Efficiency.

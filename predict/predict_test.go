@@ -165,6 +165,12 @@ steps_to_target: {s_min: 1000, b_noise: 2048, max_batch: 100, source: test}
 	if s := p.Steps.String(); s != "fitted steps-to-target curve S(B) = 1000 · (1 + 2048/B) (test)" {
 		t.Errorf("steps model %q", s)
 	}
+	// TimeToTarget, which the charts use, counts the steps the same way.
+	for _, row := range p.Rows {
+		if got := TimeToTarget(r, row.Result); got != row.Time {
+			t.Errorf("global batch %d: TimeToTarget %v, the row's Time %v", row.Point.GlobalBatch, got, row.Time)
+		}
+	}
 }
 
 // TestRules checks the scaling rule of each kind of recipe and the

@@ -244,8 +244,8 @@ func (r *Resolved) network(c *sim.Config, p Point) error {
 }
 
 // CacheHit returns the steady-state fraction of a node's local reads that
-// its page cache serves when the data set is samples × sampleBytes and
-// the node has host memory mem:
+// its page cache serves when the data set takes set bytes and the node
+// has host memory mem:
 //
 //	hit = min(1, PageCacheShare · mem / data set)
 //
@@ -253,12 +253,11 @@ func (r *Resolved) network(c *sim.Config, p Point) error {
 // reshuffle or shard the data set, and either way a node's reads recur),
 // and the cache keeps the most recent PageCacheShare·mem of them. It is 0
 // for an empty data set or a node without host memory.
-func CacheHit(mem units.Bytes, samples int64, sampleBytes units.Bytes) float64 {
-	set := float64(samples) * float64(sampleBytes)
+func CacheHit(mem, set units.Bytes) float64 {
 	if !(set > 0) || !(mem > 0) {
 		return 0
 	}
-	return min(1, PageCacheShare*float64(mem)/set)
+	return min(1, PageCacheShare*float64(mem)/float64(set))
 }
 
 // PageCacheHit returns the steady-state fraction of the scenario's reads
@@ -275,7 +274,7 @@ func (r *Resolved) PageCacheHit() float64 {
 	if !slices.ContainsFunc(r.Node.Storage, func(s hw.Storage) bool { return s.ReadBandwidth() > 0 }) {
 		return 0
 	}
-	return CacheHit(r.Node.HostMemory, r.Data.TrainSamples, r.Data.BytesPerSample)
+	return CacheHit(r.Node.HostMemory, r.Data.TrainBytes())
 }
 
 // input fills c.Input.

@@ -405,7 +405,7 @@ func TestPageCache(t *testing.T) {
 		{100 * units.GB, 0, 100 * units.MB, 0},
 		{0, 1000, 100 * units.MB, 0},
 	} {
-		if got := CacheHit(c.mem, c.samples, c.bytes); !(math.Abs(got-c.want) < 1e-12) {
+		if got := CacheHit(c.mem, units.Bytes(float64(c.samples)*float64(c.bytes))); !(math.Abs(got-c.want) < 1e-12) {
 			t.Errorf("CacheHit(%v, %d, %v) = %v, want %v", c.mem, c.samples, c.bytes, got, c.want)
 		}
 	}

@@ -23,6 +23,7 @@ import (
 	"scaleplan/internal/progress"
 	"scaleplan/internal/units"
 	"scaleplan/plots"
+	"scaleplan/predict"
 	"scaleplan/scenarios"
 	"scaleplan/sim"
 )
@@ -36,7 +37,7 @@ type scenarioRun struct {
 	// order. The timeline chart draws the last one with a Trace.
 	Results []*sim.Result
 	// TimeToTrain holds the time to train of each result, seconds; nil
-	// means timeToTrain of each (steps × step time + one-time costs).
+	// means predict.TimeToTarget of each (steps × step time + one-time costs).
 	TimeToTrain []units.Seconds
 }
 
@@ -45,22 +46,7 @@ func (s *scenarioRun) ttt(i int) units.Seconds {
 	if s.TimeToTrain != nil {
 		return s.TimeToTrain[i]
 	}
-	return timeToTrain(s.R, s.Results[i])
-}
-
-// timeToTrain returns the time r's recipe takes to its target on the
-// configuration res simulated:
-//
-//	T = steps(B) · step time + staging + start-up + evaluation
-//
-// where steps(B) is model.Recipe.Steps at res's global batch B (the
-// recipe's epochs over the dataset, ⌈N/B⌉ steps each), the step time is
-// the simulator's steady state, staging the one-time copy of the data set
-// onto the nodes' drives and start-up and evaluation the scenario's
-// overheads (0 unless it sets them).
-func timeToTrain(r *scenarios.Resolved, res *sim.Result) units.Seconds {
-	steps := r.Rcp.Steps(res.GlobalBatch)
-	return units.Seconds(float64(steps))*res.StepTime + res.Staging + res.CacheWarmup + r.Overheads.Startup + r.Overheads.Evaluation
+	return predict.TimeToTarget(s.R, s.Results[i])
 }
 
 // simulateSweep builds and simulates every configuration of r's sweep,
