@@ -213,7 +213,9 @@ func runRank(ctx context.Context, c *Config, rank int, tr Transport, ds *dataset
 			ph.Wait = ph.AllReduce
 		}
 		if err != nil {
-			return nil, fmt.Errorf("worker %d: step %d: all-reduce: %w", rank, s, err)
+			// A cancelled run closes the transport under the ring:
+			// say so rather than only what the closed link reported.
+			return nil, fmt.Errorf("worker %d: step %d: all-reduce: %w", rank, s, errors.Join(err, ctx.Err()))
 		}
 		tu := time.Now()
 		upd.Step(sched.LR(s))
@@ -229,7 +231,7 @@ func runRank(ctx context.Context, c *Config, rank int, tr Transport, ds *dataset
 			nextEval = max(s+1+c.Eval.Every, int(math.Ceil(float64(s+1)*(1+c.Eval.Growth))))
 			e, diverged, err := ev.run(net, tr, s+1, nonFinite)
 			if err != nil {
-				return nil, fmt.Errorf("worker %d: evaluation after step %d: %w", rank, s+1, err)
+				return nil, fmt.Errorf("worker %d: evaluation after step %d: %w", rank, s+1, errors.Join(err, ctx.Err()))
 			}
 			nonFinite = false
 			e.Time = time.Since(start)
