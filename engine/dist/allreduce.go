@@ -85,7 +85,9 @@ func Buckets(n, size int) [][2]int {
 	return b
 }
 
-// reducer all-reduces one rank's gradient in buckets, either after
+// reducer sums one rank's gradient with the other ranks' (an AllReduce
+// with scale 1: the loss gradient already carries the global batch's
+// mean) in buckets, either after
 // backward (Reduce) or overlapped with it (Ready during backward, then
 // Wait): a goroutine of its own then runs each bucket's all-reduce as
 // soon as backward has finished the bucket's values. The buckets go
@@ -95,7 +97,6 @@ type reducer struct {
 	t       Transport
 	grads   []float32
 	buckets [][2]int
-	scale   float32
 
 	// Overlap state. next is the next bucket to queue; queue feeds the
 	// goroutine; done receives the step's outcome after its last bucket.
@@ -113,8 +114,8 @@ type reduceResult struct {
 
 // newReducer returns a reducer of grads over t; with overlap it starts
 // its goroutine (Close stops it).
-func newReducer(t Transport, grads []float32, bucketValues int, scale float32, overlap bool) *reducer {
-	r := &reducer{t: t, grads: grads, buckets: Buckets(len(grads), bucketValues), scale: scale}
+func newReducer(t Transport, grads []float32, bucketValues int, overlap bool) *reducer {
+	r := &reducer{t: t, grads: grads, buckets: Buckets(len(grads), bucketValues)}
 	if overlap && len(r.buckets) > 0 {
 		r.queue = make(chan int, len(r.buckets))
 		r.done = make(chan reduceResult, 1)
@@ -138,7 +139,7 @@ func (r *reducer) loop() {
 					res.first = t0
 				}
 				b := r.buckets[k]
-				if err := AllReduce(r.t, r.grads[b[0]:b[1]], r.scale); err != nil {
+				if err := AllReduce(r.t, r.grads[b[0]:b[1]], 1); err != nil {
 					res.err = fmt.Errorf("bucket [%d, %d): %w", b[0], b[1], err)
 				}
 				res.last = time.Now()
@@ -179,7 +180,7 @@ func (r *reducer) Wait() (time.Duration, error) {
 // Reduce all-reduces every bucket in order on the calling goroutine.
 func (r *reducer) Reduce() error {
 	for _, b := range r.buckets {
-		if err := AllReduce(r.t, r.grads[b[0]:b[1]], r.scale); err != nil {
+		if err := AllReduce(r.t, r.grads[b[0]:b[1]], 1); err != nil {
 			return fmt.Errorf("bucket [%d, %d): %w", b[0], b[1], err)
 		}
 	}

@@ -15,9 +15,10 @@
 // global batch (data.Sampler with DropLast), runs forward and backward on
 // M micro-batches of b samples (gradient accumulation: the gradients add
 // up in nn.Network.Grads), all-reduces the gradient and applies the
-// optimizer. Each micro-batch's loss is its mean over b samples, so the
-// all-reduce scales the sum by 1/(W·M), and the update uses the mean
-// gradient over the global batch, as serial training on batch B does;
+// optimizer. Each micro-batch's loss gradient is its share of the mean
+// over the global batch (nn.CrossEntropy.MeanOver = B), so the all-reduce
+// only sums, and the update uses the mean gradient over the global batch,
+// as serial training on batch B does;
 // tests check that W = 1, 2 and 4 workers (and M = 2) give the weights of
 // serial training to 1e-5 after 20 steps. The update runs in parallel
 // over pieces of the parameters, each with its own optimizer instance,

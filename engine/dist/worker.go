@@ -161,15 +161,16 @@ func runRank(ctx context.Context, c *Config, rank int, tr Transport, ds *dataset
 		return nil, err
 	}
 	defer loader.Close()
-	// One worker has nothing to exchange: its all-reduce only scales, on
-	// the worker's goroutine.
+	// One worker has nothing to exchange: its all-reduce does nothing.
 	overlap := c.Overlap && c.Workers > 1
-	red := newReducer(tr, net.Grads, max(1, c.BucketBytes/4), 1/float32(c.Workers*c.Accumulate), overlap)
+	red := newReducer(tr, net.Grads, max(1, c.BucketBytes/4), overlap)
 	defer red.Close()
 
 	res = &Result{Config: *c, StepsPerEpoch: pl.perEpoch}
 	ev := newEvaluator(c, rank, ds.eval)
-	ce := &nn.CrossEntropy{Smoothing: c.Smoothing}
+	// Each micro-batch's loss gradient is its share of the mean over the
+	// global batch, so the all-reduce only sums.
+	ce := &nn.CrossEntropy{Smoothing: c.Smoothing, MeanOver: c.GlobalBatch()}
 	b := c.Batch
 	nonFinite := false
 	nextEval := c.Eval.Every

@@ -331,6 +331,41 @@ func TestGradCrossEntropy(t *testing.T) {
 	}
 }
 
+// A batch cut into parts, each with MeanOver the whole batch's size, gives
+// every sample the gradient row that the whole batch gives it, and each
+// part's Forward still returns the part's own mean loss.
+func TestCrossEntropyMeanOver(t *testing.T) {
+	rng := rand.New(rand.NewPCG(10, 10))
+	z := randTensor(rng, 6, 5)
+	labels := []int{4, 0, 2, 2, 1, 3}
+	whole := &CrossEntropy{Smoothing: 0.1}
+	whole.Forward(z, labels)
+	want := whole.Backward().Data
+	for _, cut := range [][]int{{0, 2, 6}, {0, 3, 6}, {0, 1, 2, 3, 4, 5, 6}} {
+		for i := range len(cut) - 1 {
+			lo, hi := cut[i], cut[i+1]
+			part := tensor.FromData(z.Data[lo*5:hi*5], hi-lo, 5)
+			ce := &CrossEntropy{Smoothing: 0.1, MeanOver: 6}
+			loss := ce.Forward(part, labels[lo:hi])
+			own := (&CrossEntropy{Smoothing: 0.1}).Forward(part, labels[lo:hi])
+			if loss != own {
+				t.Errorf("cut %v, part %d: loss %g, want the part's mean %g", cut, i, loss, own)
+			}
+			for j, g := range ce.Backward().Data {
+				if g != want[lo*5+j] {
+					t.Fatalf("cut %v, part %d: gradient element %d is %g, want %g", cut, i, j, g, want[lo*5+j])
+				}
+			}
+		}
+	}
+	defer func() {
+		if recover() == nil {
+			t.Error("negative MeanOver: no panic")
+		}
+	}()
+	(&CrossEntropy{MeanOver: -1}).Forward(z, labels)
+}
+
 // TestGradNetwork checks every parameter of a small network that chains
 // all layer kinds, trained through Network.Loss with label smoothing.
 func TestGradNetwork(t *testing.T) {

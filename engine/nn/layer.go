@@ -18,6 +18,7 @@ const (
 	badLabels     = "nn: number of labels does not match the batch"
 	badLabel      = "nn: label out of range"
 	badSmoothing  = "nn: label smoothing outside [0, 1)"
+	badMeanOver   = "nn: negative MeanOver"
 	badNetworkDst = "nn: networks have different layouts"
 )
 

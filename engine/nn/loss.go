@@ -17,9 +17,21 @@ import (
 // which is PyTorch's CrossEntropyLoss(label_smoothing=ε). With ε = 0 it
 // is the usual negative log-likelihood of the label. The log-sum-exp is
 // computed in float64 with the maximum logit subtracted.
+//
+// When the batch is one part of a larger one whose mean loss is trained
+// on, as a data-parallel worker's or a micro-batch's is, MeanOver is the
+// larger batch's size M, and the gradient is this part's share of the
+// larger mean, (p_k − q_k)/M: the parts' gradients then only need to be
+// summed, which is what an all-reduce does, and each sample's term is
+// the one a single worker would compute for the whole batch.
 type CrossEntropy struct {
 	// Smoothing is ε, in [0, 1). Default 0.
 	Smoothing float64
+
+	// MeanOver is M, the number of samples the gradient's mean is
+	// taken over; 0 means the batch's own N. It changes the gradient,
+	// not the loss Forward returns, which is always the batch's mean.
+	MeanOver int
 
 	grad tensor.T
 	done bool
@@ -27,8 +39,8 @@ type CrossEntropy struct {
 
 // Forward returns the mean loss of logits [N, K] against labels, and
 // computes the gradient that Backward returns. It panics if logits is not
-// two-dimensional, len(labels) != N, a label is outside [0, K), or
-// Smoothing is outside [0, 1).
+// two-dimensional, len(labels) != N, a label is outside [0, K),
+// Smoothing is outside [0, 1) or MeanOver is negative.
 func (ce *CrossEntropy) Forward(logits *tensor.T, labels []int) float64 {
 	if logits.Rank() != 2 {
 		panic(badRank)
@@ -41,9 +53,16 @@ func (ce *CrossEntropy) Forward(logits *tensor.T, labels []int) float64 {
 	if !(eps >= 0 && eps < 1) {
 		panic(badSmoothing)
 	}
+	if ce.MeanOver < 0 {
+		panic(badMeanOver)
+	}
 	ce.grad.Resize(n, k)
 	var total float64
 	inv := 1 / float64(max(1, n))
+	ginv := inv
+	if ce.MeanOver > 0 {
+		ginv = 1 / float64(ce.MeanOver)
+	}
 	for i, y := range labels {
 		if y < 0 || y >= k {
 			panic(badLabel)
@@ -69,14 +88,16 @@ func (ce *CrossEntropy) Forward(logits *tensor.T, labels []int) float64 {
 			if j == y {
 				q += 1 - eps
 			}
-			g[j] = float32((float64(g[j])/sum - q) * inv)
+			g[j] = float32((float64(g[j])/sum - q) * ginv)
 		}
 	}
 	ce.done = true
 	return total * inv
 }
 
-// Backward returns dL/dlogits from the last Forward, owned by ce.
+// Backward returns dL/dlogits from the last Forward, owned by ce: with
+// MeanOver set, the gradient of this batch's share of the mean over
+// MeanOver samples.
 func (ce *CrossEntropy) Backward() *tensor.T {
 	if !ce.done {
 		panic(badOrder)
