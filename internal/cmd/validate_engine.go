@@ -33,7 +33,7 @@ func validateEngineFlags() []cli.Flag {
 		&cli.StringSliceFlag{Name: "engine-transport", Value: cli.NewStringSlice("inproc", "tcp"), Usage: "transports `T,...`: inproc, tcp"},
 		&cli.IntFlag{Name: "engine-steps", Value: 10, Usage: "timed steps per measurement"},
 		&cli.IntFlag{Name: "engine-warmup", Value: 3, Usage: "untimed steps before them"},
-		&cli.IntFlag{Name: "engine-rounds", Value: 3, Usage: "measure every configuration `N` times, in N rounds over all of them, and keep the median"},
+		&cli.IntFlag{Name: "engine-rounds", Value: 5, Usage: "measure every configuration `N` times, in N rounds over all of them, and keep the median"},
 		&cli.StringFlag{Name: "engine-data", Usage: "`DIR` of an IDX data set, or 'synthetic'; default Fashion-MNIST if installed"},
 		&cli.StringFlag{Name: "engine-out", Usage: "write every measurement as a bench log to `FILE`"},
 	}
