@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"testing"
+	"time"
 )
 
 // BenchmarkSgemm measures C = A*B for square n×n operands and reports the
@@ -81,6 +82,39 @@ func BenchmarkMLPProducts(b *testing.B) {
 					o.run()
 				}
 				b.ReportMetric(o.flop*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+			})
+		}
+	}
+}
+
+// BenchmarkParallelAfterGap measures a parallel loop that follows a
+// stretch of serial work on the calling goroutine, as the loops of a
+// training step follow each other: each iteration busy-waits gap on the
+// caller, then runs Parallel over two chunks of about 100 µs each.
+// "region-µs" is the mean time of the parallel loop alone: about 100 µs
+// when the second core joins at once, up to 200 µs when it joins late.
+// spin=0 parks the helpers at once, so every loop wakes one, as the
+// goroutine-per-call loops before the helper pool did.
+func BenchmarkParallelAfterGap(b *testing.B) {
+	defer SetThreads(0)
+	defer spinFor.Store(spinFor.Load())
+	SetThreads(2)
+	work := func(d time.Duration) {
+		for t := time.Now(); time.Since(t) < d; {
+		}
+	}
+	for _, spin := range []time.Duration{0, time.Millisecond} {
+		for _, gap := range []time.Duration{20 * time.Microsecond, 300 * time.Microsecond} {
+			b.Run(fmt.Sprintf("spin=%v/gap=%v", spin, gap), func(b *testing.B) {
+				spinFor.Store(int64(spin))
+				var region time.Duration
+				for range b.N {
+					work(gap)
+					t0 := time.Now()
+					Parallel(2, 1, func(lo, hi int) { work(100 * time.Microsecond) })
+					region += time.Since(t0)
+				}
+				b.ReportMetric(float64(region.Microseconds())/float64(b.N), "region-µs")
 			})
 		}
 	}

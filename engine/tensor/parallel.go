@@ -4,6 +4,7 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // threads is the number of goroutines Parallel uses; 0 means GOMAXPROCS.
@@ -44,6 +45,11 @@ func Parallel(n, grain int, f func(lo, hi int)) {
 // each call passed to f, 0 <= w < Workers(n, grain), so that f can use
 // per-worker scratch space. Which chunks a worker gets varies from run to
 // run; results must not depend on it.
+//
+// The calling goroutine runs chunks itself, and the other workers are
+// helper goroutines that live between calls (see pool) rather than new
+// goroutines per call. A call made while another is using the helpers
+// (concurrent or nested calls) starts goroutines of its own.
 func ParallelWorkers(n, grain int, f func(w, lo, hi int)) {
 	if n <= 0 {
 		return
@@ -59,27 +65,147 @@ func ParallelWorkers(n, grain int, f func(w, lo, hi int)) {
 		}
 		return
 	}
-	var next atomic.Int64
-	run := func(w int) {
-		for {
-			c := int(next.Add(1)) - 1
-			if c >= chunks {
-				return
-			}
-			lo := c * grain
-			f(w, lo, min(lo+grain, n))
-		}
+	j := &job{f: f, n: n, grain: grain, chunks: chunks, workers: workers}
+	if helpers.TryLock() {
+		helpers.run(j)
+		helpers.Unlock()
+		return
 	}
 	var wg sync.WaitGroup
 	wg.Add(workers - 1)
 	for w := 1; w < workers; w++ {
 		go func() {
 			defer wg.Done()
-			run(w)
+			j.run(w)
 		}()
 	}
-	run(0)
+	j.run(0)
 	wg.Wait()
+}
+
+// job is one ParallelWorkers call: its chunks are claimed one at a time
+// by whichever worker comes first.
+type job struct {
+	f                         func(w, lo, hi int)
+	n, grain, chunks, workers int
+	next                      atomic.Int64 // next chunk to claim
+	active                    atomic.Int64 // helpers that may still call f
+}
+
+// run claims and computes chunks as worker w until none is left.
+func (j *job) run(w int) {
+	for {
+		c := int(j.next.Add(1)) - 1
+		if c >= j.chunks {
+			return
+		}
+		lo := c * j.grain
+		j.f(w, lo, min(lo+j.grain, j.n))
+	}
+}
+
+// spinFor is how long an idle helper keeps looking for the next job
+// before it parks. Waking a parked goroutine on an idle core costs the
+// time the operating system (and, in a virtual machine, the hypervisor)
+// takes to run its thread again: 85–130 µs on the 2-core KVM guests of
+// docs/performance.md, against gaps of a few to a few hundred
+// microseconds between the parallel loops of a training step. Spinning
+// through those gaps keeps the second core in the next loop from its
+// start, as OpenMP runtimes do; a spinning helper yields to any other
+// runnable goroutine (runtime.Gosched) and parks after spinFor of
+// nothing to do. The clock decides only when a helper parks, never which
+// chunks run or what they compute. Nanoseconds; a variable for tests.
+var spinFor atomic.Int64
+
+func init() { spinFor.Store(int64(time.Millisecond)) }
+
+// helpers is the pool of helper goroutines that ParallelWorkers uses.
+var helpers pool
+
+// pool is a set of helper goroutines, worker indices 1, 2, ...; a
+// ParallelWorkers call holds its mutex while it uses them. A job is
+// published by storing it and then advancing seq; every helper watches
+// seq, spinning for spinFor after its last job and then parked on its
+// wake channel.
+type pool struct {
+	sync.Mutex
+	seq    atomic.Uint64
+	cur    atomic.Pointer[job]
+	parked []*atomic.Bool
+	wake   []chan struct{}
+}
+
+// run computes j with the caller as worker 0 and helpers 1 to
+// j.workers−1, starting helpers that do not exist yet. It returns once
+// every chunk is done; a helper that arrives after that finds no chunk
+// left and does not call f.
+func (p *pool) run(j *job) {
+	for len(p.wake)+1 < j.workers {
+		w := len(p.wake) + 1
+		p.parked = append(p.parked, new(atomic.Bool))
+		p.wake = append(p.wake, make(chan struct{}, 1))
+		go p.helper(w, p.seq.Load(), p.parked[w-1], p.wake[w-1])
+	}
+	p.cur.Store(j)
+	p.seq.Add(1)
+	for w := 1; w < j.workers; w++ {
+		if p.parked[w-1].CompareAndSwap(true, false) {
+			p.wake[w-1] <- struct{}{}
+		}
+	}
+	j.run(0)
+	// Every chunk is claimed; wait for the helpers computing one. A helper
+	// counts itself active before it claims, so none is missed.
+	for j.active.Load() > 0 {
+		runtime.Gosched()
+	}
+}
+
+// helper is helper goroutine w: it runs every job published after seq
+// last that has a place for it, and never returns.
+func (p *pool) helper(w int, last uint64, parked *atomic.Bool, wake chan struct{}) {
+	for {
+		s := p.seq.Load()
+		if s == last {
+			s = p.await(last, parked, wake)
+		}
+		last = s
+		j := p.cur.Load()
+		if w >= j.workers {
+			continue
+		}
+		j.active.Add(1)
+		j.run(w)
+		j.active.Add(-1)
+	}
+}
+
+// await waits for seq to move past last, spinning for spinFor and then
+// parked, and returns its new value.
+func (p *pool) await(last uint64, parked *atomic.Bool, wake chan struct{}) uint64 {
+	until := time.Now().Add(time.Duration(spinFor.Load()))
+	for {
+		if s := p.seq.Load(); s != last {
+			return s
+		}
+		if time.Now().After(until) {
+			break
+		}
+		runtime.Gosched()
+	}
+	for {
+		parked.Store(true)
+		if s := p.seq.Load(); s != last {
+			if !parked.CompareAndSwap(true, false) {
+				<-wake // the publisher saw us parked: take its token
+			}
+			return s
+		}
+		<-wake
+		if s := p.seq.Load(); s != last {
+			return s
+		}
+	}
 }
 
 // Workers returns the number of goroutines Parallel(n, grain, f) runs f

@@ -1,8 +1,11 @@
 package tensor
 
 import (
+	"fmt"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 )
 
 func TestShapes(t *testing.T) {
@@ -127,6 +130,72 @@ func TestParallel(t *testing.T) {
 	SetThreads(0)
 	if Threads() < 1 {
 		t.Fatal("Threads")
+	}
+}
+
+// Calls that run at the same time, calls inside calls, and calls after
+// the helpers have parked each visit every index once, with worker
+// indices in range and each used by one goroutine at a time.
+func TestParallelConcurrent(t *testing.T) {
+	defer SetThreads(0)
+	defer spinFor.Store(spinFor.Load())
+	SetThreads(3)
+	check := func(n, grain int, nested bool) error {
+		seen := make([]atomic.Int32, n)
+		busy := make([]atomic.Bool, Workers(n, grain))
+		var bad atomic.Bool
+		ParallelWorkers(n, grain, func(w, lo, hi int) {
+			if w < 0 || w >= len(busy) || !busy[w].CompareAndSwap(false, true) {
+				bad.Store(true)
+				return
+			}
+			defer busy[w].Store(false)
+			if nested {
+				Parallel(hi-lo, 1, func(a, b int) {
+					for i := lo + a; i < lo+b; i++ {
+						seen[i].Add(1)
+					}
+				})
+				return
+			}
+			for i := lo; i < hi; i++ {
+				seen[i].Add(1)
+			}
+		})
+		if bad.Load() {
+			return fmt.Errorf("n=%d grain=%d: a worker index out of range or in use twice", n, grain)
+		}
+		for i := range seen {
+			if c := seen[i].Load(); c != 1 {
+				return fmt.Errorf("n=%d grain=%d nested=%v: index %d visited %d times", n, grain, nested, i, c)
+			}
+		}
+		return nil
+	}
+	for _, spin := range []time.Duration{time.Millisecond, 0} {
+		spinFor.Store(int64(spin))
+		var wg sync.WaitGroup
+		errs := make(chan error, 8)
+		for g := range 4 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := range 200 {
+					if err := check(1+(i*7+g)%97, 1+i%5, i%3 == 0); err != nil {
+						errs <- err
+						return
+					}
+					if spin == 0 && i%50 == 0 {
+						time.Sleep(100 * time.Microsecond) // let the helpers park
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			t.Error(err)
+		}
 	}
 }
 
