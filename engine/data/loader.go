@@ -40,6 +40,15 @@ type LoaderConfig struct {
 	// capacity of the queue; one more may be under construction. Default 0:
 	// the next batch is built while the current one is used.
 	Prefetch int
+	// Recycle reuses the slices of earlier batches (Prefetch+2 sets, in
+	// turn) instead of allocating every batch: a batch's X, Labels and
+	// Indices then belong to the loader again as soon as the consumer
+	// calls Next again. A training loop that is done with a batch when it
+	// asks for the next one saves an allocation per step
+	// (3.2 MB for 1024 Fashion-MNIST images), its page faults and the
+	// garbage collections it drives. Default false: every batch is the
+	// consumer's to keep.
+	Recycle bool
 }
 
 // Loader delivers one worker's batches from a background goroutine through
@@ -89,12 +98,30 @@ func (l *Loader) run(ctx context.Context, ds *Dataset, s Sampler, c LoaderConfig
 	defer l.wg.Done()
 	defer close(l.ch)
 	nb := s.Batches()
+	// With Recycle, batch n is built in set n mod (Prefetch+2), whose last
+	// user was batch n−Prefetch−2. Batch n is built once batch n−1 is in
+	// the queue, which then held at most Prefetch−1 others, n−Prefetch to
+	// n−2 (for Prefetch 0, once the consumer took n−1): so the consumer
+	// has called Next for batch n−Prefetch−1, after the set's last user.
+	var sets []Batch
+	if c.Recycle {
+		sets = make([]Batch, c.Prefetch+2)
+	}
+	n := 0
 	for e := c.FirstEpoch; e < c.FirstEpoch+c.Epochs; e++ {
 		order := s.Order(e)
 		for k := range nb {
-			idx := append([]int(nil), s.Shard(order, k, c.Worker)...)
-			b := Batch{Epoch: e, Step: k, Global: s.GlobalLen(k), Indices: idx}
-			b.X, b.Labels = ds.Gather(nil, nil, idx)
+			var old Batch
+			if sets != nil {
+				old = sets[n%len(sets)]
+			}
+			b := Batch{Epoch: e, Step: k, Global: s.GlobalLen(k)}
+			b.Indices = append(old.Indices[:0], s.Shard(order, k, c.Worker)...)
+			b.X, b.Labels = ds.Gather(old.X, old.Labels, b.Indices)
+			if sets != nil {
+				sets[n%len(sets)] = b
+			}
+			n++
 			select {
 			case l.ch <- b:
 				l.sent.Add(1)

@@ -72,6 +72,50 @@ func TestLoaderBatches(t *testing.T) {
 	}
 }
 
+// With Recycle every batch, read before the next call to Next, is the
+// batch the loader gives without it, and from the (Prefetch+2)-th batch
+// on its inputs reuse an earlier batch's storage.
+func TestLoaderRecycle(t *testing.T) {
+	ds := smallSet(t, 40)
+	s := Sampler{N: 40, Batch: 4, Workers: 2, Shuffle: true, Seed: 3}
+	for _, depth := range []int{0, 1, 3} {
+		var want []Batch
+		l, err := NewLoader(context.Background(), ds, s, LoaderConfig{Worker: 1, Epochs: 2, Prefetch: depth})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for b, ok := l.Next(); ok; b, ok = l.Next() {
+			want = append(want, b)
+		}
+		l.Close()
+		r, err := NewLoader(context.Background(), ds, s, LoaderConfig{Worker: 1, Epochs: 2, Prefetch: depth, Recycle: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen := map[*float32]bool{}
+		i, reused := 0, 0
+		for b, ok := r.Next(); ok; b, ok = r.Next() {
+			w := want[i]
+			if b.Epoch != w.Epoch || b.Step != w.Step || b.Global != w.Global || !slices.Equal(b.Indices, w.Indices) ||
+				!slices.Equal(b.X, w.X) || !slices.Equal(b.Labels, w.Labels) {
+				t.Fatalf("depth %d batch %d: differs from the batch without Recycle", depth, i)
+			}
+			if seen[&b.X[0]] {
+				reused++
+			}
+			seen[&b.X[0]] = true
+			i++
+		}
+		r.Close()
+		if i != len(want) {
+			t.Errorf("depth %d: %d batches, want %d", depth, i, len(want))
+		}
+		if wantReused := len(want) - (depth + 2); reused != wantReused {
+			t.Errorf("depth %d: %d batches reused storage, want %d", depth, reused, wantReused)
+		}
+	}
+}
+
 func TestLoaderDeterministic(t *testing.T) {
 	ds := smallSet(t, 50)
 	s := Sampler{N: 50, Batch: 8, Workers: 2, DropLast: true, Shuffle: true, Seed: 9}

@@ -156,7 +156,7 @@ func runRank(ctx context.Context, c *Config, rank int, tr Transport, ds *dataset
 		return nil, fmt.Errorf("schedule: %w", err)
 	}
 	sampler := data.Sampler{N: ds.train.N, Batch: c.GlobalBatch(), Workers: c.Workers, DropLast: true, Shuffle: true, Seed: c.Seed}
-	loader, err := data.NewLoader(ctx, ds.train, sampler, data.LoaderConfig{Worker: rank, Epochs: pl.epochs, Prefetch: c.Prefetch})
+	loader, err := data.NewLoader(ctx, ds.train, sampler, data.LoaderConfig{Worker: rank, Epochs: pl.epochs, Prefetch: c.Prefetch, Recycle: true})
 	if err != nil {
 		return nil, err
 	}
