@@ -50,7 +50,9 @@
 // # Parallel loops
 //
 // Parallel runs a loop body over fixed-size chunks of an index range on
-// Threads() goroutines. Because chunk boundaries do not depend on the
+// Threads() goroutines: the caller and helper goroutines that spin
+// briefly between loops rather than park, because waking a parked one
+// costs about 0.1 ms on a virtual machine's idle core. Because chunk boundaries do not depend on the
 // number of threads, reductions that keep one partial result per chunk
 // and combine them in order are bit-reproducible on any machine.
 // ParallelWorkers also passes a worker index for per-worker scratch space.
