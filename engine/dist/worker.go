@@ -142,6 +142,17 @@ func runRank(ctx context.Context, c *Config, rank int, tr Transport, ds *dataset
 			err = fmt.Errorf("worker %d: panic: %v", rank, p)
 		}
 	}()
+	// A single-threaded worker of several runs bound to a CPU of its own
+	// (rank modulo the CPUs), as launchers bind ranks to cores: unbound,
+	// the workers' goroutines and those of their loaders and all-reduces
+	// move between the cores, and two in-process workers ran 10–25 %
+	// slower at small batches (docs/performance.md). Best effort: where
+	// the system refuses, the worker runs unbound.
+	if c.Workers > 1 && c.Threads == 1 {
+		if release, err := bindThread(rank); err == nil {
+			defer release()
+		}
+	}
 	pl, err := makePlan(c, ds)
 	if err != nil {
 		return nil, err
