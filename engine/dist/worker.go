@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"math"
+	"runtime"
 	"time"
 
 	"scaleplan/engine/data"
@@ -142,13 +143,16 @@ func runRank(ctx context.Context, c *Config, rank int, tr Transport, ds *dataset
 			err = fmt.Errorf("worker %d: panic: %v", rank, p)
 		}
 	}()
-	// A single-threaded worker of several runs bound to a CPU of its own
-	// (rank modulo the CPUs), as launchers bind ranks to cores: unbound,
-	// the workers' goroutines and those of their loaders and all-reduces
-	// move between the cores, and two in-process workers ran 10–25 %
-	// slower at small batches (docs/performance.md). Best effort: where
-	// the system refuses, the worker runs unbound.
-	if c.Workers > 1 && c.Threads == 1 {
+	// When every worker is single-threaded and has a CPU to itself, each
+	// runs bound to its CPU (the rank-th of the process's), as launchers
+	// bind ranks to cores: unbound, the workers' goroutines and those of
+	// their loaders and all-reduces move between the cores, and two
+	// in-process workers on two cores ran 10–40 % slower at small batches
+	// (docs/performance.md). With more workers than CPUs they stay
+	// unbound, so that the system can move a runnable worker to a core
+	// whose workers wait. Best effort: where the system refuses, the
+	// worker runs unbound.
+	if c.Workers > 1 && c.Threads == 1 && c.Workers <= runtime.NumCPU() {
 		if release, err := bindThread(rank); err == nil {
 			defer release()
 		}
