@@ -93,6 +93,12 @@
 // program calls RunWorker. The environment is passed on (OPENBLAS_CORETYPE
 // included).
 //
+// On Linux, when every worker is single-threaded (Config.Threads 1) and
+// there are at least as many CPUs as workers, each worker runs on a
+// locked OS thread bound to its own CPU (the rank-th of the process's),
+// whatever the transport, as MPI and PyTorch launchers bind ranks to
+// cores; binding is best effort and ends with the worker.
+//
 // A run cannot hang: every wait is bounded by Config.Timeout; a worker
 // that fails aborts the ring, so the others fail at once; a process that
 // exits early ends the run with its exit status and the end of its
