@@ -67,8 +67,8 @@ func ParallelWorkers(n, grain int, f func(w, lo, hi int)) {
 	}
 	j := &job{f: f, n: n, grain: grain, chunks: chunks, workers: workers}
 	if helpers.TryLock() {
+		defer helpers.Unlock() // also if f panics, so that the pool stays usable
 		helpers.run(j)
-		helpers.Unlock()
 		return
 	}
 	var wg sync.WaitGroup

@@ -223,3 +223,31 @@ func TestAddScaled(t *testing.T) {
 	}()
 	AddScaled(make([]float32, 2), 1, make([]float32, 3))
 }
+
+// A loop body that panics on the calling goroutine leaves the helpers
+// usable by the next loop.
+func TestParallelAfterPanic(t *testing.T) {
+	defer SetThreads(0)
+	SetThreads(2)
+	func() {
+		defer func() {
+			if recover() == nil {
+				t.Error("no panic")
+			}
+		}()
+		ParallelWorkers(4, 1, func(w, lo, hi int) {
+			if w == 0 {
+				panic("body")
+			}
+		})
+	}()
+	if !helpers.TryLock() {
+		t.Fatal("the helper pool is still held after the panic")
+	}
+	helpers.Unlock()
+	var n atomic.Int32
+	Parallel(100, 1, func(lo, hi int) { n.Add(int32(hi - lo)) })
+	if n.Load() != 100 {
+		t.Errorf("after the panic: %d of 100 indices visited", n.Load())
+	}
+}
