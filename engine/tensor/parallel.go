@@ -129,10 +129,15 @@ var helpers pool
 // wake channel.
 type pool struct {
 	sync.Mutex
-	seq    atomic.Uint64
-	cur    atomic.Pointer[job]
-	parked []*atomic.Bool
-	wake   []chan struct{}
+	seq     atomic.Uint64
+	cur     atomic.Pointer[job]
+	helpers []*helper // helper w is helpers[w-1]
+}
+
+// helper is the state a helper goroutine shares with the publisher.
+type helper struct {
+	parked atomic.Bool   // set while the helper is (about to be) blocked on wake
+	wake   chan struct{} // the publisher's token for a parked helper, capacity 1
 }
 
 // run computes j with the caller as worker 0 and helpers 1 to
@@ -140,17 +145,16 @@ type pool struct {
 // every chunk is done; a helper that arrives after that finds no chunk
 // left and does not call f.
 func (p *pool) run(j *job) {
-	for len(p.wake)+1 < j.workers {
-		w := len(p.wake) + 1
-		p.parked = append(p.parked, new(atomic.Bool))
-		p.wake = append(p.wake, make(chan struct{}, 1))
-		go p.helper(w, p.seq.Load(), p.parked[w-1], p.wake[w-1])
+	for len(p.helpers)+1 < j.workers {
+		h := &helper{wake: make(chan struct{}, 1)}
+		p.helpers = append(p.helpers, h)
+		go p.serve(len(p.helpers), p.seq.Load(), h)
 	}
 	p.cur.Store(j)
 	p.seq.Add(1)
-	for w := 1; w < j.workers; w++ {
-		if p.parked[w-1].CompareAndSwap(true, false) {
-			p.wake[w-1] <- struct{}{}
+	for _, h := range p.helpers[:j.workers-1] {
+		if h.parked.CompareAndSwap(true, false) {
+			h.wake <- struct{}{}
 		}
 	}
 	j.run(0)
@@ -161,13 +165,13 @@ func (p *pool) run(j *job) {
 	}
 }
 
-// helper is helper goroutine w: it runs every job published after seq
-// last that has a place for it, and never returns.
-func (p *pool) helper(w int, last uint64, parked *atomic.Bool, wake chan struct{}) {
+// serve is the body of helper goroutine w: it runs every job published
+// after seq last that has a place for it, and never returns.
+func (p *pool) serve(w int, last uint64, h *helper) {
 	for {
 		s := p.seq.Load()
 		if s == last {
-			s = p.await(last, parked, wake)
+			s = p.await(last, h)
 		}
 		last = s
 		j := p.cur.Load()
@@ -182,7 +186,7 @@ func (p *pool) helper(w int, last uint64, parked *atomic.Bool, wake chan struct{
 
 // await waits for seq to move past last, spinning for spinFor and then
 // parked, and returns its new value.
-func (p *pool) await(last uint64, parked *atomic.Bool, wake chan struct{}) uint64 {
+func (p *pool) await(last uint64, h *helper) uint64 {
 	until := time.Now().Add(time.Duration(spinFor.Load()))
 	for {
 		if s := p.seq.Load(); s != last {
@@ -194,14 +198,14 @@ func (p *pool) await(last uint64, parked *atomic.Bool, wake chan struct{}) uint6
 		runtime.Gosched()
 	}
 	for {
-		parked.Store(true)
+		h.parked.Store(true)
 		if s := p.seq.Load(); s != last {
-			if !parked.CompareAndSwap(true, false) {
-				<-wake // the publisher saw us parked: take its token
+			if !h.parked.CompareAndSwap(true, false) {
+				<-h.wake // the publisher saw us parked: take its token
 			}
 			return s
 		}
-		<-wake
+		<-h.wake
 		if s := p.seq.Load(); s != last {
 			return s
 		}
