@@ -97,7 +97,10 @@
 // there are at least as many CPUs as workers, each worker runs on a
 // locked OS thread bound to its own CPU (the rank-th of the process's),
 // whatever the transport, as MPI and PyTorch launchers bind ranks to
-// cores; binding is best effort and ends with the worker.
+// cores; binding is best effort and ends with the worker. While such
+// workers run, GOMAXPROCS is at least twice their number in the process,
+// so that each worker's loader and all-reduce goroutines have a P of
+// their own rather than waiting for the scheduler to preempt a worker.
 //
 // A run cannot hang: every wait is bounded by Config.Timeout; a worker
 // that fails aborts the ring, so the others fail at once; a process that

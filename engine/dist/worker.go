@@ -151,8 +151,10 @@ func runRank(ctx context.Context, c *Config, rank int, tr Transport, ds *dataset
 	// (docs/performance.md). With more workers than CPUs they stay
 	// unbound, so that the system can move a runnable worker to a core
 	// whose workers wait. Best effort: where the system refuses, the
-	// worker runs unbound.
+	// worker runs unbound. Such a worker also brings a spare P for the
+	// goroutines that serve it (spareProc).
 	if c.Workers > 1 && c.Threads == 1 && c.Workers <= runtime.NumCPU() {
+		defer spareProc()()
 		if release, err := bindThread(rank); err == nil {
 			defer release()
 		}
