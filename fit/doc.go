@@ -57,6 +57,14 @@
 // or more batch sizes remain. Excluded points are reported, never dropped
 // silently.
 //
+// # Repeated measurements
+//
+// When a batch size was measured more than once, the residual sum of
+// squares splits into the repeats' scatter about their batch's mean and
+// the distance of those means from the law, and the F test of the two
+// (LackOfFit) says whether a low R² comes from the law or from the
+// measurements.
+//
 // # Across device counts
 //
 // From fits at several device counts p of the same model and device kind,

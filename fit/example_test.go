@@ -28,6 +28,25 @@ func ExampleThroughput() {
 	// step at batch 512: 2.038 s
 }
 
+// ExampleLackOfFit tells noisy measurements from a wrong law: every batch
+// measured three times, 6 % apart, around means that follow the law.
+func ExampleLackOfFit() {
+	var b, v []float64
+	for _, x := range []float64{16, 64, 256, 1024} {
+		mean := x / (x/12000 + 0.002)
+		b = append(b, x, x, x)
+		v = append(v, mean*0.94, mean, mean*1.06)
+	}
+	f, err := fit.Throughput(b, v, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	lf := f.LackOfFit
+	fmt.Printf("R² = %.4f, repeats scatter %.1f%%, lack of fit F = %.3f, p = %.2f\n", f.R2, 100*lf.PureError, lf.F, lf.P)
+	// Output:
+	// R² = 0.9713, repeats scatter 6.0%, lack of fit F = 0.000, p = 1.00
+}
+
 // ExampleSteps fits a steps-to-target curve and names the regime of three
 // batches.
 func ExampleSteps() {

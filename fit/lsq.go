@@ -85,6 +85,7 @@ type lsq struct {
 	resid    []float64     // (y_i − f_i)/f_i for every point
 	z        []float64     // standardized prediction residuals; NaN where not tested
 	excluded []bool        // points the outlier test excluded
+	lof      *LackOfFit    // nil when the test cannot run
 }
 
 // solve fits cv to (x, y) starting from (a0, c0); cs is the scale of c.
@@ -120,7 +121,90 @@ func solve(cv curve, x, y []float64, a0, c0, cs float64, set Settings) *lsq {
 			l.z[i] = l.resid[i] / (l.s * math.Sqrt(1+h))
 		}
 	}
+	l.lof = l.lackOfFit(x, y, keep)
 	return l
+}
+
+// LackOfFit is the test of a fitted law against repeated measurements:
+// with points measured more than once at the same batch size, the sum of
+// the squared relative residuals splits exactly into the scatter of the
+// repeats about their batch's mean (pure error) and the distance of those
+// means from the law (lack of fit),
+//
+//	Σ ((y − f)/f)² = Σ ((y − ȳ_b)/f_b)² + Σ_b n_b ((ȳ_b − f_b)/f_b)²,
+//	   SS_res      =       SS_pe        +          SS_lof,
+//
+// because the law's value f_b is the same for every point of batch b. If
+// the law is right, F = (SS_lof/(c − p)) / (SS_pe/(n − c)), with n points
+// at c batch sizes and p fitted parameters, follows the F distribution
+// with (c − p, n − c) degrees of freedom (Draper and Smith, Applied
+// Regression Analysis, ch. 2). A low R² with a large P says the points
+// scatter more than the law misses them: the measurements, not the law,
+// are what to improve.
+type LackOfFit struct {
+	// PureError is the standard deviation of the relative scatter of the
+	// repeats, √(SS_pe/(n − c)), e.g. 0.05 for 5 %.
+	PureError float64
+	// F is the ratio of the mean squares of lack of fit and pure error.
+	F float64
+	// DF are the degrees of freedom (c − p, n − c).
+	DF [2]int
+	// P is the probability of an F at least this large if the law were
+	// right; below a chosen level (such as 0.05) the law does not
+	// describe the points within their scatter.
+	P float64
+}
+
+// lackOfFit returns the lack-of-fit test of l over the kept points, or
+// nil when it cannot run: no batch size measured twice, no degree of
+// freedom left for the lack of fit (c <= p), or repeats that agree
+// exactly.
+func (l *lsq) lackOfFit(x, y []float64, keep []bool) *LackOfFit {
+	type batch struct {
+		n   int
+		sum float64
+	}
+	batches := map[float64]*batch{}
+	for i := range x {
+		if !keep[i] {
+			continue
+		}
+		b := batches[x[i]]
+		if b == nil {
+			b = &batch{}
+			batches[x[i]] = b
+		}
+		b.n++
+		b.sum += y[i]
+	}
+	p := 2
+	if l.bound {
+		p = 1
+	}
+	c := len(batches)
+	dfLOF, dfPE := c-p, l.used-c
+	if dfLOF < 1 || dfPE < 1 {
+		return nil
+	}
+	var sspe float64
+	for i := range x {
+		if keep[i] {
+			b := batches[x[i]]
+			d := (y[i] - b.sum/float64(b.n)) / l.fitted[i]
+			sspe += d * d
+		}
+	}
+	if !(sspe > 0) {
+		return nil
+	}
+	sslof := max(l.ssr-sspe, 0) // ≥ 0 but for rounding
+	f := (sslof / float64(dfLOF)) / (sspe / float64(dfPE))
+	return &LackOfFit{
+		PureError: math.Sqrt(sspe / float64(dfPE)),
+		F:         f,
+		DF:        [2]int{dfLOF, dfPE},
+		P:         distuv.F{D1: float64(dfLOF), D2: float64(dfPE)}.Survival(f),
+	}
 }
 
 // predictionTest leaves out each batch size in turn and standardizes the

@@ -64,6 +64,9 @@ type StepsFit struct {
 	R2 float64
 	// S is the standard deviation of the relative residuals.
 	S float64
+	// LackOfFit tests the curve against repeated runs at the same batch
+	// (several seeds); nil without them (see LackOfFit).
+	LackOfFit *LackOfFit
 	// Used is the number of points in the fit; DOF = Used − 2 (− 1 when
 	// BNoise sits on its bound 0).
 	Used, DOF int
@@ -147,7 +150,7 @@ func Steps(batch, steps []float64, s *Settings) (*StepsFit, error) {
 	return &StepsFit{
 		SMin: l.a, BNoise: l.c,
 		SMinInterval: l.aInt, BNoiseInterval: l.cInt,
-		Level: set.Level, R2: l.r2, S: l.s, Used: l.used, DOF: l.dof, Bound: l.bound,
+		Level: set.Level, R2: l.r2, S: l.s, LackOfFit: l.lof, Used: l.used, DOF: l.dof, Bound: l.bound,
 		Fitted: l.fitted, Residuals: l.resid, Z: l.z, Excluded: l.excluded,
 	}, nil
 }

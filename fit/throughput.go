@@ -36,6 +36,9 @@ type ThroughputFit struct {
 	// S is the standard deviation of the relative residuals (v − v̂)/v̂
 	// of the points used, e.g. 0.02 for 2 % noise; NaN with two points.
 	S float64
+	// LackOfFit tests the law against repeated measurements of the same
+	// batch; nil without them (see LackOfFit).
+	LackOfFit *LackOfFit
 	// Used is the number of points in the fit and DOF = Used − 2 (Used − 1
 	// when T sits on its bound 0).
 	Used, DOF int
@@ -126,7 +129,7 @@ func Throughput(b, v []float64, s *Settings) (*ThroughputFit, error) {
 		TInterval:  [2]units.Seconds{units.Seconds(l.cInt[0]), units.Seconds(l.cInt[1])},
 		Level:      set.Level,
 		Cov:        l.cov,
-		R2:         l.r2, S: l.s, Used: l.used, DOF: l.dof, Bound: l.bound,
+		R2:         l.r2, S: l.s, LackOfFit: l.lof, Used: l.used, DOF: l.dof, Bound: l.bound,
 		Fitted: l.fitted, Residuals: l.resid, Z: l.z, Excluded: l.excluded,
 	}
 	f.Start.V0, f.Start.T = v0, units.Seconds(t)

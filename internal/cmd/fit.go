@@ -199,6 +199,9 @@ func throughputTable(rep *fit.Report, groupBy []string) *table {
 		if f.Bound {
 			notes = append(notes, "t < 0 at the optimum: held at 0")
 		}
+		if f.LackOfFit != nil {
+			notes = append(notes, lackOfFitNote(f.LackOfFit))
+		}
 		excluded := len(g.Points) - f.Used
 		row = append(row, strconv.Itoa(f.Used), strconv.Itoa(excluded), batchRange(g.Points),
 			num(f.V0), numInterval(f.V0Interval[0], f.V0Interval[1]),
@@ -206,6 +209,12 @@ func throughputTable(rep *fit.Report, groupBy []string) *table {
 		t.Rows = append(t.Rows, row)
 	}
 	return t
+}
+
+// lackOfFitNote says how much repeated measurements scatter and whether
+// the law misses their means by more than that (fit.LackOfFit).
+func lackOfFitNote(lf *fit.LackOfFit) string {
+	return fmt.Sprintf("repeats scatter %.1f%%; lack of fit p = %.2g", 100*lf.PureError, lf.P)
 }
 
 func excludedTable(rep *fit.Report) *table {
@@ -291,10 +300,14 @@ func stepsTable(rep *fit.Report, groupBy []string) *table {
 			t.Rows = append(t.Rows, append(row, strconv.Itoa(len(sg.Points)-unreached), strconv.Itoa(unreached), "", "", "", "", "", maxB, sg.Err.Error()))
 			continue
 		}
-		note := ""
+		var notes []string
 		if f.Used < len(sg.Points)-unreached {
-			note = fmt.Sprintf("%d excluded", len(sg.Points)-unreached-f.Used)
+			notes = append(notes, fmt.Sprintf("%d excluded", len(sg.Points)-unreached-f.Used))
 		}
+		if f.LackOfFit != nil {
+			notes = append(notes, lackOfFitNote(f.LackOfFit))
+		}
+		note := strings.Join(notes, "; ")
 		t.Rows = append(t.Rows, append(row, strconv.Itoa(f.Used), strconv.Itoa(unreached), num(f.SMin), numInterval(f.SMinInterval[0], f.SMinInterval[1]),
 			num(f.BNoise), numInterval(f.BNoiseInterval[0], f.BNoiseInterval[1]), fmt.Sprintf("%.4f", f.R2), maxB, note))
 	}

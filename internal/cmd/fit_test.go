@@ -40,6 +40,7 @@ func TestFitCommand(t *testing.T) {
 		{"csv", []string{"fit", "--format", "csv", "testdata/fit/bench_resnet50.jsonl"}, exitOK},
 		{"json", []string{"fit", "--format", "json", "--keep-outliers", "testdata/fit/horovod_truncated.txt"}, exitOK},
 		{"md", []string{"fit", "--format", "md", "--device", "V100", "testdata/fit/horovod_truncated.txt", "testdata/fit/mlperf_resnet.log"}, exitOK},
+		{"repeats", []string{"fit", "testdata/fit/bench_mlp_repeats.jsonl"}, exitOK},
 		{"no-log", []string{"fit"}, exitUsage},
 		{"bad-format", []string{"fit", "--format", "xml", "testdata/fit/bench_resnet50.jsonl"}, exitUsage},
 		{"bad-size", []string{"fit", "--gradient-size", "102", "testdata/fit/bench_resnet50.jsonl"}, exitUsage},
