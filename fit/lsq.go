@@ -164,18 +164,14 @@ func (l *lsq) lackOfFit(x, y []float64, keep []bool) *LackOfFit {
 		n   int
 		sum float64
 	}
-	batches := map[float64]*batch{}
+	batches := map[float64]batch{}
 	for i := range x {
-		if !keep[i] {
-			continue
-		}
-		b := batches[x[i]]
-		if b == nil {
-			b = &batch{}
+		if keep[i] {
+			b := batches[x[i]]
+			b.n++
+			b.sum += y[i]
 			batches[x[i]] = b
 		}
-		b.n++
-		b.sum += y[i]
 	}
 	p := 2
 	if l.bound {
