@@ -2,6 +2,7 @@ package dist
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -88,6 +89,13 @@ func Measure(ctx context.Context, c Config, warmup, steps int) (*Measurement, er
 		return nil, err
 	}
 	m := &Measurement{Config: res.Config, Warmup: warmup, Steps: steps, StepStats: res.Steps[warmup:]}
+	m.summarize()
+	return m, nil
+}
+
+// summarize computes m's statistics from its StepStats.
+func (m *Measurement) summarize() {
+	m.Phases = Phases{}
 	var sum float64
 	for _, s := range m.StepStats {
 		sum += s.Time.Seconds()
@@ -100,6 +108,7 @@ func Measure(ctx context.Context, c Config, warmup, steps int) (*Measurement, er
 		d := s.Time.Seconds() - m.StepTime
 		ss += d * d
 	}
+	m.StepTimeStd = 0
 	if len(m.StepStats) > 1 {
 		m.StepTimeStd = math.Sqrt(ss / (n - 1))
 	}
@@ -108,6 +117,39 @@ func Measure(ctx context.Context, c Config, warmup, steps int) (*Measurement, er
 	for _, d := range []*time.Duration{&p.DataWait, &p.Forward, &p.Backward, &p.AllReduce, &p.Wait, &p.Update} {
 		*d = time.Duration(float64(*d) / n)
 	}
+}
+
+// Combine returns one measurement of the timed steps of several runs of
+// the same configuration, such as rounds measured at different times: its
+// StepStats are theirs in order (each run's step indices as they were),
+// Warmup and Steps their sums, and its statistics those of Measure over
+// all the steps, so that
+//
+//	StepTime = Σ t_i / n   over the n = Σ Steps timed steps.
+//
+// It returns an error for no measurements and for measurements of
+// different configurations (model, transport, workers, batch or
+// accumulation).
+func Combine(ms []*Measurement) (*Measurement, error) {
+	if len(ms) == 0 {
+		return nil, errors.New("dist: combining no measurements")
+	}
+	c := ms[0].Config
+	m := &Measurement{Config: c}
+	for _, x := range ms {
+		if d := x.Config; d.ModelName() != c.ModelName() || d.Transport != c.Transport || d.Workers != c.Workers ||
+			d.Batch != c.Batch || d.Accumulate != c.Accumulate {
+			return nil, fmt.Errorf("dist: combining a measurement of %s, %d workers %s, batch %d×%d with one of %s, %d workers %s, batch %d×%d",
+				d.ModelName(), d.Workers, d.Transport, d.Batch, d.Accumulate, c.ModelName(), c.Workers, c.Transport, c.Batch, c.Accumulate)
+		}
+		m.Warmup += x.Warmup
+		m.Steps += x.Steps
+		m.StepStats = append(m.StepStats, x.StepStats...)
+	}
+	if len(m.StepStats) == 0 {
+		return nil, errors.New("dist: combining measurements without timed steps")
+	}
+	m.summarize()
 	return m, nil
 }
 

@@ -294,6 +294,56 @@ func TestMeasure(t *testing.T) {
 	}
 }
 
+// Combine is Measure over the timed steps of all its measurements: mean
+// and sample standard deviation of the step times, computed here over the
+// concatenated steps, and the mean phases.
+func TestCombine(t *testing.T) {
+	c := tiny()
+	var ms []*Measurement
+	for _, steps := range []int{3, 4} {
+		m, err := Measure(context.Background(), c, 2, steps)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ms = append(ms, m)
+	}
+	m, err := Combine(ms)
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := append(slices.Clone(ms[0].StepStats), ms[1].StepStats...)
+	var sum, ss, fwd float64
+	for _, s := range all {
+		sum += s.Time.Seconds()
+		fwd += s.Phases.Forward.Seconds()
+	}
+	mean := sum / 7
+	for _, s := range all {
+		ss += (s.Time.Seconds() - mean) * (s.Time.Seconds() - mean)
+	}
+	if m.Steps != 7 || m.Warmup != 4 || len(m.StepStats) != 7 {
+		t.Errorf("%d steps after %d, %d step stats; want 7 after 4, 7", m.Steps, m.Warmup, len(m.StepStats))
+	}
+	if math.Abs(m.StepTime-mean) > 1e-12 || math.Abs(m.StepTimeStd-math.Sqrt(ss/6)) > 1e-12 || math.Abs(m.SamplesPerSec-8/mean) > 1e-6*m.SamplesPerSec {
+		t.Errorf("step time %g ± %g, %g samples/s; want %g ± %g, %g", m.StepTime, m.StepTimeStd, m.SamplesPerSec, mean, math.Sqrt(ss/6), 8/mean)
+	}
+	if math.Abs(m.Phases.Forward.Seconds()-fwd/7) > 1e-9 {
+		t.Errorf("forward %v, want %gs", m.Phases.Forward, fwd/7)
+	}
+	other := tiny()
+	other.Batch = 16
+	o, err := Measure(context.Background(), other, 0, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Combine(append(ms, o)); err == nil || !strings.Contains(err.Error(), "batch 16") {
+		t.Errorf("combining batches 8 and 16: %v", err)
+	}
+	if _, err := Combine(nil); err == nil {
+		t.Error("combining nothing: no error")
+	}
+}
+
 func TestConfigErrors(t *testing.T) {
 	c := Config{Model: "resnet", Workers: -1, Batch: 0, Transport: "udp", Eval: Eval{Target: 2}}
 	err := c.Validate()

@@ -273,6 +273,10 @@ func benchThroughputCommand() *cli.Command {
 			"wait, forward, backward, all-reduce, update; with --overlap the all-reduce runs\n" +
 			"during backward, so phases add up to more than the step). A line per\n" +
 			"configuration goes to stderr, the table to stdout, the log to --out.\n\n" +
+			"With --rounds N every configuration is measured in N rounds, each of which runs\n" +
+			"the whole sweep (warm-up and timed steps), and its measurement is taken over the\n" +
+			"timed steps of all N: on a shared machine whose speed drifts, every\n" +
+			"configuration then sees the same spells of load.\n\n" +
 			"With --transport tcp, workers 1 to W-1 are processes of this program started\n" +
 			"on 127.0.0.1 (environment passed on, killed with this process); worker 0 runs\n" +
 			"here. `scaleplan fit LOG` fits v = b / (b/v0 + t) per worker count.\n\n" +
@@ -286,6 +290,7 @@ func benchThroughputCommand() *cli.Command {
 			&cli.IntFlag{Name: "steps", Value: 20, Usage: "timed steps per configuration"},
 			&cli.IntFlag{Name: "warmup", Value: 5, Usage: "untimed steps before them"},
 			&cli.IntFlag{Name: "repeat", Value: 1, Usage: "measure the whole sweep `N` times (one record each)"},
+			&cli.IntFlag{Name: "rounds", Value: 1, Usage: "measure every configuration in `N` rounds over the sweep, one record over all their timed steps"},
 			&cli.Float64Flag{Name: "lr", Value: 0.01, Usage: "learning rate of the momentum SGD trained with"},
 			&cli.BoolFlag{Name: "step-records", Usage: "also log one record per timed step"},
 			plotFlag(),
@@ -305,6 +310,7 @@ type throughputSweep struct {
 	Steps     int         `json:"steps"`
 	Warmup    int         `json:"warmup"`
 	Repeat    int         `json:"repeat"`
+	Rounds    int         `json:"rounds"`
 	Engine    dist.Config `json:"engine"`
 }
 
@@ -332,7 +338,7 @@ func runBenchThroughput(c *cli.Context) error {
 	if err := positive("batch", batches); err != nil {
 		return err
 	}
-	for _, f := range []string{"steps", "repeat", "accumulate"} {
+	for _, f := range []string{"steps", "repeat", "rounds", "accumulate"} {
 		if err := positive(f, []int{c.Int(f)}); err != nil {
 			return err
 		}
@@ -367,38 +373,55 @@ func runBenchThroughput(c *cli.Context) error {
 
 	run := runName(c, "throughput")
 	hdr, err := header(run, throughputSweep{Command: "bench throughput", Framework: c.String("framework"), Workers: workers, Batches: batches,
-		Steps: c.Int("steps"), Warmup: c.Int("warmup"), Repeat: c.Int("repeat"), Engine: sweepTemplate(base)})
+		Steps: c.Int("steps"), Warmup: c.Int("warmup"), Repeat: c.Int("repeat"), Rounds: c.Int("rounds"), Engine: sweepTemplate(base)})
 	if err != nil {
 		return err
 	}
 	recs := []benchlog.Record{hdr}
 	t := &table{Title: fmt.Sprintf("%s throughput, %s", base.ModelName(), tensor.Backend()),
 		Header: []string{"workers", "batch", "global_batch", "steps", "step_ms", "std_ms", "samples_per_s", "data_ms", "forward_ms", "backward_ms", "allreduce_ms", "wait_ms", "update_ms"}}
-	bar := newBar(c, "bench throughput", c.Int("repeat")*len(workers)*len(batches))
+	rounds := c.Int("rounds")
+	var cfgs []dist.Config
+	for _, w := range workers {
+		for _, b := range batches {
+			cfg := base
+			cfg.Workers, cfg.Batch = w, b
+			cfgs = append(cfgs, cfg)
+		}
+	}
+	bar := newBar(c, "bench throughput", c.Int("repeat")*rounds*len(cfgs))
 	defer bar.Done()
 	for range c.Int("repeat") {
-		for _, w := range workers {
-			for _, b := range batches {
-				cfg := base
-				cfg.Workers, cfg.Batch = w, b
-				bar.Item(fmt.Sprintf("workers %d batch %d", w, b))
+		meas := make([][]*dist.Measurement, len(cfgs))
+		for r := range rounds {
+			for i, cfg := range cfgs {
+				w, b := cfg.Workers, cfg.Batch
+				bar.Item(fmt.Sprintf("%sworkers %d batch %d", roundPrefix(r, rounds), w, b))
 				m, err := dist.Measure(ctx, cfg, c.Int("warmup"), c.Int("steps"))
 				if err != nil {
 					return fmt.Errorf("bench throughput: workers %d, batch %d: %w", w, b, err)
 				}
-				bar.Printf("bench: %s workers %d batch %d: %.0f samples/s, %.2f ms/step",
-					m.Config.ModelName(), w, b, m.SamplesPerSec, m.StepTime*1e3)
+				bar.Printf("bench: %s%s workers %d batch %d: %.0f samples/s, %.2f ms/step",
+					roundPrefix(r, rounds), m.Config.ModelName(), w, b, m.SamplesPerSec, m.StepTime*1e3)
 				bar.Add(1)
-				recs = append(recs, m.Record(run))
-				if c.Bool("step-records") {
-					recs = append(recs, m.StepRecords(run)...)
-				}
-				p := m.Phases
-				t.Rows = append(t.Rows, []string{strconv.Itoa(w), strconv.Itoa(b), strconv.Itoa(m.Config.GlobalBatch()), strconv.Itoa(m.Steps),
-					strconv.FormatFloat(m.StepTime*1e3, 'f', 2, 64), strconv.FormatFloat(m.StepTimeStd*1e3, 'f', 2, 64),
-					strconv.FormatFloat(m.SamplesPerSec, 'f', 0, 64),
-					ms(p.DataWait), ms(p.Forward), ms(p.Backward), ms(p.AllReduce), ms(p.Wait), ms(p.Update)})
+				meas[i] = append(meas[i], m)
 			}
+		}
+		for i, cfg := range cfgs {
+			w, b := cfg.Workers, cfg.Batch
+			m, err := dist.Combine(meas[i])
+			if err != nil {
+				return fmt.Errorf("bench throughput: workers %d, batch %d: %w", w, b, err)
+			}
+			recs = append(recs, m.Record(run))
+			if c.Bool("step-records") {
+				recs = append(recs, m.StepRecords(run)...)
+			}
+			p := m.Phases
+			t.Rows = append(t.Rows, []string{strconv.Itoa(w), strconv.Itoa(b), strconv.Itoa(m.Config.GlobalBatch()), strconv.Itoa(m.Steps),
+				strconv.FormatFloat(m.StepTime*1e3, 'f', 2, 64), strconv.FormatFloat(m.StepTimeStd*1e3, 'f', 2, 64),
+				strconv.FormatFloat(m.SamplesPerSec, 'f', 0, 64),
+				ms(p.DataWait), ms(p.Forward), ms(p.Backward), ms(p.AllReduce), ms(p.Wait), ms(p.Update)})
 		}
 	}
 	log, err := encodeLog(recs)
@@ -406,6 +429,15 @@ func runBenchThroughput(c *cli.Context) error {
 		return err
 	}
 	return finish(c, log, t, format)
+}
+
+// roundPrefix is "round r: " for a measurement of a sweep in rounds, ""
+// for one in a single round.
+func roundPrefix(r, rounds int) string {
+	if rounds == 1 {
+		return ""
+	}
+	return fmt.Sprintf("round %d: ", r+1)
 }
 
 func benchStepsCommand() *cli.Command {

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -107,6 +108,46 @@ func TestBenchThroughput(t *testing.T) {
 	fout, ferr, code := runCLI("fit", log)
 	if code != exitOK || !strings.Contains(fout, "mlp") {
 		t.Errorf("fit: exit %d\n%s\n%s", code, fout, ferr)
+	}
+}
+
+// With --rounds every configuration is measured once per round, rounds
+// over the whole sweep, and recorded once over all its timed steps.
+func TestBenchThroughputRounds(t *testing.T) {
+	log := filepath.Join(t.TempDir(), "rounds.jsonl")
+	_, stderr, code := runCLI("bench", "throughput", "--data", "synthetic", "--workers", "1", "--batch", "4,8",
+		"--steps", "2", "--warmup", "1", "--rounds", "3", "--step-records", "--out", log)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	recs := readLog(t, log)
+	var meas, steps int
+	for _, r := range recs[1:] {
+		switch r.Kind {
+		case benchlog.KindMeasurement:
+			meas++
+			if r.Steps != 6 {
+				t.Errorf("measurement of batch %d over %d steps, want 6 (3 rounds of 2)", r.Batch, r.Steps)
+			}
+		case benchlog.KindStep:
+			steps++
+		}
+	}
+	if meas != 2 || steps != 12 {
+		t.Errorf("%d measurements and %d step records, want 2 and 12", meas, steps)
+	}
+	// The rounds run the sweep in order: batch 4, batch 8, batch 4, ...
+	var order []string
+	for _, l := range strings.Split(stderr, "\n") {
+		if i := strings.Index(l, "bench: round "); i >= 0 {
+			order = append(order, strings.Fields(l[i:])[2]+strings.Fields(l[i:])[7])
+		}
+	}
+	if want := []string{"1:4:", "1:8:", "2:4:", "2:8:", "3:4:", "3:8:"}; !slices.Equal(order, want) {
+		t.Errorf("progress in the order %v, want %v:\n%s", order, want, stderr)
+	}
+	if got := fmt.Sprint(recs[0].Config["rounds"]); got != "3" {
+		t.Errorf("header's rounds %s, want 3", got)
 	}
 }
 
@@ -318,6 +359,8 @@ func TestBenchErrors(t *testing.T) {
 		{"bench", "throughput", "--precision", "amp-bf16"},
 		{"bench", "throughput", "--format", "xml"},
 		{"bench", "throughput", "--workers", "0"},
+		{"bench", "throughput", "--rounds", "0"},
+		{"bench", "--framework", "torch", "--rounds", "2"},
 		{"bench", "throughput", "--batch", "8,-1"},
 		{"bench", "throughput", "--bucket", "1024"},
 		{"bench", "throughput", "--model", "resnet", "--data", "synthetic"},
