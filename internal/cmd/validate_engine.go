@@ -1,7 +1,6 @@
 package cmd
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"math"
@@ -33,7 +32,7 @@ func validateEngineFlags() []cli.Flag {
 		&cli.StringSliceFlag{Name: "engine-transport", Value: cli.NewStringSlice("inproc", "tcp"), Usage: "transports `T,...`: inproc, tcp"},
 		&cli.IntFlag{Name: "engine-steps", Value: 10, Usage: "timed steps per measurement"},
 		&cli.IntFlag{Name: "engine-warmup", Value: 3, Usage: "untimed steps before them"},
-		&cli.IntFlag{Name: "engine-rounds", Value: 5, Usage: "measure every configuration `N` times, in N rounds over all of them, and keep the median"},
+		&cli.IntFlag{Name: "engine-rounds", Value: 5, Usage: "measure every configuration in `N` rounds over all of them, each measurement over the timed steps of all N"},
 		&cli.StringFlag{Name: "engine-data", Usage: "`DIR` of an IDX data set, or 'synthetic'; default Fashion-MNIST if installed"},
 		&cli.StringFlag{Name: "engine-out", Usage: "write every measurement as a bench log to `FILE`"},
 	}
@@ -48,7 +47,7 @@ type engineCalibration struct {
 	Layers  []int                 // gradient values per tensor, backward order
 	Bucket  int                   // all-reduce bucket, bytes
 	Links   map[string]*dist.Link // per transport
-	Rounds  int                   // measurements per configuration, of which the median is kept
+	Rounds  int                   // rounds each configuration is measured in
 	Cores   int                   // cores the workers and their links share (GOMAXPROCS); 0 means as many as workers
 }
 
@@ -186,8 +185,8 @@ func runValidateEngine(c *cli.Context) error {
 	// Every configuration: one worker on every core at each batch (the
 	// calibration), then W workers over each transport. They are measured
 	// in rounds, each round all of them in this order, so that the spells
-	// of load on a shared machine fall on all of them alike; each keeps
-	// the measurement of median throughput.
+	// of load on a shared machine fall on all of them alike; each one's
+	// measurement is over the timed steps of all its rounds (dist.Combine).
 	var cfgs []dist.Config
 	for _, b := range batches {
 		cfg := base
@@ -246,29 +245,19 @@ func runValidateEngine(c *cli.Context) error {
 	}
 	meas := make([]*dist.Measurement, len(cfgs))
 	for i, ms := range all {
-		meas[i] = medianMeasurement(ms)
+		m, err := dist.Combine(ms)
+		if err != nil {
+			return fmt.Errorf("validate --engine: %w", err)
+		}
+		meas[i] = m
 	}
 
 	// 1. One worker on every core: the throughput law and the update time.
-	var bs, vs []float64
-	var upd, fwd, bwd float64
-	for i, b := range batches {
-		m := meas[i]
-		bs, vs = append(bs, float64(b)), append(vs, m.SamplesPerSec)
-		upd += m.Phases.Update.Seconds() / float64(len(batches))
-		fwd += m.Phases.Forward.Seconds()
-		bwd += m.Phases.Backward.Seconds()
-	}
-	law, err := fit.Throughput(bs, vs, nil)
-	if err != nil {
-		return fmt.Errorf("validate --engine: fitting one worker: %w", err)
-	}
-	layers, err := base.GradientLayout()
+	cal, err := calibrateEngine(base, batches, meas[:len(batches)])
 	if err != nil {
 		return err
 	}
-	cal := &engineCalibration{Law: law, Update: upd, Forward: min(max(fwd/(fwd+bwd), 0.05), 0.95), Layers: layers,
-		Bucket: base.WithDefaults().BucketBytes, Links: map[string]*dist.Link{}, Rounds: rounds, Cores: runtime.GOMAXPROCS(0)}
+	cal.Rounds = rounds
 
 	// 2. The links: the median of each round's probe.
 	for i, tr := range transports {
@@ -280,20 +269,9 @@ func runValidateEngine(c *cli.Context) error {
 	}
 
 	// 3. Predict W workers against their measurements.
-	var rows []engineRow
-	for i := len(batches); i < len(cfgs); i++ {
-		cfg, m := cfgs[i], meas[i]
-		sc, err := engineSimConfig(cal, cfg.Workers, cfg.Batch, cfg.Transport)
-		if err != nil {
-			return err
-		}
-		pred, err := sim.Run(sc)
-		if err != nil {
-			return fmt.Errorf("validate --engine: simulating %s: %w", sc.Name, err)
-		}
-		rows = append(rows, engineRow{Workers: cfg.Workers, Batch: cfg.Batch, Transport: cfg.Transport, Predicted: pred, Measured: m,
-			Error:    (pred.SamplesPerSec - m.SamplesPerSec) / m.SamplesPerSec,
-			PredComm: float64(pred.Breakdown.Comm), MeasWait: m.Phases.Wait.Seconds()})
+	rows, err := predictEngine(cal, cfgs[len(batches):], meas[len(batches):])
+	if err != nil {
+		return err
 	}
 	bar.Done()
 	if out := c.String("engine-out"); out != "" {
@@ -319,13 +297,50 @@ func runValidateEngine(c *cli.Context) error {
 	return nil
 }
 
-// medianMeasurement returns the measurement of median throughput (the
-// lower middle one of an even count), so that its phases belong to the
-// same run as its throughput.
-func medianMeasurement(ms []*dist.Measurement) *dist.Measurement {
-	s := slices.Clone(ms)
-	slices.SortStableFunc(s, func(a, b *dist.Measurement) int { return cmp.Compare(a.SamplesPerSec, b.SamplesPerSec) })
-	return s[(len(s)-1)/2]
+// calibrateEngine fits the throughput law to one worker's measurements at
+// batches and takes from them the mean optimizer update and the forward
+// share of forward + backward. The links are left for the caller.
+func calibrateEngine(base dist.Config, batches []int, meas []*dist.Measurement) (*engineCalibration, error) {
+	var bs, vs []float64
+	var upd, fwd, bwd float64
+	for i, b := range batches {
+		m := meas[i]
+		bs, vs = append(bs, float64(b)), append(vs, m.SamplesPerSec)
+		upd += m.Phases.Update.Seconds() / float64(len(batches))
+		fwd += m.Phases.Forward.Seconds()
+		bwd += m.Phases.Backward.Seconds()
+	}
+	law, err := fit.Throughput(bs, vs, nil)
+	if err != nil {
+		return nil, fmt.Errorf("validate --engine: fitting one worker: %w", err)
+	}
+	layers, err := base.GradientLayout()
+	if err != nil {
+		return nil, err
+	}
+	return &engineCalibration{Law: law, Update: upd, Forward: min(max(fwd/(fwd+bwd), 0.05), 0.95), Layers: layers,
+		Bucket: base.WithDefaults().BucketBytes, Links: map[string]*dist.Link{}, Cores: runtime.GOMAXPROCS(0)}, nil
+}
+
+// predictEngine simulates every configuration of cfgs with cal and
+// compares it with its measurement.
+func predictEngine(cal *engineCalibration, cfgs []dist.Config, meas []*dist.Measurement) ([]engineRow, error) {
+	var rows []engineRow
+	for i, cfg := range cfgs {
+		m := meas[i]
+		sc, err := engineSimConfig(cal, cfg.Workers, cfg.Batch, cfg.Transport)
+		if err != nil {
+			return nil, err
+		}
+		pred, err := sim.Run(sc)
+		if err != nil {
+			return nil, fmt.Errorf("validate --engine: simulating %s: %w", sc.Name, err)
+		}
+		rows = append(rows, engineRow{Workers: cfg.Workers, Batch: cfg.Batch, Transport: cfg.Transport, Predicted: pred, Measured: m,
+			Error:    (pred.SamplesPerSec - m.SamplesPerSec) / m.SamplesPerSec,
+			PredComm: float64(pred.Breakdown.Comm), MeasWait: m.Phases.Wait.Seconds()})
+	}
+	return rows, nil
 }
 
 // probeLink measures the link of a transport with a ring of two ranks in
@@ -387,7 +402,7 @@ func writeEngineValidation(c *cli.Context, format string, base dist.Config, cal 
 			runtime.NumCPU(), law.Used, law.V0, float64(law.T)*1e3, law.R2, cal.Update*1e3, cal.Forward)
 		perRound := ""
 		if cal.Rounds > 1 {
-			fmt.Fprintf(w, "Every configuration measured in %d alternating rounds; the median throughput is kept\n", cal.Rounds)
+			fmt.Fprintf(w, "Every configuration measured in %d alternating rounds, over the timed steps of all of them\n", cal.Rounds)
 			perRound = fmt.Sprintf(", median of %d rounds", cal.Rounds)
 		}
 		names := make([]string, 0, len(cal.Links))

@@ -105,25 +105,3 @@ func TestValidateEngine(t *testing.T) {
 		}
 	}
 }
-
-// TestMedianMeasurement checks the kept measurement against a sort of the
-// throughputs: the middle one, the lower middle of an even count, and the
-// whole measurement (its phases) rather than a mixture.
-func TestMedianMeasurement(t *testing.T) {
-	mk := func(vs ...float64) []*dist.Measurement {
-		var ms []*dist.Measurement
-		for i, v := range vs {
-			ms = append(ms, &dist.Measurement{SamplesPerSec: v, Steps: i})
-		}
-		return ms
-	}
-	for _, c := range []struct {
-		vs   []float64
-		want int // index of the kept measurement
-	}{{[]float64{5}, 0}, {[]float64{9, 1, 5}, 2}, {[]float64{4, 8, 1, 6}, 0}, {[]float64{3, 3, 1}, 0}} {
-		ms := mk(c.vs...)
-		if got := medianMeasurement(ms); got != ms[c.want] {
-			t.Errorf("median of %v: %v samples/s (measurement %d), want measurement %d", c.vs, got.SamplesPerSec, got.Steps, c.want)
-		}
-	}
-}
