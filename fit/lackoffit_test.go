@@ -18,14 +18,7 @@ func TestLackOfFitNone(t *testing.T) {
 		b = append(b, x, x)
 		v = append(v, f*(1+e), f*(1-e))
 	}
-	f, err := Throughput(b, v, &Settings{OutlierLevel: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	lf := f.LackOfFit
-	if lf == nil {
-		t.Fatal("no lack-of-fit test with every batch measured twice")
-	}
+	f, lf := fitRepeats(t, b, v)
 	if math.Abs(f.V0-v0) > 1e-6*v0 || math.Abs(float64(f.T)-tt) > 1e-9 {
 		t.Errorf("fit v0 = %v, t = %v; want %v, %v", f.V0, f.T, v0, tt)
 	}
@@ -51,14 +44,7 @@ func TestLackOfFitDecomposition(t *testing.T) {
 			v = append(v, x/(x/v0+tt)*(1+0.08*rng.NormFloat64()))
 		}
 	}
-	f, err := Throughput(b, v, &Settings{OutlierLevel: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	lf := f.LackOfFit
-	if lf == nil {
-		t.Fatal("no lack-of-fit test")
-	}
+	f, lf := fitRepeats(t, b, v)
 	var ssr, sspe, sslof float64
 	for i := 0; i < len(b); i += 3 {
 		mean := (v[i] + v[i+1] + v[i+2]) / 3
@@ -139,4 +125,18 @@ func TestLackOfFitSteps(t *testing.T) {
 	if f.LackOfFit == nil || f.LackOfFit.DF != [2]int{2, 4} || !(f.LackOfFit.P > 0.5) {
 		t.Errorf("lack of fit %+v, want DF [2 4] and a large P", f.LackOfFit)
 	}
+}
+
+// fitRepeats fits the throughput law to points with repeats, the outlier
+// test off, and returns the fit and its lack-of-fit test, which must exist.
+func fitRepeats(t *testing.T, b, v []float64) (*ThroughputFit, *LackOfFit) {
+	t.Helper()
+	f, err := Throughput(b, v, &Settings{OutlierLevel: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.LackOfFit == nil {
+		t.Fatal("no lack-of-fit test with every batch measured more than once")
+	}
+	return f, f.LackOfFit
 }
