@@ -430,10 +430,13 @@ func summarize(cv curve, x, y []float64, keep []bool, a, c float64, bound bool, 
 			sst += (y[i] - mean) * (y[i] - mean)
 		}
 	}
+	// Equal y (sst zero, or rounding of the mean) are met by the constant
+	// curve (c = 0) up to the rounding of its parameters: R² is 1 then.
+	tiny := float64(used) * (1e-12 * mean) * (1e-12 * mean)
 	switch {
-	case sst > 0:
+	case sst > tiny:
 		l.r2 = 1 - ssAbs/sst
-	case ssAbs == 0:
+	case ssAbs <= tiny:
 		l.r2 = 1
 	default:
 		l.r2 = math.NaN()

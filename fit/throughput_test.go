@@ -255,3 +255,22 @@ func TestThroughputBound(t *testing.T) {
 		t.Errorf("t interval %v, want [0, >0]", f.TInterval)
 	}
 }
+
+// Equal throughputs at every batch are the law with t = 0, met exactly:
+// R² is 1, though v0 may land an ulp away from them (FuzzReadCSV found
+// R² NaN there, which the calibration file then refused).
+func TestThroughputConstant(t *testing.T) {
+	for _, c := range []struct{ b, v []float64 }{
+		{[]float64{1, 2}, []float64{256, 256}},
+		{[]float64{16, 32, 64}, []float64{0.1, 0.1, 0.1}},
+		{[]float64{8, 8, 512, 4096}, []float64{1e6 / 3, 1e6 / 3, 1e6 / 3, 1e6 / 3}},
+	} {
+		f, err := Throughput(c.b, c.v, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f.R2 != 1 || f.T != 0 || math.Abs(f.V0-c.v[0]) > 1e-12*c.v[0] {
+			t.Errorf("%v at %v: v0 = %v, t = %v, R² = %v; want %v, 0, 1", c.v, c.b, f.V0, f.T, f.R2, c.v[0])
+		}
+	}
+}
