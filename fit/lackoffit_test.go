@@ -97,6 +97,7 @@ func TestLackOfFitAbsent(t *testing.T) {
 		{"no repeats", []float64{16, 64, 256, 1024}, []float64{4000, 9000, 13000, 15000}},
 		{"two batches", []float64{16, 16, 1024, 1024}, []float64{4000, 4100, 15000, 14800}},
 		{"exact repeats", []float64{16, 16, 64, 64, 256, 256}, []float64{4000, 4000, 9000, 9000, 13000, 13000}},
+		{"exact repeats, mean rounded", []float64{16, 16, 16, 64, 64, 64, 256, 256, 256}, []float64{0.1, 0.1, 0.1, 0.3, 0.3, 0.3, 0.7, 0.7, 0.7}},
 	} {
 		f, err := Throughput(c.b, c.v, &Settings{OutlierLevel: -1})
 		if err != nil {
