@@ -190,7 +190,7 @@ func (l *lsq) lackOfFit(x, y []float64, keep []bool) *LackOfFit {
 			sspe += d * d
 		}
 	}
-	if !(sspe > float64(l.used)*1e-24) { // repeats that agree to rounding // repeats that agree to rounding
+	if !(sspe > float64(l.used)*1e-24) { // repeats that agree to rounding
 		return nil
 	}
 	sslof := max(l.ssr-sspe, 0) // ≥ 0 but for rounding
