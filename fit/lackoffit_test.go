@@ -88,7 +88,7 @@ func TestLackOfFitDetects(t *testing.T) {
 
 // Without a batch measured twice, or with repeats at only two batches
 // (no degree of freedom for the lack of fit), there is no test; nor with
-// repeats that agree exactly.
+// repeats that agree exactly or to rounding.
 func TestLackOfFitAbsent(t *testing.T) {
 	for _, c := range []struct {
 		name string

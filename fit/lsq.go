@@ -157,8 +157,8 @@ type LackOfFit struct {
 
 // lackOfFit returns the lack-of-fit test of l over the kept points, or
 // nil when it cannot run: no batch size measured twice, no degree of
-// freedom left for the lack of fit (c <= p), or repeats that agree
-// exactly.
+// freedom left for the lack of fit (c <= p), or repeats that agree to
+// rounding (SS_pe at most 1e-24 per point).
 func (l *lsq) lackOfFit(x, y []float64, keep []bool) *LackOfFit {
 	type batch struct {
 		n   int
