@@ -160,33 +160,26 @@ type LackOfFit struct {
 // freedom left for the lack of fit (c <= p), or repeats that agree to
 // rounding (SS_pe at most 1e-24 per point).
 func (l *lsq) lackOfFit(x, y []float64, keep []bool) *LackOfFit {
-	type batch struct {
-		n   int
-		sum float64
-	}
-	batches := map[float64]batch{}
-	for i := range x {
-		if keep[i] {
-			b := batches[x[i]]
-			b.n++
-			b.sum += y[i]
-			batches[x[i]] = b
-		}
-	}
+	xs, groups := groupKept(x, keep)
 	p := 2
 	if l.bound {
 		p = 1
 	}
-	c := len(batches)
+	c := len(xs)
 	dfLOF, dfPE := c-p, l.used-c
 	if dfLOF < 1 || dfPE < 1 {
 		return nil
 	}
 	var sspe float64
-	for i := range x {
-		if keep[i] {
-			b := batches[x[i]]
-			d := (y[i] - b.sum/float64(b.n)) / l.fitted[i]
+	for _, xb := range xs {
+		idx := groups[xb]
+		var sum float64
+		for _, i := range idx {
+			sum += y[i]
+		}
+		mean := sum / float64(len(idx))
+		for _, i := range idx {
+			d := (y[i] - mean) / l.fitted[i]
 			sspe += d * d
 		}
 	}
@@ -201,6 +194,24 @@ func (l *lsq) lackOfFit(x, y []float64, keep []bool) *LackOfFit {
 		DF:        [2]int{dfLOF, dfPE},
 		P:         distuv.F{D1: float64(dfLOF), D2: float64(dfPE)}.Survival(f),
 	}
+}
+
+// groupKept returns the distinct x of the kept points in increasing order
+// (so that every use visits them the same way every run) and, for each,
+// the indices of its kept points.
+func groupKept(x []float64, keep []bool) (xs []float64, groups map[float64][]int) {
+	groups = map[float64][]int{}
+	for i := range x {
+		if !keep[i] {
+			continue
+		}
+		if _, ok := groups[x[i]]; !ok {
+			xs = append(xs, x[i])
+		}
+		groups[x[i]] = append(groups[x[i]], i)
+	}
+	sort.Float64s(xs)
+	return xs, groups
 }
 
 // predictionTest leaves out each batch size in turn and standardizes the
@@ -218,21 +229,10 @@ func (l *lsq) lackOfFit(x, y []float64, keep []bool) *LackOfFit {
 // distinct batch sizes, or no degree of freedom left.
 func (l *lsq) predictionTest(cv curve, x []float64, keep []bool) (worst int, pmin float64) {
 	worst, pmin = -1, 1.0
-	groups := map[float64][]int{}
-	var xs []float64
-	for i := range x {
-		if !keep[i] {
-			continue
-		}
-		if _, ok := groups[x[i]]; !ok {
-			xs = append(xs, x[i])
-		}
-		groups[x[i]] = append(groups[x[i]], i)
-	}
+	xs, groups := groupKept(x, keep)
 	if len(xs) < 3 {
 		return worst, pmin
 	}
-	sort.Float64s(xs) // visit batches in order: ties resolve the same way every run
 	p := 2
 	if l.bound {
 		p = 1

@@ -93,9 +93,8 @@ func Measure(ctx context.Context, c Config, warmup, steps int) (*Measurement, er
 	return m, nil
 }
 
-// summarize computes m's statistics from its StepStats.
+// summarize computes the statistics of a new m from its StepStats.
 func (m *Measurement) summarize() {
-	m.Phases = Phases{}
 	var sum float64
 	for _, s := range m.StepStats {
 		sum += s.Time.Seconds()
@@ -108,7 +107,6 @@ func (m *Measurement) summarize() {
 		d := s.Time.Seconds() - m.StepTime
 		ss += d * d
 	}
-	m.StepTimeStd = 0
 	if len(m.StepStats) > 1 {
 		m.StepTimeStd = math.Sqrt(ss / (n - 1))
 	}
