@@ -143,6 +143,73 @@ func TestMaxPoolForward(t *testing.T) {
 	}
 }
 
+// TestMaxPoolTies checks max pooling on values with many ties and signed
+// zeros against a direct reference: y is the window's maximum and the
+// gradient goes to the first element of the window, in row-major order,
+// that equals it; a NaN in a window makes its output NaN.
+func TestMaxPoolTies(t *testing.T) {
+	rng := rand.New(rand.NewPCG(10, 9))
+	for _, tc := range []struct{ n, h, w, c, k, s int }{{2, 6, 6, 5, 2, 2}, {1, 7, 6, 3, 3, 1}, {1, 24, 24, 64, 2, 2}} {
+		x := tensor.New(tc.n, tc.h, tc.w, tc.c)
+		for i := range x.Data {
+			x.Data[i] = float32(rng.IntN(3)) - 2 // -2, -1 or 0
+			if x.Data[i] == 0 && rng.IntN(2) == 0 {
+				x.Data[i] = float32(math.Copysign(0, -1))
+			}
+		}
+		l := NewMaxPool(tc.k, tc.s)
+		y := l.Forward(x, true)
+		dy := tensor.New(y.Shape...)
+		for i := range dy.Data {
+			dy.Data[i] = float32(i%7 + 1)
+		}
+		dx := l.Backward(dy, true)
+		oh, ow := (tc.h-tc.k)/tc.s+1, (tc.w-tc.k)/tc.s+1
+		want := make([]float32, x.Len())
+		for s := range tc.n {
+			for i := range oh {
+				for j := range ow {
+					for ch := range tc.c {
+						o := ((s*oh+i)*ow+j)*tc.c + ch
+						m := float32(math.Inf(-1))
+						for p := range tc.k {
+							for q := range tc.k {
+								m = max(m, x.Data[((s*tc.h+i*tc.s+p)*tc.w+j*tc.s+q)*tc.c+ch])
+							}
+						}
+						if y.Data[o] != m {
+							t.Fatalf("%+v: y[%d] = %v, want %v", tc, o, y.Data[o], m)
+						}
+					first:
+						for p := range tc.k {
+							for q := range tc.k {
+								if a := ((s*tc.h+i*tc.s+p)*tc.w+j*tc.s+q)*tc.c + ch; x.Data[a] == m {
+									want[a] += dy.Data[o]
+									break first
+								}
+							}
+						}
+					}
+				}
+			}
+		}
+		for i := range want {
+			if dx.Data[i] != want[i] {
+				t.Fatalf("%+v: dx[%d] = %v, want %v", tc, i, dx.Data[i], want[i])
+			}
+		}
+	}
+	// A NaN anywhere in the window makes the output NaN.
+	for pos := range 4 {
+		x := tensor.New(1, 2, 2, 1)
+		copy(x.Data, []float32{1, 2, 3, 4})
+		x.Data[pos] = float32(math.NaN())
+		if y := NewMaxPool(2, 2).Forward(x, false); !math.IsNaN(float64(y.Data[0])) {
+			t.Errorf("NaN at %d: y = %v, want NaN", pos, y.Data[0])
+		}
+	}
+}
+
 func TestNormForward(t *testing.T) {
 	rng := rand.New(rand.NewPCG(10, 4))
 	// GroupNorm on [N, H, W, C].
