@@ -76,6 +76,19 @@ type Config struct {
 	// default 1.
 	Accumulate int `json:"accumulate"`
 
+	// Chunk is the most samples a worker runs forward and backward at
+	// once. A larger micro-batch runs in ceil(b/Chunk) chunks of nearly
+	// equal size, one after another, whose gradients add up to the
+	// micro-batch's (the same step, to rounding), so that the
+	// activations passed from layer to layer stay in the cache rather
+	// than go to memory and back. Default 0: for a network with a
+	// convolution, as many samples as hold DefaultChunkBytes of layer
+	// outputs, a power of two (16 for the small CNN), and whole micro-batches for one of
+	// dense layers; negative: every micro-batch whole. A network with
+	// batch normalization, whose statistics are over the micro-batch,
+	// always runs it whole.
+	Chunk int `json:"chunk,omitempty"`
+
 	// Steps is the number of optimizer steps to run; default
 	// round(Epochs · batches per epoch).
 	Steps int `json:"steps"`
@@ -281,6 +294,9 @@ func (c Config) Validate() error {
 	}
 	if c.Accumulate < 1 || c.Accumulate > maxSteps {
 		bad("accumulate %d not in [1, %d]", c.Accumulate, maxSteps)
+	}
+	if c.Chunk > maxBatch {
+		bad("chunk %d above %d", c.Chunk, maxBatch)
 	}
 	switch {
 	case c.Steps < 0 || c.Steps > maxSteps:

@@ -72,7 +72,9 @@ func relDiff(a, b []float32) (norm, maxAbs float64) {
 
 func TestDataParallelEqualsSerial(t *testing.T) {
 	const steps, seed, lr = 20, 3, 0.05
-	type split struct{ workers, accumulate int }
+	// chunk is Config.Chunk: 0 leaves these small batches whole; 3 runs
+	// them in chunks of 2 and 3 samples.
+	type split struct{ workers, accumulate, chunk int }
 	for _, tc := range []struct {
 		model  string
 		hidden []int
@@ -80,12 +82,12 @@ func TestDataParallelEqualsSerial(t *testing.T) {
 		splits []split
 		tol    float64
 	}{
-		{"mlp", []int{1024, 1024}, 16, []split{{1, 1}, {2, 1}, {4, 1}, {2, 2}}, 1e-5},
-		{"cnn", nil, 8, []split{{1, 1}, {2, 1}, {4, 1}}, 1e-5},
+		{"mlp", []int{1024, 1024}, 16, []split{{1, 1, 0}, {2, 1, 0}, {4, 1, 0}, {2, 2, 0}, {1, 1, 3}, {2, 1, 3}}, 1e-5},
+		{"cnn", nil, 8, []split{{1, 1, 0}, {2, 1, 0}, {4, 1, 0}, {1, 1, 3}, {1, 2, 3}}, 1e-5},
 	} {
 		want := serialTrain(t, tc.model, tc.hidden, tc.batch, steps, seed, lr)
 		for _, w := range tc.splits {
-			c := Config{Model: tc.model, Hidden: tc.hidden, Workers: w.workers, Accumulate: w.accumulate,
+			c := Config{Model: tc.model, Hidden: tc.hidden, Workers: w.workers, Accumulate: w.accumulate, Chunk: w.chunk,
 				Batch: tc.batch / (w.workers * w.accumulate), Steps: steps, Seed: seed}
 			c.Schedule.Base = lr
 			t0 := time.Now()
@@ -94,9 +96,9 @@ func TestDataParallelEqualsSerial(t *testing.T) {
 				t.Fatal(err)
 			}
 			n, m := relDiff(res.Params, want)
-			t.Logf("%s W=%d M=%d: relative difference %.2g (2-norm), %.2g (max); %v", tc.model, w.workers, w.accumulate, n, m, time.Since(t0))
+			t.Logf("%s W=%d M=%d chunk %d: relative difference %.2g (2-norm), %.2g (max); %v", tc.model, w.workers, w.accumulate, w.chunk, n, m, time.Since(t0))
 			if n > tc.tol || m > tc.tol {
-				t.Errorf("%s W=%d M=%d: weights differ from serial training by %.3g (2-norm), %.3g (max), want <= %g", tc.model, w.workers, w.accumulate, n, m, tc.tol)
+				t.Errorf("%s W=%d M=%d chunk %d: weights differ from serial training by %.3g (2-norm), %.3g (max), want <= %g", tc.model, w.workers, w.accumulate, w.chunk, n, m, tc.tol)
 			}
 		}
 	}
@@ -345,12 +347,12 @@ func TestCombine(t *testing.T) {
 }
 
 func TestConfigErrors(t *testing.T) {
-	c := Config{Model: "resnet", Workers: -1, Batch: 0, Transport: "udp", Eval: Eval{Target: 2}}
+	c := Config{Model: "resnet", Workers: -1, Batch: 0, Transport: "udp", Eval: Eval{Target: 2}, Chunk: 9000}
 	err := c.Validate()
 	if err == nil {
 		t.Fatal("no error")
 	}
-	for _, want := range []string{`unknown model "resnet" (valid: mlp, cnn)`, "workers -1", "batch 0", "neither steps nor epochs", `unknown transport "udp"`, "target accuracy 2"} {
+	for _, want := range []string{`unknown model "resnet" (valid: mlp, cnn)`, "workers -1", "batch 0", "neither steps nor epochs", `unknown transport "udp"`, "target accuracy 2", "chunk 9000 above 8192"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q lacks %q", err, want)
 		}

@@ -189,6 +189,10 @@ func runRank(ctx context.Context, c *Config, rank int, tr Transport, ds *dataset
 	// global batch, so the all-reduce only sums.
 	ce := &nn.CrossEntropy{Smoothing: c.Smoothing, MeanOver: c.GlobalBatch()}
 	b := c.Batch
+	chunks := 1
+	if n := chunkLimit(c, net); n > 0 {
+		chunks = (b + n - 1) / n
+	}
 	nonFinite := false
 	nextEval := c.Eval.Every
 	start := time.Now()
@@ -205,20 +209,23 @@ func runRank(ctx context.Context, c *Config, rank int, tr Transport, ds *dataset
 		}
 		var loss float64
 		for m := range c.Accumulate {
-			x := tensor.FromData(batch.X[m*b*inputDim:(m+1)*b*inputDim], b, inputDim)
-			tf := time.Now()
-			y := net.Forward(x, true)
-			l := ce.Forward(y, batch.Labels[m*b:(m+1)*b])
-			tb := time.Now()
-			ph.Forward += tb.Sub(tf)
-			net.GradReady = nil
-			if overlap && m == c.Accumulate-1 {
-				net.GradReady = red.Ready
+			for j := range chunks {
+				lo, hi := m*b+j*b/chunks, m*b+(j+1)*b/chunks
+				x := tensor.FromData(batch.X[lo*inputDim:hi*inputDim], hi-lo, inputDim)
+				tf := time.Now()
+				y := net.Forward(x, true)
+				l := ce.Forward(y, batch.Labels[lo:hi])
+				tb := time.Now()
+				ph.Forward += tb.Sub(tf)
+				net.GradReady = nil
+				if overlap && m == c.Accumulate-1 && j == chunks-1 {
+					net.GradReady = red.Ready
+				}
+				net.Backward(ce.Backward())
+				ph.Backward += time.Since(tb)
+				loss += l * float64(hi-lo) / float64(b)
+				nonFinite = nonFinite || !finite(l)
 			}
-			net.Backward(ce.Backward())
-			ph.Backward += time.Since(tb)
-			loss += l
-			nonFinite = nonFinite || !finite(l)
 		}
 		net.GradReady = nil
 		ta := time.Now()

@@ -80,6 +80,7 @@ func engineFlags() []cli.Flag {
 		&cli.BoolFlag{Name: "overlap", Value: true, Usage: "start each bucket's all-reduce during backward"},
 		&cli.StringFlag{Name: "bucket", Value: "1 MiB", Usage: "gradient bucket `SIZE` of the all-reduce"},
 		&cli.IntFlag{Name: "threads", Usage: "goroutines per worker for tensor operations (`N`); default cores/workers"},
+		&cli.IntFlag{Name: "chunk", Usage: "most samples a worker runs forward and backward at once (`N`); 0: for the cnn 16 (a power of two whose activations fit in 8 MiB), the mlp whole; -1: whole micro-batches"},
 		&cli.IntFlag{Name: "prefetch", Value: 2, Usage: "batches each worker's loader prepares ahead"},
 		&cli.DurationFlag{Name: "timeout", Value: dist.DefaultTimeout, Usage: "longest wait for another worker"},
 		&cli.StringFlag{Name: "out", Usage: "write the bench log to `FILE` (atomically)"},
@@ -92,7 +93,7 @@ func engineFlags() []cli.Flag {
 func engineConfig(c *cli.Context) (dist.Config, error) {
 	cfg := dist.Config{
 		Model: c.String("model"), Hidden: c.IntSlice("hidden"), Seed: c.Uint64("seed"), Transport: c.String("transport"), Overlap: c.Bool("overlap"),
-		Threads: c.Int("threads"), Prefetch: c.Int("prefetch"), Timeout: c.Duration("timeout"),
+		Threads: c.Int("threads"), Prefetch: c.Int("prefetch"), Timeout: c.Duration("timeout"), Chunk: c.Int("chunk"),
 	}
 	bucket, err := units.ParseBytes(c.String("bucket"))
 	if err != nil {
@@ -780,7 +781,7 @@ func runBenchTrain(c *cli.Context) error {
 		cfg.Hidden = eng.Hidden
 	}
 	cfg.Data, cfg.Seed, cfg.Transport, cfg.Overlap, cfg.BucketBytes = eng.Data, eng.Seed, eng.Transport, eng.Overlap, eng.BucketBytes
-	cfg.Threads, cfg.Prefetch, cfg.Timeout, cfg.Spawn = eng.Threads, eng.Prefetch, eng.Timeout, eng.Spawn
+	cfg.Threads, cfg.Prefetch, cfg.Timeout, cfg.Spawn, cfg.Chunk = eng.Threads, eng.Prefetch, eng.Timeout, eng.Spawn, eng.Chunk
 	if c.IsSet("optimizer") {
 		o, err := optim.Defaults(c.String("optimizer"))
 		if err != nil {

@@ -151,6 +151,28 @@ func TestBenchThroughputRounds(t *testing.T) {
 	}
 }
 
+// --chunk reaches the workers' configuration and the log's header; a
+// chunked CNN run trains, and the header of an unchunked one leaves the
+// field out.
+func TestBenchThroughputChunk(t *testing.T) {
+	for _, chunk := range []string{"3", ""} {
+		log := filepath.Join(t.TempDir(), "chunk.jsonl")
+		args := []string{"bench", "throughput", "--model", "cnn", "--data", "synthetic", "--batch", "8", "--steps", "2", "--warmup", "0", "--out", log}
+		if chunk != "" {
+			args = append(args, "--chunk", chunk)
+		}
+		_, stderr, code := runCLI(args...)
+		if code != exitOK {
+			t.Fatalf("--chunk %q: exit %d: %s", chunk, code, stderr)
+		}
+		eng, _ := readLog(t, log)[0].Config["engine"].(map[string]any)
+		got, set := eng["chunk"]
+		if want := chunk != ""; set != want || (want && fmt.Sprint(got) != chunk) {
+			t.Errorf("--chunk %q: header's engine chunk %v (set %v)", chunk, got, set)
+		}
+	}
+}
+
 // bench --transport tcp starts this test binary as worker processes.
 func TestBenchThroughputTCP(t *testing.T) {
 	log := filepath.Join(t.TempDir(), "tcp.jsonl")
