@@ -82,11 +82,12 @@ type Config struct {
 	// micro-batch's (the same step, to rounding), so that the
 	// activations passed from layer to layer stay in the cache rather
 	// than go to memory and back. Default 0: for a network with a
-	// convolution, as many samples as hold DefaultChunkBytes of layer
-	// outputs, a power of two (16 for the small CNN), and whole micro-batches for one of
-	// dense layers; negative: every micro-batch whole. A network with
-	// batch normalization, whose statistics are over the micro-batch,
-	// always runs it whole.
+	// convolution, the most samples whose layer outputs fit in
+	// DefaultChunkBytes, rounded down to a power of two (16 for the small
+	// CNN), and whole micro-batches for a network of dense layers;
+	// negative: every micro-batch whole. A network with batch
+	// normalization, whose statistics are over the micro-batch, always
+	// runs it whole.
 	Chunk int `json:"chunk,omitempty"`
 
 	// Steps is the number of optimizer steps to run; default
