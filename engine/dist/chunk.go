@@ -10,16 +10,15 @@ import (
 // DefaultChunkBytes is the activation budget from which a worker picks
 // the size of its chunks when Config.Chunk is 0, for networks with a
 // convolution: the most samples whose layer outputs, 4 bytes a value, fit
-// in it, rounded down to a power of two (16 samples of the small CNN,
+// in it, rounded down to a power of two (32 samples of the small CNN,
 // whose layer outputs take 271 KB a sample). A convolutional network
 // streams whole activation maps through the loops between its products
-// (im2col, ReLU, pooling), and a quarter of a 32 MiB last-level cache
-// keeps a chunk's maps there from one layer to the next
-// (docs/performance.md, "Chunks"; chunks of 16 measured faster than of
-// 32 there). Networks of dense layers run whole: the MLP 784-1024-1024-10
+// (im2col, ReLU, pooling), and half of a 32 MiB last-level cache keeps a
+// chunk's maps there from one layer to the next (docs/performance.md,
+// "Chunks": chunks of 32 against 16 and whole micro-batches). Networks of dense layers run whole: the MLP 784-1024-1024-10
 // was no faster at batch 1024 and 2048 in chunks, its products blocking
 // their operands for the cache themselves.
-const DefaultChunkBytes = 8 << 20
+const DefaultChunkBytes = 16 << 20
 
 // chunkLimit returns the most samples a worker of c runs at once with net,
 // or 0 for no limit.

@@ -30,7 +30,7 @@ func TestActivationValues(t *testing.T) {
 		c    Config
 		want int
 	}{
-		{Config{Model: "cnn"}, 16}, // 8 MiB / 271,400 B = 30, down to a power of two
+		{Config{Model: "cnn"}, 32}, // 16 MiB / 271,400 B = 61, down to a power of two
 		{Config{Model: "mlp"}, 0},  // dense layers only: whole
 		{Config{Model: "mlp", Chunk: 100}, 100},
 		{Config{Model: "cnn", Chunk: 7}, 7},

@@ -83,7 +83,7 @@ type Config struct {
 	// activations passed from layer to layer stay in the cache rather
 	// than go to memory and back. Default 0: for a network with a
 	// convolution, the most samples whose layer outputs fit in
-	// DefaultChunkBytes, rounded down to a power of two (16 for the small
+	// DefaultChunkBytes, rounded down to a power of two (32 for the small
 	// CNN), and whole micro-batches for a network of dense layers;
 	// negative: every micro-batch whole. A network with batch
 	// normalization, whose statistics are over the micro-batch, always

@@ -22,7 +22,7 @@
 // tests check that W = 1, 2 and 4 workers (and M = 2) give the weights of
 // serial training to 1e-5 after 20 steps. A micro-batch of a
 // convolutional network runs in chunks of at most Config.Chunk samples
-// (16 for the small CNN by default), one after another, so that the
+// (32 for the small CNN by default), one after another, so that the
 // activations passed between its layers stay in the cache; the chunks'
 // gradients add up to the micro-batch's, and the same tests train in
 // chunks too. The update runs in parallel

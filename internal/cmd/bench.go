@@ -80,7 +80,7 @@ func engineFlags() []cli.Flag {
 		&cli.BoolFlag{Name: "overlap", Value: true, Usage: "start each bucket's all-reduce during backward"},
 		&cli.StringFlag{Name: "bucket", Value: "1 MiB", Usage: "gradient bucket `SIZE` of the all-reduce"},
 		&cli.IntFlag{Name: "threads", Usage: "goroutines per worker for tensor operations (`N`); default cores/workers"},
-		&cli.IntFlag{Name: "chunk", Usage: "most samples a worker runs forward and backward at once (`N`); 0: for the cnn 16 (a power of two whose activations fit in 8 MiB), the mlp whole; -1: whole micro-batches"},
+		&cli.IntFlag{Name: "chunk", Usage: "most samples a worker runs forward and backward at once (`N`); 0: for the cnn 32 (a power of two whose activations fit in 16 MiB), the mlp whole; -1: whole micro-batches"},
 		&cli.IntFlag{Name: "prefetch", Value: 2, Usage: "batches each worker's loader prepares ahead"},
 		&cli.DurationFlag{Name: "timeout", Value: dist.DefaultTimeout, Usage: "longest wait for another worker"},
 		&cli.StringFlag{Name: "out", Usage: "write the bench log to `FILE` (atomically)"},
