@@ -20,6 +20,23 @@ import (
 // their operands for the cache themselves.
 const DefaultChunkBytes = 16 << 20
 
+// Chunks returns the number of chunks a worker of c runs each micro-batch
+// in (1: whole; see Config.Chunk). It builds the network to measure its
+// layer outputs, so it panics where c.Validate reports an unknown model.
+func (c Config) Chunks() int {
+	c = c.WithDefaults()
+	return chunkCount(c.Batch, chunkLimit(&c, c.build()))
+}
+
+// chunkCount returns the number of chunks of at most limit samples (0: no
+// limit) that a micro-batch of b samples runs in.
+func chunkCount(b, limit int) int {
+	if limit <= 0 || b <= limit {
+		return 1
+	}
+	return (b + limit - 1) / limit
+}
+
 // chunkLimit returns the most samples a worker of c runs at once with net,
 // or 0 for no limit.
 func chunkLimit(c *Config, net *nn.Network) int {

@@ -41,6 +41,23 @@ func TestActivationValues(t *testing.T) {
 			t.Errorf("%s, chunk %d: limit %d samples, want %d", c.ModelName(), tc.c.Chunk, got, tc.want)
 		}
 	}
+	// Chunks per micro-batch: ceil(b/limit).
+	for _, tc := range []struct {
+		c    Config
+		want int
+	}{
+		{Config{Model: "cnn", Batch: 16}, 1},
+		{Config{Model: "cnn", Batch: 32}, 1},
+		{Config{Model: "cnn", Batch: 33}, 2},
+		{Config{Model: "cnn", Batch: 1024}, 32},
+		{Config{Model: "cnn", Batch: 64, Chunk: 7}, 10},
+		{Config{Model: "cnn", Batch: 64, Chunk: -1}, 1},
+		{Config{Model: "mlp", Batch: 4096}, 1},
+	} {
+		if got := tc.c.Chunks(); got != tc.want {
+			t.Errorf("%s batch %d, chunk %d: %d chunks, want %d", tc.c.ModelName(), tc.c.Batch, tc.c.Chunk, got, tc.want)
+		}
+	}
 	// Batch normalization keeps micro-batches whole, whatever Chunk says.
 	bn := nn.NewNetwork(rand.New(rand.NewPCG(1, 1)), nn.NewDense(784, 16), nn.NewBatchNorm(16), nn.NewDense(16, 10))
 	c := Config{Chunk: 4}

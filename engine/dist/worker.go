@@ -189,10 +189,7 @@ func runRank(ctx context.Context, c *Config, rank int, tr Transport, ds *dataset
 	// global batch, so the all-reduce only sums.
 	ce := &nn.CrossEntropy{Smoothing: c.Smoothing, MeanOver: c.GlobalBatch()}
 	b := c.Batch
-	chunks := 1
-	if n := chunkLimit(c, net); n > 0 {
-		chunks = (b + n - 1) / n
-	}
+	chunks := chunkCount(b, chunkLimit(c, net))
 	nonFinite := false
 	nextEval := c.Eval.Every
 	start := time.Now()

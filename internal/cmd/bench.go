@@ -89,6 +89,15 @@ func engineFlags() []cli.Flag {
 	}
 }
 
+// chunkNote returns " in N chunks" for a configuration whose workers run
+// each micro-batch in N > 1 chunks (dist.Config.Chunk), else "".
+func chunkNote(cfg dist.Config) string {
+	if n := cfg.Chunks(); n > 1 {
+		return fmt.Sprintf(" in %d chunks", n)
+	}
+	return ""
+}
+
 // engineConfig returns the dist configuration the common flags describe.
 func engineConfig(c *cli.Context) (dist.Config, error) {
 	cfg := dist.Config{
@@ -402,8 +411,8 @@ func runBenchThroughput(c *cli.Context) error {
 				if err != nil {
 					return fmt.Errorf("bench throughput: workers %d, batch %d: %w", w, b, err)
 				}
-				bar.Printf("bench: %s%s workers %d batch %d: %.0f samples/s, %.2f ms/step",
-					roundPrefix(r, rounds), m.Config.ModelName(), w, b, m.SamplesPerSec, m.StepTime*1e3)
+				bar.Printf("bench: %s%s workers %d batch %d%s: %.0f samples/s, %.2f ms/step",
+					roundPrefix(r, rounds), m.Config.ModelName(), w, b, chunkNote(cfg), m.SamplesPerSec, m.StepTime*1e3)
 				bar.Add(1)
 				meas[i] = append(meas[i], m)
 			}

@@ -165,6 +165,9 @@ func TestBenchThroughputChunk(t *testing.T) {
 		if code != exitOK {
 			t.Fatalf("--chunk %q: exit %d: %s", chunk, code, stderr)
 		}
+		if want := chunk == "3"; strings.Contains(stderr, "batch 8 in 3 chunks:") != want {
+			t.Errorf("--chunk %q: progress does not say the batch ran in 3 chunks (want %v):\n%s", chunk, want, stderr)
+		}
 		eng, _ := readLog(t, log)[0].Config["engine"].(map[string]any)
 		got, set := eng["chunk"]
 		if want := chunk != ""; set != want || (want && fmt.Sprint(got) != chunk) {
