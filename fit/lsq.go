@@ -161,10 +161,7 @@ type LackOfFit struct {
 // rounding (SS_pe at most 1e-24 per point).
 func (l *lsq) lackOfFit(x, y []float64, keep []bool) *LackOfFit {
 	xs, groups := groupKept(x, keep)
-	p := 2
-	if l.bound {
-		p = 1
-	}
+	p := freeParams(l.bound)
 	c := len(xs)
 	dfLOF, dfPE := c-p, l.used-c
 	if dfLOF < 1 || dfPE < 1 {
@@ -194,6 +191,15 @@ func (l *lsq) lackOfFit(x, y []float64, keep []bool) *LackOfFit {
 		DF:        [2]int{dfLOF, dfPE},
 		P:         distuv.F{D1: float64(dfLOF), D2: float64(dfPE)}.Survival(f),
 	}
+}
+
+// freeParams returns the number of parameters a fit adjusts: 2, or 1
+// when c sits on its bound 0.
+func freeParams(bound bool) int {
+	if bound {
+		return 1
+	}
+	return 2
 }
 
 // groupKept returns the distinct x of the kept points in increasing order
@@ -233,10 +239,7 @@ func (l *lsq) predictionTest(cv curve, x []float64, keep []bool) (worst int, pmi
 	if len(xs) < 3 {
 		return worst, pmin
 	}
-	p := 2
-	if l.bound {
-		p = 1
-	}
+	p := freeParams(l.bound)
 	for _, xb := range xs {
 		idx := groups[xb]
 		var sum, sum2 float64
@@ -398,12 +401,8 @@ func summarize(cv curve, x, y []float64, keep []bool, a, c float64, bound bool, 
 		z: nanSlice(n), excluded: make([]bool, n),
 	}
 	used := count(keep)
-	p := 2
-	if bound {
-		p = 1
-	}
 	l.used = used
-	l.dof = used - p
+	l.dof = used - freeParams(bound)
 	jac := mat.NewDense(used, 2, nil)
 	var ssr, ssAbs, sumY float64
 	k := 0

@@ -40,20 +40,21 @@ func chunkCount(b, limit int) int {
 // chunkLimit returns the most samples a worker of c runs at once with net,
 // or 0 for no limit.
 func chunkLimit(c *Config, net *nn.Network) int {
-	if c.Chunk < 0 {
-		return 0
-	}
-	per := activationValues(net)
-	if per == 0 {
+	if c.Chunk < 0 || hasLayer[*nn.BatchNorm](net) {
 		return 0
 	}
 	if c.Chunk > 0 {
 		return c.Chunk
 	}
-	if !slices.ContainsFunc(net.Layers, func(l nn.Layer) bool { _, ok := l.(*nn.Conv2D); return ok }) {
+	if !hasLayer[*nn.Conv2D](net) {
 		return 0
 	}
-	return roundChunk(DefaultChunkBytes / (4 * per))
+	return roundChunk(DefaultChunkBytes / (4 * activationValues(net)))
+}
+
+// hasLayer reports whether net has a layer of type L.
+func hasLayer[L nn.Layer](net *nn.Network) bool {
+	return slices.ContainsFunc(net.Layers, func(l nn.Layer) bool { _, ok := l.(L); return ok })
 }
 
 // roundChunk rounds n samples down to a power of two (at least 1), so
@@ -70,13 +71,8 @@ func roundChunk(n int) int {
 // activationValues returns the number of values the layers of net write
 // per sample (outputs that share their input's storage, as views and
 // in-place layers do, counted once), by passing a zero sample through a
-// copy of net; 0 if a layer normalizes over the batch.
+// copy of net.
 func activationValues(net *nn.Network) int {
-	for _, l := range net.Layers {
-		if _, ok := l.(*nn.BatchNorm); ok {
-			return 0
-		}
-	}
 	cp := net.Clone()
 	x := tensor.New(1, inputDim)
 	n := 0

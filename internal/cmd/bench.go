@@ -401,28 +401,29 @@ func runBenchThroughput(c *cli.Context) error {
 	}
 	bar := newBar(c, "bench throughput", c.Int("repeat")*rounds*len(cfgs))
 	defer bar.Done()
+	notes := make([]string, len(cfgs))
+	for i, cfg := range cfgs {
+		notes[i] = chunkNote(cfg)
+	}
+	measure := func(r, i int) (*dist.Measurement, error) {
+		w, b := cfgs[i].Workers, cfgs[i].Batch
+		bar.Item(fmt.Sprintf("%sworkers %d batch %d", roundPrefix(r, rounds), w, b))
+		m, err := dist.Measure(ctx, cfgs[i], c.Int("warmup"), c.Int("steps"))
+		if err != nil {
+			return nil, fmt.Errorf("workers %d, batch %d: %w", w, b, err)
+		}
+		bar.Printf("bench: %s%s workers %d batch %d%s: %.0f samples/s, %.2f ms/step",
+			roundPrefix(r, rounds), m.Config.ModelName(), w, b, notes[i], m.SamplesPerSec, m.StepTime*1e3)
+		bar.Add(1)
+		return m, nil
+	}
 	for range c.Int("repeat") {
-		meas := make([][]*dist.Measurement, len(cfgs))
-		for r := range rounds {
-			for i, cfg := range cfgs {
-				w, b := cfg.Workers, cfg.Batch
-				bar.Item(fmt.Sprintf("%sworkers %d batch %d", roundPrefix(r, rounds), w, b))
-				m, err := dist.Measure(ctx, cfg, c.Int("warmup"), c.Int("steps"))
-				if err != nil {
-					return fmt.Errorf("bench throughput: workers %d, batch %d: %w", w, b, err)
-				}
-				bar.Printf("bench: %s%s workers %d batch %d%s: %.0f samples/s, %.2f ms/step",
-					roundPrefix(r, rounds), m.Config.ModelName(), w, b, chunkNote(cfg), m.SamplesPerSec, m.StepTime*1e3)
-				bar.Add(1)
-				meas[i] = append(meas[i], m)
-			}
+		meas, err := measureRounds(len(cfgs), rounds, measure, nil)
+		if err != nil {
+			return fmt.Errorf("bench throughput: %w", err)
 		}
 		for i, cfg := range cfgs {
-			w, b := cfg.Workers, cfg.Batch
-			m, err := dist.Combine(meas[i])
-			if err != nil {
-				return fmt.Errorf("bench throughput: workers %d, batch %d: %w", w, b, err)
-			}
+			w, b, m := cfg.Workers, cfg.Batch, meas[i]
 			recs = append(recs, m.Record(run))
 			if c.Bool("step-records") {
 				recs = append(recs, m.StepRecords(run)...)
@@ -439,6 +440,38 @@ func runBenchThroughput(c *cli.Context) error {
 		return err
 	}
 	return finish(c, log, t, format)
+}
+
+// measureRounds measures n configurations in rounds, each round all of
+// them in order with measure(round, i) and then afterRound(round) if it is
+// not nil, so that the spells of load on a shared machine fall on all of
+// them alike; it returns each configuration's measurement over the timed
+// steps of all its rounds (dist.Combine). Errors are returned as they are.
+func measureRounds(n, rounds int, measure func(r, i int) (*dist.Measurement, error), afterRound func(r int) error) ([]*dist.Measurement, error) {
+	all := make([][]*dist.Measurement, n)
+	for r := range rounds {
+		for i := range n {
+			m, err := measure(r, i)
+			if err != nil {
+				return nil, err
+			}
+			all[i] = append(all[i], m)
+		}
+		if afterRound != nil {
+			if err := afterRound(r); err != nil {
+				return nil, err
+			}
+		}
+	}
+	meas := make([]*dist.Measurement, n)
+	for i, ms := range all {
+		m, err := dist.Combine(ms)
+		if err != nil {
+			return nil, err
+		}
+		meas[i] = m
+	}
+	return meas, nil
 }
 
 // roundPrefix is "round r: " for a measurement of a sweep in rounds, ""

@@ -206,14 +206,15 @@ func runValidateEngine(c *cli.Context) error {
 	defer bar.Done()
 	run := "validate-engine-" + base.Model
 	var recs []benchlog.Record
-	measure := func(cfg dist.Config, round int) (*dist.Measurement, error) {
+	measure := func(round, i int) (*dist.Measurement, error) {
+		cfg := cfgs[i]
 		if cfg.Transport == "tcp" && cfg.Workers > 1 {
 			cfg.Spawn = &dist.Spawn{Args: []string{"bench", "worker"}, Stderr: stderr}
 		}
 		bar.Item(fmt.Sprintf("round %d: %d workers %s batch %d", round+1, cfg.Workers, cfg.Transport, cfg.Batch))
 		m, err := dist.Measure(ctx, cfg, warmup, steps)
 		if err != nil {
-			return nil, fmt.Errorf("validate --engine: %d workers, %s, batch %d: %w", cfg.Workers, cfg.Transport, cfg.Batch, err)
+			return nil, fmt.Errorf("%d workers, %s, batch %d: %w", cfg.Workers, cfg.Transport, cfg.Batch, err)
 		}
 		bar.Printf("validate: round %d: %s %d workers %s batch %d: %.0f samples/s", round+1, m.Config.ModelName(), cfg.Workers, cfg.Transport, cfg.Batch, m.SamplesPerSec)
 		bar.Add(1)
@@ -223,33 +224,22 @@ func runValidateEngine(c *cli.Context) error {
 	// Each round ends with a probe of every link (a ring step of two
 	// ranks at 16 KiB and 4 MiB), so that the links too are measured in
 	// every round and a spell of load moves them no more than the median.
-	all := make([][]*dist.Measurement, len(cfgs))
 	probes := make([][]dist.Link, len(transports))
-	for r := range rounds {
-		for i, cfg := range cfgs {
-			m, err := measure(cfg, r)
-			if err != nil {
-				return err
-			}
-			all[i] = append(all[i], m)
-		}
+	probeRound := func(r int) error {
 		for i, tr := range transports {
 			bar.Item(fmt.Sprintf("round %d: link %s", r+1, tr))
 			link, err := probeLink(ctx, tr)
 			if err != nil {
-				return fmt.Errorf("validate --engine: probing the %s link: %w", tr, err)
+				return fmt.Errorf("probing the %s link: %w", tr, err)
 			}
 			probes[i] = append(probes[i], *link)
 			bar.Add(1)
 		}
+		return nil
 	}
-	meas := make([]*dist.Measurement, len(cfgs))
-	for i, ms := range all {
-		m, err := dist.Combine(ms)
-		if err != nil {
-			return fmt.Errorf("validate --engine: %w", err)
-		}
-		meas[i] = m
+	meas, err := measureRounds(len(cfgs), rounds, measure, probeRound)
+	if err != nil {
+		return fmt.Errorf("validate --engine: %w", err)
 	}
 
 	// 1. One worker on every core: the throughput law and the update time.
