@@ -126,8 +126,8 @@ func (m *Measurement) summarize() {
 //	StepTime = Σ t_i / n   over the n = Σ Steps timed steps.
 //
 // It returns an error for no measurements and for measurements of
-// different configurations (model, transport, workers, batch or
-// accumulation).
+// different configurations (model, transport, workers, batch,
+// accumulation or chunks).
 func Combine(ms []*Measurement) (*Measurement, error) {
 	if len(ms) == 0 {
 		return nil, errors.New("dist: combining no measurements")
@@ -139,6 +139,8 @@ func Combine(ms []*Measurement) (*Measurement, error) {
 			d.Batch != c.Batch || d.Accumulate != c.Accumulate {
 			return nil, fmt.Errorf("dist: combining a measurement of %s, %d workers %s, batch %d×%d with one of %s, %d workers %s, batch %d×%d",
 				d.ModelName(), d.Workers, d.Transport, d.Batch, d.Accumulate, c.ModelName(), c.Workers, c.Transport, c.Batch, c.Accumulate)
+		} else if dn, cn := d.Chunks(), c.Chunks(); dn != cn {
+			return nil, fmt.Errorf("dist: combining a measurement of batch %d in %d chunks with one in %d", c.Batch, dn, cn)
 		}
 		m.Warmup += x.Warmup
 		m.Steps += x.Steps

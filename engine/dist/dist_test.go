@@ -341,6 +341,15 @@ func TestCombine(t *testing.T) {
 	if _, err := Combine(append(ms, o)); err == nil || !strings.Contains(err.Error(), "batch 16") {
 		t.Errorf("combining batches 8 and 16: %v", err)
 	}
+	chunked := tiny()
+	chunked.Chunk = 3
+	o, err = Measure(context.Background(), chunked, 0, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Combine(append(ms, o)); err == nil || !strings.Contains(err.Error(), "in 3 chunks with one in 1") {
+		t.Errorf("combining batch 8 whole and in chunks of 3: %v", err)
+	}
 	if _, err := Combine(nil); err == nil {
 		t.Error("combining nothing: no error")
 	}
