@@ -287,6 +287,12 @@ func benchThroughputCommand() *cli.Command {
 			"the whole sweep (warm-up and timed steps), and its measurement is taken over the\n" +
 			"timed steps of all N: on a shared machine whose speed drifts, every\n" +
 			"configuration then sees the same spells of load.\n\n" +
+			"With --core-guard (the default on two or more CPUs) every measurement is made\n" +
+			"while the first two CPUs share a cache: a probe of the time a cache line takes\n" +
+			"from one to the other, before and after it, waits for them or has it repeated\n" +
+			"when that time is above 3 times the run's best (a virtual machine's host may\n" +
+			"run its vCPUs on different core complexes for a while; docs/validation.md,\n" +
+			"\"Cores apart\"). What it did is reported on stderr.\n\n" +
 			"With --transport tcp, workers 1 to W-1 are processes of this program started\n" +
 			"on 127.0.0.1 (environment passed on, killed with this process); worker 0 runs\n" +
 			"here. `scaleplan fit LOG` fits v = b / (b/v0 + t) per worker count.\n\n" +
@@ -303,6 +309,7 @@ func benchThroughputCommand() *cli.Command {
 			&cli.IntFlag{Name: "rounds", Value: 1, Usage: "measure every configuration in `N` rounds over the sweep, one record over all their timed steps"},
 			&cli.Float64Flag{Name: "lr", Value: 0.01, Usage: "learning rate of the momentum SGD trained with"},
 			&cli.BoolFlag{Name: "step-records", Usage: "also log one record per timed step"},
+			coreGuardFlag("core-guard"),
 			plotFlag(),
 			&cli.StringFlag{Name: "framework", Value: "engine", Usage: "what to measure: engine (scaleplan's engine) or torch (PyTorch, engine/torchbench)"},
 		}, append(engineFlags(), torchFlags()...)...),
@@ -321,6 +328,7 @@ type throughputSweep struct {
 	Warmup    int         `json:"warmup"`
 	Repeat    int         `json:"repeat"`
 	Rounds    int         `json:"rounds"`
+	CoreGuard bool        `json:"core_guard,omitempty"`
 	Engine    dist.Config `json:"engine"`
 }
 
@@ -383,7 +391,8 @@ func runBenchThroughput(c *cli.Context) error {
 
 	run := runName(c, "throughput")
 	hdr, err := header(run, throughputSweep{Command: "bench throughput", Framework: c.String("framework"), Workers: workers, Batches: batches,
-		Steps: c.Int("steps"), Warmup: c.Int("warmup"), Repeat: c.Int("repeat"), Rounds: c.Int("rounds"), Engine: sweepTemplate(base)})
+		Steps: c.Int("steps"), Warmup: c.Int("warmup"), Repeat: c.Int("repeat"), Rounds: c.Int("rounds"), CoreGuard: useCoreGuard(c, "core-guard"),
+		Engine: sweepTemplate(base)})
 	if err != nil {
 		return err
 	}
@@ -399,8 +408,10 @@ func runBenchThroughput(c *cli.Context) error {
 			cfgs = append(cfgs, cfg)
 		}
 	}
-	bar := newBar(c, "bench throughput", c.Int("repeat")*rounds*len(cfgs))
+	total := c.Int("repeat") * rounds * len(cfgs)
+	bar := newBar(c, "bench throughput", total)
 	defer bar.Done()
+	guard := newBarGuard(c, "core-guard", "bench", bar, &total)
 	notes := make([]string, len(cfgs))
 	for i, cfg := range cfgs {
 		notes[i] = chunkNote(cfg)
@@ -418,7 +429,7 @@ func runBenchThroughput(c *cli.Context) error {
 		return m, nil
 	}
 	for range c.Int("repeat") {
-		meas, err := measureRounds(len(cfgs), rounds, measure, nil)
+		meas, _, err := measureRounds(len(cfgs), rounds, measure, nil, guard)
 		if err != nil {
 			return fmt.Errorf("bench throughput: %w", err)
 		}
@@ -435,6 +446,9 @@ func runBenchThroughput(c *cli.Context) error {
 				ms(p.DataWait), ms(p.Forward), ms(p.Backward), ms(p.AllReduce), ms(p.Wait), ms(p.Update)})
 		}
 	}
+	if guard != nil {
+		bar.Printf("bench: cores: %s", guard)
+	}
 	log, err := encodeLog(recs)
 	if err != nil {
 		return err
@@ -446,20 +460,35 @@ func runBenchThroughput(c *cli.Context) error {
 // them in order with measure(round, i) and then afterRound(round) if it is
 // not nil, so that the spells of load on a shared machine fall on all of
 // them alike; it returns each configuration's measurement over the timed
-// steps of all its rounds (dist.Combine). Errors are returned as they are.
-func measureRounds(n, rounds int, measure func(r, i int) (*dist.Measurement, error), afterRound func(r int) error) ([]*dist.Measurement, error) {
+// steps of all its rounds (dist.Combine), and the measurements kept, by
+// configuration and round. With a guard, each measurement is made between
+// its probes and as often as it decides (coreGuard). Errors are returned
+// as they are.
+func measureRounds(n, rounds int, measure func(r, i int) (*dist.Measurement, error), afterRound func(r int) error, guard *coreGuard) ([]*dist.Measurement, [][]*dist.Measurement, error) {
+	if guard != nil {
+		if err := guard.start(); err != nil {
+			return nil, nil, err
+		}
+	}
 	all := make([][]*dist.Measurement, n)
 	for r := range rounds {
 		for i := range n {
-			m, err := measure(r, i)
+			do := func() (*dist.Measurement, error) { return measure(r, i) }
+			var m *dist.Measurement
+			var err error
+			if guard != nil {
+				m, err = guard.measure(do)
+			} else {
+				m, err = do()
+			}
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			all[i] = append(all[i], m)
 		}
 		if afterRound != nil {
 			if err := afterRound(r); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 		}
 	}
@@ -467,11 +496,11 @@ func measureRounds(n, rounds int, measure func(r, i int) (*dist.Measurement, err
 	for i, ms := range all {
 		m, err := dist.Combine(ms)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		meas[i] = m
 	}
-	return meas, nil
+	return meas, all, nil
 }
 
 // roundPrefix is "round r: " for a measurement of a sweep in rounds, ""

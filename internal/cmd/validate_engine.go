@@ -35,6 +35,7 @@ func validateEngineFlags() []cli.Flag {
 		&cli.IntFlag{Name: "engine-rounds", Value: 5, Usage: "measure every configuration in `N` rounds over all of them, each measurement over the timed steps of all N"},
 		&cli.StringFlag{Name: "engine-data", Usage: "`DIR` of an IDX data set, or 'synthetic'; default Fashion-MNIST if installed"},
 		&cli.StringFlag{Name: "engine-out", Usage: "write every measurement as a bench log to `FILE`"},
+		coreGuardFlag("engine-core-guard"),
 	}
 }
 
@@ -49,6 +50,7 @@ type engineCalibration struct {
 	Links   map[string]*dist.Link // per transport
 	Rounds  int                   // rounds each configuration is measured in
 	Cores   int                   // cores the workers and their links share (GOMAXPROCS); 0 means as many as workers
+	Guard   *coreGuard            // what the core guard did; nil without one
 }
 
 // engineSimConfig returns the simulator's configuration of w engine
@@ -202,10 +204,11 @@ func runValidateEngine(c *cli.Context) error {
 			}
 		}
 	}
-	bar := newBar(c, "validate --engine", rounds*(len(cfgs)+len(transports)))
+	total := rounds * (len(cfgs) + len(transports))
+	bar := newBar(c, "validate --engine", total)
 	defer bar.Done()
+	guard := newBarGuard(c, "engine-core-guard", "validate", bar, &total)
 	run := "validate-engine-" + base.Model
-	var recs []benchlog.Record
 	measure := func(round, i int) (*dist.Measurement, error) {
 		cfg := cfgs[i]
 		if cfg.Transport == "tcp" && cfg.Workers > 1 {
@@ -218,7 +221,6 @@ func runValidateEngine(c *cli.Context) error {
 		}
 		bar.Printf("validate: round %d: %s %d workers %s batch %d: %.0f samples/s", round+1, m.Config.ModelName(), cfg.Workers, cfg.Transport, cfg.Batch, m.SamplesPerSec)
 		bar.Add(1)
-		recs = append(recs, m.Record(run))
 		return m, nil
 	}
 	// Each round ends with a probe of every link (a ring step of two
@@ -237,9 +239,15 @@ func runValidateEngine(c *cli.Context) error {
 		}
 		return nil
 	}
-	meas, err := measureRounds(len(cfgs), rounds, measure, probeRound)
+	meas, kept, err := measureRounds(len(cfgs), rounds, measure, probeRound, guard)
 	if err != nil {
 		return fmt.Errorf("validate --engine: %w", err)
+	}
+	var recs []benchlog.Record // every measurement kept, in the order measured
+	for r := range rounds {
+		for i := range cfgs {
+			recs = append(recs, kept[i][r].Record(run))
+		}
 	}
 
 	// 1. One worker on every core: the throughput law and the update time.
@@ -248,6 +256,7 @@ func runValidateEngine(c *cli.Context) error {
 		return err
 	}
 	cal.Rounds = rounds
+	cal.Guard = guard
 
 	// 2. The links: the median of each round's probe.
 	for i, tr := range transports {
@@ -266,7 +275,7 @@ func runValidateEngine(c *cli.Context) error {
 	bar.Done()
 	if out := c.String("engine-out"); out != "" {
 		hdr, err := header(run, map[string]any{"command": "validate --engine", "batches": batches, "workers": workers,
-			"transports": transports, "steps": steps, "warmup": warmup, "rounds": rounds, "engine": base.WithDefaults()})
+			"transports": transports, "steps": steps, "warmup": warmup, "rounds": rounds, "core_guard": guard != nil, "engine": base.WithDefaults()})
 		if err != nil {
 			return err
 		}
@@ -394,6 +403,9 @@ func writeEngineValidation(c *cli.Context, format string, base dist.Config, cal 
 		if cal.Rounds > 1 {
 			fmt.Fprintf(w, "Every configuration measured in %d alternating rounds, over the timed steps of all of them\n", cal.Rounds)
 			perRound = fmt.Sprintf(", median of %d rounds", cal.Rounds)
+		}
+		if g := cal.Guard; g != nil {
+			fmt.Fprintf(w, "Cores: %s\n", g)
 		}
 		names := make([]string, 0, len(cal.Links))
 		for n := range cal.Links {

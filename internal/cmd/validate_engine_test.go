@@ -73,7 +73,8 @@ func TestEngineSimConfig(t *testing.T) {
 func TestValidateEngine(t *testing.T) {
 	log := filepath.Join(t.TempDir(), "ve.jsonl")
 	stdout, stderr, code := runCLI("validate", "--engine", "--engine-data", "synthetic", "--engine-batch", "4,8", "--engine-workers", "2",
-		"--engine-transport", "inproc,tcp", "--engine-steps", "2", "--engine-warmup", "1", "--engine-rounds", "2", "--engine-out", log, "--format", "csv")
+		"--engine-transport", "inproc,tcp", "--engine-steps", "2", "--engine-warmup", "1", "--engine-rounds", "2", "--engine-out", log, "--format", "csv",
+		"--engine-core-guard=false")
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}

@@ -1,0 +1,102 @@
+package cmd
+
+import (
+	"errors"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"scaleplan/engine/dist"
+)
+
+// fakeGuard returns a guard whose probes return the given handoffs in
+// turn (then the last one forever) and whose sleeps only add up.
+func fakeGuard(probes ...time.Duration) (g *coreGuard, slept *time.Duration) {
+	slept = new(time.Duration)
+	g = newCoreGuard()
+	g.probe = func() (time.Duration, error) {
+		d := probes[0]
+		if len(probes) > 1 {
+			probes = probes[1:]
+		}
+		return d, nil
+	}
+	g.sleep = func(d time.Duration) { *slept += d }
+	return g, slept
+}
+
+func TestCoreGuard(t *testing.T) {
+	const ns = time.Nanosecond
+	near, far := 30*ns, 200*ns // together, and apart at 3 × 30 ns
+	for _, tc := range []struct {
+		name    string
+		probes  []time.Duration // after the five of start
+		calls   int             // measurements made
+		repeats int
+		waited  time.Duration
+		kept    int // kept although apart
+	}{
+		{"together", []time.Duration{near, near}, 1, 0, 0, 0},
+		{"apart before, then together", []time.Duration{far, far, near, near}, 1, 0, 200 * time.Millisecond, 0},
+		{"apart after, together again", []time.Duration{near, far, near, near}, 2, 1, 0, 0},
+		{"apart after every try", []time.Duration{near, far}, 3, 2, 2 * 5 * time.Second, 1}, // no wait before the first try
+		{"at three times the best, still together", []time.Duration{90 * ns, 90 * ns}, 1, 0, 0, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			start := []time.Duration{50 * ns, near, 40 * ns, near, 60 * ns}
+			g, slept := fakeGuard(append(start, tc.probes...)...)
+			if err := g.start(); err != nil {
+				t.Fatal(err)
+			}
+			if g.Best != near || *slept != 4*20*time.Millisecond {
+				t.Fatalf("after start: best %v, slept %v; want %v, 80ms", g.Best, *slept, near)
+			}
+			*slept = 0
+			calls := 0
+			m, err := g.measure(func() (*dist.Measurement, error) { calls++; return &dist.Measurement{Steps: calls}, nil })
+			if err != nil {
+				t.Fatal(err)
+			}
+			if m.Steps != calls || calls != tc.calls || g.Repeats != tc.repeats || g.Waited != tc.waited || *slept != tc.waited || g.Kept != tc.kept {
+				t.Errorf("kept measurement %d of %d calls, %d repeats, waited %v (slept %v), %d kept apart; want the last of %d, %d, %v, %d",
+					m.Steps, calls, g.Repeats, g.Waited, *slept, g.Kept, tc.calls, tc.repeats, tc.waited, tc.kept)
+			}
+		})
+	}
+	// Errors of the probe and of the measurement are returned.
+	g, _ := fakeGuard(near)
+	boom := errors.New("boom")
+	g.probe = func() (time.Duration, error) { return 0, boom }
+	if err := g.start(); !errors.Is(err, boom) || !strings.Contains(err.Error(), "probing the cores") {
+		t.Errorf("start with a failing probe: %v", err)
+	}
+	g, _ = fakeGuard(near)
+	if _, err := g.measure(func() (*dist.Measurement, error) { return nil, boom }); !errors.Is(err, boom) {
+		t.Errorf("failing measurement: %v", err)
+	}
+	if s := g.String(); !strings.HasPrefix(s, "handoff between the first two CPUs 30 ns at best (apart above 90 ns): 0 measurements repeated") {
+		t.Errorf("summary %q", s)
+	}
+}
+
+// bench throughput and validate --engine report what the guard did, on a
+// machine with two CPUs.
+func TestCoreGuardReport(t *testing.T) {
+	if runtime.NumCPU() < 2 || runtime.GOMAXPROCS(0) < 2 {
+		t.Skip("one CPU: no guard")
+	}
+	_, stderr, code := runCLI("bench", "throughput", "--data", "synthetic", "--batch", "4", "--steps", "1", "--warmup", "0")
+	if code != exitOK || !strings.Contains(stderr, "bench: cores: handoff between the first two CPUs ") {
+		t.Errorf("bench throughput: exit %d, no guard summary:\n%s", code, stderr)
+	}
+	_, stderr, code = runCLI("bench", "throughput", "--data", "synthetic", "--batch", "4", "--steps", "1", "--warmup", "0", "--core-guard=false")
+	if code != exitOK || strings.Contains(stderr, "cores:") {
+		t.Errorf("bench throughput --core-guard=false: exit %d, guard summary:\n%s", code, stderr)
+	}
+	stdout, stderr, code := runCLI("validate", "--engine", "--engine-data", "synthetic", "--engine-batch", "4,8", "--engine-workers", "2",
+		"--engine-transport", "inproc", "--engine-steps", "2", "--engine-warmup", "0", "--engine-rounds", "1")
+	if code != exitOK || !strings.Contains(stdout, "\nCores: handoff between the first two CPUs ") {
+		t.Errorf("validate --engine: exit %d, no guard line:\n%s%s", code, stdout, stderr)
+	}
+}
