@@ -52,8 +52,8 @@ func newBarGuard(c *cli.Context, name, label string, bar *progress.Bar, total *i
 // each measurement. Before, it waits while the probe is above Factor times
 // the lowest seen in the run, for at most Wait; after, it has the
 // measurement repeated if the probe is above it, at most Tries times in
-// all, and then keeps the last one. What it did is counted for the
-// report. The decision rests on the probes alone, never on the
+// all, and then keeps the last one; once it has waited Budget in all, it
+// waits and repeats no more. What it did is counted for the report. The decision rests on the probes alone, never on the
 // measurement's result.
 type coreGuard struct {
 	probe func() (time.Duration, error) // dist.MeasureHandoff in use; a fake in tests
@@ -65,6 +65,7 @@ type coreGuard struct {
 	Factor float64       // a probe above Factor × Best means the cores are apart
 	Wait   time.Duration // longest wait for the cores before one measurement
 	Tries  int           // measurements of one configuration at most
+	Budget time.Duration // waiting in all, after which the guard only counts
 
 	Best    time.Duration // lowest probe of the run
 	Probes  int           // probes made
@@ -78,14 +79,19 @@ type coreGuard struct {
 // microseconds): a thread descheduled by other load slows one of them, a
 // move of the vCPUs apart slows all five. It counts the cores apart at 3
 // times the best probe, waits up to 5 s before a measurement and tries
-// one at most 3 times.
+// one at most 3 times, until it has waited 60 s in all: on a machine
+// whose cores stay apart, or are too loaded to answer the probe, it then
+// only counts what it sees.
 func newCoreGuard() *coreGuard {
 	return &coreGuard{
 		probe:  probeHandoff,
 		sleep:  time.Sleep,
-		Factor: 3, Wait: 5 * time.Second, Tries: 3,
+		Factor: 3, Wait: 5 * time.Second, Tries: 3, Budget: time.Minute,
 	}
 }
+
+// spent reports whether the guard has used its waiting budget.
+func (g *coreGuard) spent() bool { return g.Waited >= g.Budget }
 
 // probeHandoff is the least of five dist.MeasureHandoff(400).
 func probeHandoff() (time.Duration, error) {
@@ -135,7 +141,7 @@ func (g *coreGuard) settle() error {
 	const every = 100 * time.Millisecond
 	for waited := time.Duration(0); ; waited += every {
 		_, apart, err := g.check()
-		if err != nil || !apart || waited >= g.Wait {
+		if err != nil || !apart || waited >= g.Wait || g.spent() {
 			return err
 		}
 		g.sleep(every)
@@ -161,7 +167,7 @@ func (g *coreGuard) measure(do func() (*dist.Measurement, error)) (*dist.Measure
 		if !apart {
 			return m, nil
 		}
-		if try == g.Tries {
+		if try == g.Tries || g.spent() {
 			g.Kept++
 			return m, nil
 		}
@@ -174,8 +180,12 @@ func (g *coreGuard) measure(do func() (*dist.Measurement, error)) (*dist.Measure
 
 // String summarizes what the guard did, for a report.
 func (g *coreGuard) String() string {
-	return fmt.Sprintf("handoff between the first two CPUs %s at best (apart above %s): %d measurements repeated, %.1f s of waiting, %d kept apart after %d tries",
-		fmtHandoff(g.Best), fmtHandoff(time.Duration(g.Factor*float64(g.Best))), g.Repeats, g.Waited.Seconds(), g.Kept, g.Tries)
+	s := fmt.Sprintf("handoff between the first two CPUs %s at best (apart above %s): %d measurements repeated, %.1f s of waiting, %d kept apart",
+		fmtHandoff(g.Best), fmtHandoff(time.Duration(g.Factor*float64(g.Best))), g.Repeats, g.Waited.Seconds(), g.Kept)
+	if g.spent() {
+		return s + fmt.Sprintf(" (the %v of waiting allowed were spent)", g.Budget)
+	}
+	return s
 }
 
 // fmtHandoff formats a handoff time in nanoseconds.

@@ -64,8 +64,30 @@ func TestCoreGuard(t *testing.T) {
 			}
 		})
 	}
+	// Once the budget is spent, the guard neither waits nor repeats.
+	g, slept := fakeGuard(near, near, near, near, near, near, far) // five for start, one before the first try
+	g.Budget = 7 * time.Second
+	if err := g.start(); err != nil {
+		t.Fatal(err)
+	}
+	*slept = 0
+	for i, want := range []struct {
+		calls  int
+		waited time.Duration
+	}{{3, 7 * time.Second}, {1, 7 * time.Second}} { // the second try waits 5 s, the third until 7
+		calls := 0
+		if _, err := g.measure(func() (*dist.Measurement, error) { calls++; return &dist.Measurement{}, nil }); err != nil {
+			t.Fatal(err)
+		}
+		if calls != want.calls || g.Waited != want.waited {
+			t.Errorf("measurement %d with the cores apart: %d calls, waited %v; want %d, %v", i, calls, g.Waited, want.calls, want.waited)
+		}
+	}
+	if s := g.String(); !strings.HasSuffix(s, "2 kept apart (the 7s of waiting allowed were spent)") {
+		t.Errorf("summary %q", s)
+	}
 	// Errors of the probe and of the measurement are returned.
-	g, _ := fakeGuard(near)
+	g, _ = fakeGuard(near)
 	boom := errors.New("boom")
 	g.probe = func() (time.Duration, error) { return 0, boom }
 	if err := g.start(); !errors.Is(err, boom) || !strings.Contains(err.Error(), "probing the cores") {
@@ -75,7 +97,7 @@ func TestCoreGuard(t *testing.T) {
 	if _, err := g.measure(func() (*dist.Measurement, error) { return nil, boom }); !errors.Is(err, boom) {
 		t.Errorf("failing measurement: %v", err)
 	}
-	if s := g.String(); !strings.HasPrefix(s, "handoff between the first two CPUs 30 ns at best (apart above 90 ns): 0 measurements repeated") {
+	if s := g.String(); s != "handoff between the first two CPUs 30 ns at best (apart above 90 ns): 0 measurements repeated, 0.0 s of waiting, 0 kept apart" {
 		t.Errorf("summary %q", s)
 	}
 }
