@@ -115,7 +115,7 @@ func TestBenchThroughput(t *testing.T) {
 // over the whole sweep, and recorded once over all its timed steps.
 func TestBenchThroughputRounds(t *testing.T) {
 	log := filepath.Join(t.TempDir(), "rounds.jsonl")
-	_, stderr, code := runCLI("bench", "throughput", "--data", "synthetic", "--workers", "1", "--batch", "4,8",
+	_, stderr, code := runCLI("bench", "throughput", "--core-guard=false", "--data", "synthetic", "--workers", "1", "--batch", "4,8",
 		"--steps", "2", "--warmup", "1", "--rounds", "3", "--step-records", "--out", log)
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
@@ -157,7 +157,7 @@ func TestBenchThroughputRounds(t *testing.T) {
 func TestBenchThroughputChunk(t *testing.T) {
 	for _, chunk := range []string{"3", ""} {
 		log := filepath.Join(t.TempDir(), "chunk.jsonl")
-		args := []string{"bench", "throughput", "--model", "cnn", "--data", "synthetic", "--batch", "8", "--steps", "2", "--warmup", "0", "--out", log}
+		args := []string{"bench", "throughput", "--model", "cnn", "--data", "synthetic", "--batch", "8", "--steps", "2", "--warmup", "0", "--out", log, "--core-guard=false"}
 		if chunk != "" {
 			args = append(args, "--chunk", chunk)
 		}
@@ -179,7 +179,7 @@ func TestBenchThroughputChunk(t *testing.T) {
 // bench --transport tcp starts this test binary as worker processes.
 func TestBenchThroughputTCP(t *testing.T) {
 	log := filepath.Join(t.TempDir(), "tcp.jsonl")
-	_, stderr, code := runCLI("bench", "throughput", "--data", "synthetic", "--transport", "tcp", "--workers", "2", "--batch", "4",
+	_, stderr, code := runCLI("bench", "throughput", "--core-guard=false", "--data", "synthetic", "--transport", "tcp", "--workers", "2", "--batch", "4",
 		"--steps", "2", "--warmup", "1", "--out", log, "--timeout", "1m")
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
@@ -251,7 +251,7 @@ func TestBenchPlotFails(t *testing.T) {
 	if err := os.WriteFile(file, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	stdout, stderr, code := runCLI("bench", "throughput", "--data", "synthetic", "--batch", "4,8", "--steps", "1", "--warmup", "0",
+	stdout, stderr, code := runCLI("bench", "throughput", "--core-guard=false", "--data", "synthetic", "--batch", "4,8", "--steps", "1", "--warmup", "0",
 		"--out", log, "--plot", filepath.Join(file, "charts"))
 	if code != exitRuntime || !strings.Contains(stderr, "not a directory") {
 		t.Errorf("exit %d, stderr:\n%s", code, stderr)
@@ -422,7 +422,7 @@ func TestBenchErrors(t *testing.T) {
 // digit (a float64 would round 2^53+1 to 2^53).
 func TestBenchSeedExact(t *testing.T) {
 	log := filepath.Join(t.TempDir(), "seed.jsonl")
-	_, stderr, code := runCLI("bench", "throughput", "--data", "synthetic", "--batch", "4", "--steps", "1", "--warmup", "0",
+	_, stderr, code := runCLI("bench", "throughput", "--core-guard=false", "--data", "synthetic", "--batch", "4", "--steps", "1", "--warmup", "0",
 		"--seed", "9007199254740993", "--out", log)
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, stderr)

@@ -37,7 +37,10 @@ func validateCommand() *cli.Command {
 			"the reference engine with one worker at each --engine-batch, fits v0 and t, probes\n" +
 			"the in-process and TCP links, simulates --engine-workers workers sharing this\n" +
 			"machine's cores, measures them, and prints predicted against measured samples/s\n" +
-			"(docs/validation.md). --max-error then bounds its mean error at batch >= 32.\n\n" +
+			"(docs/validation.md). --max-error then bounds its mean error at batch >= 32.\n" +
+			"Every measurement is made while the first two CPUs share a cache, as a probe\n" +
+			"before and after it says (--engine-core-guard; see `scaleplan bench throughput\n" +
+			"--help`), and the report says how often it waited or measured again.\n\n" +
 			"   OPENBLAS_CORETYPE=SkylakeX scaleplan validate --engine",
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "cases", Usage: "validation case `FILE` (YAML; docs/validation.md); default the built-in cases"},

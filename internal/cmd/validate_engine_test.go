@@ -89,7 +89,7 @@ func TestValidateEngine(t *testing.T) {
 		t.Errorf("log of %d records: %+v", len(recs), recs)
 	}
 	// The text report names the links' medians over the rounds.
-	stdout, stderr, code = runCLI("validate", "--engine", "--engine-data", "synthetic", "--engine-batch", "4,8", "--engine-workers", "2",
+	stdout, stderr, code = runCLI("validate", "--engine", "--engine-core-guard=false", "--engine-data", "synthetic", "--engine-batch", "4,8", "--engine-workers", "2",
 		"--engine-transport", "inproc", "--engine-steps", "2", "--engine-warmup", "0", "--engine-rounds", "3")
 	if code != exitOK || !strings.Contains(stdout, "Link inproc (ring step of two ranks, median of 3 rounds): latency ") {
 		t.Errorf("exit %d, text report without the link's median over 3 rounds:\n%s%s", code, stdout, stderr)
