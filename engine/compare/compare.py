@@ -156,7 +156,10 @@ def engine_measure(binary, model_name, batch, warmup, steps, data, seed, env):
         log = os.path.join(tmp, "log.jsonl")
         cmd = [binary, "bench", "throughput", "--model", model_name, "--workers", "1", "--batch", str(batch),
                "--steps", str(steps), "--warmup", str(warmup), "--data", data, "--seed", str(seed),
-               "--out", log, "--format", "csv"]
+               "--out", log, "--format", "csv",
+               # PyTorch has no such guard: both sides are measured in whatever state the
+               # cores are in, and the alternation spreads that state over both.
+               "--core-guard=false"]
         subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
         with open(log) as f:
             recs = [json.loads(line) for line in f if line.strip()]
