@@ -72,6 +72,7 @@ type coreGuard struct {
 	Repeats int           // measurements discarded and made again
 	Waited  time.Duration // time spent waiting for the cores
 	Kept    int           // measurements kept although the cores were apart after the last try
+	Off     error         // why the guard stopped, if a probe failed; nil while it works
 }
 
 // newCoreGuard returns a guard whose probe is the least of five handoff
@@ -108,41 +109,45 @@ func probeHandoff() (time.Duration, error) {
 	return best, nil
 }
 
-// check probes the cores and reports whether they are apart.
-func (g *coreGuard) check() (time.Duration, bool, error) {
+// check probes the cores and reports whether they are apart. A probe
+// that fails (one CPU so busy with other work that the other side waited
+// a second for it) turns the guard off for the rest of the run, with the
+// reason kept for the report: the guard decides when to measure, and it
+// must not stop a measurement it cannot judge.
+func (g *coreGuard) check() (time.Duration, bool) {
+	if g.Off != nil {
+		return 0, false
+	}
 	d, err := g.probe()
 	if err != nil {
-		return 0, false, fmt.Errorf("probing the cores: %w", err)
+		g.Off = fmt.Errorf("probing the cores: %w", err)
+		return 0, false
 	}
 	g.Probes++
 	if g.Best == 0 || d < g.Best {
 		g.Best = d
 	}
-	return d, float64(d) > g.Factor*float64(g.Best), nil
+	return d, float64(d) > g.Factor*float64(g.Best)
 }
 
 // start takes the run's first measure of the best handoff: the lowest of
 // five probes 20 ms apart.
-func (g *coreGuard) start() error {
+func (g *coreGuard) start() {
 	for i := range 5 {
 		if i > 0 {
 			g.sleep(20 * time.Millisecond)
 		}
-		if _, _, err := g.check(); err != nil {
-			return err
-		}
+		g.check()
 	}
-	return nil
 }
 
 // settle waits, probing every 100 ms, until the cores are together or
 // Wait has passed.
-func (g *coreGuard) settle() error {
+func (g *coreGuard) settle() {
 	const every = 100 * time.Millisecond
 	for waited := time.Duration(0); ; waited += every {
-		_, apart, err := g.check()
-		if err != nil || !apart || waited >= g.Wait || g.spent() {
-			return err
+		if _, apart := g.check(); !apart || waited >= g.Wait || g.spent() {
+			return
 		}
 		g.sleep(every)
 		g.Waited += every
@@ -153,17 +158,12 @@ func (g *coreGuard) settle() error {
 // decides (see coreGuard), and returns the measurement it keeps.
 func (g *coreGuard) measure(do func() (*dist.Measurement, error)) (*dist.Measurement, error) {
 	for try := 1; ; try++ {
-		if err := g.settle(); err != nil {
-			return nil, err
-		}
+		g.settle()
 		m, err := do()
 		if err != nil {
 			return nil, err
 		}
-		d, apart, err := g.check()
-		if err != nil {
-			return nil, err
-		}
+		d, apart := g.check()
 		if !apart {
 			return m, nil
 		}
@@ -183,7 +183,10 @@ func (g *coreGuard) String() string {
 	s := fmt.Sprintf("handoff between the first two CPUs %s at best (apart above %s): %d measurements repeated, %.1f s of waiting, %d kept apart",
 		fmtHandoff(g.Best), fmtHandoff(time.Duration(g.Factor*float64(g.Best))), g.Repeats, g.Waited.Seconds(), g.Kept)
 	if g.spent() {
-		return s + fmt.Sprintf(" (the %v of waiting allowed were spent)", g.Budget)
+		s += fmt.Sprintf(" (the %v of waiting allowed were spent)", g.Budget)
+	}
+	if g.Off != nil {
+		s += fmt.Sprintf("; off after %d probes: %v", g.Probes, g.Off)
 	}
 	return s
 }

@@ -46,9 +46,7 @@ func TestCoreGuard(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			start := []time.Duration{50 * ns, near, 40 * ns, near, 60 * ns}
 			g, slept := fakeGuard(append(start, tc.probes...)...)
-			if err := g.start(); err != nil {
-				t.Fatal(err)
-			}
+			g.start()
 			if g.Best != near || *slept != 4*20*time.Millisecond {
 				t.Fatalf("after start: best %v, slept %v; want %v, 80ms", g.Best, *slept, near)
 			}
@@ -67,9 +65,7 @@ func TestCoreGuard(t *testing.T) {
 	// Once the budget is spent, the guard neither waits nor repeats.
 	g, slept := fakeGuard(near, near, near, near, near, near, far) // five for start, one before the first try
 	g.Budget = 7 * time.Second
-	if err := g.start(); err != nil {
-		t.Fatal(err)
-	}
+	g.start()
 	*slept = 0
 	for i, want := range []struct {
 		calls  int
@@ -86,13 +82,22 @@ func TestCoreGuard(t *testing.T) {
 	if s := g.String(); !strings.HasSuffix(s, "2 kept apart (the 7s of waiting allowed were spent)") {
 		t.Errorf("summary %q", s)
 	}
-	// Errors of the probe and of the measurement are returned.
-	g, _ = fakeGuard(near)
+	// A failing probe turns the guard off: the run goes on unguarded and
+	// the report says why.
+	g, _ = fakeGuard(near, near, near, near, near, near)
 	boom := errors.New("boom")
+	g.start()
 	g.probe = func() (time.Duration, error) { return 0, boom }
-	if err := g.start(); !errors.Is(err, boom) || !strings.Contains(err.Error(), "probing the cores") {
-		t.Errorf("start with a failing probe: %v", err)
+	for range 2 {
+		calls := 0
+		if _, err := g.measure(func() (*dist.Measurement, error) { calls++; return &dist.Measurement{}, nil }); err != nil || calls != 1 {
+			t.Errorf("measurement with the guard off: %d calls, %v", calls, err)
+		}
 	}
+	if !errors.Is(g.Off, boom) || !strings.HasSuffix(g.String(), "; off after 5 probes: probing the cores: boom") {
+		t.Errorf("guard after a failed probe: off %v, summary %q", g.Off, g.String())
+	}
+	// Errors of the measurement are returned.
 	g, _ = fakeGuard(near)
 	if _, err := g.measure(func() (*dist.Measurement, error) { return nil, boom }); !errors.Is(err, boom) {
 		t.Errorf("failing measurement: %v", err)
