@@ -53,10 +53,11 @@ func newBarGuard(c *cli.Context, name, label string, bar *progress.Bar, total *i
 // the lowest seen in the run, for at most Wait; after, it has the
 // measurement repeated if the probe is above it, at most Tries times in
 // all, and then keeps the last one; once it has waited Budget in all, it
-// waits and repeats no more. What it did is counted for the report. The decision rests on the probes alone, never on the
-// measurement's result.
+// waits and repeats no more, and a failed probe turns it off. What it did
+// is counted for the report. The decision rests on the probes alone,
+// never on the measurement's result.
 type coreGuard struct {
-	probe func() (time.Duration, error) // dist.MeasureHandoff in use; a fake in tests
+	probe func() (time.Duration, error) // probeHandoff in use; a fake in tests
 	sleep func(time.Duration)           // time.Sleep in use
 	// repeated, if not nil, is told of every measurement the guard
 	// discards, with the probe that discarded it.
