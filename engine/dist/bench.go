@@ -139,8 +139,10 @@ func Combine(ms []*Measurement) (*Measurement, error) {
 			d.Batch != c.Batch || d.Accumulate != c.Accumulate {
 			return nil, fmt.Errorf("dist: combining a measurement of %s, %d workers %s, batch %d×%d with one of %s, %d workers %s, batch %d×%d",
 				d.ModelName(), d.Workers, d.Transport, d.Batch, d.Accumulate, c.ModelName(), c.Workers, c.Transport, c.Batch, c.Accumulate)
-		} else if dn, cn := d.Chunks(), c.Chunks(); dn != cn {
-			return nil, fmt.Errorf("dist: combining a measurement of batch %d in %d chunks with one in %d", c.Batch, dn, cn)
+		} else if d.Chunk != c.Chunk { // the same Chunk, model and batch give the same chunks
+			if dn, cn := d.Chunks(), c.Chunks(); dn != cn {
+				return nil, fmt.Errorf("dist: combining a measurement of batch %d in %d chunks with one in %d", c.Batch, dn, cn)
+			}
 		}
 		m.Warmup += x.Warmup
 		m.Steps += x.Steps

@@ -390,13 +390,6 @@ func runBenchThroughput(c *cli.Context) error {
 	defer cancel()
 
 	run := runName(c, "throughput")
-	hdr, err := header(run, throughputSweep{Command: "bench throughput", Framework: c.String("framework"), Workers: workers, Batches: batches,
-		Steps: c.Int("steps"), Warmup: c.Int("warmup"), Repeat: c.Int("repeat"), Rounds: c.Int("rounds"), CoreGuard: useCoreGuard(c, "core-guard"),
-		Engine: sweepTemplate(base)})
-	if err != nil {
-		return err
-	}
-	recs := []benchlog.Record{hdr}
 	t := &table{Title: fmt.Sprintf("%s throughput, %s", base.ModelName(), tensor.Backend()),
 		Header: []string{"workers", "batch", "global_batch", "steps", "step_ms", "std_ms", "samples_per_s", "data_ms", "forward_ms", "backward_ms", "allreduce_ms", "wait_ms", "update_ms"}}
 	rounds := c.Int("rounds")
@@ -412,6 +405,13 @@ func runBenchThroughput(c *cli.Context) error {
 	bar := newBar(c, "bench throughput", total)
 	defer bar.Done()
 	guard := newBarGuard(c, "core-guard", "bench", bar, &total)
+	hdr, err := header(run, throughputSweep{Command: "bench throughput", Framework: c.String("framework"), Workers: workers, Batches: batches,
+		Steps: c.Int("steps"), Warmup: c.Int("warmup"), Repeat: c.Int("repeat"), Rounds: c.Int("rounds"), CoreGuard: guard != nil,
+		Engine: sweepTemplate(base)})
+	if err != nil {
+		return err
+	}
+	recs := []benchlog.Record{hdr}
 	notes := make([]string, len(cfgs))
 	for i, cfg := range cfgs {
 		notes[i] = chunkNote(cfg)
@@ -461,24 +461,15 @@ func runBenchThroughput(c *cli.Context) error {
 // not nil, so that the spells of load on a shared machine fall on all of
 // them alike; it returns each configuration's measurement over the timed
 // steps of all its rounds (dist.Combine), and the measurements kept, by
-// configuration and round. With a guard, each measurement is made between
-// its probes and as often as it decides (coreGuard). Errors are returned
-// as they are.
+// configuration and round. With a guard (nil: none), each measurement is
+// made between its probes and as often as it decides (coreGuard). Errors
+// are returned as they are.
 func measureRounds(n, rounds int, measure func(r, i int) (*dist.Measurement, error), afterRound func(r int) error, guard *coreGuard) ([]*dist.Measurement, [][]*dist.Measurement, error) {
-	if guard != nil {
-		guard.start()
-	}
+	guard.start()
 	all := make([][]*dist.Measurement, n)
 	for r := range rounds {
 		for i := range n {
-			do := func() (*dist.Measurement, error) { return measure(r, i) }
-			var m *dist.Measurement
-			var err error
-			if guard != nil {
-				m, err = guard.measure(do)
-			} else {
-				m, err = do()
-			}
+			m, err := guard.measure(func() (*dist.Measurement, error) { return measure(r, i) })
 			if err != nil {
 				return nil, nil, err
 			}

@@ -16,17 +16,12 @@ func coreGuardFlag(name string) cli.Flag {
 	return &cli.BoolFlag{Name: name, Value: true, Usage: "make every measurement while the first two CPUs share a cache (waits or repeats; see the description); on only with two or more CPUs"}
 }
 
-// useCoreGuard reports whether flag name asks for the guard and the
-// machine can have one (two CPUs and GOMAXPROCS of at least 2).
-func useCoreGuard(c *cli.Context, name string) bool {
-	return c.Bool(name) && runtime.NumCPU() >= 2 && runtime.GOMAXPROCS(0) >= 2
-}
-
-// newBarGuard returns the guard flag name asks for, or nil, reporting
-// each repeat on bar, its lines starting with label, and adding it to
-// bar's total.
+// newBarGuard returns the guard flag name asks for, or nil if it asks for
+// none or the machine cannot have one (fewer than two CPUs or
+// GOMAXPROCS below 2); the guard reports each repeat on bar, its lines
+// starting with label, and adds it to bar's total.
 func newBarGuard(c *cli.Context, name, label string, bar *progress.Bar, total *int) *coreGuard {
-	if !useCoreGuard(c, name) {
+	if !c.Bool(name) || runtime.NumCPU() < 2 || runtime.GOMAXPROCS(0) < 2 {
 		return nil
 	}
 	g := newCoreGuard()
@@ -132,8 +127,11 @@ func (g *coreGuard) check() (time.Duration, bool) {
 }
 
 // start takes the run's first measure of the best handoff: the lowest of
-// five probes 20 ms apart.
+// five probes 20 ms apart. A nil guard does nothing.
 func (g *coreGuard) start() {
+	if g == nil {
+		return
+	}
 	for i := range 5 {
 		if i > 0 {
 			g.sleep(20 * time.Millisecond)
@@ -156,8 +154,12 @@ func (g *coreGuard) settle() {
 }
 
 // measure runs do between the guard's probes, as often as the guard
-// decides (see coreGuard), and returns the measurement it keeps.
+// decides (see coreGuard), and returns the measurement it keeps; a nil
+// guard runs do once.
 func (g *coreGuard) measure(do func() (*dist.Measurement, error)) (*dist.Measurement, error) {
+	if g == nil {
+		return do()
+	}
 	for try := 1; ; try++ {
 		g.settle()
 		m, err := do()
