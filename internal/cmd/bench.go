@@ -286,13 +286,16 @@ func benchThroughputCommand() *cli.Command {
 			"With --rounds N every configuration is measured in N rounds, each of which runs\n" +
 			"the whole sweep (warm-up and timed steps), and its measurement is taken over the\n" +
 			"timed steps of all N: on a shared machine whose speed drifts, every\n" +
-			"configuration then sees the same spells of load.\n\n" +
+			"configuration then sees the same spells of load. Before them, --warm-rounds\n" +
+			"(default 1) sweeps are measured and set aside: a fresh process's first\n" +
+			"measurements run slow (docs/validation.md, \"A warm-up round\").\n\n" +
 			"With --core-guard (the default on two or more CPUs) every measurement is made\n" +
 			"while the first two CPUs share a cache: a probe of the time a cache line takes\n" +
 			"from one to the other, before and after it, waits for them or has it repeated\n" +
 			"when that time is above 3 times the run's best (a virtual machine's host may\n" +
 			"run its vCPUs on different core complexes for a while; docs/validation.md,\n" +
-			"\"Cores apart\"). What it did is reported on stderr.\n\n" +
+			"\"Cores apart\"); after the rounds, those made above 3 times the final best\n" +
+			"are made again. What it did is reported on stderr.\n\n" +
 			"With --transport tcp, workers 1 to W-1 are processes of this program started\n" +
 			"on 127.0.0.1 (environment passed on, killed with this process); worker 0 runs\n" +
 			"here. `scaleplan fit LOG` fits v = b / (b/v0 + t) per worker count.\n\n" +
@@ -307,6 +310,7 @@ func benchThroughputCommand() *cli.Command {
 			&cli.IntFlag{Name: "warmup", Value: 5, Usage: "untimed steps before them"},
 			&cli.IntFlag{Name: "repeat", Value: 1, Usage: "measure the whole sweep `N` times (one record each)"},
 			&cli.IntFlag{Name: "rounds", Value: 1, Usage: "measure every configuration in `N` rounds over the sweep, one record over all their timed steps"},
+			warmRoundsFlag("warm-rounds"),
 			&cli.Float64Flag{Name: "lr", Value: 0.01, Usage: "learning rate of the momentum SGD trained with"},
 			&cli.BoolFlag{Name: "step-records", Usage: "also log one record per timed step"},
 			coreGuardFlag("core-guard"),
@@ -328,6 +332,7 @@ type throughputSweep struct {
 	Warmup    int         `json:"warmup"`
 	Repeat    int         `json:"repeat"`
 	Rounds    int         `json:"rounds"`
+	Warm      int         `json:"warm_rounds"`
 	CoreGuard bool        `json:"core_guard,omitempty"`
 	Engine    dist.Config `json:"engine"`
 }
@@ -401,12 +406,16 @@ func runBenchThroughput(c *cli.Context) error {
 			cfgs = append(cfgs, cfg)
 		}
 	}
-	total := c.Int("repeat") * rounds * len(cfgs)
+	warm := c.Int("warm-rounds")
+	if warm < 0 || warm > maxWarmRounds {
+		return usagef("--warm-rounds %d: want 0 to %d", warm, maxWarmRounds)
+	}
+	total := (c.Int("repeat")*rounds + warm) * len(cfgs)
 	bar := newBar(c, "bench throughput", total)
 	defer bar.Done()
 	guard := newBarGuard(c, "core-guard", "bench", bar, &total)
 	hdr, err := header(run, throughputSweep{Command: "bench throughput", Framework: c.String("framework"), Workers: workers, Batches: batches,
-		Steps: c.Int("steps"), Warmup: c.Int("warmup"), Repeat: c.Int("repeat"), Rounds: c.Int("rounds"), CoreGuard: guard != nil,
+		Steps: c.Int("steps"), Warmup: c.Int("warmup"), Repeat: c.Int("repeat"), Rounds: c.Int("rounds"), Warm: warm, CoreGuard: guard != nil,
 		Engine: sweepTemplate(base)})
 	if err != nil {
 		return err
@@ -428,8 +437,11 @@ func runBenchThroughput(c *cli.Context) error {
 		bar.Add(1)
 		return m, nil
 	}
-	for range c.Int("repeat") {
-		meas, _, err := measureRounds(len(cfgs), rounds, measure, nil, guard)
+	for rep := range c.Int("repeat") {
+		if rep > 0 {
+			warm = 0 // the process is warm after the first sweep
+		}
+		meas, _, err := measureRounds(len(cfgs), warm, rounds, measure, nil, guard)
 		if err != nil {
 			return fmt.Errorf("bench throughput: %w", err)
 		}
@@ -456,28 +468,71 @@ func runBenchThroughput(c *cli.Context) error {
 	return finish(c, log, t, format)
 }
 
+// maxWarmRounds bounds --warm-rounds and --engine-warm-rounds.
+const maxWarmRounds = 9
+
+// warmRoundsFlag is the flag name of the warm rounds measureRounds makes
+// before its rounds, one by default.
+func warmRoundsFlag(name string) cli.Flag {
+	return &cli.IntFlag{Name: name, Value: 1, Usage: fmt.Sprintf("first measure every configuration `N` times (0 to %d) and set those aside, while the process warms up", maxWarmRounds)}
+}
+
 // measureRounds measures n configurations in rounds, each round all of
 // them in order with measure(round, i) and then afterRound(round) if it is
 // not nil, so that the spells of load on a shared machine fall on all of
 // them alike; it returns each configuration's measurement over the timed
 // steps of all its rounds (dist.Combine), and the measurements kept, by
 // configuration and round. With a guard (nil: none), each measurement is
-// made between its probes and as often as it decides (coreGuard). Errors
+// made between its probes and as often as it decides (coreGuard), and
+// after the rounds those it finds were made apart are made again. Errors
 // are returned as they are.
-func measureRounds(n, rounds int, measure func(r, i int) (*dist.Measurement, error), afterRound func(r int) error, guard *coreGuard) ([]*dist.Measurement, [][]*dist.Measurement, error) {
+//
+// Before the rounds, warm rounds measure every configuration once each,
+// as measure(-1, i), and set the results aside: a fresh process's first
+// measurements run slow while its memory is new to it (docs/validation.md,
+// "A warm-up round"), and the first configurations of a sweep would carry
+// that into every later figure. They are made without the guard and
+// without afterRound.
+func measureRounds(n, warm, rounds int, measure func(r, i int) (*dist.Measurement, error), afterRound func(r int) error, guard *coreGuard) ([]*dist.Measurement, [][]*dist.Measurement, error) {
+	for range warm {
+		for i := range n {
+			if _, err := measure(-1, i); err != nil {
+				return nil, nil, err
+			}
+		}
+	}
 	guard.start()
 	all := make([][]*dist.Measurement, n)
+	levels := make([][]time.Duration, n) // each measurement's probe level
 	for r := range rounds {
 		for i := range n {
-			m, err := guard.measure(func() (*dist.Measurement, error) { return measure(r, i) })
+			m, level, err := guard.measure(func() (*dist.Measurement, error) { return measure(r, i) })
 			if err != nil {
 				return nil, nil, err
 			}
 			all[i] = append(all[i], m)
+			levels[i] = append(levels[i], level)
 		}
 		if afterRound != nil {
 			if err := afterRound(r); err != nil {
 				return nil, nil, err
+			}
+		}
+	}
+	// Measurements made while the cores were apart, in a spell the run
+	// started in and so took for their best, are made again now that the
+	// run knows better (coreGuard).
+	for r := range rounds {
+		for i := range n {
+			if !guard.stale(levels[i][r]) {
+				continue
+			}
+			m, level, replace, err := guard.revisit(levels[i][r], func() (*dist.Measurement, error) { return measure(r, i) })
+			if err != nil {
+				return nil, nil, err
+			}
+			if replace {
+				all[i][r], levels[i][r] = m, level
 			}
 		}
 	}
@@ -492,10 +547,14 @@ func measureRounds(n, rounds int, measure func(r, i int) (*dist.Measurement, err
 	return meas, all, nil
 }
 
-// roundPrefix is "round r: " for a measurement of a sweep in rounds, ""
-// for one in a single round.
+// roundPrefix is "round r: " for a measurement of a sweep in rounds,
+// "warm-up: " for one of a warm round (r < 0), "" for one in a single
+// round.
 func roundPrefix(r, rounds int) string {
-	if rounds == 1 {
+	switch {
+	case r < 0:
+		return "warm-up: "
+	case rounds == 1:
 		return ""
 	}
 	return fmt.Sprintf("round %d: ", r+1)

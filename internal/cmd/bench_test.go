@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -9,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"scaleplan/engine/dist"
 	"scaleplan/engine/tensor"
@@ -148,6 +150,56 @@ func TestBenchThroughputRounds(t *testing.T) {
 	}
 	if got := fmt.Sprint(recs[0].Config["rounds"]); got != "3" {
 		t.Errorf("header's rounds %s, want 3", got)
+	}
+	// The warm-up round (one by default) comes first and is neither
+	// logged (above: 6 steps a measurement) nor a round.
+	if got := fmt.Sprint(recs[0].Config["warm_rounds"]); got != "1" {
+		t.Errorf("header's warm_rounds %s, want 1", got)
+	}
+	warm4, warm8, round1 := strings.Index(stderr, "bench: warm-up: mlp workers 1 batch 4:"), strings.Index(stderr, "bench: warm-up: mlp workers 1 batch 8:"),
+		strings.Index(stderr, "bench: round 1: ")
+	if warm4 < 0 || warm8 < warm4 || round1 < warm8 {
+		t.Errorf("progress without the warm-up round of batches 4 and 8 before round 1:\n%s", stderr)
+	}
+}
+
+// measureRounds makes its warm rounds first, as measure(-1, i), and sets
+// them aside: they are in neither result, and afterRound runs only after
+// the rounds proper.
+func TestMeasureRoundsWarm(t *testing.T) {
+	var calls, after []string
+	measure := func(r, i int) (*dist.Measurement, error) {
+		calls = append(calls, fmt.Sprintf("%d/%d", r, i))
+		step := 1.0 // warm measurements ten times slower than the rest
+		if r < 0 {
+			step = 10
+		}
+		return &dist.Measurement{Config: dist.Config{Workers: 1, Batch: 4}, Steps: 1, StepTime: step, SamplesPerSec: 4 / step,
+			StepStats: []dist.StepStats{{Time: time.Duration(step * float64(time.Second))}}}, nil
+	}
+	afterRound := func(r int) error {
+		after = append(after, fmt.Sprint(r))
+		return nil
+	}
+	meas, kept, err := measureRounds(2, 1, 2, measure, afterRound, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"-1/0", "-1/1", "0/0", "0/1", "1/0", "1/1"}; !slices.Equal(calls, want) {
+		t.Errorf("measured %v, want %v", calls, want)
+	}
+	if want := []string{"0", "1"}; !slices.Equal(after, want) {
+		t.Errorf("afterRound after %v, want %v", after, want)
+	}
+	for i := range 2 {
+		if len(kept[i]) != 2 || meas[i].StepTime != 1 {
+			t.Errorf("configuration %d: %d kept, combined step %g s; want 2 and 1 s", i, len(kept[i]), meas[i].StepTime)
+		}
+	}
+	// An error of a warm measurement is returned as it is.
+	boom := errors.New("boom")
+	if _, _, err := measureRounds(1, 1, 1, func(r, i int) (*dist.Measurement, error) { return nil, boom }, nil, nil); !errors.Is(err, boom) {
+		t.Errorf("error %v, want %v", err, boom)
 	}
 }
 
@@ -385,6 +437,8 @@ func TestBenchErrors(t *testing.T) {
 		{"bench", "throughput", "--format", "xml"},
 		{"bench", "throughput", "--workers", "0"},
 		{"bench", "throughput", "--rounds", "0"},
+		{"bench", "throughput", "--warm-rounds", "-1"},
+		{"bench", "--framework", "torch", "--warm-rounds", "2"},
 		{"bench", "--framework", "torch", "--rounds", "2"},
 		{"bench", "throughput", "--batch", "8,-1"},
 		{"bench", "throughput", "--bucket", "1024"},

@@ -32,7 +32,7 @@ func torchFlags() []cli.Flag {
 // for the other framework is a usage error rather than silently ignored.
 var (
 	torchOnlyFlags  = []string{"precision", "device", "python", "image-size", "channels-last", "compile"}
-	engineOnlyFlags = []string{"hidden", "data", "seed", "transport", "overlap", "bucket", "prefetch", "timeout", "accumulate", "chunk", "lr", "repeat", "rounds", "core-guard"}
+	engineOnlyFlags = []string{"hidden", "data", "seed", "transport", "overlap", "bucket", "prefetch", "timeout", "accumulate", "chunk", "lr", "repeat", "rounds", "warm-rounds", "core-guard"}
 )
 
 // checkFrameworkFlags returns a usage error naming the first flag set on

@@ -30,6 +30,11 @@ func newBarGuard(c *cli.Context, name, label string, bar *progress.Bar, total *i
 		bar.Total(*total)
 		bar.Printf("%s: the first two CPUs were apart after that measurement (handoff %s, best %s): measuring it again", label, fmtHandoff(d), fmtHandoff(g.Best))
 	}
+	g.revisiting = func(d time.Duration) {
+		*total++
+		bar.Total(*total)
+		bar.Printf("%s: a measurement made before the run's best probe was made apart (handoff %s, best %s): measuring it again", label, fmtHandoff(d), fmtHandoff(g.Best))
+	}
 	return g
 }
 
@@ -51,12 +56,22 @@ func newBarGuard(c *cli.Context, name, label string, bar *progress.Bar, total *i
 // waits and repeats no more, and a failed probe turns it off. What it did
 // is counted for the report. The decision rests on the probes alone,
 // never on the measurement's result.
+//
+// A run that starts while the cores are apart takes that spell's handoff
+// for its best until the spell ends, and keeps what it measured in the
+// spell. So each measurement's probe level (the higher of its probes
+// before and after) is kept, and once the rounds are over, those above
+// Factor times the run's final best are made again (measureRounds,
+// revisit).
 type coreGuard struct {
 	probe func() (time.Duration, error) // probeHandoff in use; a fake in tests
 	sleep func(time.Duration)           // time.Sleep in use
 	// repeated, if not nil, is told of every measurement the guard
 	// discards, with the probe that discarded it.
 	repeated func(probe time.Duration)
+	// revisiting, if not nil, is told of every measurement revisit
+	// makes again, with the probe level that condemned it.
+	revisiting func(level time.Duration)
 
 	Factor float64       // a probe above Factor × Best means the cores are apart
 	Wait   time.Duration // longest wait for the cores before one measurement
@@ -68,6 +83,7 @@ type coreGuard struct {
 	Repeats int           // measurements discarded and made again
 	Waited  time.Duration // time spent waiting for the cores
 	Kept    int           // measurements kept although the cores were apart after the last try
+	Revisit int           // measurements made again after the rounds, made apart before the run's best
 	Off     error         // why the guard stopped, if a probe failed; nil while it works
 }
 
@@ -141,12 +157,12 @@ func (g *coreGuard) start() {
 }
 
 // settle waits, probing every 100 ms, until the cores are together or
-// Wait has passed.
-func (g *coreGuard) settle() {
+// Wait has passed, and returns the last probe.
+func (g *coreGuard) settle() time.Duration {
 	const every = 100 * time.Millisecond
 	for waited := time.Duration(0); ; waited += every {
-		if _, apart := g.check(); !apart || waited >= g.Wait || g.spent() {
-			return
+		if d, apart := g.check(); !apart || waited >= g.Wait || g.spent() {
+			return d
 		}
 		g.sleep(every)
 		g.Waited += every
@@ -154,25 +170,28 @@ func (g *coreGuard) settle() {
 }
 
 // measure runs do between the guard's probes, as often as the guard
-// decides (see coreGuard), and returns the measurement it keeps; a nil
-// guard runs do once.
-func (g *coreGuard) measure(do func() (*dist.Measurement, error)) (*dist.Measurement, error) {
+// decides (see coreGuard), and returns the measurement it keeps and its
+// probe level, the higher of the probes just before and after it (0
+// without probes); a nil guard runs do once.
+func (g *coreGuard) measure(do func() (*dist.Measurement, error)) (*dist.Measurement, time.Duration, error) {
 	if g == nil {
-		return do()
+		m, err := do()
+		return m, 0, err
 	}
 	for try := 1; ; try++ {
-		g.settle()
+		before := g.settle()
 		m, err := do()
 		if err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 		d, apart := g.check()
+		level := max(before, d)
 		if !apart {
-			return m, nil
+			return m, level, nil
 		}
 		if try == g.Tries || g.spent() {
 			g.Kept++
-			return m, nil
+			return m, level, nil
 		}
 		g.Repeats++
 		if g.repeated != nil {
@@ -181,10 +200,41 @@ func (g *coreGuard) measure(do func() (*dist.Measurement, error)) (*dist.Measure
 	}
 }
 
+// stale reports whether a measurement of probe level was made with the
+// cores apart by the run's best probe so far: false for a nil guard or
+// one turned off.
+func (g *coreGuard) stale(level time.Duration) bool {
+	return g != nil && g.Off == nil && float64(level) > g.Factor*float64(g.Best)
+}
+
+// revisit makes again, through measure, a measurement whose probe level
+// old is stale, and reports whether the new one, of probe level level,
+// is to replace it: when its level is lower. The one kept is counted in
+// Kept if it was made apart.
+func (g *coreGuard) revisit(old time.Duration, do func() (*dist.Measurement, error)) (m *dist.Measurement, level time.Duration, replace bool, err error) {
+	g.Revisit++
+	if g.revisiting != nil {
+		g.revisiting(old)
+	}
+	kept := g.Kept
+	m, level, err = g.measure(do)
+	if err != nil {
+		return nil, 0, false, err
+	}
+	replace = level < old
+	if g.Kept == kept && (!replace && g.stale(old) || replace && g.stale(level)) {
+		g.Kept++ // the one kept was made apart, and measure did not count it
+	}
+	return m, level, replace, nil
+}
+
 // String summarizes what the guard did, for a report.
 func (g *coreGuard) String() string {
 	s := fmt.Sprintf("handoff between the first two CPUs %s at best (apart above %s): %d measurements repeated, %.1f s of waiting, %d kept apart",
 		fmtHandoff(g.Best), fmtHandoff(time.Duration(g.Factor*float64(g.Best))), g.Repeats, g.Waited.Seconds(), g.Kept)
+	if g.Revisit > 0 {
+		s += fmt.Sprintf(", %d made again after the rounds (made apart before the run's best probe)", g.Revisit)
+	}
 	if g.spent() {
 		s += fmt.Sprintf(" (the %v of waiting allowed were spent)", g.Budget)
 	}

@@ -2,7 +2,9 @@ package cmd
 
 import (
 	"errors"
+	"fmt"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -52,7 +54,7 @@ func TestCoreGuard(t *testing.T) {
 			}
 			*slept = 0
 			calls := 0
-			m, err := g.measure(func() (*dist.Measurement, error) { calls++; return &dist.Measurement{Steps: calls}, nil })
+			m, _, err := g.measure(func() (*dist.Measurement, error) { calls++; return &dist.Measurement{Steps: calls}, nil })
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -72,7 +74,7 @@ func TestCoreGuard(t *testing.T) {
 		waited time.Duration
 	}{{3, 7 * time.Second}, {1, 7 * time.Second}} { // the second try waits 5 s, the third until 7
 		calls := 0
-		if _, err := g.measure(func() (*dist.Measurement, error) { calls++; return &dist.Measurement{}, nil }); err != nil {
+		if _, _, err := g.measure(func() (*dist.Measurement, error) { calls++; return &dist.Measurement{}, nil }); err != nil {
 			t.Fatal(err)
 		}
 		if calls != want.calls || g.Waited != want.waited {
@@ -90,7 +92,7 @@ func TestCoreGuard(t *testing.T) {
 	g.probe = func() (time.Duration, error) { return 0, boom }
 	for range 2 {
 		calls := 0
-		if _, err := g.measure(func() (*dist.Measurement, error) { calls++; return &dist.Measurement{}, nil }); err != nil || calls != 1 {
+		if _, _, err := g.measure(func() (*dist.Measurement, error) { calls++; return &dist.Measurement{}, nil }); err != nil || calls != 1 {
 			t.Errorf("measurement with the guard off: %d calls, %v", calls, err)
 		}
 	}
@@ -99,11 +101,64 @@ func TestCoreGuard(t *testing.T) {
 	}
 	// Errors of the measurement are returned.
 	g, _ = fakeGuard(near)
-	if _, err := g.measure(func() (*dist.Measurement, error) { return nil, boom }); !errors.Is(err, boom) {
+	if _, _, err := g.measure(func() (*dist.Measurement, error) { return nil, boom }); !errors.Is(err, boom) {
 		t.Errorf("failing measurement: %v", err)
 	}
 	if s := g.String(); s != "handoff between the first two CPUs 30 ns at best (apart above 90 ns): 0 measurements repeated, 0.0 s of waiting, 0 kept apart" {
 		t.Errorf("summary %q", s)
+	}
+}
+
+// A run that starts with the cores apart takes that spell for its best;
+// once a lower probe shows the spell for what it was, the measurements
+// made in it are made again after the rounds and replaced when the new
+// one's probes are lower.
+func TestCoreGuardRevisit(t *testing.T) {
+	const ns = time.Nanosecond
+	near, far := 30*ns, 200*ns
+	// start: five far probes (best 200 ns); round 0: far before and after
+	// configuration 0, far before and near after configuration 1 (best
+	// 30 ns); then near for ever.
+	g, _ := fakeGuard(far, far, far, far, far, far, far, far, near)
+	calls := 0
+	var order []string
+	measure := func(r, i int) (*dist.Measurement, error) {
+		calls++
+		order = append(order, fmt.Sprintf("%d/%d", r, i))
+		d := time.Duration(calls) * time.Millisecond
+		return &dist.Measurement{Config: dist.Config{Workers: 1, Batch: 4}, Steps: 1, StepStats: []dist.StepStats{{Time: d}}}, nil
+	}
+	_, kept, err := measureRounds(2, 0, 2, measure, nil, g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"0/0", "0/1", "1/0", "1/1", "0/0", "0/1"}; !slices.Equal(order, want) {
+		t.Errorf("measured %v, want %v", order, want)
+	}
+	stepOf := func(m *dist.Measurement) time.Duration { return m.StepStats[0].Time }
+	if stepOf(kept[0][0]) != 5*time.Millisecond || stepOf(kept[1][0]) != 6*time.Millisecond ||
+		stepOf(kept[0][1]) != 3*time.Millisecond || stepOf(kept[1][1]) != 4*time.Millisecond {
+		t.Errorf("kept the measurements of calls %v %v / %v %v, want 5 3 / 6 4", stepOf(kept[0][0]), stepOf(kept[0][1]), stepOf(kept[1][0]), stepOf(kept[1][1]))
+	}
+	if g.Best != near || g.Revisit != 2 || g.Kept != 0 || !strings.Contains(g.String(), ", 2 made again after the rounds (made apart before the run's best probe)") {
+		t.Errorf("best %v, %d revisited, %d kept apart, summary %q", g.Best, g.Revisit, g.Kept, g)
+	}
+	// A revisit that finds the cores apart again keeps the old
+	// measurement (its level is no higher), counted as kept apart once.
+	g, _ = fakeGuard(near, near, near, near, near, far)
+	g.start()
+	_, level, replace, err := g.revisit(far, func() (*dist.Measurement, error) { return &dist.Measurement{}, nil })
+	if err != nil || replace || level != far || g.Kept != 1 || g.Revisit != 1 {
+		t.Errorf("revisit in a spell: level %v, replace %v, %d kept apart, %d revisited, %v; want %v, false, 1, 1", level, replace, g.Kept, g.Revisit, err, far)
+	}
+	// Without a guard, or with one turned off, nothing is stale.
+	var none *coreGuard
+	if none.stale(time.Second) {
+		t.Error("a nil guard finds a measurement stale")
+	}
+	g.Off = errors.New("off")
+	if g.stale(time.Second) {
+		t.Error("a guard turned off finds a measurement stale")
 	}
 }
 

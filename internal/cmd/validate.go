@@ -38,6 +38,8 @@ func validateCommand() *cli.Command {
 			"the in-process and TCP links, simulates --engine-workers workers sharing this\n" +
 			"machine's cores, measures them, and prints predicted against measured samples/s\n" +
 			"(docs/validation.md). --max-error then bounds its mean error at batch >= 32.\n" +
+			"Every configuration is measured in --engine-rounds alternating rounds, after\n" +
+			"--engine-warm-rounds (default 1) set aside while the process warms up.\n" +
 			"Every measurement is made while the first two CPUs share a cache, as a probe\n" +
 			"before and after it says (--engine-core-guard; see `scaleplan bench throughput\n" +
 			"--help`), and the report says how often it waited or measured again.\n\n" +

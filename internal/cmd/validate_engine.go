@@ -33,6 +33,7 @@ func validateEngineFlags() []cli.Flag {
 		&cli.IntFlag{Name: "engine-steps", Value: 10, Usage: "timed steps per measurement"},
 		&cli.IntFlag{Name: "engine-warmup", Value: 3, Usage: "untimed steps before them"},
 		&cli.IntFlag{Name: "engine-rounds", Value: 5, Usage: "measure every configuration in `N` rounds over all of them, each measurement over the timed steps of all N"},
+		warmRoundsFlag("engine-warm-rounds"),
 		&cli.StringFlag{Name: "engine-data", Usage: "`DIR` of an IDX data set, or 'synthetic'; default Fashion-MNIST if installed"},
 		&cli.StringFlag{Name: "engine-out", Usage: "write every measurement as a bench log to `FILE`"},
 		coreGuardFlag("engine-core-guard"),
@@ -49,6 +50,7 @@ type engineCalibration struct {
 	Bucket  int                   // all-reduce bucket, bytes
 	Links   map[string]*dist.Link // per transport
 	Rounds  int                   // rounds each configuration is measured in
+	Warm    int                   // warm rounds set aside before them
 	Cores   int                   // cores the workers and their links share (GOMAXPROCS); 0 means as many as workers
 	Guard   *coreGuard            // what the core guard did; nil without one
 }
@@ -159,6 +161,10 @@ func runValidateEngine(c *cli.Context) error {
 	if rounds < 1 || rounds > 99 {
 		return usagef("--engine-rounds %d: want 1 to 99", rounds)
 	}
+	warm := c.Int("engine-warm-rounds")
+	if warm < 0 || warm > maxWarmRounds {
+		return usagef("--engine-warm-rounds %d: want 0 to %d", warm, maxWarmRounds)
+	}
 	base := dist.Config{Model: c.String("engine-model"), Seed: 1, Overlap: true,
 		Schedule: optim.ScheduleSettings{Kind: "constant", Base: 0.01}}
 	switch d := c.String("engine-data"); d {
@@ -204,7 +210,7 @@ func runValidateEngine(c *cli.Context) error {
 			}
 		}
 	}
-	total := rounds * (len(cfgs) + len(transports))
+	total := rounds*(len(cfgs)+len(transports)) + warm*len(cfgs)
 	bar := newBar(c, "validate --engine", total)
 	defer bar.Done()
 	guard := newBarGuard(c, "engine-core-guard", "validate", bar, &total)
@@ -214,12 +220,16 @@ func runValidateEngine(c *cli.Context) error {
 		if cfg.Transport == "tcp" && cfg.Workers > 1 {
 			cfg.Spawn = &dist.Spawn{Args: []string{"bench", "worker"}, Stderr: stderr}
 		}
-		bar.Item(fmt.Sprintf("round %d: %d workers %s batch %d", round+1, cfg.Workers, cfg.Transport, cfg.Batch))
+		prefix := fmt.Sprintf("round %d: ", round+1)
+		if round < 0 {
+			prefix = "warm-up: "
+		}
+		bar.Item(fmt.Sprintf("%s%d workers %s batch %d", prefix, cfg.Workers, cfg.Transport, cfg.Batch))
 		m, err := dist.Measure(ctx, cfg, warmup, steps)
 		if err != nil {
 			return nil, fmt.Errorf("%d workers, %s, batch %d: %w", cfg.Workers, cfg.Transport, cfg.Batch, err)
 		}
-		bar.Printf("validate: round %d: %s %d workers %s batch %d: %.0f samples/s", round+1, m.Config.ModelName(), cfg.Workers, cfg.Transport, cfg.Batch, m.SamplesPerSec)
+		bar.Printf("validate: %s%s %d workers %s batch %d: %.0f samples/s", prefix, m.Config.ModelName(), cfg.Workers, cfg.Transport, cfg.Batch, m.SamplesPerSec)
 		bar.Add(1)
 		return m, nil
 	}
@@ -239,7 +249,7 @@ func runValidateEngine(c *cli.Context) error {
 		}
 		return nil
 	}
-	meas, kept, err := measureRounds(len(cfgs), rounds, measure, probeRound, guard)
+	meas, kept, err := measureRounds(len(cfgs), warm, rounds, measure, probeRound, guard)
 	if err != nil {
 		return fmt.Errorf("validate --engine: %w", err)
 	}
@@ -255,7 +265,7 @@ func runValidateEngine(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	cal.Rounds = rounds
+	cal.Rounds, cal.Warm = rounds, warm
 	cal.Guard = guard
 
 	// 2. The links: the median of each round's probe.
@@ -275,7 +285,7 @@ func runValidateEngine(c *cli.Context) error {
 	bar.Done()
 	if out := c.String("engine-out"); out != "" {
 		hdr, err := header(run, map[string]any{"command": "validate --engine", "batches": batches, "workers": workers,
-			"transports": transports, "steps": steps, "warmup": warmup, "rounds": rounds, "core_guard": guard != nil, "engine": base.WithDefaults()})
+			"transports": transports, "steps": steps, "warmup": warmup, "rounds": rounds, "warm_rounds": warm, "core_guard": guard != nil, "engine": base.WithDefaults()})
 		if err != nil {
 			return err
 		}
@@ -399,10 +409,19 @@ func writeEngineValidation(c *cli.Context, format string, base dist.Config, cal 
 	if format == "text" || format == "md" {
 		fmt.Fprintf(w, "Calibration (one worker on %d cores, %d batches): v0 = %.0f samples/s, t = %.2f ms, R² = %.4f; update %.2f ms, forward share %.2f\n",
 			runtime.NumCPU(), law.Used, law.V0, float64(law.T)*1e3, law.R2, cal.Update*1e3, cal.Forward)
-		perRound := ""
+		perRound, warmed := "", ""
+		switch cal.Warm {
+		case 0:
+		case 1:
+			warmed = ", after a warm-up round set aside"
+		default:
+			warmed = fmt.Sprintf(", after %d warm-up rounds set aside", cal.Warm)
+		}
 		if cal.Rounds > 1 {
-			fmt.Fprintf(w, "Every configuration measured in %d alternating rounds, over the timed steps of all of them\n", cal.Rounds)
+			fmt.Fprintf(w, "Every configuration measured in %d alternating rounds, over the timed steps of all of them%s\n", cal.Rounds, warmed)
 			perRound = fmt.Sprintf(", median of %d rounds", cal.Rounds)
+		} else if warmed != "" {
+			fmt.Fprintf(w, "Every configuration measured once%s\n", warmed)
 		}
 		if g := cal.Guard; g != nil {
 			fmt.Fprintf(w, "Cores: %s\n", g)

@@ -94,12 +94,17 @@ func TestValidateEngine(t *testing.T) {
 	if code != exitOK || !strings.Contains(stdout, "Link inproc (ring step of two ranks, median of 3 rounds): latency ") {
 		t.Errorf("exit %d, text report without the link's median over 3 rounds:\n%s%s", code, stdout, stderr)
 	}
+	if !strings.Contains(stdout, "Every configuration measured in 3 alternating rounds, over the timed steps of all of them, after a warm-up round set aside\n") ||
+		!strings.Contains(stderr, "validate: warm-up: mlp 1 workers inproc batch 4:") {
+		t.Errorf("no warm-up round in the report or the progress:\n%s%s", stdout, stderr)
+	}
 	for _, args := range [][]string{
 		{"validate", "--engine", "--cases", "x.yaml"},
 		{"validate", "--engine", "--engine-batch", "16"},
 		{"validate", "--engine", "--engine-transport", "udp"},
 		{"validate", "--engine", "--engine-steps", "1"},
 		{"validate", "--engine", "--engine-rounds", "0"},
+		{"validate", "--engine", "--engine-warm-rounds", "10"},
 	} {
 		if _, stderr, code := runCLI(args...); code != exitUsage {
 			t.Errorf("%v: exit %d, want %d: %s", args, code, exitUsage, stderr)
