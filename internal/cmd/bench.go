@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -484,8 +485,8 @@ func warmRoundsFlag(name string) cli.Flag {
 // steps of all its rounds (dist.Combine), and the measurements kept, by
 // configuration and round. With a guard (nil: none), each measurement is
 // made between its probes and as often as it decides (coreGuard), and
-// after the rounds those it finds were made apart are made again. Errors
-// are returned as they are.
+// after the rounds up to n of those it finds were made apart are made
+// again. Errors are returned as they are.
 //
 // Before the rounds, warm rounds measure every configuration once each,
 // as measure(-1, i), and set the results aside: a fresh process's first
@@ -521,19 +522,29 @@ func measureRounds(n, warm, rounds int, measure func(r, i int) (*dist.Measuremen
 	}
 	// Measurements made while the cores were apart, in a spell the run
 	// started in and so took for their best, are made again now that the
-	// run knows better (coreGuard).
+	// run knows better (coreGuard): the most apart first, at most a
+	// round's worth, and none once the guard has spent its budget.
+	type made struct{ i, r int }
+	var stale []made
 	for r := range rounds {
 		for i := range n {
-			if !guard.stale(levels[i][r]) {
-				continue
+			if guard.stale(levels[i][r]) {
+				stale = append(stale, made{i, r})
 			}
-			m, level, replace, err := guard.revisit(levels[i][r], func() (*dist.Measurement, error) { return measure(r, i) })
-			if err != nil {
-				return nil, nil, err
-			}
-			if replace {
-				all[i][r], levels[i][r] = m, level
-			}
+		}
+	}
+	slices.SortStableFunc(stale, func(a, b made) int { return cmp.Compare(levels[b.i][b.r], levels[a.i][a.r]) })
+	for k, x := range stale {
+		if k == n || guard.spent() {
+			guard.Unrevisited = len(stale) - k
+			break
+		}
+		m, level, replace, err := guard.revisit(levels[x.i][x.r], func() (*dist.Measurement, error) { return measure(x.r, x.i) })
+		if err != nil {
+			return nil, nil, err
+		}
+		if replace {
+			all[x.i][x.r], levels[x.i][x.r] = m, level
 		}
 	}
 	meas := make([]*dist.Measurement, n)

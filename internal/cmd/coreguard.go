@@ -61,7 +61,8 @@ func newBarGuard(c *cli.Context, name, label string, bar *progress.Bar, total *i
 // for its best until the spell ends, and keeps what it measured in the
 // spell. So each measurement's probe level (the higher of its probes
 // before and after) is kept, and once the rounds are over, those above
-// Factor times the run's final best are made again (measureRounds,
+// Factor times the run's final best are made again, the most apart first,
+// up to a round's worth and while the budget lasts (measureRounds,
 // revisit).
 type coreGuard struct {
 	probe func() (time.Duration, error) // probeHandoff in use; a fake in tests
@@ -78,13 +79,14 @@ type coreGuard struct {
 	Tries  int           // measurements of one configuration at most
 	Budget time.Duration // waiting in all, after which the guard only counts
 
-	Best    time.Duration // lowest probe of the run
-	Probes  int           // probes made
-	Repeats int           // measurements discarded and made again
-	Waited  time.Duration // time spent waiting for the cores
-	Kept    int           // measurements kept although the cores were apart after the last try
-	Revisit int           // measurements made again after the rounds, made apart before the run's best
-	Off     error         // why the guard stopped, if a probe failed; nil while it works
+	Best        time.Duration // lowest probe of the run
+	Probes      int           // probes made
+	Repeats     int           // measurements discarded and made again
+	Waited      time.Duration // time spent waiting for the cores
+	Kept        int           // measurements kept although the cores were apart after the last try
+	Revisit     int           // measurements made again after the rounds, made apart before the run's best
+	Unrevisited int           // made apart before the run's best but left as they were: beyond a round's worth, or the budget spent
+	Off         error         // why the guard stopped, if a probe failed; nil while it works
 }
 
 // newCoreGuard returns a guard whose probe is the least of five handoff
@@ -234,6 +236,9 @@ func (g *coreGuard) String() string {
 		fmtHandoff(g.Best), fmtHandoff(time.Duration(g.Factor*float64(g.Best))), g.Repeats, g.Waited.Seconds(), g.Kept)
 	if g.Revisit > 0 {
 		s += fmt.Sprintf(", %d made again after the rounds (made apart before the run's best probe)", g.Revisit)
+	}
+	if g.Unrevisited > 0 {
+		s += fmt.Sprintf(", %d more made apart before it left as they were", g.Unrevisited)
 	}
 	if g.spent() {
 		s += fmt.Sprintf(" (the %v of waiting allowed were spent)", g.Budget)

@@ -143,6 +143,22 @@ func TestCoreGuardRevisit(t *testing.T) {
 	if g.Best != near || g.Revisit != 2 || g.Kept != 0 || !strings.Contains(g.String(), ", 2 made again after the rounds (made apart before the run's best probe)") {
 		t.Errorf("best %v, %d revisited, %d kept apart, summary %q", g.Best, g.Revisit, g.Kept, g)
 	}
+	// At most a round's worth is made again (one configuration: one),
+	// and nothing once the budget is spent; the rest are counted.
+	for _, tc := range []struct {
+		budget           time.Duration
+		calls, unrevisit int
+	}{{time.Minute, 4, 1}, {0, 3, 2}} {
+		g, _ = fakeGuard(far, far, far, far, far, far, far, far, near)
+		g.Budget = tc.budget
+		calls, order = 0, nil
+		if _, _, err := measureRounds(1, 0, 3, measure, nil, g); err != nil {
+			t.Fatal(err)
+		}
+		if calls != tc.calls || g.Unrevisited != tc.unrevisit || !strings.Contains(g.String(), fmt.Sprintf(", %d more made apart before it left as they were", tc.unrevisit)) {
+			t.Errorf("budget %v: %d measurements (%v), %d left, summary %q; want %d, %d", tc.budget, calls, order, g.Unrevisited, g, tc.calls, tc.unrevisit)
+		}
+	}
 	// A revisit that finds the cores apart again keeps the old
 	// measurement (its level is no higher), counted as kept apart once.
 	g, _ = fakeGuard(near, near, near, near, near, far)
