@@ -220,10 +220,7 @@ func runValidateEngine(c *cli.Context) error {
 		if cfg.Transport == "tcp" && cfg.Workers > 1 {
 			cfg.Spawn = &dist.Spawn{Args: []string{"bench", "worker"}, Stderr: stderr}
 		}
-		prefix := fmt.Sprintf("round %d: ", round+1)
-		if round < 0 {
-			prefix = "warm-up: "
-		}
+		prefix := roundPrefix(round, rounds)
 		bar.Item(fmt.Sprintf("%s%d workers %s batch %d", prefix, cfg.Workers, cfg.Transport, cfg.Batch))
 		m, err := dist.Measure(ctx, cfg, warmup, steps)
 		if err != nil {

@@ -98,6 +98,19 @@ func TestValidateEngine(t *testing.T) {
 		!strings.Contains(stderr, "validate: warm-up: mlp 1 workers inproc batch 4:") {
 		t.Errorf("no warm-up round in the report or the progress:\n%s%s", stdout, stderr)
 	}
+	// One round: the warm-up round is said, and with --engine-warm-rounds
+	// 0 nothing is.
+	for _, tc := range []struct{ warm, want string }{
+		{"1", "Every configuration measured once, after a warm-up round set aside\n"},
+		{"2", "Every configuration measured once, after 2 warm-up rounds set aside\n"},
+		{"0", ""},
+	} {
+		stdout, stderr, code = runCLI("validate", "--engine", "--engine-core-guard=false", "--engine-data", "synthetic", "--engine-batch", "4,8", "--engine-workers", "2",
+			"--engine-transport", "inproc", "--engine-steps", "2", "--engine-warmup", "0", "--engine-rounds", "1", "--engine-warm-rounds", tc.warm)
+		if code != exitOK || tc.want != "" && !strings.Contains(stdout, tc.want) || tc.want == "" && strings.Contains(stdout, "Every configuration") {
+			t.Errorf("--engine-warm-rounds %s: exit %d, want %q in the report:\n%s%s", tc.warm, code, tc.want, stdout, stderr)
+		}
+	}
 	for _, args := range [][]string{
 		{"validate", "--engine", "--cases", "x.yaml"},
 		{"validate", "--engine", "--engine-batch", "16"},
