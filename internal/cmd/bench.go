@@ -407,9 +407,9 @@ func runBenchThroughput(c *cli.Context) error {
 			cfgs = append(cfgs, cfg)
 		}
 	}
-	warm := c.Int("warm-rounds")
-	if warm < 0 || warm > maxWarmRounds {
-		return usagef("--warm-rounds %d: want 0 to %d", warm, maxWarmRounds)
+	warm, err := warmRounds(c, "warm-rounds")
+	if err != nil {
+		return err
 	}
 	total := (c.Int("repeat")*rounds + warm) * len(cfgs)
 	bar := newBar(c, "bench throughput", total)
@@ -476,6 +476,16 @@ const maxWarmRounds = 9
 // before its rounds, one by default.
 func warmRoundsFlag(name string) cli.Flag {
 	return &cli.IntFlag{Name: name, Value: 1, Usage: fmt.Sprintf("first measure every configuration `N` times (0 to %d) and set those aside, while the process warms up", maxWarmRounds)}
+}
+
+// warmRounds returns the value of the warm-rounds flag name, or a usage
+// error outside 0 to maxWarmRounds.
+func warmRounds(c *cli.Context, name string) (int, error) {
+	warm := c.Int(name)
+	if warm < 0 || warm > maxWarmRounds {
+		return 0, usagef("--%s %d: want 0 to %d", name, warm, maxWarmRounds)
+	}
+	return warm, nil
 }
 
 // measureRounds measures n configurations in rounds, each round all of

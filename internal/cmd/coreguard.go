@@ -141,7 +141,7 @@ func (g *coreGuard) check() (time.Duration, bool) {
 	if g.Best == 0 || d < g.Best {
 		g.Best = d
 	}
-	return d, float64(d) > g.Factor*float64(g.Best)
+	return d, g.stale(d)
 }
 
 // start takes the run's first measure of the best handoff: the lowest of
@@ -223,11 +223,10 @@ func (g *coreGuard) revisit(old time.Duration, do func() (*dist.Measurement, err
 	if err != nil {
 		return nil, 0, false, err
 	}
-	replace = level < old
-	if g.Kept == kept && (!replace && g.stale(old) || replace && g.stale(level)) {
+	if g.Kept == kept && g.stale(min(level, old)) {
 		g.Kept++ // the one kept was made apart, and measure did not count it
 	}
-	return m, level, replace, nil
+	return m, level, level < old, nil
 }
 
 // String summarizes what the guard did, for a report.

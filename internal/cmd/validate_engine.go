@@ -161,9 +161,9 @@ func runValidateEngine(c *cli.Context) error {
 	if rounds < 1 || rounds > 99 {
 		return usagef("--engine-rounds %d: want 1 to 99", rounds)
 	}
-	warm := c.Int("engine-warm-rounds")
-	if warm < 0 || warm > maxWarmRounds {
-		return usagef("--engine-warm-rounds %d: want 0 to %d", warm, maxWarmRounds)
+	warm, err := warmRounds(c, "engine-warm-rounds")
+	if err != nil {
+		return err
 	}
 	base := dist.Config{Model: c.String("engine-model"), Seed: 1, Overlap: true,
 		Schedule: optim.ScheduleSettings{Kind: "constant", Base: 0.01}}
