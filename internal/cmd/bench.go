@@ -80,7 +80,7 @@ func engineFlags() []cli.Flag {
 		&cli.StringFlag{Name: "transport", Value: "inproc", Usage: "how workers exchange gradients: inproc (goroutines) or tcp (worker processes on 127.0.0.1)"},
 		&cli.BoolFlag{Name: "overlap", Value: true, Usage: "start each bucket's all-reduce during backward"},
 		&cli.StringFlag{Name: "bucket", Value: "1 MiB", Usage: "gradient bucket `SIZE` of the all-reduce"},
-		&cli.IntFlag{Name: "threads", Usage: "goroutines per worker for tensor operations (`N`); default cores/workers"},
+		&cli.IntFlag{Name: "threads", Usage: "goroutines per worker for tensor operations (`N`); default cores/workers (bench throughput: cores over the largest of --workers, for every count)"},
 		&cli.IntFlag{Name: "chunk", Usage: "most samples a worker runs forward and backward at once (`N`); 0: for the cnn 32 (a power of two whose activations fit in 16 MiB), the mlp whole; -1: whole micro-batches"},
 		&cli.IntFlag{Name: "prefetch", Value: 2, Usage: "batches each worker's loader prepares ahead"},
 		&cli.DurationFlag{Name: "timeout", Value: dist.DefaultTimeout, Usage: "longest wait for another worker"},
@@ -284,6 +284,10 @@ func benchThroughputCommand() *cli.Command {
 			"wait, forward, backward, all-reduce, update; with --overlap the all-reduce runs\n" +
 			"during backward, so phases add up to more than the step). A line per\n" +
 			"configuration goes to stderr, the table to stdout, the log to --out.\n\n" +
+			"Every worker of the sweep computes on --threads goroutines, by default the\n" +
+			"cores' share at the largest worker count (one core of two for --workers 1,2),\n" +
+			"so that a worker is the same device at every count and fit can split the\n" +
+			"fixed time between the counts (docs/engine.md).\n\n" +
 			"With --rounds N every configuration is measured in N rounds, each of which runs\n" +
 			"the whole sweep (warm-up and timed steps), and its measurement is taken over the\n" +
 			"timed steps of all N: on a shared machine whose speed drifts, every\n" +
@@ -376,6 +380,9 @@ func runBenchThroughput(c *cli.Context) error {
 	}
 	base.Accumulate = c.Int("accumulate")
 	base.Schedule = optim.ScheduleSettings{Kind: "constant", Base: c.Float64("lr")}
+	if !c.IsSet("threads") {
+		base.Threads = sweepThreads(workers)
+	}
 	for _, w := range workers {
 		cfg := base
 		cfg.Workers, cfg.Batch, cfg.Steps = w, batches[0], c.Int("warmup")+c.Int("steps")
@@ -392,6 +399,10 @@ func runBenchThroughput(c *cli.Context) error {
 	}
 	stderr := c.App.ErrWriter
 	warnBackend(stderr)
+	if few := runtime.NumCPU() / slices.Min(workers); !c.IsSet("threads") && few > base.Threads {
+		fmt.Fprintf(stderr, "bench: every worker computes on %d of the %d cores, as at %d workers, so that a worker is the same device at every count (--threads N to change)\n",
+			base.Threads, runtime.NumCPU(), slices.Max(workers))
+	}
 	ctx, cancel := benchContext(c)
 	defer cancel()
 
@@ -467,6 +478,23 @@ func runBenchThroughput(c *cli.Context) error {
 		return err
 	}
 	return finish(c, log, t, format)
+}
+
+// sweepThreads returns the goroutines that every worker of a sweep over
+// the worker counts workers computes on when --threads is not given: the
+// cores' share at the largest count, and at least one,
+//
+//	threads = max(1, NumCPU / max(workers))
+//
+// for every count alike. A worker is then the same device at every count
+// of the sweep, as one GPU is in a sweep of 1 to 8 GPUs: one core of two in
+// a sweep of 1 and 2 workers, not both cores at one worker and one core
+// each at two. fit's split of the fixed time across device counts,
+// t(p) = t_fixed + 2(p−1)/p · t_comm, compares the counts' t and holds
+// only for the same device (docs/engine.md, "Throughput and the fitted
+// law"). A sweep of one count gets dist's default, NumCPU/W.
+func sweepThreads(workers []int) int {
+	return max(1, runtime.NumCPU()/slices.Max(workers))
 }
 
 // maxWarmRounds bounds --warm-rounds and --engine-warm-rounds.

@@ -7,7 +7,9 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -110,6 +112,40 @@ func TestBenchThroughput(t *testing.T) {
 	fout, ferr, code := runCLI("fit", log)
 	if code != exitOK || !strings.Contains(fout, "mlp") {
 		t.Errorf("fit: exit %d\n%s\n%s", code, fout, ferr)
+	}
+}
+
+// A sweep over worker counts gives every worker the cores' share at the
+// largest count unless --threads says otherwise, and says so on stderr
+// when that is fewer cores than the smallest count would get alone.
+func TestBenchThroughputThreads(t *testing.T) {
+	cores := runtime.NumCPU()
+	for _, tc := range []struct {
+		args []string
+		want int  // threads in the header's engine configuration
+		note bool // the stderr line about the same device
+	}{
+		{[]string{"--workers", "1,2"}, max(1, cores/2), cores > 1},
+		{[]string{"--workers", "2,1,4"}, max(1, cores/4), cores > 1},
+		{[]string{"--workers", "2"}, max(1, cores/2), false},
+		{[]string{"--workers", "1,2", "--threads", "3"}, 3, false},
+	} {
+		log := filepath.Join(t.TempDir(), "threads.jsonl")
+		args := append([]string{"bench", "throughput", "--core-guard=false", "--data", "synthetic", "--batch", "4", "--steps", "1",
+			"--warmup", "0", "--warm-rounds", "0", "--out", log}, tc.args...)
+		_, stderr, code := runCLI(args...)
+		if code != exitOK {
+			t.Fatalf("%v: exit %d: %s", tc.args, code, stderr)
+		}
+		recs := readLog(t, log)
+		eng, _ := recs[0].Config["engine"].(map[string]any)
+		if got := fmt.Sprint(eng["threads"]); got != strconv.Itoa(tc.want) {
+			t.Errorf("%v: header threads %s, want %d", tc.args, got, tc.want)
+		}
+		note := fmt.Sprintf("every worker computes on %d of the %d cores", tc.want, cores)
+		if got := strings.Contains(stderr, note); got != tc.note {
+			t.Errorf("%v: stderr has %q: %v, want %v:\n%s", tc.args, note, got, tc.note, stderr)
+		}
 	}
 }
 
