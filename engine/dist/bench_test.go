@@ -85,3 +85,38 @@ func BenchmarkAllReduce(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkLinkProbe runs the link probe of validate --engine (two ranks,
+// 16 KiB and 4 MiB, 7 steps each) over both transports, with the messages
+// left in the cache between steps (evict=0) and written out of it before
+// every step (evict=64MiB, more than this machine's last-level cache on
+// the 2-core guests of docs/validation.md), and reports the fitted
+// bandwidth and latency of the last probe.
+func BenchmarkLinkProbe(b *testing.B) {
+	for _, transport := range Transports {
+		for _, evict := range []int{0, 64 << 20} {
+			b.Run(fmt.Sprintf("%s/evict=%dMiB", transport, evict>>20), func(b *testing.B) {
+				var ts []Transport
+				if transport == "tcp" {
+					ts = tcpRing(&testing.T{}, 2, DefaultTimeout)
+					defer func() {
+						for _, t := range ts {
+							t.Close()
+						}
+					}()
+				} else {
+					ts = NewInprocRing(2)
+				}
+				var k Link
+				for range b.N {
+					var err error
+					if k, err = MeasureLink(ts, LinkProbe{Small: 4 << 10, Large: 1 << 20, Reps: 7, Evict: evict}); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric(k.Bandwidth/1e9, "GB/s")
+				b.ReportMetric(k.Latency*1e6, "latency-µs")
+			})
+		}
+	}
+}

@@ -4,8 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
+	"math"
 	"net"
+	"os"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 )
@@ -70,6 +75,7 @@ type Link struct {
 	Bandwidth float64 // bytes per second
 	Small     Probe   // the small message's timing
 	Large     Probe   // the large message's timing
+	Evict     int     // bytes written before every step (LinkProbe.Evict); 0: the messages were in the cache
 }
 
 // Probe is the median time of one ring step at a message size.
@@ -78,24 +84,47 @@ type Probe struct {
 	Seconds float64 // median over the repetitions
 }
 
+// LinkProbe is what MeasureLink measures.
+type LinkProbe struct {
+	// Small and Large are the two message sizes, in float32 values,
+	// 1 <= Small < Large.
+	Small, Large int
+	// Reps is the number of timed steps at each size, after one untimed
+	// step; at least 1.
+	Reps int
+	// Evict is the size in bytes of a buffer that is written, a value per
+	// cache line, before every step, so that the step finds its messages
+	// and its receive buffers out of the cache, as an all-reduce does
+	// that runs after a backward pass whose weights, gradients and
+	// activations have been through the cache since; 0 leaves them where
+	// the last step put them (in the cache, for messages smaller than it).
+	// Make it larger than the last-level cache (LastLevelCache) for the
+	// buffers to leave it.
+	Evict int
+}
+
 // MeasureLink times ring steps of SendRecv with add on the ring ts
 // (every rank driven by its own goroutine, all ranks at once) for a
-// message of small and of large float32 values, reps times each after
-// one untimed step, and fits the two medians to Link's model. It reads
-// the clock only to time the steps. small must be at least 1 and less
-// than large; reps at least 1.
-func MeasureLink(ts []Transport, small, large, reps int) (Link, error) {
-	if len(ts) == 0 || small < 1 || large <= small || reps < 1 {
-		return Link{}, fmt.Errorf("dist: link probe of %d ranks, %d and %d values, %d repetitions", len(ts), small, large, reps)
+// message of p.Small and of p.Large float32 values, p.Reps times each
+// after one untimed step, each step after writing p.Evict bytes
+// elsewhere, and fits the two medians to Link's model. It reads the clock
+// only to time the steps.
+func MeasureLink(ts []Transport, p LinkProbe) (Link, error) {
+	if len(ts) == 0 || p.Small < 1 || p.Large <= p.Small || p.Reps < 1 || p.Evict < 0 {
+		return Link{}, fmt.Errorf("dist: link probe of %d ranks, %d and %d values, %d repetitions, %d bytes evicted", len(ts), p.Small, p.Large, p.Reps, p.Evict)
 	}
+	evict := make([]float32, p.Evict/4)
 	probe := func(n int) (Probe, error) {
 		src := make([][]float32, len(ts))
 		dst := make([][]float32, len(ts))
 		for r := range ts {
 			src[r], dst[r] = make([]float32, n), make([]float32, n)
 		}
-		times := make([]float64, 0, reps)
-		for i := range reps + 1 {
+		times := make([]float64, 0, p.Reps)
+		for i := range p.Reps + 1 {
+			for j := 0; j < len(evict); j += cacheLine / 4 {
+				evict[j]++
+			}
 			errs := make([]error, len(ts))
 			var wg sync.WaitGroup
 			start := time.Now()
@@ -117,15 +146,76 @@ func MeasureLink(ts []Transport, small, large, reps int) (Link, error) {
 		}
 		return Probe{Bytes: 4 * n, Seconds: median(times)}, nil
 	}
-	s, err := probe(small)
+	s, err := probe(p.Small)
 	if err != nil {
 		return Link{}, err
 	}
-	l, err := probe(large)
+	l, err := probe(p.Large)
 	if err != nil {
 		return Link{}, err
 	}
-	return fitLink(s, l), nil
+	k := fitLink(s, l)
+	k.Evict = p.Evict
+	return k, nil
+}
+
+// cacheLine is the bytes of a cache line that MeasureLink's eviction
+// writes one value of: 64 on the x86-64 and Arm cores this runs on.
+const cacheLine = 64
+
+// LastLevelCache returns the size in bytes of the largest CPU cache that
+// Linux reports for CPU 0 (/sys/devices/system/cpu/cpu0/cache), or 0 where
+// it reports none.
+func LastLevelCache() int {
+	return lastLevelCache(os.DirFS("/sys/devices/system/cpu/cpu0/cache"))
+}
+
+// lastLevelCache returns the size of the cache of the highest level among
+// the index*/ directories of fsys, each with a level and a size file
+// ("32768K"), or 0 if none can be read.
+func lastLevelCache(fsys fs.FS) int {
+	dirs, _ := fs.Glob(fsys, "index*")
+	best, bestLevel := 0, 0
+	for _, d := range dirs {
+		level, err1 := readCacheField(fsys, d+"/level")
+		size, err2 := readCacheField(fsys, d+"/size")
+		if err1 != nil || err2 != nil || level < bestLevel || size <= 0 {
+			continue
+		}
+		if level > bestLevel || size > best {
+			best, bestLevel = size, level
+		}
+	}
+	return best
+}
+
+// readCacheField reads a number from a sysfs cache file, with the suffix
+// K, M or G for binary kilo-, mega- or gigabytes.
+func readCacheField(fsys fs.FS, name string) (int, error) {
+	b, err := fs.ReadFile(fsys, name)
+	if err != nil {
+		return 0, err
+	}
+	s := strings.TrimSpace(string(b))
+	mult := 1
+	if s != "" {
+		switch s[len(s)-1] {
+		case 'K':
+			mult = 1 << 10
+		case 'M':
+			mult = 1 << 20
+		case 'G':
+			mult = 1 << 30
+		}
+		if mult > 1 {
+			s = s[:len(s)-1]
+		}
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 0 || n > math.MaxInt/mult {
+		return 0, fmt.Errorf("dist: %s: %q is not a cache size", name, b)
+	}
+	return n * mult, nil
 }
 
 // MedianLink combines repeated measurements of one link, such as one
@@ -142,14 +232,16 @@ func MedianLink(links []Link) (Link, error) {
 	s, l := links[0].Small, links[0].Large
 	small, large := make([]float64, len(links)), make([]float64, len(links))
 	for i, k := range links {
-		if k.Small.Bytes != s.Bytes || k.Large.Bytes != l.Bytes {
-			return Link{}, fmt.Errorf("dist: median of link probes of %d and %d bytes with probes of %d and %d bytes",
-				s.Bytes, l.Bytes, k.Small.Bytes, k.Large.Bytes)
+		if k.Small.Bytes != s.Bytes || k.Large.Bytes != l.Bytes || k.Evict != links[0].Evict {
+			return Link{}, fmt.Errorf("dist: median of link probes of %d and %d bytes (%d evicted) with probes of %d and %d bytes (%d evicted)",
+				s.Bytes, l.Bytes, links[0].Evict, k.Small.Bytes, k.Large.Bytes, k.Evict)
 		}
 		small[i], large[i] = k.Small.Seconds, k.Large.Seconds
 	}
 	s.Seconds, l.Seconds = median(small), median(large)
-	return fitLink(s, l), nil
+	k := fitLink(s, l)
+	k.Evict = links[0].Evict
+	return k, nil
 }
 
 // median returns the median of xs (the mean of the middle two of an even

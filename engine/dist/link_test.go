@@ -5,6 +5,7 @@ import (
 	"math"
 	"sync"
 	"testing"
+	"testing/fstest"
 	"time"
 )
 
@@ -89,6 +90,14 @@ func TestMedianLink(t *testing.T) {
 	if _, err := MedianLink([]Link{mk(20e-6, 1e-2), other}); err == nil {
 		t.Error("probes of different sizes: no error")
 	}
+	// Probes of cold buffers combine with each other, not with hot ones.
+	cold := func(ts, tl float64) Link { k := mk(ts, tl); k.Evict = 64 << 20; return k }
+	if k, err := MedianLink([]Link{cold(20e-6, 1e-2), cold(30e-6, 2e-2), cold(25e-6, 3e-2)}); err != nil || k.Evict != 64<<20 || k.Large.Seconds != 2e-2 {
+		t.Errorf("cold probes: %+v, %v", k, err)
+	}
+	if _, err := MedianLink([]Link{cold(20e-6, 1e-2), mk(20e-6, 1e-2)}); err == nil {
+		t.Error("cold and hot probes: no error")
+	}
 }
 
 func TestLoopbackRing(t *testing.T) {
@@ -136,17 +145,50 @@ func TestMeasureLink(t *testing.T) {
 		}
 	}()
 	for name, ts := range map[string][]Transport{"inproc": NewInprocRing(2), "tcp": tcp} {
-		k, err := MeasureLink(ts, 1024, 256<<10, 5)
-		if err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		if !(k.Bandwidth > 0) || math.IsInf(k.Bandwidth, 0) || !(k.Latency >= 0) || k.Small.Bytes != 4096 || k.Large.Bytes != 1<<20 {
-			t.Errorf("%s: %+v", name, k)
+		for _, evict := range []int{0, 1 << 20} {
+			k, err := MeasureLink(ts, LinkProbe{Small: 1024, Large: 256 << 10, Reps: 5, Evict: evict})
+			if err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			if !(k.Bandwidth > 0) || math.IsInf(k.Bandwidth, 0) || !(k.Latency >= 0) || k.Small.Bytes != 4096 || k.Large.Bytes != 1<<20 || k.Evict != evict {
+				t.Errorf("%s, %d bytes evicted: %+v", name, evict, k)
+			}
 		}
 	}
-	for _, bad := range [][3]int{{0, 10, 1}, {10, 10, 1}, {1, 10, 0}} {
-		if _, err := MeasureLink(NewInprocRing(2), bad[0], bad[1], bad[2]); err == nil {
-			t.Errorf("MeasureLink(%v): no error", bad)
+	for _, bad := range []LinkProbe{{0, 10, 1, 0}, {10, 10, 1, 0}, {1, 10, 0, 0}, {1, 10, 1, -1}} {
+		if _, err := MeasureLink(NewInprocRing(2), bad); err == nil {
+			t.Errorf("MeasureLink(%+v): no error", bad)
 		}
+	}
+}
+
+func TestLastLevelCache(t *testing.T) {
+	cache := func(files ...string) fstest.MapFS {
+		fsys := fstest.MapFS{}
+		for i := 0; i+1 < len(files); i += 2 {
+			fsys[files[i]] = &fstest.MapFile{Data: []byte(files[i+1])}
+		}
+		return fsys
+	}
+	for _, tc := range []struct {
+		name string
+		fsys fstest.MapFS
+		want int
+	}{
+		// The AMD EPYC guest of docs/validation.md: L1d, L1i, L2, L3.
+		{"epyc", cache("index0/level", "1\n", "index0/size", "32K\n", "index1/level", "1\n", "index1/size", "32K\n",
+			"index2/level", "2\n", "index2/size", "1024K\n", "index3/level", "3\n", "index3/size", "32768K\n"), 32 << 20},
+		{"units", cache("index0/level", "2", "index0/size", "2M", "index1/level", "4", "index1/size", "1G", "index2/level", "3", "index2/size", "4194304"), 1 << 30},
+		{"highest level wins over a larger lower one", cache("index0/level", "2", "index0/size", "64M", "index1/level", "3", "index1/size", "16M"), 16 << 20},
+		{"unreadable entries are skipped", cache("index0/level", "3", "index0/size", "lots", "index1/level", "x", "index1/size", "8M",
+			"index2/level", "2", "index2/size", "512K", "index3/level", "3"), 512 << 10},
+		{"nothing", cache(), 0},
+	} {
+		if got := lastLevelCache(tc.fsys); got != tc.want {
+			t.Errorf("%s: %d bytes, want %d", tc.name, got, tc.want)
+		}
+	}
+	if n := LastLevelCache(); n < 0 {
+		t.Errorf("LastLevelCache() = %d", n)
 	}
 }

@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"fmt"
 	"math"
 	"path/filepath"
 	"strings"
@@ -91,8 +92,9 @@ func TestValidateEngine(t *testing.T) {
 	// The text report names the links' medians over the rounds.
 	stdout, stderr, code = runCLI("validate", "--engine", "--engine-core-guard=false", "--engine-data", "synthetic", "--engine-batch", "4,8", "--engine-workers", "2",
 		"--engine-transport", "inproc", "--engine-steps", "2", "--engine-warmup", "0", "--engine-rounds", "3")
-	if code != exitOK || !strings.Contains(stdout, "Link inproc (ring step of two ranks, median of 3 rounds): latency ") {
-		t.Errorf("exit %d, text report without the link's median over 3 rounds:\n%s%s", code, stdout, stderr)
+	if want := fmt.Sprintf("Link inproc (ring step of two ranks on buffers out of the cache (%s written before each step), median of 3 rounds): latency ",
+		units.Bytes(linkEvict())); code != exitOK || !strings.Contains(stdout, want) {
+		t.Errorf("exit %d, text report without %q:\n%s%s", code, want, stdout, stderr)
 	}
 	if !strings.Contains(stdout, "Every configuration measured in 3 alternating rounds, over the timed steps of all of them, after a warm-up round set aside\n") ||
 		!strings.Contains(stderr, "validate: warm-up: mlp 1 workers inproc batch 4:") {
