@@ -122,7 +122,11 @@
 // reaches a target accuracy in the fewest steps (Shallue et al. 2019),
 // evaluating every Eval.Every steps (growing with Eval.Growth). Both
 // return bench log records; `scaleplan bench` writes them and
-// docs/engine.md lists measurements.
+// docs/engine.md lists measurements. MeasureLink times one ring step of
+// a transport at two message sizes and fits a latency and a bandwidth to
+// them, the simulator's model of a link; with LinkProbe.Evict every step
+// finds its buffers out of the cache, as an all-reduce does after
+// backward (docs/validation.md).
 //
 // # Errors
 //

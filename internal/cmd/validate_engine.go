@@ -379,8 +379,9 @@ func probeLink(ctx context.Context, transport string) (*dist.Link, error) {
 }
 
 // linkEvict returns the bytes the link probe writes before every step so
-// that its messages are out of the cache: twice the last-level cache, and
-// at least 64 MiB (also where the cache's size is not known). In training
+// that its messages are out of the cache: twice the last-level cache, at
+// least 64 MiB (also where the cache's size is not known) and at most
+// 1 GiB. In training
 // the all-reduce runs after, or during, a backward pass that has read the
 // weights and written the gradients and activations of every worker, more
 // than the cache holds for the MLP (docs/validation.md, "The link probe on
@@ -388,7 +389,7 @@ func probeLink(ctx context.Context, transport string) (*dist.Link, error) {
 // to step measured the in-process ring at two to three times the speed
 // the same ring has on cold buffers.
 func linkEvict() int {
-	return max(2*dist.LastLevelCache(), 64<<20)
+	return min(max(2*dist.LastLevelCache(), 64<<20), 1<<30)
 }
 
 // writeEngineValidation prints the calibration, the table of predicted
