@@ -397,6 +397,10 @@ func runBenchThroughput(c *cli.Context) error {
 			return err
 		}
 	}
+	warm, err := warmRounds(c, "warm-rounds")
+	if err != nil {
+		return err
+	}
 	stderr := c.App.ErrWriter
 	warnBackend(stderr)
 	if few := runtime.NumCPU() / slices.Min(workers); !c.IsSet("threads") && few > base.Threads {
@@ -417,10 +421,6 @@ func runBenchThroughput(c *cli.Context) error {
 			cfg.Workers, cfg.Batch = w, b
 			cfgs = append(cfgs, cfg)
 		}
-	}
-	warm, err := warmRounds(c, "warm-rounds")
-	if err != nil {
-		return err
 	}
 	total := (c.Int("repeat")*rounds + warm) * len(cfgs)
 	bar := newBar(c, "bench throughput", total)
