@@ -163,9 +163,9 @@ func MeasureLink(ts []Transport, p LinkProbe) (Link, error) {
 // writes one value of: 64 on the x86-64 and Arm cores this runs on.
 const cacheLine = 64
 
-// LastLevelCache returns the size in bytes of the largest CPU cache that
-// Linux reports for CPU 0 (/sys/devices/system/cpu/cpu0/cache), or 0 where
-// it reports none.
+// LastLevelCache returns the size in bytes of the CPU cache of the highest
+// level that Linux reports for CPU 0 (/sys/devices/system/cpu/cpu0/cache),
+// or 0 where it reports none.
 func LastLevelCache() int {
 	return lastLevelCache(os.DirFS("/sys/devices/system/cpu/cpu0/cache"))
 }

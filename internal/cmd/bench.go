@@ -403,7 +403,7 @@ func runBenchThroughput(c *cli.Context) error {
 	}
 	stderr := c.App.ErrWriter
 	warnBackend(stderr)
-	if few := runtime.NumCPU() / slices.Min(workers); !c.IsSet("threads") && few > base.Threads {
+	if alone := runtime.NumCPU() / slices.Min(workers); !c.IsSet("threads") && alone > base.Threads {
 		fmt.Fprintf(stderr, "bench: every worker computes on %d of the %d cores, as at %d workers, so that a worker is the same device at every count (--threads N to change)\n",
 			base.Threads, runtime.NumCPU(), slices.Max(workers))
 	}

@@ -381,13 +381,12 @@ func probeLink(ctx context.Context, transport string) (*dist.Link, error) {
 // linkEvict returns the bytes the link probe writes before every step so
 // that its messages are out of the cache: twice the last-level cache, at
 // least 64 MiB (also where the cache's size is not known) and at most
-// 1 GiB. In training
-// the all-reduce runs after, or during, a backward pass that has read the
-// weights and written the gradients and activations of every worker, more
-// than the cache holds for the MLP (docs/validation.md, "The link probe on
-// cold buffers"); a probe whose 4 MiB messages stay in the cache from step
-// to step measured the in-process ring at two to three times the speed
-// the same ring has on cold buffers.
+// 1 GiB. In training the all-reduce runs after, or during, a backward pass
+// that has read the weights and written the gradients and activations of
+// every worker, more than the cache holds for the MLP; a probe whose 4 MiB
+// messages stayed in the cache from step to step measured the in-process
+// ring at two to two and a half times the bandwidth it has on cold buffers
+// (docs/validation.md, "The link probe on cold buffers").
 func linkEvict() int {
 	return min(max(2*dist.LastLevelCache(), 64<<20), 1<<30)
 }
