@@ -435,11 +435,13 @@ func TestRecipeConfig(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		// engine.yaml: batch 64 on one device, momentum 0.9, lr 0.05
-		// constant, 10 epochs; targets 0.88 (mlp) and 0.90 (cnn).
+		// engine.yaml: batch 64 on one device, momentum 0.9, lr 0.05,
+		// cosine (mlp) or constant (cnn), 10 epochs; targets 0.88 (mlp)
+		// and 0.90 (cnn).
 		want := map[string]float64{"engine-mlp": 0.88, "engine-cnn": 0.90}[name]
+		kind := map[string]string{"engine-mlp": "cosine", "engine-cnn": "constant"}[name]
 		if cfg.Batch != 64 || cfg.Workers != 1 || cfg.Epochs != 10 || cfg.Optimizer.Kind != "sgd" || cfg.Optimizer.Momentum != 0.9 ||
-			cfg.Schedule.Kind != "constant" || cfg.Schedule.Base != 0.05 || target != want {
+			cfg.Schedule.Kind != kind || cfg.Schedule.Base != 0.05 || cfg.Schedule.Epochs != 10 || target != want {
 			t.Errorf("%s: %+v, target %g", name, cfg, target)
 		}
 	}
