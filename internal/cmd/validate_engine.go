@@ -70,8 +70,7 @@ type engineCalibration struct {
 // The gradient is all-reduced by a ring, in buckets of the engine's size
 // filled in backward order, over links of the latency MeasureLink found
 // for the transport (on buffers out of the cache, as after backward) and
-// of its bandwidth scaled by the ranks' share of
-// the cores,
+// of its bandwidth scaled by the ranks' share of the cores,
 //
 //	bandwidth = β · min(1, cores/w)
 //
@@ -235,10 +234,11 @@ func runValidateEngine(c *cli.Context) error {
 	// ranks at 16 KiB and 4 MiB), so that the links too are measured in
 	// every round and a spell of load moves them no more than the median.
 	probes := make([][]dist.Link, len(transports))
+	evict := linkEvict() // the machine's cache, read once
 	probeRound := func(r int) error {
 		for i, tr := range transports {
 			bar.Item(fmt.Sprintf("round %d: link %s", r+1, tr))
-			link, err := probeLink(ctx, tr)
+			link, err := probeLink(ctx, tr, evict)
 			if err != nil {
 				return fmt.Errorf("probing the %s link: %w", tr, err)
 			}
@@ -352,8 +352,9 @@ func predictEngine(cal *engineCalibration, cfgs []dist.Config, meas []*dist.Meas
 
 // probeLink measures the link of a transport with a ring of two ranks in
 // this process (TCP over loopback for tcp), at 16 KiB and 4 MiB, 7 times
-// each, every step on buffers out of the cache (linkEvict).
-func probeLink(ctx context.Context, transport string) (*dist.Link, error) {
+// each, every step after writing evict bytes (linkEvict) so that its
+// buffers are out of the cache.
+func probeLink(ctx context.Context, transport string, evict int) (*dist.Link, error) {
 	var ts []dist.Transport
 	switch transport {
 	case "inproc":
@@ -371,7 +372,7 @@ func probeLink(ctx context.Context, transport string) (*dist.Link, error) {
 			t.Close()
 		}
 	}()
-	link, err := dist.MeasureLink(ts, dist.LinkProbe{Small: 4 << 10, Large: 1 << 20, Reps: 7, Evict: linkEvict()})
+	link, err := dist.MeasureLink(ts, dist.LinkProbe{Small: 4 << 10, Large: 1 << 20, Reps: 7, Evict: evict})
 	if err != nil {
 		return nil, err
 	}
