@@ -4,14 +4,15 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
-	"scaleplan/internal/calib"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
 
 	"scaleplan/internal/benchlog"
+	"scaleplan/internal/calib"
 	"scaleplan/internal/units"
 )
 
@@ -162,6 +163,16 @@ func Fit(logs []*Log, opt *Options) (*Report, error) {
 			switch r.Kind {
 			case benchlog.KindMeasurement, benchlog.KindStep, benchlog.KindOOM:
 				k := Key{Model: r.Model, Device: r.Device, Devices: r.Workers, Precision: r.Precision, Labels: pick(r.Labels, o.GroupBy)}
+				if r.Transport == "none" {
+					// Workers that exchanged nothing (the engine's
+					// independent workers) are a group of their own: their
+					// step has no communication to fit across counts.
+					k.Labels = maps.Clone(k.Labels)
+					if k.Labels == nil {
+						k.Labels = map[string]string{}
+					}
+					k.Labels["transport"] = "none"
+				}
 				g := groups[keyString(k)]
 				if g == nil {
 					g = &Group{Key: k}

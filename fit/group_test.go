@@ -87,6 +87,27 @@ func TestFitBenchlog(t *testing.T) {
 	}
 }
 
+// Workers that exchanged nothing (transport "none", the calibration of
+// validate --engine: one round of it and of two exchanging workers) are
+// not mixed with workers that did.
+func TestFitIndependentWorkers(t *testing.T) {
+	rep, err := Fit(readLogs(t, "bench_independent.jsonl"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	for _, g := range rep.Groups {
+		keys = append(keys, g.Key.String())
+		if len(g.Points) != 6 {
+			t.Errorf("%v: %d points, want 6", g.Key, len(g.Points))
+		}
+	}
+	want := "mlp localhost ×2 fp32|mlp localhost ×2 fp32 transport=none"
+	if got := strings.Join(keys, "|"); got != want {
+		t.Errorf("groups %q, want %q", got, want)
+	}
+}
+
 func TestFitGroupBy(t *testing.T) {
 	logs := readLogs(t, "seed003.csv", "horovod_resnet50.txt")
 	rep, err := Fit(logs, &Options{GroupBy: []string{"framework"}})

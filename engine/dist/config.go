@@ -124,6 +124,15 @@ type Config struct {
 	// "inproc".
 	Transport string `json:"transport"`
 
+	// Independent makes the workers exchange nothing: each trains its
+	// own replica on its shard of every global batch, with no all-reduce,
+	// as W copies of a one-worker run at once (bound to cores as the
+	// workers of an exchanging run are). It is for measuring throughput
+	// (Measure): the compute of W workers on the cores they share,
+	// without their communication. The replicas drift apart, so it is not
+	// for training. It needs Transport "inproc". Default false.
+	Independent bool `json:"independent,omitempty"`
+
 	// BucketBytes is the size of a gradient bucket in bytes (4 per
 	// value); default DefaultBucketBytes. The gradient is all-reduced
 	// bucket by bucket, from its end.
@@ -336,6 +345,9 @@ func (c Config) Validate() error {
 	}
 	if !slices.Contains(Transports, c.Transport) {
 		bad("unknown transport %q (valid: %s)", c.Transport, strings.Join(Transports, ", "))
+	}
+	if c.Independent && c.Transport != "inproc" {
+		bad("independent workers run in this process: transport inproc, not %q", c.Transport)
 	}
 	if c.Spawn != nil && c.Transport != "tcp" {
 		bad("worker processes need transport tcp, not %q", c.Transport)

@@ -21,6 +21,13 @@ import (
 // momentum SGD at a constant rate.
 func serialTrain(t *testing.T, model string, hidden []int, batch, steps int, seed uint64, lr float64) []float32 {
 	t.Helper()
+	return serialShard(t, model, hidden, batch, 1, 0, steps, seed, lr)
+}
+
+// serialShard is serialTrain on the samples that worker rank of workers
+// gets of each global batch of batch samples, and on those alone.
+func serialShard(t *testing.T, model string, hidden []int, batch, workers, rank, steps int, seed uint64, lr float64) []float32 {
+	t.Helper()
 	train, _, err := data.Synthetic(data.DefaultSynthetic())
 	if err != nil {
 		t.Fatal(err)
@@ -41,13 +48,13 @@ func serialTrain(t *testing.T, model string, hidden []int, batch, steps int, see
 	for _, p := range net.ParamGroups() {
 		groups = append(groups, optim.Group{Name: p.Name, Params: p.Params, Grads: p.Grads, Exclude: !p.Kind.Decay()})
 	}
-	s := data.Sampler{N: train.N, Batch: batch, Workers: 1, DropLast: true, Shuffle: true, Seed: seed}
+	s := data.Sampler{N: train.N, Batch: batch, Workers: workers, DropLast: true, Shuffle: true, Seed: seed}
 	ce := &nn.CrossEntropy{}
 	var x []float32
 	var y []int
 	for step := range steps {
 		e, k := step/s.Batches(), step%s.Batches()
-		x, y = train.Gather(x, y, s.Shard(s.Order(e), k, 0))
+		x, y = train.Gather(x, y, s.Shard(s.Order(e), k, rank))
 		net.ZeroGrad()
 		net.Loss(ce, tensorOf(x, len(y)), y, true)
 		opt.Step(groups, lr)
@@ -101,6 +108,51 @@ func TestDataParallelEqualsSerial(t *testing.T) {
 				t.Errorf("%s W=%d M=%d chunk %d: weights differ from serial training by %.3g (2-norm), %.3g (max), want <= %g", tc.model, w.workers, w.accumulate, w.chunk, n, m, tc.tol)
 			}
 		}
+	}
+}
+
+// Independent workers exchange nothing: worker 0 of two ends with the
+// weights of serial training on its half of every global batch alone,
+// and its all-reduce next to no time. Over TCP they are refused.
+func TestIndependentWorkers(t *testing.T) {
+	const steps, seed, lr, batch = 10, 3, 0.05, 8
+	hidden := []int{64}
+	want := serialShard(t, "mlp", hidden, 2*batch, 2, 0, steps, seed, lr)
+	c := Config{Model: "mlp", Hidden: hidden, Workers: 2, Batch: batch, Steps: steps, Seed: seed, Independent: true, Threads: 1}
+	c.Schedule.Base = lr
+	res, err := Run(context.Background(), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, m := relDiff(res.Params, want); n > 1e-5 || m > 1e-5 {
+		t.Errorf("independent worker 0 differs from serial training on its shard by %.3g (2-norm), %.3g (max)", n, m)
+	}
+	// The exchanging run of the same configuration ends elsewhere.
+	c.Independent = false
+	joint, err := Run(context.Background(), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := relDiff(joint.Params, want); n < 1e-3 {
+		t.Errorf("exchanging workers end within %.3g of worker 0 alone", n)
+	}
+	c.Independent = true
+	m, err := Measure(context.Background(), c, 1, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A ring of one rank returns at once: the phases hold only the
+	// timing's own cost, where two ranks exchanging these 51k values (204 kB)
+	// take tens of µs.
+	if m.Phases.AllReduce > 10*time.Microsecond || m.Phases.Wait > 10*time.Microsecond {
+		t.Errorf("independent workers' all-reduce %v, wait %v a step; want next to none", m.Phases.AllReduce, m.Phases.Wait)
+	}
+	if r := m.Record("x"); r.Transport != "none" || r.Workers != 2 || r.GlobalBatch != 2*batch {
+		t.Errorf("record transport %q, %d workers, global batch %d; want none, 2, %d", r.Transport, r.Workers, r.GlobalBatch, 2*batch)
+	}
+	c.Transport = "tcp"
+	if _, err := Run(context.Background(), c); err == nil || !strings.Contains(err.Error(), "independent workers run in this process") {
+		t.Errorf("independent workers over tcp: %v", err)
 	}
 }
 

@@ -87,6 +87,12 @@
 //     the values as little-endian float32, written and read in place.
 //     Every read and write has a deadline (Config.Timeout).
 //
+// Config.Independent gives each in-process worker a ring of its own, so
+// that W workers train W replicas at once and exchange nothing: the
+// compute of W workers on shared cores, without their communication, which
+// is how scaleplan's validate --engine calibrates a worker on a loaded
+// machine. Their measurements are logged with transport "none".
+//
 // With Transport "tcp", Run sets the ring up through a rendezvous: worker
 // 0 listens on a coordinator port; the other workers connect, say their
 // rank and their own ring port, and receive the job (the Config as JSON)

@@ -59,7 +59,8 @@ func Run(ctx context.Context, c Config) (*Result, error) {
 	return res, nil
 }
 
-// runInproc runs every worker in a goroutine over an in-process ring.
+// runInproc runs every worker in a goroutine over an in-process ring, or,
+// if c.Independent, each over a ring of its own.
 func runInproc(ctx context.Context, c *Config, ds *datasets) (*Result, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -70,9 +71,14 @@ func runInproc(ctx context.Context, c *Config, ds *datasets) (*Result, error) {
 	errs := make([]error, c.Workers)
 	var wg sync.WaitGroup
 	run := func(r int) {
-		results[r], errs[r] = runRank(ctx, c, r, ring.transport(r), ds)
+		var tr Transport = ring.transport(r)
+		if c.Independent {
+			tr = newInprocRing(1).transport(0) // nothing to exchange
+		}
+		results[r], errs[r] = runRank(ctx, c, r, tr, ds)
 		if errs[r] != nil {
 			ring.Abort()
+			cancel() // independent workers do not see the ring
 		}
 	}
 	for r := 1; r < c.Workers; r++ {
@@ -88,6 +94,9 @@ func runInproc(ctx context.Context, c *Config, ds *datasets) (*Result, error) {
 		return nil, err
 	}
 	for r, res := range results[1:] {
+		if c.Independent {
+			break
+		}
 		if res.ParamsHash != results[0].ParamsHash {
 			return nil, fmt.Errorf("worker %d: parameters hash to %016x, worker 0's to %016x: replicas diverged", r+1, res.ParamsHash, results[0].ParamsHash)
 		}

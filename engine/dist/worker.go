@@ -186,8 +186,13 @@ func runRank(ctx context.Context, c *Config, rank int, tr Transport, ds *dataset
 	res = &Result{Config: *c, StepsPerEpoch: pl.perEpoch}
 	ev := newEvaluator(c, rank, ds.eval)
 	// Each micro-batch's loss gradient is its share of the mean over the
-	// global batch, so the all-reduce only sums.
-	ce := &nn.CrossEntropy{Smoothing: c.Smoothing, MeanOver: c.GlobalBatch()}
+	// global batch, so the all-reduce only sums; an independent worker's
+	// is its share of the mean over its own samples.
+	mean := c.GlobalBatch()
+	if c.Independent {
+		mean /= c.Workers
+	}
+	ce := &nn.CrossEntropy{Smoothing: c.Smoothing, MeanOver: mean}
 	b := c.Batch
 	chunks := chunkCount(b, chunkLimit(c, net))
 	nonFinite := false

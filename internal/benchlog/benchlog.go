@@ -42,7 +42,7 @@ type Record struct {
 	Model       string `json:"model,omitempty"`        // model name, e.g. "mlp", "resnet50"
 	Device      string `json:"device,omitempty"`       // device kind, e.g. "localhost", "H100-SXM5-80GB"
 	Precision   string `json:"precision,omitempty"`    // fp32, tf32, fp16, bf16, amp
-	Transport   string `json:"transport,omitempty"`    // how workers exchanged gradients: inproc, tcp, nccl, gloo
+	Transport   string `json:"transport,omitempty"`    // how workers exchanged gradients: inproc, tcp, nccl, gloo; none for workers that exchanged nothing
 	Workers     int    `json:"workers,omitempty"`      // data-parallel workers (devices)
 	Batch       int    `json:"batch,omitempty"`        // per-worker batch, samples
 	GlobalBatch int    `json:"global_batch,omitempty"` // samples per optimizer step over all workers

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -166,10 +167,11 @@ func fitTables(rep *fit.Report, opt *fit.Options) []namedTable {
 			out = append(out, namedTable{key, t})
 		}
 	}
-	add("throughput", throughputTable(rep, opt.GroupBy))
+	cols := labelColumns(rep, opt.GroupBy)
+	add("throughput", throughputTable(rep, cols))
 	add("excluded", excludedTable(rep))
-	add("comm", commTable(rep, opt.GroupBy))
-	add("steps", stepsTable(rep, opt.GroupBy))
+	add("comm", commTable(rep, cols))
+	add("steps", stepsTable(rep, cols))
 	add("steps_points", stepsPointsTable(rep))
 	add("runs", runsTable(rep))
 	return out
@@ -364,6 +366,21 @@ func keyCells(k fit.Key) []string {
 		devices = strconv.Itoa(k.Devices)
 	}
 	return []string{dash(k.Model), dash(k.Device), devices, dash(k.Precision)}
+}
+
+// labelColumns returns the label columns of the fit tables: the
+// --group-by labels, and "transport" where fit.Fit set it apart for
+// workers that exchanged nothing.
+func labelColumns(rep *fit.Report, groupBy []string) []string {
+	if slices.Contains(groupBy, "transport") {
+		return groupBy
+	}
+	for _, g := range rep.Groups {
+		if _, ok := g.Key.Labels["transport"]; ok {
+			return append(slices.Clip(groupBy), "transport")
+		}
+	}
+	return groupBy
 }
 
 func labelCells(labels map[string]string, names []string) []string {

@@ -103,3 +103,17 @@ func TestFitHelp(t *testing.T) {
 		t.Errorf("exit code %d", code)
 	}
 }
+
+// Workers that exchanged nothing (validate --engine's calibration) get a
+// transport column and a row of their own.
+func TestFitIndependentColumn(t *testing.T) {
+	stdout, stderr, code := runCLI("fit", "--format", "csv", "../../fit/testdata/bench_independent.jsonl")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	lines := strings.Split(stdout, "\n")
+	if !strings.HasPrefix(lines[0], "model,device,devices,precision,transport,points,") ||
+		!strings.HasPrefix(lines[1], "mlp,localhost,2,fp32,-,6,") || !strings.HasPrefix(lines[2], "mlp,localhost,2,fp32,none,6,") {
+		t.Errorf("no transport column or rows:\n%s", stdout)
+	}
+}

@@ -30,6 +30,7 @@ func validateEngineFlags() []cli.Flag {
 		&cli.IntSliceFlag{Name: "engine-batch", Value: cli.NewIntSlice(16, 32, 64, 128, 256, 512), Usage: "per-worker batches `b,...`"},
 		&cli.IntSliceFlag{Name: "engine-workers", Value: cli.NewIntSlice(2, 4), Usage: "worker counts `W,...` to predict and measure"},
 		&cli.StringSliceFlag{Name: "engine-transport", Value: cli.NewStringSlice("inproc", "tcp"), Usage: "transports `T,...`: inproc, tcp"},
+		&cli.IntFlag{Name: "engine-threads", Usage: "`N` cores the calibrating worker computes on; default max(1, cores / the largest of --engine-workers), the cores each predicted worker has"},
 		&cli.IntFlag{Name: "engine-steps", Value: 10, Usage: "timed steps per measurement"},
 		&cli.IntFlag{Name: "engine-warmup", Value: 3, Usage: "untimed steps before them"},
 		&cli.IntFlag{Name: "engine-rounds", Value: 5, Usage: "measure every configuration in `N` rounds over all of them, each measurement over the timed steps of all N"},
@@ -52,20 +53,28 @@ type engineCalibration struct {
 	Rounds  int                   // rounds each configuration is measured in
 	Warm    int                   // warm rounds set aside before them
 	Cores   int                   // cores the workers and their links share (GOMAXPROCS); 0 means as many as workers
+	Threads int                   // cores the calibrated worker computed on; 0 means all of them
+	Copies  int                   // independent copies of it that ran at once, itself included (calibrationConfig)
 	Guard   *coreGuard            // what the core guard did; nil without one
 }
 
 // engineSimConfig returns the simulator's configuration of w engine
 // workers at per-worker batch b on this machine, connected by transport,
-// from the calibration of one worker that used every core. The w workers
-// share the machine, each on 1/w of it, so a worker's compute and update
-// take w times those of the calibrated worker:
+// from the calibration of one worker. Each of the w workers computes on
+// k_w = max(1, cores/w) cores, and when w·k_w is more than the cores they
+// take turns on them; the calibrated worker computed on k of them. A
+// worker's compute and update therefore take s times those of the
+// calibrated worker,
 //
-//	PerSample = w/v0    Update = w·u1    Fixed = w·max(t − u1, 0)
+//	s = (k/k_w) · max(1, w·k_w/cores)
+//	PerSample = s/v0    Update = s·u1    Fixed = s·max(t − u1, 0)
 //
 // where u1 is the calibrated worker's measured update; t − u1 is the rest
-// of the fixed time per step. With one worker the step is b/v0 + t, the
-// fitted law.
+// of the fixed time per step. Calibrated on one core of two (k = 1), two
+// workers have s = 1 and four s = 2; calibrated on both (k = 2), s = w.
+// A worker with more cores than the calibrated one is taken to speed up
+// in proportion (s < 1), which is optimistic. With the calibrated
+// worker's own cores the step is b/v0 + t, the fitted law.
 //
 // The gradient is all-reduced by a ring, in buckets of the engine's size
 // filled in backward order, over links of the latency MeasureLink found
@@ -88,6 +97,7 @@ func engineSimConfig(cal *engineCalibration, w, b int, transport string) (sim.Co
 	}
 	v0, t := cal.Law.V0, float64(cal.Law.T)
 	fw := float64(w)
+	slow := cal.slowdown(w)
 	layers := make([]units.Bytes, len(cal.Layers))
 	var grad units.Bytes
 	for i, n := range cal.Layers {
@@ -100,9 +110,9 @@ func engineSimConfig(cal *engineCalibration, w, b int, transport string) (sim.Co
 		DevicesPerNode: w,
 		MicroBatch:     b,
 		Compute: sim.Compute{
-			PerSample:       units.Seconds(fw / v0),
-			Fixed:           units.Seconds(fw * max(t-cal.Update, 0)),
-			Update:          units.Seconds(fw * min(cal.Update, t)),
+			PerSample:       units.Seconds(slow / v0),
+			Fixed:           units.Seconds(slow * max(t-cal.Update, 0)),
+			Update:          units.Seconds(slow * min(cal.Update, t)),
 			ForwardFraction: cal.Forward,
 		},
 		Memory: sim.Memory{Gradients: grad, Weights: grad},
@@ -117,6 +127,44 @@ func engineSimConfig(cal *engineCalibration, w, b int, transport string) (sim.Co
 	}
 	return cfg, nil
 }
+
+// slowdown returns s of engineSimConfig: how many times longer w workers
+// on the calibration's cores each take to compute a step than the
+// calibrated worker. Without a count of cores or of the calibrated
+// worker's threads the calibrated worker is taken to have had the whole
+// machine, and s = w.
+func (cal *engineCalibration) slowdown(w int) float64 {
+	if cal.Cores < 1 || cal.Threads < 1 {
+		return float64(w)
+	}
+	kw := workerThreads(cal.Cores, w)
+	return float64(cal.Threads) / float64(kw) * max(1, float64(w*kw)/float64(cal.Cores))
+}
+
+// coresText says what the calibrated worker computed on: "1 of 2 cores,
+// beside an independent copy of it on the other", or "2 cores" when it had
+// all of them.
+func (cal *engineCalibration) coresText() string {
+	if cal.Threads < 1 || cal.Threads == cal.Cores {
+		if cal.Cores == 1 {
+			return "1 core"
+		}
+		return fmt.Sprintf("%d cores", cal.Cores)
+	}
+	s := fmt.Sprintf("%d of %d cores", cal.Threads, cal.Cores)
+	switch cal.Copies {
+	case 0, 1:
+	case 2:
+		s += ", beside an independent copy of it on the other"
+	default:
+		s += fmt.Sprintf(", beside %d independent copies of it on the others", cal.Copies-1)
+	}
+	return s
+}
+
+// workerThreads is the number of cores each of w workers computes on when
+// they share cores: max(1, cores/w), dist.Config's default.
+func workerThreads(cores, w int) int { return max(1, cores/w) }
 
 // engineRow is one predicted and measured configuration.
 type engineRow struct {
@@ -165,6 +213,13 @@ func runValidateEngine(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	cores := runtime.GOMAXPROCS(0)
+	calThreads := workerThreads(cores, slices.Max(workers))
+	if c.IsSet("engine-threads") {
+		if calThreads = c.Int("engine-threads"); calThreads < 1 || calThreads > cores {
+			return usagef("--engine-threads %d: want 1 to %d, the cores of this process (GOMAXPROCS)", calThreads, cores)
+		}
+	}
 	base := dist.Config{Model: c.String("engine-model"), Seed: 1, Overlap: true,
 		Schedule: optim.ScheduleSettings{Kind: "constant", Base: 0.01}}
 	switch d := c.String("engine-data"); d {
@@ -179,7 +234,7 @@ func runValidateEngine(c *cli.Context) error {
 	for _, w := range workers {
 		for _, b := range batches {
 			cfg := base
-			cfg.Workers, cfg.Batch, cfg.Steps = w, b, warmup+steps
+			cfg.Workers, cfg.Batch, cfg.Steps, cfg.Threads = w, b, warmup+steps, workerThreads(cores, w)
 			if err := checkConfig("validate --engine", cfg); err != nil {
 				return err
 			}
@@ -190,22 +245,21 @@ func runValidateEngine(c *cli.Context) error {
 	ctx, cancel := benchContext(c)
 	defer cancel()
 
-	// Every configuration: one worker on every core at each batch (the
-	// calibration), then W workers over each transport. They are measured
+	// Every configuration: one worker at each batch on the cores each
+	// predicted worker has, beside copies of itself on the other cores
+	// (the calibration), then W workers over each transport. They are measured
 	// in rounds, each round all of them in this order, so that the spells
 	// of load on a shared machine fall on all of them alike; each one's
 	// measurement is over the timed steps of all its rounds (dist.Combine).
 	var cfgs []dist.Config
 	for _, b := range batches {
-		cfg := base
-		cfg.Workers, cfg.Batch, cfg.Transport = 1, b, "inproc"
-		cfgs = append(cfgs, cfg)
+		cfgs = append(cfgs, calibrationConfig(base, b, cores, calThreads))
 	}
 	for _, w := range workers {
 		for _, tr := range transports {
 			for _, b := range batches {
 				cfg := base
-				cfg.Workers, cfg.Batch, cfg.Transport = w, b, tr
+				cfg.Workers, cfg.Batch, cfg.Transport, cfg.Threads = w, b, tr, workerThreads(cores, w)
 				cfgs = append(cfgs, cfg)
 			}
 		}
@@ -221,12 +275,16 @@ func runValidateEngine(c *cli.Context) error {
 			cfg.Spawn = &dist.Spawn{Args: []string{"bench", "worker"}, Stderr: stderr}
 		}
 		prefix := roundPrefix(round, rounds)
-		bar.Item(fmt.Sprintf("%s%d workers %s batch %d", prefix, cfg.Workers, cfg.Transport, cfg.Batch))
+		who := fmt.Sprintf("%d workers %s", cfg.Workers, cfg.Transport)
+		if cfg.Independent {
+			who = fmt.Sprintf("%d independent workers", cfg.Workers)
+		}
+		bar.Item(fmt.Sprintf("%s%s batch %d", prefix, who, cfg.Batch))
 		m, err := dist.Measure(ctx, cfg, warmup, steps)
 		if err != nil {
 			return nil, fmt.Errorf("%d workers, %s, batch %d: %w", cfg.Workers, cfg.Transport, cfg.Batch, err)
 		}
-		bar.Printf("validate: %s%s %d workers %s batch %d: %.0f samples/s", prefix, m.Config.ModelName(), cfg.Workers, cfg.Transport, cfg.Batch, m.SamplesPerSec)
+		bar.Printf("validate: %s%s %s batch %d: %.0f samples/s", prefix, m.Config.ModelName(), who, cfg.Batch, m.SamplesPerSec)
 		bar.Add(1)
 		return m, nil
 	}
@@ -258,8 +316,8 @@ func runValidateEngine(c *cli.Context) error {
 		}
 	}
 
-	// 1. One worker on every core: the throughput law and the update time.
-	cal, err := calibrateEngine(base, batches, meas[:len(batches)])
+	// 1. One worker: the throughput law and the update time.
+	cal, err := calibrateEngine(base, batches, meas[:len(batches)], cores, calThreads)
 	if err != nil {
 		return err
 	}
@@ -283,7 +341,7 @@ func runValidateEngine(c *cli.Context) error {
 	bar.Done()
 	if out := c.String("engine-out"); out != "" {
 		hdr, err := header(run, map[string]any{"command": "validate --engine", "batches": batches, "workers": workers,
-			"transports": transports, "steps": steps, "warmup": warmup, "rounds": rounds, "warm_rounds": warm, "core_guard": guard != nil, "engine": base.WithDefaults()})
+			"transports": transports, "calibration_threads": calThreads, "steps": steps, "warmup": warmup, "rounds": rounds, "warm_rounds": warm, "core_guard": guard != nil, "engine": base.WithDefaults()})
 		if err != nil {
 			return err
 		}
@@ -304,15 +362,29 @@ func runValidateEngine(c *cli.Context) error {
 	return nil
 }
 
-// calibrateEngine fits the throughput law to one worker's measurements at
-// batches and takes from them the mean optimizer update and the forward
+// calibrationConfig returns the calibration's measurement at batch b: one
+// worker on threads of the cores, and, on each further group of threads
+// cores, an independent copy of it (dist.Config.Independent), so that the
+// worker computes with the machine as loaded as it is under the predicted
+// workers, which share its memory and cache, but exchanges nothing. With
+// threads = cores it is one worker alone.
+func calibrationConfig(base dist.Config, b, cores, threads int) dist.Config {
+	cfg := base
+	cfg.Workers, cfg.Batch, cfg.Transport, cfg.Threads = max(1, cores/threads), b, "inproc", threads
+	cfg.Independent = cfg.Workers > 1
+	return cfg
+}
+
+// calibrateEngine fits the throughput law to the calibration's
+// measurements at batches (calibrationConfig; worker 0's samples/s,
+// b/step) and takes from them the mean optimizer update and the forward
 // share of forward + backward. The links are left for the caller.
-func calibrateEngine(base dist.Config, batches []int, meas []*dist.Measurement) (*engineCalibration, error) {
+func calibrateEngine(base dist.Config, batches []int, meas []*dist.Measurement, cores, threads int) (*engineCalibration, error) {
 	var bs, vs []float64
 	var upd, fwd, bwd float64
 	for i, b := range batches {
 		m := meas[i]
-		bs, vs = append(bs, float64(b)), append(vs, m.SamplesPerSec)
+		bs, vs = append(bs, float64(b)), append(vs, float64(b)/m.StepTime)
 		upd += m.Phases.Update.Seconds() / float64(len(batches))
 		fwd += m.Phases.Forward.Seconds()
 		bwd += m.Phases.Backward.Seconds()
@@ -326,7 +398,8 @@ func calibrateEngine(base dist.Config, batches []int, meas []*dist.Measurement) 
 		return nil, err
 	}
 	return &engineCalibration{Law: law, Update: upd, Forward: min(max(fwd/(fwd+bwd), 0.05), 0.95), Layers: layers,
-		Bucket: base.WithDefaults().BucketBytes, Links: map[string]*dist.Link{}, Cores: runtime.GOMAXPROCS(0)}, nil
+		Bucket: base.WithDefaults().BucketBytes, Links: map[string]*dist.Link{}, Cores: cores, Threads: threads,
+		Copies: max(1, cores/threads)}, nil
 }
 
 // predictEngine simulates every configuration of cfgs with cal and
@@ -419,8 +492,8 @@ func writeEngineValidation(c *cli.Context, format string, base dist.Config, cal 
 		}
 	}
 	if format == "text" || format == "md" {
-		fmt.Fprintf(w, "Calibration (one worker on %d cores, %d batches): v0 = %.0f samples/s, t = %.2f ms, R² = %.4f; update %.2f ms, forward share %.2f\n",
-			runtime.NumCPU(), law.Used, law.V0, float64(law.T)*1e3, law.R2, cal.Update*1e3, cal.Forward)
+		fmt.Fprintf(w, "Calibration (one worker on %s, %d batches): v0 = %.0f samples/s, t = %.2f ms, R² = %.4f; update %.2f ms, forward share %.2f\n",
+			cal.coresText(), law.Used, law.V0, float64(law.T)*1e3, law.R2, cal.Update*1e3, cal.Forward)
 		perRound, warmed := "", ""
 		switch cal.Warm {
 		case 0:

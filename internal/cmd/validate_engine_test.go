@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -63,6 +64,32 @@ func TestEngineSimConfig(t *testing.T) {
 			t.Errorf("%s: step %.9g s, want %.9g s", tc.name, got, tc.want)
 		}
 	}
+	// Calibrated on one core of the two, as validate --engine does by
+	// default: two workers, a core each, compute as fast as the
+	// calibrated worker; four take turns, twice as long; one worker with
+	// both cores is taken to be twice as fast.
+	for _, tc := range []struct {
+		workers int
+		want    float64
+	}{
+		{1, 0.5 * (64.0/5000 + 0.010)},
+		{2, 64.0/5000 + 0.010 + 2*(alpha+float64(2<<20)/(2*beta))},
+		{4, 2*(64.0/5000+0.010) + 6*(alpha+float64(2<<20)/(4*beta/2))},
+	} {
+		cal := testCalibration(link)
+		cal.Threads = 1
+		cfg, err := engineSimConfig(cal, tc.workers, 64, "inproc")
+		if err != nil {
+			t.Fatalf("calibrated on one core, %d workers: %v", tc.workers, err)
+		}
+		res, err := sim.Run(cfg)
+		if err != nil {
+			t.Fatalf("calibrated on one core, %d workers: %v", tc.workers, err)
+		}
+		if got := float64(res.StepTime); math.Abs(got-tc.want)/tc.want > 1e-9 {
+			t.Errorf("calibrated on one core, %d workers: step %.9g s, want %.9g s", tc.workers, got, tc.want)
+		}
+	}
 	if _, err := engineSimConfig(testCalibration(link), 2, 16, "tcp"); err == nil {
 		t.Error("a transport without a measured link: no error")
 	}
@@ -84,9 +111,18 @@ func TestValidateEngine(t *testing.T) {
 		!strings.HasPrefix(lines[1], "2,inproc,4,8,") || !strings.HasPrefix(lines[4], "2,tcp,8,16,") {
 		t.Errorf("stdout is not a CSV table of 4 rows:\n%s", stdout)
 	}
+	// The calibration: one worker on max(1, cores/2) cores, beside
+	// independent copies of it on the others.
 	recs := readLog(t, log)
-	if len(recs) != 13 || recs[0].Kind != benchlog.KindHeader || recs[1].Workers != 1 || recs[3].Workers != 2 || recs[6].Transport != "tcp" ||
-		recs[7].Workers != 1 || recs[12].Transport != "tcp" {
+	cores := runtime.GOMAXPROCS(0)
+	copies, calTransport := max(1, cores/max(1, cores/2)), "none"
+	calWho := fmt.Sprintf("%d independent workers", copies)
+	if copies == 1 {
+		calTransport, calWho = "inproc", "1 workers inproc"
+	}
+	if len(recs) != 13 || recs[0].Kind != benchlog.KindHeader || recs[1].Workers != copies || recs[1].Transport != calTransport ||
+		recs[3].Workers != 2 || recs[3].Transport != "inproc" || recs[6].Transport != "tcp" ||
+		recs[7].Workers != copies || recs[12].Transport != "tcp" {
 		t.Errorf("log of %d records: %+v", len(recs), recs)
 	}
 	// The text report names the links' medians over the rounds.
@@ -96,8 +132,11 @@ func TestValidateEngine(t *testing.T) {
 		units.Bytes(linkEvict())); code != exitOK || !strings.Contains(stdout, want) {
 		t.Errorf("exit %d, text report without %q:\n%s%s", code, want, stdout, stderr)
 	}
+	if cores == 2 && !strings.Contains(stdout, "Calibration (one worker on 1 of 2 cores, beside an independent copy of it on the other, 2 batches): v0 = ") {
+		t.Errorf("the report does not say where the calibrated worker ran:\n%s", stdout)
+	}
 	if !strings.Contains(stdout, "Every configuration measured in 3 alternating rounds, over the timed steps of all of them, after a warm-up round set aside\n") ||
-		!strings.Contains(stderr, "validate: warm-up: mlp 1 workers inproc batch 4:") {
+		!strings.Contains(stderr, "validate: warm-up: mlp "+calWho+" batch 4:") {
 		t.Errorf("no warm-up round in the report or the progress:\n%s%s", stdout, stderr)
 	}
 	// One round: the warm-up round is said, and with --engine-warm-rounds
@@ -120,6 +159,8 @@ func TestValidateEngine(t *testing.T) {
 		{"validate", "--engine", "--engine-steps", "1"},
 		{"validate", "--engine", "--engine-rounds", "0"},
 		{"validate", "--engine", "--engine-warm-rounds", "10"},
+		{"validate", "--engine", "--engine-threads", "0"},
+		{"validate", "--engine", "--engine-threads", "4097"},
 	} {
 		if _, stderr, code := runCLI(args...); code != exitUsage {
 			t.Errorf("%v: exit %d, want %d: %s", args, code, exitUsage, stderr)
