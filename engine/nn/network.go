@@ -125,8 +125,8 @@ func build(layers []Layer) *Network {
 			}
 		}
 	}
-	n.Params = make([]float32, np)
-	n.Grads = make([]float32, np)
+	n.Params = tensor.Alloc(np)
+	n.Grads = tensor.Alloc(np)
 	n.State = make([]float32, ns)
 	var op, os int
 	for i, l := range layers {

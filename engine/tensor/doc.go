@@ -58,4 +58,13 @@
 // ParallelWorkers also passes a worker index for per-worker scratch space.
 // AddScaled is the vector update dst += alpha·s (SIMD through gonum's
 // assembly).
+//
+// # Memory
+//
+// New storage comes from Alloc, which on Linux advises the kernel to back
+// the whole 2 MiB pages of a large slice with transparent huge pages
+// (madvise MADV_HUGEPAGE; most distributions leave huge pages to the
+// programs that ask). The products stream through operands of a few MB
+// whose rows lie pages apart, and with 4 KiB pages they miss the TLB more;
+// docs/performance.md has the measurement.
 package tensor

@@ -93,7 +93,7 @@ func (t *T) Resize(shape ...int) {
 		t.Data = t.Data[:n]
 		return
 	}
-	t.Data = make([]float32, n)
+	t.Data = Alloc(n)
 }
 
 // SameShape reports whether t and u have identical shapes.
@@ -128,3 +128,13 @@ func (t *T) CopyFrom(src *T) {
 
 // Zero sets every element of t to 0.
 func (t *T) Zero() { clear(t.Data) }
+
+// Alloc returns a new zeroed slice of n values. On Linux the whole 2 MiB
+// pages inside it are advised to the kernel for transparent huge pages
+// (see adviseHuge), so that the matrix products that stream through a
+// large operand miss the TLB less.
+func Alloc(n int) []float32 {
+	s := make([]float32, n)
+	adviseHuge(s)
+	return s
+}
