@@ -34,10 +34,12 @@ func validateCommand() *cli.Command {
 			"   scaleplan validate --max-error 30\n" +
 			"   scaleplan validate --cases mycases.yaml --format csv\n\n" +
 			"With --engine it closes the calibration loop on this machine instead: it measures\n" +
-			"the reference engine with one worker at each --engine-batch, fits v0 and t, probes\n" +
-			"the in-process and TCP links, simulates --engine-workers workers sharing this\n" +
-			"machine's cores, measures them, and prints predicted against measured samples/s\n" +
-			"(docs/validation.md). --max-error then bounds its mean error at batch >= 32.\n" +
+			"the reference engine with one worker at each --engine-batch, on the cores each\n" +
+			"predicted worker will have (--engine-threads) and beside an independent copy of\n" +
+			"itself on the other cores, fits v0 and t, probes the in-process and TCP links,\n" +
+			"simulates --engine-workers workers sharing this machine's cores, measures them,\n" +
+			"and prints predicted against measured samples/s (docs/validation.md).\n" +
+			"--max-error then bounds its mean error at batch >= 32.\n" +
 			"Every configuration is measured in --engine-rounds alternating rounds, after\n" +
 			"--engine-warm-rounds (default 1) set aside while the process warms up.\n" +
 			"Every measurement is made while the first two CPUs share a cache, as a probe\n" +

@@ -30,7 +30,7 @@ func validateEngineFlags() []cli.Flag {
 		&cli.IntSliceFlag{Name: "engine-batch", Value: cli.NewIntSlice(16, 32, 64, 128, 256, 512), Usage: "per-worker batches `b,...`"},
 		&cli.IntSliceFlag{Name: "engine-workers", Value: cli.NewIntSlice(2, 4), Usage: "worker counts `W,...` to predict and measure"},
 		&cli.StringSliceFlag{Name: "engine-transport", Value: cli.NewStringSlice("inproc", "tcp"), Usage: "transports `T,...`: inproc, tcp"},
-		&cli.IntFlag{Name: "engine-threads", Usage: "`N` cores the calibrating worker computes on; default max(1, cores / the largest of --engine-workers), the cores each predicted worker has"},
+		&cli.IntFlag{Name: "engine-threads", DefaultText: "max(1, cores / the largest of --engine-workers)", Usage: "`N` cores the calibrating worker computes on, beside independent copies of it on the other cores; the default is the cores each predicted worker has"},
 		&cli.IntFlag{Name: "engine-steps", Value: 10, Usage: "timed steps per measurement"},
 		&cli.IntFlag{Name: "engine-warmup", Value: 3, Usage: "untimed steps before them"},
 		&cli.IntFlag{Name: "engine-rounds", Value: 5, Usage: "measure every configuration in `N` rounds over all of them, each measurement over the timed steps of all N"},
