@@ -94,10 +94,7 @@ func runInproc(ctx context.Context, c *Config, ds *datasets) (*Result, error) {
 		return nil, err
 	}
 	for r, res := range results[1:] {
-		if c.Independent {
-			break
-		}
-		if res.ParamsHash != results[0].ParamsHash {
+		if !c.Independent && res.ParamsHash != results[0].ParamsHash {
 			return nil, fmt.Errorf("worker %d: parameters hash to %016x, worker 0's to %016x: replicas diverged", r+1, res.ParamsHash, results[0].ParamsHash)
 		}
 	}

@@ -494,7 +494,7 @@ func runBenchThroughput(c *cli.Context) error {
 // only for the same device (docs/engine.md, "Throughput and the fitted
 // law"). A sweep of one count gets dist's default, NumCPU/W.
 func sweepThreads(workers []int) int {
-	return max(1, runtime.NumCPU()/slices.Max(workers))
+	return workerThreads(runtime.NumCPU(), slices.Max(workers))
 }
 
 // maxWarmRounds bounds --warm-rounds and --engine-warm-rounds.

@@ -54,7 +54,6 @@ type engineCalibration struct {
 	Warm    int                   // warm rounds set aside before them
 	Cores   int                   // cores the workers and their links share (GOMAXPROCS); 0 means as many as workers
 	Threads int                   // cores the calibrated worker computed on; 0 means all of them
-	Copies  int                   // independent copies of it that ran at once, itself included (calibrationConfig)
 	Guard   *coreGuard            // what the core guard did; nil without one
 }
 
@@ -152,12 +151,12 @@ func (cal *engineCalibration) coresText() string {
 		return fmt.Sprintf("%d cores", cal.Cores)
 	}
 	s := fmt.Sprintf("%d of %d cores", cal.Threads, cal.Cores)
-	switch cal.Copies {
-	case 0, 1:
+	switch copies := calibrationCopies(cal.Cores, cal.Threads); copies {
+	case 1:
 	case 2:
 		s += ", beside an independent copy of it on the other"
 	default:
-		s += fmt.Sprintf(", beside %d independent copies of it on the others", cal.Copies-1)
+		s += fmt.Sprintf(", beside %d independent copies of it on the others", copies-1)
 	}
 	return s
 }
@@ -231,20 +230,6 @@ func runValidateEngine(c *cli.Context) error {
 	default:
 		base.Data.Dir = d
 	}
-	for _, w := range workers {
-		for _, b := range batches {
-			cfg := base
-			cfg.Workers, cfg.Batch, cfg.Steps, cfg.Threads = w, b, warmup+steps, workerThreads(cores, w)
-			if err := checkConfig("validate --engine", cfg); err != nil {
-				return err
-			}
-		}
-	}
-	stderr := c.App.ErrWriter
-	warnBackend(stderr)
-	ctx, cancel := benchContext(c)
-	defer cancel()
-
 	// Every configuration: one worker at each batch on the cores each
 	// predicted worker has, beside copies of itself on the other cores
 	// (the calibration), then W workers over each transport. They are measured
@@ -264,6 +249,16 @@ func runValidateEngine(c *cli.Context) error {
 			}
 		}
 	}
+	for _, cfg := range cfgs {
+		cfg.Steps = warmup + steps // as dist.Measure will run it
+		if err := checkConfig("validate --engine", cfg); err != nil {
+			return err
+		}
+	}
+	stderr := c.App.ErrWriter
+	warnBackend(stderr)
+	ctx, cancel := benchContext(c)
+	defer cancel()
 	total := rounds*(len(cfgs)+len(transports)) + warm*len(cfgs)
 	bar := newBar(c, "validate --engine", total)
 	defer bar.Done()
@@ -370,10 +365,15 @@ func runValidateEngine(c *cli.Context) error {
 // threads = cores it is one worker alone.
 func calibrationConfig(base dist.Config, b, cores, threads int) dist.Config {
 	cfg := base
-	cfg.Workers, cfg.Batch, cfg.Transport, cfg.Threads = max(1, cores/threads), b, "inproc", threads
+	cfg.Workers, cfg.Batch, cfg.Transport, cfg.Threads = calibrationCopies(cores, threads), b, "inproc", threads
 	cfg.Independent = cfg.Workers > 1
 	return cfg
 }
+
+// calibrationCopies is the number of workers of the calibration's
+// measurement, the calibrated one included: one on each group of threads
+// of the cores.
+func calibrationCopies(cores, threads int) int { return max(1, cores/threads) }
 
 // calibrateEngine fits the throughput law to the calibration's
 // measurements at batches (calibrationConfig; worker 0's samples/s,
@@ -398,8 +398,7 @@ func calibrateEngine(base dist.Config, batches []int, meas []*dist.Measurement, 
 		return nil, err
 	}
 	return &engineCalibration{Law: law, Update: upd, Forward: min(max(fwd/(fwd+bwd), 0.05), 0.95), Layers: layers,
-		Bucket: base.WithDefaults().BucketBytes, Links: map[string]*dist.Link{}, Cores: cores, Threads: threads,
-		Copies: max(1, cores/threads)}, nil
+		Bucket: base.WithDefaults().BucketBytes, Links: map[string]*dist.Link{}, Cores: cores, Threads: threads}, nil
 }
 
 // predictEngine simulates every configuration of cfgs with cal and
