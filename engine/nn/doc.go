@@ -31,6 +31,9 @@
 //	Dense    weight [In, Out]                 y = x·W + b
 //	Conv2D   weight [k, k, InC, OutC] (HWIO)  Y = im2col(x)·W + b
 //
+// (a 3×3 convolution of stride 1 over 8 or more channels computes the
+// same Y with Winograd's F(2×2, 3×3); see Conv2D).
+//
 // Single-channel 28×28 images are the same bytes in NHWC and NCHW, so
 // both reference networks take [N, 784] (or [N, 28, 28, 1]) batches.
 //

@@ -5,6 +5,7 @@ import (
 	"hash/fnv"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"scaleplan/engine/tensor"
@@ -398,4 +399,106 @@ func TestGradNetwork(t *testing.T) {
 		return l, signature(net.Layers)
 	}
 	checkProblems(t, "network", fdStepNet, probs, eval)
+}
+
+// withWinograd runs f with every 3×3 convolution of stride 1 on the
+// Winograd path (winoMinChannels 1) and its tiles transformed budget bytes
+// at a time (one sample at a time for a small budget).
+func withWinograd(budget int, f func()) {
+	oldC, oldB := winoMinChannels, winoBudget
+	winoMinChannels, winoBudget = 1, budget
+	defer func() { winoMinChannels, winoBudget = oldC, oldB }()
+	f()
+}
+
+// TestGradConv2DWinograd checks the gradients of the F(2×2, 3×3) path by
+// finite differences, with even and odd outputs, with and without padding.
+func TestGradConv2DWinograd(t *testing.T) {
+	rng := rand.New(rand.NewPCG(2, 5))
+	withWinograd(1<<20, func() {
+		for _, tc := range []struct{ n, h, w, inC, outC, pad int }{
+			{2, 6, 6, 2, 3, 0}, // 4×4 output: whole tiles
+			{2, 5, 6, 2, 3, 1}, // 5×6 output: a row of half tiles
+			{1, 7, 5, 3, 2, 0}, // 5×3 output: half tiles in both directions
+			{2, 4, 4, 2, 2, 2}, // 6×6 output, tiles reading the padding on every side
+			{1, 3, 3, 1, 1, 0}, // one output, one tile of four positions past the edge
+		} {
+			l := NewConv2D(tc.inC, tc.outC, 3, 1, tc.pad)
+			if !l.winograd() {
+				t.Fatalf("%+v: not on the Winograd path", tc)
+			}
+			checkLayer(t, fmt.Sprintf("winograd %+v", tc), l, randTensor(rng, tc.n, tc.h, tc.w, tc.inC), true, rng)
+		}
+	})
+}
+
+// TestConv2DWinogradMatchesIm2col compares the two paths of one layer,
+// forward and backward, at SmallCNN's second layer (26×26×32 → 64) and at
+// a padded odd size, with several groups of samples and with one sample
+// transformed at a time.
+func TestConv2DWinogradMatchesIm2col(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 5))
+	for _, tc := range []struct{ n, h, w, inC, outC, pad, budget int }{
+		{3, 26, 26, 32, 64, 0, 1 << 20},
+		{37, 7, 9, 8, 5, 1, 1 << 20},
+		{37, 7, 9, 8, 5, 1, 1},
+	} {
+		l := NewConv2D(tc.inC, tc.outC, 3, 1, tc.pad)
+		net := NewNetwork(rng, l)
+		for i := range l.b.Value {
+			l.b.Value[i] = float32(rng.NormFloat64())
+		}
+		x := randTensor(rng, tc.n, tc.h, tc.w, tc.inC)
+		oh, ow := tc.h+2*tc.pad-2, tc.w+2*tc.pad-2
+		dy := randTensor(rng, tc.n, oh, ow, tc.outC)
+		run := func() (y, dx, g []float32) {
+			net.ZeroGrad()
+			y = l.Forward(x, true).Clone().Data
+			dx = l.Backward(dy, true).Clone().Data
+			return y, dx, append([]float32(nil), net.Grads...)
+		}
+		old := winoMinChannels
+		winoMinChannels = 1 << 30
+		y1, dx1, g1 := run()
+		winoMinChannels = old
+		var y2, dx2, g2 []float32
+		withWinograd(tc.budget, func() { y2, dx2, g2 = run() })
+		label := fmt.Sprintf("%+v", tc)
+		// Sums of up to 32·9 products, and the kernel gradient of up to
+		// 3·576 positions: the transforms round differently.
+		closeTo(t, label+" y", y2, to64(y1), 1e-4)
+		closeTo(t, label+" dx", dx2, to64(dx1), 1e-4)
+		closeTo(t, label+" grads", g2, to64(g1), 1e-4)
+	}
+}
+
+// TestConv2DWinogradThreads runs the Winograd path with 1, 2 and 5
+// threads: its groups and their in-order sum do not depend on the thread
+// count, so the outputs and gradients are bit-identical.
+func TestConv2DWinogradThreads(t *testing.T) {
+	defer tensor.SetThreads(0)
+	rng := rand.New(rand.NewPCG(4, 5))
+	x := randTensor(rng, 37, 7, 6, 8)
+	dy := randTensor(rng, 37, 7, 6, 5)
+	var want [][]float32
+	for _, th := range []int{2, 1, 5} {
+		tensor.SetThreads(th)
+		l := NewConv2D(8, 5, 3, 1, 1)
+		net := NewNetwork(rand.New(rand.NewPCG(5, 5)), l)
+		if !l.winograd() {
+			t.Fatal("not on the Winograd path")
+		}
+		y := l.Forward(x, true).Clone().Data
+		dx := l.Backward(dy, true).Clone().Data
+		got := [][]float32{y, dx, net.Grads}
+		if want == nil {
+			want = got
+			continue
+		}
+		for i, name := range []string{"y", "dx", "grads"} {
+			if !slices.Equal(got[i], want[i]) {
+				t.Fatalf("threads=%d: %s differs from threads=2", th, name)
+			}
+		}
+	}
 }

@@ -1,0 +1,418 @@
+package nn
+
+import "scaleplan/engine/tensor"
+
+// The minimal filtering algorithm F(2×2, 3×3) of Winograd, as Lavin and
+// Gray apply it to convolutional networks ("Fast Algorithms for
+// Convolutional Neural Networks", CVPR 2016). A 2×2 block of outputs of a
+// 3×3 kernel g over a 4×4 tile d of the input is
+//
+//	Y = Aᵀ [ (G g Gᵀ) ⊙ (Bᵀ d B) ] A
+//
+//	     ⎡1  0 -1  0⎤        ⎡ 1    0    0 ⎤
+//	Bᵀ = ⎢0  1  1  0⎥    G = ⎢1/2  1/2  1/2⎥    Aᵀ = ⎡1  1  1  0⎤
+//	     ⎢0 -1  1  0⎥        ⎢1/2 -1/2  1/2⎥         ⎣0  1 -1 -1⎦
+//	     ⎣0  1  0 -1⎦        ⎣ 0    0    1 ⎦
+//
+// 16 multiplications where the direct sum takes 36. Over channels the
+// element-wise product becomes, for each of the 16 positions ξ of the
+// 4×4 transforms, one matrix product over the tiles t:
+//
+//	M_ξ[t, o] = Σ_c V_ξ[t, c] · U_ξ[c, o]    V = Bᵀ d B,  U = G g Gᵀ
+//
+// The gradients are those of this same computation (Y is linear in U and
+// in V), three products per position as for the direct convolution:
+//
+//	dM = A dY Aᵀ        (per tile and output channel)
+//	dU_ξ = V_ξᵀ · dM_ξ  dg = Gᵀ dU G
+//	dV_ξ = dM_ξ · U_ξᵀ  dd = B dV Bᵀ, added into dx over the tile (tiles overlap by 2)
+//
+// Each product has 2.25 times fewer multiply-adds than im2col's, at the
+// price of the transforms, which are additions. The transforms' rounding
+// differs from the direct sum's by a few units in the last place of
+// float32; the entries of Bᵀ, G and Aᵀ are 0, ±1 and ±1/2.
+
+// winoBudget bounds the transformed input and output tiles of one worker
+// of a Winograd convolution, in bytes: as many whole samples are
+// transformed at a time as fit, so that the tiles stay in the core's cache
+// between the transforms and the products. A variable so that tests can
+// force one sample at a time.
+var winoBudget = 1 << 20
+
+// winoMinChannels is the fewest input channels for which a 3×3
+// convolution of stride 1 uses F(2×2, 3×3); below it the products have too
+// short an inner dimension to gain (the first layer of SmallCNN has one
+// channel) and Conv2D lowers to im2col. A variable so that tests can
+// choose the path.
+var winoMinChannels = 8
+
+// winograd reports whether the layer convolves with F(2×2, 3×3).
+func (l *Conv2D) winograd() bool {
+	return l.k == 3 && l.stride == 1 && l.inC >= winoMinChannels
+}
+
+// winoGeometry returns the tiles per sample tp and per tile row tw, the
+// samples per group and the samples transformed at once.
+func (l *Conv2D) winoGeometry() (tp, tw, group, sub int) {
+	th := (l.oh + 1) / 2
+	tw = (l.ow + 1) / 2
+	tp = th * tw
+	group = max(1, (l.n+maxGroups-1)/maxGroups)
+	sub = max(1, min(group, winoBudget/(4*16*tp*(l.inC+l.outC))))
+	return
+}
+
+// winoStride is the distance, in floats, between the 16 matrices of
+// [tiles, width] that a transform writes or reads together: one cache line
+// more than a matrix. The transforms touch the 16 at once, and at the
+// sizes of a convolutional network a matrix is often a multiple of 4 KiB
+// (SmallCNN's 144 tiles by 64 channels are 9 × 4 KiB): 16 streams that far
+// apart fall into the same sets of the L1 cache, more of them than it has
+// ways, and every access misses. Measured: the transforms took three times
+// as long as the products without the line.
+func winoStride(tiles, width int) int { return tiles*width + 16 }
+
+// winoKernel sets l.u to the transformed kernel, U_ξ = (G g Gᵀ)_ξ as 16
+// row-major [InC, OutC] matrices.
+func (l *Conv2D) winoKernel() {
+	co := l.inC * l.outC
+	u := grow(&l.u, 16*co)
+	w := l.w.Value[:9*co] // [3, 3, InC, OutC]
+	for i := range co {
+		var t [4][3]float32 // G·g
+		for q := range 3 {
+			g0, g1, g2 := w[q*co+i], w[(3+q)*co+i], w[(6+q)*co+i]
+			t[0][q] = g0
+			t[1][q] = 0.5 * (g0 + g1 + g2)
+			t[2][q] = 0.5 * (g0 - g1 + g2)
+			t[3][q] = g2
+		}
+		for r := range 4 {
+			a0, a1, a2 := t[r][0], t[r][1], t[r][2]
+			u[(4*r)*co+i] = a0
+			u[(4*r+1)*co+i] = 0.5 * (a0 + a1 + a2)
+			u[(4*r+2)*co+i] = 0.5 * (a0 - a1 + a2)
+			u[(4*r+3)*co+i] = a2
+		}
+	}
+}
+
+// zeros returns n zeros, which the transforms read for positions outside
+// the input or the output. Call it before a parallel loop whose workers
+// call it with n no larger.
+func (l *Conv2D) zeros(n int) []float32 {
+	if len(l.zero) < n {
+		l.zero = make([]float32, n)
+	}
+	return l.zero[:n]
+}
+
+// edge returns *buf, n floats that a transform writes the results for
+// positions past the edge into, allocating it on first use; the values
+// are never read. Only padded or odd-sized layers have such positions.
+func edge(buf *[]float32, n int) []float32 {
+	if *buf == nil {
+		*buf = make([]float32, n)
+	}
+	return *buf
+}
+
+// The four transforms run over the channels of a tile in two passes
+// through tmp, 16 vectors of the channels: the first combines the tile's
+// rows (or columns), the second the results' columns (or rows). Each
+// inner loop then reads four vectors and writes at most four, which the
+// compiler keeps in registers with their bounds checks hoisted; one pass
+// over 16 inputs and 16 outputs at once took three times as long.
+
+// winoInput writes V = Bᵀ d B of every tile of samples [s0, s0+nc) into v,
+// 16 [nc·tp, InC] matrices winoStride apart, reading zeros outside the
+// input. tmp holds 16·InC floats.
+func (l *Conv2D) winoInput(v, tmp []float32, s0, nc, tp, tw int) {
+	c, h, w, pad := l.inC, l.h, l.wd, l.pad
+	tiles := nc * tp
+	st := winoStride(tiles, c)
+	v = v[:16*st]
+	tmp = tmp[:16*c]
+	zero := l.zero[:c]
+	var d [16][]float32
+	for t := range tiles {
+		xs := l.x.Data[(s0+t/tp)*h*w*c:][:h*w*c]
+		q := t % tp
+		i0, j0 := (q/tw)*2-pad, (q%tw)*2-pad
+		for a := range 4 {
+			for b := range 4 {
+				ih, iw := i0+a, j0+b
+				if ih < 0 || ih >= h || iw < 0 || iw >= w {
+					d[4*a+b] = zero
+				} else {
+					d[4*a+b] = xs[(ih*w+iw)*c:][:c]
+				}
+			}
+		}
+		for j := range 4 { // Bᵀ d, column j: tmp[4i+j]
+			x0 := d[j]
+			x1, x2, x3 := d[4+j][:len(x0)], d[8+j][:len(x0)], d[12+j][:len(x0)]
+			r0, r1, r2, r3 := tmp[j*c:][:len(x0)], tmp[(4+j)*c:][:len(x0)], tmp[(8+j)*c:][:len(x0)], tmp[(12+j)*c:][:len(x0)]
+			for ch, a := range x0 {
+				b, e, f := x1[ch], x2[ch], x3[ch]
+				r0[ch], r1[ch], r2[ch], r3[ch] = a-e, b+e, e-b, b-f
+			}
+		}
+		for i := range 4 { // (Bᵀ d) B, row i
+			x0 := tmp[4*i*c:][:c]
+			x1, x2, x3 := tmp[(4*i+1)*c:][:len(x0)], tmp[(4*i+2)*c:][:len(x0)], tmp[(4*i+3)*c:][:len(x0)]
+			o0, o1 := v[4*i*st+t*c:][:len(x0)], v[(4*i+1)*st+t*c:][:len(x0)]
+			o2, o3 := v[(4*i+2)*st+t*c:][:len(x0)], v[(4*i+3)*st+t*c:][:len(x0)]
+			for ch, a := range x0 {
+				b, e, f := x1[ch], x2[ch], x3[ch]
+				o0[ch], o1[ch], o2[ch], o3[ch] = a-e, b+e, e-b, b-f
+			}
+		}
+	}
+}
+
+// winoOutput writes Y = Aᵀ M A plus the bias for every tile of samples
+// [s0, s0+nc) from m, 16 [nc·tp, OutC] matrices winoStride apart, leaving
+// out the outputs past the edge of an odd-sized output. tmp holds 16·OutC
+// floats.
+func (l *Conv2D) winoOutput(m, tmp []float32, s0, nc, tp, tw int) {
+	o, oh, ow := l.outC, l.oh, l.ow
+	tiles := nc * tp
+	st := winoStride(tiles, o)
+	m = m[:16*st]
+	tmp = tmp[:8*o]
+	bias := l.b.Value[:o]
+	var dst [4][]float32
+	var past []float32
+	for t := range tiles {
+		ys := l.y.Data[(s0+t/tp)*oh*ow*o:][:oh*ow*o]
+		q := t % tp
+		i0, j0 := (q/tw)*2, (q%tw)*2
+		for a := range 2 {
+			for b := range 2 {
+				if i0+a < oh && j0+b < ow {
+					dst[2*a+b] = ys[((i0+a)*ow+j0+b)*o:][:o]
+				} else {
+					dst[2*a+b] = edge(&past, o)
+				}
+			}
+		}
+		for j := range 4 { // Aᵀ M, column j: tmp[j] and tmp[4+j]
+			m0 := m[j*st+t*o:][:len(bias)]
+			m1, m2, m3 := m[(4+j)*st+t*o:][:len(bias)], m[(8+j)*st+t*o:][:len(bias)], m[(12+j)*st+t*o:][:len(bias)]
+			r0, r1 := tmp[j*o:][:len(bias)], tmp[(4+j)*o:][:len(bias)]
+			for oc, a := range m0 {
+				b, e, f := m1[oc], m2[oc], m3[oc]
+				r0[oc], r1[oc] = a+b+e, b-e-f
+			}
+		}
+		for a := range 2 { // (Aᵀ M) A, row a
+			x0, x1 := tmp[4*a*o:][:len(bias)], tmp[(4*a+1)*o:][:len(bias)]
+			x2, x3 := tmp[(4*a+2)*o:][:len(bias)], tmp[(4*a+3)*o:][:len(bias)]
+			y0, y1 := dst[2*a][:len(bias)], dst[2*a+1][:len(bias)]
+			for oc, bv := range bias {
+				b, e := x1[oc], x2[oc]
+				y0[oc], y1[oc] = x0[oc]+b+e+bv, b-e-x3[oc]+bv
+			}
+		}
+	}
+}
+
+// winoGradOutput writes dM = A dY Aᵀ of every tile of samples [s0, s0+nc)
+// into dm, 16 [nc·tp, OutC] matrices winoStride apart, reading zeros for
+// the outputs past the edge. tmp holds 16·OutC floats.
+func (l *Conv2D) winoGradOutput(dm, tmp, dy []float32, s0, nc, tp, tw int) {
+	o, oh, ow := l.outC, l.oh, l.ow
+	tiles := nc * tp
+	st := winoStride(tiles, o)
+	dm = dm[:16*st]
+	tmp = tmp[:8*o]
+	zero := l.zero[:o]
+	var g [4][]float32
+	for t := range tiles {
+		gs := dy[(s0+t/tp)*oh*ow*o:][:oh*ow*o]
+		q := t % tp
+		i0, j0 := (q/tw)*2, (q%tw)*2
+		for a := range 2 {
+			for b := range 2 {
+				if i0+a < oh && j0+b < ow {
+					g[2*a+b] = gs[((i0+a)*ow+j0+b)*o:][:o]
+				} else {
+					g[2*a+b] = zero
+				}
+			}
+		}
+		for b := range 2 { // A dY, column b: tmp[2i+b]
+			x0 := g[b][:o]
+			x1 := g[2+b][:len(x0)]
+			r0, r1, r2, r3 := tmp[b*o:][:len(x0)], tmp[(2+b)*o:][:len(x0)], tmp[(4+b)*o:][:len(x0)], tmp[(6+b)*o:][:len(x0)]
+			for oc, p := range x0 {
+				e := x1[oc]
+				r0[oc], r1[oc], r2[oc], r3[oc] = p, p+e, p-e, -e
+			}
+		}
+		for i := range 4 { // (A dY) Aᵀ, row i
+			x0 := tmp[2*i*o:][:o]
+			x1 := tmp[(2*i+1)*o:][:len(x0)]
+			o0, o1 := dm[4*i*st+t*o:][:len(x0)], dm[(4*i+1)*st+t*o:][:len(x0)]
+			o2, o3 := dm[(4*i+2)*st+t*o:][:len(x0)], dm[(4*i+3)*st+t*o:][:len(x0)]
+			for oc, p := range x0 {
+				e := x1[oc]
+				o0[oc], o1[oc], o2[oc], o3[oc] = p, p+e, p-e, -e
+			}
+		}
+	}
+}
+
+// winoGradInput sets dx of samples [s0, s0+nc) to the sum over their
+// tiles of dd = B dV Bᵀ from dv, 16 [nc·tp, InC] matrices winoStride
+// apart, leaving out the positions outside the input. tmp holds 16·InC
+// floats.
+func (l *Conv2D) winoGradInput(dv, tmp []float32, s0, nc, tp, tw int) {
+	c, h, w, pad := l.inC, l.h, l.wd, l.pad
+	tiles := nc * tp
+	st := winoStride(tiles, c)
+	dv = dv[:16*st]
+	tmp = tmp[:16*c]
+	in := h * w * c
+	clear(l.dx.Data[s0*in : (s0+nc)*in])
+	var d [16][]float32
+	var past []float32
+	for t := range tiles {
+		xs := l.dx.Data[(s0+t/tp)*in:][:in]
+		q := t % tp
+		i0, j0 := (q/tw)*2-pad, (q%tw)*2-pad
+		for a := range 4 {
+			for b := range 4 {
+				ih, iw := i0+a, j0+b
+				if ih < 0 || ih >= h || iw < 0 || iw >= w {
+					d[4*a+b] = edge(&past, c)
+				} else {
+					d[4*a+b] = xs[(ih*w+iw)*c:][:c]
+				}
+			}
+		}
+		for j := range 4 { // B dV, column j: tmp[4i+j]
+			x0 := dv[j*st+t*c:][:c]
+			x1, x2, x3 := dv[(4+j)*st+t*c:][:len(x0)], dv[(8+j)*st+t*c:][:len(x0)], dv[(12+j)*st+t*c:][:len(x0)]
+			r0, r1, r2, r3 := tmp[j*c:][:len(x0)], tmp[(4+j)*c:][:len(x0)], tmp[(8+j)*c:][:len(x0)], tmp[(12+j)*c:][:len(x0)]
+			for ch, a := range x0 {
+				b, e, f := x1[ch], x2[ch], x3[ch]
+				r0[ch], r1[ch], r2[ch], r3[ch] = a, b-e+f, b+e-a, -f
+			}
+		}
+		for i := range 4 { // (B dV) Bᵀ, row i, added into the tile
+			x0 := tmp[4*i*c:][:c]
+			x1, x2, x3 := tmp[(4*i+1)*c:][:len(x0)], tmp[(4*i+2)*c:][:len(x0)], tmp[(4*i+3)*c:][:len(x0)]
+			o0, o1, o2, o3 := d[4*i][:len(x0)], d[4*i+1][:len(x0)], d[4*i+2][:len(x0)], d[4*i+3][:len(x0)]
+			for ch, a := range x0 {
+				b, e, f := x1[ch], x2[ch], x3[ch]
+				o0[ch] += a
+				o1[ch] += b - e + f
+				o2[ch] += b + e - a
+				o3[ch] -= f
+			}
+		}
+	}
+}
+
+// addWinoKernelGrad adds dg = Gᵀ dU G, for the 16 row-major [InC, OutC]
+// matrices of du, to the kernel's gradient [3, 3, InC, OutC].
+func (l *Conv2D) addWinoKernelGrad(du []float32) {
+	co := l.inC * l.outC
+	du = du[:16*co]
+	gw := l.gwb[:9*co]
+	for i := range co {
+		var q [3][4]float32 // Gᵀ dU
+		for j := range 4 {
+			u0, u1, u2, u3 := du[j*co+i], du[(4+j)*co+i], du[(8+j)*co+i], du[(12+j)*co+i]
+			q[0][j] = u0 + 0.5*(u1+u2)
+			q[1][j] = 0.5 * (u1 - u2)
+			q[2][j] = 0.5*(u1+u2) + u3
+		}
+		for p := range 3 {
+			a0, a1, a2, a3 := q[p][0], q[p][1], q[p][2], q[p][3]
+			gw[(3*p)*co+i] += a0 + 0.5*(a1+a2)
+			gw[(3*p+1)*co+i] += 0.5 * (a1 - a2)
+			gw[(3*p+2)*co+i] += 0.5*(a1+a2) + a3
+		}
+	}
+}
+
+// forwardWinograd is Forward for a layer that convolves with F(2×2, 3×3).
+// The batch is split into groups as im2col's is; within a group a worker
+// transforms a few samples at a time into its own buffers.
+func (l *Conv2D) forwardWinograd() {
+	tp, tw, group, sub := l.winoGeometry()
+	c, o := l.inC, l.outC
+	l.winoKernel()
+	l.zeros(max(c, o))
+	workers := tensor.Workers(l.n, group)
+	l.col, l.dcol, l.tile = perWorker(l.col, workers), perWorker(l.dcol, workers), perWorker(l.tile, workers)
+	tensor.ParallelWorkers(l.n, group, func(wk, lo, hi int) {
+		tmp := grow(&l.tile[wk], 16*max(c, o))
+		for s0 := lo; s0 < hi; s0 += sub {
+			nc := min(sub, hi-s0)
+			tiles := nc * tp
+			sv, sm := winoStride(tiles, c), winoStride(tiles, o)
+			v := grow(&l.col[wk], 16*winoStride(sub*tp, c))[:16*sv]
+			m := grow(&l.dcol[wk], 16*winoStride(sub*tp, o))[:16*sm]
+			l.winoInput(v, tmp, s0, nc, tp, tw)
+			for xi := range 16 {
+				tensor.GemmSerial(false, false, tiles, o, c, 1, v[xi*sv:], c, l.u[xi*c*o:], o, 0, m[xi*sm:], o)
+			}
+			l.winoOutput(m, tmp, s0, nc, tp, tw)
+		}
+	})
+}
+
+// backwardWinograd is Backward for a layer that convolves with
+// F(2×2, 3×3): it recomputes V from the input, as im2col's path recomputes
+// the columns, sums each group's dU separately and adds the group sums in
+// order, so that results do not depend on the number of threads.
+func (l *Conv2D) backwardWinograd(dy *tensor.T, inputGrad bool) {
+	tp, tw, group, sub := l.winoGeometry()
+	c, o := l.inC, l.outC
+	addColSums(l.b.Grad, dy.Data, l.n*l.oh*l.ow, o, &l.colbuf)
+	l.zeros(max(c, o))
+	usize := 16 * c * o
+	groups := tensor.Chunks(l.n, group)
+	part := grow(&l.part, groups*usize)
+	workers := tensor.Workers(l.n, group)
+	l.col, l.dcol, l.tile = perWorker(l.col, workers), perWorker(l.dcol, workers), perWorker(l.tile, workers)
+	tensor.ParallelWorkers(l.n, group, func(wk, lo, hi int) {
+		tmp := grow(&l.tile[wk], 16*max(c, o))
+		pu := part[(lo/group)*usize : (lo/group+1)*usize]
+		for s0 := lo; s0 < hi; s0 += sub {
+			nc := min(sub, hi-s0)
+			tiles := nc * tp
+			sv, sm := winoStride(tiles, c), winoStride(tiles, o)
+			v := grow(&l.col[wk], 16*winoStride(sub*tp, c))[:16*sv]
+			dm := grow(&l.dcol[wk], 16*winoStride(sub*tp, o))[:16*sm]
+			l.winoInput(v, tmp, s0, nc, tp, tw)
+			l.winoGradOutput(dm, tmp, dy.Data, s0, nc, tp, tw)
+			beta := float32(1)
+			if s0 == lo {
+				beta = 0
+			}
+			for xi := range 16 {
+				tensor.GemmSerial(true, false, c, o, tiles, 1, v[xi*sv:], c, dm[xi*sm:], o, beta, pu[xi*c*o:], o)
+			}
+			if !inputGrad {
+				continue
+			}
+			for xi := range 16 { // dV overwrites V, no longer needed
+				tensor.GemmSerial(false, true, tiles, c, o, 1, dm[xi*sm:], o, l.u[xi*c*o:], o, 0, v[xi*sv:], c)
+			}
+			l.winoGradInput(v, tmp, s0, nc, tp, tw)
+		}
+	})
+	du := grow(&l.du, usize)
+	copy(du, part[:usize])
+	tensor.Parallel(usize, elemGrain/max(1, groups), func(lo, hi int) {
+		for g := 1; g < groups; g++ {
+			tensor.AddScaled(du[lo:hi], 1, part[g*usize+lo:g*usize+hi])
+		}
+	})
+	l.addWinoKernelGrad(du)
+}
