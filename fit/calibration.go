@@ -28,6 +28,12 @@ func (r *Report) Calibration() *calib.Calibration {
 			V0Interval: interval(f.V0Interval[0], f.V0Interval[1]),
 			R2:         round4(f.R2), Points: f.Used,
 		}
+		if f.V0Unbounded {
+			e.V0Unbounded = true
+			if lo := f.V0Interval[0]; lo > 0 && !math.IsInf(lo, 0) {
+				e.V0Lower = sig4(lo)
+			}
+		}
 		if ti := interval(float64(f.TInterval[0]), float64(f.TInterval[1])); ti != nil {
 			e.TInterval = []units.Seconds{units.Seconds(ti[0]), units.Seconds(ti[1])}
 		}
@@ -97,7 +103,7 @@ func (r *Report) Calibration() *calib.Calibration {
 
 // interval returns [lo, hi] rounded, or nil if either is NaN.
 func interval(lo, hi float64) []float64 {
-	if math.IsNaN(lo) || math.IsNaN(hi) {
+	if math.IsNaN(lo) || math.IsNaN(hi) || math.IsInf(lo, 0) || math.IsInf(hi, 0) {
 		return nil
 	}
 	return []float64{sig4(lo), sig4(hi)}

@@ -6,6 +6,7 @@ import (
 	"math"
 
 	"gonum.org/v1/gonum/stat"
+	"gonum.org/v1/gonum/stat/distuv"
 
 	"scaleplan/internal/units"
 )
@@ -45,6 +46,16 @@ type ThroughputFit struct {
 	// Bound reports that the unconstrained optimum had T < 0 and T was
 	// held at 0; TInterval is then one-sided, [0, upper].
 	Bound bool
+	// V0Unbounded reports that the points do not bound v0 from above:
+	// over the batches measured the step time does not grow with the
+	// batch by more than their scatter, so that the time per sample 1/v0
+	// is not distinguishable from 0 at Level (or is below it) and v = b/t
+	// explains them. V0 is then where the least squares stopped, as large
+	// as it drifted, and means nothing; only T is determined. V0Interval is
+	// [lower, +Inf], lower being the smallest v0 the points allow at Level
+	// (+Inf when they fit v = b/t exactly, NaN with no degree of freedom
+	// left). Larger batches, where the time per sample shows, bound it.
+	V0Unbounded bool
 	// Start is the linear-regression estimate the refinement started from.
 	Start struct {
 		V0 float64
@@ -133,7 +144,61 @@ func Throughput(b, v []float64, s *Settings) (*ThroughputFit, error) {
 		Fitted: l.fitted, Residuals: l.resid, Z: l.z, Excluded: l.excluded,
 	}
 	f.Start.V0, f.Start.T = v0, units.Seconds(t)
+	if lo, ok := perSampleBound(b, v, f.Excluded, set.Level); !ok {
+		f.V0Unbounded = true
+		f.V0Interval = [2]float64{lo, math.Inf(1)}
+	}
 	return f, nil
+}
+
+// perSampleBound tests whether the kept points bound v0: the weighted
+// linear regression of 1/v on 1/b, weights v² (relative errors, as the
+// fit's start),
+//
+//	1/v = p + t·(1/b),   p = 1/v0,
+//
+// gives p̂ with standard error se(p̂) = s·√(Σw x² / D), D = Σw·Σw x² −
+// (Σw x)², s² the mean squared relative residual over n − 2 degrees of
+// freedom. The points bound v0 when p̂ > q·se(p̂) (q the Student t
+// quantile of the two-sided level), which with n = 2 is p̂ > 0. When they
+// do not, lo is the smallest v0 they allow, 1/(max(p̂, 0) + q·se(p̂)):
+// +Inf when that is not above 0, NaN with n = 2.
+func perSampleBound(b, v []float64, excluded []bool, level float64) (lo float64, bounded bool) {
+	var sw, swx, swxx, swy, swxy float64
+	n := 0
+	for i := range b {
+		if excluded[i] {
+			continue
+		}
+		x, y, w := 1/b[i], 1/v[i], v[i]*v[i]
+		sw, swx, swxx, swy, swxy = sw+w, swx+w*x, swxx+w*x*x, swy+w*y, swxy+w*x*y
+		n++
+	}
+	d := sw*swxx - swx*swx
+	if !(d > 0) { // one distinct batch: the caller has no fit to test
+		return math.NaN(), true
+	}
+	p := (swxx*swy - swx*swxy) / d
+	t := (sw*swxy - swx*swy) / d
+	if n <= 2 {
+		return math.NaN(), p > 0
+	}
+	var ss float64
+	for i := range b {
+		if !excluded[i] {
+			r := v[i] * (1/v[i] - p - t/b[i])
+			ss += r * r
+		}
+	}
+	se := math.Sqrt(ss / float64(n-2) * swxx / d)
+	q := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(n - 2)}.Quantile(1 - (1-level)/2)
+	if p > q*se {
+		return math.NaN(), true
+	}
+	if up := max(p, 0) + q*se; up > 0 {
+		return 1 / up, false
+	}
+	return math.Inf(1), false
 }
 
 // checkPositive returns an error for the first x or y that is not a finite

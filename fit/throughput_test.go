@@ -274,3 +274,93 @@ func TestThroughputConstant(t *testing.T) {
 		}
 	}
 }
+
+// TestThroughputUnboundedV0: points whose step time does not grow with the
+// batch do not bound v0. Two points with 1/v falling faster than 1/b have
+// p = 1/v0 < 0 by hand: 1/1600 − 1/3300 = t/32 gives t = 10.303 ms and
+// p = 1/1600 − t/16 = −1.89e-5 s. Points exactly on v = b/t fit with p = 0
+// and no scatter: every v0 above the largest v is allowed.
+func TestThroughputUnboundedV0(t *testing.T) {
+	f, err := Throughput([]float64{16, 32}, []float64{1600, 3300}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !f.V0Unbounded || !math.IsNaN(f.V0Interval[0]) || !math.IsInf(f.V0Interval[1], 1) {
+		t.Errorf("two points, p < 0: unbounded %v, interval %v; want true, [NaN, +Inf]", f.V0Unbounded, f.V0Interval)
+	}
+	b := []float64{16, 32, 64, 128}
+	v := make([]float64, len(b))
+	for i := range b {
+		v[i] = b[i] / 0.010
+	}
+	f, err = Throughput(b, v, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !f.V0Unbounded || !(f.V0Interval[0] > 1e12) || !math.IsInf(f.V0Interval[1], 1) {
+		t.Errorf("v = b/t: unbounded %v, interval %v; want true, [> 1e12, +Inf]", f.V0Unbounded, f.V0Interval)
+	}
+	if !scalar.EqualWithinRel(float64(f.T), 0.010, 1e-6) {
+		t.Errorf("v = b/t: t = %v, want 10 ms", f.T)
+	}
+	// The law's own points bound v0.
+	for i := range b {
+		v[i] = law(b[i], 258.1, 0.054)
+	}
+	if f, err = Throughput(b, v, nil); err != nil || f.V0Unbounded {
+		t.Errorf("seed 003's law: unbounded %v, err %v; want bounded", f.V0Unbounded, err)
+	}
+}
+
+// TestThroughputUnboundedLower checks the smallest v0 that flat, noisy
+// points allow against the weighted least squares solved as a matrix
+// problem, (XᵀWX)⁻¹ with X = [1, 1/b] and W = diag(v²), and the Student t
+// quantile of gonum's distuv at 95 %, 5 degrees of freedom: 2.5706.
+func TestThroughputUnboundedLower(t *testing.T) {
+	b := []float64{8, 16, 32, 64, 128, 256, 512}
+	noise := []float64{0.01, -0.012, 0.004, 0.009, -0.007, -0.011, 0.006}
+	v := make([]float64, len(b))
+	for i := range b {
+		v[i] = b[i] / 0.02 * (1 + noise[i]) // v0 = ∞, t = 20 ms, 1 % scatter
+	}
+	f, err := Throughput(b, v, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !f.V0Unbounded || !math.IsInf(f.V0Interval[1], 1) {
+		t.Fatalf("flat points: unbounded %v, interval %v; want true, [lo, +Inf]", f.V0Unbounded, f.V0Interval)
+	}
+	n := len(b)
+	x := mat.NewDense(n, 2, nil)
+	y := mat.NewVecDense(n, nil)
+	w := mat.NewDiagDense(n, nil)
+	for i := range b {
+		x.Set(i, 0, 1)
+		x.Set(i, 1, 1/b[i])
+		y.SetVec(i, 1/v[i])
+		w.SetDiag(i, v[i]*v[i])
+	}
+	var xtw, xtwx, inv mat.Dense
+	xtw.Mul(x.T(), w)
+	xtwx.Mul(&xtw, x)
+	if err := inv.Inverse(&xtwx); err != nil {
+		t.Fatal(err)
+	}
+	var xtwy, beta, fitted, r mat.VecDense
+	xtwy.MulVec(&xtw, y)
+	beta.MulVec(&inv, &xtwy)
+	fitted.MulVec(x, &beta)
+	r.SubVec(y, &fitted)
+	var ss float64
+	for i := range n {
+		ss += v[i] * v[i] * r.AtVec(i) * r.AtVec(i)
+	}
+	se := math.Sqrt(ss / float64(n-2) * inv.At(0, 0))
+	want := 1 / (max(beta.AtVec(0), 0) + 2.5706*se)
+	if !scalar.EqualWithinRel(f.V0Interval[0], want, 1e-4) {
+		t.Errorf("smallest v0 %v, want %v (p = %v, se %v)", f.V0Interval[0], want, beta.AtVec(0), se)
+	}
+	if f.V0Interval[0] <= maxOf(v) {
+		t.Errorf("smallest v0 %v is not above the largest throughput %v", f.V0Interval[0], maxOf(v))
+	}
+}

@@ -86,7 +86,7 @@ func Throughput(d ThroughputData) (*Chart, error) {
 	_, vmax := minMax(top...)
 	ymax := vmax
 	for _, g := range d.Groups {
-		if g.Fit != nil && finite(g.Fit.V0) && g.Fit.V0 > 0 {
+		if g.Fit != nil && finite(g.Fit.V0) && g.Fit.V0 > 0 && !g.Fit.V0Unbounded {
 			ymax = math.Max(ymax, math.Min(g.Fit.V0, 1.5*vmax))
 		}
 	}
@@ -108,7 +108,9 @@ func Throughput(d ThroughputData) (*Chart, error) {
 			}
 			l := bd.line(g.Name+" fit", "", cols, xy, lineStyle(c, nil))
 			thumbs = append(thumbs, l)
-			bd.line(g.Name+" v0", "", cols, plotter.XYs{{X: xlo, Y: f.V0}, {X: xhi, Y: f.V0}}, lineStyle(c, dashes))
+			if !f.V0Unbounded {
+				bd.line(g.Name+" v0", "", cols, plotter.XYs{{X: xlo, Y: f.V0}, {X: xhi, Y: f.V0}}, lineStyle(c, dashes))
+			}
 		}
 		pts := slices.Clone(g.Points)
 		slices.SortStableFunc(pts, func(a, b ThroughputPoint) int { return cmp.Compare(a.Batch, b.Batch) })
@@ -176,6 +178,9 @@ func Throughput(d ThroughputData) (*Chart, error) {
 // groupLegend is "name: v0 = X samples/s, t = Y" or the name alone.
 func groupLegend(g ThroughputGroup) string {
 	if f := g.Fit; f != nil {
+		if f.V0Unbounded {
+			return fmt.Sprintf("%s: v0 unbounded, t = %v", g.Name, f.T)
+		}
 		return fmt.Sprintf("%s: v0 = %s samples/s, t = %v", g.Name, sig4(f.V0), f.T)
 	}
 	return g.Name + " (no fit)"

@@ -462,6 +462,11 @@ func (r *Resolved) loadCalibration(ps *config.Problems) {
 			c.File, r.Mdl.Name, r.Precision, strings.Join(seen, "; "))
 		return
 	}
+	if best.V0Unbounded {
+		ps.Addf("calibration.file", "%s: the entry for model %q on %d %s did not bound v0 (v0_unbounded: its step time did not grow with the batch over %s); fit it again with larger batches, or give calibration.v0",
+			c.File, best.Model, best.Devices, best.Device, batchesText(best.Batches))
+		return
+	}
 	c.V0, c.T, c.Devices = best.V0, best.T, best.Devices
 	if c.Source == "" {
 		c.Source = c.File + " (" + best.Source + ")"
@@ -694,4 +699,13 @@ func (r *Resolved) CalibrationPath() string {
 		return r.Calibration.File
 	}
 	return filepath.Join(filepath.Dir(r.File), r.Calibration.File)
+}
+
+// batchesText is "16–128" for a calibration entry's [smallest, largest]
+// batch, or "the batches measured" when it records none.
+func batchesText(b []int) string {
+	if len(b) != 2 {
+		return "the batches measured"
+	}
+	return fmt.Sprintf("%d–%d", b[0], b[1])
 }

@@ -209,6 +209,11 @@ func TestCalibrationFile(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), `line 5: calibration.file: calib.yaml has no throughput entry for model "resnet50"`) {
 		t.Errorf("missing entry: %v", err)
 	}
+	os.WriteFile(filepath.Join(dir, "calib.yaml"), []byte("throughput:\n  - {model: resnet50, device: P100, devices: 1, v0: 1.8e7, v0_unbounded: true, v0_lower: 805500, t: 10 ms, r2: 1, points: 4, batches: [16, 128]}\n"), 0o644)
+	_, err = Load(path, Options{})
+	if err == nil || !strings.Contains(err.Error(), `line 5: calibration.file: calib.yaml: the entry for model "resnet50" on 1 P100 did not bound v0 (v0_unbounded: its step time did not grow with the batch over 16–128)`) {
+		t.Errorf("unbounded v0: %v", err)
+	}
 }
 
 // TestOverrides: a problem with a value the command line put in names the

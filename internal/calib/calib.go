@@ -61,16 +61,22 @@ type ThroughputEntry struct {
 	Precision string            `yaml:"precision,omitempty"` // fp32, fp16, ...; "" if unknown
 	Labels    map[string]string `yaml:"labels,omitempty"`    // the group-by labels
 
-	V0         float64         `yaml:"v0"`                         // samples/s over the device group, at infinite batch
-	V0Interval []float64       `yaml:"v0_interval,flow,omitempty"` // [low, high], samples/s
-	T          units.Seconds   `yaml:"t"`                          // fixed time per step
-	TInterval  []units.Seconds `yaml:"t_interval,flow,omitempty"`  // [low, high]
-	R2         float64         `yaml:"r2"`                         // coefficient of determination of v
-	Points     int             `yaml:"points"`                     // points in the fit
-	Excluded   int             `yaml:"excluded,omitempty"`         // points the law does not explain
-	Batches    []int           `yaml:"batches,flow,omitempty"`     // [smallest, largest] global batch fitted
-	OOM        int             `yaml:"oom_batch,omitempty"`        // smallest global batch that ran out of memory; 0 if none
-	Source     string          `yaml:"source,omitempty"`           // log files, comma-separated
+	V0         float64   `yaml:"v0"`                         // samples/s over the device group, at infinite batch
+	V0Interval []float64 `yaml:"v0_interval,flow,omitempty"` // [low, high], samples/s
+	// V0Unbounded records that the points did not bound v0 from above
+	// (fit.ThroughputFit.V0Unbounded): the step time did not grow with the
+	// batch, v0 is meaningless and only t is determined; V0Lower is the
+	// smallest v0 they allowed, 0 if none.
+	V0Unbounded bool            `yaml:"v0_unbounded,omitempty"`
+	V0Lower     float64         `yaml:"v0_lower,omitempty"`
+	T           units.Seconds   `yaml:"t"`                         // fixed time per step
+	TInterval   []units.Seconds `yaml:"t_interval,flow,omitempty"` // [low, high]
+	R2          float64         `yaml:"r2"`                        // coefficient of determination of v
+	Points      int             `yaml:"points"`                    // points in the fit
+	Excluded    int             `yaml:"excluded,omitempty"`        // points the law does not explain
+	Batches     []int           `yaml:"batches,flow,omitempty"`    // [smallest, largest] global batch fitted
+	OOM         int             `yaml:"oom_batch,omitempty"`       // smallest global batch that ran out of memory; 0 if none
+	Source      string          `yaml:"source,omitempty"`          // log files, comma-separated
 }
 
 // CommEntry is the split of t across device counts of one model and
@@ -205,6 +211,9 @@ func (c *Calibration) validate() *config.Problems {
 			ps.Addf(p+".t", "%v: must be a finite time >= 0", e.T)
 		}
 		checkInterval(p+".v0_interval", e.V0Interval)
+		if !(e.V0Lower >= 0) || !finite(e.V0Lower) {
+			ps.Addf(p+".v0_lower", "%v: must be a finite number >= 0 (samples/s)", e.V0Lower)
+		}
 		checkInterval(p+".t_interval", seconds(e.TInterval))
 		if e.R2 > 1 || math.IsNaN(e.R2) {
 			ps.Addf(p+".r2", "%v: must be <= 1", e.R2)

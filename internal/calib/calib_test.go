@@ -136,6 +136,8 @@ func TestValidation(t *testing.T) {
 			[]string{"line 5: throughput[0].t: "}},
 		{"interval", "throughput:\n  - model: m\n    devices: 1\n    v0: 100\n    v0_interval: [120, 80]\n    t: 10 ms\n    r2: 0.99\n    points: 3\n",
 			[]string{"line 5: throughput[0].v0_interval: [120, 80]: low is above high"}},
+		{"lower", "throughput:\n  - model: m\n    devices: 1\n    v0: 100\n    v0_unbounded: true\n    v0_lower: -5\n    t: 10 ms\n    r2: 0.99\n    points: 3\n",
+			[]string{"line 6: throughput[0].v0_lower: -5: must be a finite number >= 0 (samples/s)"}},
 		{"batches", "throughput:\n  - model: m\n    devices: 1\n    v0: 100\n    t: 10 ms\n    r2: 0.99\n    points: 3\n    batches: [64]\n",
 			[]string{"line 8: throughput[0].batches: [64]: want [smallest, largest]"}},
 		{"duplicate", "throughput:\n" + good + good, []string{"throughput[1]: same model, device, devices, precision and labels as throughput[0]"}},

@@ -201,12 +201,19 @@ func throughputTable(rep *fit.Report, groupBy []string) *table {
 		if f.Bound {
 			notes = append(notes, "t < 0 at the optimum: held at 0")
 		}
+		if f.V0Unbounded {
+			notes = append(notes, "v0 unbounded: the step time does not grow measurably with the batch; only t is determined (larger batches bound v0)")
+		}
 		if f.LackOfFit != nil {
 			notes = append(notes, lackOfFitNote(f.LackOfFit))
 		}
 		excluded := len(g.Points) - f.Used
+		v0 := num(f.V0)
+		if f.V0Unbounded {
+			v0 = "unbounded"
+		}
 		row = append(row, strconv.Itoa(f.Used), strconv.Itoa(excluded), batchRange(g.Points),
-			num(f.V0), numInterval(f.V0Interval[0], f.V0Interval[1]),
+			v0, numInterval(f.V0Interval[0], f.V0Interval[1]),
 			f.T.String(), secondsInterval(f.TInterval), fmt.Sprintf("%.4f", f.R2), strings.Join(notes, "; "))
 		t.Rows = append(t.Rows, row)
 	}
@@ -422,8 +429,13 @@ func num(x float64) string {
 }
 
 func numInterval(lo, hi float64) string {
-	if math.IsNaN(lo) || math.IsNaN(hi) {
+	switch {
+	case math.IsNaN(lo) || math.IsNaN(hi):
 		return "—"
+	case math.IsInf(lo, 1):
+		return "∞"
+	case math.IsInf(hi, 1):
+		return ">= " + num(lo)
 	}
 	return "[" + num(lo) + ", " + num(hi) + "]"
 }

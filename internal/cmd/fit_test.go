@@ -117,3 +117,24 @@ func TestFitIndependentColumn(t *testing.T) {
 		t.Errorf("no transport column or rows:\n%s", stdout)
 	}
 }
+
+// Points whose step time does not grow with the batch do not bound v0:
+// the table says so rather than printing the value the least squares
+// drifted to, and the calibration file records it.
+func TestFitUnboundedV0(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "cal.yaml")
+	stdout, stderr, code := runCLI("fit", "--out", out, "../../fit/testdata/flat.csv")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(stdout, "unbounded  >= ") || !strings.Contains(stdout, "v0 unbounded: the step time does not grow measurably with the batch") {
+		t.Errorf("no unbounded v0 in the table:\n%s", stdout)
+	}
+	cal, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(cal), "v0_unbounded: true") || !strings.Contains(string(cal), "v0_lower: ") || strings.Contains(string(cal), "v0_interval") {
+		t.Errorf("calibration file:\n%s", cal)
+	}
+}

@@ -318,6 +318,10 @@ func runValidateEngine(c *cli.Context) error {
 	}
 	cal.Rounds, cal.Warm = rounds, warm
 	cal.Guard = guard
+	if cal.Law.V0Unbounded {
+		bar.Printf("validate --engine: warning: the one-worker sweep does not bound v0: its step time did not grow measurably from batch %d to %d, so the predictions below rest on t alone and a v0 the least squares left at %.4g samples/s; measure larger batches (--engine-batch)",
+			slices.Min(batches), slices.Max(batches), cal.Law.V0)
+	}
 
 	// 2. The links: the median of each round's probe.
 	for i, tr := range transports {
@@ -491,8 +495,12 @@ func writeEngineValidation(c *cli.Context, format string, base dist.Config, cal 
 		}
 	}
 	if format == "text" || format == "md" {
-		fmt.Fprintf(w, "Calibration (one worker on %s, %d batches): v0 = %.0f samples/s, t = %.2f ms, R² = %.4f; update %.2f ms, forward share %.2f\n",
-			cal.coresText(), law.Used, law.V0, float64(law.T)*1e3, law.R2, cal.Update*1e3, cal.Forward)
+		v0 := fmt.Sprintf("%.0f samples/s", law.V0)
+		if law.V0Unbounded {
+			v0 = "unbounded (the step time did not grow with the batch)"
+		}
+		fmt.Fprintf(w, "Calibration (one worker on %s, %d batches): v0 = %s, t = %.2f ms, R² = %.4f; update %.2f ms, forward share %.2f\n",
+			cal.coresText(), law.Used, v0, float64(law.T)*1e3, law.R2, cal.Update*1e3, cal.Forward)
 		perRound, warmed := "", ""
 		switch cal.Warm {
 		case 0:
