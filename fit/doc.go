@@ -38,6 +38,13 @@
 // with J the Jacobian of v̂/v̂_i at the optimum, and the intervals are
 // estimate ± t_{n−2}(1 − (1−level)/2) · √cov_jj (Student's t).
 //
+// When the step time does not grow with the batch over the batches
+// measured, the points do not bound v0: the regression's 1/v0 is not above
+// t_{n−2} times its standard error (with two points, not above 0), and
+// least squares leaves v0 wherever it stopped. ThroughputFit.V0Unbounded
+// says so, with V0Interval [smallest v0 allowed, +Inf]; only t is
+// determined then.
+//
 // # Points the law does not explain
 //
 // A drop at the largest batch from memory pressure, or a step that hit a

@@ -40,10 +40,12 @@ import "scaleplan/engine/tensor"
 var winoBudget = 1 << 20
 
 // winoMinChannels is the fewest input channels for which a 3×3
-// convolution of stride 1 uses F(2×2, 3×3); below it the products have too
-// short an inner dimension to gain (the first layer of SmallCNN has one
-// channel) and Conv2D lowers to im2col. A variable so that tests can
-// choose the path.
+// convolution of stride 1 uses F(2×2, 3×3); below it Conv2D lowers to
+// im2col. The inner dimension of the transformed products is the input
+// channels: for SmallCNN's first layer, one channel, it would be 1 against
+// im2col's 10. Where between 1 and 32 (its second layer) the transforms
+// start to pay has not been measured; 8 is a guess. A variable so that
+// tests can choose the path.
 var winoMinChannels = 8
 
 // winograd reports whether the layer convolves with F(2×2, 3×3).
@@ -68,8 +70,8 @@ func (l *Conv2D) winoGeometry() (tp, tw, group, sub int) {
 // sizes of a convolutional network a matrix is often a multiple of 4 KiB
 // (SmallCNN's 144 tiles by 64 channels are 9 × 4 KiB): 16 streams that far
 // apart fall into the same sets of the L1 cache, more of them than it has
-// ways, and every access misses. Measured: the transforms took three times
-// as long as the products without the line.
+// ways, and every access misses. Measured (BenchmarkCNNStep, batch 64):
+// without the line the transforms took 2.7 times the products' CPU time.
 func winoStride(tiles, width int) int { return tiles*width + 16 }
 
 // winoKernel sets l.u to the transformed kernel, U_ξ = (G g Gᵀ)_ξ as 16
@@ -107,14 +109,54 @@ func (l *Conv2D) zeros(n int) []float32 {
 	return l.zero[:n]
 }
 
-// edge returns *buf, n floats that a transform writes the results for
-// positions past the edge into, allocating it on first use; the values
-// are never read. Only padded or odd-sized layers have such positions.
-func edge(buf *[]float32, n int) []float32 {
-	if *buf == nil {
-		*buf = make([]float32, n)
+// inputTile sets d to the 16 positions of the 4×4 input tile t of the
+// samples from s0 (tp tiles per sample, tw per row of tiles) in data, the
+// values of an [N, H, W, InC] tensor: slices of InC values where the tile
+// lies inside the input, outside where it does not.
+func (l *Conv2D) inputTile(d *[16][]float32, data []float32, s0, t, tp, tw int, outside []float32) {
+	c, h, w := l.inC, l.h, l.wd
+	xs := data[(s0+t/tp)*h*w*c:][:h*w*c]
+	q := t % tp
+	i0, j0 := (q/tw)*2-l.pad, (q%tw)*2-l.pad
+	for a := range 4 {
+		for b := range 4 {
+			if ih, iw := i0+a, j0+b; ih < 0 || ih >= h || iw < 0 || iw >= w {
+				d[4*a+b] = outside
+			} else {
+				d[4*a+b] = xs[(ih*w+iw)*c:][:c]
+			}
+		}
 	}
-	return *buf
+}
+
+// outputTile sets g to the 4 positions of the 2×2 output tile t of the
+// samples from s0 in data, the values of an [N, OH, OW, OutC] tensor:
+// slices of OutC values inside the output, outside past its edge.
+func (l *Conv2D) outputTile(g *[4][]float32, data []float32, s0, t, tp, tw int, outside []float32) {
+	o, oh, ow := l.outC, l.oh, l.ow
+	ys := data[(s0+t/tp)*oh*ow*o:][:oh*ow*o]
+	q := t % tp
+	i0, j0 := (q/tw)*2, (q%tw)*2
+	for a := range 2 {
+		for b := range 2 {
+			if i0+a < oh && j0+b < ow {
+				g[2*a+b] = ys[((i0+a)*ow+j0+b)*o:][:o]
+			} else {
+				g[2*a+b] = outside
+			}
+		}
+	}
+}
+
+// edge returns n floats that a transform writes its results for the
+// positions past the edge of the input or output into; their values are
+// never read. Only a padded layer or one with an odd output has such
+// positions, and only its transforms allocate them; nil otherwise.
+func (l *Conv2D) edge(n int) []float32 {
+	if l.pad == 0 && l.oh%2 == 0 && l.ow%2 == 0 {
+		return nil
+	}
+	return make([]float32, n)
 }
 
 // The four transforms run over the channels of a tile in two passes
@@ -122,13 +164,13 @@ func edge(buf *[]float32, n int) []float32 {
 // rows (or columns), the second the results' columns (or rows). Each
 // inner loop then reads four vectors and writes at most four, which the
 // compiler keeps in registers with their bounds checks hoisted; one pass
-// over 16 inputs and 16 outputs at once took three times as long.
+// over 16 inputs and 16 outputs at once took 1.45 times as long.
 
 // winoInput writes V = Bᵀ d B of every tile of samples [s0, s0+nc) into v,
 // 16 [nc·tp, InC] matrices winoStride apart, reading zeros outside the
 // input. tmp holds 16·InC floats.
 func (l *Conv2D) winoInput(v, tmp []float32, s0, nc, tp, tw int) {
-	c, h, w, pad := l.inC, l.h, l.wd, l.pad
+	c := l.inC
 	tiles := nc * tp
 	st := winoStride(tiles, c)
 	v = v[:16*st]
@@ -136,19 +178,7 @@ func (l *Conv2D) winoInput(v, tmp []float32, s0, nc, tp, tw int) {
 	zero := l.zero[:c]
 	var d [16][]float32
 	for t := range tiles {
-		xs := l.x.Data[(s0+t/tp)*h*w*c:][:h*w*c]
-		q := t % tp
-		i0, j0 := (q/tw)*2-pad, (q%tw)*2-pad
-		for a := range 4 {
-			for b := range 4 {
-				ih, iw := i0+a, j0+b
-				if ih < 0 || ih >= h || iw < 0 || iw >= w {
-					d[4*a+b] = zero
-				} else {
-					d[4*a+b] = xs[(ih*w+iw)*c:][:c]
-				}
-			}
-		}
+		l.inputTile(&d, l.x.Data, s0, t, tp, tw, zero)
 		for j := range 4 { // Bᵀ d, column j: tmp[4i+j]
 			x0 := d[j]
 			x1, x2, x3 := d[4+j][:len(x0)], d[8+j][:len(x0)], d[12+j][:len(x0)]
@@ -176,27 +206,16 @@ func (l *Conv2D) winoInput(v, tmp []float32, s0, nc, tp, tw int) {
 // out the outputs past the edge of an odd-sized output. tmp holds 16·OutC
 // floats.
 func (l *Conv2D) winoOutput(m, tmp []float32, s0, nc, tp, tw int) {
-	o, oh, ow := l.outC, l.oh, l.ow
+	o := l.outC
 	tiles := nc * tp
 	st := winoStride(tiles, o)
 	m = m[:16*st]
 	tmp = tmp[:8*o]
 	bias := l.b.Value[:o]
 	var dst [4][]float32
-	var past []float32
+	past := l.edge(o)
 	for t := range tiles {
-		ys := l.y.Data[(s0+t/tp)*oh*ow*o:][:oh*ow*o]
-		q := t % tp
-		i0, j0 := (q/tw)*2, (q%tw)*2
-		for a := range 2 {
-			for b := range 2 {
-				if i0+a < oh && j0+b < ow {
-					dst[2*a+b] = ys[((i0+a)*ow+j0+b)*o:][:o]
-				} else {
-					dst[2*a+b] = edge(&past, o)
-				}
-			}
-		}
+		l.outputTile(&dst, l.y.Data, s0, t, tp, tw, past)
 		for j := range 4 { // Aᵀ M, column j: tmp[j] and tmp[4+j]
 			m0 := m[j*st+t*o:][:len(bias)]
 			m1, m2, m3 := m[(4+j)*st+t*o:][:len(bias)], m[(8+j)*st+t*o:][:len(bias)], m[(12+j)*st+t*o:][:len(bias)]
@@ -222,7 +241,7 @@ func (l *Conv2D) winoOutput(m, tmp []float32, s0, nc, tp, tw int) {
 // into dm, 16 [nc·tp, OutC] matrices winoStride apart, reading zeros for
 // the outputs past the edge. tmp holds 16·OutC floats.
 func (l *Conv2D) winoGradOutput(dm, tmp, dy []float32, s0, nc, tp, tw int) {
-	o, oh, ow := l.outC, l.oh, l.ow
+	o := l.outC
 	tiles := nc * tp
 	st := winoStride(tiles, o)
 	dm = dm[:16*st]
@@ -230,18 +249,7 @@ func (l *Conv2D) winoGradOutput(dm, tmp, dy []float32, s0, nc, tp, tw int) {
 	zero := l.zero[:o]
 	var g [4][]float32
 	for t := range tiles {
-		gs := dy[(s0+t/tp)*oh*ow*o:][:oh*ow*o]
-		q := t % tp
-		i0, j0 := (q/tw)*2, (q%tw)*2
-		for a := range 2 {
-			for b := range 2 {
-				if i0+a < oh && j0+b < ow {
-					g[2*a+b] = gs[((i0+a)*ow+j0+b)*o:][:o]
-				} else {
-					g[2*a+b] = zero
-				}
-			}
-		}
+		l.outputTile(&g, dy, s0, t, tp, tw, zero)
 		for b := range 2 { // A dY, column b: tmp[2i+b]
 			x0 := g[b][:o]
 			x1 := g[2+b][:len(x0)]
@@ -269,29 +277,17 @@ func (l *Conv2D) winoGradOutput(dm, tmp, dy []float32, s0, nc, tp, tw int) {
 // apart, leaving out the positions outside the input. tmp holds 16·InC
 // floats.
 func (l *Conv2D) winoGradInput(dv, tmp []float32, s0, nc, tp, tw int) {
-	c, h, w, pad := l.inC, l.h, l.wd, l.pad
+	c := l.inC
 	tiles := nc * tp
 	st := winoStride(tiles, c)
 	dv = dv[:16*st]
 	tmp = tmp[:16*c]
-	in := h * w * c
+	in := l.h * l.wd * c
 	clear(l.dx.Data[s0*in : (s0+nc)*in])
 	var d [16][]float32
-	var past []float32
+	past := l.edge(c)
 	for t := range tiles {
-		xs := l.dx.Data[(s0+t/tp)*in:][:in]
-		q := t % tp
-		i0, j0 := (q/tw)*2-pad, (q%tw)*2-pad
-		for a := range 4 {
-			for b := range 4 {
-				ih, iw := i0+a, j0+b
-				if ih < 0 || ih >= h || iw < 0 || iw >= w {
-					d[4*a+b] = edge(&past, c)
-				} else {
-					d[4*a+b] = xs[(ih*w+iw)*c:][:c]
-				}
-			}
-		}
+		l.inputTile(&d, l.dx.Data, s0, t, tp, tw, past)
 		for j := range 4 { // B dV, column j: tmp[4i+j]
 			x0 := dv[j*st+t*c:][:c]
 			x1, x2, x3 := dv[(4+j)*st+t*c:][:len(x0)], dv[(8+j)*st+t*c:][:len(x0)], dv[(12+j)*st+t*c:][:len(x0)]
