@@ -65,3 +65,34 @@ func BenchmarkColSums(b *testing.B) {
 		addColSums(dst, x.Data, rows, cols, &scratch)
 	}
 }
+
+// BenchmarkConv2DPaths is forward and backward of a 3×3 convolution of
+// stride 1 from C channels to 64 over 26×26 inputs, batch 64 (SmallCNN's
+// second layer at C = 32), by im2col and by Winograd's F(2×2, 3×3): where
+// between them the Winograd path starts to pay, which winoMinChannels
+// encodes.
+func BenchmarkConv2DPaths(b *testing.B) {
+	for _, c := range []int{1, 2, 4, 8, 16, 32} {
+		for _, path := range []string{"im2col", "winograd"} {
+			b.Run(fmt.Sprintf("c=%d/%s", c, path), func(b *testing.B) {
+				old := winoMinChannels
+				defer func() { winoMinChannels = old }()
+				winoMinChannels = 1 << 30
+				if path == "winograd" {
+					winoMinChannels = 1
+				}
+				rng := rand.New(rand.NewPCG(1, uint64(c)))
+				l := NewConv2D(c, 64, 3, 1, 0)
+				NewNetwork(rng, l)
+				x, dy := randTensor(rng, 64, 26, 26, c), randTensor(rng, 64, 24, 24, 64)
+				l.Forward(x, true) // size the buffers
+				l.Backward(dy, true)
+				b.ResetTimer()
+				for range b.N {
+					l.Forward(x, true)
+					l.Backward(dy, true)
+				}
+			})
+		}
+	}
+}
