@@ -28,11 +28,9 @@ func (r *Report) Calibration() *calib.Calibration {
 			V0Interval: interval(f.V0Interval[0], f.V0Interval[1]),
 			R2:         round4(f.R2), Points: f.Used,
 		}
-		if f.V0Unbounded {
-			e.V0Unbounded = true
-			if lo := f.V0Interval[0]; lo > 0 && !math.IsInf(lo, 0) {
-				e.V0Lower = sig4(lo)
-			}
+		e.V0Unbounded = f.V0Unbounded
+		if lo := f.V0Interval[0]; math.IsInf(f.V0Interval[1], 1) && lo > 0 && !math.IsInf(lo, 0) {
+			e.V0Lower = sig4(lo) // no upper limit: the lower one alone
 		}
 		if ti := interval(float64(f.TInterval[0]), float64(f.TInterval[1])); ti != nil {
 			e.TInterval = []units.Seconds{units.Seconds(ti[0]), units.Seconds(ti[1])}

@@ -38,12 +38,13 @@
 // with J the Jacobian of v̂/v̂_i at the optimum, and the intervals are
 // estimate ± t_{n−2}(1 − (1−level)/2) · √cov_jj (Student's t).
 //
-// When the step time does not grow with the batch over the batches
-// measured, the points do not bound v0: the regression's 1/v0 is not above
-// t_{n−2} times its standard error (with two points, not above 0), and
-// least squares leaves v0 wherever it stopped. ThroughputFit.V0Unbounded
-// says so, with V0Interval [smallest v0 allowed, +Inf]; only t is
-// determined then.
+// When the step time does not grow with the batch by more than its
+// scatter, the points do not bound v0: the regression's 1/v0 is not above
+// its standard error (with two points, not above 0), least squares leaves
+// v0 wherever it stopped, and ThroughputFit.V0Unbounded says so; only t is
+// determined then. When 1/v0 is within t_{n−2}(1 − (1−level)/2) standard
+// errors of 0, v0 has no upper limit and V0Interval is [smallest v0
+// allowed, +Inf].
 //
 // # Points the law does not explain
 //

@@ -46,15 +46,20 @@ type ThroughputFit struct {
 	// Bound reports that the unconstrained optimum had T < 0 and T was
 	// held at 0; TInterval is then one-sided, [0, upper].
 	Bound bool
-	// V0Unbounded reports that the points do not bound v0 from above:
-	// over the batches measured the step time does not grow with the
-	// batch by more than their scatter, so that the time per sample 1/v0
-	// is not distinguishable from 0 at Level (or is below it) and v = b/t
-	// explains them. V0 is then where the least squares stopped, as large
-	// as it drifted, and means nothing; only T is determined. V0Interval is
-	// [lower, +Inf], lower being the smallest v0 the points allow at Level
-	// (+Inf when they fit v = b/t exactly, NaN with no degree of freedom
-	// left). Larger batches, where the time per sample shows, bound it.
+	// V0Unbounded reports that the points do not bound v0 at all: over
+	// the batches measured the step time does not grow with the batch by
+	// more than their scatter, the regression's time per sample 1/v0 is
+	// not above its own standard error (with two points, not above 0),
+	// and v = b/t explains them as well. V0 is then where the least
+	// squares stopped, as large as it drifted, and means nothing; only T
+	// is determined. Larger batches, where the time per sample shows,
+	// bound it.
+	//
+	// Whether or not V0Unbounded is set, when 1/v0 is within its error of
+	// 0 at Level the points give v0 no upper limit: V0Interval is then
+	// [lower, +Inf], lower being the smallest v0 they allow (+Inf when
+	// they fit v = b/t exactly). With two points there is no error to
+	// judge by, and the interval stays NaN.
 	V0Unbounded bool
 	// Start is the linear-regression estimate the refinement started from.
 	Start struct {
@@ -144,26 +149,32 @@ func Throughput(b, v []float64, s *Settings) (*ThroughputFit, error) {
 		Fitted: l.fitted, Residuals: l.resid, Z: l.z, Excluded: l.excluded,
 	}
 	f.Start.V0, f.Start.T = v0, units.Seconds(t)
-	if lo, ok := perSampleBound(b, v, f.Excluded, set.Level); !ok {
-		f.V0Unbounded = true
+	p, se, upper, open := perSampleBound(b, v, f.Excluded, set.Level)
+	f.V0Unbounded = p <= se // NaN (no regression) is not a finding
+	if open {
+		lo := math.Inf(1)
+		if upper > 0 {
+			lo = 1 / upper
+		}
 		f.V0Interval = [2]float64{lo, math.Inf(1)}
 	}
 	return f, nil
 }
 
-// perSampleBound tests whether the kept points bound v0: the weighted
-// linear regression of 1/v on 1/b, weights v² (relative errors, as the
-// fit's start),
+// perSampleBound returns the time per sample p = 1/v0 of the weighted
+// linear regression of 1/v on 1/b over the kept points, weights v²
+// (relative errors, as the fit's start),
 //
-//	1/v = p + t·(1/b),   p = 1/v0,
+//	1/v = p + t·(1/b),
 //
-// gives p̂ with standard error se(p̂) = s·√(Σw x² / D), D = Σw·Σw x² −
-// (Σw x)², s² the mean squared relative residual over n − 2 degrees of
-// freedom. The points bound v0 when p̂ > q·se(p̂) (q the Student t
-// quantile of the two-sided level), which with n = 2 is p̂ > 0. When they
-// do not, lo is the smallest v0 they allow, 1/(max(p̂, 0) + q·se(p̂)):
-// +Inf when that is not above 0, NaN with n = 2.
-func perSampleBound(b, v []float64, excluded []bool, level float64) (lo float64, bounded bool) {
+// with its standard error se(p) = s·√(Σw x² / D), D = Σw·Σw x² − (Σw x)²,
+// s² the mean squared relative residual over n − 2 degrees of freedom,
+// and the upper confidence limit of p, max(p, 0) + q·se(p), q the Student
+// t quantile of the two-sided level. open reports that p is within
+// q·se(p) of 0 (or below it): the points give v0 no upper limit. With one
+// distinct batch (no regression) p is NaN and open false; with two points
+// p is exact, se 0 and open false.
+func perSampleBound(b, v []float64, excluded []bool, level float64) (p, se, upper float64, open bool) {
 	var sw, swx, swxx, swy, swxy float64
 	n := 0
 	for i := range b {
@@ -175,13 +186,13 @@ func perSampleBound(b, v []float64, excluded []bool, level float64) (lo float64,
 		n++
 	}
 	d := sw*swxx - swx*swx
-	if !(d > 0) { // one distinct batch: the caller has no fit to test
-		return math.NaN(), true
+	if !(d > 0) {
+		return math.NaN(), math.NaN(), math.NaN(), false
 	}
-	p := (swxx*swy - swx*swxy) / d
+	p = (swxx*swy - swx*swxy) / d
 	t := (sw*swxy - swx*swy) / d
 	if n <= 2 {
-		return math.NaN(), p > 0
+		return p, 0, math.NaN(), false
 	}
 	var ss float64
 	for i := range b {
@@ -190,15 +201,9 @@ func perSampleBound(b, v []float64, excluded []bool, level float64) (lo float64,
 			ss += r * r
 		}
 	}
-	se := math.Sqrt(ss / float64(n-2) * swxx / d)
+	se = math.Sqrt(ss / float64(n-2) * swxx / d)
 	q := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(n - 2)}.Quantile(1 - (1-level)/2)
-	if p > q*se {
-		return math.NaN(), true
-	}
-	if up := max(p, 0) + q*se; up > 0 {
-		return 1 / up, false
-	}
-	return math.Inf(1), false
+	return p, se, max(p, 0) + q*se, !(p > q*se)
 }
 
 // checkPositive returns an error for the first x or y that is not a finite

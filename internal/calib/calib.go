@@ -63,10 +63,11 @@ type ThroughputEntry struct {
 
 	V0         float64   `yaml:"v0"`                         // samples/s over the device group, at infinite batch
 	V0Interval []float64 `yaml:"v0_interval,flow,omitempty"` // [low, high], samples/s
-	// V0Unbounded records that the points did not bound v0 from above
+	// V0Unbounded records that the points did not bound v0 at all
 	// (fit.ThroughputFit.V0Unbounded): the step time did not grow with the
-	// batch, v0 is meaningless and only t is determined; V0Lower is the
-	// smallest v0 they allowed, 0 if none.
+	// batch, v0 is meaningless and only t is determined. V0Lower is the
+	// smallest v0 the points allowed when they gave it no upper limit
+	// (v0_interval is then absent), 0 otherwise.
 	V0Unbounded bool            `yaml:"v0_unbounded,omitempty"`
 	V0Lower     float64         `yaml:"v0_lower,omitempty"`
 	T           units.Seconds   `yaml:"t"`                         // fixed time per step

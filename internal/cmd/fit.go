@@ -201,8 +201,11 @@ func throughputTable(rep *fit.Report, groupBy []string) *table {
 		if f.Bound {
 			notes = append(notes, "t < 0 at the optimum: held at 0")
 		}
-		if f.V0Unbounded {
-			notes = append(notes, "v0 unbounded: the step time does not grow measurably with the batch; only t is determined (larger batches bound v0)")
+		switch {
+		case f.V0Unbounded:
+			notes = append(notes, "v0 unbounded: the step time does not grow with the batch beyond its scatter; only t is determined (larger batches bound v0)")
+		case math.IsInf(f.V0Interval[1], 1):
+			notes = append(notes, fmt.Sprintf("v0 has no upper limit at %g%%: the time per sample is within its error of 0 (more or larger batches narrow it)", 100*f.Level))
 		}
 		if f.LackOfFit != nil {
 			notes = append(notes, lackOfFitNote(f.LackOfFit))
