@@ -77,7 +77,7 @@ func engineFlags() []cli.Flag {
 		&cli.IntSliceFlag{Name: "hidden", Value: cli.NewIntSlice(1024, 1024), Usage: "hidden layer widths `H,...` of the mlp"},
 		&cli.StringFlag{Name: "data", Usage: "`DIR` of an MNIST-shaped IDX data set, or 'synthetic'; default Fashion-MNIST at " + data.FashionMNISTDir + " if installed, else synthetic"},
 		&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "`SEED` of the initial weights and the shuffling"},
-		&cli.StringFlag{Name: "transport", Value: "inproc", Usage: "how workers exchange gradients: inproc (goroutines) or tcp (worker processes on 127.0.0.1)"},
+		&cli.StringFlag{Name: "transport", Value: "inproc", Usage: "how workers exchange gradients: inproc (goroutines), tcp (worker processes on 127.0.0.1), or none (bench throughput only: independent workers, each training its own replica on its shard, the compute of W workers without their all-reduce; logged as transport none)"},
 		&cli.BoolFlag{Name: "overlap", Value: true, Usage: "start each bucket's all-reduce during backward"},
 		&cli.StringFlag{Name: "bucket", Value: "1 MiB", Usage: "gradient bucket `SIZE` of the all-reduce"},
 		&cli.IntFlag{Name: "threads", Usage: "goroutines per worker for tensor operations (`N`); default cores/workers (bench throughput: cores over the largest of --workers, for every count)"},
@@ -124,10 +124,22 @@ func engineConfig(c *cli.Context) (dist.Config, error) {
 	default:
 		cfg.Data.Dir = d
 	}
-	if cfg.Transport == "tcp" {
+	switch cfg.Transport {
+	case "tcp":
 		cfg.Spawn = &dist.Spawn{Args: []string{"bench", "worker"}, Stderr: c.App.ErrWriter}
+	case "none":
+		cfg.Transport, cfg.Independent = "inproc", true
 	}
 	return cfg, nil
+}
+
+// exchanging returns a usage error for --transport none in a bench
+// subcommand whose workers must train one model together.
+func exchanging(name string, cfg dist.Config) error {
+	if cfg.Independent {
+		return usagef("bench %s --transport none: independent workers train replicas of their own; only bench throughput measures them (valid here: inproc, tcp)", name)
+	}
+	return nil
 }
 
 // checkConfig returns a usage error for a configuration the flags made
@@ -377,6 +389,9 @@ func runBenchThroughput(c *cli.Context) error {
 	base, err := engineConfig(c)
 	if err != nil {
 		return err
+	}
+	if !slices.Contains(dist.Transports, base.Transport) {
+		return usagef("bench throughput: unknown transport %q (valid: %s, none)", base.Transport, strings.Join(dist.Transports, ", "))
 	}
 	base.Accumulate = c.Int("accumulate")
 	base.Schedule = optim.ScheduleSettings{Kind: "constant", Base: c.Float64("lr")}
@@ -704,6 +719,9 @@ func runBenchSteps(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	if err := exchanging("steps", base); err != nil {
+		return err
+	}
 	base.Workers = w
 	base.Optimizer, _ = optim.Defaults("sgd")
 	base.Optimizer.Momentum = c.Float64("momentum")
@@ -942,6 +960,9 @@ func runBenchTrain(c *cli.Context) error {
 	}
 	eng, err := engineConfig(c)
 	if err != nil {
+		return err
+	}
+	if err := exchanging("train", eng); err != nil {
 		return err
 	}
 	eng.Model = cfg.Model

@@ -492,6 +492,8 @@ func TestBenchErrors(t *testing.T) {
 		{"bench", "steps", "--target", "85"},
 		{"bench", "train", "--recipe", "nosuch"},
 		{"bench", "train", "--model", "cnn", "--recipe", "engine-mlp"},
+		{"bench", "train", "--transport", "none"},
+		{"bench", "steps", "--transport", "none", "--data", "synthetic"},
 		{"bench", "worker"},
 	} {
 		_, stderr, code := runCLI(args...)
@@ -529,5 +531,27 @@ func TestBenchSeedExact(t *testing.T) {
 	head, _, _ := strings.Cut(string(b), "\n")
 	if !strings.Contains(head, `"seed":9007199254740993`) {
 		t.Errorf("header %s: want \"seed\":9007199254740993", head)
+	}
+}
+
+// bench throughput --transport none measures independent workers: the
+// records say transport none, and fit keeps them in a group of their own.
+func TestBenchIndependent(t *testing.T) {
+	log := filepath.Join(t.TempDir(), "ind.jsonl")
+	_, stderr, code := runCLI("bench", "throughput", "--core-guard=false", "--data", "synthetic", "--transport", "none", "--workers", "2",
+		"--batch", "4,8", "--steps", "2", "--warmup", "0", "--out", log)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	recs, err := os.ReadFile(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(recs), `"transport":"none"`); n != 2 {
+		t.Errorf("%d records with transport none, want 2:\n%s", n, recs)
+	}
+	stdout, stderr, code := runCLI("fit", "--format", "csv", log)
+	if code != exitOK || !strings.Contains(stdout, "mlp,localhost,2,fp32,none,2,") {
+		t.Errorf("fit: exit %d, %s\n%s", code, stderr, stdout)
 	}
 }
