@@ -100,14 +100,40 @@ func (l *Conv2D) winoKernel() {
 	}
 }
 
-// zeros returns n zeros, which the transforms read for positions outside
-// the input or the output. Call it before a parallel loop whose workers
-// call it with n no larger.
-func (l *Conv2D) zeros(n int) []float32 {
-	if len(l.zero) < n {
-		l.zero = make([]float32, n)
+// winoBlock is what one worker transforms at once: samples [s0, s0+nc),
+// tiles = nc·tp tiles of them, and the worker's buffers for them.
+type winoBlock struct {
+	s0, nc, tiles int
+	tp, tw        int       // tiles per sample and per row of tiles
+	v, m          []float32 // 16 [tiles, InC] matrices sv apart, and 16 [tiles, OutC] sm apart
+	sv, sm        int
+	tmp           []float32 // 16 vectors of max(InC, OutC): the transforms' two passes
+	zero, past    []float32 // such a vector of zeros (shared, read) and one written past an edge (never read)
+}
+
+// winoWorkers sizes the per-worker buffers and the shared zeros for a
+// parallel loop over the batch with this many workers.
+func (l *Conv2D) winoWorkers(workers int) {
+	l.col, l.dcol, l.tile = perWorker(l.col, workers), perWorker(l.dcol, workers), perWorker(l.tile, workers)
+	if w := max(l.inC, l.outC); len(l.zero) < w {
+		l.zero = make([]float32, w)
 	}
-	return l.zero[:n]
+}
+
+// winoBlock returns worker wk's block of samples [s0, s0+nc), at most sub
+// of them, on its buffers.
+func (l *Conv2D) winoBlock(wk, s0, nc, sub, tp, tw int) winoBlock {
+	c, o, w := l.inC, l.outC, max(l.inC, l.outC)
+	tiles := nc * tp
+	sv, sm := winoStride(tiles, c), winoStride(tiles, o)
+	scratch := grow(&l.tile[wk], 17*w)
+	return winoBlock{
+		s0: s0, nc: nc, tiles: tiles, tp: tp, tw: tw,
+		v:  grow(&l.col[wk], 16*winoStride(sub*tp, c))[:16*sv],
+		m:  grow(&l.dcol[wk], 16*winoStride(sub*tp, o))[:16*sm],
+		sv: sv, sm: sm,
+		tmp: scratch[:16*w], zero: l.zero[:w], past: scratch[16*w:],
+	}
 }
 
 // inputTile sets d to the 16 positions of the 4×4 input tile t of the
@@ -149,17 +175,6 @@ func (l *Conv2D) outputTile(g *[4][]float32, data []float32, s0, t, tp, tw int, 
 	}
 }
 
-// edge returns n floats that a transform writes its results for the
-// positions past the edge of the input or output into; their values are
-// never read. Only a padded layer or one with an odd output has such
-// positions, and only its transforms allocate them; nil otherwise.
-func (l *Conv2D) edge(n int) []float32 {
-	if l.pad == 0 && l.oh%2 == 0 && l.ow%2 == 0 {
-		return nil
-	}
-	return make([]float32, n)
-}
-
 // The four transforms run over the channels of a tile in two passes
 // through tmp, 16 vectors of the channels: the first combines the tile's
 // rows (or columns), the second the results' columns (or rows). Each
@@ -167,19 +182,13 @@ func (l *Conv2D) edge(n int) []float32 {
 // compiler keeps in registers with their bounds checks hoisted; one pass
 // over 16 inputs and 16 outputs at once took 1.45 times as long.
 
-// winoInput writes V = Bᵀ d B of every tile of samples [s0, s0+nc) into v,
-// 16 [nc·tp, InC] matrices winoStride apart, reading zeros outside the
-// input. tmp holds 16·InC floats.
-func (l *Conv2D) winoInput(v, tmp []float32, s0, nc, tp, tw int) {
-	c := l.inC
-	tiles := nc * tp
-	st := winoStride(tiles, c)
-	v = v[:16*st]
-	tmp = tmp[:16*c]
-	zero := l.zero[:c]
+// winoInput writes V = Bᵀ d B of every tile of blk into blk.v, reading
+// zeros outside the input.
+func (l *Conv2D) winoInput(blk *winoBlock) {
+	c, st, v, tmp := l.inC, blk.sv, blk.v, blk.tmp[:16*l.inC]
 	var d [16][]float32
-	for t := range tiles {
-		l.inputTile(&d, l.x.Data, s0, t, tp, tw, zero)
+	for t := range blk.tiles {
+		l.inputTile(&d, l.x.Data, blk.s0, t, blk.tp, blk.tw, blk.zero[:c])
 		for j := range 4 { // Bᵀ d, column j: tmp[4i+j]
 			x0 := d[j]
 			x1, x2, x3 := d[4+j][:len(x0)], d[8+j][:len(x0)], d[12+j][:len(x0)]
@@ -202,21 +211,14 @@ func (l *Conv2D) winoInput(v, tmp []float32, s0, nc, tp, tw int) {
 	}
 }
 
-// winoOutput writes Y = Aᵀ M A plus the bias for every tile of samples
-// [s0, s0+nc) from m, 16 [nc·tp, OutC] matrices winoStride apart, leaving
-// out the outputs past the edge of an odd-sized output. tmp holds 16·OutC
-// floats.
-func (l *Conv2D) winoOutput(m, tmp []float32, s0, nc, tp, tw int) {
-	o := l.outC
-	tiles := nc * tp
-	st := winoStride(tiles, o)
-	m = m[:16*st]
-	tmp = tmp[:8*o]
+// winoOutput writes Y = Aᵀ M A plus the bias for every tile of blk from
+// blk.m, leaving out the outputs past the edge of an odd-sized output.
+func (l *Conv2D) winoOutput(blk *winoBlock) {
+	o, st, m, tmp := l.outC, blk.sm, blk.m, blk.tmp[:8*l.outC]
 	bias := l.b.Value[:o]
 	var dst [4][]float32
-	past := l.edge(o)
-	for t := range tiles {
-		l.outputTile(&dst, l.y.Data, s0, t, tp, tw, past)
+	for t := range blk.tiles {
+		l.outputTile(&dst, l.y.Data, blk.s0, t, blk.tp, blk.tw, blk.past[:o])
 		for j := range 4 { // Aᵀ M, column j: tmp[j] and tmp[4+j]
 			m0 := m[j*st+t*o:][:len(bias)]
 			m1, m2, m3 := m[(4+j)*st+t*o:][:len(bias)], m[(8+j)*st+t*o:][:len(bias)], m[(12+j)*st+t*o:][:len(bias)]
@@ -238,19 +240,13 @@ func (l *Conv2D) winoOutput(m, tmp []float32, s0, nc, tp, tw int) {
 	}
 }
 
-// winoGradOutput writes dM = A dY Aᵀ of every tile of samples [s0, s0+nc)
-// into dm, 16 [nc·tp, OutC] matrices winoStride apart, reading zeros for
-// the outputs past the edge. tmp holds 16·OutC floats.
-func (l *Conv2D) winoGradOutput(dm, tmp, dy []float32, s0, nc, tp, tw int) {
-	o := l.outC
-	tiles := nc * tp
-	st := winoStride(tiles, o)
-	dm = dm[:16*st]
-	tmp = tmp[:8*o]
-	zero := l.zero[:o]
+// winoGradOutput writes dM = A dY Aᵀ of every tile of blk into blk.m,
+// reading zeros for the outputs past the edge.
+func (l *Conv2D) winoGradOutput(blk *winoBlock, dy []float32) {
+	o, st, dm, tmp := l.outC, blk.sm, blk.m, blk.tmp[:8*l.outC]
 	var g [4][]float32
-	for t := range tiles {
-		l.outputTile(&g, dy, s0, t, tp, tw, zero)
+	for t := range blk.tiles {
+		l.outputTile(&g, dy, blk.s0, t, blk.tp, blk.tw, blk.zero[:o])
 		for b := range 2 { // A dY, column b: tmp[2i+b]
 			x0 := g[b][:o]
 			x1 := g[2+b][:len(x0)]
@@ -273,22 +269,16 @@ func (l *Conv2D) winoGradOutput(dm, tmp, dy []float32, s0, nc, tp, tw int) {
 	}
 }
 
-// winoGradInput sets dx of samples [s0, s0+nc) to the sum over their
-// tiles of dd = B dV Bᵀ from dv, 16 [nc·tp, InC] matrices winoStride
-// apart, leaving out the positions outside the input. tmp holds 16·InC
-// floats.
-func (l *Conv2D) winoGradInput(dv, tmp []float32, s0, nc, tp, tw int) {
-	c := l.inC
-	tiles := nc * tp
-	st := winoStride(tiles, c)
-	dv = dv[:16*st]
-	tmp = tmp[:16*c]
+// winoGradInput sets dx of blk's samples to the sum over their tiles of
+// dd = B dV Bᵀ from blk.v, which holds dV, leaving out the positions
+// outside the input.
+func (l *Conv2D) winoGradInput(blk *winoBlock) {
+	c, st, dv, tmp := l.inC, blk.sv, blk.v, blk.tmp[:16*l.inC]
 	in := l.h * l.wd * c
-	clear(l.dx.Data[s0*in : (s0+nc)*in])
+	clear(l.dx.Data[blk.s0*in : (blk.s0+blk.nc)*in])
 	var d [16][]float32
-	past := l.edge(c)
-	for t := range tiles {
-		l.inputTile(&d, l.dx.Data, s0, t, tp, tw, past)
+	for t := range blk.tiles {
+		l.inputTile(&d, l.dx.Data, blk.s0, t, blk.tp, blk.tw, blk.past[:c])
 		for j := range 4 { // B dV, column j: tmp[4i+j]
 			x0 := dv[j*st+t*c:][:c]
 			x1, x2, x3 := dv[(4+j)*st+t*c:][:len(x0)], dv[(8+j)*st+t*c:][:len(x0)], dv[(12+j)*st+t*c:][:len(x0)]
@@ -343,22 +333,15 @@ func (l *Conv2D) forwardWinograd() {
 	tp, tw, group, sub := l.winoGeometry()
 	c, o := l.inC, l.outC
 	l.winoKernel()
-	l.zeros(max(c, o))
-	workers := tensor.Workers(l.n, group)
-	l.col, l.dcol, l.tile = perWorker(l.col, workers), perWorker(l.dcol, workers), perWorker(l.tile, workers)
+	l.winoWorkers(tensor.Workers(l.n, group))
 	tensor.ParallelWorkers(l.n, group, func(wk, lo, hi int) {
-		tmp := grow(&l.tile[wk], 16*max(c, o))
 		for s0 := lo; s0 < hi; s0 += sub {
-			nc := min(sub, hi-s0)
-			tiles := nc * tp
-			sv, sm := winoStride(tiles, c), winoStride(tiles, o)
-			v := grow(&l.col[wk], 16*winoStride(sub*tp, c))[:16*sv]
-			m := grow(&l.dcol[wk], 16*winoStride(sub*tp, o))[:16*sm]
-			l.winoInput(v, tmp, s0, nc, tp, tw)
+			b := l.winoBlock(wk, s0, min(sub, hi-s0), sub, tp, tw)
+			l.winoInput(&b)
 			for xi := range 16 {
-				tensor.GemmSerial(false, false, tiles, o, c, 1, v[xi*sv:], c, l.u[xi*c*o:], o, 0, m[xi*sm:], o)
+				tensor.GemmSerial(false, false, b.tiles, o, c, 1, b.v[xi*b.sv:], c, l.u[xi*c*o:], o, 0, b.m[xi*b.sm:], o)
 			}
-			l.winoOutput(m, tmp, s0, nc, tp, tw)
+			l.winoOutput(&b)
 		}
 	})
 }
@@ -371,37 +354,30 @@ func (l *Conv2D) backwardWinograd(dy *tensor.T, inputGrad bool) {
 	tp, tw, group, sub := l.winoGeometry()
 	c, o := l.inC, l.outC
 	addColSums(l.b.Grad, dy.Data, l.n*l.oh*l.ow, o, &l.colbuf)
-	l.zeros(max(c, o))
 	usize := 16 * c * o
 	groups := tensor.Chunks(l.n, group)
 	part := grow(&l.part, groups*usize)
-	workers := tensor.Workers(l.n, group)
-	l.col, l.dcol, l.tile = perWorker(l.col, workers), perWorker(l.dcol, workers), perWorker(l.tile, workers)
+	l.winoWorkers(tensor.Workers(l.n, group))
 	tensor.ParallelWorkers(l.n, group, func(wk, lo, hi int) {
-		tmp := grow(&l.tile[wk], 16*max(c, o))
 		pu := part[(lo/group)*usize : (lo/group+1)*usize]
 		for s0 := lo; s0 < hi; s0 += sub {
-			nc := min(sub, hi-s0)
-			tiles := nc * tp
-			sv, sm := winoStride(tiles, c), winoStride(tiles, o)
-			v := grow(&l.col[wk], 16*winoStride(sub*tp, c))[:16*sv]
-			dm := grow(&l.dcol[wk], 16*winoStride(sub*tp, o))[:16*sm]
-			l.winoInput(v, tmp, s0, nc, tp, tw)
-			l.winoGradOutput(dm, tmp, dy.Data, s0, nc, tp, tw)
+			b := l.winoBlock(wk, s0, min(sub, hi-s0), sub, tp, tw)
+			l.winoInput(&b)
+			l.winoGradOutput(&b, dy.Data)
 			beta := float32(1)
 			if s0 == lo {
 				beta = 0
 			}
 			for xi := range 16 {
-				tensor.GemmSerial(true, false, c, o, tiles, 1, v[xi*sv:], c, dm[xi*sm:], o, beta, pu[xi*c*o:], o)
+				tensor.GemmSerial(true, false, c, o, b.tiles, 1, b.v[xi*b.sv:], c, b.m[xi*b.sm:], o, beta, pu[xi*c*o:], o)
 			}
 			if !inputGrad {
 				continue
 			}
 			for xi := range 16 { // dV overwrites V, no longer needed
-				tensor.GemmSerial(false, true, tiles, c, o, 1, dm[xi*sm:], o, l.u[xi*c*o:], o, 0, v[xi*sv:], c)
+				tensor.GemmSerial(false, true, b.tiles, c, o, 1, b.m[xi*b.sm:], o, l.u[xi*c*o:], o, 0, b.v[xi*b.sv:], c)
 			}
-			l.winoGradInput(v, tmp, s0, nc, tp, tw)
+			l.winoGradInput(&b)
 		}
 	})
 	du := grow(&l.du, usize)

@@ -99,8 +99,11 @@ func chunkNote(cfg dist.Config) string {
 	return ""
 }
 
-// engineConfig returns the dist configuration the common flags describe.
-func engineConfig(c *cli.Context) (dist.Config, error) {
+// engineConfig returns the dist configuration the common flags describe
+// for bench subcommand name. --transport none, independent workers, is
+// for bench throughput alone: the workers of the others must train one
+// model together.
+func engineConfig(c *cli.Context, name string) (dist.Config, error) {
 	cfg := dist.Config{
 		Model: c.String("model"), Hidden: c.IntSlice("hidden"), Seed: c.Uint64("seed"), Transport: c.String("transport"), Overlap: c.Bool("overlap"),
 		Threads: c.Int("threads"), Prefetch: c.Int("prefetch"), Timeout: c.Duration("timeout"), Chunk: c.Int("chunk"),
@@ -128,18 +131,16 @@ func engineConfig(c *cli.Context) (dist.Config, error) {
 	case "tcp":
 		cfg.Spawn = &dist.Spawn{Args: []string{"bench", "worker"}, Stderr: c.App.ErrWriter}
 	case "none":
+		if name != "throughput" {
+			return cfg, usagef("bench %s --transport none: independent workers train replicas of their own; only bench throughput measures them (valid here: %s)", name, strings.Join(dist.Transports, ", "))
+		}
 		cfg.Transport, cfg.Independent = "inproc", true
+	default:
+		if name == "throughput" && !slices.Contains(dist.Transports, cfg.Transport) {
+			return cfg, usagef("bench throughput: unknown transport %q (valid: %s, none)", cfg.Transport, strings.Join(dist.Transports, ", "))
+		}
 	}
 	return cfg, nil
-}
-
-// exchanging returns a usage error for --transport none in a bench
-// subcommand whose workers must train one model together.
-func exchanging(name string, cfg dist.Config) error {
-	if cfg.Independent {
-		return usagef("bench %s --transport none: independent workers train replicas of their own; only bench throughput measures them (valid here: inproc, tcp)", name)
-	}
-	return nil
 }
 
 // checkConfig returns a usage error for a configuration the flags made
@@ -386,12 +387,9 @@ func runBenchThroughput(c *cli.Context) error {
 	if c.Int("warmup") < 0 {
 		return usagef("--warmup %d is negative", c.Int("warmup"))
 	}
-	base, err := engineConfig(c)
+	base, err := engineConfig(c, "throughput")
 	if err != nil {
 		return err
-	}
-	if !slices.Contains(dist.Transports, base.Transport) {
-		return usagef("bench throughput: unknown transport %q (valid: %s, none)", base.Transport, strings.Join(dist.Transports, ", "))
 	}
 	base.Accumulate = c.Int("accumulate")
 	base.Schedule = optim.ScheduleSettings{Kind: "constant", Base: c.Float64("lr")}
@@ -715,11 +713,8 @@ func runBenchSteps(c *cli.Context) error {
 	if c.Int("lr-batch") < 1 {
 		return usagef("--lr-batch %d is not positive", c.Int("lr-batch"))
 	}
-	base, err := engineConfig(c)
+	base, err := engineConfig(c, "steps")
 	if err != nil {
-		return err
-	}
-	if err := exchanging("steps", base); err != nil {
 		return err
 	}
 	base.Workers = w
@@ -958,11 +953,8 @@ func runBenchTrain(c *cli.Context) error {
 	if c.IsSet("model") && c.String("model") != cfg.Model {
 		return usagef("--model %s, but recipe %s trains %s", c.String("model"), name, cfg.Model)
 	}
-	eng, err := engineConfig(c)
+	eng, err := engineConfig(c, "train")
 	if err != nil {
-		return err
-	}
-	if err := exchanging("train", eng); err != nil {
 		return err
 	}
 	eng.Model = cfg.Model
