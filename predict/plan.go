@@ -69,6 +69,17 @@ type PlanRequest struct {
 	// does; scenarios.Input.Decode). Default host.
 	Decode string
 
+	// Calibrations are calibration files written by `scaleplan fit --out`.
+	// Where one has a throughput entry for the model on a candidate
+	// system's device kind, of a precision searched or of none, that
+	// precision computes by the measured law v = b/(b/v0 + t) instead of
+	// the roofline, as a scenario's calibration does (scenarios.Calibration;
+	// the entry measured on the fewest devices, the first file's on a tie).
+	// Unless Space.Precisions names the precisions, such a system is then
+	// searched at its calibrated precisions only (ComputeSource.Skipped).
+	// A file that applies to no candidate system is an error.
+	Calibrations []string
+
 	Scenario scenarios.Options // extra catalogue and profile files
 	Predict  Options           // simulation of the kept configurations
 }
@@ -265,8 +276,9 @@ func (c *Candidate) Meets() bool { return len(c.Misses) == 0 }
 type PlanResult struct {
 	// Request is the request with its defaults filled in.
 	Request PlanRequest
-	// Target is the recipe's primary target and its length in words.
-	Target string
+	// Model is the model trained; Target the recipe's primary target and
+	// its length in words.
+	Model, Target string
 	// CostBasis is "dollars" when every candidate system has a price,
 	// else "device-hours"; CostNote says which systems lack one.
 	CostBasis string
@@ -284,6 +296,37 @@ type PlanResult struct {
 	// Enumerated counts the feasible configurations of the space,
 	// Simulated those the search simulated.
 	Enumerated, Simulated int
+	// Compute says, for each candidate system, how its compute is
+	// modelled at each precision searched: from a calibration or from the
+	// roofline.
+	Compute []ComputeSource
+}
+
+// ComputeSource is how one system's compute is modelled at one precision.
+type ComputeSource struct {
+	System, Device, Precision string
+	// Calibration is the measured law the precision computes by, with
+	// its source; nil for the roofline.
+	Calibration *scenarios.Calibration
+	// Efficiency is the model's fraction of the device's peak FLOP/s that
+	// the roofline assumes (model.Model.EffectiveEfficiency).
+	Efficiency float64
+	// Skipped is set for a precision the search left out: a calibration
+	// covers others of the system's precisions, and the request did not
+	// name precisions (Space.Precisions).
+	Skipped bool
+}
+
+// String says where the compute comes from, such as "fp16: calibrated,
+// v0 = 2180 samples/s on 1 device, t = 0 s (calib.yaml (bench.csv))" or
+// "fp32: roofline, 0.35 of the fp32 peak".
+func (c ComputeSource) String() string {
+	if cal := c.Calibration; cal != nil {
+		n := max(cal.Devices, 1)
+		return fmt.Sprintf("%s: calibrated, v0 = %.4g samples/s on %d %s, t = %s (%s)",
+			c.Precision, cal.V0, n, plural(n, "device"), cal.T, cal.Source)
+	}
+	return fmt.Sprintf("%s: roofline, %.2f of the %s peak", c.Precision, c.Efficiency, c.Precision)
 }
 
 // Plan searches the request's space on every candidate system and returns
@@ -355,6 +398,11 @@ func Plan(req PlanRequest) (*PlanResult, error) {
 			}
 		}
 	}
+	cals, err := readCalibrations(req.Calibrations)
+	if err != nil {
+		return nil, err
+	}
+	used := make([]bool, len(cals))
 	res := &PlanResult{Request: req}
 	var groups []*group
 	var priced, unpriced []string
@@ -364,6 +412,7 @@ func Plan(req PlanRequest) (*PlanResult, error) {
 			return nil, err
 		}
 		if res.Target == "" {
+			res.Model = base.Mdl.Name
 			rc := base.Rcp
 			res.Target = fmt.Sprintf("%s to %s (%s)", base.Mdl.Name, RiskOf(rc, 0, 0).targetText(), StepsModel{Recipe: rc, TrainSamples: int(base.Data.TrainSamples)})
 		}
@@ -372,9 +421,29 @@ func Plan(req PlanRequest) (*PlanResult, error) {
 		} else {
 			unpriced = append(unpriced, name)
 		}
-		g, inf := enumerate(base, req)
+		precs := precisions(base, req.Space)
+		byPrec, srcs, err := calibrationsFor(base, precs, cals, used)
+		if err != nil {
+			return nil, err
+		}
+		if len(byPrec) > 0 && req.Space.Precisions == nil {
+			// Measured compute at one precision and the roofline's
+			// assumption at another are not comparable: the roofline is
+			// optimistic on tensor cores, and would win by assumption.
+			precs = slices.DeleteFunc(precs, func(p string) bool { return byPrec[p] == nil })
+			for i := range srcs {
+				srcs[i].Skipped = byPrec[srcs[i].Precision] == nil
+			}
+		}
+		res.Compute = append(res.Compute, srcs...)
+		g, inf := enumerate(base, req, precs, byPrec)
 		res.Infeasible = append(res.Infeasible, inf...)
 		groups = append(groups, g...)
+	}
+	for i, ok := range used {
+		if !ok {
+			return nil, fmt.Errorf("plan: calibration %s: %s", cals[i].file, cals[i].mismatch(res.Model, res.Compute))
+		}
 	}
 	res.CostBasis = "dollars"
 	res.CostNote = "cost = device-hours × the catalogue's price per device-hour"
@@ -507,6 +576,7 @@ type commCfg struct {
 // group is the configurations of one system and device count.
 type group struct {
 	base    *scenarios.Resolved
+	cals    map[string]*scenarios.Calibration // by precision; absent: the roofline
 	devices int
 	nodes   int
 	per     int
@@ -524,9 +594,10 @@ type group struct {
 // comms returns the number of communication configurations.
 func (g *group) comms() int { return len(g.algs) * len(g.transports) * len(g.storages) }
 
-// enumerate returns the groups of a system and the configuration families
-// that cannot run on it.
-func enumerate(base *scenarios.Resolved, req PlanRequest) ([]*group, []Infeasible) {
+// enumerate returns the groups of a system, searched at the precisions
+// precs and computing by cals where it has one for the precision, and the
+// configuration families that cannot run on it.
+func enumerate(base *scenarios.Resolved, req PlanRequest, precs []string, cals map[string]*scenarios.Calibration) ([]*group, []Infeasible) {
 	var inf []Infeasible
 	sys, node, dev, rc := base.Sys, base.Node, base.Device, base.Rcp
 	add := func(c Config, reason, format string, args ...any) {
@@ -545,29 +616,10 @@ func enumerate(base *scenarios.Resolved, req PlanRequest) ([]*group, []Infeasibl
 			}
 		}
 	}
-	// Precisions.
-	precs := sp.Precisions
-	if precs == nil {
-		for _, p := range []string{"fp16", "bf16", "tf32", "fp32"} {
-			if hp, err := hw.ParsePrecision(p); err == nil && dev.PeakFLOPs(hp) > 0 {
-				precs = append(precs, p)
-			}
+	for _, p := range sp.Precisions {
+		if !slices.Contains(precs, p) {
+			add(Config{Precision: p}, ReasonPrecision, "device %s has no %s peak", dev.Name, p)
 		}
-		// Keep the recipe's precision first among equals.
-		if i := slices.Index(precs, base.Precision); i > 0 {
-			precs = append([]string{base.Precision}, slices.Delete(precs, i, i+1)...)
-		}
-	} else {
-		var ok []string
-		for _, p := range precs {
-			hp, err := hw.ParsePrecision(p)
-			if err != nil || dev.PeakFLOPs(hp) == 0 {
-				add(Config{Precision: p}, ReasonPrecision, "device %s has no %s peak", dev.Name, p)
-				continue
-			}
-			ok = append(ok, p)
-		}
-		precs = ok
 	}
 	batches := sp.Batches
 	if batches == nil {
@@ -669,7 +721,7 @@ func enumerate(base *scenarios.Resolved, req PlanRequest) ([]*group, []Infeasibl
 			add(c, ReasonTransport, "system %q has no transport between nodes in the search space", sys.Name)
 			continue
 		}
-		g := &group{base: base, devices: n, nodes: nodes, per: per, algs: algs, storages: stores}
+		g := &group{base: base, cals: cals, devices: n, nodes: nodes, per: per, algs: algs, storages: stores}
 		g.transports = []string{""}
 		if nodes > 1 {
 			g.transports = transports
@@ -780,6 +832,11 @@ func (g *group) resolved(c computeCfg, k commCfg) *scenarios.Resolved {
 	s := &r.Scenario
 	s.Name = fmt.Sprintf("plan-%s-%d", r.Sys.Name, g.devices)
 	s.Precision = c.prec
+	s.Calibration = nil
+	if cal := g.cals[c.prec]; cal != nil {
+		cc := *cal
+		s.Calibration = &cc
+	}
 	s.BatchPerDevice = c.b
 	s.Parallelism.PipelineStages = c.s
 	s.Parallelism.Accumulation = c.m

@@ -1,6 +1,10 @@
 package predict
 
 import (
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -31,6 +35,14 @@ func TestPlanMatchesPredict(t *testing.T) {
 	if len(res.Pareto) < 2 {
 		t.Fatalf("Pareto set of %d", len(res.Pareto))
 	}
+	checkPlanMatchesPredict(t, res)
+}
+
+// checkPlanMatchesPredict predicts every Pareto point of res from its
+// scenario, written as YAML and loaded like a user's file, and checks that
+// the time and device-hours are the plan's to the bit.
+func checkPlanMatchesPredict(t *testing.T, res *PlanResult) {
+	t.Helper()
 	for _, c := range res.Pareto {
 		src, err := yaml.Marshal(c.Scenario)
 		if err != nil {
@@ -330,5 +342,115 @@ func TestPlanDecodeOnDevice(t *testing.T) {
 	req.Decode = "gpu"
 	if _, err := Plan(req); err == nil || !strings.Contains(err.Error(), `unknown decode site "gpu"`) {
 		t.Errorf("decode gpu: %v", err)
+	}
+}
+
+// writeCalibration writes a calibration file (as `scaleplan fit --out`
+// would) with one throughput entry and returns its path.
+func writeCalibration(t *testing.T, entry string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "calib.yaml")
+	if err := os.WriteFile(path, []byte("throughput:\n"+entry), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// TestPlanCalibration checks a plan with a calibration file: the system
+// whose device and precision it measured computes a step of b samples in
+// b/v0 + t (the law, against the roofline elsewhere), is searched at that
+// precision only unless the request names precisions, and every Pareto
+// point still predicts the same as predict does with the calibration in
+// its scenario.
+func TestPlanCalibration(t *testing.T) {
+	const v0, tfix = 2180.0, 0.02
+	file := writeCalibration(t, fmt.Sprintf("  - {model: resnet50, device: a100-sxm4-80gb, devices: 1, precision: fp16, v0: %g, t: %g s, r2: 0.99, points: 4, source: dle.csv}\n", v0, tfix))
+	req := resnetPlan()
+	req.Systems = []string{"dgx-a100", "dgx-h100"}
+	req.Calibrations = []string{file}
+	res, err := Plan(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, src := range res.Compute {
+		calibrated := src.System == "dgx-a100" && src.Precision == "fp16"
+		skipped := src.System == "dgx-a100" && !calibrated
+		if (src.Calibration != nil) != calibrated || src.Skipped != skipped {
+			t.Errorf("%s %s: calibration %v, skipped %v", src.System, src.Precision, src.Calibration, src.Skipped)
+		}
+		if calibrated && (src.Calibration.V0 != v0 || float64(src.Calibration.T) != tfix || !strings.Contains(src.String(), "fp16: calibrated, v0 = 2180 samples/s on 1 device, t = 20 ms ("+file+" (dle.csv))")) {
+			t.Errorf("%s", src)
+		}
+	}
+	found := false
+	for _, c := range res.Candidates {
+		if c.Config.System != "dgx-a100" {
+			continue
+		}
+		if c.Config.Precision != "fp16" {
+			t.Errorf("%s: the calibrated system searched at %s", c.Config, c.Config.Precision)
+		}
+		if c.Config.Devices == 1 && c.Config.Stages == 1 {
+			found = true
+			// One device, no pipeline: a step is the law's m·b/v0 + t.
+			b, m := float64(c.Config.BatchPerDevice), float64(c.Config.Accumulation)
+			want := m*b/v0 + tfix
+			if got := float64(c.Row.Result.Breakdown.Compute); math.Abs(got-want) > 1e-12*want {
+				t.Errorf("%s: compute %v s a step, want m·b/v0 + t = %v", c.Config, got, want)
+			}
+		}
+	}
+	if !found {
+		t.Error("no one-device candidate on dgx-a100")
+	}
+	checkPlanMatchesPredict(t, res)
+
+	// Named precisions are all searched, the others on the roofline.
+	req.Space.Precisions = []string{"fp16", "bf16"}
+	res, err = Plan(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, src := range res.Compute {
+		if src.Skipped || (src.Calibration != nil) != (src.System == "dgx-a100" && src.Precision == "fp16") {
+			t.Errorf("with --precisions: %s %s: calibration %v, skipped %v", src.System, src.Precision, src.Calibration, src.Skipped)
+		}
+	}
+}
+
+// TestPlanCalibrationErrors checks that a calibration the plan cannot use
+// is an error that names the file and says why.
+func TestPlanCalibrationErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name, entry string
+		want        []string
+	}{
+		{"another model", "  - {model: gnmt, device: a100-sxm4-80gb, devices: 1, precision: fp16, v0: 100, t: 0 s, r2: 1, points: 2}\n",
+			[]string{"no throughput entry applies to a candidate system", "model resnet50", "a100-sxm4-80gb fp16", "gnmt on 1 a100-sxm4-80gb, fp16"}},
+		{"no device", "  - {model: resnet50, devices: 1, v0: 100, t: 0 s, r2: 1, points: 2}\n",
+			[]string{"no throughput entry applies", "an unnamed device (fit --device names it), any precision"}},
+		{"unbounded", "  - {model: resnet50, device: a100-sxm4-80gb, devices: 1, precision: fp16, v0: 1.8e7, v0_unbounded: true, v0_lower: 805500, t: 0.01 s, r2: 0.5, points: 3}\n",
+			[]string{"did not bound v0"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			file := writeCalibration(t, tc.entry)
+			req := resnetPlan()
+			req.Systems = []string{"dgx-a100"}
+			req.Calibrations = []string{file}
+			_, err := Plan(req)
+			if err == nil {
+				t.Fatal("no error")
+			}
+			for _, w := range append(tc.want, file) {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not say %q", err, w)
+				}
+			}
+		})
+	}
+	req := resnetPlan()
+	req.Calibrations = []string{filepath.Join(t.TempDir(), "missing.yaml")}
+	if _, err := Plan(req); err == nil || !strings.Contains(err.Error(), "missing.yaml") {
+		t.Errorf("missing file: %v", err)
 	}
 }

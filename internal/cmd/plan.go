@@ -53,6 +53,7 @@ func planCommand() *cli.Command {
 			&cli.StringFlag{Name: "storage", Usage: "`STORAGE,...`: local, staged, shared, shared-db (default staged,shared with a file server, else local)"},
 			&cli.StringFlag{Name: "decode", Value: "host", Usage: "where samples are decoded: `host` (the nodes' CPU cores) or device (on the accelerators, as NVIDIA DALI does)"},
 			&cli.StringFlag{Name: "precisions", Usage: "compute precisions `P,...` (default those the device has)"},
+			&cli.StringSliceFlag{Name: "calibration", Usage: "calibration `FILE` written by `scaleplan fit --out`: the systems whose device and precision it measured compute by its law instead of the roofline; repeatable"},
 			&cli.IntFlag{Name: "steps", Value: sim.DefaultSteps, Usage: "optimizer steps to simulate for each kept configuration, `N` ≥ 2"},
 			&cli.IntFlag{Name: "examples", Value: 3, Usage: "infeasible examples `N` to show per reason in text and md"},
 			&cli.StringFlag{Name: "plot", Usage: "write the Pareto front (time vs cost) as PNG and SVG into `DIR`"},
@@ -70,7 +71,8 @@ func runPlan(c *cli.Context) error {
 	if c.NArg() > 0 {
 		return usagef("plan takes no argument, got %q; give the recipe with --recipe", c.Args().First())
 	}
-	req := predict.PlanRequest{Recipe: c.String("recipe"), Model: c.String("model"), MaxDevices: c.Int("max-devices"), Decode: c.String("decode"), Scenario: scenarioOptions(c)}
+	req := predict.PlanRequest{Recipe: c.String("recipe"), Model: c.String("model"), MaxDevices: c.Int("max-devices"), Decode: c.String("decode"),
+		Calibrations: c.StringSlice("calibration"), Scenario: scenarioOptions(c)}
 	if !slices.Contains(scenarios.DecodeSites, req.Decode) {
 		return usagef("plan: --decode: %s", config.Unknown("decode site", req.Decode, scenarios.DecodeSites))
 	}
@@ -199,6 +201,7 @@ func writePlan(w io.Writer, format string, res *predict.PlanResult, examples int
 			predict.Group(int64(res.Enumerated)), res.Simulated, predict.ScreenSteps, len(res.Candidates), max(req.Predict.Steps, 2)),
 		res.CostNote,
 	}
+	summary = append(summary, computeLines(res.Compute)...)
 	reco := recommendation(res)
 	pareto := candidateTable("Pareto set: time to train against cost ("+res.CostBasis+")", res.Pareto)
 	all := candidateTable("Candidates: the fastest configuration found for each system and device count", res.Candidates)
@@ -229,6 +232,43 @@ func writePlan(w io.Writer, format string, res *predict.PlanResult, examples int
 	fmt.Fprintln(w)
 	writeInfeasible(w, format, res.Infeasible, examples)
 	return nil
+}
+
+// computeLines says, one line per system, how each precision's compute is
+// modelled, such as "compute on dgx-a100 (a100-sxm4-80gb): fp16:
+// calibrated, v0 = ...; bf16, tf32, fp32: roofline, 0.35 of the peak"
+// (the precisions on the roofline together), and then, if any is on the
+// roofline, what that means.
+func computeLines(srcs []predict.ComputeSource) []string {
+	var lines []string
+	anyRoof := false
+	for i := 0; i < len(srcs); {
+		j := i
+		var parts, roof, skipped []string
+		for ; j < len(srcs) && srcs[j].System == srcs[i].System; j++ {
+			switch {
+			case srcs[j].Skipped:
+				skipped = append(skipped, srcs[j].Precision)
+			case srcs[j].Calibration != nil:
+				parts = append(parts, srcs[j].String())
+			default:
+				roof = append(roof, srcs[j].Precision)
+			}
+		}
+		if len(roof) > 0 {
+			parts = append(parts, fmt.Sprintf("%s: roofline, %.2f of the peak", strings.Join(roof, ", "), srcs[i].Efficiency))
+			anyRoof = true
+		}
+		if len(skipped) > 0 {
+			parts = append(parts, fmt.Sprintf("%s: not searched, as measured and assumed speeds do not compare (--precisions searches them on the roofline)", strings.Join(skipped, ", ")))
+		}
+		lines = append(lines, fmt.Sprintf("compute on %s (%s): %s", srcs[i].System, srcs[i].Device, strings.Join(parts, "; ")))
+		i = j
+	}
+	if anyRoof {
+		lines = append(lines, "roofline: the model's assumed fraction of the device's peak FLOP/s (docs/models.md; optimistic on tensor cores); --calibration FILE, from `scaleplan fit --out` on your measurements, replaces it with the measured law")
+	}
+	return lines
 }
 
 // recommendation says which candidate to use, or why none fits.

@@ -8,6 +8,28 @@ import (
 	"testing"
 )
 
+// TestPlanCalibrationFlag: plan --calibration says which of a system's
+// precisions compute by the measured law, and searches only those.
+func TestPlanCalibrationFlag(t *testing.T) {
+	stdout, stderr, code := runCLI("plan", "--recipe", "mlperf-v0.7-resnet50", "--systems", "dgx-a100", "--max-devices", "8",
+		"--calibration", "testdata/calib-a100-resnet50.yaml")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	want := "compute on dgx-a100 (a100-sxm4-80gb): fp16: calibrated, v0 = 2180 samples/s on 1 device, t = 0 s (testdata/calib-a100-resnet50.yaml (DeepLearningExamples RN50v1.5 README, DGX A100, AMP, batch 256, 1 GPU)); bf16, tf32, fp32: not searched"
+	if !strings.Contains(stdout, want) {
+		t.Errorf("no %q in:\n%s", want, stdout)
+	}
+	if strings.Contains(stdout, "roofline:") {
+		t.Errorf("the roofline explained where no system uses it:\n%s", stdout)
+	}
+	for _, line := range strings.Split(stdout, "\n") {
+		if f := strings.Fields(line); len(f) > 3 && f[0] == "dgx-a100" && f[3] != "fp16" {
+			t.Errorf("searched at %s: %s", f[3], line)
+		}
+	}
+}
+
 // TestPlanningGolden pins the output of predict, plan and validate, two
 // invocations each, against testdata/*.golden (-update rewrites them).
 // None depends on this machine: the localhost system is not used.
@@ -120,6 +142,9 @@ func TestPlanningErrors(t *testing.T) {
 		{[]string{"plan", "--recipe", "mlperf-v0.7-resnet5"}, exitRuntime, `scaleplan: plan: unknown recipe "mlperf-v0.7-resnet5"; did you mean "mlperf-v0.7-resnet50"`},
 		{[]string{"plan", "--recipe", "mlperf-v0.7-resnet50", "--systems", "dgx-a100,dgx"}, exitRuntime, `scaleplan: plan: unknown system "dgx"; did you mean "dgx1"`},
 		{[]string{"plan", "--recipe", "mlperf-v0.7-resnet50", "--model", "resnet"}, exitRuntime, `scaleplan: plan: unknown model "resnet"; did you mean "resnet50"`},
+		{[]string{"plan", "--recipe", "mlperf-v0.7-resnet50", "--calibration", "testdata/none.yaml"}, exitRuntime, "scaleplan: plan: calibration: open testdata/none.yaml"},
+		{[]string{"plan", "--recipe", "mlperf-v0.7-resnet50", "--systems", "dgx-h100", "--calibration", "testdata/calib-a100-resnet50.yaml"}, exitRuntime,
+			"scaleplan: plan: calibration testdata/calib-a100-resnet50.yaml: no throughput entry applies to a candidate system (the plan needs model resnet50 on one of: h100-sxm5-80gb fp16, "},
 		{[]string{"validate", "x"}, exitUsage, "validate takes no argument"},
 		{[]string{"validate", "--max-error", "-1"}, exitUsage, "--max-error -1"},
 		{[]string{"validate", "--cases", "testdata/validate/none.yaml"}, exitRuntime, "none.yaml"},
