@@ -91,8 +91,11 @@ func calibrationsFor(base *scenarios.Resolved, precs []string, cals []planCalibr
 					cals[from].file, best.Model, best.Devices, best.Device)
 			}
 			used[from] = true
-			src.Calibration = &scenarios.Calibration{V0: best.V0, T: best.T, Device: best.Device, Devices: best.Devices,
-				Source: cals[from].file + " (" + best.Source + ")"}
+			source := cals[from].file
+			if best.Source != "" {
+				source += " (" + best.Source + ")"
+			}
+			src.Calibration = &scenarios.Calibration{V0: best.V0, T: best.T, Device: best.Device, Devices: best.Devices, Source: source}
 			byPrec[p] = src.Calibration
 		}
 		srcs = append(srcs, src)
