@@ -398,9 +398,9 @@ func Plan(req PlanRequest) (*PlanResult, error) {
 			}
 		}
 	}
-	cals, err := readCalibrations(req.Calibrations)
+	cals, err := scenarios.ReadCalibrationFiles(req.Calibrations)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("plan: calibration: %w", err)
 	}
 	used := make([]bool, len(cals))
 	res := &PlanResult{Request: req}
@@ -442,7 +442,7 @@ func Plan(req PlanRequest) (*PlanResult, error) {
 	}
 	for i, ok := range used {
 		if !ok {
-			return nil, fmt.Errorf("plan: calibration %s: %s", cals[i].file, cals[i].mismatch(res.Model, res.Compute))
+			return nil, fmt.Errorf("plan: calibration %s: %s", cals[i].Path, mismatch(cals[i], res.Model, res.Compute))
 		}
 	}
 	res.CostBasis = "dollars"

@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"scaleplan/hw"
-	"scaleplan/internal/calib"
 	"scaleplan/scenarios"
 )
 
@@ -41,62 +40,24 @@ func precisions(base *scenarios.Resolved, sp Space) []string {
 	return precs
 }
 
-// planCalibration is one calibration file of a plan request.
-type planCalibration struct {
-	file string
-	cal  *calib.Calibration
-}
-
-// readCalibrations reads the calibration files of a plan request.
-func readCalibrations(files []string) ([]planCalibration, error) {
-	cals := make([]planCalibration, len(files))
-	for i, f := range files {
-		c, err := calib.ReadFile(f)
-		if err != nil {
-			return nil, fmt.Errorf("plan: calibration: %w", err)
-		}
-		cals[i] = planCalibration{file: f, cal: c}
-	}
-	return cals, nil
-}
-
-// calibrationsFor picks, for each precision of base's system, the
-// throughput entry of the calibrations that scenarios.Calibration would:
-// one for base's model on base's device kind, of that precision or of
-// none, measured on the fewest devices (the first file's on a tie). It
-// marks the calibrations it uses in used, and returns the calibration of
-// each precision that has one and how every precision computes. An entry
-// that would apply but did not bound v0 is an error.
-func calibrationsFor(base *scenarios.Resolved, precs []string, cals []planCalibration, used []bool) (map[string]*scenarios.Calibration, []ComputeSource, error) {
+// calibrationsFor picks, for each precision of base's system, the measured
+// law the calibrations give a scenario of base's model on base's device
+// kind at that precision (scenarios.PickCalibration). It marks the files it
+// uses in used, and returns the calibration of each precision that has one
+// and how every precision computes.
+func calibrationsFor(base *scenarios.Resolved, precs []string, cals []scenarios.CalibrationFile, used []bool) (map[string]*scenarios.Calibration, []ComputeSource, error) {
 	byPrec := make(map[string]*scenarios.Calibration)
 	var srcs []ComputeSource
 	for _, p := range precs {
 		src := ComputeSource{System: base.Sys.Name, Device: base.Device.Name, Precision: p, Efficiency: base.Mdl.EffectiveEfficiency()}
-		var best *calib.ThroughputEntry
-		var from int
-		for i, pc := range cals {
-			for j := range pc.cal.Throughput {
-				e := &pc.cal.Throughput[j]
-				if e.Model != base.Mdl.Name || e.Device != base.Device.Name || (e.Precision != "" && e.Precision != p) || e.Devices < 1 {
-					continue
-				}
-				if best == nil || e.Devices < best.Devices {
-					best, from = e, i
-				}
-			}
+		cal, from, err := scenarios.PickCalibration(cals, base.Mdl.Name, base.Device.Name, p)
+		if err != nil {
+			return nil, nil, fmt.Errorf("plan: %w", err)
 		}
-		if best != nil {
-			if best.V0Unbounded {
-				return nil, nil, fmt.Errorf("plan: calibration %s: the entry for model %q on %d %s did not bound v0 (v0_unbounded: its step time did not grow with the batch); fit it again with larger batches",
-					cals[from].file, best.Model, best.Devices, best.Device)
-			}
+		if cal != nil {
 			used[from] = true
-			source := cals[from].file
-			if best.Source != "" {
-				source += " (" + best.Source + ")"
-			}
-			src.Calibration = &scenarios.Calibration{V0: best.V0, T: best.T, Device: best.Device, Devices: best.Devices, Source: source}
-			byPrec[p] = src.Calibration
+			src.Calibration = cal
+			byPrec[p] = cal
 		}
 		srcs = append(srcs, src)
 	}
@@ -106,7 +67,7 @@ func calibrationsFor(base *scenarios.Resolved, precs []string, cals []planCalibr
 // mismatch says why a calibration applies to no candidate system: the
 // model, devices and precisions the search needed, and the entries the
 // file has.
-func (pc planCalibration) mismatch(model string, srcs []ComputeSource) string {
+func mismatch(pc scenarios.CalibrationFile, model string, srcs []ComputeSource) string {
 	var want []string
 	for _, s := range srcs {
 		w := s.Device + " " + s.Precision
@@ -114,21 +75,6 @@ func (pc planCalibration) mismatch(model string, srcs []ComputeSource) string {
 			want = append(want, w)
 		}
 	}
-	var have []string
-	for _, e := range pc.cal.Throughput {
-		prec := e.Precision
-		if prec == "" {
-			prec = "any precision"
-		}
-		dev := e.Device
-		if dev == "" {
-			dev = "an unnamed device (fit --device names it)"
-		}
-		have = append(have, fmt.Sprintf("%s on %d %s, %s", e.Model, e.Devices, dev, prec))
-	}
-	if len(have) == 0 {
-		have = []string{"none"}
-	}
 	return fmt.Sprintf("no throughput entry applies to a candidate system (the plan needs model %s on one of: %s; the file has: %s)",
-		model, strings.Join(want, ", "), strings.Join(have, "; "))
+		model, strings.Join(want, ", "), pc.Entries())
 }

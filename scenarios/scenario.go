@@ -243,6 +243,12 @@ type Options struct {
 	// path, or below it, names that source instead of the file's line,
 	// which holds the value that was replaced. Default nil.
 	Overrides map[string]string
+
+	// Calibrations, if any has a throughput entry for the scenario's model
+	// on its device kind at its precision (PickCalibration), replace the
+	// scenario's compute, roofline or calibration, with that measured law
+	// (Resolved.CalibratedBy names the file). Default nil.
+	Calibrations []CalibrationFile
 }
 
 // attribute renames the problems at paths that opt.Overrides names, so
@@ -265,6 +271,9 @@ func (opt Options) attribute(ps *config.Problems) {
 type Resolved struct {
 	Scenario
 	File string // the file it was read from ("scenarios/shipped/NAME.yaml" for shipped ones)
+	// CalibratedBy is the Options.Calibrations file whose entry replaced
+	// the scenario's compute, or "".
+	CalibratedBy string
 
 	Catalog  *hw.Catalog
 	Profiles *model.Profiles
@@ -355,6 +364,15 @@ func Parse(r io.Reader, file string, opt Options) (*Resolved, error) {
 		ps.Locate(root)
 		return nil, config.InFile(file, &ps)
 	}
+	if len(opt.Calibrations) > 0 {
+		cal, i, err := PickCalibration(opt.Calibrations, res.Mdl.Name, res.Device.Name, res.Precision)
+		if err != nil {
+			return nil, fmt.Errorf("scenario %s: %w", res.Name, err)
+		}
+		if cal != nil {
+			res.Calibration, res.CalibratedBy = cal, opt.Calibrations[i].Path
+		}
+	}
 	return res, nil
 }
 
@@ -444,20 +462,12 @@ func (r *Resolved) loadCalibration(ps *config.Problems) {
 		ps.Addf("calibration.file", "%v", err)
 		return
 	}
-	var best *calib.ThroughputEntry
-	var seen []string
-	for i := range cal.Throughput {
-		e := &cal.Throughput[i]
-		seen = append(seen, fmt.Sprintf("%s on %d %s %s", e.Model, e.Devices, e.Device, e.Precision))
-		if e.Model != r.Mdl.Name || (c.Device != "" && e.Device != c.Device) ||
-			(e.Precision != "" && e.Precision != r.Precision) || e.Devices < 1 {
-			continue
-		}
-		if best == nil || e.Devices < best.Devices {
-			best = e
-		}
-	}
+	best := throughputEntry(cal, r.Mdl.Name, c.Device, r.Precision)
 	if best == nil {
+		var seen []string
+		for _, e := range cal.Throughput {
+			seen = append(seen, fmt.Sprintf("%s on %d %s %s", e.Model, e.Devices, e.Device, e.Precision))
+		}
 		ps.Addf("calibration.file", "%s has no throughput entry for model %q at %s (entries: %s)",
 			c.File, r.Mdl.Name, r.Precision, strings.Join(seen, "; "))
 		return

@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -26,6 +27,24 @@ func TestPlanCalibrationFlag(t *testing.T) {
 	for _, line := range strings.Split(stdout, "\n") {
 		if f := strings.Fields(line); len(f) > 3 && f[0] == "dgx-a100" && f[3] != "fp16" {
 			t.Errorf("searched at %s: %s", f[3], line)
+		}
+	}
+}
+
+// TestPredictCalibrationFlag: predict --calibration computes a scenario
+// by the file's law: one A100 at 2,180 samples/s and t = 0 takes 408/2180 s
+// for its per-device batch of 408, and the notes name the file.
+func TestPredictCalibrationFlag(t *testing.T) {
+	stdout, stderr, code := runCLI("predict", "--calibration", "testdata/calib-a100-resnet50.yaml", "dgx-a100-resnet50-mlperf-v0.7")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{
+		"compute: calibrated, v0 = 2180 samples/s on 1 device(s), t = 0 s (testdata/calib-a100-resnet50.yaml (DeepLearningExamples",
+		fmt.Sprintf(" %.2f ", 408.0/2180*1000), // compute (ms) of the step
+	} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("no %q in:\n%s", want, stdout)
 		}
 	}
 }
@@ -145,6 +164,9 @@ func TestPlanningErrors(t *testing.T) {
 		{[]string{"plan", "--recipe", "mlperf-v0.7-resnet50", "--calibration", "testdata/none.yaml"}, exitRuntime, "scaleplan: plan: calibration: open testdata/none.yaml"},
 		{[]string{"plan", "--recipe", "mlperf-v0.7-resnet50", "--systems", "dgx-h100", "--calibration", "testdata/calib-a100-resnet50.yaml"}, exitRuntime,
 			"scaleplan: plan: calibration testdata/calib-a100-resnet50.yaml: no throughput entry applies to a candidate system (the plan needs model resnet50 on one of: h100-sxm5-80gb fp16, "},
+		{[]string{"predict", "--calibration", "testdata/calib-a100-resnet50.yaml"}, exitRuntime,
+			"scaleplan: predict: calibration testdata/calib-a100-resnet50.yaml: no throughput entry applies to the scenarios predicted (they need resnet50 on p100-sxm2 at fp32; the file has: resnet50 on 1 a100-sxm4-80gb, fp16)"},
+		{[]string{"predict", "--calibration", "testdata/none.yaml"}, exitRuntime, "scaleplan: predict: calibration: open testdata/none.yaml"},
 		{[]string{"validate", "x"}, exitUsage, "validate takes no argument"},
 		{[]string{"validate", "--max-error", "-1"}, exitUsage, "--max-error -1"},
 		{[]string{"validate", "--cases", "testdata/validate/none.yaml"}, exitRuntime, "none.yaml"},

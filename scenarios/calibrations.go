@@ -1,0 +1,97 @@
+package scenarios
+
+import (
+	"fmt"
+	"strings"
+
+	"scaleplan/internal/calib"
+)
+
+// CalibrationFile is a calibration read from a file written by `scaleplan
+// fit --out`, for PickCalibration and Options.Calibrations.
+type CalibrationFile struct {
+	Path string
+	Cal  *calib.Calibration
+}
+
+// ReadCalibrationFiles reads the calibration files at paths.
+func ReadCalibrationFiles(paths []string) ([]CalibrationFile, error) {
+	files := make([]CalibrationFile, len(paths))
+	for i, p := range paths {
+		c, err := calib.ReadFile(p)
+		if err != nil {
+			return nil, err
+		}
+		files[i] = CalibrationFile{Path: p, Cal: c}
+	}
+	return files, nil
+}
+
+// throughputEntry returns the entry of c that a scenario of model on
+// device (any device if "") at precision computes by: one for that model
+// and device, of that precision or of none, measured on one or more
+// devices, and of those the one on the fewest devices (the first on a
+// tie). It returns nil if none applies.
+func throughputEntry(c *calib.Calibration, model, device, precision string) *calib.ThroughputEntry {
+	var best *calib.ThroughputEntry
+	for i := range c.Throughput {
+		e := &c.Throughput[i]
+		if e.Model != model || (device != "" && e.Device != device) || (e.Precision != "" && e.Precision != precision) || e.Devices < 1 {
+			continue
+		}
+		if best == nil || e.Devices < best.Devices {
+			best = e
+		}
+	}
+	return best
+}
+
+// PickCalibration returns the measured compute law that a scenario of
+// model on device at precision takes from files: the entry a scenario's
+// calibration file would give (throughputEntry), of the file whose entry
+// was measured on the fewest devices (the first file on a tie), with its
+// Source naming the file and the entry's source. It returns the index of
+// that file, or nil and −1 when no file has an entry that applies, and an
+// error when the entry did not bound v0 (calib.ThroughputEntry.V0Unbounded).
+func PickCalibration(files []CalibrationFile, model, device, precision string) (*Calibration, int, error) {
+	var best *calib.ThroughputEntry
+	from := -1
+	for i, f := range files {
+		if e := throughputEntry(f.Cal, model, device, precision); e != nil && (best == nil || e.Devices < best.Devices) {
+			best, from = e, i
+		}
+	}
+	if best == nil {
+		return nil, -1, nil
+	}
+	if best.V0Unbounded {
+		return nil, from, fmt.Errorf("calibration %s: the entry for model %q on %d %s did not bound v0 (v0_unbounded: its step time did not grow with the batch over %s); fit it again with larger batches",
+			files[from].Path, best.Model, best.Devices, best.Device, batchesText(best.Batches))
+	}
+	source := files[from].Path
+	if best.Source != "" {
+		source += " (" + best.Source + ")"
+	}
+	return &Calibration{V0: best.V0, T: best.T, Device: best.Device, Devices: best.Devices, Source: source}, from, nil
+}
+
+// Entries lists the file's throughput entries for a message that says why
+// none applies: "resnet50 on 1 a100-sxm4-80gb, fp16; ...", or "none".
+func (f CalibrationFile) Entries() string {
+	var have []string
+	for _, e := range f.Cal.Throughput {
+		prec := e.Precision
+		if prec == "" {
+			prec = "any precision"
+		}
+		dev := e.Device
+		if dev == "" {
+			dev = "an unnamed device (fit --device names it)"
+		}
+		have = append(have, fmt.Sprintf("%s on %d %s, %s", e.Model, e.Devices, dev, prec))
+	}
+	if len(have) == 0 {
+		return "none"
+	}
+	return strings.Join(have, "; ")
+}

@@ -1,0 +1,103 @@
+package scenarios
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// writeCalibrations writes each document to a file of its own in a
+// temporary directory and reads them.
+func writeCalibrations(t *testing.T, docs ...string) []CalibrationFile {
+	t.Helper()
+	dir := t.TempDir()
+	var paths []string
+	for i, d := range docs {
+		p := filepath.Join(dir, string(rune('a'+i))+".yaml")
+		if err := os.WriteFile(p, []byte(d), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		paths = append(paths, p)
+	}
+	files, err := ReadCalibrationFiles(paths)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return files
+}
+
+// TestPickCalibration checks the choice among files against the rule: the
+// model, the device kind and the precision (or none) must match; of the
+// entries that do, the one measured on the fewest devices wins, the first
+// file's on a tie.
+func TestPickCalibration(t *testing.T) {
+	files := writeCalibrations(t,
+		"throughput:\n"+
+			"  - {model: resnet50, device: p100-sxm2, devices: 4, precision: fp32, v0: 700, t: 30 ms, r2: 0.99, points: 3, source: four.csv}\n"+
+			"  - {model: resnet50, device: v100-sxm2-32gb, devices: 1, precision: fp32, v0: 400, t: 10 ms, r2: 0.99, points: 3}\n",
+		"throughput:\n"+
+			"  - {model: resnet50, device: p100-sxm2, devices: 1, v0: 190, t: 20 ms, r2: 0.99, points: 3, source: one.csv}\n"+
+			"  - {model: resnet50, device: p100-sxm2, devices: 1, precision: fp16, v0: 300, t: 20 ms, r2: 0.99, points: 3}\n",
+		"throughput:\n"+
+			"  - {model: resnet50, device: p100-sxm2, devices: 1, precision: fp32, v0: 150, t: 5 ms, r2: 0.99, points: 3}\n")
+	for _, tc := range []struct {
+		model, device, prec string
+		file                int // -1: none applies
+		v0                  float64
+	}{
+		{"resnet50", "p100-sxm2", "fp32", 1, 190},      // one device beats four; the second file before the third
+		{"resnet50", "p100-sxm2", "fp16", 1, 190},      // the entry without a precision comes first in its file
+		{"resnet50", "v100-sxm2-32gb", "fp32", 0, 400}, //
+		{"resnet50", "v100-sxm2-32gb", "fp16", -1, 0},  // precision
+		{"gnmt", "p100-sxm2", "fp32", -1, 0},           // model
+		{"resnet50", "a100-sxm4-80gb", "fp16", -1, 0},  // device
+		{"resnet50", "", "fp32", 0, 400},               // any device: the v100's one-device entry is the first
+	} {
+		cal, i, err := PickCalibration(files, tc.model, tc.device, tc.prec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i != tc.file || (tc.file < 0) != (cal == nil) {
+			t.Errorf("%s on %s at %s: file %d, calibration %+v; want file %d", tc.model, tc.device, tc.prec, i, cal, tc.file)
+			continue
+		}
+		if cal != nil && (cal.V0 != tc.v0 || cal.Devices != 1 || !strings.HasPrefix(cal.Source, files[i].Path)) {
+			t.Errorf("%s on %s at %s: %+v, want v0 %v on 1 device from %s", tc.model, tc.device, tc.prec, cal, tc.v0, files[i].Path)
+		}
+	}
+	if cal, _, _ := PickCalibration(files, "resnet50", "p100-sxm2", "fp32"); cal.Source != files[1].Path+" (one.csv)" || float64(cal.T) != 0.020 {
+		t.Errorf("source %q, t %v", cal.Source, cal.T)
+	}
+	unbounded := writeCalibrations(t, "throughput:\n  - {model: resnet50, device: p100-sxm2, devices: 1, v0: 1.8e7, v0_unbounded: true, v0_lower: 805500, t: 10 ms, r2: 1, points: 4, batches: [16, 128]}\n")
+	if _, _, err := PickCalibration(unbounded, "resnet50", "p100-sxm2", "fp32"); err == nil || !strings.Contains(err.Error(), "did not bound v0") || !strings.Contains(err.Error(), unbounded[0].Path) {
+		t.Errorf("unbounded: %v", err)
+	}
+}
+
+// TestOptionsCalibrations: a calibration given in Options replaces a
+// shipped scenario's compute, and is named in CalibratedBy; one that does
+// not apply leaves the scenario as it is.
+func TestOptionsCalibrations(t *testing.T) {
+	files := writeCalibrations(t,
+		"throughput:\n  - {model: resnet50, device: p100-sxm2, devices: 1, precision: fp32, v0: 150, t: 5 ms, r2: 0.99, points: 3}\n",
+		"throughput:\n  - {model: resnet50, device: a100-sxm4-80gb, devices: 1, precision: fp16, v0: 2180, t: 0 s, r2: 1, points: 2}\n")
+	own, err := Load("tsubame3-resnet50-caffe2-verbs", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := Load("tsubame3-resnet50-caffe2-verbs", Options{Calibrations: files})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := r.Calibration; r.CalibratedBy != files[0].Path || c == nil || c.V0 != 150 || float64(c.T) != 0.005 || own.CalibratedBy != "" {
+		t.Errorf("calibrated by %q: %+v", r.CalibratedBy, c)
+	}
+	r, err = Load("tsubame3-resnet50-caffe2-verbs", Options{Calibrations: files[1:]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.CalibratedBy != "" || (r.Calibration == nil) != (own.Calibration == nil) || (r.Calibration != nil && *r.Calibration != *own.Calibration) {
+		t.Errorf("an A100 entry changed a P100 scenario: %q, %+v", r.CalibratedBy, r.Calibration)
+	}
+}
