@@ -73,8 +73,8 @@ type PlanRequest struct {
 	// Where one has a throughput entry for the model on a candidate
 	// system's device kind, of a precision searched or of none, that
 	// precision computes by the measured law v = b/(b/v0 + t) instead of
-	// the roofline, as a scenario's calibration does (scenarios.Calibration;
-	// the entry measured on the fewest devices, the first file's on a tie).
+	// the roofline, by the rule scenarios.PickCalibration gives predict
+	// (the entry measured on the fewest devices, the first file's on a tie).
 	// Unless Space.Precisions names the precisions, such a system is then
 	// searched at its calibrated precisions only (ComputeSource.Skipped).
 	// A file that applies to no candidate system is an error.
