@@ -2,6 +2,8 @@ package scenarios_test
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 
 	"scaleplan/scenarios"
 )
@@ -22,4 +24,38 @@ func Example() {
 	// 4 GPUs on 1 nodes: global batch 128
 	// 32 GPUs on 8 nodes: global batch 1024
 	// 128 GPUs on 32 nodes: global batch 4096
+}
+
+// A calibration written by `scaleplan fit --out` replaces a shipped
+// scenario's compute when it measured the scenario's model on its device
+// kind at its precision.
+func ExampleOptions_calibrations() {
+	dir, err := os.MkdirTemp("", "calib")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer os.RemoveAll(dir)
+	path := filepath.Join(dir, "calib.yaml")
+	err = os.WriteFile(path, []byte(`throughput:
+  - {model: resnet50, device: p100-sxm2, devices: 1, precision: fp32, v0: 150, t: 5 ms, r2: 0.99, points: 4, source: bench.csv}
+`), 0o644)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	files, err := scenarios.ReadCalibrationFiles([]string{path})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	s, err := scenarios.Load("tsubame3-resnet50-caffe2-verbs", scenarios.Options{Calibrations: files})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	c := s.Calibration
+	fmt.Printf("calibrated by %s: v0 = %g samples/s on %d device, t = %v\n", filepath.Base(s.CalibratedBy), c.V0, c.Devices, c.T)
+	// Output:
+	// calibrated by calib.yaml: v0 = 150 samples/s on 1 device, t = 5 ms
 }
