@@ -35,6 +35,50 @@ func scenarioOptions(c *cli.Context) scenarios.Options {
 	return scenarios.Options{CatalogPaths: c.StringSlice("catalog"), ProfilePaths: c.StringSlice("profiles")}
 }
 
+// calibrationFlag is --calibration of the commands that predict or simulate
+// scenarios (plan has its own, about systems).
+func calibrationFlag() cli.Flag {
+	return &cli.StringSliceFlag{Name: "calibration", Usage: "calibration `FILE` written by `scaleplan fit --out`: a scenario whose model, device and precision it measured computes by its law, in place of its roofline or calibration; repeatable"}
+}
+
+// readCalibrations reads the files of --calibration into opt.
+func readCalibrations(c *cli.Context, cmd string, opt *scenarios.Options) error {
+	files := c.StringSlice("calibration")
+	if len(files) == 0 {
+		return nil
+	}
+	var err error
+	if opt.Calibrations, err = scenarios.ReadCalibrationFiles(files); err != nil {
+		return fmt.Errorf("%s: calibration: %w", cmd, err)
+	}
+	return nil
+}
+
+// calibrationsUsed returns an error naming the first --calibration file
+// that none of the scenarios rs computes by, with what they needed and
+// what the file has.
+func calibrationsUsed(cmd string, files []scenarios.CalibrationFile, rs []*scenarios.Resolved) error {
+	for _, f := range files {
+		var want []string
+		used := false
+		for _, r := range rs {
+			used = used || r.CalibratedBy == f.Path
+			if w := fmt.Sprintf("%s on %s at %s", r.Mdl.Name, r.Device.Name, r.Precision); !slices.Contains(want, w) {
+				want = append(want, w)
+			}
+		}
+		if !used {
+			what := "the scenario (it needs"
+			if len(rs) > 1 {
+				what = fmt.Sprintf("any of the %d scenarios (they need", len(rs))
+			}
+			return fmt.Errorf("%s: calibration %s: no throughput entry applies to %s %s; the file has: %s)",
+				cmd, f.Path, what, strings.Join(want, ", "), f.Entries())
+		}
+	}
+	return nil
+}
+
 func catalogCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "catalog",

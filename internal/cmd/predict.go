@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -43,7 +42,7 @@ func predictCommand() *cli.Command {
 			&cli.StringFlag{Name: "devices", Usage: "device counts `N,N,...` to predict (replaces the sweep)"},
 			&cli.StringFlag{Name: "batch", Usage: "per-device batches `B,B,...`"},
 			&cli.IntFlag{Name: "steps", Value: sim.DefaultSteps, Usage: "optimizer steps to simulate per configuration, `N` ≥ 2; the first is left out of the steady state"},
-			&cli.StringSliceFlag{Name: "calibration", Usage: "calibration `FILE` written by `scaleplan fit --out`: a scenario whose model, device and precision it measured computes by its law, in place of its roofline or calibration; repeatable"},
+			calibrationFlag(),
 			&cli.StringFlag{Name: "plot", Usage: "write charts (time to train and efficiency of every variant, breakdown and timeline) as PNG and SVG into `DIR`"},
 			formatFlag(),
 		},
@@ -88,16 +87,18 @@ func runPredict(c *cli.Context) error {
 			s.BatchPerDevice = batch[0]
 		}
 	}
-	if files := c.StringSlice("calibration"); len(files) > 0 {
-		if sopt.Calibrations, err = scenarios.ReadCalibrationFiles(files); err != nil {
-			return fmt.Errorf("predict: calibration: %w", err)
-		}
+	if err := readCalibrations(c, "predict", &sopt); err != nil {
+		return err
 	}
 	ps, err := study.Run(sopt, predict.Options{Steps: c.Int("steps")})
 	if err != nil {
 		return err
 	}
-	if err := calibrationsUsed(sopt.Calibrations, ps); err != nil {
+	rs := make([]*scenarios.Resolved, len(ps))
+	for i, p := range ps {
+		rs[i] = p.Scenario
+	}
+	if err := calibrationsUsed("predict", sopt.Calibrations, rs); err != nil {
 		return err
 	}
 	if err := writePrediction(c.App.Writer, format, study, ps); err != nil {
@@ -108,28 +109,6 @@ func runPredict(c *cli.Context) error {
 	}
 	if dir := c.String("plot"); dir != "" {
 		return writePredictionCharts(c, dir, ps)
-	}
-	return nil
-}
-
-// calibrationsUsed returns an error naming the first --calibration file
-// that no prediction computed by, with what the study's scenarios needed
-// and what the file has.
-func calibrationsUsed(files []scenarios.CalibrationFile, ps []*predict.Prediction) error {
-	for _, f := range files {
-		var want []string
-		used := false
-		for _, p := range ps {
-			r := p.Scenario
-			used = used || r.CalibratedBy == f.Path
-			if w := fmt.Sprintf("%s on %s at %s", r.Mdl.Name, r.Device.Name, r.Precision); !slices.Contains(want, w) {
-				want = append(want, w)
-			}
-		}
-		if !used {
-			return fmt.Errorf("predict: calibration %s: no throughput entry applies to the scenarios predicted (they need %s; the file has: %s)",
-				f.Path, strings.Join(want, ", "), f.Entries())
-		}
 	}
 	return nil
 }

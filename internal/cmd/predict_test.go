@@ -49,6 +49,18 @@ func TestPredictCalibrationFlag(t *testing.T) {
 	}
 }
 
+// TestSimulateCalibrationFlag: simulate --calibration computes the
+// scenario's step by the file's law, as predict does.
+func TestSimulateCalibrationFlag(t *testing.T) {
+	stdout, stderr, code := runCLI("simulate", "--devices", "1", "--calibration", "testdata/calib-a100-resnet50.yaml", "dgx-a100-resnet50-mlperf-v0.7")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if want := fmt.Sprintf(" %.2f ", 408.0/2180*1000); !strings.Contains(stdout, want) {
+		t.Errorf("no compute of %q ms in:\n%s", want, stdout)
+	}
+}
+
 // TestPlanningGolden pins the output of predict, plan and validate, two
 // invocations each, against testdata/*.golden (-update rewrites them).
 // None depends on this machine: the localhost system is not used.
@@ -165,7 +177,10 @@ func TestPlanningErrors(t *testing.T) {
 		{[]string{"plan", "--recipe", "mlperf-v0.7-resnet50", "--systems", "dgx-h100", "--calibration", "testdata/calib-a100-resnet50.yaml"}, exitRuntime,
 			"scaleplan: plan: calibration testdata/calib-a100-resnet50.yaml: no throughput entry applies to a candidate system (the plan needs model resnet50 on one of: h100-sxm5-80gb fp16, "},
 		{[]string{"predict", "--calibration", "testdata/calib-a100-resnet50.yaml"}, exitRuntime,
-			"scaleplan: predict: calibration testdata/calib-a100-resnet50.yaml: no throughput entry applies to the scenarios predicted (they need resnet50 on p100-sxm2 at fp32; the file has: resnet50 on 1 a100-sxm4-80gb, fp16)"},
+			"scaleplan: predict: calibration testdata/calib-a100-resnet50.yaml: no throughput entry applies to any of the 3 scenarios (they need resnet50 on p100-sxm2 at fp32; the file has: resnet50 on 1 a100-sxm4-80gb, fp16)"},
+		{[]string{"simulate", "--calibration", "testdata/calib-a100-resnet50.yaml", "tsubame3-resnet50-caffe2-verbs"}, exitRuntime,
+			"scaleplan: simulate: calibration testdata/calib-a100-resnet50.yaml: no throughput entry applies to the scenario (it needs resnet50 on p100-sxm2 at fp32; the file has: "},
+		{[]string{"report", "--calibration", "testdata/none.yaml", "tsubame3-resnet50-caffe2-verbs"}, exitRuntime, "scaleplan: report: calibration: open testdata/none.yaml"},
 		{[]string{"predict", "--calibration", "testdata/none.yaml"}, exitRuntime, "scaleplan: predict: calibration: open testdata/none.yaml"},
 		{[]string{"validate", "x"}, exitUsage, "validate takes no argument"},
 		{[]string{"validate", "--max-error", "-1"}, exitUsage, "--max-error -1"},

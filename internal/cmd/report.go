@@ -45,6 +45,7 @@ func reportCommand() *cli.Command {
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "out", Aliases: []string{"o"}, Value: "report.html", Usage: "write the report to `FILE`"},
 			&cli.StringFlag{Name: "devices", Usage: "simulate device counts `N,N,...` instead of the sweep's"},
+			calibrationFlag(),
 			&cli.IntFlag{Name: "steps", Value: sim.DefaultSteps, Usage: "optimizer steps to simulate per configuration, `N` ≥ 1; the first is left out of the steady state"},
 		},
 		Action: runReport,
@@ -74,8 +75,14 @@ func runReport(c *cli.Context) error {
 		}
 		opt.Edit = func(sc *scenarios.Scenario) { sc.Sweep.Devices = devices }
 	}
+	if err := readCalibrations(c, "report", &opt); err != nil {
+		return err
+	}
 	r, err := scenarios.Load(args[0], opt)
 	if err != nil {
+		return err
+	}
+	if err := calibrationsUsed("report", opt.Calibrations, []*scenarios.Resolved{r}); err != nil {
 		return err
 	}
 	bar := newBar(c, "report", len(r.Points())+4)

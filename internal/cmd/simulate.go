@@ -49,6 +49,7 @@ func simulateCommand() *cli.Command {
 			&cli.StringFlag{Name: "storage", Usage: "read samples from `KIND`: " + strings.Join(scenarios.StorageKinds, ", ") + " (no staging)"},
 			&cli.StringFlag{Name: "decode", Usage: "decode samples on the `SITE`: host (the nodes' CPU cores) or device (on the accelerators, as NVIDIA DALI does)"},
 			&cli.StringFlag{Name: "seed", Usage: "random `SEED` of the straggler jitter (default the scenario's)"},
+			calibrationFlag(),
 			&cli.IntFlag{Name: "steps", Value: sim.DefaultSteps, Usage: "optimizer steps to simulate per configuration, `N` ≥ 1; the first is left out of the steady state"},
 			&cli.StringFlag{Name: "trace", Usage: "write the last configuration's last steps as Chrome trace-event JSON to `FILE`"},
 			&cli.StringFlag{Name: "plot", Usage: "write charts (time to train, efficiency, breakdown, the last configuration's last step) as PNG and SVG into `DIR`"},
@@ -189,8 +190,14 @@ func runSimulate(c *cli.Context) error {
 	}
 	opt := scenarioOptions(c)
 	opt.Edit, opt.Overrides = o.edit, o.sources()
+	if err := readCalibrations(c, "simulate", &opt); err != nil {
+		return err
+	}
 	r, err := scenarios.Load(args[0], opt)
 	if err != nil {
+		return err
+	}
+	if err := calibrationsUsed("simulate", opt.Calibrations, []*scenarios.Resolved{r}); err != nil {
 		return err
 	}
 	pts := r.Points()
