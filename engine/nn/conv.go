@@ -66,7 +66,7 @@ type Conv2D struct {
 	y, dx            tensor.T
 	col, dcol, tile  [][]float32 // per worker
 	part, colbuf     []float32
-	u, du, zero      []float32 // Winograd: transformed kernel, its gradient, zeros
+	u, zero          []float32 // Winograd: transformed kernel, zeros
 	n, h, wd, oh, ow int
 }
 
@@ -285,13 +285,7 @@ func (l *Conv2D) Backward(dy *tensor.T, inputGrad bool) *tensor.T {
 			l.col2im(dcol, s0, nc)
 		}
 	})
-	// Sum the group gradients in group order.
-	gw := l.gwb[:wsize]
-	tensor.Parallel(wsize, elemGrain/max(1, groups), func(lo, hi int) {
-		for g := range groups {
-			tensor.AddScaled(gw[lo:hi], 1, part[g*wsize+lo:g*wsize+hi])
-		}
-	})
+	addGroupSums(l.gwb[:wsize], part, groups)
 	if !inputGrad {
 		return nil
 	}
@@ -304,4 +298,20 @@ func (l *Conv2D) Clone() Layer { return NewConv2D(l.inC, l.outC, l.k, l.stride, 
 // String returns "conv2d(InC→OutC, k×k, stride s, pad p)".
 func (l *Conv2D) String() string {
 	return fmt.Sprintf("conv2d(%d→%d, %d×%d, stride %d, pad %d)", l.inC, l.outC, l.k, l.k, l.stride, l.pad)
+}
+
+// addGroupSums adds the groups' partial sums, part's consecutive blocks of
+// len(dst) values, into dst in group order, so that the result does not
+// depend on how many threads computed them; the blocks are split over the
+// threads, each adding every group into its own range of dst.
+func addGroupSums(dst, part []float32, groups int) {
+	if groups < 1 {
+		return
+	}
+	size := len(dst)
+	tensor.Parallel(size, elemGrain/max(1, groups), func(lo, hi int) {
+		for g := range groups {
+			tensor.AddScaled(dst[lo:hi], 1, part[g*size+lo:g*size+hi])
+		}
+	})
 }

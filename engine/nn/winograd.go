@@ -380,12 +380,8 @@ func (l *Conv2D) backwardWinograd(dy *tensor.T, inputGrad bool) {
 			l.winoGradInput(&b)
 		}
 	})
-	du := grow(&l.du, usize)
-	copy(du, part[:usize])
-	tensor.Parallel(usize, elemGrain/max(1, groups), func(lo, hi int) {
-		for g := 1; g < groups; g++ {
-			tensor.AddScaled(du[lo:hi], 1, part[g*usize+lo:g*usize+hi])
-		}
-	})
+	// dU: the first group's partial, with the others added in order.
+	du := part[:usize]
+	addGroupSums(du, part[usize:], groups-1)
 	l.addWinoKernelGrad(du)
 }
