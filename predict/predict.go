@@ -372,6 +372,16 @@ func Group(n int64) string {
 	return b.String()
 }
 
+// Rate formats a throughput to four significant digits without an
+// exponent: 190.6, 2180, 56,380 (grouped from 10,000 up).
+func Rate(v float64) string {
+	if math.Abs(v) < 1e4 || math.IsInf(v, 0) || math.IsNaN(v) {
+		return strconv.FormatFloat(v, 'g', 4, 64)
+	}
+	unit := math.Pow(10, math.Floor(math.Log10(math.Abs(v)))-3)
+	return Group(int64(math.Round(v/unit) * unit))
+}
+
 // Duration formats a time to train for people: seconds below 2 minutes,
 // minutes below 2 hours, hours below 2 days, days above:
 // "45 s", "27.3 min", "5.86 h", "7.0 d".

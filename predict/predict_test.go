@@ -359,4 +359,12 @@ func TestFormats(t *testing.T) {
 			t.Errorf("Group(%d) = %q, want %q", c.n, got, c.want)
 		}
 	}
+	for _, c := range []struct {
+		v    float64
+		want string
+	}{{190.61, "190.6"}, {2180, "2180"}, {9999.4, "9999"}, {56381.9, "56,380"}, {294860.2, "294,900"}, {1.5e6, "1,500,000"}, {-56381.9, "-56,380"}, {0.054, "0.054"}} {
+		if got := Rate(c.v); got != c.want {
+			t.Errorf("Rate(%v) = %q, want %q", c.v, got, c.want)
+		}
+	}
 }

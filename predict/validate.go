@@ -415,7 +415,7 @@ func (p Params) String() string {
 		if p.Devices == 1 {
 			dev = "device"
 		}
-		parts = append(parts, fmt.Sprintf("v0 = %.4g samples/s on %d %s", p.V0, p.Devices, dev))
+		parts = append(parts, fmt.Sprintf("v0 = %s samples/s on %d %s", Rate(p.V0), p.Devices, dev))
 	}
 	if p.HasT {
 		parts = append(parts, "t = "+p.T.String())

@@ -74,6 +74,8 @@ func TestBuiltinCasesCoverSeeds(t *testing.T) {
 		{"dle-mxnet-dgx1-8gpu", SamplesPerSecond, "10723 samples/s", false},
 		{"dle-mxnet-dgx-a100-1gpu", SamplesPerSecond, "2180 samples/s", true},
 		{"dle-mxnet-dgx-a100-8gpu", SamplesPerSecond, "16925 samples/s", false},
+		{"mlperf-v3.0-dgx-h100-resnet50-epoch", EpochTime, "22.846 s", true},
+		{"mlperf-v3.0-dgx-h100-n8-resnet50-epoch", EpochTime, "4.345 s", false},
 	} {
 		got := byName[c.name]
 		if got == nil || got.Metric != c.metric || got.Published != c.published || got.Calibrates != c.calibrates {
@@ -85,8 +87,8 @@ func TestBuiltinCasesCoverSeeds(t *testing.T) {
 			t.Errorf("%s: no source URL in MLPerf's %s results: %q", c.Name, v[:4], c.URL)
 		}
 	}
-	if len(f.Cases) != 27 {
-		t.Errorf("%d built-in cases, want 27", len(f.Cases))
+	if len(f.Cases) != 29 {
+		t.Errorf("%d built-in cases, want 29", len(f.Cases))
 	}
 }
 
@@ -143,6 +145,19 @@ func TestValidateBuiltin(t *testing.T) {
 	// recipe: the same batch per GPU, so the same epoch.
 	if v6, v7 := predicted["mlperf-v0.6-dgx1-resnet50-epoch"], predicted["mlperf-v0.7-dgx1-resnet50-epoch"]; v6 != v7 || v6 == 0 {
 		t.Errorf("DGX-1 epoch: v0.6 recipe %v s, v0.7 recipe %v s; want the same", v6, v7)
+	}
+	// The DGX H100's epoch calibrates on 8 GPUs: compute-bound, so its v0
+	// per GPU is the log's throughput per GPU (1,281,167 images in
+	// 22.846 s on 8), raised by the little exposed all-reduce inside the
+	// node, and far below the roofline's.
+	for _, r := range rep.Results {
+		if r.Case.Name != "mlperf-v3.0-dgx-h100-resnet50-epoch" {
+			continue
+		}
+		perGPU := 1281167 / 22.846 / 8
+		if v := r.Fitted.V0 / float64(r.Fitted.Devices); r.Fitted.Devices != 8 || !(v >= perGPU && v < 1.02*perGPU) {
+			t.Errorf("DGX H100: v0 %v on %d devices, want %v to 2%% more per GPU", r.Fitted.V0, r.Fitted.Devices, perGPU)
+		}
 	}
 	if !rep.Exceeds(0.10) || rep.Exceeds(1) {
 		t.Errorf("Exceeds: MAE %v", rep.MAE)

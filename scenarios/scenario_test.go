@@ -45,6 +45,7 @@ func TestSeedExperiments(t *testing.T) {
 		"zinrai-200h-transformer-mlperf-v0.7", "zinrai-200h-gnmt-mlperf-v0.7",
 		"tsubame3-resnet50-caffe2-default", "tsubame3-resnet50-caffe2-staged", "tsubame3-resnet50-caffe2-verbs",
 		"tsubame3-resnet50-tensorflow-ps", "tsubame3-resnet50-chainermn",
+		"dgx-h100-resnet50-mlperf-v3.0",
 		"ipu-pod16-efficientnet-b4", "ipu-pod64-efficientnet-b4", "ipu-pod128-efficientnet-b4", "ipu-pod256-efficientnet-b4",
 		"seed003-resnet50-2gpu-nop2p",
 	}

@@ -306,7 +306,7 @@ func predictionNotes(p *predict.Prediction) []string {
 	}
 	compute := "compute: roofline of " + r.Device.Name + " at " + r.Precision
 	if c := r.Calibration; c != nil {
-		compute = fmt.Sprintf("compute: calibrated, v0 = %g samples/s on %d device(s), t = %v", c.V0, c.Devices, c.T)
+		compute = fmt.Sprintf("compute: calibrated, v0 = %s samples/s on %d device(s), t = %v", predict.Rate(c.V0), c.Devices, c.T)
 		if c.Source != "" {
 			compute += " (" + c.Source + ")"
 		}
