@@ -103,7 +103,7 @@ func TestReadCalibrationErrors(t *testing.T) {
 		{"t without unit", "throughput:\n  - model: m\n    v0: 10\n    t: 54\n    points: 3\n",
 			`line 4: "54" is not a quantity of seconds`},
 		{"every problem at once", "level: 2\nthroughput:\n  - model: \"\"\n    devices: -1\n    v0: -3\n    t: -1 ms\n    r2: 1.5\n    points: 1\n    v0_interval: [5, 4]\n",
-			"8 problems:\n  line 1: level: 2: must be in (0, 1)\n  line 3: throughput[0].model: missing\n  line 4: throughput[0].devices: -1: must be >= 0\n  line 5: throughput[0].v0: -3: must be a finite number > 0 (samples/s)\n  line 6: throughput[0].t: -1 ms: must be a finite time >= 0\n  line 7: throughput[0].r2: 1.5: must be <= 1\n  line 8: throughput[0].points: 1: a fit needs at least 2 points\n  line 9: throughput[0].v0_interval: [5, 4]: low is above high"},
+			"8 problems:\n  line 1: level: 2: must be in (0, 1)\n  line 3: throughput[0].model: missing\n  line 4: throughput[0].devices: -1: must be >= 0\n  line 5: throughput[0].v0: -3: must be a finite number > 0 (samples/s)\n  line 6: throughput[0].t: -1 ms: must be a finite time >= 0\n  line 7: throughput[0].r2: 1.5: must be <= 1\n  line 8: throughput[0].points: 1: a fit needs at least 2 points (1 with t = 0, one measured throughput)\n  line 9: throughput[0].v0_interval: [5, 4]: low is above high"},
 		{"duplicate", "throughput:\n  - {model: m, devices: 1, v0: 10, t: 1 ms, r2: 1, points: 3}\n  - {model: m, devices: 1, v0: 11, t: 1 ms, r2: 1, points: 3}\n",
 			"line 3: throughput[1]: same model, device, devices, precision and labels as throughput[0]"},
 		{"steps", "steps:\n  - model: m\n    target: 76\n    s_min: 0\n    b_noise: -1\n    r2: 1\n    points: 5\n",

@@ -77,7 +77,8 @@ type PlanRequest struct {
 	// (the entry measured on the fewest devices, the first file's on a tie).
 	// Unless Space.Precisions names the precisions, such a system is then
 	// searched at its calibrated precisions only (ComputeSource.Skipped).
-	// A file that applies to no candidate system is an error.
+	// A file that applies to no candidate system is an error. The name
+	// scenarios.Published stands for the published calibrations built in.
 	Calibrations []string
 
 	Scenario scenarios.Options // extra catalogue and profile files
@@ -323,8 +324,8 @@ type ComputeSource struct {
 func (c ComputeSource) String() string {
 	if cal := c.Calibration; cal != nil {
 		n := max(cal.Devices, 1)
-		return fmt.Sprintf("%s: calibrated, v0 = %.4g samples/s on %d %s, t = %s (%s)",
-			c.Precision, cal.V0, n, plural(n, "device"), cal.T, cal.Source)
+		return fmt.Sprintf("%s: calibrated, v0 = %s samples/s on %d %s, t = %s (%s)",
+			c.Precision, Rate(cal.V0), n, plural(n, "device"), cal.T, cal.Source)
 	}
 	return fmt.Sprintf("%s: roofline, %.2f of the %s peak", c.Precision, c.Efficiency, c.Precision)
 }

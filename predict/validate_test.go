@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"scaleplan/hw"
 	"scaleplan/scenarios"
 )
 
@@ -418,5 +419,55 @@ func TestValidateCaseErrors(t *testing.T) {
 	fine := rep.Results[6]
 	if fine.Err != nil || !near(fine.Predicted, 8/258.1+0.054, 1e-9) || rep.Failed != 6 || rep.N != 1 || !rep.Exceeds(1) {
 		t.Errorf("fine: %v %v; failed %d", fine.Predicted, fine.Err, rep.Failed)
+	}
+}
+
+// TestPublishedCalibration checks the published calibrations built into
+// the program (scenarios.Published) against the built-in cases they come
+// from: each entry's v0 is the one its calibrating case solves for, on as
+// many devices, for the case's model and precision, on the case's device
+// or one of the same peak and memory bandwidth (as calibrated_by allows).
+func TestPublishedCalibration(t *testing.T) {
+	files, err := scenarios.ReadCalibrationFiles([]string{scenarios.Published})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := Validate(BuiltinCases(), ValidateOptions{})
+	byName := map[string]*CaseResult{}
+	for i := range rep.Results {
+		byName[rep.Results[i].Case.Name] = &rep.Results[i]
+	}
+	cat, err := hw.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	entries := files[0].Cal.Throughput
+	if len(entries) != 4 {
+		t.Errorf("%d entries, want 4 (V100 16GB and 32GB, A100, H100)", len(entries))
+	}
+	for _, e := range entries {
+		name, ok := strings.CutPrefix(e.Source, "validate case ")
+		name, _, _ = strings.Cut(name, ":")
+		name, _, _ = strings.Cut(name, " ")
+		r := byName[name]
+		if !ok || r == nil || !r.Case.Calibrates || r.Err != nil {
+			t.Errorf("%s: source %q names no calibrating built-in case", e.Device, e.Source)
+			continue
+		}
+		sc, err := scenarios.Load(r.Case.Scenario.Ref, scenarios.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		dev, err := cat.Device(e.Device)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := hw.Precision(e.Precision)
+		if e.Model != sc.Mdl.Name || e.Precision != sc.Precision || dev.PeakFLOPs(p) != sc.Device.PeakFLOPs(p) || dev.MemoryBandwidth != sc.Device.MemoryBandwidth {
+			t.Errorf("%s: %s on %s at %s; case %s computes %s on %s at %s", e.Device, e.Model, e.Device, e.Precision, name, sc.Mdl.Name, sc.Device.Name, sc.Precision)
+		}
+		if e.Devices != r.Fitted.Devices || math.Abs(e.V0-r.Fitted.V0) > 0.5 || e.T != 0 {
+			t.Errorf("%s: v0 %v on %d devices, t %v; case %s solves v0 = %v on %d", e.Device, e.V0, e.Devices, e.T, name, r.Fitted.V0, r.Fitted.Devices)
+		}
 	}
 }

@@ -59,3 +59,23 @@ func ExampleOptions_calibrations() {
 	// Output:
 	// calibrated by calib.yaml: v0 = 150 samples/s on 1 device, t = 5 ms
 }
+
+// The published calibrations built into the program: one DGX H100's
+// ResNet-50 throughput in MLPerf Training v3.0 computes the shipped
+// scenario of that system.
+func ExampleReadCalibrationFiles_published() {
+	files, err := scenarios.ReadCalibrationFiles([]string{scenarios.Published})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	s, err := scenarios.Load("dgx-h100-resnet50-mlperf-v3.0", scenarios.Options{Calibrations: files})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	c := s.Calibration
+	fmt.Printf("calibrated by %s: v0 = %.0f samples/s on %d devices, %.0f a device\n", s.CalibratedBy, c.V0, c.Devices, c.V0/float64(c.Devices))
+	// Output:
+	// calibrated by published: v0 = 56384 samples/s on 8 devices, 7048 a device
+}

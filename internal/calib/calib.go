@@ -219,8 +219,10 @@ func (c *Calibration) validate() *config.Problems {
 		if e.R2 > 1 || math.IsNaN(e.R2) {
 			ps.Addf(p+".r2", "%v: must be <= 1", e.R2)
 		}
-		if e.Points < 2 {
-			ps.Addf(p+".points", "%d: a fit needs at least 2 points", e.Points)
+		// One measured throughput is a law too when t is taken as 0
+		// (v = v0 at every batch), as a published figure at one batch is.
+		if one := e.T == 0 && e.TInterval == nil; e.Points < 2 && !(one && e.Points == 1) {
+			ps.Addf(p+".points", "%d: a fit needs at least 2 points (1 with t = 0, one measured throughput)", e.Points)
 		}
 		if e.Excluded < 0 {
 			ps.Addf(p+".excluded", "%d: must be >= 0", e.Excluded)

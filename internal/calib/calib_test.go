@@ -131,7 +131,9 @@ func TestValidation(t *testing.T) {
 		{"v0", "throughput:\n  - model: m\n    devices: 1\n    v0: 0\n    t: 10 ms\n    r2: 0.99\n    points: 3\n",
 			[]string{"line 4: throughput[0].v0: 0: must be a finite number > 0"}},
 		{"missing model and few points", "throughput:\n  - devices: 1\n    v0: 100\n    t: 10 ms\n    r2: 0.99\n    points: 1\n",
-			[]string{"2 problems:", "throughput[0].model: missing", "line 6: throughput[0].points: 1: a fit needs at least 2 points"}},
+			[]string{"2 problems:", "throughput[0].model: missing", "line 6: throughput[0].points: 1: a fit needs at least 2 points (1 with t = 0, one measured throughput)"}},
+		{"no points", "throughput:\n  - model: m\n    devices: 1\n    v0: 100\n    t: 0 s\n    points: 0\n",
+			[]string{"throughput[0].points: 0: a fit needs at least 2 points"}},
 		{"negative t", "throughput:\n  - model: m\n    devices: 1\n    v0: 100\n    t: -5 ms\n    r2: 0.99\n    points: 3\n",
 			[]string{"line 5: throughput[0].t: "}},
 		{"interval", "throughput:\n  - model: m\n    devices: 1\n    v0: 100\n    v0_interval: [120, 80]\n    t: 10 ms\n    r2: 0.99\n    points: 3\n",
@@ -272,5 +274,18 @@ func TestLookup(t *testing.T) {
 	}
 	if got := LabelString(nil); got != "" {
 		t.Errorf("LabelString(nil) = %q", got)
+	}
+}
+
+// TestOnePublishedFigure: one measured throughput, with t taken as 0, is a
+// valid entry; with any other t it is not a fit.
+func TestOnePublishedFigure(t *testing.T) {
+	const one = "throughput:\n  - model: m\n    devices: 1\n    v0: 2180\n    t: 0 s\n    points: 1\n"
+	c, err := Read(strings.NewReader(one))
+	if err != nil || c.Throughput[0].V0 != 2180 || c.Throughput[0].T != 0 {
+		t.Errorf("read %+v, %v; want v0 2180 and t 0", c, err)
+	}
+	if _, err := Read(strings.NewReader(strings.Replace(one, "0 s", "5 ms", 1))); err == nil || !strings.Contains(err.Error(), "points: 1: a fit needs at least 2 points") {
+		t.Errorf("one point with t = 5 ms: %v", err)
 	}
 }

@@ -242,3 +242,40 @@ func TestValidateCarryError(t *testing.T) {
 		t.Errorf("--max-error 50: exit %d: %s", code, stderr)
 	}
 }
+
+// TestPublishedCalibrationFlag: --calibration published computes by the
+// published figures built in: one DGX H100 at the v0 its MLPerf v3.0
+// epoch gives, 56,384 samples/s on 8 GPUs and t = 0, takes 400/(56,384/8)
+// s of compute for its batch of 400 per GPU, in predict and in plan.
+func TestPublishedCalibrationFlag(t *testing.T) {
+	stdout, stderr, code := runCLI("predict", "--calibration", "published", "--devices", "8", "dgx-h100-resnet50-mlperf-v3.0")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{
+		"compute: calibrated, v0 = 56,380 samples/s on 8 device(s), t = 0 s (published (validate case mlperf-v3.0-dgx-h100-resnet50-epoch:",
+		fmt.Sprintf(" %.2f ", 400/(56384.4/8)*1000),
+	} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("predict: no %q in:\n%s", want, stdout)
+		}
+	}
+	stdout, stderr, code = runCLI("plan", "--recipe", "mlperf-v0.7-resnet50", "--systems", "dgx-h100,tsubame3", "--max-devices", "8", "--calibration", "published")
+	if code != 0 {
+		t.Fatalf("plan: exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{
+		"compute on dgx-h100 (h100-sxm5-80gb): fp16: calibrated, v0 = 56,380 samples/s on 8 devices, t = 0 s (published (validate case mlperf-v3.0-dgx-h100-resnet50-epoch",
+		"compute on tsubame3 (p100-sxm2): fp16, fp32: roofline",
+	} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("plan: no %q in:\n%s", want, stdout)
+		}
+	}
+	// The published figures are of NVIDIA GPUs: for the IPU's scenario
+	// none applies, which is an error, as for any file.
+	_, stderr, code = runCLI("predict", "--calibration", "published", "ipu-pod16-efficientnet-b4")
+	if code == 0 || !strings.Contains(stderr, "calibration published: no throughput entry applies") {
+		t.Errorf("IPU: exit %d, %s", code, stderr)
+	}
+}
