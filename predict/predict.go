@@ -375,7 +375,7 @@ func Group(n int64) string {
 // Rate formats a throughput to four significant digits without an
 // exponent: 190.6, 2180, 56,380 (grouped from 10,000 up).
 func Rate(v float64) string {
-	if math.Abs(v) < 1e4 || math.IsInf(v, 0) || math.IsNaN(v) {
+	if math.Abs(v) < 9999.5 || math.IsInf(v, 0) || math.IsNaN(v) { // 9999.5 and up round to 10,000
 		return strconv.FormatFloat(v, 'g', 4, 64)
 	}
 	unit := math.Pow(10, math.Floor(math.Log10(math.Abs(v)))-3)
