@@ -20,8 +20,9 @@ import (
 // calibrated by its own 1-GPU cell; (a)'s 32- and 128-GPU cells are tuned
 // (the shared database parameters were chosen with them in view); seed
 // 003's 1-GPU law calibrates its 2-GPU predictions. Beyond the seeds it
-// checks published MLPerf Training v0.6 and v0.7 results of the GX2570 M5
-// and the DGX-1, each with its log's URL.
+// checks published MLPerf Training results of the GX2570 M5, the DGX-1 and
+// the DGX A100 (v0.6, v0.7) and of the DGX H100 (v3.0), each with its log's
+// URL, and NVIDIA's DeepLearningExamples throughputs.
 func TestBuiltinCasesCoverSeeds(t *testing.T) {
 	f := BuiltinCases()
 	byName := map[string]*Case{}
