@@ -84,8 +84,7 @@ func PickCalibration(files []CalibrationFile, model, device, precision string) (
 		return nil, -1, nil
 	}
 	if best.V0Unbounded {
-		return nil, from, fmt.Errorf("calibration %s: the entry for model %q on %d %s did not bound v0 (v0_unbounded: its step time did not grow with the batch over %s); fit it again with larger batches",
-			files[from].Path, best.Model, best.Devices, best.Device, batchesText(best.Batches))
+		return nil, from, fmt.Errorf("calibration %s: %s", files[from].Path, unboundedV0(best))
 	}
 	source := files[from].Path
 	if best.Source != "" {
@@ -113,4 +112,20 @@ func (f CalibrationFile) Entries() string {
 		return "none"
 	}
 	return strings.Join(have, "; ")
+}
+
+// unboundedV0 says that entry e did not bound v0 and what to do, for the
+// errors of a calibration file and of --calibration.
+func unboundedV0(e *calib.ThroughputEntry) string {
+	return fmt.Sprintf("the entry for model %q on %d %s did not bound v0 (v0_unbounded: its step time did not grow with the batch over %s); fit it again with larger batches",
+		e.Model, e.Devices, e.Device, batchesText(e.Batches))
+}
+
+// batchesText is "16–128" for a calibration entry's [smallest, largest]
+// batch, or "the batches measured" when it records none.
+func batchesText(b []int) string {
+	if len(b) != 2 {
+		return "the batches measured"
+	}
+	return fmt.Sprintf("%d–%d", b[0], b[1])
 }

@@ -473,8 +473,7 @@ func (r *Resolved) loadCalibration(ps *config.Problems) {
 		return
 	}
 	if best.V0Unbounded {
-		ps.Addf("calibration.file", "%s: the entry for model %q on %d %s did not bound v0 (v0_unbounded: its step time did not grow with the batch over %s); fit it again with larger batches, or give calibration.v0",
-			c.File, best.Model, best.Devices, best.Device, batchesText(best.Batches))
+		ps.Addf("calibration.file", "%s: %s, or give calibration.v0", c.File, unboundedV0(best))
 		return
 	}
 	c.V0, c.T, c.Devices = best.V0, best.T, best.Devices
@@ -709,13 +708,4 @@ func (r *Resolved) CalibrationPath() string {
 		return r.Calibration.File
 	}
 	return filepath.Join(filepath.Dir(r.File), r.Calibration.File)
-}
-
-// batchesText is "16–128" for a calibration entry's [smallest, largest]
-// batch, or "the batches measured" when it records none.
-func batchesText(b []int) string {
-	if len(b) != 2 {
-		return "the batches measured"
-	}
-	return fmt.Sprintf("%d–%d", b[0], b[1])
 }
