@@ -609,7 +609,8 @@ var errHelpShown = errors.New("help shown")
 
 // scenarioKind returns the charts function of `plot KIND SCENARIO...` for
 // a scenario chart kind: it loads and simulates the scenarios (the sweep
-// given by --devices, if set) and draws the chart.
+// given by --devices, if set; the compute by the --calibration files that
+// apply) and draws the chart.
 func scenarioKind(kind string) func(c *cli.Context, o *plotOptions, args []string) ([]*plots.Chart, error) {
 	return func(c *cli.Context, o *plotOptions, args []string) ([]*plots.Chart, error) {
 		if len(args) == 0 {
@@ -618,23 +619,16 @@ func scenarioKind(kind string) func(c *cli.Context, o *plotOptions, args []strin
 		if kind == chartTimeline && len(args) > 1 {
 			return nil, usagef("plot timeline takes one SCENARIO, got %d", len(args))
 		}
-		opt := scenarioOptions(c)
-		if o.devices != "" {
-			devices, err := parseInts("devices", o.devices)
-			if err != nil {
-				return nil, usagef("plot: --devices %q: want positive integers separated by commas, such as 1,4,32", o.devices)
-			}
-			opt.Edit = func(s *scenarios.Scenario) { s.Sweep.Devices = devices }
+		rs, err := plotScenarios(scenarioOptions(c), o, kind, args)
+		if err != nil {
+			return nil, err
 		}
-		var rs []*scenarios.Resolved
 		total := 0
-		for _, name := range args {
-			r, err := scenarios.Load(name, opt)
-			if err != nil {
-				return nil, err
-			}
-			rs = append(rs, r)
+		for _, r := range rs {
 			total += len(r.Points())
+			if r.Calibration != nil {
+				fmt.Fprintf(c.App.ErrWriter, "plot: %s: %s\n", r.Name, computeNote(r))
+			}
 		}
 		bar := newBar(c, "plot: simulate", total)
 		defer bar.Done()
@@ -652,6 +646,36 @@ func scenarioKind(kind string) func(c *cli.Context, o *plotOptions, args []strin
 		}
 		return charts, nil
 	}
+}
+
+// plotScenarios resolves the scenarios of a scenario kind of `plot`
+// against opt, with o's device counts and calibration files.
+func plotScenarios(opt scenarios.Options, o *plotOptions, kind string, args []string) ([]*scenarios.Resolved, error) {
+	if o.devices != "" {
+		devices, err := parseInts("devices", o.devices)
+		if err != nil {
+			return nil, usagef("plot: --devices %q: want positive integers separated by commas, such as 1,4,32", o.devices)
+		}
+		opt.Edit = func(s *scenarios.Scenario) { s.Sweep.Devices = devices }
+	}
+	if len(o.calibrations) > 0 {
+		var err error
+		if opt.Calibrations, err = scenarios.ReadCalibrationFiles(o.calibrations); err != nil {
+			return nil, fmt.Errorf("plot: calibration: %w", err)
+		}
+	}
+	var rs []*scenarios.Resolved
+	for _, name := range args {
+		r, err := scenarios.Load(name, opt)
+		if err != nil {
+			return nil, err
+		}
+		rs = append(rs, r)
+	}
+	if err := calibrationsUsed("plot "+kind, opt.Calibrations, rs); err != nil {
+		return nil, err
+	}
+	return rs, nil
 }
 
 // writeFitCharts writes the charts of a fit report into dir, as `plot

@@ -574,3 +574,68 @@ func decodePNG(t *testing.T, path string) image.Image {
 	}
 	return img
 }
+
+// TestPlotCalibration: plot --calibration computes a scenario by the
+// file's law, as predict does. With the published figures one DGX H100
+// runs its 8 × 400 images a step at v0 with t = 0, so the breakdown's
+// compute is 3,200 / v0 seconds, where the roofline gives another figure;
+// stderr says which law the chart used. The log kinds refuse the flag.
+func TestPlotCalibration(t *testing.T) {
+	const name = "dgx-h100-resnet50-mlperf-v3.0"
+	cal, err := scenarios.ReadCalibrationFiles([]string{scenarios.Published})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v0 float64
+	for _, e := range cal[0].Cal.Throughput {
+		if e.Device == "h100-sxm5-80gb" {
+			v0 = e.V0 * 8 / float64(e.Devices)
+		}
+	}
+	if v0 == 0 {
+		t.Fatal("no H100 entry in the published calibrations")
+	}
+	compute := func(calibrations ...string) float64 {
+		t.Helper()
+		rs, err := plotScenarios(scenarios.Options{}, &plotOptions{devices: "8", calibrations: calibrations}, chartBreakdown, []string{name})
+		if err != nil {
+			t.Fatal(err)
+		}
+		run, err := simulateSweep(rs[0], 0, false, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return breakdownData(run).Bars[0].Parts[0]
+	}
+	if got, want := compute(scenarios.Published), 8*400/v0; !near(got, want, 1e-9) {
+		t.Errorf("calibrated compute %v s, want 3200/v0 = %v s", got, want)
+	}
+	if got := compute(); near(got, 8*400/v0, 0.01) {
+		t.Errorf("roofline compute %v s equals the calibrated one", got)
+	}
+
+	dir := t.TempDir()
+	stdout, stderr, code := runCLI("plot", "breakdown", name, "--devices", "8", "--calibration", scenarios.Published, "-o", dir)
+	if code != exitOK || len(strings.Fields(stdout)) != 2 {
+		t.Fatalf("exit %d, stdout %q; stderr:\n%s", code, stdout, stderr)
+	}
+	if want := "plot: " + name + ": compute: calibrated, v0 = 56,380 samples/s on 8 device(s), t = 0 s (published"; !strings.Contains(stderr, want) {
+		t.Errorf("no %q in stderr:\n%s", want, stderr)
+	}
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"plot", "breakdown", "ipu-pod16-efficientnet-b4", "--calibration", scenarios.Published, "-o", dir}, exitRuntime,
+			"plot breakdown: calibration published: no throughput entry applies to the scenario (it needs efficientnet-b4-g16 on gc200 at fp16"},
+		{[]string{"plot", "scaling", name, "--calibration", "testdata/no-such-file.yaml", "-o", dir}, exitRuntime, "no-such-file.yaml"},
+		{[]string{"plot", "throughput", "--calibration", scenarios.Published, "testdata/bench.jsonl"}, exitUsage,
+			"plot throughput: --calibration is for the scenario kinds (scaling, efficiency, breakdown, timeline)"},
+	} {
+		_, stderr, code := runCLI(tc.args...)
+		if code != tc.code || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%q: exit %d, stderr %q; want exit %d and %q", tc.args, code, stderr, tc.code, tc.want)
+		}
+	}
+}

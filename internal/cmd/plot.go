@@ -40,7 +40,8 @@ type plotOptions struct {
 	groupBy      []string // labels that also split the fit groups
 	device       string   // device kind for logs that only say GPU or CPU
 	keepOutliers bool
-	devices      string // device counts that replace a scenario's sweep, "N,N,..."
+	devices      string   // device counts that replace a scenario's sweep, "N,N,..."
+	calibrations []string // --calibration files for the scenario kinds
 }
 
 // plotCommand is `scaleplan plot KIND ARGS... [-o DIR]`.
@@ -62,25 +63,30 @@ func plotCommand() *cli.Command {
 			"tf_cnn_benchmarks); the logs are fitted as `scaleplan fit` does, and the chart\n" +
 			"shows the points with the fitted law. SCENARIO is a shipped scenario's name or a\n" +
 			"YAML file, simulated as `scaleplan simulate` does; time to train is the recipe's\n" +
-			"steps at the global batch times the step time, plus staging and overheads.\n\n" +
+			"steps at the global batch times the step time, plus staging and overheads.\n" +
+			"With --calibration (a file `scaleplan fit --out` wrote, or published) a scenario\n" +
+			"whose model, device and precision the file measured computes by its law, as in\n" +
+			"`scaleplan predict`; stderr says which.\n\n" +
 			"Examples:\n" +
 			"   scaleplan plot throughput bench.jsonl -o charts\n" +
 			"   scaleplan plot steps --group-by optimizer convergence.csv\n" +
 			"   scaleplan plot scaling tsubame3-resnet50-caffe2-default tsubame3-resnet50-caffe2-staged tsubame3-resnet50-caffe2-verbs\n" +
-			"   scaleplan plot timeline tsubame3-resnet50-caffe2-verbs --devices 32",
+			"   scaleplan plot timeline tsubame3-resnet50-caffe2-verbs --devices 32\n" +
+			"   scaleplan plot breakdown dgx-h100-resnet50-mlperf-v3.0 --calibration published",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "out", Aliases: []string{"o"}, Value: ".", Usage: "write the charts into `DIR` (created if missing)"},
 			&cli.StringSliceFlag{Name: "group-by", Usage: "label `NAMES` that also split the groups, comma-separated (e.g. framework)"},
 			&cli.StringFlag{Name: "device", Usage: "device kind `NAME` for logs that only say GPU or CPU (Horovod, tf_cnn_benchmarks)"},
 			&cli.BoolFlag{Name: "keep-outliers", Usage: "fit every point; do not exclude points the law does not explain"},
 			&cli.StringFlag{Name: "devices", Usage: "scenario kinds: simulate device counts `N,N,...` instead of the sweep's (timeline: the last)"},
+			calibrationFlag(),
 		},
 		Action: runPlot,
 	}
 }
 
 func runPlot(c *cli.Context) error {
-	o := &plotOptions{out: c.String("out"), groupBy: c.StringSlice("group-by"), device: c.String("device"), keepOutliers: c.Bool("keep-outliers"), devices: c.String("devices")}
+	o := &plotOptions{out: c.String("out"), groupBy: c.StringSlice("group-by"), device: c.String("device"), keepOutliers: c.Bool("keep-outliers"), devices: c.String("devices"), calibrations: c.StringSlice("calibration")}
 	args, err := trailingFlags(c, o)
 	if errors.Is(err, flag.ErrHelp) {
 		parent := c
@@ -186,6 +192,10 @@ func trailingFlags(c *cli.Context, o *plotOptions) ([]string, error) {
 			if s, ok := f.Value.(*cli.StringSlice); ok {
 				o.groupBy = append(o.groupBy, s.Value()...)
 			}
+		case "calibration":
+			if s, ok := f.Value.(*cli.StringSlice); ok {
+				o.calibrations = append(o.calibrations, s.Value()...)
+			}
 		case "help":
 			err = flag.ErrHelp
 		}
@@ -196,6 +206,9 @@ func trailingFlags(c *cli.Context, o *plotOptions) ([]string, error) {
 // fitLogs reads and fits the logs as `scaleplan fit` does, saying on
 // stderr what it read.
 func fitLogs(c *cli.Context, o *plotOptions, kind string, names []string) (*fit.Report, []*fit.Log, error) {
+	if len(o.calibrations) > 0 {
+		return nil, nil, usagef("plot %s: --calibration is for the scenario kinds (%s, %s, %s, %s); a log's chart shows its own fit", kind, chartScaling, chartEfficiency, chartBreakdown, chartTimeline)
+	}
 	if len(names) == 0 {
 		return nil, nil, usagef("plot %s: no LOG given (want bench logs, CSV, MLPerf, Horovod or tf_cnn_benchmarks output)", kind)
 	}

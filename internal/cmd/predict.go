@@ -304,14 +304,7 @@ func predictionNotes(p *predict.Prediction) []string {
 		"steps to target: " + p.Steps.String(),
 		"learning rate: " + p.Rule.Describe(r.Rcp),
 	}
-	compute := "compute: roofline of " + r.Device.Name + " at " + r.Precision
-	if c := r.Calibration; c != nil {
-		compute = fmt.Sprintf("compute: calibrated, v0 = %s samples/s on %d device(s), t = %v", predict.Rate(c.V0), c.Devices, c.T)
-		if c.Source != "" {
-			compute += " (" + c.Source + ")"
-		}
-	}
-	out = append(out, compute)
+	out = append(out, computeNote(r))
 	if n := pageCacheNote(r); n != "" {
 		out = append(out, n)
 	}
@@ -323,6 +316,20 @@ func predictionNotes(p *predict.Prediction) []string {
 	}
 	out = append(out, p.Energy.String())
 	return out
+}
+
+// computeNote says what r's compute time comes from: its device's roofline
+// or a calibration, with the calibration's law and source.
+func computeNote(r *scenarios.Resolved) string {
+	c := r.Calibration
+	if c == nil {
+		return "compute: roofline of " + r.Device.Name + " at " + r.Precision
+	}
+	s := fmt.Sprintf("compute: calibrated, v0 = %s samples/s on %d device(s), t = %v", predict.Rate(c.V0), c.Devices, c.T)
+	if c.Source != "" {
+		s += " (" + c.Source + ")"
+	}
+	return s
 }
 
 // pageCacheNote says how much of the data set the page cache serves, or ""
