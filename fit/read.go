@@ -31,13 +31,18 @@ const (
 	// Horovod is the output of Horovod's pytorch_synthetic_benchmark.py (and
 	// of the scripts that copy it).
 	Horovod Format = "horovod"
+	// Torchvision is the output of torchvision's reference training scripts
+	// (references/*/train.py: PyTorch, DistributedDataParallel under
+	// torchrun), whose MetricLogger prints "Epoch: [e]  [i/N] ... time: T
+	// data: D" lines.
+	Torchvision Format = "torchvision"
 	// CSV is comma-, semicolon- or tab-separated values under a header that
 	// names the columns.
 	CSV Format = "csv"
 )
 
 // Formats lists the formats in the order Detect tries them.
-var Formats = []Format{Benchlog, MLPerf, MLPerfV06, TFCNN, Horovod, CSV}
+var Formats = []Format{Benchlog, MLPerf, MLPerfV06, TFCNN, Horovod, Torchvision, CSV}
 
 // Describe returns a short description of the format for messages.
 func (f Format) Describe() string {
@@ -52,6 +57,8 @@ func (f Format) Describe() string {
 		return "tf_cnn_benchmarks output"
 	case Horovod:
 		return "PyTorch/Horovod synthetic benchmark output"
+	case Torchvision:
+		return "torchvision reference train.py output (PyTorch)"
 	case CSV:
 		return "CSV with a header"
 	}
@@ -71,6 +78,8 @@ func (f Format) expect() string {
 		return `"Batch size:", "Devices:" and "total images/sec: X" (or step "images/sec: X +/- Y" lines)`
 	case Horovod:
 		return `"Batch size: N" and "Total img/sec on N GPU(s): X +-Y" (or "Img/sec per GPU" or "Iter #i" lines)`
+	case Torchvision:
+		return `"Namespace(... batch_size=N ...)" and "Epoch: [e]  [i/N]  ...  time: T  data: D" lines past iteration 19 of an epoch`
 	case CSV:
 		return "a header naming a batch column (batch, global_batch) and samples_per_s, step_time or steps_to_target, then rows"
 	}
@@ -96,25 +105,25 @@ type Log struct {
 	Format  Format            // the format it was read as
 	Records []benchlog.Record // in file order; each passes Record.Validate
 	Lines   []int             // Lines[i] is the 1-based line Records[i] came from
-	Runs    []Run             // training runs with their time to train (MLPerf)
+	Runs    []Run             // training runs with their time to train (MLPerf, torchvision)
 
 	Malformed int                   // lines that could not be read
 	Errors    []*benchlog.LineError // the first MaxQuoted of them
 	Notes     []string              // what the reader assumed or could not do
 }
 
-// Run is one training run of an MLPerf log.
+// Run is one training run of an MLPerf or torchvision log.
 type Run struct {
 	Line        int           // line of run_stop, or of the last event when the log stops early
 	Run         string        // run number within the file, "1", "2", ...
 	Model       string        // the catalogue's name of submission_benchmark, e.g. "resnet50"
-	Benchmark   string        // submission_benchmark as logged, e.g. "resnet"
-	Device      string        // submission_platform, e.g. "1xGX2570M5"
+	Benchmark   string        // submission_benchmark as logged, e.g. "resnet"; torchvision: the model as logged
+	Device      string        // submission_platform, e.g. "1xGX2570M5"; torchvision: processes x device, e.g. "8xGPU"
 	GlobalBatch int           // global_batch_size, samples
 	Epochs      float64       // epochs trained (completed epoch_stop or block_stop epochs)
 	Accuracy    float64       // last eval_accuracy, fraction; 0 if none
-	Status      string        // run_stop status, "success" or "aborted"; "" when the log ends before run_stop
-	TimeToTrain units.Seconds // run_stop − run_start; 0 when either is missing
+	Status      string        // run_stop status, "success" or "aborted" (torchvision: "finished"); "" when the log ends before it
+	TimeToTrain units.Seconds // run_stop − run_start (torchvision: "Training time"); 0 when either is missing
 }
 
 // MalformedSummary returns "N malformed lines" followed by the quoted
@@ -216,6 +225,8 @@ func parse(data []byte, name string, f Format) (*Log, error) {
 		readTFCNN(data, lg)
 	case Horovod:
 		readHorovod(data, lg)
+	case Torchvision:
+		readTorchvision(data, lg)
 	case CSV:
 		if err := readCSV(data, lg); err != nil {
 			return nil, fmt.Errorf("%s: %w", name, err)
@@ -257,6 +268,8 @@ func formatNames() string {
 //   - TFCNN if a line contains "total images/sec:" or a step line
 //     "images/sec: X +/- Y (jitter = Z)";
 //   - Horovod if a line contains "Img/sec per " or "Total img/sec on ";
+//   - Torchvision if a line is a MetricLogger training line, "Epoch: [e]
+//     [i/N]" with "time: T  data: D";
 //   - CSV if the first non-blank line that is not a # comment is a header
 //     with a batch column and a samples/s, step time or steps column.
 //
@@ -272,7 +285,7 @@ func Detect(data []byte) (Format, error) {
 	if bytes.Contains(data, mllMarker) {
 		return MLPerfV06, nil
 	}
-	tf, horovod := false, false
+	tf, horovod, tv := false, false, false
 	lines(data, func(_ int, l []byte) {
 		if bytes.Contains(l, []byte("total images/sec:")) || (bytes.Contains(l, []byte("images/sec: ")) && bytes.Contains(l, []byte("(jitter = "))) {
 			tf = true
@@ -280,12 +293,18 @@ func Detect(data []byte) (Format, error) {
 		if bytes.Contains(l, []byte("Img/sec per ")) || bytes.Contains(l, []byte("Total img/sec on ")) {
 			horovod = true
 		}
+		if !tv && bytes.Contains(l, []byte("Epoch: [")) {
+			tv = tvEpochLine.Match(l) && tvTime.Match(l)
+		}
 	})
 	if tf {
 		return TFCNN, nil
 	}
 	if horovod {
 		return Horovod, nil
+	}
+	if tv {
+		return Torchvision, nil
 	}
 	if h := firstLine(data, true); h != nil {
 		if _, err := parseHeader(string(h)); err == nil {

@@ -87,6 +87,9 @@ func TestReadGolden(t *testing.T) {
 		{"seed003.csv", CSV, 12, 0},
 		{"steps_semicolon.csv", CSV, 10, 0},
 		{"garbled.csv", CSV, 4, 5},
+		{"torchvision_resnet18_cpu.txt", Torchvision, 6, 0},
+		{"torchvision_resnet50_ddp.txt", Torchvision, 2, 0},
+		{"torchvision_truncated.txt", Torchvision, 1, 2},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
 			lg, err := ReadFile(filepath.Join("testdata", tc.file))
@@ -277,6 +280,9 @@ func TestDetect(t *testing.T) {
 		{"total images/sec: 12.5\n", TFCNN},
 		{"10\timages/sec: 761.0 +/- 0.5 (jitter = 1.9)\t7.932\n", TFCNN},
 		{"Img/sec per CPU: 12.1 +-0.3\n", Horovod},
+		{"Epoch: [0]  [ 20/100]  eta: 0:00:10  lr: 0.1  loss: 6.9 (6.9)  time: 0.1000  data: 0.0010\n", Torchvision},
+		{"[default0]:Epoch: [3]  [   0/5005]  eta: 2:33:25  lr: 0.1  img/s: 82.3  time: 1.8383  data: 1.0497  max mem: 10163\n", Torchvision},
+		{"# Epoch: [0] Total time: 0:00:10\nbatch,samples_per_s\n8,100\n", CSV}, // no training line
 		{"# comment\nbatch\tstep_time\n8\t0.1\n", CSV},
 		{"Global Batch Size;Steps to target\n", CSV},
 	} {

@@ -25,7 +25,8 @@ func fitCommand() *cli.Command {
 			"how many lines it could not read. Formats: the scaleplan bench log (JSON lines),\n" +
 			"CSV with a header (batch, devices, samples_per_s or step_time; other columns\n" +
 			"are labels), MLPerf Training logs (:::MLLOG lines from v0.7, :::MLL in v0.6),\n" +
-			"Horovod's pytorch_synthetic_benchmark.py output and tf_cnn_benchmarks output.\n\n" +
+			"Horovod's pytorch_synthetic_benchmark.py output, tf_cnn_benchmarks output and\n" +
+			"the output of torchvision's reference train.py (PyTorch, one GPU or torchrun).\n\n" +
 			"Measurements are grouped by model, device kind, device count, precision and\n" +
 			"the --group-by labels; each group gets v0 (samples/s of the device group at\n" +
 			"infinite batch) and t (fixed time per step) with 95% intervals, and points the\n" +
@@ -37,13 +38,14 @@ func fitCommand() *cli.Command {
 			"Examples:\n" +
 			"   scaleplan fit bench.jsonl\n" +
 			"   scaleplan fit --gradient-size '102.2 MB' --out calib.yaml one-gpu.csv two-gpus.csv\n" +
-			"   scaleplan fit --group-by framework --format md sweep.csv hvd-*.log",
+			"   scaleplan fit --group-by framework --format md sweep.csv hvd-*.log\n" +
+			"   scaleplan fit --device A100-SXM4-80GB train-b128.log train-b256.log",
 		Flags: []cli.Flag{
 			&cli.StringSliceFlag{Name: "group-by", Usage: "label `NAMES` that also split the groups, comma-separated (e.g. framework)"},
 			&cli.StringFlag{Name: "out", Usage: "write the calibration YAML to `FILE`, for a scenario to reference"},
 			formatFlag(),
 			&cli.StringFlag{Name: "gradient-size", Usage: "gradient `SIZE` all-reduced per step (e.g. '102.2 MB'), for the all-reduce bandwidth"},
-			&cli.StringFlag{Name: "device", Usage: "device kind `NAME` for logs that only say GPU or CPU (Horovod, tf_cnn_benchmarks)"},
+			&cli.StringFlag{Name: "device", Usage: "device kind `NAME` for logs that only say GPU or CPU (Horovod, tf_cnn_benchmarks, torchvision)"},
 			&cli.BoolFlag{Name: "keep-outliers", Usage: "fit every point; do not exclude points the law does not explain"},
 			&cli.StringFlag{Name: "plot", Usage: "write the throughput and steps-to-target charts as PNG and SVG into `DIR`"},
 		},
@@ -114,7 +116,7 @@ func runFit(c *cli.Context) error {
 
 // reportLog says on stderr which reader read a log and what it could not.
 func reportLog(w io.Writer, lg *fit.Log) {
-	fmt.Fprintf(w, "fit: %s: read as %s (%s): %d records", lg.Name, lg.Format, lg.Format.Describe(), len(lg.Records))
+	fmt.Fprintf(w, "fit: %s: read as %s (%s): %d %s", lg.Name, lg.Format, lg.Format.Describe(), len(lg.Records), plural(len(lg.Records), "record", "records"))
 	if len(lg.Runs) > 0 {
 		fmt.Fprintf(w, ", %d %s", len(lg.Runs), plural(len(lg.Runs), "run", "runs"))
 	}
@@ -195,6 +197,9 @@ func throughputTable(rep *fit.Report, groupBy []string) *table {
 		if f == nil {
 			row = append(row, strconv.Itoa(len(g.Points)), "", batchRange(g.Points), "", "", "", "", "")
 			notes = append([]string{g.Err.Error()}, notes...)
+			if m := measured(g.Points); m != "" {
+				notes = append(notes, "measured "+m)
+			}
 			t.Rows = append(t.Rows, append(row, strings.Join(notes, "; ")))
 			continue
 		}
@@ -221,6 +226,23 @@ func throughputTable(rep *fit.Report, groupBy []string) *table {
 		t.Rows = append(t.Rows, row)
 	}
 	return t
+}
+
+// measured returns the samples/s of points, "X samples/s" or "X–Y
+// samples/s" over several, for a group the law could not be fitted to;
+// "" for none.
+func measured(points []fit.Point) string {
+	if len(points) == 0 {
+		return ""
+	}
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, p := range points {
+		lo, hi = min(lo, p.Throughput), max(hi, p.Throughput)
+	}
+	if lo == hi {
+		return num(lo) + " samples/s"
+	}
+	return num(lo) + "–" + num(hi) + " samples/s"
 }
 
 // lackOfFitNote says how much repeated measurements scatter and whether

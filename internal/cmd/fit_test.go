@@ -4,6 +4,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"scaleplan/fit"
 	"scaleplan/internal/calib"
 	"strings"
 	"testing"
@@ -41,6 +42,7 @@ func TestFitCommand(t *testing.T) {
 		{"json", []string{"fit", "--format", "json", "--keep-outliers", "testdata/fit/horovod_truncated.txt"}, exitOK},
 		{"md", []string{"fit", "--format", "md", "--device", "V100", "testdata/fit/horovod_truncated.txt", "testdata/fit/mlperf_resnet.log"}, exitOK},
 		{"repeats", []string{"fit", "testdata/fit/bench_mlp_repeats.jsonl"}, exitOK},
+		{"torchvision", []string{"fit", "--device", "A100-SXM4-80GB", "../../fit/testdata/torchvision_resnet50_ddp.txt", "../../fit/testdata/torchvision_truncated.txt"}, exitOK},
 		{"no-log", []string{"fit"}, exitUsage},
 		{"bad-format", []string{"fit", "--format", "xml", "testdata/fit/bench_resnet50.jsonl"}, exitUsage},
 		{"bad-size", []string{"fit", "--gradient-size", "102", "testdata/fit/bench_resnet50.jsonl"}, exitUsage},
@@ -136,5 +138,27 @@ func TestFitUnboundedV0(t *testing.T) {
 	}
 	if !strings.Contains(string(cal), "v0_unbounded: true") || !strings.Contains(string(cal), "v0_lower: ") || strings.Contains(string(cal), "v0_interval") {
 		t.Errorf("calibration file:\n%s", cal)
+	}
+}
+
+// TestMeasured: the note of a group without a fit gives its points'
+// samples/s, one value or the range: the hand-written torchvision log's
+// two epochs ran 1,024 samples in 0.1650 and 0.1700 s.
+func TestMeasured(t *testing.T) {
+	for _, tc := range []struct {
+		v    []float64
+		want string
+	}{
+		{nil, ""},
+		{[]float64{290.3152642322522}, "290.3 samples/s"},
+		{[]float64{1024 / 0.165, 1024 / 0.17}, "6024–6206 samples/s"},
+	} {
+		var ps []fit.Point
+		for _, v := range tc.v {
+			ps = append(ps, fit.Point{Throughput: v})
+		}
+		if got := measured(ps); got != tc.want {
+			t.Errorf("measured(%v) = %q, want %q", tc.v, got, tc.want)
+		}
 	}
 }

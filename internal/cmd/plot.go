@@ -60,10 +60,11 @@ func plotCommand() *cli.Command {
 			"Flags may come before or after the arguments.\n\n" +
 			"Kinds:\n" + kinds.String() + "\n" +
 			"LOG is any log `scaleplan fit` reads (bench log, CSV, MLPerf, Horovod,\n" +
-			"tf_cnn_benchmarks); the logs are fitted as `scaleplan fit` does, and the chart\n" +
-			"shows the points with the fitted law. SCENARIO is a shipped scenario's name or a\n" +
-			"YAML file, simulated as `scaleplan simulate` does; time to train is the recipe's\n" +
-			"steps at the global batch times the step time, plus staging and overheads.\n" +
+			"tf_cnn_benchmarks, torchvision's train.py); the logs are fitted as `scaleplan\n" +
+			"fit` does, and the chart shows the points with the fitted law. SCENARIO is a\n" +
+			"shipped scenario's name or a YAML file, simulated as `scaleplan simulate` does;\n" +
+			"time to train is the recipe's steps at the global batch times the step time,\n" +
+			"plus staging and overheads.\n" +
 			"With --calibration (a file `scaleplan fit --out` wrote, or published) a scenario\n" +
 			"whose model, device and precision the file measured computes by its law, as in\n" +
 			"`scaleplan predict`; stderr says which.\n\n" +
@@ -76,7 +77,7 @@ func plotCommand() *cli.Command {
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "out", Aliases: []string{"o"}, Value: ".", Usage: "write the charts into `DIR` (created if missing)"},
 			&cli.StringSliceFlag{Name: "group-by", Usage: "label `NAMES` that also split the groups, comma-separated (e.g. framework)"},
-			&cli.StringFlag{Name: "device", Usage: "device kind `NAME` for logs that only say GPU or CPU (Horovod, tf_cnn_benchmarks)"},
+			&cli.StringFlag{Name: "device", Usage: "device kind `NAME` for logs that only say GPU or CPU (Horovod, tf_cnn_benchmarks, torchvision)"},
 			&cli.BoolFlag{Name: "keep-outliers", Usage: "fit every point; do not exclude points the law does not explain"},
 			&cli.StringFlag{Name: "devices", Usage: "scenario kinds: simulate device counts `N,N,...` instead of the sweep's (timeline: the last)"},
 			calibrationFlag(),

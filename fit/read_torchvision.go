@@ -1,0 +1,331 @@
+package fit
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"scaleplan/internal/benchlog"
+	"scaleplan/internal/units"
+)
+
+// Lines of torchvision's reference training scripts (references/
+// classification, detection, segmentation and video_classification:
+// train.py with utils.MetricLogger). A torchrun or Slurm prefix before
+// them ("[default0]:", "0: ") is allowed.
+var (
+	tvEpochLine = regexp.MustCompile(`Epoch: \[(\d+)\]\s+\[\s*(\d+)/(\d+)\]`)
+	tvTime      = regexp.MustCompile(`\s time: (\S+)\s+data: (\S+)`)
+	tvMaxMem    = regexp.MustCompile(`\s max mem: (\d+)`)
+	tvEpochEnd  = regexp.MustCompile(`Epoch: \[(\d+)\] Total time: (.+?)\s*$`)
+	tvAccuracy  = regexp.MustCompile(`(?:^|\s)(?:\*|Test:)\s+(EMA\s+)?Acc@1 (\S+) Acc@5 (\S+)`)
+	tvTrainTime = regexp.MustCompile(`Training time (.+?)\s*$`)
+	tvDistInit  = regexp.MustCompile(`\| distributed init \(rank (\d+)\)`)
+	tvDuration  = regexp.MustCompile(`^(?:(\d+) days?, )?(\d+):(\d{2}):(\d{2}(?:\.\d+)?)$`)
+
+	tvArgInt  = func(name string) *regexp.Regexp { return regexp.MustCompile(`[(,\s]` + name + `=(\d+)[,)]`) }
+	tvArgStr  = func(name string) *regexp.Regexp { return regexp.MustCompile(`[(,\s]` + name + `='([^']*)'`) }
+	tvArgBool = func(name string) *regexp.Regexp { return regexp.MustCompile(`[(,\s]` + name + `=(True|False)[,)]`) }
+
+	tvBatch       = tvArgInt("batch_size")
+	tvWorld       = tvArgInt("world_size")
+	tvModel       = tvArgStr("model")
+	tvDevice      = tvArgStr("device")
+	tvAMP         = tvArgBool("amp")
+	tvApex        = tvArgBool("apex")
+	tvDistributed = tvArgBool("distributed")
+)
+
+// TorchvisionWindow is the number of iterations whose mean time a
+// torchvision MetricLogger line prints (its SmoothedValue's default window,
+// the same in every release of the references). The reader measures an
+// epoch from the lines whose window starts after the epoch's first
+// iteration, which carries the data loader's start and cuDNN's autotuning.
+const TorchvisionWindow = 20
+
+// torchvisionModel returns the catalogue's name (model/profiles) for a
+// torchvision model name, or the name itself when the catalogue has no
+// model of that name.
+func torchvisionModel(name string) string {
+	switch name {
+	case "efficientnet_b4":
+		return "efficientnet-b4"
+	case "maskrcnn_resnet50_fpn":
+		return "maskrcnn-r50-fpn"
+	}
+	return name
+}
+
+// readTorchvision reads the output of torchvision's reference training
+// scripts (train.py under references/), as rank 0 prints it:
+//
+//	Namespace(..., batch_size=32, ..., model='resnet50', ..., world_size=8, ...)
+//	Epoch: [0]  [  20/5005]  eta: ...  lr: 0.1  img/s: ...  loss: ...  time: 0.1931  data: 0.0012  max mem: 10163
+//	Epoch: [0] Total time: 0:16:25
+//	Test:  Acc@1 23.456 Acc@5 47.890        (older releases: " * Acc@1 ... Acc@5 ...")
+//	Training time 1 day, 2:03:04
+//
+// The Namespace line (print(args)) gives the batch per process, the model,
+// the device, the precision (amp or apex: amp; otherwise fp32) and the
+// world size (processes, one per device; 1 when distributed=False; the
+// "| distributed init (rank N)" lines when the Namespace has none). Each
+// "Epoch: [e]  [i/N]" line prints the mean time of the last
+// TorchvisionWindow iterations (time:, data loading included) and of their
+// wait for data (data:). Each epoch gives a measurement record: the step
+// time is the mean of its lines whose window lies past the first
+// iteration (i ≥ TorchvisionWindow), its steps the iterations those
+// windows cover, the samples/s world × batch over the step time,
+// the data wait the mean of the same lines' data:, the peak memory the
+// largest max mem (MiB). Each Namespace line starts a run (Log.Runs): its
+// epochs are the "Total time" lines, its accuracy the last Acc@1 (not the
+// EMA model's), its time to train "Training time", and its status
+// "finished" once that line is read. The logs name no target accuracy, so
+// they give no convergence record. Other lines (data loading, warnings,
+// the Test: progress) are skipped.
+func readTorchvision(data []byte, lg *Log) {
+	type epoch struct {
+		n              int     // epoch number
+		line           int     // line of its last training line
+		steps, wait    float64 // sums of the used lines' time: and data:
+		used           int     // lines used
+		covered        int     // iterations in the union of their windows
+		last           int     // iteration of the last used line
+		peak           float64 // bytes
+		closed, active bool
+	}
+	type run struct {
+		line                 int
+		id                   string
+		model, device, prec  string
+		logged               string // model name as logged
+		batch, world, ranks  int
+		worldGiven           bool
+		epochs               int
+		accuracy             float64
+		ttt                  units.Seconds
+		finished, namespaced bool
+	}
+	var (
+		cur run
+		ep  epoch
+		// ranks is one more than the largest rank of the "distributed
+		// init" lines since the last Namespace line: each process prints
+		// one before rank 0 prints its arguments.
+		ranks int
+	)
+	workers := func() int {
+		switch {
+		case cur.worldGiven:
+			return cur.world
+		case cur.ranks > 0:
+			return cur.ranks
+		}
+		return 1
+	}
+	flushEpoch := func(endLine int, text []byte) {
+		if !ep.active {
+			return
+		}
+		defer func() { ep = epoch{} }()
+		if ep.used == 0 {
+			lg.notef("line %d: run %s, epoch %d: no training line past iteration %d (the first window holds the epoch's first iteration): not measured",
+				ep.line, cur.id, ep.n, TorchvisionWindow-1)
+			return
+		}
+		if !ep.closed {
+			lg.notef("line %d: run %s, epoch %d: the log ends before its \"Total time\" line: measured from its %d lines", ep.line, cur.id, ep.n, ep.used)
+		}
+		if cur.batch == 0 {
+			lg.malformed(endLine, text, fmt.Errorf("run %s, epoch %d: no Namespace line with batch_size before it", cur.id, ep.n))
+			return
+		}
+		w := workers()
+		st := ep.steps / float64(ep.used)
+		lg.addValid(benchlog.Record{
+			Kind: benchlog.KindMeasurement, Run: cur.id, Model: cur.model, Device: cur.device, Precision: cur.prec,
+			Workers: w, Batch: cur.batch, GlobalBatch: cur.batch * w,
+			Steps: ep.covered, StepTime: st,
+			SamplesPerSec: float64(cur.batch*w) / st,
+			Phases:        &benchlog.Phases{DataWait: ep.wait / float64(ep.used)},
+			PeakMemory:    ep.peak,
+		}, endLine, text)
+	}
+	flushRun := func() {
+		flushEpoch(ep.line, nil)
+		if !cur.namespaced {
+			return
+		}
+		if !cur.worldGiven && cur.ranks == 0 {
+			lg.notef("line %d: run %s: the Namespace line has no world_size and no \"distributed init\" line follows: 1 process assumed", cur.line, cur.id)
+		}
+		status := ""
+		if cur.finished {
+			status = "finished"
+		}
+		lg.Runs = append(lg.Runs, Run{
+			Line: cur.line, Run: cur.id, Model: cur.model, Benchmark: cur.logged,
+			Device: fmt.Sprintf("%dx%s", workers(), cmp.Or(cur.device, "?")), GlobalBatch: cur.batch * workers(),
+			Epochs: float64(cur.epochs), Accuracy: cur.accuracy, Status: status, TimeToTrain: cur.ttt,
+		})
+	}
+	lines(data, func(n int, l []byte) {
+		s := strings.TrimRight(string(l), " \t\r")
+		switch {
+		case strings.Contains(s, "Namespace(") && tvBatch.MatchString(s):
+			flushRun()
+			cur = run{line: n, id: strconv.Itoa(len(lg.Runs) + 1), namespaced: true, prec: "fp32", ranks: ranks}
+			ranks = 0
+			cur.batch, _ = strconv.Atoi(tvBatch.FindStringSubmatch(s)[1])
+			if m := tvWorld.FindStringSubmatch(s); m != nil {
+				cur.world, _ = strconv.Atoi(m[1])
+				cur.worldGiven = true
+			}
+			if m := tvDistributed.FindStringSubmatch(s); m != nil && m[1] == "False" {
+				cur.world, cur.worldGiven = 1, true
+			}
+			if m := tvModel.FindStringSubmatch(s); m != nil {
+				cur.logged = m[1]
+				cur.model = torchvisionModel(m[1])
+			}
+			if m := tvDevice.FindStringSubmatch(s); m != nil {
+				switch d := m[1]; {
+				case strings.HasPrefix(d, "cuda"):
+					cur.device = "GPU"
+				case d == "cpu":
+					cur.device = "CPU"
+				default:
+					cur.device = d
+				}
+			}
+			for _, re := range []*regexp.Regexp{tvAMP, tvApex} {
+				if m := re.FindStringSubmatch(s); m != nil && m[1] == "True" {
+					cur.prec = "amp"
+				}
+			}
+			if cur.batch < 1 || cur.world < 0 || (cur.worldGiven && cur.world < 1) {
+				lg.malformed(n, l, fmt.Errorf("batch_size %d, world_size %d: want both at least 1", cur.batch, cur.world))
+				cur.batch = 0
+			}
+		case tvDistInit.MatchString(s):
+			if r, err := strconv.Atoi(tvDistInit.FindStringSubmatch(s)[1]); err == nil {
+				ranks = max(ranks, r+1)
+			}
+		case tvEpochEnd.MatchString(s):
+			m := tvEpochEnd.FindStringSubmatch(s)
+			e, _ := strconv.Atoi(m[1])
+			if _, err := tvParseDuration(m[2]); err != nil {
+				lg.malformed(n, l, err)
+				return
+			}
+			cur.epochs++
+			if ep.active && ep.n == e {
+				ep.closed = true
+				flushEpoch(n, l)
+			}
+		case tvEpochLine.MatchString(s):
+			m := tvEpochLine.FindStringSubmatch(s)
+			e, _ := strconv.Atoi(m[1])
+			i, _ := strconv.Atoi(m[2])
+			total, _ := strconv.Atoi(m[3])
+			tm := tvTime.FindStringSubmatch(s)
+			if tm == nil {
+				lg.malformed(n, l, fmt.Errorf("want %q", "Epoch: [e]  [i/N]  ...  time: T  data: D"))
+				return
+			}
+			step, err := positive(tm, 1)
+			if err != nil {
+				lg.malformed(n, l, fmt.Errorf("time: %w", err))
+				return
+			}
+			wait, err := nonNegative(tm, 2)
+			if err != nil {
+				lg.malformed(n, l, fmt.Errorf("data: %w", err))
+				return
+			}
+			if i >= total {
+				lg.malformed(n, l, fmt.Errorf("iteration %d of %d", i, total))
+				return
+			}
+			if ep.active && ep.n != e {
+				flushEpoch(ep.line, nil)
+			}
+			if !ep.active {
+				ep = epoch{n: e, active: true}
+			}
+			ep.line = n
+			if mm := tvMaxMem.FindStringSubmatch(s); mm != nil {
+				if mib, err := strconv.ParseFloat(mm[1], 64); err == nil {
+					ep.peak = max(ep.peak, mib*(1<<20))
+				}
+			}
+			if i < TorchvisionWindow {
+				return
+			}
+			if ep.used == 0 {
+				ep.covered = TorchvisionWindow
+			} else {
+				ep.covered += min(TorchvisionWindow, max(0, i-ep.last))
+			}
+			ep.steps += step
+			ep.wait += wait
+			ep.last = i
+			ep.used++
+		case tvAccuracy.MatchString(s):
+			m := tvAccuracy.FindStringSubmatch(s)
+			if m[1] != "" {
+				return // the EMA model's
+			}
+			v, err := strconv.ParseFloat(m[2], 64)
+			if err != nil || v < 0 || v > 100 {
+				lg.malformed(n, l, fmt.Errorf("Acc@1 %q: want a percentage", m[2]))
+				return
+			}
+			cur.accuracy = v / 100
+		case tvTrainTime.MatchString(s):
+			d, err := tvParseDuration(tvTrainTime.FindStringSubmatch(s)[1])
+			if err != nil {
+				lg.malformed(n, l, err)
+				return
+			}
+			flushEpoch(ep.line, nil)
+			cur.ttt, cur.finished = d, true
+		}
+	})
+	flushRun()
+}
+
+// tvParseDuration parses Python's str(datetime.timedelta): "0:16:25",
+// "1 day, 2:03:04", "3 days, 0:00:01".
+func tvParseDuration(s string) (units.Seconds, error) {
+	m := tvDuration.FindStringSubmatch(strings.TrimSpace(s))
+	if m == nil {
+		return 0, fmt.Errorf("duration %q: want H:MM:SS or D days, H:MM:SS", s)
+	}
+	var days int
+	if m[1] != "" {
+		days, _ = strconv.Atoi(m[1])
+	}
+	h, _ := strconv.Atoi(m[2])
+	mins, _ := strconv.Atoi(m[3])
+	sec, _ := strconv.ParseFloat(m[4], 64)
+	if mins > 59 || sec >= 60 {
+		return 0, fmt.Errorf("duration %q: minutes and seconds must be below 60", s)
+	}
+	return units.Seconds(float64(days*86400+h*3600+mins*60) + sec), nil
+}
+
+// nonNegative parses m[i] as a finite number ≥ 0; m nil means the line did
+// not match.
+func nonNegative(m []string, i int) (float64, error) {
+	if m == nil {
+		return 0, errors.New("line does not match")
+	}
+	v, err := strconv.ParseFloat(m[i], 64)
+	if err != nil || !(v >= 0) || v > 1e300 {
+		return 0, fmt.Errorf("bad number %q", m[i])
+	}
+	return v, nil
+}

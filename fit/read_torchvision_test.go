@@ -1,0 +1,150 @@
+package fit
+
+import (
+	"math"
+	"strings"
+	"testing"
+
+	"scaleplan/internal/units"
+)
+
+// TestReadTorchvision checks the figures the torchvision reader derives
+// from the two hand-written logs against values worked out from their
+// lines.
+func TestReadTorchvision(t *testing.T) {
+	lg, err := ReadFile("testdata/torchvision_resnet50_ddp.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Eight processes of 128: a global batch of 1,024. Epoch 0's lines past
+	// iteration 19 (100 to 1,200) alternate 0.1652 and 0.1648 s, epoch 1's
+	// 0.1701 and 0.1699 s: mean steps of 0.1650 and 0.1700 s.
+	for i, want := range []struct {
+		step, wait float64
+		line       int
+	}{{0.1650, 0.0010, 31}, {0.1700, 0.0020, 52}} {
+		r := lg.Records[i]
+		if r.Model != "resnet50" || r.Device != "GPU" || r.Precision != "amp" || r.Workers != 8 || r.Batch != 128 || r.GlobalBatch != 1024 {
+			t.Errorf("epoch %d: %+v: want resnet50 on 8 GPUs at amp, 128 each", i, r)
+		}
+		if !within(r.StepTime, want.step, 1e-12) || !within(r.SamplesPerSec, 1024/want.step, 1e-12) {
+			t.Errorf("epoch %d: step %v s, %v samples/s; want %v s, %v", i, r.StepTime, r.SamplesPerSec, want.step, 1024/want.step)
+		}
+		if r.Phases == nil || !within(r.Phases.DataWait, want.wait, 1e-12) {
+			t.Errorf("epoch %d: phases %+v, want a data wait of %v s", i, r.Phases, want.wait)
+		}
+		// The windows of the twelve lines from 100 to 1,200, twenty
+		// iterations each (81–100, ..., 1181–1200); the record is at the
+		// epoch's Total time line.
+		if r.Steps != 240 || r.PeakMemory != 20412*(1<<20) || lg.Lines[i] != want.line {
+			t.Errorf("epoch %d: %d steps, peak %v B, line %d; want 240, 20412 MiB, line %d", i, r.Steps, r.PeakMemory, lg.Lines[i], want.line)
+		}
+	}
+	if len(lg.Runs) != 1 {
+		t.Fatalf("%d runs, want 1", len(lg.Runs))
+	}
+	// The last Acc@1 of the model itself (21.446 %), not of its EMA; the
+	// training time 0:07:15 = 435 s.
+	if r := lg.Runs[0]; r.Epochs != 2 || r.Accuracy != 0.21446 || r.Status != "finished" || r.TimeToTrain != 435 ||
+		r.Device != "8xGPU" || r.GlobalBatch != 1024 || r.Benchmark != "resnet50" || r.Line != 9 {
+		t.Errorf("run %+v", r)
+	}
+
+	lg, err = ReadFile("testdata/torchvision_truncated.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Four processes from the distributed init lines; efficientnet_b4 with
+	// apex. Of the lines past iteration 19, iteration 30's time is nan
+	// (malformed) and the log stops inside iteration 60's line: the epoch is
+	// 0.4417, 0.4400 and 0.4410 s.
+	if len(lg.Records) != 1 || lg.Malformed != 2 {
+		t.Fatalf("%d records, %d malformed; want 1, 2", len(lg.Records), lg.Malformed)
+	}
+	r := lg.Records[0]
+	if want := (0.4417 + 0.4400 + 0.4410) / 3; !within(r.StepTime, want, 1e-12) || r.Workers != 4 || r.GlobalBatch != 128 ||
+		r.Model != "efficientnet-b4" || r.Precision != "amp" || r.Steps != 50 {
+		// Steps: the windows of the lines at 20, 40 and 50 cover iterations 1 to 50.
+		t.Errorf("record %+v: want %v s a step of 4 × 32 at amp, efficientnet-b4, 50 steps", r, want)
+	}
+	if run := lg.Runs[0]; run.Status != "" || run.Epochs != 0 || run.Benchmark != "efficientnet_b4" || run.TimeToTrain != 0 {
+		t.Errorf("run %+v: want an unfinished run of no whole epoch", run)
+	}
+	if len(lg.Notes) != 1 || !strings.Contains(lg.Notes[0], `ends before its "Total time" line`) {
+		t.Errorf("notes %q", lg.Notes)
+	}
+}
+
+// TestReadTorchvisionCPU reads the output of torchvision's reference
+// script itself (references/classification/train.py, ResNet-18 at batch 4,
+// 8 and 16 on a CPU, two epochs each, concatenated). The step times were
+// computed from the file with awk, not by the reader: the mean of the
+// time: fields of each epoch's training lines past iteration 19,
+//
+//	awk '/^Namespace/{r++} /^Epoch: \[[0-9]+\]  \[/{split($0,a,"[][/]"); i=a[4]+0; if(i>=20){for(k=1;k<=NF;k++) if($k=="time:") {s[r" "$2]+=$(k+1); n[r" "$2]++}}} END{for(x in s) printf "%s %.10f\n", x, s[x]/n[x]}'
+func TestReadTorchvisionCPU(t *testing.T) {
+	lg, err := ReadFile("testdata/torchvision_resnet18_cpu.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := torchvisionCPUSteps
+	if len(lg.Records) != len(want) || len(lg.Runs) != 3 || lg.Malformed != 0 {
+		t.Fatalf("%d records, %d runs, %d malformed; want %d, 3, 0", len(lg.Records), len(lg.Runs), lg.Malformed, len(want))
+	}
+	for i, r := range lg.Records {
+		batch := []int{4, 8, 16}[i/2]
+		if r.Batch != batch || r.Workers != 1 || r.Device != "CPU" || r.Precision != "fp32" || r.Model != "resnet18" {
+			t.Errorf("record %d: %+v: want resnet18 at batch %d on one CPU, fp32", i, r, batch)
+		}
+		if !within(r.StepTime, want[i], 1e-9) || !within(r.SamplesPerSec, float64(batch)/want[i], 1e-9) {
+			t.Errorf("record %d: step %v s, want %v", i, r.StepTime, want[i])
+		}
+	}
+	for i, run := range lg.Runs {
+		if run.Status != "finished" || run.Epochs != 2 || run.TimeToTrain <= 0 {
+			t.Errorf("run %d: %+v", i+1, run)
+		}
+	}
+	rep, err := Fit([]*Log{lg}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Groups) != 1 || rep.Groups[0].Fit == nil || len(rep.Groups[0].Points) != 6 {
+		t.Fatalf("groups %+v: want one fitted group of six points", rep.Groups)
+	}
+}
+
+func TestTorchvisionDuration(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want units.Seconds
+	}{
+		{"0:16:25", 985},
+		{"1 day, 2:03:04", 93784},
+		{"3 days, 0:00:01", 259201},
+		{"12:00:00.5", 43200.5},
+	} {
+		if got, err := tvParseDuration(tc.in); err != nil || got != tc.want {
+			t.Errorf("%q: %v, %v; want %v", tc.in, got, err, tc.want)
+		}
+	}
+	for _, in := range []string{"", "1:75:00", "0:00:60", "1 week, 0:00:00", "-1:00:00"} {
+		if _, err := tvParseDuration(in); err == nil {
+			t.Errorf("%q: no error", in)
+		}
+	}
+}
+
+func FuzzReadTorchvision(f *testing.F) {
+	fuzzFormat(f, Torchvision, "Namespace(model='resnet50', device='cuda', batch_size=32, world_size=2, distributed=True)\n"+
+		"Epoch: [0]  [ 20/100]  eta: 0:00:10  lr: 0.1  img/s: 300.0  loss: 6.9 (6.9)  time: 0.1000  data: 0.0010  max mem: 100\n"+
+		"Epoch: [0] Total time: 0:00:10\nTest:  Acc@1 1.000 Acc@5 5.000\nTraining time 0:00:12\n")
+}
+
+func within(got, want, tol float64) bool {
+	return math.Abs(got-want) <= tol*math.Max(1, math.Abs(want))
+}
+
+// torchvisionCPUSteps are the mean step times, seconds, of the six epochs
+// of testdata/torchvision_resnet18_cpu.txt, by the awk program above.
+var torchvisionCPUSteps = []float64{0.3129, 0.343015, 0.747725, 0.59095, 1.20525, 1.47295}
