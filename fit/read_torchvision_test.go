@@ -75,9 +75,10 @@ func TestReadTorchvision(t *testing.T) {
 	}
 }
 
-// TestReadTorchvisionCPU reads the output of torchvision's reference
-// script itself (references/classification/train.py, ResNet-18 at batch 4,
-// 8 and 16 on a CPU, two epochs each, concatenated). The step times were
+// TestReadTorchvisionCPU reads real output of torchvision's reference
+// script (the 2019 references/classification/train.py and utils.py, their
+// printing as published; ResNet-18 at batch 4, 8 and 16 on a CPU, two
+// epochs each, concatenated). The step times were
 // computed from the file with awk, not by the reader: the mean of the
 // time: fields of each epoch's training lines past iteration 19,
 //
