@@ -124,6 +124,6 @@ Training time 0:09:01
 		lg.Format, r.Model, r.Workers, r.Device, r.Precision, r.GlobalBatch, r.StepTime, r.Throughput(), r.Phases.DataWait)
 	fmt.Printf("run %s: %g epoch, accuracy %.5f, %s in %v\n", run.Run, run.Epochs, run.Accuracy, run.Status, run.TimeToTrain)
 	// Output:
-	// torchvision: resnet50, 2 × GPU at amp, global batch 512, step 0.200 s, 2560 samples/s, data wait 0.0011 s
+	// torchvision: resnet50, 2 × GPU at amp-fp16, global batch 512, step 0.200 s, 2560 samples/s, data wait 0.0011 s
 	// run 1: 1 epoch, accuracy 0.03116, finished in 541 s
 }

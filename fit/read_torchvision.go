@@ -69,7 +69,8 @@ func torchvisionModel(name string) string {
 //	Training time 1 day, 2:03:04
 //
 // The Namespace line (print(args)) gives the batch per process, the model,
-// the device, the precision (amp or apex: amp; otherwise fp32) and the
+// the device, the precision (amp or apex: amp-fp16, autocast to float16 as
+// torchbench names it; otherwise fp32) and the
 // world size (processes, one per device; 1 when distributed=False; the
 // "| distributed init (rank N)" lines when the Namespace has none). Each
 // "Epoch: [e]  [i/N]" line prints the mean time of the last
@@ -202,7 +203,7 @@ func readTorchvision(data []byte, lg *Log) {
 			}
 			for _, re := range []*regexp.Regexp{tvAMP, tvApex} {
 				if m := re.FindStringSubmatch(s); m != nil && m[1] == "True" {
-					cur.prec = "amp"
+					cur.prec = "amp-fp16"
 				}
 			}
 			if cur.batch < 1 || cur.world < 0 || (cur.worldGiven && cur.world < 1) {

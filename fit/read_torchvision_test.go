@@ -24,7 +24,7 @@ func TestReadTorchvision(t *testing.T) {
 		line       int
 	}{{0.1650, 0.0010, 31}, {0.1700, 0.0020, 52}} {
 		r := lg.Records[i]
-		if r.Model != "resnet50" || r.Device != "GPU" || r.Precision != "amp" || r.Workers != 8 || r.Batch != 128 || r.GlobalBatch != 1024 {
+		if r.Model != "resnet50" || r.Device != "GPU" || r.Precision != "amp-fp16" || r.Workers != 8 || r.Batch != 128 || r.GlobalBatch != 1024 {
 			t.Errorf("epoch %d: %+v: want resnet50 on 8 GPUs at amp, 128 each", i, r)
 		}
 		if !within(r.StepTime, want.step, 1e-12) || !within(r.SamplesPerSec, 1024/want.step, 1e-12) {
@@ -63,7 +63,7 @@ func TestReadTorchvision(t *testing.T) {
 	}
 	r := lg.Records[0]
 	if want := (0.4417 + 0.4400 + 0.4410) / 3; !within(r.StepTime, want, 1e-12) || r.Workers != 4 || r.GlobalBatch != 128 ||
-		r.Model != "efficientnet-b4" || r.Precision != "amp" || r.Steps != 50 {
+		r.Model != "efficientnet-b4" || r.Precision != "amp-fp16" || r.Steps != 50 {
 		// Steps: the windows of the lines at 20, 40 and 50 cover iterations 1 to 50.
 		t.Errorf("record %+v: want %v s a step of 4 × 32 at amp, efficientnet-b4, 50 steps", r, want)
 	}

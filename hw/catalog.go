@@ -322,6 +322,20 @@ func (c *Catalog) Device(name string) (*Device, error) {
 	return nil, errors.New(unknownMsg("device", name, c.DeviceNames()))
 }
 
+// DeviceCalled returns the device that name names (Device.Is: its key or
+// one of its Names, ignoring case), or nil.
+func (c *Catalog) DeviceCalled(name string) *Device {
+	if d := c.Devices[name]; d != nil {
+		return d
+	}
+	for _, k := range c.DeviceNames() {
+		if d := c.Devices[k]; d != nil && d.Is(name) {
+			return d
+		}
+	}
+	return nil
+}
+
 // Node returns the node named name, or an error with a did-you-mean
 // suggestion. The result belongs to c.
 func (c *Catalog) Node(name string) (*Node, error) {

@@ -3,6 +3,7 @@ package hw
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"scaleplan/internal/units"
 )
@@ -183,6 +184,13 @@ type Device struct {
 	Vendor string `yaml:"vendor"` // such as "NVIDIA"; required
 	Kind   Kind   `yaml:"kind"`   // gpu, ipu or cpu; required
 
+	// Names are other names of the device as tools report it, such as
+	// CUDA's device name ("NVIDIA A100-SXM4-80GB", what
+	// torch.cuda.get_device_name and nvidia-smi print and benchmark logs
+	// carry): a calibration entry measured under one of them applies to
+	// the device (Is). No two devices share a name. Default none.
+	Names []string `yaml:"names"`
+
 	Peak Peak `yaml:"peak"` // peak rates per precision
 
 	// Memory is the capacity a step's weights, gradients, optimizer state and
@@ -199,6 +207,21 @@ type Device struct {
 	TDP      units.Watts `yaml:"tdp"`       // thermal design power, watts; default 0 (unpublished)
 	HostLink HostLink    `yaml:"host_link"` // link to the host; default none
 	Source   string      `yaml:"source"`    // where the figures come from; default ""
+}
+
+// Is reports whether name names d: its catalogue key or one of its Names,
+// ignoring case and surrounding space.
+func (d *Device) Is(name string) bool {
+	name = strings.TrimSpace(name)
+	if strings.EqualFold(name, d.Name) {
+		return true
+	}
+	for _, n := range d.Names {
+		if strings.EqualFold(name, strings.TrimSpace(n)) {
+			return true
+		}
+	}
+	return false
 }
 
 // PeakFLOPs returns d's peak rate at precision p; zero if unsupported.

@@ -641,3 +641,56 @@ func TestPeakOf(t *testing.T) {
 	}()
 	pk.Of("fp8")
 }
+
+// TestDeviceNames: a device is called by its key or by one of its names
+// (CUDA's device name, as benchmark logs carry it), without regard to case;
+// every built-in NVIDIA GPU has its CUDA name, and a name that two devices
+// share, or an empty one, is a problem with its line.
+func TestDeviceNames(t *testing.T) {
+	c := mustDefault(t)
+	for name, want := range map[string]string{
+		"NVIDIA A100-SXM4-80GB":          "a100-sxm4-80gb",
+		"A100-SXM4-80GB":                 "a100-sxm4-80gb", // older drivers: the key, in capitals
+		"nvidia h100 80gb hbm3":          "h100-sxm5-80gb",
+		" NVIDIA H200 ":                  "h200-sxm-141gb",
+		"Tesla V100-SXM2-16GB":           "v100-sxm2-16gb",
+		"Tesla V100-SXM2-32GB":           "v100-sxm2-32gb",
+		"Tesla V100S-PCIE-32GB":          "v100s-pcie-32gb",
+		"Tesla P100-SXM2-16GB":           "p100-sxm2",
+		"Tesla T4":                       "t4",
+		"NVIDIA RTX 6000 Ada Generation": "rtx6000-ada",
+		"t4":                             "t4",
+	} {
+		d := c.DeviceCalled(name)
+		if d == nil || d.Name != want || !d.Is(name) {
+			t.Errorf("DeviceCalled(%q) = %v, want %s", name, d, want)
+		}
+	}
+	for _, name := range []string{"", "GPU", "NVIDIA A100-PCIE-40GB", "NVIDIA H100"} {
+		if d := c.DeviceCalled(name); d != nil {
+			t.Errorf("DeviceCalled(%q) = %s, want none", name, d.Name)
+		}
+	}
+	for _, k := range c.DeviceNames() {
+		if d := c.Devices[k]; d.Vendor == "NVIDIA" && len(d.Names) == 0 {
+			t.Errorf("%s has no CUDA name", k)
+		}
+	}
+
+	dir := t.TempDir()
+	p := dir + "/names.yaml"
+	body := "devices:\n" +
+		"  lab-gpu:\n    model: L\n    vendor: V\n    kind: gpu\n    names: [\"NVIDIA H200\", \"\", \"Lab GPU\", \"lab gpu\"]\n" +
+		"    peak: {fp32: 1 TFLOP/s}\n    memory: 1 GiB\n    memory_bandwidth: 1 GB/s\n"
+	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Load(p)
+	want := p + ": 3 problems:\n" +
+		"  line 6: devices.lab-gpu.names[0]: \"NVIDIA H200\" already names device h200-sxm-141gb\n" +
+		"  line 6: devices.lab-gpu.names[1]: is empty\n" +
+		"  line 6: devices.lab-gpu.names[3]: \"lab gpu\" names lab-gpu twice"
+	if err == nil || err.Error() != want {
+		t.Errorf("got\n%v\nwant\n%s", err, want)
+	}
+}

@@ -1,9 +1,11 @@
 package hw
 
 import (
+	"fmt"
 	"math"
 	"regexp"
 	"strconv"
+	"strings"
 
 	"scaleplan/internal/config"
 )
@@ -38,6 +40,7 @@ func (c *Catalog) validate(refs bool) *config.Problems {
 	for _, name := range sortedKeys(c.Devices) {
 		c.validateDevice(ps, name, c.Devices[name])
 	}
+	c.validateDeviceNames(ps)
 	for _, name := range sortedKeys(c.Nodes) {
 		c.validateNode(ps, name, c.Nodes[name], refs)
 	}
@@ -45,6 +48,35 @@ func (c *Catalog) validate(refs bool) *config.Problems {
 		c.validateSystem(ps, name, c.Systems[name], refs)
 	}
 	return ps
+}
+
+// validateDeviceNames reports a device name (Device.Names) that is empty
+// or that names another device too, by its key or one of its names.
+func (c *Catalog) validateDeviceNames(ps *config.Problems) {
+	owner := map[string]string{} // lower-case name → device key
+	for _, k := range sortedKeys(c.Devices) {
+		owner[strings.ToLower(k)] = k
+	}
+	for _, k := range sortedKeys(c.Devices) {
+		d := c.Devices[k]
+		if d == nil {
+			continue
+		}
+		for i, n := range d.Names {
+			path := fmt.Sprintf("devices.%s.names[%d]", k, i)
+			key := strings.ToLower(strings.TrimSpace(n))
+			switch o, ok := owner[key]; {
+			case key == "":
+				ps.Addf(path, "is empty")
+			case ok && o != k:
+				ps.Addf(path, "%q already names device %s", n, o)
+			case ok:
+				ps.Addf(path, "%q names %s twice", n, k)
+			default:
+				owner[key] = k
+			}
+		}
+	}
 }
 
 func checkName(ps *config.Problems, path, name string) {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"scaleplan/hw"
 	"scaleplan/internal/calib"
 )
 
@@ -46,16 +47,16 @@ func ReadCalibrationFiles(paths []string) ([]CalibrationFile, error) {
 	return files, nil
 }
 
-// throughputEntry returns the entry of c that a scenario of model on
-// device (any device if "") at precision computes by: one for that model
-// and device, of that precision or of none, measured on one or more
-// devices, and of those the one on the fewest devices (the first on a
-// tie). It returns nil if none applies.
-func throughputEntry(c *calib.Calibration, model, device, precision string) *calib.ThroughputEntry {
+// throughputEntry returns the entry of c that a scenario of model at
+// precision computes by among those whose device onDevice accepts: one for
+// that model, of that precision or of none (PrecisionApplies), measured on
+// one or more devices, and of those the one on the fewest devices (the
+// first on a tie). It returns nil if none applies.
+func throughputEntry(c *calib.Calibration, model string, onDevice func(string) bool, precision string) *calib.ThroughputEntry {
 	var best *calib.ThroughputEntry
 	for i := range c.Throughput {
 		e := &c.Throughput[i]
-		if e.Model != model || (device != "" && e.Device != device) || (e.Precision != "" && e.Precision != precision) || e.Devices < 1 {
+		if e.Model != model || !onDevice(e.Device) || !PrecisionApplies(e.Precision, precision) || e.Devices < 1 {
 			continue
 		}
 		if best == nil || e.Devices < best.Devices {
@@ -65,18 +66,38 @@ func throughputEntry(c *calib.Calibration, model, device, precision string) *cal
 	return best
 }
 
+// PrecisionApplies reports whether a calibration entry measured at
+// precision measured applies to a scenario at precision p: the same
+// precision, none ("": any), or automatic mixed precision as PyTorch logs
+// name it, which trains on the fp16 or bf16 tensor cores the catalogue's
+// fp16 and bf16 mean: "amp-fp16" and "amp" (autocast's default type on
+// CUDA, float16) apply to fp16, "amp-bf16" to bf16.
+func PrecisionApplies(measured, p string) bool {
+	switch measured {
+	case "", p:
+		return true
+	case "amp-fp16", "amp":
+		return p == "fp16"
+	case "amp-bf16":
+		return p == "bf16"
+	}
+	return false
+}
+
 // PickCalibration returns the measured compute law that a scenario of
-// model on device at precision takes from files: the entry a scenario's
-// calibration file would give (throughputEntry), of the file whose entry
-// was measured on the fewest devices (the first file on a tie), with its
-// Source naming the file and the entry's source. It returns the index of
-// that file, or nil and −1 when no file has an entry that applies, and an
-// error when the entry did not bound v0 (calib.ThroughputEntry.V0Unbounded).
-func PickCalibration(files []CalibrationFile, model, device, precision string) (*Calibration, int, error) {
+// model on device dev at precision takes from files: the entry a
+// scenario's calibration file would give (throughputEntry) among those
+// measured on dev (its key or one of its names, hw.Device.Is), of the file
+// whose entry was measured on the fewest devices (the first file on a tie),
+// with its Source naming the file and the entry's source. It returns the
+// index of that file, or nil and −1 when no file has an entry that applies,
+// and an error when the entry did not bound v0
+// (calib.ThroughputEntry.V0Unbounded).
+func PickCalibration(files []CalibrationFile, model string, dev *hw.Device, precision string) (*Calibration, int, error) {
 	var best *calib.ThroughputEntry
 	from := -1
 	for i, f := range files {
-		if e := throughputEntry(f.Cal, model, device, precision); e != nil && (best == nil || e.Devices < best.Devices) {
+		if e := throughputEntry(f.Cal, model, dev.Is, precision); e != nil && (best == nil || e.Devices < best.Devices) {
 			best, from = e, i
 		}
 	}

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"scaleplan/hw"
 )
 
 // writeCalibrations writes each document to a file of its own in a
@@ -28,9 +30,10 @@ func writeCalibrations(t *testing.T, docs ...string) []CalibrationFile {
 }
 
 // TestPickCalibration checks the choice among files against the rule: the
-// model, the device kind and the precision (or none) must match; of the
-// entries that do, the one measured on the fewest devices wins, the first
-// file's on a tie.
+// model, the device kind (its key or its CUDA name) and the precision (or
+// none; PyTorch's amp-fp16 and amp-bf16 for fp16 and bf16) must match; of
+// the entries that do, the one measured on the fewest devices wins, the
+// first file's on a tie.
 func TestPickCalibration(t *testing.T) {
 	files := writeCalibrations(t,
 		"throughput:\n"+
@@ -40,21 +43,34 @@ func TestPickCalibration(t *testing.T) {
 			"  - {model: resnet50, device: p100-sxm2, devices: 1, v0: 190, t: 20 ms, r2: 0.99, points: 3, source: one.csv}\n"+
 			"  - {model: resnet50, device: p100-sxm2, devices: 1, precision: fp16, v0: 300, t: 20 ms, r2: 0.99, points: 3}\n",
 		"throughput:\n"+
-			"  - {model: resnet50, device: p100-sxm2, devices: 1, precision: fp32, v0: 150, t: 5 ms, r2: 0.99, points: 3}\n")
+			"  - {model: resnet50, device: p100-sxm2, devices: 1, precision: fp32, v0: 150, t: 5 ms, r2: 0.99, points: 3}\n",
+		// As PyTorch logs name them: CUDA's device name, automatic mixed precision.
+		"throughput:\n"+
+			"  - {model: resnet50, device: NVIDIA H100 80GB HBM3, devices: 1, precision: amp-fp16, v0: 3000, t: 0 s, r2: 0.99, points: 3}\n"+
+			"  - {model: resnet50, device: NVIDIA H100 80GB HBM3, devices: 1, precision: amp-bf16, v0: 2900, t: 0 s, r2: 0.99, points: 3}\n"+
+			"  - {model: resnet50, device: NVIDIA A100-SXM4-80GB, devices: 1, precision: amp, v0: 2100, t: 0 s, r2: 0.99, points: 3}\n")
+	cat, err := hw.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		model, device, prec string
 		file                int // -1: none applies
 		v0                  float64
 	}{
-		{"resnet50", "p100-sxm2", "fp32", 1, 190},      // one device beats four; the second file before the third
-		{"resnet50", "p100-sxm2", "fp16", 1, 190},      // the entry without a precision comes first in its file
-		{"resnet50", "v100-sxm2-32gb", "fp32", 0, 400}, //
-		{"resnet50", "v100-sxm2-32gb", "fp16", -1, 0},  // precision
-		{"gnmt", "p100-sxm2", "fp32", -1, 0},           // model
-		{"resnet50", "a100-sxm4-80gb", "fp16", -1, 0},  // device
-		{"resnet50", "", "fp32", 0, 400},               // any device: the v100's one-device entry is the first
+		{"resnet50", "p100-sxm2", "fp32", 1, 190},       // one device beats four; the second file before the third
+		{"resnet50", "p100-sxm2", "fp16", 1, 190},       // the entry without a precision comes first in its file
+		{"resnet50", "v100-sxm2-32gb", "fp32", 0, 400},  //
+		{"resnet50", "v100-sxm2-32gb", "fp16", -1, 0},   // precision
+		{"gnmt", "p100-sxm2", "fp32", -1, 0},            // model
+		{"resnet50", "t4", "fp16", -1, 0},               // device
+		{"resnet50", "h100-sxm5-80gb", "fp16", 3, 3000}, // CUDA's name; amp-fp16 is fp16
+		{"resnet50", "h100-sxm5-80gb", "bf16", 3, 2900}, // amp-bf16 is bf16
+		{"resnet50", "h100-sxm5-80gb", "fp32", -1, 0},   // amp is not fp32
+		{"resnet50", "a100-sxm4-80gb", "fp16", 3, 2100}, // amp alone: autocast's float16
+		{"resnet50", "a100-sxm4-80gb", "bf16", -1, 0},   //
 	} {
-		cal, i, err := PickCalibration(files, tc.model, tc.device, tc.prec)
+		cal, i, err := PickCalibration(files, tc.model, cat.Devices[tc.device], tc.prec)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -66,11 +82,12 @@ func TestPickCalibration(t *testing.T) {
 			t.Errorf("%s on %s at %s: %+v, want v0 %v on 1 device from %s", tc.model, tc.device, tc.prec, cal, tc.v0, files[i].Path)
 		}
 	}
-	if cal, _, _ := PickCalibration(files, "resnet50", "p100-sxm2", "fp32"); cal.Source != files[1].Path+" (one.csv)" || float64(cal.T) != 0.020 {
+	p100 := cat.Devices["p100-sxm2"]
+	if cal, _, _ := PickCalibration(files, "resnet50", p100, "fp32"); cal.Source != files[1].Path+" (one.csv)" || float64(cal.T) != 0.020 {
 		t.Errorf("source %q, t %v", cal.Source, cal.T)
 	}
 	unbounded := writeCalibrations(t, "throughput:\n  - {model: resnet50, device: p100-sxm2, devices: 1, v0: 1.8e7, v0_unbounded: true, v0_lower: 805500, t: 10 ms, r2: 1, points: 4, batches: [16, 128]}\n")
-	if _, _, err := PickCalibration(unbounded, "resnet50", "p100-sxm2", "fp32"); err == nil || !strings.Contains(err.Error(), "did not bound v0") || !strings.Contains(err.Error(), unbounded[0].Path) {
+	if _, _, err := PickCalibration(unbounded, "resnet50", p100, "fp32"); err == nil || !strings.Contains(err.Error(), "did not bound v0") || !strings.Contains(err.Error(), unbounded[0].Path) {
 		t.Errorf("unbounded: %v", err)
 	}
 }

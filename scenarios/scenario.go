@@ -365,7 +365,7 @@ func Parse(r io.Reader, file string, opt Options) (*Resolved, error) {
 		return nil, config.InFile(file, &ps)
 	}
 	if len(opt.Calibrations) > 0 {
-		cal, i, err := PickCalibration(opt.Calibrations, res.Mdl.Name, res.Device.Name, res.Precision)
+		cal, i, err := PickCalibration(opt.Calibrations, res.Mdl.Name, res.Device, res.Precision)
 		if err != nil {
 			return nil, fmt.Errorf("scenario %s: %w", res.Name, err)
 		}
@@ -462,7 +462,8 @@ func (r *Resolved) loadCalibration(ps *config.Problems) {
 		ps.Addf("calibration.file", "%v", err)
 		return
 	}
-	best := throughputEntry(cal, r.Mdl.Name, c.Device, r.Precision)
+	onDevice := func(d string) bool { return c.Device == "" || d == c.Device }
+	best := throughputEntry(cal, r.Mdl.Name, onDevice, r.Precision)
 	if best == nil {
 		var seen []string
 		for _, e := range cal.Throughput {

@@ -12,7 +12,11 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"scaleplan/fit"
+	"scaleplan/hw"
+	"scaleplan/internal/calib"
 	"scaleplan/internal/units"
+	"scaleplan/model"
+	"scaleplan/scenarios"
 )
 
 // fitCommand is `scaleplan fit LOG...`.
@@ -45,7 +49,7 @@ func fitCommand() *cli.Command {
 			&cli.StringFlag{Name: "out", Usage: "write the calibration YAML to `FILE`, for a scenario to reference"},
 			formatFlag(),
 			&cli.StringFlag{Name: "gradient-size", Usage: "gradient `SIZE` all-reduced per step (e.g. '102.2 MB'), for the all-reduce bandwidth"},
-			&cli.StringFlag{Name: "device", Usage: "device kind `NAME` for logs that only say GPU or CPU (Horovod, tf_cnn_benchmarks, torchvision)"},
+			deviceFlag(),
 			&cli.BoolFlag{Name: "keep-outliers", Usage: "fit every point; do not exclude points the law does not explain"},
 			&cli.StringFlag{Name: "plot", Usage: "write the throughput and steps-to-target charts as PNG and SVG into `DIR`"},
 		},
@@ -66,7 +70,7 @@ func runFit(c *cli.Context) error {
 		return err
 	}
 	if len(args) == 0 {
-		return usagef("fit: no LOG given (want bench logs, CSV, MLPerf, Horovod or tf_cnn_benchmarks output)")
+		return usagef("fit: no LOG given (want bench logs, CSV, MLPerf, Horovod, tf_cnn_benchmarks or torchvision train.py output)")
 	}
 	opt := &fit.Options{GroupBy: c.StringSlice("group-by")}
 	if s := c.String("gradient-size"); s != "" {
@@ -79,6 +83,10 @@ func runFit(c *cli.Context) error {
 	if c.Bool("keep-outliers") {
 		opt.Settings = &fit.Settings{OutlierLevel: -1}
 	}
+	rename, err := deviceRenamer("fit", c.String("device"))
+	if err != nil {
+		return err
+	}
 	stderr := c.App.ErrWriter
 	var logs []*fit.Log
 	for _, name := range args {
@@ -87,13 +95,7 @@ func runFit(c *cli.Context) error {
 			return err
 		}
 		reportLog(stderr, lg)
-		if d := c.String("device"); d != "" {
-			for i := range lg.Records {
-				if r := &lg.Records[i]; r.Device == "" || r.Device == "GPU" || r.Device == "CPU" {
-					r.Device = d
-				}
-			}
-		}
+		rename(lg)
 		logs = append(logs, lg)
 	}
 	rep, err := fit.Fit(logs, opt)
@@ -104,9 +106,18 @@ func runFit(c *cli.Context) error {
 		return err
 	}
 	if out := c.String("out"); out != "" {
+		cat, err := loadCatalog(c)
+		if err != nil {
+			return err
+		}
+		prof, err := loadProfiles(c)
+		if err != nil {
+			return err
+		}
 		if err := writeCalibration(stderr, rep, out); err != nil {
 			return err
 		}
+		calibrationReach(stderr, out, rep.Calibration(), cat, prof)
 	}
 	if dir := c.String("plot"); dir != "" {
 		return writeFitCharts(c, "fit", dir, rep, logs)
@@ -158,6 +169,110 @@ func writeCalibration(w io.Writer, rep *fit.Report, path string) error {
 		}
 	}
 	return nil
+}
+
+// deviceFlag is --device of fit and plot.
+func deviceFlag() cli.Flag {
+	return &cli.StringFlag{Name: "device", Usage: "device kind `NAME` for logs that only say GPU or CPU (Horovod, tf_cnn_benchmarks, torchvision); or FROM=TO[,FROM=TO...] to rename the devices a log names (e.g. 'V100=v100-sxm2-16gb')"}
+}
+
+// deviceRenamer returns what --device spec does to a log's records: a name
+// alone becomes the device of the records whose log says only GPU or CPU
+// (or nothing); FROM=TO pairs, separated by commas, rename each FROM
+// (ignoring case) to its TO. An empty spec changes nothing.
+func deviceRenamer(cmd, spec string) (func(*fit.Log), error) {
+	if spec == "" {
+		return func(*fit.Log) {}, nil
+	}
+	if !strings.Contains(spec, "=") {
+		return func(lg *fit.Log) {
+			for i := range lg.Records {
+				if r := &lg.Records[i]; r.Device == "" || r.Device == "GPU" || r.Device == "CPU" {
+					r.Device = spec
+				}
+			}
+		}, nil
+	}
+	to := map[string]string{}
+	for _, pair := range strings.Split(spec, ",") {
+		from, name, ok := strings.Cut(pair, "=")
+		from, name = strings.TrimSpace(from), strings.TrimSpace(name)
+		if !ok || from == "" || name == "" || strings.Contains(name, "=") {
+			return nil, usagef("%s: --device %q: want a device NAME, or FROM=TO pairs separated by commas, such as 'V100=v100-sxm2-16gb'", cmd, spec)
+		}
+		to[strings.ToLower(from)] = name
+	}
+	return func(lg *fit.Log) {
+		for i := range lg.Records {
+			if name, ok := to[strings.ToLower(lg.Records[i].Device)]; ok {
+				lg.Records[i].Device = name
+			}
+		}
+	}, nil
+}
+
+// calibrationReach says on w, for each throughput entry of the calibration
+// written to path, which scenarios take it (scenarios.PickCalibration: the
+// model, the device by its catalogue key or CUDA name, the precision) or
+// why none does, and names a steps entry whose model the profiles lack.
+func calibrationReach(w io.Writer, path string, cal *calib.Calibration, cat *hw.Catalog, prof *model.Profiles) {
+	for _, e := range cal.Throughput {
+		what := fmt.Sprintf("fit: %s: %s on %d %s", path, e.Model, e.Devices, cmp.Or(e.Device, "(no device)"))
+		if e.Precision != "" {
+			what += ", " + e.Precision
+		}
+		var precs []string
+		for _, p := range hw.Precisions {
+			if scenarios.PrecisionApplies(e.Precision, string(p)) {
+				precs = append(precs, string(p))
+			}
+		}
+		d := cat.DeviceCalled(e.Device)
+		switch {
+		case prof.Models[e.Model] == nil:
+			fmt.Fprintf(w, "%s: no scenario takes it: the profiles have no model %q (models: %s)\n", what, e.Model, strings.Join(prof.ModelNames(), ", "))
+		case e.Device == "" || e.Device == "GPU" || e.Device == "CPU":
+			fmt.Fprintf(w, "%s: no scenario takes it: name the device kind with --device (devices: %s)\n", what, strings.Join(cat.DeviceNames(), ", "))
+		case d == nil:
+			fmt.Fprintf(w, "%s: no scenario takes it: no catalogue device is called %q (devices: %s); rename it with --device '%s=DEVICE', or list it under the device's names in a --catalog file\n",
+				what, e.Device, strings.Join(cat.DeviceNames(), ", "), e.Device)
+		case len(precs) == 0:
+			fmt.Fprintf(w, "%s: no scenario takes it: precision %q is none of %s, amp-fp16, amp-bf16\n", what, e.Precision, strings.Join(precisionNames(), ", "))
+		default:
+			// Of the entries that apply, scenarios take the one measured on
+			// the fewest devices.
+			var taken []string
+			other := 0
+			for _, p := range precs {
+				c, _, _ := scenarios.PickCalibration([]scenarios.CalibrationFile{{Path: path, Cal: cal}}, e.Model, d, p)
+				switch {
+				case c == nil:
+				case c.Devices == e.Devices && c.V0 == e.V0 && c.T == e.T:
+					taken = append(taken, p)
+				default:
+					other = c.Devices
+				}
+			}
+			if len(taken) == 0 {
+				fmt.Fprintf(w, "%s: scenarios of %s on %s take the entry on %d %s before it\n", what, e.Model, d.Name, other, plural(other, "device", "devices"))
+				continue
+			}
+			fmt.Fprintf(w, "%s: scenarios of %s on %s at %s compute by it (--calibration %s)\n", what, e.Model, d.Name, strings.Join(taken, ", "), path)
+		}
+	}
+	for _, e := range cal.Steps {
+		if prof.Models[e.Model] == nil {
+			fmt.Fprintf(w, "fit: %s: steps to target of %s: no scenario takes it: the profiles have no model %q\n", path, e.Model, e.Model)
+		}
+	}
+}
+
+func precisionNames() []string {
+	var out []string
+	for _, p := range hw.Precisions {
+		out = append(out, string(p))
+	}
+	return out
 }
 
 // namedTable is a table and the key it has in JSON output.

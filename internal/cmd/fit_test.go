@@ -42,6 +42,8 @@ func TestFitCommand(t *testing.T) {
 		{"json", []string{"fit", "--format", "json", "--keep-outliers", "testdata/fit/horovod_truncated.txt"}, exitOK},
 		{"md", []string{"fit", "--format", "md", "--device", "V100", "testdata/fit/horovod_truncated.txt", "testdata/fit/mlperf_resnet.log"}, exitOK},
 		{"repeats", []string{"fit", "testdata/fit/bench_mlp_repeats.jsonl"}, exitOK},
+		{"rename", []string{"fit", "--device", "V100=v100-sxm2-16gb", "--out", filepath.Join(tmp, "renamed.yaml"), "testdata/fit/bench_resnet50.jsonl"}, exitOK},
+		{"bad-device", []string{"fit", "--device", "V100=", "testdata/fit/bench_resnet50.jsonl"}, exitUsage},
 		{"torchvision", []string{"fit", "--device", "A100-SXM4-80GB", "../../fit/testdata/torchvision_resnet50_ddp.txt", "../../fit/testdata/torchvision_truncated.txt"}, exitOK},
 		{"no-log", []string{"fit"}, exitUsage},
 		{"bad-format", []string{"fit", "--format", "xml", "testdata/fit/bench_resnet50.jsonl"}, exitUsage},

@@ -77,7 +77,7 @@ func plotCommand() *cli.Command {
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "out", Aliases: []string{"o"}, Value: ".", Usage: "write the charts into `DIR` (created if missing)"},
 			&cli.StringSliceFlag{Name: "group-by", Usage: "label `NAMES` that also split the groups, comma-separated (e.g. framework)"},
-			&cli.StringFlag{Name: "device", Usage: "device kind `NAME` for logs that only say GPU or CPU (Horovod, tf_cnn_benchmarks, torchvision)"},
+			deviceFlag(),
 			&cli.BoolFlag{Name: "keep-outliers", Usage: "fit every point; do not exclude points the law does not explain"},
 			&cli.StringFlag{Name: "devices", Usage: "scenario kinds: simulate device counts `N,N,...` instead of the sweep's (timeline: the last)"},
 			calibrationFlag(),
@@ -217,6 +217,10 @@ func fitLogs(c *cli.Context, o *plotOptions, kind string, names []string) (*fit.
 	if o.keepOutliers {
 		opt.Settings = &fit.Settings{OutlierLevel: -1}
 	}
+	rename, err := deviceRenamer("plot "+kind, o.device)
+	if err != nil {
+		return nil, nil, err
+	}
 	stderr := c.App.ErrWriter
 	var logs []*fit.Log
 	for _, name := range names {
@@ -229,13 +233,7 @@ func fitLogs(c *cli.Context, o *plotOptions, kind string, names []string) (*fit.
 			fmt.Fprintf(stderr, ", %d malformed %s (scaleplan fit lists them)", lg.Malformed, plural(lg.Malformed, "line", "lines"))
 		}
 		fmt.Fprintln(stderr)
-		if d := o.device; d != "" {
-			for i := range lg.Records {
-				if r := &lg.Records[i]; r.Device == "" || r.Device == "GPU" || r.Device == "CPU" {
-					r.Device = d
-				}
-			}
-		}
+		rename(lg)
 		logs = append(logs, lg)
 	}
 	rep, err := fit.Fit(logs, opt)

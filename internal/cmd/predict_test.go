@@ -49,6 +49,31 @@ func TestPredictCalibrationFlag(t *testing.T) {
 	}
 }
 
+// TestTorchCalibrationFlag: a calibration as a PyTorch log gives it, the
+// device under CUDA's name and the precision amp-fp16, computes a scenario
+// of that device at fp16: one A100 at 2,500 samples/s and t = 0 takes
+// 408/2500 s for its per-device batch of 408.
+func TestTorchCalibrationFlag(t *testing.T) {
+	stdout, stderr, code := runCLI("predict", "--calibration", "testdata/calib-a100-torch.yaml", "dgx-a100-resnet50-mlperf-v0.7")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{
+		"compute: calibrated, v0 = 2500 samples/s on 1 device(s), t = 0 s (testdata/calib-a100-torch.yaml (torch.jsonl))",
+		fmt.Sprintf(" %.2f ", 408.0/2500*1000),
+	} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("no %q in:\n%s", want, stdout)
+		}
+	}
+	// Not at fp32: a mixed-precision measurement says nothing of it.
+	_, stderr, code = runCLI("plan", "--recipe", "mlperf-v0.7-resnet50", "--systems", "dgx-a100", "--max-devices", "8", "--precisions", "fp32",
+		"--calibration", "testdata/calib-a100-torch.yaml")
+	if code != exitRuntime || !strings.Contains(stderr, "no throughput entry applies") {
+		t.Errorf("plan at fp32: exit %d, stderr %q", code, stderr)
+	}
+}
+
 // TestSimulateCalibrationFlag: simulate --calibration computes the
 // scenario's step by the file's law, as predict does.
 func TestSimulateCalibrationFlag(t *testing.T) {
