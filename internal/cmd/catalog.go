@@ -30,6 +30,20 @@ func loadProfiles(c *cli.Context) (*model.Profiles, error) {
 	return model.Load(c.StringSlice("profiles")...)
 }
 
+// loadCatalogAndProfiles returns the catalogue and the profiles with the
+// --catalog and --profiles files merged in.
+func loadCatalogAndProfiles(c *cli.Context) (*hw.Catalog, *model.Profiles, error) {
+	cat, err := loadCatalog(c)
+	if err != nil {
+		return nil, nil, err
+	}
+	prof, err := loadProfiles(c)
+	if err != nil {
+		return nil, nil, err
+	}
+	return cat, prof, nil
+}
+
 // scenarioOptions returns the extra files every scenario is resolved against.
 func scenarioOptions(c *cli.Context) scenarios.Options {
 	return scenarios.Options{CatalogPaths: c.StringSlice("catalog"), ProfilePaths: c.StringSlice("profiles")}
@@ -98,11 +112,7 @@ func catalogCommand() *cli.Command {
 			if err := checkFormat(c.String("format")); err != nil {
 				return err
 			}
-			cat, err := loadCatalog(c)
-			if err != nil {
-				return err
-			}
-			prof, err := loadProfiles(c)
+			cat, prof, err := loadCatalogAndProfiles(c)
 			if err != nil {
 				return err
 			}
@@ -121,11 +131,7 @@ func catalogCommand() *cli.Command {
 				if c.NArg() != 1 {
 					return usagef("catalog show takes one NAME, got %d arguments", c.NArg())
 				}
-				cat, err := loadCatalog(c)
-				if err != nil {
-					return err
-				}
-				prof, err := loadProfiles(c)
+				cat, prof, err := loadCatalogAndProfiles(c)
 				if err != nil {
 					return err
 				}

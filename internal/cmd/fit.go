@@ -106,11 +106,7 @@ func runFit(c *cli.Context) error {
 		return err
 	}
 	if out := c.String("out"); out != "" {
-		cat, err := loadCatalog(c)
-		if err != nil {
-			return err
-		}
-		prof, err := loadProfiles(c)
+		cat, prof, err := loadCatalogAndProfiles(c)
 		if err != nil {
 			return err
 		}
