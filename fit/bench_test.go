@@ -1,6 +1,7 @@
 package fit
 
 import (
+	"bytes"
 	"fmt"
 	"math/rand/v2"
 	"testing"
@@ -47,7 +48,7 @@ func BenchmarkFit(b *testing.B) {
 
 // BenchmarkRead reads the sample logs of every format.
 func BenchmarkRead(b *testing.B) {
-	for _, f := range []string{"bench_resnet50.jsonl", "mlperf_resnet.log", "horovod_resnet50.txt", "tf_cnn_resnet50.txt", "seed003.csv"} {
+	for _, f := range []string{"bench_resnet50.jsonl", "mlperf_resnet.log", "horovod_resnet50.txt", "tf_cnn_resnet50.txt", "seed003.csv", "torchvision_resnet18_cpu.txt"} {
 		b.Run(f, func(b *testing.B) {
 			for b.Loop() {
 				if _, err := ReadFile("testdata/" + f); err != nil {
@@ -55,5 +56,29 @@ func BenchmarkRead(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// BenchmarkReadTorchvision90 reads the output of a whole ImageNet run of
+// torchvision's train.py as the reader would meet it: 90 epochs of 5,005
+// iterations printed every 10 (45,090 training lines, 8.1 MB), each epoch
+// followed by its evaluation.
+func BenchmarkReadTorchvision90(b *testing.B) {
+	var log bytes.Buffer
+	log.WriteString("Namespace(data_path='/data/imagenet', model='resnet50', device='cuda', batch_size=32, epochs=90, amp=False, world_size=8, distributed=True)\n")
+	for e := range 90 {
+		for i := 0; i < 5005; i += 10 {
+			fmt.Fprintf(&log, "Epoch: [%d]  [%4d/5005]  eta: 0:16:05  lr: 0.1  img/s: 1623.4571  loss: 6.8812 (6.9010)  acc1: 0.0000 (0.1187)  acc5: 3.1250 (0.5793)  time: 0.1931  data: 0.0012  max mem: 10163\n", e, i)
+		}
+		fmt.Fprintf(&log, "Epoch: [%d] Total time: 0:16:25\nTest:  Total time: 0:00:21\nTest:  Acc@1 %.3f Acc@5 %.3f\n", e, 0.8*float64(e), 0.9*float64(e))
+	}
+	log.WriteString("Training time 1 day, 1:10:45\n")
+	data := log.Bytes()
+	b.SetBytes(int64(len(data)))
+	for b.Loop() {
+		lg, err := Read(bytes.NewReader(data), "train.log")
+		if err != nil || len(lg.Records) != 90 {
+			b.Fatal(err)
+		}
 	}
 }

@@ -294,7 +294,7 @@ func Detect(data []byte) (Format, error) {
 			horovod = true
 		}
 		if !tv && bytes.Contains(l, []byte("Epoch: [")) {
-			tv = tvEpochLine.Match(l) && tvTime.Match(l)
+			tv = tvEpochLine.Match(l) && tvTimeData(string(l)) != nil
 		}
 	})
 	if tf {

@@ -18,8 +18,6 @@ import (
 // them ("[default0]:", "0: ") is allowed.
 var (
 	tvEpochLine = regexp.MustCompile(`Epoch: \[(\d+)\]\s+\[\s*(\d+)/(\d+)\]`)
-	tvTime      = regexp.MustCompile(`\s time: (\S+)\s+data: (\S+)`)
-	tvMaxMem    = regexp.MustCompile(`\s max mem: (\d+)`)
 	tvEpochEnd  = regexp.MustCompile(`Epoch: \[(\d+)\] Total time: (.+?)\s*$`)
 	tvAccuracy  = regexp.MustCompile(`(?:^|\s)(?:\*|Test:)\s+(EMA\s+)?Acc@1 (\S+) Acc@5 (\S+)`)
 	tvTrainTime = regexp.MustCompile(`Training time (.+?)\s*$`)
@@ -136,12 +134,12 @@ func readTorchvision(data []byte, lg *Log) {
 				ep.line, cur.id, ep.n, TorchvisionWindow-1)
 			return
 		}
-		if !ep.closed {
-			lg.notef("line %d: run %s, epoch %d: the log ends before its \"Total time\" line: measured from its %d lines", ep.line, cur.id, ep.n, ep.used)
-		}
 		if cur.batch == 0 {
-			lg.malformed(endLine, text, fmt.Errorf("run %s, epoch %d: no Namespace line with batch_size before it", cur.id, ep.n))
+			lg.malformed(endLine, text, fmt.Errorf("epoch %d: no Namespace line (print(args)) with a batch_size of at least 1 before it", ep.n))
 			return
+		}
+		if !ep.closed {
+			lg.notef("line %d: run %s, epoch %d: no \"Total time\" line follows (the log ends or moves on): measured from its %d lines", ep.line, cur.id, ep.n, ep.used)
 		}
 		w := workers()
 		st := ep.steps / float64(ep.used)
@@ -210,11 +208,11 @@ func readTorchvision(data []byte, lg *Log) {
 				lg.malformed(n, l, fmt.Errorf("batch_size %d, world_size %d: want both at least 1", cur.batch, cur.world))
 				cur.batch = 0
 			}
-		case tvDistInit.MatchString(s):
+		case strings.Contains(s, "distributed init") && tvDistInit.MatchString(s):
 			if r, err := strconv.Atoi(tvDistInit.FindStringSubmatch(s)[1]); err == nil {
 				ranks = max(ranks, r+1)
 			}
-		case tvEpochEnd.MatchString(s):
+		case strings.Contains(s, "Total time:") && tvEpochEnd.MatchString(s):
 			m := tvEpochEnd.FindStringSubmatch(s)
 			e, _ := strconv.Atoi(m[1])
 			if _, err := tvParseDuration(m[2]); err != nil {
@@ -226,12 +224,15 @@ func readTorchvision(data []byte, lg *Log) {
 				ep.closed = true
 				flushEpoch(n, l)
 			}
-		case tvEpochLine.MatchString(s):
+		case strings.Contains(s, "Epoch: ["):
 			m := tvEpochLine.FindStringSubmatch(s)
+			if m == nil {
+				return
+			}
 			e, _ := strconv.Atoi(m[1])
 			i, _ := strconv.Atoi(m[2])
 			total, _ := strconv.Atoi(m[3])
-			tm := tvTime.FindStringSubmatch(s)
+			tm := tvTimeData(s)
 			if tm == nil {
 				lg.malformed(n, l, fmt.Errorf("want %q", "Epoch: [e]  [i/N]  ...  time: T  data: D"))
 				return
@@ -257,8 +258,8 @@ func readTorchvision(data []byte, lg *Log) {
 				ep = epoch{n: e, active: true}
 			}
 			ep.line = n
-			if mm := tvMaxMem.FindStringSubmatch(s); mm != nil {
-				if mib, err := strconv.ParseFloat(mm[1], 64); err == nil {
+			if mm, ok := tvField(s, " max mem: "); ok {
+				if mib, err := strconv.ParseFloat(mm, 64); err == nil && mib >= 0 && mib < 1e15 {
 					ep.peak = max(ep.peak, mib*(1<<20))
 				}
 			}
@@ -274,7 +275,7 @@ func readTorchvision(data []byte, lg *Log) {
 			ep.wait += wait
 			ep.last = i
 			ep.used++
-		case tvAccuracy.MatchString(s):
+		case strings.Contains(s, "Acc@1") && tvAccuracy.MatchString(s):
 			m := tvAccuracy.FindStringSubmatch(s)
 			if m[1] != "" {
 				return // the EMA model's
@@ -285,7 +286,7 @@ func readTorchvision(data []byte, lg *Log) {
 				return
 			}
 			cur.accuracy = v / 100
-		case tvTrainTime.MatchString(s):
+		case strings.Contains(s, "Training time") && tvTrainTime.MatchString(s):
 			d, err := tvParseDuration(tvTrainTime.FindStringSubmatch(s)[1])
 			if err != nil {
 				lg.malformed(n, l, err)
@@ -297,6 +298,47 @@ func readTorchvision(data []byte, lg *Log) {
 	})
 	flushRun()
 }
+
+// tvTimeData returns {line, T, D} for a training line's "time: T" and
+// the "data: D" after it, or nil: what the pattern `\s time: (\S+)\s+data:
+// (\S+)` would match, without a regular expression for every line of a
+// long log.
+func tvTimeData(s string) []string {
+	i := strings.Index(s, " time: ")
+	if i < 1 || !isSpace(s[i-1]) {
+		return nil
+	}
+	t, _ := tvField(s[i:], " time: ")
+	rest := s[i+len(" time: ")+len(t):]
+	if len(rest) == 0 || !isSpace(rest[0]) {
+		return nil
+	}
+	rest = strings.TrimLeft(rest, " \t")
+	if !strings.HasPrefix(rest, "data: ") {
+		return nil
+	}
+	d, _ := tvField(rest, "data: ")
+	if t == "" || d == "" {
+		return nil
+	}
+	return []string{s, t, d}
+}
+
+// tvField returns the text after the first key in s up to the next blank,
+// and whether s has key.
+func tvField(s, key string) (string, bool) {
+	i := strings.Index(s, key)
+	if i < 0 {
+		return "", false
+	}
+	v := s[i+len(key):]
+	if j := strings.IndexAny(v, " \t"); j >= 0 {
+		v = v[:j]
+	}
+	return v, true
+}
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' }
 
 // tvParseDuration parses Python's str(datetime.timedelta): "0:16:25",
 // "1 day, 2:03:04", "3 days, 0:00:01".

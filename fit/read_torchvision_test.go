@@ -70,7 +70,7 @@ func TestReadTorchvision(t *testing.T) {
 	if run := lg.Runs[0]; run.Status != "" || run.Epochs != 0 || run.Benchmark != "efficientnet_b4" || run.TimeToTrain != 0 {
 		t.Errorf("run %+v: want an unfinished run of no whole epoch", run)
 	}
-	if len(lg.Notes) != 1 || !strings.Contains(lg.Notes[0], `ends before its "Total time" line`) {
+	if len(lg.Notes) != 1 || !strings.Contains(lg.Notes[0], `no "Total time" line follows`) {
 		t.Errorf("notes %q", lg.Notes)
 	}
 }

@@ -694,3 +694,30 @@ func TestDeviceNames(t *testing.T) {
 		t.Errorf("got\n%v\nwant\n%s", err, want)
 	}
 }
+
+// TestCalibrateDocDevice loads the device of docs/calibrate.md, the first
+// YAML block there, as a --catalog file: it validates, and its CUDA name
+// finds it.
+func TestCalibrateDocDevice(t *testing.T) {
+	doc, err := os.ReadFile("../docs/calibrate.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, block, ok := strings.Cut(string(doc), "```yaml\n")
+	block, _, ok2 := strings.Cut(block, "```")
+	if !ok || !ok2 {
+		t.Fatal("no YAML block in docs/calibrate.md")
+	}
+	p := t.TempDir() + "/l40s.yaml"
+	if err := os.WriteFile(p, []byte(block), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c, err := Load(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := c.DeviceCalled("NVIDIA L40S")
+	if d == nil || d.Name != "l40s" || d.Peak.FP16 != 362*units.TFLOPPS || d.MemoryBandwidth != 864*units.GBps {
+		t.Errorf("NVIDIA L40S = %+v", d)
+	}
+}
