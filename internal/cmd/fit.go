@@ -234,6 +234,10 @@ func calibrationReach(w io.Writer, path string, cal *calib.Calibration, cat *hw.
 				what, e.Device, strings.Join(cat.DeviceNames(), ", "), e.Device)
 		case len(precs) == 0:
 			fmt.Fprintf(w, "%s: no scenario takes it: precision %q is none of %s, amp-fp16, amp-bf16\n", what, e.Precision, strings.Join(precisionNames(), ", "))
+		case e.Devices < 1:
+			fmt.Fprintf(w, "%s: no scenario takes it: the logs did not say on how many devices it was measured (MLPerf logs do not)\n", what)
+		case e.V0Unbounded:
+			fmt.Fprintf(w, "%s: no scenario takes it: its points did not bound v0 (measure larger batches)\n", what)
 		default:
 			// Of the entries that apply, scenarios take the one measured on
 			// the fewest devices.
