@@ -31,6 +31,12 @@ type Options struct {
 	GradientSize units.Bytes
 	// Settings of the fits; nil means DefaultSettings.
 	Settings *Settings
+	// Target is a validation accuracy, a fraction in (0, 1], for the runs
+	// whose logs evaluate without naming a target (Run.Evals, torchvision's
+	// train.py): each such run gives a convergence record, reached at the
+	// steps of its first evaluation at or above Target, or not reached
+	// after the steps of its last. 0 leaves them out.
+	Target float64
 }
 
 // Key identifies a group of throughput measurements.
@@ -148,12 +154,31 @@ func Fit(logs []*Log, opt *Options) (*Report, error) {
 	if opt != nil {
 		o = *opt
 	}
+	if !(o.Target >= 0 && o.Target <= 1) {
+		return nil, fmt.Errorf("target %v: want an accuracy in (0, 1], or 0 for none", o.Target)
+	}
 	rep := &Report{}
 	groups := map[string]*Group{}
 	steps := map[string]*StepsGroup{}
+	addSteps := func(r benchlog.Record, source string, line int) {
+		labels := pick(r.Labels, o.GroupBy)
+		key := r.Model + "\x00" + strconv.FormatFloat(r.Target, 'g', -1, 64) + "\x00" + calib.LabelString(labels)
+		sg := steps[key]
+		if sg == nil {
+			sg = &StepsGroup{Model: r.Model, Target: r.Target, Labels: labels}
+			steps[key] = sg
+		}
+		sg.Points = append(sg.Points, StepsPoint{
+			Batch: r.EffectiveGlobalBatch(), Steps: r.StepsToTarget, Reached: r.Reached,
+			Accuracy: r.Accuracy, Source: source, Line: line,
+		})
+	}
 	for _, lg := range logs {
 		for _, r := range lg.Runs {
 			rep.Runs = append(rep.Runs, SourcedRun{Source: lg.Name, Run: r})
+			if c, line, ok := r.Convergence(o.Target); ok && c.Validate() == nil {
+				addSteps(c, lg.Name, line)
+			}
 		}
 		for i, r := range lg.Records {
 			line := 0
@@ -189,17 +214,7 @@ func Fit(logs []*Log, opt *Options) (*Report, error) {
 					Kind: r.Kind, Source: lg.Name, Line: line,
 				})
 			case benchlog.KindConvergence:
-				labels := pick(r.Labels, o.GroupBy)
-				key := r.Model + "\x00" + strconv.FormatFloat(r.Target, 'g', -1, 64) + "\x00" + calib.LabelString(labels)
-				sg := steps[key]
-				if sg == nil {
-					sg = &StepsGroup{Model: r.Model, Target: r.Target, Labels: labels}
-					steps[key] = sg
-				}
-				sg.Points = append(sg.Points, StepsPoint{
-					Batch: r.EffectiveGlobalBatch(), Steps: r.StepsToTarget, Reached: r.Reached,
-					Accuracy: r.Accuracy, Source: lg.Name, Line: line,
-				})
+				addSteps(r, lg.Name, line)
 			}
 		}
 	}

@@ -124,6 +124,43 @@ type Run struct {
 	Accuracy    float64       // last eval_accuracy, fraction; 0 if none
 	Status      string        // run_stop status, "success" or "aborted" (torchvision: "finished"); "" when the log ends before it
 	TimeToTrain units.Seconds // run_stop − run_start (torchvision: "Training time"); 0 when either is missing
+
+	// Evals are the run's evaluations in order, each after the optimizer
+	// steps taken so far (torchvision: one after each epoch). With a
+	// target (Options.Target) they give the run's steps to reach it.
+	Evals []Eval
+}
+
+// Convergence returns the run's convergence record for target, a fraction
+// in (0, 1], and the line it comes from: reached at the steps of its first
+// evaluation at or above target, or not reached after the steps of its
+// last; its accuracy is the best of all its evaluations. ok is false
+// without a target, evaluations or a global batch.
+func (r *Run) Convergence(target float64) (rec benchlog.Record, line int, ok bool) {
+	if !(target > 0) || len(r.Evals) == 0 || r.GlobalBatch < 1 {
+		return benchlog.Record{}, 0, false
+	}
+	best := 0.0
+	for _, e := range r.Evals {
+		best = max(best, e.Accuracy)
+	}
+	rec = benchlog.Record{Kind: benchlog.KindConvergence, Run: r.Run, Model: r.Model, GlobalBatch: r.GlobalBatch, Target: target, Accuracy: best}
+	for _, e := range r.Evals {
+		if e.Accuracy >= target {
+			rec.Reached, rec.StepsToTarget = true, e.Steps
+			return rec, e.Line, true
+		}
+	}
+	last := r.Evals[len(r.Evals)-1]
+	rec.StepsToTarget = last.Steps
+	return rec, last.Line, true
+}
+
+// Eval is one evaluation of a training run.
+type Eval struct {
+	Line     int     // line of the evaluation's accuracy
+	Steps    int     // optimizer steps taken before it
+	Accuracy float64 // fraction
 }
 
 // MalformedSummary returns "N malformed lines" followed by the quoted

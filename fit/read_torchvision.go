@@ -81,9 +81,11 @@ func torchvisionModel(name string) string {
 // largest max mem (MiB). Each Namespace line starts a run (Log.Runs): its
 // epochs are the "Total time" lines, its accuracy the last Acc@1 (not the
 // EMA model's), its time to train "Training time", and its status
-// "finished" once that line is read. The logs name no target accuracy, so
-// they give no convergence record. Other lines (data loading, warnings,
-// the Test: progress) are skipped.
+// "finished" once that line is read, its Evals each Acc@1 after the steps
+// (the N of "[i/N]") of the epochs closed before it. The logs name no
+// target accuracy, so they give no convergence record; Options.Target
+// makes one of each run's Evals. Other lines (data loading, warnings, the
+// Test: progress) are skipped.
 func readTorchvision(data []byte, lg *Log) {
 	type epoch struct {
 		n              int     // epoch number
@@ -93,6 +95,7 @@ func readTorchvision(data []byte, lg *Log) {
 		covered        int     // iterations in the union of their windows
 		last           int     // iteration of the last used line
 		peak           float64 // bytes
+		iterations     int     // N of its "[i/N]"
 		closed, active bool
 	}
 	type run struct {
@@ -106,6 +109,8 @@ func readTorchvision(data []byte, lg *Log) {
 		accuracy             float64
 		ttt                  units.Seconds
 		finished, namespaced bool
+		steps                int // optimizer steps of the epochs closed so far
+		evals                []Eval
 	}
 	var (
 		cur run
@@ -168,6 +173,7 @@ func readTorchvision(data []byte, lg *Log) {
 			Line: cur.line, Run: cur.id, Model: cur.model, Benchmark: cur.logged,
 			Device: fmt.Sprintf("%dx%s", workers(), cmp.Or(cur.device, "?")), GlobalBatch: cur.batch * workers(),
 			Epochs: float64(cur.epochs), Accuracy: cur.accuracy, Status: status, TimeToTrain: cur.ttt,
+			Evals: cur.evals,
 		})
 	}
 	lines(data, func(n int, l []byte) {
@@ -221,6 +227,7 @@ func readTorchvision(data []byte, lg *Log) {
 			}
 			cur.epochs++
 			if ep.active && ep.n == e {
+				cur.steps += ep.iterations
 				ep.closed = true
 				flushEpoch(n, l)
 			}
@@ -255,7 +262,7 @@ func readTorchvision(data []byte, lg *Log) {
 				flushEpoch(ep.line, nil)
 			}
 			if !ep.active {
-				ep = epoch{n: e, active: true}
+				ep = epoch{n: e, active: true, iterations: total}
 			}
 			ep.line = n
 			if mm, ok := tvField(s, " max mem: "); ok {
@@ -286,6 +293,9 @@ func readTorchvision(data []byte, lg *Log) {
 				return
 			}
 			cur.accuracy = v / 100
+			if cur.steps > 0 {
+				cur.evals = append(cur.evals, Eval{Line: n, Steps: cur.steps, Accuracy: v / 100})
+			}
 		case strings.Contains(s, "Training time") && tvTrainTime.MatchString(s):
 			d, err := tvParseDuration(tvTrainTime.FindStringSubmatch(s)[1])
 			if err != nil {

@@ -2,6 +2,7 @@ package fit
 
 import (
 	"math"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -149,3 +150,77 @@ func within(got, want, tol float64) bool {
 // torchvisionCPUSteps are the mean step times, seconds, of the six epochs
 // of testdata/torchvision_resnet18_cpu.txt, by the awk program above.
 var torchvisionCPUSteps = []float64{0.3129, 0.343015, 0.747725, 0.59095, 1.20525, 1.47295}
+
+// TestTorchvisionConvergence: a torchvision run evaluates after every
+// epoch without naming a target; with one (Options.Target) it gives a
+// convergence record at the steps of its first evaluation that reaches it.
+// The hand-written eight-GPU log has 1,251 steps an epoch and Acc@1 9.871
+// and 21.446 % after epochs 0 and 1 (the EMA model's 0.101 and 0.132 %
+// are not the run's); the real CPU runs take 480/b steps an epoch and all
+// pass 60 % after their first.
+func TestTorchvisionConvergence(t *testing.T) {
+	lg, err := ReadFile("testdata/torchvision_resnet50_ddp.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := lg.Runs[0]
+	if want := []Eval{{Line: 34, Steps: 1251, Accuracy: 0.09871}, {Line: 55, Steps: 2502, Accuracy: 0.21446}}; !reflect.DeepEqual(run.Evals, want) {
+		t.Fatalf("evals %+v, want %+v", run.Evals, want)
+	}
+	for _, tc := range []struct {
+		target  float64
+		reached bool
+		steps   int
+		line    int
+	}{
+		{0.05, true, 1251, 34},
+		{0.09871, true, 1251, 34}, // at the target counts
+		{0.2, true, 2502, 55},
+		{0.5, false, 2502, 55}, // not reached: the steps it ran
+	} {
+		r, line, ok := run.Convergence(tc.target)
+		if !ok || r.Reached != tc.reached || r.StepsToTarget != tc.steps || line != tc.line ||
+			r.Accuracy != 0.21446 || r.GlobalBatch != 1024 || r.Model != "resnet50" || r.Target != tc.target || r.Validate() != nil {
+			t.Errorf("target %v: %+v at line %d, %v; want reached %v after %d steps, line %d", tc.target, r, line, ok, tc.reached, tc.steps, tc.line)
+		}
+	}
+	if _, _, ok := run.Convergence(0); ok {
+		t.Error("a convergence record without a target")
+	}
+	trunc, err := ReadFile("testdata/torchvision_truncated.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, ok := trunc.Runs[0].Convergence(0.5); ok || trunc.Runs[0].Evals != nil {
+		t.Errorf("a run without evaluations gave a convergence record: %+v", trunc.Runs[0])
+	}
+
+	cpu, err := ReadFile("testdata/torchvision_resnet18_cpu.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Fit([]*Log{cpu, lg}, &Options{Target: 0.6})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got [][3]int
+	for _, sg := range rep.Steps {
+		for _, p := range sg.Points {
+			reached := 0
+			if p.Reached {
+				reached = 1
+			}
+			got = append(got, [3]int{p.Batch, p.Steps, reached})
+		}
+	}
+	// The CPU runs at 4, 8 and 16 pass 60 % after 120, 60 and 30 steps;
+	// the eight-GPU run never does.
+	if want := [][3]int{{4, 120, 1}, {8, 60, 1}, {16, 30, 1}, {1024, 2502, 0}}; !reflect.DeepEqual(got, want) {
+		t.Errorf("steps points %v, want %v", got, want)
+	}
+	for _, bad := range []float64{-0.1, 1.5, math.NaN()} {
+		if _, err := Fit([]*Log{lg}, &Options{Target: bad}); err == nil {
+			t.Errorf("target %v: no error", bad)
+		}
+	}
+}

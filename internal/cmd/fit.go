@@ -50,6 +50,7 @@ func fitCommand() *cli.Command {
 			formatFlag(),
 			&cli.StringFlag{Name: "gradient-size", Usage: "gradient `SIZE` all-reduced per step (e.g. '102.2 MB'), for the all-reduce bandwidth"},
 			deviceFlag(),
+			targetFlag(),
 			&cli.BoolFlag{Name: "keep-outliers", Usage: "fit every point; do not exclude points the law does not explain"},
 			&cli.StringFlag{Name: "plot", Usage: "write the throughput and steps-to-target charts as PNG and SVG into `DIR`"},
 		},
@@ -82,6 +83,9 @@ func runFit(c *cli.Context) error {
 	}
 	if c.Bool("keep-outliers") {
 		opt.Settings = &fit.Settings{OutlierLevel: -1}
+	}
+	if opt.Target, err = parseTarget("fit", c.String("target")); err != nil {
+		return err
 	}
 	rename, err := deviceRenamer("fit", c.String("device"))
 	if err != nil {
@@ -165,6 +169,27 @@ func writeCalibration(w io.Writer, rep *fit.Report, path string) error {
 		}
 	}
 	return nil
+}
+
+// targetFlag is --target of fit and plot.
+func targetFlag() cli.Flag {
+	return &cli.StringFlag{Name: "target", Usage: "validation accuracy `ACC` (0.759, or 75.9 as a percentage) for the runs whose logs evaluate without naming a target (torchvision): each gives its steps to reach it"}
+}
+
+// parseTarget reads --target: a fraction in (0, 1], or a percentage in
+// (1, 100]; "" is 0, none.
+func parseTarget(cmd, s string) (float64, error) {
+	if s == "" {
+		return 0, nil
+	}
+	v, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(s), "%"), 64)
+	switch {
+	case err != nil || !(v > 0) || v > 100:
+		return 0, usagef("%s: --target %q: want an accuracy such as 0.759 or 75.9", cmd, s)
+	case v > 1:
+		v /= 100
+	}
+	return v, nil
 }
 
 // deviceFlag is --device of fit and plot.

@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"flag"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -47,6 +48,8 @@ func TestFitCommand(t *testing.T) {
 		{"repeats", []string{"fit", "testdata/fit/bench_mlp_repeats.jsonl"}, exitOK},
 		{"rename", []string{"fit", "--device", "V100=v100-sxm2-16gb", "--out", filepath.Join(tmp, "renamed.yaml"), "testdata/fit/bench_resnet50.jsonl"}, exitOK},
 		{"bad-device", []string{"fit", "--device", "V100=", "testdata/fit/bench_resnet50.jsonl"}, exitUsage},
+		{"target", []string{"fit", "--target", "20%", "../../fit/testdata/torchvision_resnet50_ddp.txt"}, exitOK},
+		{"bad-target", []string{"fit", "--target", "0", "../../fit/testdata/torchvision_resnet50_ddp.txt"}, exitUsage},
 		{"torchvision", []string{"fit", "--device", "A100-SXM4-80GB", "../../fit/testdata/torchvision_resnet50_ddp.txt", "../../fit/testdata/torchvision_truncated.txt"}, exitOK},
 		{"no-log", []string{"fit"}, exitUsage},
 		{"bad-format", []string{"fit", "--format", "xml", "testdata/fit/bench_resnet50.jsonl"}, exitUsage},
@@ -216,6 +219,20 @@ func TestCalibrationReach(t *testing.T) {
 	for i := range want {
 		if !strings.HasPrefix(got[i], want[i]) {
 			t.Errorf("line %d:\n got %s\nwant %s...", i+1, got[i], want[i])
+		}
+	}
+}
+
+// TestParseTarget: --target is a fraction, or a percentage above 1.
+func TestParseTarget(t *testing.T) {
+	for in, want := range map[string]float64{"": 0, "0.759": 0.759, "75.9": 0.759, "75.9%": 0.759, "1": 1, "100": 1, " 0.5 ": 0.5} {
+		if got, err := parseTarget("fit", in); err != nil || math.Abs(got-want) > 1e-12 {
+			t.Errorf("%q: %v, %v; want %v", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"0", "-1", "101", "x", "NaN", "Inf"} {
+		if _, err := parseTarget("fit", in); err == nil {
+			t.Errorf("%q: no error", in)
 		}
 	}
 }

@@ -42,6 +42,7 @@ type plotOptions struct {
 	keepOutliers bool
 	devices      string   // device counts that replace a scenario's sweep, "N,N,..."
 	calibrations []string // --calibration files for the scenario kinds
+	target       string   // --target for runs that evaluate without one
 }
 
 // plotCommand is `scaleplan plot KIND ARGS... [-o DIR]`.
@@ -78,6 +79,7 @@ func plotCommand() *cli.Command {
 			&cli.StringFlag{Name: "out", Aliases: []string{"o"}, Value: ".", Usage: "write the charts into `DIR` (created if missing)"},
 			&cli.StringSliceFlag{Name: "group-by", Usage: "label `NAMES` that also split the groups, comma-separated (e.g. framework)"},
 			deviceFlag(),
+			targetFlag(),
 			&cli.BoolFlag{Name: "keep-outliers", Usage: "fit every point; do not exclude points the law does not explain"},
 			&cli.StringFlag{Name: "devices", Usage: "scenario kinds: simulate device counts `N,N,...` instead of the sweep's (timeline: the last)"},
 			calibrationFlag(),
@@ -87,7 +89,7 @@ func plotCommand() *cli.Command {
 }
 
 func runPlot(c *cli.Context) error {
-	o := &plotOptions{out: c.String("out"), groupBy: c.StringSlice("group-by"), device: c.String("device"), keepOutliers: c.Bool("keep-outliers"), devices: c.String("devices"), calibrations: c.StringSlice("calibration")}
+	o := &plotOptions{out: c.String("out"), groupBy: c.StringSlice("group-by"), device: c.String("device"), keepOutliers: c.Bool("keep-outliers"), devices: c.String("devices"), calibrations: c.StringSlice("calibration"), target: c.String("target")}
 	args, err := trailingFlags(c, o)
 	if errors.Is(err, flag.ErrHelp) {
 		parent := c
@@ -189,6 +191,8 @@ func trailingFlags(c *cli.Context, o *plotOptions) ([]string, error) {
 			o.keepOutliers = f.Value.String() == "true"
 		case "devices":
 			o.devices = f.Value.String()
+		case "target":
+			o.target = f.Value.String()
 		case "group-by":
 			if s, ok := f.Value.(*cli.StringSlice); ok {
 				o.groupBy = append(o.groupBy, s.Value()...)
@@ -214,6 +218,10 @@ func fitLogs(c *cli.Context, o *plotOptions, kind string, names []string) (*fit.
 		return nil, nil, usagef("plot %s: no LOG given (want bench logs, CSV, MLPerf, Horovod or tf_cnn_benchmarks output)", kind)
 	}
 	opt := &fit.Options{GroupBy: o.groupBy}
+	var err error
+	if opt.Target, err = parseTarget("plot "+kind, o.target); err != nil {
+		return nil, nil, err
+	}
 	if o.keepOutliers {
 		opt.Settings = &fit.Settings{OutlierLevel: -1}
 	}
