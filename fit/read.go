@@ -124,6 +124,8 @@ type Run struct {
 	Accuracy    float64       // last eval_accuracy, fraction; 0 if none
 	Status      string        // run_stop status, "success" or "aborted" (torchvision: "finished"); "" when the log ends before it
 	TimeToTrain units.Seconds // run_stop − run_start (torchvision: "Training time"); 0 when either is missing
+	StepTime    units.Seconds // mean step over its measured epochs (or blocks); 0 if none was measured
+	DataWait    units.Seconds // of StepTime, the mean wait for data (torchvision's data:); 0 if the log does not say
 
 	// Evals are the run's evaluations in order, each after the optimizer
 	// steps taken so far (torchvision: one after each epoch). With a

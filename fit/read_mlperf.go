@@ -376,15 +376,18 @@ func finishRun(lg *Log, r *mlRun, model, bench, device string, labels map[string
 		}
 		return m
 	}
+	var steps float64
 	for _, iv := range intervals {
 		n := iv.epochs * samples
 		sps := n / (iv.ms / 1000)
+		steps += gb / sps
 		lg.addValid(benchlog.Record{
 			Kind: benchlog.KindMeasurement, Run: id, Model: model, Device: device,
 			GlobalBatch: run.GlobalBatch, Steps: int(math.Round(n / gb)),
 			StepTime: gb / sps, SamplesPerSec: sps, Labels: copyLabels(),
 		}, iv.line, nil)
 	}
+	lg.Runs[len(lg.Runs)-1].StepTime = units.Seconds(steps / float64(len(intervals)))
 	if r.stopped && epochs > 0 {
 		lg.addValid(benchlog.Record{
 			Kind: benchlog.KindConvergence, Run: id, Model: model, Device: device,

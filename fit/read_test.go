@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -130,6 +131,16 @@ func TestReadFigures(t *testing.T) {
 	}
 	if r.Epochs != 37 || r.GlobalBatch != 1664 || r.Status != "success" || r.Accuracy != 0.7598 {
 		t.Errorf("run %+v: want 37 epochs at global batch 1664, success, accuracy 0.7598", r)
+	}
+	// The run's step: the mean of its epochs' (each 1664 / samples/s).
+	var sum float64
+	for _, m := range lg.Records {
+		if m.Kind == benchlog.KindMeasurement {
+			sum += 1664 / m.SamplesPerSec
+		}
+	}
+	if want := sum / 37; math.Abs(float64(r.StepTime)/want-1) > 1e-12 || r.DataWait != 0 {
+		t.Errorf("run step %v, data wait %v; want %v s and none", r.StepTime, r.DataWait, want)
 	}
 	// The second epoch: 1281167 samples between its epoch_start and epoch_stop.
 	m := lg.Records[1]

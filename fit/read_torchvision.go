@@ -111,6 +111,8 @@ func readTorchvision(data []byte, lg *Log) {
 		finished, namespaced bool
 		steps                int // optimizer steps of the epochs closed so far
 		evals                []Eval
+		stepSum, waitSum     float64 // over its measured epochs
+		measured             int
 	}
 	var (
 		cur run
@@ -148,6 +150,9 @@ func readTorchvision(data []byte, lg *Log) {
 		}
 		w := workers()
 		st := ep.steps / float64(ep.used)
+		cur.stepSum += st
+		cur.waitSum += ep.wait / float64(ep.used)
+		cur.measured++
 		lg.addValid(benchlog.Record{
 			Kind: benchlog.KindMeasurement, Run: cur.id, Model: cur.model, Device: cur.device, Precision: cur.prec,
 			Workers: w, Batch: cur.batch, GlobalBatch: cur.batch * w,
@@ -169,12 +174,17 @@ func readTorchvision(data []byte, lg *Log) {
 		if cur.finished {
 			status = "finished"
 		}
-		lg.Runs = append(lg.Runs, Run{
+		run := Run{
 			Line: cur.line, Run: cur.id, Model: cur.model, Benchmark: cur.logged,
 			Device: fmt.Sprintf("%dx%s", workers(), cmp.Or(cur.device, "?")), GlobalBatch: cur.batch * workers(),
 			Epochs: float64(cur.epochs), Accuracy: cur.accuracy, Status: status, TimeToTrain: cur.ttt,
 			Evals: cur.evals,
-		})
+		}
+		if cur.measured > 0 {
+			run.StepTime = units.Seconds(cur.stepSum / float64(cur.measured))
+			run.DataWait = units.Seconds(cur.waitSum / float64(cur.measured))
+		}
+		lg.Runs = append(lg.Runs, run)
 	}
 	lines(data, func(n int, l []byte) {
 		s := strings.TrimRight(string(l), " \t\r")

@@ -50,6 +50,10 @@ func TestReadTorchvision(t *testing.T) {
 		r.Device != "8xGPU" || r.GlobalBatch != 1024 || r.Benchmark != "resnet50" || r.Line != 9 {
 		t.Errorf("run %+v", r)
 	}
+	// The run's step and data wait: the means of its two epochs'.
+	if r := lg.Runs[0]; !within(float64(r.StepTime), (0.1650+0.1700)/2, 1e-12) || !within(float64(r.DataWait), (0.0010+0.0020)/2, 1e-12) {
+		t.Errorf("run step %v, data wait %v; want 167.5 ms and 1.5 ms", r.StepTime, r.DataWait)
+	}
 
 	lg, err = ReadFile("testdata/torchvision_truncated.txt")
 	if err != nil {

@@ -519,15 +519,22 @@ func stepsPointsTable(rep *fit.Report) *table {
 func runsTable(rep *fit.Report) *table {
 	t := &table{
 		Title:  "Training runs",
-		Header: []string{"source", "run", "model", "platform", "global batch", "epochs", "accuracy", "status", "time to train"},
+		Header: []string{"source", "run", "model", "platform", "global batch", "step", "data wait", "epochs", "accuracy", "status", "time to train"},
 	}
 	for _, r := range rep.Runs {
 		ttt := ""
 		if r.TimeToTrain > 0 {
 			ttt = fmt.Sprintf("%s (%.2f min)", r.TimeToTrain, float64(r.TimeToTrain/units.Minute))
 		}
+		step, wait := "-", "-"
+		if r.StepTime > 0 {
+			step = r.StepTime.String()
+			if r.DataWait > 0 {
+				wait = fmt.Sprintf("%s (%.1f%%)", r.DataWait, 100*float64(r.DataWait/r.StepTime))
+			}
+		}
 		t.Rows = append(t.Rows, []string{r.Source, r.Run.Run, dash(r.Model), dash(r.Device), strconv.Itoa(r.GlobalBatch),
-			num(r.Epochs), target(r.Accuracy), cmp.Or(r.Status, "incomplete"), ttt})
+			step, wait, num(r.Epochs), target(r.Accuracy), cmp.Or(r.Status, "incomplete"), ttt})
 	}
 	return t
 }
