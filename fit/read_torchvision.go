@@ -22,6 +22,7 @@ var (
 	tvAccuracy  = regexp.MustCompile(`(?:^|\s)(?:\*|Test:)\s+(EMA\s+)?Acc@1 (\S+) Acc@5 (\S+)`)
 	tvTrainTime = regexp.MustCompile(`Training time (.+?)\s*$`)
 	tvDistInit  = regexp.MustCompile(`\| distributed init \(rank (\d+)\)`)
+	tvCOCOAP    = regexp.MustCompile(`Average Precision\s+\(AP\) @\[ IoU=0\.50:0\.95 \| area=\s*all \| maxDets=\s*\d+ \] = (\S+)`)
 	tvDuration  = regexp.MustCompile(`^(?:(\d+) days?, )?(\d+):(\d{2}):(\d{2}(?:\.\d+)?)$`)
 
 	tvArgInt  = func(name string) *regexp.Regexp { return regexp.MustCompile(`[(,\s]` + name + `=(\d+)[,)]`) }
@@ -79,9 +80,11 @@ func torchvisionModel(name string) string {
 // windows cover, the samples/s world × batch over the step time,
 // the data wait the mean of the same lines' data:, the peak memory the
 // largest max mem (MiB). Each Namespace line starts a run (Log.Runs): its
-// epochs are the "Total time" lines, its accuracy the last Acc@1 (not the
-// EMA model's), its time to train "Training time", and its status
-// "finished" once that line is read, its Evals each Acc@1 after the steps
+// epochs are the "Total time" lines, its accuracy the last evaluation's
+// (classification: Acc@1, not the EMA model's; detection: the COCO box AP
+// at IoU 0.50:0.95 after "IoU metric: bbox"; segmentation: "mean IoU"),
+// its time to train "Training time", and its status
+// "finished" once that line is read, its Evals each evaluation after the steps
 // (the N of "[i/N]") of the epochs closed before it. The logs name no
 // target accuracy, so they give no convergence record; Options.Target
 // makes one of each run's Evals. Other lines (data loading, warnings, the
@@ -122,6 +125,23 @@ func readTorchvision(data []byte, lg *Log) {
 		// one before rank 0 prints its arguments.
 		ranks int
 	)
+	// cocoIoU is the IoU type of the COCO summary being printed ("IoU
+	// metric: bbox"), until its box AP at IoU 0.50:0.95 is read.
+	var cocoIoU string
+	// evaluated records an evaluation's accuracy, text in units of scale
+	// (100: a percentage, 1: a fraction), as the run's accuracy and, after
+	// a closed epoch, as one of its Evals.
+	evaluated := func(n int, l []byte, what, text string, scale float64) {
+		v, err := strconv.ParseFloat(text, 64)
+		if err != nil || !(v >= 0 && v <= scale) {
+			lg.malformed(n, l, fmt.Errorf("%s %q: want a number from 0 to %g", what, text, scale))
+			return
+		}
+		cur.accuracy = v / scale
+		if cur.steps > 0 {
+			cur.evals = append(cur.evals, Eval{Line: n, Steps: cur.steps, Accuracy: v / scale})
+		}
+	}
 	workers := func() int {
 		switch {
 		case cur.worldGiven:
@@ -297,15 +317,14 @@ func readTorchvision(data []byte, lg *Log) {
 			if m[1] != "" {
 				return // the EMA model's
 			}
-			v, err := strconv.ParseFloat(m[2], 64)
-			if err != nil || v < 0 || v > 100 {
-				lg.malformed(n, l, fmt.Errorf("Acc@1 %q: want a percentage", m[2]))
-				return
-			}
-			cur.accuracy = v / 100
-			if cur.steps > 0 {
-				cur.evals = append(cur.evals, Eval{Line: n, Steps: cur.steps, Accuracy: v / 100})
-			}
+			evaluated(n, l, "Acc@1", m[2], 100)
+		case strings.HasPrefix(strings.TrimSpace(s), "IoU metric: "):
+			cocoIoU = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(s), "IoU metric: "))
+		case cocoIoU == "bbox" && tvCOCOAP.MatchString(s):
+			cocoIoU = "" // the first AP of the box summary; the rest are at other IoUs and areas
+			evaluated(n, l, "box AP", tvCOCOAP.FindStringSubmatch(s)[1], 1)
+		case strings.HasPrefix(s, "mean IoU: "):
+			evaluated(n, l, "mean IoU", strings.TrimSpace(strings.TrimPrefix(s, "mean IoU: ")), 100)
 		case strings.Contains(s, "Training time") && tvTrainTime.MatchString(s):
 			d, err := tvParseDuration(tvTrainTime.FindStringSubmatch(s)[1])
 			if err != nil {

@@ -228,3 +228,57 @@ func TestTorchvisionConvergence(t *testing.T) {
 		}
 	}
 }
+
+// TestTorchvisionDetectionSegmentation: the detection references evaluate
+// by COCO's summary, whose box AP at IoU 0.50:0.95 (the first line after
+// "IoU metric: bbox", as pycocotools prints it) is the run's accuracy; the
+// segmentation references by their confusion matrix's "mean IoU". Both
+// print their training lines through the same MetricLogger.
+func TestTorchvisionDetectionSegmentation(t *testing.T) {
+	for _, tc := range []struct {
+		name, log string
+		model     string
+		batch     int
+		evals     []Eval
+	}{
+		{"detection", `Namespace(data_path='/data/coco', dataset='coco', model='maskrcnn_resnet50_fpn', device='cuda', batch_size=2, epochs=26, world_size=8, distributed=True)
+Epoch: [0]  [   0/7329]  eta: 3:49:58  lr: 0.000040  loss: 6.0418 (6.0418)  loss_classifier: 4.5129 (4.5129)  time: 1.8807  data: 0.9510  max mem: 3186
+Epoch: [0]  [  20/7329]  eta: 0:51:13  lr: 0.000840  loss: 1.9031 (2.4077)  loss_classifier: 0.4919 (0.8871)  time: 0.4200  data: 0.0031  max mem: 3941
+Epoch: [0] Total time: 0:52:11
+Test:  [   0/5000]  eta: 1:45:02  model_time: 0.7702 (0.7702)  evaluator_time: 0.0367 (0.0367)  time: 1.2605  data: 0.4304  max mem: 3941
+Test: Total time: 0:06:41 (0.0802 s / it)
+Averaged stats: model_time: 0.0436 (0.0446)  evaluator_time: 0.0127 (0.0164)
+IoU metric: bbox
+ Average Precision  (AP) @[ IoU=0.50:0.95 | area=   all | maxDets=100 ] = 0.206
+ Average Precision  (AP) @[ IoU=0.50      | area=   all | maxDets=100 ] = 0.392
+ Average Precision  (AP) @[ IoU=0.50:0.95 | area= small | maxDets=100 ] = 0.112
+IoU metric: segm
+ Average Precision  (AP) @[ IoU=0.50:0.95 | area=   all | maxDets=100 ] = 0.196
+Training time 1:00:02
+`, "maskrcnn-r50-fpn", 16, []Eval{{Line: 9, Steps: 7329, Accuracy: 0.206}}},
+		{"segmentation", `Namespace(data_path='/data/coco', dataset='coco', model='fcn_resnet50', device='cuda', batch_size=4, epochs=30, world_size=8, distributed=True)
+Epoch: [0]  [   0/2889]  eta: 2:10:18  lr: 0.019999  loss: 3.2197 (3.2197)  time: 2.7066  data: 1.9043  max mem: 6731
+Epoch: [0]  [  40/2889]  eta: 0:18:03  lr: 0.019750  loss: 1.0123 (1.4011)  time: 0.3523  data: 0.0022  max mem: 7120
+Epoch: [0] Total time: 0:17:31
+Test:  [   0/5000]  eta: 1:30:11  time: 1.0822  data: 0.8710  max mem: 7120
+Test: Total time: 0:02:12
+global correct: 91.3
+average row correct: ['95.1', '70.2', '55.9']
+IoU: ['90.1', '52.4', '40.8']
+mean IoU: 60.5
+Training time 0:20:01
+`, "fcn_resnet50", 32, []Eval{{Line: 10, Steps: 2889, Accuracy: 0.605}}},
+	} {
+		lg, err := Read(strings.NewReader(tc.log), tc.name)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if lg.Format != Torchvision || len(lg.Records) != 1 || lg.Malformed != 0 || len(lg.Runs) != 1 {
+			t.Fatalf("%s: %s, %d records, %d malformed, %d runs", tc.name, lg.Format, len(lg.Records), lg.Malformed, len(lg.Runs))
+		}
+		run := lg.Runs[0]
+		if run.Model != tc.model || run.GlobalBatch != tc.batch || !reflect.DeepEqual(run.Evals, tc.evals) || run.Accuracy != tc.evals[0].Accuracy {
+			t.Errorf("%s: run %+v; want %s at global batch %d, evals %+v", tc.name, run, tc.model, tc.batch, tc.evals)
+		}
+	}
+}
