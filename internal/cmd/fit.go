@@ -481,9 +481,18 @@ func stepsTable(rep *fit.Report, groupBy []string) *table {
 		if f.LackOfFit != nil {
 			notes = append(notes, lackOfFitNote(f.LackOfFit))
 		}
+		sMin, sMinInt := num(f.SMin), numInterval(f.SMinInterval[0], f.SMinInterval[1])
+		bNoise, bNoiseInt := num(f.BNoise), numInterval(f.BNoiseInterval[0], f.BNoiseInterval[1])
+		if f.SMin < 1 {
+			// Below one step S_min is not a number of steps: every batch
+			// measured scales perfectly, and only the product is known.
+			sMin, sMinInt, bNoise, bNoiseInt = "< 1", "", "> "+num(f.SMin*f.BNoise), ""
+			notes = append([]string{fmt.Sprintf("perfect scaling at every batch measured: steps × batch = %s samples to the target; "+
+				"S_min and B_noise are not determined apart (batches larger than %s would show where the returns diminish)", num(f.SMin*f.BNoise), cmp.Or(maxB, "these"))}, notes...)
+		}
 		note := strings.Join(notes, "; ")
-		t.Rows = append(t.Rows, append(row, strconv.Itoa(f.Used), strconv.Itoa(unreached), num(f.SMin), numInterval(f.SMinInterval[0], f.SMinInterval[1]),
-			num(f.BNoise), numInterval(f.BNoiseInterval[0], f.BNoiseInterval[1]), fmt.Sprintf("%.4f", f.R2), maxB, note))
+		t.Rows = append(t.Rows, append(row, strconv.Itoa(f.Used), strconv.Itoa(unreached), sMin, sMinInt,
+			bNoise, bNoiseInt, fmt.Sprintf("%.4f", f.R2), maxB, note))
 	}
 	return t
 }

@@ -236,3 +236,19 @@ func TestParseTarget(t *testing.T) {
 		}
 	}
 }
+
+// TestPerfectScalingSteps: runs that all scale perfectly (120, 60 and 30
+// steps at batch 4, 8 and 16: 480 samples each) fit S_min below one step;
+// the table says so, with the product S·B = 480, rather than print a
+// fraction of a step and a noise scale of 10¹⁶.
+func TestPerfectScalingSteps(t *testing.T) {
+	stdout, stderr, code := runCLI("fit", "--target", "60", "../../fit/testdata/torchvision_resnet18_cpu.txt")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{"< 1", "> 480", "steps × batch = 480 samples to the target", "batches larger than 16"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("no %q in:\n%s", want, stdout)
+		}
+	}
+}
