@@ -472,3 +472,24 @@ func TestPublishedCalibration(t *testing.T) {
 		}
 	}
 }
+
+// TestCalibrateDocCases reads the case file of docs/calibrate.md, its second
+// YAML block: it is a valid case file, one prediction of the time to train.
+func TestCalibrateDocCases(t *testing.T) {
+	doc, err := os.ReadFile("../docs/calibrate.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocks := strings.Split(string(doc), "```yaml\n")
+	if len(blocks) < 3 {
+		t.Fatal("docs/calibrate.md has fewer than two YAML blocks")
+	}
+	block, _, _ := strings.Cut(blocks[2], "```")
+	f, err := ReadCases(strings.NewReader(block), "docs/calibrate.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(f.Cases) != 1 || f.Cases[0].Metric != "time_to_train" || f.Cases[0].Calibrates {
+		t.Errorf("cases %+v", f.Cases)
+	}
+}
