@@ -169,16 +169,16 @@ func readTorchvision(data []byte, lg *Log) {
 			lg.notef("line %d: run %s, epoch %d: no \"Total time\" line follows (the log ends or moves on): measured from its %d lines", ep.line, cur.id, ep.n, ep.used)
 		}
 		w := workers()
-		st := ep.steps / float64(ep.used)
+		st, wait := ep.steps/float64(ep.used), ep.wait/float64(ep.used)
 		cur.stepSum += st
-		cur.waitSum += ep.wait / float64(ep.used)
+		cur.waitSum += wait
 		cur.measured++
 		lg.addValid(benchlog.Record{
 			Kind: benchlog.KindMeasurement, Run: cur.id, Model: cur.model, Device: cur.device, Precision: cur.prec,
 			Workers: w, Batch: cur.batch, GlobalBatch: cur.batch * w,
 			Steps: ep.covered, StepTime: st,
 			SamplesPerSec: float64(cur.batch*w) / st,
-			Phases:        &benchlog.Phases{DataWait: ep.wait / float64(ep.used)},
+			Phases:        &benchlog.Phases{DataWait: wait},
 			PeakMemory:    ep.peak,
 		}, endLine, text)
 	}
@@ -194,9 +194,10 @@ func readTorchvision(data []byte, lg *Log) {
 		if cur.finished {
 			status = "finished"
 		}
+		w := workers()
 		run := Run{
 			Line: cur.line, Run: cur.id, Model: cur.model, Benchmark: cur.logged,
-			Device: fmt.Sprintf("%dx%s", workers(), cmp.Or(cur.device, "?")), GlobalBatch: cur.batch * workers(),
+			Device: fmt.Sprintf("%dx%s", w, cmp.Or(cur.device, "?")), GlobalBatch: cur.batch * w,
 			Epochs: float64(cur.epochs), Accuracy: cur.accuracy, Status: status, TimeToTrain: cur.ttt,
 			Evals: cur.evals,
 		}

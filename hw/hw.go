@@ -124,10 +124,11 @@ func ParsePrecision(s string) (Precision, error) {
 			return p, nil
 		}
 	}
-	return "", errors.New(unknownMsg("precision", s, precisionNames()))
+	return "", errors.New(unknownMsg("precision", s, PrecisionNames()))
 }
 
-func precisionNames() []string {
+// PrecisionNames returns the names of Precisions, in their order.
+func PrecisionNames() []string {
 	ns := make([]string, len(Precisions))
 	for i, p := range Precisions {
 		ns[i] = string(p)

@@ -56,8 +56,7 @@ func calibrationFlag() cli.Flag {
 }
 
 // readCalibrations reads the files of --calibration into opt.
-func readCalibrations(c *cli.Context, cmd string, opt *scenarios.Options) error {
-	files := c.StringSlice("calibration")
+func readCalibrations(cmd string, files []string, opt *scenarios.Options) error {
 	if len(files) == 0 {
 		return nil
 	}

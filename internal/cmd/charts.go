@@ -658,11 +658,8 @@ func plotScenarios(opt scenarios.Options, o *plotOptions, kind string, args []st
 		}
 		opt.Edit = func(s *scenarios.Scenario) { s.Sweep.Devices = devices }
 	}
-	if len(o.calibrations) > 0 {
-		var err error
-		if opt.Calibrations, err = scenarios.ReadCalibrationFiles(o.calibrations); err != nil {
-			return nil, fmt.Errorf("plot: calibration: %w", err)
-		}
+	if err := readCalibrations("plot", o.calibrations, &opt); err != nil {
+		return nil, err
 	}
 	var rs []*scenarios.Resolved
 	for _, name := range args {

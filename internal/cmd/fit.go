@@ -208,7 +208,7 @@ func deviceRenamer(cmd, spec string) (func(*fit.Log), error) {
 	if !strings.Contains(spec, "=") {
 		return func(lg *fit.Log) {
 			for i := range lg.Records {
-				if r := &lg.Records[i]; r.Device == "" || r.Device == "GPU" || r.Device == "CPU" {
+				if r := &lg.Records[i]; unnamedDevice(r.Device) {
 					r.Device = spec
 				}
 			}
@@ -232,6 +232,10 @@ func deviceRenamer(cmd, spec string) (func(*fit.Log), error) {
 	}, nil
 }
 
+// unnamedDevice reports whether a log named device only by its kind (GPU,
+// CPU) or not at all: what --device NAME names.
+func unnamedDevice(device string) bool { return device == "" || device == "GPU" || device == "CPU" }
+
 // calibrationReach says on w, for each throughput entry of the calibration
 // written to path, which scenarios take it (scenarios.PickCalibration: the
 // model, the device by its catalogue key or CUDA name, the precision) or
@@ -252,13 +256,13 @@ func calibrationReach(w io.Writer, path string, cal *calib.Calibration, cat *hw.
 		switch {
 		case prof.Models[e.Model] == nil:
 			fmt.Fprintf(w, "%s: no scenario takes it: the profiles have no model %q (models: %s)\n", what, e.Model, strings.Join(prof.ModelNames(), ", "))
-		case e.Device == "" || e.Device == "GPU" || e.Device == "CPU":
+		case unnamedDevice(e.Device):
 			fmt.Fprintf(w, "%s: no scenario takes it: name the device kind with --device (devices: %s)\n", what, strings.Join(cat.DeviceNames(), ", "))
 		case d == nil:
 			fmt.Fprintf(w, "%s: no scenario takes it: no catalogue device is called %q (devices: %s); rename it with --device '%s=DEVICE', or list it under the device's names in a --catalog file\n",
 				what, e.Device, strings.Join(cat.DeviceNames(), ", "), e.Device)
 		case len(precs) == 0:
-			fmt.Fprintf(w, "%s: no scenario takes it: precision %q is none of %s, amp-fp16, amp-bf16\n", what, e.Precision, strings.Join(precisionNames(), ", "))
+			fmt.Fprintf(w, "%s: no scenario takes it: precision %q is none of %s, amp-fp16, amp-bf16\n", what, e.Precision, strings.Join(hw.PrecisionNames(), ", "))
 		case e.Devices < 1:
 			fmt.Fprintf(w, "%s: no scenario takes it: the logs did not say on how many devices it was measured (MLPerf logs do not)\n", what)
 		case e.V0Unbounded:
@@ -290,14 +294,6 @@ func calibrationReach(w io.Writer, path string, cal *calib.Calibration, cat *hw.
 			fmt.Fprintf(w, "fit: %s: steps to target of %s: no scenario takes it: the profiles have no model %q\n", path, e.Model, e.Model)
 		}
 	}
-}
-
-func precisionNames() []string {
-	var out []string
-	for _, p := range hw.Precisions {
-		out = append(out, string(p))
-	}
-	return out
 }
 
 // namedTable is a table and the key it has in JSON output.

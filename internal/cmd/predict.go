@@ -87,7 +87,7 @@ func runPredict(c *cli.Context) error {
 			s.BatchPerDevice = batch[0]
 		}
 	}
-	if err := readCalibrations(c, "predict", &sopt); err != nil {
+	if err := readCalibrations("predict", c.StringSlice("calibration"), &sopt); err != nil {
 		return err
 	}
 	ps, err := study.Run(sopt, predict.Options{Steps: c.Int("steps")})

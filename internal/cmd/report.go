@@ -75,7 +75,7 @@ func runReport(c *cli.Context) error {
 		}
 		opt.Edit = func(sc *scenarios.Scenario) { sc.Sweep.Devices = devices }
 	}
-	if err := readCalibrations(c, "report", &opt); err != nil {
+	if err := readCalibrations("report", c.StringSlice("calibration"), &opt); err != nil {
 		return err
 	}
 	r, err := scenarios.Load(args[0], opt)

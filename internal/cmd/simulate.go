@@ -190,7 +190,7 @@ func runSimulate(c *cli.Context) error {
 	}
 	opt := scenarioOptions(c)
 	opt.Edit, opt.Overrides = o.edit, o.sources()
-	if err := readCalibrations(c, "simulate", &opt); err != nil {
+	if err := readCalibrations("simulate", c.StringSlice("calibration"), &opt); err != nil {
 		return err
 	}
 	r, err := scenarios.Load(args[0], opt)
