@@ -36,6 +36,7 @@ import math
 import os
 import platform
 import re
+import signal
 import socket
 import statistics
 import subprocess
@@ -86,6 +87,17 @@ torch = None  # imported by import_torch, after the arguments are checked
 
 
 RANK = 0  # this worker's rank; only rank 0 reports progress
+
+
+class Interrupted(BaseException):
+    """Raised by the SIGTERM and SIGINT handlers of a single worker, so that
+    the measurements taken so far are written before the script exits. It
+    is not an Exception, so a configuration's own error handling lets it
+    through."""
+
+
+def on_signal(signum, frame):
+    raise Interrupted(signal.Signals(signum).name)
 
 
 def progress(msg, always=False):
@@ -696,6 +708,14 @@ def peak_reset(dev):
     if dev.type == "cuda":
         torch.cuda.synchronize(dev)
         torch.cuda.empty_cache()
+    peak_restart(dev)
+
+
+def peak_restart(dev):
+    """Restarts the peak from what is in use now, between warm-up and
+    timed steps; unlike peak_reset it frees no cached memory, so the timed
+    steps allocate nothing anew."""
+    if dev.type == "cuda":
         torch.cuda.reset_peak_memory_stats(dev)
         return
     try:  # Linux: reset the process's peak resident set size (VmHWM)
@@ -861,6 +881,10 @@ def trial(tr, name, a, batch, dev, rank, world, gen, timer):
         warm = a.warmup - 1 if world > 1 else a.warmup
         if warm > 0:
             tr.steps(data, timer, warm)
+        # The peak counts the timed steps only: in the first warm-up step
+        # cudnn.benchmark tries convolution algorithms with workspaces far
+        # larger than training keeps (gigabytes at batch 1).
+        peak_restart(dev)
         sync = tr.steps(data, timer, a.steps)
         if world > 1:
             nosync = tr.steps(data, timer, a.steps, sync=False)
@@ -1067,11 +1091,28 @@ def worker(a, argv, rank, world, local_rank):
     device_name = torch.cuda.get_device_name(dev) if dev.type == "cuda" else "cpu"
     base = dict(run=a.run, device=device_name)
     records, info, failed = [], {}, []
-    for name in a.model:
-        for prec in a.precision:
-            err = sweep(name, prec, a, dev, rank, world, base, info, records)
-            if err:
-                failed.append("%s %s (%s)" % (name, prec, err))
+    interrupted, name, prec = "", "", ""
+    if world == 1:
+        # A single worker that is told to stop (timeout(1), a batch
+        # scheduler's time limit, ^C) still writes what it measured. With
+        # several workers a signal ends them as torchrun decides.
+        signal.signal(signal.SIGTERM, on_signal)
+        signal.signal(signal.SIGINT, on_signal)
+    try:
+        for name in a.model:
+            for prec in a.precision:
+                err = sweep(name, prec, a, dev, rank, world, base, info, records)
+                if err:
+                    failed.append("%s %s (%s)" % (name, prec, err))
+    except Interrupted as e:
+        interrupted = str(e)
+        failed.append("interrupted by %s during %s %s" % (e, name, prec))
+        progress("interrupted by %s during %s %s; writing the %d records measured" % (
+            e, name, prec, len(records)))
+    finally:
+        if world == 1:
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+            signal.signal(signal.SIGINT, signal.SIG_DFL)
     if rank == 0:
         import torchvision
         config = {k: v for k, v in vars(a).items() if k not in ("list_models", "list_precisions", "out", "run")}
@@ -1084,6 +1125,8 @@ def worker(a, argv, rank, world, local_rank):
             peak_memory="torch.cuda.max_memory_allocated after reset_peak_memory_stats" if dev.type == "cuda"
             else "process peak resident set size (VmHWM), reset before each batch",
             cudnn_benchmark=bool(dev.type == "cuda"))
+        if interrupted:
+            config["interrupted"] = "%s during %s %s" % (interrupted, name, prec)
         header = dict(kind="header", run=a.run, tool=TOOL, machine=machine(a, world), config=config)
         write_records([header] + records, a.out)
         if a.out:
@@ -1092,7 +1135,7 @@ def worker(a, argv, rank, world, local_rank):
         torch.distributed.barrier()
         torch.distributed.destroy_process_group()
     if failed:
-        progress("%d configurations failed: %s" % (len(failed), "; ".join(failed)))
+        progress("%d configuration%s failed: %s" % (len(failed), "" if len(failed) == 1 else "s", "; ".join(failed)))
         return EXIT_FAILED
     return 0
 

@@ -13,6 +13,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -713,5 +714,74 @@ func TestRunCancel(t *testing.T) {
 	}
 	if _, err := os.Stat(out); !os.IsNotExist(err) {
 		t.Errorf("out exists after a cancelled run: %v", err)
+	}
+}
+
+// TestInterrupted stops the script with SIGTERM once it has measured a
+// batch, as timeout(1) or a batch scheduler's time limit would, and checks
+// that it writes what it measured: a valid log whose header says where it
+// stopped, and exits with status 1.
+func TestInterrupted(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("skipping: needs SIGTERM")
+	}
+	python := needPython(t)
+	out := filepath.Join(t.TempDir(), "log.jsonl")
+	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, python, "torchbench.py", "--device", "cpu", "--threads", "1",
+		"--model", "mlp", "--batch", "16,32,65536,131072", "--steps", "3", "--warmup", "1",
+		"--run", "interrupted", "--out", out)
+	cmd.Env = append(os.Environ(), "OMP_WAIT_POLICY=PASSIVE")
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var progress strings.Builder
+	buf := make([]byte, 4096)
+	for !strings.Contains(progress.String(), "mlp fp32 batch 32 x1:") {
+		n, err := stderr.Read(buf)
+		progress.Write(buf[:n])
+		if err != nil {
+			t.Fatalf("the script ended before measuring batch 32: %v\n%s", err, progress.String())
+		}
+	}
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	rest, _ := io.ReadAll(stderr)
+	progress.Write(rest)
+	err = cmd.Wait()
+	t.Logf("progress:\n%s", progress.String())
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 {
+		t.Errorf("exit %v, want status 1", err)
+	}
+	if !strings.Contains(progress.String(), "interrupted by SIGTERM during mlp fp32") {
+		t.Errorf("progress does not say it was interrupted")
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var batches []int
+	for i, line := range bytes.Split(bytes.TrimSpace(b), []byte("\n")) {
+		rec, err := benchlog.Decode(line)
+		if err != nil {
+			t.Fatalf("line %d: %v", i+1, err)
+		}
+		switch {
+		case i == 0:
+			if got, _ := rec.Config["interrupted"].(string); rec.Kind != benchlog.KindHeader || got != "SIGTERM during mlp fp32" {
+				t.Errorf("header %v, config.interrupted %q: want the header saying SIGTERM during mlp fp32", rec.Kind, got)
+			}
+		case rec.Kind == benchlog.KindMeasurement:
+			batches = append(batches, rec.Batch)
+		}
+	}
+	if len(batches) < 2 || batches[0] != 16 || batches[1] != 32 {
+		t.Errorf("measured batches %v, want 16 and 32 first", batches)
 	}
 }

@@ -1,0 +1,61 @@
+#!/bin/sh
+# torchbench-gpu.sh runs the GPU sweep of engine/torchbench/torchbench.py
+# that docs/measurements/ holds the results of (docs/torchbench.md): the
+# engine's MLP and CNN, ResNet-50, the Transformer (base), EfficientNet-B4
+# and Mask R-CNN on one GPU, each precision from per-device batch 8 (4 for
+# EfficientNet-B4, 1 for Mask R-CNN) up to the first out-of-memory.
+#
+# Usage: scripts/torchbench-gpu.sh DIR [RUN]
+#
+# DIR receives one bench log per group, machine.txt (nvidia-smi and the
+# versions, before and after) and torchbench.log (the progress lines). RUN
+# prefixes every log's run identifier (default gpu). Each group runs under
+# timeout(1) with the seconds below, so that the whole sweep fits a
+# ten-minute slot; a group stopped by its timeout still writes the batches
+# it finished (the script catches SIGTERM) and its header's
+# config.interrupted says where it stopped. PYTHON names the interpreter
+# (default python3). Nothing here changes the GPU's settings.
+set -u
+
+dir=${1:?usage: scripts/torchbench-gpu.sh DIR [RUN]}
+run=${2:-gpu}
+py=${PYTHON:-python3}
+cd "$(dirname "$0")/.."
+mkdir -p "$dir"
+log="$dir/torchbench.log"
+
+machine() {
+	{
+		echo "== $1: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+		nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.sm,clocks.max.sm,clocks.mem,temperature.gpu,power.draw,power.limit --format=csv
+		"$py" -c 'import torch, torchvision, platform; print("python", platform.python_version(), "torch", torch.__version__, "torchvision", torchvision.__version__, "cuda", torch.version.cuda, "cudnn", torch.backends.cudnn.version())'
+		nproc
+		grep -m1 'model name' /proc/cpuinfo
+	} >>"$dir/machine.txt" 2>&1
+}
+
+# bench SECONDS NAME ARGS... runs one group into $dir/NAME.jsonl.
+bench() {
+	secs=$1
+	name=$2
+	shift 2
+	echo "== $name ($secs s): $*" >>"$log"
+	timeout -k 20 "$secs" "$py" engine/torchbench/torchbench.py --device cuda --nproc 1 \
+		--warmup 3 --steps 10 --run "$run-$name" --out "$dir/$name.jsonl" "$@" 2>&1 | tee -a "$log"
+}
+
+machine before
+nvidia-smi >>"$dir/machine.txt" 2>&1
+bench 60 mlp-cnn --model mlp,cnn --batch 16,32,64,128,256,512,1024,2048,4096,8192 \
+	--precision fp32,amp-fp16
+bench 150 resnet50 --model resnet50 --batch 8,16,32,64,128,256,512,1024,2048,4096 \
+	--precision fp32,amp-fp16
+bench 90 transformer-base --model transformer-base --seq-len 128 \
+	--batch 8,16,32,64,128,256,512,1024,2048,4096 --precision fp32,amp-fp16
+bench 90 efficientnet-b4 --model efficientnet-b4 --batch 4,8,16,32,64,128,256,512,1024 \
+	--precision fp32,amp-fp16
+bench 70 resnet50-tf32-bf16 --model resnet50 --batch 8,16,32,64,128,256,512,1024,2048,4096 \
+	--precision tf32,amp-bf16
+bench 60 maskrcnn-r50-fpn --model maskrcnn-r50-fpn --batch 1,2,4,8,16,32,64 \
+	--precision fp32,amp-fp16
+machine after
