@@ -37,6 +37,12 @@ type Options struct {
 	// steps of its first evaluation at or above Target, or not reached
 	// after the steps of its last. 0 leaves them out.
 	Target float64
+	// MinBatch leaves the throughput measurements of global batches under
+	// it out of the fits (Group.BelowMin counts them): on a GPU the
+	// smallest batches are bound by the host launching kernels, which
+	// overlaps the device's work instead of adding a fixed time to it as
+	// the law's t does. 0 keeps every batch.
+	MinBatch int
 }
 
 // Key identifies a group of throughput measurements.
@@ -90,6 +96,9 @@ type Group struct {
 	// Ignored counts step records left out because the group has
 	// measurement records (which summarize them).
 	Ignored int
+	// BelowMin counts the measurements left out for a global batch under
+	// Options.MinBatch.
+	BelowMin int
 }
 
 // StepsPoint is one convergence record.
@@ -207,6 +216,10 @@ func Fit(logs []*Log, opt *Options) (*Report, error) {
 					if b := r.EffectiveGlobalBatch(); b > 0 {
 						g.OOM = append(g.OOM, b)
 					}
+					continue
+				}
+				if r.EffectiveGlobalBatch() < o.MinBatch {
+					g.BelowMin++
 					continue
 				}
 				g.Points = append(g.Points, Point{

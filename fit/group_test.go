@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -142,5 +143,80 @@ func TestFitErrors(t *testing.T) {
 	}
 	if c := rep.Calibration(); len(c.Throughput) != 0 {
 		t.Errorf("calibration of failed fits: %+v", c)
+	}
+}
+
+// TestMinBatchH200 fits the H200 logs of docs/measurements/h200-2026-11-26
+// with every batch and with Options.MinBatch 32, and checks the R² of each
+// curve that docs/torchbench.md quotes, and that the batches under 32 are
+// counted rather than fitted.
+func TestMinBatchH200(t *testing.T) {
+	files, err := filepath.Glob("../docs/measurements/h200-2026-11-26/*.jsonl")
+	if err != nil || len(files) != 8 {
+		t.Fatalf("H200 logs %v (%v): want 8", files, err)
+	}
+	var logs []*Log
+	for _, f := range files {
+		lg, err := ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		logs = append(logs, lg)
+	}
+	// model precision: R² with every batch, with MinBatch 32 ("-" when
+	// fewer than two batches are left), and the measurements under 32.
+	want := map[string]struct {
+		all, from32 string
+		below       int
+	}{
+		"cnn amp-fp16":              {"0.9839", "0.9847", 1},
+		"cnn fp32":                  {"0.9472", "0.9469", 1},
+		"efficientnet-b4 amp-fp16":  {"0.8998", "1.0000", 3},
+		"efficientnet-b4 fp32":      {"0.9993", "0.9995", 3},
+		"maskrcnn-r50-fpn fp32":     {"0.9988", "-", 3},
+		"mlp amp-fp16":              {"0.9983", "0.9974", 1},
+		"mlp fp32":                  {"0.9869", "0.9871", 1},
+		"resnet50 amp-fp16":         {"0.9303", "0.9741", 2},
+		"resnet50 fp32":             {"0.9876", "0.9875", 2},
+		"resnet50 tf32":             {"0.9314", "0.9980", 2},
+		"transformer-base amp-fp16": {"0.9653", "0.9840", 2},
+		"transformer-base fp32":     {"0.9877", "0.9854", 2},
+	}
+	r2 := func(g Group) string {
+		if g.Fit == nil {
+			return "-"
+		}
+		return strconv.FormatFloat(g.Fit.R2, 'f', 4, 64)
+	}
+	all, err := Fit(logs, &Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	from32, err := Fit(logs, &Options{MinBatch: 32})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(all.Groups) != len(want) || len(from32.Groups) != len(want) {
+		t.Fatalf("%d and %d groups, want %d", len(all.Groups), len(from32.Groups), len(want))
+	}
+	for i, g := range all.Groups {
+		k := g.Key.Model + " " + g.Key.Precision
+		w, ok := want[k]
+		if !ok {
+			t.Errorf("unexpected group %s", k)
+			continue
+		}
+		h := from32.Groups[i]
+		if got := r2(g); got != w.all || g.BelowMin != 0 {
+			t.Errorf("%s: every batch: R² %s, %d left out; want %s, 0", k, got, g.BelowMin, w.all)
+		}
+		if got := r2(h); got != w.from32 || h.BelowMin != w.below {
+			t.Errorf("%s: from batch 32: R² %s, %d left out; want %s, %d", k, got, h.BelowMin, w.from32, w.below)
+		}
+		for _, p := range h.Points {
+			if p.Batch < 32 {
+				t.Errorf("%s: batch %d fitted under MinBatch 32", k, p.Batch)
+			}
+		}
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 
+	"scaleplan/hw"
+	"scaleplan/model"
 	"scaleplan/predict"
 	"scaleplan/scenarios"
 )
@@ -85,4 +87,37 @@ func ExampleValidate() {
 	// 1gpu-v0: predicted 258.1, published 258.1, calibrates v0
 	// 2gpu-t: predicted 0.1353, published 0.15, prediction
 	// mean absolute error over 1 case: 9.8%
+}
+
+// ResNet-50 measured in fp32 on one H200 (docs/measurements/h200-2026-11-26)
+// against the catalogue's roofline for that GPU, and the memory model's
+// largest batch against the measured limit in amp-fp16.
+func ExampleCompareMeasured() {
+	cat, err := hw.Default()
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	prof, err := model.Default()
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	rep, err := predict.CompareMeasured([]predict.Measured{
+		{Device: "NVIDIA H200", Model: "resnet50", Precision: "fp32", Batch: 512, SamplesPerSec: 1084.3},
+		{Device: "NVIDIA H200", Model: "resnet50", Precision: "amp-fp16", Batch: 2048, SamplesPerSec: 3087.7},
+		{Device: "NVIDIA H200", Model: "resnet50", Precision: "amp-fp16", Batch: 4096, OOM: true},
+	}, cat, prof, predict.Options{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for _, g := range rep.Groups {
+		r := g.Rows[0]
+		fmt.Printf("%s %s batch %d: %.0f samples/s predicted, %.0f measured (%+.1f%%); largest batch %d, agrees %v\n",
+			g.Device, g.Precision, r.Batch, r.Predicted, r.SamplesPerSec, 100*r.Error(), g.PredictedMax, g.MemoryAgrees())
+	}
+	// Output:
+	// h200-sxm-141gb amp-fp16 batch 2048: 14105 samples/s predicted, 3088 measured (+356.8%); largest batch 3214, agrees true
+	// h200-sxm-141gb fp32 batch 512: 956 samples/s predicted, 1084 measured (-11.9%); largest batch 1607, agrees true
 }

@@ -60,6 +60,11 @@ func InFlight(sched Schedule, S, s, M int) int {
 // two gradient buckets of communication buffers (the bucket being reduced
 // and the one being filled) and kernel scratch.
 func (c *Config) Footprint(s int) Footprint {
+	if c.Stages < 1 || c.Accumulation < 1 { // the defaults Run fills in
+		d := *c
+		d.Stages, d.Accumulation = max(d.Stages, 1), max(d.Accumulation, 1)
+		return d.Footprint(s)
+	}
 	S := float64(c.Stages)
 	m := c.Memory
 	b := float64(c.MicroBatch)
@@ -132,17 +137,39 @@ func (c *Config) checkMemory() error {
 		devices = fmt.Sprintf("%d devices", n)
 	}
 	msg := fmt.Sprintf("%s at batch %d on %s needs %s per device%s; %s has %s", what, c.MicroBatch, devices, gib(f.Total()), stage, dev, gib(capacity))
-	// The footprint is affine in the micro-batch: fixed + b·per.
+	bmax := c.LargestMicroBatch()
+	if bmax <= 0 {
+		one := *c
+		one.MicroBatch = 1
+		f1, _ := one.PeakFootprint()
+		return fmt.Errorf("%w: %s; even batch 1 needs %s", ErrMemory, msg, gib(f1.Total()))
+	}
+	return fmt.Errorf("%w: %s; the largest batch that fits is %d", ErrMemory, msg, bmax)
+}
+
+// LargestMicroBatch returns the largest micro-batch whose busiest stage
+// fits in Memory.Capacity with c's other settings, found from the
+// footprint being affine in the micro-batch (fixed + b·per); 0 when even
+// a micro-batch of 1 does not fit, and −1 when nothing bounds it: no
+// capacity, or activations of no size.
+func (c *Config) LargestMicroBatch() int {
+	capacity := c.Memory.Capacity
+	if capacity == 0 {
+		return -1
+	}
 	one := *c
 	one.MicroBatch = 1
 	f1, _ := one.PeakFootprint()
+	if float64(f1.Total()) > float64(capacity) {
+		return 0
+	}
 	one.MicroBatch = 2
 	f2, _ := one.PeakFootprint()
 	per := float64(f2.Total() - f1.Total())
-	fixed := float64(f1.Total()) - per
-	if !(per > 0) || float64(f1.Total()) > float64(capacity) {
-		return fmt.Errorf("%w: %s; even batch 1 needs %s", ErrMemory, msg, gib(f1.Total()))
+	if !(per > 0) {
+		return -1
 	}
+	fixed := float64(f1.Total()) - per
 	bmax := int(math.Floor((float64(capacity) - fixed) / per))
 	for bmax > 1 {
 		one.MicroBatch = bmax
@@ -151,7 +178,7 @@ func (c *Config) checkMemory() error {
 		}
 		bmax--
 	}
-	return fmt.Errorf("%w: %s; the largest batch that fits is %d", ErrMemory, msg, bmax)
+	return bmax
 }
 
 // gib formats a size in GiB with one decimal, or in MiB below 1 GiB.

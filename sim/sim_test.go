@@ -527,3 +527,29 @@ func TestParse(t *testing.T) {
 		}
 	}
 }
+
+// TestLargestMicroBatch checks LargestMicroBatch on a configuration
+// without its defaults filled in (no stages or accumulation set) against
+// the closed form of TestMemory, and its two edge values.
+func TestLargestMicroBatch(t *testing.T) {
+	c := Config{Nodes: 1, DevicesPerNode: 1, MicroBatch: 1,
+		Memory: Memory{Capacity: 16 * units.GiB, Weights: 102.2 * units.MB, Gradients: 102.2 * units.MB,
+			Optimizer: 102.2 * units.MB, Activations: 89.5 * units.MB}}
+	want := int(math.Floor((16*(1<<30) - 3*102.2e6) / (89.5e6 * (1 + WorkspaceFraction))))
+	if got := c.LargestMicroBatch(); got != want {
+		t.Errorf("largest micro-batch %d, want %d", got, want)
+	}
+	small := c
+	small.Memory.Capacity = 300 * units.MB
+	if got := small.LargestMicroBatch(); got != 0 {
+		t.Errorf("capacity under the weights: %d, want 0", got)
+	}
+	for name, u := range map[string]Config{
+		"no capacity":    func() Config { d := c; d.Memory.Capacity = 0; return d }(),
+		"no activations": func() Config { d := c; d.Memory.Activations = 0; return d }(),
+	} {
+		if got := u.LargestMicroBatch(); got != -1 {
+			t.Errorf("%s: %d, want -1 (unbounded)", name, got)
+		}
+	}
+}

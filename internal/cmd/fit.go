@@ -52,6 +52,7 @@ func fitCommand() *cli.Command {
 			deviceFlag(),
 			targetFlag(),
 			&cli.BoolFlag{Name: "keep-outliers", Usage: "fit every point; do not exclude points the law does not explain"},
+			&cli.IntFlag{Name: "min-batch", Usage: "fit only the global batches of `B` samples and more (on a GPU the smallest batches are bound by the host launching kernels, which the law's t does not describe)"},
 			&cli.StringFlag{Name: "plot", Usage: "write the throughput and steps-to-target charts as PNG and SVG into `DIR`"},
 		},
 		Action: runFit,
@@ -83,6 +84,9 @@ func runFit(c *cli.Context) error {
 	}
 	if c.Bool("keep-outliers") {
 		opt.Settings = &fit.Settings{OutlierLevel: -1}
+	}
+	if opt.MinBatch = c.Int("min-batch"); opt.MinBatch < 0 {
+		return usagef("fit: --min-batch %d: want a batch >= 0", opt.MinBatch)
 	}
 	if opt.Target, err = parseTarget("fit", c.String("target")); err != nil {
 		return err
@@ -325,6 +329,9 @@ func throughputTable(rep *fit.Report, groupBy []string) *table {
 		var notes []string
 		if g.Ignored > 0 {
 			notes = append(notes, fmt.Sprintf("%d step records ignored", g.Ignored))
+		}
+		if g.BelowMin > 0 {
+			notes = append(notes, fmt.Sprintf("%d under --min-batch left out", g.BelowMin))
 		}
 		if len(g.OOM) > 0 {
 			notes = append(notes, "out of memory at "+joinInts(g.OOM))

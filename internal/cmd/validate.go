@@ -45,11 +45,19 @@ func validateCommand() *cli.Command {
 			"Every measurement is made while the first two CPUs share a cache, as a probe\n" +
 			"before and after it says (--engine-core-guard; see `scaleplan bench throughput\n" +
 			"--help`), and the report says how often it waited or measured again.\n\n" +
-			"   OPENBLAS_CORETYPE=SkylakeX scaleplan validate --engine",
+			"   OPENBLAS_CORETYPE=SkylakeX scaleplan validate --engine\n\n" +
+			"With --measured it compares bench logs with the catalogue instead: each\n" +
+			"measurement of one device (scaleplan bench, engine/torchbench on a GPU) against\n" +
+			"the simulator's samples/s for one device of that kind from the roofline alone (no\n" +
+			"calibration), and each model and precision's largest batch that ran and first\n" +
+			"out-of-memory against the memory model's largest batch (docs/validation.md).\n" +
+			"--max-error then bounds the mean absolute error of samples/s.\n\n" +
+			"   scaleplan validate --measured docs/measurements/h200-2026-11-26/resnet50.jsonl",
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "cases", Usage: "validation case `FILE` (YAML; docs/validation.md); default the built-in cases"},
 			&cli.Float64Flag{Name: "max-error", Usage: "exit 1 if the mean absolute error exceeds `PCT` percent"},
 			&cli.IntFlag{Name: "steps", Value: sim.DefaultSteps, Usage: "optimizer steps to simulate per configuration, `N` ≥ 2"},
+			measuredFlag(),
 			formatFlag(),
 		}, validateEngineFlags()...),
 		Action: runValidate,
@@ -64,9 +72,10 @@ func runValidate(c *cli.Context) error {
 	if c.NArg() > 0 {
 		return usagef("validate takes no argument, got %q; give a case file with --cases", c.Args().First())
 	}
+	measured := c.IsSet("measured")
 	if c.Bool("engine") {
-		if c.IsSet("cases") {
-			return usagef("validate: --engine and --cases are exclusive")
+		if c.IsSet("cases") || measured {
+			return usagef("%v", errMeasuredExclusive)
 		}
 		return runValidateEngine(c)
 	}
@@ -76,6 +85,12 @@ func runValidate(c *cli.Context) error {
 	maxErr := c.Float64("max-error")
 	if c.IsSet("max-error") && !(maxErr >= 0 && maxErr < math.Inf(1)) {
 		return usagef("validate: --max-error %v: want a percentage >= 0", maxErr)
+	}
+	if measured {
+		if c.IsSet("cases") {
+			return usagef("%v", errMeasuredExclusive)
+		}
+		return runValidateMeasured(c, maxErr)
 	}
 	cases := predict.BuiltinCases()
 	if f := c.String("cases"); f != "" {

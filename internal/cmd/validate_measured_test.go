@@ -1,0 +1,152 @@
+package cmd
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// h200Logs are the bench logs of docs/measurements/h200-2026-11-26.
+func h200Logs(t *testing.T) []string {
+	t.Helper()
+	logs, err := filepath.Glob("../../docs/measurements/h200-2026-11-26/*.jsonl")
+	if err != nil || len(logs) != 8 {
+		t.Fatalf("H200 logs %v (%v): want 8", logs, err)
+	}
+	return logs
+}
+
+// TestValidateMeasuredH200 runs validate --measured on the committed H200
+// logs and checks every group's figures that docs/validation.md quotes.
+func TestValidateMeasuredH200(t *testing.T) {
+	args := []string{"validate", "--format", "json"}
+	for _, l := range h200Logs(t) {
+		args = append(args, "--measured", l)
+	}
+	stdout, stderr, code := runCLI(args...)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var out map[string][]map[string]any
+	if err := json.Unmarshal([]byte(stdout), &out); err != nil {
+		t.Fatalf("%v:\n%s", err, stdout)
+	}
+	if n := len(out["measurements"]); n != 98 { // 94 that ran, 4 out of memory
+		t.Errorf("%d rows, want 98", n)
+	}
+	// model, precision: mean |error|, error at the largest batch, largest
+	// batch run, first out of memory, memory model's largest batch, agrees.
+	want := map[string][6]string{
+		"cnn amp-fp16":              {"7691.8", "+745.7", "8192", "-", "566420", "no limit measured"},
+		"cnn fp32":                  {"807.5", "-6.9", "8192", "-", "283210", "no limit measured"},
+		"efficientnet-b4 amp-fp16":  {"2207.3", "+698.1", "64", "-", "440", "no limit measured"},
+		"efficientnet-b4 fp32":      {"43.1", "+5.7", "128", "256", "220", "yes"},
+		"maskrcnn-r50-fpn fp32":     {"38.8", "-47.7", "4", "-", "47", "no limit measured"},
+		"mlp amp-fp16":              {"10988.2", "+527.3", "8192", "-", "14710906", "no limit measured"},
+		"mlp fp32":                  {"1789.9", "-56.2", "8192", "-", "7355453", "no limit measured"},
+		"resnet50 amp-fp16":         {"836.5", "+356.8", "2048", "4096", "3214", "yes"},
+		"resnet50 fp32":             {"27.8", "-11.9", "512", "-", "1607", "no limit measured"},
+		"resnet50 tf32":             {"379.0", "+213.7", "1024", "-", "1607", "no limit measured"},
+		"transformer-base amp-fp16": {"596.5", "+153.4", "1024", "2048", "2345", "yes"},
+		"transformer-base fp32":     {"33.4", "-30.0", "1024", "2048", "1487", "yes"},
+	}
+	cols := []string{"mean absolute error (%)", "error at the largest batch (%)", "largest batch run", "first out of memory", "memory model's largest batch", "within one power of two"}
+	groups := out["groups"]
+	if len(groups) != len(want) {
+		t.Errorf("%d groups, want %d", len(groups), len(want))
+	}
+	for _, g := range groups {
+		if g["device"] != "h200-sxm-141gb" {
+			t.Errorf("device %v, want h200-sxm-141gb (CUDA's NVIDIA H200)", g["device"])
+		}
+		k := g["model"].(string) + " " + g["precision"].(string)
+		w, ok := want[k]
+		if !ok {
+			t.Errorf("unexpected group %s", k)
+			continue
+		}
+		for i, c := range cols {
+			got := strings.TrimSuffix(strings.TrimSpace(decodedCell(g[c])), ".0")
+			if got != strings.TrimSuffix(w[i], ".0") {
+				t.Errorf("%s: %s %q, want %q", k, c, got, w[i])
+			}
+		}
+	}
+	if s := stdout; !strings.Contains(s, "mean absolute error of samples/s over 94 measurements: 2553.0%") {
+		t.Errorf("summary missing or changed:\n%s", s[strings.LastIndex(s, "summary"):])
+	}
+}
+
+// decodedCell prints a decoded JSON cell as the text table would.
+func decodedCell(v any) string {
+	switch x := v.(type) {
+	case string:
+		return x
+	case float64:
+		b, _ := json.Marshal(x)
+		return string(b)
+	}
+	return ""
+}
+
+// TestValidateMeasuredRead covers what readMeasured takes from a log and
+// what it refuses.
+func TestValidateMeasuredRead(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	header := `{"kind": "header", "tool": "torchbench", "machine": {"device_name": "NVIDIA H200"}, "config": {"seq_len": 128, "models_info": {"transformer-base": {"optimizer": "adam lr 1e-4"}}}}` + "\n"
+	good := write("good.jsonl", header+
+		`{"kind": "measurement", "model": "transformer-base", "precision": "fp32", "workers": 1, "batch": 64, "samples_per_s": 725.5, "labels": {"sample": "sentence-pair"}}`+"\n"+
+		`{"kind": "measurement", "model": "resnet50", "device": "NVIDIA H200", "precision": "fp32", "workers": 2, "batch": 64, "global_batch": 128, "samples_per_s": 1800}`+"\n"+
+		`{"kind": "step", "model": "resnet50", "device": "NVIDIA H200", "precision": "fp32", "batch": 64, "step": 1, "step_time_s": 0.07}`+"\n")
+	stdout, stderr, code := runCLI("validate", "--measured", good)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, s := range []string{"h200-sxm-141gb  transformer-base  fp32       64     725.5", "-21.9", "1 records of several devices left out"} {
+		if !strings.Contains(stdout, s) {
+			t.Errorf("output lacks %q:\n%s", s, stdout)
+		}
+	}
+	if _, stderr, code := runCLI("validate", "--measured", good, "--max-error", "20"); code != exitRuntime || !strings.Contains(stderr, "mean absolute error 21.9% exceeds --max-error 20%") {
+		t.Errorf("--max-error 20: exit %d: %s", code, stderr)
+	}
+
+	for _, tc := range []struct {
+		name, body string
+		want       []string
+	}{
+		{"noseq.jsonl", `{"kind": "measurement", "model": "transformer-base", "device": "NVIDIA H200", "precision": "fp32", "batch": 64, "samples_per_s": 725.5, "labels": {"sample": "sentence-pair"}}`,
+			[]string{"noseq.jsonl:1", "config.seq_len"}},
+		{"unknown.jsonl", `{"kind": "measurement", "model": "resnet50", "device": "NVIDIA B300", "precision": "fp32", "batch": 64, "samples_per_s": 725.5}`,
+			[]string{"unknown.jsonl:1", `unknown device "NVIDIA B300"`, "h200-sxm-141gb"}},
+		{"nodevice.jsonl", `{"kind": "measurement", "model": "resnet50", "precision": "fp32", "batch": 64, "samples_per_s": 725.5}`,
+			[]string{"nodevice.jsonl:1", "needs model, precision and device"}},
+		{"bad.jsonl", `{"kind": "measurement", "model": "resnet50", "batch": -1}`,
+			[]string{"bad.jsonl", "line 1"}},
+		{"empty.jsonl", header, []string{"no measurement or out-of-memory record of one device"}},
+	} {
+		_, stderr, code := runCLI("validate", "--measured", write(tc.name, tc.body+"\n"))
+		if code != exitRuntime {
+			t.Errorf("%s: exit %d, want %d: %s", tc.name, code, exitRuntime, stderr)
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(stderr, w) {
+				t.Errorf("%s: stderr %q lacks %q", tc.name, stderr, w)
+			}
+		}
+	}
+	for _, args := range [][]string{{"--engine"}, {"--cases", good}} {
+		if _, stderr, code := runCLI(append([]string{"validate", "--measured", good}, args...)...); code != exitUsage || !strings.Contains(stderr, "exclusive") {
+			t.Errorf("--measured with %v: exit %d: %s", args, code, stderr)
+		}
+	}
+}

@@ -1,0 +1,281 @@
+package predict
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"scaleplan/hw"
+	"scaleplan/internal/config"
+	"scaleplan/internal/units"
+	"scaleplan/model"
+	"scaleplan/sim"
+)
+
+// Measured is one measurement of training on one device, as a bench log
+// records it (scaleplan bench, engine/torchbench): the throughput at one
+// per-device batch, or the batch at which the device ran out of memory.
+type Measured struct {
+	// Device is the device as the log names it: a catalogue key or one of
+	// a device's names (its CUDA name, hw.Device.Is). Required.
+	Device string
+	// Model is a model profile's name. Required.
+	Model string
+	// Precision is the precision trained at: fp32, tf32, fp16, bf16, or
+	// the mixed precisions amp-fp16 (or amp) and amp-bf16, which store
+	// and compute in fp16 or bf16 with fp32 master weights. Required.
+	Precision string
+	// Batch is the per-device batch in the log's samples. Required,
+	// positive.
+	Batch int
+	// SampleScale is the number of the profile's samples in one of the
+	// log's (a sentence pair of 128 source and 128 target tokens is 128
+	// of transformer-base's token pairs). Default 1.
+	SampleScale float64
+	// Optimizer is the training algorithm, for the update time and the
+	// optimizer state. Default model.Momentum.
+	Optimizer model.Optimizer
+	// SamplesPerSec is the measured throughput in the log's samples; 0
+	// for an out-of-memory record.
+	SamplesPerSec float64
+	// PeakMemory is the measured peak of device memory; 0 when not
+	// measured.
+	PeakMemory units.Bytes
+	// OOM marks a record of a batch that ran out of device memory.
+	OOM bool
+	// Source says where the record is (file:line); free text.
+	Source string
+}
+
+// MeasuredRow is one measurement against the prediction from the
+// catalogue alone.
+type MeasuredRow struct {
+	Measured
+	// Predicted is the simulated samples/s in the log's samples, with
+	// compute from the roofline (no calibration); 0 for an out-of-memory
+	// record.
+	Predicted float64
+	// Footprint is the memory the simulator gives one device at the batch
+	// (sim.Config.PeakFootprint).
+	Footprint units.Bytes
+}
+
+// Error returns (Predicted − SamplesPerSec)/SamplesPerSec, NaN for an
+// out-of-memory record.
+func (r *MeasuredRow) Error() float64 {
+	if r.OOM || !(r.SamplesPerSec > 0) {
+		return math.NaN()
+	}
+	return (r.Predicted - r.SamplesPerSec) / r.SamplesPerSec
+}
+
+// MeasuredGroup gathers the rows of one device, model and precision.
+type MeasuredGroup struct {
+	Device    string // the catalogue's key of the device
+	Model     string
+	Precision string // as the log gives it
+	Rows      []MeasuredRow
+
+	// MAE is the mean of |MeasuredRow.Error| over the rows that ran.
+	MAE float64
+	// LargestError is MeasuredRow.Error at LargestRun, where the device
+	// is busiest and the fixed costs of a step weigh least; NaN when no
+	// batch ran.
+	LargestError float64
+	// LargestRun is the largest batch that ran; 0 when none did.
+	LargestRun int
+	// FirstOOM is the smallest batch that ran out of memory; 0 when none
+	// did.
+	FirstOOM int
+	// PredictedMax is the largest batch, in the log's samples, that the
+	// simulator's memory model fits on the device; −1 when nothing bounds
+	// it (the device gives no memory size).
+	PredictedMax int
+}
+
+// MemoryAgrees reports whether the predicted largest batch is within one
+// power-of-two step of the measured limit, which lies between LargestRun
+// and FirstOOM: LargestRun/2 ≤ PredictedMax < 2·FirstOOM (without an
+// out-of-memory record, only the lower bound). It is false when no batch
+// ran or nothing bounds the prediction.
+func (g *MeasuredGroup) MemoryAgrees() bool {
+	if g.LargestRun == 0 || g.PredictedMax < 0 {
+		return false
+	}
+	if 2*g.PredictedMax < g.LargestRun {
+		return false
+	}
+	return g.FirstOOM == 0 || g.PredictedMax < 2*g.FirstOOM
+}
+
+// MeasuredReport is CompareMeasured's result.
+type MeasuredReport struct {
+	Groups []MeasuredGroup // by device, model, then precision
+	// MAE is the mean of |MeasuredRow.Error| over every row that ran.
+	MAE float64
+	// Rows counts the rows that ran.
+	Rows int
+}
+
+// measuredStorage maps a log's precision to the simulator's compute
+// precision and the master weights' precision.
+func measuredStorage(p string) (hw.Precision, model.Precision, error) {
+	switch p {
+	case "fp32":
+		return hw.FP32, model.FP32, nil
+	case "tf32":
+		return hw.TF32, model.FP32, nil
+	case "fp16":
+		return hw.FP16, model.FP16, nil
+	case "bf16":
+		return hw.BF16, model.BF16, nil
+	case "amp-fp16", "amp":
+		return hw.FP16, model.FP32, nil
+	case "amp-bf16":
+		return hw.BF16, model.FP32, nil
+	}
+	return "", "", errors.New(config.Unknown("precision", p, []string{"fp32", "tf32", "fp16", "bf16", "amp-fp16", "amp", "amp-bf16"}))
+}
+
+// measuredConfig is the simulator's configuration of one device training
+// m at batch b (in the profile's samples) from the roofline, with the
+// device's memory as capacity.
+func measuredConfig(m *model.Model, d *hw.Device, ms *Measured, b int) (sim.Config, error) {
+	prec, master, err := measuredStorage(ms.Precision)
+	if err != nil {
+		return sim.Config{}, err
+	}
+	sp, err := sim.StoragePrecision(prec)
+	if err != nil {
+		return sim.Config{}, err
+	}
+	ps, err := sim.Roofline(m, d, prec)
+	if err != nil {
+		return sim.Config{}, err
+	}
+	opt := cmp.Or(ms.Optimizer, model.Momentum)
+	return sim.Config{
+		Name:           fmt.Sprintf("%s on one %s at %s, batch %d", m.Name, d.Name, ms.Precision, ms.Batch),
+		Nodes:          1,
+		DevicesPerNode: 1,
+		MicroBatch:     b,
+		Compute:        sim.Compute{PerSample: ps, Update: sim.UpdateTime(m, d, opt, sp, master)},
+		Memory:         sim.ModelMemory(m, d, opt, sp, master),
+		Comm:           sim.Comm{Algorithm: sim.Ring, Layers: sim.GradientLayers(m, sp.Size())},
+	}, nil
+}
+
+// CompareMeasured predicts every measurement in ms from the catalogue
+// alone: one device of the measured kind, the model's roofline (no
+// calibration) and the simulator's memory model. Each row's prediction is
+// the simulated samples/s at the measured batch, converted to the log's
+// samples with SampleScale, and the footprint at that batch; each group
+// adds the largest batch the memory model fits. A row the simulator
+// cannot run, an unknown device or model or a bad field is an error that
+// names the row's Source.
+func CompareMeasured(ms []Measured, cat *hw.Catalog, prof *model.Profiles, opt Options) (*MeasuredReport, error) {
+	type key struct{ dev, model, prec string }
+	groups := map[key]*MeasuredGroup{}
+	var order []key
+	for i := range ms {
+		m := &ms[i]
+		where := cmp.Or(m.Source, fmt.Sprintf("measurement %d", i+1))
+		d := cat.DeviceCalled(m.Device)
+		if d == nil {
+			return nil, fmt.Errorf("%s: %s", where, config.Unknown("device", m.Device, cat.DeviceNames()))
+		}
+		mdl, err := prof.Model(m.Model)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", where, err)
+		}
+		if m.Batch < 1 {
+			return nil, fmt.Errorf("%s: batch %d: must be at least 1", where, m.Batch)
+		}
+		scale := m.SampleScale
+		if scale == 0 {
+			scale = 1
+		}
+		if !(scale > 0) || math.IsInf(scale, 0) || scale != math.Trunc(scale) {
+			return nil, fmt.Errorf("%s: sample scale %v: must be a positive whole number of %s's samples", where, m.SampleScale, mdl.Name)
+		}
+		cfg, err := measuredConfig(mdl, d, m, int(float64(m.Batch)*scale))
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", where, err)
+		}
+		k := key{d.Name, mdl.Name, m.Precision}
+		g := groups[k]
+		if g == nil {
+			g = &MeasuredGroup{Device: d.Name, Model: mdl.Name, Precision: m.Precision}
+			if b := cfg.LargestMicroBatch(); b >= 0 {
+				g.PredictedMax = int(float64(b) / scale)
+			} else {
+				g.PredictedMax = -1
+			}
+			groups[k] = g
+			order = append(order, k)
+		}
+		row := MeasuredRow{Measured: *m}
+		f, _ := cfg.PeakFootprint()
+		row.Footprint = f.Total()
+		if m.OOM {
+			if g.FirstOOM == 0 || m.Batch < g.FirstOOM {
+				g.FirstOOM = m.Batch
+			}
+		} else {
+			if !(m.SamplesPerSec > 0) || math.IsInf(m.SamplesPerSec, 0) {
+				return nil, fmt.Errorf("%s: samples/s %v: must be positive", where, m.SamplesPerSec)
+			}
+			run := cfg
+			run.Memory.Capacity = 0 // predict the throughput even where the memory model says it does not fit
+			res, err := sim.Run(withSteps(run, opt))
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", where, err)
+			}
+			row.Predicted = res.SamplesPerSec / scale
+			g.LargestRun = max(g.LargestRun, m.Batch)
+		}
+		g.Rows = append(g.Rows, row)
+	}
+	rep := &MeasuredReport{}
+	var sum float64
+	slices.SortFunc(order, func(a, b key) int {
+		return cmp.Or(strings.Compare(a.dev, b.dev), strings.Compare(a.model, b.model), strings.Compare(a.prec, b.prec))
+	})
+	for _, k := range order {
+		g := groups[k]
+		slices.SortStableFunc(g.Rows, func(a, b MeasuredRow) int { return cmp.Compare(a.Batch, b.Batch) })
+		var gs float64
+		n := 0
+		g.LargestError = math.NaN()
+		for i := range g.Rows {
+			if e := g.Rows[i].Error(); !math.IsNaN(e) {
+				gs += math.Abs(e)
+				n++
+				if g.Rows[i].Batch == g.LargestRun {
+					g.LargestError = e
+				}
+			}
+		}
+		g.MAE = math.NaN()
+		if n > 0 {
+			g.MAE = gs / float64(n)
+		}
+		sum += gs
+		rep.Rows += n
+		rep.Groups = append(rep.Groups, *g)
+	}
+	rep.MAE = math.NaN()
+	if rep.Rows > 0 {
+		rep.MAE = sum / float64(rep.Rows)
+	}
+	return rep, nil
+}
+
+// withSteps sets the steps simulated.
+func withSteps(c sim.Config, opt Options) sim.Config {
+	c.Steps = opt.steps()
+	return c
+}

@@ -1,0 +1,185 @@
+package predict
+
+import (
+	"math"
+	"strings"
+	"testing"
+
+	"scaleplan/hw"
+	"scaleplan/model"
+)
+
+func defaults(t *testing.T) (*hw.Catalog, *model.Profiles) {
+	t.Helper()
+	cat, err := hw.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	prof, err := model.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cat, prof
+}
+
+// TestCompareMeasuredClosedForm checks the prediction for one device
+// against the roofline written out by hand: a step of b samples takes
+// b·max(3F/(peak·e), 4A/B) + P·bytes/B, with bytes the optimizer's traffic
+// per parameter (20 for momentum SGD in fp32 and for mixed precision with
+// fp16 gradients and an fp32 master), and the largest batch is the memory
+// left after weights, gradients, momentum and master copy over 1.05
+// times the activations of a sample.
+func TestCompareMeasuredClosedForm(t *testing.T) {
+	cat, prof := defaults(t)
+	d := cat.DeviceCalled("NVIDIA H200")
+	if d == nil || d.Name != "h200-sxm-141gb" {
+		t.Fatalf("CUDA's name NVIDIA H200 resolves to %v, want h200-sxm-141gb", d)
+	}
+	m, err := prof.Model("resnet50")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bw := float64(d.MemoryBandwidth)
+	P := float64(m.Params)
+	for _, tc := range []struct {
+		prec            string
+		peak            hw.Precision
+		act             float64 // stored activations per sample
+		weights, master float64 // bytes per parameter of weights and gradients, and of momentum and master
+	}{
+		{"fp32", hw.FP32, float64(m.Activations.FP32), 4, 4},
+		{"tf32", hw.TF32, float64(m.Activations.FP32), 4, 4},
+		{"amp-fp16", hw.FP16, float64(m.ActivationBytes(model.FP16)), 2, 4},
+		{"amp-bf16", hw.BF16, float64(m.ActivationBytes(model.BF16)), 2, 4},
+	} {
+		const b = 256
+		rep, err := CompareMeasured([]Measured{
+			{Device: "NVIDIA H200", Model: "resnet50", Precision: tc.prec, Batch: b, SamplesPerSec: 1000},
+			{Device: "h200-sxm-141gb", Model: "resnet50", Precision: tc.prec, Batch: 4096, OOM: true},
+		}, cat, prof, Options{})
+		if err != nil {
+			t.Fatalf("%s: %v", tc.prec, err)
+		}
+		if len(rep.Groups) != 1 || len(rep.Groups[0].Rows) != 2 {
+			t.Fatalf("%s: %d groups, want 1 of 2 rows", tc.prec, len(rep.Groups))
+		}
+		g := rep.Groups[0]
+		perSample := max(3*float64(m.ForwardFLOPs)/(float64(d.PeakFLOPs(tc.peak))*0.35), 4*tc.act/bw)
+		update := P * 20 / bw
+		want := b / (b*perSample + update)
+		if got := g.Rows[0].Predicted; math.Abs(got-want) > 1e-9*want {
+			t.Errorf("%s: predicted %.6g samples/s, closed form %.6g", tc.prec, got, want)
+		}
+		if got, want := g.Rows[0].Error(), want/1000-1; math.Abs(got-want) > 1e-12 {
+			t.Errorf("%s: error %v, want %v", tc.prec, got, want)
+		}
+		fixed := P*(2*tc.weights+tc.master) + P*tc.master*boolf(tc.weights != tc.master)
+		wantMax := int(math.Floor((float64(d.Memory) - fixed) / (1.05 * tc.act)))
+		if g.PredictedMax != wantMax {
+			t.Errorf("%s: largest batch %d, closed form %d", tc.prec, g.PredictedMax, wantMax)
+		}
+		if fp := g.Rows[0].Footprint; math.Abs(float64(fp)-(fixed+1.05*tc.act*b)) > 1 {
+			t.Errorf("%s: footprint at batch %d %v, closed form %v", tc.prec, b, fp, fixed+1.05*tc.act*b)
+		}
+		if g.LargestRun != b || g.FirstOOM != 4096 || !(g.LargestError == g.Rows[0].Error()) {
+			t.Errorf("%s: largest run %d, first OOM %d, error there %v", tc.prec, g.LargestRun, g.FirstOOM, g.LargestError)
+		}
+	}
+}
+
+func boolf(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// TestCompareMeasuredScale checks that a sentence pair of 128 token pairs
+// predicts 1/128 of the token pairs per second of 128 times the batch,
+// and a largest batch of 1/128 of the tokens, rounded down.
+func TestCompareMeasuredScale(t *testing.T) {
+	cat, prof := defaults(t)
+	rep, err := CompareMeasured([]Measured{
+		{Device: "NVIDIA H200", Model: "transformer-base", Precision: "fp32", Batch: 64, SampleScale: 128, SamplesPerSec: 700, Optimizer: model.Adam},
+		{Device: "NVIDIA H200", Model: "transformer-base", Precision: "amp-fp16", Batch: 64 * 128, SamplesPerSec: 700 * 128, Optimizer: model.Adam},
+	}, cat, prof, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tokens, pairs := rep.Groups[0], rep.Groups[1]
+	if pairs.Precision != "fp32" || tokens.Precision != "amp-fp16" {
+		t.Fatalf("groups %s, %s: want amp-fp16 then fp32", tokens.Precision, pairs.Precision)
+	}
+	ref, err := CompareMeasured([]Measured{
+		{Device: "NVIDIA H200", Model: "transformer-base", Precision: "fp32", Batch: 64 * 128, SamplesPerSec: 700 * 128, Optimizer: model.Adam},
+	}, cat, prof, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := ref.Groups[0]
+	if got, want := pairs.Rows[0].Predicted, r.Rows[0].Predicted/128; math.Abs(got-want) > 1e-9*want {
+		t.Errorf("sentence pairs/s %v, want token pairs/s / 128 = %v", got, want)
+	}
+	if got, want := pairs.Rows[0].Error(), r.Rows[0].Error(); math.Abs(got-want) > 1e-12 {
+		t.Errorf("error %v per sentence pair, %v per token pair: want the same", got, want)
+	}
+	if got, want := pairs.PredictedMax, r.PredictedMax/128; got != want {
+		t.Errorf("largest batch %d sentence pairs, want %d tokens / 128 = %d", got, r.PredictedMax, want)
+	}
+	if got, want := rep.MAE, (math.Abs(tokens.Rows[0].Error())+math.Abs(pairs.Rows[0].Error()))/2; math.Abs(got-want) > 1e-15 {
+		t.Errorf("MAE %v, want the mean of the two rows' %v", got, want)
+	}
+}
+
+func TestMemoryAgrees(t *testing.T) {
+	for _, tc := range []struct {
+		run, oom, pred int
+		want           bool
+	}{
+		{512, 1024, 256, true},
+		{512, 1024, 255, false},
+		{512, 1024, 2047, true},
+		{512, 1024, 2048, false},
+		{512, 0, 1 << 20, true},
+		{512, 0, 255, false},
+		{0, 8, 4, false},
+		{512, 1024, -1, false},
+	} {
+		g := MeasuredGroup{LargestRun: tc.run, FirstOOM: tc.oom, PredictedMax: tc.pred}
+		if got := g.MemoryAgrees(); got != tc.want {
+			t.Errorf("run %d, first OOM %d, predicted %d: agrees %v, want %v", tc.run, tc.oom, tc.pred, got, tc.want)
+		}
+	}
+}
+
+func TestCompareMeasuredErrors(t *testing.T) {
+	cat, prof := defaults(t)
+	ok := Measured{Device: "NVIDIA H200", Model: "resnet50", Precision: "fp32", Batch: 8, SamplesPerSec: 100, Source: "x.jsonl:3"}
+	for _, tc := range []struct {
+		edit func(*Measured)
+		want []string
+	}{
+		{func(m *Measured) { m.Device = "NVIDIA B300" }, []string{"x.jsonl:3", `unknown device "NVIDIA B300"`, "h200-sxm-141gb"}},
+		{func(m *Measured) { m.Model = "resnet51" }, []string{"x.jsonl:3", "resnet51", "resnet50"}},
+		{func(m *Measured) { m.Precision = "int8" }, []string{"x.jsonl:3", `unknown precision "int8"`, "amp-bf16"}},
+		{func(m *Measured) { m.Batch = 0 }, []string{"x.jsonl:3", "batch 0"}},
+		{func(m *Measured) { m.SamplesPerSec = 0 }, []string{"x.jsonl:3", "samples/s 0"}},
+		{func(m *Measured) { m.SamplesPerSec = math.Inf(1) }, []string{"samples/s +Inf"}},
+		{func(m *Measured) { m.SampleScale = 0.5 }, []string{"sample scale 0.5"}},
+		{func(m *Measured) { m.SampleScale = math.NaN() }, []string{"sample scale NaN"}},
+		{func(m *Measured) { m.Device = "p100-sxm2"; m.Precision = "amp-bf16" }, []string{"x.jsonl:3", "no bf16 peak"}},
+	} {
+		m := ok
+		tc.edit(&m)
+		_, err := CompareMeasured([]Measured{m}, cat, prof, Options{})
+		if err == nil {
+			t.Errorf("%+v: no error, want %q", m, tc.want)
+			continue
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("%+v: error %q, want %q in it", m, err, w)
+			}
+		}
+	}
+}
