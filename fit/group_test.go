@@ -207,6 +207,16 @@ func TestMinBatchH200(t *testing.T) {
 			continue
 		}
 		h := from32.Groups[i]
+		// torchbench labels the Transformer's samples as sentence pairs:
+		// the label keys the group (and its calibration entry) without
+		// Options.GroupBy.
+		wantSample := ""
+		if g.Key.Model == "transformer-base" {
+			wantSample = "sentence-pair"
+		}
+		if got := g.Key.Labels[SampleLabel]; got != wantSample || len(g.Key.Labels) > 1 {
+			t.Errorf("%s: key labels %v, want sample %q alone", k, g.Key.Labels, wantSample)
+		}
 		if got := r2(g); got != w.all || g.BelowMin != 0 {
 			t.Errorf("%s: every batch: R² %s, %d left out; want %s, 0", k, got, g.BelowMin, w.all)
 		}

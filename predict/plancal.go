@@ -50,7 +50,7 @@ func calibrationsFor(base *scenarios.Resolved, precs []string, cals []scenarios.
 	var srcs []ComputeSource
 	for _, p := range precs {
 		src := ComputeSource{System: base.Sys.Name, Device: base.Device.Name, Precision: p, Efficiency: base.Mdl.EffectiveEfficiency()}
-		cal, from, err := scenarios.PickCalibration(cals, base.Mdl.Name, base.Device, p)
+		cal, from, err := scenarios.PickCalibration(cals, base.Mdl.Name, base.Data.SampleUnit, base.Device, p)
 		if err != nil {
 			return nil, nil, fmt.Errorf("plan: %w", err)
 		}

@@ -8,6 +8,7 @@ import (
 
 	"scaleplan/hw"
 	"scaleplan/internal/calib"
+	"scaleplan/model"
 )
 
 // Published is the name that ReadCalibrationFiles reads as the published
@@ -49,14 +50,15 @@ func ReadCalibrationFiles(paths []string) ([]CalibrationFile, error) {
 
 // throughputEntry returns the entry of c that a scenario of model at
 // precision computes by among those whose device onDevice accepts: one for
-// that model, of that precision or of none (PrecisionApplies), measured on
-// one or more devices, and of those the one on the fewest devices (the
+// that model, of that precision or of none (PrecisionApplies), in samples
+// of unit (SampleApplies), measured on one or more devices, and of those the one on the fewest devices (the
 // first on a tie). It returns nil if none applies.
-func throughputEntry(c *calib.Calibration, model string, onDevice func(string) bool, precision string) *calib.ThroughputEntry {
+func throughputEntry(c *calib.Calibration, model string, unit model.SampleUnit, onDevice func(string) bool, precision string) *calib.ThroughputEntry {
 	var best *calib.ThroughputEntry
 	for i := range c.Throughput {
 		e := &c.Throughput[i]
-		if e.Model != model || !onDevice(e.Device) || !PrecisionApplies(e.Precision, precision) || e.Devices < 1 {
+		if e.Model != model || !onDevice(e.Device) || !PrecisionApplies(e.Precision, precision) || e.Devices < 1 ||
+			!SampleApplies(e.Labels[SampleLabel], unit) {
 			continue
 		}
 		if best == nil || e.Devices < best.Devices {
@@ -64,6 +66,36 @@ func throughputEntry(c *calib.Calibration, model string, onDevice func(string) b
 		}
 	}
 	return best
+}
+
+// SampleLabel is the label of a bench log's records, and so of the
+// calibration entries fitted to them, that says what one of the log's
+// samples is where it is not what the model's profile counts:
+// engine/torchbench's transformer-base counts sentence pairs
+// ("sentence-pair"), its profile token pairs.
+const SampleLabel = "sample"
+
+// SampleApplies reports whether the samples of an entry labelled s
+// (Labels[SampleLabel]; "" when the log did not say, taken to be the
+// profile's own) are the samples of a dataset counted in unit ("" is
+// model.Image, the default): "sentence-pair" or "sentence" of
+// model.Sentence, "token-pair" or "token" of model.Token, "image" of
+// model.Image.
+func SampleApplies(s string, unit model.SampleUnit) bool {
+	if unit == "" {
+		unit = model.Image
+	}
+	switch s {
+	case "":
+		return true
+	case "sentence-pair", "sentence":
+		return unit == model.Sentence
+	case "token-pair", "token":
+		return unit == model.Token
+	case "image":
+		return unit == model.Image
+	}
+	return false
 }
 
 // PrecisionApplies reports whether a calibration entry measured at
@@ -85,19 +117,20 @@ func PrecisionApplies(measured, p string) bool {
 }
 
 // PickCalibration returns the measured compute law that a scenario of
-// model on device dev at precision takes from files: the entry a
-// scenario's calibration file would give (throughputEntry) among those
-// measured on dev (its key or one of its names, hw.Device.Is), of the file
+// model (whose dataset counts samples in unit) on device dev at precision
+// takes from files: the entry a scenario's calibration file would give
+// (throughputEntry: of the model, the precision (PrecisionApplies) and
+// samples of that unit (SampleApplies)) among those measured on dev (its key or one of its names, hw.Device.Is), of the file
 // whose entry was measured on the fewest devices (the first file on a tie),
 // with its Source naming the file and the entry's source. It returns the
 // index of that file, or nil and −1 when no file has an entry that applies,
 // and an error when the entry did not bound v0
 // (calib.ThroughputEntry.V0Unbounded).
-func PickCalibration(files []CalibrationFile, model string, dev *hw.Device, precision string) (*Calibration, int, error) {
+func PickCalibration(files []CalibrationFile, model string, unit model.SampleUnit, dev *hw.Device, precision string) (*Calibration, int, error) {
 	var best *calib.ThroughputEntry
 	from := -1
 	for i, f := range files {
-		if e := throughputEntry(f.Cal, model, dev.Is, precision); e != nil && (best == nil || e.Devices < best.Devices) {
+		if e := throughputEntry(f.Cal, model, unit, dev.Is, precision); e != nil && (best == nil || e.Devices < best.Devices) {
 			best, from = e, i
 		}
 	}

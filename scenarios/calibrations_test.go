@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"scaleplan/hw"
+	"scaleplan/model"
 )
 
 // writeCalibrations writes each document to a file of its own in a
@@ -48,29 +49,37 @@ func TestPickCalibration(t *testing.T) {
 		"throughput:\n"+
 			"  - {model: resnet50, device: NVIDIA H100 80GB HBM3, devices: 1, precision: amp-fp16, v0: 3000, t: 0 s, r2: 0.99, points: 3}\n"+
 			"  - {model: resnet50, device: NVIDIA H100 80GB HBM3, devices: 1, precision: amp-bf16, v0: 2900, t: 0 s, r2: 0.99, points: 3}\n"+
-			"  - {model: resnet50, device: NVIDIA A100-SXM4-80GB, devices: 1, precision: amp, v0: 2100, t: 0 s, r2: 0.99, points: 3}\n")
+			"  - {model: resnet50, device: NVIDIA A100-SXM4-80GB, devices: 1, precision: amp, v0: 2100, t: 0 s, r2: 0.99, points: 3}\n",
+		// torchbench's transformer-base counts sentence pairs.
+		"throughput:\n"+
+			"  - {model: transformer-base, device: NVIDIA H200, devices: 1, precision: fp32, labels: {sample: sentence-pair}, v0: 805.6, t: 9 ms, r2: 0.99, points: 3}\n"+
+			"  - {model: transformer-base, device: NVIDIA H200, devices: 1, precision: fp32, labels: {sample: token-pair}, v0: 103117, t: 9 ms, r2: 0.99, points: 3}\n")
 	cat, err := hw.Default()
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {
 		model, device, prec string
+		unit                model.SampleUnit
 		file                int // -1: none applies
 		v0                  float64
 	}{
-		{"resnet50", "p100-sxm2", "fp32", 1, 190},       // one device beats four; the second file before the third
-		{"resnet50", "p100-sxm2", "fp16", 1, 190},       // the entry without a precision comes first in its file
-		{"resnet50", "v100-sxm2-32gb", "fp32", 0, 400},  //
-		{"resnet50", "v100-sxm2-32gb", "fp16", -1, 0},   // precision
-		{"gnmt", "p100-sxm2", "fp32", -1, 0},            // model
-		{"resnet50", "t4", "fp16", -1, 0},               // device
-		{"resnet50", "h100-sxm5-80gb", "fp16", 3, 3000}, // CUDA's name; amp-fp16 is fp16
-		{"resnet50", "h100-sxm5-80gb", "bf16", 3, 2900}, // amp-bf16 is bf16
-		{"resnet50", "h100-sxm5-80gb", "fp32", -1, 0},   // amp is not fp32
-		{"resnet50", "a100-sxm4-80gb", "fp16", 3, 2100}, // amp alone: autocast's float16
-		{"resnet50", "a100-sxm4-80gb", "bf16", -1, 0},   //
+		{"resnet50", "p100-sxm2", "fp32", "", 1, 190},                          // one device beats four; the second file before the third
+		{"resnet50", "p100-sxm2", "fp16", "", 1, 190},                          // the entry without a precision comes first in its file
+		{"resnet50", "v100-sxm2-32gb", "fp32", "", 0, 400},                     //
+		{"resnet50", "v100-sxm2-32gb", "fp16", "", -1, 0},                      // precision
+		{"gnmt", "p100-sxm2", "fp32", "", -1, 0},                               // model
+		{"resnet50", "t4", "fp16", "", -1, 0},                                  // device
+		{"resnet50", "h100-sxm5-80gb", "fp16", "", 3, 3000},                    // CUDA's name; amp-fp16 is fp16
+		{"resnet50", "h100-sxm5-80gb", "bf16", "", 3, 2900},                    // amp-bf16 is bf16
+		{"resnet50", "h100-sxm5-80gb", "fp32", "", -1, 0},                      // amp is not fp32
+		{"resnet50", "a100-sxm4-80gb", "fp16", "", 3, 2100},                    // amp alone: autocast's float16
+		{"resnet50", "a100-sxm4-80gb", "bf16", "", -1, 0},                      //
+		{"transformer-base", "h200-sxm-141gb", "fp32", model.Token, 4, 103117}, // a sentence pair is no token
+		{"transformer-base", "h200-sxm-141gb", "fp32", model.Sentence, 4, 805.6},
+		{"resnet50", "h200-sxm-141gb", "fp32", "", -1, 0},
 	} {
-		cal, i, err := PickCalibration(files, tc.model, cat.Devices[tc.device], tc.prec)
+		cal, i, err := PickCalibration(files, tc.model, tc.unit, cat.Devices[tc.device], tc.prec)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -83,11 +92,11 @@ func TestPickCalibration(t *testing.T) {
 		}
 	}
 	p100 := cat.Devices["p100-sxm2"]
-	if cal, _, _ := PickCalibration(files, "resnet50", p100, "fp32"); cal.Source != files[1].Path+" (one.csv)" || float64(cal.T) != 0.020 {
+	if cal, _, _ := PickCalibration(files, "resnet50", model.Image, p100, "fp32"); cal.Source != files[1].Path+" (one.csv)" || float64(cal.T) != 0.020 {
 		t.Errorf("source %q, t %v", cal.Source, cal.T)
 	}
 	unbounded := writeCalibrations(t, "throughput:\n  - {model: resnet50, device: p100-sxm2, devices: 1, v0: 1.8e7, v0_unbounded: true, v0_lower: 805500, t: 10 ms, r2: 1, points: 4, batches: [16, 128]}\n")
-	if _, _, err := PickCalibration(unbounded, "resnet50", p100, "fp32"); err == nil || !strings.Contains(err.Error(), "did not bound v0") || !strings.Contains(err.Error(), unbounded[0].Path) {
+	if _, _, err := PickCalibration(unbounded, "resnet50", "", p100, "fp32"); err == nil || !strings.Contains(err.Error(), "did not bound v0") || !strings.Contains(err.Error(), unbounded[0].Path) {
 		t.Errorf("unbounded: %v", err)
 	}
 }
@@ -116,5 +125,28 @@ func TestOptionsCalibrations(t *testing.T) {
 	}
 	if r.CalibratedBy != "" || (r.Calibration == nil) != (own.Calibration == nil) || (r.Calibration != nil && *r.Calibration != *own.Calibration) {
 		t.Errorf("an A100 entry changed a P100 scenario: %q, %+v", r.CalibratedBy, r.Calibration)
+	}
+}
+
+func TestSampleApplies(t *testing.T) {
+	for _, tc := range []struct {
+		label string
+		unit  model.SampleUnit
+		want  bool
+	}{
+		{"", model.Token, true},
+		{"", "", true},
+		{"sentence-pair", model.Token, false},
+		{"sentence-pair", model.Sentence, true},
+		{"sentence", model.Sentence, true},
+		{"token-pair", model.Token, true},
+		{"token", model.Sentence, false},
+		{"image", "", true},
+		{"image", model.Token, false},
+		{"frame", model.Image, false},
+	} {
+		if got := SampleApplies(tc.label, tc.unit); got != tc.want {
+			t.Errorf("SampleApplies(%q, %q) = %v, want %v", tc.label, tc.unit, got, tc.want)
+		}
 	}
 }

@@ -365,7 +365,7 @@ func Parse(r io.Reader, file string, opt Options) (*Resolved, error) {
 		return nil, config.InFile(file, &ps)
 	}
 	if len(opt.Calibrations) > 0 {
-		cal, i, err := PickCalibration(opt.Calibrations, res.Mdl.Name, res.Device, res.Precision)
+		cal, i, err := PickCalibration(opt.Calibrations, res.Mdl.Name, res.sampleUnit(), res.Device, res.Precision)
 		if err != nil {
 			return nil, fmt.Errorf("scenario %s: %w", res.Name, err)
 		}
@@ -448,6 +448,15 @@ func (r *Resolved) resolve(ps *config.Problems) {
 	r.check(ps)
 }
 
+// sampleUnit is what one sample of the scenario's dataset is; "" when the
+// dataset did not resolve.
+func (r *Resolved) sampleUnit() model.SampleUnit {
+	if r.Data == nil {
+		return ""
+	}
+	return r.Data.SampleUnit
+}
+
 // loadCalibration reads the calibration file, if the scenario names one, and
 // takes v0 and t from its throughput entry for the scenario's model: the
 // entry measured on the fewest devices (one device calibrates compute alone),
@@ -463,7 +472,7 @@ func (r *Resolved) loadCalibration(ps *config.Problems) {
 		return
 	}
 	onDevice := func(d string) bool { return c.Device == "" || d == c.Device }
-	best := throughputEntry(cal, r.Mdl.Name, onDevice, r.Precision)
+	best := throughputEntry(cal, r.Mdl.Name, r.sampleUnit(), onDevice, r.Precision)
 	if best == nil {
 		var seen []string
 		for _, e := range cal.Throughput {

@@ -257,9 +257,18 @@ func calibrationReach(w io.Writer, path string, cal *calib.Calibration, cat *hw.
 			}
 		}
 		d := cat.DeviceCalled(e.Device)
+		var unit model.SampleUnit
+		if m := prof.Models[e.Model]; m != nil {
+			if ds, err := prof.Dataset(m.Dataset); err == nil {
+				unit = ds.SampleUnit
+			}
+		}
 		switch {
 		case prof.Models[e.Model] == nil:
 			fmt.Fprintf(w, "%s: no scenario takes it: the profiles have no model %q (models: %s)\n", what, e.Model, strings.Join(prof.ModelNames(), ", "))
+		case !scenarios.SampleApplies(e.Labels[scenarios.SampleLabel], unit):
+			fmt.Fprintf(w, "%s: no scenario takes it: its samples are of kind %q (label %s) and %s's profile counts %ss; multiply v0 by the profile's samples in one of them (torchbench's transformer-base: its --seq-len) and remove the label\n",
+				what, e.Labels[scenarios.SampleLabel], scenarios.SampleLabel, e.Model, cmp.Or(unit, model.Image))
 		case unnamedDevice(e.Device):
 			fmt.Fprintf(w, "%s: no scenario takes it: name the device kind with --device (devices: %s)\n", what, strings.Join(cat.DeviceNames(), ", "))
 		case d == nil:
@@ -277,7 +286,7 @@ func calibrationReach(w io.Writer, path string, cal *calib.Calibration, cat *hw.
 			var taken []string
 			other := 0
 			for _, p := range precs {
-				c, _, _ := scenarios.PickCalibration([]scenarios.CalibrationFile{{Path: path, Cal: cal}}, e.Model, d, p)
+				c, _, _ := scenarios.PickCalibration([]scenarios.CalibrationFile{{Path: path, Cal: cal}}, e.Model, unit, d, p)
 				switch {
 				case c == nil:
 				case c.Devices == e.Devices && c.V0 == e.V0 && c.T == e.T:

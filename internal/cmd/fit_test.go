@@ -188,6 +188,10 @@ func TestCalibrationReach(t *testing.T) {
 	}
 	unbounded := e("resnet50", "t4", 1, "fp16")
 	unbounded.V0Unbounded = true
+	pairs := e("transformer-base", "NVIDIA H200", 1, "fp32")
+	pairs.Labels = map[string]string{"sample": "sentence-pair"}
+	tokens := e("transformer-base", "NVIDIA H200", 1, "amp-fp16")
+	tokens.Labels = map[string]string{"sample": "token-pair"}
 	cal := &calib.Calibration{Throughput: []calib.ThroughputEntry{
 		e("resnet50", "NVIDIA H100 80GB HBM3", 1, "amp-fp16"),
 		e("resnet50", "h100-sxm5-80gb", 8, "amp-fp16"),
@@ -198,6 +202,8 @@ func TestCalibrationReach(t *testing.T) {
 		e("resnet50", "t4", 1, "fp8"),
 		e("resnet50", "v100-sxm2-16gb", 0, "fp16"),
 		unbounded,
+		pairs,
+		tokens,
 	}}
 	var b strings.Builder
 	calibrationReach(&b, "c.yaml", cal, cat, prof)
@@ -212,6 +218,8 @@ func TestCalibrationReach(t *testing.T) {
 		"fit: c.yaml: resnet50 on 1 t4, fp8: no scenario takes it: precision \"fp8\" is none of fp64, fp32, tf32, fp16, bf16, amp-fp16, amp-bf16",
 		"fit: c.yaml: resnet50 on 0 v100-sxm2-16gb, fp16: no scenario takes it: the logs did not say on how many devices",
 		"fit: c.yaml: resnet50 on 1 t4, fp16: no scenario takes it: its points did not bound v0",
+		"fit: c.yaml: transformer-base on 1 NVIDIA H200, fp32: no scenario takes it: its samples are of kind \"sentence-pair\" (label sample) and transformer-base's profile counts tokens",
+		"fit: c.yaml: transformer-base on 1 NVIDIA H200, amp-fp16: scenarios of transformer-base on h200-sxm-141gb at fp16 compute by it",
 	}
 	if len(got) != len(want) {
 		t.Fatalf("%d lines, want %d:\n%s", len(got), len(want), b.String())

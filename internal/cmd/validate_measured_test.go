@@ -150,3 +150,41 @@ func TestValidateMeasuredRead(t *testing.T) {
 		}
 	}
 }
+
+// TestFitH200Calibration: fit --min-batch 32 --out on the H200 logs
+// calibrates the catalogue's h200-sxm-141gb for every group but the
+// Transformer's (sentence pairs) and the MLP's in amp-fp16 (v0 unbounded),
+// as docs/calibrate.md says.
+func TestFitH200Calibration(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "h200.yaml")
+	_, stderr, code := runCLI(append([]string{"fit", "--min-batch", "32", "--out", out}, h200Logs(t)...)...)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	taken, refused := 0, map[string]string{}
+	for _, l := range strings.Split(stderr, "\n") {
+		what, why, ok := strings.Cut(strings.TrimPrefix(l, "fit: "+out+": "), ": ")
+		switch {
+		case !ok || !strings.Contains(what, "NVIDIA H200"):
+		case strings.HasPrefix(why, "scenarios of ") && strings.Contains(why, "on h200-sxm-141gb at"):
+			taken++
+		default:
+			refused[what] = why
+		}
+	}
+	if taken != 8 {
+		t.Errorf("%d entries taken by h200-sxm-141gb scenarios, want 8:\n%s", taken, stderr)
+	}
+	for what, why := range map[string]string{
+		"transformer-base on 1 NVIDIA H200, fp32":     `its samples are of kind "sentence-pair"`,
+		"transformer-base on 1 NVIDIA H200, amp-fp16": `its samples are of kind "sentence-pair"`,
+		"mlp on 1 NVIDIA H200, amp-fp16":              "its points did not bound v0",
+	} {
+		if !strings.Contains(refused[what], why) {
+			t.Errorf("%s: %q, want %q", what, refused[what], why)
+		}
+	}
+	if len(refused) != 3 {
+		t.Errorf("refused %v, want 3", refused)
+	}
+}
