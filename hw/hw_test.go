@@ -80,7 +80,7 @@ func TestRequiredEntries(t *testing.T) {
 		"a100-sxm4-80gb", "h100-sxm5-80gb", "h200-sxm-141gb", "rtx6000-ada", "localhost"}
 	systems := []string{"zinrai-200e-t4x2", "zinrai-200e-t4x4", "zinrai-200e-v100sx1", "zinrai-200e-v100sx2",
 		"zinrai-200h", "tsubame3", "ipu-m2000", "ipu-pod16", "ipu-pod64", "ipu-pod128", "ipu-pod256",
-		"dgx1", "dgx-a100", "dgx-h100", "workstation-rtx6000-ada", "localhost"}
+		"dgx1", "dgx-a100", "dgx-h100", "dgx-h200", "workstation-rtx6000-ada", "localhost"}
 	for _, d := range devices {
 		if _, err := c.Device(d); err != nil {
 			t.Error(err)

@@ -154,7 +154,7 @@ func TestValidateMeasuredRead(t *testing.T) {
 // TestFitH200Calibration: fit --min-batch 32 --out on the H200 logs
 // calibrates the catalogue's h200-sxm-141gb for every group but the
 // Transformer's (sentence pairs) and the MLP's in amp-fp16 (v0 unbounded),
-// as docs/calibrate.md says.
+// as docs/calibrate.md says, and a plan on DGX H200s computes by it.
 func TestFitH200Calibration(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "h200.yaml")
 	_, stderr, code := runCLI(append([]string{"fit", "--min-batch", "32", "--out", out}, h200Logs(t)...)...)
@@ -186,5 +186,26 @@ func TestFitH200Calibration(t *testing.T) {
 	}
 	if len(refused) != 3 {
 		t.Errorf("refused %v, want 3", refused)
+	}
+	// A DGX H200 plan computes ResNet-50 by the measured laws.
+	stdout, stderr, code := runCLI("plan", "--recipe", "mlperf-v0.7-resnet50", "--deadline", "2h", "--systems", "dgx-h200", "--calibration", out)
+	if code != exitOK {
+		t.Fatalf("plan: exit %d: %s", code, stderr)
+	}
+	for _, s := range []string{
+		"compute on dgx-h200 (h200-sxm-141gb): fp16: calibrated, v0 = 3210 samples/s on 1 device, t = 7.58 ms",
+		"tf32: calibrated, v0 = 2280 samples/s on 1 device, t = 4.07 ms",
+		"fp32: calibrated, v0 = 1095 samples/s on 1 device, t = 9.372 ms",
+		"cost is device-hours: the catalogue has no price for dgx-h200",
+		"416           ring              -          local    15632     4.34 h", // one H200, as docs/calibrate.md says
+	} {
+		if !strings.Contains(stdout, s) {
+			t.Errorf("plan output lacks %q:\n%s", s, stdout)
+		}
+	}
+	// One H100 by the published figure, which docs/calibrate.md sets beside it.
+	stdout, stderr, code = runCLI("plan", "--recipe", "mlperf-v0.7-resnet50", "--deadline", "2h", "--systems", "dgx-h100", "--calibration", "published")
+	if code != exitOK || !strings.Contains(stdout, "104           ring              -          local    6726      112.1 min") {
+		t.Errorf("plan --calibration published: exit %d, no 1-GPU row of 112.1 min:\n%s%s", code, stdout, stderr)
 	}
 }
