@@ -1122,8 +1122,8 @@ def worker(a, argv, rank, world, local_rank):
             python=platform.python_version(), torch=torch.__version__, torchvision=torchvision.__version__,
             models_info=info,
             timing="CUDA events on the current stream" if dev.type == "cuda" else "time.perf_counter",
-            peak_memory="torch.cuda.max_memory_allocated after reset_peak_memory_stats" if dev.type == "cuda"
-            else "process peak resident set size (VmHWM), reset before each batch",
+            peak_memory="torch.cuda.max_memory_allocated over the timed steps (reset_peak_memory_stats after the warm-up)"
+            if dev.type == "cuda" else "process peak resident set size (VmHWM) over the timed steps (reset after the warm-up)",
             cudnn_benchmark=bool(dev.type == "cuda"))
         if interrupted:
             config["interrupted"] = "%s during %s %s" % (interrupted, name, prec)
