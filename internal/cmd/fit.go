@@ -102,7 +102,7 @@ func runFit(c *cli.Context) error {
 		if err != nil {
 			return err
 		}
-		reportLog(stderr, lg)
+		reportLog(stderr, "fit", lg)
 		rename(lg)
 		logs = append(logs, lg)
 	}
@@ -130,8 +130,8 @@ func runFit(c *cli.Context) error {
 }
 
 // reportLog says on stderr which reader read a log and what it could not.
-func reportLog(w io.Writer, lg *fit.Log) {
-	fmt.Fprintf(w, "fit: %s: read as %s (%s): %d %s", lg.Name, lg.Format, lg.Format.Describe(), len(lg.Records), plural(len(lg.Records), "record", "records"))
+func reportLog(w io.Writer, cmd string, lg *fit.Log) {
+	fmt.Fprintf(w, "%s: %s: read as %s (%s): %d %s", cmd, lg.Name, lg.Format, lg.Format.Describe(), len(lg.Records), plural(len(lg.Records), "record", "records"))
 	if len(lg.Runs) > 0 {
 		fmt.Fprintf(w, ", %d %s", len(lg.Runs), plural(len(lg.Runs), "run", "runs"))
 	}
@@ -140,13 +140,13 @@ func reportLog(w io.Writer, lg *fit.Log) {
 	}
 	fmt.Fprintln(w)
 	for _, e := range lg.Errors {
-		fmt.Fprintf(w, "fit:   %v\n", e)
+		fmt.Fprintf(w, "%s:   %v\n", cmd, e)
 	}
 	if n := lg.Malformed - len(lg.Errors); n > 0 {
-		fmt.Fprintf(w, "fit:   and %d more\n", n)
+		fmt.Fprintf(w, "%s:   and %d more\n", cmd, n)
 	}
 	for _, n := range lg.Notes {
-		fmt.Fprintf(w, "fit: %s: %s\n", lg.Name, n)
+		fmt.Fprintf(w, "%s: %s: %s\n", cmd, lg.Name, n)
 	}
 }
 

@@ -58,6 +58,7 @@ func validateCommand() *cli.Command {
 			&cli.Float64Flag{Name: "max-error", Usage: "exit 1 if the mean absolute error exceeds `PCT` percent"},
 			&cli.IntFlag{Name: "steps", Value: sim.DefaultSteps, Usage: "optimizer steps to simulate per configuration, `N` ≥ 2"},
 			measuredFlag(),
+			deviceFlag(),
 			formatFlag(),
 		}, validateEngineFlags()...),
 		Action: runValidate,
@@ -73,6 +74,9 @@ func runValidate(c *cli.Context) error {
 		return usagef("validate takes no argument, got %q; give a case file with --cases", c.Args().First())
 	}
 	measured := c.IsSet("measured")
+	if c.IsSet("device") && !measured {
+		return usagef("validate: --device renames the devices of --measured logs; give it with --measured")
+	}
 	if c.Bool("engine") {
 		if c.IsSet("cases") || measured {
 			return usagef("%v", errMeasuredExclusive)

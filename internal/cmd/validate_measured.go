@@ -5,21 +5,22 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"strconv"
 	"strings"
 
 	"github.com/urfave/cli/v2"
 
+	"scaleplan/fit"
 	"scaleplan/internal/benchlog"
 	"scaleplan/internal/units"
 	"scaleplan/model"
 	"scaleplan/predict"
+	"scaleplan/scenarios"
 )
 
 // measuredFlag is validate's --measured.
 func measuredFlag() cli.Flag {
-	return &cli.StringSliceFlag{Name: "measured", Usage: "compare the measurements of bench log `FILE` (scaleplan bench, engine/torchbench on GPUs) with the simulator's prediction for one device of that kind from the catalogue alone (roofline, no calibration) and with its memory model's largest batch; repeatable"}
+	return &cli.StringSliceFlag{Name: "measured", Usage: "compare the one-device measurements of log `FILE` (any format fit reads: scaleplan bench, engine/torchbench on GPUs, CSV, torchvision) with the simulator's prediction for one device of that kind from the catalogue alone (roofline, no calibration) and with its memory model's largest batch; --device renames what the log names; repeatable"}
 }
 
 // runValidateMeasured is `validate --measured FILE...`.
@@ -28,10 +29,20 @@ func runValidateMeasured(c *cli.Context, maxErr float64) error {
 	if err != nil {
 		return err
 	}
+	rename, err := deviceRenamer("validate", c.String("device"))
+	if err != nil {
+		return err
+	}
 	var ms []predict.Measured
 	skipped := 0
 	for _, f := range c.StringSlice("measured") {
-		m, n, err := readMeasured(f, prof)
+		lg, err := fit.ReadFile(f)
+		if err != nil {
+			return fmt.Errorf("validate: %w", err)
+		}
+		reportLog(c.App.ErrWriter, "validate", lg)
+		rename(lg)
+		m, n, err := readMeasured(lg, prof)
 		if err != nil {
 			return fmt.Errorf("validate: %w", err)
 		}
@@ -54,33 +65,25 @@ func runValidateMeasured(c *cli.Context, maxErr float64) error {
 	return nil
 }
 
-// readMeasured reads the one-device measurement and out-of-memory records
-// of the bench log file, and counts the records of several devices it
-// leaves out (they need a node and its links, which a log does not name).
-// A sentence-pair sample of a model profiled per token pair counts as the
-// header's config.seq_len token pairs; the header's
-// config.models_info.MODEL.optimizer (torchbench) names the optimizer.
-func readMeasured(file string, prof *model.Profiles) ([]predict.Measured, int, error) {
-	f, err := os.Open(file)
-	if err != nil {
-		return nil, 0, err
-	}
-	defer f.Close()
-	r := benchlog.NewReader(f)
+// readMeasured takes the one-device measurement and out-of-memory records
+// of a log read by fit (any format it reads), and counts the records of
+// several devices it leaves out (they need a node and its links, which a
+// log does not name). A sentence-pair sample of a model profiled per
+// token pair counts as the header's config.seq_len token pairs; the
+// header's config.models_info.MODEL.optimizer (torchbench) names the
+// optimizer.
+func readMeasured(lg *fit.Log, prof *model.Profiles) ([]predict.Measured, int, error) {
 	var (
 		out     []predict.Measured
 		skipped int
 		header  benchlog.Record
+		err     error
 	)
-	for {
-		rec, err := r.Next()
-		if err == io.EOF {
-			break
+	for i, rec := range lg.Records {
+		where := lg.Name
+		if i < len(lg.Lines) {
+			where = fmt.Sprintf("%s:%d", lg.Name, lg.Lines[i])
 		}
-		if err != nil {
-			return nil, 0, fmt.Errorf("%s: %w", file, err)
-		}
-		where := fmt.Sprintf("%s:%d", file, r.Line())
 		switch rec.Kind {
 		case benchlog.KindHeader:
 			header = rec
@@ -107,9 +110,9 @@ func readMeasured(file string, prof *model.Profiles) ([]predict.Measured, int, e
 			m.Batch = rec.EffectiveGlobalBatch()
 		}
 		if m.Model == "" || m.Precision == "" || m.Device == "" {
-			return nil, 0, fmt.Errorf("%s: a %s record needs model, precision and device (or the header's machine.device_name)", where, rec.Kind)
+			return nil, 0, fmt.Errorf("%s: a %s record needs model, precision and device (or the header's machine.device_name; --device names it for a log that does not)", where, rec.Kind)
 		}
-		if rec.Labels["sample"] == "sentence-pair" {
+		if rec.Labels[scenarios.SampleLabel] == "sentence-pair" {
 			if m.SampleScale, err = sentenceScale(header, rec.Model, prof); err != nil {
 				return nil, 0, fmt.Errorf("%s: %w", where, err)
 			}

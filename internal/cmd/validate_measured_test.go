@@ -144,6 +144,18 @@ func TestValidateMeasuredRead(t *testing.T) {
 			}
 		}
 	}
+	// --device renames what a log names: torchbench's CPU logs say cpu.
+	cpu := "../../engine/torchbench/testdata/cpu-cnn-mlp.jsonl"
+	if _, stderr, code := runCLI("validate", "--measured", cpu); code != exitRuntime || !strings.Contains(stderr, `unknown device "cpu"`) {
+		t.Errorf("CPU log: exit %d: %s", code, stderr)
+	}
+	stdout, stderr, code = runCLI("validate", "--measured", cpu, "--device", "cpu=localhost")
+	if code != exitOK || !strings.Contains(stdout, "localhost  mlp    fp32       1024") || !strings.Contains(stderr, "validate: "+cpu+": read as benchlog") {
+		t.Errorf("--device cpu=localhost: exit %d:\n%s%s", code, stdout, stderr)
+	}
+	if _, stderr, code := runCLI("validate", "--device", "cpu=localhost"); code != exitUsage || !strings.Contains(stderr, "give it with --measured") {
+		t.Errorf("--device without --measured: exit %d: %s", code, stderr)
+	}
 	for _, args := range [][]string{{"--engine"}, {"--cases", good}} {
 		if _, stderr, code := runCLI(append([]string{"validate", "--measured", good}, args...)...); code != exitUsage || !strings.Contains(stderr, "exclusive") {
 			t.Errorf("--measured with %v: exit %d: %s", args, code, stderr)
