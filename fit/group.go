@@ -45,14 +45,6 @@ type Options struct {
 	MinBatch int
 }
 
-// SampleLabel is the record label that says what one sample of a log is
-// where it differs from the model profile's unit (engine/torchbench writes
-// "sentence-pair" for transformer-base, whose profile counts token pairs).
-// Records that carry it are grouped by it whether or not Options.GroupBy
-// names it, so that its calibration entry carries it too
-// (scenarios.SampleApplies).
-const SampleLabel = "sample"
-
 // Key identifies a group of throughput measurements.
 type Key struct {
 	Model     string
@@ -205,15 +197,16 @@ func Fit(logs []*Log, opt *Options) (*Report, error) {
 			switch r.Kind {
 			case benchlog.KindMeasurement, benchlog.KindStep, benchlog.KindOOM:
 				k := Key{Model: r.Model, Device: r.Device, Devices: r.Workers, Precision: r.Precision, Labels: pick(r.Labels, o.GroupBy)}
-				if s := r.Labels[SampleLabel]; s != "" {
+				if s := r.Labels[calib.SampleLabel]; s != "" {
 					// Samples of another unit than the profile's (a
-					// sentence pair of tokens) are a group of their own,
-					// and their calibration entry says so.
+					// sentence pair of tokens) are a group of their own
+					// whether or not GroupBy names the label, and their
+					// calibration entry says so.
 					k.Labels = maps.Clone(k.Labels)
 					if k.Labels == nil {
 						k.Labels = map[string]string{}
 					}
-					k.Labels[SampleLabel] = s
+					k.Labels[calib.SampleLabel] = s
 				}
 				if r.Transport == "none" {
 					// Workers that exchanged nothing (the engine's

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"scaleplan/internal/benchlog"
+	"scaleplan/internal/calib"
 )
 
 func readLogs(t *testing.T, files ...string) []*Log {
@@ -214,7 +215,7 @@ func TestMinBatchH200(t *testing.T) {
 		if g.Key.Model == "transformer-base" {
 			wantSample = "sentence-pair"
 		}
-		if got := g.Key.Labels[SampleLabel]; got != wantSample || len(g.Key.Labels) > 1 {
+		if got := g.Key.Labels[calib.SampleLabel]; got != wantSample || len(g.Key.Labels) > 1 {
 			t.Errorf("%s: key labels %v, want sample %q alone", k, g.Key.Labels, wantSample)
 		}
 		if got := r2(g); got != w.all || g.BelowMin != 0 {

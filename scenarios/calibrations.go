@@ -51,14 +51,15 @@ func ReadCalibrationFiles(paths []string) ([]CalibrationFile, error) {
 // throughputEntry returns the entry of c that a scenario of model at
 // precision computes by among those whose device onDevice accepts: one for
 // that model, of that precision or of none (PrecisionApplies), in samples
-// of unit (SampleApplies), measured on one or more devices, and of those the one on the fewest devices (the
-// first on a tie). It returns nil if none applies.
+// of unit (SampleApplies), measured on one or more devices, and of those
+// the one on the fewest devices (the first on a tie). It returns nil if
+// none applies.
 func throughputEntry(c *calib.Calibration, model string, unit model.SampleUnit, onDevice func(string) bool, precision string) *calib.ThroughputEntry {
 	var best *calib.ThroughputEntry
 	for i := range c.Throughput {
 		e := &c.Throughput[i]
 		if e.Model != model || !onDevice(e.Device) || !PrecisionApplies(e.Precision, precision) || e.Devices < 1 ||
-			!SampleApplies(e.Labels[SampleLabel], unit) {
+			!SampleApplies(e.Labels[calib.SampleLabel], unit) {
 			continue
 		}
 		if best == nil || e.Devices < best.Devices {
@@ -68,17 +69,10 @@ func throughputEntry(c *calib.Calibration, model string, unit model.SampleUnit, 
 	return best
 }
 
-// SampleLabel is the label of a bench log's records, and so of the
-// calibration entries fitted to them, that says what one of the log's
-// samples is where it is not what the model's profile counts:
-// engine/torchbench's transformer-base counts sentence pairs
-// ("sentence-pair"), its profile token pairs.
-const SampleLabel = "sample"
-
 // SampleApplies reports whether the samples of an entry labelled s
-// (Labels[SampleLabel]; "" when the log did not say, taken to be the
-// profile's own) are the samples of a dataset counted in unit ("" is
-// model.Image, the default): "sentence-pair" or "sentence" of
+// (Labels[calib.SampleLabel]; "" when the log did not say, taken to be
+// the profile's own) are the samples of a dataset counted in unit (""
+// is model.Image, the default): "sentence-pair" or "sentence" of
 // model.Sentence, "token-pair" or "token" of model.Token, "image" of
 // model.Image.
 func SampleApplies(s string, unit model.SampleUnit) bool {
@@ -120,8 +114,9 @@ func PrecisionApplies(measured, p string) bool {
 // model (whose dataset counts samples in unit) on device dev at precision
 // takes from files: the entry a scenario's calibration file would give
 // (throughputEntry: of the model, the precision (PrecisionApplies) and
-// samples of that unit (SampleApplies)) among those measured on dev (its key or one of its names, hw.Device.Is), of the file
-// whose entry was measured on the fewest devices (the first file on a tie),
+// samples of that unit (SampleApplies)) among those measured on dev (its
+// key or one of its names, hw.Device.Is), of the file whose entry was
+// measured on the fewest devices (the first file on a tie),
 // with its Source naming the file and the entry's source. It returns the
 // index of that file, or nil and −1 when no file has an entry that applies,
 // and an error when the entry did not bound v0

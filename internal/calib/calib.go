@@ -349,6 +349,14 @@ func (c *Calibration) LookupSteps(model string) (StepsEntry, bool) {
 	return StepsEntry{}, false
 }
 
+// SampleLabel is the label of a log's records, and so of the throughput
+// entries fitted to them, that says what one of the log's samples is
+// where it is not what the model's profile counts: engine/torchbench's
+// transformer-base counts sentence pairs ("sentence-pair"), its profile
+// token pairs. fit groups by it whether or not it is asked to, and
+// scenarios.SampleApplies matches it to a dataset's unit.
+const SampleLabel = "sample"
+
 // LabelString returns the labels as "k=v k=v", sorted by key.
 func LabelString(labels map[string]string) string {
 	keys := make([]string, 0, len(labels))

@@ -266,9 +266,9 @@ func calibrationReach(w io.Writer, path string, cal *calib.Calibration, cat *hw.
 		switch {
 		case prof.Models[e.Model] == nil:
 			fmt.Fprintf(w, "%s: no scenario takes it: the profiles have no model %q (models: %s)\n", what, e.Model, strings.Join(prof.ModelNames(), ", "))
-		case !scenarios.SampleApplies(e.Labels[scenarios.SampleLabel], unit):
+		case !scenarios.SampleApplies(e.Labels[calib.SampleLabel], unit):
 			fmt.Fprintf(w, "%s: no scenario takes it: its samples are of kind %q (label %s) and %s's profile counts %ss; multiply v0 by the profile's samples in one of them (torchbench's transformer-base: its --seq-len) and remove the label\n",
-				what, e.Labels[scenarios.SampleLabel], scenarios.SampleLabel, e.Model, cmp.Or(unit, model.Image))
+				what, e.Labels[calib.SampleLabel], calib.SampleLabel, e.Model, cmp.Or(unit, model.Image))
 		case unnamedDevice(e.Device):
 			fmt.Fprintf(w, "%s: no scenario takes it: name the device kind with --device (devices: %s)\n", what, strings.Join(cat.DeviceNames(), ", "))
 		case d == nil:

@@ -12,10 +12,10 @@ import (
 
 	"scaleplan/fit"
 	"scaleplan/internal/benchlog"
+	"scaleplan/internal/calib"
 	"scaleplan/internal/units"
 	"scaleplan/model"
 	"scaleplan/predict"
-	"scaleplan/scenarios"
 )
 
 // measuredFlag is validate's --measured.
@@ -112,7 +112,7 @@ func readMeasured(lg *fit.Log, prof *model.Profiles) ([]predict.Measured, int, e
 		if m.Model == "" || m.Precision == "" || m.Device == "" {
 			return nil, 0, fmt.Errorf("%s: a %s record needs model, precision and device (or the header's machine.device_name; --device names it for a log that does not)", where, rec.Kind)
 		}
-		if rec.Labels[scenarios.SampleLabel] == "sentence-pair" {
+		if rec.Labels[calib.SampleLabel] == "sentence-pair" {
 			if m.SampleScale, err = sentenceScale(header, rec.Model, prof); err != nil {
 				return nil, 0, fmt.Errorf("%s: %w", where, err)
 			}
