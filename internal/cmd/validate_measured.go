@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -124,7 +125,7 @@ func readMeasured(lg *fit.Log, prof *model.Profiles) ([]predict.Measured, int, e
 
 // sentenceScale returns the profile's samples in one sentence pair of
 // model: the header's config.seq_len for a model profiled per token pair,
-// 1 for one profiled per sentence pair.
+// 1 for one profiled per sentence pair, and an error for any other.
 func sentenceScale(header benchlog.Record, name string, prof *model.Profiles) (float64, error) {
 	m, err := prof.Model(name)
 	if err != nil {
@@ -134,8 +135,12 @@ func sentenceScale(header benchlog.Record, name string, prof *model.Profiles) (f
 	if err != nil {
 		return 0, err
 	}
-	if d.SampleUnit != model.Token {
+	switch d.SampleUnit {
+	case model.Sentence:
 		return 1, nil
+	case model.Token:
+	default:
+		return 0, fmt.Errorf("samples are sentence pairs, but %s is profiled per %s", name, cmp.Or(d.SampleUnit, model.Image))
 	}
 	n, ok := header.Config["seq_len"].(float64)
 	if !ok || !(n >= 1) || n != math.Trunc(n) {

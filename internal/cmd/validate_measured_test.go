@@ -126,6 +126,8 @@ func TestValidateMeasuredRead(t *testing.T) {
 	}{
 		{"noseq.jsonl", `{"kind": "measurement", "model": "transformer-base", "device": "NVIDIA H200", "precision": "fp32", "batch": 64, "samples_per_s": 725.5, "labels": {"sample": "sentence-pair"}}`,
 			[]string{"noseq.jsonl:1", "config.seq_len"}},
+		{"image.jsonl", `{"kind": "measurement", "model": "resnet50", "device": "NVIDIA H200", "precision": "fp32", "batch": 64, "samples_per_s": 725.5, "labels": {"sample": "sentence-pair"}}`,
+			[]string{"image.jsonl:1", "samples are sentence pairs, but resnet50 is profiled per image"}},
 		{"unknown.jsonl", `{"kind": "measurement", "model": "resnet50", "device": "NVIDIA B300", "precision": "fp32", "batch": 64, "samples_per_s": 725.5}`,
 			[]string{"unknown.jsonl:1", `unknown device "NVIDIA B300"`, "h200-sxm-141gb"}},
 		{"nodevice.jsonl", `{"kind": "measurement", "model": "resnet50", "precision": "fp32", "batch": 64, "samples_per_s": 725.5}`,
