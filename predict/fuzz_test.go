@@ -1,6 +1,7 @@
 package predict
 
 import (
+	"math"
 	"strings"
 	"testing"
 )
@@ -51,6 +52,37 @@ func FuzzParseBudget(f *testing.F) {
 		}
 		if b.IsZero() || b.DeviceHours < 0 || b.Dollars < 0 || b.KWh < 0 {
 			t.Errorf("ParseBudget(%q) = %+v", s, b)
+		}
+	})
+}
+
+// FuzzCompareMeasured compares arbitrary measurements: no input may crash
+// it, an accepted one has a positive finite prediction for every row that
+// ran, and a group's largest batch is -1 (unbounded) or at least 0.
+func FuzzCompareMeasured(f *testing.F) {
+	cat, prof := defaults(f)
+	f.Add("NVIDIA H200", "resnet50", "amp-fp16", 2048, 3087.7, 1.0, false)
+	f.Add("h200-sxm-141gb", "transformer-base", "fp32", 64, 725.5, 128.0, false)
+	f.Add("p100-sxm2", "resnet50", "fp32", 1<<40, 1.0, 1e9, true)
+	f.Add("localhost", "mlp", "fp16", 0, -1.0, 0.0, false)
+	f.Fuzz(func(t *testing.T, dev, mdl, prec string, batch int, sps, scale float64, oom bool) {
+		rep, err := CompareMeasured([]Measured{{Device: dev, Model: mdl, Precision: prec, Batch: batch,
+			SamplesPerSec: sps, SampleScale: scale, OOM: oom}}, cat, prof, Options{})
+		if err != nil {
+			if err.Error() == "" {
+				t.Error("empty error")
+			}
+			return
+		}
+		for _, g := range rep.Groups {
+			if g.PredictedMax < -1 {
+				t.Errorf("largest batch %d", g.PredictedMax)
+			}
+			for _, r := range g.Rows {
+				if !r.OOM && !(r.Predicted > 0 && !math.IsInf(r.Predicted, 0)) {
+					t.Errorf("%+v: predicted %v", r.Measured, r.Predicted)
+				}
+			}
 		}
 	})
 }

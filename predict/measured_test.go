@@ -9,7 +9,8 @@ import (
 	"scaleplan/model"
 )
 
-func defaults(t *testing.T) (*hw.Catalog, *model.Profiles) {
+// defaults returns the built-in catalogue and profiles.
+func defaults(t testing.TB) (*hw.Catalog, *model.Profiles) {
 	t.Helper()
 	cat, err := hw.Default()
 	if err != nil {
