@@ -350,6 +350,11 @@ func probe(python string) error {
 // streams its progress lines to progress (nil discards them), checks
 // every record it wrote with benchlog.Decode and moves the log to out
 // atomically. If anything fails, out is left as it was.
+//
+// When ctx is cancelled, the script (one worker) writes the batches it
+// finished and Run keeps them in out, returning an error that wraps
+// ErrInterrupted; with nothing finished, or several workers, out is left
+// as it was.
 func Run(ctx context.Context, opt Options, out string, progress io.Writer) error {
 	if out == "" {
 		return errors.New("torchbench: no output file")
@@ -357,13 +362,31 @@ func Run(ctx context.Context, opt Options, out string, progress io.Writer) error
 	if err := opt.Validate(); err != nil {
 		return err
 	}
-	return atomicfile.Write(out, func(w io.Writer) error {
-		return Bench(ctx, opt, w, progress)
+	var interrupted error
+	err := atomicfile.Write(out, func(w io.Writer) error {
+		err := Bench(ctx, opt, w, progress)
+		if errors.Is(err, ErrInterrupted) {
+			interrupted = err // what was measured is written: keep it
+			return nil
+		}
+		return err
 	})
+	if err != nil {
+		return err
+	}
+	return interrupted
 }
 
+// ErrInterrupted is wrapped by the error of a run whose context was
+// cancelled after it had measured something: Bench and Run have written
+// the log of the batches it finished (its header's config.interrupted
+// says where it stopped).
+var ErrInterrupted = errors.New("interrupted")
+
 // Bench is Run writing the checked log to w instead of a file. Nothing is
-// written to w unless the run succeeded and every record is valid.
+// written to w unless every record is valid and the run succeeded, or was
+// interrupted (ctx cancelled) after measuring something: then the log of
+// what it measured is written and the error wraps ErrInterrupted.
 func Bench(ctx context.Context, opt Options, w io.Writer, progress io.Writer) error {
 	args, err := opt.Args()
 	if err != nil {
@@ -400,6 +423,19 @@ func Bench(ctx context.Context, opt Options, w io.Writer, progress io.Writer) er
 	setProcessGroup(cmd)
 	if err := cmd.Run(); err != nil {
 		if ctx.Err() != nil {
+			// A single worker writes what it finished when stopped.
+			if b, rerr := os.ReadFile(logPath); rerr == nil {
+				if n, cerr := check(b); cerr == nil {
+					if _, werr := w.Write(b); werr != nil {
+						return werr
+					}
+					what := "measurement and out-of-memory records"
+					if n == 1 {
+						what = "measurement or out-of-memory record"
+					}
+					return fmt.Errorf("torchbench: %w (%v); the log holds the %d %s made", ErrInterrupted, ctx.Err(), n, what)
+				}
+			}
 			return fmt.Errorf("torchbench: %w", ctx.Err())
 		}
 		return fmt.Errorf("torchbench: %s %s: %w: %s", filepath.Base(python), strings.Join(args, " "), err,
@@ -409,17 +445,18 @@ func Bench(ctx context.Context, opt Options, w io.Writer, progress io.Writer) er
 	if err != nil {
 		return fmt.Errorf("torchbench: the script wrote no log: %w", err)
 	}
-	if err := check(b); err != nil {
+	if _, err := check(b); err != nil {
 		return fmt.Errorf("torchbench: the script wrote an invalid log: %w", err)
 	}
 	_, err = w.Write(b)
 	return err
 }
 
-// check reads a log and reports the first record that is not valid, a
-// first record that is not the script's header, or a log without any
+// check reads a log and returns how many measurement and oom records it
+// holds, or an error for the first record that is not valid, a first
+// record that is not the script's header, or a log without any
 // measurement or oom record.
-func check(b []byte) error {
+func check(b []byte) (int, error) {
 	r := benchlog.NewReader(bytes.NewReader(b))
 	n := 0
 	results := 0
@@ -429,26 +466,26 @@ func check(b []byte) error {
 			break
 		}
 		if err != nil {
-			return err
+			return 0, err
 		}
 		n++
 		if n == 1 && (rec.Kind != benchlog.KindHeader || rec.Tool != "torchbench") {
-			return fmt.Errorf("line %d: first record is a %q from %q, want the torchbench header", r.Line(), rec.Kind, rec.Tool)
+			return 0, fmt.Errorf("line %d: first record is a %q from %q, want the torchbench header", r.Line(), rec.Kind, rec.Tool)
 		}
 		if n > 1 && rec.Kind == benchlog.KindHeader {
-			return fmt.Errorf("line %d: a second header", r.Line())
+			return 0, fmt.Errorf("line %d: a second header", r.Line())
 		}
 		if rec.Kind == benchlog.KindMeasurement || rec.Kind == benchlog.KindOOM {
 			results++
 		}
 	}
 	if n == 0 {
-		return errors.New("empty log")
+		return 0, errors.New("empty log")
 	}
 	if results == 0 {
-		return errors.New("no measurement or oom record")
+		return 0, errors.New("no measurement or oom record")
 	}
-	return nil
+	return results, nil
 }
 
 // lastLine returns the last non-blank line of s, trimmed.

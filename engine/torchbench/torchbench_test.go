@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -783,5 +784,42 @@ func TestInterrupted(t *testing.T) {
 	}
 	if len(batches) < 2 || batches[0] != 16 || batches[1] != 32 {
 		t.Errorf("measured batches %v, want 16 and 32 first", batches)
+	}
+}
+
+// TestRunInterruptedKeepsLog cancels a run whose script, like the real
+// one, writes the batches it finished when SIGTERM stops it: Run keeps
+// that log in out and returns an error wrapping ErrInterrupted. A script
+// that writes nothing leaves out as it was (TestRunCancel).
+func TestRunInterruptedKeepsLog(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("skipping: needs a POSIX shell")
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "log"), []byte(goodHeader+goodMeas), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// The probe passes; the bench waits, and on SIGTERM writes its log to
+	// the path after --out (the last argument) and exits 1.
+	sh := "#!/bin/sh\nif [ \"$1\" = -c ]; then exit 0; fi\nfor last; do :; done\n" +
+		"trap 'cat \"" + filepath.Join(dir, "log") + "\" > \"$last\"; exit 1' TERM\n" +
+		"echo started >&2\nwhile :; do sleep 0.05; done\n"
+	python := filepath.Join(dir, "python3")
+	if err := os.WriteFile(python, []byte(sh), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "out.jsonl")
+	if err := os.WriteFile(out, []byte("the previous log\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 500*time.Millisecond)
+	defer cancel()
+	err := Run(ctx, Options{Python: python}, out, nil)
+	if !errors.Is(err, ErrInterrupted) || !strings.Contains(err.Error(), "the log holds the 1 measurement or out-of-memory record made") {
+		t.Errorf("error %v, want one wrapping ErrInterrupted with 1 record", err)
+	}
+	b, rerr := os.ReadFile(out)
+	if rerr != nil || string(b) != goodHeader+goodMeas {
+		t.Errorf("out %q (%v), want the script's log", b, rerr)
 	}
 }

@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -16,6 +17,7 @@ import (
 
 	"scaleplan/engine/dist"
 	"scaleplan/engine/tensor"
+	"scaleplan/engine/torchbench"
 	"scaleplan/internal/benchlog"
 	"scaleplan/model"
 )
@@ -553,5 +555,43 @@ func TestBenchIndependent(t *testing.T) {
 	stdout, stderr, code := runCLI("fit", "--format", "csv", log)
 	if code != exitOK || !strings.Contains(stdout, "mlp,localhost,2,fp32,none,2,") {
 		t.Errorf("fit: exit %d, %s\n%s", code, stderr, stdout)
+	}
+}
+
+// TestBenchTorchInterrupted: bench --framework torch cancelled (^C) after
+// the script measured a batch keeps what it measured in --out, prints
+// its table and fails with an error that says so. The script is a stand-in
+// that, like torchbench.py, writes its log when SIGTERM stops it.
+func TestBenchTorchInterrupted(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("skipping: needs a POSIX shell")
+	}
+	dir := t.TempDir()
+	logBody := `{"kind":"header","run":"r","tool":"torchbench","machine":{"cpu":"x","cores":2}}` + "\n" +
+		`{"kind":"measurement","run":"r","model":"cnn","device":"cpu","precision":"fp32","workers":1,"batch":16,"global_batch":16,"steps":5,"step_time_s":0.05,"samples_per_s":320}` + "\n"
+	if err := os.WriteFile(filepath.Join(dir, "log"), []byte(logBody), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sh := "#!/bin/sh\nif [ \"$1\" = -c ]; then exit 0; fi\nfor last; do :; done\n" +
+		"trap 'cat \"" + filepath.Join(dir, "log") + "\" > \"$last\"; exit 1' TERM\n" +
+		"while :; do sleep 0.05; done\n"
+	python := filepath.Join(dir, "python3")
+	if err := os.WriteFile(python, []byte(sh), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "out.jsonl")
+	ctx, cancel := context.WithTimeout(t.Context(), 500*time.Millisecond)
+	defer cancel()
+	var stdout, stderr bytes.Buffer
+	err := newApp(&stdout, &stderr).RunContext(ctx, []string{"scaleplan", "bench", "--framework", "torch", "--python", python,
+		"--model", "cnn", "--device", "cpu", "--out", out, "--format", "csv"})
+	if !errors.Is(err, torchbench.ErrInterrupted) {
+		t.Errorf("error %v, want one wrapping torchbench.ErrInterrupted", err)
+	}
+	if b, rerr := os.ReadFile(out); rerr != nil || string(b) != logBody {
+		t.Errorf("--out holds %q (%v), want the script's log", b, rerr)
+	}
+	if !strings.Contains(stdout.String(), "cnn,fp32,1,16,16,5,50.00") {
+		t.Errorf("stdout %q: want the table of the measured batch", stdout.String())
 	}
 }

@@ -96,14 +96,23 @@ func runBenchTorch(c *cli.Context) error {
 	ctx, cancel := benchContext(c)
 	defer cancel()
 	var log bytes.Buffer
-	if err := torchbench.Bench(ctx, opt, &log, c.App.ErrWriter); err != nil {
-		return fmt.Errorf("bench throughput --framework torch: %w", err)
+	berr := torchbench.Bench(ctx, opt, &log, c.App.ErrWriter)
+	if berr != nil && !errors.Is(berr, torchbench.ErrInterrupted) {
+		return fmt.Errorf("bench throughput --framework torch: %w", berr)
 	}
+	// Interrupted (^C) after measuring something: keep and show what was
+	// measured, then fail.
 	t, err := torchTable(bytes.NewReader(log.Bytes()))
 	if err != nil {
 		return fmt.Errorf("bench throughput --framework torch: %w", err)
 	}
-	return finish(c, log.Bytes(), t, format)
+	if err := finish(c, log.Bytes(), t, format); err != nil {
+		return err
+	}
+	if berr != nil {
+		return fmt.Errorf("bench throughput --framework torch: %w", berr)
+	}
+	return nil
 }
 
 // torchTable returns the measurement and out-of-memory records of a
