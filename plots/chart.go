@@ -270,6 +270,7 @@ var (
 	gray      = rgb(0x55, 0x55, 0x55)
 	lightGray = rgb(0xAA, 0xAA, 0xAA)
 	dashes    = []vg.Length{vg.Points(7), vg.Points(4)}
+	dots      = []vg.Length{vg.Points(1.5), vg.Points(3)}
 	sans      = font.Font{Typeface: "Liberation", Variant: "Sans"}
 )
 

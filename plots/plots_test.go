@@ -318,6 +318,37 @@ func TestThroughputPoints(t *testing.T) {
 	}
 }
 
+// TestThroughputPredicted: a group's Predicted points are drawn as their
+// own series, sorted by batch, with the legend the data names, and the
+// throughput axis reaches the highest of them.
+func TestThroughputPredicted(t *testing.T) {
+	d := ThroughputData{Subject: "resnet50 h200 amp-fp16", PredictedLabel: "predicted from the catalogue",
+		Groups: []ThroughputGroup{{Name: "1 device",
+			Points:    []ThroughputPoint{{Batch: 8, Throughput: 367}, {Batch: 2048, Throughput: 3088}},
+			Predicted: []ThroughputPoint{{Batch: 2048, Throughput: 14105}, {Batch: 8, Throughput: 11883}}}}}
+	c, err := Throughput(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows [][]float64
+	for _, se := range c.Series {
+		if se.Name == "1 device predicted" {
+			rows = se.Rows
+		}
+	}
+	if len(rows) != 2 || rows[0][0] != 8 || rows[0][1] != 11883 || rows[1][0] != 2048 || rows[1][1] != 14105 {
+		t.Errorf("predicted series %v, want (8, 11883), (2048, 14105)", rows)
+	}
+	if c.Plot.Y.Max < 14105 {
+		t.Errorf("throughput axis ends at %v, below the prediction 14105", c.Plot.Y.Max)
+	}
+	dir := t.TempDir()
+	if _, err := WriteAll(dir, "predicted", c.Plot); err != nil {
+		t.Fatal(err)
+	}
+	checkSVG(t, filepath.Join(dir, "predicted.svg"), "predicted from the catalogue")
+}
+
 // TestStepsRegimes checks chart 2's bands against fit's thresholds: perfect
 // scaling up to 0.2·B_noise, maximal data parallelism from 5·B_noise, and
 // that the perfect-scaling line is S_min·B_noise/B.
@@ -533,6 +564,10 @@ func TestBadInput(t *testing.T) {
 		{"throughput oom", func() (*Chart, error) {
 			return Throughput(ThroughputData{Groups: []ThroughputGroup{{Name: "g", Points: []ThroughputPoint{{Batch: 8, Throughput: 1}}, OOM: []float64{-1}}}})
 		}, "out-of-memory batch -1", nil},
+		{"throughput predicted", func() (*Chart, error) {
+			return Throughput(ThroughputData{Groups: []ThroughputGroup{{Name: "g", Points: []ThroughputPoint{{Batch: 8, Throughput: 1}},
+				Predicted: []ThroughputPoint{{Batch: 8, Throughput: 0}}}}})
+		}, `group "g" predicted point 1: batch 8, throughput 0`, nil},
 		{"steps empty", func() (*Chart, error) { return Steps(StepsData{}) }, "no run", ErrNoData},
 		{"steps zero", func() (*Chart, error) { return Steps(StepsData{Points: []StepsPoint{{Batch: 0, Steps: 10}}}) }, "point 1: batch 0, steps 10", nil},
 		{"time empty", func() (*Chart, error) { return TimeToTrain(ScalingData{}) }, "nothing to plot", ErrNoData},

@@ -31,6 +31,11 @@ type ThroughputGroup struct {
 	Points []ThroughputPoint  // any order
 	OOM    []float64          // global batches that ran out of device memory
 	Fit    *fit.ThroughputFit // nil draws the points alone
+	// Predicted is a prediction to set beside the points (validate
+	// --measured: the simulator's, from the catalogue alone), any order,
+	// drawn as a dotted line through its batches; only Batch and
+	// Throughput count. Nil draws none.
+	Predicted []ThroughputPoint
 }
 
 // ThroughputData is the input of chart 1.
@@ -39,11 +44,14 @@ type ThroughputData struct {
 	// the title.
 	Subject string
 	Groups  []ThroughputGroup
+	// PredictedLabel is the legend of the groups' Predicted lines.
+	// Default "predicted".
+	PredictedLabel string
 }
 
 // Throughput draws chart 1, throughput against global batch: for each
 // group its measured points with error bars (± one standard deviation),
-// the fitted law
+// a prediction to compare them with as a dotted line, the fitted law
 //
 //	v = b / (b/v0 + t)
 //
@@ -71,6 +79,14 @@ func Throughput(d ThroughputData) (*Chart, error) {
 			}
 			bs = append(bs, b)
 		}
+		for i, p := range g.Predicted {
+			if !(p.Batch > 0) || !finite(p.Batch) || !(p.Throughput > 0) || !finite(p.Throughput) {
+				return nil, fmt.Errorf("throughput chart: group %q predicted point %d: batch %v, throughput %v: want finite numbers > 0",
+					g.Name, i+1, p.Batch, p.Throughput)
+			}
+			bs = append(bs, p.Batch)
+			top = append(top, p.Throughput)
+		}
 	}
 	if len(top) == 0 {
 		return nil, fmt.Errorf("throughput chart: %w: no measured point", ErrNoData)
@@ -94,7 +110,7 @@ func Throughput(d ThroughputData) (*Chart, error) {
 	legendAt(p, true, true)
 
 	cols := []string{"batch", "samples/s"}
-	anyFit, anyExcluded, anyOOM := false, false, false
+	anyFit, anyExcluded, anyOOM, anyPredicted := false, false, false, false
 	n := 0 // legend entries
 	for i, g := range d.Groups {
 		c := pick(i)
@@ -111,6 +127,16 @@ func Throughput(d ThroughputData) (*Chart, error) {
 			if !f.V0Unbounded {
 				bd.line(g.Name+" v0", "", cols, plotter.XYs{{X: xlo, Y: f.V0}, {X: xhi, Y: f.V0}}, lineStyle(c, dashes))
 			}
+		}
+		if len(g.Predicted) > 0 {
+			anyPredicted = true
+			pred := slices.Clone(g.Predicted)
+			slices.SortStableFunc(pred, func(a, b ThroughputPoint) int { return cmp.Compare(a.Batch, b.Batch) })
+			xy := make(plotter.XYs, len(pred))
+			for j, pt := range pred {
+				xy[j] = plotter.XY{X: pt.Batch, Y: pt.Throughput}
+			}
+			thumbs = append(thumbs, bd.line(g.Name+" predicted", "", cols, xy, lineStyle(c, dots)))
 		}
 		pts := slices.Clone(g.Points)
 		slices.SortStableFunc(pts, func(a, b ThroughputPoint) int { return cmp.Compare(a.Batch, b.Batch) })
@@ -166,7 +192,10 @@ func Throughput(d ThroughputData) (*Chart, error) {
 	if anyOOM {
 		p.Legend.Add("out of memory", &plotter.Scatter{GlyphStyle: glyph(draw.PyramidGlyph{}, gray, vg.Points(5))})
 	}
-	for _, b := range []bool{anyFit, anyExcluded, anyOOM} {
+	if anyPredicted {
+		p.Legend.Add(cmp.Or(d.PredictedLabel, "predicted"), &plotter.Line{LineStyle: lineStyle(gray, dots)})
+	}
+	for _, b := range []bool{anyFit, anyExcluded, anyOOM, anyPredicted} {
 		if b {
 			n++
 		}

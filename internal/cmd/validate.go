@@ -59,6 +59,7 @@ func validateCommand() *cli.Command {
 			&cli.IntFlag{Name: "steps", Value: sim.DefaultSteps, Usage: "optimizer steps to simulate per configuration, `N` ≥ 2"},
 			measuredFlag(),
 			deviceFlag(),
+			measuredPlotFlag(),
 			formatFlag(),
 		}, validateEngineFlags()...),
 		Action: runValidate,
@@ -74,8 +75,10 @@ func runValidate(c *cli.Context) error {
 		return usagef("validate takes no argument, got %q; give a case file with --cases", c.Args().First())
 	}
 	measured := c.IsSet("measured")
-	if c.IsSet("device") && !measured {
-		return usagef("validate: --device renames the devices of --measured logs; give it with --measured")
+	for _, f := range []string{"device", "plot"} {
+		if c.IsSet(f) && !measured {
+			return usagef("validate: --%s applies to --measured logs; give it with --measured", f)
+		}
 	}
 	if c.Bool("engine") {
 		if c.IsSet("cases") || measured {

@@ -16,12 +16,18 @@ import (
 	"scaleplan/internal/calib"
 	"scaleplan/internal/units"
 	"scaleplan/model"
+	"scaleplan/plots"
 	"scaleplan/predict"
 )
 
 // measuredFlag is validate's --measured.
 func measuredFlag() cli.Flag {
 	return &cli.StringSliceFlag{Name: "measured", Usage: "compare the one-device measurements of log `FILE` (any format fit reads: scaleplan bench, engine/torchbench on GPUs, CSV, torchvision) with the simulator's prediction for one device of that kind from the catalogue alone (roofline, no calibration) and with its memory model's largest batch; --device renames what the log names; repeatable"}
+}
+
+// measuredPlotFlag is validate's --plot.
+func measuredPlotFlag() cli.Flag {
+	return &cli.StringFlag{Name: "plot", Usage: "with --measured: write a throughput chart of each device, model and precision (the measured points, the prediction dotted, the out-of-memory batch) as PNG and SVG into `DIR`"}
 }
 
 // runValidateMeasured is `validate --measured FILE...`.
@@ -59,6 +65,11 @@ func runValidateMeasured(c *cli.Context, maxErr float64) error {
 	}
 	if err := writeMeasured(c.App.Writer, c.String("format"), rep, skipped); err != nil {
 		return err
+	}
+	if dir := c.String("plot"); dir != "" {
+		if err := writeMeasuredCharts(c, dir, rep); err != nil {
+			return err
+		}
 	}
 	if c.IsSet("max-error") && rep.MAE > maxErr/100 {
 		return fmt.Errorf("validate: mean absolute error %.1f%% exceeds --max-error %g%%", 100*rep.MAE, maxErr)
@@ -246,3 +257,56 @@ func writeMeasured(w io.Writer, format string, rep *predict.MeasuredReport, skip
 }
 
 var errMeasuredExclusive = errors.New("validate: --measured, --engine and --cases are exclusive")
+
+// writeMeasuredCharts writes one throughput chart per group of rep into
+// dir: the measured samples/s with the law fitted to them, the prediction
+// through the same batches, and the first batch that ran out of memory.
+func writeMeasuredCharts(c *cli.Context, dir string, rep *predict.MeasuredReport) error {
+	var charts []*plots.Chart
+	for _, g := range rep.Groups {
+		tg := plots.ThroughputGroup{Name: "1 device"}
+		for _, r := range g.Rows {
+			if r.OOM {
+				continue
+			}
+			b := float64(r.Batch)
+			tg.Points = append(tg.Points, plots.ThroughputPoint{Batch: b, Throughput: r.SamplesPerSec})
+			tg.Predicted = append(tg.Predicted, plots.ThroughputPoint{Batch: b, Throughput: r.Predicted})
+		}
+		if g.FirstOOM > 0 {
+			tg.OOM = []float64{float64(g.FirstOOM)}
+		}
+		subject := fmt.Sprintf("%s %s %s", g.Model, g.Device, g.Precision)
+		if len(tg.Points) == 0 {
+			fmt.Fprintf(c.App.ErrWriter, "validate: no chart of %s: no batch ran\n", subject)
+			continue
+		}
+		// The law fitted to the measurements, as fit draws it, where it fits.
+		bs, vs := make([]float64, len(tg.Points)), make([]float64, len(tg.Points))
+		for i, p := range tg.Points {
+			bs[i], vs[i] = p.Batch, p.Throughput
+		}
+		if f, err := fit.Throughput(bs, vs, nil); err == nil {
+			tg.Fit = f
+			for i := range tg.Points {
+				tg.Points[i].Excluded = f.Excluded[i]
+			}
+		}
+		ch, err := plots.Throughput(plots.ThroughputData{Subject: subject, Groups: []plots.ThroughputGroup{tg},
+			PredictedLabel: "predicted from the catalogue (no calibration)"})
+		if err != nil {
+			return fmt.Errorf("validate: throughput chart of %s: %w", subject, err)
+		}
+		charts = append(charts, ch)
+	}
+	bar := newBar(c, "validate: charts", len(charts))
+	paths, err := writeCharts(dir, charts, bar)
+	bar.Done()
+	for _, p := range paths {
+		fmt.Fprintf(c.App.ErrWriter, "validate: wrote %s\n", p)
+	}
+	if err != nil {
+		return fmt.Errorf("validate: %w", err)
+	}
+	return nil
+}

@@ -77,6 +77,16 @@ func TestValidateMeasuredH200(t *testing.T) {
 	if s := stdout; !strings.Contains(s, "mean absolute error of samples/s over 94 measurements: 2553.0%") {
 		t.Errorf("summary missing or changed:\n%s", s[strings.LastIndex(s, "summary"):])
 	}
+	// --plot draws one chart per group, as PNG and SVG.
+	dir := filepath.Join(t.TempDir(), "charts")
+	if _, stderr, code := runCLI("validate", "--measured", "../../docs/measurements/h200-2026-11-26/resnet50-amp-fp16.jsonl",
+		"--measured", "../../docs/measurements/h200-2026-11-26/resnet50.jsonl", "--plot", dir); code != exitOK {
+		t.Fatalf("--plot: exit %d: %s", code, stderr)
+	}
+	checkChartDir(t, dir, 4)
+	if _, stderr, code := runCLI("validate", "--plot", dir); code != exitUsage || !strings.Contains(stderr, "--plot applies to --measured logs") {
+		t.Errorf("--plot without --measured: exit %d: %s", code, stderr)
+	}
 }
 
 // decodedCell prints a decoded JSON cell as the text table would.
@@ -155,7 +165,7 @@ func TestValidateMeasuredRead(t *testing.T) {
 	if code != exitOK || !strings.Contains(stdout, "localhost  mlp    fp32       1024") || !strings.Contains(stderr, "validate: "+cpu+": read as benchlog") {
 		t.Errorf("--device cpu=localhost: exit %d:\n%s%s", code, stdout, stderr)
 	}
-	if _, stderr, code := runCLI("validate", "--device", "cpu=localhost"); code != exitUsage || !strings.Contains(stderr, "give it with --measured") {
+	if _, stderr, code := runCLI("validate", "--device", "cpu=localhost"); code != exitUsage || !strings.Contains(stderr, "--device applies to --measured logs; give it with --measured") {
 		t.Errorf("--device without --measured: exit %d: %s", code, stderr)
 	}
 	for _, args := range [][]string{{"--engine"}, {"--cases", good}} {
