@@ -230,7 +230,8 @@ func CompareMeasured(ms []Measured, cat *hw.Catalog, prof *model.Profiles, opt O
 			}
 			run := cfg
 			run.Memory.Capacity = 0 // predict the throughput even where the memory model says it does not fit
-			res, err := sim.Run(withSteps(run, opt))
+			run.Steps = opt.steps()
+			res, err := sim.Run(run)
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", where, err)
 			}
@@ -272,10 +273,4 @@ func CompareMeasured(ms []Measured, cat *hw.Catalog, prof *model.Profiles, opt O
 		rep.MAE = sum / float64(rep.Rows)
 	}
 	return rep, nil
-}
-
-// withSteps sets the steps simulated.
-func withSteps(c sim.Config, opt Options) sim.Config {
-	c.Steps = opt.steps()
-	return c
 }
