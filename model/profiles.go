@@ -90,6 +90,20 @@ func (p *Profiles) Dataset(name string) (*Dataset, error) {
 	return nil, &UnknownError{Kind: "dataset", Name: name, Valid: p.DatasetNames()}
 }
 
+// SampleUnit returns what one sample of the named model's dataset is, the
+// unit of its per-sample figures ("" is Image, the default).
+func (p *Profiles) SampleUnit(name string) (SampleUnit, error) {
+	m, err := p.Model(name)
+	if err != nil {
+		return "", err
+	}
+	d, err := p.Dataset(m.Dataset)
+	if err != nil {
+		return "", err
+	}
+	return d.SampleUnit, nil
+}
+
 // ModelNames returns the model names, sorted.
 func (p *Profiles) ModelNames() []string { return sortedKeys(p.Models) }
 

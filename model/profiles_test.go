@@ -340,3 +340,22 @@ profiles:
 		t.Errorf("LoadWith = %v\nwant %s", err, want)
 	}
 }
+
+// TestSampleUnit: a model's samples are those of its dataset, as
+// datasets.yaml gives them (transformer-base counts token pairs, gnmt
+// sentence pairs, resnet50 images); an unknown model is an error.
+func TestSampleUnit(t *testing.T) {
+	p, err := Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]SampleUnit{"transformer-base": Token, "gnmt": Sentence, "resnet50": Image} {
+		if got, err := p.SampleUnit(name); err != nil || got != want {
+			t.Errorf("SampleUnit(%q) = %q, %v; want %q", name, got, err, want)
+		}
+	}
+	var ue *UnknownError
+	if _, err := p.SampleUnit("resnet51"); !errors.As(err, &ue) || ue.Kind != "model" {
+		t.Errorf("SampleUnit(resnet51): %v, want an unknown model", err)
+	}
+}

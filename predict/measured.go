@@ -12,6 +12,7 @@ import (
 	"scaleplan/internal/config"
 	"scaleplan/internal/units"
 	"scaleplan/model"
+	"scaleplan/scenarios"
 	"scaleplan/sim"
 )
 
@@ -121,21 +122,22 @@ type MeasuredReport struct {
 }
 
 // measuredStorage maps a log's precision to the simulator's compute
-// precision and the master weights' precision.
+// precision, as scenarios.PrecisionApplies does for calibrations (amp-fp16
+// and amp compute at fp16, amp-bf16 at bf16), and the master weights'
+// precision: fp32 under automatic mixed precision, else the storage's.
 func measuredStorage(p string) (hw.Precision, model.Precision, error) {
-	switch p {
-	case "fp32":
-		return hw.FP32, model.FP32, nil
-	case "tf32":
-		return hw.TF32, model.FP32, nil
-	case "fp16":
-		return hw.FP16, model.FP16, nil
-	case "bf16":
-		return hw.BF16, model.BF16, nil
-	case "amp-fp16", "amp":
-		return hw.FP16, model.FP32, nil
-	case "amp-bf16":
-		return hw.BF16, model.FP32, nil
+	for _, hp := range hw.Precisions {
+		if hp == hw.FP64 || p == "" || !scenarios.PrecisionApplies(p, string(hp)) {
+			continue
+		}
+		sp, err := sim.StoragePrecision(hp)
+		if err != nil {
+			return "", "", err
+		}
+		if p != string(hp) { // automatic mixed precision
+			return hp, model.FP32, nil
+		}
+		return hp, sp, nil
 	}
 	return "", "", errors.New(config.Unknown("precision", p, []string{"fp32", "tf32", "fp16", "bf16", "amp-fp16", "amp", "amp-bf16"}))
 }

@@ -67,6 +67,24 @@ func readCalibrations(cmd string, files []string, opt *scenarios.Options) error 
 	return nil
 }
 
+// loadScenarios resolves the scenarios names against opt and, with
+// calibrations in opt, fails as calibrationsUsed does when one of them
+// applies to none.
+func loadScenarios(cmd string, opt scenarios.Options, names ...string) ([]*scenarios.Resolved, error) {
+	rs := make([]*scenarios.Resolved, len(names))
+	for i, name := range names {
+		r, err := scenarios.Load(name, opt)
+		if err != nil {
+			return nil, err
+		}
+		rs[i] = r
+	}
+	if err := calibrationsUsed(cmd, opt.Calibrations, rs); err != nil {
+		return nil, err
+	}
+	return rs, nil
+}
+
 // calibrationsUsed returns an error naming the first --calibration file
 // that none of the scenarios rs computes by, with what they needed and
 // what the file has.

@@ -661,18 +661,7 @@ func plotScenarios(opt scenarios.Options, o *plotOptions, kind string, args []st
 	if err := readCalibrations("plot", o.calibrations, &opt); err != nil {
 		return nil, err
 	}
-	var rs []*scenarios.Resolved
-	for _, name := range args {
-		r, err := scenarios.Load(name, opt)
-		if err != nil {
-			return nil, err
-		}
-		rs = append(rs, r)
-	}
-	if err := calibrationsUsed("plot "+kind, opt.Calibrations, rs); err != nil {
-		return nil, err
-	}
-	return rs, nil
+	return loadScenarios("plot "+kind, opt, args...)
 }
 
 // writeFitCharts writes the charts of a fit report into dir, as `plot

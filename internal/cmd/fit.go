@@ -96,15 +96,9 @@ func runFit(c *cli.Context) error {
 		return err
 	}
 	stderr := c.App.ErrWriter
-	var logs []*fit.Log
-	for _, name := range args {
-		lg, err := fit.ReadFile(name)
-		if err != nil {
-			return err
-		}
-		reportLog(stderr, "fit", lg)
-		rename(lg)
-		logs = append(logs, lg)
+	logs, err := readLogs(stderr, "fit", args, rename)
+	if err != nil {
+		return err
 	}
 	rep, err := fit.Fit(logs, opt)
 	if err != nil {
@@ -127,6 +121,22 @@ func runFit(c *cli.Context) error {
 		return writeFitCharts(c, "fit", dir, rep, logs)
 	}
 	return nil
+}
+
+// readLogs reads the logs named, says on w what it read (reportLog) and
+// renames their devices (deviceRenamer).
+func readLogs(w io.Writer, cmd string, names []string, rename func(*fit.Log)) ([]*fit.Log, error) {
+	var logs []*fit.Log
+	for _, name := range names {
+		lg, err := fit.ReadFile(name)
+		if err != nil {
+			return nil, err
+		}
+		reportLog(w, cmd, lg)
+		rename(lg)
+		logs = append(logs, lg)
+	}
+	return logs, nil
 }
 
 // reportLog says on stderr which reader read a log and what it could not.
@@ -257,12 +267,7 @@ func calibrationReach(w io.Writer, path string, cal *calib.Calibration, cat *hw.
 			}
 		}
 		d := cat.DeviceCalled(e.Device)
-		var unit model.SampleUnit
-		if m := prof.Models[e.Model]; m != nil {
-			if ds, err := prof.Dataset(m.Dataset); err == nil {
-				unit = ds.SampleUnit
-			}
-		}
+		unit, _ := prof.SampleUnit(e.Model)
 		switch {
 		case prof.Models[e.Model] == nil:
 			fmt.Fprintf(w, "%s: no scenario takes it: the profiles have no model %q (models: %s)\n", what, e.Model, strings.Join(prof.ModelNames(), ", "))

@@ -78,13 +78,11 @@ func runReport(c *cli.Context) error {
 	if err := readCalibrations("report", c.StringSlice("calibration"), &opt); err != nil {
 		return err
 	}
-	r, err := scenarios.Load(args[0], opt)
+	rs, err := loadScenarios("report", opt, args[0])
 	if err != nil {
 		return err
 	}
-	if err := calibrationsUsed("report", opt.Calibrations, []*scenarios.Resolved{r}); err != nil {
-		return err
-	}
+	r := rs[0]
 	bar := newBar(c, "report", len(r.Points())+4)
 	defer bar.Done()
 	run, err := simulateSweep(r, steps, true, bar)

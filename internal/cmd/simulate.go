@@ -193,13 +193,11 @@ func runSimulate(c *cli.Context) error {
 	if err := readCalibrations("simulate", c.StringSlice("calibration"), &opt); err != nil {
 		return err
 	}
-	r, err := scenarios.Load(args[0], opt)
+	rs, err := loadScenarios("simulate", opt, args[0])
 	if err != nil {
 		return err
 	}
-	if err := calibrationsUsed("simulate", opt.Calibrations, []*scenarios.Resolved{r}); err != nil {
-		return err
-	}
+	r := rs[0]
 	pts := r.Points()
 	results := make([]*sim.Result, len(pts))
 	bar := newBar(c, "simulate", len(pts))

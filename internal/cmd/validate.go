@@ -46,8 +46,8 @@ func validateCommand() *cli.Command {
 			"before and after it says (--engine-core-guard; see `scaleplan bench throughput\n" +
 			"--help`), and the report says how often it waited or measured again.\n\n" +
 			"   OPENBLAS_CORETYPE=SkylakeX scaleplan validate --engine\n\n" +
-			"With --measured it compares bench logs with the catalogue instead: each\n" +
-			"measurement of one device (scaleplan bench, engine/torchbench on a GPU) against\n" +
+			"With --measured it compares logs (any format fit reads) with the catalogue instead:\n" +
+			"each measurement of one device (scaleplan bench, engine/torchbench on a GPU) against\n" +
 			"the simulator's samples/s for one device of that kind from the roofline alone (no\n" +
 			"calibration), and each model and precision's largest batch that ran and first\n" +
 			"out-of-memory against the memory model's largest batch (docs/validation.md).\n" +
@@ -82,7 +82,7 @@ func runValidate(c *cli.Context) error {
 	}
 	if c.Bool("engine") {
 		if c.IsSet("cases") || measured {
-			return usagef("%v", errMeasuredExclusive)
+			return usagef(exclusiveModes)
 		}
 		return runValidateEngine(c)
 	}
@@ -95,7 +95,7 @@ func runValidate(c *cli.Context) error {
 	}
 	if measured {
 		if c.IsSet("cases") {
-			return usagef("%v", errMeasuredExclusive)
+			return usagef(exclusiveModes)
 		}
 		return runValidateMeasured(c, maxErr)
 	}

@@ -2,7 +2,6 @@ package cmd
 
 import (
 	"cmp"
-	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -40,15 +39,13 @@ func runValidateMeasured(c *cli.Context, maxErr float64) error {
 	if err != nil {
 		return err
 	}
+	logs, err := readLogs(c.App.ErrWriter, "validate", c.StringSlice("measured"), rename)
+	if err != nil {
+		return fmt.Errorf("validate: %w", err)
+	}
 	var ms []predict.Measured
 	skipped := 0
-	for _, f := range c.StringSlice("measured") {
-		lg, err := fit.ReadFile(f)
-		if err != nil {
-			return fmt.Errorf("validate: %w", err)
-		}
-		reportLog(c.App.ErrWriter, "validate", lg)
-		rename(lg)
+	for _, lg := range logs {
 		m, n, err := readMeasured(lg, prof)
 		if err != nil {
 			return fmt.Errorf("validate: %w", err)
@@ -138,20 +135,16 @@ func readMeasured(lg *fit.Log, prof *model.Profiles) ([]predict.Measured, int, e
 // model: the header's config.seq_len for a model profiled per token pair,
 // 1 for one profiled per sentence pair, and an error for any other.
 func sentenceScale(header benchlog.Record, name string, prof *model.Profiles) (float64, error) {
-	m, err := prof.Model(name)
+	unit, err := prof.SampleUnit(name)
 	if err != nil {
 		return 0, err
 	}
-	d, err := prof.Dataset(m.Dataset)
-	if err != nil {
-		return 0, err
-	}
-	switch d.SampleUnit {
+	switch unit {
 	case model.Sentence:
 		return 1, nil
 	case model.Token:
 	default:
-		return 0, fmt.Errorf("samples are sentence pairs, but %s is profiled per %s", name, cmp.Or(d.SampleUnit, model.Image))
+		return 0, fmt.Errorf("samples are sentence pairs, but %s is profiled per %s", name, cmp.Or(unit, model.Image))
 	}
 	n, ok := header.Config["seq_len"].(float64)
 	if !ok || !(n >= 1) || n != math.Trunc(n) {
@@ -256,7 +249,9 @@ func writeMeasured(w io.Writer, format string, rep *predict.MeasuredReport, skip
 	return nil
 }
 
-var errMeasuredExclusive = errors.New("validate: --measured, --engine and --cases are exclusive")
+// exclusiveModes is the usage error of validate given more than one of
+// its modes.
+const exclusiveModes = "validate: --measured, --engine and --cases are exclusive"
 
 // writeMeasuredCharts writes one throughput chart per group of rep into
 // dir: the measured samples/s with the law fitted to them, the prediction
