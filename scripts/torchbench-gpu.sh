@@ -5,7 +5,13 @@
 # and Mask R-CNN on one GPU, each precision from per-device batch 8 (4 for
 # EfficientNet-B4, 1 for Mask R-CNN) up to the first out-of-memory.
 #
-# Usage: scripts/torchbench-gpu.sh DIR [RUN]
+# Usage: scripts/torchbench-gpu.sh DIR [RUN [SWEEP]]
+#
+# SWEEP picks the groups: "first" (the default) is the sweep above, in
+# eager PyTorch and the default memory format; "tuned" measures what
+# training on a GPU is usually run with, and what the first left out:
+# ResNet-50 and EfficientNet-B4 in channels_last, amp-bf16, Mask R-CNN in
+# amp-fp16, and one torch.compile group.
 #
 # DIR receives one bench log per group, machine.txt (nvidia-smi and the
 # versions, before and after) and torchbench.log (the progress lines). RUN
@@ -17,8 +23,16 @@
 # (default python3). Nothing here changes the GPU's settings.
 set -u
 
-dir=${1:?usage: scripts/torchbench-gpu.sh DIR [RUN]}
+dir=${1:?usage: scripts/torchbench-gpu.sh DIR [RUN [SWEEP]]}
 run=${2:-gpu}
+sweep=${3:-first}
+case $sweep in
+first | tuned) ;;
+*)
+	echo "scripts/torchbench-gpu.sh: unknown sweep \"$sweep\" (first, tuned)" >&2
+	exit 2
+	;;
+esac
 py=${PYTHON:-python3}
 cd "$(dirname "$0")/.."
 mkdir -p "$dir"
@@ -44,18 +58,37 @@ bench() {
 		--warmup 3 --steps 10 --run "$run-$name" --out "$dir/$name.jsonl" "$@" 2>&1 | tee -a "$log"
 }
 
+first() {
+	bench 60 mlp-cnn --model mlp,cnn --batch 16,32,64,128,256,512,1024,2048,4096,8192 \
+		--precision fp32,amp-fp16
+	bench 150 resnet50 --model resnet50 --batch 8,16,32,64,128,256,512,1024,2048,4096 \
+		--precision fp32,amp-fp16
+	bench 90 transformer-base --model transformer-base --seq-len 128 \
+		--batch 8,16,32,64,128,256,512,1024,2048,4096 --precision fp32,amp-fp16
+	bench 90 efficientnet-b4 --model efficientnet-b4 --batch 4,8,16,32,64,128,256,512,1024 \
+		--precision fp32,amp-fp16
+	bench 70 resnet50-tf32-bf16 --model resnet50 --batch 8,16,32,64,128,256,512,1024,2048,4096 \
+		--precision tf32,amp-bf16
+	bench 60 maskrcnn-r50-fpn --model maskrcnn-r50-fpn --batch 1,2,4,8,16,32,64 \
+		--precision fp32,amp-fp16
+}
+
+tuned() {
+	bench 120 resnet50-cl-amp-fp16 --model resnet50 --channels-last \
+		--batch 16,32,64,128,256,512,1024,2048,4096 --precision amp-fp16
+	bench 90 resnet50-cl-amp-bf16 --model resnet50 --channels-last \
+		--batch 16,32,64,128,256,512,1024,2048,4096 --precision amp-bf16
+	bench 70 maskrcnn-r50-fpn-amp-fp16 --model maskrcnn-r50-fpn --batch 1,2,4,8,16,32 \
+		--precision amp-fp16
+	bench 80 efficientnet-b4-cl-amp-fp16 --model efficientnet-b4 --channels-last \
+		--batch 16,32,64,128,256,512 --precision amp-fp16
+	bench 50 transformer-base-amp-bf16 --model transformer-base --seq-len 128 \
+		--batch 8,16,32,64,128,256,512,1024,2048 --precision amp-bf16
+	bench 80 resnet50-cl-amp-fp16-compile --model resnet50 --channels-last --compile \
+		--batch 256,512 --precision amp-fp16
+}
+
 machine before
 nvidia-smi >>"$dir/machine.txt" 2>&1
-bench 60 mlp-cnn --model mlp,cnn --batch 16,32,64,128,256,512,1024,2048,4096,8192 \
-	--precision fp32,amp-fp16
-bench 150 resnet50 --model resnet50 --batch 8,16,32,64,128,256,512,1024,2048,4096 \
-	--precision fp32,amp-fp16
-bench 90 transformer-base --model transformer-base --seq-len 128 \
-	--batch 8,16,32,64,128,256,512,1024,2048,4096 --precision fp32,amp-fp16
-bench 90 efficientnet-b4 --model efficientnet-b4 --batch 4,8,16,32,64,128,256,512,1024 \
-	--precision fp32,amp-fp16
-bench 70 resnet50-tf32-bf16 --model resnet50 --batch 8,16,32,64,128,256,512,1024,2048,4096 \
-	--precision tf32,amp-bf16
-bench 60 maskrcnn-r50-fpn --model maskrcnn-r50-fpn --batch 1,2,4,8,16,32,64 \
-	--precision fp32,amp-fp16
+$sweep
 machine after

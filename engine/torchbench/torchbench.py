@@ -771,6 +771,7 @@ class Trainer:
             if dev.type == "cuda":
                 kw["device_ids"] = [dev.index]
             self.ddp = model = DDP(model, **kw)
+        self.model = model
         self.fwd = torch.compile(model) if a.compile else model
         self.autocast = None
         if prec == "amp-fp16":
@@ -854,6 +855,12 @@ def trial(tr, name, a, batch, dev, rank, world, gen, timer):
     several workers, timed steps under no_sync). Returns a dict of results,
     or a str saying why it ran out of memory."""
     peak_reset(dev)
+    if a.compile:
+        # Each batch compiles afresh: torch 2.11's inductor failed to
+        # recompile a compiled model for a second batch size in one process
+        # ("trying to set the current FakeTensorMode, but one already exists").
+        torch._dynamo.reset()
+        tr.fwd = torch.compile(tr.model)
     tr.fake_oom = test_oom(batch, rank)
     data, failed = None, ""
     try:
