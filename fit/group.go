@@ -16,8 +16,9 @@ import (
 	"scaleplan/internal/units"
 )
 
-// ErrNoData is returned by Fit when the logs hold no throughput
-// measurement, no convergence record and no run.
+// ErrNoData is returned by Fit, wrapped where it says more, when the logs
+// hold no throughput measurement (or none at or above Options.MinBatch),
+// no convergence record and no run.
 var ErrNoData = errors.New("no throughput, convergence or run records")
 
 // Options control Fit. The zero value groups by model, device kind,
@@ -197,16 +198,19 @@ func Fit(logs []*Log, opt *Options) (*Report, error) {
 			switch r.Kind {
 			case benchlog.KindMeasurement, benchlog.KindStep, benchlog.KindOOM:
 				k := Key{Model: r.Model, Device: r.Device, Devices: r.Workers, Precision: r.Precision, Labels: pick(r.Labels, o.GroupBy)}
-				if s := r.Labels[calib.SampleLabel]; s != "" {
+				for _, name := range append([]string{calib.SampleLabel}, calib.RunLabels...) {
 					// Samples of another unit than the profile's (a
-					// sentence pair of tokens) are a group of their own
+					// sentence pair of tokens), and a model run in another
+					// memory format or compiled, are a group of their own
 					// whether or not GroupBy names the label, and their
 					// calibration entry says so.
-					k.Labels = maps.Clone(k.Labels)
-					if k.Labels == nil {
-						k.Labels = map[string]string{}
+					if v := r.Labels[name]; v != "" {
+						k.Labels = maps.Clone(k.Labels)
+						if k.Labels == nil {
+							k.Labels = map[string]string{}
+						}
+						k.Labels[name] = v
 					}
-					k.Labels[calib.SampleLabel] = s
 				}
 				if r.Transport == "none" {
 					// Workers that exchanged nothing (the engine's
@@ -257,6 +261,13 @@ func Fit(logs []*Log, opt *Options) (*Report, error) {
 	})
 	rep.Comm = fitComm(rep.Groups, o.GradientSize, o.Settings)
 	if len(rep.Runs) == 0 && len(rep.Steps) == 0 && !hasPoints(rep.Groups) {
+		below := 0
+		for _, g := range rep.Groups {
+			below += g.BelowMin
+		}
+		if below > 0 {
+			return nil, fmt.Errorf("%w: the %d throughput measurements are all under the minimum batch %d", ErrNoData, below, o.MinBatch)
+		}
 		return nil, ErrNoData
 	}
 	return rep, nil
@@ -294,7 +305,12 @@ func fitGroup(g *Group, s *Settings) {
 		g.Points[i].Fitted, g.Points[i].Residual, g.Points[i].Z = math.NaN(), math.NaN(), math.NaN()
 	}
 	if len(g.Points) == 0 {
-		g.Err = errors.New("no throughput measurements (only out-of-memory records)")
+		switch {
+		case g.BelowMin > 0:
+			g.Err = fmt.Errorf("no throughput measurement at or above the minimum batch (%d under it)", g.BelowMin)
+		default:
+			g.Err = errors.New("no throughput measurements (only out-of-memory records)")
+		}
 		return
 	}
 	b := make([]float64, len(g.Points))

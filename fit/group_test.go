@@ -2,6 +2,7 @@ package fit
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"path/filepath"
 	"strconv"
@@ -145,6 +146,20 @@ func TestFitErrors(t *testing.T) {
 	if c := rep.Calibration(); len(c.Throughput) != 0 {
 		t.Errorf("calibration of failed fits: %+v", c)
 	}
+	// Every measurement under MinBatch: no data, and the error says why.
+	_, err = Fit([]*Log{lg}, &Options{MinBatch: 16})
+	if !errors.Is(err, ErrNoData) || !strings.Contains(err.Error(), "the 2 throughput measurements are all under the minimum batch 16") {
+		t.Errorf("all under MinBatch: %v", err)
+	}
+	lg.Records = append(lg.Records, benchlog.Record{Kind: benchlog.KindMeasurement, Model: "n", Workers: 1, Batch: 32, StepTime: 0.2})
+	lg.Lines = append(lg.Lines, 4)
+	rep, err = Fit([]*Log{lg}, &Options{MinBatch: 16})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g := rep.Groups[0]; g.Err == nil || !strings.Contains(g.Err.Error(), "no throughput measurement at or above the minimum batch (2 under it)") {
+		t.Errorf("m under MinBatch: %v", g.Err)
+	}
 }
 
 // TestMinBatchH200 fits the H200 logs of docs/measurements/h200-2026-11-26
@@ -228,6 +243,100 @@ func TestMinBatchH200(t *testing.T) {
 			if p.Batch < 32 {
 				t.Errorf("%s: batch %d fitted under MinBatch 32", k, p.Batch)
 			}
+		}
+	}
+}
+
+// TestFitRunLabels checks that the labels of how a model ran
+// (calib.RunLabels) split the groups without Options.GroupBy: the same
+// law in the two memory formats gives two fits, each recovering its own
+// v0 and t exactly, where one group would mix them.
+func TestFitRunLabels(t *testing.T) {
+	var b strings.Builder
+	for _, c := range []struct {
+		labels string
+		v0, t  float64
+	}{
+		{`{"input": "3x224x224"}`, 3000, 0.010},
+		{`{"input": "3x224x224", "channels_last": "true"}`, 7000, 0.012},
+		{`{"input": "3x224x224", "channels_last": "true", "compile": "true"}`, 8000, 0.008},
+	} {
+		for _, batch := range []int{32, 64, 128, 256, 512, 1024} {
+			v := float64(batch) / (float64(batch)/c.v0 + c.t)
+			fmt.Fprintf(&b, `{"kind": "measurement", "model": "resnet50", "device": "NVIDIA H200", "precision": "amp-fp16", "workers": 1, "batch": %d, "samples_per_s": %v, "labels": %s}`+"\n", batch, v, c.labels)
+		}
+	}
+	lg, err := ReadAs(strings.NewReader(b.String()), "tuned.jsonl", Benchlog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Fit([]*Log{lg}, &Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []struct {
+		key   string
+		v0, t float64
+	}{
+		{"resnet50 NVIDIA H200 ×1 amp-fp16", 3000, 0.010},
+		{"resnet50 NVIDIA H200 ×1 amp-fp16 channels_last=true", 7000, 0.012},
+		{"resnet50 NVIDIA H200 ×1 amp-fp16 channels_last=true compile=true", 8000, 0.008},
+	} {
+		g := findGroup(t, rep, w.key)
+		if g.Fit == nil || len(g.Points) != 6 {
+			t.Fatalf("%s: %d points, fit %v", w.key, len(g.Points), g.Err)
+		}
+		if math.Abs(g.Fit.V0/w.v0-1) > 1e-6 || math.Abs(float64(g.Fit.T)/w.t-1) > 1e-6 {
+			t.Errorf("%s: v0 %v, t %v; want %v, %v", w.key, g.Fit.V0, float64(g.Fit.T), w.v0, w.t)
+		}
+	}
+	if len(rep.Groups) != 3 {
+		t.Errorf("%d groups, want 3", len(rep.Groups))
+	}
+}
+
+// TestFitH200Tuned fits the logs of docs/measurements/h200-2026-11-26-tuned
+// and checks the groups and the R² of each that docs/torchbench.md quotes:
+// channels_last and torch.compile split ResNet-50's amp-fp16 curve in two.
+func TestFitH200Tuned(t *testing.T) {
+	files, err := filepath.Glob("../docs/measurements/h200-2026-11-26-tuned/*.jsonl")
+	if err != nil || len(files) != 8 {
+		t.Fatalf("tuned H200 logs %v (%v): want 8", files, err)
+	}
+	var logs []*Log
+	for _, f := range files {
+		lg, err := ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		logs = append(logs, lg)
+	}
+	rep, err := Fit(logs, &Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]struct {
+		points int
+		r2     string
+	}{
+		"efficientnet-b4 NVIDIA H200 ×1 amp-fp16 channels_last=true":       {4, "0.9090"},
+		"maskrcnn-r50-fpn NVIDIA H200 ×1 amp-fp16":                         {5, "0.9859"},
+		"resnet50 NVIDIA H200 ×1 amp-bf16 channels_last=true":              {8, "0.9591"},
+		"resnet50 NVIDIA H200 ×1 amp-fp16 channels_last=true":              {8, "0.9693"},
+		"resnet50 NVIDIA H200 ×1 amp-fp16 channels_last=true compile=true": {4, "0.9476"},
+		"transformer-base NVIDIA H200 ×1 amp-bf16 sample=sentence-pair":    {8, "0.9334"},
+	}
+	if len(rep.Groups) != len(want) {
+		t.Errorf("%d groups, want %d", len(rep.Groups), len(want))
+	}
+	for k, w := range want {
+		g := findGroup(t, rep, k)
+		if g.Fit == nil {
+			t.Errorf("%s: no fit: %v", k, g.Err)
+			continue
+		}
+		if got := strconv.FormatFloat(g.Fit.R2, 'f', 4, 64); len(g.Points) != w.points || got != w.r2 {
+			t.Errorf("%s: %d points, R² %s; want %d, %s", k, len(g.Points), got, w.points, w.r2)
 		}
 	}
 }

@@ -47,6 +47,12 @@ type Measured struct {
 	PeakMemory units.Bytes
 	// OOM marks a record of a batch that ran out of device memory.
 	OOM bool
+	// Variant says how the model was run beyond its precision, as the
+	// log's labels say (calib.RunVariant: "channels_last compile"); ""
+	// for the framework's defaults. Measurements of another variant are a
+	// group of their own; the prediction does not depend on it, since the
+	// catalogue's efficiencies do not model memory formats or compilers.
+	Variant string
 	// Source says where the record is (file:line); free text.
 	Source string
 }
@@ -73,11 +79,13 @@ func (r *MeasuredRow) Error() float64 {
 	return (r.Predicted - r.SamplesPerSec) / r.SamplesPerSec
 }
 
-// MeasuredGroup gathers the rows of one device, model and precision.
+// MeasuredGroup gathers the rows of one device, model, precision and
+// variant.
 type MeasuredGroup struct {
 	Device    string // the catalogue's key of the device
 	Model     string
 	Precision string // as the log gives it
+	Variant   string // Measured.Variant
 	Rows      []MeasuredRow
 
 	// MAE is the mean of |MeasuredRow.Error| over the rows that ran.
@@ -114,7 +122,7 @@ func (g *MeasuredGroup) MemoryAgrees() bool {
 
 // MeasuredReport is CompareMeasured's result.
 type MeasuredReport struct {
-	Groups []MeasuredGroup // by device, model, then precision
+	Groups []MeasuredGroup // by device, model, precision, then variant
 	// MAE is the mean of |MeasuredRow.Error| over every row that ran.
 	MAE float64
 	// Rows counts the rows that ran.
@@ -179,7 +187,7 @@ func measuredConfig(m *model.Model, d *hw.Device, ms *Measured, b int) (sim.Conf
 // cannot run, an unknown device or model or a bad field is an error that
 // names the row's Source.
 func CompareMeasured(ms []Measured, cat *hw.Catalog, prof *model.Profiles, opt Options) (*MeasuredReport, error) {
-	type key struct{ dev, model, prec string }
+	type key struct{ dev, model, prec, variant string }
 	groups := map[key]*MeasuredGroup{}
 	var order []key
 	for i := range ms {
@@ -207,10 +215,10 @@ func CompareMeasured(ms []Measured, cat *hw.Catalog, prof *model.Profiles, opt O
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", where, err)
 		}
-		k := key{d.Name, mdl.Name, m.Precision}
+		k := key{d.Name, mdl.Name, m.Precision, m.Variant}
 		g := groups[k]
 		if g == nil {
-			g = &MeasuredGroup{Device: d.Name, Model: mdl.Name, Precision: m.Precision}
+			g = &MeasuredGroup{Device: d.Name, Model: mdl.Name, Precision: m.Precision, Variant: m.Variant}
 			if b := cfg.LargestMicroBatch(); b >= 0 {
 				g.PredictedMax = int(float64(b) / scale)
 			} else {
@@ -245,7 +253,7 @@ func CompareMeasured(ms []Measured, cat *hw.Catalog, prof *model.Profiles, opt O
 	rep := &MeasuredReport{}
 	var sum float64
 	slices.SortFunc(order, func(a, b key) int {
-		return cmp.Or(strings.Compare(a.dev, b.dev), strings.Compare(a.model, b.model), strings.Compare(a.prec, b.prec))
+		return cmp.Or(strings.Compare(a.dev, b.dev), strings.Compare(a.model, b.model), strings.Compare(a.prec, b.prec), strings.Compare(a.variant, b.variant))
 	})
 	for _, k := range order {
 		g := groups[k]

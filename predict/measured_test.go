@@ -132,6 +132,38 @@ func TestCompareMeasuredScale(t *testing.T) {
 	}
 }
 
+// TestCompareMeasuredVariant checks that measurements of another variant
+// (channels_last) form a group of their own, after the default's, with
+// the same prediction at the same batch: the catalogue does not model
+// memory formats.
+func TestCompareMeasuredVariant(t *testing.T) {
+	cat, prof := defaults(t)
+	rep, err := CompareMeasured([]Measured{
+		{Device: "NVIDIA H200", Model: "resnet50", Precision: "amp-fp16", Variant: "channels_last", Batch: 256, SamplesPerSec: 6000},
+		{Device: "NVIDIA H200", Model: "resnet50", Precision: "amp-fp16", Batch: 256, SamplesPerSec: 3000},
+		{Device: "NVIDIA H200", Model: "resnet50", Precision: "amp-fp16", Batch: 512, SamplesPerSec: 3050},
+	}, cat, prof, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Groups) != 2 {
+		t.Fatalf("%d groups, want 2", len(rep.Groups))
+	}
+	def, cl := rep.Groups[0], rep.Groups[1]
+	if def.Variant != "" || cl.Variant != "channels_last" || len(def.Rows) != 2 || len(cl.Rows) != 1 {
+		t.Fatalf("groups %q (%d rows), %q (%d rows): want \"\" (2), \"channels_last\" (1)", def.Variant, len(def.Rows), cl.Variant, len(cl.Rows))
+	}
+	if def.LargestRun != 512 || cl.LargestRun != 256 {
+		t.Errorf("largest batches %d, %d; want 512, 256", def.LargestRun, cl.LargestRun)
+	}
+	if a, b := def.Rows[0].Predicted, cl.Rows[0].Predicted; a != b || !(a > 0) {
+		t.Errorf("predicted %v and %v at batch 256: want the same, positive", a, b)
+	}
+	if got, want := cl.Rows[0].Error(), cl.Rows[0].Predicted/6000-1; math.Abs(got-want) > 1e-15 {
+		t.Errorf("channels_last error %v, want %v", got, want)
+	}
+}
+
 func TestMemoryAgrees(t *testing.T) {
 	for _, tc := range []struct {
 		run, oom, pred int

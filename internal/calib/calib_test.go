@@ -289,3 +289,20 @@ func TestOnePublishedFigure(t *testing.T) {
 		t.Errorf("one point with t = 5 ms: %v", err)
 	}
 }
+
+func TestRunVariant(t *testing.T) {
+	for _, c := range []struct {
+		labels map[string]string
+		want   string
+	}{
+		{nil, ""},
+		{map[string]string{"input": "3x224x224", SampleLabel: "sentence-pair"}, ""},
+		{map[string]string{"channels_last": "true"}, "channels_last"},
+		{map[string]string{"compile": "true", "channels_last": "true"}, "channels_last compile"},
+		{map[string]string{"compile": "max-autotune"}, "compile=max-autotune"},
+	} {
+		if got := RunVariant(c.labels); got != c.want {
+			t.Errorf("RunVariant(%v) = %q, want %q", c.labels, got, c.want)
+		}
+	}
+}

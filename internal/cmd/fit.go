@@ -574,18 +574,23 @@ func keyCells(k fit.Key) []string {
 }
 
 // labelColumns returns the label columns of the fit tables: the
-// --group-by labels, and "transport" where fit.Fit set it apart for
-// workers that exchanged nothing.
+// --group-by labels, then those fit.Fit keeps in a key whether or not it
+// is asked to, where a group has one: calib.SampleLabel, calib.RunLabels,
+// and "transport" for workers that exchanged nothing.
 func labelColumns(rep *fit.Report, groupBy []string) []string {
-	if slices.Contains(groupBy, "transport") {
-		return groupBy
-	}
-	for _, g := range rep.Groups {
-		if _, ok := g.Key.Labels["transport"]; ok {
-			return append(slices.Clip(groupBy), "transport")
+	cols := slices.Clip(groupBy)
+	for _, name := range append(append([]string{calib.SampleLabel}, calib.RunLabels...), "transport") {
+		if slices.Contains(cols, name) {
+			continue
+		}
+		for _, g := range rep.Groups {
+			if _, ok := g.Key.Labels[name]; ok {
+				cols = append(cols, name)
+				break
+			}
 		}
 	}
-	return groupBy
+	return cols
 }
 
 func labelCells(labels map[string]string, names []string) []string {

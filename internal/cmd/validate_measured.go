@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -113,7 +114,7 @@ func readMeasured(lg *fit.Log, prof *model.Profiles) ([]predict.Measured, int, e
 			Device: dev, Model: rec.Model, Precision: rec.Precision, Batch: rec.Batch,
 			SamplesPerSec: rec.Throughput(), PeakMemory: units.Bytes(rec.PeakMemory),
 			OOM: rec.Kind == benchlog.KindOOM, Source: where,
-			Optimizer: headerOptimizer(header, rec.Model),
+			Optimizer: headerOptimizer(header, rec.Model), Variant: calib.RunVariant(rec.Labels),
 		}
 		if m.Batch == 0 {
 			m.Batch = rec.EffectiveGlobalBatch()
@@ -180,11 +181,22 @@ func headerOptimizer(header benchlog.Record, name string) model.Optimizer {
 }
 
 // writeMeasured prints every measurement against its prediction, then one
-// line per device, model and precision with the memory limit.
+// line per device, model, precision and variant with the memory limit. The
+// variant column is there when a group has one.
 func writeMeasured(w io.Writer, format string, rep *predict.MeasuredReport, skipped int) error {
+	variants := slices.ContainsFunc(rep.Groups, func(g predict.MeasuredGroup) bool { return g.Variant != "" })
+	// key returns the cells that name g's group.
+	key := func(g *predict.MeasuredGroup) []string {
+		if variants {
+			return []string{g.Device, g.Model, g.Precision, dash(g.Variant)}
+		}
+		return []string{g.Device, g.Model, g.Precision}
+	}
+	keyHeader := key(&predict.MeasuredGroup{Device: "device", Model: "model", Precision: "precision", Variant: "variant"})
 	rows := &table{Title: "Measured against predicted from the catalogue alone (one device, roofline, no calibration)",
-		Header: []string{"device", "model", "precision", "batch", "measured (samples/s)", "predicted (samples/s)", "error (%)", "peak memory", "memory model", "source"}}
-	for _, g := range rep.Groups {
+		Header: append(keyHeader, "batch", "measured (samples/s)", "predicted (samples/s)", "error (%)", "peak memory", "memory model", "source")}
+	for i := range rep.Groups {
+		g := &rep.Groups[i]
 		for _, r := range g.Rows {
 			meas, pred, e := "out of memory", "-", "-"
 			if !r.OOM {
@@ -194,12 +206,17 @@ func writeMeasured(w io.Writer, format string, rep *predict.MeasuredReport, skip
 			if r.PeakMemory > 0 {
 				peak = r.PeakMemory.String()
 			}
-			rows.Rows = append(rows.Rows, []string{g.Device, g.Model, g.Precision, strconv.Itoa(r.Batch), meas, pred, e, peak, r.Footprint.String(), r.Source})
+			rows.Rows = append(rows.Rows, append(key(g), strconv.Itoa(r.Batch), meas, pred, e, peak, r.Footprint.String(), r.Source))
 		}
 	}
-	sum := &table{Title: "Per device, model and precision",
-		Header: []string{"device", "model", "precision", "batches", "mean absolute error (%)", "error at the largest batch (%)", "largest batch run", "first out of memory", "memory model's largest batch", "within one power of two"}}
-	for _, g := range rep.Groups {
+	title := "Per device, model and precision"
+	if variants {
+		title = "Per device, model, precision and variant"
+	}
+	sum := &table{Title: title,
+		Header: append(keyHeader, "batches", "mean absolute error (%)", "error at the largest batch (%)", "largest batch run", "first out of memory", "memory model's largest batch", "within one power of two")}
+	for i := range rep.Groups {
+		g := &rep.Groups[i]
 		mae, last := "-", "-"
 		if !math.IsNaN(g.MAE) {
 			mae = fmt.Sprintf("%.1f", 100*g.MAE)
@@ -221,7 +238,7 @@ func writeMeasured(w io.Writer, format string, rep *predict.MeasuredReport, skip
 		case g.MemoryAgrees():
 			agree = "yes"
 		}
-		sum.Rows = append(sum.Rows, []string{g.Device, g.Model, g.Precision, strconv.Itoa(len(g.Rows)), mae, last, strconv.Itoa(g.LargestRun), oom, pmax, agree})
+		sum.Rows = append(sum.Rows, append(key(g), strconv.Itoa(len(g.Rows)), mae, last, strconv.Itoa(g.LargestRun), oom, pmax, agree))
 	}
 	lines := []string{fmt.Sprintf("mean absolute error of samples/s over %d measurements: %.1f%%", rep.Rows, 100*rep.MAE)}
 	if skipped > 0 {
@@ -271,7 +288,7 @@ func writeMeasuredCharts(c *cli.Context, dir string, rep *predict.MeasuredReport
 		if g.FirstOOM > 0 {
 			tg.OOM = []float64{float64(g.FirstOOM)}
 		}
-		subject := fmt.Sprintf("%s %s %s", g.Model, g.Device, g.Precision)
+		subject := strings.TrimSpace(fmt.Sprintf("%s %s %s %s", g.Model, g.Device, g.Precision, g.Variant))
 		if len(tg.Points) == 0 {
 			fmt.Fprintf(c.App.ErrWriter, "validate: no chart of %s: no batch ran\n", subject)
 			continue

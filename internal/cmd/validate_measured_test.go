@@ -89,6 +89,73 @@ func TestValidateMeasuredH200(t *testing.T) {
 	}
 }
 
+// TestValidateMeasuredH200Tuned runs validate --measured on the committed
+// logs of docs/measurements/h200-2026-11-26-tuned (channels_last, bf16,
+// torch.compile) and checks the figures docs/validation.md quotes: each
+// variant is a group of its own, named in the variant column.
+func TestValidateMeasuredH200Tuned(t *testing.T) {
+	logs, err := filepath.Glob("../../docs/measurements/h200-2026-11-26-tuned/*.jsonl")
+	if err != nil || len(logs) != 8 {
+		t.Fatalf("tuned H200 logs %v (%v): want 8", logs, err)
+	}
+	args := []string{"validate", "--format", "json"}
+	for _, l := range logs {
+		args = append(args, "--measured", l)
+	}
+	stdout, stderr, code := runCLI(args...)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var out map[string][]map[string]any
+	if err := json.Unmarshal([]byte(stdout), &out); err != nil {
+		t.Fatalf("%v:\n%s", err, stdout)
+	}
+	if n := len(out["measurements"]); n != 40 { // 37 that ran, 3 out of memory
+		t.Errorf("%d rows, want 40", n)
+	}
+	want := map[string][6]string{
+		"efficientnet-b4 amp-fp16 channels_last":  {"796.9", "+324.9", "128", "-", "440", "no limit measured"},
+		"maskrcnn-r50-fpn amp-fp16 -":             {"304.4", "+146.9", "16", "-", "95", "no limit measured"},
+		"resnet50 amp-bf16 channels_last":         {"417.2", "+177.3", "2048", "4096", "3214", "yes"},
+		"resnet50 amp-fp16 channels_last":         {"404.2", "+111.8", "2048", "4096", "3214", "yes"},
+		"resnet50 amp-fp16 channels_last compile": {"104.7", "+84.6", "1024", "-", "3214", "no limit measured"},
+		"transformer-base amp-bf16 -":             {"883.0", "+148.9", "1024", "2048", "2345", "yes"},
+	}
+	cols := []string{"mean absolute error (%)", "error at the largest batch (%)", "largest batch run", "first out of memory", "memory model's largest batch", "within one power of two"}
+	groups := out["groups"]
+	if len(groups) != len(want) {
+		t.Errorf("%d groups, want %d", len(groups), len(want))
+	}
+	for _, g := range groups {
+		k := g["model"].(string) + " " + g["precision"].(string) + " " + decodedCell(g["variant"])
+		w, ok := want[k]
+		if !ok {
+			t.Errorf("unexpected group %s", k)
+			continue
+		}
+		for i, c := range cols {
+			got := strings.TrimSuffix(strings.TrimSpace(decodedCell(g[c])), ".0")
+			if got != strings.TrimSuffix(w[i], ".0") {
+				t.Errorf("%s: %s %q, want %q", k, c, got, w[i])
+			}
+		}
+	}
+	if s := stdout; !strings.Contains(s, "mean absolute error of samples/s over 37 measurements: 507.1%") {
+		t.Errorf("summary missing or changed:\n%s", s[strings.LastIndex(s, "summary"):])
+	}
+	// The text tables name the variant in a column of its own, which logs
+	// without one do not get (TestValidateMeasuredRead).
+	text, stderr, code := runCLI("validate", "--measured", "../../docs/measurements/h200-2026-11-26-tuned/resnet50-cl-amp-fp16-compile-2.jsonl")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, s := range []string{"Per device, model, precision and variant", "resnet50  amp-fp16   channels_last compile  1024"} {
+		if !strings.Contains(text, s) {
+			t.Errorf("text output lacks %q:\n%s", s, text)
+		}
+	}
+}
+
 // decodedCell prints a decoded JSON cell as the text table would.
 func decodedCell(v any) string {
 	switch x := v.(type) {
