@@ -300,3 +300,38 @@ func TestFitH200Calibration(t *testing.T) {
 		t.Errorf("plan --calibration published: exit %d, no 1-GPU row of 112.1 min:\n%s%s", code, stdout, stderr)
 	}
 }
+
+// TestFitH200TunedCalibration: the compiled channels_last ResNet-50 of
+// docs/measurements/h200-2026-11-26-tuned calibrates h200-sxm-141gb's fp16
+// (its labels kept in the entry), and one H200 trains ResNet-50 by it in
+// the time docs/calibrate.md sets beside one H100 by NVIDIA's figure.
+func TestFitH200TunedCalibration(t *testing.T) {
+	logs, err := filepath.Glob("../../docs/measurements/h200-2026-11-26-tuned/resnet50-cl-amp-fp16-compile*.jsonl")
+	if err != nil || len(logs) != 2 {
+		t.Fatalf("compiled ResNet-50 logs %v (%v): want 2", logs, err)
+	}
+	out := filepath.Join(t.TempDir(), "h200-tuned.yaml")
+	_, stderr, code := runCLI(append([]string{"fit", "--out", out}, logs...)...)
+	if code != exitOK || !strings.Contains(stderr, "resnet50 on 1 NVIDIA H200, amp-fp16: scenarios of resnet50 on h200-sxm-141gb at fp16 compute by it") {
+		t.Fatalf("fit: exit %d: %s", code, stderr)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := string(b); !strings.Contains(s, `channels_last: "true"`) || !strings.Contains(s, `compile: "true"`) {
+		t.Errorf("entry lacks its run labels:\n%s", s)
+	}
+	stdout, stderr, code := runCLI("plan", "--recipe", "mlperf-v0.7-resnet50", "--deadline", "2h", "--systems", "dgx-h200", "--calibration", out)
+	if code != exitOK {
+		t.Fatalf("plan: exit %d: %s", code, stderr)
+	}
+	for _, s := range []string{
+		"fp16: calibrated, v0 = 8132 samples/s on 1 device, t = 8.412 ms",
+		"416           1             1       416           ring              -          local    6788      113.1 min",
+	} {
+		if !strings.Contains(stdout, s) {
+			t.Errorf("plan output lacks %q:\n%s", s, stdout)
+		}
+	}
+}
