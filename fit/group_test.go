@@ -26,6 +26,23 @@ func readLogs(t *testing.T, files ...string) []*Log {
 	return logs
 }
 
+// measuredLogs reads the n logs that pattern, under docs/measurements,
+// matches.
+func measuredLogs(t *testing.T, pattern string, n int) []*Log {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join("../docs/measurements", pattern))
+	if err != nil || len(files) != n {
+		t.Fatalf("logs %s: %v (%v): want %d", pattern, files, err, n)
+	}
+	logs := make([]*Log, len(files))
+	for i, f := range files {
+		if logs[i], err = ReadFile(f); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return logs
+}
+
 func findGroup(t *testing.T, rep *Report, key string) Group {
 	t.Helper()
 	var keys []string
@@ -167,18 +184,7 @@ func TestFitErrors(t *testing.T) {
 // curve that docs/torchbench.md quotes, and that the batches under 32 are
 // counted rather than fitted.
 func TestMinBatchH200(t *testing.T) {
-	files, err := filepath.Glob("../docs/measurements/h200-2026-11-26/*.jsonl")
-	if err != nil || len(files) != 8 {
-		t.Fatalf("H200 logs %v (%v): want 8", files, err)
-	}
-	var logs []*Log
-	for _, f := range files {
-		lg, err := ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		logs = append(logs, lg)
-	}
+	logs := measuredLogs(t, "h200-2026-11-26/*.jsonl", 8)
 	// model precision: R² with every batch, with MinBatch 32 ("-" when
 	// fewer than two batches are left), and the measurements under 32.
 	want := map[string]struct {
@@ -299,19 +305,7 @@ func TestFitRunLabels(t *testing.T) {
 // and checks the groups and the R² of each that docs/torchbench.md quotes:
 // channels_last and torch.compile split ResNet-50's amp-fp16 curve in two.
 func TestFitH200Tuned(t *testing.T) {
-	files, err := filepath.Glob("../docs/measurements/h200-2026-11-26-tuned/*.jsonl")
-	if err != nil || len(files) != 8 {
-		t.Fatalf("tuned H200 logs %v (%v): want 8", files, err)
-	}
-	var logs []*Log
-	for _, f := range files {
-		lg, err := ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		logs = append(logs, lg)
-	}
-	rep, err := Fit(logs, &Options{})
+	rep, err := Fit(measuredLogs(t, "h200-2026-11-26-tuned/*.jsonl", 8), &Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -278,14 +278,9 @@ func TestPublishedCalibrationFlag(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("plan: exit %d: %s", code, stderr)
 	}
-	for _, want := range []string{
+	checkContains(t, "plan", stdout,
 		"compute on dgx-h100 (h100-sxm5-80gb): fp16: calibrated, v0 = 56,380 samples/s on 8 devices, t = 0 s (published (validate case mlperf-v3.0-dgx-h100-resnet50-epoch",
-		"compute on tsubame3 (p100-sxm2): fp16, fp32: roofline",
-	} {
-		if !strings.Contains(stdout, want) {
-			t.Errorf("plan: no %q in:\n%s", want, stdout)
-		}
-	}
+		"compute on tsubame3 (p100-sxm2): fp16, fp32: roofline")
 	// The published figures are of NVIDIA GPUs: for the IPU's scenario
 	// none applies, which is an error, as for any file.
 	_, stderr, code = runCLI("predict", "--calibration", "published", "ipu-pod16-efficientnet-b4")

@@ -8,21 +8,34 @@ import (
 	"testing"
 )
 
-// h200Logs are the bench logs of docs/measurements/h200-2026-11-26.
-func h200Logs(t *testing.T) []string {
+// measuredLogs returns the n bench logs that pattern, under
+// docs/measurements, matches.
+func measuredLogs(t *testing.T, pattern string, n int) []string {
 	t.Helper()
-	logs, err := filepath.Glob("../../docs/measurements/h200-2026-11-26/*.jsonl")
-	if err != nil || len(logs) != 8 {
-		t.Fatalf("H200 logs %v (%v): want 8", logs, err)
+	logs, err := filepath.Glob(filepath.Join("../../docs/measurements", pattern))
+	if err != nil || len(logs) != n {
+		t.Fatalf("logs %s: %v (%v): want %d", pattern, logs, err, n)
 	}
 	return logs
 }
 
-// TestValidateMeasuredH200 runs validate --measured on the committed H200
-// logs and checks every group's figures that docs/validation.md quotes.
-func TestValidateMeasuredH200(t *testing.T) {
+// h200Logs are the bench logs of docs/measurements/h200-2026-11-26.
+func h200Logs(t *testing.T) []string {
+	return measuredLogs(t, "h200-2026-11-26/*.jsonl", 8)
+}
+
+// measuredGroup is a group's figures in validate --measured's JSON: mean
+// absolute error, error at the largest batch, largest batch run, first
+// out of memory, memory model's largest batch, agreement.
+type measuredGroup [6]string
+
+// checkMeasured runs validate --measured --format json on logs and checks
+// the count of rows, each group's figures (keyed by key of its cells) and
+// the summary line; it returns the output.
+func checkMeasured(t *testing.T, logs []string, rows int, key func(g map[string]any) string, want map[string]measuredGroup, summary string) string {
+	t.Helper()
 	args := []string{"validate", "--format", "json"}
-	for _, l := range h200Logs(t) {
+	for _, l := range logs {
 		args = append(args, "--measured", l)
 	}
 	stdout, stderr, code := runCLI(args...)
@@ -33,24 +46,8 @@ func TestValidateMeasuredH200(t *testing.T) {
 	if err := json.Unmarshal([]byte(stdout), &out); err != nil {
 		t.Fatalf("%v:\n%s", err, stdout)
 	}
-	if n := len(out["measurements"]); n != 98 { // 94 that ran, 4 out of memory
-		t.Errorf("%d rows, want 98", n)
-	}
-	// model, precision: mean |error|, error at the largest batch, largest
-	// batch run, first out of memory, memory model's largest batch, agrees.
-	want := map[string][6]string{
-		"cnn amp-fp16":              {"7691.8", "+745.7", "8192", "-", "566420", "no limit measured"},
-		"cnn fp32":                  {"807.5", "-6.9", "8192", "-", "283210", "no limit measured"},
-		"efficientnet-b4 amp-fp16":  {"2207.3", "+698.1", "64", "-", "440", "no limit measured"},
-		"efficientnet-b4 fp32":      {"43.1", "+5.7", "128", "256", "220", "yes"},
-		"maskrcnn-r50-fpn fp32":     {"38.8", "-47.7", "4", "-", "47", "no limit measured"},
-		"mlp amp-fp16":              {"10988.2", "+527.3", "8192", "-", "14710906", "no limit measured"},
-		"mlp fp32":                  {"1789.9", "-56.2", "8192", "-", "7355453", "no limit measured"},
-		"resnet50 amp-fp16":         {"836.5", "+356.8", "2048", "4096", "3214", "yes"},
-		"resnet50 fp32":             {"27.8", "-11.9", "512", "-", "1607", "no limit measured"},
-		"resnet50 tf32":             {"379.0", "+213.7", "1024", "-", "1607", "no limit measured"},
-		"transformer-base amp-fp16": {"596.5", "+153.4", "1024", "2048", "2345", "yes"},
-		"transformer-base fp32":     {"33.4", "-30.0", "1024", "2048", "1487", "yes"},
+	if n := len(out["measurements"]); n != rows {
+		t.Errorf("%d rows, want %d", n, rows)
 	}
 	cols := []string{"mean absolute error (%)", "error at the largest batch (%)", "largest batch run", "first out of memory", "memory model's largest batch", "within one power of two"}
 	groups := out["groups"]
@@ -61,7 +58,7 @@ func TestValidateMeasuredH200(t *testing.T) {
 		if g["device"] != "h200-sxm-141gb" {
 			t.Errorf("device %v, want h200-sxm-141gb (CUDA's NVIDIA H200)", g["device"])
 		}
-		k := g["model"].(string) + " " + g["precision"].(string)
+		k := key(g)
 		w, ok := want[k]
 		if !ok {
 			t.Errorf("unexpected group %s", k)
@@ -74,9 +71,41 @@ func TestValidateMeasuredH200(t *testing.T) {
 			}
 		}
 	}
-	if s := stdout; !strings.Contains(s, "mean absolute error of samples/s over 94 measurements: 2553.0%") {
-		t.Errorf("summary missing or changed:\n%s", s[strings.LastIndex(s, "summary"):])
+	if !strings.Contains(stdout, summary) {
+		t.Errorf("summary %q missing or changed:\n%s", summary, stdout[strings.LastIndex(stdout, "summary"):])
 	}
+	return stdout
+}
+
+// checkContains reports each of wants that out, the output of what, lacks.
+func checkContains(t *testing.T, what, out string, wants ...string) {
+	t.Helper()
+	for _, w := range wants {
+		if !strings.Contains(out, w) {
+			t.Errorf("%s: no %q in:\n%s", what, w, out)
+		}
+	}
+}
+
+// TestValidateMeasuredH200 runs validate --measured on the committed H200
+// logs and checks every group's figures that docs/validation.md quotes.
+func TestValidateMeasuredH200(t *testing.T) {
+	// 94 that ran, 4 out of memory.
+	checkMeasured(t, h200Logs(t), 98, func(g map[string]any) string { return g["model"].(string) + " " + g["precision"].(string) },
+		map[string]measuredGroup{
+			"cnn amp-fp16":              {"7691.8", "+745.7", "8192", "-", "566420", "no limit measured"},
+			"cnn fp32":                  {"807.5", "-6.9", "8192", "-", "283210", "no limit measured"},
+			"efficientnet-b4 amp-fp16":  {"2207.3", "+698.1", "64", "-", "440", "no limit measured"},
+			"efficientnet-b4 fp32":      {"43.1", "+5.7", "128", "256", "220", "yes"},
+			"maskrcnn-r50-fpn fp32":     {"38.8", "-47.7", "4", "-", "47", "no limit measured"},
+			"mlp amp-fp16":              {"10988.2", "+527.3", "8192", "-", "14710906", "no limit measured"},
+			"mlp fp32":                  {"1789.9", "-56.2", "8192", "-", "7355453", "no limit measured"},
+			"resnet50 amp-fp16":         {"836.5", "+356.8", "2048", "4096", "3214", "yes"},
+			"resnet50 fp32":             {"27.8", "-11.9", "512", "-", "1607", "no limit measured"},
+			"resnet50 tf32":             {"379.0", "+213.7", "1024", "-", "1607", "no limit measured"},
+			"transformer-base amp-fp16": {"596.5", "+153.4", "1024", "2048", "2345", "yes"},
+			"transformer-base fp32":     {"33.4", "-30.0", "1024", "2048", "1487", "yes"},
+		}, "mean absolute error of samples/s over 94 measurements: 2553.0%")
 	// --plot draws one chart per group, as PNG and SVG.
 	dir := filepath.Join(t.TempDir(), "charts")
 	if _, stderr, code := runCLI("validate", "--measured", "../../docs/measurements/h200-2026-11-26/resnet50-amp-fp16.jsonl",
@@ -94,66 +123,26 @@ func TestValidateMeasuredH200(t *testing.T) {
 // torch.compile) and checks the figures docs/validation.md quotes: each
 // variant is a group of its own, named in the variant column.
 func TestValidateMeasuredH200Tuned(t *testing.T) {
-	logs, err := filepath.Glob("../../docs/measurements/h200-2026-11-26-tuned/*.jsonl")
-	if err != nil || len(logs) != 8 {
-		t.Fatalf("tuned H200 logs %v (%v): want 8", logs, err)
+	// 37 that ran, 3 out of memory.
+	key := func(g map[string]any) string {
+		return g["model"].(string) + " " + g["precision"].(string) + " " + decodedCell(g["variant"])
 	}
-	args := []string{"validate", "--format", "json"}
-	for _, l := range logs {
-		args = append(args, "--measured", l)
-	}
-	stdout, stderr, code := runCLI(args...)
-	if code != exitOK {
-		t.Fatalf("exit %d: %s", code, stderr)
-	}
-	var out map[string][]map[string]any
-	if err := json.Unmarshal([]byte(stdout), &out); err != nil {
-		t.Fatalf("%v:\n%s", err, stdout)
-	}
-	if n := len(out["measurements"]); n != 40 { // 37 that ran, 3 out of memory
-		t.Errorf("%d rows, want 40", n)
-	}
-	want := map[string][6]string{
-		"efficientnet-b4 amp-fp16 channels_last":  {"796.9", "+324.9", "128", "-", "440", "no limit measured"},
-		"maskrcnn-r50-fpn amp-fp16 -":             {"304.4", "+146.9", "16", "-", "95", "no limit measured"},
-		"resnet50 amp-bf16 channels_last":         {"417.2", "+177.3", "2048", "4096", "3214", "yes"},
-		"resnet50 amp-fp16 channels_last":         {"404.2", "+111.8", "2048", "4096", "3214", "yes"},
-		"resnet50 amp-fp16 channels_last compile": {"104.7", "+84.6", "1024", "-", "3214", "no limit measured"},
-		"transformer-base amp-bf16 -":             {"883.0", "+148.9", "1024", "2048", "2345", "yes"},
-	}
-	cols := []string{"mean absolute error (%)", "error at the largest batch (%)", "largest batch run", "first out of memory", "memory model's largest batch", "within one power of two"}
-	groups := out["groups"]
-	if len(groups) != len(want) {
-		t.Errorf("%d groups, want %d", len(groups), len(want))
-	}
-	for _, g := range groups {
-		k := g["model"].(string) + " " + g["precision"].(string) + " " + decodedCell(g["variant"])
-		w, ok := want[k]
-		if !ok {
-			t.Errorf("unexpected group %s", k)
-			continue
-		}
-		for i, c := range cols {
-			got := strings.TrimSuffix(strings.TrimSpace(decodedCell(g[c])), ".0")
-			if got != strings.TrimSuffix(w[i], ".0") {
-				t.Errorf("%s: %s %q, want %q", k, c, got, w[i])
-			}
-		}
-	}
-	if s := stdout; !strings.Contains(s, "mean absolute error of samples/s over 37 measurements: 507.1%") {
-		t.Errorf("summary missing or changed:\n%s", s[strings.LastIndex(s, "summary"):])
-	}
+	checkMeasured(t, measuredLogs(t, "h200-2026-11-26-tuned/*.jsonl", 8), 40, key,
+		map[string]measuredGroup{
+			"efficientnet-b4 amp-fp16 channels_last":  {"796.9", "+324.9", "128", "-", "440", "no limit measured"},
+			"maskrcnn-r50-fpn amp-fp16 -":             {"304.4", "+146.9", "16", "-", "95", "no limit measured"},
+			"resnet50 amp-bf16 channels_last":         {"417.2", "+177.3", "2048", "4096", "3214", "yes"},
+			"resnet50 amp-fp16 channels_last":         {"404.2", "+111.8", "2048", "4096", "3214", "yes"},
+			"resnet50 amp-fp16 channels_last compile": {"104.7", "+84.6", "1024", "-", "3214", "no limit measured"},
+			"transformer-base amp-bf16 -":             {"883.0", "+148.9", "1024", "2048", "2345", "yes"},
+		}, "mean absolute error of samples/s over 37 measurements: 507.1%")
 	// The text tables name the variant in a column of its own, which logs
 	// without one do not get (TestValidateMeasuredRead).
 	text, stderr, code := runCLI("validate", "--measured", "../../docs/measurements/h200-2026-11-26-tuned/resnet50-cl-amp-fp16-compile-2.jsonl")
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	for _, s := range []string{"Per device, model, precision and variant", "resnet50  amp-fp16   channels_last compile  1024"} {
-		if !strings.Contains(text, s) {
-			t.Errorf("text output lacks %q:\n%s", s, text)
-		}
-	}
+	checkContains(t, "validate", text, "Per device, model, precision and variant", "resnet50  amp-fp16   channels_last compile  1024")
 }
 
 // decodedCell prints a decoded JSON cell as the text table would.
@@ -306,10 +295,7 @@ func TestFitH200Calibration(t *testing.T) {
 // (its labels kept in the entry), and one H200 trains ResNet-50 by it in
 // the time docs/calibrate.md sets beside one H100 by NVIDIA's figure.
 func TestFitH200TunedCalibration(t *testing.T) {
-	logs, err := filepath.Glob("../../docs/measurements/h200-2026-11-26-tuned/resnet50-cl-amp-fp16-compile*.jsonl")
-	if err != nil || len(logs) != 2 {
-		t.Fatalf("compiled ResNet-50 logs %v (%v): want 2", logs, err)
-	}
+	logs := measuredLogs(t, "h200-2026-11-26-tuned/resnet50-cl-amp-fp16-compile*.jsonl", 2)
 	out := filepath.Join(t.TempDir(), "h200-tuned.yaml")
 	_, stderr, code := runCLI(append([]string{"fit", "--out", out}, logs...)...)
 	if code != exitOK || !strings.Contains(stderr, "resnet50 on 1 NVIDIA H200, amp-fp16: scenarios of resnet50 on h200-sxm-141gb at fp16 compute by it") {
@@ -326,12 +312,7 @@ func TestFitH200TunedCalibration(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("plan: exit %d: %s", code, stderr)
 	}
-	for _, s := range []string{
+	checkContains(t, "plan", stdout,
 		"fp16: calibrated, v0 = 8132 samples/s on 1 device, t = 8.412 ms",
-		"416           1             1       416           ring              -          local    6788      113.1 min",
-	} {
-		if !strings.Contains(stdout, s) {
-			t.Errorf("plan output lacks %q:\n%s", s, stdout)
-		}
-	}
+		"416           1             1       416           ring              -          local    6788      113.1 min")
 }
