@@ -198,29 +198,21 @@ func Fit(logs []*Log, opt *Options) (*Report, error) {
 			switch r.Kind {
 			case benchlog.KindMeasurement, benchlog.KindStep, benchlog.KindOOM:
 				k := Key{Model: r.Model, Device: r.Device, Devices: r.Workers, Precision: r.Precision, Labels: pick(r.Labels, o.GroupBy)}
-				for _, name := range append([]string{calib.SampleLabel}, calib.RunLabels...) {
+				for _, name := range calib.KeptLabels {
 					// Samples of another unit than the profile's (a
 					// sentence pair of tokens), and a model run in another
 					// memory format or compiled, are a group of their own
 					// whether or not GroupBy names the label, and their
 					// calibration entry says so.
 					if v := r.Labels[name]; v != "" {
-						k.Labels = maps.Clone(k.Labels)
-						if k.Labels == nil {
-							k.Labels = map[string]string{}
-						}
-						k.Labels[name] = v
+						k.Labels = withLabel(k.Labels, name, v)
 					}
 				}
 				if r.Transport == "none" {
 					// Workers that exchanged nothing (the engine's
 					// independent workers) are a group of their own: their
 					// step has no communication to fit across counts.
-					k.Labels = maps.Clone(k.Labels)
-					if k.Labels == nil {
-						k.Labels = map[string]string{}
-					}
-					k.Labels["transport"] = "none"
+					k.Labels = withLabel(k.Labels, "transport", "none")
 				}
 				g := groups[keyString(k)]
 				if g == nil {
@@ -305,11 +297,9 @@ func fitGroup(g *Group, s *Settings) {
 		g.Points[i].Fitted, g.Points[i].Residual, g.Points[i].Z = math.NaN(), math.NaN(), math.NaN()
 	}
 	if len(g.Points) == 0 {
-		switch {
-		case g.BelowMin > 0:
+		g.Err = errors.New("no throughput measurements (only out-of-memory records)")
+		if g.BelowMin > 0 {
 			g.Err = fmt.Errorf("no throughput measurement at or above the minimum batch (%d under it)", g.BelowMin)
-		default:
-			g.Err = errors.New("no throughput measurements (only out-of-memory records)")
 		}
 		return
 	}
@@ -407,6 +397,16 @@ func fitComm(groups []Group, gradient units.Bytes, s *Settings) []CommGroup {
 		out = append(out, st.cg)
 	}
 	return out
+}
+
+// withLabel returns a copy of labels with name set to v.
+func withLabel(labels map[string]string, name, v string) map[string]string {
+	m := maps.Clone(labels)
+	if m == nil {
+		m = map[string]string{}
+	}
+	m[name] = v
+	return m
 }
 
 // pick returns the labels of names, "" for those missing; nil without names.

@@ -823,3 +823,85 @@ func TestRunInterruptedKeepsLog(t *testing.T) {
 		t.Errorf("out %q (%v), want the script's log", b, rerr)
 	}
 }
+
+// TestGPUSweepScript runs scripts/torchbench-gpu.sh with stand-ins for
+// python and nvidia-smi, and checks the groups of each sweep, the
+// arguments each passes to torchbench.py, and that an unknown sweep is
+// refused with the valid ones.
+func TestGPUSweepScript(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("skipping: needs a POSIX shell")
+	}
+	if _, err := exec.LookPath("timeout"); err != nil {
+		t.Skip("skipping: no timeout(1)")
+	}
+	bin := t.TempDir()
+	py := "#!/bin/sh\nif [ \"$1\" = -c ]; then echo python x torch y; exit 0; fi\n" +
+		"prev=\nfor a; do if [ \"$prev\" = --out ]; then out=$a; fi; prev=$a; done\necho \"$*\" > \"$out\"\n"
+	for name, body := range map[string]string{"python3": py, "nvidia-smi": "#!/bin/sh\necho stand-in GPU\n"} {
+		if err := os.WriteFile(filepath.Join(bin, name), []byte(body), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	script, err := filepath.Abs("../../scripts/torchbench-gpu.sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := func(args ...string) (string, error) {
+		cmd := exec.Command("sh", append([]string{script}, args...)...)
+		cmd.Env = append(os.Environ(), "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"), "PYTHON="+filepath.Join(bin, "python3"))
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	for sweep, want := range map[string]map[string]string{
+		"first": {
+			"mlp-cnn":            "--model mlp,cnn --batch 16,32,64,128,256,512,1024,2048,4096,8192 --precision fp32,amp-fp16",
+			"resnet50":           "--model resnet50 --batch 8,16,32,64,128,256,512,1024,2048,4096 --precision fp32,amp-fp16",
+			"transformer-base":   "--model transformer-base --seq-len 128",
+			"efficientnet-b4":    "--model efficientnet-b4 --batch 4,8,16,32,64,128,256,512,1024",
+			"resnet50-tf32-bf16": "--precision tf32,amp-bf16",
+			"maskrcnn-r50-fpn":   "--model maskrcnn-r50-fpn --batch 1,2,4,8,16,32,64",
+		},
+		"tuned": {
+			"resnet50-cl-amp-fp16":         "--model resnet50 --channels-last --batch 16,32,64,128,256,512,1024,2048,4096 --precision amp-fp16",
+			"resnet50-cl-amp-bf16":         "--model resnet50 --channels-last --batch 16,32,64,128,256,512,1024,2048,4096 --precision amp-bf16",
+			"maskrcnn-r50-fpn-amp-fp16":    "--model maskrcnn-r50-fpn --batch 1,2,4,8,16,32 --precision amp-fp16",
+			"efficientnet-b4-cl-amp-fp16":  "--model efficientnet-b4 --channels-last",
+			"transformer-base-amp-bf16":    "--model transformer-base --seq-len 128",
+			"resnet50-cl-amp-fp16-compile": "--model resnet50 --channels-last --compile --batch 256,512",
+		},
+	} {
+		dir := filepath.Join(t.TempDir(), sweep)
+		if out, err := run(dir, "r", sweep); err != nil {
+			t.Fatalf("%s: %v\n%s", sweep, err, out)
+		}
+		logs, _ := filepath.Glob(filepath.Join(dir, "*.jsonl"))
+		if len(logs) != len(want) {
+			t.Errorf("%s: %d logs %v, want %d", sweep, len(logs), logs, len(want))
+		}
+		for name, args := range want {
+			b, err := os.ReadFile(filepath.Join(dir, name+".jsonl"))
+			if err != nil {
+				t.Errorf("%s: %v", sweep, err)
+				continue
+			}
+			got := string(b)
+			for _, w := range []string{"engine/torchbench/torchbench.py --device cuda --nproc 1 --warmup 3 --steps 10 --run r-" + name, args} {
+				if !strings.Contains(got, w) {
+					t.Errorf("%s %s: arguments %q lack %q", sweep, name, got, w)
+				}
+			}
+		}
+		if b, err := os.ReadFile(filepath.Join(dir, "machine.txt")); err != nil || strings.Count(string(b), "stand-in GPU") < 3 {
+			t.Errorf("%s: machine.txt %q (%v): want nvidia-smi before and after", sweep, b, err)
+		}
+	}
+	dir := filepath.Join(t.TempDir(), "x")
+	out, err := run(dir, "r", "fast")
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 2 || !strings.Contains(out, `unknown sweep "fast" (first, tuned)`) {
+		t.Errorf("unknown sweep: %v: %s", err, out)
+	}
+	if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("unknown sweep made %s (%v)", dir, err)
+	}
+}

@@ -365,6 +365,10 @@ const SampleLabel = "sample"
 // so fit groups by them, as by SampleLabel, whether or not it is asked to.
 var RunLabels = []string{"channels_last", "compile"}
 
+// KeptLabels are the labels fit keeps in a group's key whether or not it
+// is asked to: SampleLabel, then RunLabels.
+var KeptLabels = append([]string{SampleLabel}, RunLabels...)
+
 // RunVariant returns the RunLabels among labels as words, "channels_last
 // compile": the name alone for the value "true", name=value otherwise; ""
 // when there are none.

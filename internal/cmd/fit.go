@@ -575,11 +575,11 @@ func keyCells(k fit.Key) []string {
 
 // labelColumns returns the label columns of the fit tables: the
 // --group-by labels, then those fit.Fit keeps in a key whether or not it
-// is asked to, where a group has one: calib.SampleLabel, calib.RunLabels,
-// and "transport" for workers that exchanged nothing.
+// is asked to, where a group has one: calib.KeptLabels, and "transport"
+// for workers that exchanged nothing.
 func labelColumns(rep *fit.Report, groupBy []string) []string {
 	cols := slices.Clip(groupBy)
-	for _, name := range append(append([]string{calib.SampleLabel}, calib.RunLabels...), "transport") {
+	for _, name := range append(slices.Clip(calib.KeptLabels), "transport") {
 		if slices.Contains(cols, name) {
 			continue
 		}

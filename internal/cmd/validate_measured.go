@@ -185,18 +185,16 @@ func headerOptimizer(header benchlog.Record, name string) model.Optimizer {
 // variant column is there when a group has one.
 func writeMeasured(w io.Writer, format string, rep *predict.MeasuredReport, skipped int) error {
 	variants := slices.ContainsFunc(rep.Groups, func(g predict.MeasuredGroup) bool { return g.Variant != "" })
-	// key returns the cells that name g's group.
-	key := func(g *predict.MeasuredGroup) []string {
+	// key returns the cells that name a group, in a new slice.
+	key := func(device, model, precision, variant string) []string {
 		if variants {
-			return []string{g.Device, g.Model, g.Precision, dash(g.Variant)}
+			return []string{device, model, precision, variant}
 		}
-		return []string{g.Device, g.Model, g.Precision}
+		return []string{device, model, precision}
 	}
-	keyHeader := key(&predict.MeasuredGroup{Device: "device", Model: "model", Precision: "precision", Variant: "variant"})
 	rows := &table{Title: "Measured against predicted from the catalogue alone (one device, roofline, no calibration)",
-		Header: append(keyHeader, "batch", "measured (samples/s)", "predicted (samples/s)", "error (%)", "peak memory", "memory model", "source")}
-	for i := range rep.Groups {
-		g := &rep.Groups[i]
+		Header: append(key("device", "model", "precision", "variant"), "batch", "measured (samples/s)", "predicted (samples/s)", "error (%)", "peak memory", "memory model", "source")}
+	for _, g := range rep.Groups {
 		for _, r := range g.Rows {
 			meas, pred, e := "out of memory", "-", "-"
 			if !r.OOM {
@@ -206,7 +204,7 @@ func writeMeasured(w io.Writer, format string, rep *predict.MeasuredReport, skip
 			if r.PeakMemory > 0 {
 				peak = r.PeakMemory.String()
 			}
-			rows.Rows = append(rows.Rows, append(key(g), strconv.Itoa(r.Batch), meas, pred, e, peak, r.Footprint.String(), r.Source))
+			rows.Rows = append(rows.Rows, append(key(g.Device, g.Model, g.Precision, dash(g.Variant)), strconv.Itoa(r.Batch), meas, pred, e, peak, r.Footprint.String(), r.Source))
 		}
 	}
 	title := "Per device, model and precision"
@@ -214,9 +212,8 @@ func writeMeasured(w io.Writer, format string, rep *predict.MeasuredReport, skip
 		title = "Per device, model, precision and variant"
 	}
 	sum := &table{Title: title,
-		Header: append(keyHeader, "batches", "mean absolute error (%)", "error at the largest batch (%)", "largest batch run", "first out of memory", "memory model's largest batch", "within one power of two")}
-	for i := range rep.Groups {
-		g := &rep.Groups[i]
+		Header: append(key("device", "model", "precision", "variant"), "batches", "mean absolute error (%)", "error at the largest batch (%)", "largest batch run", "first out of memory", "memory model's largest batch", "within one power of two")}
+	for _, g := range rep.Groups {
 		mae, last := "-", "-"
 		if !math.IsNaN(g.MAE) {
 			mae = fmt.Sprintf("%.1f", 100*g.MAE)
@@ -238,7 +235,7 @@ func writeMeasured(w io.Writer, format string, rep *predict.MeasuredReport, skip
 		case g.MemoryAgrees():
 			agree = "yes"
 		}
-		sum.Rows = append(sum.Rows, append(key(g), strconv.Itoa(len(g.Rows)), mae, last, strconv.Itoa(g.LargestRun), oom, pmax, agree))
+		sum.Rows = append(sum.Rows, append(key(g.Device, g.Model, g.Precision, dash(g.Variant)), strconv.Itoa(len(g.Rows)), mae, last, strconv.Itoa(g.LargestRun), oom, pmax, agree))
 	}
 	lines := []string{fmt.Sprintf("mean absolute error of samples/s over %d measurements: %.1f%%", rep.Rows, 100*rep.MAE)}
 	if skipped > 0 {
