@@ -72,7 +72,7 @@ func runFit(c *cli.Context) error {
 		return err
 	}
 	if len(args) == 0 {
-		return usagef("fit: no LOG given (want bench logs, CSV, MLPerf, Horovod, tf_cnn_benchmarks or torchvision train.py output)")
+		return usagef("fit: no LOG given (want %s)", logFormats)
 	}
 	opt := &fit.Options{GroupBy: c.StringSlice("group-by")}
 	if s := c.String("gradient-size"); s != "" {
@@ -122,6 +122,10 @@ func runFit(c *cli.Context) error {
 	}
 	return nil
 }
+
+// logFormats names the logs fit reads, for the messages of fit and plot
+// given none.
+const logFormats = "bench logs, CSV, MLPerf, Horovod, tf_cnn_benchmarks or torchvision train.py output"
 
 // readLogs reads the logs named, says on w what it read (reportLog) and
 // renames their devices (deviceRenamer).

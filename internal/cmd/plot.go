@@ -215,7 +215,7 @@ func fitLogs(c *cli.Context, o *plotOptions, kind string, names []string) (*fit.
 		return nil, nil, usagef("plot %s: --calibration is for the scenario kinds (%s, %s, %s, %s); a log's chart shows its own fit", kind, chartScaling, chartEfficiency, chartBreakdown, chartTimeline)
 	}
 	if len(names) == 0 {
-		return nil, nil, usagef("plot %s: no LOG given (want bench logs, CSV, MLPerf, Horovod or tf_cnn_benchmarks output)", kind)
+		return nil, nil, usagef("plot %s: no LOG given (want %s)", kind, logFormats)
 	}
 	opt := &fit.Options{GroupBy: o.groupBy}
 	var err error
