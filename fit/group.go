@@ -225,12 +225,13 @@ func Fit(logs []*Log, opt *Options) (*Report, error) {
 					}
 					continue
 				}
-				if r.EffectiveGlobalBatch() < o.MinBatch {
+				b := r.EffectiveGlobalBatch()
+				if b < o.MinBatch {
 					g.BelowMin++
 					continue
 				}
 				g.Points = append(g.Points, Point{
-					Batch: r.EffectiveGlobalBatch(), Throughput: r.Throughput(),
+					Batch: b, Throughput: r.Throughput(),
 					Kind: r.Kind, Source: lg.Name, Line: line,
 				})
 			case benchlog.KindConvergence:

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -129,36 +130,33 @@ type MeasuredReport struct {
 	Rows int
 }
 
-// measuredStorage maps a log's precision to the simulator's compute
+// measuredPrecisions maps a log's precision to the simulator's compute
 // precision, as scenarios.PrecisionApplies does for calibrations (amp-fp16
-// and amp compute at fp16, amp-bf16 at bf16), and the master weights'
-// precision: fp32 under automatic mixed precision, else the storage's.
-func measuredStorage(p string) (hw.Precision, model.Precision, error) {
+// and amp compute at fp16, amp-bf16 at bf16), the storage precision of
+// that compute, and the master weights' precision: fp32 under automatic
+// mixed precision, else the storage's.
+func measuredPrecisions(p string) (compute hw.Precision, storage, master model.Precision, err error) {
 	for _, hp := range hw.Precisions {
 		if hp == hw.FP64 || p == "" || !scenarios.PrecisionApplies(p, string(hp)) {
 			continue
 		}
 		sp, err := sim.StoragePrecision(hp)
 		if err != nil {
-			return "", "", err
+			return "", "", "", err
 		}
 		if p != string(hp) { // automatic mixed precision
-			return hp, model.FP32, nil
+			return hp, sp, model.FP32, nil
 		}
-		return hp, sp, nil
+		return hp, sp, sp, nil
 	}
-	return "", "", errors.New(config.Unknown("precision", p, []string{"fp32", "tf32", "fp16", "bf16", "amp-fp16", "amp", "amp-bf16"}))
+	return "", "", "", errors.New(config.Unknown("precision", p, []string{"fp32", "tf32", "fp16", "bf16", "amp-fp16", "amp", "amp-bf16"}))
 }
 
 // measuredConfig is the simulator's configuration of one device training
 // m at batch b (in the profile's samples) from the roofline, with the
 // device's memory as capacity.
 func measuredConfig(m *model.Model, d *hw.Device, ms *Measured, b int) (sim.Config, error) {
-	prec, master, err := measuredStorage(ms.Precision)
-	if err != nil {
-		return sim.Config{}, err
-	}
-	sp, err := sim.StoragePrecision(prec)
+	prec, sp, master, err := measuredPrecisions(ms.Precision)
 	if err != nil {
 		return sim.Config{}, err
 	}
@@ -189,7 +187,6 @@ func measuredConfig(m *model.Model, d *hw.Device, ms *Measured, b int) (sim.Conf
 func CompareMeasured(ms []Measured, cat *hw.Catalog, prof *model.Profiles, opt Options) (*MeasuredReport, error) {
 	type key struct{ dev, model, prec, variant string }
 	groups := map[key]*MeasuredGroup{}
-	var order []key
 	for i := range ms {
 		m := &ms[i]
 		where := cmp.Or(m.Source, fmt.Sprintf("measurement %d", i+1))
@@ -225,7 +222,6 @@ func CompareMeasured(ms []Measured, cat *hw.Catalog, prof *model.Profiles, opt O
 				g.PredictedMax = -1
 			}
 			groups[k] = g
-			order = append(order, k)
 		}
 		row := MeasuredRow{Measured: *m}
 		f, _ := cfg.PeakFootprint()
@@ -252,7 +248,7 @@ func CompareMeasured(ms []Measured, cat *hw.Catalog, prof *model.Profiles, opt O
 	}
 	rep := &MeasuredReport{}
 	var sum float64
-	slices.SortFunc(order, func(a, b key) int {
+	order := slices.SortedFunc(maps.Keys(groups), func(a, b key) int {
 		return cmp.Or(strings.Compare(a.dev, b.dev), strings.Compare(a.model, b.model), strings.Compare(a.prec, b.prec), strings.Compare(a.variant, b.variant))
 	})
 	for _, k := range order {

@@ -96,7 +96,7 @@ func runFit(c *cli.Context) error {
 		return err
 	}
 	stderr := c.App.ErrWriter
-	logs, err := readLogs(stderr, "fit", args, rename)
+	logs, err := readLogs(args, func(lg *fit.Log) { reportLog(stderr, "fit", lg) }, rename)
 	if err != nil {
 		return err
 	}
@@ -127,16 +127,16 @@ func runFit(c *cli.Context) error {
 // given none.
 const logFormats = "bench logs, CSV, MLPerf, Horovod, tf_cnn_benchmarks or torchvision train.py output"
 
-// readLogs reads the logs named, says on w what it read (reportLog) and
+// readLogs reads the logs named, says what it read through report, and
 // renames their devices (deviceRenamer).
-func readLogs(w io.Writer, cmd string, names []string, rename func(*fit.Log)) ([]*fit.Log, error) {
+func readLogs(names []string, report, rename func(*fit.Log)) ([]*fit.Log, error) {
 	var logs []*fit.Log
 	for _, name := range names {
 		lg, err := fit.ReadFile(name)
 		if err != nil {
 			return nil, err
 		}
-		reportLog(w, cmd, lg)
+		report(lg)
 		rename(lg)
 		logs = append(logs, lg)
 	}

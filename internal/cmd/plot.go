@@ -230,19 +230,15 @@ func fitLogs(c *cli.Context, o *plotOptions, kind string, names []string) (*fit.
 		return nil, nil, err
 	}
 	stderr := c.App.ErrWriter
-	var logs []*fit.Log
-	for _, name := range names {
-		lg, err := fit.ReadFile(name)
-		if err != nil {
-			return nil, nil, err
-		}
+	logs, err := readLogs(names, func(lg *fit.Log) {
 		fmt.Fprintf(stderr, "plot: %s: read as %s: %d records", lg.Name, lg.Format, len(lg.Records))
 		if lg.Malformed > 0 {
 			fmt.Fprintf(stderr, ", %d malformed %s (scaleplan fit lists them)", lg.Malformed, plural(lg.Malformed, "line", "lines"))
 		}
 		fmt.Fprintln(stderr)
-		rename(lg)
-		logs = append(logs, lg)
+	}, rename)
+	if err != nil {
+		return nil, nil, err
 	}
 	rep, err := fit.Fit(logs, opt)
 	if err != nil {

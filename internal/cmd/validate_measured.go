@@ -40,7 +40,7 @@ func runValidateMeasured(c *cli.Context, maxErr float64) error {
 	if err != nil {
 		return err
 	}
-	logs, err := readLogs(c.App.ErrWriter, "validate", c.StringSlice("measured"), rename)
+	logs, err := readLogs(c.StringSlice("measured"), func(lg *fit.Log) { reportLog(c.App.ErrWriter, "validate", lg) }, rename)
 	if err != nil {
 		return fmt.Errorf("validate: %w", err)
 	}
