@@ -212,3 +212,18 @@ func TestTCPSilentAndClosedPeer(t *testing.T) {
 		t.Errorf("closed peer: gave up after %v", d)
 	}
 }
+
+// Once an in-process ring is aborted, every SendRecv returns ErrAborted,
+// even when a message is waiting for it and its own link has room: a
+// select among ready cases picks at random, so the abort must be checked
+// before and after it.
+func TestInprocAbortWins(t *testing.T) {
+	for i := range 200 {
+		r := newInprocRing(3)
+		r.links[2] <- offer{seq: 0, data: make([]float32, 4), ack: make(chan struct{}, 1)}
+		r.Abort()
+		if err := r.transport(0).SendRecv(make([]float32, 1), make([]float32, 1), true); !errors.Is(err, ErrAborted) {
+			t.Fatalf("try %d: %v, want ErrAborted", i, err)
+		}
+	}
+}

@@ -97,6 +97,16 @@ func newInprocRing(size int) *inprocRing {
 // ErrAborted. It may be called more than once and from any goroutine.
 func (r *inprocRing) Abort() { r.once.Do(func() { close(r.abort) }) }
 
+// aborted reports whether Abort has been called.
+func (r *inprocRing) aborted() bool {
+	select {
+	case <-r.abort:
+		return true
+	default:
+		return false
+	}
+}
+
 // transport returns rank's end of the ring.
 func (r *inprocRing) transport(rank int) *inprocTransport {
 	return &inprocTransport{ring: r, rank: rank, ack: make(chan struct{}, 1)}
@@ -118,6 +128,12 @@ func (t *inprocTransport) SendRecv(src, dst []float32, add bool) error {
 	if r.size == 1 {
 		panic(badSelfSend)
 	}
+	// A select among ready cases picks one at random, so an aborted ring
+	// is looked at before each step: a message still waiting, or room on
+	// the link, must not win over the abort.
+	if r.aborted() {
+		return ErrAborted
+	}
 	seq := t.seq
 	t.seq++
 	out := r.links[t.rank]
@@ -131,6 +147,9 @@ func (t *inprocTransport) SendRecv(src, dst []float32, add bool) error {
 	select {
 	case o = <-in:
 	case <-r.abort:
+		return ErrAborted
+	}
+	if r.aborted() {
 		return ErrAborted
 	}
 	if o.seq != seq || len(o.data) != len(dst) {
