@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"reflect"
 	"strings"
 )
 
@@ -256,6 +257,10 @@ func Decode(b []byte) (Record, error) {
 	d.DisallowUnknownFields()
 	d.UseNumber()
 	if err := d.Decode(&rec); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) && te.Field != "" {
+			return Record{}, fmt.Errorf("%s: want %s, got %s", te.Field, jsonWant(te.Type), jsonGot(te.Value))
+		}
 		return Record{}, err
 	}
 	if d.More() {
@@ -307,6 +312,42 @@ func plainNumbers(path string, v any) error {
 		}
 	}
 	return nil
+}
+
+// jsonWant names what a field of type t takes in JSON.
+func jsonWant(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "a whole number"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	case reflect.Struct, reflect.Map:
+		return "an object"
+	case reflect.Pointer:
+		return jsonWant(t.Elem())
+	}
+	return t.String()
+}
+
+// jsonGot names a JSON value as encoding/json describes it in an
+// UnmarshalTypeError ("string", "number 64.5", "array", ...).
+func jsonGot(v string) string {
+	switch {
+	case strings.HasPrefix(v, "number "):
+		return "the " + v
+	case v == "array" || v == "object":
+		return "an " + v
+	case v == "bool":
+		return "a boolean"
+	}
+	return "a " + v
 }
 
 func cut(s string, n int) string {

@@ -107,6 +107,11 @@ func TestReaderErrors(t *testing.T) {
 		`{"kind":"measurement","batch":8,"step_time_s":-1}`,
 		`{"kind":"measurement","batch":8,"step_time_s":0.1`,
 		`{"kind":"convergence","global_batch":8,"steps_to_target":5,"accuracy":75}`,
+		`{"kind":"measurement","batch":"8","step_time_s":0.1}`,
+		`{"kind":"measurement","batch":8.5,"step_time_s":0.1}`,
+		`{"kind":"header","machine":{"cores":[2]}}`,
+		`{"kind":"header","machine":"here"}`,
+		`{"kind":"measurement","batch":8,"step_time_s":true}`,
 	}, "\n")
 	want := []string{
 		"",
@@ -116,6 +121,11 @@ func TestReaderErrors(t *testing.T) {
 		`line 6: step_time_s = -1: must be a finite number >= 0`,
 		`line 7: unexpected EOF`,
 		`line 8: accuracy 75, target 0: must be fractions in [0, 1]`,
+		`line 9: batch: want a whole number, got a string`,
+		`line 10: batch: want a whole number, got the number 8.5`,
+		`line 11: machine.cores: want a whole number, got an array`,
+		`line 12: machine: want an object, got a string`,
+		`line 13: step_time_s: want a number, got a boolean`,
 	}
 	rd := NewReader(strings.NewReader(in))
 	for i, w := range want {

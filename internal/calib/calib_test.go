@@ -210,8 +210,8 @@ func TestReadBroken(t *testing.T) {
 		// Cut after a key: the entry lacks v0, t, r2 and points.
 		{"truncated entry", full[:strings.Index(full, "    v0:")], "throughput[0].v0: 0: must be a finite number > 0"},
 		{"tab indented", "throughput:\n\t- model: m\n", "line 2: found character that cannot start any token"},
-		{"not a mapping", "- model: m\n", "cannot unmarshal !!seq into calib.Calibration"},
-		{"garbled value", "throughput:\n  - model: m\n    devices: eight\n", "line 3: cannot unmarshal !!str `eight` into int"},
+		{"not a mapping", "- model: m\n", "want a mapping of fields, got a list"},
+		{"garbled value", "throughput:\n  - model: m\n    devices: eight\n", "line 3: want a whole number, got the text `eight`"},
 		{"binary", "\x00\x01\x02throughput", "control characters are not allowed"},
 		{"empty", "", "empty document"},
 		{"comments only", header, "empty document"},

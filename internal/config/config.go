@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"reflect"
 	"sort"
 	"strconv"
@@ -161,8 +162,8 @@ func child(n *yaml.Node, part string) *yaml.Node {
 }
 
 // Decode reads one YAML document from r into v, rejecting fields that v
-// does not have, and returns the document's node tree for Locate. An empty
-// document is an error.
+// does not have and numbers with a fraction for its integers, and returns
+// the document's node tree for Locate. An empty document is an error.
 func Decode(r io.Reader, v any) (*yaml.Node, error) {
 	data, err := io.ReadAll(r)
 	if err != nil {
@@ -179,51 +180,158 @@ func Decode(r io.Reader, v any) (*yaml.Node, error) {
 	d.KnownFields(true)
 	if err := d.Decode(v); err != nil {
 		err = cleanYAMLError(err)
-		explainUnknownFields(err, reflect.TypeOf(v))
+		explain(err, reflect.TypeOf(v))
 		return &root, err
 	}
-	return &root, nil
+	var ps Problems
+	checkWhole(&root, reflect.TypeOf(v), &ps, 0)
+	return &root, ps.Err()
 }
 
-// explainUnknownFields rewrites yaml.v3's "field x not found in type
-// pkg.T" into "unknown field "x"; did you mean "y"?", naming the fields
-// that T accepts.
-func explainUnknownFields(err error, t reflect.Type) {
+// explain rewrites yaml.v3's messages about the shape of a value into
+// words a person writing the file can act on: "field x not found in type
+// pkg.T" becomes "unknown field "x"; did you mean "y"?", naming the fields
+// that T accepts, and "cannot unmarshal !!seq into map[string]*pkg.T"
+// becomes "want a mapping (name: value), got a list".
+func explain(err error, t reflect.Type) {
 	var ps *Problems
 	if !errors.As(err, &ps) {
 		return
 	}
 	types := map[string]reflect.Type{}
-	collectStructs(t, types)
+	collectTypes(t, types)
 	for i, p := range ps.List {
 		var field, typ string
-		if n, _ := fmt.Sscanf(p.Msg, "field %s not found in type %s", &field, &typ); n != 2 {
+		if n, _ := fmt.Sscanf(p.Msg, "field %s not found in type %s", &field, &typ); n == 2 {
+			if st, ok := types[typ]; ok && st.Kind() == reflect.Struct {
+				ps.List[i].Msg = Unknown("field", field, yamlFields(st))
+			}
 			continue
 		}
-		st, ok := types[typ]
-		if !ok {
-			continue
+		if msg, ok := explainMismatch(p.Msg, types); ok {
+			ps.List[i].Msg = msg
 		}
-		ps.List[i].Msg = Unknown("field", field, yamlFields(st))
 	}
 }
 
-// collectStructs records every struct type reachable from t by its
+// explainMismatch rewrites "cannot unmarshal !!TAG[ `VALUE`] into TYPE",
+// yaml.v3's message for a value of the wrong kind, as "want W, got G". It
+// reports false for any other message.
+func explainMismatch(msg string, types map[string]reflect.Type) (string, bool) {
+	rest, ok := strings.CutPrefix(msg, "cannot unmarshal ")
+	if !ok {
+		return "", false
+	}
+	i := strings.LastIndex(rest, " into ")
+	if i < 0 {
+		return "", false
+	}
+	got, into := rest[:i], rest[i+len(" into "):]
+	tag, value, _ := strings.Cut(got, " ")
+	want := describeType(into, types)
+	if want == "" {
+		return "", false
+	}
+	return fmt.Sprintf("want %s, got %s", want, describeNode(tag, value)), true
+}
+
+// describeNode names what a YAML node is, from its short tag and, for a
+// scalar, its value as yaml.v3 quotes it (`value`, cut after 7 characters).
+func describeNode(tag, value string) string {
+	switch tag {
+	case "!!seq":
+		return "a list"
+	case "!!map":
+		return "a mapping"
+	case "!!null":
+		return "an empty value"
+	case "!!str":
+		return "the text " + value
+	case "!!int", "!!float":
+		return "the number " + value
+	case "!!bool":
+		return "the boolean " + value
+	}
+	if value == "" {
+		return tag
+	}
+	return tag + " " + value
+}
+
+// describeType names what a Go type accepts in YAML, from the type's name
+// as yaml.v3 prints it; named types are looked up in types. It returns ""
+// for a type it cannot describe.
+func describeType(name string, types map[string]reflect.Type) string {
+	name = strings.TrimLeft(name, "*")
+	if t, ok := types[name]; ok {
+		return describeKind(t)
+	}
+	switch {
+	case strings.HasPrefix(name, "map["):
+		return "a mapping (name: value)"
+	case strings.HasPrefix(name, "[]"):
+		return "a list"
+	case strings.HasPrefix(name, "struct {"):
+		return "a mapping of fields"
+	}
+	switch name {
+	case "int", "int8", "int16", "int32", "int64", "uint", "uint8", "uint16", "uint32", "uint64":
+		return "a whole number"
+	case "float32", "float64":
+		return "a number"
+	case "string":
+		return "text"
+	case "bool":
+		return "true or false"
+	}
+	return ""
+}
+
+// describeKind is describeType for a type at hand.
+func describeKind(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.Struct:
+		return "a mapping of fields"
+	case reflect.Map:
+		return "a mapping (name: value)"
+	case reflect.Slice, reflect.Array:
+		return "a list"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "a whole number"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.String:
+		return "text"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Pointer:
+		return describeKind(t.Elem())
+	}
+	return ""
+}
+
+// collectTypes records every named type reachable from t by its
 // package-qualified name, as yaml.v3 prints it.
-func collectStructs(t reflect.Type, seen map[string]reflect.Type) {
-	for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice || t.Kind() == reflect.Array || t.Kind() == reflect.Map {
+func collectTypes(t reflect.Type, seen map[string]reflect.Type) {
+	for {
+		if t.Name() != "" {
+			if _, ok := seen[t.String()]; ok {
+				return
+			}
+			seen[t.String()] = t
+		}
+		if k := t.Kind(); k != reflect.Pointer && k != reflect.Slice && k != reflect.Array && k != reflect.Map {
+			break
+		}
 		t = t.Elem()
 	}
 	if t.Kind() != reflect.Struct {
 		return
 	}
-	if _, ok := seen[t.String()]; ok {
-		return
-	}
-	seen[t.String()] = t
 	for i := 0; i < t.NumField(); i++ {
-		if t.Field(i).IsExported() {
-			collectStructs(t.Field(i).Type, seen)
+		if f := t.Field(i); f.IsExported() || f.Anonymous {
+			collectTypes(f.Type, seen)
 		}
 	}
 }
@@ -231,9 +339,25 @@ func collectStructs(t reflect.Type, seen map[string]reflect.Type) {
 // yamlFields lists the keys a struct type accepts.
 func yamlFields(t reflect.Type) []string {
 	var names []string
+	for _, f := range fieldsOf(t) {
+		names = append(names, f.key)
+	}
+	return names
+}
+
+// field is a key a struct type accepts and the type of its value.
+type field struct {
+	key string
+	typ reflect.Type
+}
+
+// fieldsOf lists the keys a struct type accepts, with inline structs'
+// keys in place, as yaml.v3 decodes them.
+func fieldsOf(t reflect.Type) []field {
+	var fs []field
 	for i := 0; i < t.NumField(); i++ {
 		f := t.Field(i)
-		if !f.IsExported() {
+		if !f.IsExported() && !f.Anonymous {
 			continue
 		}
 		tag := f.Tag.Get("yaml")
@@ -242,15 +366,81 @@ func yamlFields(t reflect.Type) []string {
 			continue
 		}
 		if strings.Contains(opts, "inline") {
-			names = append(names, yamlFields(f.Type)...)
+			if f.Type.Kind() == reflect.Struct {
+				fs = append(fs, fieldsOf(f.Type)...)
+			}
 			continue
 		}
 		if name == "" {
 			name = strings.ToLower(f.Name)
 		}
-		names = append(names, name)
+		fs = append(fs, field{name, f.Type})
 	}
-	return names
+	return fs
+}
+
+var unmarshalerType = reflect.TypeFor[yaml.Unmarshaler]()
+
+// checkWhole reports every number with a fraction that n gives to an
+// integer of t, which yaml.v3 would truncate without a word ("devices: 1.5"
+// becomes 1). Values of types that decode themselves are theirs to check.
+func checkWhole(n *yaml.Node, t reflect.Type, ps *Problems, depth int) {
+	if n == nil || depth > 100 {
+		return
+	}
+	if n.Kind == yaml.DocumentNode || n.Kind == yaml.AliasNode {
+		if n.Kind == yaml.AliasNode {
+			n = n.Alias
+		} else if len(n.Content) > 0 {
+			n = n.Content[0]
+		}
+		checkWhole(n, t, ps, depth+1)
+		return
+	}
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if reflect.PointerTo(t).Implements(unmarshalerType) {
+		return
+	}
+	switch t.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		if n.Kind != yaml.ScalarNode || n.ShortTag() != "!!float" {
+			return
+		}
+		if f, err := strconv.ParseFloat(strings.ReplaceAll(n.Value, "_", ""), 64); err == nil && f == math.Trunc(f) {
+			return
+		}
+		ps.List = append(ps.List, Problem{Line: n.Line, Msg: fmt.Sprintf("want a whole number, got the number `%s`", n.Value)})
+	case reflect.Struct:
+		if n.Kind != yaml.MappingNode {
+			return
+		}
+		fs := fieldsOf(t)
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			for _, f := range fs {
+				if f.key == n.Content[i].Value {
+					checkWhole(n.Content[i+1], f.typ, ps, depth+1)
+					break
+				}
+			}
+		}
+	case reflect.Map:
+		if n.Kind != yaml.MappingNode {
+			return
+		}
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			checkWhole(n.Content[i+1], t.Elem(), ps, depth+1)
+		}
+	case reflect.Slice, reflect.Array:
+		if n.Kind != yaml.SequenceNode {
+			return
+		}
+		for _, c := range n.Content {
+			checkWhole(c, t.Elem(), ps, depth+1)
+		}
+	}
 }
 
 // cleanYAMLError turns yaml.v3's messages into ours: no "yaml: " prefix and

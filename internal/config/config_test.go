@@ -38,7 +38,13 @@ type doc struct {
 		Name string `yaml:"name"`
 		N    int    `yaml:"n"`
 	} `yaml:"items"`
+	Sizes map[string]float64 `yaml:"sizes"`
+	Kind  kind               `yaml:"kind"`
+	On    bool               `yaml:"on"`
 }
+
+// kind is a named type, which yaml.v3 names by its package.
+type kind string
 
 func TestDecodeAndLocate(t *testing.T) {
 	src := "name: x\nitems:\n  - name: a\n    n: 1\n  - name: b\n    n: 2\n"
@@ -65,7 +71,15 @@ func TestDecodeErrors(t *testing.T) {
 		{"name: x\nnmae: y\n", `line 2: unknown field "nmae"; did you mean "name"?`},
 		{"name: [x\n", "line 1: did not find expected ',' or ']'"},
 		{"", "empty document"},
-		{"items:\n  - n: many\n", "line 2: cannot unmarshal !!str `many` into int"},
+		{"items:\n  - n: many\n", "line 2: want a whole number, got the text `many`"},
+		{"items:\n  - n: 1.5\n", "line 2: want a whole number, got the number `1.5`"},
+		{"items: {a: 1}\n", "line 1: want a list, got a mapping"},
+		{"sizes: [1, 2]\n", "line 1: want a mapping (name: value), got a list"},
+		{"sizes: {a: x}\n", "line 1: want a number, got the text `x`"},
+		{"kind: [a]\n", "line 1: want text, got a list"},
+		{"on: maybe\n", "line 1: want true or false, got the text `maybe`"},
+		{"items: [[1]]\n", "line 1: want a mapping of fields, got a list"},
+		{"- a\n", "line 1: want a mapping of fields, got a list"},
 	}
 	for _, c := range cases {
 		var d doc
@@ -81,5 +95,43 @@ func TestSplitPath(t *testing.T) {
 	want := []string{"a", "b", "[2]", "c", "[0]", "[1]"}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("splitPath = %q, want %q", got, want)
+	}
+}
+
+func TestDecodeWholeNumbers(t *testing.T) {
+	type inner struct {
+		Count int `yaml:"count"`
+	}
+	type outer struct {
+		inner `yaml:",inline"`
+		Per   map[string]uint   `yaml:"per"`
+		Steps []int64           `yaml:"steps"`
+		Ratio float64           `yaml:"ratio"`
+		Ptr   *int              `yaml:"ptr"`
+		Any   map[string]any    `yaml:"any"`
+		Named map[string]inner  `yaml:"named"`
+		Text  map[string]string `yaml:"text"`
+	}
+	ok := "count: 2.0\nper: {a: 1e3}\nsteps: [1, 2.00]\nratio: 0.5\nptr: 3\nany: {x: 1.5}\ntext: {y: 1.5}\n"
+	var o outer
+	if _, err := Decode(strings.NewReader(ok), &o); err != nil {
+		t.Fatalf("Decode(%q): %v", ok, err)
+	}
+	if o.Count != 2 || o.Per["a"] != 1000 || o.Steps[1] != 2 || *o.Ptr != 3 {
+		t.Errorf("decoded %+v", o)
+	}
+	bad := "count: 2.5\nper: {a: 0.1}\nsteps: [1, 2.25]\nptr: 3.5\nnamed:\n  z: {count: 7.5}\n"
+	_, err := Decode(strings.NewReader(bad), &outer{})
+	if err == nil {
+		t.Fatalf("Decode(%q): no error", bad)
+	}
+	for _, w := range []string{"line 1: want a whole number, got the number `2.5`",
+		"line 2: want a whole number, got the number `0.1`",
+		"line 3: want a whole number, got the number `2.25`",
+		"line 4: want a whole number, got the number `3.5`",
+		"line 6: want a whole number, got the number `7.5`"} {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("Decode(%q) = %v, want it to contain %q", bad, err, w)
+		}
 	}
 }
