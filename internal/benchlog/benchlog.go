@@ -316,24 +316,25 @@ func plainNumbers(path string, v any) error {
 
 // jsonWant names what a field of type t takes in JSON.
 func jsonWant(t reflect.Type) string {
-	switch t.Kind() {
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
-		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if w, ok := jsonWords[t.Kind()]; ok {
+		return w
+	}
+	if k := t.Kind(); k >= reflect.Int && k <= reflect.Uint64 {
 		return "a whole number"
-	case reflect.Float32, reflect.Float64:
-		return "a number"
-	case reflect.String:
-		return "a string"
-	case reflect.Bool:
-		return "true or false"
-	case reflect.Slice, reflect.Array:
-		return "an array"
-	case reflect.Struct, reflect.Map:
-		return "an object"
-	case reflect.Pointer:
-		return jsonWant(t.Elem())
 	}
 	return t.String()
+}
+
+// jsonWords names what JSON value a Go type of each kind but the integers
+// takes.
+var jsonWords = map[reflect.Kind]string{
+	reflect.Float32: "a number", reflect.Float64: "a number",
+	reflect.String: "a string", reflect.Bool: "true or false",
+	reflect.Slice: "an array", reflect.Array: "an array",
+	reflect.Struct: "an object", reflect.Map: "an object",
 }
 
 // jsonGot names a JSON value as encoding/json describes it in an

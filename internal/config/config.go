@@ -264,49 +264,44 @@ func describeNode(tag, value string) string {
 func describeType(name string, types map[string]reflect.Type) string {
 	name = strings.TrimLeft(name, "*")
 	if t, ok := types[name]; ok {
-		return describeKind(t)
+		for t.Kind() == reflect.Pointer {
+			t = t.Elem()
+		}
+		return kindWords(t.Kind())
 	}
 	switch {
 	case strings.HasPrefix(name, "map["):
-		return "a mapping (name: value)"
+		return kindWords(reflect.Map)
 	case strings.HasPrefix(name, "[]"):
-		return "a list"
+		return kindWords(reflect.Slice)
 	case strings.HasPrefix(name, "struct {"):
-		return "a mapping of fields"
+		return kindWords(reflect.Struct)
 	}
-	switch name {
-	case "int", "int8", "int16", "int32", "int64", "uint", "uint8", "uint16", "uint32", "uint64":
-		return "a whole number"
-	case "float32", "float64":
-		return "a number"
-	case "string":
-		return "text"
-	case "bool":
-		return "true or false"
+	for k := reflect.Bool; k <= reflect.String; k++ {
+		if k.String() == name { // a basic type is named as its kind
+			return kindWords(k)
+		}
 	}
 	return ""
 }
 
-// describeKind is describeType for a type at hand.
-func describeKind(t reflect.Type) string {
-	switch t.Kind() {
-	case reflect.Struct:
-		return "a mapping of fields"
-	case reflect.Map:
-		return "a mapping (name: value)"
-	case reflect.Slice, reflect.Array:
-		return "a list"
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
-		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+// kindWords names what YAML value a Go type of kind k takes, or "".
+func kindWords(k reflect.Kind) string {
+	switch {
+	case k >= reflect.Int && k <= reflect.Uint64:
 		return "a whole number"
-	case reflect.Float32, reflect.Float64:
+	case k == reflect.Float32 || k == reflect.Float64:
 		return "a number"
-	case reflect.String:
+	case k == reflect.String:
 		return "text"
-	case reflect.Bool:
+	case k == reflect.Bool:
 		return "true or false"
-	case reflect.Pointer:
-		return describeKind(t.Elem())
+	case k == reflect.Slice || k == reflect.Array:
+		return "a list"
+	case k == reflect.Map:
+		return "a mapping (name: value)"
+	case k == reflect.Struct:
+		return "a mapping of fields"
 	}
 	return ""
 }
@@ -403,9 +398,8 @@ func checkWhole(n *yaml.Node, t reflect.Type, ps *Problems, depth int) {
 	if reflect.PointerTo(t).Implements(unmarshalerType) {
 		return
 	}
-	switch t.Kind() {
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
-		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+	switch k := t.Kind(); {
+	case k >= reflect.Int && k <= reflect.Uint64:
 		if n.Kind != yaml.ScalarNode || n.ShortTag() != "!!float" {
 			return
 		}
@@ -413,7 +407,7 @@ func checkWhole(n *yaml.Node, t reflect.Type, ps *Problems, depth int) {
 			return
 		}
 		ps.List = append(ps.List, Problem{Line: n.Line, Msg: fmt.Sprintf("want a whole number, got the number `%s`", n.Value)})
-	case reflect.Struct:
+	case k == reflect.Struct:
 		if n.Kind != yaml.MappingNode {
 			return
 		}
@@ -426,14 +420,14 @@ func checkWhole(n *yaml.Node, t reflect.Type, ps *Problems, depth int) {
 				}
 			}
 		}
-	case reflect.Map:
+	case k == reflect.Map:
 		if n.Kind != yaml.MappingNode {
 			return
 		}
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			checkWhole(n.Content[i+1], t.Elem(), ps, depth+1)
 		}
-	case reflect.Slice, reflect.Array:
+	case k == reflect.Slice || k == reflect.Array:
 		if n.Kind != yaml.SequenceNode {
 			return
 		}
