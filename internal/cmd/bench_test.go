@@ -329,7 +329,7 @@ func checkChartDir(t *testing.T, dir string, n int) {
 		t.Fatalf("%s holds %v, want %d chart files (%v)", dir, files, n, err)
 	}
 	for _, f := range files {
-		checkChartFile(t, f)
+		checkChart(t, f)
 	}
 }
 

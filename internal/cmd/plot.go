@@ -2,9 +2,7 @@ package cmd
 
 import (
 	"errors"
-	"flag"
 	"fmt"
-	"io"
 	"strings"
 	"unicode"
 
@@ -89,18 +87,14 @@ func plotCommand() *cli.Command {
 }
 
 func runPlot(c *cli.Context) error {
-	o := &plotOptions{out: c.String("out"), groupBy: c.StringSlice("group-by"), device: c.String("device"), keepOutliers: c.Bool("keep-outliers"), devices: c.String("devices"), calibrations: c.StringSlice("calibration"), target: c.String("target")}
-	args, err := trailingFlags(c, o)
-	if errors.Is(err, flag.ErrHelp) {
-		parent := c
-		if l := c.Lineage(); len(l) > 1 {
-			parent = l[1]
-		}
-		return cli.ShowCommandHelp(parent, c.Command.Name)
+	args, err := commandArgs(c)
+	if err == errHelpShown {
+		return nil
 	}
 	if err != nil {
-		return usagef("plot: %v", err)
+		return err
 	}
+	o := &plotOptions{out: c.String("out"), groupBy: c.StringSlice("group-by"), device: c.String("device"), keepOutliers: c.Bool("keep-outliers"), devices: c.String("devices"), calibrations: c.StringSlice("calibration"), target: c.String("target")}
 	var names []string
 	for _, k := range plotKinds {
 		names = append(names, k.name)
@@ -131,81 +125,6 @@ func runPlot(c *cli.Context) error {
 		return fmt.Errorf("plot: %w", err)
 	}
 	return nil
-}
-
-// trailingFlags returns the arguments that are not flags, setting o from
-// the flags that follow the first argument (urfave/cli stops parsing flags
-// there). A lone "--" ends the flags.
-func trailingFlags(c *cli.Context, o *plotOptions) ([]string, error) {
-	in := c.Args().Slice()
-	hasFlag := false
-	for _, a := range in {
-		if a == "--" {
-			break
-		}
-		hasFlag = hasFlag || len(a) > 1 && a[0] == '-'
-	}
-	if !hasFlag {
-		for i, a := range in {
-			if a == "--" {
-				return append(in[:i:i], in[i+1:]...), nil
-			}
-		}
-		return in, nil
-	}
-	fs := flag.NewFlagSet(c.Command.Name, flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	canon := map[string]string{}
-	for _, f := range c.Command.Flags {
-		if err := f.Apply(fs); err != nil {
-			return nil, err
-		}
-		for _, n := range f.Names() {
-			canon[n] = f.Names()[0]
-		}
-	}
-	var args []string
-	for len(in) > 0 {
-		if err := fs.Parse(in); err != nil {
-			return nil, err
-		}
-		rest := fs.Args()
-		if len(in) > len(rest) && in[len(in)-len(rest)-1] == "--" {
-			args = append(args, rest...) // everything after "--"
-			break
-		}
-		if len(rest) == 0 {
-			break
-		}
-		args = append(args, rest[0])
-		in = rest[1:]
-	}
-	var err error
-	fs.Visit(func(f *flag.Flag) {
-		switch canon[f.Name] {
-		case "out":
-			o.out = f.Value.String()
-		case "device":
-			o.device = f.Value.String()
-		case "keep-outliers":
-			o.keepOutliers = f.Value.String() == "true"
-		case "devices":
-			o.devices = f.Value.String()
-		case "target":
-			o.target = f.Value.String()
-		case "group-by":
-			if s, ok := f.Value.(*cli.StringSlice); ok {
-				o.groupBy = append(o.groupBy, s.Value()...)
-			}
-		case "calibration":
-			if s, ok := f.Value.(*cli.StringSlice); ok {
-				o.calibrations = append(o.calibrations, s.Value()...)
-			}
-		case "help":
-			err = flag.ErrHelp
-		}
-	})
-	return args, err
 }
 
 // fitLogs reads and fits the logs as `scaleplan fit` does, saying on
