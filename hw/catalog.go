@@ -9,8 +9,6 @@ import (
 	"io/fs"
 	"maps"
 	"os"
-	"path"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -144,7 +142,7 @@ func LoadWith(paths []string, inline []Inline) (*Catalog, error) {
 	if err != nil {
 		return nil, err
 	}
-	files, err := expand(paths)
+	files, err := config.YAMLFiles("catalog", paths)
 	if err != nil {
 		return nil, err
 	}
@@ -173,37 +171,6 @@ func LoadWith(paths []string, inline []Inline) (*Catalog, error) {
 		return nil, err
 	}
 	return c, nil
-}
-
-// expand lists the files named by paths, directories expanded.
-func expand(paths []string) ([]string, error) {
-	var files []string
-	for _, p := range paths {
-		fi, err := os.Stat(p)
-		if err != nil {
-			return nil, err
-		}
-		if !fi.IsDir() {
-			files = append(files, p)
-			continue
-		}
-		ents, err := os.ReadDir(p)
-		if err != nil {
-			return nil, err
-		}
-		n := len(files)
-		for _, e := range ents {
-			ext := path.Ext(e.Name())
-			if !e.IsDir() && (ext == ".yaml" || ext == ".yml") {
-				files = append(files, filepath.Join(p, e.Name()))
-			}
-		}
-		if len(files) == n {
-			return nil, fmt.Errorf("catalog directory %s has no *.yaml or *.yml files", p)
-		}
-		slices.Sort(files[n:])
-	}
-	return files, nil
 }
 
 // decodeRaw reads one document strictly and fills in names and defaults.

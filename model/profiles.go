@@ -8,10 +8,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path"
-	"path/filepath"
 	"sort"
-	"strings"
 	"sync"
 
 	"gopkg.in/yaml.v3"
@@ -213,26 +210,9 @@ func LoadWith(paths []string, inline []Inline) (*Profiles, error) {
 	if err != nil {
 		return nil, err
 	}
-	var files []string
-	for _, pth := range paths {
-		fi, err := os.Stat(pth)
-		if err != nil {
-			return nil, err
-		}
-		if !fi.IsDir() {
-			files = append(files, pth)
-			continue
-		}
-		es, err := os.ReadDir(pth)
-		if err != nil {
-			return nil, err
-		}
-		for _, e := range es {
-			ext := strings.ToLower(path.Ext(e.Name()))
-			if !e.IsDir() && (ext == ".yaml" || ext == ".yml") {
-				files = append(files, filepath.Join(pth, e.Name()))
-			}
-		}
+	files, err := config.YAMLFiles("profiles", paths)
+	if err != nil {
+		return nil, err
 	}
 	for _, name := range files {
 		f, err := os.Open(name)

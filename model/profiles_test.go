@@ -235,6 +235,12 @@ func TestLoad(t *testing.T) {
 	if _, err := Load("testdata/no-such-dir"); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("Load of a missing path = %v, want not-exist", err)
 	}
+	// A directory with no profiles in it is a mistake in the path, not an
+	// empty addition.
+	empty := t.TempDir()
+	if _, err := Load(empty); err == nil || err.Error() != "profiles directory "+empty+" has no *.yaml or *.yml files" {
+		t.Errorf("Load of a directory without YAML = %v", err)
+	}
 	_, err = Load("testdata/errors/unknown-model.yaml")
 	if err == nil || !strings.Contains(err.Error(), `unknown-model.yaml: line 19: recipes.mine.model: unknown model "resnet5"`) {
 		t.Errorf("Load of a bad file = %v", err)

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
+	"path/filepath"
 	"reflect"
 	"sort"
 	"strconv"
@@ -551,4 +553,38 @@ func editDistance(a, b string) int {
 		prev, cur = cur, prev
 	}
 	return prev[len(b)]
+}
+
+// YAMLFiles lists the files that paths name, in order: a file as it is, a
+// directory as its *.yaml and *.yml files (any case) in name order. A
+// directory without one is an error that names it as kind ("catalog
+// directory x has no *.yaml or *.yml files"), since an extra file left
+// out without a word would change nothing and say nothing.
+func YAMLFiles(kind string, paths []string) ([]string, error) {
+	var files []string
+	for _, p := range paths {
+		fi, err := os.Stat(p)
+		if err != nil {
+			return nil, err
+		}
+		if !fi.IsDir() {
+			files = append(files, p)
+			continue
+		}
+		ents, err := os.ReadDir(p) // sorted by name
+		if err != nil {
+			return nil, err
+		}
+		n := len(files)
+		for _, e := range ents {
+			ext := strings.ToLower(filepath.Ext(e.Name()))
+			if !e.IsDir() && (ext == ".yaml" || ext == ".yml") {
+				files = append(files, filepath.Join(p, e.Name()))
+			}
+		}
+		if len(files) == n {
+			return nil, fmt.Errorf("%s directory %s has no *.yaml or *.yml files", kind, p)
+		}
+	}
+	return files, nil
 }

@@ -1,6 +1,8 @@
 package config
 
 import (
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -133,5 +135,34 @@ func TestDecodeWholeNumbers(t *testing.T) {
 		if !strings.Contains(err.Error(), w) {
 			t.Errorf("Decode(%q) = %v, want it to contain %q", bad, err, w)
 		}
+	}
+}
+
+func TestYAMLFiles(t *testing.T) {
+	dir := t.TempDir()
+	for _, name := range []string{"b.yaml", "A.YML", "c.txt", "d.yml", "sub.yaml/x.yaml", "empty/readme"} {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	single := filepath.Join(dir, "c.txt")
+	got, err := YAMLFiles("catalog", []string{single, dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{single, filepath.Join(dir, "A.YML"), filepath.Join(dir, "b.yaml"), filepath.Join(dir, "d.yml")}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("YAMLFiles = %q, want %q", got, want)
+	}
+	empty := filepath.Join(dir, "empty")
+	if _, err := YAMLFiles("profiles", []string{empty}); err == nil || err.Error() != "profiles directory "+empty+" has no *.yaml or *.yml files" {
+		t.Errorf("empty directory: %v", err)
+	}
+	if _, err := YAMLFiles("catalog", []string{filepath.Join(dir, "missing")}); !os.IsNotExist(err) {
+		t.Errorf("missing path: %v, want a not-exist error", err)
 	}
 }
