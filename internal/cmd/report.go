@@ -19,6 +19,7 @@ import (
 	"scaleplan/internal/progress"
 	"scaleplan/internal/units"
 	"scaleplan/plots"
+	"scaleplan/predict"
 	"scaleplan/scenarios"
 	"scaleplan/sim"
 )
@@ -261,7 +262,7 @@ func reportPredictions(run *scenarioRun) (*table, []string) {
 		ttt := run.ttt(i)
 		row := []string{strconv.Itoa(res.Devices), strconv.Itoa(res.Nodes), strconv.Itoa(res.MicroBatch), strconv.Itoa(res.GlobalBatch),
 			ms(res.StepTime), ms(b.Compute), ms(b.Comm), ms(b.Input), ms(b.Bubble), ms(b.Straggler),
-			strconv.FormatFloat(res.SamplesPerSec, 'f', 0, 64), grouped(int64(r.Rcp.Steps(res.GlobalBatch))),
+			strconv.FormatFloat(res.SamplesPerSec, 'f', 0, 64), predict.Group(int64(r.Rcp.Steps(res.GlobalBatch))),
 			shortDuration(ttt), strconv.FormatFloat(eff[i], 'f', 1, 64)}
 		if len(pub) > 0 {
 			if v, ok := pub[res.Devices]; ok {
@@ -298,24 +299,6 @@ func shortDuration(s units.Seconds) string {
 		return num(v/60) + " min"
 	}
 	return num(v) + " s"
-}
-
-// grouped prints n with commas between groups of three digits.
-func grouped(n int64) string {
-	s := strconv.FormatInt(n, 10)
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
-	var b strings.Builder
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	if neg {
-		return "-" + b.String()
-	}
-	return b.String()
 }
 
 // humanDuration prints a time to train in seconds and in hours and minutes.
@@ -461,7 +444,7 @@ func reportInputs(run *scenarioRun) []reportInputGroup {
 	mdlRows := [][2]string{
 		{"name", joined(mdl.Name, mdl.Description)},
 		{"task", mdl.Task},
-		{"parameters", fmt.Sprintf("%s (gradient %v at %s)", grouped(mdl.Params), units.Bytes(float64(mdl.Params)*gradientBytesPer(r.Precision)), r.Precision)},
+		{"parameters", fmt.Sprintf("%s (gradient %v at %s)", predict.Group(mdl.Params), units.Bytes(float64(mdl.Params)*gradientBytesPer(r.Precision)), r.Precision)},
 		{"forward", mdl.ForwardFLOPs.String() + " per sample"},
 		{"class", string(mdl.Class)},
 	}
@@ -488,7 +471,7 @@ func reportInputs(run *scenarioRun) []reportInputGroup {
 	if rcp.MaxGlobalBatch > 0 {
 		rcpRows = append(rcpRows, [2]string{"largest global batch known to reach it", strconv.FormatInt(rcp.MaxGlobalBatch, 10)})
 	}
-	rcpRows = append(rcpRows, [2]string{"data set", fmt.Sprintf("%s: %s training samples of %v", data.Name, grouped(data.TrainSamples), data.BytesPerSample)})
+	rcpRows = append(rcpRows, [2]string{"data set", fmt.Sprintf("%s: %s training samples of %v", data.Name, predict.Group(data.TrainSamples), data.BytesPerSample)})
 
 	parRows := [][2]string{
 		{"replicas × stages", fmt.Sprintf("data-parallel replicas of %d pipeline %s, %d %s per step", par.PipelineStages,
