@@ -583,29 +583,25 @@ func interspersed(c *cli.Context) ([]string, error) {
 	return args, err
 }
 
-// commandArgs is interspersed for an Action: it shows the command's help
-// for -h (returning errHelpShown) and turns a bad flag into a usage error.
-func commandArgs(c *cli.Context) ([]string, error) {
-	args, err := interspersed(c)
-	if errors.Is(err, flag.ErrHelp) {
-		parent := c
-		if l := c.Lineage(); len(l) > 1 {
-			parent = l[1]
+// withArgs is an Action that takes the command's arguments with its flags
+// before or after them (interspersed) and runs run with them; for -h it
+// shows the command's help instead, and a bad flag is a usage error.
+func withArgs(run func(c *cli.Context, args []string) error) cli.ActionFunc {
+	return func(c *cli.Context) error {
+		args, err := interspersed(c)
+		if errors.Is(err, flag.ErrHelp) {
+			parent := c
+			if l := c.Lineage(); len(l) > 1 {
+				parent = l[1]
+			}
+			return cli.ShowCommandHelp(parent, c.Command.Name)
 		}
-		if err := cli.ShowCommandHelp(parent, c.Command.Name); err != nil {
-			return nil, err
+		if err != nil {
+			return usagef("%s: %v", c.Command.Name, err)
 		}
-		return nil, errHelpShown
+		return run(c, args)
 	}
-	if err != nil {
-		return nil, usagef("%s: %v", c.Command.Name, err)
-	}
-	return args, nil
 }
-
-// errHelpShown is commandArgs's answer when it printed the help: the
-// Action returns nil.
-var errHelpShown = errors.New("help shown")
 
 // scenarioKind returns the charts function of `plot KIND SCENARIO...` for
 // a scenario chart kind: it loads and simulates the scenarios (the sweep

@@ -55,18 +55,11 @@ func fitCommand() *cli.Command {
 			&cli.IntFlag{Name: "min-batch", Usage: "fit only the global batches of `B` samples and more (on a GPU the smallest batches are bound by the host launching kernels, which the law's t does not describe)"},
 			&cli.StringFlag{Name: "plot", Usage: "write the throughput and steps-to-target charts as PNG and SVG into `DIR`"},
 		},
-		Action: runFit,
+		Action: withArgs(runFit),
 	}
 }
 
-func runFit(c *cli.Context) error {
-	args, err := commandArgs(c)
-	if err == errHelpShown {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
+func runFit(c *cli.Context, args []string) error {
 	format := c.String("format")
 	if err := checkFormat(format); err != nil {
 		return err
@@ -88,6 +81,7 @@ func runFit(c *cli.Context) error {
 	if opt.MinBatch = c.Int("min-batch"); opt.MinBatch < 0 {
 		return usagef("fit: --min-batch %d: want a batch >= 0", opt.MinBatch)
 	}
+	var err error
 	if opt.Target, err = parseTarget("fit", c.String("target")); err != nil {
 		return err
 	}

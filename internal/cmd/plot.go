@@ -82,18 +82,11 @@ func plotCommand() *cli.Command {
 			&cli.StringFlag{Name: "devices", Usage: "scenario kinds: simulate device counts `N,N,...` instead of the sweep's (timeline: the last)"},
 			calibrationFlag(),
 		},
-		Action: runPlot,
+		Action: withArgs(runPlot),
 	}
 }
 
-func runPlot(c *cli.Context) error {
-	args, err := commandArgs(c)
-	if err == errHelpShown {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
+func runPlot(c *cli.Context, args []string) error {
 	o := &plotOptions{out: c.String("out"), groupBy: c.StringSlice("group-by"), device: c.String("device"), keepOutliers: c.Bool("keep-outliers"), devices: c.String("devices"), calibrations: c.StringSlice("calibration"), target: c.String("target")}
 	var names []string
 	for _, k := range plotKinds {

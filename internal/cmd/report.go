@@ -49,18 +49,11 @@ func reportCommand() *cli.Command {
 			calibrationFlag(),
 			&cli.IntFlag{Name: "steps", Value: sim.DefaultSteps, Usage: "optimizer steps to simulate per configuration, `N` ≥ 1; the first is left out of the steady state"},
 		},
-		Action: runReport,
+		Action: withArgs(runReport),
 	}
 }
 
-func runReport(c *cli.Context) error {
-	args, err := commandArgs(c)
-	if err == errHelpShown {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
+func runReport(c *cli.Context, args []string) error {
 	if len(args) != 1 {
 		return usagef("report takes one SCENARIO (a shipped scenario's name or a YAML file); `scaleplan catalog` lists them")
 	}

@@ -55,7 +55,7 @@ func simulateCommand() *cli.Command {
 			&cli.StringFlag{Name: "plot", Usage: "write charts (time to train, efficiency, breakdown, the last configuration's last step) as PNG and SVG into `DIR`"},
 			formatFlag(),
 		},
-		Action: runSimulate,
+		Action: withArgs(runSimulate),
 	}
 }
 
@@ -169,14 +169,7 @@ func simOptions(c *cli.Context) (*simOverrides, error) {
 	return o, nil
 }
 
-func runSimulate(c *cli.Context) error {
-	args, err := commandArgs(c)
-	if err == errHelpShown {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
+func runSimulate(c *cli.Context, args []string) error {
 	format := c.String("format")
 	if err := checkFormat(format); err != nil {
 		return err
