@@ -269,37 +269,29 @@ func decode(r io.Reader, file string) (*Profiles, error) {
 func fromDocument(doc *Document, o origin) (*Profiles, error) {
 	p := newProfiles()
 	var issues []issue
-	for name, d := range doc.Datasets {
-		p.origins["datasets."+name] = o
-		if d == nil {
-			issues = append(issues, issue{"datasets", name, "", "empty entry"})
-			continue
-		}
-		d.Name = name
-		p.Datasets[name] = d
-	}
-	for name, m := range doc.Models {
-		p.origins["models."+name] = o
-		if m == nil {
-			issues = append(issues, issue{"models", name, "", "empty entry"})
-			continue
-		}
-		m.Name = name
-		p.Models[name] = m
-	}
-	for name, rc := range doc.Recipes {
-		p.origins["recipes."+name] = o
-		if rc == nil {
-			issues = append(issues, issue{"recipes", name, "", "empty entry"})
-			continue
-		}
-		rc.Name = name
-		p.Recipes[name] = rc
-	}
+	issues = adopt(p, o, "datasets", doc.Datasets, p.Datasets, func(d *Dataset) *string { return &d.Name }, issues)
+	issues = adopt(p, o, "models", doc.Models, p.Models, func(m *Model) *string { return &m.Name }, issues)
+	issues = adopt(p, o, "recipes", doc.Recipes, p.Recipes, func(r *Recipe) *string { return &r.Name }, issues)
 	if err := p.report(issues); err != nil {
 		return nil, err
 	}
 	return p, nil
+}
+
+// adopt puts each entry of the section kind of a document (in) into out,
+// named after its key (the field name points to) and from o; an empty
+// entry is one more issue.
+func adopt[T any](p *Profiles, o origin, kind string, in, out map[string]*T, name func(*T) *string, issues []issue) []issue {
+	for key, v := range in {
+		p.origins[kind+"."+key] = o
+		if v == nil {
+			issues = append(issues, issue{kind, key, "", "empty entry"})
+			continue
+		}
+		*name(v) = key
+		out[key] = v
+	}
+	return issues
 }
 
 // merge adds q's entries to p. With override false a name defined twice
