@@ -278,9 +278,9 @@ func fromDocument(doc *Document, o origin) (*Profiles, error) {
 	return p, nil
 }
 
-// adopt puts each entry of the section kind of a document (in) into out,
-// named after its key (the field name points to) and from o; an empty
-// entry is one more issue.
+// adopt puts each entry of a document's section kind (in) into out, sets
+// the name it carries (name returns where) to its key and records that it
+// came from o; an empty entry is one more issue.
 func adopt[T any](p *Profiles, o origin, kind string, in, out map[string]*T, name func(*T) *string, issues []issue) []issue {
 	for key, v := range in {
 		p.origins[kind+"."+key] = o

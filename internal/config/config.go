@@ -382,16 +382,17 @@ var unmarshalerType = reflect.TypeFor[yaml.Unmarshaler]()
 // integer of t, which yaml.v3 would truncate without a word ("devices: 1.5"
 // becomes 1). Values of types that decode themselves are theirs to check.
 func checkWhole(n *yaml.Node, t reflect.Type, ps *Problems, depth int) {
-	if n == nil || depth > 100 {
+	if n == nil || depth > 100 { // an alias may lead back to itself
 		return
 	}
-	if n.Kind == yaml.DocumentNode || n.Kind == yaml.AliasNode {
-		if n.Kind == yaml.AliasNode {
-			n = n.Alias
-		} else if len(n.Content) > 0 {
-			n = n.Content[0]
+	switch n.Kind {
+	case yaml.DocumentNode:
+		if len(n.Content) > 0 {
+			checkWhole(n.Content[0], t, ps, depth+1)
 		}
-		checkWhole(n, t, ps, depth+1)
+		return
+	case yaml.AliasNode:
+		checkWhole(n.Alias, t, ps, depth+1)
 		return
 	}
 	for t.Kind() == reflect.Pointer {
@@ -558,8 +559,8 @@ func editDistance(a, b string) int {
 // YAMLFiles lists the files that paths name, in order: a file as it is, a
 // directory as its *.yaml and *.yml files (any case) in name order. A
 // directory without one is an error that names it as kind ("catalog
-// directory x has no *.yaml or *.yml files"), since an extra file left
-// out without a word would change nothing and say nothing.
+// directory x has no *.yaml or *.yml files"): a path that adds nothing is
+// more likely a mistake than meant.
 func YAMLFiles(kind string, paths []string) ([]string, error) {
 	var files []string
 	for _, p := range paths {
