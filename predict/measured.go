@@ -149,7 +149,8 @@ func measuredPrecisions(p string) (compute hw.Precision, storage, master model.P
 		}
 		return hp, sp, sp, nil
 	}
-	return "", "", "", errors.New(config.Unknown("precision", p, []string{"fp32", "tf32", "fp16", "bf16", "amp-fp16", "amp", "amp-bf16"}))
+	valid := slices.DeleteFunc(scenarios.MeasuredPrecisionNames(), func(n string) bool { return n == string(hw.FP64) })
+	return "", "", "", errors.New(config.Unknown("precision", p, valid))
 }
 
 // measuredConfig is the simulator's configuration of one device training

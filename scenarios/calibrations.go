@@ -92,6 +92,13 @@ func SampleApplies(s string, unit model.SampleUnit) bool {
 	return false
 }
 
+// MeasuredPrecisionNames lists the precisions a measurement may name: the
+// catalogue's (hw.Precisions) and the names PyTorch's logs give automatic
+// mixed precision, which PrecisionApplies maps to fp16 and bf16.
+func MeasuredPrecisionNames() []string {
+	return append(hw.PrecisionNames(), "amp-fp16", "amp", "amp-bf16")
+}
+
 // PrecisionApplies reports whether a calibration entry measured at
 // precision measured applies to a scenario at precision p: the same
 // precision, none ("": any), or automatic mixed precision as PyTorch logs

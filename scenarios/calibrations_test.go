@@ -150,3 +150,25 @@ func TestSampleApplies(t *testing.T) {
 		}
 	}
 }
+
+// Every precision a measurement may name applies to exactly one of the
+// catalogue's, and any other name to none.
+func TestMeasuredPrecisionNames(t *testing.T) {
+	want := map[string]string{"fp64": "fp64", "fp32": "fp32", "tf32": "tf32", "fp16": "fp16", "bf16": "bf16",
+		"amp-fp16": "fp16", "amp": "fp16", "amp-bf16": "bf16"}
+	names := MeasuredPrecisionNames()
+	if len(names) != len(want) {
+		t.Errorf("MeasuredPrecisionNames() = %q, want the %d of %v", names, len(want), want)
+	}
+	for _, m := range append(names, "fp8", "int8", "AMP") {
+		var applies []string
+		for _, p := range hw.Precisions {
+			if PrecisionApplies(m, string(p)) {
+				applies = append(applies, string(p))
+			}
+		}
+		if w, ok := want[m]; ok && (len(applies) != 1 || applies[0] != w) || !ok && len(applies) != 0 {
+			t.Errorf("%q applies to %q, want %q", m, applies, want[m])
+		}
+	}
+}

@@ -278,7 +278,7 @@ func calibrationReach(w io.Writer, path string, cal *calib.Calibration, cat *hw.
 			fmt.Fprintf(w, "%s: no scenario takes it: no catalogue device is called %q (devices: %s); rename it with --device '%s=DEVICE', or list it under the device's names in a --catalog file\n",
 				what, e.Device, strings.Join(cat.DeviceNames(), ", "), e.Device)
 		case len(precs) == 0:
-			fmt.Fprintf(w, "%s: no scenario takes it: precision %q is none of %s, amp-fp16, amp-bf16\n", what, e.Precision, strings.Join(hw.PrecisionNames(), ", "))
+			fmt.Fprintf(w, "%s: no scenario takes it: precision %q is none of %s\n", what, e.Precision, strings.Join(scenarios.MeasuredPrecisionNames(), ", "))
 		case e.Devices < 1:
 			fmt.Fprintf(w, "%s: no scenario takes it: the logs did not say on how many devices it was measured (MLPerf logs do not)\n", what)
 		case e.V0Unbounded:

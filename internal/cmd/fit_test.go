@@ -215,7 +215,7 @@ func TestCalibrationReach(t *testing.T) {
 		"fit: c.yaml: resnet18 on 1 a100-sxm4-80gb, fp32: no scenario takes it: the profiles have no model \"resnet18\"",
 		"fit: c.yaml: resnet50 on 1 GPU, fp32: no scenario takes it: name the device kind with --device",
 		"fit: c.yaml: resnet50 on 1 NVIDIA L40S, fp32: no scenario takes it: no catalogue device is called \"NVIDIA L40S\"",
-		"fit: c.yaml: resnet50 on 1 t4, fp8: no scenario takes it: precision \"fp8\" is none of fp64, fp32, tf32, fp16, bf16, amp-fp16, amp-bf16",
+		"fit: c.yaml: resnet50 on 1 t4, fp8: no scenario takes it: precision \"fp8\" is none of fp64, fp32, tf32, fp16, bf16, amp-fp16, amp, amp-bf16",
 		"fit: c.yaml: resnet50 on 0 v100-sxm2-16gb, fp16: no scenario takes it: the logs did not say on how many devices",
 		"fit: c.yaml: resnet50 on 1 t4, fp16: no scenario takes it: its points did not bound v0",
 		"fit: c.yaml: transformer-base on 1 NVIDIA H200, fp32: no scenario takes it: its samples are of kind \"sentence-pair\" (label sample) and transformer-base's profile counts tokens",
