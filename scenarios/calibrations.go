@@ -129,13 +129,7 @@ func PrecisionApplies(measured, p string) bool {
 // and an error when the entry did not bound v0
 // (calib.ThroughputEntry.V0Unbounded).
 func PickCalibration(files []CalibrationFile, model string, unit model.SampleUnit, dev *hw.Device, precision string) (*Calibration, int, error) {
-	var best *calib.ThroughputEntry
-	from := -1
-	for i, f := range files {
-		if e := throughputEntry(f.Cal, model, unit, dev.Is, precision); e != nil && (best == nil || e.Devices < best.Devices) {
-			best, from = e, i
-		}
-	}
+	best, from := PickEntry(files, model, unit, dev, precision)
 	if best == nil {
 		return nil, -1, nil
 	}
@@ -147,6 +141,20 @@ func PickCalibration(files []CalibrationFile, model string, unit model.SampleUni
 		source += " (" + best.Source + ")"
 	}
 	return &Calibration{V0: best.V0, T: best.T, Device: best.Device, Devices: best.Devices, Source: source}, from, nil
+}
+
+// PickEntry is the entry of files that PickCalibration takes its law from,
+// itself (a pointer into its file's Throughput), and the index of its
+// file; nil and −1 when none applies.
+func PickEntry(files []CalibrationFile, model string, unit model.SampleUnit, dev *hw.Device, precision string) (*calib.ThroughputEntry, int) {
+	var best *calib.ThroughputEntry
+	from := -1
+	for i, f := range files {
+		if e := throughputEntry(f.Cal, model, unit, dev.Is, precision); e != nil && (best == nil || e.Devices < best.Devices) {
+			best, from = e, i
+		}
+	}
+	return best, from
 }
 
 // Entries lists the file's throughput entries for a message that says why

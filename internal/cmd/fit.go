@@ -253,10 +253,14 @@ func unnamedDevice(device string) bool { return device == "" || device == "GPU" 
 // model, the device by its catalogue key or CUDA name, the precision) or
 // why none does, and names a steps entry whose model the profiles lack.
 func calibrationReach(w io.Writer, path string, cal *calib.Calibration, cat *hw.Catalog, prof *model.Profiles) {
-	for _, e := range cal.Throughput {
+	for i := range cal.Throughput {
+		e := &cal.Throughput[i]
 		what := fmt.Sprintf("fit: %s: %s on %d %s", path, e.Model, e.Devices, cmp.Or(e.Device, "(no device)"))
 		if e.Precision != "" {
 			what += ", " + e.Precision
+		}
+		if v := calib.RunVariant(e.Labels); v != "" {
+			what += ", " + v
 		}
 		var precs []string
 		for _, p := range hw.Precisions {
@@ -287,19 +291,24 @@ func calibrationReach(w io.Writer, path string, cal *calib.Calibration, cat *hw.
 			// Of the entries that apply, scenarios take the one measured on
 			// the fewest devices.
 			var taken []string
-			other := 0
+			var other *calib.ThroughputEntry
 			for _, p := range precs {
-				c, _, _ := scenarios.PickCalibration([]scenarios.CalibrationFile{{Path: path, Cal: cal}}, e.Model, unit, d, p)
+				picked, _ := scenarios.PickEntry([]scenarios.CalibrationFile{{Path: path, Cal: cal}}, e.Model, unit, d, p)
 				switch {
-				case c == nil:
-				case c.Devices == e.Devices && c.V0 == e.V0 && c.T == e.T:
+				case picked == nil:
+				case picked == e:
 					taken = append(taken, p)
 				default:
-					other = c.Devices
+					other = picked
 				}
 			}
 			if len(taken) == 0 {
-				fmt.Fprintf(w, "%s: scenarios of %s on %s take the entry on %d %s before it\n", what, e.Model, d.Name, other, plural(other, "device", "devices"))
+				// Entries apart only by how the model ran: say which one.
+				variant := ""
+				if calib.RunVariant(e.Labels) != "" || calib.RunVariant(other.Labels) != "" {
+					variant = " (" + cmp.Or(calib.RunVariant(other.Labels), "no run labels") + ")"
+				}
+				fmt.Fprintf(w, "%s: scenarios of %s on %s take the entry on %d %s before it%s\n", what, e.Model, d.Name, other.Devices, plural(other.Devices, "device", "devices"), variant)
 				continue
 			}
 			fmt.Fprintf(w, "%s: scenarios of %s on %s at %s compute by it (--calibration %s)\n", what, e.Model, d.Name, strings.Join(taken, ", "), path)

@@ -192,6 +192,12 @@ func TestCalibrationReach(t *testing.T) {
 	pairs.Labels = map[string]string{"sample": "sentence-pair"}
 	tokens := e("transformer-base", "NVIDIA H200", 1, "amp-fp16")
 	tokens.Labels = map[string]string{"sample": "token-pair"}
+	// Two entries apart only by how the model ran, with the same figures:
+	// the second is shadowed, and each line names its variant.
+	cl := e("resnet50", "h200-sxm-141gb", 1, "amp-bf16")
+	cl.Labels = map[string]string{"channels_last": "true"}
+	compiled := cl
+	compiled.Labels = map[string]string{"channels_last": "true", "compile": "true"}
 	cal := &calib.Calibration{Throughput: []calib.ThroughputEntry{
 		e("resnet50", "NVIDIA H100 80GB HBM3", 1, "amp-fp16"),
 		e("resnet50", "h100-sxm5-80gb", 8, "amp-fp16"),
@@ -204,6 +210,8 @@ func TestCalibrationReach(t *testing.T) {
 		unbounded,
 		pairs,
 		tokens,
+		cl,
+		compiled,
 	}}
 	var b strings.Builder
 	calibrationReach(&b, "c.yaml", cal, cat, prof)
@@ -220,6 +228,8 @@ func TestCalibrationReach(t *testing.T) {
 		"fit: c.yaml: resnet50 on 1 t4, fp16: no scenario takes it: its points did not bound v0",
 		"fit: c.yaml: transformer-base on 1 NVIDIA H200, fp32: no scenario takes it: its samples are of kind \"sentence-pair\" (label sample) and transformer-base's profile counts tokens",
 		"fit: c.yaml: transformer-base on 1 NVIDIA H200, amp-fp16: scenarios of transformer-base on h200-sxm-141gb at fp16 compute by it",
+		"fit: c.yaml: resnet50 on 1 h200-sxm-141gb, amp-bf16, channels_last: scenarios of resnet50 on h200-sxm-141gb at bf16 compute by it",
+		"fit: c.yaml: resnet50 on 1 h200-sxm-141gb, amp-bf16, channels_last compile: scenarios of resnet50 on h200-sxm-141gb take the entry on 1 device before it (channels_last)",
 	}
 	if len(got) != len(want) {
 		t.Fatalf("%d lines, want %d:\n%s", len(got), len(want), b.String())

@@ -298,7 +298,7 @@ func TestFitH200TunedCalibration(t *testing.T) {
 	logs := measuredLogs(t, "h200-2026-11-26-tuned/resnet50-cl-amp-fp16-compile*.jsonl", 2)
 	out := filepath.Join(t.TempDir(), "h200-tuned.yaml")
 	_, stderr, code := runCLI(append([]string{"fit", "--out", out}, logs...)...)
-	if code != exitOK || !strings.Contains(stderr, "resnet50 on 1 NVIDIA H200, amp-fp16: scenarios of resnet50 on h200-sxm-141gb at fp16 compute by it") {
+	if code != exitOK || !strings.Contains(stderr, "resnet50 on 1 NVIDIA H200, amp-fp16, channels_last compile: scenarios of resnet50 on h200-sxm-141gb at fp16 compute by it") {
 		t.Fatalf("fit: exit %d: %s", code, stderr)
 	}
 	b, err := os.ReadFile(out)
