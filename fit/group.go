@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
-	"maps"
 	"math"
 	"slices"
 	"sort"
@@ -205,14 +204,14 @@ func Fit(logs []*Log, opt *Options) (*Report, error) {
 					// whether or not GroupBy names the label, and their
 					// calibration entry says so.
 					if v := r.Labels[name]; v != "" {
-						k.Labels = withLabel(k.Labels, name, v)
+						k.Labels = setLabel(k.Labels, name, v)
 					}
 				}
 				if r.Transport == "none" {
 					// Workers that exchanged nothing (the engine's
 					// independent workers) are a group of their own: their
 					// step has no communication to fit across counts.
-					k.Labels = withLabel(k.Labels, "transport", "none")
+					k.Labels = setLabel(k.Labels, "transport", "none")
 				}
 				g := groups[keyString(k)]
 				if g == nil {
@@ -400,14 +399,14 @@ func fitComm(groups []Group, gradient units.Bytes, s *Settings) []CommGroup {
 	return out
 }
 
-// withLabel returns a copy of labels with name set to v.
-func withLabel(labels map[string]string, name, v string) map[string]string {
-	m := maps.Clone(labels)
-	if m == nil {
-		m = map[string]string{}
+// setLabel sets name to v in labels, a key's own map (pick builds a new
+// one), making it when there is none, and returns it.
+func setLabel(labels map[string]string, name, v string) map[string]string {
+	if labels == nil {
+		labels = map[string]string{}
 	}
-	m[name] = v
-	return m
+	labels[name] = v
+	return labels
 }
 
 // pick returns the labels of names, "" for those missing; nil without names.

@@ -136,11 +136,21 @@ func readHorovod(data []byte, lg *Log) {
 // positive parses m[i] as a finite number > 0; m nil means the line did
 // not match.
 func positive(m []string, i int) (float64, error) {
+	v, err := nonNegative(m, i)
+	if err == nil && v == 0 {
+		return 0, fmt.Errorf("bad number %q", m[i])
+	}
+	return v, err
+}
+
+// nonNegative parses m[i] as a finite number ≥ 0; m nil means the line did
+// not match.
+func nonNegative(m []string, i int) (float64, error) {
 	if m == nil {
 		return 0, errors.New("line does not match")
 	}
 	v, err := strconv.ParseFloat(m[i], 64)
-	if err != nil || !(v > 0) || v > 1e300 {
+	if err != nil || !(v >= 0) || v > 1e300 {
 		return 0, fmt.Errorf("bad number %q", m[i])
 	}
 	return v, nil

@@ -2,7 +2,6 @@ package fit
 
 import (
 	"cmp"
-	"errors"
 	"fmt"
 	"regexp"
 	"strconv"
@@ -398,17 +397,4 @@ func tvParseDuration(s string) (units.Seconds, error) {
 		return 0, fmt.Errorf("duration %q: minutes and seconds must be below 60", s)
 	}
 	return units.Seconds(float64(days*86400+h*3600+mins*60) + sec), nil
-}
-
-// nonNegative parses m[i] as a finite number ≥ 0; m nil means the line did
-// not match.
-func nonNegative(m []string, i int) (float64, error) {
-	if m == nil {
-		return 0, errors.New("line does not match")
-	}
-	v, err := strconv.ParseFloat(m[i], 64)
-	if err != nil || !(v >= 0) || v > 1e300 {
-		return 0, fmt.Errorf("bad number %q", m[i])
-	}
-	return v, nil
 }

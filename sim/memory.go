@@ -137,12 +137,9 @@ func (c *Config) checkMemory() error {
 		devices = fmt.Sprintf("%d devices", n)
 	}
 	msg := fmt.Sprintf("%s at batch %d on %s needs %s per device%s; %s has %s", what, c.MicroBatch, devices, gib(f.Total()), stage, dev, gib(capacity))
-	bmax := c.LargestMicroBatch()
+	bmax, one := c.largestMicroBatch()
 	if bmax <= 0 {
-		one := *c
-		one.MicroBatch = 1
-		f1, _ := one.PeakFootprint()
-		return fmt.Errorf("%w: %s; even batch 1 needs %s", ErrMemory, msg, gib(f1.Total()))
+		return fmt.Errorf("%w: %s; even batch 1 needs %s", ErrMemory, msg, gib(one))
 	}
 	return fmt.Errorf("%w: %s; the largest batch that fits is %d", ErrMemory, msg, bmax)
 }
@@ -153,21 +150,29 @@ func (c *Config) checkMemory() error {
 // a micro-batch of 1 does not fit, and −1 when nothing bounds it: no
 // capacity, or activations of no size.
 func (c *Config) LargestMicroBatch() int {
+	b, _ := c.largestMicroBatch()
+	return b
+}
+
+// largestMicroBatch is LargestMicroBatch and the footprint of a
+// micro-batch of 1 (0 without a capacity), which checkMemory's message
+// names when even that does not fit.
+func (c *Config) largestMicroBatch() (int, units.Bytes) {
 	capacity := c.Memory.Capacity
 	if capacity == 0 {
-		return -1
+		return -1, 0
 	}
 	one := *c
 	one.MicroBatch = 1
 	f1, _ := one.PeakFootprint()
 	if float64(f1.Total()) > float64(capacity) {
-		return 0
+		return 0, f1.Total()
 	}
 	one.MicroBatch = 2
 	f2, _ := one.PeakFootprint()
 	per := float64(f2.Total() - f1.Total())
 	if !(per > 0) {
-		return -1
+		return -1, f1.Total()
 	}
 	fixed := float64(f1.Total()) - per
 	bmax := int(math.Floor((float64(capacity) - fixed) / per))
@@ -178,7 +183,7 @@ func (c *Config) LargestMicroBatch() int {
 		}
 		bmax--
 	}
-	return bmax
+	return bmax, f1.Total()
 }
 
 // gib formats a size in GiB with one decimal, or in MiB below 1 GiB.

@@ -14,6 +14,10 @@ import (
 	"scaleplan/sim"
 )
 
+// exclusiveModes is the usage error of validate given more than one of
+// its modes.
+const exclusiveModes = "validate: --measured, --engine and --cases are exclusive"
+
 // validateCommand is `scaleplan validate`.
 func validateCommand() *cli.Command {
 	return &cli.Command{

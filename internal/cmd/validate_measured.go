@@ -263,10 +263,6 @@ func writeMeasured(w io.Writer, format string, rep *predict.MeasuredReport, skip
 	return nil
 }
 
-// exclusiveModes is the usage error of validate given more than one of
-// its modes.
-const exclusiveModes = "validate: --measured, --engine and --cases are exclusive"
-
 // writeMeasuredCharts writes one throughput chart per group of rep into
 // dir: the measured samples/s with the law fitted to them, the prediction
 // through the same batches, and the first batch that ran out of memory.
