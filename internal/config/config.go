@@ -416,6 +416,9 @@ func checkWhole(n *yaml.Node, t reflect.Type, ps *Problems, depth int) {
 		}
 		fs := fieldsOf(t)
 		for i := 0; i+1 < len(n.Content); i += 2 {
+			if checkMerged(n.Content[i], n.Content[i+1], t, ps, depth) {
+				continue
+			}
 			for _, f := range fs {
 				if f.key == n.Content[i].Value {
 					checkWhole(n.Content[i+1], f.typ, ps, depth+1)
@@ -428,7 +431,9 @@ func checkWhole(n *yaml.Node, t reflect.Type, ps *Problems, depth int) {
 			return
 		}
 		for i := 0; i+1 < len(n.Content); i += 2 {
-			checkWhole(n.Content[i+1], t.Elem(), ps, depth+1)
+			if !checkMerged(n.Content[i], n.Content[i+1], t, ps, depth) {
+				checkWhole(n.Content[i+1], t.Elem(), ps, depth+1)
+			}
 		}
 	case k == reflect.Slice || k == reflect.Array:
 		if n.Kind != yaml.SequenceNode {
@@ -438,6 +443,23 @@ func checkWhole(n *yaml.Node, t reflect.Type, ps *Problems, depth int) {
 			checkWhole(c, t.Elem(), ps, depth+1)
 		}
 	}
+}
+
+// checkMerged checks the mappings that a merge key ("<<: *defaults", or
+// "<<: [*a, *b]") merges into a mapping of t, as checkWhole checks that
+// mapping, and reports whether key was a merge key.
+func checkMerged(key, value *yaml.Node, t reflect.Type, ps *Problems, depth int) bool {
+	if key.Kind != yaml.ScalarNode || key.ShortTag() != "!!merge" {
+		return false
+	}
+	if value.Kind == yaml.SequenceNode {
+		for _, c := range value.Content {
+			checkWhole(c, t, ps, depth+1)
+		}
+		return true
+	}
+	checkWhole(value, t, ps, depth+1)
+	return true
 }
 
 // cleanYAMLError turns yaml.v3's messages into ours: no "yaml: " prefix and

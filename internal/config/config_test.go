@@ -136,6 +136,28 @@ func TestDecodeWholeNumbers(t *testing.T) {
 			t.Errorf("Decode(%q) = %v, want it to contain %q", bad, err, w)
 		}
 	}
+	// What a merge key merges is checked as the mapping it merges into.
+	merged := "named:\n  y:\n    <<: {count: 2.5}\n  x:\n    <<:\n      - {count: 1}\n      - {count: 4.5}\n" +
+		"per:\n  <<: {a: 0.5}\n<<: {count: 6.5}\n"
+	_, err = Decode(strings.NewReader(merged), &outer{})
+	if err == nil {
+		t.Fatalf("Decode(%q): no error", merged)
+	}
+	for _, w := range []string{"line 3: want a whole number, got the number `2.5`",
+		"line 7: want a whole number, got the number `4.5`",
+		"line 9: want a whole number, got the number `0.5`",
+		"line 10: want a whole number, got the number `6.5`"} {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("Decode(%q) = %v, want it to contain %q", merged, err, w)
+		}
+	}
+	if n := strings.Count(err.Error(), "want a whole number"); n != 4 {
+		t.Errorf("Decode(%q) = %v, want 4 problems", merged, err)
+	}
+	mergedOK := "named:\n  y:\n    <<: {count: 2.0}\n  x:\n    <<: [{count: 1}]\n"
+	if _, err := Decode(strings.NewReader(mergedOK), &outer{}); err != nil {
+		t.Errorf("Decode(%q): %v", mergedOK, err)
+	}
 }
 
 func TestYAMLFiles(t *testing.T) {

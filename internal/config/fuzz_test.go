@@ -40,6 +40,7 @@ func FuzzDecode(f *testing.F) {
 		"grid: [[1.0e3]]\n",
 		"by_name: {a: {count: 7.25}}\n",
 		"count: &x 2.5\nn: *x\n",
+		"by_name: {a: {<<: {count: 7.25}}, b: {<<: [{ratio: 1}, {count: 2.5}]}}\n",
 		"p: 1e100\n",
 		"any: {n: 1.5}\n",
 		"u: 300\n",
