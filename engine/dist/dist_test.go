@@ -143,9 +143,15 @@ func TestIndependentWorkers(t *testing.T) {
 	}
 	// A ring of one rank returns at once: the phases hold only the
 	// timing's own cost, where two ranks exchanging these 51k values (204 kB)
-	// take tens of µs.
-	if m.Phases.AllReduce > 10*time.Microsecond || m.Phases.Wait > 10*time.Microsecond {
-		t.Errorf("independent workers' all-reduce %v, wait %v a step; want next to none", m.Phases.AllReduce, m.Phases.Wait)
+	// take tens of µs. The fastest step is taken, as a step during which
+	// the system ran something else on the core holds that too.
+	fastest := m.StepStats[0].Phases
+	for _, s := range m.StepStats[1:] {
+		fastest.AllReduce = min(fastest.AllReduce, s.Phases.AllReduce)
+		fastest.Wait = min(fastest.Wait, s.Phases.Wait)
+	}
+	if fastest.AllReduce > 10*time.Microsecond || fastest.Wait > 10*time.Microsecond {
+		t.Errorf("independent workers' all-reduce %v, wait %v in the fastest of %d steps; want next to none", fastest.AllReduce, fastest.Wait, len(m.StepStats))
 	}
 	if r := m.Record("x"); r.Transport != "none" || r.Workers != 2 || r.GlobalBatch != 2*batch {
 		t.Errorf("record transport %q, %d workers, global batch %d; want none, 2, %d", r.Transport, r.Workers, r.GlobalBatch, 2*batch)

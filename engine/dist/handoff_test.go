@@ -2,6 +2,7 @@ package dist
 
 import (
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -24,13 +25,20 @@ func TestMeasureHandoff(t *testing.T) {
 	// nanoseconds (cores sharing a cache) to a microsecond or two (across
 	// sockets); far below the millisecond a parked goroutine's wake-up
 	// would take, which would mean the sides were not spinning at once.
+	// The fastest of three probes is taken: a probe during which the
+	// system ran something else on one of the two cores holds that too.
+	var ds []time.Duration
 	for range 3 {
 		d, err := MeasureHandoff(2000)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if d <= 0 || d > 50*time.Microsecond {
-			t.Errorf("handoff %v, want between 0 and 50µs", d)
+		if d <= 0 {
+			t.Errorf("handoff %v, want more than 0", d)
 		}
+		ds = append(ds, d)
+	}
+	if d := slices.Min(ds); d > 50*time.Microsecond {
+		t.Errorf("handoffs %v, want the fastest at most 50µs", ds)
 	}
 }
