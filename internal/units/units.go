@@ -293,8 +293,9 @@ func exact(m float64) bool {
 	return math.Abs(r-math.Round(r)) < 1e-6*math.Max(1, math.Abs(r))
 }
 
-// trimNumber prints m to four significant digits without an exponent for
-// numbers below 10000, and as an integer above.
+// trimNumber prints m to four significant digits, as an integer from
+// 10000 up, and with an exponent only below 0.0001 (below the smallest
+// unit: "1.737e-07 ns" rather than twenty digits).
 func trimNumber(m float64) string {
 	a := math.Abs(m)
 	if a >= 1e4 {
@@ -302,7 +303,7 @@ func trimNumber(m float64) string {
 	}
 	s := strconv.FormatFloat(m, 'g', 4, 64)
 	if strings.ContainsAny(s, "e") {
-		s = strconv.FormatFloat(m, 'f', -1, 64)
+		return s
 	}
 	if f, err := strconv.ParseFloat(s, 64); err == nil {
 		s = strconv.FormatFloat(f, 'f', -1, 64)

@@ -95,6 +95,8 @@ func TestString(t *testing.T) {
 		{Hertz(2.4e9).String(), "2.4 GHz"},
 		{Watts(300).String(), "300 W"},
 		{Seconds(1.0 / 3).String(), "333.3 ms"},
+		{Seconds(1.7373e-16).String(), "1.737e-07 ns"}, // below the smallest unit: an exponent, not 20 digits
+		{Seconds(2.5e-13).String(), "0.00025 ns"},
 	}
 	for _, c := range cases {
 		if c.got != c.want {
