@@ -46,17 +46,17 @@ func predictCommand() *cli.Command {
 			&cli.StringFlag{Name: "plot", Usage: "write charts (time to train and efficiency of every variant, breakdown and timeline) as PNG and SVG into `DIR`"},
 			formatFlag(),
 		},
-		Action: runPredict,
+		Action: withArgs(runPredict),
 	}
 }
 
-func runPredict(c *cli.Context) error {
+func runPredict(c *cli.Context, args []string) error {
 	format := c.String("format")
 	if err := checkFormat(format); err != nil {
 		return err
 	}
-	if c.NArg() > 1 {
-		return usagef("predict takes at most one SCENARIO or STUDY, got %d arguments", c.NArg())
+	if len(args) > 1 {
+		return usagef("predict takes at most one SCENARIO or STUDY, got %d arguments: %s", len(args), strings.Join(args, " "))
 	}
 	var devices, batch []int
 	var err error
@@ -73,20 +73,17 @@ func runPredict(c *cli.Context) error {
 	if n := c.Int("steps"); n < 2 || n > sim.MaxSteps {
 		return usagef("predict: --steps %d: want 2 to %d", n, sim.MaxSteps)
 	}
-	study, err := predict.Load(c.Args().First())
+	var name string
+	if len(args) == 1 {
+		name = args[0]
+	}
+	study, err := predict.Load(name)
 	if err != nil {
 		return err
 	}
 	sopt := scenarioOptions(c)
-	sopt.Edit = func(s *scenarios.Scenario) {
-		if devices != nil {
-			s.Sweep.Devices = devices
-		}
-		if batch != nil {
-			s.Sweep.Batch = batch
-			s.BatchPerDevice = batch[0]
-		}
-	}
+	o := &simOverrides{devices: devices, batch: batch}
+	sopt.Edit, sopt.Overrides = o.edit, o.sources()
 	if err := readCalibrations("predict", c.StringSlice("calibration"), &sopt); err != nil {
 		return err
 	}

@@ -173,7 +173,11 @@ func TestPlanningErrors(t *testing.T) {
 		{[]string{"predict", "--devices", "4,x"}, exitUsage, "predict: --devices \"4,x\": want positive integers"},
 		{[]string{"predict", "--steps", "1"}, exitUsage, "--steps 1: want 2 to"},
 		{[]string{"predict", "tsubame3-resnet50-caffe2-verb"}, exitRuntime, `unknown scenario "tsubame3-resnet50-caffe2-verb"; did you mean`},
-		{[]string{"predict", "--devices", "4096", "tsubame3-resnet50-caffe2-verbs"}, exitRuntime, "4096 devices need 1024 nodes of 4"},
+		{[]string{"predict", "--devices", "4096", "tsubame3-resnet50-caffe2-verbs"}, exitRuntime, "--devices (sweep.devices[0]): 4096 devices need 1024 nodes of 4"},
+		// Flags may follow the scenario, as they may simulate's.
+		{[]string{"predict", "tsubame3-resnet50-caffe2-verbs", "--devices", "4,4096"}, exitRuntime, "--devices (sweep.devices[1]): 4096 devices need 1024 nodes of 4"},
+		{[]string{"predict", "tsubame3-resnet50-caffe2-verbs", "--batch", "0"}, exitUsage, "predict: --batch \"0\": want positive integers"},
+		{[]string{"predict", "tsubame3-resnet50-caffe2-verbs", "--bogus"}, exitUsage, "flag provided but not defined: -bogus"},
 		{[]string{"plan"}, exitUsage, "plan: --recipe is required"},
 		{[]string{"plan", "--recipe", "mlperf-v0.7-resnet50", "extra"}, exitUsage, "plan takes no argument"},
 		{[]string{"plan", "--recipe", "mlperf-v0.7-resnet50", "--deadline", "2"}, exitUsage, `--deadline "2": want a positive duration`},
