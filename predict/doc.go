@@ -23,10 +23,10 @@
 // the step's breakdown (compute, exposed communication, exposed input,
 // pipeline bubble, straggler wait), samples/s, device-hours (devices ·
 // time), cost (device-hours · the system's price, when the catalogue has
-// one) and energy (EnergyModel: nodes · node power · time when the node
-// has a power figure, else devices · TDP · time). The scaling efficiency
-// of a row is the ratio of device-hours per run against the row with the
-// fewest devices and the same per-device batch,
+// one) and energy (EnergyModel: devices · node power / devices per node ·
+// time when the node has a power figure, else devices · TDP · time). The
+// scaling efficiency of a row is the ratio of device-hours per run against
+// the row with the fewest devices and the same per-device batch,
 //
 //	efficiency(N) = N0 · time(N0) / (N · time(N))
 //

@@ -299,29 +299,36 @@ func (s StepsModel) String() string {
 }
 
 // EnergyModel counts the energy of a run from the catalogue's power
-// figures: the whole nodes' maximum power when the node has one,
+// figures: each device's share of its node's maximum power when the node
+// has one,
 //
-//	energy = nodes · node power · time
+//	energy = devices · (node power / devices per node) · time
 //
-// else the devices' thermal design power,
+// which for whole nodes is nodes · node power · time, else the devices'
+// thermal design power,
 //
 //	energy = devices · TDP · time
 //
 // which leaves out hosts, network and cooling. Both are upper bounds of
-// what the parts draw (maximum and design power).
+// what the parts draw (maximum and design power). A run on part of a node
+// is counted its devices' share, as its cost is counted by device-hours:
+// a run on one of a node's eight devices is not charged the other seven.
 type EnergyModel struct {
 	// Basis is "node" (node maximum power), "device" (device TDP) or ""
 	// (no figure in the catalogue).
 	Basis string
 	Watts units.Watts // per node or per device
 	What  string      // the node's or device's name
+	// PerNode is the node's devices, which share its power; for Basis
+	// "node", at least 1.
+	PerNode int
 }
 
 // EnergyOf returns the energy model of a system's node and device.
 func EnergyOf(n *hw.Node, d *hw.Device) EnergyModel {
 	switch {
-	case n.Power > 0:
-		return EnergyModel{Basis: "node", Watts: n.Power, What: n.Name}
+	case n.Power > 0 && n.Devices > 0:
+		return EnergyModel{Basis: "node", Watts: n.Power, What: n.Name, PerNode: n.Devices}
 	case d.TDP > 0:
 		return EnergyModel{Basis: "device", Watts: d.TDP, What: d.Name}
 	}
@@ -330,16 +337,16 @@ func EnergyOf(n *hw.Node, d *hw.Device) EnergyModel {
 
 // KWh returns the energy of running point p for t, kWh; 0 without a basis.
 func (e EnergyModel) KWh(p scenarios.Point, t units.Seconds) float64 {
-	n := 0
+	var w float64 // per device
 	switch e.Basis {
 	case "node":
-		n = p.Nodes
+		w = float64(e.Watts) / float64(e.PerNode)
 	case "device":
-		n = p.Devices
+		w = float64(e.Watts)
 	default:
 		return 0
 	}
-	return float64(n) * float64(e.Watts) * float64(t) / 3.6e6
+	return float64(p.Devices) * w * float64(t) / 3.6e6
 }
 
 // String says how energy is counted, such as "energy = devices × 300 W
@@ -347,7 +354,7 @@ func (e EnergyModel) KWh(p scenarios.Point, t units.Seconds) float64 {
 func (e EnergyModel) String() string {
 	switch e.Basis {
 	case "node":
-		return fmt.Sprintf("energy = nodes × %v (%s maximum power) × time", e.Watts, e.What)
+		return fmt.Sprintf("energy = devices × %v (%s maximum power / %d devices) × time", e.Watts/units.Watts(e.PerNode), e.What, e.PerNode)
 	case "device":
 		return fmt.Sprintf("energy = devices × %v (%s TDP) × time; hosts, network and cooling not included", e.Watts, e.What)
 	}

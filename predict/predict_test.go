@@ -30,7 +30,7 @@ func near(got, want, tol float64) bool {
 // on a configuration whose step is known exactly: one device, synthetic
 // input, calibrated compute b/v0 + t. Steps come from the recipe (37
 // epochs of 1,281,167 images), cost from the DGX A100's price, energy from
-// its node power.
+// the one device's share of its node's power (6.5 kW over 8 devices).
 func TestPredictClosedForm(t *testing.T) {
 	r := parse(t, `name: closed
 system: dgx-a100
@@ -62,7 +62,7 @@ overheads: {startup: 60 s, evaluation: 2 min}
 		{"overheads", float64(row.Overheads()), 180, 0},
 		{"device-hours", row.DeviceHours, want / 3600, 1e-12},
 		{"cost", row.Cost, want / 3600 * 5.12, 1e-12},
-		{"energy (node power 6.5 kW)", row.Energy, 6500 * want / 3.6e6, 1e-12},
+		{"energy (1 of the node's 8 devices, 6.5 kW)", row.Energy, 6500.0 / 8 * want / 3.6e6, 1e-12},
 		{"efficiency of the reference", row.Efficiency, 1, 0},
 		{"LARS keeps the base rate", row.LearningRate, 7.4, 0},
 	} {
@@ -82,6 +82,9 @@ overheads: {startup: 60 s, evaluation: 2 min}
 	eff := float64(row.Time) / (2 * float64(two.Time))
 	if !near(two.Efficiency, eff, 1e-12) || !(two.Efficiency < 1.01 && two.Efficiency > 0.9) {
 		t.Errorf("2 devices: efficiency %v, want %v", two.Efficiency, eff)
+	}
+	if e := 2 * 6500.0 / 8 * float64(two.Time) / 3.6e6; !near(two.Energy, e, 1e-12) {
+		t.Errorf("2 devices: energy %v kWh, want %v (2 of the node's 8 devices)", two.Energy, e)
 	}
 }
 
