@@ -356,8 +356,8 @@ func runValidateEngine(c *cli.Context) error {
 	if err := writeEngineValidation(c, format, base, cal, rows); err != nil {
 		return err
 	}
-	if maxErr := c.Float64("max-error"); c.IsSet("max-error") && summaryOf(rows).Large.MAE > maxErr/100 {
-		return fmt.Errorf("validate --engine: mean absolute error %.1f%% at batch >= 32 exceeds --max-error %g%%", 100*summaryOf(rows).Large.MAE, maxErr)
+	if maxErr, mae := c.Float64("max-error"), summaryOf(rows).Large.MAE; c.IsSet("max-error") && mae > maxErr/100 {
+		return fmt.Errorf("validate --engine: mean absolute error %.1f%% at batch >= %d exceeds --max-error %g%%", 100*mae, engineLarge, maxErr)
 	}
 	return nil
 }
@@ -545,47 +545,39 @@ const (
 // engineSummary is the error of validate --engine's rows: over all of
 // them, and over those at batch engineLarge or more.
 type engineSummary struct {
-	All, Large     engineStats
-	Worst, Largest engineRow // the row of largest |error| of all, and of those at batch >= 32
+	All, Large engineStats
 }
 
-// engineStats are the mean absolute error of n rows and how many are
-// within engineTarget.
+// engineStats are the mean absolute error of N rows, how many of them are
+// within engineTarget, and the row of the largest error.
 type engineStats struct {
 	MAE       float64
 	N, Within int
+	Worst     engineRow
+	sum       float64
+}
+
+func (st *engineStats) add(r engineRow) {
+	e := math.Abs(r.Error)
+	if st.N == 0 || e > math.Abs(st.Worst.Error) {
+		st.Worst = r
+	}
+	if e <= engineTarget {
+		st.Within++
+	}
+	st.N++
+	st.sum += e
+	st.MAE = st.sum / float64(st.N)
 }
 
 // summaryOf returns the summary of rows.
 func summaryOf(rows []engineRow) engineSummary {
 	var s engineSummary
-	var sum, sumLarge float64
 	for _, r := range rows {
-		e := math.Abs(r.Error)
-		within := 0
-		if e <= engineTarget {
-			within = 1
-		}
-		if s.All.N == 0 || e > math.Abs(s.Worst.Error) {
-			s.Worst = r
-		}
-		sum += e
-		s.All.N++
-		s.All.Within += within
+		s.All.add(r)
 		if r.Batch >= engineLarge {
-			if s.Large.N == 0 || e > math.Abs(s.Largest.Error) {
-				s.Largest = r
-			}
-			sumLarge += e
-			s.Large.N++
-			s.Large.Within += within
+			s.Large.add(r)
 		}
-	}
-	if s.All.N > 0 {
-		s.All.MAE = sum / float64(s.All.N)
-	}
-	if s.Large.N > 0 {
-		s.Large.MAE = sumLarge / float64(s.Large.N)
 	}
 	return s
 }
@@ -602,9 +594,9 @@ func summarizeEngine(rows []engineRow) string {
 	if s.Large.N > 0 {
 		fmt.Fprintf(&b, ", %.1f%% over the %d with batch >= %d", 100*s.Large.MAE, s.Large.N, engineLarge)
 	}
-	fmt.Fprintf(&b, "; worst %s\n", where(s.Worst))
+	fmt.Fprintf(&b, "; worst %s\n", where(s.All.Worst))
 	if s.Large.N > 0 {
-		fmt.Fprintf(&b, "within %.0f%% at batch >= %d: %d of %d; worst there %s\n", 100*engineTarget, engineLarge, s.Large.Within, s.Large.N, where(s.Largest))
+		fmt.Fprintf(&b, "within %.0f%% at batch >= %d: %d of %d; worst there %s\n", 100*engineTarget, engineLarge, s.Large.Within, s.Large.N, where(s.Large.Worst))
 	}
 	return b.String()
 }
