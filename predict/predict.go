@@ -319,8 +319,8 @@ type EnergyModel struct {
 	Basis string
 	Watts units.Watts // per node or per device
 	What  string      // the node's or device's name
-	// PerNode is the node's devices, which share its power; for Basis
-	// "node", at least 1.
+	// PerNode is the node's devices, which share its power (Basis
+	// "node"); below 1 counts as 1.
 	PerNode int
 }
 
@@ -340,7 +340,7 @@ func (e EnergyModel) KWh(p scenarios.Point, t units.Seconds) float64 {
 	var w float64 // per device
 	switch e.Basis {
 	case "node":
-		w = float64(e.Watts) / float64(e.PerNode)
+		w = float64(e.Watts) / float64(max(1, e.PerNode))
 	case "device":
 		w = float64(e.Watts)
 	default:
@@ -354,7 +354,8 @@ func (e EnergyModel) KWh(p scenarios.Point, t units.Seconds) float64 {
 func (e EnergyModel) String() string {
 	switch e.Basis {
 	case "node":
-		return fmt.Sprintf("energy = devices × %v (%s maximum power / %d devices) × time", e.Watts/units.Watts(e.PerNode), e.What, e.PerNode)
+		n := max(1, e.PerNode)
+		return fmt.Sprintf("energy = devices × %v (%s maximum power / %d devices) × time", e.Watts/units.Watts(n), e.What, n)
 	case "device":
 		return fmt.Sprintf("energy = devices × %v (%s TDP) × time; hosts, network and cooling not included", e.Watts, e.What)
 	}

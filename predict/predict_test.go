@@ -371,3 +371,26 @@ func TestFormats(t *testing.T) {
 		}
 	}
 }
+
+// EnergyModel against hand values: a node's power shared by its devices,
+// a device's TDP, and no figure.
+func TestEnergyModel(t *testing.T) {
+	hour := units.Seconds(3600)
+	two := scenarios.Point{Devices: 2, Nodes: 1}
+	node := EnergyModel{Basis: "node", Watts: 6500, What: "dgx-a100", PerNode: 8}
+	if got := node.KWh(two, hour); got != 2*6.5/8 {
+		t.Errorf("2 of 8 devices of a 6.5 kW node for an hour: %v kWh, want %v", got, 2*6.5/8)
+	}
+	if got, want := node.String(), "energy = devices × 812.5 W (dgx-a100 maximum power / 8 devices) × time"; got != want {
+		t.Errorf("String() = %q, want %q", got, want)
+	}
+	if got := (EnergyModel{Basis: "node", Watts: 1000}).KWh(two, hour); got != 2 {
+		t.Errorf("no device count: %v kWh, want each device the whole 1 kW, 2", got)
+	}
+	if got := (EnergyModel{Basis: "device", Watts: 300}).KWh(two, hour); got != 0.6 {
+		t.Errorf("2 devices of 300 W TDP for an hour: %v kWh, want 0.6", got)
+	}
+	if got := (EnergyModel{}).KWh(two, hour); got != 0 {
+		t.Errorf("no basis: %v kWh, want 0", got)
+	}
+}
