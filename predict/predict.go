@@ -133,6 +133,10 @@ func Evaluate(r *scenarios.Resolved, pt scenarios.Point, opt Options) (Row, erro
 	if err != nil {
 		return Row{}, err
 	}
+	if pt.GlobalBatch < 1 || pt.Devices < 1 || pt.BatchPerDevice < 1 {
+		return Row{}, fmt.Errorf("predict: %s: a point of %d devices, batch %d per device, global batch %d; want each at least 1",
+			r.Name, pt.Devices, pt.BatchPerDevice, pt.GlobalBatch)
+	}
 	return p.evaluate(pt, opt), nil
 }
 

@@ -110,6 +110,13 @@ func TestEvaluateMatchesPredict(t *testing.T) {
 	if _, err := Predict(&scenarios.Resolved{}, Options{}); err == nil || !strings.Contains(err.Error(), "not resolved") {
 		t.Errorf("unresolved scenario: %v", err)
 	}
+	// A point no sweep makes is refused, not a panic in the recipe's
+	// steps.
+	pt := r.Points()[0]
+	pt.GlobalBatch = -pt.GlobalBatch
+	if _, err := Evaluate(r, pt, Options{}); err == nil || !strings.Contains(err.Error(), "want each at least 1") {
+		t.Errorf("global batch %d: %v", pt.GlobalBatch, err)
+	}
 }
 
 // TestPredictOutOfMemory checks that a configuration that does not fit is
@@ -330,7 +337,7 @@ variants:
 	for _, c := range []struct{ ref, body, msg string }{
 		{"tsubame3-resnet50-caffe2-verb", "", `unknown scenario "tsubame3-resnet50-caffe2-verb"; did you mean "tsubame3-resnet50-caffe2-verbs"`},
 		{filepath.Join(dir, "none.yaml"), "", "none.yaml"},
-		{"bad.yaml", "name: x\nvariants: []\ndevices: [0]\n", "line 3: devices[0]: device count must be > 0, got 0"},
+		{"bad.yaml", "name: x\nvariants: []\ndevices: [0]\n", "line 3: devices[0]: device count must be in [1, 131072], got 0"},
 		{"bad.yaml", "name: x\nvariants:\n  - {label: a, scenario: s}\n  - {label: a, scenario: t}\n", `line 4: variants[1].label: "a" is the label of variants[0] too`},
 		{"bad.yaml", "variants:\n  - {scenario: s, colour: red}\n", "colour"},
 	} {

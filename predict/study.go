@@ -15,6 +15,7 @@ import (
 
 	"scaleplan/internal/config"
 	"scaleplan/scenarios"
+	"scaleplan/sim"
 )
 
 //go:embed default.yaml
@@ -92,8 +93,8 @@ func ReadStudy(r io.Reader, file string) (*Study, error) {
 		ps.Addf("variants", "at least one variant is required")
 	}
 	for i, n := range s.Devices {
-		if n <= 0 {
-			ps.Addf(fmt.Sprintf("devices[%d]", i), "device count must be > 0, got %d", n)
+		if n <= 0 || n > sim.MaxRanks {
+			ps.Addf(fmt.Sprintf("devices[%d]", i), "device count must be in [1, %d], got %d", sim.MaxRanks, n)
 		}
 	}
 	seen := map[string]int{}

@@ -596,11 +596,14 @@ func (r *Resolved) check(ps *config.Problems) {
 	case dd > 0 && s.Input.Decode != "device":
 		ps.Addf("input.device_decode", "is the device's decode time; it needs decode: device (decode is %q)", s.Input.Decode)
 	}
-	if s.BatchPerDevice < 0 {
-		ps.Addf("batch_per_device", "must be > 0, got %d", s.BatchPerDevice)
+	if s.BatchPerDevice < 0 || s.BatchPerDevice > sim.MaxBatch {
+		ps.Addf("batch_per_device", "must be in [1, %d], got %d", sim.MaxBatch, s.BatchPerDevice)
 	}
 	if p.PipelineStages < 1 || p.Accumulation < 1 || p.PSShards < 1 {
 		ps.Addf("parallelism", "pipeline_stages, accumulation and ps_shards must be >= 1")
+	}
+	if p.Accumulation > sim.MaxAccumulation {
+		ps.Addf("parallelism.accumulation", "must be at most %d, got %d", sim.MaxAccumulation, p.Accumulation)
 	}
 	if p.DevicesPerNode < 0 {
 		ps.Addf("parallelism.devices_per_node", "must be > 0, got %d", p.DevicesPerNode)
@@ -639,8 +642,8 @@ func (r *Resolved) check(ps *config.Problems) {
 		ps.Addf("sweep.batch", "no batch: set batch_per_device or sweep.batch")
 	}
 	for i, b := range s.Sweep.Batch {
-		if b <= 0 {
-			ps.Addf(fmt.Sprintf("sweep.batch[%d]", i), "batch must be > 0, got %d", b)
+		if b <= 0 || b > sim.MaxBatch {
+			ps.Addf(fmt.Sprintf("sweep.batch[%d]", i), "batch must be in [1, %d], got %d", sim.MaxBatch, b)
 		}
 	}
 	if len(s.Sweep.Devices) == 0 && r.Rcp != nil && r.Node != nil {
@@ -648,8 +651,8 @@ func (r *Resolved) check(ps *config.Problems) {
 	}
 	for i, n := range s.Sweep.Devices {
 		where := fmt.Sprintf("sweep.devices[%d]", i)
-		if n <= 0 {
-			ps.Addf(where, "device count must be > 0, got %d", n)
+		if n <= 0 || n > sim.MaxRanks {
+			ps.Addf(where, "device count must be in [1, %d], got %d", sim.MaxRanks, n)
 			continue
 		}
 		if n%p.PipelineStages != 0 {
