@@ -596,7 +596,8 @@ func (r *Resolved) check(ps *config.Problems) {
 	case dd > 0 && s.Input.Decode != "device":
 		ps.Addf("input.device_decode", "is the device's decode time; it needs decode: device (decode is %q)", s.Input.Decode)
 	}
-	if s.BatchPerDevice < 0 || s.BatchPerDevice > sim.MaxBatch {
+	badBatch := s.BatchPerDevice < 0 || s.BatchPerDevice > sim.MaxBatch
+	if badBatch {
 		ps.Addf("batch_per_device", "must be in [1, %d], got %d", sim.MaxBatch, s.BatchPerDevice)
 	}
 	if p.PipelineStages < 1 || p.Accumulation < 1 || p.PSShards < 1 {
@@ -642,6 +643,9 @@ func (r *Resolved) check(ps *config.Problems) {
 		ps.Addf("sweep.batch", "no batch: set batch_per_device or sweep.batch")
 	}
 	for i, b := range s.Sweep.Batch {
+		if badBatch && b == s.BatchPerDevice {
+			continue // said of batch_per_device, which the sweep took
+		}
 		if b <= 0 || b > sim.MaxBatch {
 			ps.Addf(fmt.Sprintf("sweep.batch[%d]", i), "batch must be in [1, %d], got %d", sim.MaxBatch, b)
 		}
