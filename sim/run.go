@@ -16,19 +16,23 @@ const jitterStream = 0x5ca1e9a7
 
 // Run simulates cfg and returns its steady state. It returns an error
 // wrapping ErrConfig that lists every problem of cfg, or one wrapping
-// ErrMemory if the configuration does not fit in device memory; it never
-// panics on a bad configuration. The same cfg gives the same Result.
-func Run(cfg Config) (*Result, error) { return runWith(cfg, nil) }
+// ErrMemory if the configuration does not fit in device memory, each
+// beginning with cfg.Name where it has one; it never panics on a bad
+// configuration. The same cfg gives the same Result.
+func Run(cfg Config) (*Result, error) {
+	res, err := runWith(cfg, nil)
+	if err != nil && cfg.Name != "" {
+		return nil, fmt.Errorf("%s: %w", cfg.Name, err)
+	}
+	return res, err
+}
 
-// runWith is Run; setup, if not nil, may install test hooks on the run
-// before it starts.
+// runWith is Run without the configuration's name in its errors; setup,
+// if not nil, may install test hooks on the run before it starts.
 func runWith(cfg Config, setup func(*run)) (*Result, error) {
 	c := cfg
 	c.Comm.Layers = append([]units.Bytes(nil), cfg.Comm.Layers...)
 	if err := c.validate(); err != nil {
-		if c.Name != "" {
-			return nil, fmt.Errorf("%s: %w", c.Name, err)
-		}
 		return nil, err
 	}
 	if err := c.checkMemory(); err != nil {

@@ -439,6 +439,17 @@ func TestMemory(t *testing.T) {
 	if _, err := Run(c); !errors.Is(err, ErrMemory) {
 		t.Errorf("batch %d: %v, want out of memory", bmax+1, err)
 	}
+	// A named configuration's errors begin with its name, memory's as
+	// its problems' do.
+	c.Name = "p100 at batch too large"
+	if _, err := Run(c); !errors.Is(err, ErrMemory) || !strings.HasPrefix(err.Error(), c.Name+": out of device memory: ") {
+		t.Errorf("named: %v", err)
+	}
+	bad := c
+	bad.MicroBatch = 0
+	if _, err := Run(bad); !errors.Is(err, ErrConfig) || !strings.HasPrefix(err.Error(), c.Name+": bad simulation config: ") {
+		t.Errorf("named, micro-batch 0: %v", err)
+	}
 	// On two devices the communication buffers (two 25 MiB buckets) take
 	// room, so the largest batch is smaller, and the error says which
 	// device count it is about.

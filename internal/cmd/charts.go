@@ -69,7 +69,7 @@ func simulateSweep(r *scenarios.Resolved, steps int, trace bool, bar *progress.B
 			cfg.TraceSteps = 1
 		}
 		if run.Results[i], err = sim.Run(cfg); err != nil {
-			return nil, fmt.Errorf("%s at %d devices, batch %d: %w", r.Name, p.Devices, p.BatchPerDevice, err)
+			return nil, err // named by sim.Run after cfg.Name: "r at N devices, batch B: …"
 		}
 		bar.Add(1)
 	}
