@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -644,25 +645,44 @@ func (v *validator) carries(cal, c *Case) error {
 	return nil
 }
 
-// devices returns the case's device count, 0 if it sets none.
-func (c *Case) devices() int {
+// devices returns the case's device count and the set key that gives it,
+// 0 and "" if it sets none.
+func (c *Case) devices() (int, string) {
 	for _, k := range []string{"devices", "gpus", "ipus"} {
 		if n, ok := c.Set[k]; ok {
-			return n
+			return n, k
 		}
 	}
-	return 0
+	return 0, ""
+}
+
+// overrides returns what the case's set changes in its scenario and where
+// each value comes from, for scenarios.Options.Overrides, added to base.
+func (c *Case) overrides(base map[string]string) map[string]string {
+	m := maps.Clone(base)
+	if m == nil {
+		m = map[string]string{}
+	}
+	if n, k := c.devices(); n > 0 {
+		m["sweep.devices"] = fmt.Sprintf("case %s set.%s", c.Name, k)
+	}
+	if _, ok := c.Set["batch"]; ok {
+		m["sweep.batch"] = fmt.Sprintf("case %s set.batch", c.Name)
+		m["batch_per_device"] = m["sweep.batch"]
+	}
+	return m
 }
 
 // load resolves the case's scenario with its set and params applied.
 func (v *validator) load(c *Case, params Params) (*scenarios.Resolved, error) {
 	sopt := v.opt.Scenario
 	user := sopt.Edit
+	sopt.Overrides = c.overrides(sopt.Overrides)
 	sopt.Edit = func(s *scenarios.Scenario) {
 		if user != nil {
 			user(s)
 		}
-		if n := c.devices(); n > 0 {
+		if n, _ := c.devices(); n > 0 {
 			s.Sweep.Devices = []int{n}
 		}
 		if b, ok := c.Set["batch"]; ok {
@@ -774,7 +794,7 @@ func fitLaw(r *scenarios.Resolved, pts []scenarios.Point, opt Options) (float64,
 // figure pub, given the parameters it starts from.
 func (v *validator) fit(c *Case, pub Published, start Params) (Params, error) {
 	var out Params
-	n := c.devices()
+	n, _ := c.devices()
 	if n == 0 {
 		n = 1
 	}

@@ -399,6 +399,7 @@ func TestValidateCaseErrors(t *testing.T) {
   - {name: oom, scenario: seed003-resnet50-2gpu-nop2p, set: {gpus: 1, batch: 4096}, metric: step_time, published: 5 s, source: x}
   - {name: cal, scenario: seed003-resnet50-2gpu-nop2p, set: {gpus: 1, batch: 4096}, metric: step_time, published: 5 s, source: x, calibrates: true, fits: [v0]}
   - {name: uses, scenario: seed003-resnet50-2gpu-nop2p, set: {gpus: 1, batch: 8}, metric: step_time, published: 5 s, source: x, calibrated_by: [cal]}
+  - {name: toomany, scenario: tsubame3-resnet50-caffe2-verbs, set: {gpus: 100000}, metric: time_to_train, published: 5 s, source: x}
   - {name: fine, scenario: seed003-resnet50-2gpu-nop2p, set: {gpus: 1, batch: 8}, metric: step_time, published: 85 ms, source: x}
 `), "cases.yaml")
 	if err != nil {
@@ -412,13 +413,15 @@ func TestValidateCaseErrors(t *testing.T) {
 		"the largest batch that fits is",
 		"calibrating: ",
 		`calibrating case "cal" failed`,
+		// named as the case's set, not as the scenario's sweep line
+		"tsubame3-resnet50-caffe2-verbs.yaml: case toomany set.gpus (sweep.devices[0]): 100000 devices need 25000 nodes",
 	} {
 		if r := rep.Results[i]; r.Err == nil || !strings.Contains(r.Err.Error(), msg) || !math.IsNaN(r.Predicted) {
 			t.Errorf("%s: %v, want %q", r.Case.Name, r.Err, msg)
 		}
 	}
-	fine := rep.Results[6]
-	if fine.Err != nil || !near(fine.Predicted, 8/258.1+0.054, 1e-9) || rep.Failed != 6 || rep.N != 1 || !rep.Exceeds(1) {
+	fine := rep.Results[7]
+	if fine.Err != nil || !near(fine.Predicted, 8/258.1+0.054, 1e-9) || rep.Failed != 7 || rep.N != 1 || !rep.Exceeds(1) {
 		t.Errorf("fine: %v %v; failed %d", fine.Predicted, fine.Err, rep.Failed)
 	}
 }
