@@ -350,6 +350,22 @@ variants:
 			t.Errorf("Load(%s): %v, want %q", c.ref, err, c.msg)
 		}
 	}
+	// A device count the system cannot hold is named as the study's,
+	// and as the caller's where an override of the caller's replaced it.
+	big := filepath.Join(dir, "big.yaml")
+	os.WriteFile(big, []byte("name: big\ndevices: [4, 4000]\nvariants:\n  - {scenario: tsubame3-resnet50-caffe2-verbs}\n"), 0o644)
+	s, err = Load(big)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "study " + big + ": devices (sweep.devices[1]): 4000 devices need 1000 nodes"
+	if _, err := s.Run(scenarios.Options{}, Options{}); err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("study of 4000 devices: %v, want %q", err, want)
+	}
+	opt := scenarios.Options{Edit: func(sc *scenarios.Scenario) { sc.Sweep.Devices = []int{8000} }, Overrides: map[string]string{"sweep.devices": "--devices"}}
+	if _, err := s.Run(opt, Options{}); err == nil || !strings.Contains(err.Error(), "--devices (sweep.devices[0]): 8000 devices") {
+		t.Errorf("study with --devices 8000: %v", err)
+	}
 }
 
 func TestFormats(t *testing.T) {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -167,6 +168,20 @@ func (s *Study) Scenario(i int, sopt scenarios.Options) (*scenarios.Resolved, er
 		ref = filepath.Join(filepath.Dir(s.File), ref)
 	}
 	user := sopt.Edit
+	// The caller's overrides come last, so their sources win.
+	study := "the study"
+	if s.File != "" {
+		study = "study " + s.File
+	}
+	over := map[string]string{}
+	if s.Devices != nil {
+		over["sweep.devices"] = study + ": devices"
+	}
+	if v.Calibration != nil || s.Calibration != nil {
+		over["calibration"] = study + ": calibration"
+	}
+	maps.Copy(over, sopt.Overrides)
+	sopt.Overrides = over
 	sopt.Edit = func(sc *scenarios.Scenario) {
 		if s.Devices != nil {
 			sc.Sweep.Devices = slices.Clone(s.Devices)

@@ -652,7 +652,8 @@ func plotScenarios(opt scenarios.Options, o *plotOptions, kind string, args []st
 		if err != nil {
 			return nil, usagef("plot: --devices %q: want positive integers separated by commas, such as 1,4,32", o.devices)
 		}
-		opt.Edit = func(s *scenarios.Scenario) { s.Sweep.Devices = devices }
+		o := &simOverrides{devices: devices}
+		opt.Edit, opt.Overrides = o.edit, o.sources()
 	}
 	if err := readCalibrations("plot", o.calibrations, &opt); err != nil {
 		return nil, err

@@ -178,6 +178,8 @@ func TestPlanningErrors(t *testing.T) {
 		{[]string{"predict", "tsubame3-resnet50-caffe2-verbs", "--devices", "4,4096"}, exitRuntime, "--devices (sweep.devices[1]): 4096 devices need 1024 nodes of 4"},
 		{[]string{"predict", "tsubame3-resnet50-caffe2-verbs", "--batch", "0"}, exitUsage, "predict: --batch \"0\": want positive integers"},
 		{[]string{"predict", "tsubame3-resnet50-caffe2-verbs", "--bogus"}, exitUsage, "flag provided but not defined: -bogus"},
+		{[]string{"report", "--devices", "8000", "tsubame3-resnet50-caffe2-verbs", "-o", "none/r.html"}, exitRuntime, "--devices (sweep.devices[0]): 8000 devices need 2000 nodes"},
+		{[]string{"plot", "scaling", "--devices", "8000", "tsubame3-resnet50-caffe2-verbs", "-o", "none"}, exitRuntime, "--devices (sweep.devices[0]): 8000 devices need 2000 nodes"},
 		{[]string{"plan"}, exitUsage, "plan: --recipe is required"},
 		{[]string{"plan", "--recipe", "mlperf-v0.7-resnet50", "extra"}, exitUsage, "plan takes no argument"},
 		{[]string{"plan", "--recipe", "mlperf-v0.7-resnet50", "--deadline", "2"}, exitUsage, `--deadline "2": want a positive duration`},
