@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"sort"
@@ -12,6 +13,7 @@ import (
 
 	"scaleplan/internal/benchlog"
 	"scaleplan/internal/calib"
+	"scaleplan/internal/config"
 	"scaleplan/internal/units"
 )
 
@@ -165,6 +167,9 @@ func Fit(logs []*Log, opt *Options) (*Report, error) {
 	}
 	if !(o.Target >= 0 && o.Target <= 1) {
 		return nil, fmt.Errorf("target %v: want an accuracy in (0, 1], or 0 for none", o.Target)
+	}
+	if err := checkGroupBy(logs, o.GroupBy); err != nil {
+		return nil, err
 	}
 	rep := &Report{}
 	groups := map[string]*Group{}
@@ -410,6 +415,33 @@ func setLabel(labels map[string]string, name, v string) map[string]string {
 }
 
 // pick returns the labels of names, "" for those missing; nil without names.
+// checkGroupBy returns an error naming a label of names that no record of
+// logs has, and the labels they have: a misspelt label would split
+// nothing and say nothing.
+func checkGroupBy(logs []*Log, names []string) error {
+	have := map[string]bool{}
+	for _, lg := range logs {
+		for _, r := range lg.Records {
+			for k := range r.Labels {
+				have[k] = true
+			}
+		}
+	}
+	for _, name := range names {
+		if name == "" {
+			return errors.New("group-by: an empty label name")
+		}
+		if have[name] {
+			continue
+		}
+		if len(have) == 0 {
+			return fmt.Errorf("group-by %q: the records of these logs have no labels", name)
+		}
+		return fmt.Errorf("group-by: %s", config.Unknown("label", name, slices.Sorted(maps.Keys(have))))
+	}
+	return nil
+}
+
 func pick(labels map[string]string, names []string) map[string]string {
 	if len(names) == 0 {
 		return nil

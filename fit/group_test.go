@@ -142,6 +142,21 @@ func TestFitGroupBy(t *testing.T) {
 	if got := strings.Join(keys, "|"); got != want {
 		t.Errorf("groups %q, want %q", got, want)
 	}
+	// A label no record has would split nothing: it is an error that
+	// names the labels there are.
+	for _, c := range []struct {
+		logs  []*Log
+		names []string
+		msg   string
+	}{
+		{logs, []string{"framework", "frame"}, `group-by: unknown label "frame"; did you mean "framework"`},
+		{logs, []string{""}, "group-by: an empty label name"},
+		{readLogs(t, "horovod_resnet50.txt"), []string{"framework"}, `group-by "framework": the records of these logs have no labels`},
+	} {
+		if _, err := Fit(c.logs, &Options{GroupBy: c.names}); err == nil || !strings.Contains(err.Error(), c.msg) {
+			t.Errorf("GroupBy %q: %v, want %q", c.names, err, c.msg)
+		}
+	}
 }
 
 func TestFitErrors(t *testing.T) {
