@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -122,8 +123,9 @@ func runFit(c *cli.Context, args []string) error {
 const logFormats = "bench logs, CSV, MLPerf, Horovod, tf_cnn_benchmarks or torchvision train.py output"
 
 // readLogs reads the logs named, says what it read through report, and
-// renames their devices (deviceRenamer).
-func readLogs(names []string, report, rename func(*fit.Log)) ([]*fit.Log, error) {
+// renames their devices (deviceRenamer), refusing a --device that renamed
+// nothing.
+func readLogs(names []string, report func(*fit.Log), rename *deviceRename) ([]*fit.Log, error) {
 	var logs []*fit.Log
 	for _, name := range names {
 		lg, err := fit.ReadFile(name)
@@ -131,10 +133,10 @@ func readLogs(names []string, report, rename func(*fit.Log)) ([]*fit.Log, error)
 			return nil, err
 		}
 		report(lg)
-		rename(lg)
+		rename.apply(lg)
 		logs = append(logs, lg)
 	}
-	return logs, nil
+	return logs, rename.check()
 }
 
 // reportLog says on stderr which reader read a log and what it could not.
@@ -209,39 +211,74 @@ func deviceFlag() cli.Flag {
 	return &cli.StringFlag{Name: "device", Usage: "device kind `NAME` for logs that only say GPU or CPU (Horovod, tf_cnn_benchmarks, torchvision); or FROM=TO[,FROM=TO...] to rename the devices a log names (e.g. 'V100=v100-sxm2-16gb')"}
 }
 
-// deviceRenamer returns what --device spec does to a log's records: a name
-// alone becomes the device of the records whose log says only GPU or CPU
-// (or nothing); FROM=TO pairs, separated by commas, rename each FROM
-// (ignoring case) to its TO. An empty spec changes nothing.
-func deviceRenamer(cmd, spec string) (func(*fit.Log), error) {
-	if spec == "" {
-		return func(*fit.Log) {}, nil
+// deviceRename is what --device does to the records of the logs read:
+// a name alone becomes the device of the records whose log says only GPU
+// or CPU (or nothing); FROM=TO pairs, separated by commas, rename each
+// FROM (ignoring case) to its TO. It remembers what it changed and which
+// devices it saw, so that check can refuse a spec that changed nothing.
+type deviceRename struct {
+	cmd, spec string
+	name      string            // the device of unnamed records; "" with pairs
+	to        map[string]string // lower-case FROM → TO
+	from      map[string]string // lower-case FROM → FROM as given
+	used      map[string]bool   // FROMs (or name) that renamed a record
+	seen      map[string]bool   // devices the records named, as they did
+}
+
+// deviceRenamer parses --device spec of cmd; an empty spec changes nothing.
+func deviceRenamer(cmd, spec string) (*deviceRename, error) {
+	d := &deviceRename{cmd: cmd, spec: spec, used: map[string]bool{}, seen: map[string]bool{}}
+	if spec == "" || !strings.Contains(spec, "=") {
+		d.name = spec
+		return d, nil
 	}
-	if !strings.Contains(spec, "=") {
-		return func(lg *fit.Log) {
-			for i := range lg.Records {
-				if r := &lg.Records[i]; unnamedDevice(r.Device) {
-					r.Device = spec
-				}
-			}
-		}, nil
-	}
-	to := map[string]string{}
+	d.to, d.from = map[string]string{}, map[string]string{}
 	for _, pair := range strings.Split(spec, ",") {
 		from, name, ok := strings.Cut(pair, "=")
 		from, name = strings.TrimSpace(from), strings.TrimSpace(name)
 		if !ok || from == "" || name == "" || strings.Contains(name, "=") {
 			return nil, usagef("%s: --device %q: want a device NAME, or FROM=TO pairs separated by commas, such as 'V100=v100-sxm2-16gb'", cmd, spec)
 		}
-		to[strings.ToLower(from)] = name
+		d.to[strings.ToLower(from)], d.from[strings.ToLower(from)] = name, from
 	}
-	return func(lg *fit.Log) {
-		for i := range lg.Records {
-			if name, ok := to[strings.ToLower(lg.Records[i].Device)]; ok {
-				lg.Records[i].Device = name
+	return d, nil
+}
+
+// apply renames the devices of lg's records.
+func (d *deviceRename) apply(lg *fit.Log) {
+	for i := range lg.Records {
+		r := &lg.Records[i]
+		d.seen[r.Device] = true
+		switch {
+		case d.to != nil:
+			if name, ok := d.to[strings.ToLower(r.Device)]; ok {
+				d.used[strings.ToLower(r.Device)] = true
+				r.Device = name
 			}
+		case d.name != "" && unnamedDevice(r.Device):
+			d.used[d.name] = true
+			r.Device = d.name
 		}
-	}, nil
+	}
+}
+
+// check returns an error if the spec renamed no record, or one of its
+// FROMs none: a misspelt device would change nothing and say nothing.
+func (d *deviceRename) check() error {
+	delete(d.seen, "") // records of no device (steps to target) are not worth naming
+	devices := slices.Sorted(maps.Keys(d.seen))
+	switch {
+	case d.spec == "" || len(d.seen) == 0:
+		return nil
+	case d.to == nil && !d.used[d.name]:
+		return usagef("%s: --device %q: every record names its device (%s); rename one with FROM=TO", d.cmd, d.spec, strings.Join(devices, ", "))
+	}
+	for _, from := range slices.Sorted(maps.Keys(d.to)) {
+		if !d.used[from] {
+			return usagef("%s: --device %q: no record is on device %q (the records' devices: %s)", d.cmd, d.spec, d.from[from], strings.Join(devices, ", "))
+		}
+	}
+	return nil
 }
 
 // unnamedDevice reports whether a log named device only by its kind (GPU,

@@ -48,6 +48,8 @@ func TestFitCommand(t *testing.T) {
 		{"repeats", []string{"fit", "testdata/fit/bench_mlp_repeats.jsonl"}, exitOK},
 		{"rename", []string{"fit", "--device", "V100=v100-sxm2-16gb", "--out", filepath.Join(tmp, "renamed.yaml"), "testdata/fit/bench_resnet50.jsonl"}, exitOK},
 		{"bad-device", []string{"fit", "--device", "V100=", "testdata/fit/bench_resnet50.jsonl"}, exitUsage},
+		{"device-unused", []string{"fit", "--device", "V100=v100-sxm2-16gb,A100=a100-sxm4-80gb", "testdata/fit/bench_resnet50.jsonl"}, exitUsage},
+		{"device-all-named", []string{"fit", "--device", "h100-sxm5-80gb", "../../fit/testdata/seed003.csv"}, exitUsage},
 		{"target", []string{"fit", "--target", "20%", "../../fit/testdata/torchvision_resnet50_ddp.txt"}, exitOK},
 		{"bad-target", []string{"fit", "--target", "0", "../../fit/testdata/torchvision_resnet50_ddp.txt"}, exitUsage},
 		{"torchvision", []string{"fit", "--device", "A100-SXM4-80GB", "../../fit/testdata/torchvision_resnet50_ddp.txt", "../../fit/testdata/torchvision_truncated.txt"}, exitOK},
