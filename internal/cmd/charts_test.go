@@ -632,6 +632,12 @@ func TestPlotCalibration(t *testing.T) {
 		{[]string{"plot", "scaling", name, "--calibration", "testdata/no-such-file.yaml", "-o", dir}, exitRuntime, "no-such-file.yaml"},
 		{[]string{"plot", "throughput", "--calibration", scenarios.Published, "testdata/bench.jsonl"}, exitUsage,
 			"plot throughput: --calibration is for the scenario kinds (scaling, efficiency, breakdown, timeline)"},
+		// Flags of the other kinds would change nothing: refused.
+		{[]string{"plot", "steps", "testdata/bench.jsonl", "--devices", "4"}, exitUsage,
+			"plot steps: --devices is for the scenario kinds (scaling, efficiency, breakdown, timeline), not throughput, steps"},
+		{[]string{"plot", "timeline", name, "--keep-outliers"}, exitUsage,
+			"plot timeline: --keep-outliers is for the log kinds (throughput, steps), not scaling, efficiency, breakdown, timeline"},
+		{[]string{"plot", "scaling", "--group-by", "framework", name}, exitUsage, "plot scaling: --group-by is for the log kinds"},
 	} {
 		_, stderr, code := runCLI(tc.args...)
 		if code != tc.code || !strings.Contains(stderr, tc.want) {

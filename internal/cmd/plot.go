@@ -32,6 +32,39 @@ var plotKinds = []plotKind{
 	{chartTimeline, "SCENARIO", "one simulated step of the largest (or --devices N) configuration as a timeline", scenarioKind(chartTimeline)},
 }
 
+// The flags of `scaleplan plot` that only the log kinds or only the
+// scenario kinds take.
+var (
+	logKindFlags      = []string{"group-by", "device", "target", "keep-outliers"}
+	scenarioKindFlags = []string{"devices", "calibration"}
+)
+
+// logKind reports whether k charts logs (the others chart scenarios).
+func (k *plotKind) logKind() bool { return k.args == "LOG..." }
+
+// checkFlags refuses a flag that k does not take, which would otherwise
+// change nothing and say nothing.
+func (k *plotKind) checkFlags(c *cli.Context) error {
+	var mine, theirs []string
+	for _, p := range plotKinds {
+		if p.logKind() == k.logKind() {
+			mine = append(mine, p.name)
+		} else {
+			theirs = append(theirs, p.name)
+		}
+	}
+	other, what := scenarioKindFlags, "scenario"
+	if !k.logKind() {
+		other, what = logKindFlags, "log"
+	}
+	for _, f := range other {
+		if c.IsSet(f) {
+			return usagef("plot %s: --%s is for the %s kinds (%s), not %s", k.name, f, what, strings.Join(theirs, ", "), strings.Join(mine, ", "))
+		}
+	}
+	return nil
+}
+
 // plotOptions are the flags of `scaleplan plot`.
 type plotOptions struct {
 	out          string   // directory to write to
@@ -104,6 +137,9 @@ func runPlot(c *cli.Context, args []string) error {
 	if kind == nil {
 		return usagef("plot: unknown chart kind %q (valid: %s)", args[0], strings.Join(names, ", "))
 	}
+	if err := kind.checkFlags(c); err != nil {
+		return err
+	}
 	charts, err := kind.charts(c, o, args[1:])
 	if err != nil {
 		return err
@@ -123,9 +159,6 @@ func runPlot(c *cli.Context, args []string) error {
 // fitLogs reads and fits the logs as `scaleplan fit` does, saying on
 // stderr what it read.
 func fitLogs(c *cli.Context, o *plotOptions, kind string, names []string) (*fit.Report, []*fit.Log, error) {
-	if len(o.calibrations) > 0 {
-		return nil, nil, usagef("plot %s: --calibration is for the scenario kinds (%s, %s, %s, %s); a log's chart shows its own fit", kind, chartScaling, chartEfficiency, chartBreakdown, chartTimeline)
-	}
 	if len(names) == 0 {
 		return nil, nil, usagef("plot %s: no LOG given (want %s)", kind, logFormats)
 	}
