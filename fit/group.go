@@ -414,7 +414,6 @@ func setLabel(labels map[string]string, name, v string) map[string]string {
 	return labels
 }
 
-// pick returns the labels of names, "" for those missing; nil without names.
 // checkGroupBy returns an error naming a label of names that no record of
 // logs has, and the labels they have: a misspelt label would split
 // nothing and say nothing.
@@ -442,6 +441,7 @@ func checkGroupBy(logs []*Log, names []string) error {
 	return nil
 }
 
+// pick returns the labels of names, "" for those missing; nil without names.
 func pick(labels map[string]string, names []string) map[string]string {
 	if len(names) == 0 {
 		return nil
