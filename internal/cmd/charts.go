@@ -652,8 +652,8 @@ func plotScenarios(opt scenarios.Options, o *plotOptions, kind string, args []st
 		if err != nil {
 			return nil, usagef("plot: --devices %q: want positive integers separated by commas, such as 1,4,32", o.devices)
 		}
-		o := &simOverrides{devices: devices}
-		opt.Edit, opt.Overrides = o.edit, o.sources()
+		ov := &simOverrides{devices: devices}
+		opt.Edit, opt.Overrides = ov.edit, ov.sources()
 	}
 	if err := readCalibrations("plot", o.calibrations, &opt); err != nil {
 		return nil, err

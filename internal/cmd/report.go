@@ -67,8 +67,8 @@ func runReport(c *cli.Context, args []string) error {
 		if err != nil {
 			return usagef("report: --devices %q: want positive integers separated by commas, such as 1,4,32", s)
 		}
-		o := &simOverrides{devices: devices}
-		opt.Edit, opt.Overrides = o.edit, o.sources()
+		ov := &simOverrides{devices: devices}
+		opt.Edit, opt.Overrides = ov.edit, ov.sources()
 	}
 	if err := readCalibrations("report", c.StringSlice("calibration"), &opt); err != nil {
 		return err
