@@ -557,6 +557,7 @@ type engineStats struct {
 	sum       float64
 }
 
+// add counts row r.
 func (st *engineStats) add(r engineRow) {
 	e := math.Abs(r.Error)
 	if st.N == 0 || e > math.Abs(st.Worst.Error) {
