@@ -119,6 +119,20 @@ func positive[T interface {
 	}
 }
 
+// rate reports a bandwidth that is not at least one unit (1 B/s, 1
+// bit/s): positive, and not so small that the simulator's times on it
+// would be past any bound (sim.MinRate).
+func rate[T interface {
+	~float64
+	String() string
+}](ps *config.Problems, path string, v T) {
+	if v > 0 && v < 1 {
+		ps.Addf(path, "must be at least %s, not %s", T(1), v)
+		return
+	}
+	positive(ps, path, v)
+}
+
 func nonNegative[T interface {
 	~float64
 	String() string
@@ -153,7 +167,7 @@ func (c *Catalog) validateDevice(ps *config.Problems, name string, d *Device) {
 	} else {
 		positive(ps, p+".memory", d.Memory)
 	}
-	positive(ps, p+".memory_bandwidth", d.MemoryBandwidth)
+	rate(ps, p+".memory_bandwidth", d.MemoryBandwidth)
 	nonNegative(ps, p+".sram", d.SRAM)
 	nonNegative(ps, p+".tdp", d.TDP)
 	hl := p + ".host_link"
@@ -216,13 +230,13 @@ func (c *Catalog) validateNode(ps *config.Problems, name string, n *Node, refs b
 		oneOf(ps, sp+".kind", "storage kind", string(s.Kind), storageKinds)
 		atLeastOne(ps, sp+".count", s.Count)
 		positive(ps, sp+".capacity", s.Capacity)
-		positive(ps, sp+".read", s.Read)
-		positive(ps, sp+".write", s.Write)
+		rate(ps, sp+".read", s.Read)
+		rate(ps, sp+".write", s.Write)
 	}
 
 	lp := p + ".link"
 	oneOf(ps, lp+".kind", "link kind", string(n.Link.Kind), linkKinds)
-	positive(ps, lp+".bandwidth", n.Link.Bandwidth)
+	rate(ps, lp+".bandwidth", n.Link.Bandwidth)
 	nonNegative(ps, lp+".latency", n.Link.Latency)
 
 	nonNegative(ps, p+".host_to_device", n.HostToDevice)
@@ -237,7 +251,7 @@ func (c *Catalog) validateNode(ps *config.Problems, name string, n *Node, refs b
 			ps.Addf(np+".ports", "must be >= 1, not %d", nic.Ports)
 		}
 		oneOf(ps, np+".kind", "network kind", string(nic.Kind), netKinds)
-		positive(ps, np+".bandwidth", nic.Bandwidth)
+		rate(ps, np+".bandwidth", nic.Bandwidth)
 	}
 	nonNegative(ps, p+".power", n.Power)
 }
@@ -265,7 +279,7 @@ func (c *Catalog) validateSystem(ps *config.Problems, name string, s *System, re
 			ps.Addf(fp, "is required when max_nodes is above 1")
 		} else {
 			oneOf(ps, fp+".kind", "network kind", string(f.Kind), netKinds)
-			positive(ps, fp+".bandwidth", f.Bandwidth)
+			rate(ps, fp+".bandwidth", f.Bandwidth)
 			nonNegative(ps, fp+".latency", f.Latency)
 		}
 	}
@@ -294,8 +308,8 @@ func (c *Catalog) validateSystem(ps *config.Problems, name string, s *System, re
 
 	if st := s.SharedStorage; st != nil {
 		sp := p + ".shared_storage"
-		positive(ps, sp+".aggregate", st.Aggregate)
-		positive(ps, sp+".per_client", st.PerClient)
+		rate(ps, sp+".aggregate", st.Aggregate)
+		rate(ps, sp+".per_client", st.PerClient)
 		if st.Aggregate > 0 && st.PerClient > st.Aggregate {
 			ps.Addf(sp+".per_client", "must not exceed aggregate (%s), not %s", st.Aggregate, st.PerClient)
 		}
