@@ -2,11 +2,13 @@ package fit
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"strings"
+	"unicode/utf16"
 
 	"scaleplan/internal/benchlog"
 	"scaleplan/internal/units"
@@ -231,7 +233,7 @@ func ReadFile(name string) (*Log, error) {
 // MaxQuoted kept in Log.Errors; reading goes on after them. A log with no
 // usable record is an error (ErrNoRecords) that says what was expected.
 func Read(r io.Reader, name string) (*Log, error) {
-	data, err := io.ReadAll(r)
+	data, err := readText(r)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
@@ -244,11 +246,40 @@ func Read(r io.Reader, name string) (*Log, error) {
 
 // ReadAs reads a log in format f; see Read.
 func ReadAs(r io.Reader, name string, f Format) (*Log, error) {
-	data, err := io.ReadAll(r)
+	data, err := readText(r)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	return parse(data, name, f)
+}
+
+// readText reads r as UTF-8 text: a UTF-8 byte order mark, which
+// spreadsheets write before a CSV, is dropped, and text in UTF-16 with a
+// byte order mark, which Windows PowerShell's > writes, is converted.
+func readText(r io.Reader) ([]byte, error) {
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return nil, err
+	}
+	var order binary.ByteOrder
+	switch {
+	case bytes.HasPrefix(data, []byte("\xef\xbb\xbf")):
+		return data[3:], nil
+	case bytes.HasPrefix(data, []byte("\xff\xfe")):
+		order = binary.LittleEndian
+	case bytes.HasPrefix(data, []byte("\xfe\xff")):
+		order = binary.BigEndian
+	default:
+		return data, nil
+	}
+	if len(data)%2 != 0 {
+		return nil, errors.New("UTF-16 text (byte order mark) of an odd number of bytes")
+	}
+	codes := make([]uint16, 0, len(data)/2-1)
+	for i := 2; i < len(data); i += 2 {
+		codes = append(codes, order.Uint16(data[i:]))
+	}
+	return []byte(string(utf16.Decode(codes))), nil
 }
 
 func parse(data []byte, name string, f Format) (*Log, error) {

@@ -2,6 +2,7 @@ package fit
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -301,5 +302,40 @@ func TestDetect(t *testing.T) {
 		if err != nil || got != tc.want {
 			t.Errorf("Detect(%q) = %s, %v; want %s", tc.in, got, err, tc.want)
 		}
+	}
+}
+
+// A CSV as a spreadsheet writes it (a UTF-8 byte order mark, CRLF) or as
+// Windows PowerShell's > writes it (UTF-16 with a byte order mark, either
+// order) reads as the plain UTF-8 file does.
+func TestReadEncodings(t *testing.T) {
+	const text = "batch,samples_per_s\r\n16,100\r\n32,180\r\n64,300\r\n"
+	want, err := Read(strings.NewReader(text), "plain.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	utf16 := func(order binary.AppendByteOrder, bom uint16) string {
+		b := order.AppendUint16(nil, bom)
+		for _, r := range text { // ASCII: one code unit a character
+			b = order.AppendUint16(b, uint16(r))
+		}
+		return string(b)
+	}
+	for name, data := range map[string]string{
+		"utf8-bom": "\xef\xbb\xbf" + text,
+		"utf16-le": utf16(binary.LittleEndian, 0xfeff),
+		"utf16-be": utf16(binary.BigEndian, 0xfeff),
+	} {
+		lg, err := Read(strings.NewReader(data), name)
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		if lg.Format != CSV || !reflect.DeepEqual(lg.Records, want.Records) || !reflect.DeepEqual(lg.Lines, want.Lines) {
+			t.Errorf("%s: %s, %+v at lines %v; want %+v at %v", name, lg.Format, lg.Records, lg.Lines, want.Records, want.Lines)
+		}
+	}
+	if _, err := Read(strings.NewReader("\xff\xfeb"), "odd.csv"); err == nil || !strings.Contains(err.Error(), "odd number of bytes") {
+		t.Errorf("odd UTF-16: %v", err)
 	}
 }
