@@ -362,6 +362,12 @@ func Plan(req PlanRequest) (*PlanResult, error) {
 	if err := req.Space.check(); err != nil {
 		return nil, err
 	}
+	// A value given twice would be searched twice and its candidates
+	// listed twice.
+	req.Systems = unique(req.Systems)
+	sp := &req.Space
+	sp.Devices, sp.Batches, sp.Accumulation, sp.Stages = unique(sp.Devices), unique(sp.Batches), unique(sp.Accumulation), unique(sp.Stages)
+	sp.AllReduce, sp.Transports, sp.Storage, sp.Precisions = unique(sp.AllReduce), unique(sp.Transports), unique(sp.Storage), unique(sp.Precisions)
 	if req.Decode == "" {
 		req.Decode = "host"
 	}
@@ -407,7 +413,7 @@ func Plan(req PlanRequest) (*PlanResult, error) {
 	res := &PlanResult{Request: req}
 	var groups []*group
 	var priced, unpriced []string
-	for _, name := range slices.Compact(slices.Clone(req.Systems)) {
+	for _, name := range req.Systems {
 		base, err := baseScenario(name, req)
 		if err != nil {
 			return nil, err
@@ -508,6 +514,23 @@ func Plan(req PlanRequest) (*PlanResult, error) {
 		}
 	}
 	return res, nil
+}
+
+// unique returns s without the values it has already had, in order; nil
+// for nil.
+func unique[T comparable](s []T) []T {
+	if s == nil {
+		return nil
+	}
+	seen := make(map[T]bool, len(s))
+	out := make([]T, 0, len(s))
+	for _, v := range s {
+		if !seen[v] {
+			seen[v] = true
+			out = append(out, v)
+		}
+	}
+	return out
 }
 
 // check reports a search space value no scenario can take.

@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -452,5 +453,34 @@ func TestPlanCalibrationErrors(t *testing.T) {
 	req.Calibrations = []string{filepath.Join(t.TempDir(), "missing.yaml")}
 	if _, err := Plan(req); err == nil || !strings.Contains(err.Error(), "missing.yaml") {
 		t.Errorf("missing file: %v", err)
+	}
+}
+
+// A system or search value given twice is searched once: the plan is that
+// of the list without the repeats.
+func TestPlanDuplicates(t *testing.T) {
+	once := PlanRequest{Recipe: "mlperf-v0.7-resnet50", Deadline: 2 * 3600, Systems: []string{"dgx-a100", "dgx1"},
+		Space: Space{Devices: []int{8, 16}, Precisions: []string{"fp16"}}}
+	twice := once
+	twice.Systems = []string{"dgx-a100", "dgx1", "dgx-a100"}
+	twice.Space.Devices = []int{8, 16, 8}
+	twice.Space.Precisions = []string{"fp16", "fp16"}
+	a, err := Plan(once)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := Plan(twice)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b.Candidates) != len(a.Candidates) || b.Enumerated != a.Enumerated || !slices.Equal(b.Request.Systems, once.Systems) ||
+		!slices.Equal(b.Request.Space.Devices, once.Space.Devices) {
+		t.Errorf("with repeats: %d candidates of %d searched, systems %v, devices %v; without: %d of %d",
+			len(b.Candidates), b.Enumerated, b.Request.Systems, b.Request.Space.Devices, len(a.Candidates), a.Enumerated)
+	}
+	for i := range a.Candidates {
+		if a.Candidates[i].Config != b.Candidates[i].Config || a.Candidates[i].Row.Time != b.Candidates[i].Row.Time {
+			t.Errorf("candidate %d: %+v against %+v", i, b.Candidates[i].Config, a.Candidates[i].Config)
+		}
 	}
 }
