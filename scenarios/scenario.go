@@ -650,6 +650,8 @@ func (r *Resolved) check(ps *config.Problems) {
 			ps.Addf(fmt.Sprintf("sweep.batch[%d]", i), "batch must be in [1, %d], got %d", sim.MaxBatch, b)
 		}
 	}
+	repeats(ps, "sweep.batch", s.Sweep.Batch)
+	repeats(ps, "sweep.devices", s.Sweep.Devices)
 	if len(s.Sweep.Devices) == 0 && r.Rcp != nil && r.Node != nil {
 		ps.Addf("sweep.devices", "no device count")
 	}
@@ -680,6 +682,16 @@ func (r *Resolved) check(ps *config.Problems) {
 		}
 		if c.Devices < 1 {
 			ps.Addf("calibration.devices", "must be >= 1, got %d", c.Devices)
+		}
+	}
+}
+
+// repeats reports each value of list at path that an earlier one already
+// gave: the sweep would simulate and print that configuration twice.
+func repeats(ps *config.Problems, path string, list []int) {
+	for i, v := range list {
+		if j := slices.Index(list, v); j < i {
+			ps.Addf(fmt.Sprintf("%s[%d]", path, i), "%d is given twice (also at %s[%d])", v, path, j)
 		}
 	}
 }
