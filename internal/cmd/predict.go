@@ -266,7 +266,7 @@ func predictionTable(p *predict.Prediction) *table {
 			strconv.FormatFloat(float64(row.Overheads()), 'f', 1, 64),
 			strconv.FormatFloat(float64(row.Time), 'f', 0, 64),
 			predict.Duration(row.Time),
-			strconv.FormatFloat(res.SamplesPerSec, 'f', 0, 64),
+			samplesCell(res.SamplesPerSec),
 			strconv.FormatFloat(100*row.Efficiency, 'f', 1, 64),
 			strconv.FormatFloat(row.DeviceHours, 'f', 1, 64))
 		if p.Price > 0 {

@@ -3,6 +3,7 @@ package cmd
 import (
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -281,7 +282,7 @@ func simTable(r *scenarios.Resolved, results []*sim.Result, steps int) *table {
 		row := []string{
 			strconv.Itoa(res.Devices), strconv.Itoa(res.Nodes), strconv.Itoa(res.MicroBatch), strconv.Itoa(res.GlobalBatch),
 			ms(res.StepTime), ms(b.Compute), ms(b.Comm), ms(b.Input), ms(b.Bubble), ms(b.Straggler),
-			strconv.FormatFloat(res.SamplesPerSec, 'f', 0, 64),
+			samplesCell(res.SamplesPerSec),
 			strconv.FormatFloat(100*res.Utilisation, 'f', 1, 64),
 			strconv.FormatFloat(float64(res.Memory.Total()/units.GiB), 'f', 2, 64),
 		}
@@ -332,4 +333,15 @@ func writeOneTime(w io.Writer, r *scenarios.Resolved, results []*sim.Result) {
 		}
 	}
 	fmt.Fprintf(w, "\none-time costs: staging %s (%v) onto every node's drives before training: %s\n", r.Data.Name, bytes, strings.Join(parts, ", "))
+}
+
+// samplesCell formats a throughput for a table cell: a whole number from
+// 10 samples/s up, as the tables always had it, and three significant
+// digits below, where a whole number would round a slow configuration
+// (0.001 samples/s) to 0.
+func samplesCell(v float64) string {
+	if math.Abs(v) >= 9.5 || v == 0 || math.IsInf(v, 0) || math.IsNaN(v) {
+		return strconv.FormatFloat(v, 'f', 0, 64)
+	}
+	return strconv.FormatFloat(v, 'g', 3, 64)
 }
