@@ -980,6 +980,18 @@ func (g *group) config(c computeCfg, k commCfg) Config {
 		GlobalBatch: c.b * (g.devices / c.s) * c.m, Precision: c.prec, AllReduce: k.alg, Transport: k.transport, Storage: k.storage}
 }
 
+// above formats v, which is over limit, with prec decimals (as the plan's
+// tables print it) or as many more as it takes not to read as limit:
+// 5.04 kWh over a 5 kWh budget is "5.04", not "5.0".
+func above(v, limit float64, prec int) string {
+	for ; prec < 6; prec++ {
+		if s := strconv.FormatFloat(v, 'f', prec, 64); s != strconv.FormatFloat(limit, 'f', prec, 64) {
+			return s
+		}
+	}
+	return strconv.FormatFloat(v, 'g', -1, 64)
+}
+
 // misses lists the targets c misses.
 func misses(c *Candidate, req PlanRequest) []string {
 	var out []string
@@ -989,14 +1001,14 @@ func misses(c *Candidate, req PlanRequest) []string {
 	}
 	b := req.Budget
 	if b.DeviceHours > 0 && row.DeviceHours > b.DeviceHours {
-		out = append(out, fmt.Sprintf("%.1f device-hours, over the %g budget", row.DeviceHours, b.DeviceHours))
+		out = append(out, fmt.Sprintf("%s device-hours, over the %g budget", above(row.DeviceHours, b.DeviceHours, 1), b.DeviceHours))
 	}
 	if b.Dollars > 0 {
 		switch {
 		case row.Cost == 0:
 			out = append(out, "cost unknown: no price for "+c.Config.System)
 		case row.Cost > b.Dollars:
-			out = append(out, fmt.Sprintf("$%.0f, over the $%g budget", row.Cost, b.Dollars))
+			out = append(out, fmt.Sprintf("$%s, over the $%g budget", above(row.Cost, b.Dollars, 2), b.Dollars))
 		}
 	}
 	if b.KWh > 0 {
@@ -1004,7 +1016,7 @@ func misses(c *Candidate, req PlanRequest) []string {
 		case row.Energy == 0:
 			out = append(out, "energy unknown: no power figure for "+c.Config.System)
 		case row.Energy > b.KWh:
-			out = append(out, fmt.Sprintf("%.0f kWh, over the %g kWh budget", row.Energy, b.KWh))
+			out = append(out, fmt.Sprintf("%s kWh, over the %g kWh budget", above(row.Energy, b.KWh, 1), b.KWh))
 		}
 	}
 	return out

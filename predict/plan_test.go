@@ -238,6 +238,14 @@ func TestParseBudget(t *testing.T) {
 	if s := (Budget{DeviceHours: 100, Dollars: 50, KWh: 7}).String(); s != "100 device-hours, $50, 7 kWh" {
 		t.Errorf("String() = %q", s)
 	}
+	// What a candidate misses says its figure as the tables do, or with
+	// as many more decimals as it takes not to read as the budget.
+	c := &Candidate{Config: Config{System: "x"}, Row: Row{DeviceHours: 5.04, Cost: 5000.004, Energy: 12.34}}
+	got := misses(c, PlanRequest{Budget: Budget{DeviceHours: 5, Dollars: 5000, KWh: 12}})
+	want := []string{"5.04 device-hours, over the 5 budget", "$5000.004, over the $5000 budget", "12.3 kWh, over the 12 kWh budget"}
+	if !slices.Equal(got, want) {
+		t.Errorf("misses = %q, want %q", got, want)
+	}
 }
 
 // TestBottleneck checks the words for each kind of bottleneck on
