@@ -27,6 +27,7 @@ import (
 	"scaleplan/hw"
 	"scaleplan/internal/atomicfile"
 	"scaleplan/internal/benchlog"
+	"scaleplan/internal/config"
 	"scaleplan/internal/units"
 	"scaleplan/model"
 )
@@ -940,7 +941,11 @@ func runBenchTrain(c *cli.Context) error {
 	}
 	name := c.String("recipe")
 	if name == "" {
-		name = "engine-" + c.String("model")
+		m := c.String("model")
+		if !slices.Contains(dist.Models, m) {
+			return usagef("bench train: --model: %s", config.Unknown("model", m, dist.Models))
+		}
+		name = "engine-" + m
 	}
 	r, err := prof.Recipe(name)
 	if err != nil {

@@ -494,6 +494,7 @@ func TestBenchErrors(t *testing.T) {
 		{"bench", "steps", "--target", "85"},
 		{"bench", "train", "--recipe", "nosuch"},
 		{"bench", "train", "--model", "cnn", "--recipe", "engine-mlp"},
+		{"bench", "train", "--model", "cn"},
 		{"bench", "train", "--transport", "none"},
 		{"bench", "steps", "--transport", "none", "--data", "synthetic"},
 		{"bench", "worker"},
