@@ -394,14 +394,18 @@ func Rate(v float64) string {
 	return Group(int64(math.Round(v/unit) * unit))
 }
 
-// Duration formats a time to train for people: seconds below 2 minutes,
-// minutes below 2 hours, hours below 2 days, days above:
-// "45 s", "27.3 min", "5.86 h", "7.0 d".
+// Duration formats a time to train for people: seconds below 2 minutes
+// (two significant digits below 10), minutes below 2 hours, hours below 2
+// days, days above: "0.43 s", "45 s", "27.3 min", "5.86 h", "7.0 d".
 func Duration(t units.Seconds) string {
 	s := float64(t)
 	switch {
 	case math.IsNaN(s) || math.IsInf(s, 0):
 		return "-"
+	case s != 0 && math.Abs(s) < 9.5:
+		// Two significant digits, so that a run of a few seconds or less
+		// does not read as "0 s" (a small network on a fast cluster).
+		return strconv.FormatFloat(s, 'g', 2, 64) + " s"
 	case s < 120:
 		return strconv.FormatFloat(s, 'f', 0, 64) + " s"
 	case s < 2*3600:

@@ -372,7 +372,7 @@ func TestFormats(t *testing.T) {
 	for _, c := range []struct {
 		s    units.Seconds
 		want string
-	}{{45, "45 s"}, {119.4, "119 s"}, {120, "2.0 min"}, {5989, "99.8 min"}, {7200, "2.00 h"}, {604987, "7.0 d"}, {units.Seconds(math.Inf(1)), "-"}} {
+	}{{0, "0 s"}, {0.4321, "0.43 s"}, {9.44, "9.4 s"}, {9.5, "10 s"}, {45, "45 s"}, {119.4, "119 s"}, {120, "2.0 min"}, {5989, "99.8 min"}, {7200, "2.00 h"}, {604987, "7.0 d"}, {units.Seconds(math.Inf(1)), "-"}} {
 		if got := Duration(c.s); got != c.want {
 			t.Errorf("Duration(%v) = %q, want %q", float64(c.s), got, c.want)
 		}

@@ -317,7 +317,7 @@ func candidateTable(title string, cs []predict.Candidate) *table {
 		}
 		t.Rows = append(t.Rows, []string{cfg.System, strconv.Itoa(cfg.Devices), strconv.Itoa(cfg.Nodes), cfg.Precision, strconv.Itoa(cfg.BatchPerDevice),
 			strconv.Itoa(cfg.Accumulation), strconv.Itoa(cfg.Stages), strconv.Itoa(cfg.GlobalBatch), cfg.AllReduce, transport, cfg.Storage,
-			strconv.FormatFloat(float64(row.Time), 'f', 0, 64), predict.Duration(row.Time), strconv.FormatFloat(row.DeviceHours, 'f', 2, 64),
+			wholeCell(float64(row.Time)), predict.Duration(row.Time), strconv.FormatFloat(row.DeviceHours, 'f', 2, 64),
 			orNone(row.Cost, 2), orNone(row.Energy, 1), target, c.Bottleneck})
 	}
 	return t

@@ -264,9 +264,9 @@ func predictionTable(p *predict.Prediction) *table {
 		}
 		cells = append(cells,
 			strconv.FormatFloat(float64(row.Overheads()), 'f', 1, 64),
-			strconv.FormatFloat(float64(row.Time), 'f', 0, 64),
+			wholeCell(float64(row.Time)),
 			predict.Duration(row.Time),
-			samplesCell(res.SamplesPerSec),
+			wholeCell(res.SamplesPerSec),
 			strconv.FormatFloat(100*row.Efficiency, 'f', 1, 64),
 			strconv.FormatFloat(row.DeviceHours, 'f', 1, 64))
 		if p.Price > 0 {

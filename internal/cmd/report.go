@@ -256,7 +256,7 @@ func reportPredictions(run *scenarioRun) (*table, []string) {
 		ttt := run.ttt(i)
 		row := []string{strconv.Itoa(res.Devices), strconv.Itoa(res.Nodes), strconv.Itoa(res.MicroBatch), strconv.Itoa(res.GlobalBatch),
 			ms(res.StepTime), ms(b.Compute), ms(b.Comm), ms(b.Input), ms(b.Bubble), ms(b.Straggler),
-			samplesCell(res.SamplesPerSec), predict.Group(int64(r.Rcp.Steps(res.GlobalBatch))),
+			wholeCell(res.SamplesPerSec), predict.Group(int64(r.Rcp.Steps(res.GlobalBatch))),
 			shortDuration(ttt), strconv.FormatFloat(eff[i], 'f', 1, 64)}
 		if len(pub) > 0 {
 			if v, ok := pub[res.Devices]; ok {

@@ -282,7 +282,7 @@ func simTable(r *scenarios.Resolved, results []*sim.Result, steps int) *table {
 		row := []string{
 			strconv.Itoa(res.Devices), strconv.Itoa(res.Nodes), strconv.Itoa(res.MicroBatch), strconv.Itoa(res.GlobalBatch),
 			ms(res.StepTime), ms(b.Compute), ms(b.Comm), ms(b.Input), ms(b.Bubble), ms(b.Straggler),
-			samplesCell(res.SamplesPerSec),
+			wholeCell(res.SamplesPerSec),
 			strconv.FormatFloat(100*res.Utilisation, 'f', 1, 64),
 			strconv.FormatFloat(float64(res.Memory.Total()/units.GiB), 'f', 2, 64),
 		}
@@ -335,11 +335,11 @@ func writeOneTime(w io.Writer, r *scenarios.Resolved, results []*sim.Result) {
 	fmt.Fprintf(w, "\none-time costs: staging %s (%v) onto every node's drives before training: %s\n", r.Data.Name, bytes, strings.Join(parts, ", "))
 }
 
-// samplesCell formats a throughput for a table cell: a whole number from
-// 10 samples/s up, as the tables always had it, and three significant
-// digits below, where a whole number would round a slow configuration
-// (0.001 samples/s) to 0.
-func samplesCell(v float64) string {
+// wholeCell formats a throughput or a time in seconds for a table cell: a
+// whole number from 10 up, as the tables always had it, and three
+// significant digits below, where a whole number would round a slow
+// configuration (0.001 samples/s) or a short run (0.43 s) to 0.
+func wholeCell(v float64) string {
 	if math.Abs(v) >= 9.5 || v == 0 || math.IsInf(v, 0) || math.IsNaN(v) {
 		return strconv.FormatFloat(v, 'f', 0, 64)
 	}
