@@ -141,9 +141,11 @@ func catalogCommand() *cli.Command {
 			ArgsUsage: "NAME",
 			Description: "Prints the entry called NAME (a system, node, device, model, dataset, recipe or\n" +
 				"scenario) as YAML, every quantity with its unit. A system is shown with its node\n" +
-				"and device.\n\n" +
-				"Example:\n" +
-				"   scaleplan catalog show tsubame3",
+				"and device. A device may also be named as CUDA names it (nvidia-smi,\n" +
+				"torch.cuda.get_device_name), ignoring case.\n\n" +
+				"Examples:\n" +
+				"   scaleplan catalog show tsubame3\n" +
+				"   scaleplan catalog show 'NVIDIA H100 80GB HBM3'",
 			Action: func(c *cli.Context) error {
 				if c.NArg() != 1 {
 					return usagef("catalog show takes one NAME, got %d arguments", c.NArg())
@@ -236,6 +238,9 @@ func showEntry(w io.Writer, name string, cat *hw.Catalog, prof *model.Profiles, 
 		}
 	} else if d, ok := cat.Devices[name]; ok {
 		found = append(found, section{"device", d})
+	} else if d := cat.DeviceCalled(name); d != nil {
+		// CUDA's name for it, as nvidia-smi and the logs print it.
+		found = append(found, section{"device " + d.Name, d})
 	}
 	if m, ok := prof.Models[name]; ok {
 		found = append(found, section{"model", m})

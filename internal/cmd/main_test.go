@@ -106,6 +106,16 @@ func TestCatalogShowTSUBAME(t *testing.T) {
 	checkGolden(t, "catalog-show-tsubame3.golden", out)
 }
 
+// A device can be shown by the name CUDA gives it, as nvidia-smi and
+// the logs print it, ignoring case: the same entry as by its key.
+func TestCatalogShowCUDAName(t *testing.T) {
+	byKey, _, _ := runCLI("catalog", "show", "h100-sxm5-80gb")
+	out, stderr, code := runCLI("catalog", "show", "nvidia h100 80gb hbm3")
+	if code != 0 || !strings.HasPrefix(out, "# device h100-sxm5-80gb\n") || out != byKey {
+		t.Errorf("exit %d, stderr %q:\n%s\nwant the entry shown by its key:\n%s", code, stderr, out, byKey)
+	}
+}
+
 func TestCatalogUserFile(t *testing.T) {
 	dir := t.TempDir()
 	f := filepath.Join(dir, "mine.yaml")
