@@ -217,11 +217,10 @@ func deviceFlag() cli.Flag {
 // FROM (ignoring case) to its TO. It remembers what it changed and which
 // devices it saw, so that check can refuse a spec that changed nothing.
 type deviceRename struct {
-	cmd, spec string
-	name      string            // the device of unnamed records; "" with pairs
-	to        map[string]string // lower-case FROM → TO
+	cmd, spec string            // spec without "=": the device of unnamed records
+	to        map[string]string // lower-case FROM → TO; nil without pairs
 	from      map[string]string // lower-case FROM → FROM as given
-	used      map[string]bool   // FROMs (or name) that renamed a record
+	used      map[string]bool   // FROMs (or spec) that renamed a record
 	seen      map[string]bool   // devices the records named, as they did
 }
 
@@ -229,7 +228,6 @@ type deviceRename struct {
 func deviceRenamer(cmd, spec string) (*deviceRename, error) {
 	d := &deviceRename{cmd: cmd, spec: spec, used: map[string]bool{}, seen: map[string]bool{}}
 	if spec == "" || !strings.Contains(spec, "=") {
-		d.name = spec
 		return d, nil
 	}
 	d.to, d.from = map[string]string{}, map[string]string{}
@@ -255,9 +253,9 @@ func (d *deviceRename) apply(lg *fit.Log) {
 				d.used[strings.ToLower(r.Device)] = true
 				r.Device = name
 			}
-		case d.name != "" && unnamedDevice(r.Device):
-			d.used[d.name] = true
-			r.Device = d.name
+		case d.spec != "" && unnamedDevice(r.Device):
+			d.used[d.spec] = true
+			r.Device = d.spec
 		}
 	}
 }
@@ -270,7 +268,7 @@ func (d *deviceRename) check() error {
 	switch {
 	case d.spec == "" || len(d.seen) == 0:
 		return nil
-	case d.to == nil && !d.used[d.name]:
+	case d.to == nil && !d.used[d.spec]:
 		return usagef("%s: --device %q: every record names its device (%s); rename one with FROM=TO", d.cmd, d.spec, strings.Join(devices, ", "))
 	}
 	for _, from := range slices.Sorted(maps.Keys(d.to)) {
@@ -296,8 +294,9 @@ func calibrationReach(w io.Writer, path string, cal *calib.Calibration, cat *hw.
 		if e.Precision != "" {
 			what += ", " + e.Precision
 		}
-		if v := calib.RunVariant(e.Labels); v != "" {
-			what += ", " + v
+		variant := calib.RunVariant(e.Labels)
+		if variant != "" {
+			what += ", " + variant
 		}
 		var precs []string
 		for _, p := range hw.Precisions {
@@ -341,11 +340,11 @@ func calibrationReach(w io.Writer, path string, cal *calib.Calibration, cat *hw.
 			}
 			if len(taken) == 0 {
 				// Entries apart only by how the model ran: say which one.
-				variant := ""
-				if calib.RunVariant(e.Labels) != "" || calib.RunVariant(other.Labels) != "" {
-					variant = " (" + cmp.Or(calib.RunVariant(other.Labels), "no run labels") + ")"
+				which := ""
+				if ov := calib.RunVariant(other.Labels); variant != "" || ov != "" {
+					which = " (" + cmp.Or(ov, "no run labels") + ")"
 				}
-				fmt.Fprintf(w, "%s: scenarios of %s on %s take the entry on %d %s before it%s\n", what, e.Model, d.Name, other.Devices, plural(other.Devices, "device", "devices"), variant)
+				fmt.Fprintf(w, "%s: scenarios of %s on %s take the entry on %d %s before it%s\n", what, e.Model, d.Name, other.Devices, plural(other.Devices, "device", "devices"), which)
 				continue
 			}
 			fmt.Fprintf(w, "%s: scenarios of %s on %s at %s compute by it (--calibration %s)\n", what, e.Model, d.Name, strings.Join(taken, ", "), path)

@@ -6,7 +6,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"regexp"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 
@@ -140,4 +142,15 @@ func writeTables(w io.Writer, f string, ts []namedTable) error {
 		}
 	}
 	return nil
+}
+
+// wholeCell formats a throughput or a time in seconds for a table cell: a
+// whole number from 10 up, as the tables always had it, and three
+// significant digits below, where a whole number would round a slow
+// configuration (0.001 samples/s) or a short run (0.43 s) to 0.
+func wholeCell(v float64) string {
+	if math.Abs(v) >= 9.5 || v == 0 || math.IsInf(v, 0) || math.IsNaN(v) {
+		return strconv.FormatFloat(v, 'f', 0, 64)
+	}
+	return strconv.FormatFloat(v, 'g', 3, 64)
 }

@@ -3,7 +3,6 @@ package cmd
 import (
 	"fmt"
 	"io"
-	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -333,15 +332,4 @@ func writeOneTime(w io.Writer, r *scenarios.Resolved, results []*sim.Result) {
 		}
 	}
 	fmt.Fprintf(w, "\none-time costs: staging %s (%v) onto every node's drives before training: %s\n", r.Data.Name, bytes, strings.Join(parts, ", "))
-}
-
-// wholeCell formats a throughput or a time in seconds for a table cell: a
-// whole number from 10 up, as the tables always had it, and three
-// significant digits below, where a whole number would round a slow
-// configuration (0.001 samples/s) or a short run (0.43 s) to 0.
-func wholeCell(v float64) string {
-	if math.Abs(v) >= 9.5 || v == 0 || math.IsInf(v, 0) || math.IsNaN(v) {
-		return strconv.FormatFloat(v, 'f', 0, 64)
-	}
-	return strconv.FormatFloat(v, 'g', 3, 64)
 }
