@@ -376,8 +376,9 @@ func Detect(data []byte) (Format, error) {
 	if tv {
 		return Torchvision, nil
 	}
+	var asCSV error
 	if h := firstLine(data, true); h != nil {
-		if _, err := parseHeader(string(h)); err == nil {
+		if _, asCSV = parseHeader(string(h)); asCSV == nil {
 			return CSV, nil
 		}
 	}
@@ -385,7 +386,13 @@ func Detect(data []byte) (Format, error) {
 	for _, f := range Formats {
 		want = append(want, f.Describe()+": "+f.expect())
 	}
-	return "", fmt.Errorf("%w; want one of:\n  %s", ErrUnknownFormat, strings.Join(want, "\n  "))
+	msg := strings.Join(want, "\n  ")
+	if asCSV != nil && !errors.Is(asCSV, errOneColumn) {
+		// A first line of several columns was most likely meant as a
+		// CSV header: say what it lacks.
+		msg += "\n  (the first line, read as a CSV header: " + asCSV.Error() + ")"
+	}
+	return "", fmt.Errorf("%w; want one of:\n  %s", ErrUnknownFormat, msg)
 }
 
 // firstLine returns the first non-blank line of data, skipping lines that

@@ -32,6 +32,15 @@ var csvColumns = map[string][]string{
 	"precision":       {"precision", "dtype"},
 }
 
+// csvAgreement is how far apart, as a fraction, a row's samples_per_s and
+// its global batch over step_time may be: a log that takes one as the mean
+// of per-step figures and the other from the mean step differs by the
+// steps' scatter, a few per cent at most for a steady run, while a speed
+// per device beside the step of all of them differs by the device count.
+const csvAgreement = 0.05
+
+var errOneColumn = errors.New("csv header has one column")
+
 // csvHeader maps the columns of a CSV header.
 type csvHeader struct {
 	sep      rune
@@ -51,7 +60,7 @@ func parseHeader(line string) (*csvHeader, error) {
 		}
 	}
 	if best == 0 {
-		return nil, errors.New("csv header has one column")
+		return nil, errOneColumn
 	}
 	fields, err := splitCSV(line, h.sep)
 	if err != nil {
@@ -226,6 +235,16 @@ func (h *csvHeader) record(line string) (benchlog.Record, error) {
 	if err := errors.Join(errs...); err != nil {
 		return r, err
 	}
+	// An empty cell is a column this row does not give; a zero in a
+	// column of counts or speeds is a value no measurement has.
+	for _, c := range []string{"batch", "global_batch", "devices", "steps_to_target", "samples_per_s"} {
+		if v, _ := num(c); v == 0 && cell(c) != "" {
+			errs = append(errs, fmt.Errorf("%s %q: want a number > 0", c, cell(c)))
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return r, err
+	}
 	var stepTime float64
 	if s := cell("step_time"); s != "" {
 		if strings.IndexFunc(s, func(r rune) bool { return r >= 'a' && r <= 'z' || r == 'µ' }) >= 0 {
@@ -240,6 +259,9 @@ func (h *csvHeader) record(line string) (benchlog.Record, error) {
 				return r, err
 			}
 			stepTime = scale(v, h.stepUnit)
+		}
+		if stepTime == 0 {
+			return r, fmt.Errorf("step_time %q: want a time > 0", s)
 		}
 	}
 	if devices == 0 {
@@ -278,6 +300,19 @@ func (h *csvHeader) record(line string) (benchlog.Record, error) {
 		}
 		r.Accuracy, r.Target = fraction(acc), fraction(target)
 		return r, nil
+	}
+	if samples > 0 && stepTime > 0 && global > 0 {
+		// A row that gives both must give the same speed: the usual
+		// disagreement is a throughput per device beside the step time
+		// of the whole batch.
+		if implied := float64(global) / stepTime; math.Abs(samples/implied-1) > csvAgreement {
+			hint := "give one of the two"
+			if devices > 1 {
+				hint += fmt.Sprintf(", or the samples/s of all %d devices", devices)
+			}
+			return r, fmt.Errorf("samples_per_s %s and step_time %v disagree by more than %g%%: a global batch of %d in %v is %.4g samples/s (%s)",
+				cell("samples_per_s"), units.Seconds(stepTime), 100*csvAgreement, global, units.Seconds(stepTime), implied, hint)
+		}
 	}
 	r.Kind = benchlog.KindMeasurement
 	r.SamplesPerSec = samples

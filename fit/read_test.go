@@ -264,6 +264,8 @@ func TestReadErrors(t *testing.T) {
 		{"horovod without batch", "Model: resnet50\nTotal img/sec on 4 GPU(s): 390.1 +-2.0\n", ErrNoRecords, `line 2: no "Batch size:" line before this result`},
 		{"mlperf only settings", `:::MLLOG {"namespace": "", "time_ms": 1, "event_type": "POINT_IN_TIME", "key": "global_batch_size", "value": 256.0, "metadata": {}}` + "\n", ErrNoRecords, "MLPerf Training log"},
 		{"csv header only", "batch,samples_per_s\n", ErrNoRecords, "CSV with a header"},
+		{"csv column twice", "batch,devices,batch,samples_per_s\n8,1,8,100\n", ErrUnknownFormat,
+			`(the first line, read as a CSV header: csv header: columns "batch" and "batch" both give batch)`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			lg, err := Read(strings.NewReader(tc.in), "in.log")
@@ -337,5 +339,44 @@ func TestReadEncodings(t *testing.T) {
 	}
 	if _, err := Read(strings.NewReader("\xff\xfeb"), "odd.csv"); err == nil || !strings.Contains(err.Error(), "odd number of bytes") {
 		t.Errorf("odd UTF-16: %v", err)
+	}
+}
+
+// A CSV row is refused, with its line, when a count or a speed is zero or
+// when its samples_per_s and step_time give different speeds: the
+// throughput of one device beside the step time of all of them (row 6: 8
+// devices × 32 in 0.512 s is 500 samples/s, not 62.5) is the usual case.
+// Rows whose two agree within 5 % are kept (rows 7 and 8).
+func TestReadCSVRowChecks(t *testing.T) {
+	const in = `batch,devices,samples_per_s,step_time
+32,0,100,
+32,1,0,
+32,1,,0 ms
+32,1,100,0.2
+32,8,62.5,0.512
+32,8,500,0.512
+64,1,305,0.2
+`
+	lg, err := Read(strings.NewReader(in), "rows.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[int]string{
+		2: `devices "0": want a number > 0`,
+		3: `samples_per_s "0": want a number > 0`,
+		4: `step_time "0 ms": want a time > 0`,
+		5: "samples_per_s 100 and step_time 200 ms disagree by more than 5%: a global batch of 32 in 200 ms is 160 samples/s (give one of the two)",
+		6: "samples_per_s 62.5 and step_time 512 ms disagree by more than 5%: a global batch of 256 in 512 ms is 500 samples/s (give one of the two, or the samples/s of all 8 devices)",
+	}
+	if lg.Malformed != len(want) || len(lg.Errors) != len(want) {
+		t.Fatalf("%d malformed lines, errors %v; want %d", lg.Malformed, lg.Errors, len(want))
+	}
+	for _, e := range lg.Errors {
+		if w, ok := want[e.Line]; !ok || e.Err.Error() != w {
+			t.Errorf("line %d: %v; want %q", e.Line, e.Err, w)
+		}
+	}
+	if !reflect.DeepEqual(lg.Lines, []int{7, 8}) {
+		t.Errorf("records at lines %v; want 7, 8", lg.Lines)
 	}
 }
