@@ -322,6 +322,22 @@ type readError struct {
 func (e *readError) Error() string { return e.msg }
 func (e *readError) Unwrap() error { return e.err }
 
+// oneLine joins the errors that are not nil into one, "; " between them,
+// since a malformed line's error is printed on one line; it returns nil if
+// they all are.
+func oneLine(errs []error) error {
+	var msgs []string
+	for _, e := range errs {
+		if e != nil {
+			msgs = append(msgs, e.Error())
+		}
+	}
+	if msgs == nil {
+		return nil
+	}
+	return errors.New(strings.Join(msgs, "; "))
+}
+
 func formatNames() string {
 	s := make([]string, len(Formats))
 	for i, f := range Formats {

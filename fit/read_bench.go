@@ -47,7 +47,7 @@ func readHorovod(data []byte, lg *Log) {
 	var cur run
 	emit := func(line int, text []byte, count int, device string, total float64) {
 		if cur.batch == 0 {
-			lg.malformed(line, text, errors.New(`no "Batch size:" line before this result`))
+			lg.malformed(line, text, errors.New(`no usable "Batch size:" line before this result`))
 			return
 		}
 		lg.addValid(benchlog.Record{
@@ -92,15 +92,23 @@ func readHorovod(data []byte, lg *Log) {
 				bad("Batch size: N")
 				return
 			}
-			cur.batch, _ = strconv.Atoi(m[1])
+			b, err := parseCount("batch size", m[1])
+			if err != nil {
+				lg.malformed(n, l, err)
+			}
+			cur.batch = b
 		case strings.Contains(s, "Number of GPUs") || strings.Contains(s, "Number of CPUs"):
 			m := hvdCount.FindStringSubmatch(s)
 			if m == nil {
 				bad("Number of GPUs: N")
 				return
 			}
-			cur.device = m[1]
-			cur.count, _ = strconv.Atoi(m[2])
+			c, err := parseCount("number of "+m[1]+"s", m[2])
+			if err != nil {
+				lg.malformed(n, l, err)
+				return
+			}
+			cur.device, cur.count = m[1], c
 		case strings.Contains(s, "Iter #"):
 			m := hvdIter.FindStringSubmatch(s)
 			v, err := positive(m, 2)
@@ -125,12 +133,31 @@ func readHorovod(data []byte, lg *Log) {
 				lg.malformed(n, l, fmt.Errorf("want %q: %w", "Total img/sec on N GPU(s): X +-Y", err))
 				return
 			}
-			count, _ := strconv.Atoi(m[1])
+			c, err := parseCount(m[2]+"s", m[1])
+			if err != nil {
+				lg.malformed(n, l, fmt.Errorf("want %q: %w", "Total img/sec on N GPU(s): X +-Y", err))
+				return
+			}
 			cur.done = true
-			emit(n, l, count, m[2], v)
+			emit(n, l, c, m[2], v)
 		}
 	})
 	flush()
+}
+
+// maxCount bounds the counts a log may give (batch sizes, device counts,
+// steps): 2^31 of any of them is beyond every real run, and two of them
+// multiply into a global batch without overflow.
+const maxCount = 1 << 31
+
+// parseCount parses s, the count that what names, as a whole number from 1 to
+// maxCount.
+func parseCount(what, s string) (int, error) {
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 1 || n > maxCount {
+		return 0, fmt.Errorf("%s %q: want a whole number from 1 to 2^31", what, s)
+	}
+	return n, nil
 }
 
 // positive parses m[i] as a finite number > 0; m nil means the line did
@@ -200,7 +227,7 @@ func readTFCNN(data []byte, lg *Log) {
 	var cur run
 	emit := func(line int, text []byte, total float64) {
 		if cur.global == 0 && cur.perDev == 0 {
-			lg.malformed(line, text, errors.New(`no "Batch size:" line before this result`))
+			lg.malformed(line, text, errors.New(`no usable "Batch size:" line before this result`))
 			return
 		}
 		count := cur.count
@@ -259,14 +286,22 @@ func readTFCNN(data []byte, lg *Log) {
 				lg.malformed(n, l, fmt.Errorf("want %q", "Batch size:  N global"))
 				return
 			}
-			cur.global, _ = strconv.Atoi(m[1])
+			g, err := parseCount("global batch", m[1])
+			if err != nil {
+				lg.malformed(n, l, err)
+			}
+			cur.global = g
 		case strings.HasSuffix(s, "per device"):
 			m := tfPerDevice.FindStringSubmatch(s)
 			if m == nil {
 				lg.malformed(n, l, fmt.Errorf("want %q", "N per device"))
 				return
 			}
-			cur.perDev, _ = strconv.Atoi(m[1])
+			b, err := parseCount("batch per device", m[1])
+			if err != nil {
+				lg.malformed(n, l, err)
+			}
+			cur.perDev = b
 		case strings.HasPrefix(s, "Devices:"):
 			m := tfDevices.FindStringSubmatch(s)
 			if m == nil {

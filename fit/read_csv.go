@@ -207,8 +207,8 @@ func (h *csvHeader) record(line string) (benchlog.Record, error) {
 		if err != nil {
 			return 0, err
 		}
-		if v != math.Trunc(v) || v > 1<<40 {
-			return 0, fmt.Errorf("%s %q: want a whole number", c, cell(c))
+		if v != math.Trunc(v) || v > maxCount {
+			return 0, fmt.Errorf("%s %q: want a whole number up to 2^31", c, cell(c))
 		}
 		return int(v), nil
 	}
@@ -232,7 +232,7 @@ func (h *csvHeader) record(line string) (benchlog.Record, error) {
 	getf(&samples, "samples_per_s")
 	getf(&acc, "accuracy")
 	getf(&target, "target")
-	if err := errors.Join(errs...); err != nil {
+	if err := oneLine(errs); err != nil {
 		return r, err
 	}
 	// An empty cell is a column this row does not give; a zero in a
@@ -242,7 +242,7 @@ func (h *csvHeader) record(line string) (benchlog.Record, error) {
 			errs = append(errs, fmt.Errorf("%s %q: want a number > 0", c, cell(c)))
 		}
 	}
-	if err := errors.Join(errs...); err != nil {
+	if err := oneLine(errs); err != nil {
 		return r, err
 	}
 	var stepTime float64

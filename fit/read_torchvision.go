@@ -213,10 +213,14 @@ func readTorchvision(data []byte, lg *Log) {
 			flushRun()
 			cur = run{line: n, id: strconv.Itoa(len(lg.Runs) + 1), namespaced: true, prec: "fp32", ranks: ranks}
 			ranks = 0
-			cur.batch, _ = strconv.Atoi(tvBatch.FindStringSubmatch(s)[1])
+			var bad []error
+			b, err := parseCount("batch_size", tvBatch.FindStringSubmatch(s)[1])
+			bad = append(bad, err)
+			cur.batch = b
 			if m := tvWorld.FindStringSubmatch(s); m != nil {
-				cur.world, _ = strconv.Atoi(m[1])
-				cur.worldGiven = true
+				w, err := parseCount("world_size", m[1])
+				bad = append(bad, err)
+				cur.world, cur.worldGiven = w, true
 			}
 			if m := tvDistributed.FindStringSubmatch(s); m != nil && m[1] == "False" {
 				cur.world, cur.worldGiven = 1, true
@@ -240,9 +244,11 @@ func readTorchvision(data []byte, lg *Log) {
 					cur.prec = "amp-fp16"
 				}
 			}
-			if cur.batch < 1 || cur.world < 0 || (cur.worldGiven && cur.world < 1) {
-				lg.malformed(n, l, fmt.Errorf("batch_size %d, world_size %d: want both at least 1", cur.batch, cur.world))
-				cur.batch = 0
+			if err := oneLine(bad); err != nil {
+				// Its epochs are malformed for want of a batch, and
+				// the run is not listed.
+				lg.malformed(n, l, err)
+				cur.batch, cur.namespaced = 0, false
 			}
 		case strings.Contains(s, "distributed init") && tvDistInit.MatchString(s):
 			if r, err := strconv.Atoi(tvDistInit.FindStringSubmatch(s)[1]); err == nil {
