@@ -261,12 +261,22 @@ func readMLPerf(data []byte, lg *Log, decode func([]byte) (mllog, bool, error)) 
 			if v := jsonString(e.Value); v != "" {
 				labels[key[len("submission_"):]] = v
 			}
-		case "global_batch_size":
-			if v, ok := num(); ok {
-				globalBatch = v
+		case "global_batch_size", "train_samples":
+			v, ok := num()
+			if !ok {
+				return
 			}
-		case "train_samples":
-			if v, ok := num(); ok {
+			if v < 1 || v != math.Trunc(v) || (key == "global_batch_size" && v > maxCount) {
+				want := "a whole number >= 1"
+				if key == "global_batch_size" {
+					want = "a whole number from 1 to 2^31"
+				}
+				lg.malformed(n, l, fmt.Errorf("%s: value %s: want %s", key, e.Value, want))
+				return
+			}
+			if key == "global_batch_size" {
+				globalBatch = v
+			} else {
 				trainSamples = v
 			}
 		case "run_start":
@@ -285,9 +295,13 @@ func readMLPerf(data []byte, lg *Log, decode func([]byte) (mllog, bool, error)) 
 			run.epochStart[k] = t
 		case "epoch_stop":
 			k, _ := meta("epoch_num")
-			if s, ok := run.epochStart[k]; ok && t > s {
-				run.epochs = append(run.epochs, mlInterval{line: n, ms: t - s, epochs: 1})
+			if s, ok := run.epochStart[k]; ok {
 				delete(run.epochStart, k)
+				if t <= s {
+					lg.malformed(n, l, fmt.Errorf("epoch %v stops at %s ms, not after its epoch_start at %s ms", k, msText(t), msText(s)))
+					return
+				}
+				run.epochs = append(run.epochs, mlInterval{line: n, ms: t - s, epochs: 1})
 			}
 		case "block_start":
 			k, _ := meta("first_epoch_num")
@@ -298,9 +312,13 @@ func readMLPerf(data []byte, lg *Log, decode func([]byte) (mllog, bool, error)) 
 			run.blockStart[k], run.blockCount[k] = t, c
 		case "block_stop":
 			k, _ := meta("first_epoch_num")
-			if s, ok := run.blockStart[k]; ok && t > s {
-				run.blocks = append(run.blocks, mlInterval{line: n, ms: t - s, epochs: run.blockCount[k]})
+			if s, ok := run.blockStart[k]; ok {
 				delete(run.blockStart, k)
+				if t <= s {
+					lg.malformed(n, l, fmt.Errorf("block of epoch %v stops at %s ms, not after its block_start at %s ms", k, msText(t), msText(s)))
+					return
+				}
+				run.blocks = append(run.blocks, mlInterval{line: n, ms: t - s, epochs: run.blockCount[k]})
 			}
 		case "eval_accuracy":
 			v, ok := jsonNumber(e.Value)
@@ -396,6 +414,9 @@ func finishRun(lg *Log, r *mlRun, model, bench, device string, labels map[string
 		}, r.stopLine, nil)
 	}
 }
+
+// msText writes a time in milliseconds since the epoch in full.
+func msText(ms float64) string { return strconv.FormatFloat(ms, 'f', -1, 64) }
 
 // jsonNumber reads a JSON number, or a string holding one.
 func jsonNumber(raw json.RawMessage) (float64, bool) {

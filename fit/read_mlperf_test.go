@@ -390,3 +390,44 @@ func TestMLPerfAccuracyScale(t *testing.T) {
 		}
 	}
 }
+
+// TestMLPerfBadSizesAndIntervals: a global_batch_size or train_samples
+// that is not a whole number of at least one, and an epoch or block that
+// stops at or before its start, are malformed lines, in both formats; the
+// epochs that are whole still give their samples/s. (The run starts at
+// 1,560,000,001,005 ms; epoch 1 runs from ...1,006 to ...2,006 and epoch 2
+// from ...2,007 to ...3,007, as mlRunEvents lays them out.)
+func TestMLPerfBadSizesAndIntervals(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		edit     func([]mlEvent) []mlEvent
+		want     string // the one malformed line's error
+		measured int    // epochs that give samples/s
+	}{
+		{"batch of zero", func(e []mlEvent) []mlEvent { e[3].value = 0; return e }, "global_batch_size: value 0: want a whole number from 1 to 2^31", 0},
+		{"batch of a half", func(e []mlEvent) []mlEvent { e[3].value = 256.5; return e }, "global_batch_size: value 256.5: want a whole number from 1 to 2^31", 0},
+		{"no samples", func(e []mlEvent) []mlEvent { e[4].value = 0; return e }, "train_samples: value 0: want a whole number >= 1", 2}, // resnet's set is assumed
+		{"epoch backwards", func(e []mlEvent) []mlEvent { e[7].ms = e[6].ms - 5; return e }, "epoch 1 stops at 1560000001001 ms, not after its epoch_start at 1560000001006 ms", 1},
+		{"epoch of no time", func(e []mlEvent) []mlEvent { e[9].ms = e[8].ms; return e }, "epoch 2 stops at 1560000002007 ms, not after its epoch_start at 1560000002007 ms", 1},
+	} {
+		for _, v06 := range []bool{false, true} {
+			evs := tc.edit(mlRunEvents("resnet", 256, 1281167, []int64{1000, 1000}, 0.76, "success"))
+			lg, err := Read(strings.NewReader(mlLog(t, evs, v06)), "run.log")
+			if err != nil {
+				t.Fatalf("%s (v0.6 %v): %v", tc.name, v06, err)
+			}
+			if len(lg.Errors) != 1 || lg.Errors[0].Err.Error() != tc.want {
+				t.Errorf("%s (v0.6 %v): errors %v; want one, %q", tc.name, v06, lg.Errors, tc.want)
+			}
+			var measured int
+			for _, r := range lg.Records {
+				if r.Kind == benchlog.KindMeasurement {
+					measured++
+				}
+			}
+			if measured != tc.measured {
+				t.Errorf("%s (v0.6 %v): %d epochs measured; want %d", tc.name, v06, measured, tc.measured)
+			}
+		}
+	}
+}

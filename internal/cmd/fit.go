@@ -602,7 +602,11 @@ func runsTable(rep *fit.Report) *table {
 				wait = fmt.Sprintf("%s (%.1f%%)", r.DataWait, 100*float64(r.DataWait/r.StepTime))
 			}
 		}
-		t.Rows = append(t.Rows, []string{r.Source, r.Run.Run, dash(r.Model), dash(r.Device), strconv.Itoa(r.GlobalBatch),
+		batch := "-" // the log did not give it
+		if r.GlobalBatch > 0 {
+			batch = strconv.Itoa(r.GlobalBatch)
+		}
+		t.Rows = append(t.Rows, []string{r.Source, r.Run.Run, dash(r.Model), dash(r.Device), batch,
 			step, wait, num(r.Epochs), target(r.Accuracy), cmp.Or(r.Status, "incomplete"), ttt})
 	}
 	return t
