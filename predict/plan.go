@@ -381,12 +381,17 @@ func Plan(req PlanRequest) (*PlanResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := prof.Recipe(req.Recipe); err != nil {
+	rcp, err := prof.Recipe(req.Recipe)
+	if err != nil {
 		return nil, fmt.Errorf("plan: %w", err)
 	}
 	if req.Model != "" {
-		if _, err := prof.Model(req.Model); err != nil {
+		m, err := prof.Model(req.Model)
+		if err != nil {
 			return nil, fmt.Errorf("plan: %w", err)
+		}
+		if m.Name != rcp.Model {
+			return nil, fmt.Errorf("plan: model %q: recipe %q trains %q", m.Name, rcp.Name, rcp.Model)
 		}
 	}
 	cat, err := hw.LoadWith(req.Scenario.CatalogPaths, nil)
@@ -709,6 +714,11 @@ func enumerate(base *scenarios.Resolved, req PlanRequest, precs []string, cals m
 	for _, st := range storages {
 		rc := *base
 		setStorage(&rc.Scenario, st)
+		if len(precs) > 0 {
+			// At a precision the device has: the recipe's may not be
+			// one (fp16 on a CPU), and this checks the storage alone.
+			rc.Scenario.Precision, rc.Scenario.Calibration = precs[0], nil
+		}
 		if st != "local" && sys.SharedStorage == nil {
 			add(Config{Storage: st}, ReasonStorage, "system %q has no shared storage", sys.Name)
 			continue

@@ -177,6 +177,12 @@ func TestPlanInfeasible(t *testing.T) {
 			t.Errorf("Plan(%+v) gave no error", bad)
 		}
 	}
+	// A model the recipe does not train is named with the recipe's, before
+	// any system is resolved.
+	_, err = Plan(PlanRequest{Recipe: "mlperf-v0.7-resnet50", Model: "gnmt"})
+	if want := `plan: model "gnmt": recipe "mlperf-v0.7-resnet50" trains "resnet50"`; err == nil || err.Error() != want {
+		t.Errorf("model of another recipe: %v; want %q", err, want)
+	}
 }
 
 // TestPlanBudget checks that budgets mark the candidates over them and
@@ -490,5 +496,25 @@ func TestPlanDuplicates(t *testing.T) {
 		if a.Candidates[i].Config != b.Candidates[i].Config || a.Candidates[i].Row.Time != b.Candidates[i].Row.Time {
 			t.Errorf("candidate %d: %+v against %+v", i, b.Candidates[i].Config, a.Candidates[i].Config)
 		}
+	}
+}
+
+// TestPlanRecipePrecisionNotOnDevice: a recipe at fp16 planned on a device
+// that has only fp32 (this machine's CPU, localhost) searches fp32; its
+// storage is not refused for the recipe's precision, which is the
+// compute's concern, not the storage's.
+func TestPlanRecipePrecisionNotOnDevice(t *testing.T) {
+	res, err := Plan(PlanRequest{Recipe: "mlperf-v0.7-resnet50", Systems: []string{"localhost"}, MaxDevices: 1,
+		Space: Space{Batches: []int{64}, Accumulation: []int{1}, Stages: []int{1}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, i := range res.Infeasible {
+		if i.Reason == ReasonStorage {
+			t.Errorf("storage refused: %s", i.Detail)
+		}
+	}
+	if len(res.Candidates) != 1 || res.Candidates[0].Config.Precision != "fp32" || res.Candidates[0].Config.Storage != "local" {
+		t.Fatalf("candidates %v; want one, fp32 from local storage", res.Candidates)
 	}
 }
