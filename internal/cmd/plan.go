@@ -86,8 +86,13 @@ func runPlan(c *cli.Context) error {
 		return usagef("plan: --steps %d: want 2 to %d", n, sim.MaxSteps)
 	}
 	req.Predict.Steps = c.Int("steps")
-	if s := c.String("systems"); s != "" {
-		req.Systems = splitList(s)
+	if n := c.Int("examples"); n < 0 {
+		return usagef("plan: --examples %d: want 0 or more", n)
+	}
+	if c.IsSet("systems") {
+		if req.Systems = splitList(c.String("systems")); len(req.Systems) == 0 {
+			return usagef("plan: --systems is empty: want system names, comma-separated (`scaleplan catalog` lists them), or leave it out for every system")
+		}
 	}
 	if s := c.String("deadline"); s != "" {
 		d, err := units.ParseSeconds(s)
@@ -127,6 +132,9 @@ func runPlan(c *cli.Context) error {
 			continue
 		}
 		*f.dst = splitList(c.String(f.name))
+		if len(*f.dst) == 0 {
+			return usagef("plan: --%s is empty: want one or more, comma-separated, or leave it out for the default", f.name)
+		}
 		for _, v := range *f.dst {
 			if f.valid != nil && !slices.Contains(f.valid, v) {
 				return usagef("plan: --%s: %s", f.name, config.Unknown(f.kind, v, f.valid))

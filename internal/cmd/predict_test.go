@@ -188,6 +188,12 @@ func TestPlanningErrors(t *testing.T) {
 		{[]string{"plan", "--recipe", "mlperf-v0.7-resnet50", "--storage", "nfs"}, exitUsage, `unknown storage "nfs"`},
 		{[]string{"plan", "--recipe", "mlperf-v0.7-resnet50", "--batch", "0"}, exitUsage, "want positive integers"},
 		{[]string{"plan", "--recipe", "mlperf-v0.7-resnet50", "--max-devices", "0"}, exitUsage, "--max-devices 0"},
+		{[]string{"plan", "--recipe", "mlperf-v0.7-resnet50", "--examples", "-1"}, exitUsage, "plan: --examples -1: want 0 or more"},
+		// An empty list is a mistake (a script's empty variable), not the default.
+		{[]string{"plan", "--recipe", "mlperf-v0.7-resnet50", "--systems", ""}, exitUsage, "plan: --systems is empty"},
+		{[]string{"plan", "--recipe", "mlperf-v0.7-resnet50", "--allreduce", ","}, exitUsage, "plan: --allreduce is empty"},
+		{[]string{"plan", "--recipe", "mlperf-v0.7-resnet50", "--transports", " "}, exitUsage, "plan: --transports is empty"},
+		{[]string{"plan", "--recipe", "mlperf-v0.7-resnet50", "--model", "gnmt"}, exitRuntime, `scaleplan: plan: model "gnmt": recipe "mlperf-v0.7-resnet50" trains "resnet50"`},
 		// Unknown names are named as the request gave them, not as a line of
 		// the scenario a system's search is built on.
 		{[]string{"plan", "--recipe", "mlperf-v0.7-resnet5"}, exitRuntime, `scaleplan: plan: unknown recipe "mlperf-v0.7-resnet5"; did you mean "mlperf-v0.7-resnet50"`},

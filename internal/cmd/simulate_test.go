@@ -70,6 +70,11 @@ func TestSimulateErrors(t *testing.T) {
 		{[]string{"--batch", "0", "tsubame3-resnet50-caffe2-default"}, 2, "want positive integers"},
 		{[]string{"--allreduce", "rign", "tsubame3-resnet50-caffe2-default"}, 2, `did you mean "ring"`},
 		{[]string{"--storage", "nfs", "tsubame3-resnet50-caffe2-default"}, 2, `unknown storage "nfs"`},
+		// An empty value is a mistake, not the scenario's own.
+		{[]string{"--allreduce", "", "tsubame3-resnet50-caffe2-default"}, 2, `unknown all-reduce algorithm "" (valid: async-ps, `},
+		{[]string{"--storage", "", "tsubame3-resnet50-caffe2-default"}, 2, `unknown storage "" (valid: `},
+		{[]string{"--decode", "", "tsubame3-resnet50-caffe2-default"}, 2, `unknown decode site "" (valid: device, host)`},
+		{[]string{"--transport", "", "tsubame3-resnet50-caffe2-default"}, 2, "--transport is empty"},
 		{[]string{"--seed", "-1", "tsubame3-resnet50-caffe2-default"}, 2, "--seed"},
 		{[]string{"--steps", "0", "tsubame3-resnet50-caffe2-default"}, 2, "--steps 0"},
 		{[]string{"tsubame"}, 1, `unknown scenario "tsubame"`},

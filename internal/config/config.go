@@ -528,11 +528,14 @@ func Unknown(kind, name string, valid []string) string {
 
 // Nearest returns up to three names from valid closest to name: those within
 // an edit distance of a third of the name's length (at least 2), or that
-// contain name or are contained in it, closest first.
+// contain name or are contained in it, closest first; none for a blank name.
 func Nearest(name string, valid []string) []string {
 	type cand struct {
 		s string
 		d int
+	}
+	if strings.TrimSpace(name) == "" {
+		return nil // every name contains it, and none is near
 	}
 	lname := strings.ToLower(name)
 	limit := max(2, len(name)/3)

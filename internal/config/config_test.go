@@ -14,6 +14,8 @@ func TestUnknown(t *testing.T) {
 		{"tsubame", `unknown system "tsubame"; did you mean "tsubame3"?`},
 		{"dgx-h10", `unknown system "dgx-h10"; did you mean "dgx-h100" or "dgx-a100"?`},
 		{"cray", `unknown system "cray" (valid: dgx-a100, dgx-h100, dgx1, tsubame3, zinrai-200h)`},
+		{"", `unknown system "" (valid: dgx-a100, dgx-h100, dgx1, tsubame3, zinrai-200h)`}, // every name contains ""
+		{" ", `unknown system " " (valid: dgx-a100, dgx-h100, dgx1, tsubame3, zinrai-200h)`},
 	}
 	for _, c := range cases {
 		if got := Unknown("system", c.name, valid); got != c.want {
