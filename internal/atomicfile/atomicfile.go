@@ -2,6 +2,7 @@ package atomicfile
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -11,9 +12,16 @@ import (
 // Write creates or replaces the file at path with what fn writes. It writes
 // to a temporary file in the same directory, syncs it and renames it over
 // path; if fn or any step fails, the temporary file is removed and path is
-// left as it was.
+// left as it was. An empty path, or one that names a directory, is an
+// error before anything is written.
 func Write(path string, fn func(w io.Writer) error) (err error) {
+	if path == "" {
+		return errors.New("write: no file name given")
+	}
 	dir, base := filepath.Split(path)
+	if fi, err := os.Stat(path); (err == nil && fi.IsDir()) || base == "" {
+		return fmt.Errorf("write %s: is a directory; want a file name", path)
+	}
 	if dir == "" {
 		dir = "."
 	}

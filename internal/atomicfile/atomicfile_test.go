@@ -45,3 +45,23 @@ func TestWriteFailureKeepsOld(t *testing.T) {
 		t.Fatalf("temporary file left behind: %v", ents)
 	}
 }
+
+// An empty path and a directory are refused before a temporary file is
+// made, with a message that says so (the rename's "file exists" did not).
+func TestWriteRefusesNoFileName(t *testing.T) {
+	dir := t.TempDir()
+	for path, want := range map[string]string{
+		"":                               "write: no file name given",
+		dir:                              "write " + dir + ": is a directory; want a file name",
+		dir + string(filepath.Separator): "write " + dir + string(filepath.Separator) + ": is a directory; want a file name",
+	} {
+		called := false
+		err := Write(path, func(io.Writer) error { called = true; return nil })
+		if err == nil || err.Error() != want || called {
+			t.Errorf("Write(%q): %v (fn called: %v); want %q", path, err, called, want)
+		}
+	}
+	if left, _ := os.ReadDir(dir); len(left) != 0 {
+		t.Errorf("left behind: %v", left)
+	}
+}

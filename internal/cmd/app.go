@@ -85,5 +85,69 @@ func isCLIUsage(err error) bool {
 
 // commands lists the subcommands in the order --help shows them.
 func commands() []*cli.Command {
-	return []*cli.Command{catalogCommand(), simulateCommand(), fitCommand(), plotCommand(), reportCommand(), predictCommand(), planCommand(), validateCommand(), benchCommand()}
+	cmds := []*cli.Command{catalogCommand(), simulateCommand(), fitCommand(), plotCommand(), reportCommand(), predictCommand(), planCommand(), validateCommand(), benchCommand()}
+	for _, c := range cmds {
+		refuseEmptyValues(c)
+	}
+	return cmds
+}
+
+// refuseEmptyValues makes c and its subcommands refuse a text flag given
+// an empty value (--out "", --storage "$UNSET"): it would otherwise read
+// as the flag left out, and the command would quietly do its default.
+// Commands whose flags may follow their arguments (withArgs) check again
+// once those are parsed.
+func refuseEmptyValues(c *cli.Command) {
+	for _, sub := range c.Subcommands {
+		refuseEmptyValues(sub)
+	}
+	if c.Action == nil {
+		return
+	}
+	action := c.Action
+	c.Action = func(ctx *cli.Context) error {
+		if err := emptyValue(ctx); err != nil {
+			return err
+		}
+		return action(ctx)
+	}
+}
+
+// emptyValue returns a usage error for the first text flag of ctx's
+// command, or of the application, that is set to blank text.
+func emptyValue(ctx *cli.Context) error {
+	var path []string // the command's names, outermost first, without the application's
+	for _, l := range ctx.Lineage() {
+		if l.Command != nil && l.Command.Name != "" && l.Command.Name != ctx.App.Name {
+			path = append([]string{l.Command.Name}, path...)
+		}
+	}
+	for _, l := range ctx.Lineage() {
+		var flags []cli.Flag
+		switch {
+		case l.Command != nil && l.Command.Name != "":
+			flags = l.Command.Flags
+		case l.App != nil:
+			flags = l.App.Flags
+		}
+		for _, f := range flags {
+			name := f.Names()[0]
+			if !l.IsSet(name) {
+				continue
+			}
+			var vals []string
+			switch f.(type) {
+			case *cli.StringFlag:
+				vals = []string{l.String(name)}
+			case *cli.StringSliceFlag:
+				vals = l.StringSlice(name)
+			}
+			for _, v := range vals {
+				if strings.TrimSpace(v) == "" {
+					return usagef("%s: --%s is empty: give it a value, or leave it out for its default", strings.Join(path, " "), name)
+				}
+			}
+		}
+	}
+	return nil
 }

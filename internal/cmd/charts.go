@@ -599,6 +599,9 @@ func withArgs(run func(c *cli.Context, args []string) error) cli.ActionFunc {
 		if err != nil {
 			return usagef("%s: %v", c.Command.Name, err)
 		}
+		if err := emptyValue(c); err != nil {
+			return err
+		}
 		return run(c, args)
 	}
 }

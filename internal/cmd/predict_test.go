@@ -189,8 +189,13 @@ func TestPlanningErrors(t *testing.T) {
 		{[]string{"plan", "--recipe", "mlperf-v0.7-resnet50", "--batch", "0"}, exitUsage, "want positive integers"},
 		{[]string{"plan", "--recipe", "mlperf-v0.7-resnet50", "--max-devices", "0"}, exitUsage, "--max-devices 0"},
 		{[]string{"plan", "--recipe", "mlperf-v0.7-resnet50", "--examples", "-1"}, exitUsage, "plan: --examples -1: want 0 or more"},
-		// An empty list is a mistake (a script's empty variable), not the default.
-		{[]string{"plan", "--recipe", "mlperf-v0.7-resnet50", "--systems", ""}, exitUsage, "plan: --systems is empty"},
+		// An empty list or value is a mistake (a script's empty variable), not
+		// the default, in every command and subcommand and of the global flags.
+		{[]string{"plan", "--recipe", "mlperf-v0.7-resnet50", "--systems", ""}, exitUsage, "scaleplan: plan: --systems is empty: give it a value, or leave it out for its default"},
+		{[]string{"--profiles", "", "predict"}, exitUsage, "scaleplan: predict: --profiles is empty"},
+		{[]string{"fit", "--out", "", "testdata/fit/bench_resnet50.jsonl"}, exitUsage, "scaleplan: fit: --out is empty"},
+		{[]string{"bench", "train", "--model", " "}, exitUsage, "scaleplan: bench train: --model is empty"},
+		{[]string{"report", "tsubame3-resnet50-caffe2-verbs", "-o", ""}, exitUsage, "scaleplan: report: --out is empty"},
 		{[]string{"plan", "--recipe", "mlperf-v0.7-resnet50", "--allreduce", ","}, exitUsage, "plan: --allreduce is empty"},
 		{[]string{"plan", "--recipe", "mlperf-v0.7-resnet50", "--transports", " "}, exitUsage, "plan: --transports is empty"},
 		{[]string{"plan", "--recipe", "mlperf-v0.7-resnet50", "--model", "gnmt"}, exitRuntime, `scaleplan: plan: model "gnmt": recipe "mlperf-v0.7-resnet50" trains "resnet50"`},

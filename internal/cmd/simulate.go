@@ -148,17 +148,14 @@ func simOptions(c *cli.Context) (*simOverrides, error) {
 			return nil, err
 		}
 	}
-	if (o.allreduce != "" || c.IsSet("allreduce")) && !slices.Contains(scenarios.AllReduceAlgorithms, o.allreduce) {
+	if o.allreduce != "" && !slices.Contains(scenarios.AllReduceAlgorithms, o.allreduce) {
 		return nil, usagef("simulate: --allreduce: %s", config.Unknown("all-reduce algorithm", o.allreduce, scenarios.AllReduceAlgorithms))
 	}
-	if (o.store != "" || c.IsSet("storage")) && !slices.Contains(scenarios.StorageKinds, o.store) {
+	if o.store != "" && !slices.Contains(scenarios.StorageKinds, o.store) {
 		return nil, usagef("simulate: --storage: %s", config.Unknown("storage", o.store, scenarios.StorageKinds))
 	}
-	if (o.decode != "" || c.IsSet("decode")) && !slices.Contains(scenarios.DecodeSites, o.decode) {
+	if o.decode != "" && !slices.Contains(scenarios.DecodeSites, o.decode) {
 		return nil, usagef("simulate: --decode: %s", config.Unknown("decode site", o.decode, scenarios.DecodeSites))
-	}
-	if c.IsSet("transport") && o.transport == "" {
-		return nil, usagef("simulate: --transport is empty: want a transport of the scenario's system (`scaleplan catalog show SYSTEM` lists them)")
 	}
 	if c.IsSet("seed") {
 		if o.seed, err = strconv.ParseUint(c.String("seed"), 10, 64); err != nil {

@@ -70,11 +70,12 @@ func TestSimulateErrors(t *testing.T) {
 		{[]string{"--batch", "0", "tsubame3-resnet50-caffe2-default"}, 2, "want positive integers"},
 		{[]string{"--allreduce", "rign", "tsubame3-resnet50-caffe2-default"}, 2, `did you mean "ring"`},
 		{[]string{"--storage", "nfs", "tsubame3-resnet50-caffe2-default"}, 2, `unknown storage "nfs"`},
-		// An empty value is a mistake, not the scenario's own.
-		{[]string{"--allreduce", "", "tsubame3-resnet50-caffe2-default"}, 2, `unknown all-reduce algorithm "" (valid: async-ps, `},
-		{[]string{"--storage", "", "tsubame3-resnet50-caffe2-default"}, 2, `unknown storage "" (valid: `},
-		{[]string{"--decode", "", "tsubame3-resnet50-caffe2-default"}, 2, `unknown decode site "" (valid: device, host)`},
-		{[]string{"--transport", "", "tsubame3-resnet50-caffe2-default"}, 2, "--transport is empty"},
+		// An empty value is a mistake, not the scenario's own, before the
+		// scenario or after it.
+		{[]string{"--allreduce", "", "tsubame3-resnet50-caffe2-default"}, 2, "scaleplan: simulate: --allreduce is empty: give it a value, or leave it out for its default"},
+		{[]string{"tsubame3-resnet50-caffe2-default", "--storage", " "}, 2, "scaleplan: simulate: --storage is empty"},
+		{[]string{"--transport", "", "tsubame3-resnet50-caffe2-default"}, 2, "scaleplan: simulate: --transport is empty"},
+		{[]string{"tsubame3-resnet50-caffe2-default", "--trace", ""}, 2, "scaleplan: simulate: --trace is empty"},
 		{[]string{"--seed", "-1", "tsubame3-resnet50-caffe2-default"}, 2, "--seed"},
 		{[]string{"--steps", "0", "tsubame3-resnet50-caffe2-default"}, 2, "--steps 0"},
 		{[]string{"tsubame"}, 1, `unknown scenario "tsubame"`},
