@@ -109,6 +109,11 @@ func engineConfig(c *cli.Context, name string) (dist.Config, error) {
 		Model: c.String("model"), Hidden: c.IntSlice("hidden"), Seed: c.Uint64("seed"), Transport: c.String("transport"), Overlap: c.Bool("overlap"),
 		Threads: c.Int("threads"), Prefetch: c.Int("prefetch"), Timeout: c.Duration("timeout"), Chunk: c.Int("chunk"),
 	}
+	if cfg.Timeout <= 0 {
+		// dist.Config reads 0 as its default; a command line that says
+		// 0 means something else.
+		return cfg, usagef("--timeout %v: want a positive duration, such as 30s", cfg.Timeout)
+	}
 	bucket, err := units.ParseBytes(c.String("bucket"))
 	if err != nil {
 		return cfg, usagef("--bucket: %v", err)

@@ -485,6 +485,8 @@ func TestBenchErrors(t *testing.T) {
 		{"bench", "--framework", "torch", "--rounds", "2"},
 		{"bench", "throughput", "--batch", "8,-1"},
 		{"bench", "throughput", "--bucket", "1024"},
+		{"bench", "throughput", "--timeout", "0s"},
+		{"bench", "train", "--timeout", "-1s"},
 		{"bench", "throughput", "--model", "resnet", "--data", "synthetic"},
 		{"bench", "throughput", "--transport", "udp", "--data", "synthetic"},
 		{"bench", "throughput", "extra"},
