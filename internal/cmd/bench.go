@@ -149,11 +149,11 @@ func engineConfig(c *cli.Context, name string) (dist.Config, error) {
 	return cfg, nil
 }
 
-// checkConfig returns a usage error for a configuration the flags made
-// invalid.
+// checkConfig returns a usage error for a configuration the flags of
+// command name made invalid.
 func checkConfig(name string, cfg dist.Config) error {
 	if err := cfg.Validate(); err != nil {
-		return usagef("bench %s: %v", name, strings.ReplaceAll(err.Error(), "\n", "; "))
+		return usagef("%s: %v", name, strings.ReplaceAll(err.Error(), "\n", "; "))
 	}
 	return nil
 }
@@ -405,14 +405,14 @@ func runBenchThroughput(c *cli.Context) error {
 	for _, w := range workers {
 		cfg := base
 		cfg.Workers, cfg.Batch, cfg.Steps = w, batches[0], c.Int("warmup")+c.Int("steps")
-		if err := checkConfig("throughput", cfg); err != nil {
+		if err := checkConfig("bench throughput", cfg); err != nil {
 			return err
 		}
 	}
 	for _, b := range batches {
 		cfg := base
 		cfg.Workers, cfg.Batch, cfg.Steps = workers[0], b, 1
-		if err := checkConfig("throughput", cfg); err != nil {
+		if err := checkConfig("bench throughput", cfg); err != nil {
 			return err
 		}
 	}
@@ -737,7 +737,7 @@ func runBenchSteps(c *cli.Context) error {
 		cfg := base
 		cfg.Batch = b / w
 		cfg.Epochs = maxEpochs
-		if err := checkConfig("steps", cfg); err != nil {
+		if err := checkConfig("bench steps", cfg); err != nil {
 			return err
 		}
 		per, err := cfg.StepsPerEpoch()
@@ -1008,7 +1008,7 @@ func runBenchTrain(c *cli.Context) error {
 	if !(target >= 0 && target <= 1) {
 		return usagef("--target %g is not a fraction in [0, 1]", target)
 	}
-	if err := checkConfig("train", cfg); err != nil {
+	if err := checkConfig("bench train", cfg); err != nil {
 		return err
 	}
 	per, err := cfg.StepsPerEpoch()

@@ -88,7 +88,15 @@ func runValidate(c *cli.Context) error {
 		if c.IsSet("cases") || measured {
 			return usagef(exclusiveModes)
 		}
+		if c.IsSet("steps") {
+			return usagef("validate: --steps applies to the published cases; --engine simulates the engine's own configurations")
+		}
 		return runValidateEngine(c)
+	}
+	for _, f := range validateEngineFlags() {
+		if name := f.Names()[0]; name != "engine" && c.IsSet(name) {
+			return usagef("validate: --%s applies to --engine; give it with --engine", name)
+		}
 	}
 	if n := c.Int("steps"); n < 2 || n > sim.MaxSteps {
 		return usagef("validate: --steps %d: want 2 to %d", n, sim.MaxSteps)

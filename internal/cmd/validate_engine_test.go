@@ -152,18 +152,31 @@ func TestValidateEngine(t *testing.T) {
 			t.Errorf("--engine-warm-rounds %s: exit %d, want %q in the report:\n%s%s", tc.warm, code, tc.want, stdout, stderr)
 		}
 	}
-	for _, args := range [][]string{
-		{"validate", "--engine", "--cases", "x.yaml"},
-		{"validate", "--engine", "--engine-batch", "16"},
-		{"validate", "--engine", "--engine-transport", "udp"},
-		{"validate", "--engine", "--engine-steps", "1"},
-		{"validate", "--engine", "--engine-rounds", "0"},
-		{"validate", "--engine", "--engine-warm-rounds", "10"},
-		{"validate", "--engine", "--engine-threads", "0"},
-		{"validate", "--engine", "--engine-threads", "4097"},
+	for _, tc := range []struct {
+		args []string
+		msg  string
+	}{
+		{[]string{"validate", "--engine", "--cases", "x.yaml"}, exclusiveModes},
+		{[]string{"validate", "--engine", "--engine-batch", "16"}, "--engine-batch: the one-worker fit needs at least two batches, got one, 16"},
+		{[]string{"validate", "--engine", "--engine-transport", "udp"}, `--engine-transport "udp" (valid: inproc, tcp)`},
+		{[]string{"validate", "--engine", "--engine-steps", "1"}, "--engine-steps 1, --engine-warmup 3: want at least 2 timed steps"},
+		{[]string{"validate", "--engine", "--engine-rounds", "0"}, "--engine-rounds 0: want 1 to 99"},
+		{[]string{"validate", "--engine", "--engine-warm-rounds", "10"}, "--engine-warm-rounds 10: want 0 to 9"},
+		{[]string{"validate", "--engine", "--engine-threads", "0"}, "--engine-threads 0: want 1 to"},
+		{[]string{"validate", "--engine", "--engine-threads", "4097"}, "--engine-threads 4097: want 1 to"},
+		// Repeats would be measured twice (a batch twice leaves the fit one
+		// point short); engine flags without --engine, and --steps with it,
+		// would be ignored.
+		{[]string{"validate", "--engine", "--engine-batch", "16,32,16"}, "--engine-batch: 16 is given twice"},
+		{[]string{"validate", "--engine", "--engine-workers", "2,2"}, "--engine-workers: 2 is given twice"},
+		{[]string{"validate", "--engine", "--engine-transport", "tcp", "--engine-transport", "tcp"}, "--engine-transport: tcp is given twice"},
+		{[]string{"validate", "--engine-batch", "16,32"}, "validate: --engine-batch applies to --engine; give it with --engine"},
+		{[]string{"validate", "--engine-core-guard=false"}, "validate: --engine-core-guard applies to --engine"},
+		{[]string{"validate", "--engine", "--steps", "4"}, "validate: --steps applies to the published cases"},
+		{[]string{"validate", "--engine", "--engine-workers", "65", "--engine-data", "synthetic"}, "validate --engine: workers 65 not in [1, 64]"},
 	} {
-		if _, stderr, code := runCLI(args...); code != exitUsage {
-			t.Errorf("%v: exit %d, want %d: %s", args, code, exitUsage, stderr)
+		if _, stderr, code := runCLI(tc.args...); code != exitUsage || !strings.Contains(stderr, tc.msg) {
+			t.Errorf("%v: exit %d, stderr %q; want %d and %q", tc.args, code, stderr, exitUsage, tc.msg)
 		}
 	}
 }
