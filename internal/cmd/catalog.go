@@ -77,6 +77,11 @@ func loadScenarios(cmd string, opt scenarios.Options, names ...string) ([]*scena
 		if err != nil {
 			return nil, err
 		}
+		for j, prev := range rs[:i] {
+			if prev.Scenario.Name == r.Scenario.Name {
+				return nil, usagef("%s: %s and %s are both scenario %q: its lines and rows could not be told apart", cmd, names[j], name, r.Scenario.Name)
+			}
+		}
 		rs[i] = r
 	}
 	if err := calibrationsUsed(cmd, opt.Calibrations, rs); err != nil {

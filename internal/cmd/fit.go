@@ -2,10 +2,13 @@ package cmd
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"maps"
 	"math"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -126,9 +129,19 @@ const logFormats = "bench logs, CSV, MLPerf, Horovod, tf_cnn_benchmarks or torch
 // renames their devices (deviceRenamer), refusing a --device that renamed
 // nothing.
 func readLogs(names []string, report func(*fit.Log), rename *deviceRename) ([]*fit.Log, error) {
+	seen := map[string]string{}
+	for _, name := range names {
+		if prev, ok := seen[filepath.Clean(name)]; ok {
+			return nil, usagef("%s is given twice (also as %s): its records would count twice", name, prev)
+		}
+		seen[filepath.Clean(name)] = name
+	}
 	var logs []*fit.Log
 	for _, name := range names {
 		lg, err := fit.ReadFile(name)
+		if errors.Is(err, fs.ErrNotExist) && slices.Contains(scenarios.Names(), name) {
+			return nil, fmt.Errorf("%w (%s is a shipped scenario; logs are read here: `scaleplan plot scaling|efficiency|breakdown|timeline` draws scenarios)", err, name)
+		}
 		if err != nil {
 			return nil, err
 		}

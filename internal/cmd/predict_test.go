@@ -196,6 +196,15 @@ func TestPlanningErrors(t *testing.T) {
 		{[]string{"fit", "--out", "", "testdata/fit/bench_resnet50.jsonl"}, exitUsage, "scaleplan: fit: --out is empty"},
 		{[]string{"bench", "train", "--model", " "}, exitUsage, "scaleplan: bench train: --model is empty"},
 		{[]string{"report", "tsubame3-resnet50-caffe2-verbs", "-o", ""}, exitUsage, "scaleplan: report: --out is empty"},
+		// A log or scenario given twice would count twice, or draw two lines
+		// that cannot be told apart; a scenario given as a log is pointed to
+		// the kinds that draw scenarios.
+		{[]string{"fit", "testdata/fit/bench_resnet50.jsonl", "./testdata/fit/bench_resnet50.jsonl"}, exitUsage,
+			"scaleplan: ./testdata/fit/bench_resnet50.jsonl is given twice (also as testdata/fit/bench_resnet50.jsonl): its records would count twice"},
+		{[]string{"plot", "scaling", "tsubame3-resnet50-caffe2-verbs", "tsubame3-resnet50-caffe2-verbs", "-o", "none"}, exitUsage,
+			`scaleplan: plot scaling: tsubame3-resnet50-caffe2-verbs and tsubame3-resnet50-caffe2-verbs are both scenario "tsubame3-resnet50-caffe2-verbs"`},
+		{[]string{"plot", "throughput", "tsubame3-resnet50-caffe2-verbs", "-o", "none"}, exitRuntime,
+			"(tsubame3-resnet50-caffe2-verbs is a shipped scenario; logs are read here: `scaleplan plot scaling|efficiency|breakdown|timeline` draws scenarios)"},
 		{[]string{"plan", "--recipe", "mlperf-v0.7-resnet50", "--allreduce", ","}, exitUsage, "plan: --allreduce is empty"},
 		{[]string{"plan", "--recipe", "mlperf-v0.7-resnet50", "--transports", " "}, exitUsage, "plan: --transports is empty"},
 		{[]string{"plan", "--recipe", "mlperf-v0.7-resnet50", "--model", "gnmt"}, exitRuntime, `scaleplan: plan: model "gnmt": recipe "mlperf-v0.7-resnet50" trains "resnet50"`},
