@@ -549,8 +549,8 @@ func TestParseAndReadFile(t *testing.T) {
 	// One that uses built-in devices needs Load.
 	_, err = ReadFile("testdata/example-cluster.yaml")
 	want := `testdata/example-cluster.yaml: 2 problems:
-  line 6: nodes.my-h200-server.device: unknown device "h200-sxm-141gb" (valid: )
-  line 10: nodes.my-h200-server.cpu.device: unknown device "xeon-platinum-8480c" (valid: )`
+  line 6: nodes.my-h200-server.device: unknown device "h200-sxm-141gb" (there are none)
+  line 10: nodes.my-h200-server.cpu.device: unknown device "xeon-platinum-8480c" (there are none)`
 	if err == nil || err.Error() != want {
 		t.Errorf("got\n%v\nwant\n%s", err, want)
 	}
@@ -559,9 +559,14 @@ func TestParseAndReadFile(t *testing.T) {
 	}
 	// Validate reports paths without lines on a catalogue built in code.
 	c = &Catalog{Systems: map[string]*System{"x": {Node: "y", MaxNodes: 2, Transports: map[string]Transport{Verbs: {Efficiency: 2}}}}}
-	want = "3 problems:\n  systems.x.node: unknown node \"y\" (valid: )\n  systems.x.fabric: is required when max_nodes is above 1\n  systems.x.transports.verbs.efficiency: must be in (0, 1], not 2"
+	want = "3 problems:\n  systems.x.node: unknown node \"y\" (there are none)\n  systems.x.fabric: is required when max_nodes is above 1\n  systems.x.transports.verbs.efficiency: must be in (0, 1], not 2"
 	if err := c.Validate(); err == nil || err.Error() != want {
 		t.Errorf("Validate:\n%v\nwant\n%s", err, want)
+	}
+	// A negative fp32 peak is one problem, not one for each rule it breaks.
+	_, err = Parse(strings.NewReader("devices:\n  d:\n    model: m\n    vendor: v\n    kind: gpu\n    memory: 16 GB\n    memory_bandwidth: 900 GB/s\n    peak: {fp32: -5 TFLOP/s}\n"))
+	if want := "line 8: devices.d.peak.fp32: must be > 0, not -5 TFLOP/s"; err == nil || err.Error() != want {
+		t.Errorf("negative fp32 peak:\n%v\nwant\n%s", err, want)
 	}
 }
 

@@ -159,7 +159,9 @@ func (c *Catalog) validateDevice(ps *config.Problems, name string, d *Device) {
 	required(ps, p+".vendor", d.Vendor)
 	oneOf(ps, p+".kind", "device kind", string(d.Kind), deviceKinds)
 	for _, pr := range Precisions {
-		nonNegative(ps, p+".peak."+string(pr), d.Peak.Of(pr))
+		if pr != FP32 { // every device has an fp32 peak, checked below
+			nonNegative(ps, p+".peak."+string(pr), d.Peak.Of(pr))
+		}
 	}
 	positive(ps, p+".peak.fp32", d.Peak.FP32)
 	if d.Kind == CPU {

@@ -518,6 +518,9 @@ func Unknown(kind, name string, valid []string) string {
 		}
 		return msg + "; did you mean " + strings.Join(q, " or ") + "?"
 	}
+	if len(valid) == 0 {
+		return msg + " (there are none)"
+	}
 	sorted := append([]string(nil), valid...)
 	sort.Strings(sorted)
 	if len(sorted) <= 12 {

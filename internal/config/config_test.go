@@ -22,6 +22,9 @@ func TestUnknown(t *testing.T) {
 			t.Errorf("Unknown(%q)\n got %s\nwant %s", c.name, got, c.want)
 		}
 	}
+	if got, want := Unknown("node", "y", nil), `unknown node "y" (there are none)`; got != want {
+		t.Errorf("Unknown of none: %s; want %s", got, want)
+	}
 }
 
 func TestEditDistance(t *testing.T) {
