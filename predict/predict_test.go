@@ -366,6 +366,17 @@ variants:
 	if _, err := s.Run(opt, Options{}); err == nil || !strings.Contains(err.Error(), "--devices (sweep.devices[0]): 8000 devices") {
 		t.Errorf("study with --devices 8000: %v", err)
 	}
+	// A variant that names a study, itself here, is named as such, not as
+	// a scenario with an unknown field.
+	self := filepath.Join(dir, "self.yaml")
+	os.WriteFile(self, []byte("name: self\nvariants:\n  - {scenario: self.yaml}\n"), 0o644)
+	if s, err = Load(self); err != nil {
+		t.Fatal(err)
+	}
+	want = "study " + self + ": variants[0].scenario: self.yaml is a study (it has variants), not a scenario"
+	if _, err := s.Run(scenarios.Options{}, Options{}); err == nil || err.Error() != want {
+		t.Errorf("study of itself: %v, want %q", err, want)
+	}
 }
 
 func TestFormats(t *testing.T) {

@@ -198,6 +198,9 @@ func (s *Study) Scenario(i int, sopt scenarios.Options) (*scenarios.Resolved, er
 			user(sc)
 		}
 	}
+	if data, err := os.ReadFile(ref); err == nil && isStudy(data) {
+		return nil, fmt.Errorf("%s: variants[%d].scenario: %s is a study (it has variants), not a scenario", study, i, v.Scenario)
+	}
 	return scenarios.Load(ref, sopt)
 }
 
