@@ -280,6 +280,11 @@ func (r *Recipe) Target() Target {
 	return r.Targets[0]
 }
 
+// TrainSamples returns the size of the recipe's training set, in its batch
+// unit, as the profiles that loaded it give it; 0 for a recipe not loaded
+// from profiles.
+func (r *Recipe) TrainSamples() int64 { return r.trainSamples }
+
 // StepsPerEpoch returns the updates of one epoch over trainSamples samples
 // at globalBatch samples per update. Frameworks run the last, partial batch
 // of an epoch (PyTorch's DataLoader with drop_last false, MXNet's padded

@@ -37,6 +37,7 @@ const (
 	ReasonNodes      = "more nodes than the system has"
 	ReasonMaxDevices = "more devices than allowed"
 	ReasonBatch      = "beyond the recipe's batch limit"
+	ReasonDataset    = "batch larger than the data set"
 	ReasonMemory     = "out of memory"
 	ReasonTransport  = "transport not available"
 	ReasonStorage    = "storage not available"
@@ -772,6 +773,12 @@ func enumerate(base *scenarios.Resolved, req PlanRequest, precs []string, cals m
 				for _, b := range batches {
 					B := b * (n / s) * m
 					cc := Config{Devices: n, Nodes: nodes, Stages: s, Accumulation: m, BatchPerDevice: b, GlobalBatch: B}
+					if ds := base.Data; int64(B) > ds.TrainSamples {
+						// Whatever the recipe's limit, or none known:
+						// an epoch would be less than one step.
+						add(cc, ReasonDataset, "global batch %s > the %s %ss of %s's training set", Group(int64(B)), Group(ds.TrainSamples), ds.SampleUnit, ds.Name)
+						continue
+					}
 					if limit := g.limit(); limit > 0 && B > limit {
 						add(cc, ReasonBatch, "global batch %s > %s, the largest recipe %s is known to reach its target with", Group(int64(B)), Group(int64(limit)), rc.Name)
 						continue

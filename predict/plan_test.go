@@ -518,3 +518,31 @@ func TestPlanRecipePrecisionNotOnDevice(t *testing.T) {
 		t.Fatalf("candidates %v; want one, fp32 from local storage", res.Candidates)
 	}
 }
+
+// TestPlanBatchPastDataSet: a recipe with no known batch limit (the
+// engine's, on Fashion-MNIST's 60,000 training images) is still not
+// planned at a global batch larger than its data set, where an epoch is
+// less than one step; those configurations are listed with the reason.
+func TestPlanBatchPastDataSet(t *testing.T) {
+	res, err := Plan(PlanRequest{Recipe: "engine-mlp", Systems: []string{"dgx1"}, MaxDevices: 256,
+		Space: Space{Devices: []int{8, 256}, Batches: []int{128}, Accumulation: []int{1, 2}, Stages: []int{1}, Precisions: []string{"fp32"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var past []string
+	for _, i := range res.Infeasible {
+		if i.Reason == ReasonDataset {
+			past = append(past, i.Detail)
+		}
+	}
+	// 256 × 128 = 32,768 fits; 256 × 128 × 2 = 65,536 does not.
+	want := []string{"global batch 65,536 > the 60,000 images of fashion-mnist's training set"}
+	if !slices.Equal(past, want) {
+		t.Errorf("past the data set: %q; want %q", past, want)
+	}
+	for _, c := range res.Candidates {
+		if c.Config.GlobalBatch > 60000 {
+			t.Errorf("candidate %s", c.Config)
+		}
+	}
+}

@@ -251,6 +251,18 @@ func TestRisk(t *testing.T) {
 	if k.AtRisk() || !k.Unknown() || k.Short() != "limit unknown" {
 		t.Errorf("unknown limit: %+v %q", k, k.Short())
 	}
+	// Past ImageNet's 1,281,167 training images an epoch is less than one
+	// step: at risk with the limit known or not; at the set's size, not.
+	for _, limit := range []int{0, 1024} {
+		if k := RiskOf(rc, limit, 1281167); k.PastDataSet() || limit == 0 && k.AtRisk() {
+			t.Errorf("limit %d, a batch of the whole set: %+v", limit, k)
+		}
+		k := RiskOf(rc, limit, 1281168)
+		if !k.AtRisk() || k.Short() != "at risk (batch > the 1,281,167-sample training set)" ||
+			k.String() != "at risk: global batch 1,281,168 is larger than the training set of 1,281,167 samples, so an epoch is less than one step" {
+			t.Errorf("limit %d, past the set: %q, %q", limit, k.Short(), k)
+		}
+	}
 }
 
 // TestDefaultStudy checks the built-in study against the shape of seed

@@ -103,16 +103,25 @@ type Risk struct {
 	// Shortfall is the recipe's known loss of quality past Limit; nil when
 	// none is known.
 	Shortfall *model.Shortfall
+	// TrainSamples is the size of the training set, in the batch's unit;
+	// 0 when unknown. A global batch larger than it is at risk whatever
+	// the limit: an epoch would be less than one step.
+	TrainSamples int64
 }
 
 // RiskOf returns the risk of training rc at global batch b with the
 // given limit (0: unknown).
 func RiskOf(rc *model.Recipe, limit, b int) Risk {
-	return Risk{GlobalBatch: b, Limit: limit, Target: rc.Target(), Shortfall: rc.Shortfall}
+	return Risk{GlobalBatch: b, Limit: limit, Target: rc.Target(), Shortfall: rc.Shortfall, TrainSamples: rc.TrainSamples()}
 }
 
-// AtRisk reports whether the global batch is past the known limit.
-func (k Risk) AtRisk() bool { return k.Limit > 0 && k.GlobalBatch > k.Limit }
+// PastDataSet reports whether the global batch is larger than the
+// training set.
+func (k Risk) PastDataSet() bool { return k.TrainSamples > 0 && int64(k.GlobalBatch) > k.TrainSamples }
+
+// AtRisk reports whether the global batch is past the known limit, or
+// past the training set.
+func (k Risk) AtRisk() bool { return k.Limit > 0 && k.GlobalBatch > k.Limit || k.PastDataSet() }
 
 // Unknown reports whether no limit is known.
 func (k Risk) Unknown() bool { return k.Limit <= 0 }
@@ -129,6 +138,8 @@ func (k Risk) Factor() float64 {
 // table cell.
 func (k Risk) Short() string {
 	switch {
+	case k.PastDataSet():
+		return fmt.Sprintf("at risk (batch > the %s-sample training set)", Group(k.TrainSamples))
 	case k.Unknown():
 		return "limit unknown"
 	case !k.AtRisk():
@@ -146,6 +157,8 @@ func (k Risk) Short() string {
 // the recipe ended 0.05 below 1,024's".
 func (k Risk) String() string {
 	switch {
+	case k.PastDataSet():
+		return fmt.Sprintf("at risk: global batch %s is larger than the training set of %s samples, so an epoch is less than one step", Group(int64(k.GlobalBatch)), Group(k.TrainSamples))
 	case k.Unknown():
 		return fmt.Sprintf("global batch %s: the recipe gives no largest batch known to reach its target", Group(int64(k.GlobalBatch)))
 	case !k.AtRisk():
