@@ -323,6 +323,11 @@ func candidateTable(title string, cs []predict.Candidate) *table {
 		if !c.Meets() {
 			target = strings.Join(c.Misses, "; ")
 		}
+		if row.Risk.Unknown() {
+			// Meeting the deadline and budget says nothing of
+			// reaching the accuracy at this batch.
+			target += " (batch limit unknown)"
+		}
 		t.Rows = append(t.Rows, []string{cfg.System, strconv.Itoa(cfg.Devices), strconv.Itoa(cfg.Nodes), cfg.Precision, strconv.Itoa(cfg.BatchPerDevice),
 			strconv.Itoa(cfg.Accumulation), strconv.Itoa(cfg.Stages), strconv.Itoa(cfg.GlobalBatch), cfg.AllReduce, transport, cfg.Storage,
 			wholeCell(float64(row.Time)), predict.Duration(row.Time), strconv.FormatFloat(row.DeviceHours, 'f', 2, 64),

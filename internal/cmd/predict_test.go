@@ -314,3 +314,22 @@ func TestPublishedCalibrationFlag(t *testing.T) {
 		t.Errorf("IPU: exit %d, %s", code, stderr)
 	}
 }
+
+// A plan of a recipe with no known batch limit says so beside each
+// candidate that meets the deadline and budget, and in the recommendation:
+// meeting them says nothing of reaching the accuracy at that batch.
+func TestPlanLimitUnknown(t *testing.T) {
+	stdout, stderr, code := runCLI("plan", "--recipe", "engine-mlp", "--systems", "dgx1", "--devices", "8", "--batch", "64",
+		"--accumulation", "1", "--stages", "1", "--precisions", "fp32")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{
+		"  meets (batch limit unknown)  ",
+		"global batch 512: the recipe gives no largest batch known to reach its target",
+	} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("no %q in:\n%s", want, stdout)
+		}
+	}
+}
