@@ -113,15 +113,21 @@ func refuseEmptyValues(c *cli.Command) {
 	}
 }
 
-// emptyValue returns a usage error for the first text flag of ctx's
-// command, or of the application, that is set to blank text.
-func emptyValue(ctx *cli.Context) error {
-	var path []string // the command's names, outermost first, without the application's
+// commandPath returns the names of ctx's command and those above it,
+// outermost first, without the application's: "bench throughput".
+func commandPath(ctx *cli.Context) string {
+	var path []string
 	for _, l := range ctx.Lineage() {
 		if l.Command != nil && l.Command.Name != "" && l.Command.Name != ctx.App.Name {
 			path = append([]string{l.Command.Name}, path...)
 		}
 	}
+	return strings.Join(path, " ")
+}
+
+// emptyValue returns a usage error for the first text flag of ctx's
+// command, or of the application, that is set to blank text.
+func emptyValue(ctx *cli.Context) error {
 	for _, l := range ctx.Lineage() {
 		var flags []cli.Flag
 		switch {
@@ -144,7 +150,7 @@ func emptyValue(ctx *cli.Context) error {
 			}
 			for _, v := range vals {
 				if strings.TrimSpace(v) == "" {
-					return usagef("%s: --%s is empty: give it a value, or leave it out for its default", strings.Join(path, " "), name)
+					return usagef("%s: --%s is empty: give it a value, or leave it out for its default", commandPath(ctx), name)
 				}
 			}
 		}

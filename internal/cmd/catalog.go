@@ -151,16 +151,18 @@ func catalogCommand() *cli.Command {
 				"Examples:\n" +
 				"   scaleplan catalog show tsubame3\n" +
 				"   scaleplan catalog show 'NVIDIA H100 80GB HBM3'",
-			Action: func(c *cli.Context) error {
-				if c.NArg() != 1 {
-					return usagef("catalog show takes one NAME, got %d arguments", c.NArg())
+			// withArgs, so that a flag after the name is refused as a
+			// flag and not counted as a second name.
+			Action: withArgs(func(c *cli.Context, args []string) error {
+				if len(args) != 1 {
+					return usagef("catalog show takes one NAME, got %d arguments", len(args))
 				}
 				cat, prof, err := loadCatalogAndProfiles(c)
 				if err != nil {
 					return err
 				}
-				return showEntry(c.App.Writer, c.Args().First(), cat, prof, scenarioOptions(c))
-			},
+				return showEntry(c.App.Writer, args[0], cat, prof, scenarioOptions(c))
+			}),
 		}},
 	}
 }

@@ -597,7 +597,7 @@ func withArgs(run func(c *cli.Context, args []string) error) cli.ActionFunc {
 			return cli.ShowCommandHelp(parent, c.Command.Name)
 		}
 		if err != nil {
-			return usagef("%s: %v", c.Command.Name, err)
+			return usagef("%s: %v", commandPath(c), err)
 		}
 		if err := emptyValue(c); err != nil {
 			return err
