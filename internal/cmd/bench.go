@@ -168,6 +168,18 @@ func positive(flag string, vs []int) error {
 			return usagef("--%s: %d is not a positive integer", flag, v)
 		}
 	}
+	return distinct(flag, vs)
+}
+
+// distinct returns a usage error for the first value of the list flag
+// given twice: measuring a configuration twice over is --repeat's or
+// --rounds' work, and a value given twice is more likely a slip.
+func distinct[T comparable](flag string, vs []T) error {
+	for i, v := range vs {
+		if slices.Index(vs, v) < i {
+			return usagef("--%s: %v is given twice", flag, v)
+		}
+	}
 	return nil
 }
 
@@ -710,6 +722,9 @@ func runBenchSteps(c *cli.Context) error {
 	factors := c.Float64Slice("lr-factors")
 	if len(factors) == 0 {
 		return usagef("--lr-factors: no value")
+	}
+	if err := distinct("lr-factors", factors); err != nil {
+		return err
 	}
 	for _, f := range append([]float64{c.Float64("lr"), c.Float64("lr-max")}, factors...) {
 		if !(f > 0) || math.IsInf(f, 0) {

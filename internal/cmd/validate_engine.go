@@ -24,15 +24,6 @@ import (
 
 // validateEngineFlags are the flags of `validate --engine`, prefixed so that they do not clash
 // with validate's own.
-// intStrings returns the decimal text of each of v.
-func intStrings(v []int) []string {
-	s := make([]string, len(v))
-	for i, n := range v {
-		s[i] = strconv.Itoa(n)
-	}
-	return s
-}
-
 func validateEngineFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.BoolFlag{Name: "engine", Usage: "close the calibration loop on this machine with the reference engine (measure 1 worker, fit, simulate W workers, measure them)"},
@@ -202,15 +193,8 @@ func runValidateEngine(c *cli.Context) error {
 		return usagef("--engine-batch: the one-worker fit needs at least two batches, got one, %s", joinInts(batches))
 	}
 	transports := c.StringSlice("engine-transport")
-	for _, f := range []struct {
-		name string
-		vals []string
-	}{{"engine-batch", intStrings(batches)}, {"engine-workers", intStrings(workers)}, {"engine-transport", transports}} {
-		for i, v := range f.vals {
-			if slices.Index(f.vals, v) < i {
-				return usagef("--%s: %s is given twice", f.name, v)
-			}
-		}
+	if err := distinct("engine-transport", transports); err != nil {
+		return err
 	}
 	for _, tr := range transports {
 		if !slices.Contains([]string{"inproc", "tcp"}, tr) {
