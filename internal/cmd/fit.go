@@ -675,21 +675,9 @@ func batchRange(ps []fit.Point) string {
 	return fmt.Sprintf("%d–%d", lo, hi)
 }
 
-// num prints x to four significant digits, whole from 10⁴ up.
-func num(x float64) string {
-	switch {
-	case math.IsNaN(x):
-		return ""
-	case math.Abs(x) >= 1e4:
-		return strconv.FormatFloat(math.Round(x), 'f', -1, 64)
-	}
-	s := strconv.FormatFloat(x, 'g', 4, 64)
-	if strings.ContainsAny(s, "e") {
-		v, _ := strconv.ParseFloat(s, 64)
-		s = strconv.FormatFloat(v, 'f', -1, 64)
-	}
-	return s
-}
+// num prints x to four significant digits, whole from 10⁴ up, with an
+// exponent below 10⁻⁴ (units.FormatNumber).
+func num(x float64) string { return units.FormatNumber(x) }
 
 func numInterval(lo, hi float64) string {
 	switch {

@@ -293,9 +293,18 @@ func exact(m float64) bool {
 	return math.Abs(r-math.Round(r)) < 1e-6*math.Max(1, math.Abs(r))
 }
 
-// trimNumber prints m to four significant digits, as an integer from
-// 10000 up, and with an exponent only below 0.0001 (below the smallest
-// unit: "1.737e-07 ns" rather than twenty digits).
+// FormatNumber prints m to four significant digits, as an integer from
+// 10000 up, and with an exponent only below 0.0001 ("1.737e-07" rather
+// than twenty digits); NaN is the empty string.
+func FormatNumber(m float64) string {
+	if math.IsNaN(m) {
+		return ""
+	}
+	return trimNumber(m)
+}
+
+// trimNumber is FormatNumber of a number that is not NaN; quantities use it
+// below their smallest unit, "1.737e-07 ns".
 func trimNumber(m float64) string {
 	a := math.Abs(m)
 	if a >= 1e4 {

@@ -250,3 +250,27 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// FormatNumber keeps four significant digits, drops them from 10⁴ up, and
+// writes an exponent only below 10⁻⁴, where fixed notation would print a
+// fitted zero's rounding error as fifteen digits.
+func TestFormatNumber(t *testing.T) {
+	for _, c := range []struct {
+		x    float64
+		want string
+	}{
+		{0, "0"},
+		{1000, "1000"},
+		{2333.3333, "2333"},
+		{12345.6, "12346"},
+		{-0.5, "-0.5"},
+		{0.00012346, "0.0001235"},
+		{5.93e-13, "5.93e-13"},
+		{1e-5, "1e-05"},
+		{math.NaN(), ""},
+	} {
+		if got := FormatNumber(c.x); got != c.want {
+			t.Errorf("FormatNumber(%g) = %q, want %q", c.x, got, c.want)
+		}
+	}
+}
