@@ -551,6 +551,10 @@ func stepsTable(rep *fit.Report, groupBy []string) *table {
 		if f.Used < len(sg.Points)-unreached {
 			notes = append(notes, fmt.Sprintf("%d excluded", len(sg.Points)-unreached-f.Used))
 		}
+		if f.Bound {
+			notes = append(notes, "B_noise < 0 at the optimum, held at 0: the steps do not fall as the batch grows "+
+				"(every batch measured is past the noise scale, or the runs do not train to one target alike)")
+		}
 		if f.LackOfFit != nil {
 			notes = append(notes, lackOfFitNote(f.LackOfFit))
 		}

@@ -273,3 +273,20 @@ func TestPerfectScalingSteps(t *testing.T) {
 		}
 	}
 }
+
+// Steps that grow with the batch cannot be S(B) = S_min (1 + B_noise/B)
+// with B_noise >= 0: the fit holds B_noise at 0 and the note says what
+// that means, as the throughput table says so of t.
+func TestFitStepsHeldAtZero(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "rising.csv")
+	if err := os.WriteFile(path, []byte("global_batch,steps_to_target\n64,1000\n128,2000\n256,4000\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	stdout, stderr, code := runCLI("fit", path)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if want := "B_noise < 0 at the optimum, held at 0: the steps do not fall as the batch grows"; !strings.Contains(stdout, want) {
+		t.Errorf("no %q in:\n%s", want, stdout)
+	}
+}
