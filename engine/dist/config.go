@@ -311,8 +311,10 @@ func (c Config) Validate() error {
 	switch {
 	case c.Steps < 0 || c.Steps > maxSteps:
 		bad("steps %d not in [1, %d]", c.Steps, maxSteps)
+	case c.Steps == 0 && c.Epochs == 0:
+		bad("neither steps nor epochs set")
 	case c.Steps == 0 && !(c.Epochs > 0 && c.Epochs <= maxEpochs):
-		bad("neither steps nor epochs set (steps %d, epochs %g)", c.Steps, c.Epochs)
+		bad("epochs %g not in (0, %g]", c.Epochs, maxEpochs)
 	}
 	if _, err := optim.New(c.Optimizer); err != nil {
 		bad("optimizer: %w", err)

@@ -3,6 +3,7 @@ package dist
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -422,6 +423,12 @@ func TestConfigErrors(t *testing.T) {
 	for _, want := range []string{`unknown model "resnet" (valid: mlp, cnn)`, "workers -1", "batch 0", "neither steps nor epochs", `unknown transport "udp"`, "target accuracy 2", "chunk 9000 above 8192"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q lacks %q", err, want)
+		}
+	}
+	for _, e := range []float64{-1, math.NaN(), 2e6} {
+		c := Config{Model: "mlp", Workers: 1, Batch: 8, Epochs: e, Schedule: optim.ScheduleSettings{Kind: "constant", Base: 0.1}}
+		if err := c.Validate(); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("epochs %g not in (0, 1e+06]", e)) {
+			t.Errorf("epochs %g: %v", e, err)
 		}
 	}
 	big := tiny()

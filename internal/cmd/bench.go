@@ -1008,6 +1008,10 @@ func runBenchTrain(c *cli.Context) error {
 	setInt("workers", &cfg.Workers)
 	setInt("batch", &cfg.Batch)
 	if c.IsSet("epochs") {
+		// Checked here, before the schedule would be built from it.
+		if e := c.Float64("epochs"); !(e > 0) || math.IsInf(e, 0) {
+			return usagef("bench train: --epochs %g: want a positive number of epochs", e)
+		}
 		cfg.Epochs, cfg.Steps = c.Float64("epochs"), 0
 		cfg.Schedule.Epochs = cfg.Epochs
 	}
