@@ -410,6 +410,9 @@ func runBenchThroughput(c *cli.Context) error {
 		return err
 	}
 	base.Accumulate = c.Int("accumulate")
+	if lr := c.Float64("lr"); !(lr > 0) { // 0 would be the engine's default
+		return usagef("bench throughput: --lr %g: want a positive learning rate", lr)
+	}
 	base.Schedule = optim.ScheduleSettings{Kind: "constant", Base: c.Float64("lr")}
 	if !c.IsSet("threads") {
 		base.Threads = sweepThreads(workers)
@@ -1004,6 +1007,14 @@ func runBenchTrain(c *cli.Context) error {
 		if c.IsSet(flag) {
 			*dst = c.Float64(flag)
 		}
+	}
+	// The engine reads a worker count or learning rate of 0 as its
+	// default; on the command line it is a mistake.
+	if c.IsSet("workers") && c.Int("workers") < 1 {
+		return usagef("bench train: --workers %d: want 1 or more", c.Int("workers"))
+	}
+	if lr := c.Float64("lr"); c.IsSet("lr") && !(lr > 0) {
+		return usagef("bench train: --lr %g: want a positive learning rate", lr)
 	}
 	setInt("workers", &cfg.Workers)
 	setInt("batch", &cfg.Batch)
