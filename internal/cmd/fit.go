@@ -98,6 +98,9 @@ func runFit(c *cli.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	if err := targetUsed("fit", opt.Target, logs); err != nil {
+		return err
+	}
 	rep, err := fit.Fit(logs, opt)
 	if err != nil {
 		return err
@@ -205,6 +208,23 @@ func targetFlag() cli.Flag {
 
 // parseTarget reads --target: a fraction in (0, 1], or a percentage in
 // (1, 100]; "" is 0, none.
+// targetUsed returns a usage error for a --target that no run of logs
+// uses: only runs whose logs evaluate without naming a target have one
+// (fit.Run.Evals), and a target given to other logs would do nothing.
+func targetUsed(cmd string, target float64, logs []*fit.Log) error {
+	if target == 0 {
+		return nil
+	}
+	for _, lg := range logs {
+		for _, r := range lg.Runs {
+			if len(r.Evals) > 0 {
+				return nil
+			}
+		}
+	}
+	return usagef("%s: --target applies to runs whose logs evaluate without naming a target (torchvision's train.py); none of these logs has one", cmd)
+}
+
 func parseTarget(cmd, s string) (float64, error) {
 	if s == "" {
 		return 0, nil

@@ -185,6 +185,9 @@ func fitLogs(c *cli.Context, o *plotOptions, kind string, names []string) (*fit.
 	if err != nil {
 		return nil, nil, err
 	}
+	if err := targetUsed("plot "+kind, opt.Target, logs); err != nil {
+		return nil, nil, err
+	}
 	rep, err := fit.Fit(logs, opt)
 	if err != nil {
 		return nil, nil, fmt.Errorf("plot %s: %w", kind, err)
