@@ -105,6 +105,9 @@ func runFit(c *cli.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	if opt.GradientSize > 0 && len(rep.Comm) == 0 {
+		fmt.Fprintf(stderr, "fit: --gradient-size: no group has measurements at two device counts or more, so no all-reduce bandwidth is estimated\n")
+	}
 	if err := writeTables(c.App.Writer, format, fitTables(rep, opt)); err != nil {
 		return err
 	}

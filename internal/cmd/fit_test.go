@@ -46,6 +46,7 @@ func TestFitCommand(t *testing.T) {
 		{"json", []string{"fit", "--format", "json", "--keep-outliers", "testdata/fit/horovod_truncated.txt"}, exitOK},
 		{"md", []string{"fit", "--format", "md", "--device", "V100", "testdata/fit/horovod_truncated.txt", "testdata/fit/mlperf_resnet.log"}, exitOK},
 		{"repeats", []string{"fit", "testdata/fit/bench_mlp_repeats.jsonl"}, exitOK},
+		{"gradient-unused", []string{"fit", "--gradient-size", "7.45 MB", "testdata/fit/one-device.csv"}, exitOK},
 		{"rename", []string{"fit", "--device", "V100=v100-sxm2-16gb", "--out", filepath.Join(tmp, "renamed.yaml"), "testdata/fit/bench_resnet50.jsonl"}, exitOK},
 		{"bad-device", []string{"fit", "--device", "V100=", "testdata/fit/bench_resnet50.jsonl"}, exitUsage},
 		{"device-unused", []string{"fit", "--device", "V100=v100-sxm2-16gb,A100=a100-sxm4-80gb", "testdata/fit/bench_resnet50.jsonl"}, exitUsage},
