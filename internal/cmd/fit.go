@@ -209,8 +209,6 @@ func targetFlag() cli.Flag {
 	return &cli.StringFlag{Name: "target", Usage: "validation accuracy `ACC` (0.759, or 75.9 as a percentage) for the runs whose logs evaluate without naming a target (torchvision): each gives its steps to reach it"}
 }
 
-// parseTarget reads --target: a fraction in (0, 1], or a percentage in
-// (1, 100]; "" is 0, none.
 // targetUsed returns a usage error for a --target that no run of logs
 // uses: only runs whose logs evaluate without naming a target have one
 // (fit.Run.Evals), and a target given to other logs would do nothing.
@@ -228,6 +226,8 @@ func targetUsed(cmd string, target float64, logs []*fit.Log) error {
 	return usagef("%s: --target applies to runs whose logs evaluate without naming a target (torchvision's train.py); none of these logs has one", cmd)
 }
 
+// parseTarget reads --target: a fraction in (0, 1], or a percentage in
+// (1, 100]; "" is 0, none.
 func parseTarget(cmd, s string) (float64, error) {
 	if s == "" {
 		return 0, nil
