@@ -230,9 +230,16 @@ func readTFCNN(data []byte, lg *Log) {
 			lg.malformed(line, text, errors.New(`no usable "Batch size:" line before this result`))
 			return
 		}
+		// The global batch and total images/sec are over every worker
+		// (tf_cnn_benchmarks multiplies both by num_workers), the Devices
+		// list is this worker's: with several workers (Horovod, one GPU a
+		// process) the devices are global / per device, not the list's.
 		count := cur.count
-		if count == 0 && cur.perDev > 0 && cur.global%cur.perDev == 0 {
+		if cur.perDev > 0 && cur.global > 0 && cur.global%cur.perDev == 0 {
 			count = cur.global / cur.perDev
+			if cur.count > 0 && count != cur.count {
+				lg.notef("line %d: global batch %d is %d per device × %d devices, where the Devices list has %d: a run of several workers, counted as %d devices", line, cur.global, cur.perDev, count, cur.count, count)
+			}
 		}
 		if count == 0 {
 			count = 1

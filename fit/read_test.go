@@ -393,3 +393,28 @@ func TestReadCSVRowChecks(t *testing.T) {
 		t.Errorf("records at lines %v; want 7, 8", lg.Lines)
 	}
 }
+
+// tf_cnn_benchmarks prints the global batch and total images/sec over
+// every worker (num_workers × the process's batch) but the Devices of its
+// own process: rank 0 of a Horovod run of 8 processes of one GPU each
+// lists one device. The record counts global / per device, 8, with a note.
+func TestReadTFCNNWorkers(t *testing.T) {
+	const in = "Model:       resnet50\nMode:        training\nBatch size:  512 global\n             64 per device\n" +
+		"Devices:     ['/gpu:0']\nVariables:   horovod\n----------------------------------------------------------------\n" +
+		"total images/sec: 6400.00\n"
+	lg, err := Read(strings.NewReader(in), "hvd-rank0.log")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(lg.Records) != 1 {
+		t.Fatalf("%d records", len(lg.Records))
+	}
+	r := lg.Records[0]
+	if r.Workers != 8 || r.Batch != 64 || r.GlobalBatch != 512 || r.SamplesPerSec != 6400 || r.Device != "GPU" {
+		t.Errorf("record %+v; want 8 GPUs of 64, 512 in all, 6400 samples/s", r)
+	}
+	want := "line 8: global batch 512 is 64 per device × 8 devices, where the Devices list has 1: a run of several workers, counted as 8 devices"
+	if len(lg.Notes) != 1 || lg.Notes[0] != want {
+		t.Errorf("notes %q; want %q", lg.Notes, want)
+	}
+}
