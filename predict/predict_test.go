@@ -4,6 +4,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -438,5 +439,26 @@ func TestEnergyModel(t *testing.T) {
 	}
 	if got := (EnergyModel{}).KWh(two, hour); got != 0 {
 		t.Errorf("no basis: %v kWh, want 0", got)
+	}
+}
+
+// With no known batch limit, the fastest row past the training set is at
+// risk, and the next line names the fastest within the training set (not
+// "within the known batch", which there is none of).
+func TestSummaryPastDataSet(t *testing.T) {
+	p := &Prediction{Label: "s"}
+	past := Row{Point: scenarios.Point{Devices: 256, Nodes: 32, BatchPerDevice: 256}, Time: 0.055,
+		Risk: Risk{GlobalBatch: 65536, TrainSamples: 60000}}
+	within := Row{Point: scenarios.Point{Devices: 64, Nodes: 8, BatchPerDevice: 256}, Time: 0.11,
+		Risk: Risk{GlobalBatch: 16384, TrainSamples: 60000}}
+	s := Summary{Fastest: Pick{p, &past}, FastestSafe: Pick{p, &within}}
+	want := []string{
+		"fastest: s at 256 devices (32 nodes), batch 256 per device, 0.055 s — at risk: global batch 65,536 is larger than the training set of 60,000 samples, so an epoch is less than one step",
+		"fastest within the training set: s at 64 devices (8 nodes), batch 256 per device, 0.11 s",
+		"best efficiency ≥ 80%: none beyond the smallest size",
+		"risk: the recipe gives no largest global batch known to reach its target",
+	}
+	if got := s.Lines(); !slices.Equal(got, want) {
+		t.Errorf("lines:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }

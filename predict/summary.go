@@ -20,8 +20,9 @@ func (p Pick) Found() bool { return p.Row != nil }
 type Summary struct {
 	// Fastest has the shortest time to target of all rows.
 	Fastest Pick
-	// FastestSafe has the shortest time among rows whose global batch is
-	// within the recipe's known limit (or whose limit is unknown).
+	// FastestSafe has the shortest time among rows that are not at risk:
+	// whose global batch is within the recipe's known limit (or whose
+	// limit is unknown) and within the training set.
 	FastestSafe Pick
 	// Efficient has the shortest time among rows whose scaling efficiency
 	// is at least EfficiencyThreshold.
@@ -82,7 +83,13 @@ func (s Summary) Lines() []string {
 	}
 	out = append(out, f)
 	if s.FastestSafe.Found() && s.FastestSafe.Row != s.Fastest.Row {
-		out = append(out, "fastest within the known batch: "+s.FastestSafe.describe())
+		label := "fastest within the known batch: "
+		if s.Limit == 0 {
+			// No limit is known: the fastest is at risk for a batch
+			// past the training set (Risk.PastDataSet).
+			label = "fastest within the training set: "
+		}
+		out = append(out, label+s.FastestSafe.describe())
 	}
 	if s.Efficient.Found() {
 		e := s.Efficient
