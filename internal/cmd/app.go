@@ -109,8 +109,19 @@ func refuseEmptyValues(c *cli.Command) {
 		if err := emptyValue(ctx); err != nil {
 			return err
 		}
-		return action(ctx)
+		return nameCommand(ctx, action(ctx))
 	}
+}
+
+// nameCommand puts the command's name before a usage error that starts
+// with the flag it is about ("--workers: 0 is not a positive integer"), so
+// that every message says which command refused what.
+func nameCommand(ctx *cli.Context, err error) error {
+	var ue usageError
+	if errors.As(err, &ue) && strings.HasPrefix(ue.Error(), "--") {
+		return usageError{fmt.Errorf("%s: %w", commandPath(ctx), ue.err)}
+	}
+	return err
 }
 
 // commandPath returns the names of ctx's command and those above it,
