@@ -138,6 +138,12 @@ func readHorovod(data []byte, lg *Log) {
 				lg.malformed(n, l, fmt.Errorf("want %q: %w", "Total img/sec on N GPU(s): X +-Y", err))
 				return
 			}
+			if cur.count > 0 && (c != cur.count || m[2] != cur.device) {
+				// Both are hvd.size(): a log that disagrees is two
+				// runs' output run together.
+				lg.malformed(n, l, fmt.Errorf("total on %d %ss, where \"Number of %ss\" said %d", c, m[2], cur.device, cur.count))
+				return
+			}
 			cur.done = true
 			emit(n, l, c, m[2], v)
 		}

@@ -266,6 +266,8 @@ func TestReadErrors(t *testing.T) {
 			`2 malformed lines: line 2: batch size "0": want a whole number from 1 to 2^31: "Batch size: 0"; line 3: no usable "Batch size:" line before this result`},
 		{"horovod batch past int", "Model: resnet50\nBatch size: 99999999999999999999\nTotal img/sec on 4 GPU(s): 390.1 +-2.0\n", ErrNoRecords,
 			`line 2: batch size "99999999999999999999": want a whole number from 1 to 2^31`},
+		{"horovod counts disagree", "Model: resnet50\nBatch size: 32\nNumber of GPUs: 4\nTotal img/sec on 8 GPU(s): 390.1 +-2.0\n", ErrNoRecords,
+			`line 4: total on 8 GPUs, where "Number of GPUs" said 4`},
 		{"horovod on no GPUs", "Model: resnet50\nBatch size: 32\nNumber of GPUs: 0\nTotal img/sec on 0 GPU(s): 390.1 +-2.0\n", ErrNoRecords,
 			`2 malformed lines: line 3: number of GPUs "0": want a whole number from 1 to 2^31: "Number of GPUs: 0"; line 4: want "Total img/sec on N GPU(s): X +-Y": GPUs "0": want a whole number from 1 to 2^31`},
 		{"tf_cnn global batch of zero", "Model: resnet50\nBatch size: 0 global\nDevices: ['/gpu:0']\ntotal images/sec: 100.5\n", ErrNoRecords,
