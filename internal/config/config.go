@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -594,7 +595,11 @@ func YAMLFiles(kind string, paths []string) ([]string, error) {
 	for _, p := range paths {
 		fi, err := os.Stat(p)
 		if err != nil {
-			return nil, err
+			var pe *fs.PathError
+			if errors.As(err, &pe) {
+				err = pe.Err // the path is said once, with its kind
+			}
+			return nil, fmt.Errorf("%s %s: %w", kind, p, err)
 		}
 		if !fi.IsDir() {
 			files = append(files, p)

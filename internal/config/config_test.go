@@ -1,6 +1,8 @@
 package config
 
 import (
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -189,7 +191,8 @@ func TestYAMLFiles(t *testing.T) {
 	if _, err := YAMLFiles("profiles", []string{empty}); err == nil || err.Error() != "profiles directory "+empty+" has no *.yaml or *.yml files" {
 		t.Errorf("empty directory: %v", err)
 	}
-	if _, err := YAMLFiles("catalog", []string{filepath.Join(dir, "missing")}); !os.IsNotExist(err) {
-		t.Errorf("missing path: %v, want a not-exist error", err)
+	missing := filepath.Join(dir, "missing")
+	if _, err := YAMLFiles("catalog", []string{missing}); !errors.Is(err, fs.ErrNotExist) || err.Error() != "catalog "+missing+": no such file or directory" {
+		t.Errorf("missing path: %v, want a not-exist error that names it as the catalog's", err)
 	}
 }
