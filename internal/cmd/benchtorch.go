@@ -140,7 +140,7 @@ func torchTable(r io.Reader) (*table, error) {
 		case benchlog.KindMeasurement:
 			mem := ""
 			if rec.PeakMemory > 0 {
-				mem = units.Bytes(rec.PeakMemory).String()
+				mem = units.Bytes(rec.PeakMemory).Decimal()
 			}
 			t.Rows = append(t.Rows, []string{rec.Model, rec.Precision, strconv.Itoa(max(rec.Workers, 1)), strconv.Itoa(rec.Batch),
 				strconv.Itoa(rec.EffectiveGlobalBatch()), strconv.Itoa(rec.Steps),

@@ -202,9 +202,9 @@ func writeMeasured(w io.Writer, format string, rep *predict.MeasuredReport, skip
 			}
 			peak := "-"
 			if r.PeakMemory > 0 {
-				peak = r.PeakMemory.String()
+				peak = r.PeakMemory.Decimal()
 			}
-			rows.Rows = append(rows.Rows, append(key(g.Device, g.Model, g.Precision, dash(g.Variant)), strconv.Itoa(r.Batch), meas, pred, e, peak, r.Footprint.String(), r.Source))
+			rows.Rows = append(rows.Rows, append(key(g.Device, g.Model, g.Precision, dash(g.Variant)), strconv.Itoa(r.Batch), meas, pred, e, peak, r.Footprint.Decimal(), r.Source))
 		}
 	}
 	title := "Per device, model and precision"

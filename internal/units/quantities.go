@@ -13,6 +13,12 @@ func ParseBytes(s string) (Bytes, error) {
 // String formats x with the largest unit that keeps the number at least 1.
 func (x Bytes) String() string { return bytesQ.format(float64(x)) }
 
+// Decimal formats x in decimal units only (kB, MB, GB, ...), never the
+// binary ones String picks for a size that is exact in them: a column of
+// measured sizes reads in one kind of unit, whichever sizes happen to be
+// whole MiB.
+func (x Bytes) Decimal() string { return bytesQ.formatSI(float64(x)) }
+
 // MarshalText implements encoding.TextMarshaler.
 func (x Bytes) MarshalText() ([]byte, error) { return []byte(x.String()), nil }
 

@@ -267,6 +267,15 @@ func (q *quantity) format(v float64) string {
 	return trimNumber(m) + " " + si.name
 }
 
+// formatSI is format with the decimal units only.
+func (q *quantity) formatSI(v float64) string {
+	if v == 0 || math.IsNaN(v) || math.IsInf(v, 0) {
+		return q.format(v)
+	}
+	si := pick(q.si, math.Abs(v))
+	return trimNumber(v/si.mult) + " " + si.name
+}
+
 func indexOfBase(us []unit) int {
 	for i, u := range us {
 		if u.mult == 1 || (u.mult > 0.1 && u.mult < 10) {

@@ -274,3 +274,26 @@ func TestFormatNumber(t *testing.T) {
 		}
 	}
 }
+
+// Decimal never picks a binary unit, where String does for a size exact in
+// one: 438.6 MiB, a peak memory measured in whole 2 MiB segments, reads as
+// MB beside the other measured sizes of its column.
+func TestBytesDecimal(t *testing.T) {
+	for _, c := range []struct {
+		b        Bytes
+		str, dec string
+	}{
+		{Bytes(438.6 * float64(MiB)), "438.6 MiB", "459.9 MB"},
+		{32 * GiB, "32 GiB", "34.36 GB"},
+		{Bytes(288.1e6), "288.1 MB", "288.1 MB"},
+		{512, "512 B", "512 B"},
+		{0, "0 B", "0 B"},
+	} {
+		if got := c.b.String(); got != c.str {
+			t.Errorf("%v B: String %q, want %q", float64(c.b), got, c.str)
+		}
+		if got := c.b.Decimal(); got != c.dec {
+			t.Errorf("%v B: Decimal %q, want %q", float64(c.b), got, c.dec)
+		}
+	}
+}
