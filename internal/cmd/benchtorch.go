@@ -62,8 +62,17 @@ func torchOptions(c *cli.Context) (torchbench.Options, error) {
 	if opt.Warmup == 0 {
 		opt.Warmup = -1 // no warm-up, as asked; torchbench's 0 means its default
 	}
+	if opt.Steps < 1 { // torchbench's 0 would be its default
+		return opt, usagef("--steps %d: want 1 or more timed steps", opt.Steps)
+	}
 	if c.IsSet("batch") {
 		opt.Batches = c.IntSlice("batch")
+		if err := positive("batch", opt.Batches); err != nil {
+			return opt, err
+		}
+	}
+	if err := distinct("precision", splitList(opt.Precision)); err != nil {
+		return opt, err
 	}
 	if c.IsSet("workers") {
 		w := c.IntSlice("workers")
