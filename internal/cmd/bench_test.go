@@ -484,6 +484,7 @@ func TestBenchErrors(t *testing.T) {
 		{"bench", "--framework", "torch", "--warm-rounds", "2"},
 		{"bench", "--framework", "torch", "--rounds", "2"},
 		{"bench", "--framework", "torch", "--steps", "0"},
+		{"bench", "--framework", "torch", "--warmup", "-1"},
 		{"bench", "--framework", "torch", "--batch", "8,8"},
 		{"bench", "--framework", "torch", "--precision", "fp32,amp-fp16,fp32"},
 		{"bench", "throughput", "--batch", "8,-1"},

@@ -59,6 +59,9 @@ func torchOptions(c *cli.Context) (torchbench.Options, error) {
 		Device: c.String("device"), ImageSize: c.Int("image-size"), Threads: c.Int("threads"),
 		StepRecords: c.Bool("step-records"), Run: runName(c, "throughput"),
 	}
+	if opt.Warmup < 0 {
+		return opt, usagef("--warmup %d is negative", opt.Warmup)
+	}
 	if opt.Warmup == 0 {
 		opt.Warmup = -1 // no warm-up, as asked; torchbench's 0 means its default
 	}
