@@ -237,9 +237,13 @@ func (h *csvHeader) record(line string) (benchlog.Record, error) {
 	}
 	// An empty cell is a column this row does not give; a zero in a
 	// column of counts or speeds is a value no measurement has.
-	for _, c := range []string{"batch", "global_batch", "devices", "steps_to_target", "samples_per_s"} {
-		if v, _ := num(c); v == 0 && cell(c) != "" {
-			errs = append(errs, fmt.Errorf("%s %q: want a number > 0", c, cell(c)))
+	errs = nil
+	for _, z := range []struct {
+		col string
+		v   float64
+	}{{"batch", float64(batch)}, {"global_batch", float64(global)}, {"devices", float64(devices)}, {"steps_to_target", float64(steps)}, {"samples_per_s", samples}} {
+		if z.v == 0 && cell(z.col) != "" {
+			errs = append(errs, fmt.Errorf("%s %q: want a number > 0", z.col, cell(z.col)))
 		}
 	}
 	if err := oneLine(errs); err != nil {

@@ -198,10 +198,15 @@ func (s *Study) Scenario(i int, sopt scenarios.Options) (*scenarios.Resolved, er
 			user(sc)
 		}
 	}
-	if data, err := os.ReadFile(ref); err == nil && isStudy(data) {
-		return nil, fmt.Errorf("%s: variants[%d].scenario: %s is a study (it has variants), not a scenario", study, i, v.Scenario)
+	r, err := scenarios.Load(ref, sopt)
+	if err != nil {
+		// Only a file that failed as a scenario is read again, to say
+		// why when it is a study.
+		if data, rerr := os.ReadFile(ref); rerr == nil && isStudy(data) {
+			return nil, fmt.Errorf("%s: variants[%d].scenario: %s is a study (it has variants), not a scenario", study, i, v.Scenario)
+		}
 	}
-	return scenarios.Load(ref, sopt)
+	return r, err
 }
 
 // Run predicts every variant of s, in order; each Prediction's Label is

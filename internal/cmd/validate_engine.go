@@ -557,7 +557,7 @@ type engineStats struct {
 	MAE       float64
 	N, Within int
 	Worst     engineRow
-	sum       float64
+	sum       float64 // of the absolute errors; MAE is set from it once every row is added
 }
 
 // add counts row r.
@@ -571,7 +571,6 @@ func (st *engineStats) add(r engineRow) {
 	}
 	st.N++
 	st.sum += e
-	st.MAE = st.sum / float64(st.N)
 }
 
 // summaryOf returns the summary of rows.
@@ -581,6 +580,11 @@ func summaryOf(rows []engineRow) engineSummary {
 		s.All.add(r)
 		if r.Batch >= engineLarge {
 			s.Large.add(r)
+		}
+	}
+	for _, st := range []*engineStats{&s.All, &s.Large} {
+		if st.N > 0 {
+			st.MAE = st.sum / float64(st.N)
 		}
 	}
 	return s
