@@ -48,7 +48,7 @@ func BenchmarkFit(b *testing.B) {
 
 // BenchmarkRead reads the sample logs of every format.
 func BenchmarkRead(b *testing.B) {
-	for _, f := range []string{"bench_resnet50.jsonl", "mlperf_resnet.log", "horovod_resnet50.txt", "tf_cnn_resnet50.txt", "seed003.csv", "torchvision_resnet18_cpu.txt"} {
+	for _, f := range []string{"bench_resnet50.jsonl", "mlperf_resnet.log", "horovod_resnet50.txt", "tf_cnn_resnet50.txt", "seed003.csv", "torchvision_resnet18_cpu.txt", "hf_trainer_vit_ddp.txt"} {
 		b.Run(f, func(b *testing.B) {
 			for b.Loop() {
 				if _, err := ReadFile("testdata/" + f); err != nil {
@@ -78,6 +78,31 @@ func BenchmarkReadTorchvision90(b *testing.B) {
 	for b.Loop() {
 		lg, err := Read(bytes.NewReader(data), "train.log")
 		if err != nil || len(lg.Records) != 90 {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkReadHFTrainer100k reads the Trainer's output of a run of
+// 100,000 steps logged at every step (logging_steps=1), each dictionary
+// after the progress bar's carriage returns, with an evaluation every
+// 1,000 steps: 100,107 lines, 15 MB.
+func BenchmarkReadHFTrainer100k(b *testing.B) {
+	var log bytes.Buffer
+	log.WriteString("***** Running training *****\n  Num examples = 3,200,000\n  Num Epochs = 1\n  Instantaneous batch size per device = 4\n" +
+		"  Total train batch size (w. parallel, distributed & accumulation) = 32\n  Gradient Accumulation steps = 1\n  Total optimization steps = 100,000\n")
+	for s := 1; s <= 100000; s++ {
+		fmt.Fprintf(&log, "\r%3d%%|███       | %d/100000 [1:02:03<2:01:11, 13.1it/s]\r                                        \r{'loss': 2.3141, 'grad_norm': 1.0729, 'learning_rate': 4.99e-05, 'epoch': %.2f}\n", s/1000, s, float64(s)/1e5)
+		if s%1000 == 0 {
+			fmt.Fprintf(&log, "{'eval_loss': 2.2, 'eval_accuracy': 0.%03d, 'eval_runtime': 12.5, 'eval_samples_per_second': 80.0, 'eval_steps_per_second': 2.5, 'epoch': %.2f, 'step': %d}\n", s/100, float64(s)/1e5, s)
+		}
+	}
+	log.WriteString("{'train_runtime': 9001.5, 'train_samples_per_second': 355.5, 'train_steps_per_second': 11.11, 'train_loss': 2.0, 'epoch': 1.0}\n")
+	data := log.Bytes()
+	b.SetBytes(int64(len(data)))
+	for b.Loop() {
+		lg, err := Read(bytes.NewReader(data), "train.log")
+		if err != nil || len(lg.Records) != 1 || len(lg.Runs[0].Evals) != 100 {
 			b.Fatal(err)
 		}
 	}

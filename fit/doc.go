@@ -8,7 +8,9 @@
 // (internal/benchlog): the scaleplan bench log itself, CSV with a header,
 // MLPerf Training result logs (":::MLLOG" lines, and v0.6's ":::MLL"
 // lines; benchmark names become the catalogue's model names), the output
-// of Horovod's PyTorch synthetic benchmark and of tf_cnn_benchmarks.
+// of Horovod's PyTorch synthetic benchmark, of tf_cnn_benchmarks, of
+// torchvision's reference train.py and of the Hugging Face Trainer; the
+// last two also give training runs (Log.Runs) with their evaluations.
 // Malformed lines are counted and the first MaxQuoted kept with their line
 // numbers; a log without a usable record is an error (ErrNoRecords) that
 // says what was expected.

@@ -128,3 +128,7 @@ func FuzzReadCalibration(f *testing.F) {
 		}
 	})
 }
+
+func FuzzReadHFTrainer(f *testing.F) {
+	fuzzFormat(f, HFTrainer, "***** Running training *****\n  Num Epochs = 2\n  Instantaneous batch size per device = 8\n  Total train batch size (w. parallel, distributed & accumulation) = 16\n  Gradient Accumulation steps = 1\n  Total optimization steps = 10\n{'loss': 1.0, 'epoch': 0.5}\n{'eval_loss': 0.5, 'eval_accuracy': 0.75, 'eval_runtime': 1.2, 'epoch': 1.0}\n{'train_runtime': 5.0, 'train_samples_per_second': 32.0, 'epoch': 2.0, 'step': 10}\n")
+}

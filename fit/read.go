@@ -38,13 +38,17 @@ const (
 	// torchrun), whose MetricLogger prints "Epoch: [e]  [i/N] ... time: T
 	// data: D" lines.
 	Torchvision Format = "torchvision"
+	// HFTrainer is the console output of the Hugging Face Trainer
+	// (transformers' Trainer and the example scripts that run it): its
+	// "***** Running training *****" header and the dictionaries it logs.
+	HFTrainer Format = "hf-trainer"
 	// CSV is comma-, semicolon- or tab-separated values under a header that
 	// names the columns.
 	CSV Format = "csv"
 )
 
 // Formats lists the formats in the order Detect tries them.
-var Formats = []Format{Benchlog, MLPerf, MLPerfV06, TFCNN, Horovod, Torchvision, CSV}
+var Formats = []Format{Benchlog, MLPerf, MLPerfV06, TFCNN, Horovod, Torchvision, HFTrainer, CSV}
 
 // Describe returns a short description of the format for messages.
 func (f Format) Describe() string {
@@ -61,6 +65,8 @@ func (f Format) Describe() string {
 		return "PyTorch/Horovod synthetic benchmark output"
 	case Torchvision:
 		return "torchvision reference train.py output (PyTorch)"
+	case HFTrainer:
+		return "Hugging Face Trainer output (transformers)"
 	case CSV:
 		return "CSV with a header"
 	}
@@ -82,6 +88,8 @@ func (f Format) expect() string {
 		return `"Batch size: N" and "Total img/sec on N GPU(s): X +-Y" (or "Img/sec per GPU" or "Iter #i" lines)`
 	case Torchvision:
 		return `"Namespace(... batch_size=N ...)" and "Epoch: [e]  [i/N]  ...  time: T  data: D" lines past iteration 19 of an epoch`
+	case HFTrainer:
+		return `the "***** Running training *****" header (batch per device, total batch, accumulation, optimization steps) and a {'train_runtime': ...} line`
 	case CSV:
 		return "a header naming a batch column (batch, global_batch) and samples_per_s, step_time or steps_to_target, then rows"
 	}
@@ -297,6 +305,8 @@ func parse(data []byte, name string, f Format) (*Log, error) {
 		readHorovod(data, lg)
 	case Torchvision:
 		readTorchvision(data, lg)
+	case HFTrainer:
+		readHFTrainer(data, lg)
 	case CSV:
 		if err := readCSV(data, lg); err != nil {
 			return nil, fmt.Errorf("%s: %w", name, err)
@@ -348,7 +358,8 @@ func formatNames() string {
 
 // Detect returns the format of data:
 //
-//   - Benchlog if the first non-blank line starts with "{";
+//   - Benchlog if the first non-blank line starts with "{" but not with
+//     "{'" (a Python dictionary);
 //   - MLPerf if a line contains ":::MLLOG";
 //   - MLPerfV06 if a line contains ":::MLL " (the v0.6 compliance log);
 //   - TFCNN if a line contains "total images/sec:" or a step line
@@ -356,13 +367,15 @@ func formatNames() string {
 //   - Horovod if a line contains "Img/sec per " or "Total img/sec on ";
 //   - Torchvision if a line is a MetricLogger training line, "Epoch: [e]
 //     [i/N]" with "time: T  data: D";
+//   - HFTrainer if a line holds the Trainer's "***** Running training
+//     *****" header or is one of the dictionaries it logs (isHFLog);
 //   - CSV if the first non-blank line that is not a # comment is a header
 //     with a batch column and a samples/s, step time or steps column.
 //
 // Otherwise it returns ErrUnknownFormat with what each format looks like.
 func Detect(data []byte) (Format, error) {
 	first := firstLine(data, false)
-	if bytes.HasPrefix(first, []byte("{")) {
+	if bytes.HasPrefix(first, []byte("{")) && !bytes.HasPrefix(first, []byte("{'")) {
 		return Benchlog, nil
 	}
 	if bytes.Contains(data, mllogMarker) {
@@ -371,7 +384,7 @@ func Detect(data []byte) (Format, error) {
 	if bytes.Contains(data, mllMarker) {
 		return MLPerfV06, nil
 	}
-	tf, horovod, tv := false, false, false
+	tf, horovod, tv, hf := false, false, false, false
 	lines(data, func(_ int, l []byte) {
 		if bytes.Contains(l, []byte("total images/sec:")) || (bytes.Contains(l, []byte("images/sec: ")) && bytes.Contains(l, []byte("(jitter = "))) {
 			tf = true
@@ -382,6 +395,12 @@ func Detect(data []byte) (Format, error) {
 		if !tv && bytes.Contains(l, []byte("Epoch: [")) {
 			tv = tvEpochLine.Match(l) && tvTimeData(string(l)) != nil
 		}
+		if !hf && bytes.Contains(l, []byte("{'")) {
+			hf = isHFLog(hfSegment(l))
+		}
+		if !hf && bytes.Contains(l, []byte(hfHeader)) {
+			hf = true
+		}
 	})
 	if tf {
 		return TFCNN, nil
@@ -391,6 +410,9 @@ func Detect(data []byte) (Format, error) {
 	}
 	if tv {
 		return Torchvision, nil
+	}
+	if hf {
+		return HFTrainer, nil
 	}
 	var asCSV error
 	if h := firstLine(data, true); h != nil {

@@ -33,8 +33,10 @@ func fitCommand() *cli.Command {
 			"how many lines it could not read. Formats: the scaleplan bench log (JSON lines),\n" +
 			"CSV with a header (batch, devices, samples_per_s or step_time; other columns\n" +
 			"are labels), MLPerf Training logs (:::MLLOG lines from v0.7, :::MLL in v0.6),\n" +
-			"Horovod's pytorch_synthetic_benchmark.py output, tf_cnn_benchmarks output and\n" +
-			"the output of torchvision's reference train.py (PyTorch, one GPU or torchrun).\n\n" +
+			"Horovod's pytorch_synthetic_benchmark.py output, tf_cnn_benchmarks output, the\n" +
+			"output of torchvision's reference train.py (PyTorch, one GPU or torchrun) and\n" +
+			"the Hugging Face Trainer's (its \"***** Running training *****\" header and the\n" +
+			"dictionaries it logs).\n\n" +
 			"Measurements are grouped by model, device kind, device count, precision and\n" +
 			"the --group-by labels; each group gets v0 (samples/s of the device group at\n" +
 			"infinite batch) and t (fixed time per step) with 95% intervals, and points the\n" +
@@ -129,7 +131,7 @@ func runFit(c *cli.Context, args []string) error {
 
 // logFormats names the logs fit reads, for the messages of fit and plot
 // given none.
-const logFormats = "bench logs, CSV, MLPerf, Horovod, tf_cnn_benchmarks or torchvision train.py output"
+const logFormats = "bench logs, CSV, MLPerf, Horovod, tf_cnn_benchmarks, torchvision train.py or Hugging Face Trainer output"
 
 // readLogs reads the logs named, says what it read through report, and
 // renames their devices (deviceRenamer), refusing a --device that renamed
@@ -206,7 +208,7 @@ func writeCalibration(w io.Writer, rep *fit.Report, path string) error {
 
 // targetFlag is --target of fit and plot.
 func targetFlag() cli.Flag {
-	return &cli.StringFlag{Name: "target", Usage: "validation accuracy `ACC` (0.759, or 75.9 as a percentage) for the runs whose logs evaluate without naming a target (torchvision): each gives its steps to reach it"}
+	return &cli.StringFlag{Name: "target", Usage: "validation accuracy `ACC` (0.759, or 75.9 as a percentage) for the runs whose logs evaluate without naming a target (torchvision, Hugging Face Trainer): each gives its steps to reach it"}
 }
 
 // targetUsed returns a usage error for a --target that no run of logs
@@ -223,7 +225,7 @@ func targetUsed(cmd string, target float64, logs []*fit.Log) error {
 			}
 		}
 	}
-	return usagef("%s: --target applies to runs whose logs evaluate without naming a target (torchvision's train.py); none of these logs has one", cmd)
+	return usagef("%s: --target applies to runs whose logs evaluate without naming a target (torchvision's train.py, the Hugging Face Trainer's eval_accuracy); none of these logs has one", cmd)
 }
 
 // parseTarget reads --target: a fraction in (0, 1], or a percentage in
@@ -244,7 +246,7 @@ func parseTarget(cmd, s string) (float64, error) {
 
 // deviceFlag is --device of fit and plot.
 func deviceFlag() cli.Flag {
-	return &cli.StringFlag{Name: "device", Usage: "device kind `NAME` for logs that only say GPU or CPU (Horovod, tf_cnn_benchmarks, torchvision); or FROM=TO[,FROM=TO...] to rename the devices a log names (e.g. 'V100=v100-sxm2-16gb')"}
+	return &cli.StringFlag{Name: "device", Usage: "device kind `NAME` for logs that only say GPU or CPU (Horovod, tf_cnn_benchmarks, torchvision, Hugging Face Trainer); or FROM=TO[,FROM=TO...] to rename the devices a log names (e.g. 'V100=v100-sxm2-16gb')"}
 }
 
 // deviceRename is what --device does to the records of the logs read:
