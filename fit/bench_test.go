@@ -48,7 +48,7 @@ func BenchmarkFit(b *testing.B) {
 
 // BenchmarkRead reads the sample logs of every format.
 func BenchmarkRead(b *testing.B) {
-	for _, f := range []string{"bench_resnet50.jsonl", "mlperf_resnet.log", "horovod_resnet50.txt", "tf_cnn_resnet50.txt", "seed003.csv", "torchvision_resnet18_cpu.txt", "hf_trainer_vit_ddp.txt"} {
+	for _, f := range []string{"bench_resnet50.jsonl", "mlperf_resnet.log", "horovod_resnet50.txt", "tf_cnn_resnet50.txt", "seed003.csv", "torchvision_resnet18_cpu.txt", "hf_trainer_vit_ddp.txt", "megatron_gpt_tp2.txt"} {
 		b.Run(f, func(b *testing.B) {
 			for b.Loop() {
 				if _, err := ReadFile("testdata/" + f); err != nil {
@@ -103,6 +103,25 @@ func BenchmarkReadHFTrainer100k(b *testing.B) {
 	for b.Loop() {
 		lg, err := Read(bytes.NewReader(data), "train.log")
 		if err != nil || len(lg.Records) != 1 || len(lg.Runs[0].Evals) != 100 {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkReadMegatron100k reads Megatron-LM's output of a run of
+// 100,000 iterations logged at every one: 100,005 lines, 33 MB.
+func BenchmarkReadMegatron100k(b *testing.B) {
+	var log bytes.Buffer
+	log.WriteString("using world size: 64, data-parallel size: 8, context-parallel size: 1, tensor-model-parallel size: 4, pipeline-model-parallel size: 2\n" +
+		mgArgumentsStart + "\n  bf16 ......... True\n  micro_batch_size ..... 1\n  seq_length ...... 4096\n" + mgArgumentsEnd + "\n")
+	for i := 1; i <= 100000; i++ {
+		fmt.Fprintf(&log, " [2026-11-26 06:01:00] iteration %8d/  100000 | consumed samples: %12d | elapsed time per iteration (ms): 6503.6 | throughput per GPU (TFLOP/s/GPU): 412.3 | learning rate: 2.999876E-04 | global batch size:   512 | lm loss: 2.345678E+00 | loss scale: 1.0 | grad norm: 0.312 | number of skipped iterations:   0 | number of nan iterations:   0 |\n", i, 512*i)
+	}
+	data := log.Bytes()
+	b.SetBytes(int64(len(data)))
+	for b.Loop() {
+		lg, err := Read(bytes.NewReader(data), "train.log")
+		if err != nil || len(lg.Records) != 1 || lg.Records[0].Steps != 99999 {
 			b.Fatal(err)
 		}
 	}

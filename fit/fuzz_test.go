@@ -132,3 +132,13 @@ func FuzzReadCalibration(f *testing.F) {
 func FuzzReadHFTrainer(f *testing.F) {
 	fuzzFormat(f, HFTrainer, "***** Running training *****\n  Num Epochs = 2\n  Instantaneous batch size per device = 8\n  Total train batch size (w. parallel, distributed & accumulation) = 16\n  Gradient Accumulation steps = 1\n  Total optimization steps = 10\n{'loss': 1.0, 'epoch': 0.5}\n{'eval_loss': 0.5, 'eval_accuracy': 0.75, 'eval_runtime': 1.2, 'epoch': 1.0}\n{'train_runtime': 5.0, 'train_samples_per_second': 32.0, 'epoch': 2.0, 'step': 10}\n")
 }
+
+func FuzzReadMegatron(f *testing.F) {
+	fuzzFormat(f, Megatron, "using world size: 8, data-parallel size: 4, context-parallel size: 1, tensor-model-parallel size: 2, pipeline-model-parallel size: 1\n"+
+		mgArgumentsStart+"\n  bf16 ......... True\n  micro_batch_size ..... 2\n  seq_length ...... 4096\n"+mgArgumentsEnd+"\n"+
+		"[before the start of training step] datetime: 2026-11-26 06:00:02 \n"+
+		" [2026-11-26 06:01:00] iteration       10/     100 | consumed samples:         1280 | elapsed time per iteration (ms): 14533.9 | global batch size:   128 | lm loss: 1.0E+01 |\n"+
+		" [2026-11-26 06:02:05] iteration       20/     100 | consumed samples:         2560 | elapsed time per iteration (ms): 6503.6 | global batch size:   128 | lm loss: 9.9E+00 |\n"+
+		"[Rank 0] (after 10 iterations) memory (MB) | allocated: 30210.2 | max allocated: 51234.5 | reserved: 55000.0 | max reserved: 55000.0\n"+
+		"[after training is done] datetime: 2026-11-26 06:12:40 \n")
+}

@@ -42,13 +42,17 @@ const (
 	// (transformers' Trainer and the example scripts that run it): its
 	// "***** Running training *****" header and the dictionaries it logs.
 	HFTrainer Format = "hf-trainer"
+	// Megatron is the output of Megatron-LM's training loop (and of the
+	// frameworks built on it): "iteration N/M | ... | elapsed time per
+	// iteration (ms): T | ... | global batch size: B |" lines.
+	Megatron Format = "megatron"
 	// CSV is comma-, semicolon- or tab-separated values under a header that
 	// names the columns.
 	CSV Format = "csv"
 )
 
 // Formats lists the formats in the order Detect tries them.
-var Formats = []Format{Benchlog, MLPerf, MLPerfV06, TFCNN, Horovod, Torchvision, HFTrainer, CSV}
+var Formats = []Format{Benchlog, MLPerf, MLPerfV06, TFCNN, Horovod, Torchvision, HFTrainer, Megatron, CSV}
 
 // Describe returns a short description of the format for messages.
 func (f Format) Describe() string {
@@ -67,6 +71,8 @@ func (f Format) Describe() string {
 		return "torchvision reference train.py output (PyTorch)"
 	case HFTrainer:
 		return "Hugging Face Trainer output (transformers)"
+	case Megatron:
+		return "Megatron-LM training output"
 	case CSV:
 		return "CSV with a header"
 	}
@@ -90,6 +96,8 @@ func (f Format) expect() string {
 		return `"Namespace(... batch_size=N ...)" and "Epoch: [e]  [i/N]  ...  time: T  data: D" lines past iteration 19 of an epoch`
 	case HFTrainer:
 		return `the "***** Running training *****" header (batch per device, total batch, accumulation, optimization steps) and a {'train_runtime': ...} line`
+	case Megatron:
+		return `"iteration N/M | ... | elapsed time per iteration (ms): T | ... | global batch size: B |" lines, after Megatron's arguments and "using world size" line`
 	case CSV:
 		return "a header naming a batch column (batch, global_batch) and samples_per_s, step_time or steps_to_target, then rows"
 	}
@@ -307,6 +315,8 @@ func parse(data []byte, name string, f Format) (*Log, error) {
 		readTorchvision(data, lg)
 	case HFTrainer:
 		readHFTrainer(data, lg)
+	case Megatron:
+		readMegatron(data, lg)
 	case CSV:
 		if err := readCSV(data, lg); err != nil {
 			return nil, fmt.Errorf("%s: %w", name, err)
@@ -369,6 +379,8 @@ func formatNames() string {
 //     [i/N]" with "time: T  data: D";
 //   - HFTrainer if a line holds the Trainer's "***** Running training
 //     *****" header or is one of the dictionaries it logs (isHFLog);
+//   - Megatron if a line is Megatron's "iteration N/M | ... | elapsed
+//     time per iteration (ms): T" line;
 //   - CSV if the first non-blank line that is not a # comment is a header
 //     with a batch column and a samples/s, step time or steps column.
 //
@@ -384,7 +396,7 @@ func Detect(data []byte) (Format, error) {
 	if bytes.Contains(data, mllMarker) {
 		return MLPerfV06, nil
 	}
-	tf, horovod, tv, hf := false, false, false, false
+	tf, horovod, tv, hf, mg := false, false, false, false, false
 	lines(data, func(_ int, l []byte) {
 		if bytes.Contains(l, []byte("total images/sec:")) || (bytes.Contains(l, []byte("images/sec: ")) && bytes.Contains(l, []byte("(jitter = "))) {
 			tf = true
@@ -401,6 +413,9 @@ func Detect(data []byte) (Format, error) {
 		if !hf && bytes.Contains(l, []byte(hfHeader)) {
 			hf = true
 		}
+		if !mg && bytes.Contains(l, []byte("elapsed time per iteration (ms):")) {
+			mg = mgIteration.Match(l)
+		}
 	})
 	if tf {
 		return TFCNN, nil
@@ -413,6 +428,9 @@ func Detect(data []byte) (Format, error) {
 	}
 	if hf {
 		return HFTrainer, nil
+	}
+	if mg {
+		return Megatron, nil
 	}
 	var asCSV error
 	if h := firstLine(data, true); h != nil {

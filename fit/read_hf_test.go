@@ -292,6 +292,7 @@ func TestDetectHFTrainer(t *testing.T) {
 		{"[default0]:  5%|▌         | 50/1000 [00:08<02:38,  6.0it/s]\r{'loss': 0.69, 'learning_rate': 5e-05, 'epoch': 0.05}\n", HFTrainer},
 		{"[INFO|trainer.py:2128] 2026-11-26 06:10:09,870 >> ***** Running training *****\n", HFTrainer},
 		{`{"kind":"measurement","batch":64,"step_time_s":0.1}` + "\n", Benchlog},
+		{" [2026-11-26 06:03:30] iteration       20/     100 | consumed samples:         2560 | elapsed time per iteration (ms): 6503.6 | global batch size:   128 |\n", Megatron},
 	} {
 		got, err := Detect([]byte(tc.text))
 		if err != nil || got != tc.want {

@@ -93,6 +93,7 @@ func TestReadGolden(t *testing.T) {
 		{"torchvision_resnet50_ddp.txt", Torchvision, 2, 0},
 		{"torchvision_truncated.txt", Torchvision, 1, 2},
 		{"hf_trainer_vit_ddp.txt", HFTrainer, 2, 0},
+		{"megatron_gpt_tp2.txt", Megatron, 4, 0},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
 			lg, err := ReadFile(filepath.Join("testdata", tc.file))
