@@ -12,8 +12,9 @@ import (
 )
 
 // TestReadMegatron reads testdata/megatron_gpt_tp2.txt: two runs of a
-// 3.4-billion-parameter GPT on eight GPUs (tensor-parallel 2, data-parallel
-// 4, micro batch 2, sequences of 4,096 tokens, bf16), logged every 10
+// 6.7-billion-parameter GPT (3.4 billion on each tensor-parallel rank) on
+// eight GPUs (tensor-parallel 2, data-parallel 4, micro batch 2, sequences
+// of 4,096 tokens, bf16), logged every 10
 // iterations: the first at a global batch of 128 for 100 iterations, the
 // second ramping up from 64 to 192 (--rampup-batch-size 64 64 240). The
 // log was written by hand in the lines Megatron-LM's arguments.py and
