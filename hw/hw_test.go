@@ -77,10 +77,10 @@ func TestShippedFiles(t *testing.T) {
 func TestRequiredEntries(t *testing.T) {
 	c := mustDefault(t)
 	devices := []string{"t4", "v100s-pcie-32gb", "v100-sxm2-16gb", "v100-sxm2-32gb", "p100-sxm2", "gc200",
-		"a100-sxm4-80gb", "h100-sxm5-80gb", "h200-sxm-141gb", "rtx6000-ada", "localhost"}
+		"a100-sxm4-80gb", "h100-sxm5-80gb", "h200-sxm-141gb", "b200-sxm-180gb", "rtx6000-ada", "localhost"}
 	systems := []string{"zinrai-200e-t4x2", "zinrai-200e-t4x4", "zinrai-200e-v100sx1", "zinrai-200e-v100sx2",
 		"zinrai-200h", "tsubame3", "ipu-m2000", "ipu-pod16", "ipu-pod64", "ipu-pod128", "ipu-pod256",
-		"dgx1", "dgx-a100", "dgx-h100", "dgx-h200", "workstation-rtx6000-ada", "localhost"}
+		"dgx1", "dgx-a100", "dgx-h100", "dgx-h200", "dgx-b200", "workstation-rtx6000-ada", "localhost"}
 	for _, d := range devices {
 		if _, err := c.Device(d); err != nil {
 			t.Error(err)
@@ -724,5 +724,26 @@ func TestCalibrateDocDevice(t *testing.T) {
 	d := c.DeviceCalled("NVIDIA L40S")
 	if d == nil || d.Name != "l40s" || d.Peak.FP16 != 362*units.TFLOPPS || d.MemoryBandwidth != 864*units.GBps {
 		t.Errorf("NVIDIA L40S = %+v", d)
+	}
+}
+
+// TestDGXB200 checks the DGX B200 against its user guide's totals:
+// 1,440 GB of GPU memory over 8 GPUs (GB read as binary, as every GPU's in
+// the catalogue) and 14.4 TB/s of NVLink through its NVSwitches, 8 GPUs'
+// links both ways; and its 14.3 kW against 8 GPUs at their 1,000 W.
+func TestDGXB200(t *testing.T) {
+	c := mustDefault(t)
+	_, n, d, err := c.Resolve("dgx-b200")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := units.Bytes(n.Devices) * d.Memory; got != 1440*units.GiB {
+		t.Errorf("GPU memory %s, want 1,440 GiB", got)
+	}
+	if got := 2 * float64(n.Devices) * float64(n.Link.Bandwidth); got != 14.4e12 {
+		t.Errorf("NVLink aggregate %g B/s, want 14.4 TB/s", got)
+	}
+	if gpus := float64(n.Devices) * float64(d.TDP); !(gpus < float64(n.Power)) {
+		t.Errorf("8 GPUs at %v exceed the node's %v", d.TDP, n.Power)
 	}
 }

@@ -73,7 +73,7 @@ func TestCatalogListsEverything(t *testing.T) {
 	}
 	for _, name := range []string{
 		"zinrai-200e-t4x2", "zinrai-200e-t4x4", "zinrai-200e-v100sx1", "zinrai-200e-v100sx2", "zinrai-200h",
-		"tsubame3", "ipu-m2000", "ipu-pod16", "ipu-pod64", "ipu-pod128", "ipu-pod256", "dgx1", "dgx-a100", "dgx-h100", "dgx-h200",
+		"tsubame3", "ipu-m2000", "ipu-pod16", "ipu-pod64", "ipu-pod128", "ipu-pod256", "dgx1", "dgx-a100", "dgx-h100", "dgx-h200", "dgx-b200",
 		"workstation-rtx6000-ada", "localhost",
 		"resnet50", "ssd-resnet34", "maskrcnn-r50-fpn", "transformer-big", "gnmt", "efficientnet-b4", "efficientnet-b4-g16", "mlp", "cnn",
 		"mlperf-v0.6-resnet50", "mlperf-v0.7-resnet50", "tsubame3-resnet50", "graphcore-efficientnet-b4",
