@@ -20,8 +20,10 @@ import (
 // they may follow a logging prefix ("11/26/2026 07:00:00 - INFO -
 // transformers.trainer - "); a launcher's prefix ("[default0]:", "0: ")
 // may precede any line.
+// hfHeader starts the Trainer's header.
+const hfHeader = "***** Running training *****"
+
 var (
-	hfHeader     = "***** Running training *****"
 	hfPerDevice  = regexp.MustCompile(`Instantaneous batch size per device = ([\d,]+)\s*$`)
 	hfTotal      = regexp.MustCompile(`Total train batch size \(w\. parallel, distributed & accumulation\) = ([\d,]+)\s*$`)
 	hfAccumulate = regexp.MustCompile(`Gradient Accumulation steps = ([\d,]+)\s*$`)
