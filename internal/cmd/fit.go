@@ -296,6 +296,25 @@ func (d *deviceRename) apply(lg *fit.Log) {
 			r.Device = d.spec
 		}
 	}
+	for i := range lg.Runs {
+		// A run's platform is "N×KIND" where its log gave a device kind
+		// (torchvision, Hugging Face Trainer, Megatron-LM): it names the
+		// kind as the records now do. MLPerf's platforms are systems'
+		// names, left as logged.
+		r := &lg.Runs[i]
+		n, kind, ok := strings.Cut(r.Device, "x")
+		if !ok || n == "" || strings.Trim(n, "0123456789") != "" || lg.Format == fit.MLPerf || lg.Format == fit.MLPerfV06 {
+			continue
+		}
+		switch {
+		case d.to != nil:
+			if name, ok := d.to[strings.ToLower(kind)]; ok {
+				r.Device = n + "x" + name
+			}
+		case d.spec != "" && (unnamedDevice(kind) || kind == "?"):
+			r.Device = n + "x" + d.spec
+		}
+	}
 }
 
 // check returns an error if the spec renamed no record, or one of its
