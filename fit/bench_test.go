@@ -48,7 +48,7 @@ func BenchmarkFit(b *testing.B) {
 
 // BenchmarkRead reads the sample logs of every format.
 func BenchmarkRead(b *testing.B) {
-	for _, f := range []string{"bench_resnet50.jsonl", "mlperf_resnet.log", "horovod_resnet50.txt", "tf_cnn_resnet50.txt", "seed003.csv", "torchvision_resnet18_cpu.txt", "hf_trainer_vit_ddp.txt", "megatron_gpt_tp2.txt"} {
+	for _, f := range []string{"bench_resnet50.jsonl", "mlperf_resnet.log", "horovod_resnet50.txt", "tf_cnn_resnet50.txt", "seed003.csv", "torchvision_resnet18_cpu.txt", "hf_trainer_vit_ddp.txt", "megatron_gpt_tp2.txt", "deepspeed_bert_zero2.txt"} {
 		b.Run(f, func(b *testing.B) {
 			for b.Loop() {
 				if _, err := ReadFile("testdata/" + f); err != nil {

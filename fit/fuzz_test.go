@@ -142,3 +142,13 @@ func FuzzReadMegatron(f *testing.F) {
 		"[Rank 0] (after 10 iterations) memory (MB) | allocated: 30210.2 | max allocated: 51234.5 | reserved: 55000.0 | max reserved: 55000.0\n"+
 		"[after training is done] datetime: 2026-11-26 06:12:40 \n")
 }
+
+func FuzzReadDeepSpeed(f *testing.F) {
+	fuzzFormat(f, DeepSpeed, "[2026-11-26 06:00:00,000] [INFO] [config.py:960:print] DeepSpeedEngine configuration:\n"+
+		"[2026-11-26 06:00:00,000] [INFO] [config.py:964:print]   bfloat16_enabled ............. True\n"+
+		"[2026-11-26 06:00:00,000] [INFO] [config.py:964:print]   train_batch_size ............. 64\n"+
+		"[2026-11-26 06:00:00,000] [INFO] [config.py:964:print]   train_micro_batch_size_per_gpu  16\n"+
+		"[2026-11-26 06:00:00,000] [INFO] [config.py:964:print]   world_size ................... 4\n"+
+		"[2026-11-26 06:00:01,000] [INFO] [logging.py:96:log_dist] [Rank 0] step=10, skipped=0, lr=[0.0001], mom=[(0.9, 0.999)]\n"+
+		"[2026-11-26 06:00:01,000] [INFO] [timer.py:264:stop] epoch=0/micro_step=10/global_step=10, RunningAvgSamplesPerSec=100.0, CurrSamplesPerSec=101.0, MemAllocated=1.0GB, MaxMemAllocated=2.0GB\n")
+}

@@ -46,13 +46,17 @@ const (
 	// frameworks built on it): "iteration N/M | ... | elapsed time per
 	// iteration (ms): T | ... | global batch size: B |" lines.
 	Megatron Format = "megatron"
+	// DeepSpeed is the output of a training script on DeepSpeed's engine:
+	// its configuration and its ThroughputTimer's "RunningAvgSamplesPerSec"
+	// lines.
+	DeepSpeed Format = "deepspeed"
 	// CSV is comma-, semicolon- or tab-separated values under a header that
 	// names the columns.
 	CSV Format = "csv"
 )
 
 // Formats lists the formats in the order Detect tries them.
-var Formats = []Format{Benchlog, MLPerf, MLPerfV06, TFCNN, Horovod, Torchvision, HFTrainer, Megatron, CSV}
+var Formats = []Format{Benchlog, MLPerf, MLPerfV06, TFCNN, Horovod, Torchvision, HFTrainer, Megatron, DeepSpeed, CSV}
 
 // Describe returns a short description of the format for messages.
 func (f Format) Describe() string {
@@ -73,6 +77,8 @@ func (f Format) Describe() string {
 		return "Hugging Face Trainer output (transformers)"
 	case Megatron:
 		return "Megatron-LM training output"
+	case DeepSpeed:
+		return "DeepSpeed engine output"
 	case CSV:
 		return "CSV with a header"
 	}
@@ -98,6 +104,8 @@ func (f Format) expect() string {
 		return `the "***** Running training *****" header (batch per device, total batch, accumulation, optimization steps) and a {'train_runtime': ...} line`
 	case Megatron:
 		return `"iteration N/M | ... | elapsed time per iteration (ms): T | ... | global batch size: B |" lines, after Megatron's arguments and "using world size" line`
+	case DeepSpeed:
+		return `"DeepSpeedEngine configuration:" with train_batch_size and world_size, then "RunningAvgSamplesPerSec=X" lines`
 	case CSV:
 		return "a header naming a batch column (batch, global_batch) and samples_per_s, step_time or steps_to_target, then rows"
 	}
@@ -317,6 +325,8 @@ func parse(data []byte, name string, f Format) (*Log, error) {
 		readHFTrainer(data, lg)
 	case Megatron:
 		readMegatron(data, lg)
+	case DeepSpeed:
+		readDeepSpeed(data, lg)
 	case CSV:
 		if err := readCSV(data, lg); err != nil {
 			return nil, fmt.Errorf("%s: %w", name, err)
@@ -381,6 +391,7 @@ func formatNames() string {
 //     *****" header or is one of the dictionaries it logs (isHFLog);
 //   - Megatron if a line is Megatron's "iteration N/M | ... | elapsed
 //     time per iteration (ms): T" line;
+//   - DeepSpeed if a line holds DeepSpeed's "RunningAvgSamplesPerSec=";
 //   - CSV if the first non-blank line that is not a # comment is a header
 //     with a batch column and a samples/s, step time or steps column.
 //
@@ -396,7 +407,7 @@ func Detect(data []byte) (Format, error) {
 	if bytes.Contains(data, mllMarker) {
 		return MLPerfV06, nil
 	}
-	tf, horovod, tv, hf, mg := false, false, false, false, false
+	tf, horovod, tv, hf, mg, ds := false, false, false, false, false, false
 	lines(data, func(_ int, l []byte) {
 		if bytes.Contains(l, []byte("total images/sec:")) || (bytes.Contains(l, []byte("images/sec: ")) && bytes.Contains(l, []byte("(jitter = "))) {
 			tf = true
@@ -416,6 +427,9 @@ func Detect(data []byte) (Format, error) {
 		if !mg && bytes.Contains(l, []byte("elapsed time per iteration (ms):")) {
 			mg = mgIteration.Match(l)
 		}
+		if !ds && bytes.Contains(l, []byte("RunningAvgSamplesPerSec=")) {
+			ds = true
+		}
 	})
 	if tf {
 		return TFCNN, nil
@@ -431,6 +445,9 @@ func Detect(data []byte) (Format, error) {
 	}
 	if mg {
 		return Megatron, nil
+	}
+	if ds {
+		return DeepSpeed, nil
 	}
 	var asCSV error
 	if h := firstLine(data, true); h != nil {

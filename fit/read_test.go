@@ -94,6 +94,7 @@ func TestReadGolden(t *testing.T) {
 		{"torchvision_truncated.txt", Torchvision, 1, 2},
 		{"hf_trainer_vit_ddp.txt", HFTrainer, 2, 0},
 		{"megatron_gpt_tp2.txt", Megatron, 4, 0},
+		{"deepspeed_bert_zero2.txt", DeepSpeed, 2, 0},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
 			lg, err := ReadFile(filepath.Join("testdata", tc.file))

@@ -93,7 +93,7 @@ func plotCommand() *cli.Command {
 			"Kinds:\n" + kinds.String() + "\n" +
 			"LOG is any log `scaleplan fit` reads (bench log, CSV, MLPerf, Horovod,\n" +
 			"tf_cnn_benchmarks, torchvision's train.py, the Hugging Face Trainer,\n" +
-			"Megatron-LM); the logs are fitted as `scaleplan fit` does, and the chart shows the points with the\n" +
+			"Megatron-LM, DeepSpeed); the logs are fitted as `scaleplan fit` does, and the chart shows the points with the\n" +
 			"fitted law. SCENARIO is a shipped scenario's name or a YAML file, simulated as\n" +
 			"`scaleplan simulate` does; time to train is the recipe's steps at the global\n" +
 			"batch times the step time, plus staging and overheads.\n" +

@@ -22,7 +22,7 @@ import (
 
 // measuredFlag is validate's --measured.
 func measuredFlag() cli.Flag {
-	return &cli.StringSliceFlag{Name: "measured", Usage: "compare the one-device measurements of log `FILE` (any format fit reads: scaleplan bench, engine/torchbench on GPUs, CSV, torchvision, Hugging Face Trainer, Megatron-LM) with the simulator's prediction for one device of that kind from the catalogue alone (roofline, no calibration) and with its memory model's largest batch; --device renames what the log names; repeatable"}
+	return &cli.StringSliceFlag{Name: "measured", Usage: "compare the one-device measurements of log `FILE` (any format fit reads: scaleplan bench, engine/torchbench on GPUs, CSV, torchvision, Hugging Face Trainer, Megatron-LM, DeepSpeed) with the simulator's prediction for one device of that kind from the catalogue alone (roofline, no calibration) and with its memory model's largest batch; --device renames what the log names; repeatable"}
 }
 
 // measuredPlotFlag is validate's --plot.
