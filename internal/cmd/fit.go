@@ -298,7 +298,7 @@ func (d *deviceRename) apply(lg *fit.Log) {
 		}
 	}
 	for i := range lg.Runs {
-		// A run's platform is "N×KIND" where its log gave a device kind
+		// A run's platform is "NxKIND" where its log gave a device kind
 		// (torchvision, Hugging Face Trainer, Megatron-LM): it names the
 		// kind as the records now do. MLPerf's platforms are systems'
 		// names, left as logged.
