@@ -62,10 +62,12 @@ var (
 // say. Its time to train is train_runtime, which the Trainer measures
 // from the header to the end of its loop; its measurement record's step
 // time is that time less the evaluations during training (their
-// eval_runtime), over the steps it ran (the total optimization steps,
-// less the global step it resumed from). Checkpoint saving, logging and
-// the first steps' warm-up stay in it: it is the mean step of the whole
-// run, not of its steady state. Its evaluations are the dictionaries with
+// eval_runtime), over the steps it ran: to the final dictionary's 'step'
+// where it prints one (a run stopped early ends before the header's
+// total), else to the total optimization steps, from the global step it
+// resumed from. Checkpoint saving, logging and the first steps' warm-up
+// stay in it: it is the mean step of the whole run, not of its steady
+// state. Its evaluations are the dictionaries with
 // an eval_accuracy (a fraction), each after its 'step', or, where the
 // log prints none, after epoch × the run's steps per epoch (the
 // optimization steps over the last dictionary's epoch, to within the
@@ -97,7 +99,7 @@ func readHFTrainer(data []byte, lg *Log) {
 		evalTime                     float64
 		evalCount                    int
 		runtime, lastEpoch           float64
-		finalLine                    int
+		finalLine, finalStep         int     // finalStep: the final dictionary's 'step'; 0 if it prints none
 		accuracy                     float64 // the last evaluation's
 		active                       bool
 	}
@@ -139,11 +141,19 @@ func readHFTrainer(data []byte, lg *Log) {
 		default:
 			workers = r.total / (r.perDevice * r.accumulate)
 		}
-		steps := r.maxSteps - r.resumed
+		// last is the global step the run ended at: the final
+		// dictionary's 'step' where it prints one (a run stopped early, by
+		// EarlyStoppingCallback, ends before the header's total), else the
+		// header's total.
+		last := r.maxSteps
+		if r.final && r.finalStep > 0 {
+			last = r.finalStep
+		}
+		steps := last - r.resumed
 		perEpoch := 0.0 // optimization steps per epoch
 		switch {
-		case r.maxSteps > 0 && r.final && r.lastEpoch > 0:
-			perEpoch = float64(r.maxSteps) / r.lastEpoch
+		case last > 0 && r.final && r.lastEpoch > 0:
+			perEpoch = float64(last) / r.lastEpoch
 		case r.maxSteps > 0 && r.epochs > 0:
 			perEpoch = float64(r.maxSteps) / float64(r.epochs)
 		}
@@ -178,6 +188,9 @@ func readHFTrainer(data []byte, lg *Log) {
 				if r.resumed > 0 {
 					lg.notef("line %d: run %s: resumed from global step %d: %d steps ran", r.finalLine, r.id, r.resumed, steps)
 				}
+				if last < r.maxSteps {
+					lg.notef("line %d: run %s: stopped at global step %d of the header's %d (early stopping): %d steps ran", r.finalLine, r.id, last, r.maxSteps, steps)
+				}
 				lg.addValid(benchlog.Record{
 					Kind: benchlog.KindMeasurement, Run: r.id, Model: r.model, Device: r.device, Precision: r.prec,
 					Workers: workers, Batch: r.perDevice, GlobalBatch: r.total, Accumulate: r.accumulate,
@@ -189,8 +202,8 @@ func readHFTrainer(data []byte, lg *Log) {
 			lg.notef("line %d: run %s: the log ends before its {'train_runtime': ...} line (a run cut off, or accelerate's no_trainer scripts, which print the same header): no time to train and no measurement",
 				r.line, r.id)
 		}
-		if r.resumed > 0 && steps <= 0 && r.maxSteps > 0 {
-			lg.malformed(r.line, []byte(hfHeader), fmt.Errorf("resumed from global step %d of %d: no step left to run", r.resumed, r.maxSteps))
+		if r.resumed > 0 && steps <= 0 && last > 0 {
+			lg.malformed(r.line, []byte(hfHeader), fmt.Errorf("resumed from global step %d of %d: no step left to run", r.resumed, last))
 		}
 		dev := "?"
 		if workers > 0 {
@@ -327,6 +340,7 @@ func readHFTrainer(data []byte, lg *Log) {
 				return
 			}
 			cur.final, cur.finalLine, cur.runtime = true, n, rt
+			cur.finalStep = max(step, 0)
 		case evaluated:
 			rt, _ := num("eval_runtime")
 			acc, hasAcc := num("eval_accuracy")

@@ -145,6 +145,37 @@ func TestReadHFTrainerNewer(t *testing.T) {
 	}
 }
 
+// TestReadHFTrainerEarlyStop: a run that EarlyStoppingCallback stops
+// before the header's total ran to the final dictionary's 'step', and its
+// evaluations without a 'step' count from that step's epoch.
+func TestReadHFTrainerEarlyStop(t *testing.T) {
+	const text = `***** Running training *****
+  Num Epochs = 5
+  Instantaneous batch size per device = 32
+  Total train batch size (w. parallel, distributed & accumulation) = 32
+  Gradient Accumulation steps = 1
+  Total optimization steps = 1,000
+{'eval_loss': 0.5, 'eval_accuracy': 0.8, 'eval_runtime': 2.0, 'epoch': 1.0}
+{'eval_loss': 0.4, 'eval_accuracy': 0.85, 'eval_runtime': 2.0, 'epoch': 2.0}
+{'eval_loss': 0.45, 'eval_accuracy': 0.84, 'eval_runtime': 2.0, 'epoch': 3.0}
+{'train_runtime': 66.0, 'train_samples_per_second': 2424.242, 'train_steps_per_second': 15.152, 'train_loss': 0.4, 'epoch': 3.0, 'step': 600}
+`
+	lg, err := Read(strings.NewReader(text), "early.log")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 600 steps in 66 − 3 × 2 s; 200 steps an epoch.
+	if len(lg.Records) != 1 || lg.Records[0].Steps != 600 || math.Abs(lg.Records[0].StepTime-0.1) > 1e-15 {
+		t.Fatalf("records %+v", lg.Records)
+	}
+	if got := lg.Runs[0].Evals; len(got) != 3 || got[0].Steps != 200 || got[1].Steps != 400 || got[2].Steps != 600 {
+		t.Errorf("evaluations %+v", got)
+	}
+	if !strings.Contains(strings.Join(lg.Notes, "\n"), "stopped at global step 600 of the header's 1000 (early stopping): 600 steps ran") {
+		t.Errorf("notes %q", lg.Notes)
+	}
+}
+
 // TestReadHFTrainerHeadless: a script that leaves transformers' log level
 // at warning prints the dictionaries only. The run is listed, with its
 // time to train and accuracy, but without a batch it gives no measurement
