@@ -99,11 +99,9 @@ func readMegatron(data []byte, lg *Log) {
 		flush()
 		cur = run{line: n, id: len(lg.Runs) + 1, active: true, args: map[string]string{}}
 	}
+	// arg returns the count the argument name gives, 0 if it gives none.
 	arg := func(r *run, name string) int {
-		v, err := strconv.Atoi(r.args[name])
-		if err != nil || v < 1 || v > maxCount {
-			return 0
-		}
+		v, _ := parseCount(name, r.args[name])
 		return v
 	}
 	flush = func() {
@@ -250,10 +248,10 @@ func readMegatron(data []byte, lg *Log) {
 			if m == nil {
 				return
 			}
-			iter, err1 := strconv.Atoi(m[1])
+			iter, err1 := parseCount("iteration", m[1])
 			ms, err2 := mgField(s, "elapsed time per iteration (ms):")
 			gbs, err3 := parseCount("global batch size", strings.TrimSpace(mgRaw(s, "global batch size:")))
-			if err := oneLine([]error{positiveErr("iteration", iter, err1), err2, err3}); err != nil {
+			if err := oneLine([]error{err1, err2, err3}); err != nil {
 				lg.malformed(n, l, err)
 				return
 			}
@@ -351,13 +349,4 @@ func mgField(s, key string) (float64, error) {
 		return 0, fmt.Errorf("%s %q: want a time above 0", strings.TrimSuffix(key, ":"), v)
 	}
 	return f, nil
-}
-
-// positiveErr returns an error for an iteration number that did not parse
-// or is below 1.
-func positiveErr(what string, v int, err error) error {
-	if err != nil || v < 1 {
-		return fmt.Errorf("%s %d: want a whole number from 1", what, v)
-	}
-	return nil
 }

@@ -281,39 +281,47 @@ func deviceRenamer(cmd, spec string) (*deviceRename, error) {
 	return d, nil
 }
 
-// apply renames the devices of lg's records.
+// renamed returns what device becomes and the key of d.used it counts
+// under; the key is "" when d leaves device as it is.
+func (d *deviceRename) renamed(device string) (string, string) {
+	switch {
+	case d.to != nil:
+		if name, ok := d.to[strings.ToLower(device)]; ok {
+			return name, strings.ToLower(device)
+		}
+	case d.spec != "" && unnamedDevice(device):
+		return d.spec, d.spec
+	}
+	return device, ""
+}
+
+// apply renames the devices of lg's records, and of its runs' platforms.
 func (d *deviceRename) apply(lg *fit.Log) {
 	for i := range lg.Records {
 		r := &lg.Records[i]
 		d.seen[r.Device] = true
-		switch {
-		case d.to != nil:
-			if name, ok := d.to[strings.ToLower(r.Device)]; ok {
-				d.used[strings.ToLower(r.Device)] = true
-				r.Device = name
-			}
-		case d.spec != "" && unnamedDevice(r.Device):
-			d.used[d.spec] = true
-			r.Device = d.spec
+		if name, key := d.renamed(r.Device); key != "" {
+			d.used[key] = true
+			r.Device = name
 		}
+	}
+	if lg.Format == fit.MLPerf || lg.Format == fit.MLPerfV06 {
+		return // MLPerf's platforms are systems' names, left as logged
 	}
 	for i := range lg.Runs {
 		// A run's platform is "NxKIND" where its log gave a device kind
-		// (torchvision, Hugging Face Trainer, Megatron-LM): it names the
-		// kind as the records now do. MLPerf's platforms are systems'
-		// names, left as logged.
+		// (torchvision, Hugging Face Trainer, Megatron-LM; "?" where it
+		// gave none): it names the kind as the records now do.
 		r := &lg.Runs[i]
 		n, kind, ok := strings.Cut(r.Device, "x")
-		if !ok || n == "" || strings.Trim(n, "0123456789") != "" || lg.Format == fit.MLPerf || lg.Format == fit.MLPerfV06 {
+		if !ok || n == "" || strings.Trim(n, "0123456789") != "" {
 			continue
 		}
-		switch {
-		case d.to != nil:
-			if name, ok := d.to[strings.ToLower(kind)]; ok {
-				r.Device = n + "x" + name
-			}
-		case d.spec != "" && (unnamedDevice(kind) || kind == "?"):
-			r.Device = n + "x" + d.spec
+		if kind == "?" {
+			kind = ""
+		}
+		if name, key := d.renamed(kind); key != "" {
+			r.Device = n + "x" + name
 		}
 	}
 }
