@@ -1,8 +1,8 @@
 // Package predict turns simulated steps into answers: how long a model
 // takes to reach its target accuracy on a cluster (Predict), which
 // systems and configurations reach it fastest and cheapest (Plan), and how
-// well the predictions match published measurements (Validate) and a
-// device's own (CompareMeasured).
+// well the predictions match published measurements (Validate) and those
+// of a log (CompareMeasured).
 //
 // # Time to accuracy
 //
@@ -84,10 +84,11 @@
 // when a parameter was chosen are marked tuned. The mean absolute error is
 // taken over the rest.
 //
-// CompareMeasured sets measurements of one device (a bench log's records,
-// as Measured) against what the catalogue alone predicts for them: the
-// samples/s of one device of that kind computing by the model's roofline,
-// with no calibration, and the largest batch the memory model fits
-// (sim.Config.LargestMicroBatch) against the largest batch that ran and
-// the first that ran out of memory.
+// CompareMeasured sets measurements (a log's records, as Measured) against
+// what the catalogue alone predicts for them: the samples/s of devices of
+// that kind computing by the model's roofline, with no calibration, one
+// device alone or several on whole nodes of the system they ran on, with
+// its links and a ring all-reduce; and the largest batch the memory model
+// fits (sim.Config.LargestMicroBatch) against the largest batch that ran
+// and the first that ran out of memory.
 package predict

@@ -121,3 +121,43 @@ func ExampleCompareMeasured() {
 	// h200-sxm-141gb amp-fp16 batch 2048: 14105 samples/s predicted, 3088 measured (+356.8%); largest batch 3214, agrees true
 	// h200-sxm-141gb fp32 batch 512: 956 samples/s predicted, 1084 measured (-11.9%); largest batch 1607, agrees true
 }
+
+// ResNet-50 in fp32 at 32 images per GPU: measured on one H200
+// (docs/measurements/h200-2026-11-26), and predicted from the catalogue for
+// that GPU alone, for a DGX H200 node (NVLink under NCCL) and for two
+// (NDR InfiniBand under verbs between them). Each line's efficiency is
+// its prediction against as many times the one GPU's.
+func ExampleCompareMeasured_system() {
+	cat, err := hw.Default()
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	prof, err := model.Default()
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	ms := []predict.Measured{{Device: "NVIDIA H200", Model: "resnet50", Precision: "fp32", Batch: 32, SamplesPerSec: 837.1}}
+	for _, n := range []int{8, 16} {
+		// The samples/s of n GPUs were not measured: n times the one's.
+		ms = append(ms, predict.Measured{Device: "NVIDIA H200", Model: "resnet50", Precision: "fp32", Batch: 32,
+			Devices: n, System: "dgx-h200", SamplesPerSec: 837.1 * float64(n)})
+	}
+	rep, err := predict.CompareMeasured(ms, cat, prof, predict.Options{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	one := rep.Groups[0].Rows[0].Predicted
+	fmt.Printf("1 GPU: %.0f samples/s predicted, %.0f measured (%+.1f%%)\n", one, rep.Groups[0].Rows[0].SamplesPerSec, 100*rep.Groups[0].Rows[0].Error())
+	for _, g := range rep.Groups[1:] {
+		r := g.Rows[0]
+		fmt.Printf("%d GPUs of %s over %s: %.0f samples/s predicted, efficiency %.1f%%\n",
+			g.Devices, g.System, r.Transport, r.Predicted, 100*r.Predicted/(float64(g.Devices)*one))
+	}
+	// Output:
+	// 1 GPU: 953 samples/s predicted, 837 measured (+13.8%)
+	// 8 GPUs of dgx-h200 over nccl: 7590 samples/s predicted, efficiency 99.6%
+	// 16 GPUs of dgx-h200 over nccl, verbs: 14997 samples/s predicted, efficiency 98.4%
+}

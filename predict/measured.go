@@ -17,9 +17,10 @@ import (
 	"scaleplan/sim"
 )
 
-// Measured is one measurement of training on one device, as a bench log
-// records it (scaleplan bench, engine/torchbench): the throughput at one
-// per-device batch, or the batch at which the device ran out of memory.
+// Measured is one measurement of data-parallel training, as a log that
+// fit reads records it (scaleplan bench, engine/torchbench, Horovod,
+// torchvision, ...): the throughput at one per-device batch, or the batch
+// at which the device ran out of memory.
 type Measured struct {
 	// Device is the device as the log names it: a catalogue key or one of
 	// a device's names (its CUDA name, hw.Device.Is). Required.
@@ -33,6 +34,17 @@ type Measured struct {
 	// Batch is the per-device batch in the log's samples. Required,
 	// positive.
 	Batch int
+	// Devices is the number of devices the throughput was measured over,
+	// each a data-parallel replica. Default 1.
+	Devices int
+	// System is the catalogue's system the devices were in: it gives the
+	// node's links between them and the fabric between its nodes, under
+	// the transports a scenario on it takes by default. Required when
+	// Devices is more than 1; not used otherwise.
+	System string
+	// Accumulation is the number of micro-batches of Batch per optimizer
+	// step (gradient accumulation). Default 1.
+	Accumulation int
 	// SampleScale is the number of the profile's samples in one of the
 	// log's (a sentence pair of 128 source and 128 target tokens is 128
 	// of transformer-base's token pairs). Default 1.
@@ -40,8 +52,8 @@ type Measured struct {
 	// Optimizer is the training algorithm, for the update time and the
 	// optimizer state. Default model.Momentum.
 	Optimizer model.Optimizer
-	// SamplesPerSec is the measured throughput in the log's samples; 0
-	// for an out-of-memory record.
+	// SamplesPerSec is the measured throughput in the log's samples, over
+	// all Devices; 0 for an out-of-memory record.
 	SamplesPerSec float64
 	// PeakMemory is the measured peak of device memory; 0 when not
 	// measured.
@@ -69,6 +81,9 @@ type MeasuredRow struct {
 	// Footprint is the memory the simulator gives one device at the batch
 	// (sim.Config.PeakFootprint).
 	Footprint units.Bytes
+	// Transport names the transports the prediction's gradient exchange
+	// used on System ("nccl", "nccl, verbs"); "" for one device.
+	Transport string
 }
 
 // Error returns (Predicted − SamplesPerSec)/SamplesPerSec, NaN for an
@@ -80,13 +95,15 @@ func (r *MeasuredRow) Error() float64 {
 	return (r.Predicted - r.SamplesPerSec) / r.SamplesPerSec
 }
 
-// MeasuredGroup gathers the rows of one device, model, precision and
-// variant.
+// MeasuredGroup gathers the rows of one device, model, precision,
+// variant, device count and system.
 type MeasuredGroup struct {
 	Device    string // the catalogue's key of the device
 	Model     string
 	Precision string // as the log gives it
 	Variant   string // Measured.Variant
+	Devices   int    // Measured.Devices, at least 1
+	System    string // the catalogue's key of Measured.System; "" for one device
 	Rows      []MeasuredRow
 
 	// MAE is the mean of |MeasuredRow.Error| over the rows that ran.
@@ -123,7 +140,7 @@ func (g *MeasuredGroup) MemoryAgrees() bool {
 
 // MeasuredReport is CompareMeasured's result.
 type MeasuredReport struct {
-	Groups []MeasuredGroup // by device, model, precision, then variant
+	Groups []MeasuredGroup // by device, model, precision, variant, then devices and system
 	// MAE is the mean of |MeasuredRow.Error| over every row that ran.
 	MAE float64
 	// Rows counts the rows that ran.
@@ -171,22 +188,71 @@ func measuredConfig(m *model.Model, d *hw.Device, ms *Measured, b int) (sim.Conf
 		Nodes:          1,
 		DevicesPerNode: 1,
 		MicroBatch:     b,
+		Accumulation:   max(ms.Accumulation, 1),
 		Compute:        sim.Compute{PerSample: ps, Update: sim.UpdateTime(m, d, opt, sp, master)},
 		Memory:         sim.ModelMemory(m, d, opt, sp, master),
 		Comm:           sim.Comm{Algorithm: sim.Ring, Layers: sim.GradientLayers(m, sp.Size())},
 	}, nil
 }
 
+// placeMeasured spreads cfg, one device of kind d, over the ms.Devices
+// devices of system ms.System: whole nodes of it (part of one when fewer),
+// with the node's links and the fabric under the transports a scenario on
+// the system takes by default (scenarios.Network). It returns the
+// transports used.
+func placeMeasured(cfg *sim.Config, cat *hw.Catalog, d *hw.Device, ms *Measured) (string, error) {
+	sys, node, dev, err := cat.Resolve(ms.System)
+	if err != nil {
+		return "", err
+	}
+	if dev.Name != d.Name {
+		return "", fmt.Errorf("measured on %s, but system %s's nodes hold %s", d.Name, sys.Name, dev.Name)
+	}
+	n := ms.Devices
+	per := min(n, node.Devices)
+	if n%per != 0 {
+		return "", fmt.Errorf("%d devices are not whole nodes of system %s, whose nodes hold %d", n, sys.Name, node.Devices)
+	}
+	if nodes := n / per; nodes > sys.MaxNodes {
+		return "", fmt.Errorf("%d devices need %d nodes of %d; system %s has %d", n, nodes, per, sys.Name, sys.MaxNodes)
+	}
+	p := scenarios.Point{Devices: n, Nodes: n / per, DevicesPerNode: per, Replicas: n,
+		BatchPerDevice: cfg.MicroBatch, GlobalBatch: cfg.MicroBatch * n * cfg.Accumulation}
+	cfg.Name = fmt.Sprintf("%s on %d devices of %s at %s, batch %d", ms.Model, n, sys.Name, ms.Precision, ms.Batch)
+	cfg.Nodes, cfg.DevicesPerNode = p.Nodes, p.DevicesPerNode
+	inter, intra, err := scenarios.Network(cat, sys.Name, "", "", cfg, p)
+	if err != nil {
+		return "", fmt.Errorf("system %s: %w", sys.Name, err)
+	}
+	var used []string
+	if per > 1 {
+		used = append(used, cmp.Or(intra, "the node's link"))
+	}
+	if inter != "" {
+		used = append(used, inter)
+	}
+	return strings.Join(used, ", "), nil
+}
+
 // CompareMeasured predicts every measurement in ms from the catalogue
-// alone: one device of the measured kind, the model's roofline (no
-// calibration) and the simulator's memory model. Each row's prediction is
-// the simulated samples/s at the measured batch, converted to the log's
-// samples with SampleScale, and the footprint at that batch; each group
-// adds the largest batch the memory model fits. A row the simulator
-// cannot run, an unknown device or model or a bad field is an error that
-// names the row's Source.
+// alone: devices of the measured kind, the model's roofline (no
+// calibration) and the simulator's memory model; a measurement of several
+// devices adds its system's network (placed as scenarios.Network does, a
+// ring all-reduce in DefaultBucket buckets overlapping backward). Input is
+// synthetic: the prediction is of the devices and their gradient
+// exchange, not of a data pipeline. Each row's prediction is the
+// simulated samples/s at the measured batch and device count, converted
+// to the log's samples with SampleScale, and one device's footprint at
+// that batch; each group adds the largest batch the memory model fits. A
+// row the simulator cannot run, an unknown device, model or system, a
+// system without the device or with too few of it, or a bad field is an
+// error that names the row's Source.
 func CompareMeasured(ms []Measured, cat *hw.Catalog, prof *model.Profiles, opt Options) (*MeasuredReport, error) {
-	type key struct{ dev, model, prec, variant string }
+	type key struct {
+		dev, model, prec, variant string
+		devices                   int
+		system                    string
+	}
 	groups := map[key]*MeasuredGroup{}
 	for i := range ms {
 		m := &ms[i]
@@ -209,14 +275,28 @@ func CompareMeasured(ms []Measured, cat *hw.Catalog, prof *model.Profiles, opt O
 		if !(scale > 0) || math.IsInf(scale, 0) || scale != math.Trunc(scale) {
 			return nil, fmt.Errorf("%s: sample scale %v: must be a positive whole number of %s's samples", where, m.SampleScale, mdl.Name)
 		}
+		if m.Devices < 0 || m.Accumulation < 0 {
+			return nil, fmt.Errorf("%s: devices %d, accumulation %d: must be at least 1 (0 for 1)", where, m.Devices, m.Accumulation)
+		}
 		cfg, err := measuredConfig(mdl, d, m, int(float64(m.Batch)*scale))
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", where, err)
 		}
-		k := key{d.Name, mdl.Name, m.Precision, m.Variant}
+		devices, system, transport := max(m.Devices, 1), "", ""
+		if devices > 1 {
+			if m.System == "" {
+				return nil, fmt.Errorf("%s: %d devices: name the system they ran on, for its links between them", where, devices)
+			}
+			if transport, err = placeMeasured(&cfg, cat, d, m); err != nil {
+				return nil, fmt.Errorf("%s: %w", where, err)
+			}
+			sys, _ := cat.System(m.System)
+			system = sys.Name
+		}
+		k := key{d.Name, mdl.Name, m.Precision, m.Variant, devices, system}
 		g := groups[k]
 		if g == nil {
-			g = &MeasuredGroup{Device: d.Name, Model: mdl.Name, Precision: m.Precision, Variant: m.Variant}
+			g = &MeasuredGroup{Device: d.Name, Model: mdl.Name, Precision: m.Precision, Variant: m.Variant, Devices: devices, System: system}
 			if b := cfg.LargestMicroBatch(); b >= 0 {
 				g.PredictedMax = int(float64(b) / scale)
 			} else {
@@ -224,7 +304,7 @@ func CompareMeasured(ms []Measured, cat *hw.Catalog, prof *model.Profiles, opt O
 			}
 			groups[k] = g
 		}
-		row := MeasuredRow{Measured: *m}
+		row := MeasuredRow{Measured: *m, Transport: transport}
 		f, _ := cfg.PeakFootprint()
 		row.Footprint = f.Total()
 		if m.OOM {
@@ -250,7 +330,8 @@ func CompareMeasured(ms []Measured, cat *hw.Catalog, prof *model.Profiles, opt O
 	rep := &MeasuredReport{}
 	var sum float64
 	order := slices.SortedFunc(maps.Keys(groups), func(a, b key) int {
-		return cmp.Or(strings.Compare(a.dev, b.dev), strings.Compare(a.model, b.model), strings.Compare(a.prec, b.prec), strings.Compare(a.variant, b.variant))
+		return cmp.Or(strings.Compare(a.dev, b.dev), strings.Compare(a.model, b.model), strings.Compare(a.prec, b.prec), strings.Compare(a.variant, b.variant),
+			cmp.Compare(a.devices, b.devices), strings.Compare(a.system, b.system))
 	})
 	for _, k := range order {
 		g := groups[k]

@@ -1,12 +1,14 @@
 package predict
 
 import (
+	"fmt"
 	"math"
 	"strings"
 	"testing"
 
 	"scaleplan/hw"
 	"scaleplan/model"
+	"scaleplan/scenarios"
 )
 
 // defaults returns the built-in catalogue and profiles.
@@ -214,5 +216,134 @@ func TestCompareMeasuredErrors(t *testing.T) {
 				t.Errorf("%+v: error %q, want %q in it", m, err, w)
 			}
 		}
+	}
+}
+
+// TestCompareMeasuredNodeClosedForm checks a measurement of 8 devices in
+// one DGX H200 against the ring written out by hand on top of the one
+// device's prediction (TestCompareMeasuredClosedForm checks that): the
+// MLP's 7.45 MB gradient is one bucket, so its all-reduce starts when the
+// backward pass ends and the update waits for it, and a ring of p devices
+// takes 2(p − 1)(α + G/(p·β)) on ports of NVLink's 450 GB/s at NCCL's
+// efficiency 0.8, α its 2 µs latency plus NCCL's 5 µs overhead.
+func TestCompareMeasuredNodeClosedForm(t *testing.T) {
+	cat, prof := defaults(t)
+	m, err := prof.Model("mlp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const b = 512
+	one := Measured{Device: "NVIDIA H200", Model: "mlp", Precision: "fp32", Batch: b, SamplesPerSec: 1e5}
+	rep, err := CompareMeasured([]Measured{one}, cat, prof, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	step1 := b / rep.Groups[0].Rows[0].Predicted
+	grad := 4 * float64(m.Params)
+	if grad >= float64(25<<20) {
+		t.Fatalf("gradient %v bytes: not one bucket", grad)
+	}
+	alpha, beta := 7e-6, 0.8*450e9
+	for _, p := range []int{2, 4, 8} {
+		several := one
+		several.Devices, several.System, several.SamplesPerSec = p, "dgx-h200", float64(p)*1e5
+		rep, err := CompareMeasured([]Measured{one, several}, cat, prof, Options{})
+		if err != nil {
+			t.Fatalf("%d devices: %v", p, err)
+		}
+		if len(rep.Groups) != 2 || rep.Groups[1].Devices != p || rep.Groups[1].System != "dgx-h200" || rep.Groups[0].Devices != 1 || rep.Groups[0].System != "" {
+			t.Fatalf("%d devices: groups %+v, want one of 1 device, then one of %d on dgx-h200", p, rep.Groups, p)
+		}
+		g := rep.Groups[1]
+		ring := 2 * float64(p-1) * (alpha + grad/(float64(p)*beta))
+		want := float64(p*b) / (step1 + ring)
+		if got := g.Rows[0].Predicted; math.Abs(got-want) > 1e-9*want {
+			t.Errorf("%d devices: predicted %.6g samples/s, closed form %.6g", p, got, want)
+		}
+		if g.Rows[0].Transport != "nccl" || rep.Groups[0].Rows[0].Transport != "" {
+			t.Errorf("%d devices: exchange %q (one device %q), want nccl (\"\")", p, g.Rows[0].Transport, rep.Groups[0].Rows[0].Transport)
+		}
+		if g.PredictedMax != rep.Groups[0].PredictedMax || g.Rows[0].Footprint != rep.Groups[0].Rows[0].Footprint {
+			t.Errorf("%d devices: largest batch %d, footprint %v; want one device's %d, %v", p, g.PredictedMax, g.Rows[0].Footprint, rep.Groups[0].PredictedMax, rep.Groups[0].Rows[0].Footprint)
+		}
+	}
+}
+
+// TestCompareMeasuredMatchesScenario checks measurements of 1 to 32 DGX
+// H200 GPUs (up to four nodes, over NDR InfiniBand with verbs) against
+// what predict computes for a scenario of the same configuration: the
+// MLPerf ResNet-50 recipe (LARS, fp16 with fp32 master weights) on the
+// system with synthetic input, built by scenarios.Resolved.Build.
+func TestCompareMeasuredMatchesScenario(t *testing.T) {
+	cat, prof := defaults(t)
+	const b = 128
+	for _, n := range []int{1, 8, 16, 32} {
+		src := fmt.Sprintf("name: same\nsystem: dgx-h200\nrecipe: mlperf-v0.7-resnet50\nprecision: fp16\nsweep: {devices: [%d], batch: [%d]}\ninput: {storage: synthetic}\n", n, b)
+		r, err := scenarios.Parse(strings.NewReader(src), "same.yaml", scenarios.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := Predict(r, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Rows) != 1 || res.Rows[0].Err != nil {
+			t.Fatalf("%d devices: scenario rows %+v", n, res.Rows)
+		}
+		want := res.Rows[0].Result.SamplesPerSec
+		rep, err := CompareMeasured([]Measured{{Device: "h200-sxm-141gb", Model: "resnet50", Precision: "amp-fp16", Optimizer: model.LARS,
+			Batch: b, Devices: n, System: "dgx-h200", SamplesPerSec: want}}, cat, prof, Options{})
+		if err != nil {
+			t.Fatalf("%d devices: %v", n, err)
+		}
+		row := rep.Groups[0].Rows[0]
+		if math.Abs(row.Predicted-want) > 1e-9*want {
+			t.Errorf("%d devices: predicted %.6g samples/s, the scenario %.6g", n, row.Predicted, want)
+		}
+		wantX := map[int]string{1: "", 8: "nccl", 16: "nccl, verbs", 32: "nccl, verbs"}[n]
+		if row.Transport != wantX {
+			t.Errorf("%d devices: exchange %q, want %q", n, row.Transport, wantX)
+		}
+	}
+}
+
+// TestCompareMeasuredSystemErrors checks the refusals of measurements of
+// several devices: each names the record and what is wrong.
+func TestCompareMeasuredSystemErrors(t *testing.T) {
+	cat, prof := defaults(t)
+	ok := Measured{Device: "NVIDIA H200", Model: "resnet50", Precision: "fp32", Batch: 8, Devices: 16, System: "dgx-h200", SamplesPerSec: 100, Source: "x.jsonl:3"}
+	if _, err := CompareMeasured([]Measured{ok}, cat, prof, Options{}); err != nil {
+		t.Fatalf("16 devices of dgx-h200: %v", err)
+	}
+	for _, tc := range []struct {
+		edit func(*Measured)
+		want []string
+	}{
+		{func(m *Measured) { m.System = "" }, []string{"x.jsonl:3", "16 devices: name the system"}},
+		{func(m *Measured) { m.System = "dgx-h300" }, []string{"x.jsonl:3", `"dgx-h300"`, "dgx-h200"}},
+		{func(m *Measured) { m.System = "dgx-h100" }, []string{"x.jsonl:3", "measured on h200-sxm-141gb, but system dgx-h100's nodes hold h100-sxm5-80gb"}},
+		{func(m *Measured) { m.Devices = 12 }, []string{"x.jsonl:3", "12 devices are not whole nodes of system dgx-h200, whose nodes hold 8"}},
+		{func(m *Measured) { m.Devices = 1024 }, []string{"x.jsonl:3", "1024 devices need 128 nodes of 8; system dgx-h200 has 127"}},
+		{func(m *Measured) { m.Devices = -2 }, []string{"x.jsonl:3", "devices -2"}},
+		{func(m *Measured) { m.Accumulation = -1 }, []string{"x.jsonl:3", "accumulation -1"}},
+	} {
+		m := ok
+		tc.edit(&m)
+		_, err := CompareMeasured([]Measured{m}, cat, prof, Options{})
+		if err == nil {
+			t.Errorf("%+v: no error, want %q", m, tc.want)
+			continue
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("%+v: error %q, want %q in it", m, err, w)
+			}
+		}
+	}
+	// A system is not needed, nor looked at, for one device.
+	one := ok
+	one.Devices, one.System = 1, "dgx-h100"
+	if _, err := CompareMeasured([]Measured{one}, cat, prof, Options{}); err != nil {
+		t.Errorf("one device, system of another device: %v", err)
 	}
 }

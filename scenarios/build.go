@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 
@@ -362,4 +363,29 @@ func (r *Resolved) input(c *sim.Config, p Point) error {
 		}
 	}
 	return nil
+}
+
+// Network fills c.Network for point p on the catalogue's system named
+// system, as Build does for a scenario on it: the node's link between its
+// devices under the intra-node transport intra, and the fabric between
+// nodes under transport. An empty name takes a scenario's default
+// (Parallelism.Transport, Parallelism.IntraTransport). c.Comm must be set
+// first: a host-staged exchange or parameter servers need more of the
+// network. It returns the transports it used ("" for intra on a node
+// without a transport of its own, and for transport on one node).
+func Network(cat *hw.Catalog, system, transport, intra string, c *sim.Config, p Point) (usedTransport, usedIntra string, err error) {
+	sys, node, dev, err := cat.Resolve(system)
+	if err != nil {
+		return "", "", err
+	}
+	r := &Resolved{Catalog: cat, Sys: sys, Node: node, Device: dev}
+	r.Parallelism.Transport = cmp.Or(transport, defaultTransport(sys))
+	r.Parallelism.IntraTransport = cmp.Or(intra, defaultIntraTransport(sys))
+	if err := r.network(c, p); err != nil {
+		return "", "", err
+	}
+	if p.Nodes > 1 || c.Comm.Servers > 0 {
+		usedTransport = r.Parallelism.Transport
+	}
+	return usedTransport, r.Parallelism.IntraTransport, nil
 }

@@ -529,10 +529,10 @@ func (r *Resolved) defaults() {
 	}
 	if r.Sys != nil {
 		if p.Transport == "" {
-			p.Transport = firstOf(r.Sys, "verbs", "ipoib", "tcp", "grpc", "gcl")
+			p.Transport = defaultTransport(r.Sys)
 		}
 		if p.IntraTransport == "" {
-			p.IntraTransport = firstOf(r.Sys, "nccl", "gcl", "shm")
+			p.IntraTransport = defaultIntraTransport(r.Sys)
 		}
 	}
 	if r.Node != nil && p.DevicesPerNode == 0 {
@@ -569,6 +569,14 @@ func (r *Resolved) defaults() {
 		c.Devices = 1
 	}
 }
+
+// defaultTransport is Parallelism.Transport's default on sys.
+func defaultTransport(sys *hw.System) string {
+	return firstOf(sys, "verbs", "ipoib", "tcp", "grpc", "gcl")
+}
+
+// defaultIntraTransport is Parallelism.IntraTransport's default on sys.
+func defaultIntraTransport(sys *hw.System) string { return firstOf(sys, "nccl", "gcl", "shm") }
 
 func firstOf(sys *hw.System, names ...string) string {
 	for _, n := range names {

@@ -55,13 +55,20 @@ func validateCommand() *cli.Command {
 			"the simulator's samples/s for one device of that kind from the roofline alone (no\n" +
 			"calibration), and each model and precision's largest batch that ran and first\n" +
 			"out-of-memory against the memory model's largest batch (docs/validation.md).\n" +
+			"With --system, measurements of several devices (Horovod, torchvision, the Hugging\n" +
+			"Face Trainer on a node or a cluster) are predicted on whole nodes of that system,\n" +
+			"with its links and its default transports, and synthetic input; without it they\n" +
+			"are left out. --precision names the precision where a log does not.\n" +
 			"--max-error then bounds the mean absolute error of samples/s.\n\n" +
-			"   scaleplan validate --measured docs/measurements/h200-2026-11-26/resnet50.jsonl",
+			"   scaleplan validate --measured docs/measurements/h200-2026-11-26/resnet50.jsonl\n" +
+			"   scaleplan validate --measured horovod.log --device GPU=v100-sxm2-16gb --precision fp32 --system dgx1",
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "cases", Usage: "validation case `FILE` (YAML; docs/validation.md); default the built-in cases"},
 			&cli.Float64Flag{Name: "max-error", Usage: "exit 1 if the mean absolute error exceeds `PCT` percent"},
 			&cli.IntFlag{Name: "steps", Value: sim.DefaultSteps, Usage: "optimizer steps to simulate per configuration, `N` ≥ 2"},
 			measuredFlag(),
+			measuredSystemFlag(),
+			measuredPrecisionFlag(),
 			deviceFlag(),
 			measuredPlotFlag(),
 			formatFlag(),
@@ -79,7 +86,7 @@ func runValidate(c *cli.Context) error {
 		return usagef("validate takes no argument, got %q; give a case file with --cases", c.Args().First())
 	}
 	measured := c.IsSet("measured")
-	for _, f := range []string{"device", "plot"} {
+	for _, f := range []string{"system", "precision", "device", "plot"} {
 		if c.IsSet(f) && !measured {
 			return usagef("validate: --%s applies to --measured logs; give it with --measured", f)
 		}

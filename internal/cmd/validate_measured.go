@@ -2,27 +2,47 @@ package cmd
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"io"
 	"math"
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
 
 	"github.com/urfave/cli/v2"
 
 	"scaleplan/fit"
 	"scaleplan/internal/benchlog"
 	"scaleplan/internal/calib"
+	"scaleplan/internal/config"
 	"scaleplan/internal/units"
 	"scaleplan/model"
 	"scaleplan/plots"
 	"scaleplan/predict"
+	"scaleplan/scenarios"
 )
 
 // measuredFlag is validate's --measured.
 func measuredFlag() cli.Flag {
-	return &cli.StringSliceFlag{Name: "measured", Usage: "compare the one-device measurements of log `FILE` (any format fit reads: scaleplan bench, engine/torchbench on GPUs, CSV, torchvision, Hugging Face Trainer, Megatron-LM, DeepSpeed) with the simulator's prediction for one device of that kind from the catalogue alone (roofline, no calibration) and with its memory model's largest batch; --device renames what the log names; repeatable"}
+	return &cli.StringSliceFlag{Name: "measured", Usage: "compare the measurements of log `FILE` (any format fit reads: scaleplan bench, engine/torchbench on GPUs, CSV, Horovod, tf_cnn_benchmarks, torchvision, Hugging Face Trainer, Megatron-LM, DeepSpeed) with the simulator's prediction for devices of that kind from the catalogue alone (roofline, no calibration) and with its memory model's largest batch; those of several devices with --system; --device renames what the log names; repeatable"}
+}
+
+// measuredSystemFlag is validate's --system.
+func measuredSystemFlag() cli.Flag {
+	return &cli.StringFlag{Name: "system", Usage: "with --measured: the catalogue system `NAME` the logs' measurements of several devices ran on (whole nodes of it, its default transports); without it they are left out"}
+}
+
+// measuredPrecisionFlag is validate's --precision.
+func measuredPrecisionFlag() cli.Flag {
+	return &cli.StringFlag{Name: "precision", Usage: "with --measured: the precision `P` of the measurements whose log does not say (Horovod, tf_cnn_benchmarks): " + strings.Join(measuredPrecisionNames(), ", ")}
+}
+
+// measuredPrecisionNames are the precisions a measurement may give: those
+// a calibration may, but fp64, which no profile's recipe trains at.
+func measuredPrecisionNames() []string {
+	return slices.DeleteFunc(scenarios.MeasuredPrecisionNames(), func(n string) bool { return n == "fp64" })
 }
 
 // measuredPlotFlag is validate's --plot.
@@ -40,28 +60,46 @@ func runValidateMeasured(c *cli.Context, maxErr float64) error {
 	if err != nil {
 		return err
 	}
+	in := measuredInput{System: c.String("system"), Precision: c.String("precision")}
+	if c.IsSet("system") {
+		if _, err := cat.System(in.System); err != nil {
+			return usagef("validate: --system: %v", err)
+		}
+	}
+	if c.IsSet("precision") && !slices.Contains(measuredPrecisionNames(), in.Precision) {
+		return usagef("validate: --precision: %s", config.Unknown("precision", in.Precision, measuredPrecisionNames()))
+	}
 	logs, err := readLogs(c.StringSlice("measured"), func(lg *fit.Log) { reportLog(c.App.ErrWriter, "validate", lg) }, rename)
 	if err != nil {
 		return fmt.Errorf("validate: %w", err)
 	}
 	var ms []predict.Measured
-	skipped := 0
+	left := map[string]int{}
 	for _, lg := range logs {
-		m, n, err := readMeasured(lg, prof)
+		m, err := in.read(lg, prof, left)
 		if err != nil {
 			return fmt.Errorf("validate: %w", err)
 		}
 		ms = append(ms, m...)
-		skipped += n
 	}
 	if len(ms) == 0 {
-		return fmt.Errorf("validate: --measured %s: no measurement or out-of-memory record of one device", strings.Join(c.StringSlice("measured"), ", "))
+		var why []string
+		for _, w := range leftReasons {
+			if n := left[w]; n > 0 {
+				why = append(why, fmt.Sprintf("%d %s", n, w))
+			}
+		}
+		msg := fmt.Sprintf("validate: --measured %s: no measurement or out-of-memory record to compare", strings.Join(c.StringSlice("measured"), ", "))
+		if len(why) > 0 {
+			msg += " (left out: " + strings.Join(why, "; ") + ")"
+		}
+		return errors.New(msg)
 	}
 	rep, err := predict.CompareMeasured(ms, cat, prof, predict.Options{Steps: c.Int("steps")})
 	if err != nil {
 		return fmt.Errorf("validate: %w", err)
 	}
-	if err := writeMeasured(c.App.Writer, c.String("format"), rep, skipped); err != nil {
+	if err := writeMeasured(c.App.Writer, c.String("format"), rep, left); err != nil {
 		return err
 	}
 	if dir := c.String("plot"); dir != "" {
@@ -75,19 +113,36 @@ func runValidateMeasured(c *cli.Context, maxErr float64) error {
 	return nil
 }
 
-// readMeasured takes the one-device measurement and out-of-memory records
-// of a log read by fit (any format it reads), and counts the records of
-// several devices it leaves out (they need a node and its links, which a
-// log does not name). A sentence-pair sample of a model profiled per
+// measuredInput says what validate --measured assumes where a log does
+// not say.
+type measuredInput struct {
+	System    string // --system: the system of measurements of several devices; "" leaves them out
+	Precision string // --precision: the precision of records that give none
+}
+
+// Why validate --measured leaves a record out, the keys of read's counts.
+const (
+	leftSeveral = "of several devices: give --system, the system they ran on, to predict them on its nodes"
+	leftCount   = "of an unknown device count: a global batch alone, as MLPerf logs give"
+	leftLayout  = "of a model-parallel layout (tensor, pipeline or context parallel): the prediction is of data parallelism"
+)
+
+// leftReasons are the reasons to leave a record out, in the order they
+// are reported.
+var leftReasons = []string{leftSeveral, leftCount, leftLayout}
+
+// read takes the measurement and out-of-memory records of a log read by
+// fit (any format it reads) and counts in left, by why, those it leaves
+// out: of several devices without a system, of no device count, of a
+// model-parallel layout. A sentence-pair sample of a model profiled per
 // token pair counts as the header's config.seq_len token pairs; the
 // header's config.models_info.MODEL.optimizer (torchbench) names the
 // optimizer.
-func readMeasured(lg *fit.Log, prof *model.Profiles) ([]predict.Measured, int, error) {
+func (in measuredInput) read(lg *fit.Log, prof *model.Profiles, left map[string]int) ([]predict.Measured, error) {
 	var (
-		out     []predict.Measured
-		skipped int
-		header  benchlog.Record
-		err     error
+		out    []predict.Measured
+		header benchlog.Record
+		err    error
 	)
 	for i, rec := range lg.Records {
 		where := lg.Name
@@ -102,8 +157,15 @@ func readMeasured(lg *fit.Log, prof *model.Profiles) ([]predict.Measured, int, e
 		default:
 			continue
 		}
-		if rec.Workers > 1 {
-			skipped++
+		switch {
+		case rec.Workers == 0 && rec.Batch == 0:
+			left[leftCount]++
+			continue
+		case !dataParallel(rec.Labels["layout"]):
+			left[leftLayout]++
+			continue
+		case rec.Workers > 1 && in.System == "":
+			left[leftSeveral]++
 			continue
 		}
 		dev := rec.Device
@@ -111,25 +173,48 @@ func readMeasured(lg *fit.Log, prof *model.Profiles) ([]predict.Measured, int, e
 			dev = header.Machine.DeviceName
 		}
 		m := predict.Measured{
-			Device: dev, Model: rec.Model, Precision: rec.Precision, Batch: rec.Batch,
+			Device: dev, Model: rec.Model, Precision: cmp.Or(rec.Precision, in.Precision), Batch: rec.Batch,
+			Devices: max(rec.Workers, 1), Accumulation: max(rec.Accumulate, 1),
 			SamplesPerSec: rec.Throughput(), PeakMemory: units.Bytes(rec.PeakMemory),
 			OOM: rec.Kind == benchlog.KindOOM, Source: where,
 			Optimizer: headerOptimizer(header, rec.Model), Variant: calib.RunVariant(rec.Labels),
 		}
+		if m.Devices > 1 {
+			m.System = in.System
+		}
 		if m.Batch == 0 {
-			m.Batch = rec.EffectiveGlobalBatch()
+			g, per := rec.EffectiveGlobalBatch(), m.Devices*m.Accumulation
+			if g%per != 0 {
+				return nil, fmt.Errorf("%s: global batch %d is not %d devices × %d micro-batches of a whole batch", where, g, m.Devices, m.Accumulation)
+			}
+			m.Batch = g / per
 		}
 		if m.Model == "" || m.Precision == "" || m.Device == "" {
-			return nil, 0, fmt.Errorf("%s: a %s record needs model, precision and device (or the header's machine.device_name; --device names it for a log that does not)", where, rec.Kind)
+			return nil, fmt.Errorf("%s: a %s record needs model, precision and device (the header's machine.device_name or --device names the device for a log that does not, --precision the precision)", where, rec.Kind)
 		}
 		if rec.Labels[calib.SampleLabel] == "sentence-pair" {
 			if m.SampleScale, err = sentenceScale(header, rec.Model, prof); err != nil {
-				return nil, 0, fmt.Errorf("%s: %w", where, err)
+				return nil, fmt.Errorf("%s: %w", where, err)
 			}
 		}
 		out = append(out, m)
 	}
-	return out, skipped, nil
+	return out, nil
+}
+
+// dataParallel reports whether a Megatron-LM layout label ("tp2 pp1 cp1
+// dp4") is data parallelism alone: tensor, pipeline and context parallel
+// sizes of 1. No label is.
+func dataParallel(layout string) bool {
+	for _, f := range strings.Fields(layout) {
+		if strings.HasPrefix(f, "dp") {
+			continue
+		}
+		if i := strings.IndexFunc(f, unicode.IsDigit); i < 0 || f[i:] != "1" {
+			return false
+		}
+	}
+	return true
 }
 
 // sentenceScale returns the profile's samples in one sentence pair of
@@ -183,18 +268,37 @@ func headerOptimizer(header benchlog.Record, name string) model.Optimizer {
 // writeMeasured prints every measurement against its prediction, then one
 // line per device, model, precision and variant with the memory limit. The
 // variant column is there when a group has one.
-func writeMeasured(w io.Writer, format string, rep *predict.MeasuredReport, skipped int) error {
+func writeMeasured(w io.Writer, format string, rep *predict.MeasuredReport, left map[string]int) error {
 	variants := slices.ContainsFunc(rep.Groups, func(g predict.MeasuredGroup) bool { return g.Variant != "" })
-	// key returns the cells that name a group, in a new slice.
-	key := func(device, model, precision, variant string) []string {
+	several := slices.ContainsFunc(rep.Groups, func(g predict.MeasuredGroup) bool { return g.Devices > 1 })
+	// key returns the cells that name a group, in a new slice: its device,
+	// model, precision, variant (where a group has one), devices and
+	// system (where a group has several devices).
+	key := func(device, model, precision, variant, devices, system string) []string {
+		k := []string{device, model, precision}
 		if variants {
-			return []string{device, model, precision, variant}
+			k = append(k, variant)
 		}
-		return []string{device, model, precision}
+		if several {
+			k = append(k, devices, system)
+		}
+		return k
 	}
-	rows := &table{Title: "Measured against predicted from the catalogue alone (one device, roofline, no calibration)",
-		Header: append(key("device", "model", "precision", "variant"), "batch", "measured (samples/s)", "predicted (samples/s)", "error (%)", "peak memory", "memory model", "source")}
-	for _, g := range rep.Groups {
+	header := func(rest ...string) []string {
+		return append(key("device", "model", "precision", "variant", "devices", "system"), rest...)
+	}
+	cells := func(g *predict.MeasuredGroup) []string {
+		return key(g.Device, g.Model, g.Precision, dash(g.Variant), strconv.Itoa(g.Devices), dash(g.System))
+	}
+	title := "Measured against predicted from the catalogue alone (one device, roofline, no calibration)"
+	rowHeader := header("batch", "measured (samples/s)", "predicted (samples/s)", "error (%)", "peak memory", "memory model", "source")
+	if several {
+		title = "Measured against predicted from the catalogue alone (roofline, no calibration; several devices on the system's nodes, synthetic input)"
+		rowHeader = header("batch", "measured (samples/s)", "predicted (samples/s)", "error (%)", "exchange", "peak memory", "memory model", "source")
+	}
+	rows := &table{Title: title, Header: rowHeader}
+	for i := range rep.Groups {
+		g := &rep.Groups[i]
 		for _, r := range g.Rows {
 			meas, pred, e := "out of memory", "-", "-"
 			if !r.OOM {
@@ -204,15 +308,24 @@ func writeMeasured(w io.Writer, format string, rep *predict.MeasuredReport, skip
 			if r.PeakMemory > 0 {
 				peak = r.PeakMemory.Decimal()
 			}
-			rows.Rows = append(rows.Rows, append(key(g.Device, g.Model, g.Precision, dash(g.Variant)), strconv.Itoa(r.Batch), meas, pred, e, peak, r.Footprint.Decimal(), r.Source))
+			row := append(cells(g), strconv.Itoa(r.Batch), meas, pred, e)
+			if several {
+				row = append(row, dash(r.Transport))
+			}
+			rows.Rows = append(rows.Rows, append(row, peak, r.Footprint.Decimal(), r.Source))
 		}
 	}
-	title := "Per device, model and precision"
-	if variants {
+	title = "Per device, model and precision"
+	switch {
+	case variants && several:
+		title = "Per device, model, precision, variant and device count"
+	case variants:
 		title = "Per device, model, precision and variant"
+	case several:
+		title = "Per device, model, precision and device count"
 	}
 	sum := &table{Title: title,
-		Header: append(key("device", "model", "precision", "variant"), "batches", "mean absolute error (%)", "error at the largest batch (%)", "largest batch run", "first out of memory", "memory model's largest batch", "within one power of two")}
+		Header: header("batches", "mean absolute error (%)", "error at the largest batch (%)", "largest batch run", "first out of memory", "memory model's largest batch", "within one power of two")}
 	for _, g := range rep.Groups {
 		mae, last := "-", "-"
 		if !math.IsNaN(g.MAE) {
@@ -235,11 +348,13 @@ func writeMeasured(w io.Writer, format string, rep *predict.MeasuredReport, skip
 		case g.MemoryAgrees():
 			agree = "yes"
 		}
-		sum.Rows = append(sum.Rows, append(key(g.Device, g.Model, g.Precision, dash(g.Variant)), strconv.Itoa(len(g.Rows)), mae, last, strconv.Itoa(g.LargestRun), oom, pmax, agree))
+		sum.Rows = append(sum.Rows, append(cells(&g), strconv.Itoa(len(g.Rows)), mae, last, strconv.Itoa(g.LargestRun), oom, pmax, agree))
 	}
 	lines := []string{fmt.Sprintf("mean absolute error of samples/s over %d measurements: %.1f%%", rep.Rows, 100*rep.MAE)}
-	if skipped > 0 {
-		lines = append(lines, fmt.Sprintf("%d records of several devices left out: they need a node and its links, which a bench log does not name", skipped))
+	for _, why := range leftReasons {
+		if n := left[why]; n > 0 {
+			lines = append(lines, fmt.Sprintf("%d %s left out, %s", n, plural(n, "record", "records"), why))
+		}
 	}
 	lines = append(lines, "the memory model's largest batch agrees when it lies between half the largest batch that ran and twice the first that ran out of memory; with no out-of-memory record there is no limit to check it against")
 	if format == "json" || format == "csv" {
@@ -263,27 +378,58 @@ func writeMeasured(w io.Writer, format string, rep *predict.MeasuredReport, skip
 	return nil
 }
 
-// writeMeasuredCharts writes one throughput chart per group of rep into
-// dir: the measured samples/s with the law fitted to them, the prediction
-// through the same batches, and the first batch that ran out of memory.
+// writeMeasuredCharts writes one throughput chart per device, model,
+// precision and variant of rep into dir, with a line for each device
+// count: the measured samples/s against the global batch with the law
+// fitted to them, the prediction through the same batches, and the first
+// batch that ran out of memory.
 func writeMeasuredCharts(c *cli.Context, dir string, rep *predict.MeasuredReport) error {
-	var charts []*plots.Chart
+	var (
+		charts  []*plots.Chart
+		data    *plots.ThroughputData
+		subject string
+	)
+	// flush draws the chart of the groups gathered so far, if any ran.
+	flush := func() error {
+		if data == nil {
+			return nil
+		}
+		if len(data.Groups) == 0 {
+			fmt.Fprintf(c.App.ErrWriter, "validate: no chart of %s: no batch ran\n", subject)
+			return nil
+		}
+		ch, err := plots.Throughput(*data)
+		if err != nil {
+			return fmt.Errorf("validate: throughput chart of %s: %w", subject, err)
+		}
+		charts = append(charts, ch)
+		return nil
+	}
 	for _, g := range rep.Groups {
+		s := strings.TrimSpace(fmt.Sprintf("%s %s %s %s", g.Model, g.Device, g.Precision, g.Variant))
+		if s != subject {
+			if err := flush(); err != nil {
+				return err
+			}
+			subject = s
+			data = &plots.ThroughputData{Subject: s, PredictedLabel: "predicted from the catalogue (no calibration)"}
+		}
 		tg := plots.ThroughputGroup{Name: "1 device"}
+		if g.Devices > 1 {
+			tg.Name = fmt.Sprintf("%d devices of %s", g.Devices, g.System)
+		}
 		for _, r := range g.Rows {
 			if r.OOM {
 				continue
 			}
-			b := float64(r.Batch)
+			b := float64(r.Batch * g.Devices * max(r.Accumulation, 1)) // the global batch, as fit draws it
 			tg.Points = append(tg.Points, plots.ThroughputPoint{Batch: b, Throughput: r.SamplesPerSec})
 			tg.Predicted = append(tg.Predicted, plots.ThroughputPoint{Batch: b, Throughput: r.Predicted})
 		}
 		if g.FirstOOM > 0 {
-			tg.OOM = []float64{float64(g.FirstOOM)}
+			tg.OOM = []float64{float64(g.FirstOOM * g.Devices)}
 		}
-		subject := strings.TrimSpace(fmt.Sprintf("%s %s %s %s", g.Model, g.Device, g.Precision, g.Variant))
 		if len(tg.Points) == 0 {
-			fmt.Fprintf(c.App.ErrWriter, "validate: no chart of %s: no batch ran\n", subject)
 			continue
 		}
 		// The law fitted to the measurements, as fit draws it, where it fits.
@@ -297,12 +443,10 @@ func writeMeasuredCharts(c *cli.Context, dir string, rep *predict.MeasuredReport
 				tg.Points[i].Excluded = f.Excluded[i]
 			}
 		}
-		ch, err := plots.Throughput(plots.ThroughputData{Subject: subject, Groups: []plots.ThroughputGroup{tg},
-			PredictedLabel: "predicted from the catalogue (no calibration)"})
-		if err != nil {
-			return fmt.Errorf("validate: throughput chart of %s: %w", subject, err)
-		}
-		charts = append(charts, ch)
+		data.Groups = append(data.Groups, tg)
+	}
+	if err := flush(); err != nil {
+		return err
 	}
 	bar := newBar(c, "validate: charts", len(charts))
 	paths, err := writeCharts(dir, charts, bar)

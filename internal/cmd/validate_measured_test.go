@@ -177,7 +177,7 @@ func TestValidateMeasuredRead(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	for _, s := range []string{"h200-sxm-141gb  transformer-base  fp32       64     725.5", "-21.9", "1 records of several devices left out"} {
+	for _, s := range []string{"h200-sxm-141gb  transformer-base  fp32       64     725.5", "-21.9", "1 record left out, of several devices: give --system, the system they ran on, to predict them on its nodes"} {
 		if !strings.Contains(stdout, s) {
 			t.Errorf("output lacks %q:\n%s", s, stdout)
 		}
@@ -200,7 +200,7 @@ func TestValidateMeasuredRead(t *testing.T) {
 			[]string{"nodevice.jsonl:1", "needs model, precision and device"}},
 		{"bad.jsonl", `{"kind": "measurement", "model": "resnet50", "batch": -1}`,
 			[]string{"bad.jsonl", "line 1"}},
-		{"empty.jsonl", header, []string{"no measurement or out-of-memory record of one device"}},
+		{"empty.jsonl", header, []string{"no measurement or out-of-memory record to compare"}},
 	} {
 		_, stderr, code := runCLI("validate", "--measured", write(tc.name, tc.body+"\n"))
 		if code != exitRuntime {
@@ -227,6 +227,71 @@ func TestValidateMeasuredRead(t *testing.T) {
 	for _, args := range [][]string{{"--engine"}, {"--cases", good}} {
 		if _, stderr, code := runCLI(append([]string{"validate", "--measured", good}, args...)...); code != exitUsage || !strings.Contains(stderr, "exclusive") {
 			t.Errorf("--measured with %v: exit %d: %s", args, code, stderr)
+		}
+	}
+}
+
+// TestValidateMeasuredSystem runs validate --measured on logs of several
+// devices: with --system they are predicted on its nodes (the figures
+// docs/validation.md quotes), without it, or of a model-parallel layout
+// or an unknown device count, they are left out and said to be.
+func TestValidateMeasuredSystem(t *testing.T) {
+	horovod := "../../fit/testdata/horovod_resnet50.txt"
+	args := []string{"validate", "--measured", horovod, "--device", "GPU=v100-sxm2-16gb", "--precision", "fp32", "--system", "dgx1"}
+	stdout, stderr, code := runCLI(args...)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	checkContains(t, "validate --system dgx1", stdout,
+		"Measured against predicted from the catalogue alone (roofline, no calibration; several devices on the system's nodes, synthetic input)",
+		"device          model     precision  devices  system  batch  measured (samples/s)  predicted (samples/s)  error (%)  exchange",
+		"v100-sxm2-16gb  resnet50  fp32       4        dgx1    16     478.8                 886.9                  +85.2      nccl",
+		"v100-sxm2-16gb  resnet50  fp32       4        dgx1    128    1086                  894.7                  -17.6      nccl",
+		"Per device, model, precision and device count",
+		"v100-sxm2-16gb  resnet50  fp32       4        dgx1    4        33.2                     -17.6                           128                -                    179",
+		"mean absolute error of samples/s over 4 measurements: 33.2%")
+	// Two nodes of the DGX-1 take verbs between them; a log of one device
+	// beside it keeps its own group, with no system.
+	dir := t.TempDir()
+	two := filepath.Join(dir, "two.csv")
+	if err := os.WriteFile(two, []byte("model,device,precision,devices,batch,samples_per_s\nresnet50,v100-sxm2-16gb,fp32,16,64,3400\nresnet50,v100-sxm2-16gb,fp32,1,64,230\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	stdout, stderr, code = runCLI("validate", "--measured", two, "--system", "dgx1", "--format", "csv")
+	if code != exitOK {
+		t.Fatalf("two nodes: exit %d: %s", code, stderr)
+	}
+	checkContains(t, "two nodes", stdout, "v100-sxm2-16gb,resnet50,fp32,16,dgx1,64,3400,", ",\"nccl, verbs\",", "v100-sxm2-16gb,resnet50,fp32,1,-,64,230,")
+	// One chart of the two device counts, as PNG and SVG.
+	charts := filepath.Join(dir, "charts")
+	if _, stderr, code := runCLI("validate", "--measured", two, "--system", "dgx1", "--plot", charts); code != exitOK {
+		t.Fatalf("--plot: exit %d: %s", code, stderr)
+	}
+	checkChartDir(t, charts, 2)
+
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"validate", "--measured", horovod, "--device", "GPU=v100-sxm2-16gb", "--precision", "fp32"}, exitRuntime,
+			"no measurement or out-of-memory record to compare (left out: 4 of several devices: give --system, the system they ran on, to predict them on its nodes)"},
+		{[]string{"validate", "--measured", horovod, "--device", "GPU=v100-sxm2-16gb", "--system", "dgx1"}, exitRuntime,
+			"horovod_resnet50.txt:17: a measurement record needs model, precision and device"},
+		{[]string{"validate", "--measured", horovod, "--device", "GPU=v100-sxm2-16gb", "--precision", "fp32", "--system", "dgx-a100"}, exitRuntime,
+			"horovod_resnet50.txt:17: measured on v100-sxm2-16gb, but system dgx-a100's nodes hold a100-sxm4-80gb"},
+		{[]string{"validate", "--measured", horovod, "--system", "dgx2"}, exitUsage, `validate: --system: unknown system "dgx2"`},
+		{[]string{"validate", "--measured", horovod, "--precision", "fp8"}, exitUsage, `validate: --precision: unknown precision "fp8"`},
+		{[]string{"validate", "--system", "dgx1"}, exitUsage, "--system applies to --measured logs"},
+		{[]string{"validate", "--precision", "fp32"}, exitUsage, "--precision applies to --measured logs"},
+		{[]string{"validate", "--measured", "../../fit/testdata/megatron_gpt_tp2.txt", "--system", "dgx-h100"}, exitRuntime,
+			"left out: 4 of a model-parallel layout (tensor, pipeline or context parallel)"},
+		{[]string{"validate", "--measured", "../../fit/testdata/mlperf_resnet.log", "--system", "zinrai-200h"}, exitRuntime,
+			"left out: 37 of an unknown device count: a global batch alone, as MLPerf logs give"},
+	} {
+		_, stderr, code := runCLI(tc.args...)
+		if code != tc.code || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%v: exit %d (want %d): %s\nwant %q", tc.args[1:], code, tc.code, stderr, tc.want)
 		}
 	}
 }
