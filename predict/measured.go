@@ -84,6 +84,13 @@ type MeasuredRow struct {
 	// Transport names the transports the prediction's gradient exchange
 	// used on System ("nccl", "nccl, verbs"); "" for one device.
 	Transport string
+	// MeasuredScaling and PredictedScaling are the scaling efficiency of
+	// a row of several devices against one device: its samples/s over
+	// Devices times those of a row of one device of the same kind, model,
+	// precision, variant, batch and accumulation, as measured and as
+	// predicted. NaN for a row of one device, one that ran out of memory,
+	// or one the report has no such row of one device for.
+	MeasuredScaling, PredictedScaling float64
 }
 
 // Error returns (Predicted − SamplesPerSec)/SamplesPerSec, NaN for an
@@ -145,6 +152,13 @@ type MeasuredReport struct {
 	MAE float64
 	// Rows counts the rows that ran.
 	Rows int
+	// ScalingRows counts the rows with a scaling efficiency
+	// (MeasuredRow.MeasuredScaling not NaN), and ScalingError is the mean
+	// of |PredictedScaling − MeasuredScaling| over them (NaN when none):
+	// the error of the predicted loss to the exchange, whatever the error
+	// of the compute that both rows share.
+	ScalingRows  int
+	ScalingError float64
 }
 
 // measuredPrecisions maps a log's precision to the simulator's compute
@@ -234,6 +248,53 @@ func placeMeasured(cfg *sim.Config, cat *hw.Catalog, d *hw.Device, ms *Measured)
 	return strings.Join(used, ", "), nil
 }
 
+// scaling sets the scaling efficiencies of the rows of several devices in
+// groups against the first row of one device that ran at the same batch
+// and accumulation in the group of one device of the same kind, model,
+// precision and variant.
+func scaling(groups map[measuredKey]*MeasuredGroup) {
+	type at struct {
+		g            measuredKey
+		batch, accum int
+	}
+	one := map[at]*MeasuredRow{}
+	for k, g := range groups {
+		if g.Devices != 1 {
+			continue
+		}
+		for i := range g.Rows {
+			r := &g.Rows[i]
+			a := at{k, r.Batch, max(r.Accumulation, 1)}
+			if _, ok := one[a]; !ok && !r.OOM {
+				one[a] = r
+			}
+		}
+	}
+	for k, g := range groups {
+		for i := range g.Rows {
+			r := &g.Rows[i]
+			r.MeasuredScaling, r.PredictedScaling = math.NaN(), math.NaN()
+			if g.Devices == 1 || r.OOM {
+				continue
+			}
+			k1 := k
+			k1.devices, k1.system = 1, ""
+			if o := one[at{k1, r.Batch, max(r.Accumulation, 1)}]; o != nil {
+				n := float64(g.Devices)
+				r.MeasuredScaling = r.SamplesPerSec / (n * o.SamplesPerSec)
+				r.PredictedScaling = r.Predicted / (n * o.Predicted)
+			}
+		}
+	}
+}
+
+// measuredKey names a MeasuredGroup.
+type measuredKey struct {
+	dev, model, prec, variant string
+	devices                   int
+	system                    string
+}
+
 // CompareMeasured predicts every measurement in ms from the catalogue
 // alone: devices of the measured kind, the model's roofline (no
 // calibration) and the simulator's memory model; a measurement of several
@@ -248,12 +309,7 @@ func placeMeasured(cfg *sim.Config, cat *hw.Catalog, d *hw.Device, ms *Measured)
 // system without the device or with too few of it, or a bad field is an
 // error that names the row's Source.
 func CompareMeasured(ms []Measured, cat *hw.Catalog, prof *model.Profiles, opt Options) (*MeasuredReport, error) {
-	type key struct {
-		dev, model, prec, variant string
-		devices                   int
-		system                    string
-	}
-	groups := map[key]*MeasuredGroup{}
+	groups := map[measuredKey]*MeasuredGroup{}
 	for i := range ms {
 		m := &ms[i]
 		where := cmp.Or(m.Source, fmt.Sprintf("measurement %d", i+1))
@@ -293,7 +349,7 @@ func CompareMeasured(ms []Measured, cat *hw.Catalog, prof *model.Profiles, opt O
 			sys, _ := cat.System(m.System)
 			system = sys.Name
 		}
-		k := key{d.Name, mdl.Name, m.Precision, m.Variant, devices, system}
+		k := measuredKey{d.Name, mdl.Name, m.Precision, m.Variant, devices, system}
 		g := groups[k]
 		if g == nil {
 			g = &MeasuredGroup{Device: d.Name, Model: mdl.Name, Precision: m.Precision, Variant: m.Variant, Devices: devices, System: system}
@@ -327,9 +383,10 @@ func CompareMeasured(ms []Measured, cat *hw.Catalog, prof *model.Profiles, opt O
 		}
 		g.Rows = append(g.Rows, row)
 	}
+	scaling(groups)
 	rep := &MeasuredReport{}
 	var sum float64
-	order := slices.SortedFunc(maps.Keys(groups), func(a, b key) int {
+	order := slices.SortedFunc(maps.Keys(groups), func(a, b measuredKey) int {
 		return cmp.Or(strings.Compare(a.dev, b.dev), strings.Compare(a.model, b.model), strings.Compare(a.prec, b.prec), strings.Compare(a.variant, b.variant),
 			cmp.Compare(a.devices, b.devices), strings.Compare(a.system, b.system))
 	})
@@ -356,9 +413,21 @@ func CompareMeasured(ms []Measured, cat *hw.Catalog, prof *model.Profiles, opt O
 		rep.Rows += n
 		rep.Groups = append(rep.Groups, *g)
 	}
-	rep.MAE = math.NaN()
+	rep.MAE, rep.ScalingError = math.NaN(), math.NaN()
 	if rep.Rows > 0 {
 		rep.MAE = sum / float64(rep.Rows)
+	}
+	var scaled float64
+	for _, g := range rep.Groups {
+		for _, r := range g.Rows {
+			if !math.IsNaN(r.MeasuredScaling) {
+				scaled += math.Abs(r.PredictedScaling - r.MeasuredScaling)
+				rep.ScalingRows++
+			}
+		}
+	}
+	if rep.ScalingRows > 0 {
+		rep.ScalingError = scaled / float64(rep.ScalingRows)
 	}
 	return rep, nil
 }

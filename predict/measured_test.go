@@ -3,6 +3,7 @@ package predict
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -260,12 +261,53 @@ func TestCompareMeasuredNodeClosedForm(t *testing.T) {
 		if got := g.Rows[0].Predicted; math.Abs(got-want) > 1e-9*want {
 			t.Errorf("%d devices: predicted %.6g samples/s, closed form %.6g", p, got, want)
 		}
+		// Scaling: measured p times the one device's, predicted by the
+		// closed form; the one device has none.
+		if r := g.Rows[0]; r.MeasuredScaling != 1 || math.Abs(r.PredictedScaling-step1/(step1+ring)) > 1e-9 {
+			t.Errorf("%d devices: scaling measured %v, predicted %v; want 1, %v", p, r.MeasuredScaling, r.PredictedScaling, step1/(step1+ring))
+		}
+		if r := rep.Groups[0].Rows[0]; !math.IsNaN(r.MeasuredScaling) || !math.IsNaN(r.PredictedScaling) {
+			t.Errorf("one device: scaling %v, %v; want NaN", r.MeasuredScaling, r.PredictedScaling)
+		}
+		if rep.ScalingRows != 1 || math.Abs(rep.ScalingError-(1-step1/(step1+ring))) > 1e-9 {
+			t.Errorf("%d devices: %d rows scaled, error %v; want 1, %v", p, rep.ScalingRows, rep.ScalingError, 1-step1/(step1+ring))
+		}
 		if g.Rows[0].Transport != "nccl" || rep.Groups[0].Rows[0].Transport != "" {
 			t.Errorf("%d devices: exchange %q (one device %q), want nccl (\"\")", p, g.Rows[0].Transport, rep.Groups[0].Rows[0].Transport)
 		}
 		if g.PredictedMax != rep.Groups[0].PredictedMax || g.Rows[0].Footprint != rep.Groups[0].Rows[0].Footprint {
 			t.Errorf("%d devices: largest batch %d, footprint %v; want one device's %d, %v", p, g.PredictedMax, g.Rows[0].Footprint, rep.Groups[0].PredictedMax, rep.Groups[0].Rows[0].Footprint)
 		}
+	}
+}
+
+// TestCompareMeasuredScalingMatch checks which row of one device a row of
+// several is scaled against: the same batch and accumulation, not another
+// batch, precision or an out-of-memory row.
+func TestCompareMeasuredScalingMatch(t *testing.T) {
+	cat, prof := defaults(t)
+	node := func(b, accum int, prec string) Measured {
+		return Measured{Device: "NVIDIA H200", Model: "resnet50", Precision: prec, Batch: b, Accumulation: accum, Devices: 8, System: "dgx-h200", SamplesPerSec: 7000}
+	}
+	rep, err := CompareMeasured([]Measured{
+		{Device: "NVIDIA H200", Model: "resnet50", Precision: "fp32", Batch: 64, SamplesPerSec: 1000},
+		{Device: "NVIDIA H200", Model: "resnet50", Precision: "fp32", Batch: 64, SamplesPerSec: 500}, // the first one counts
+		{Device: "NVIDIA H200", Model: "resnet50", Precision: "fp32", Batch: 128, OOM: true},
+		node(64, 1, "fp32"), node(64, 2, "fp32"), node(128, 1, "fp32"), node(64, 1, "tf32"),
+	}, cat, prof, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var scaled []string
+	for _, g := range rep.Groups {
+		for _, r := range g.Rows {
+			if !math.IsNaN(r.MeasuredScaling) {
+				scaled = append(scaled, fmt.Sprintf("%s b%d a%d %.3f", g.Precision, r.Batch, r.Accumulation, r.MeasuredScaling))
+			}
+		}
+	}
+	if want := []string{"fp32 b64 a1 0.875"}; !slices.Equal(scaled, want) {
+		t.Errorf("scaled rows %q, want %q", scaled, want)
 	}
 }
 

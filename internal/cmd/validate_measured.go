@@ -14,6 +14,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"scaleplan/fit"
+	"scaleplan/hw"
 	"scaleplan/internal/benchlog"
 	"scaleplan/internal/calib"
 	"scaleplan/internal/config"
@@ -60,7 +61,7 @@ func runValidateMeasured(c *cli.Context, maxErr float64) error {
 	if err != nil {
 		return err
 	}
-	in := measuredInput{System: c.String("system"), Precision: c.String("precision")}
+	in := measuredInput{System: c.String("system"), Precision: c.String("precision"), cat: cat}
 	if c.IsSet("system") {
 		if _, err := cat.System(in.System); err != nil {
 			return usagef("validate: --system: %v", err)
@@ -116,14 +117,34 @@ func runValidateMeasured(c *cli.Context, maxErr float64) error {
 // measuredInput says what validate --measured assumes where a log does
 // not say.
 type measuredInput struct {
-	System    string // --system: the system of measurements of several devices; "" leaves them out
+	System    string // --system: the system of measurements of several devices that name none; "" leaves them out
 	Precision string // --precision: the precision of records that give none
+
+	cat *hw.Catalog // where systems are looked up
+}
+
+// systemLabel is the label by which a record names the catalogue system it
+// ran on (a CSV's system column); it takes precedence over --system.
+const systemLabel = "system"
+
+// platformNodes reads the node count of an MLPerf platform, "NxNODE"
+// (1xGX2570M5, 8xDGX-A100); 0 when platform is not of that form.
+func platformNodes(platform string) int {
+	n, rest, ok := strings.Cut(platform, "x")
+	if !ok || rest == "" {
+		return 0
+	}
+	k, err := strconv.Atoi(n)
+	if err != nil || k < 1 {
+		return 0
+	}
+	return k
 }
 
 // Why validate --measured leaves a record out, the keys of read's counts.
 const (
 	leftSeveral = "of several devices: give --system, the system they ran on, to predict them on its nodes"
-	leftCount   = "of an unknown device count: a global batch alone, as MLPerf logs give"
+	leftCount   = "of an unknown device count: a global batch alone (an MLPerf log's platform, NxNODE, counts nodes: give --system, the system of those nodes)"
 	leftLayout  = "of a model-parallel layout (tensor, pipeline or context parallel): the prediction is of data parallelism"
 )
 
@@ -134,7 +155,9 @@ var leftReasons = []string{leftSeveral, leftCount, leftLayout}
 // read takes the measurement and out-of-memory records of a log read by
 // fit (any format it reads) and counts in left, by why, those it leaves
 // out: of several devices without a system, of no device count, of a
-// model-parallel layout. A sentence-pair sample of a model profiled per
+// model-parallel layout. A record's system is its systemLabel, else
+// in.System; an MLPerf platform of N nodes (a global batch alone) is N
+// of the system's nodes. A sentence-pair sample of a model profiled per
 // token pair counts as the header's config.seq_len token pairs; the
 // header's config.models_info.MODEL.optimizer (torchbench) names the
 // optimizer.
@@ -157,33 +180,44 @@ func (in measuredInput) read(lg *fit.Log, prof *model.Profiles, left map[string]
 		default:
 			continue
 		}
+		dev, workers, system := rec.Device, rec.Workers, cmp.Or(rec.Labels[systemLabel], in.System)
+		if workers == 0 && rec.Batch == 0 {
+			// A global batch alone: an MLPerf platform of N nodes of
+			// the system's, or no device count.
+			n := platformNodes(dev)
+			if n == 0 || system == "" {
+				left[leftCount]++
+				continue
+			}
+			_, node, d, err := in.cat.Resolve(system)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", where, err)
+			}
+			dev, workers = d.Name, n*node.Devices
+		}
 		switch {
-		case rec.Workers == 0 && rec.Batch == 0:
-			left[leftCount]++
-			continue
 		case !dataParallel(rec.Labels["layout"]):
 			left[leftLayout]++
 			continue
-		case rec.Workers > 1 && in.System == "":
+		case workers > 1 && system == "":
 			left[leftSeveral]++
 			continue
 		}
-		dev := rec.Device
 		if dev == "" && header.Machine != nil {
 			dev = header.Machine.DeviceName
 		}
 		m := predict.Measured{
 			Device: dev, Model: rec.Model, Precision: cmp.Or(rec.Precision, in.Precision), Batch: rec.Batch,
-			Devices: max(rec.Workers, 1), Accumulation: max(rec.Accumulate, 1),
+			Devices: max(workers, 1), Accumulation: max(rec.Accumulate, 1),
 			SamplesPerSec: rec.Throughput(), PeakMemory: units.Bytes(rec.PeakMemory),
 			OOM: rec.Kind == benchlog.KindOOM, Source: where,
 			Optimizer: headerOptimizer(header, rec.Model), Variant: calib.RunVariant(rec.Labels),
 		}
 		if m.Devices > 1 {
-			m.System = in.System
+			m.System = system
 		}
 		if m.Batch == 0 {
-			g, per := rec.EffectiveGlobalBatch(), m.Devices*m.Accumulation
+			g, per := max(rec.GlobalBatch, rec.EffectiveGlobalBatch()), m.Devices*m.Accumulation
 			if g%per != 0 {
 				return nil, fmt.Errorf("%s: global batch %d is not %d devices × %d micro-batches of a whole batch", where, g, m.Devices, m.Accumulation)
 			}
@@ -294,7 +328,7 @@ func writeMeasured(w io.Writer, format string, rep *predict.MeasuredReport, left
 	rowHeader := header("batch", "measured (samples/s)", "predicted (samples/s)", "error (%)", "peak memory", "memory model", "source")
 	if several {
 		title = "Measured against predicted from the catalogue alone (roofline, no calibration; several devices on the system's nodes, synthetic input)"
-		rowHeader = header("batch", "measured (samples/s)", "predicted (samples/s)", "error (%)", "exchange", "peak memory", "memory model", "source")
+		rowHeader = header("batch", "measured (samples/s)", "predicted (samples/s)", "error (%)", "exchange", "scaling measured (%)", "scaling predicted (%)", "peak memory", "memory model", "source")
 	}
 	rows := &table{Title: title, Header: rowHeader}
 	for i := range rep.Groups {
@@ -310,7 +344,7 @@ func writeMeasured(w io.Writer, format string, rep *predict.MeasuredReport, left
 			}
 			row := append(cells(g), strconv.Itoa(r.Batch), meas, pred, e)
 			if several {
-				row = append(row, dash(r.Transport))
+				row = append(row, dash(r.Transport), pctOrDash(r.MeasuredScaling), pctOrDash(r.PredictedScaling))
 			}
 			rows.Rows = append(rows.Rows, append(row, peak, r.Footprint.Decimal(), r.Source))
 		}
@@ -351,6 +385,9 @@ func writeMeasured(w io.Writer, format string, rep *predict.MeasuredReport, left
 		sum.Rows = append(sum.Rows, append(cells(&g), strconv.Itoa(len(g.Rows)), mae, last, strconv.Itoa(g.LargestRun), oom, pmax, agree))
 	}
 	lines := []string{fmt.Sprintf("mean absolute error of samples/s over %d measurements: %.1f%%", rep.Rows, 100*rep.MAE)}
+	if rep.ScalingRows > 0 {
+		lines = append(lines, fmt.Sprintf("scaling efficiency against one device at the same batch, over %d %s: predicted %.1f points from measured, mean absolute", rep.ScalingRows, plural(rep.ScalingRows, "measurement", "measurements"), 100*rep.ScalingError))
+	}
 	for _, why := range leftReasons {
 		if n := left[why]; n > 0 {
 			lines = append(lines, fmt.Sprintf("%d %s left out, %s", n, plural(n, "record", "records"), why))
@@ -458,4 +495,13 @@ func writeMeasuredCharts(c *cli.Context, dir string, rep *predict.MeasuredReport
 		return fmt.Errorf("validate: %w", err)
 	}
 	return nil
+}
+
+// pctOrDash prints a fraction as a percentage with one decimal, "-" for
+// NaN.
+func pctOrDash(f float64) string {
+	if math.IsNaN(f) {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f", 100*f)
 }

@@ -262,6 +262,16 @@ func TestValidateMeasuredSystem(t *testing.T) {
 		t.Fatalf("two nodes: exit %d: %s", code, stderr)
 	}
 	checkContains(t, "two nodes", stdout, "v100-sxm2-16gb,resnet50,fp32,16,dgx1,64,3400,", ",\"nccl, verbs\",", "v100-sxm2-16gb,resnet50,fp32,1,-,64,230,")
+	// An MLPerf log's platform, 1xGX2570M5, is one node of the system:
+	// eight V100s at 1664/8 = 208 each.
+	stdout, stderr, code = runCLI("validate", "--measured", "../../fit/testdata/mlperf_resnet.log", "--system", "zinrai-200h", "--precision", "amp-fp16")
+	if code != exitOK {
+		t.Fatalf("MLPerf: exit %d: %s", code, stderr)
+	}
+	checkContains(t, "MLPerf", stdout,
+		"v100-sxm2-32gb  resnet50  amp-fp16   8        zinrai-200h  208    10599                 14140                  +33.4      nccl",
+		"v100-sxm2-32gb  resnet50  amp-fp16   8        zinrai-200h  37       26.3",
+		"mean absolute error of samples/s over 37 measurements: 26.3%")
 	// One chart of the two device counts, as PNG and SVG.
 	charts := filepath.Join(dir, "charts")
 	if _, stderr, code := runCLI("validate", "--measured", two, "--system", "dgx1", "--plot", charts); code != exitOK {
@@ -269,11 +279,16 @@ func TestValidateMeasuredSystem(t *testing.T) {
 	}
 	checkChartDir(t, charts, 2)
 
+	badSystem := filepath.Join(dir, "bad-system.csv")
+	if err := os.WriteFile(badSystem, []byte("model,device,precision,devices,batch,samples_per_s,system\nresnet50,v100-sxm2-16gb,fp32,8,64,1700,dgx-9\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		args []string
 		code int
 		want string
 	}{
+		{[]string{"validate", "--measured", badSystem}, exitRuntime, `bad-system.csv:2: unknown system "dgx-9"`},
 		{[]string{"validate", "--measured", horovod, "--device", "GPU=v100-sxm2-16gb", "--precision", "fp32"}, exitRuntime,
 			"no measurement or out-of-memory record to compare (left out: 4 of several devices: give --system, the system they ran on, to predict them on its nodes)"},
 		{[]string{"validate", "--measured", horovod, "--device", "GPU=v100-sxm2-16gb", "--system", "dgx1"}, exitRuntime,
@@ -286,13 +301,43 @@ func TestValidateMeasuredSystem(t *testing.T) {
 		{[]string{"validate", "--precision", "fp32"}, exitUsage, "--precision applies to --measured logs"},
 		{[]string{"validate", "--measured", "../../fit/testdata/megatron_gpt_tp2.txt", "--system", "dgx-h100"}, exitRuntime,
 			"left out: 4 of a model-parallel layout (tensor, pipeline or context parallel)"},
+		{[]string{"validate", "--measured", "../../fit/testdata/mlperf_resnet.log"}, exitRuntime,
+			"left out: 37 of an unknown device count: a global batch alone (an MLPerf log's platform, NxNODE, counts nodes: give --system, the system of those nodes)"},
 		{[]string{"validate", "--measured", "../../fit/testdata/mlperf_resnet.log", "--system", "zinrai-200h"}, exitRuntime,
-			"left out: 37 of an unknown device count: a global batch alone, as MLPerf logs give"},
+			"mlperf_resnet.log:30: a measurement record needs model, precision and device"},
 	} {
 		_, stderr, code := runCLI(tc.args...)
 		if code != tc.code || !strings.Contains(stderr, tc.want) {
 			t.Errorf("%v: exit %d (want %d): %s\nwant %q", tc.args[1:], code, tc.code, stderr, tc.want)
 		}
+	}
+}
+
+// TestValidateMeasuredPublished runs validate --measured on the published
+// ResNet-50 throughputs of docs/measurements/published-resnet50.csv, each
+// row naming its system, and checks the figures docs/validation.md quotes.
+func TestValidateMeasuredPublished(t *testing.T) {
+	stdout, stderr, code := runCLI("validate", "--measured", "../../docs/measurements/published-resnet50.csv")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	checkContains(t, "validate", stdout,
+		"a100-sxm4-80gb  resnet50  amp-fp16   1        -            256    2180                  4431                   +103.3     -            -                     -",
+		"a100-sxm4-80gb  resnet50  amp-fp16   8        dgx-a100     256    16925                 35281                  +108.5     nccl         97.0                  99.5",
+		"a100-sxm4-80gb  resnet50  amp-fp16   8        dgx-a100     408    22482                 35401                  +57.5      nccl",
+		"h100-sxm5-80gb  resnet50  amp-fp16   8        dgx-h100     400    56078                 111461                 +98.8      nccl",
+		"h100-sxm5-80gb  resnet50  amp-fp16   64       dgx-h100     50     294860                498100                 +68.9      nccl, verbs",
+		"v100-sxm2-16gb  resnet50  amp-fp16   1        -            192    1376                  1774                   +28.9",
+		"v100-sxm2-16gb  resnet50  amp-fp16   8        dgx1         192    10723                 14130                  +31.8      nccl         97.4                  99.6",
+		"v100-sxm2-16gb  resnet50  amp-fp16   8        dgx1         208    11213                 14140                  +26.1",
+		"v100-sxm2-16gb  resnet50  amp-fp16   8        dgx1         208    11154                 14140                  +26.8",
+		"v100-sxm2-32gb  resnet50  amp-fp16   8        zinrai-200h  208    10933                 14140                  +29.3",
+		"mean absolute error of samples/s over 10 measurements: 58.0%",
+		"scaling efficiency against one device at the same batch, over 2 measurements: predicted 2.3 points from measured, mean absolute")
+	// A row's system label takes precedence over --system, which names the
+	// system of rows that name none.
+	if again, _, code := runCLI("validate", "--measured", "../../docs/measurements/published-resnet50.csv", "--system", "dgx-h200"); code != exitOK || again != stdout {
+		t.Errorf("--system dgx-h200 beside every row's own: exit %d, output changed:\n%s", code, again)
 	}
 }
 
