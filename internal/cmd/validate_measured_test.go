@@ -323,17 +323,25 @@ func TestValidateMeasuredPublished(t *testing.T) {
 	}
 	checkContains(t, "validate", stdout,
 		"a100-sxm4-80gb  resnet50  amp-fp16   1        -            256    2180                  4431                   +103.3     -            -                     -",
+		"a100-sxm4-80gb  resnet50  amp-fp16   2        dgx-a100     256    4332                  8845                   +104.2     nccl         99.4                  99.8",
+		"a100-sxm4-80gb  resnet50  amp-fp16   4        dgx-a100     256    8587                  17665                  +105.7     nccl         98.5                  99.7",
 		"a100-sxm4-80gb  resnet50  amp-fp16   8        dgx-a100     256    16925                 35281                  +108.5     nccl         97.0                  99.5",
-		"a100-sxm4-80gb  resnet50  amp-fp16   8        dgx-a100     408    22482                 35401                  +57.5      nccl",
+		"a100-sxm4-80gb  resnet50  amp-fp16   8        dgx-a100     408    22482                 35401                  +57.5      nccl         -                     -",
+		"a100-sxm4-80gb  resnet50  tf32       1        -            256    1022                  2221                   +117.3",
+		"a100-sxm4-80gb  resnet50  tf32       8        dgx-a100     256    8001                  17740                  +121.7     nccl         97.9                  99.9",
 		"h100-sxm5-80gb  resnet50  amp-fp16   8        dgx-h100     400    56078                 111461                 +98.8      nccl",
 		"h100-sxm5-80gb  resnet50  amp-fp16   64       dgx-h100     50     294860                498100                 +68.9      nccl, verbs",
 		"v100-sxm2-16gb  resnet50  amp-fp16   1        -            192    1376                  1774                   +28.9",
+		"v100-sxm2-16gb  resnet50  amp-fp16   2        dgx1         192    2768                  3540                   +27.9      nccl         100.6                 99.8",
+		"v100-sxm2-16gb  resnet50  amp-fp16   4        dgx1         192    5357                  7072                   +32.0      nccl         97.3                  99.7",
 		"v100-sxm2-16gb  resnet50  amp-fp16   8        dgx1         192    10723                 14130                  +31.8      nccl         97.4                  99.6",
 		"v100-sxm2-16gb  resnet50  amp-fp16   8        dgx1         208    11213                 14140                  +26.1",
 		"v100-sxm2-16gb  resnet50  amp-fp16   8        dgx1         208    11154                 14140                  +26.8",
+		"v100-sxm2-16gb  resnet50  fp32       1        -            96     384                   223.7                  -41.8",
+		"v100-sxm2-16gb  resnet50  fp32       8        dgx1         96     3005                  1788                   -40.5      nccl         97.8                  99.9",
 		"v100-sxm2-32gb  resnet50  amp-fp16   8        zinrai-200h  208    10933                 14140                  +29.3",
-		"mean absolute error of samples/s over 10 measurements: 58.0%",
-		"scaling efficiency against one device at the same batch, over 2 measurements: predicted 2.3 points from measured, mean absolute")
+		"mean absolute error of samples/s over 22 measurements: 67.8%",
+		"scaling efficiency against one device at the same batch, over 12 measurements: predicted 1.4 points from measured, mean absolute")
 	// A row's system label takes precedence over --system, which names the
 	// system of rows that name none.
 	if again, _, code := runCLI("validate", "--measured", "../../docs/measurements/published-resnet50.csv", "--system", "dgx-h200"); code != exitOK || again != stdout {
