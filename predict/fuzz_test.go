@@ -4,6 +4,8 @@ import (
 	"math"
 	"strings"
 	"testing"
+
+	"scaleplan/scenarios"
 )
 
 // FuzzReadCases reads arbitrary case files: no input may crash the
@@ -57,18 +59,27 @@ func FuzzParseBudget(f *testing.F) {
 }
 
 // FuzzCompareMeasured compares arbitrary measurements, of one device or
-// several on a system: no input may crash it, an accepted one has a positive finite prediction for every row that
+// several on a system, with the catalogue alone and with the published
+// calibrations: no input may crash either, an accepted one has a positive finite prediction for every row that
 // ran, and a group's largest batch is -1 (unbounded) or at least 0.
 func FuzzCompareMeasured(f *testing.F) {
 	cat, prof := defaults(f)
+	pub, err := scenarios.ReadCalibrationFiles([]string{scenarios.Published})
+	if err != nil {
+		f.Fatal(err)
+	}
 	f.Add("NVIDIA H200", "resnet50", "amp-fp16", 2048, 3087.7, 1.0, false, 1, "", 1)
 	f.Add("h200-sxm-141gb", "transformer-base", "fp32", 64, 725.5, 128.0, false, 0, "", 0)
 	f.Add("p100-sxm2", "resnet50", "fp32", 1<<40, 1.0, 1e9, true, 4, "tsubame3", 1)
 	f.Add("localhost", "mlp", "fp16", 0, -1.0, 0.0, false, 2, "localhost", 1)
 	f.Add("h200-sxm-141gb", "resnet50", "amp-bf16", 256, 24000.0, 1.0, false, 16, "dgx-h200", 4)
 	f.Fuzz(func(t *testing.T, dev, mdl, prec string, batch int, sps, scale float64, oom bool, devices int, system string, accum int) {
-		rep, err := CompareMeasured([]Measured{{Device: dev, Model: mdl, Precision: prec, Batch: batch, Devices: devices, System: system, Accumulation: accum,
-			SamplesPerSec: sps, SampleScale: scale, OOM: oom}}, cat, prof, Options{})
+		ms := []Measured{{Device: dev, Model: mdl, Precision: prec, Batch: batch, Devices: devices, System: system, Accumulation: accum,
+			SamplesPerSec: sps, SampleScale: scale, OOM: oom}}
+		if _, err := CompareCalibrated(ms, cat, prof, pub, Options{}); err != nil && err.Error() == "" {
+			t.Error("empty error, calibrated")
+		}
+		rep, err := CompareMeasured(ms, cat, prof, Options{})
 		if err != nil {
 			if err.Error() == "" {
 				t.Error("empty error")

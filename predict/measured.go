@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"path/filepath"
 	"slices"
 	"strings"
 
 	"scaleplan/hw"
+	"scaleplan/internal/calib"
 	"scaleplan/internal/config"
 	"scaleplan/internal/units"
 	"scaleplan/model"
@@ -84,6 +86,14 @@ type MeasuredRow struct {
 	// Transport names the transports the prediction's gradient exchange
 	// used on System ("nccl", "nccl, verbs"); "" for one device.
 	Transport string
+	// Calibration names the calibration file whose measured law the
+	// prediction computed by (CompareCalibrated), and the entry's source;
+	// "" for the roofline.
+	Calibration string
+	// Fitted marks a row that the calibration's law was fitted to, as far
+	// as the calibration says (calibratedBy): its prediction is not one,
+	// and the errors leave it out.
+	Fitted bool
 	// MeasuredScaling and PredictedScaling are the scaling efficiency of
 	// a row of several devices against one device: its samples/s over
 	// Devices times those of a row of one device of the same kind, model,
@@ -113,11 +123,12 @@ type MeasuredGroup struct {
 	System    string // the catalogue's key of Measured.System; "" for one device
 	Rows      []MeasuredRow
 
-	// MAE is the mean of |MeasuredRow.Error| over the rows that ran.
+	// MAE is the mean of |MeasuredRow.Error| over the rows that ran and
+	// were not fitted.
 	MAE float64
 	// LargestError is MeasuredRow.Error at LargestRun, where the device
 	// is busiest and the fixed costs of a step weigh least; NaN when no
-	// batch ran.
+	// batch ran or the row there was fitted.
 	LargestError float64
 	// LargestRun is the largest batch that ran; 0 when none did.
 	LargestRun int
@@ -148,10 +159,14 @@ func (g *MeasuredGroup) MemoryAgrees() bool {
 // MeasuredReport is CompareMeasured's result.
 type MeasuredReport struct {
 	Groups []MeasuredGroup // by device, model, precision, variant, then devices and system
-	// MAE is the mean of |MeasuredRow.Error| over every row that ran.
+	// MAE is the mean of |MeasuredRow.Error| over every row that ran and
+	// was not fitted.
 	MAE float64
-	// Rows counts the rows that ran.
+	// Rows counts the rows that ran and were not fitted: the predictions.
 	Rows int
+	// Fitted counts the rows that ran and that a calibration was fitted
+	// to (MeasuredRow.Fitted).
+	Fitted int
 	// ScalingRows counts the rows with a scaling efficiency
 	// (MeasuredRow.MeasuredScaling not NaN), and ScalingError is the mean
 	// of |PredictedScaling − MeasuredScaling| over them (NaN when none):
@@ -309,6 +324,85 @@ type measuredKey struct {
 // system without the device or with too few of it, or a bad field is an
 // error that names the row's Source.
 func CompareMeasured(ms []Measured, cat *hw.Catalog, prof *model.Profiles, opt Options) (*MeasuredReport, error) {
+	return compareMeasured(ms, cat, prof, nil, opt)
+}
+
+// CompareCalibrated is CompareMeasured with the compute of every
+// measurement whose model, device kind and precision a throughput entry of
+// cals measured taken from that entry's law (scenarios.PickEntry, as a
+// scenario takes it: per device v0 = V0/Devices, the roofline's update
+// carved out of t), and the roofline's for the rest. A row that the entry
+// was fitted to is marked Fitted and left out of the errors: one on the
+// entry's device count, at a global batch within the entry's batches where
+// it records them, from a log the entry's source names (a file that `fit
+// --out` wrote names its logs; the file's base name is compared), or from
+// any log for the published calibrations (scenarios.Published), whose
+// sources are figures, not files. An entry that did not bound v0 is an
+// error.
+func CompareCalibrated(ms []Measured, cat *hw.Catalog, prof *model.Profiles, cals []scenarios.CalibrationFile, opt Options) (*MeasuredReport, error) {
+	return compareMeasured(ms, cat, prof, cals, opt)
+}
+
+// calibrate replaces cfg's compute, that of one device of kind d training
+// mdl for m, by the law cals give it, if any, and says which and whether
+// m is a measurement the law was fitted to.
+func calibrate(cfg *sim.Config, cals []scenarios.CalibrationFile, prof *model.Profiles, mdl *model.Model, d *hw.Device, m *Measured) (source string, fitted bool, err error) {
+	if len(cals) == 0 {
+		return "", false, nil
+	}
+	prec, _, _, err := measuredPrecisions(m.Precision)
+	if err != nil {
+		return "", false, err
+	}
+	unit, err := prof.SampleUnit(mdl.Name)
+	if err != nil {
+		return "", false, err
+	}
+	e, from := scenarios.PickEntry(cals, mdl.Name, unit, d, string(prec))
+	if e == nil {
+		return "", false, nil
+	}
+	cal, _, err := scenarios.PickCalibration(cals, mdl.Name, unit, d, string(prec))
+	if err != nil {
+		return "", false, err
+	}
+	v0 := cal.V0 / float64(max(cal.Devices, 1))
+	u := min(cfg.Compute.Update, cal.T)
+	cfg.Compute = sim.Compute{PerSample: units.Seconds(1 / v0), Fixed: cal.T - u, Update: u}
+	return cal.Source, calibratedBy(e, cals[from].Path, m), nil
+}
+
+// calibratedBy reports whether entry e of the calibration file at path
+// was fitted to measurement m, as far as e says: m ran on e's device
+// count, at a global batch within e's batches where e records them, and
+// comes from a log e's source names, or from any log when path is
+// scenarios.Published (whose sources are figures, not files).
+func calibratedBy(e *calib.ThroughputEntry, path string, m *Measured) bool {
+	if max(m.Devices, 1) != e.Devices {
+		return false
+	}
+	if len(e.Batches) == 2 {
+		g := m.Batch * max(m.Devices, 1) * max(m.Accumulation, 1)
+		if g < e.Batches[0] || g > e.Batches[1] {
+			return false
+		}
+	}
+	if path == scenarios.Published {
+		return true
+	}
+	file := m.Source
+	if i := strings.LastIndexByte(file, ':'); i >= 0 && strings.Trim(file[i+1:], "0123456789") == "" {
+		file = file[:i]
+	}
+	for _, src := range strings.Split(e.Source, ",") {
+		if s := strings.TrimSpace(src); s != "" && filepath.Base(s) == filepath.Base(file) {
+			return true
+		}
+	}
+	return false
+}
+
+func compareMeasured(ms []Measured, cat *hw.Catalog, prof *model.Profiles, cals []scenarios.CalibrationFile, opt Options) (*MeasuredReport, error) {
 	groups := map[measuredKey]*MeasuredGroup{}
 	for i := range ms {
 		m := &ms[i]
@@ -338,6 +432,10 @@ func CompareMeasured(ms []Measured, cat *hw.Catalog, prof *model.Profiles, opt O
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", where, err)
 		}
+		calSource, fitted, err := calibrate(&cfg, cals, prof, mdl, d, m)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", where, err)
+		}
 		devices, system, transport := max(m.Devices, 1), "", ""
 		if devices > 1 {
 			if m.System == "" {
@@ -360,7 +458,7 @@ func CompareMeasured(ms []Measured, cat *hw.Catalog, prof *model.Profiles, opt O
 			}
 			groups[k] = g
 		}
-		row := MeasuredRow{Measured: *m, Transport: transport}
+		row := MeasuredRow{Measured: *m, Transport: transport, Calibration: calSource, Fitted: fitted && !m.OOM}
 		f, _ := cfg.PeakFootprint()
 		row.Footprint = f.Total()
 		if m.OOM {
@@ -397,6 +495,10 @@ func CompareMeasured(ms []Measured, cat *hw.Catalog, prof *model.Profiles, opt O
 		n := 0
 		g.LargestError = math.NaN()
 		for i := range g.Rows {
+			if g.Rows[i].Fitted {
+				rep.Fitted++
+				continue
+			}
 			if e := g.Rows[i].Error(); !math.IsNaN(e) {
 				gs += math.Abs(e)
 				n++

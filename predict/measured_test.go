@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"scaleplan/hw"
+	"scaleplan/internal/calib"
 	"scaleplan/model"
 	"scaleplan/scenarios"
 )
@@ -387,5 +388,91 @@ func TestCompareMeasuredSystemErrors(t *testing.T) {
 	one.Devices, one.System = 1, "dgx-h100"
 	if _, err := CompareMeasured([]Measured{one}, cat, prof, Options{}); err != nil {
 		t.Errorf("one device, system of another device: %v", err)
+	}
+}
+
+// TestCompareCalibrated checks measurements predicted by a fitted law: one
+// device computes b/(b/v0 + t) exactly (the roofline's update carved out
+// of t), eight add the exchange to it, and the rows the law was fitted to
+// (one device, a global batch within the fitted ones, from a log its
+// source names) are marked and left out of the errors.
+func TestCompareCalibrated(t *testing.T) {
+	cat, prof := defaults(t)
+	const v0, tt = 1100.0, 0.009
+	cals := []scenarios.CalibrationFile{{Path: "h200.yaml", Cal: &calib.Calibration{Throughput: []calib.ThroughputEntry{{
+		Model: "resnet50", Device: "NVIDIA H200", Devices: 1, Precision: "fp32", V0: v0, T: tt,
+		Batches: []int{32, 512}, Source: "logs/resnet50.jsonl, logs/other.jsonl",
+	}}}}}
+	row := func(b, devices int, source string) Measured {
+		return Measured{Device: "h200-sxm-141gb", Model: "resnet50", Precision: "fp32", Batch: b, Devices: devices,
+			System: "dgx-h200", SamplesPerSec: 1000 * float64(devices), Source: source}
+	}
+	ms := []Measured{
+		row(64, 1, "elsewhere/resnet50.jsonl:5"), // fitted: the source's base name, batch 64 within 32–512
+		row(16, 1, "logs/resnet50.jsonl:3"),      // below the fitted batches: a prediction
+		row(64, 1, "mine.jsonl:1"),               // another log: a prediction
+		row(64, 8, "logs/resnet50.jsonl:9"),      // eight devices: a prediction
+		{Device: "h200-sxm-141gb", Model: "resnet50", Precision: "tf32", Batch: 64, SamplesPerSec: 2000, Source: "logs/resnet50.jsonl:4"}, // no entry: the roofline
+	}
+	rep, err := CompareCalibrated(ms, cat, prof, cals, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	errSum, n := 0.0, 0
+	for _, g := range rep.Groups {
+		for _, r := range g.Rows {
+			got = append(got, fmt.Sprintf("%s b%d x%d fitted=%v calibrated=%v", g.Precision, r.Batch, g.Devices, r.Fitted, r.Calibration != ""))
+			if g.Devices == 1 && r.Calibration != "" {
+				want := float64(r.Batch) / (float64(r.Batch)/v0 + tt)
+				if math.Abs(r.Predicted-want) > 1e-9*want {
+					t.Errorf("batch %d: predicted %.6g samples/s, closed form %.6g", r.Batch, r.Predicted, want)
+				}
+			}
+			if g.Devices == 8 {
+				one := 8 * 64 / (64/v0 + tt)
+				if !(r.Predicted < one && r.Predicted > 0.9*one) {
+					t.Errorf("8 devices: predicted %.6g samples/s, want a little under 8 × one's %.6g", r.Predicted, one)
+				}
+			}
+			if !r.Fitted {
+				errSum += math.Abs(r.Error())
+				n++
+			}
+		}
+	}
+	want := []string{
+		"fp32 b16 x1 fitted=false calibrated=true", "fp32 b64 x1 fitted=true calibrated=true", "fp32 b64 x1 fitted=false calibrated=true",
+		"fp32 b64 x8 fitted=false calibrated=true", "tf32 b64 x1 fitted=false calibrated=false",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("rows\n%q\nwant\n%q", got, want)
+	}
+	if rep.Fitted != 1 || rep.Rows != 4 || math.Abs(rep.MAE-errSum/float64(n)) > 1e-15 {
+		t.Errorf("fitted %d, predictions %d, MAE %v; want 1, 4, %v", rep.Fitted, rep.Rows, rep.MAE, errSum/float64(n))
+	}
+	if c := rep.Groups[0].Rows[0].Calibration; !strings.HasPrefix(c, "h200.yaml (logs/resnet50.jsonl") {
+		t.Errorf("calibration %q, want the file and the entry's source", c)
+	}
+	// The published calibrations name figures, not files: every row on the
+	// entry's device count is taken to be the figure it was fitted to.
+	pub, err := scenarios.ReadCalibrationFiles([]string{scenarios.Published})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err = CompareCalibrated([]Measured{
+		{Device: "v100-sxm2-16gb", Model: "resnet50", Precision: "amp-fp16", Batch: 192, SamplesPerSec: 1376, Source: "any.csv:2"},
+		{Device: "v100-sxm2-16gb", Model: "resnet50", Precision: "amp-fp16", Batch: 192, Devices: 8, System: "dgx1", SamplesPerSec: 10723, Source: "any.csv:3"},
+	}, cat, prof, pub, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if one, node := rep.Groups[0].Rows[0], rep.Groups[1].Rows[0]; !one.Fitted || node.Fitted || math.Abs(one.Predicted-1376) > 1e-6 || rep.Rows != 1 {
+		t.Errorf("published: one GPU fitted %v at %v samples/s, the node fitted %v; %d predictions; want true at 1376, false, 1", one.Fitted, one.Predicted, node.Fitted, rep.Rows)
+	}
+	// An entry that did not bound v0 computes nothing.
+	cals[0].Cal.Throughput[0].V0Unbounded = true
+	if _, err := CompareCalibrated(ms[:1], cat, prof, cals, Options{}); err == nil || !strings.Contains(err.Error(), "elsewhere/resnet50.jsonl:5") || !strings.Contains(err.Error(), "did not bound v0") {
+		t.Errorf("unbounded v0: %v", err)
 	}
 }

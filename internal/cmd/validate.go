@@ -59,9 +59,13 @@ func validateCommand() *cli.Command {
 			"Face Trainer on a node or a cluster) are predicted on whole nodes of that system,\n" +
 			"with its links and its default transports, and synthetic input; without it they\n" +
 			"are left out. --precision names the precision where a log does not.\n" +
+			"With --calibration (a fit --out file, or published), a measurement whose model,\n" +
+			"device and precision the file measured is predicted by its law instead, and one\n" +
+			"the law was fitted to is marked and left out of the error.\n" +
 			"--max-error then bounds the mean absolute error of samples/s.\n\n" +
 			"   scaleplan validate --measured docs/measurements/h200-2026-11-26/resnet50.jsonl\n" +
-			"   scaleplan validate --measured horovod.log --device GPU=v100-sxm2-16gb --precision fp32 --system dgx1",
+			"   scaleplan validate --measured horovod.log --device GPU=v100-sxm2-16gb --precision fp32 --system dgx1\n" +
+			"   scaleplan validate --measured node.log --measured cluster.log --system mycluster --calibration calib.yaml",
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "cases", Usage: "validation case `FILE` (YAML; docs/validation.md); default the built-in cases"},
 			&cli.Float64Flag{Name: "max-error", Usage: "exit 1 if the mean absolute error exceeds `PCT` percent"},
@@ -69,6 +73,7 @@ func validateCommand() *cli.Command {
 			measuredFlag(),
 			measuredSystemFlag(),
 			measuredPrecisionFlag(),
+			measuredCalibrationFlag(),
 			deviceFlag(),
 			measuredPlotFlag(),
 			formatFlag(),
@@ -86,7 +91,7 @@ func runValidate(c *cli.Context) error {
 		return usagef("validate takes no argument, got %q; give a case file with --cases", c.Args().First())
 	}
 	measured := c.IsSet("measured")
-	for _, f := range []string{"system", "precision", "device", "plot"} {
+	for _, f := range []string{"system", "precision", "calibration", "device", "plot"} {
 		if c.IsSet(f) && !measured {
 			return usagef("validate: --%s applies to --measured logs; give it with --measured", f)
 		}

@@ -40,6 +40,11 @@ func measuredPrecisionFlag() cli.Flag {
 	return &cli.StringFlag{Name: "precision", Usage: "with --measured: the precision `P` of the measurements whose log does not say (Horovod, tf_cnn_benchmarks): " + strings.Join(measuredPrecisionNames(), ", ")}
 }
 
+// measuredCalibrationFlag is validate's --calibration.
+func measuredCalibrationFlag() cli.Flag {
+	return &cli.StringSliceFlag{Name: "calibration", Usage: "with --measured: calibration `FILE` written by `scaleplan fit --out`, or published: the measurements whose model, device and precision it measured are predicted by its law in place of the roofline, and those it was fitted to are marked and left out of the error; repeatable"}
+}
+
 // measuredPrecisionNames are the precisions a measurement may give: those
 // a calibration may, but fp64, which no profile's recipe trains at.
 func measuredPrecisionNames() []string {
@@ -96,9 +101,16 @@ func runValidateMeasured(c *cli.Context, maxErr float64) error {
 		}
 		return errors.New(msg)
 	}
-	rep, err := predict.CompareMeasured(ms, cat, prof, predict.Options{Steps: c.Int("steps")})
+	cals, err := scenarios.ReadCalibrationFiles(c.StringSlice("calibration"))
+	if err != nil {
+		return fmt.Errorf("validate: calibration: %w", err)
+	}
+	rep, err := predict.CompareCalibrated(ms, cat, prof, cals, predict.Options{Steps: c.Int("steps")})
 	if err != nil {
 		return fmt.Errorf("validate: %w", err)
+	}
+	if err := measuredCalibrationsUsed(cals, rep, ms); err != nil {
+		return err
 	}
 	if err := writeMeasured(c.App.Writer, c.String("format"), rep, left); err != nil {
 		return err
@@ -324,12 +336,34 @@ func writeMeasured(w io.Writer, format string, rep *predict.MeasuredReport, left
 	cells := func(g *predict.MeasuredGroup) []string {
 		return key(g.Device, g.Model, g.Precision, dash(g.Variant), strconv.Itoa(g.Devices), dash(g.System))
 	}
-	title := "Measured against predicted from the catalogue alone (one device, roofline, no calibration)"
-	rowHeader := header("batch", "measured (samples/s)", "predicted (samples/s)", "error (%)", "peak memory", "memory model", "source")
-	if several {
-		title = "Measured against predicted from the catalogue alone (roofline, no calibration; several devices on the system's nodes, synthetic input)"
-		rowHeader = header("batch", "measured (samples/s)", "predicted (samples/s)", "error (%)", "exchange", "scaling measured (%)", "scaling predicted (%)", "peak memory", "memory model", "source")
+	var sources []string // the calibrations' laws used, in order of first use
+	for _, g := range rep.Groups {
+		for _, r := range g.Rows {
+			if r.Calibration != "" && !slices.Contains(sources, r.Calibration) {
+				sources = append(sources, r.Calibration)
+			}
+		}
 	}
+	calibrated := len(sources) > 0
+	title := "Measured against predicted from the catalogue alone ("
+	compute := "roofline, no calibration"
+	if calibrated {
+		title = "Measured against predicted ("
+		compute = "compute by a calibration where one applies, else the roofline"
+	}
+	if several {
+		title += compute + "; several devices on the system's nodes, synthetic input)"
+	} else {
+		title += "one device, " + compute + ")"
+	}
+	rowHeader := header("batch", "measured (samples/s)", "predicted (samples/s)", "error (%)")
+	if calibrated {
+		rowHeader = append(rowHeader, "compute")
+	}
+	if several {
+		rowHeader = append(rowHeader, "exchange", "scaling measured (%)", "scaling predicted (%)")
+	}
+	rowHeader = append(rowHeader, "peak memory", "memory model", "source")
 	rows := &table{Title: title, Header: rowHeader}
 	for i := range rep.Groups {
 		g := &rep.Groups[i]
@@ -343,6 +377,16 @@ func writeMeasured(w io.Writer, format string, rep *predict.MeasuredReport, left
 				peak = r.PeakMemory.Decimal()
 			}
 			row := append(cells(g), strconv.Itoa(r.Batch), meas, pred, e)
+			if calibrated {
+				how := "roofline"
+				switch {
+				case r.Fitted:
+					how = "fitted (not a prediction)"
+				case r.Calibration != "":
+					how = "calibrated"
+				}
+				row = append(row, how)
+			}
 			if several {
 				row = append(row, dash(r.Transport), pctOrDash(r.MeasuredScaling), pctOrDash(r.PredictedScaling))
 			}
@@ -384,7 +428,32 @@ func writeMeasured(w io.Writer, format string, rep *predict.MeasuredReport, left
 		}
 		sum.Rows = append(sum.Rows, append(cells(&g), strconv.Itoa(len(g.Rows)), mae, last, strconv.Itoa(g.LargestRun), oom, pmax, agree))
 	}
-	lines := []string{fmt.Sprintf("mean absolute error of samples/s over %d measurements: %.1f%%", rep.Rows, 100*rep.MAE)}
+	var lines []string
+	switch {
+	case !calibrated:
+		lines = append(lines, fmt.Sprintf("mean absolute error of samples/s over %d measurements: %.1f%%", rep.Rows, 100*rep.MAE))
+	case rep.Rows == 0:
+		lines = append(lines, fmt.Sprintf("no prediction: the calibration was fitted to every measurement that ran (%d)", rep.Fitted))
+	default:
+		var sum float64
+		n := 0
+		for _, g := range rep.Groups {
+			for _, r := range g.Rows {
+				if e := r.Error(); r.Calibration != "" && !r.Fitted && !math.IsNaN(e) {
+					sum += math.Abs(e)
+					n++
+				}
+			}
+		}
+		l := fmt.Sprintf("mean absolute error of samples/s over %d %s: %.1f%%", rep.Rows, plural(rep.Rows, "prediction", "predictions"), 100*rep.MAE)
+		if n > 0 && n < rep.Rows {
+			l += fmt.Sprintf(", %.1f%% over the %d computed by a calibration", 100*sum/float64(n), n)
+		}
+		lines = append(lines, fmt.Sprintf("%s; %d %s the calibration was fitted to left out", l, rep.Fitted, plural(rep.Fitted, "measurement", "measurements")))
+	}
+	for _, src := range sources {
+		lines = append(lines, "calibrated by "+src)
+	}
 	if rep.ScalingRows > 0 {
 		lines = append(lines, fmt.Sprintf("scaling efficiency against one device at the same batch, over %d %s: predicted %.1f points from measured, mean absolute", rep.ScalingRows, plural(rep.ScalingRows, "measurement", "measurements"), 100*rep.ScalingError))
 	}
@@ -504,4 +573,38 @@ func pctOrDash(f float64) string {
 		return "-"
 	}
 	return fmt.Sprintf("%.1f", 100*f)
+}
+
+// measuredCalibrationsUsed returns an error naming each calibration file
+// whose law computed no measurement of rep, with what the measurements
+// needed and what the file has, as predict and plan refuse a calibration
+// that applies to nothing.
+func measuredCalibrationsUsed(cals []scenarios.CalibrationFile, rep *predict.MeasuredReport, ms []predict.Measured) error {
+	var unused []string
+	for _, f := range cals {
+		used := false
+		for _, g := range rep.Groups {
+			for _, r := range g.Rows {
+				used = used || r.Calibration == f.Path || strings.HasPrefix(r.Calibration, f.Path+" (")
+			}
+		}
+		if !used {
+			unused = append(unused, f.Path)
+		}
+	}
+	if len(unused) == 0 {
+		return nil
+	}
+	var need []string
+	for _, g := range rep.Groups {
+		if n := fmt.Sprintf("%s on %s, %s", g.Model, g.Device, g.Precision); !slices.Contains(need, n) {
+			need = append(need, n)
+		}
+	}
+	var errs []string
+	for _, p := range unused {
+		i := slices.IndexFunc(cals, func(f scenarios.CalibrationFile) bool { return f.Path == p })
+		errs = append(errs, fmt.Sprintf("validate: calibration %s: no throughput entry applies to a measurement (they need: %s; the file has: %s)", p, strings.Join(need, "; "), cals[i].Entries()))
+	}
+	return errors.New(strings.Join(errs, "\n"))
 }
