@@ -189,23 +189,18 @@ func TestMemoryAgrees(t *testing.T) {
 	}
 }
 
-func TestCompareMeasuredErrors(t *testing.T) {
-	cat, prof := defaults(t)
-	ok := Measured{Device: "NVIDIA H200", Model: "resnet50", Precision: "fp32", Batch: 8, SamplesPerSec: 100, Source: "x.jsonl:3"}
-	for _, tc := range []struct {
-		edit func(*Measured)
-		want []string
-	}{
-		{func(m *Measured) { m.Device = "NVIDIA B300" }, []string{"x.jsonl:3", `unknown device "NVIDIA B300"`, "h200-sxm-141gb"}},
-		{func(m *Measured) { m.Model = "resnet51" }, []string{"x.jsonl:3", "resnet51", "resnet50"}},
-		{func(m *Measured) { m.Precision = "int8" }, []string{"x.jsonl:3", `unknown precision "int8"`, "amp-bf16"}},
-		{func(m *Measured) { m.Batch = 0 }, []string{"x.jsonl:3", "batch 0"}},
-		{func(m *Measured) { m.SamplesPerSec = 0 }, []string{"x.jsonl:3", "samples/s 0"}},
-		{func(m *Measured) { m.SamplesPerSec = math.Inf(1) }, []string{"samples/s +Inf"}},
-		{func(m *Measured) { m.SampleScale = 0.5 }, []string{"sample scale 0.5"}},
-		{func(m *Measured) { m.SampleScale = math.NaN() }, []string{"sample scale NaN"}},
-		{func(m *Measured) { m.Device = "p100-sxm2"; m.Precision = "amp-bf16" }, []string{"x.jsonl:3", "no bf16 peak"}},
-	} {
+// refusal is a change to a measurement that CompareMeasured refuses, and
+// what its error must say.
+type refusal struct {
+	edit func(*Measured)
+	want []string
+}
+
+// checkRefusals checks that CompareMeasured refuses ok changed by each of
+// refusals with an error that says what the refusal wants.
+func checkRefusals(t *testing.T, cat *hw.Catalog, prof *model.Profiles, ok Measured, refusals []refusal) {
+	t.Helper()
+	for _, tc := range refusals {
 		m := ok
 		tc.edit(&m)
 		_, err := CompareMeasured([]Measured{m}, cat, prof, Options{})
@@ -219,6 +214,22 @@ func TestCompareMeasuredErrors(t *testing.T) {
 			}
 		}
 	}
+}
+
+func TestCompareMeasuredErrors(t *testing.T) {
+	cat, prof := defaults(t)
+	ok := Measured{Device: "NVIDIA H200", Model: "resnet50", Precision: "fp32", Batch: 8, SamplesPerSec: 100, Source: "x.jsonl:3"}
+	checkRefusals(t, cat, prof, ok, []refusal{
+		{func(m *Measured) { m.Device = "NVIDIA B300" }, []string{"x.jsonl:3", `unknown device "NVIDIA B300"`, "h200-sxm-141gb"}},
+		{func(m *Measured) { m.Model = "resnet51" }, []string{"x.jsonl:3", "resnet51", "resnet50"}},
+		{func(m *Measured) { m.Precision = "int8" }, []string{"x.jsonl:3", `unknown precision "int8"`, "amp-bf16"}},
+		{func(m *Measured) { m.Batch = 0 }, []string{"x.jsonl:3", "batch 0"}},
+		{func(m *Measured) { m.SamplesPerSec = 0 }, []string{"x.jsonl:3", "samples/s 0"}},
+		{func(m *Measured) { m.SamplesPerSec = math.Inf(1) }, []string{"samples/s +Inf"}},
+		{func(m *Measured) { m.SampleScale = 0.5 }, []string{"sample scale 0.5"}},
+		{func(m *Measured) { m.SampleScale = math.NaN() }, []string{"sample scale NaN"}},
+		{func(m *Measured) { m.Device = "p100-sxm2"; m.Precision = "amp-bf16" }, []string{"x.jsonl:3", "no bf16 peak"}},
+	})
 }
 
 // TestCompareMeasuredNodeClosedForm checks a measurement of 8 devices in
@@ -358,10 +369,7 @@ func TestCompareMeasuredSystemErrors(t *testing.T) {
 	if _, err := CompareMeasured([]Measured{ok}, cat, prof, Options{}); err != nil {
 		t.Fatalf("16 devices of dgx-h200: %v", err)
 	}
-	for _, tc := range []struct {
-		edit func(*Measured)
-		want []string
-	}{
+	checkRefusals(t, cat, prof, ok, []refusal{
 		{func(m *Measured) { m.System = "" }, []string{"x.jsonl:3", "16 devices: name the system"}},
 		{func(m *Measured) { m.System = "dgx-h300" }, []string{"x.jsonl:3", `"dgx-h300"`, "dgx-h200"}},
 		{func(m *Measured) { m.System = "dgx-h100" }, []string{"x.jsonl:3", "measured on h200-sxm-141gb, but system dgx-h100's nodes hold h100-sxm5-80gb"}},
@@ -369,20 +377,7 @@ func TestCompareMeasuredSystemErrors(t *testing.T) {
 		{func(m *Measured) { m.Devices = 1024 }, []string{"x.jsonl:3", "1024 devices need 128 nodes of 8; system dgx-h200 has 127"}},
 		{func(m *Measured) { m.Devices = -2 }, []string{"x.jsonl:3", "devices -2"}},
 		{func(m *Measured) { m.Accumulation = -1 }, []string{"x.jsonl:3", "accumulation -1"}},
-	} {
-		m := ok
-		tc.edit(&m)
-		_, err := CompareMeasured([]Measured{m}, cat, prof, Options{})
-		if err == nil {
-			t.Errorf("%+v: no error, want %q", m, tc.want)
-			continue
-		}
-		for _, w := range tc.want {
-			if !strings.Contains(err.Error(), w) {
-				t.Errorf("%+v: error %q, want %q in it", m, err, w)
-			}
-		}
-	}
+	})
 	// A system is not needed, nor looked at, for one device.
 	one := ok
 	one.Devices, one.System = 1, "dgx-h100"
