@@ -402,6 +402,8 @@ func calibratedBy(e *calib.ThroughputEntry, path string, m *Measured) bool {
 	return false
 }
 
+// compareMeasured is CompareMeasured with no calibrations, and
+// CompareCalibrated.
 func compareMeasured(ms []Measured, cat *hw.Catalog, prof *model.Profiles, cals []scenarios.CalibrationFile, opt Options) (*MeasuredReport, error) {
 	groups := map[measuredKey]*MeasuredGroup{}
 	for i := range ms {

@@ -109,7 +109,7 @@ func runValidateMeasured(c *cli.Context, maxErr float64) error {
 	if err != nil {
 		return fmt.Errorf("validate: %w", err)
 	}
-	if err := measuredCalibrationsUsed(cals, rep, ms); err != nil {
+	if err := measuredCalibrationsUsed(cals, rep); err != nil {
 		return err
 	}
 	if err := writeMeasured(c.App.Writer, c.String("format"), rep, left); err != nil {
@@ -312,8 +312,10 @@ func headerOptimizer(header benchlog.Record, name string) model.Optimizer {
 }
 
 // writeMeasured prints every measurement against its prediction, then one
-// line per device, model, precision and variant with the memory limit. The
-// variant column is there when a group has one.
+// line per device, model, precision, variant and device count with the
+// memory limit, then the summary. The variant column is there when a group
+// has one, the devices and system columns when a group has several
+// devices, and the compute column when a calibration computed a row.
 func writeMeasured(w io.Writer, format string, rep *predict.MeasuredReport, left map[string]int) error {
 	variants := slices.ContainsFunc(rep.Groups, func(g predict.MeasuredGroup) bool { return g.Variant != "" })
 	several := slices.ContainsFunc(rep.Groups, func(g predict.MeasuredGroup) bool { return g.Devices > 1 })
@@ -435,19 +437,19 @@ func writeMeasured(w io.Writer, format string, rep *predict.MeasuredReport, left
 	case rep.Rows == 0:
 		lines = append(lines, fmt.Sprintf("no prediction: the calibration was fitted to every measurement that ran (%d)", rep.Fitted))
 	default:
-		var sum float64
+		var errSum float64
 		n := 0
 		for _, g := range rep.Groups {
 			for _, r := range g.Rows {
 				if e := r.Error(); r.Calibration != "" && !r.Fitted && !math.IsNaN(e) {
-					sum += math.Abs(e)
+					errSum += math.Abs(e)
 					n++
 				}
 			}
 		}
 		l := fmt.Sprintf("mean absolute error of samples/s over %d %s: %.1f%%", rep.Rows, plural(rep.Rows, "prediction", "predictions"), 100*rep.MAE)
 		if n > 0 && n < rep.Rows {
-			l += fmt.Sprintf(", %.1f%% over the %d computed by a calibration", 100*sum/float64(n), n)
+			l += fmt.Sprintf(", %.1f%% over the %d computed by a calibration", 100*errSum/float64(n), n)
 		}
 		lines = append(lines, fmt.Sprintf("%s; %d %s the calibration was fitted to left out", l, rep.Fitted, plural(rep.Fitted, "measurement", "measurements")))
 	}
@@ -511,6 +513,12 @@ func writeMeasuredCharts(c *cli.Context, dir string, rep *predict.MeasuredReport
 		charts = append(charts, ch)
 		return nil
 	}
+	label := "predicted from the catalogue (no calibration)"
+	if slices.ContainsFunc(rep.Groups, func(g predict.MeasuredGroup) bool {
+		return slices.ContainsFunc(g.Rows, func(r predict.MeasuredRow) bool { return r.Calibration != "" })
+	}) {
+		label = "predicted (by the calibration where one applies)"
+	}
 	for _, g := range rep.Groups {
 		s := strings.TrimSpace(fmt.Sprintf("%s %s %s %s", g.Model, g.Device, g.Precision, g.Variant))
 		if s != subject {
@@ -518,7 +526,7 @@ func writeMeasuredCharts(c *cli.Context, dir string, rep *predict.MeasuredReport
 				return err
 			}
 			subject = s
-			data = &plots.ThroughputData{Subject: s, PredictedLabel: "predicted from the catalogue (no calibration)"}
+			data = &plots.ThroughputData{Subject: s, PredictedLabel: label}
 		}
 		tg := plots.ThroughputGroup{Name: "1 device"}
 		if g.Devices > 1 {
@@ -579,32 +587,25 @@ func pctOrDash(f float64) string {
 // whose law computed no measurement of rep, with what the measurements
 // needed and what the file has, as predict and plan refuse a calibration
 // that applies to nothing.
-func measuredCalibrationsUsed(cals []scenarios.CalibrationFile, rep *predict.MeasuredReport, ms []predict.Measured) error {
-	var unused []string
-	for _, f := range cals {
-		used := false
-		for _, g := range rep.Groups {
-			for _, r := range g.Rows {
-				used = used || r.Calibration == f.Path || strings.HasPrefix(r.Calibration, f.Path+" (")
-			}
-		}
-		if !used {
-			unused = append(unused, f.Path)
-		}
-	}
-	if len(unused) == 0 {
-		return nil
-	}
-	var need []string
+func measuredCalibrationsUsed(cals []scenarios.CalibrationFile, rep *predict.MeasuredReport) error {
+	var need, errs []string
 	for _, g := range rep.Groups {
 		if n := fmt.Sprintf("%s on %s, %s", g.Model, g.Device, g.Precision); !slices.Contains(need, n) {
 			need = append(need, n)
 		}
 	}
-	var errs []string
-	for _, p := range unused {
-		i := slices.IndexFunc(cals, func(f scenarios.CalibrationFile) bool { return f.Path == p })
-		errs = append(errs, fmt.Sprintf("validate: calibration %s: no throughput entry applies to a measurement (they need: %s; the file has: %s)", p, strings.Join(need, "; "), cals[i].Entries()))
+	for _, f := range cals {
+		used := slices.ContainsFunc(rep.Groups, func(g predict.MeasuredGroup) bool {
+			return slices.ContainsFunc(g.Rows, func(r predict.MeasuredRow) bool {
+				return r.Calibration == f.Path || strings.HasPrefix(r.Calibration, f.Path+" (")
+			})
+		})
+		if !used {
+			errs = append(errs, fmt.Sprintf("validate: calibration %s: no throughput entry applies to a measurement (they need: %s; the file has: %s)", f.Path, strings.Join(need, "; "), f.Entries()))
+		}
+	}
+	if len(errs) == 0 {
+		return nil
 	}
 	return errors.New(strings.Join(errs, "\n"))
 }
