@@ -154,7 +154,7 @@ func ExampleCompareMeasured_system() {
 	for _, g := range rep.Groups[1:] {
 		r := g.Rows[0]
 		fmt.Printf("%d GPUs of %s over %s: %.0f samples/s predicted, efficiency %.1f%%\n",
-			g.Devices, g.System, r.Transport, r.Predicted, 100*r.Predicted/(float64(g.Devices)*one))
+			g.Devices, g.System, r.Exchange, r.Predicted, 100*r.Predicted/(float64(g.Devices)*one))
 	}
 	// Output:
 	// 1 GPU: 953 samples/s predicted, 837 measured (+13.8%)

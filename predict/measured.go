@@ -40,10 +40,14 @@ type Measured struct {
 	// each a data-parallel replica. Default 1.
 	Devices int
 	// System is the catalogue's system the devices were in: it gives the
-	// node's links between them and the fabric between its nodes, under
-	// the transports a scenario on it takes by default. Required when
-	// Devices is more than 1; not used otherwise.
+	// node's links between them and the fabric between its nodes. Required
+	// when Devices is more than 1; not used otherwise.
 	System string
+	// Transport and IntraTransport are the transports of System that
+	// carried the gradients between nodes and inside a node, as a
+	// scenario's parallelism.transport and intra_transport name them.
+	// Default "": those a scenario on the system takes by default.
+	Transport, IntraTransport string
 	// Accumulation is the number of micro-batches of Batch per optimizer
 	// step (gradient accumulation). Default 1.
 	Accumulation int
@@ -83,9 +87,9 @@ type MeasuredRow struct {
 	// Footprint is the memory the simulator gives one device at the batch
 	// (sim.Config.PeakFootprint).
 	Footprint units.Bytes
-	// Transport names the transports the prediction's gradient exchange
+	// Exchange names the transports the prediction's gradient exchange
 	// used on System ("nccl", "nccl, verbs"); "" for one device.
-	Transport string
+	Exchange string
 	// Calibration names the calibration file whose measured law the
 	// prediction computed by (CompareCalibrated), and the entry's source;
 	// "" for the roofline.
@@ -226,8 +230,8 @@ func measuredConfig(m *model.Model, d *hw.Device, ms *Measured, b int) (sim.Conf
 
 // placeMeasured spreads cfg, one device of kind d, over the ms.Devices
 // devices of system ms.System: whole nodes of it (part of one when fewer),
-// with the node's links and the fabric under the transports a scenario on
-// the system takes by default (scenarios.Network). It returns the
+// with the node's links and the fabric under ms's transports, by default
+// those a scenario on the system takes (scenarios.Network). It returns the
 // transports used.
 func placeMeasured(cfg *sim.Config, cat *hw.Catalog, d *hw.Device, ms *Measured) (string, error) {
 	sys, node, dev, err := cat.Resolve(ms.System)
@@ -249,9 +253,9 @@ func placeMeasured(cfg *sim.Config, cat *hw.Catalog, d *hw.Device, ms *Measured)
 		BatchPerDevice: cfg.MicroBatch, GlobalBatch: cfg.MicroBatch * n * cfg.Accumulation}
 	cfg.Name = fmt.Sprintf("%s on %d devices of %s at %s, batch %d", ms.Model, n, sys.Name, ms.Precision, ms.Batch)
 	cfg.Nodes, cfg.DevicesPerNode = p.Nodes, p.DevicesPerNode
-	inter, intra, err := scenarios.Network(cat, sys.Name, "", "", cfg, p)
+	inter, intra, err := scenarios.Network(cat, sys.Name, ms.Transport, ms.IntraTransport, cfg, p)
 	if err != nil {
-		return "", fmt.Errorf("system %s: %w", sys.Name, err)
+		return "", err // it names the system
 	}
 	var used []string
 	if per > 1 {
@@ -313,8 +317,9 @@ type measuredKey struct {
 // CompareMeasured predicts every measurement in ms from the catalogue
 // alone: devices of the measured kind, the model's roofline (no
 // calibration) and the simulator's memory model; a measurement of several
-// devices adds its system's network (placed as scenarios.Network does, a
-// ring all-reduce in DefaultBucket buckets overlapping backward). Input is
+// devices adds its system's network (placed as scenarios.Network does,
+// under the measurement's transports or the system's defaults; a ring
+// all-reduce in DefaultBucket buckets overlapping backward). Input is
 // synthetic: the prediction is of the devices and their gradient
 // exchange, not of a data pipeline. Each row's prediction is the
 // simulated samples/s at the measured batch and device count, converted
@@ -460,7 +465,7 @@ func compareMeasured(ms []Measured, cat *hw.Catalog, prof *model.Profiles, cals 
 			}
 			groups[k] = g
 		}
-		row := MeasuredRow{Measured: *m, Transport: transport, Calibration: calSource, Fitted: fitted && !m.OOM}
+		row := MeasuredRow{Measured: *m, Exchange: transport, Calibration: calSource, Fitted: fitted && !m.OOM}
 		f, _ := cfg.PeakFootprint()
 		row.Footprint = f.Total()
 		if m.OOM {

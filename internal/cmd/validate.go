@@ -57,8 +57,9 @@ func validateCommand() *cli.Command {
 			"out-of-memory against the memory model's largest batch (docs/validation.md).\n" +
 			"With --system, measurements of several devices (Horovod, torchvision, the Hugging\n" +
 			"Face Trainer on a node or a cluster) are predicted on whole nodes of that system,\n" +
-			"with its links and its default transports, and synthetic input; without it they\n" +
-			"are left out. --precision names the precision where a log does not.\n" +
+			"with its links and its default transports (--transport, --intra-transport name\n" +
+			"others), and synthetic input; without it they are left out. --precision names the\n" +
+			"precision where a log does not.\n" +
 			"With --calibration (a fit --out file, or published), a measurement whose model,\n" +
 			"device and precision the file measured is predicted by its law instead, and one\n" +
 			"the law was fitted to is marked and left out of the error.\n" +
@@ -77,7 +78,7 @@ func validateCommand() *cli.Command {
 			deviceFlag(),
 			measuredPlotFlag(),
 			formatFlag(),
-		}, validateEngineFlags()...),
+		}, append(measuredTransportFlags(), validateEngineFlags()...)...),
 		Action: runValidate,
 	}
 }
@@ -91,7 +92,7 @@ func runValidate(c *cli.Context) error {
 		return usagef("validate takes no argument, got %q; give a case file with --cases", c.Args().First())
 	}
 	measured := c.IsSet("measured")
-	for _, f := range []string{"system", "precision", "calibration", "device", "plot"} {
+	for _, f := range []string{"system", "precision", "calibration", "transport", "intra-transport", "device", "plot"} {
 		if c.IsSet(f) && !measured {
 			return usagef("validate: --%s applies to --measured logs; give it with --measured", f)
 		}

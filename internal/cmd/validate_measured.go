@@ -35,6 +35,14 @@ func measuredSystemFlag() cli.Flag {
 	return &cli.StringFlag{Name: "system", Usage: "with --measured: the catalogue system `NAME` the logs' measurements of several devices ran on (whole nodes of it, its default transports); without it they are left out"}
 }
 
+// measuredTransportFlags are validate's --transport and --intra-transport.
+func measuredTransportFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "transport", Usage: "with --measured and a system: the system's transport `NAME` that carried the gradients between nodes (verbs, ipoib, tcp, grpc, ...); default the one a scenario takes (verbs where the system has it)"},
+		&cli.StringFlag{Name: "intra-transport", Usage: "with --measured and a system: the system's transport `NAME` that carried the gradients inside a node (nccl, shm, ...); default the one a scenario takes (nccl where the system has it)"},
+	}
+}
+
 // measuredPrecisionFlag is validate's --precision.
 func measuredPrecisionFlag() cli.Flag {
 	return &cli.StringFlag{Name: "precision", Usage: "with --measured: the precision `P` of the measurements whose log does not say (Horovod, tf_cnn_benchmarks): " + strings.Join(measuredPrecisionNames(), ", ")}
@@ -66,7 +74,8 @@ func runValidateMeasured(c *cli.Context, maxErr float64) error {
 	if err != nil {
 		return err
 	}
-	in := measuredInput{System: c.String("system"), Precision: c.String("precision"), cat: cat}
+	in := measuredInput{System: c.String("system"), Precision: c.String("precision"),
+		Transport: c.String("transport"), IntraTransport: c.String("intra-transport"), cat: cat}
 	if c.IsSet("system") {
 		if _, err := cat.System(in.System); err != nil {
 			return usagef("validate: --system: %v", err)
@@ -131,6 +140,11 @@ func runValidateMeasured(c *cli.Context, maxErr float64) error {
 type measuredInput struct {
 	System    string // --system: the system of measurements of several devices that name none; "" leaves them out
 	Precision string // --precision: the precision of records that give none
+
+	// Transport and IntraTransport (--transport, --intra-transport) carried
+	// the gradients of the measurements of several devices; "" for the
+	// system's defaults.
+	Transport, IntraTransport string
 
 	cat *hw.Catalog // where systems are looked up
 }
@@ -226,7 +240,7 @@ func (in measuredInput) read(lg *fit.Log, prof *model.Profiles, left map[string]
 			Optimizer: headerOptimizer(header, rec.Model), Variant: calib.RunVariant(rec.Labels),
 		}
 		if m.Devices > 1 {
-			m.System = system
+			m.System, m.Transport, m.IntraTransport = system, in.Transport, in.IntraTransport
 		}
 		if m.Batch == 0 {
 			g, per := max(rec.GlobalBatch, rec.EffectiveGlobalBatch()), m.Devices*m.Accumulation
@@ -390,7 +404,7 @@ func writeMeasured(w io.Writer, format string, rep *predict.MeasuredReport, left
 				row = append(row, how)
 			}
 			if several {
-				row = append(row, dash(r.Transport), pctOrDash(r.MeasuredScaling), pctOrDash(r.PredictedScaling))
+				row = append(row, dash(r.Exchange), pctOrDash(r.MeasuredScaling), pctOrDash(r.PredictedScaling))
 			}
 			rows.Rows = append(rows.Rows, append(row, peak, r.Footprint.Decimal(), r.Source))
 		}

@@ -272,6 +272,12 @@ func TestValidateMeasuredSystem(t *testing.T) {
 		"v100-sxm2-32gb  resnet50  amp-fp16   8        zinrai-200h  208    10599                 14140                  +33.4      nccl",
 		"v100-sxm2-32gb  resnet50  amp-fp16   8        zinrai-200h  37       26.3",
 		"mean absolute error of samples/s over 37 measurements: 26.3%")
+	// --transport names the transport between the nodes.
+	stdout, stderr, code = runCLI("validate", "--measured", two, "--system", "dgx1", "--transport", "ipoib", "--format", "csv")
+	if code != exitOK {
+		t.Fatalf("--transport ipoib: exit %d: %s", code, stderr)
+	}
+	checkContains(t, "--transport ipoib", stdout, ",\"nccl, ipoib\",")
 	// One chart of the two device counts, as PNG and SVG.
 	charts := filepath.Join(dir, "charts")
 	if _, stderr, code := runCLI("validate", "--measured", two, "--system", "dgx1", "--plot", charts); code != exitOK {
@@ -298,6 +304,9 @@ func TestValidateMeasuredSystem(t *testing.T) {
 		{[]string{"validate", "--measured", horovod, "--system", "dgx2"}, exitUsage, `validate: --system: unknown system "dgx2"`},
 		{[]string{"validate", "--measured", horovod, "--precision", "fp8"}, exitUsage, `validate: --precision: unknown precision "fp8"`},
 		{[]string{"validate", "--system", "dgx1"}, exitUsage, "--system applies to --measured logs"},
+		{[]string{"validate", "--transport", "ipoib"}, exitUsage, "--transport applies to --measured logs"},
+		{[]string{"validate", "--measured", horovod, "--device", "GPU=v100-sxm2-16gb", "--precision", "fp32", "--system", "dgx1", "--intra-transport", "shm"}, exitRuntime,
+			`horovod_resnet50.txt:17: system "dgx1": unknown transport "shm" (valid: grpc, ipoib, nccl, verbs)`},
 		{[]string{"validate", "--precision", "fp32"}, exitUsage, "--precision applies to --measured logs"},
 		{[]string{"validate", "--measured", "../../fit/testdata/megatron_gpt_tp2.txt", "--system", "dgx-h100"}, exitRuntime,
 			"left out: 4 of a model-parallel layout (tensor, pipeline or context parallel)"},
