@@ -48,7 +48,7 @@ func BenchmarkFit(b *testing.B) {
 
 // BenchmarkRead reads the sample logs of every format.
 func BenchmarkRead(b *testing.B) {
-	for _, f := range []string{"bench_resnet50.jsonl", "mlperf_resnet.log", "horovod_resnet50.txt", "tf_cnn_resnet50.txt", "seed003.csv", "torchvision_resnet18_cpu.txt", "hf_trainer_vit_ddp.txt", "megatron_gpt_tp2.txt", "deepspeed_bert_zero2.txt"} {
+	for _, f := range []string{"bench_resnet50.jsonl", "mlperf_resnet.log", "horovod_resnet50.txt", "tf_cnn_resnet50.txt", "seed003.csv", "torchvision_resnet18_cpu.txt", "hf_trainer_vit_ddp.txt", "megatron_gpt_tp2.txt", "deepspeed_bert_zero2.txt", "lightning_ddp_metrics.csv"} {
 		b.Run(f, func(b *testing.B) {
 			for b.Loop() {
 				if _, err := ReadFile("testdata/" + f); err != nil {
@@ -123,6 +123,31 @@ func BenchmarkReadMegatron100k(b *testing.B) {
 		lg, err := Read(bytes.NewReader(data), "train.log")
 		if err != nil || len(lg.Records) != 1 || lg.Records[0].Steps != 99999 {
 			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkReadLightning100k reads a Lightning metrics.csv of a training of
+// 100,000 batches on eight devices with the ThroughputMonitor logging at
+// every batch (log_every_n_steps=1), a row of the model's loss after each.
+func BenchmarkReadLightning100k(b *testing.B) {
+	var log bytes.Buffer
+	log.WriteString("train/time,train/batches,train/samples,epoch,step,train_loss,train/device/batches_per_sec,train/device/samples_per_sec,train/batches_per_sec,train/samples_per_sec\n")
+	for i := 1; i <= 100000; i++ {
+		t := 0.05 * float64(i)
+		if i < 100 {
+			fmt.Fprintf(&log, "%.4f,%d,%d,0,%d,,,,,\n", t, i, 64*i, i-1)
+		} else {
+			fmt.Fprintf(&log, "%.4f,%d,%d,0,%d,,20,1280,160,10240\n", t, i, 64*i, i-1)
+		}
+		fmt.Fprintf(&log, ",,,0,%d,2.345678,,,,\n", i-1)
+	}
+	data := log.Bytes()
+	b.SetBytes(int64(len(data)))
+	for b.Loop() {
+		lg, err := Read(bytes.NewReader(data), "metrics.csv")
+		if err != nil || len(lg.Records) != 1 || lg.Records[0].Steps != 99900 || lg.Records[0].Workers != 8 {
+			b.Fatal(err, lg.Records)
 		}
 	}
 }

@@ -152,3 +152,8 @@ func FuzzReadDeepSpeed(f *testing.F) {
 		"[2026-11-26 06:00:01,000] [INFO] [logging.py:96:log_dist] [Rank 0] step=10, skipped=0, lr=[0.0001], mom=[(0.9, 0.999)]\n"+
 		"[2026-11-26 06:00:01,000] [INFO] [timer.py:264:stop] epoch=0/micro_step=10/global_step=10, RunningAvgSamplesPerSec=100.0, CurrSamplesPerSec=101.0, MemAllocated=1.0GB, MaxMemAllocated=2.0GB\n")
 }
+
+func FuzzReadLightning(f *testing.F) {
+	fuzzFormat(f, Lightning, "train/time,train/batches,train/samples,epoch,step,train/device/samples_per_sec,train/samples_per_sec,loss\n"+
+		"5,100,3200,0,99,640,1280,\n,,,0,99,,,2.5\n10,200,6400,0,199,640,1280,\n1,10,320,0,9,,,\n")
+}

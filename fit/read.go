@@ -50,13 +50,16 @@ const (
 	// its configuration and its ThroughputTimer's "RunningAvgSamplesPerSec"
 	// lines.
 	DeepSpeed Format = "deepspeed"
+	// Lightning is a PyTorch Lightning metrics.csv (its CSVLogger) with
+	// the columns of its ThroughputMonitor callback.
+	Lightning Format = "lightning"
 	// CSV is comma-, semicolon- or tab-separated values under a header that
 	// names the columns.
 	CSV Format = "csv"
 )
 
 // Formats lists the formats in the order Detect tries them.
-var Formats = []Format{Benchlog, MLPerf, MLPerfV06, TFCNN, Horovod, Torchvision, HFTrainer, Megatron, DeepSpeed, CSV}
+var Formats = []Format{Benchlog, MLPerf, MLPerfV06, TFCNN, Horovod, Torchvision, HFTrainer, Megatron, DeepSpeed, Lightning, CSV}
 
 // Describe returns a short description of the format for messages.
 func (f Format) Describe() string {
@@ -79,6 +82,8 @@ func (f Format) Describe() string {
 		return "Megatron-LM training output"
 	case DeepSpeed:
 		return "DeepSpeed engine output"
+	case Lightning:
+		return "PyTorch Lightning metrics.csv (CSVLogger, ThroughputMonitor)"
 	case CSV:
 		return "CSV with a header"
 	}
@@ -106,6 +111,8 @@ func (f Format) expect() string {
 		return `"iteration N/M | ... | elapsed time per iteration (ms): T | ... | global batch size: B |" lines, after Megatron's arguments and "using world size" line`
 	case DeepSpeed:
 		return `"DeepSpeedEngine configuration:" with train_batch_size and world_size, then "RunningAvgSamplesPerSec=X" lines`
+	case Lightning:
+		return "a header with " + plTime + ", " + plBatches + ", " + plSamples + " and " + plDeviceRate + " (the ThroughputMonitor callback), then the logger's rows"
 	case CSV:
 		return "a header naming a batch column (batch, global_batch) and samples_per_s, step_time or steps_to_target, then rows"
 	}
@@ -327,6 +334,8 @@ func parse(data []byte, name string, f Format) (*Log, error) {
 		readMegatron(data, lg)
 	case DeepSpeed:
 		readDeepSpeed(data, lg)
+	case Lightning:
+		readLightning(data, lg)
 	case CSV:
 		if err := readCSV(data, lg); err != nil {
 			return nil, fmt.Errorf("%s: %w", name, err)
@@ -392,6 +401,9 @@ func formatNames() string {
 //   - Megatron if a line is Megatron's "iteration N/M | ... | elapsed
 //     time per iteration (ms): T" line;
 //   - DeepSpeed if a line holds DeepSpeed's "RunningAvgSamplesPerSec=";
+//   - Lightning if the first non-blank line that is not a # comment is
+//     a header with the ThroughputMonitor's train/time, train/batches and
+//     train/samples columns (isLightningHeader);
 //   - CSV if the first non-blank line that is not a # comment is a header
 //     with a batch column and a samples/s, step time or steps column.
 //
@@ -451,6 +463,9 @@ func Detect(data []byte) (Format, error) {
 	}
 	var asCSV error
 	if h := firstLine(data, true); h != nil {
+		if isLightningHeader(string(h)) {
+			return Lightning, nil
+		}
 		if _, asCSV = parseHeader(string(h)); asCSV == nil {
 			return CSV, nil
 		}

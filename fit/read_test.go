@@ -95,6 +95,8 @@ func TestReadGolden(t *testing.T) {
 		{"hf_trainer_vit_ddp.txt", HFTrainer, 2, 0},
 		{"megatron_gpt_tp2.txt", Megatron, 4, 0},
 		{"deepspeed_bert_zero2.txt", DeepSpeed, 2, 0},
+		{"lightning_ddp_metrics.csv", Lightning, 1, 0},
+		{"lightning_1gpu_metrics.csv", Lightning, 2, 0},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
 			lg, err := ReadFile(filepath.Join("testdata", tc.file))

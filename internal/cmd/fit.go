@@ -36,8 +36,9 @@ func fitCommand() *cli.Command {
 			"Horovod's pytorch_synthetic_benchmark.py output, tf_cnn_benchmarks output, the\n" +
 			"output of torchvision's reference train.py (PyTorch, one GPU or torchrun), the\n" +
 			"Hugging Face Trainer's (its \"***** Running training *****\" header and the\n" +
-			"dictionaries it logs), Megatron-LM's (its arguments and iteration lines) and\n" +
-			"DeepSpeed's engine's (its configuration and RunningAvgSamplesPerSec lines).\n\n" +
+			"dictionaries it logs), Megatron-LM's (its arguments and iteration lines),\n" +
+			"DeepSpeed's engine's (its configuration and RunningAvgSamplesPerSec lines) and\n" +
+			"PyTorch Lightning's metrics.csv (CSVLogger) with its ThroughputMonitor columns.\n\n" +
 			"Measurements are grouped by model, device kind, device count, precision and\n" +
 			"the --group-by labels; each group gets v0 (samples/s of the device group at\n" +
 			"infinite batch) and t (fixed time per step) with 95% intervals, and points the\n" +
@@ -132,7 +133,7 @@ func runFit(c *cli.Context, args []string) error {
 
 // logFormats names the logs fit reads, for the messages of fit and plot
 // given none.
-const logFormats = "bench logs, CSV, MLPerf, Horovod, tf_cnn_benchmarks, torchvision train.py, Hugging Face Trainer, Megatron-LM or DeepSpeed output"
+const logFormats = "bench logs, CSV, MLPerf, Horovod, tf_cnn_benchmarks, torchvision train.py, Hugging Face Trainer, Megatron-LM or DeepSpeed output, or Lightning's metrics.csv"
 
 // readLogs reads the logs named, says what it read through report, and
 // renames their devices (deviceRenamer), refusing a --device that renamed
@@ -247,7 +248,7 @@ func parseTarget(cmd, s string) (float64, error) {
 
 // deviceFlag is --device of fit and plot.
 func deviceFlag() cli.Flag {
-	return &cli.StringFlag{Name: "device", Usage: "device kind `NAME` for logs that only say GPU or CPU (Horovod, tf_cnn_benchmarks, torchvision, Hugging Face Trainer, Megatron-LM, DeepSpeed); or FROM=TO[,FROM=TO...] to rename the devices a log names (e.g. 'V100=v100-sxm2-16gb')"}
+	return &cli.StringFlag{Name: "device", Usage: "device kind `NAME` for logs that only say GPU or CPU, or nothing (Horovod, tf_cnn_benchmarks, torchvision, Hugging Face Trainer, Megatron-LM, DeepSpeed, Lightning); or FROM=TO[,FROM=TO...] to rename the devices a log names (e.g. 'V100=v100-sxm2-16gb')"}
 }
 
 // deviceRename is what --device does to the records of the logs read:

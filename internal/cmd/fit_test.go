@@ -57,6 +57,7 @@ func TestFitCommand(t *testing.T) {
 		{"hf-trainer", []string{"fit", "--target", "0.93", "--device", "a100-sxm4-80gb", "--out", filepath.Join(tmp, "vit.yaml"), "../../fit/testdata/hf_trainer_vit_ddp.txt"}, exitOK},
 		{"megatron", []string{"fit", "--device", "h100-sxm5-80gb", "--group-by", "layout", "../../fit/testdata/megatron_gpt_tp2.txt"}, exitOK},
 		{"deepspeed", []string{"fit", "--device", "h100-sxm5-80gb", "../../fit/testdata/deepspeed_bert_zero2.txt"}, exitOK},
+		{"lightning", []string{"fit", "--device", "a100-sxm4-80gb", "../../fit/testdata/lightning_1gpu_metrics.csv", "../../fit/testdata/lightning_ddp_metrics.csv"}, exitOK},
 		{"no-batch", []string{"fit", "testdata/fit/mlperf_no_batch.log"}, exitOK},
 		{"no-log", []string{"fit"}, exitUsage},
 		{"bad-format", []string{"fit", "--format", "xml", "testdata/fit/bench_resnet50.jsonl"}, exitUsage},

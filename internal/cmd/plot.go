@@ -93,11 +93,11 @@ func plotCommand() *cli.Command {
 			"Kinds:\n" + kinds.String() + "\n" +
 			"LOG is any log `scaleplan fit` reads (bench log, CSV, MLPerf, Horovod,\n" +
 			"tf_cnn_benchmarks, torchvision's train.py, the Hugging Face Trainer,\n" +
-			"Megatron-LM, DeepSpeed); the logs are fitted as `scaleplan fit` does, and the\n" +
-			"chart shows the points with the fitted law. SCENARIO is a shipped scenario's\n" +
-			"name or a YAML file, simulated as `scaleplan simulate` does; time to train is\n" +
-			"the recipe's steps at the global batch times the step time, plus staging and\n" +
-			"overheads.\n" +
+			"Megatron-LM, DeepSpeed, Lightning's metrics.csv); the logs are fitted as\n" +
+			"`scaleplan fit` does, and the chart shows the points with the fitted law.\n" +
+			"SCENARIO is a shipped scenario's name or a YAML file, simulated as\n" +
+			"`scaleplan simulate` does; time to train is the recipe's steps at the global\n" +
+			"batch times the step time, plus staging and overheads.\n" +
 			"With --calibration (a file `scaleplan fit --out` wrote, or published) a scenario\n" +
 			"whose model, device and precision the file measured computes by its law, as in\n" +
 			"`scaleplan predict`; stderr says which.\n\n" +

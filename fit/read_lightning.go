@@ -1,0 +1,217 @@
+package fit
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"scaleplan/internal/benchlog"
+)
+
+// Columns of a PyTorch Lightning metrics.csv (its CSVLogger) that the
+// ThroughputMonitor callback (lightning.pytorch.callbacks, Lightning 2.1
+// and later) logs for the training stage, "train" joined to its keys by
+// the callback's separator, "/".
+const (
+	// plTime, plBatches and plSamples are cumulative from the start of
+	// training on one device: seconds (validation taken out), batches and
+	// samples. They are logged from the first batch on.
+	plTime    = "train/time"
+	plBatches = "train/batches"
+	plSamples = "train/samples"
+	// plDeviceRate is the samples/s of one device over the callback's
+	// window of recent batches (window_size, default 100); it is logged
+	// once the window is full.
+	plDeviceRate = "train/device/samples_per_sec"
+	// plRate is plDeviceRate times the world size; the callback logs it
+	// only with more than one device.
+	plRate = "train/samples_per_sec"
+)
+
+// isLightningHeader reports whether line is the header of a Lightning
+// metrics.csv with the ThroughputMonitor's cumulative columns.
+func isLightningHeader(line string) bool {
+	fields, err := splitCSV(line, ',')
+	if err != nil {
+		return false
+	}
+	return slices.Contains(fields, plTime) && slices.Contains(fields, plBatches) && slices.Contains(fields, plSamples)
+}
+
+// plRow is one row's ThroughputMonitor figures.
+type plRow struct {
+	line                   int
+	text                   []byte
+	time, batches, samples float64 // cumulative, one device
+	deviceRate, rate       float64 // samples/s; 0 when the row has none
+}
+
+// readLightning reads a PyTorch Lightning metrics.csv written by its
+// CSVLogger with the ThroughputMonitor callback:
+//
+//	epoch,step,train/time,train/batches,train/samples,train/device/batches_per_sec,train/device/samples_per_sec,train/batches_per_sec,train/samples_per_sec,train_loss
+//	0,99,10.92,100,6400,9.95,636.8,39.8,2547.2,
+//	0,99,,,,,,,,2.31
+//
+// The rows are sparse: each holds what one call of the logger logged (the
+// callback's figures, the model's own metrics, validation's). A run is one
+// training: a file holds one, and a row whose cumulative batches fall
+// below the last row's starts another. Each run gives one measurement
+// record, over the rows from the first one with a samples/s of one device
+// (the callback's window full: the first window_size batches, where
+// compilation and warm-up fall, are left out) to the last one with the
+// cumulative columns: samples/s of one device the samples over the
+// seconds between them, times the world size (the ratio of the logged
+// samples/s of all devices to one's; 1 where the callback logs none, as
+// it does for one device); the step time the seconds over the batches
+// between them; the batch per device the cumulative samples over the
+// cumulative batches. A run whose window never filled gives no record,
+// and a note says so. The file names no model, precision or device
+// (--device names it).
+func readLightning(data []byte, lg *Log) {
+	var (
+		col       map[string]int
+		width     int
+		runs      int
+		first     plRow // the run's first row with a device rate; line 0 if none
+		last      plRow // the run's last row with the cumulative columns from first on
+		prev      plRow // the run's last row with the cumulative columns; line 0 before any
+		ratios    []float64
+		runLine   int
+		cells     []string
+		haveFirst bool
+	)
+	flush := func() {
+		if prev.line == 0 {
+			return
+		}
+		defer func() { first, last, prev, ratios, haveFirst = plRow{}, plRow{}, plRow{}, ratios[:0], false }()
+		runs++
+		if !haveFirst {
+			lg.notef("line %d: run %d: no %s: the ThroughputMonitor's window of batches never filled (%g batches ran)", runLine, runs, plDeviceRate, prev.batches)
+			return
+		}
+		world := 1.0
+		if len(ratios) > 0 {
+			slices.Sort(ratios)
+			world = math.Round(ratios[len(ratios)/2])
+		}
+		batch := last.samples / last.batches
+		b := math.Round(batch)
+		if math.Abs(batch-b) > 1e-6*b {
+			lg.notef("line %d: run %d: %g samples in %g batches of one device: batches of different sizes, taken as %g", last.line, runs, last.samples, last.batches, b)
+		}
+		rec := benchlog.Record{Kind: benchlog.KindMeasurement, Run: strconv.Itoa(runs),
+			Workers: int(world), Batch: int(b), GlobalBatch: int(b * world)}
+		if dt, db := last.time-first.time, last.batches-first.batches; dt > 0 && db > 0 {
+			rec.Steps = int(db)
+			rec.StepTime = dt / db
+			rec.SamplesPerSec = world * (last.samples - first.samples) / dt
+		} else {
+			rec.SamplesPerSec = world * first.deviceRate
+			rec.StepTime = b / first.deviceRate
+		}
+		if rec.Batch < 1 || rec.Workers < 1 {
+			lg.malformed(last.line, last.text, fmt.Errorf("%g samples in %g batches on %g devices: want a whole batch of at least one sample", last.samples, last.batches, world))
+			return
+		}
+		lg.addValid(rec, last.line, last.text)
+	}
+	lines(data, func(n int, l []byte) {
+		s := strings.TrimSpace(string(l))
+		if s == "" || strings.HasPrefix(s, "#") {
+			return
+		}
+		if col == nil {
+			fields, err := splitCSV(s, ',')
+			if err != nil || !isLightningHeader(s) {
+				lg.malformed(n, l, fmt.Errorf("want a header with %s, %s and %s", plTime, plBatches, plSamples))
+				col = map[string]int{} // read no row against it
+				return
+			}
+			col, width = map[string]int{}, len(fields)
+			for i, f := range fields {
+				col[f] = i
+			}
+			return
+		}
+		if len(col) == 0 {
+			return
+		}
+		// The logger writes numbers and empty cells: split on commas
+		// unless a cell is quoted.
+		if strings.IndexByte(s, '"') >= 0 {
+			var err error
+			if cells, err = splitCSV(s, ','); err != nil {
+				lg.malformed(n, l, err)
+				return
+			}
+		} else {
+			cells = appendSplit(cells[:0], s, ',')
+		}
+		if len(cells) != width {
+			lg.malformed(n, l, fmt.Errorf("have %d fields, want %d", len(cells), width))
+			return
+		}
+		var bad []error
+		get := func(name string) float64 {
+			i, ok := col[name]
+			if !ok {
+				return -1
+			}
+			c := strings.TrimSpace(cells[i])
+			if c == "" {
+				return -1
+			}
+			v, err := strconv.ParseFloat(c, 64)
+			if err != nil || !(v >= 0) || math.IsInf(v, 0) {
+				bad = append(bad, fmt.Errorf("%s %q: want a number >= 0", name, cells[i]))
+				return -1
+			}
+			return v
+		}
+		r := plRow{line: n, text: l, time: get(plTime), batches: get(plBatches), samples: get(plSamples), deviceRate: get(plDeviceRate), rate: get(plRate)}
+		if err := oneLine(bad); err != nil {
+			lg.malformed(n, l, err)
+			return
+		}
+		if r.time < 0 || r.batches < 0 || r.samples < 0 {
+			return // a row of other metrics
+		}
+		if r.batches == 0 || r.samples == 0 {
+			lg.malformed(n, l, fmt.Errorf("%s %g, %s %g: want at least one batch and one sample", plBatches, r.batches, plSamples, r.samples))
+			return
+		}
+		if prev.line != 0 && r.batches < prev.batches {
+			flush()
+		}
+		if prev.line == 0 {
+			runLine = n
+		}
+		prev = r
+		if r.deviceRate > 0 && !haveFirst {
+			first, haveFirst = r, true
+		}
+		if haveFirst {
+			last = r
+		}
+		if r.deviceRate > 0 && r.rate > 0 {
+			ratios = append(ratios, r.rate/r.deviceRate)
+		}
+	})
+	flush()
+}
+
+// appendSplit appends the fields of s between the separators sep to dst.
+func appendSplit(dst []string, s string, sep byte) []string {
+	for {
+		i := strings.IndexByte(s, sep)
+		if i < 0 {
+			return append(dst, s)
+		}
+		dst = append(dst, s[:i])
+		s = s[i+1:]
+	}
+}
