@@ -17,6 +17,7 @@ import (
 
 	"scaleplan/fit"
 	"scaleplan/hw"
+	"scaleplan/internal/benchlog"
 	"scaleplan/internal/calib"
 	"scaleplan/internal/units"
 	"scaleplan/model"
@@ -58,6 +59,7 @@ func fitCommand() *cli.Command {
 			formatFlag(),
 			&cli.StringFlag{Name: "gradient-size", Usage: "gradient `SIZE` all-reduced per step (e.g. '102.2 MB'), for the all-reduce bandwidth"},
 			deviceFlag(),
+			modelFlag(),
 			targetFlag(),
 			&cli.BoolFlag{Name: "keep-outliers", Usage: "fit every point; do not exclude points the law does not explain"},
 			&cli.IntFlag{Name: "min-batch", Usage: "fit only the global batches of `B` samples and more (on a GPU the smallest batches are bound by the host launching kernels, which the law's t does not describe)"},
@@ -101,6 +103,15 @@ func runFit(c *cli.Context, args []string) error {
 	logs, err := readLogs(args, func(lg *fit.Log) { reportLog(stderr, "fit", lg) }, rename)
 	if err != nil {
 		return err
+	}
+	if c.IsSet("model") {
+		prof, err := loadProfiles(c)
+		if err != nil {
+			return err
+		}
+		if err := nameModel("fit", c.String("model"), logs, prof); err != nil {
+			return err
+		}
 	}
 	if err := targetUsed("fit", opt.Target, logs); err != nil {
 		return err
@@ -789,4 +800,41 @@ func plural(n int, one, many string) string {
 		return one
 	}
 	return many
+}
+
+// modelFlag is --model of fit and validate --measured.
+func modelFlag() cli.Flag {
+	return &cli.StringFlag{Name: "model", Usage: "model profile `NAME` of the records whose log names no model (Lightning, DeepSpeed, Megatron-LM), so that what is fitted to them is of that model"}
+}
+
+// nameModel sets the model of every record and run of logs that names
+// none to name. It returns a usage error for a name the profiles lack
+// and for logs whose records all name their model, as --device does for
+// logs that all name their device.
+func nameModel(cmd, name string, logs []*fit.Log, prof *model.Profiles) error {
+	if name == "" {
+		return nil
+	}
+	if _, err := prof.Model(name); err != nil {
+		return usagef("%s: --model: %v", cmd, err)
+	}
+	named := 0
+	for _, lg := range logs {
+		for i := range lg.Records {
+			if r := &lg.Records[i]; r.Model == "" && r.Kind != benchlog.KindHeader {
+				r.Model = name
+				named++
+			}
+		}
+		for i := range lg.Runs {
+			if r := &lg.Runs[i]; r.Model == "" {
+				r.Model = name
+				named++
+			}
+		}
+	}
+	if named == 0 {
+		return usagef("%s: --model %s: every record of these logs names its model", cmd, name)
+	}
+	return nil
 }

@@ -76,6 +76,7 @@ func validateCommand() *cli.Command {
 			measuredPrecisionFlag(),
 			measuredCalibrationFlag(),
 			deviceFlag(),
+			modelFlag(),
 			measuredPlotFlag(),
 			formatFlag(),
 		}, append(measuredTransportFlags(), validateEngineFlags()...)...),
@@ -92,7 +93,7 @@ func runValidate(c *cli.Context) error {
 		return usagef("validate takes no argument, got %q; give a case file with --cases", c.Args().First())
 	}
 	measured := c.IsSet("measured")
-	for _, f := range []string{"system", "precision", "calibration", "transport", "intra-transport", "device", "plot"} {
+	for _, f := range []string{"system", "precision", "calibration", "transport", "intra-transport", "device", "model", "plot"} {
 		if c.IsSet(f) && !measured {
 			return usagef("validate: --%s applies to --measured logs; give it with --measured", f)
 		}

@@ -88,6 +88,9 @@ func runValidateMeasured(c *cli.Context, maxErr float64) error {
 	if err != nil {
 		return fmt.Errorf("validate: %w", err)
 	}
+	if err := nameModel("validate", c.String("model"), logs, prof); err != nil {
+		return err
+	}
 	var ms []predict.Measured
 	left := map[string]int{}
 	for _, lg := range logs {
@@ -250,7 +253,7 @@ func (in measuredInput) read(lg *fit.Log, prof *model.Profiles, left map[string]
 			m.Batch = g / per
 		}
 		if m.Model == "" || m.Precision == "" || m.Device == "" {
-			return nil, fmt.Errorf("%s: a %s record needs model, precision and device (the header's machine.device_name or --device names the device for a log that does not, --precision the precision)", where, rec.Kind)
+			return nil, fmt.Errorf("%s: a %s record needs model, precision and device (the header's machine.device_name or --device names the device for a log that does not, --precision the precision, --model the model)", where, rec.Kind)
 		}
 		if rec.Labels[calib.SampleLabel] == "sentence-pair" {
 			if m.SampleScale, err = sentenceScale(header, rec.Model, prof); err != nil {

@@ -278,6 +278,17 @@ func TestValidateMeasuredSystem(t *testing.T) {
 		t.Fatalf("--transport ipoib: exit %d: %s", code, stderr)
 	}
 	checkContains(t, "--transport ipoib", stdout, ",\"nccl, ipoib\",")
+	// --model names the model of a log that names none (Lightning's
+	// metrics.csv), so that its records can be predicted.
+	lightning := []string{"validate", "--measured", "../../fit/testdata/lightning_ddp_metrics.csv", "--device", "a100-sxm4-80gb", "--precision", "amp-fp16", "--system", "dgx-a100"}
+	if _, stderr, code := runCLI(lightning...); code != exitRuntime || !strings.Contains(stderr, "needs model, precision and device") {
+		t.Errorf("Lightning without --model: exit %d: %s", code, stderr)
+	}
+	stdout, stderr, code = runCLI(append(lightning, "--model", "resnet50")...)
+	if code != exitOK {
+		t.Fatalf("Lightning --model resnet50: exit %d: %s", code, stderr)
+	}
+	checkContains(t, "Lightning --model resnet50", stdout, "a100-sxm4-80gb  resnet50  amp-fp16   2        dgx-a100  64     2560                  8679                   +239.0     nccl")
 	// One chart of the two device counts, as PNG and SVG.
 	charts := filepath.Join(dir, "charts")
 	if _, stderr, code := runCLI("validate", "--measured", two, "--system", "dgx1", "--plot", charts); code != exitOK {
