@@ -34,18 +34,22 @@ const (
 // metrics.csv with the ThroughputMonitor's cumulative columns.
 func isLightningHeader(line string) bool {
 	fields, err := splitCSV(line, ',')
-	if err != nil {
-		return false
-	}
+	return err == nil && lightningColumns(fields)
+}
+
+// lightningColumns reports whether a header's fields hold the
+// ThroughputMonitor's cumulative columns.
+func lightningColumns(fields []string) bool {
 	return slices.Contains(fields, plTime) && slices.Contains(fields, plBatches) && slices.Contains(fields, plSamples)
 }
 
-// plRow is one row's ThroughputMonitor figures.
+// plRow is one row's ThroughputMonitor figures, each −1 where the row has
+// none.
 type plRow struct {
 	line                   int
 	text                   []byte
 	time, batches, samples float64 // cumulative, one device
-	deviceRate, rate       float64 // samples/s; 0 when the row has none
+	deviceRate, rate       float64 // samples/s
 }
 
 // readLightning reads a PyTorch Lightning metrics.csv written by its
@@ -126,7 +130,7 @@ func readLightning(data []byte, lg *Log) {
 		}
 		if col == nil {
 			fields, err := splitCSV(s, ',')
-			if err != nil || !isLightningHeader(s) {
+			if err != nil || !lightningColumns(fields) {
 				lg.malformed(n, l, fmt.Errorf("want a header with %s, %s and %s", plTime, plBatches, plSamples))
 				col = map[string]int{} // read no row against it
 				return

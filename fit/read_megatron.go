@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
 
 	"scaleplan/internal/benchlog"
 	"scaleplan/internal/calib"
@@ -25,6 +26,26 @@ var (
 	mgDatetime  = regexp.MustCompile(`^\[(before the start of training step|after training is done)\] datetime: ((\d{4})-(\d\d)-(\d\d) (\d\d):(\d\d):(\d\d))`)
 	mgMemory    = regexp.MustCompile(`\| max allocated: ([\d.]+) \|`)
 )
+
+// LayoutLabel is the label of a Megatron-LM record that gives its
+// parallel layout: "tp4 pp2 cp1 dp8", the tensor, pipeline, context and
+// data-parallel sizes.
+const LayoutLabel = "layout"
+
+// ModelParallel reports whether labels give a parallel layout
+// (LayoutLabel) that splits the model: a tensor, pipeline or context
+// parallel size other than 1. Records without one are data parallel.
+func ModelParallel(labels map[string]string) bool {
+	for _, f := range strings.Fields(labels[LayoutLabel]) {
+		if strings.HasPrefix(f, "dp") {
+			continue
+		}
+		if i := strings.IndexFunc(f, unicode.IsDigit); i < 0 || f[i:] != "1" {
+			return true
+		}
+	}
+	return false
+}
 
 // mgArgumentsStart and mgArgumentsEnd frame Megatron's print of its
 // arguments, one "  name ........ value" line each.
@@ -133,7 +154,7 @@ func readMegatron(data []byte, lg *Log) {
 			if labels == nil {
 				labels = map[string]string{}
 			}
-			labels["layout"] = fmt.Sprintf("tp%d pp%d cp%d dp%d", tp, pp, cp, dp)
+			labels[LayoutLabel] = fmt.Sprintf("tp%d pp%d cp%d dp%d", tp, pp, cp, dp)
 		}
 		if len(r.args) == 0 && len(r.batches) > 0 {
 			lg.notef("line %d: run %d: no print of Megatron's arguments before it: its precision, micro batch and sequence length are unknown", r.line, r.id)
@@ -287,7 +308,7 @@ func readMegatron(data []byte, lg *Log) {
 	flush()
 	var layouts []string
 	for _, r := range lg.Records {
-		if l := r.Labels["layout"]; l != "" && !slices.Contains(layouts, l) {
+		if l := r.Labels[LayoutLabel]; l != "" && !slices.Contains(layouts, l) {
 			layouts = append(layouts, l)
 		}
 	}

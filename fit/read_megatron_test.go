@@ -179,3 +179,15 @@ func TestMgSeconds(t *testing.T) {
 		}
 	}
 }
+
+// TestModelParallel: only tensor, pipeline or context parallel sizes
+// above 1 split the model; data parallelism and no layout do not.
+func TestModelParallel(t *testing.T) {
+	for layout, want := range map[string]bool{
+		"": false, "tp1 pp1 cp1 dp8": false, "tp2 pp1 cp1 dp4": true, "tp1 pp4 cp1 dp2": true, "tp1 pp1 cp2 dp4": true, "tp pp1": true,
+	} {
+		if got := ModelParallel(map[string]string{LayoutLabel: layout}); got != want {
+			t.Errorf("%q: %v, want %v", layout, got, want)
+		}
+	}
+}

@@ -178,6 +178,9 @@ type MeasuredReport struct {
 	// of the compute that both rows share.
 	ScalingRows  int
 	ScalingError float64
+	// CalibrationsUsed says, for each calibration file given to
+	// CompareCalibrated, whether its law computed a measurement.
+	CalibrationsUsed []bool
 }
 
 // measuredPrecisions maps a log's precision to the simulator's compute
@@ -232,22 +235,22 @@ func measuredConfig(m *model.Model, d *hw.Device, ms *Measured, b int) (sim.Conf
 // devices of system ms.System: whole nodes of it (part of one when fewer),
 // with the node's links and the fabric under ms's transports, by default
 // those a scenario on the system takes (scenarios.Network). It returns the
-// transports used.
-func placeMeasured(cfg *sim.Config, cat *hw.Catalog, d *hw.Device, ms *Measured) (string, error) {
+// system's key and the transports used.
+func placeMeasured(cfg *sim.Config, cat *hw.Catalog, d *hw.Device, ms *Measured) (system, exchange string, err error) {
 	sys, node, dev, err := cat.Resolve(ms.System)
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
 	if dev.Name != d.Name {
-		return "", fmt.Errorf("measured on %s, but system %s's nodes hold %s", d.Name, sys.Name, dev.Name)
+		return "", "", fmt.Errorf("measured on %s, but system %s's nodes hold %s", d.Name, sys.Name, dev.Name)
 	}
 	n := ms.Devices
 	per := min(n, node.Devices)
 	if n%per != 0 {
-		return "", fmt.Errorf("%d devices are not whole nodes of system %s, whose nodes hold %d", n, sys.Name, node.Devices)
+		return "", "", fmt.Errorf("%d devices are not whole nodes of system %s, whose nodes hold %d", n, sys.Name, node.Devices)
 	}
 	if nodes := n / per; nodes > sys.MaxNodes {
-		return "", fmt.Errorf("%d devices need %d nodes of %d; system %s has %d", n, nodes, per, sys.Name, sys.MaxNodes)
+		return "", "", fmt.Errorf("%d devices need %d nodes of %d; system %s has %d", n, nodes, per, sys.Name, sys.MaxNodes)
 	}
 	p := scenarios.Point{Devices: n, Nodes: n / per, DevicesPerNode: per, Replicas: n,
 		BatchPerDevice: cfg.MicroBatch, GlobalBatch: cfg.MicroBatch * n * cfg.Accumulation}
@@ -255,7 +258,7 @@ func placeMeasured(cfg *sim.Config, cat *hw.Catalog, d *hw.Device, ms *Measured)
 	cfg.Nodes, cfg.DevicesPerNode = p.Nodes, p.DevicesPerNode
 	inter, intra, err := scenarios.Network(cat, sys.Name, ms.Transport, ms.IntraTransport, cfg, p)
 	if err != nil {
-		return "", err // it names the system
+		return "", "", err // it names the system
 	}
 	var used []string
 	if per > 1 {
@@ -264,7 +267,7 @@ func placeMeasured(cfg *sim.Config, cat *hw.Catalog, d *hw.Device, ms *Measured)
 	if inter != "" {
 		used = append(used, inter)
 	}
-	return strings.Join(used, ", "), nil
+	return sys.Name, strings.Join(used, ", "), nil
 }
 
 // scaling sets the scaling efficiencies of the rows of several devices in
@@ -349,32 +352,33 @@ func CompareCalibrated(ms []Measured, cat *hw.Catalog, prof *model.Profiles, cal
 }
 
 // calibrate replaces cfg's compute, that of one device of kind d training
-// mdl for m, by the law cals give it, if any, and says which and whether
-// m is a measurement the law was fitted to.
-func calibrate(cfg *sim.Config, cals []scenarios.CalibrationFile, prof *model.Profiles, mdl *model.Model, d *hw.Device, m *Measured) (source string, fitted bool, err error) {
+// mdl for m, by the law cals give it, if any, and says which (the law's
+// source and its file's index in cals, −1 for none) and whether m is a
+// measurement the law was fitted to.
+func calibrate(cfg *sim.Config, cals []scenarios.CalibrationFile, prof *model.Profiles, mdl *model.Model, d *hw.Device, m *Measured) (source string, from int, fitted bool, err error) {
 	if len(cals) == 0 {
-		return "", false, nil
+		return "", -1, false, nil
 	}
 	prec, _, _, err := measuredPrecisions(m.Precision)
 	if err != nil {
-		return "", false, err
+		return "", -1, false, err
 	}
 	unit, err := prof.SampleUnit(mdl.Name)
 	if err != nil {
-		return "", false, err
+		return "", -1, false, err
 	}
 	e, from := scenarios.PickEntry(cals, mdl.Name, unit, d, string(prec))
 	if e == nil {
-		return "", false, nil
+		return "", -1, false, nil
 	}
 	cal, _, err := scenarios.PickCalibration(cals, mdl.Name, unit, d, string(prec))
 	if err != nil {
-		return "", false, err
+		return "", -1, false, err
 	}
 	v0 := cal.V0 / float64(max(cal.Devices, 1))
 	u := min(cfg.Compute.Update, cal.T)
 	cfg.Compute = sim.Compute{PerSample: units.Seconds(1 / v0), Fixed: cal.T - u, Update: u}
-	return cal.Source, calibratedBy(e, cals[from].Path, m), nil
+	return cal.Source, from, calibratedBy(e, cals[from].Path, m), nil
 }
 
 // calibratedBy reports whether entry e of the calibration file at path
@@ -411,6 +415,7 @@ func calibratedBy(e *calib.ThroughputEntry, path string, m *Measured) bool {
 // CompareCalibrated.
 func compareMeasured(ms []Measured, cat *hw.Catalog, prof *model.Profiles, cals []scenarios.CalibrationFile, opt Options) (*MeasuredReport, error) {
 	groups := map[measuredKey]*MeasuredGroup{}
+	used := make([]bool, len(cals))
 	for i := range ms {
 		m := &ms[i]
 		where := cmp.Or(m.Source, fmt.Sprintf("measurement %d", i+1))
@@ -439,20 +444,21 @@ func compareMeasured(ms []Measured, cat *hw.Catalog, prof *model.Profiles, cals 
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", where, err)
 		}
-		calSource, fitted, err := calibrate(&cfg, cals, prof, mdl, d, m)
+		calSource, from, fitted, err := calibrate(&cfg, cals, prof, mdl, d, m)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", where, err)
+		}
+		if from >= 0 {
+			used[from] = true
 		}
 		devices, system, transport := max(m.Devices, 1), "", ""
 		if devices > 1 {
 			if m.System == "" {
 				return nil, fmt.Errorf("%s: %d devices: name the system they ran on, for its links between them", where, devices)
 			}
-			if transport, err = placeMeasured(&cfg, cat, d, m); err != nil {
+			if system, transport, err = placeMeasured(&cfg, cat, d, m); err != nil {
 				return nil, fmt.Errorf("%s: %w", where, err)
 			}
-			sys, _ := cat.System(m.System)
-			system = sys.Name
 		}
 		k := measuredKey{d.Name, mdl.Name, m.Precision, m.Variant, devices, system}
 		g := groups[k]
@@ -489,7 +495,7 @@ func compareMeasured(ms []Measured, cat *hw.Catalog, prof *model.Profiles, cals 
 		g.Rows = append(g.Rows, row)
 	}
 	scaling(groups)
-	rep := &MeasuredReport{}
+	rep := &MeasuredReport{CalibrationsUsed: used}
 	var sum float64
 	order := slices.SortedFunc(maps.Keys(groups), func(a, b measuredKey) int {
 		return cmp.Or(strings.Compare(a.dev, b.dev), strings.Compare(a.model, b.model), strings.Compare(a.prec, b.prec), strings.Compare(a.variant, b.variant),

@@ -773,10 +773,11 @@ func enumerate(base *scenarios.Resolved, req PlanRequest, precs []string, cals m
 				for _, b := range batches {
 					B := b * (n / s) * m
 					cc := Config{Devices: n, Nodes: nodes, Stages: s, Accumulation: m, BatchPerDevice: b, GlobalBatch: B}
-					if ds := base.Data; ds != nil && int64(B) > ds.TrainSamples {
+					if RiskOf(rc, 0, B).PastDataSet() {
 						// Whatever the recipe's limit, or none known:
 						// an epoch would be less than one step.
-						add(cc, ReasonDataset, "global batch %s > the %s %ss of %s's training set", Group(int64(B)), Group(ds.TrainSamples), ds.SampleUnit, ds.Name)
+						ds := base.Data
+						add(cc, ReasonDataset, "global batch %s > the %s %ss of %s's training set", Group(int64(B)), Group(rc.TrainSamples()), ds.SampleUnit, ds.Name)
 						continue
 					}
 					if limit := g.limit(); limit > 0 && B > limit {

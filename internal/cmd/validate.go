@@ -72,14 +72,8 @@ func validateCommand() *cli.Command {
 			&cli.Float64Flag{Name: "max-error", Usage: "exit 1 if the mean absolute error exceeds `PCT` percent"},
 			&cli.IntFlag{Name: "steps", Value: sim.DefaultSteps, Usage: "optimizer steps to simulate per configuration, `N` ≥ 2"},
 			measuredFlag(),
-			measuredSystemFlag(),
-			measuredPrecisionFlag(),
-			measuredCalibrationFlag(),
-			deviceFlag(),
-			modelFlag(),
-			measuredPlotFlag(),
 			formatFlag(),
-		}, append(measuredTransportFlags(), validateEngineFlags()...)...),
+		}, append(measuredFlags(), validateEngineFlags()...)...),
 		Action: runValidate,
 	}
 }
@@ -93,9 +87,9 @@ func runValidate(c *cli.Context) error {
 		return usagef("validate takes no argument, got %q; give a case file with --cases", c.Args().First())
 	}
 	measured := c.IsSet("measured")
-	for _, f := range []string{"system", "precision", "calibration", "transport", "intra-transport", "device", "model", "plot"} {
-		if c.IsSet(f) && !measured {
-			return usagef("validate: --%s applies to --measured logs; give it with --measured", f)
+	for _, f := range measuredFlags() {
+		if name := f.Names()[0]; c.IsSet(name) && !measured {
+			return usagef("validate: --%s applies to --measured logs; give it with --measured", name)
 		}
 	}
 	if c.Bool("engine") {

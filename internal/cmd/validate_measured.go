@@ -9,7 +9,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"unicode"
 
 	"github.com/urfave/cli/v2"
 
@@ -28,6 +27,13 @@ import (
 // measuredFlag is validate's --measured.
 func measuredFlag() cli.Flag {
 	return &cli.StringSliceFlag{Name: "measured", Usage: "compare the measurements of log `FILE` (any format fit reads: scaleplan bench, engine/torchbench on GPUs, CSV, Horovod, tf_cnn_benchmarks, torchvision, Hugging Face Trainer, Megatron-LM, DeepSpeed, Lightning) with the simulator's prediction for devices of that kind from the catalogue alone (roofline, no calibration) and with its memory model's largest batch; those of several devices with --system; --device renames what the log names; repeatable"}
+}
+
+// measuredFlags are the flags of validate that apply to --measured logs
+// alone.
+func measuredFlags() []cli.Flag {
+	return append([]cli.Flag{measuredSystemFlag(), measuredPrecisionFlag(), measuredCalibrationFlag(), deviceFlag(), modelFlag(), measuredPlotFlag()},
+		measuredTransportFlags()...)
 }
 
 // measuredSystemFlag is validate's --system.
@@ -225,7 +231,7 @@ func (in measuredInput) read(lg *fit.Log, prof *model.Profiles, left map[string]
 			dev, workers = d.Name, n*node.Devices
 		}
 		switch {
-		case !dataParallel(rec.Labels["layout"]):
+		case fit.ModelParallel(rec.Labels):
 			left[leftLayout]++
 			continue
 		case workers > 1 && system == "":
@@ -263,21 +269,6 @@ func (in measuredInput) read(lg *fit.Log, prof *model.Profiles, left map[string]
 		out = append(out, m)
 	}
 	return out, nil
-}
-
-// dataParallel reports whether a Megatron-LM layout label ("tp2 pp1 cp1
-// dp4") is data parallelism alone: tensor, pipeline and context parallel
-// sizes of 1. No label is.
-func dataParallel(layout string) bool {
-	for _, f := range strings.Fields(layout) {
-		if strings.HasPrefix(f, "dp") {
-			continue
-		}
-		if i := strings.IndexFunc(f, unicode.IsDigit); i < 0 || f[i:] != "1" {
-			return false
-		}
-	}
-	return true
 }
 
 // sentenceScale returns the profile's samples in one sentence pair of
@@ -611,13 +602,8 @@ func measuredCalibrationsUsed(cals []scenarios.CalibrationFile, rep *predict.Mea
 			need = append(need, n)
 		}
 	}
-	for _, f := range cals {
-		used := slices.ContainsFunc(rep.Groups, func(g predict.MeasuredGroup) bool {
-			return slices.ContainsFunc(g.Rows, func(r predict.MeasuredRow) bool {
-				return r.Calibration == f.Path || strings.HasPrefix(r.Calibration, f.Path+" (")
-			})
-		})
-		if !used {
+	for i, f := range cals {
+		if !rep.CalibrationsUsed[i] {
 			errs = append(errs, fmt.Sprintf("validate: calibration %s: no throughput entry applies to a measurement (they need: %s; the file has: %s)", f.Path, strings.Join(need, "; "), f.Entries()))
 		}
 	}
