@@ -3,6 +3,7 @@ package fit
 import (
 	"bytes"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"testing"
 
@@ -48,7 +49,7 @@ func BenchmarkFit(b *testing.B) {
 
 // BenchmarkRead reads the sample logs of every format.
 func BenchmarkRead(b *testing.B) {
-	for _, f := range []string{"bench_resnet50.jsonl", "mlperf_resnet.log", "horovod_resnet50.txt", "tf_cnn_resnet50.txt", "seed003.csv", "torchvision_resnet18_cpu.txt", "hf_trainer_vit_ddp.txt", "megatron_gpt_tp2.txt", "deepspeed_bert_zero2.txt", "lightning_ddp_metrics.csv"} {
+	for _, f := range []string{"bench_resnet50.jsonl", "mlperf_resnet.log", "horovod_resnet50.txt", "tf_cnn_resnet50.txt", "seed003.csv", "torchvision_resnet18_cpu.txt", "hf_trainer_vit_ddp.txt", "megatron_gpt_tp2.txt", "deepspeed_bert_zero2.txt", "lightning_ddp_metrics.csv", "torchtitan_llama3_8b.txt"} {
 		b.Run(f, func(b *testing.B) {
 			for b.Loop() {
 				if _, err := ReadFile("testdata/" + f); err != nil {
@@ -147,6 +148,29 @@ func BenchmarkReadLightning100k(b *testing.B) {
 	for b.Loop() {
 		lg, err := Read(bytes.NewReader(data), "metrics.csv")
 		if err != nil || len(lg.Records) != 1 || lg.Records[0].Steps != 99900 || lg.Records[0].Workers != 8 {
+			b.Fatal(err, lg.Records)
+		}
+	}
+}
+
+// BenchmarkReadTorchtitan100k reads the output of a torchtitan run that
+// logs every one of its 100,000 steps (metrics.log_freq 1) with colours,
+// as rank 0 prints it under torchrun: 100,000 step lines of 22 MB.
+func BenchmarkReadTorchtitan100k(b *testing.B) {
+	const pre = "[rank0]:[titan] 2026-11-20 10:00:00,000 - root - INFO - "
+	var log bytes.Buffer
+	log.WriteString(pre + "Building device mesh with parallelism: pp=1, dp_replicate=1, dp_shard=8, cp=1, tp=1, ep=1, etp=1\n")
+	log.WriteString(pre + "CUDA capacity: NVIDIA H100 80GB HBM3 with 79.11GiB memory\n")
+	log.WriteString(pre + "Trainer is initialized with local batch size 2, global batch size 16, gradient accumulation steps 1, sequence length 8192, total steps 100000 (warmup 2000).\n")
+	for i := 1; i <= 100000; i++ {
+		fmt.Fprintf(&log, pre+"\x1b[31mstep: %2d  \x1b[32mloss: %7.4f  \x1b[38;2;255;165;0mgrad_norm: %7.4f  \x1b[38;2;54;234;195mmemory: 58.71GiB(74.21%%)  \x1b[34mtps: 8,000  \x1b[36mtflops: 463.39  \x1b[35mmfu: 46.85%%\x1b[39m\n",
+			i, 2+1/float64(i), 0.5)
+	}
+	data := log.Bytes()
+	b.SetBytes(int64(len(data)))
+	for b.Loop() {
+		lg, err := Read(bytes.NewReader(data), "train.log")
+		if err != nil || len(lg.Records) != 1 || lg.Records[0].Steps != 99999 || math.Abs(lg.Records[0].SamplesPerSec/(8000*8/8192.0)-1) > 1e-9 {
 			b.Fatal(err, lg.Records)
 		}
 	}

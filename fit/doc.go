@@ -10,9 +10,10 @@
 // lines; benchmark names become the catalogue's model names), the output
 // of Horovod's PyTorch synthetic benchmark, of tf_cnn_benchmarks, of
 // torchvision's reference train.py, of the Hugging Face Trainer, of
-// Megatron-LM and of DeepSpeed's engine, and PyTorch Lightning's
-// metrics.csv with its ThroughputMonitor columns; torchvision's, the
-// Trainer's and Megatron's also give training runs (Log.Runs).
+// Megatron-LM, of DeepSpeed's engine and of torchtitan, and PyTorch
+// Lightning's metrics.csv with its ThroughputMonitor columns;
+// torchvision's, the Trainer's, Megatron's and torchtitan's also give
+// training runs (Log.Runs).
 // Malformed lines are counted and the first MaxQuoted kept with their line
 // numbers; a log without a usable record is an error (ErrNoRecords) that
 // says what was expected.

@@ -157,3 +157,19 @@ func FuzzReadLightning(f *testing.F) {
 	fuzzFormat(f, Lightning, "train/time,train/batches,train/samples,epoch,step,train/device/samples_per_sec,train/samples_per_sec,loss\n"+
 		"5,100,3200,0,99,640,1280,\n,,,0,99,,,2.5\n10,200,6400,0,199,640,1280,\n1,10,320,0,9,,,\n")
 }
+
+func FuzzReadTorchtitan(f *testing.F) {
+	fuzzFormat(f, Torchtitan, "[titan] 2026-11-20 10:00:00,101 - root - INFO - Starting job: x\n"+
+		"[titan] 2026-11-20 10:00:02,311 - root - INFO - Building device mesh with parallelism: pp=1, dp_replicate=1, dp_shard=2, cp=1, tp=2, ep=1\n"+
+		"[titan] 2026-11-20 10:00:02,312 - root - INFO - Building 2-D device mesh with ['dp_shard', 'tp'], [2, 2]\n"+
+		"[titan] 2026-11-20 10:00:05,420 - root - INFO - CUDA capacity: NVIDIA H100 80GB HBM3 with 79.11GiB memory\n"+
+		"[titan] 2026-11-20 10:00:05,502 - root - INFO - Model llama3 debugmodel size: 6,163,712 total parameters\n"+
+		"[titan] 2026-11-20 10:00:09,930 - root - INFO - Mixed precision training is handled by fully_shard\n"+
+		"[titan] 2026-11-20 10:00:09,931 - root - INFO - Trainer is initialized with local batch size 8, global batch size 16, gradient accumulation steps 1, sequence length 2048, total steps 20 (warmup 2).\n"+
+		"[titan] 2026-11-20 10:00:09,933 - root - INFO - Training starts at step 1\n"+
+		"[titan] 2026-11-20 10:00:11,000 - root - INFO - \x1b[31mstep:  1  \x1b[32mloss:  8.1383  memory:  8.29GiB(12.96%)  tps: 8,550  tflops: 0.61  mfu: 0.21%\x1b[39m\n"+
+		"[titan] 2026-11-20 10:00:12,000 - root - INFO - step: 10  loss:  8.0278  grad_norm:  1.3883  memory:  8.30GiB(12.97%)  tps: 105,974  tflops: 7.59  mfu: 2.54%\n"+
+		"[titan] 2026-11-20 10:00:13,000 - root - INFO - validate step: 10  loss:  8.0  memory:  8.30GiB(12.97%)  tps: 205,974\n"+
+		"[titan] 2026-11-20 10:00:14,000 - root - INFO - step: 20  loss:  7.5813  memory:  8.30GiB(12.97%)  wps: 107,242  mfu: 2.57%\n"+
+		"[titan] 2026-11-20 10:00:15,000 - root - INFO - Training completed\n")
+}

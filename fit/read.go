@@ -50,6 +50,10 @@ const (
 	// its configuration and its ThroughputTimer's "RunningAvgSamplesPerSec"
 	// lines.
 	DeepSpeed Format = "deepspeed"
+	// Torchtitan is the console output of torchtitan, PyTorch's platform
+	// for training large language models: its "step: N  loss: L ...  tps:
+	// T" lines after its device mesh and batch sizes.
+	Torchtitan Format = "torchtitan"
 	// Lightning is a PyTorch Lightning metrics.csv (its CSVLogger) with
 	// the columns of its ThroughputMonitor callback.
 	Lightning Format = "lightning"
@@ -59,7 +63,7 @@ const (
 )
 
 // Formats lists the formats in the order Detect tries them.
-var Formats = []Format{Benchlog, MLPerf, MLPerfV06, TFCNN, Horovod, Torchvision, HFTrainer, Megatron, DeepSpeed, Lightning, CSV}
+var Formats = []Format{Benchlog, MLPerf, MLPerfV06, TFCNN, Horovod, Torchvision, HFTrainer, Megatron, DeepSpeed, Torchtitan, Lightning, CSV}
 
 // Describe returns a short description of the format for messages.
 func (f Format) Describe() string {
@@ -82,6 +86,8 @@ func (f Format) Describe() string {
 		return "Megatron-LM training output"
 	case DeepSpeed:
 		return "DeepSpeed engine output"
+	case Torchtitan:
+		return "torchtitan output (PyTorch)"
 	case Lightning:
 		return "PyTorch Lightning metrics.csv (CSVLogger, ThroughputMonitor)"
 	case CSV:
@@ -111,6 +117,8 @@ func (f Format) expect() string {
 		return `"iteration N/M | ... | elapsed time per iteration (ms): T | ... | global batch size: B |" lines, after Megatron's arguments and "using world size" line`
 	case DeepSpeed:
 		return `"DeepSpeedEngine configuration:" with train_batch_size and world_size, then "RunningAvgSamplesPerSec=X" lines`
+	case Torchtitan:
+		return `"Building device mesh with parallelism: ...", "Trainer is initialized with local batch size N, global batch size N, ... sequence length N" and "step: N  loss: L ...  tps: T" lines`
 	case Lightning:
 		return "a header with " + plTime + ", " + plBatches + ", " + plSamples + " and " + plDeviceRate + " (the ThroughputMonitor callback), then the logger's rows"
 	case CSV:
@@ -334,6 +342,8 @@ func parse(data []byte, name string, f Format) (*Log, error) {
 		readMegatron(data, lg)
 	case DeepSpeed:
 		readDeepSpeed(data, lg)
+	case Torchtitan:
+		readTorchtitan(data, lg)
 	case Lightning:
 		readLightning(data, lg)
 	case CSV:
@@ -401,6 +411,9 @@ func formatNames() string {
 //   - Megatron if a line is Megatron's "iteration N/M | ... | elapsed
 //     time per iteration (ms): T" line;
 //   - DeepSpeed if a line holds DeepSpeed's "RunningAvgSamplesPerSec=";
+//   - Torchtitan if a line, its colours taken out, is torchtitan's
+//     training step line "step: N  loss: L ... tps: T" (or wps: in older
+//     releases);
 //   - Lightning if the first non-blank line that is not a # comment is
 //     a header with the ThroughputMonitor's train/time, train/batches and
 //     train/samples columns (isLightningHeader);
@@ -419,7 +432,7 @@ func Detect(data []byte) (Format, error) {
 	if bytes.Contains(data, mllMarker) {
 		return MLPerfV06, nil
 	}
-	tf, horovod, tv, hf, mg, ds := false, false, false, false, false, false
+	tf, horovod, tv, hf, mg, ds, tt := false, false, false, false, false, false, false
 	lines(data, func(_ int, l []byte) {
 		if bytes.Contains(l, []byte("total images/sec:")) || (bytes.Contains(l, []byte("images/sec: ")) && bytes.Contains(l, []byte("(jitter = "))) {
 			tf = true
@@ -442,6 +455,9 @@ func Detect(data []byte) (Format, error) {
 		if !ds && bytes.Contains(l, []byte("RunningAvgSamplesPerSec=")) {
 			ds = true
 		}
+		if !tt && bytes.Contains(l, []byte("step:")) {
+			tt = isTorchtitanStep(l)
+		}
 	})
 	if tf {
 		return TFCNN, nil
@@ -460,6 +476,9 @@ func Detect(data []byte) (Format, error) {
 	}
 	if ds {
 		return DeepSpeed, nil
+	}
+	if tt {
+		return Torchtitan, nil
 	}
 	var asCSV error
 	if h := firstLine(data, true); h != nil {

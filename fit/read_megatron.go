@@ -306,6 +306,12 @@ func readMegatron(data []byte, lg *Log) {
 		}
 	})
 	flush()
+	noteLayouts(lg)
+}
+
+// noteLayouts notes that lg's records come from runs of several parallel
+// layouts (LayoutLabel), which fit does not tell apart unless asked to.
+func noteLayouts(lg *Log) {
 	var layouts []string
 	for _, r := range lg.Records {
 		if l := r.Labels[LayoutLabel]; l != "" && !slices.Contains(layouts, l) {
