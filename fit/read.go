@@ -163,7 +163,7 @@ type Run struct {
 	GlobalBatch int           // global_batch_size, samples
 	Epochs      float64       // epochs trained (completed epoch_stop or block_stop epochs)
 	Accuracy    float64       // last eval_accuracy, fraction; 0 if none
-	Status      string        // run_stop status, "success" or "aborted" (torchvision: "finished"); "" when the log ends before it
+	Status      string        // run_stop status, "success" or "aborted" (torchvision: "finished"); "" when the log ends before it; StatusUnknown where the log never says
 	TimeToTrain units.Seconds // run_stop − run_start (torchvision: "Training time"); 0 when either is missing
 	StepTime    units.Seconds // mean step over its measured epochs (or blocks); 0 if none was measured
 	DataWait    units.Seconds // of StepTime, the mean wait for data (torchvision's data:); 0 if the log does not say
@@ -173,6 +173,10 @@ type Run struct {
 	// target (Options.Target) they give the run's steps to reach it.
 	Evals []Eval
 }
+
+// StatusUnknown is the Run.Status of a run whose log does not say whether
+// it finished (Lightning's metrics.csv).
+const StatusUnknown = "unknown"
 
 // Convergence returns the run's convergence record for target, a fraction
 // in (0, 1], and the line it comes from: reached at the steps of its first

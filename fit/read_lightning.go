@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"scaleplan/internal/benchlog"
+	"scaleplan/internal/units"
 )
 
 // Columns of a PyTorch Lightning metrics.csv (its CSVLogger) that the
@@ -74,6 +75,15 @@ type plRow struct {
 // cumulative batches. A run whose window never filled gives no record,
 // and a note says so. The file names no model, precision or device
 // (--device names it).
+//
+// The model's own metrics have the names it logs them under; one column
+// whose name, lower-cased, starts with "val" and holds "acc" (val_acc,
+// val/accuracy) is read as its validation accuracy (a fraction, or a
+// percentage above 1), each value after the optimizer steps of its row's
+// step column plus one (Lightning logs validation before it counts the
+// batch that stepped last). A run with such evaluations is also a training run (Log.Runs)
+// whose evaluations give steps to a target (Options.Target). Several such
+// columns (val_acc_step and val_acc_epoch) are none, with a note.
 func readLightning(data []byte, lg *Log) {
 	var (
 		col       map[string]int
@@ -86,12 +96,16 @@ func readLightning(data []byte, lg *Log) {
 		runLine   int
 		cells     []string
 		haveFirst bool
+		accuracy  string // the validation accuracy's column; "" if none
+		evals     []Eval // the run's evaluations
 	)
 	flush := func() {
 		if prev.line == 0 {
 			return
 		}
-		defer func() { first, last, prev, ratios, haveFirst = plRow{}, plRow{}, plRow{}, ratios[:0], false }()
+		defer func() {
+			first, last, prev, ratios, haveFirst, evals = plRow{}, plRow{}, plRow{}, ratios[:0], false, nil
+		}()
 		runs++
 		if !haveFirst {
 			lg.notef("line %d: run %d: no %s: the ThroughputMonitor's window of batches never filled (%g batches ran)", runLine, runs, plDeviceRate, prev.batches)
@@ -122,6 +136,14 @@ func readLightning(data []byte, lg *Log) {
 			return
 		}
 		lg.addValid(rec, last.line, last.text)
+		if len(evals) > 0 && rec.Validate() == nil {
+			dev := "1 device"
+			if rec.Workers > 1 {
+				dev = fmt.Sprintf("%d devices", rec.Workers)
+			}
+			lg.Runs = append(lg.Runs, Run{Line: runLine, Run: rec.Run, Device: dev, GlobalBatch: rec.GlobalBatch, Status: StatusUnknown,
+				Accuracy: evals[len(evals)-1].Accuracy, StepTime: units.Seconds(rec.StepTime), Evals: evals})
+		}
 	}
 	lines(data, func(n int, l []byte) {
 		s := strings.TrimSpace(string(l))
@@ -138,6 +160,18 @@ func readLightning(data []byte, lg *Log) {
 			col, width = map[string]int{}, len(fields)
 			for i, f := range fields {
 				col[f] = i
+			}
+			var accs []string
+			for _, f := range fields {
+				if g := strings.ToLower(f); strings.HasPrefix(g, "val") && strings.Contains(g, "acc") {
+					accs = append(accs, f)
+				}
+			}
+			switch {
+			case len(accs) == 1 && slices.Contains(fields, "step"):
+				accuracy = accs[0]
+			case len(accs) > 1:
+				lg.notef("line %d: columns %s all look like a validation accuracy: none is read, so no steps to a target", n, strings.Join(accs, ", "))
 			}
 			return
 		}
@@ -177,9 +211,26 @@ func readLightning(data []byte, lg *Log) {
 			return v
 		}
 		r := plRow{line: n, text: l, time: get(plTime), batches: get(plBatches), samples: get(plSamples), deviceRate: get(plDeviceRate), rate: get(plRate)}
+		acc, step := -1.0, -1.0
+		if accuracy != "" {
+			if acc = get(accuracy); acc > 1 && acc <= 100 {
+				acc /= 100 // a percentage
+			} else if acc > 100 {
+				bad = append(bad, fmt.Errorf("%s %g: want a fraction from 0 to 1, or a percentage", accuracy, acc))
+			}
+			if step = get("step"); acc >= 0 && (step < 0 || step != math.Trunc(step) || step > maxCount) {
+				bad = append(bad, fmt.Errorf("%s without a whole step: want the optimizer steps taken, less one, in the step column", accuracy))
+			}
+		}
 		if err := oneLine(bad); err != nil {
 			lg.malformed(n, l, err)
 			return
+		}
+		if acc >= 0 && prev.line != 0 {
+			// Validation is logged at the count of batches that stepped
+			// before the last one is counted (its training_epoch_loop's
+			// on_advance_end): one step fewer than were taken.
+			evals = append(evals, Eval{Line: n, Steps: int(step) + 1, Accuracy: acc})
 		}
 		if r.time < 0 || r.batches < 0 || r.samples < 0 {
 			return // a row of other metrics

@@ -3,6 +3,7 @@ package fit
 import (
 	"errors"
 	"math"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -115,5 +116,81 @@ func TestDetectLightning(t *testing.T) {
 		if f, err := Detect([]byte(tc.head)); err != nil || f != tc.want {
 			t.Errorf("%q: %s, %v; want %s", tc.head, f, err, tc.want)
 		}
+	}
+}
+
+// TestReadLightningEvals reads testdata/lightning_val_metrics.csv, written
+// by hand as the last two files are: two trainings on one device with the
+// model's validation accuracy logged as val_acc at the end of each epoch
+// of 12,800 samples, in the step column at the optimizer steps taken less
+// one, as Lightning logs validation. At a
+// batch of 128 it reaches 0.8 after 200 steps, at 256 after 150; so
+// S(B) = S_min·(1 + B_noise/B) through the two points has
+// 200 = S_min·(1 + B_noise/128) and 150 = S_min·(1 + B_noise/256):
+// B_noise = 128, S_min = 100.
+func TestReadLightningEvals(t *testing.T) {
+	lg, err := ReadFile("testdata/lightning_val_metrics.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lg.Format != Lightning || lg.Malformed != 0 || len(lg.Notes) != 0 || len(lg.Records) != 2 {
+		t.Fatalf("format %s, %s, notes %q, %d records", lg.Format, lg.MalformedSummary(), lg.Notes, len(lg.Records))
+	}
+	want := []Run{
+		{Line: 2, Run: "1", Device: "1 device", GlobalBatch: 128, Status: StatusUnknown, Accuracy: 0.88, Evals: []Eval{{6, 100, 0.70}, {11, 200, 0.82}, {16, 300, 0.88}}},
+		{Line: 17, Run: "2", Device: "1 device", GlobalBatch: 256, Status: StatusUnknown, Accuracy: 0.84, Evals: []Eval{{19, 50, 0.70}, {22, 100, 0.78}, {25, 150, 0.84}}},
+	}
+	if len(lg.Runs) != len(want) {
+		t.Fatalf("%d runs, want %d: %+v", len(lg.Runs), len(want), lg.Runs)
+	}
+	for i, w := range want {
+		r := lg.Runs[i]
+		if math.Abs(float64(r.StepTime)-float64(lg.Records[i].StepTime)) > 1e-15 {
+			t.Errorf("run %d: step %v, record's %v", i, r.StepTime, lg.Records[i].StepTime)
+		}
+		r.StepTime = 0
+		if !reflect.DeepEqual(r, w) {
+			t.Errorf("run %d:\n got %+v\nwant %+v", i, r, w)
+		}
+	}
+	rep, err := Fit([]*Log{lg}, &Options{Target: 0.8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Steps) != 1 || rep.Steps[0].Fit == nil {
+		t.Fatalf("steps: %+v", rep.Steps)
+	}
+	if f := rep.Steps[0].Fit; math.Abs(f.SMin-100) > 1e-6 || math.Abs(f.BNoise-128) > 1e-4 {
+		t.Errorf("S_min %v, B_noise %v; want 100, 128", f.SMin, f.BNoise)
+	}
+}
+
+// TestReadLightningEvalVariants covers the validation accuracy columns: a
+// percentage, several candidate columns, and what is malformed.
+func TestReadLightningEvalVariants(t *testing.T) {
+	read := func(header, body string) *Log {
+		t.Helper()
+		lg, err := ReadAs(strings.NewReader(header+body), "m.csv", Lightning)
+		if err != nil {
+			t.Fatalf("%q: %v", body, err)
+		}
+		return lg
+	}
+	const rows = "5,100,3200,0,99,640,\n10,200,6400,0,199,640,\n"
+	// A percentage, under another name.
+	lg := read("train/time,train/batches,train/samples,epoch,step,train/device/samples_per_sec,val/accuracy\n", rows+",,,0,199,,76.5\n")
+	if len(lg.Runs) != 1 || len(lg.Runs[0].Evals) != 1 || lg.Runs[0].Evals[0] != (Eval{Line: 4, Steps: 200, Accuracy: 0.765}) {
+		t.Errorf("percentage: %+v", lg.Runs)
+	}
+	// Two candidates: neither is read.
+	lg = read("train/time,train/batches,train/samples,epoch,step,train/device/samples_per_sec,val_acc_step,val_acc_epoch\n", "5,100,3200,0,99,640,,\n10,200,6400,0,199,640,,\n,,,0,200,,0.7,0.75\n")
+	if len(lg.Runs) != 0 || len(lg.Notes) != 1 || !strings.Contains(lg.Notes[0], "columns val_acc_step, val_acc_epoch all look like a validation accuracy") {
+		t.Errorf("two candidates: runs %+v, notes %q", lg.Runs, lg.Notes)
+	}
+	// Malformed: above 100, no step.
+	lg = read("train/time,train/batches,train/samples,epoch,step,train/device/samples_per_sec,val_acc\n", rows+",,,0,200,,170\n,,,0,,,0.7\n")
+	if lg.Malformed != 2 || len(lg.Runs) != 0 || !strings.Contains(lg.MalformedSummary(), "val_acc 170: want a fraction from 0 to 1, or a percentage") ||
+		!strings.Contains(lg.MalformedSummary(), "val_acc without a whole step") {
+		t.Errorf("malformed: %s, runs %+v", lg.MalformedSummary(), lg.Runs)
 	}
 }

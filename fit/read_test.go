@@ -97,6 +97,7 @@ func TestReadGolden(t *testing.T) {
 		{"deepspeed_bert_zero2.txt", DeepSpeed, 2, 0},
 		{"lightning_ddp_metrics.csv", Lightning, 1, 0},
 		{"lightning_1gpu_metrics.csv", Lightning, 2, 0},
+		{"lightning_val_metrics.csv", Lightning, 2, 0},
 		{"torchtitan_llama3_8b.txt", Torchtitan, 2, 0},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
