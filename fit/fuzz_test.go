@@ -173,3 +173,12 @@ func FuzzReadTorchtitan(f *testing.F) {
 		"[titan] 2026-11-20 10:00:14,000 - root - INFO - step: 20  loss:  7.5813  memory:  8.30GiB(12.97%)  wps: 107,242  mfu: 2.57%\n"+
 		"[titan] 2026-11-20 10:00:15,000 - root - INFO - Training completed\n")
 }
+
+func FuzzReadNCCL(f *testing.F) {
+	fuzzFormat(f, NCCLTests, "# Collective test starting: all_reduce_perf\n# nThread 1 nGpus 1 minBytes 8 maxBytes 1024 step: 2(factor) warmup iters: 5 iters: 20 agg iters: 1 validation: 1 graph: 0\n"+
+		"#  Rank  0 Group  0 Pid  41107 on node01 device  0 [0x18] NVIDIA H100 80GB HBM3\n#  Rank  1 Group  0 Pid  41108 on node02 device  0 [0x18] NVIDIA H100 80GB HBM3\n"+
+		"#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n"+
+		"           8             2     float     sum      -1    28.41    0.00    0.00      0    27.90    0.00    0.00      0\n"+
+		"        1024           256     float     sum      -1    30.12    0.03    0.03      0    29.90    0.03    0.03      0\n"+
+		"# Avg bus bandwidth    : 0.015\n")
+}

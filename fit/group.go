@@ -145,6 +145,9 @@ type Report struct {
 	Comm   []CommGroup  // across device counts, where a group has two or more
 	Steps  []StepsGroup // steps-to-target curves
 	Runs   []SourcedRun // training runs (MLPerf)
+	// Collectives are the latency–bandwidth fits of the collective tests
+	// of nccl-tests logs, in the order read.
+	Collectives []CollectiveFit
 }
 
 // SourcedRun is a Run and the file it came from.
@@ -188,6 +191,9 @@ func Fit(logs []*Log, opt *Options) (*Report, error) {
 		})
 	}
 	for _, lg := range logs {
+		for _, c := range lg.Collectives {
+			rep.Collectives = append(rep.Collectives, FitCollective(lg.Name, c))
+		}
 		for _, r := range lg.Runs {
 			rep.Runs = append(rep.Runs, SourcedRun{Source: lg.Name, Run: r})
 			if c, line, ok := r.Convergence(o.Target); ok && c.Validate() == nil {
@@ -257,7 +263,7 @@ func Fit(logs []*Log, opt *Options) (*Report, error) {
 		return cmp.Or(cmp.Compare(a.Model, b.Model), cmp.Compare(a.Target, b.Target), cmp.Compare(calib.LabelString(a.Labels), calib.LabelString(b.Labels))) < 0
 	})
 	rep.Comm = fitComm(rep.Groups, o.GradientSize, o.Settings)
-	if len(rep.Runs) == 0 && len(rep.Steps) == 0 && !hasPoints(rep.Groups) {
+	if len(rep.Runs) == 0 && len(rep.Steps) == 0 && len(rep.Collectives) == 0 && !hasPoints(rep.Groups) {
 		below := 0
 		for _, g := range rep.Groups {
 			below += g.BelowMin

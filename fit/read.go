@@ -57,13 +57,16 @@ const (
 	// Lightning is a PyTorch Lightning metrics.csv (its CSVLogger) with
 	// the columns of its ThroughputMonitor callback.
 	Lightning Format = "lightning"
+	// NCCLTests is the output of NVIDIA's nccl-tests (and ROCm's
+	// rccl-tests): collectives timed at a sweep of message sizes.
+	NCCLTests Format = "nccl-tests"
 	// CSV is comma-, semicolon- or tab-separated values under a header that
 	// names the columns.
 	CSV Format = "csv"
 )
 
 // Formats lists the formats in the order Detect tries them.
-var Formats = []Format{Benchlog, MLPerf, MLPerfV06, TFCNN, Horovod, Torchvision, HFTrainer, Megatron, DeepSpeed, Torchtitan, Lightning, CSV}
+var Formats = []Format{Benchlog, MLPerf, MLPerfV06, TFCNN, Horovod, Torchvision, HFTrainer, Megatron, DeepSpeed, Torchtitan, Lightning, NCCLTests, CSV}
 
 // Describe returns a short description of the format for messages.
 func (f Format) Describe() string {
@@ -90,6 +93,8 @@ func (f Format) Describe() string {
 		return "torchtitan output (PyTorch)"
 	case Lightning:
 		return "PyTorch Lightning metrics.csv (CSVLogger, ThroughputMonitor)"
+	case NCCLTests:
+		return "nccl-tests output (all_reduce_perf, ...)"
 	case CSV:
 		return "CSV with a header"
 	}
@@ -121,6 +126,8 @@ func (f Format) expect() string {
 		return `"Building device mesh with parallelism: ...", "Trainer is initialized with local batch size N, global batch size N, ... sequence length N" and "step: N  loss: L ...  tps: T" lines`
 	case Lightning:
 		return "a header with " + plTime + ", " + plBatches + ", " + plSamples + " and " + plDeviceRate + " (the ThroughputMonitor callback), then the logger's rows"
+	case NCCLTests:
+		return `a "#  size  count  type ... time  algbw  busbw ..." header, then a row per message size`
 	case CSV:
 		return "a header naming a batch column (batch, global_batch) and samples_per_s, step_time or steps_to_target, then rows"
 	}
@@ -147,6 +154,8 @@ type Log struct {
 	Records []benchlog.Record // in file order; each passes Record.Validate
 	Lines   []int             // Lines[i] is the 1-based line Records[i] came from
 	Runs    []Run             // training runs with their time to train (MLPerf, torchvision)
+	// Collectives are the collective tests of an nccl-tests log.
+	Collectives []Collective
 
 	Malformed int                   // lines that could not be read
 	Errors    []*benchlog.LineError // the first MaxQuoted of them
@@ -350,6 +359,8 @@ func parse(data []byte, name string, f Format) (*Log, error) {
 		readTorchtitan(data, lg)
 	case Lightning:
 		readLightning(data, lg)
+	case NCCLTests:
+		readNCCL(data, lg)
 	case CSV:
 		if err := readCSV(data, lg); err != nil {
 			return nil, fmt.Errorf("%s: %w", name, err)
@@ -357,7 +368,7 @@ func parse(data []byte, name string, f Format) (*Log, error) {
 	default:
 		return nil, fmt.Errorf("%s: unknown format %q (valid: %s)", name, f, formatNames())
 	}
-	if len(lg.Records) == 0 && len(lg.Runs) == 0 {
+	if len(lg.Records) == 0 && len(lg.Runs) == 0 && len(lg.Collectives) == 0 {
 		msg := fmt.Sprintf("%s: %v in %s: want %s", name, ErrNoRecords, f.Describe(), f.expect())
 		if s := lg.MalformedSummary(); s != "" {
 			msg += "; " + s
@@ -405,6 +416,8 @@ func formatNames() string {
 //     "{'" (a Python dictionary);
 //   - MLPerf if a line contains ":::MLLOG";
 //   - MLPerfV06 if a line contains ":::MLL " (the v0.6 compliance log);
+//   - NCCLTests if a comment line names the algbw and busbw columns of
+//     nccl-tests' header;
 //   - TFCNN if a line contains "total images/sec:" or a step line
 //     "images/sec: X +/- Y (jitter = Z)";
 //   - Horovod if a line contains "Img/sec per " or "Total img/sec on ";
@@ -436,7 +449,7 @@ func Detect(data []byte) (Format, error) {
 	if bytes.Contains(data, mllMarker) {
 		return MLPerfV06, nil
 	}
-	tf, horovod, tv, hf, mg, ds, tt := false, false, false, false, false, false, false
+	tf, horovod, tv, hf, mg, ds, tt, nc := false, false, false, false, false, false, false, false
 	lines(data, func(_ int, l []byte) {
 		if bytes.Contains(l, []byte("total images/sec:")) || (bytes.Contains(l, []byte("images/sec: ")) && bytes.Contains(l, []byte("(jitter = "))) {
 			tf = true
@@ -462,7 +475,13 @@ func Detect(data []byte) (Format, error) {
 		if !tt && bytes.Contains(l, []byte("step:")) {
 			tt = isTorchtitanStep(l)
 		}
+		if !nc && bytes.Contains(l, []byte("busbw")) && bytes.Contains(l, []byte("algbw")) {
+			nc = bytes.HasPrefix(bytes.TrimSpace(l), []byte("#"))
+		}
 	})
+	if nc {
+		return NCCLTests, nil
+	}
 	if tf {
 		return TFCNN, nil
 	}

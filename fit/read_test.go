@@ -36,6 +36,15 @@ func dump(lg *Log) string {
 		fmt.Fprintf(&b, "  line %d: run %s model %q benchmark %q device %q global batch %d epochs %g accuracy %g status %q time to train %v\n",
 			r.Line, r.Run, r.Model, r.Benchmark, r.Device, r.GlobalBatch, r.Epochs, r.Accuracy, r.Status, r.TimeToTrain)
 	}
+	if len(lg.Collectives) > 0 {
+		fmt.Fprintf(&b, "collectives: %d\n", len(lg.Collectives))
+		for _, c := range lg.Collectives {
+			fmt.Fprintf(&b, "  line %d: op %q ranks %d nodes %d device %q type %q avg busbw %v\n", c.Line, c.Op, c.Ranks, c.Nodes, c.Device, c.Type, c.AvgBusBW)
+			for _, p := range c.Points {
+				fmt.Fprintf(&b, "    line %d: %v in %v: algbw %v, busbw %v\n", p.Line, p.Bytes, p.Time, p.AlgBW, p.BusBW)
+			}
+		}
+	}
 	fmt.Fprintf(&b, "malformed: %d\n", lg.Malformed)
 	for _, e := range lg.Errors {
 		fmt.Fprintf(&b, "  %v\n", e)
@@ -99,6 +108,8 @@ func TestReadGolden(t *testing.T) {
 		{"lightning_1gpu_metrics.csv", Lightning, 2, 0},
 		{"lightning_val_metrics.csv", Lightning, 2, 0},
 		{"torchtitan_llama3_8b.txt", Torchtitan, 2, 0},
+		{"nccl_allreduce_h100x16.txt", NCCLTests, 0, 0},
+		{"nccl_mixed.txt", NCCLTests, 0, 2},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
 			lg, err := ReadFile(filepath.Join("testdata", tc.file))

@@ -75,7 +75,7 @@ func runFit(c *cli.Context, args []string) error {
 		return err
 	}
 	if len(args) == 0 {
-		return usagef("fit: no LOG given (want %s)", logFormats)
+		return usagef("fit: no LOG given (want %s, or nccl-tests output)", logFormats)
 	}
 	opt := &fit.Options{GroupBy: c.StringSlice("group-by")}
 	if s := c.String("gradient-size"); s != "" {
@@ -144,7 +144,7 @@ func runFit(c *cli.Context, args []string) error {
 
 // logFormats names the logs fit reads, for the messages of fit and plot
 // given none.
-const logFormats = "bench logs, CSV, MLPerf, Horovod, tf_cnn_benchmarks, torchvision train.py, Hugging Face Trainer, Megatron-LM or DeepSpeed output, or Lightning's metrics.csv"
+const logFormats = "bench logs, CSV, MLPerf, Horovod, tf_cnn_benchmarks, torchvision train.py, Hugging Face Trainer, Megatron-LM, DeepSpeed or torchtitan output, or Lightning's metrics.csv"
 
 // readLogs reads the logs named, says what it read through report, and
 // renames their devices (deviceRenamer), refusing a --device that renamed
@@ -175,7 +175,12 @@ func readLogs(names []string, report func(*fit.Log), rename *deviceRename) ([]*f
 
 // reportLog says on stderr which reader read a log and what it could not.
 func reportLog(w io.Writer, cmd string, lg *fit.Log) {
-	fmt.Fprintf(w, "%s: %s: read as %s (%s): %d %s", cmd, lg.Name, lg.Format, lg.Format.Describe(), len(lg.Records), plural(len(lg.Records), "record", "records"))
+	fmt.Fprintf(w, "%s: %s: read as %s (%s): ", cmd, lg.Name, lg.Format, lg.Format.Describe())
+	if n := len(lg.Collectives); n > 0 && len(lg.Records) == 0 {
+		fmt.Fprintf(w, "%d collective %s", n, plural(n, "test", "tests"))
+	} else {
+		fmt.Fprintf(w, "%d %s", len(lg.Records), plural(len(lg.Records), "record", "records"))
+	}
 	if len(lg.Runs) > 0 {
 		fmt.Fprintf(w, ", %d %s", len(lg.Runs), plural(len(lg.Runs), "run", "runs"))
 	}
@@ -451,7 +456,56 @@ func fitTables(rep *fit.Report, opt *fit.Options) []namedTable {
 	add("steps", stepsTable(rep, cols))
 	add("steps_points", stepsPointsTable(rep))
 	add("runs", runsTable(rep))
+	add("collectives", collectivesTable(rep))
 	return out
+}
+
+// collectivesTable is the latency–bandwidth fit of each collective test
+// of nccl-tests logs.
+func collectivesTable(rep *fit.Report) *table {
+	t := &table{
+		Title: "Collectives (nccl-tests): T(S) = α + S/β per test, least squares of the relative error; bus bandwidth β × nccl-tests' factor",
+		Header: []string{"source", "line", "op", "ranks", "nodes", "device", "sizes", "points", "latency α", "bandwidth β", "bus bandwidth",
+			"peak busbw (at size)", "avg busbw (log)", "R²", "worst point", "note"},
+	}
+	for _, f := range rep.Collectives {
+		sizes := "-"
+		if len(f.Points) > 0 {
+			lo, hi := f.Points[0].Bytes, f.Points[0].Bytes
+			for _, p := range f.Points {
+				lo, hi = min(lo, p.Bytes), max(hi, p.Bytes)
+			}
+			sizes = fmt.Sprintf("%s–%s", lo, hi)
+		}
+		nodes, avg, peak := "-", "-", "-"
+		if f.Nodes > 0 {
+			nodes = strconv.Itoa(f.Nodes)
+		}
+		if f.AvgBusBW > 0 {
+			avg = f.AvgBusBW.String()
+		}
+		if f.PeakBusBW > 0 {
+			peak = fmt.Sprintf("%s (%s)", f.PeakBusBW, f.PeakBytes)
+		}
+		lat, bw, bus, r2, worst, note := "", "", "", "", "", ""
+		if f.Err != nil {
+			note = f.Err.Error()
+			if f.Latency > 0 {
+				lat = f.Latency.String()
+			}
+		} else {
+			lat, bw, r2 = f.Latency.String(), f.Bandwidth.String(), fmt.Sprintf("%.4f", f.R2)
+			worst = fmt.Sprintf("%.1f%%", 100*f.MaxRelError)
+			if f.BusBandwidth > 0 {
+				bus = f.BusBandwidth.String()
+			} else {
+				note = "op not known: no bus factor"
+			}
+		}
+		t.Rows = append(t.Rows, []string{f.Source, strconv.Itoa(f.Line), dash(f.Op), strconv.Itoa(f.Ranks), nodes, dash(f.Device), sizes,
+			strconv.Itoa(len(f.Points)), lat, bw, bus, peak, avg, r2, worst, note})
+	}
+	return t
 }
 
 func throughputTable(rep *fit.Report, groupBy []string) *table {

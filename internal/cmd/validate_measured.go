@@ -22,18 +22,24 @@ import (
 	"scaleplan/plots"
 	"scaleplan/predict"
 	"scaleplan/scenarios"
+	"scaleplan/sim"
 )
 
 // measuredFlag is validate's --measured.
 func measuredFlag() cli.Flag {
-	return &cli.StringSliceFlag{Name: "measured", Usage: "compare the measurements of log `FILE` (any format fit reads: scaleplan bench, engine/torchbench on GPUs, CSV, Horovod, tf_cnn_benchmarks, torchvision, Hugging Face Trainer, Megatron-LM, DeepSpeed, Lightning) with the simulator's prediction for devices of that kind from the catalogue alone (roofline, no calibration) and with its memory model's largest batch; those of several devices with --system; --device renames what the log names; repeatable"}
+	return &cli.StringSliceFlag{Name: "measured", Usage: "compare the measurements of log `FILE` (any format fit reads: scaleplan bench, engine/torchbench on GPUs, CSV, Horovod, tf_cnn_benchmarks, torchvision, Hugging Face Trainer, Megatron-LM, DeepSpeed, torchtitan, Lightning; and nccl-tests, whose all_reduce tests are predicted on --system) with the simulator's prediction for devices of that kind from the catalogue alone (roofline, no calibration) and with its memory model's largest batch; those of several devices with --system; --device renames what the log names; repeatable"}
 }
 
 // measuredFlags are the flags of validate that apply to --measured logs
 // alone.
 func measuredFlags() []cli.Flag {
-	return append([]cli.Flag{measuredSystemFlag(), measuredPrecisionFlag(), measuredCalibrationFlag(), deviceFlag(), modelFlag(), measuredPlotFlag()},
+	return append([]cli.Flag{measuredSystemFlag(), measuredPrecisionFlag(), measuredCalibrationFlag(), deviceFlag(), modelFlag(), measuredPlotFlag(), measuredAllReduceFlag()},
 		measuredTransportFlags()...)
+}
+
+// measuredAllReduceFlag is validate's --allreduce.
+func measuredAllReduceFlag() cli.Flag {
+	return &cli.StringFlag{Name: "allreduce", Value: "ring", Usage: "with --measured nccl-tests logs: the all-reduce `ALG` the simulator runs for their all_reduce tests on --system: ring, halving-doubling, tree, double-tree, hierarchical, torus-2d, host-staged"}
 }
 
 // measuredSystemFlag is validate's --system.
@@ -106,6 +112,30 @@ func runValidateMeasured(c *cli.Context, maxErr float64) error {
 		}
 		ms = append(ms, m...)
 	}
+	colls, err := in.collectives(logs, c.String("allreduce"), left)
+	if err != nil {
+		return err
+	}
+	format := c.String("format")
+	if len(colls) > 0 && len(ms) > 0 && (format == "json" || format == "csv") {
+		return usagef("validate: --format %s takes the measurements of training logs or the collective tests of nccl-tests logs, not both in one call", format)
+	}
+	if len(colls) > 0 {
+		comps, err := predict.CompareCollectives(cat, colls)
+		if err != nil {
+			return fmt.Errorf("validate: %w", err)
+		}
+		if err := writeCollectives(c.App.Writer, format, comps, left); err != nil {
+			return err
+		}
+		if len(ms) == 0 {
+			return collectivesMaxError(c, comps, maxErr)
+		}
+		fmt.Fprintln(c.App.Writer)
+		if err := collectivesMaxError(c, comps, maxErr); err != nil {
+			defer func() { fmt.Fprintln(c.App.ErrWriter, "scaleplan:", err) }()
+		}
+	}
 	if len(ms) == 0 {
 		var why []string
 		for _, w := range leftReasons {
@@ -113,7 +143,11 @@ func runValidateMeasured(c *cli.Context, maxErr float64) error {
 				why = append(why, fmt.Sprintf("%d %s", n, w))
 			}
 		}
-		msg := fmt.Sprintf("validate: --measured %s: no measurement or out-of-memory record to compare", strings.Join(c.StringSlice("measured"), ", "))
+		what := "measurement or out-of-memory record"
+		if slices.ContainsFunc(logs, func(lg *fit.Log) bool { return len(lg.Collectives) > 0 }) {
+			what = "measurement, out-of-memory record or all-reduce test"
+		}
+		msg := fmt.Sprintf("validate: --measured %s: no %s to compare", strings.Join(c.StringSlice("measured"), ", "), what)
 		if len(why) > 0 {
 			msg += " (left out: " + strings.Join(why, "; ") + ")"
 		}
@@ -183,9 +217,107 @@ const (
 	leftLayout  = "of a model-parallel layout (tensor, pipeline or context parallel): the prediction is of data parallelism"
 )
 
+// Why validate --measured leaves a collective test out.
+const (
+	leftCollectiveSystem = "of a collective test: give --system, the system it ran on, to predict its all-reduce on that system's links"
+	leftCollectiveOp     = "of a collective test of another op than all_reduce (or of an op the log does not name): the simulator models the all-reduce"
+	leftCollectiveRank   = "of a collective test of one rank: no all-reduce between devices"
+)
+
 // leftReasons are the reasons to leave a record out, in the order they
 // are reported.
-var leftReasons = []string{leftSeveral, leftCount, leftLayout}
+var leftReasons = []string{leftSeveral, leftCount, leftLayout, leftCollectiveSystem, leftCollectiveOp, leftCollectiveRank}
+
+// collectives returns the all-reduce tests of nccl-tests logs to predict
+// on in.System with the algorithm named alg, and counts in left those it
+// leaves out: of another op, of one rank, or all of them without a system.
+func (in measuredInput) collectives(logs []*fit.Log, alg string, left map[string]int) ([]predict.MeasuredCollective, error) {
+	algorithm, err := sim.ParseAlgorithm(alg)
+	if err != nil || algorithm == sim.ParameterServer || algorithm == sim.AsyncParameterServer {
+		return nil, usagef("validate: --allreduce %q: want ring, halving-doubling, tree, double-tree, hierarchical, torus-2d or host-staged", alg)
+	}
+	var out []predict.MeasuredCollective
+	for _, lg := range logs {
+		for _, t := range lg.Collectives {
+			switch {
+			case t.Op != "all_reduce":
+				left[leftCollectiveOp]++
+				continue
+			case t.Ranks < 2:
+				left[leftCollectiveRank]++
+				continue
+			case in.System == "":
+				left[leftCollectiveSystem]++
+				continue
+			}
+			m := predict.MeasuredCollective{Source: fmt.Sprintf("%s:%d", lg.Name, t.Line), Device: t.Device, Ranks: t.Ranks, Nodes: t.Nodes,
+				System: in.System, Transport: in.Transport, IntraTransport: in.IntraTransport, Algorithm: algorithm}
+			for _, p := range t.Points {
+				m.Sizes, m.Times, m.Lines = append(m.Sizes, p.Bytes), append(m.Times, p.Time), append(m.Lines, p.Line)
+			}
+			out = append(out, m)
+		}
+	}
+	return out, nil
+}
+
+// writeCollectives prints the all-reduce tests measured against predicted,
+// a row per message size, and a summary line per test.
+func writeCollectives(w io.Writer, format string, comps []predict.CollectiveComparison, left map[string]int) error {
+	t := &table{
+		Title: "All-reduce tests (nccl-tests) measured against predicted on the catalogue system's links",
+		Header: []string{"source", "ranks", "nodes", "system", "exchange", "algorithm", "size", "measured (us)", "predicted (us)", "error (%)",
+			"measured busbw (GB/s)", "predicted busbw (GB/s)", "line"},
+	}
+	var lines []string
+	for _, c := range comps {
+		nodes := c.Ranks / c.DevicesPerNode
+		for _, r := range c.Rows {
+			t.Rows = append(t.Rows, []string{c.Source, strconv.Itoa(c.Ranks), strconv.Itoa(nodes), c.SystemName, dash(c.Exchange), c.Algorithm.String(),
+				r.Bytes.String(), strconv.FormatFloat(float64(r.Measured)*1e6, 'f', 2, 64), strconv.FormatFloat(float64(r.Predicted)*1e6, 'f', 2, 64),
+				signedPct(r.Error), strconv.FormatFloat(float64(r.MeasuredBusBW)/1e9, 'f', 2, 64), strconv.FormatFloat(float64(r.PredictedBusBW)/1e9, 'f', 2, 64),
+				strconv.Itoa(r.Line)})
+		}
+		first, last := c.Rows[0], c.Rows[len(c.Rows)-1]
+		lines = append(lines, fmt.Sprintf("%s: all-reduce over %d ranks, %d %s of %s (%s, %s): mean absolute error of the time %.1f%% over %d %s; at %s %v measured, %v predicted (%s%%); at %s bus bandwidth %v measured, %v predicted (%s%% in time)",
+			c.Source, c.Ranks, nodes, plural(nodes, "node", "nodes"), c.SystemName, dash(c.Exchange), c.Algorithm, 100*c.MAE, len(c.Rows), plural(len(c.Rows), "size", "sizes"),
+			first.Bytes, first.Measured, first.Predicted, signedPct(first.Error), last.Bytes, last.MeasuredBusBW, last.PredictedBusBW, signedPct(last.Error)))
+	}
+	for _, why := range []string{leftCollectiveSystem, leftCollectiveOp, leftCollectiveRank} {
+		if n := left[why]; n > 0 {
+			lines = append(lines, fmt.Sprintf("%d %s left out, %s", n, plural(n, "test", "tests"), strings.TrimPrefix(why, "of a collective test ")))
+		}
+	}
+	if format == "json" || format == "csv" {
+		s := &table{Header: []string{"summary"}}
+		for _, l := range lines {
+			s.Rows = append(s.Rows, []string{l})
+		}
+		return writeTables(w, format, []namedTable{{"collectives", t}, {"summary", s}})
+	}
+	if err := t.write(w, format); err != nil {
+		return err
+	}
+	fmt.Fprintln(w)
+	for _, l := range lines {
+		fmt.Fprintf(w, "%s%s\n", mdBullet(format), l)
+	}
+	return nil
+}
+
+// collectivesMaxError returns an error when --max-error is set and a
+// test's mean absolute error is larger.
+func collectivesMaxError(c *cli.Context, comps []predict.CollectiveComparison, maxErr float64) error {
+	if !c.IsSet("max-error") {
+		return nil
+	}
+	for _, cp := range comps {
+		if cp.MAE > maxErr/100 {
+			return fmt.Errorf("validate: %s: mean absolute error %.1f%% of the all-reduce time exceeds --max-error %g%%", cp.Source, 100*cp.MAE, maxErr)
+		}
+	}
+	return nil
+}
 
 // read takes the measurement and out-of-memory records of a log read by
 // fit (any format it reads) and counts in left, by why, those it leaves

@@ -511,3 +511,42 @@ func TestFitH200TunedCalibration(t *testing.T) {
 		"fp16: calibrated, v0 = 8132 samples/s on 1 device, t = 8.412 ms",
 		"416           1             1       416           ring              -          local    6788      113.1 min")
 }
+
+// TestValidateMeasuredCollectives compares the hand-written all_reduce_perf
+// log of fit/testdata with the simulator's all-reduce on two DGX H100
+// nodes (a golden file; predict's TestCompareCollectivesClosedForm checks
+// the prediction against the closed form of a ring) and checks what is
+// left out and refused.
+func TestValidateMeasuredCollectives(t *testing.T) {
+	const nccl, mixed = "../../fit/testdata/nccl_allreduce_h100x16.txt", "../../fit/testdata/nccl_mixed.txt"
+	out, stderr, code := runCLI("validate", "--measured", nccl, "--system", "dgx-h100")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	checkGolden(t, "validate-nccl.golden", out)
+	for _, c := range []struct {
+		args []string
+		code int
+		msg  string
+	}{
+		{[]string{"validate", "--measured", nccl}, exitRuntime, "left out: 1 of a collective test: give --system, the system it ran on"},
+		{[]string{"validate", "--measured", mixed, "--system", "dgx-a100"}, exitRuntime, "no measurement, out-of-memory record or all-reduce test to compare (left out: 2 of a collective test of another op than all_reduce"},
+		{[]string{"validate", "--measured", nccl, "--system", "dgx-h100", "--allreduce", "ps"}, exitUsage, `--allreduce "ps": want ring, halving-doubling`},
+		{[]string{"validate", "--allreduce", "tree"}, exitUsage, "--allreduce applies to --measured logs"},
+		{[]string{"validate", "--measured", nccl, "--system", "dgx-a100"}, exitRuntime, "measured on h100-sxm5-80gb, but system dgx-a100's nodes hold a100-sxm4-80gb"},
+		{[]string{"validate", "--measured", nccl, "--system", "dgx-h100", "--max-error", "50"}, exitRuntime, "mean absolute error 506.0% of the all-reduce time exceeds --max-error 50%"},
+		{[]string{"validate", "--measured", nccl, "--measured", "../../fit/testdata/lightning_ddp_metrics.csv", "--model", "resnet50", "--precision", "amp-fp16", "--device", "a100-sxm4-80gb", "--system", "dgx-h100", "--format", "json"}, exitUsage, "--format json takes the measurements of training logs or the collective tests of nccl-tests logs, not both"},
+	} {
+		_, stderr, code := runCLI(c.args...)
+		if code != c.code || !strings.Contains(stderr, c.msg) {
+			t.Errorf("%s: exit %d, stderr %q; want exit %d and %q", strings.Join(c.args, " "), code, stderr, c.code, c.msg)
+		}
+	}
+	// JSON: the table of sizes and the summary.
+	out, stderr, code = runCLI("validate", "--measured", nccl, "--system", "dgx-h100", "--allreduce", "hierarchical", "--format", "json")
+	var doc map[string][]map[string]any
+	if code != exitOK || json.Unmarshal([]byte(out), &doc) != nil || len(doc["collectives"]) != 16 || len(doc["summary"]) != 1 ||
+		doc["collectives"][0]["algorithm"] != "hierarchical" {
+		t.Errorf("json: exit %d, %s\n%s", code, stderr, out)
+	}
+}

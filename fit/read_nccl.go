@@ -1,0 +1,200 @@
+package fit
+
+import (
+	"fmt"
+	"math"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"scaleplan/internal/units"
+)
+
+// Lines of nccl-tests (src/common.cu) and of ROCm's rccl-tests, which
+// print the same.
+var (
+	ncRank = regexp.MustCompile(`^#\s+Rank\s+(\d+)\s+(?:Group\s+\d+\s+)?Pid\s+\d+\s+on\s+(\S+)\s+device\s+\d+\s+\[[^\]]*\]\s+(.*?)\s*$`)
+	ncOp   = regexp.MustCompile(`# Collective test starting: (\w+?)(?:_perf)?\s*$`)
+	ncAvg  = regexp.MustCompile(`# Avg bus bandwidth\s*:\s*([\d.]+)`)
+)
+
+// ncColumns are the columns of a result row that readNCCL reads, by the
+// names of the header line.
+var ncColumns = []string{"size", "time", "algbw", "busbw"}
+
+// readNCCL reads the output of nccl-tests (all_reduce_perf, all_gather_perf,
+// reduce_scatter_perf, alltoall_perf, broadcast_perf, ...; under MPI, rank
+// 0's):
+//
+//	# Collective test starting: all_reduce_perf
+//	# nThread 1 nGpus 1 minBytes 8 maxBytes 8589934592 step: 2(factor) warmup iters: 5 iters: 20 agg iters: 1 validation: 1 graph: 0
+//	#
+//	# Using devices
+//	#  Rank  0 Group  0 Pid  41107 on     node01 device  0 [0x18] NVIDIA H100 80GB HBM3
+//	...
+//	#                                                              out-of-place                       in-place
+//	#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong
+//	#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)
+//	           8             2     float     sum      -1    28.41    0.00    0.00      0    27.90    0.00    0.00      0
+//	...
+//	# Out of bounds values : 0 OK
+//	# Avg bus bandwidth    : 220.921
+//
+// Each "# nThread" line starts a test (Collective): its ranks are the
+// "Rank" lines, its nodes their distinct hosts, its device rank 0's name,
+// its op the "Collective test starting" line (newer releases; older ones
+// name it only in the command, so Op is "" and a note says so). Each row
+// is a point: the size, and the out-of-place time (µs), algorithm and bus
+// bandwidths (GB/s of 10^9 bytes); the columns are found by the header's
+// names, so a release with other columns reads alike. A row whose data
+// did not validate (#wrong above 0) is malformed, and so is one whose
+// numbers do not parse or whose time is not above 0. Other lines (NCCL's
+// INFO lines, the in-place half) are not read.
+func readNCCL(data []byte, lg *Log) {
+	var (
+		cur     *Collective
+		col     map[string]int // column index by header name; nil before the header
+		op      string         // the op of the next test
+		hosts   []string
+		unnamed int
+	)
+	flush := func() {
+		if cur == nil {
+			return
+		}
+		if len(cur.Points) > 0 {
+			cur.Nodes = len(hosts)
+			if cur.Op == "" {
+				unnamed++
+			}
+			lg.Collectives = append(lg.Collectives, *cur)
+		}
+		cur, col, hosts = nil, nil, nil
+	}
+	begin := func(n int) {
+		flush()
+		cur = &Collective{Line: n, Op: op}
+		op = ""
+	}
+	lines(data, func(n int, l []byte) {
+		s := strings.TrimSpace(string(l))
+		switch {
+		case s == "":
+		case strings.HasPrefix(s, "# Collective test starting:"):
+			flush()
+			if m := ncOp.FindStringSubmatch(s); m != nil {
+				op = m[1]
+			}
+		case strings.HasPrefix(s, "# nThread "):
+			begin(n)
+		case strings.HasPrefix(s, "#") && strings.Contains(s, " Rank ") && strings.Contains(s, " Pid "):
+			m := ncRank.FindStringSubmatch(s)
+			if m == nil {
+				return
+			}
+			if cur == nil {
+				begin(n)
+			}
+			cur.Ranks++
+			if !slices.Contains(hosts, m[2]) {
+				hosts = append(hosts, m[2])
+			}
+			if m[1] == "0" || cur.Device == "" {
+				cur.Device = m[3]
+			}
+		case strings.HasPrefix(s, "#") && strings.Contains(s, "algbw") && strings.Contains(s, "busbw"):
+			if cur == nil {
+				begin(n)
+			}
+			col = map[string]int{}
+			for i, f := range strings.Fields(strings.TrimPrefix(s, "#")) {
+				if _, ok := col[f]; !ok { // the out-of-place half comes first
+					col[f] = i
+				}
+			}
+			for _, c := range ncColumns {
+				if _, ok := col[c]; !ok {
+					lg.malformed(n, l, fmt.Errorf("a header without a %q column", c))
+					col = nil
+					return
+				}
+			}
+		case strings.HasPrefix(s, "# Avg bus bandwidth"):
+			if m := ncAvg.FindStringSubmatch(s); m != nil && cur != nil {
+				if v, err := strconv.ParseFloat(m[1], 64); err == nil && v >= 0 && v < 1e12 {
+					cur.AvgBusBW = units.BytesPerSec(v * 1e9)
+				}
+			}
+		case strings.HasPrefix(s, "#"):
+		case col != nil && s[0] >= '0' && s[0] <= '9':
+			f := strings.Fields(s)
+			need := 0
+			for _, c := range ncColumns {
+				need = max(need, col[c]+1)
+			}
+			if len(f) < need {
+				// A row cut short: a log that ends inside the test.
+				lg.malformed(n, l, fmt.Errorf("have %d fields, want at least %d (the header's %s)", len(f), need, strings.Join(ncColumns, ", ")))
+				return
+			}
+			p, typ, err := ncPoint(f, col)
+			if err != nil {
+				lg.malformed(n, l, err)
+				return
+			}
+			p.Line = n
+			if cur.Type == "" {
+				cur.Type = typ
+			}
+			cur.Points = append(cur.Points, p)
+		}
+	})
+	flush()
+	if unnamed > 0 {
+		lg.notef("%d %s without a \"# Collective test starting\" line (older releases print none): the op is not known, and no bus bandwidth factor is applied to the fit", unnamed, plural(unnamed, "test", "tests"))
+	}
+}
+
+// ncPoint reads a result row's fields by the header's columns.
+func ncPoint(f []string, col map[string]int) (CollectivePoint, string, error) {
+	get := func(name string) string {
+		if i, ok := col[name]; ok && i < len(f) {
+			return f[i]
+		}
+		return ""
+	}
+	size, err := strconv.ParseInt(get("size"), 10, 64)
+	if err != nil || size < 0 || size > 1<<50 {
+		return CollectivePoint{}, "", fmt.Errorf("size %q: want bytes", get("size"))
+	}
+	num := func(name string) (float64, error) {
+		v, err := strconv.ParseFloat(get(name), 64)
+		if err != nil || !(v >= 0) || math.IsInf(v, 0) {
+			return 0, fmt.Errorf("%s %q: want a number >= 0", name, get(name))
+		}
+		return v, nil
+	}
+	us, err1 := num("time")
+	alg, err2 := num("algbw")
+	bus, err3 := num("busbw")
+	if err := oneLine([]error{err1, err2, err3}); err != nil {
+		return CollectivePoint{}, "", err
+	}
+	if us == 0 {
+		return CollectivePoint{}, "", fmt.Errorf("time %q: want a time above 0", get("time"))
+	}
+	if w := get("#wrong"); w != "" && w != "0" && w != "N/A" {
+		return CollectivePoint{}, "", fmt.Errorf("#wrong %s: the result did not validate", w)
+	}
+	return CollectivePoint{Bytes: units.Bytes(size), Time: units.Seconds(us * 1e-6),
+		AlgBW: units.BytesPerSec(alg * 1e9), BusBW: units.BytesPerSec(bus * 1e9)}, get("type"), nil
+}
+
+// plural returns one or many by n.
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}

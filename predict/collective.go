@@ -1,0 +1,163 @@
+package predict
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+
+	"scaleplan/hw"
+	"scaleplan/internal/units"
+	"scaleplan/scenarios"
+	"scaleplan/sim"
+)
+
+// MeasuredCollective is one all-reduce test of a collective benchmark
+// (nccl-tests' all_reduce_perf): the time of one all-reduce at each of a
+// sweep of message sizes over Ranks devices of a catalogue system.
+type MeasuredCollective struct {
+	// Source says where the test is (file:line); free text.
+	Source string
+	// Device is the device as the log names it (a catalogue key or one of
+	// a device's names); "" where the log names none. When given, it must
+	// be the device of System's nodes.
+	Device string
+	// Ranks is the number of devices, one rank each; at least 2.
+	Ranks int
+	// Nodes is the number of nodes they were on; 0 where the log does not
+	// say: then as many devices on each node as it holds.
+	Nodes int
+	// System is the catalogue's system the devices were in. Required.
+	System string
+	// Transport and IntraTransport are the system's transports between
+	// nodes and inside a node, as a scenario's parallelism names them;
+	// "" for those a scenario on the system takes by default.
+	Transport, IntraTransport string
+	// Algorithm is the all-reduce the simulator runs: sim.Ring (the zero
+	// value) or another synchronous one.
+	Algorithm sim.Algorithm
+	// Sizes are the message sizes, as the benchmark counts them (the
+	// whole buffer of each rank), and Times the measured time of one
+	// all-reduce at each; Lines where each is in the log (0 if unknown).
+	Sizes []units.Bytes
+	Times []units.Seconds
+	Lines []int
+}
+
+// CollectiveRow is one message size, measured and predicted.
+type CollectiveRow struct {
+	Bytes               units.Bytes
+	Line                int
+	Measured, Predicted units.Seconds
+	// Error is (Predicted − Measured)/Measured of the time.
+	Error float64
+	// MeasuredBusBW and PredictedBusBW are the bus bandwidths of the two
+	// times, S/T × 2(p−1)/p, as nccl-tests prints them.
+	MeasuredBusBW, PredictedBusBW units.BytesPerSec
+}
+
+// CollectiveComparison is one test against the simulator's network.
+type CollectiveComparison struct {
+	MeasuredCollective
+	// SystemName is the system's catalogue key; Exchange the links and
+	// transports the all-reduce crossed ("nvlink-nvswitch, verbs").
+	SystemName, Exchange string
+	// DevicesPerNode is the placement: Ranks / DevicesPerNode nodes.
+	DevicesPerNode int
+	Rows           []CollectiveRow
+	// MAE is the mean absolute Error over the rows.
+	MAE float64
+}
+
+// CompareCollectives predicts the time of every size of each test with
+// sim.AllReduceTime on the test's system, its nodes filled as the test
+// placed its ranks and the network scenarios.Network builds for a
+// scenario on it, and compares. A test that cannot be placed on its
+// system (another device, ranks that are not whole nodes, more nodes than
+// the system has) is an error naming its source.
+func CompareCollectives(cat *hw.Catalog, tests []MeasuredCollective) ([]CollectiveComparison, error) {
+	var out []CollectiveComparison
+	for _, t := range tests {
+		c, err := compareCollective(cat, t)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", cmp.Or(t.Source, "collective test"), err)
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+func compareCollective(cat *hw.Catalog, t MeasuredCollective) (CollectiveComparison, error) {
+	c := CollectiveComparison{MeasuredCollective: t}
+	if t.Ranks < 2 {
+		return c, fmt.Errorf("%d ranks: an all-reduce needs two or more", t.Ranks)
+	}
+	if len(t.Sizes) == 0 || len(t.Sizes) != len(t.Times) || (t.Lines != nil && len(t.Lines) != len(t.Sizes)) {
+		return c, fmt.Errorf("%d sizes, %d times and %d lines: want as many, at least one", len(t.Sizes), len(t.Times), len(t.Lines))
+	}
+	if t.System == "" {
+		return c, errors.New("no system: an all-reduce is predicted on a catalogue system's links")
+	}
+	sys, node, dev, err := cat.Resolve(t.System)
+	if err != nil {
+		return c, err
+	}
+	if t.Device != "" {
+		d := cat.DeviceCalled(t.Device)
+		switch {
+		case d == nil:
+			return c, fmt.Errorf("device %q is not in the catalogue (valid: %s, or their CUDA names)", t.Device, strings.Join(cat.DeviceNames(), ", "))
+		case d.Name != dev.Name:
+			return c, fmt.Errorf("measured on %s, but system %s's nodes hold %s", d.Name, sys.Name, dev.Name)
+		}
+	}
+	per := min(t.Ranks, node.Devices)
+	if t.Nodes > 0 {
+		if t.Ranks%t.Nodes != 0 {
+			return c, fmt.Errorf("%d ranks on %d nodes: not as many on each", t.Ranks, t.Nodes)
+		}
+		per = t.Ranks / t.Nodes
+	}
+	if per > node.Devices || t.Ranks%per != 0 {
+		return c, fmt.Errorf("%d ranks, %d a node: system %s's nodes hold %d devices", t.Ranks, per, sys.Name, node.Devices)
+	}
+	nodes := t.Ranks / per
+	if nodes > sys.MaxNodes {
+		return c, fmt.Errorf("%d nodes of %d ranks; system %s has %d", nodes, per, sys.Name, sys.MaxNodes)
+	}
+	cfg := sim.Config{Nodes: nodes, DevicesPerNode: per, Comm: sim.Comm{Algorithm: t.Algorithm}}
+	p := scenarios.Point{Devices: t.Ranks, Nodes: nodes, DevicesPerNode: per, Replicas: t.Ranks, BatchPerDevice: 1, GlobalBatch: t.Ranks}
+	inter, intra, err := scenarios.Network(cat, sys.Name, t.Transport, t.IntraTransport, &cfg, p)
+	if err != nil {
+		return c, err
+	}
+	var used []string
+	if per > 1 {
+		used = append(used, cmp.Or(intra, "the node's link"))
+	}
+	if inter != "" {
+		used = append(used, inter)
+	}
+	c.SystemName, c.Exchange, c.DevicesPerNode = sys.Name, strings.Join(used, ", "), per
+	bus := 2 * float64(t.Ranks-1) / float64(t.Ranks)
+	for i, s := range t.Sizes {
+		m := t.Times[i]
+		if !(m > 0) || math.IsInf(float64(m), 0) || !(s > 0) {
+			return c, fmt.Errorf("size %v, time %v: want both above 0", s, m)
+		}
+		pt, err := sim.AllReduceTime(cfg, s)
+		if err != nil {
+			return c, err
+		}
+		r := CollectiveRow{Bytes: s, Measured: m, Predicted: pt, Error: float64((pt - m) / m),
+			MeasuredBusBW:  units.BytesPerSec(float64(s) / float64(m) * bus),
+			PredictedBusBW: units.BytesPerSec(float64(s) / float64(pt) * bus)}
+		if t.Lines != nil {
+			r.Line = t.Lines[i]
+		}
+		c.Rows = append(c.Rows, r)
+		c.MAE += math.Abs(r.Error) / float64(len(t.Sizes))
+	}
+	return c, nil
+}

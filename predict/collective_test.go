@@ -1,0 +1,92 @@
+package predict
+
+import (
+	"math"
+	"strings"
+	"testing"
+
+	"scaleplan/internal/units"
+	"scaleplan/sim"
+)
+
+// TestCompareCollectivesClosedForm predicts all-reduce tests of 2, 4 and 8
+// ranks on one DGX H200 node against the closed form of a ring over its
+// NVLink switch with NCCL's transport, 2(p−1)(α + S/(pβ)): α the link's
+// 2 µs and the transport's 5 µs of overhead, β 0.8 of 450 GB/s (the
+// catalogue's node and transport; TestCompareMeasuredNodeClosedForm uses
+// the same). Each measured time is 1.1 times the closed form, so every
+// error is 1/1.1 − 1.
+func TestCompareCollectivesClosedForm(t *testing.T) {
+	cat, _ := defaults(t)
+	const alpha, beta = 7e-6, 0.8 * 450e9
+	sizes := []units.Bytes{8, 1 << 20, 1 << 30}
+	for _, p := range []int{2, 4, 8} {
+		ring := func(s units.Bytes) float64 { return 2 * float64(p-1) * (alpha + float64(s)/(float64(p)*beta)) }
+		m := MeasuredCollective{Source: "t.log:3", Device: "NVIDIA H200", Ranks: p, Nodes: 1, System: "dgx-h200", Sizes: sizes, Lines: []int{10, 11, 12}}
+		for _, s := range sizes {
+			m.Times = append(m.Times, units.Seconds(1.1*ring(s)))
+		}
+		comps, err := CompareCollectives(cat, []MeasuredCollective{m})
+		if err != nil {
+			t.Fatalf("%d ranks: %v", p, err)
+		}
+		c := comps[0]
+		if c.SystemName != "dgx-h200" || c.Exchange != "nccl" || c.DevicesPerNode != p || len(c.Rows) != len(sizes) {
+			t.Fatalf("%d ranks: %+v", p, c)
+		}
+		bus := 2 * float64(p-1) / float64(p)
+		for i, r := range c.Rows {
+			s := sizes[i]
+			if math.Abs(float64(r.Predicted)/ring(s)-1) > 1e-9 || math.Abs(r.Error-(1/1.1-1)) > 1e-9 || r.Line != 10+i {
+				t.Errorf("%d ranks, %v: predicted %v, error %v, line %d; want %v, %v, %d", p, s, float64(r.Predicted), r.Error, r.Line, ring(s), 1/1.1-1, 10+i)
+			}
+			if math.Abs(float64(r.PredictedBusBW)/(float64(s)/ring(s)*bus)-1) > 1e-9 || math.Abs(float64(r.MeasuredBusBW)/(float64(s)/(1.1*ring(s))*bus)-1) > 1e-9 {
+				t.Errorf("%d ranks, %v: bus bandwidth measured %v, predicted %v", p, s, r.MeasuredBusBW, r.PredictedBusBW)
+			}
+		}
+		if math.Abs(c.MAE-(1-1/1.1)) > 1e-9 {
+			t.Errorf("%d ranks: MAE %v, want %v", p, c.MAE, 1-1/1.1)
+		}
+	}
+	// Two nodes: the fabric's transport joins the exchange; without a node
+	// count, as many ranks on each node as it holds.
+	m := MeasuredCollective{Ranks: 16, System: "dgx-h200", Algorithm: sim.Hierarchical, Sizes: sizes, Times: []units.Seconds{1e-5, 1e-4, 1e-2}}
+	comps, err := CompareCollectives(cat, []MeasuredCollective{m})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := comps[0]; c.Exchange != "nccl, verbs" || c.DevicesPerNode != 8 || c.Rows[0].Line != 0 {
+		t.Errorf("two nodes: exchange %q, %d a node, line %d", c.Exchange, c.DevicesPerNode, c.Rows[0].Line)
+	}
+}
+
+// TestCompareCollectivesRefuses checks the tests CompareCollectives cannot
+// place or predict, each an error naming its source and the reason.
+func TestCompareCollectivesRefuses(t *testing.T) {
+	cat, _ := defaults(t)
+	ok := MeasuredCollective{Source: "x.log:5", Ranks: 8, System: "dgx-h200", Sizes: []units.Bytes{1 << 20}, Times: []units.Seconds{1e-4}}
+	for _, tc := range []struct {
+		name string
+		edit func(*MeasuredCollective)
+		want string
+	}{
+		{"one rank", func(m *MeasuredCollective) { m.Ranks = 1 }, "1 ranks: an all-reduce needs two or more"},
+		{"no system", func(m *MeasuredCollective) { m.System = "" }, "no system"},
+		{"unknown system", func(m *MeasuredCollective) { m.System = "dgx-h300" }, `unknown system "dgx-h300"`},
+		{"unknown device", func(m *MeasuredCollective) { m.Device = "NVIDIA X9" }, `device "NVIDIA X9" is not in the catalogue`},
+		{"other device", func(m *MeasuredCollective) { m.Device = "NVIDIA H100 80GB HBM3" }, "measured on h100-sxm5-80gb, but system dgx-h200's nodes hold h200"},
+		{"uneven nodes", func(m *MeasuredCollective) { m.Nodes = 3 }, "8 ranks on 3 nodes: not as many on each"},
+		{"too many a node", func(m *MeasuredCollective) { m.Ranks, m.Nodes = 16, 1 }, "16 ranks, 16 a node: system dgx-h200's nodes hold 8 devices"},
+		{"too many nodes", func(m *MeasuredCollective) { m.Ranks = 8 * 200 }, "200 nodes of 8 ranks; system dgx-h200 has 127"},
+		{"sizes and times", func(m *MeasuredCollective) { m.Times = nil }, "1 sizes, 0 times and 0 lines"},
+		{"zero time", func(m *MeasuredCollective) { m.Times = []units.Seconds{0} }, "want both above 0"},
+		{"parameter server", func(m *MeasuredCollective) { m.Algorithm = sim.ParameterServer }, "ps is not an all-reduce"},
+	} {
+		m := ok
+		tc.edit(&m)
+		_, err := CompareCollectives(cat, []MeasuredCollective{m})
+		if err == nil || !strings.HasPrefix(err.Error(), "x.log:5: ") || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want x.log:5: ... %s", tc.name, err, tc.want)
+		}
+	}
+}
