@@ -213,22 +213,15 @@ func readTorchtitan(data []byte, lg *Log) {
 			}
 		case strings.Contains(s, "local batch size"):
 			begun(n)
+			field := map[string]*int{"local batch size": &cur.local, "global batch size": &cur.global,
+				"gradient accumulation steps": &cur.accum, "sequence length": &cur.seq}
 			for _, m := range ttBatch.FindAllStringSubmatch(s, -1) {
 				v, err := parseCount(m[1], m[2])
 				if err != nil {
 					lg.malformed(n, l, err)
 					return
 				}
-				switch m[1] {
-				case "local batch size":
-					cur.local = v
-				case "global batch size":
-					cur.global = v
-				case "gradient accumulation steps":
-					cur.accum = v
-				case "sequence length":
-					cur.seq = v
-				}
+				*field[m[1]] = v
 			}
 			if strings.Contains(s, "Training starts at step") {
 				ttStart(s, &cur.start, &cur.started)

@@ -204,6 +204,9 @@ func writeCalibration(w io.Writer, rep *fit.Report, path string) error {
 	cal := rep.Calibration()
 	n := len(cal.Throughput) + len(cal.Comm) + len(cal.Steps)
 	if n == 0 {
+		if len(rep.Collectives) > 0 {
+			return fmt.Errorf("fit: nothing to write to %s: collective tests are not calibration entries (they measure the system's links, which the catalogue's YAML gives; docs/catalog.md), and no group with a model name was fitted", path)
+		}
 		return fmt.Errorf("fit: nothing to write to %s: no group with a model name was fitted", path)
 	}
 	if err := cal.WriteFile(path); err != nil {

@@ -59,6 +59,7 @@ func TestFitCommand(t *testing.T) {
 		{"deepspeed", []string{"fit", "--device", "h100-sxm5-80gb", "../../fit/testdata/deepspeed_bert_zero2.txt"}, exitOK},
 		{"lightning", []string{"fit", "--device", "a100-sxm4-80gb", "../../fit/testdata/lightning_1gpu_metrics.csv", "../../fit/testdata/lightning_ddp_metrics.csv"}, exitOK},
 		{"nccl", []string{"fit", "../../fit/testdata/nccl_allreduce_h100x16.txt", "../../fit/testdata/nccl_mixed.txt"}, exitOK},
+		{"nccl-out", []string{"fit", "--out", filepath.Join(tmp, "nccl.yaml"), "../../fit/testdata/nccl_allreduce_h100x16.txt"}, exitRuntime},
 		{"lightning-target", []string{"fit", "--target", "0.8", "../../fit/testdata/lightning_val_metrics.csv"}, exitOK},
 		{"torchtitan", []string{"fit", "--group-by", "layout", "../../fit/testdata/torchtitan_llama3_8b.txt"}, exitOK},
 		{"model", []string{"fit", "--device", "a100-sxm4-80gb", "--model", "resnet50", "--out", filepath.Join(tmp, "lightning.yaml"), "../../fit/testdata/lightning_1gpu_metrics.csv"}, exitOK},
