@@ -213,13 +213,16 @@ func TestTraceLinkTracks(t *testing.T) {
 			cat(intra("out", 0, 1, 2, 3), intra("in", 0, 1, 2, 3),
 				[]string{"node 0 NIC 0 out", "node 0 NIC 0 in", "node 0 NIC 1 out", "node 0 NIC 1 in",
 					"node 1 NIC 0 out", "node 1 NIC 0 in", "node 1 NIC 1 out", "node 1 NIC 1 in", "fabric core"})},
-		// A flat ring 0→1→2→3→0 on 2 nodes of 2 with 2 NICs: 0→1 and
-		// 2→3 inside the nodes, 1→2 from node 0's NIC 1 into node 1's
-		// NIC 0, 3→0 from node 1's NIC 1 into node 0's NIC 0. The other
-		// directions, the other NIC ends and PCIe stay idle.
+		// A flat ring on 2 nodes of 2 with 2 NICs runs two rings (NCCL's
+		// channels): 0→1→2→3→0 crosses from node 0's NIC 1 into node 1's
+		// NIC 0 (1→2) and from node 1's NIC 1 into node 0's NIC 0 (3→0);
+		// 1→0→3→2→1, each node's ranks turned, crosses on the other ends
+		// (0→3 and 2→1). Every device port and NIC end carries a ring; PCIe
+		// stays idle.
 		{"2×2 flat ring, 2 NICs", func(c *Config) { *c = base(2, 2); c.Network.NICs = 2 },
-			cat(intra("out", 0, 2), intra("in", 1, 3),
-				[]string{"node 0 NIC 1 out", "node 1 NIC 0 in", "node 1 NIC 1 out", "node 0 NIC 0 in", "fabric core"})},
+			cat(intra("out", 0, 1, 2, 3), intra("in", 0, 1, 2, 3),
+				[]string{"node 0 NIC 0 out", "node 0 NIC 0 in", "node 0 NIC 1 out", "node 0 NIC 1 in",
+					"node 1 NIC 0 out", "node 1 NIC 0 in", "node 1 NIC 1 out", "node 1 NIC 1 in", "fabric core"})},
 		// A pipeline of 2 stages on one node and no replicas: activations
 		// 0→1 and gradients 1→0, no all-reduce.
 		{"pipeline 2 stages", func(c *Config) { *c = base(1, 2); c.Stages = 2; c.Accumulation = 4; c.Comm.Boundary = 1 * units.MB },

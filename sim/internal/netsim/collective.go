@@ -384,12 +384,51 @@ func (p *plan) ringPath(groups [][]int, name string) *Path {
 }
 
 // ring adds a ring all-reduce of S on each group: 2(q-1) steps of S/q.
+// A group over several nodes with c NICs each runs c rings at once, each
+// carrying S/c (NCCL's channels): ring j takes each node's ranks in their
+// order turned by j, so that it crosses from node to node on the NIC of
+// another rank than every other ring does, and the c rings use all of the
+// nodes' NICs.
 func (p *plan) ring(groups [][]int, S float64, name string) {
 	q := len(groups[0])
 	if q < 2 {
 		return
 	}
-	p.add(p.ringPath(groups, name), S/float64(q), 2*(q-1))
+	c := p.channels(groups[0])
+	if c == 1 {
+		p.add(p.ringPath(groups, name), S/float64(q), 2*(q-1))
+		return
+	}
+	path := p.path(fmt.Sprintf("%srings%d", name, c), func() {
+		for _, g := range groups {
+			nodes, _ := p.t.byNode(g)
+			order := make([]int, 0, len(g))
+			for j := range c {
+				order = order[:0]
+				for _, nd := range nodes {
+					k := len(nd)
+					for i := range k {
+						order = append(order, nd[(i+j*k/c)%k])
+					}
+				}
+				for i, r := range order {
+					p.t.route(r, order[(i+1)%len(order)])
+				}
+			}
+		}
+	})
+	p.add(path, S/float64(q*c), 2*(q-1))
+}
+
+// channels returns the rings a ring all-reduce over the ranks of g runs:
+// as many as a node has NICs when g spans several nodes with as many
+// ranks on each, at least one NIC per ring's crossing rank; else 1.
+func (p *plan) channels(g []int) int {
+	nodes, err := p.t.byNode(g)
+	if err != nil || len(nodes) < 2 {
+		return 1
+	}
+	return max(1, min(p.t.cfg.NICsPerNode, len(nodes[0])))
 }
 
 // halvingDoubling adds Rabenseifner's all-reduce of S on each group. With

@@ -528,3 +528,24 @@ func TestCollectiveMonotone(t *testing.T) {
 		}
 	}
 }
+
+// TestRingChannels: a ring over 2 nodes of 4 ranks runs as many rings as a
+// node has NICs, each with S/c, each crossing between the nodes on
+// another NIC; the NICs are the bottleneck (their 11.25 GB/s against 150
+// GB/s inside the node, shared by at most c − 1 rings), so the time is a
+// ring of S/c over the fabric, 2(q−1)(α + S/(c·q·β)).
+func TestRingChannels(t *testing.T) {
+	const S = 64 * units.MiB
+	for _, nics := range []int{1, 2, 4} {
+		res := runAllReduce(t, twoLevel(8, 4, nics, 1), Ring, S, nil)
+		want := ringForm(8, float64(S)/float64(nics), alphaNet(), betaNet())
+		if got := float64(res.Time()); !near(got, want, 1e-9) {
+			t.Errorf("%d NICs: %v s, want %v s", nics, got, want)
+		}
+	}
+	// The ranks of one node a ring: the NICs take no part, one ring.
+	res := runAllReduce(t, twoLevel(8, 4, 4, 1), Ring, S, []int{0, 1, 2, 3})
+	if want := ringForm(4, float64(S), float64(intraLat), float64(intraBW)); !near(float64(res.Time()), want, 1e-9) {
+		t.Errorf("one node: %v s, want %v s", float64(res.Time()), want)
+	}
+}

@@ -106,6 +106,13 @@
 //
 //	T = 2(p−1)·alpha + 2(p−1)/p · S/beta
 //
+// Over several nodes with c NICs each (and as many ranks on each node), c
+// rings run at once, each with S/c (NCCL's channels): ring j takes each
+// node's ranks in their order turned by j·k/c, so that each ring crosses
+// between nodes through another NIC and the rings use them all; where the
+// NICs are the bottleneck, T = 2(p−1)·alpha + 2(p−1)/p · S/(c·beta)
+// (TestRingChannels).
+//
 // HalvingDoubling (Rabenseifner): with p' = 2^⌊log2 p⌋ and r = p − p', the
 // ranks 2i+1 (i < r) first send all of S to rank 2i; the p' remaining ranks
 // reduce-scatter by recursive halving (step j = 0..log2 p' − 1 exchanges
