@@ -9,7 +9,6 @@ import (
 
 	"scaleplan/hw"
 	"scaleplan/internal/units"
-	"scaleplan/scenarios"
 	"scaleplan/sim"
 )
 
@@ -122,24 +121,12 @@ func compareCollective(cat *hw.Catalog, t MeasuredCollective) (CollectiveCompari
 	if per > node.Devices || t.Ranks%per != 0 {
 		return c, fmt.Errorf("%d ranks, %d a node: system %s's nodes hold %d devices", t.Ranks, per, sys.Name, node.Devices)
 	}
-	nodes := t.Ranks / per
-	if nodes > sys.MaxNodes {
-		return c, fmt.Errorf("%d nodes of %d ranks; system %s has %d", nodes, per, sys.Name, sys.MaxNodes)
-	}
-	cfg := sim.Config{Nodes: nodes, DevicesPerNode: per, Comm: sim.Comm{Algorithm: t.Algorithm}}
-	p := scenarios.Point{Devices: t.Ranks, Nodes: nodes, DevicesPerNode: per, Replicas: t.Ranks, BatchPerDevice: 1, GlobalBatch: t.Ranks}
-	inter, intra, err := scenarios.Network(cat, sys.Name, t.Transport, t.IntraTransport, &cfg, p)
+	cfg := sim.Config{Comm: sim.Comm{Algorithm: t.Algorithm}}
+	exchange, err := onNodes(cat, sys, t.Ranks, per, t.Transport, t.IntraTransport, &cfg)
 	if err != nil {
 		return c, err
 	}
-	var used []string
-	if per > 1 {
-		used = append(used, cmp.Or(intra, "the node's link"))
-	}
-	if inter != "" {
-		used = append(used, inter)
-	}
-	c.SystemName, c.Exchange, c.DevicesPerNode = sys.Name, strings.Join(used, ", "), per
+	c.SystemName, c.Exchange, c.DevicesPerNode = sys.Name, exchange, per
 	bus := 2 * float64(t.Ranks-1) / float64(t.Ranks)
 	for i, s := range t.Sizes {
 		m := t.Times[i]

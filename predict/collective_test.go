@@ -77,7 +77,7 @@ func TestCompareCollectivesRefuses(t *testing.T) {
 		{"other device", func(m *MeasuredCollective) { m.Device = "NVIDIA H100 80GB HBM3" }, "measured on h100-sxm5-80gb, but system dgx-h200's nodes hold h200"},
 		{"uneven nodes", func(m *MeasuredCollective) { m.Nodes = 3 }, "8 ranks on 3 nodes: not as many on each"},
 		{"too many a node", func(m *MeasuredCollective) { m.Ranks, m.Nodes = 16, 1 }, "16 ranks, 16 a node: system dgx-h200's nodes hold 8 devices"},
-		{"too many nodes", func(m *MeasuredCollective) { m.Ranks = 8 * 200 }, "200 nodes of 8 ranks; system dgx-h200 has 127"},
+		{"too many nodes", func(m *MeasuredCollective) { m.Ranks = 8 * 200 }, "1600 devices need 200 nodes of 8; system dgx-h200 has 127"},
 		{"sizes and times", func(m *MeasuredCollective) { m.Times = nil }, "1 sizes, 0 times and 0 lines"},
 		{"zero time", func(m *MeasuredCollective) { m.Times = []units.Seconds{0} }, "want both above 0"},
 		{"parameter server", func(m *MeasuredCollective) { m.Algorithm = sim.ParameterServer }, "ps is not an all-reduce"},

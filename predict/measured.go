@@ -249,25 +249,36 @@ func placeMeasured(cfg *sim.Config, cat *hw.Catalog, d *hw.Device, ms *Measured)
 	if n%per != 0 {
 		return "", "", fmt.Errorf("%d devices are not whole nodes of system %s, whose nodes hold %d", n, sys.Name, node.Devices)
 	}
+	cfg.Name = fmt.Sprintf("%s on %d devices of %s at %s, batch %d", ms.Model, n, sys.Name, ms.Precision, ms.Batch)
+	exchange, err = onNodes(cat, sys, n, per, ms.Transport, ms.IntraTransport, cfg)
+	return sys.Name, exchange, err
+}
+
+// onNodes places n devices on n/per nodes of sys, per on each, in cfg
+// (Nodes, DevicesPerNode) and builds cfg's network as a scenario on sys
+// would (scenarios.Network, with transport and intra or the system's
+// defaults), and returns the links and transports the exchange crosses:
+// "nccl" inside one node, "nccl, verbs" across nodes. More nodes than
+// sys has is an error.
+func onNodes(cat *hw.Catalog, sys *hw.System, n, per int, transport, intra string, cfg *sim.Config) (exchange string, err error) {
 	if nodes := n / per; nodes > sys.MaxNodes {
-		return "", "", fmt.Errorf("%d devices need %d nodes of %d; system %s has %d", n, nodes, per, sys.Name, sys.MaxNodes)
+		return "", fmt.Errorf("%d devices need %d nodes of %d; system %s has %d", n, nodes, per, sys.Name, sys.MaxNodes)
 	}
 	p := scenarios.Point{Devices: n, Nodes: n / per, DevicesPerNode: per, Replicas: n,
 		BatchPerDevice: cfg.MicroBatch, GlobalBatch: cfg.MicroBatch * n * cfg.Accumulation}
-	cfg.Name = fmt.Sprintf("%s on %d devices of %s at %s, batch %d", ms.Model, n, sys.Name, ms.Precision, ms.Batch)
 	cfg.Nodes, cfg.DevicesPerNode = p.Nodes, p.DevicesPerNode
-	inter, intra, err := scenarios.Network(cat, sys.Name, ms.Transport, ms.IntraTransport, cfg, p)
+	inter, usedIntra, err := scenarios.Network(cat, sys.Name, transport, intra, cfg, p)
 	if err != nil {
-		return "", "", err // it names the system
+		return "", err // it names the system
 	}
 	var used []string
 	if per > 1 {
-		used = append(used, cmp.Or(intra, "the node's link"))
+		used = append(used, cmp.Or(usedIntra, "the node's link"))
 	}
 	if inter != "" {
 		used = append(used, inter)
 	}
-	return sys.Name, strings.Join(used, ", "), nil
+	return strings.Join(used, ", "), nil
 }
 
 // scaling sets the scaling efficiencies of the rows of several devices in
