@@ -102,6 +102,10 @@ func FitCollective(source string, c Collective) CollectiveFit {
 	f := CollectiveFit{Source: source, Collective: c}
 	sizes := map[units.Bytes]bool{}
 	for _, p := range c.Points {
+		if !(p.Time > 0) || math.IsInf(float64(p.Time), 0) || !(p.Bytes >= 0) || math.IsInf(float64(p.Bytes), 0) {
+			f.Err = fmt.Errorf("a point of %v in %v: want a size of 0 or more and a time above 0", p.Bytes, p.Time)
+			return f
+		}
 		sizes[p.Bytes] = true
 		if p.BusBW > f.PeakBusBW {
 			f.PeakBusBW, f.PeakBytes = p.BusBW, p.Bytes

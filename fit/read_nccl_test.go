@@ -99,6 +99,11 @@ func TestFitCollective(t *testing.T) {
 	if f := FitCollective("x", c); f.Err != nil || f.Latency != 0 || !(f.Bandwidth > 0) {
 		t.Errorf("no latency: %+v", f)
 	}
+	zero := law(1e-5, 1e9, 8, 1024)
+	zero.Points[1].Time = 0
+	if f := FitCollective("x", zero); f.Err == nil || !strings.Contains(f.Err.Error(), "want a size of 0 or more and a time above 0") {
+		t.Errorf("a time of 0: %v", f.Err)
+	}
 	if f := FitCollective("x", law(1e-5, 1e9, 1024)); !errors.Is(f.Err, ErrFewSizes) {
 		t.Errorf("one size: %v", f.Err)
 	}
