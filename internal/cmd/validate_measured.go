@@ -120,6 +120,7 @@ func runValidateMeasured(c *cli.Context, maxErr float64) error {
 	if len(colls) > 0 && len(ms) > 0 && (format == "json" || format == "csv") {
 		return usagef("validate: --format %s takes the measurements of training logs or the collective tests of nccl-tests logs, not both in one call", format)
 	}
+	var collErr error // the collectives' --max-error, returned once the measurements are written
 	if len(colls) > 0 {
 		comps, err := predict.CompareCollectives(cat, colls)
 		if err != nil {
@@ -128,13 +129,11 @@ func runValidateMeasured(c *cli.Context, maxErr float64) error {
 		if err := writeCollectives(c.App.Writer, format, comps, left); err != nil {
 			return err
 		}
+		collErr = collectivesMaxError(c, comps, maxErr)
 		if len(ms) == 0 {
-			return collectivesMaxError(c, comps, maxErr)
+			return collErr
 		}
 		fmt.Fprintln(c.App.Writer)
-		if err := collectivesMaxError(c, comps, maxErr); err != nil {
-			defer func() { fmt.Fprintln(c.App.ErrWriter, "scaleplan:", err) }()
-		}
 	}
 	if len(ms) == 0 {
 		var why []string
@@ -164,7 +163,7 @@ func runValidateMeasured(c *cli.Context, maxErr float64) error {
 	if err := measuredCalibrationsUsed(cals, rep); err != nil {
 		return err
 	}
-	if err := writeMeasured(c.App.Writer, c.String("format"), rep, left); err != nil {
+	if err := writeMeasured(c.App.Writer, c.String("format"), rep, left, len(colls) > 0); err != nil {
 		return err
 	}
 	if dir := c.String("plot"); dir != "" {
@@ -173,9 +172,9 @@ func runValidateMeasured(c *cli.Context, maxErr float64) error {
 		}
 	}
 	if c.IsSet("max-error") && rep.MAE > maxErr/100 {
-		return fmt.Errorf("validate: mean absolute error %.1f%% exceeds --max-error %g%%", 100*rep.MAE, maxErr)
+		return errors.Join(fmt.Errorf("validate: mean absolute error %.1f%% exceeds --max-error %g%%", 100*rep.MAE, maxErr), collErr)
 	}
-	return nil
+	return collErr
 }
 
 // measuredInput says what validate --measured assumes where a log does
@@ -224,9 +223,32 @@ const (
 	leftCollectiveRank   = "of a collective test of one rank: no all-reduce between devices"
 )
 
-// leftReasons are the reasons to leave a record out, in the order they
-// are reported.
-var leftReasons = []string{leftSeveral, leftCount, leftLayout, leftCollectiveSystem, leftCollectiveOp, leftCollectiveRank}
+// leftReasons are the reasons to leave a record or a collective test out,
+// in the order they are reported: the records' (recordReasons), then the
+// tests' (testReasons).
+var (
+	recordReasons = []string{leftSeveral, leftCount, leftLayout}
+	testReasons   = []string{leftCollectiveSystem, leftCollectiveOp, leftCollectiveRank}
+	leftReasons   = slices.Concat(recordReasons, testReasons)
+)
+
+// leftLines says how many of left were left out for each of reasons, a
+// line each: "4 records left out, of several devices: ...", "1 test left
+// out, of another op than all_reduce ...".
+func leftLines(left map[string]int, reasons []string) []string {
+	var lines []string
+	for _, why := range reasons {
+		n := left[why]
+		switch {
+		case n == 0:
+		case slices.Contains(testReasons, why):
+			lines = append(lines, fmt.Sprintf("%d %s left out, %s", n, plural(n, "test", "tests"), strings.TrimPrefix(why, "of a collective test ")))
+		default:
+			lines = append(lines, fmt.Sprintf("%d %s left out, %s", n, plural(n, "record", "records"), why))
+		}
+	}
+	return lines
+}
 
 // collectives returns the all-reduce tests of nccl-tests logs to predict
 // on in.System with the algorithm named alg, and counts in left those it
@@ -283,11 +305,7 @@ func writeCollectives(w io.Writer, format string, comps []predict.CollectiveComp
 			c.Source, c.Ranks, nodes, plural(nodes, "node", "nodes"), c.SystemName, dash(c.Exchange), c.Algorithm, 100*c.MAE, len(c.Rows), plural(len(c.Rows), "size", "sizes"),
 			first.Bytes, first.Measured, first.Predicted, signedPct(first.Error), last.Bytes, last.MeasuredBusBW, last.PredictedBusBW, signedPct(last.Error)))
 	}
-	for _, why := range []string{leftCollectiveSystem, leftCollectiveOp, leftCollectiveRank} {
-		if n := left[why]; n > 0 {
-			lines = append(lines, fmt.Sprintf("%d %s left out, %s", n, plural(n, "test", "tests"), strings.TrimPrefix(why, "of a collective test ")))
-		}
-	}
+	lines = append(lines, leftLines(left, testReasons)...)
 	if format == "json" || format == "csv" {
 		s := &table{Header: []string{"summary"}}
 		for _, l := range lines {
@@ -455,8 +473,10 @@ func headerOptimizer(header benchlog.Record, name string) model.Optimizer {
 // line per device, model, precision, variant and device count with the
 // memory limit, then the summary. The variant column is there when a group
 // has one, the devices and system columns when a group has several
-// devices, and the compute column when a calibration computed a row.
-func writeMeasured(w io.Writer, format string, rep *predict.MeasuredReport, left map[string]int) error {
+// devices, and the compute column when a calibration computed a row. The
+// summary says what was left out, the collective tests too unless
+// testsWritten (their table says it).
+func writeMeasured(w io.Writer, format string, rep *predict.MeasuredReport, left map[string]int, testsWritten bool) error {
 	variants := slices.ContainsFunc(rep.Groups, func(g predict.MeasuredGroup) bool { return g.Variant != "" })
 	several := slices.ContainsFunc(rep.Groups, func(g predict.MeasuredGroup) bool { return g.Devices > 1 })
 	// key returns the cells that name a group, in a new slice: its device,
@@ -599,11 +619,11 @@ func writeMeasured(w io.Writer, format string, rep *predict.MeasuredReport, left
 	if rep.ScalingRows > 0 {
 		lines = append(lines, fmt.Sprintf("scaling efficiency against one device at the same batch, over %d %s: predicted %.1f points from measured, mean absolute", rep.ScalingRows, plural(rep.ScalingRows, "measurement", "measurements"), 100*rep.ScalingError))
 	}
-	for _, why := range leftReasons {
-		if n := left[why]; n > 0 {
-			lines = append(lines, fmt.Sprintf("%d %s left out, %s", n, plural(n, "record", "records"), why))
-		}
+	reasons := leftReasons
+	if testsWritten {
+		reasons = recordReasons // the tests' are under their own table
 	}
+	lines = append(lines, leftLines(left, reasons)...)
 	lines = append(lines, "the memory model's largest batch agrees when it lies between half the largest batch that ran and twice the first that ran out of memory; with no out-of-memory record there is no limit to check it against")
 	if format == "json" || format == "csv" {
 		s := &table{Header: []string{"summary"}}
