@@ -385,10 +385,10 @@ func (p *plan) ringPath(groups [][]int, name string) *Path {
 
 // ring adds a ring all-reduce of S on each group: 2(q-1) steps of S/q.
 // A group over several nodes with c NICs each runs c rings at once, each
-// carrying S/c (NCCL's channels): ring j takes each node's ranks in their
-// order turned by j, so that it crosses from node to node on the NIC of
-// another rank than every other ring does, and the c rings use all of the
-// nodes' NICs.
+// carrying S/c (NCCL's channels): ring j takes each node's k ranks in
+// their order turned by j·k/c, so that it crosses from node to node on
+// the NIC of another rank than every other ring does, and the c rings use
+// all of the nodes' NICs.
 func (p *plan) ring(groups [][]int, S float64, name string) {
 	q := len(groups[0])
 	if q < 2 {
@@ -401,7 +401,10 @@ func (p *plan) ring(groups [][]int, S float64, name string) {
 	}
 	path := p.path(fmt.Sprintf("%srings%d", name, c), func() {
 		for _, g := range groups {
-			nodes, _ := p.t.byNode(g)
+			nodes, err := p.t.byNode(g)
+			if err != nil {
+				nodes = [][]int{g} // uneven: c turns of one ring, the same ring
+			}
 			order := make([]int, 0, len(g))
 			for j := range c {
 				order = order[:0]
@@ -421,8 +424,8 @@ func (p *plan) ring(groups [][]int, S float64, name string) {
 }
 
 // channels returns the rings a ring all-reduce over the ranks of g runs:
-// as many as a node has NICs when g spans several nodes with as many
-// ranks on each, at least one NIC per ring's crossing rank; else 1.
+// when g spans several nodes with as many ranks on each, as many as a
+// node has NICs, but no more than its ranks in g; else 1.
 func (p *plan) channels(g []int) int {
 	nodes, err := p.t.byNode(g)
 	if err != nil || len(nodes) < 2 {
