@@ -81,9 +81,10 @@ type plRow struct {
 // val/accuracy) is read as its validation accuracy (a fraction, or a
 // percentage above 1), each value after the optimizer steps of its row's
 // step column plus one (Lightning logs validation before it counts the
-// batch that stepped last). A run with such evaluations is also a training run (Log.Runs)
-// whose evaluations give steps to a target (Options.Target). Several such
-// columns (val_acc_step and val_acc_epoch) are none, with a note.
+// batch that stepped last). A run with such evaluations is also a
+// training run (Log.Runs) whose evaluations give steps to a target
+// (Options.Target). Several such columns (val_acc_step and val_acc_epoch)
+// are none, with a note.
 func readLightning(data []byte, lg *Log) {
 	var (
 		col       map[string]int
