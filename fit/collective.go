@@ -101,12 +101,14 @@ var ErrLatencyOnly = errors.New("every size in the latency regime")
 func FitCollective(source string, c Collective) CollectiveFit {
 	f := CollectiveFit{Source: source, Collective: c}
 	sizes := map[units.Bytes]bool{}
+	var smax float64
 	for _, p := range c.Points {
 		if !(p.Time > 0) || math.IsInf(float64(p.Time), 0) || !(p.Bytes >= 0) || math.IsInf(float64(p.Bytes), 0) {
 			f.Err = fmt.Errorf("a point of %v in %v: want a size of 0 or more and a time above 0", p.Bytes, p.Time)
 			return f
 		}
 		sizes[p.Bytes] = true
+		smax = max(smax, float64(p.Bytes))
 		if p.BusBW > f.PeakBusBW {
 			f.PeakBusBW, f.PeakBytes = p.BusBW, p.Bytes
 		}
@@ -135,10 +137,6 @@ func FitCollective(source string, c Collective) CollectiveFit {
 	if !(slope > 0) || math.IsInf(slope, 0) {
 		f.Err = errors.New("the time does not grow with the message size")
 		return f
-	}
-	var smax float64
-	for _, p := range c.Points {
-		smax = max(smax, float64(p.Bytes))
 	}
 	if slope*smax < 0.01*(alpha+slope*smax) {
 		f.Latency = units.Seconds(st / sw)

@@ -248,7 +248,7 @@ func readMegatron(data []byte, lg *Log) {
 			if m == nil || !cur.active {
 				return
 			}
-			t, ok := mgSeconds(m[3:])
+			t, ok := dateSeconds(m[3:])
 			if !ok {
 				lg.malformed(n, l, fmt.Errorf("datetime %q: want YYYY-MM-DD HH:MM:SS", m[2]))
 				return
@@ -323,11 +323,11 @@ func noteLayouts(lg *Log) {
 	}
 }
 
-// mgSeconds returns the seconds since 1970-01-01 00:00:00 of a datetime's
+// dateSeconds returns the seconds since 1970-01-01 00:00:00 of a datetime's
 // year, month, day, hour, minute and second (the package reads no clock and
 // keeps no time zone: only differences of these are used), and false if
 // one is out of range.
-func mgSeconds(f []string) (float64, bool) {
+func dateSeconds(f []string) (float64, bool) {
 	var v [6]int
 	for i := range v {
 		v[i], _ = strconv.Atoi(f[i])

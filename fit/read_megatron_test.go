@@ -173,7 +173,7 @@ func TestMgSeconds(t *testing.T) {
 		{"1969-12-31 23:59:59", 0, false},
 	} {
 		m := mgDatetime.FindStringSubmatch("[after training is done] datetime: " + tc.date)
-		got, ok := mgSeconds(m[3:])
+		got, ok := dateSeconds(m[3:])
 		if got != tc.want || ok != tc.ok {
 			t.Errorf("%s: %v, %v; want %v, %v", tc.date, got, ok, tc.want, tc.ok)
 		}

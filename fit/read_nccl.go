@@ -55,6 +55,7 @@ func readNCCL(data []byte, lg *Log) {
 	var (
 		cur     *Collective
 		col     map[string]int // column index by header name; nil before the header
+		need    int            // fields a row needs for the columns read
 		op      string         // the op of the next test
 		hosts   []string
 		unnamed int
@@ -113,12 +114,15 @@ func readNCCL(data []byte, lg *Log) {
 					col[f] = i
 				}
 			}
+			need = 0
 			for _, c := range ncColumns {
-				if _, ok := col[c]; !ok {
+				i, ok := col[c]
+				if !ok {
 					lg.malformed(n, l, fmt.Errorf("a header without a %q column", c))
 					col = nil
 					return
 				}
+				need = max(need, i+1)
 			}
 		case strings.HasPrefix(s, "# Avg bus bandwidth"):
 			if m := ncAvg.FindStringSubmatch(s); m != nil && cur != nil {
@@ -129,10 +133,6 @@ func readNCCL(data []byte, lg *Log) {
 		case strings.HasPrefix(s, "#"):
 		case col != nil && s[0] >= '0' && s[0] <= '9':
 			f := strings.Fields(s)
-			need := 0
-			for _, c := range ncColumns {
-				need = max(need, col[c]+1)
-			}
 			if len(f) < need {
 				// A row cut short: a log that ends inside the test.
 				lg.malformed(n, l, fmt.Errorf("have %d fields, want at least %d (the header's %s)", len(f), need, strings.Join(ncColumns, ", ")))

@@ -5,7 +5,6 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
-	"maps"
 	"regexp"
 	"strconv"
 	"strings"
@@ -80,19 +79,14 @@ var (
 // steps to a target.
 func readTorchtitan(data []byte, lg *Log) {
 	type run struct {
-		line, id                  int
-		active                    bool
-		world                     int
-		tp, pp, cp, dp            int // 0: no mesh line
-		local, global, accum, seq int
-		device, model, precision  string
-		fromArgs                  bool // precision from a print of the arguments
-		amp                       bool // mixed precision by fully_shard or AMP
-		steps, lastStep, recLine  int
-		weight, sum               float64 // Σ k/tps, Σ k over the lines after the first
-		peak                      float64 // bytes
-		start, end                float64 // seconds since 1970
-		started, ended            bool
+		ttSetup
+		line, id                 int
+		active                   bool
+		steps, lastStep, recLine int
+		weight, sum              float64 // Σ k/tps, Σ k over the lines after the first
+		peak                     float64 // bytes
+		start, end               float64 // seconds since 1970
+		started, ended           bool
 	}
 	var (
 		cur   run
@@ -120,8 +114,9 @@ func readTorchtitan(data []byte, lg *Log) {
 			return // set-up without a training step: a run that did not start
 		}
 		out := Run{Line: r.line, Run: strconv.Itoa(r.id), Model: r.model, Benchmark: r.model, Device: "?", GlobalBatch: r.global}
-		if r.world > 0 {
-			out.Device = fmt.Sprintf("%dx%s", r.world, cmp.Or(r.device, "GPU"))
+		world := r.world()
+		if world > 0 {
+			out.Device = fmt.Sprintf("%dx%s", world, cmp.Or(r.device, "GPU"))
 		}
 		if r.ended {
 			out.Status = "finished"
@@ -134,32 +129,31 @@ func readTorchtitan(data []byte, lg *Log) {
 		case r.sum == 0:
 			lg.notef("line %d: run %d: no step line after the first (step 1's compilation is left out): no measurement", r.line, r.id)
 			return
-		case r.world == 0:
+		case world == 0:
 			lg.notef("line %d: run %d: no \"Building device mesh\" line: its device count is unknown, no measurement", r.line, r.id)
 			return
 		case r.local == 0 || r.global == 0 || r.seq == 0:
 			lg.notef("line %d: run %d: no \"Trainer is initialized with local batch size ...\" line with the batches and the sequence length: no measurement", r.line, r.id)
 			return
 		}
-		if r.accum == 0 && r.dp > 0 && r.global%(r.local*r.dp) == 0 {
+		if r.accum == 0 && r.global%(r.local*r.dp) == 0 {
 			r.accum = r.global / (r.local * r.dp) // releases that print no accumulation
 		}
 		tps := r.sum / r.weight
-		rate := tps * float64(r.world) / float64(r.seq)
+		rate := tps * float64(world) / float64(r.seq)
 		prec := r.precision
 		if prec == "" && r.amp {
 			prec = "bf16"
 			lg.notef("line %d: run %d: precision bf16, torchtitan's default training.mixed_precision_param; the log does not print it (job.print_args does)", r.line, r.id)
 		}
-		labels := map[string]string{calib.SampleLabel: fmt.Sprintf("sequence-%d", r.seq)}
-		if r.dp > 0 {
-			labels[LayoutLabel] = fmt.Sprintf("tp%d pp%d cp%d dp%d", r.tp, r.pp, r.cp, r.dp)
-		}
 		rec := benchlog.Record{
 			Kind: benchlog.KindMeasurement, Run: strconv.Itoa(r.id), Model: r.model, Device: cmp.Or(r.device, "GPU"), Precision: prec,
-			Workers: r.world, Batch: r.local, GlobalBatch: r.global, Accumulate: r.accum,
-			Steps: int(r.sum), StepTime: float64(r.global) / rate, SamplesPerSec: rate,
-			PeakMemory: r.peak, Labels: maps.Clone(labels),
+			Workers: world, Batch: r.local, GlobalBatch: r.global, Accumulate: r.accum,
+			Steps: int(r.sum), StepTime: float64(r.global) / rate, SamplesPerSec: rate, PeakMemory: r.peak,
+			Labels: map[string]string{
+				calib.SampleLabel: fmt.Sprintf("sequence-%d", r.seq),
+				LayoutLabel:       fmt.Sprintf("tp%d pp%d cp%d dp%d", r.tp, r.pp, r.cp, r.dp),
+			},
 		}
 		out.StepTime = units.Seconds(rec.StepTime)
 		lg.addValid(rec, r.recLine, nil)
@@ -174,7 +168,7 @@ func readTorchtitan(data []byte, lg *Log) {
 			begin(n)
 		case strings.Contains(s, "device mesh with"):
 			begun(n)
-			if err := ttMesh(s, &cur.world, &cur.tp, &cur.pp, &cur.cp, &cur.dp); err != nil {
+			if err := cur.mesh(s); err != nil {
 				lg.malformed(n, l, err)
 			}
 		case strings.Contains(s, " capacity: "):
@@ -224,14 +218,14 @@ func readTorchtitan(data []byte, lg *Log) {
 				*field[m[1]] = v
 			}
 			if strings.Contains(s, "Training starts at step") {
-				ttStart(s, &cur.start, &cur.started)
+				cur.start, cur.started = ttDate(s)
 			}
 		case strings.Contains(s, "Training starts at step"):
 			begun(n)
-			ttStart(s, &cur.start, &cur.started)
+			cur.start, cur.started = ttDate(s)
 		case strings.Contains(s, "Training completed"):
 			if cur.active {
-				ttStart(s, &cur.end, &cur.ended)
+				cur.end, _ = ttDate(s)
 				cur.ended = true
 			}
 		case strings.Contains(s, "step:"):
@@ -257,12 +251,9 @@ func readTorchtitan(data []byte, lg *Log) {
 				begin(n)
 			case cur.steps > 0 && step <= cur.lastStep:
 				lg.notef("line %d: step %d after step %d: a new run", n, step, cur.lastStep)
-				prev := cur
+				setup := cur.ttSetup
 				begin(n)
-				// A run that restarts keeps the set-up it printed once.
-				cur.world, cur.tp, cur.pp, cur.cp, cur.dp = prev.world, prev.tp, prev.pp, prev.cp, prev.dp
-				cur.local, cur.global, cur.accum, cur.seq = prev.local, prev.global, prev.accum, prev.seq
-				cur.device, cur.model, cur.precision, cur.fromArgs, cur.amp = prev.device, prev.model, prev.precision, prev.fromArgs, prev.amp
+				cur.ttSetup = setup // a run that restarts keeps the set-up it printed once
 			}
 			if f.memory != "" {
 				if gib, err := strconv.ParseFloat(f.memory, 64); err == nil && gib >= 0 && gib < 1e6 {
@@ -389,9 +380,22 @@ func ttStepFields(s string) (f ttFields, ok bool) {
 	return f, true
 }
 
-// ttMesh reads a mesh line into the device count and the tensor, pipeline,
-// context and data-parallel degrees.
-func ttMesh(s string, world, tp, pp, cp, dp *int) error {
+// ttSetup is what torchtitan prints of a run before it trains.
+type ttSetup struct {
+	tp, pp, cp, dp            int // the mesh's degrees; 0 before a mesh line
+	local, global, accum, seq int
+	device, model, precision  string
+	fromArgs                  bool // precision from a print of the arguments
+	amp                       bool // mixed precision by fully_shard or AMP
+}
+
+// world returns the run's devices, the product of the mesh's degrees; 0
+// before a mesh line.
+func (u *ttSetup) world() int { return u.tp * u.pp * u.cp * u.dp }
+
+// mesh reads a mesh line into the tensor, pipeline, context and
+// data-parallel degrees; another line that mentions a mesh leaves them.
+func (u *ttSetup) mesh(s string) error {
 	deg := map[string]int{}
 	if m := ttMeshNew.FindStringSubmatch(s); m != nil {
 		for _, d := range ttDegree.FindAllStringSubmatch(m[1], -1) {
@@ -427,36 +431,32 @@ func ttMesh(s string, world, tp, pp, cp, dp *int) error {
 	} else {
 		return nil // another line that mentions a mesh
 	}
-	*world, *tp, *pp, *cp, *dp = 1, 1, 1, 1, 1
+	tp, pp, cp, dp := 1, 1, 1, 1
 	for name, v := range deg {
 		switch {
 		case name == "pp":
-			*pp = v
+			pp = v
 		case name == "tp":
-			*tp = v
+			tp = v
 		case name == "cp":
-			*cp = v
+			cp = v
 		case name == "dp" || strings.HasPrefix(name, "dp_"):
-			*dp *= v
-		default:
-			continue // ep, etp: the experts' split of the same devices
-		}
-		*world *= v
+			dp *= v
+		} // ep, etp: the experts' split of the same devices
 	}
-	if *world > maxCount {
-		return fmt.Errorf("device mesh of %d devices", *world)
+	if w := tp * pp * cp * dp; w > maxCount {
+		return fmt.Errorf("device mesh of %d devices", w)
 	}
+	u.tp, u.pp, u.cp, u.dp = tp, pp, cp, dp
 	return nil
 }
 
-// ttStart reads the date and time of a torchtitan line into t and sets ok,
-// or leaves both as they are when the line carries none.
-func ttStart(s string, t *float64, ok *bool) {
+// ttDate returns the date and time of a torchtitan line in seconds since
+// 1970 (dateSeconds), and false when it carries none.
+func ttDate(s string) (float64, bool) {
 	m := ttTime.FindStringSubmatch(s)
 	if m == nil {
-		return
+		return 0, false
 	}
-	if v, good := mgSeconds(m[1:]); good {
-		*t, *ok = v, true
-	}
+	return dateSeconds(m[1:])
 }

@@ -343,23 +343,7 @@ type measuredKey struct {
 // system without the device or with too few of it, or a bad field is an
 // error that names the row's Source.
 func CompareMeasured(ms []Measured, cat *hw.Catalog, prof *model.Profiles, opt Options) (*MeasuredReport, error) {
-	return compareMeasured(ms, cat, prof, nil, opt)
-}
-
-// CompareCalibrated is CompareMeasured with the compute of every
-// measurement whose model, device kind and precision a throughput entry of
-// cals measured taken from that entry's law (scenarios.PickEntry, as a
-// scenario takes it: per device v0 = V0/Devices, the roofline's update
-// carved out of t), and the roofline's for the rest. A row that the entry
-// was fitted to is marked Fitted and left out of the errors: one on the
-// entry's device count, at a global batch within the entry's batches where
-// it records them, from a log the entry's source names (a file that `fit
-// --out` wrote names its logs; the file's base name is compared), or from
-// any log for the published calibrations (scenarios.Published), whose
-// sources are figures, not files. An entry that did not bound v0 is an
-// error.
-func CompareCalibrated(ms []Measured, cat *hw.Catalog, prof *model.Profiles, cals []scenarios.CalibrationFile, opt Options) (*MeasuredReport, error) {
-	return compareMeasured(ms, cat, prof, cals, opt)
+	return CompareCalibrated(ms, cat, prof, nil, opt)
 }
 
 // calibrate replaces cfg's compute, that of one device of kind d training
@@ -382,7 +366,7 @@ func calibrate(cfg *sim.Config, cals []scenarios.CalibrationFile, prof *model.Pr
 	if e == nil {
 		return "", -1, false, nil
 	}
-	cal, _, err := scenarios.PickCalibration(cals, mdl.Name, unit, d, string(prec))
+	cal, err := scenarios.EntryCalibration(cals[from].Path, e)
 	if err != nil {
 		return "", -1, false, err
 	}
@@ -422,9 +406,19 @@ func calibratedBy(e *calib.ThroughputEntry, path string, m *Measured) bool {
 	return false
 }
 
-// compareMeasured is CompareMeasured with no calibrations, and
-// CompareCalibrated.
-func compareMeasured(ms []Measured, cat *hw.Catalog, prof *model.Profiles, cals []scenarios.CalibrationFile, opt Options) (*MeasuredReport, error) {
+// CompareCalibrated is CompareMeasured with the compute of every
+// measurement whose model, device kind and precision a throughput entry of
+// cals measured taken from that entry's law (scenarios.PickEntry, as a
+// scenario takes it: per device v0 = V0/Devices, the roofline's update
+// carved out of t), and the roofline's for the rest. A row that the entry
+// was fitted to is marked Fitted and left out of the errors: one on the
+// entry's device count, at a global batch within the entry's batches where
+// it records them, from a log the entry's source names (a file that `fit
+// --out` wrote names its logs; the file's base name is compared), or from
+// any log for the published calibrations (scenarios.Published), whose
+// sources are figures, not files. An entry that did not bound v0 is an
+// error.
+func CompareCalibrated(ms []Measured, cat *hw.Catalog, prof *model.Profiles, cals []scenarios.CalibrationFile, opt Options) (*MeasuredReport, error) {
 	groups := map[measuredKey]*MeasuredGroup{}
 	used := make([]bool, len(cals))
 	for i := range ms {

@@ -133,14 +133,22 @@ func PickCalibration(files []CalibrationFile, model string, unit model.SampleUni
 	if best == nil {
 		return nil, -1, nil
 	}
-	if best.V0Unbounded {
-		return nil, from, fmt.Errorf("calibration %s: %s", files[from].Path, unboundedV0(best))
+	cal, err := EntryCalibration(files[from].Path, best)
+	return cal, from, err
+}
+
+// EntryCalibration returns the law of entry e of the calibration file at
+// path, its Source naming the file and the entry's source, and an error
+// when the entry did not bound v0 (calib.ThroughputEntry.V0Unbounded).
+func EntryCalibration(path string, e *calib.ThroughputEntry) (*Calibration, error) {
+	if e.V0Unbounded {
+		return nil, fmt.Errorf("calibration %s: %s", path, unboundedV0(e))
 	}
-	source := files[from].Path
-	if best.Source != "" {
-		source += " (" + best.Source + ")"
+	source := path
+	if e.Source != "" {
+		source += " (" + e.Source + ")"
 	}
-	return &Calibration{V0: best.V0, T: best.T, Device: best.Device, Devices: best.Devices, Source: source}, from, nil
+	return &Calibration{V0: e.V0, T: e.T, Device: e.Device, Devices: e.Devices, Source: source}, nil
 }
 
 // PickEntry is the entry of files that PickCalibration takes its law from,

@@ -154,3 +154,25 @@ func wholeCell(v float64) string {
 	}
 	return strconv.FormatFloat(v, 'g', 3, 64)
 }
+
+// writeReport writes tables and then the summary lines: in json and csv
+// as one more table, "summary", a line a row; in text and md after the
+// tables and a blank line, a line each (a bullet in md), notes first,
+// lines that the machine formats leave out.
+func writeReport(w io.Writer, format string, tables []namedTable, notes, lines []string) error {
+	if format == "json" || format == "csv" {
+		s := &table{Header: []string{"summary"}}
+		for _, l := range lines {
+			s.Rows = append(s.Rows, []string{l})
+		}
+		return writeTables(w, format, append(tables, namedTable{"summary", s}))
+	}
+	if err := writeTables(w, format, tables); err != nil {
+		return err
+	}
+	fmt.Fprintln(w)
+	for _, l := range append(notes, lines...) {
+		fmt.Fprintf(w, "%s%s\n", mdBullet(format), l)
+	}
+	return nil
+}

@@ -204,22 +204,7 @@ func writeValidation(w io.Writer, format string, rep *predict.Report) error {
 		}
 		t.Rows = append(t.Rows, row)
 	}
-	lines := validationSummary(rep)
-	if full {
-		s := &table{Header: []string{"summary"}}
-		for _, l := range lines {
-			s.Rows = append(s.Rows, []string{l})
-		}
-		return writeTables(w, format, []namedTable{{"cases", t}, {"summary", s}})
-	}
-	if err := t.write(w, format); err != nil {
-		return err
-	}
-	fmt.Fprintln(w)
-	for _, l := range append(notes, lines...) {
-		fmt.Fprintf(w, "%s%s\n", mdBullet(format), l)
-	}
-	return nil
+	return writeReport(w, format, []namedTable{{"cases", t}}, notes, validationSummary(rep))
 }
 
 // signedPct formats a relative error as a signed percentage, "0.0" when

@@ -306,21 +306,7 @@ func writeCollectives(w io.Writer, format string, comps []predict.CollectiveComp
 			first.Bytes, first.Measured, first.Predicted, signedPct(first.Error), last.Bytes, last.MeasuredBusBW, last.PredictedBusBW, signedPct(last.Error)))
 	}
 	lines = append(lines, leftLines(left, testReasons)...)
-	if format == "json" || format == "csv" {
-		s := &table{Header: []string{"summary"}}
-		for _, l := range lines {
-			s.Rows = append(s.Rows, []string{l})
-		}
-		return writeTables(w, format, []namedTable{{"collectives", t}, {"summary", s}})
-	}
-	if err := t.write(w, format); err != nil {
-		return err
-	}
-	fmt.Fprintln(w)
-	for _, l := range lines {
-		fmt.Fprintf(w, "%s%s\n", mdBullet(format), l)
-	}
-	return nil
+	return writeReport(w, format, []namedTable{{"collectives", t}}, nil, lines)
 }
 
 // collectivesMaxError returns an error when --max-error is set and a
@@ -625,25 +611,7 @@ func writeMeasured(w io.Writer, format string, rep *predict.MeasuredReport, left
 	}
 	lines = append(lines, leftLines(left, reasons)...)
 	lines = append(lines, "the memory model's largest batch agrees when it lies between half the largest batch that ran and twice the first that ran out of memory; with no out-of-memory record there is no limit to check it against")
-	if format == "json" || format == "csv" {
-		s := &table{Header: []string{"summary"}}
-		for _, l := range lines {
-			s.Rows = append(s.Rows, []string{l})
-		}
-		return writeTables(w, format, []namedTable{{"measurements", rows}, {"groups", sum}, {"summary", s}})
-	}
-	if err := rows.write(w, format); err != nil {
-		return err
-	}
-	fmt.Fprintln(w)
-	if err := sum.write(w, format); err != nil {
-		return err
-	}
-	fmt.Fprintln(w)
-	for _, l := range lines {
-		fmt.Fprintf(w, "%s%s\n", mdBullet(format), l)
-	}
-	return nil
+	return writeReport(w, format, []namedTable{{"measurements", rows}, {"groups", sum}}, nil, lines)
 }
 
 // writeMeasuredCharts writes one throughput chart per device, model,
