@@ -38,8 +38,10 @@ func fitCommand() *cli.Command {
 			"output of torchvision's reference train.py (PyTorch, one GPU or torchrun), the\n" +
 			"Hugging Face Trainer's (its \"***** Running training *****\" header and the\n" +
 			"dictionaries it logs), Megatron-LM's (its arguments and iteration lines),\n" +
-			"DeepSpeed's engine's (its configuration and RunningAvgSamplesPerSec lines) and\n" +
-			"PyTorch Lightning's metrics.csv (CSVLogger) with its ThroughputMonitor columns.\n\n" +
+			"DeepSpeed's engine's (its configuration and RunningAvgSamplesPerSec lines),\n" +
+			"torchtitan's (its device mesh, batch sizes and step lines), PyTorch\n" +
+			"Lightning's metrics.csv (CSVLogger) with its ThroughputMonitor columns, and\n" +
+			"nccl-tests' (each collective test's latency and bandwidth).\n\n" +
 			"Measurements are grouped by model, device kind, device count, precision and\n" +
 			"the --group-by labels; each group gets v0 (samples/s of the device group at\n" +
 			"infinite batch) and t (fixed time per step) with 95% intervals, and points the\n" +
@@ -229,7 +231,7 @@ func writeCalibration(w io.Writer, rep *fit.Report, path string) error {
 
 // targetFlag is --target of fit and plot.
 func targetFlag() cli.Flag {
-	return &cli.StringFlag{Name: "target", Usage: "validation accuracy `ACC` (0.759, or 75.9 as a percentage) for the runs whose logs evaluate without naming a target (torchvision, Hugging Face Trainer): each gives its steps to reach it"}
+	return &cli.StringFlag{Name: "target", Usage: "validation accuracy `ACC` (0.759, or 75.9 as a percentage) for the runs whose logs evaluate without naming a target (torchvision, Hugging Face Trainer, Lightning): each gives its steps to reach it"}
 }
 
 // targetUsed returns a usage error for a --target that no run of logs
@@ -246,7 +248,7 @@ func targetUsed(cmd string, target float64, logs []*fit.Log) error {
 			}
 		}
 	}
-	return usagef("%s: --target applies to runs whose logs evaluate without naming a target (torchvision's train.py, the Hugging Face Trainer's eval_accuracy); none of these logs has one", cmd)
+	return usagef("%s: --target applies to runs whose logs evaluate without naming a target (torchvision's train.py, the Hugging Face Trainer's eval_accuracy, Lightning's val_acc); none of these logs has one", cmd)
 }
 
 // parseTarget reads --target: a fraction in (0, 1], or a percentage in

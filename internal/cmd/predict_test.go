@@ -204,7 +204,7 @@ func TestPlanningErrors(t *testing.T) {
 		{[]string{"plot", "scaling", "tsubame3-resnet50-caffe2-verbs", "tsubame3-resnet50-caffe2-verbs", "-o", "none"}, exitUsage,
 			`scaleplan: plot scaling: tsubame3-resnet50-caffe2-verbs and tsubame3-resnet50-caffe2-verbs are both scenario "tsubame3-resnet50-caffe2-verbs"`},
 		{[]string{"fit", "--target", "75.9", "testdata/fit/bench_resnet50.jsonl"}, exitUsage,
-			"scaleplan: fit: --target applies to runs whose logs evaluate without naming a target (torchvision's train.py, the Hugging Face Trainer's eval_accuracy); none of these logs has one"},
+			"scaleplan: fit: --target applies to runs whose logs evaluate without naming a target (torchvision's train.py, the Hugging Face Trainer's eval_accuracy, Lightning's val_acc); none of these logs has one"},
 		{[]string{"plot", "steps", "--target", "0.759", "testdata/fit/bench_resnet50.jsonl", "-o", "none"}, exitUsage, "scaleplan: plot steps: --target applies to runs"},
 		{[]string{"plot", "throughput", "tsubame3-resnet50-caffe2-verbs", "-o", "none"}, exitRuntime,
 			"(tsubame3-resnet50-caffe2-verbs is a shipped scenario; logs are read here: `scaleplan plot scaling|efficiency|breakdown|timeline` draws scenarios)"},
