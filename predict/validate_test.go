@@ -78,6 +78,14 @@ func TestBuiltinCasesCoverSeeds(t *testing.T) {
 		{"dle-mxnet-dgx-a100-8gpu", SamplesPerSecond, "16925 samples/s", false},
 		{"mlperf-v3.0-dgx-h100-resnet50-epoch", EpochTime, "22.846 s", true},
 		{"mlperf-v3.0-dgx-h100-n8-resnet50-epoch", EpochTime, "4.345 s", false},
+		{"mlperf-v0.7-dgx1-transformer-epoch", EpochTime, "347.714 s", true},
+		{"mlperf-v0.7-gx2570m5-transformer-epoch", EpochTime, "356.315 s", false},
+		{"mlperf-v0.7-dgx1-gnmt-epoch", EpochTime, "277.412 s", true},
+		{"mlperf-v0.7-gx2570m5-gnmt-epoch", EpochTime, "269.902 s", false},
+		{"mlperf-v0.7-dgx1-ssd-epoch", EpochTime, "24.336 s", true},
+		{"mlperf-v0.7-gx2570m5-ssd-epoch", EpochTime, "23.970 s", false},
+		{"mlperf-v0.7-dgx1-maskrcnn-epoch", EpochTime, "581.841 s", true},
+		{"mlperf-v0.7-gx2570m5-maskrcnn-epoch", EpochTime, "541.629 s", false},
 	} {
 		got := byName[c.name]
 		if got == nil || got.Metric != c.metric || got.Published != c.published || got.Calibrates != c.calibrates {
@@ -89,8 +97,8 @@ func TestBuiltinCasesCoverSeeds(t *testing.T) {
 			t.Errorf("%s: no source URL in MLPerf's %s results: %q", c.Name, v[:4], c.URL)
 		}
 	}
-	if len(f.Cases) != 29 {
-		t.Errorf("%d built-in cases, want 29", len(f.Cases))
+	if len(f.Cases) != 37 {
+		t.Errorf("%d built-in cases, want 37", len(f.Cases))
 	}
 }
 
@@ -446,8 +454,8 @@ func TestPublishedCalibration(t *testing.T) {
 		t.Fatal(err)
 	}
 	entries := files[0].Cal.Throughput
-	if len(entries) != 4 {
-		t.Errorf("%d entries, want 4 (V100 16GB and 32GB, A100, H100)", len(entries))
+	if len(entries) != 12 {
+		t.Errorf("%d entries, want 12 (ResNet-50 on the V100 16GB and 32GB, A100 and H100; SSD, Mask R-CNN, Transformer and GNMT on both V100s)", len(entries))
 	}
 	for _, e := range entries {
 		name, ok := strings.CutPrefix(e.Source, "validate case ")

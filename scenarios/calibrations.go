@@ -13,8 +13,9 @@ import (
 
 // Published is the name that ReadCalibrationFiles reads as the published
 // calibrations built into the program (calibrations/published.yaml):
-// ResNet-50 on the V100, A100 and H100 at fp16, from the figures that the
-// built-in validation cases calibrate on. A file of that name is read as
+// ResNet-50 on the V100, A100 and H100 at fp16, and SSD-ResNet34, Mask
+// R-CNN, Transformer and GNMT on the V100 at fp16, from the figures that
+// the built-in validation cases calibrate on. A file of that name is read as
 // ./published.
 const Published = "published"
 
