@@ -154,6 +154,19 @@ type Shortfall struct {
 	Drop float64 `yaml:"drop"`
 }
 
+// Reached is where published runs of a recipe met its targets, for a
+// recipe whose Epochs or Iterations is a configured maximum that runs stop
+// short of: MLPerf's stop at the first evaluation that meets the target.
+type Reached struct {
+	// Epochs or Iterations, at the recipe's GlobalBatch, before the
+	// evaluation that met the targets. Exactly one is required.
+	Epochs     float64 `yaml:"epochs"`
+	Iterations int64   `yaml:"iterations"`
+	// Source cites the runs and says how many reached the targets there.
+	// Required.
+	Source string `yaml:"source"`
+}
+
 // Measurement is a published time to train.
 type Measurement struct {
 	// System names the machine it was measured on, as in the hardware
@@ -239,6 +252,10 @@ type Recipe struct {
 	// Iterations is the number of updates (steps) to the target at
 	// GlobalBatch.
 	Iterations int64 `yaml:"iterations"`
+	// Reached is where published runs of the recipe met its targets, when
+	// that is before Epochs or Iterations; Steps counts it in their place.
+	// Default nil: the runs train Epochs or Iterations.
+	Reached *Reached `yaml:"reached"`
 	// Targets are the qualities to reach; the first is the primary one.
 	// At least one is required.
 	Targets []Target `yaml:"targets"`
@@ -321,21 +338,33 @@ func stepsPerEpoch(b, n int64) int64 {
 // Either way this is the same number of epochs as the reference run, which
 // is what seed 000 defines updates by (epochs × dataset / batch); whether
 // that still reaches the target at another batch is MaxGlobalBatch's
-// question. Steps panics if globalBatch is not positive or if the recipe
-// was not obtained from a Profiles (which resolves its dataset).
+// question. With Reached set its epochs or iterations take the place of
+// the recipe's, by the same rules. Steps panics if globalBatch is not
+// positive or if the recipe was not obtained from a Profiles (which
+// resolves its dataset).
 func (r *Recipe) Steps(globalBatch int) int {
 	b := int64(globalBatch)
 	if b <= 0 {
 		panic(badGlobalBatch)
 	}
-	if r.Epochs > 0 {
+	epochs, iterations := r.Length()
+	if epochs > 0 {
 		if r.trainSamples <= 0 {
 			panic(unlinkedRecipe)
 		}
 		spe := stepsPerEpoch(b, r.trainSamples)
-		whole, frac := math.Modf(r.Epochs)
+		whole, frac := math.Modf(epochs)
 		return int(int64(whole)*spe + int64(math.Ceil(frac*float64(spe))))
 	}
 	// Validate bounds Iterations and GlobalBatch to 1e9: the product fits.
-	return int((r.Iterations*r.GlobalBatch + b - 1) / b)
+	return int((iterations*r.GlobalBatch + b - 1) / b)
+}
+
+// Length returns the epochs or the iterations at GlobalBatch (the other
+// is 0) that Steps counts: Reached's when it is set, else the recipe's.
+func (r *Recipe) Length() (epochs float64, iterations int64) {
+	if r.Reached != nil {
+		return r.Reached.Epochs, r.Reached.Iterations
+	}
+	return r.Epochs, r.Iterations
 }

@@ -200,25 +200,37 @@ func TestStepsPerEpoch(t *testing.T) {
 
 func TestSteps(t *testing.T) {
 	cases := []struct {
-		recipe string
-		batch  int
-		want   int
+		recipe  string
+		batch   int
+		want    int
+		maximum bool // count the recipe's own length, without Reached
 	}{
-		{"mlperf-v0.7-resnet50", 1664, 37 * 770},   // 28,490
-		{"mlperf-v0.7-resnet50", 3328, 37 * 385},   // ⌈1281167/3328⌉ = 385
-		{"mlperf-v0.6-resnet50", 1664, 72 * 770},   // 55,440
-		{"tsubame3-resnet50", 1024, 90 * 1252},     // 112,680
-		{"tsubame3-resnet50", 4096, 90 * 313},      // ⌈1281167/4096⌉ = 313
-		{"engine-mlp", 64, 10 * 938},               // ⌈60000/64⌉ = 938
-		{"mlperf-v0.7-maskrcnn", 48, 80000},        // iterations at the reference batch
-		{"mlperf-v0.7-maskrcnn", 96, 40000},        // same images seen
-		{"mlperf-v0.7-maskrcnn", 100, 38400},       // 80000·48/100
-		{"mlperf-v0.7-maskrcnn", 7, 548572},        // ⌈3,840,000/7⌉
-		{"graphcore-efficientnet-b4", 6144, 73150}, // 350 × ⌈1281167/6144⌉ = 350 × 209
+		{"mlperf-v0.7-resnet50", 1664, 37 * 770, false},   // 28,490
+		{"mlperf-v0.7-resnet50", 3328, 37 * 385, false},   // ⌈1281167/3328⌉ = 385
+		{"mlperf-v0.6-resnet50", 1664, 72 * 770, false},   // 55,440
+		{"tsubame3-resnet50", 1024, 90 * 1252, false},     // 112,680
+		{"tsubame3-resnet50", 4096, 90 * 313, false},      // ⌈1281167/4096⌉ = 313
+		{"engine-mlp", 64, 10 * 938, false},               // ⌈60000/64⌉ = 938
+		{"mlperf-v0.7-maskrcnn", 48, 80000, true},         // iterations at the reference batch
+		{"mlperf-v0.7-maskrcnn", 96, 40000, true},         // same images seen
+		{"mlperf-v0.7-maskrcnn", 100, 38400, true},        // 80000·48/100
+		{"mlperf-v0.7-maskrcnn", 7, 548572, true},         // ⌈3,840,000/7⌉
+		{"graphcore-efficientnet-b4", 6144, 73150, false}, // 350 × ⌈1281167/6144⌉ = 350 × 209
+		// Reached: where NVIDIA's MLPerf v0.7 runs met the targets.
+		{"mlperf-v0.7-maskrcnn", 48, 14 * 2444, false},      // ⌈117266/48⌉ = 2444
+		{"mlperf-v0.7-transformer", 81920, 3 * 1648, false}, // ⌈135,000,000/81920⌉ = 1648
+		{"mlperf-v0.7-transformer", 81920, 30 * 1648, true},
+		{"mlperf-v0.7-gnmt", 2048, 4 * 1885, false},      // ⌈3,860,480/2048⌉ = 1885
+		{"mlperf-v0.7-gnmt-dgx1", 2048, 4 * 1938, false}, // ⌈3,969,024/2048⌉ = 1938
+		{"mlperf-v0.7-ssd", 960, 50 * 123, false},        // ⌈117266/960⌉ = 123
 	}
 	for _, c := range cases {
-		if got := defaultRecipe(t, c.recipe).Steps(c.batch); got != c.want {
-			t.Errorf("%s.Steps(%d) = %d, want %d", c.recipe, c.batch, got, c.want)
+		r := defaultRecipe(t, c.recipe)
+		if c.maximum {
+			r.Reached = nil
+		}
+		if got := r.Steps(c.batch); got != c.want {
+			t.Errorf("%s.Steps(%d) = %d, want %d (maximum %v)", c.recipe, c.batch, got, c.want, c.maximum)
 		}
 	}
 
@@ -230,14 +242,15 @@ func TestSteps(t *testing.T) {
 	}
 	for _, name := range p.RecipeNames() {
 		r := p.Recipes[name]
-		if r.Epochs == 0 {
+		epochs, _ := r.Length()
+		if epochs == 0 {
 			continue
 		}
 		n := float64(p.Datasets[r.Dataset].TrainSamples)
 		for _, b := range []int{1, 32, 1000, 4096, 65536} {
-			exact := r.Epochs * n / float64(b)
+			exact := epochs * n / float64(b)
 			got := float64(r.Steps(b))
-			if got < exact || got >= exact+math.Ceil(r.Epochs)+1 {
+			if got < exact || got >= exact+math.Ceil(epochs)+1 {
 				t.Errorf("%s.Steps(%d) = %v, epochs × dataset / batch = %v", name, b, got, exact)
 			}
 		}

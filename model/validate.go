@@ -318,6 +318,7 @@ func (c *checker) recipe(p *Profiles, r *Recipe) {
 		}
 	}
 
+	c.reached(p, r, ds)
 	c.schedule(r)
 	c.warmup(r)
 	c.targets(r)
@@ -339,6 +340,57 @@ func (c *checker) recipe(p *Profiles, r *Recipe) {
 		c.positiveInt(at+".devices", int64(t.Devices), maxDevices)
 		c.positiveInt(at+".global_batch", t.GlobalBatch, maxBatch)
 		c.positive(at+".time", float64(t.Time))
+	}
+}
+
+// reached checks where published runs met the recipe's targets: one
+// length, within the recipe's own. ds is the recipe's dataset, or nil for
+// the model's.
+func (c *checker) reached(p *Profiles, r *Recipe, ds *Dataset) {
+	x := r.Reached
+	if x == nil {
+		return
+	}
+	if strings.TrimSpace(x.Source) == "" {
+		c.addf("reached.source", "missing source: cite the runs that reached the target")
+	}
+	switch {
+	case x.Epochs != 0 && x.Iterations != 0:
+		c.addf("reached.iterations", "give epochs or iterations, not both")
+		return
+	case x.Epochs == 0 && x.Iterations == 0:
+		c.addf("reached.epochs", "missing epochs or iterations")
+		return
+	case x.Iterations != 0:
+		c.positiveInt("reached.iterations", x.Iterations, maxSteps)
+	case !finite(x.Epochs) || x.Epochs <= 0 || x.Epochs > maxEpochs:
+		c.addf("reached.epochs", "must be in (0, %g], got %v", float64(maxEpochs), x.Epochs)
+		return
+	}
+	if ds == nil {
+		if m := p.Models[r.Model]; m != nil {
+			ds = p.Datasets[m.Dataset]
+		}
+	}
+	// Compare in samples seen; without the data set's size only like with like.
+	n, b := 0.0, float64(r.GlobalBatch)
+	if ds != nil {
+		n = float64(ds.TrainSamples)
+	}
+	samples := func(epochs float64, iterations int64) float64 {
+		if epochs > 0 {
+			return epochs * n
+		}
+		return float64(iterations) * b
+	}
+	got, limit := samples(x.Epochs, x.Iterations), samples(r.Epochs, r.Iterations)
+	comparable := (x.Epochs > 0) == (r.Epochs > 0) || (n > 0 && b > 0)
+	if comparable && limit > 0 && got > limit {
+		want := fmt.Sprintf("%v epochs", r.Epochs)
+		if r.Iterations > 0 {
+			want = fmt.Sprintf("%d iterations", r.Iterations)
+		}
+		c.addf("reached", "is beyond the recipe's %s", want)
 	}
 }
 

@@ -295,11 +295,24 @@ func (s StepsModel) String() string {
 		return "fitted steps-to-target curve " + s.Curve.String() + src
 	}
 	rc := s.Recipe
-	if rc.Epochs > 0 {
-		return fmt.Sprintf("%s epochs × ⌈%s / B⌉ steps (recipe %s)", strconv.FormatFloat(rc.Epochs, 'g', -1, 64), Group(int64(s.TrainSamples)), rc.Name)
+	why := "recipe " + rc.Name
+	if x := rc.Reached; x != nil {
+		why += fmt.Sprintf(", where published runs reached the target (%s); it allows %s", x.Source, recipeLength(rc.Epochs, rc.Iterations))
 	}
-	return fmt.Sprintf("⌈%s × %s / B⌉ steps (recipe %s: %s iterations at global batch %s)",
-		Group(rc.Iterations), Group(rc.GlobalBatch), rc.Name, Group(rc.Iterations), Group(rc.GlobalBatch))
+	epochs, iterations := rc.Length()
+	if epochs > 0 {
+		return fmt.Sprintf("%s epochs × ⌈%s / B⌉ steps (%s)", strconv.FormatFloat(epochs, 'g', -1, 64), Group(int64(s.TrainSamples)), why)
+	}
+	return fmt.Sprintf("⌈%s × %s / B⌉ steps (%s: %s iterations at global batch %s)",
+		Group(iterations), Group(rc.GlobalBatch), why, Group(iterations), Group(rc.GlobalBatch))
+}
+
+// recipeLength says a recipe's length: "30 epochs" or "80,000 iterations".
+func recipeLength(epochs float64, iterations int64) string {
+	if epochs > 0 {
+		return strconv.FormatFloat(epochs, 'g', -1, 64) + " epochs"
+	}
+	return Group(iterations) + " iterations"
 }
 
 // EnergyModel counts the energy of a run from the catalogue's power

@@ -462,3 +462,43 @@ func TestSummaryPastDataSet(t *testing.T) {
 		t.Errorf("lines:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// TestStepsModelString checks the line that says how steps are counted:
+// a recipe's epochs or iterations, where published runs reached the target
+// in place of a configured maximum, or a fitted curve.
+func TestStepsModelString(t *testing.T) {
+	p, err := model.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	recipe := func(name string) *model.Recipe {
+		r, err := p.Recipe(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	maxOnly := *recipe("mlperf-v0.7-maskrcnn")
+	maxOnly.Reached = nil
+	for _, c := range []struct {
+		s    StepsModel
+		want string
+	}{
+		{StepsModel{Recipe: recipe("tsubame3-resnet50"), TrainSamples: 1281167},
+			"90 epochs × ⌈1,281,167 / B⌉ steps (recipe tsubame3-resnet50)"},
+		{StepsModel{Recipe: &maxOnly, TrainSamples: 117266},
+			"⌈80,000 × 48 / B⌉ steps (recipe mlperf-v0.7-maskrcnn: 80,000 iterations at global batch 48)"},
+		{StepsModel{Recipe: recipe("mlperf-v0.7-transformer-dgx1"), TrainSamples: 135000000},
+			"3 epochs × ⌈135,000,000 / B⌉ steps (recipe mlperf-v0.7-transformer-dgx1, where published runs reached the target " +
+				"(MLPerf Training v0.7, NVIDIA dgx1_ngc20.06_pytorch/transformer logs: 8 of 10 runs met BLEU 25 after epoch 3, 2 after epoch 4); it allows 30 epochs)"},
+		{StepsModel{Recipe: recipe("mlperf-v0.7-maskrcnn"), TrainSamples: 117266},
+			"14 epochs × ⌈117,266 / B⌉ steps (recipe mlperf-v0.7-maskrcnn, where published runs reached the target " +
+				"(MLPerf Training v0.7, NVIDIA dgx1_ngc20.06_pytorch/maskrcnn logs: 5 of 5 runs met both targets at the evaluation after epoch 14); it allows 80,000 iterations)"},
+		{StepsModel{Recipe: recipe("tsubame3-resnet50"), Curve: &scenarios.StepsToTarget{SMin: 1200, BNoise: 4096, Source: "fit"}},
+			"fitted steps-to-target curve S(B) = 1200 · (1 + 4096/B) (fit)"},
+	} {
+		if got := c.s.String(); got != c.want {
+			t.Errorf("got  %s\nwant %s", got, c.want)
+		}
+	}
+}

@@ -86,6 +86,10 @@ func TestBuiltinCasesCoverSeeds(t *testing.T) {
 		{"mlperf-v0.7-gx2570m5-ssd-epoch", EpochTime, "23.970 s", false},
 		{"mlperf-v0.7-dgx1-maskrcnn-epoch", EpochTime, "581.841 s", true},
 		{"mlperf-v0.7-gx2570m5-maskrcnn-epoch", EpochTime, "541.629 s", false},
+		{"mlperf-v0.7-gx2570m5-transformer", TimeToTrain, "1097.528 s", false},
+		{"mlperf-v0.7-gx2570m5-gnmt", TimeToTrain, "1086.727 s", false},
+		{"mlperf-v0.7-gx2570m5-ssd", TimeToTrain, "1222.994 s", false},
+		{"mlperf-v0.7-gx2570m5-maskrcnn", TimeToTrain, "8398.714 s", false},
 	} {
 		got := byName[c.name]
 		if got == nil || got.Metric != c.metric || got.Published != c.published || got.Calibrates != c.calibrates {
@@ -97,8 +101,8 @@ func TestBuiltinCasesCoverSeeds(t *testing.T) {
 			t.Errorf("%s: no source URL in MLPerf's %s results: %q", c.Name, v[:4], c.URL)
 		}
 	}
-	if len(f.Cases) != 37 {
-		t.Errorf("%d built-in cases, want 37", len(f.Cases))
+	if len(f.Cases) != 41 {
+		t.Errorf("%d built-in cases, want 41", len(f.Cases))
 	}
 }
 

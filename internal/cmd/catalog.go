@@ -201,6 +201,13 @@ func catalogTables(cat *hw.Catalog, prof *model.Profiles) []namedTable {
 		if r.Iterations > 0 {
 			length = strconv.FormatInt(r.Iterations, 10) + " steps"
 		}
+		if x := r.Reached; x != nil {
+			at := strconv.FormatFloat(x.Epochs, 'g', -1, 64) + " epochs"
+			if x.Iterations > 0 {
+				at = strconv.FormatInt(x.Iterations, 10) + " steps"
+			}
+			length = at + " (at most " + length + ")"
+		}
 		target := "-"
 		if len(r.Targets) > 0 {
 			tg := r.Target()

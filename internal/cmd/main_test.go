@@ -5,6 +5,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -78,10 +79,16 @@ func TestCatalogListsEverything(t *testing.T) {
 		"resnet50", "ssd-resnet34", "maskrcnn-r50-fpn", "transformer-big", "gnmt", "efficientnet-b4", "efficientnet-b4-g16", "mlp", "cnn",
 		"mlperf-v0.6-resnet50", "mlperf-v0.7-resnet50", "tsubame3-resnet50", "graphcore-efficientnet-b4",
 		"tsubame3-resnet50-caffe2-verbs", "seed003-resnet50-2gpu-nop2p",
+		"mlperf-v0.7-transformer-dgx1", "mlperf-v0.7-gnmt-dgx1", "dgx1-transformer-mlperf-v0.7", "dgx1-maskrcnn-mlperf-v0.7",
 	} {
 		if !strings.Contains(out, "\n"+name+" ") {
 			t.Errorf("catalog does not list %s", name)
 		}
+	}
+	// A recipe whose runs stop at the target before its configured length
+	// shows both: Transformer's 3 epochs of NVIDIA's runs, 30 at most.
+	if !regexp.MustCompile(`\nmlperf-v0\.7-transformer +transformer-big .* 3 epochs \(at most 30 epochs\) +bleu 25\n`).MatchString(out) {
+		t.Errorf("catalog's recipe mlperf-v0.7-transformer does not say 3 epochs (at most 30 epochs)")
 	}
 	for _, f := range []string{"csv", "json", "md"} {
 		if _, stderr, code := runCLI("catalog", "--format", f); code != 0 {

@@ -208,10 +208,11 @@ func inlineSVG(ch *plots.Chart, path string) (template.HTML, error) {
 
 // recipeStepsRule says how the recipe's steps follow from the global batch B.
 func recipeStepsRule(r *scenarios.Resolved) string {
-	if r.Rcp.Epochs > 0 {
-		return fmt.Sprintf("%s epochs × ⌈%d / B⌉", num(r.Rcp.Epochs), r.Data.TrainSamples)
+	epochs, iterations := r.Rcp.Length()
+	if epochs > 0 {
+		return fmt.Sprintf("%s epochs × ⌈%d / B⌉", num(epochs), r.Data.TrainSamples)
 	}
-	return fmt.Sprintf("⌈%d × %d / B⌉", r.Rcp.Iterations, r.Rcp.GlobalBatch)
+	return fmt.Sprintf("⌈%d × %d / B⌉", iterations, r.Rcp.GlobalBatch)
 }
 
 // scalingEfficiencies returns the scaling efficiency of each result, in percent,
@@ -451,6 +452,13 @@ func reportInputs(run *scenarioRun) []reportInputGroup {
 	length := fmt.Sprintf("%s epochs", num(rcp.Epochs))
 	if rcp.Epochs == 0 {
 		length = fmt.Sprintf("%d iterations at global batch %d", rcp.Iterations, rcp.GlobalBatch)
+	}
+	if x := rcp.Reached; x != nil {
+		at := fmt.Sprintf("%s epochs", num(x.Epochs))
+		if x.Epochs == 0 {
+			at = fmt.Sprintf("%d iterations", x.Iterations)
+		}
+		length = fmt.Sprintf("%s at most; published runs reached the target at %s (%s)", length, at, x.Source)
 	}
 	rcpRows := [][2]string{
 		{"name", joined(rcp.Name, rcp.Source)},

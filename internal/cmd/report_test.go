@@ -120,6 +120,8 @@ func TestReport(t *testing.T) {
 			[]string{"Step time breakdown", "One training step: seed003-resnet50-2gpu-nop2p, 2 devices, batch 256"}, ""},
 		{"pipeline", []string{"report", "ipu-pod16-efficientnet-b4", "-o", filepath.Join(tmp, "ipu.html")}, exitOK, "ipu.html",
 			[]string{"Step time breakdown", "One training step: ipu-pod16-efficientnet-b4, 16 devices, batch 3"}, ""},
+		{"reached", []string{"report", "zinrai-200h-transformer-mlperf-v0.7", "--steps", "2", "-o", filepath.Join(tmp, "transformer.html")}, exitOK, "transformer.html",
+			[]string{"Step time breakdown", "One training step: zinrai-200h-transformer-mlperf-v0.7, 8 devices, batch 10240"}, ""},
 		{"no-scenario", []string{"report"}, exitUsage, "", nil, "report takes one SCENARIO"},
 		{"two-scenarios", []string{"report", "a", "b"}, exitUsage, "", nil, "report takes one SCENARIO"},
 		{"unknown-scenario", []string{"report", "tsubame", "-o", filepath.Join(tmp, "x.html")}, exitRuntime, "", nil, `unknown scenario "tsubame"`},
