@@ -94,9 +94,16 @@ type Case struct {
 	Calibrates bool `yaml:"calibrates"`
 	// Fits lists the parameters a calibrating case sets: v0 (the compute
 	// calibration's ideal throughput, solved so that the prediction
-	// matches the figure) and t (its cost time; only from a t metric).
-	// Required with Calibrates.
+	// matches the figure) and t (its cost time; from a t metric, or
+	// together with v0 from this figure and With's). Required with
+	// Calibrates.
 	Fits []string `yaml:"fits"`
+	// With names a second calibrating case of another configuration (a
+	// batch or device count) whose figure, with this case's, sets v0 and
+	// t together: both fit [v0, t] and name each other, and v0 (one
+	// device's) and t are solved so that both predictions match their
+	// figures. Default "".
+	With string `yaml:"with"`
 	// CalibratedBy names the calibrating cases whose fitted parameters
 	// this case's prediction uses. Their scenarios must train the same
 	// model at the same precision with the same framework on a device of
@@ -332,10 +339,11 @@ func (f *CaseFile) check(i int, byName map[string]int, ps *config.Problems) {
 	} else if len(c.Fits) > 0 {
 		ps.Addf(p+".fits", "only a calibrating case (calibrates: true) sets parameters")
 	}
+	f.checkWith(i, byName, ps)
 	for _, fit := range c.Fits {
 		switch {
-		case fit == T && c.Metric != T:
-			ps.Addf(p+".fits", "t is set only by a case whose metric is t, not %s", c.Metric)
+		case fit == T && c.Metric != T && c.With == "":
+			ps.Addf(p+".fits", "t is set only by a case whose metric is t, not %s, or with v0 from two figures (with)", c.Metric)
 		case fit == V0 && c.Metric == T:
 			ps.Addf(p+".fits", "a t figure cannot set v0")
 		case fit != V0 && fit != T:
@@ -356,6 +364,34 @@ func (f *CaseFile) check(i int, byName map[string]int, ps *config.Problems) {
 		o := &f.Cases[j]
 		if !o.Calibrates {
 			ps.Addf(p+".calibrated_by", "case %q does not calibrate (calibrates: false)", name)
+		}
+	}
+}
+
+// checkWith checks a case that fits v0 and t with a second figure: both
+// cases calibrate, fit [v0, t] and name each other.
+func (f *CaseFile) checkWith(i int, byName map[string]int, ps *config.Problems) {
+	c := &f.Cases[i]
+	if c.With == "" {
+		return
+	}
+	p := fmt.Sprintf("cases[%d].with", i)
+	if !c.Calibrates || !slices.Contains(c.Fits, V0) || !slices.Contains(c.Fits, T) {
+		ps.Addf(p, "only a calibrating case with fits: [v0, t] takes a second figure")
+	}
+	if c.Metric == V0 || c.Metric == T {
+		ps.Addf(p, "a %s figure sets its parameter alone", c.Metric)
+	}
+	j, ok := byName[c.With]
+	switch {
+	case !ok:
+		ps.Addf(p, "no case named %q", c.With)
+	case j == i:
+		ps.Addf(p, "names the case itself; name the case of the second figure")
+	default:
+		o := &f.Cases[j]
+		if !o.Calibrates || o.With != c.Name {
+			ps.Addf(p, "case %q must calibrate too (calibrates: true, fits: [v0, t]) and name %q in its with", c.With, c.Name)
 		}
 	}
 }
@@ -494,7 +530,7 @@ type ValidateOptions struct {
 // CalibratedBy predicts with those parameters. A case that cannot be
 // predicted is reported with its error and counted in Report.Failed.
 func Validate(f *CaseFile, opt ValidateOptions) *Report {
-	v := &validator{f: f, opt: opt, done: map[int]*CaseResult{}, byName: map[string]int{}, kinds: map[*Case]computeKind{}}
+	v := &validator{f: f, opt: opt, done: map[int]*CaseResult{}, byName: map[string]int{}, kinds: map[*Case]computeKind{}, pairs: map[[2]int]pairFit{}}
 	for i, c := range f.Cases {
 		v.byName[c.Name] = i
 	}
@@ -547,6 +583,13 @@ type validator struct {
 	byName map[string]int
 	done   map[int]*CaseResult
 	kinds  map[*Case]computeKind // resolved once per case (carries)
+	pairs  map[[2]int]pairFit    // v0 and t of two figures, by their cases in order
+}
+
+// pairFit is the outcome of fitPair, shared by its two cases.
+type pairFit struct {
+	p   Params
+	err error
 }
 
 // eval evaluates case i once, after the cases it is calibrated by.
@@ -575,7 +618,15 @@ func (v *validator) eval(i int) *CaseResult {
 		res.Used.merge(o.Fitted)
 	}
 	params := res.Used
-	if c.Calibrates {
+	if c.Calibrates && c.With != "" {
+		fitted, err := v.fitPair(i, v.byName[c.With], params)
+		if err != nil {
+			res.Err = fmt.Errorf("calibrating with %s: %w", c.With, err)
+			return res
+		}
+		res.Fitted = fitted
+		params.merge(fitted)
+	} else if c.Calibrates {
 		fitted, err := v.fit(c, res.Published, params)
 		if err != nil {
 			res.Err = fmt.Errorf("calibrating: %w", err)
@@ -788,6 +839,119 @@ func fitLaw(r *scenarios.Resolved, pts []scenarios.Point, opt Options) (float64,
 		return 0, 0, fmt.Errorf("scenario %s: the fitted 1/v0 = %g is not positive", r.Name, a)
 	}
 	return 1 / a, units.Seconds(b), nil
+}
+
+// fitPair returns one device's v0 and the cost time t that cases i and j
+// (a case and its With) set together, solved once for both.
+func (v *validator) fitPair(i, j int, start Params) (Params, error) {
+	key := [2]int{min(i, j), max(i, j)}
+	if r, ok := v.pairs[key]; ok {
+		return r.p, r.err
+	}
+	p, err := v.solvePair(&v.f.Cases[key[0]], &v.f.Cases[key[1]], start)
+	v.pairs[key] = pairFit{p, err}
+	return p, err
+}
+
+// solvePair solves x = 1/v0 (one device's) and t so that the predictions
+// of a and b, two configurations of one compute kind, both equal their
+// figures. A device's step computes b/v0 + t and waits for what does not
+// scale with them (the exchange, the input), so both residuals
+// (prediction/figure − 1) are smooth and nearly linear in x and t:
+// Newton's method, with the Jacobian by forward differences, takes a few
+// steps from x scaled on a's figure at t = 0. The figures must differ in
+// the batch per device, or nothing separates t from v0; a t < 0 (the
+// smaller batch relatively faster than any fixed cost allows) is refused.
+func (v *validator) solvePair(a, b *Case, start Params) (Params, error) {
+	if err := v.carries(a, b); err != nil {
+		return Params{}, err
+	}
+	cases := [2]*Case{a, b}
+	var pub [2]float64
+	for k, c := range cases {
+		p, err := ParsePublished(c.Metric, c.Published)
+		if err != nil {
+			return Params{}, err
+		}
+		pub[k] = p.Value
+	}
+	at := func(x, t float64) Params {
+		p := start
+		p.V0, p.Devices, p.T, p.HasT = 1/x, 1, units.Seconds(t), true
+		return p
+	}
+	resid := func(x, t float64) ([2]float64, error) {
+		var r [2]float64
+		for k, c := range cases {
+			y, _, err := v.metric(c, at(x, t))
+			if err != nil {
+				return r, err
+			}
+			r[k] = y/pub[k] - 1
+		}
+		return r, nil
+	}
+	x, t := 0.01, 0.0
+	for range 40 {
+		r, err := resid(x, t)
+		if err != nil {
+			return Params{}, err
+		}
+		f := 1 + r[0] // a time grows with x, a rate shrinks
+		if a.Metric == SamplesPerSecond {
+			f = 1 / f
+		}
+		if !(f > 0) || math.IsInf(f, 0) {
+			return Params{}, fmt.Errorf("cannot scale v0 to %s's %s", a.Name, a.Published)
+		}
+		if math.Abs(f-1) < 1e-6 {
+			break
+		}
+		x /= f
+	}
+	const tol = 1e-9
+	negative := 0
+	for range 60 {
+		r, err := resid(x, t)
+		if err != nil {
+			return Params{}, err
+		}
+		if math.Abs(r[0]) < tol && math.Abs(r[1]) < tol {
+			return at(x, t), nil
+		}
+		hx, ht := x*1e-6, 1e-6*max(t, 1e-3)
+		rx, err := resid(x+hx, t)
+		if err != nil {
+			return Params{}, err
+		}
+		rt, err := resid(x, t+ht)
+		if err != nil {
+			return Params{}, err
+		}
+		j00, j01 := (rx[0]-r[0])/hx, (rt[0]-r[0])/ht
+		j10, j11 := (rx[1]-r[1])/hx, (rt[1]-r[1])/ht
+		det := j00*j11 - j01*j10
+		// Rows of one shape (the same batch per device) leave det at the
+		// finite differences' noise.
+		if !(math.Abs(det) > 1e-4*(math.Abs(j00*j11)+math.Abs(j01*j10))) || math.IsInf(det, 0) {
+			return Params{}, fmt.Errorf("the figures of %s and %s do not separate v0 from t: give two batches per device", a.Name, b.Name)
+		}
+		dx := (r[0]*j11 - r[1]*j01) / det
+		dt := (j00*r[1] - j10*r[0]) / det
+		for x-dx <= 0 {
+			dx /= 2
+		}
+		x, t = x-dx, t-dt
+		if t < 0 {
+			// Newton lands on a linear problem's root at once: twice
+			// below zero is where the figures' root lies.
+			if negative++; negative == 2 {
+				return Params{}, fmt.Errorf("%s and %s need a negative cost time (t = %v): the smaller batch per device is relatively faster than a fixed cost allows", a.Name, b.Name, units.Seconds(t))
+			}
+			t = 0
+		}
+	}
+	return Params{}, fmt.Errorf("no v0 and t reproduce both %s's %s and %s's %s", a.Name, a.Published, b.Name, b.Published)
 }
 
 // fit returns the parameters a calibrating case sets from its published

@@ -90,6 +90,11 @@ func TestBuiltinCasesCoverSeeds(t *testing.T) {
 		{"mlperf-v0.7-gx2570m5-gnmt", TimeToTrain, "1086.727 s", false},
 		{"mlperf-v0.7-gx2570m5-ssd", TimeToTrain, "1222.994 s", false},
 		{"mlperf-v0.7-gx2570m5-maskrcnn", TimeToTrain, "8398.714 s", false},
+		{"mlperf-v0.7-dgxa100-transformer-n1-epoch", EpochTime, "151.318 s", true},
+		{"mlperf-v0.7-dgxa100-transformer-n2-epoch", EpochTime, "83.058 s", true},
+		{"mlperf-v0.7-dgxa100-transformer-n60-epoch", EpochTime, "5.835 s", false},
+		{"mlperf-v0.7-dgxa100-gnmt-n32-epoch", EpochTime, "9.096 s", false},
+		{"mlperf-v0.7-dgxa100-maskrcnn-n32-epoch", EpochTime, "30.747 s", false},
 	} {
 		got := byName[c.name]
 		if got == nil || got.Metric != c.metric || got.Published != c.published || got.Calibrates != c.calibrates {
@@ -101,8 +106,8 @@ func TestBuiltinCasesCoverSeeds(t *testing.T) {
 			t.Errorf("%s: no source URL in MLPerf's %s results: %q", c.Name, v[:4], c.URL)
 		}
 	}
-	if len(f.Cases) != 41 {
-		t.Errorf("%d built-in cases, want 41", len(f.Cases))
+	if len(f.Cases) != 53 {
+		t.Errorf("%d built-in cases, want 53", len(f.Cases))
 	}
 }
 
@@ -220,6 +225,42 @@ func TestCalibrateTimeToTrain(t *testing.T) {
 	}
 }
 
+// TestCalibrateWith checks v0 and t set together by two figures against
+// the closed form of one device's step on synthetic input, b/v0 + t: two
+// step times at batches 100 and 200 of v0 = 1000 samples/s and t = 10 ms
+// give those back, and a third batch is predicted by the same law. Two
+// figures that need t < 0, or that share a batch, are refused.
+func TestCalibrateWith(t *testing.T) {
+	const scenario = `{name: closed, system: dgx-a100, recipe: mlperf-v0.7-resnet50, input: {storage: synthetic}, sweep: {devices: [1], batch: [100]}}`
+	f, err := ReadCases(strings.NewReader(`cases:
+  - {name: b100, scenario: `+scenario+`, set: {batch: 100}, metric: step_time, published: 110 ms, source: x, calibrates: true, fits: [v0, t], with: b200}
+  - {name: b200, scenario: `+scenario+`, set: {batch: 200}, metric: step_time, published: 210 ms, source: x, calibrates: true, fits: [v0, t], with: b100}
+  - {name: b400, scenario: `+scenario+`, set: {batch: 400}, metric: samples_per_second, published: 1000, source: x, calibrated_by: [b200]}
+  - {name: neg1, scenario: `+scenario+`, set: {batch: 100}, metric: step_time, published: 100 ms, source: x, calibrates: true, fits: [v0, t], with: neg2}
+  - {name: neg2, scenario: `+scenario+`, set: {batch: 200}, metric: step_time, published: 250 ms, source: x, calibrates: true, fits: [v0, t], with: neg1}
+  - {name: same1, scenario: `+scenario+`, set: {batch: 100}, metric: step_time, published: 100 ms, source: x, calibrates: true, fits: [v0, t], with: same2}
+  - {name: same2, scenario: `+scenario+`, set: {batch: 100}, metric: step_time, published: 120 ms, source: x, calibrates: true, fits: [v0, t], with: same1}
+`), "cases.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := Validate(f, ValidateOptions{})
+	for _, r := range rep.Results[:2] {
+		if r.Err != nil || !near(r.Fitted.V0, 1000, 1e-6) || r.Fitted.Devices != 1 || !r.Fitted.HasT ||
+			!near(float64(r.Fitted.T), 0.010, 1e-6) || math.Abs(r.Error) > 1e-9 || r.Role() != "calibrates v0, t" {
+			t.Errorf("%s: fitted %v (error %v, %v), want v0 = 1000 on 1 device, t = 10 ms", r.Case.Name, r.Fitted, r.Error, r.Err)
+		}
+	}
+	if r := rep.Results[2]; r.Err != nil || !near(r.Predicted, 400/(0.4+0.010), 1e-6) {
+		t.Errorf("b400: %v samples/s (%v), want %v", r.Predicted, r.Err, 400/0.41)
+	}
+	for i, msg := range []string{"need a negative cost time", "need a negative cost time", "do not separate v0 from t", "do not separate v0 from t"} {
+		if r := rep.Results[3+i]; r.Err == nil || !strings.Contains(r.Err.Error(), msg) {
+			t.Errorf("%s: %v, want %q", r.Case.Name, r.Err, msg)
+		}
+	}
+}
+
 // TestCaseFileScenarios checks inline scenarios and paths relative to the
 // case file.
 func TestCaseFileScenarios(t *testing.T) {
@@ -327,6 +368,12 @@ func TestReadCasesErrors(t *testing.T) {
 		{"  - {name: b, scenario: s, metric: t, published: 5 s, source: x, calibrates: true, fits: [alpha]}\n", `unknown parameter "alpha"`},
 		{"  - {name: b, scenario: s, metric: time_to_train, published: < 5 s, source: x, calibrates: true, fits: [v0]}\n", "a bound cannot calibrate"},
 		{"  - {name: b, scenario: s, metric: time_to_train, published: 5 s, source: x, calibrates: true, fits: [v0], tuned: y}\n", "left out of the error already"},
+		{ok + "  - {name: b, scenario: s, metric: time_to_train, published: 5 s, source: x, calibrates: true, fits: [v0], with: a}\n", "only a calibrating case with fits: [v0, t] takes a second figure"},
+		{"  - {name: b, scenario: s, metric: time_to_train, published: 5 s, source: x, calibrates: true, fits: [v0, t], with: c}\n", `no case named "c"`},
+		{"  - {name: b, scenario: s, metric: time_to_train, published: 5 s, source: x, calibrates: true, fits: [v0, t], with: b}\n", "names the case itself"},
+		{ok + "  - {name: b, scenario: s, metric: time_to_train, published: 5 s, source: x, calibrates: true, fits: [v0, t], with: a}\n", `case "a" must calibrate too (calibrates: true, fits: [v0, t]) and name "b" in its with`},
+		{"  - {name: b, scenario: s, metric: t, published: 5 s, source: x, calibrates: true, fits: [v0, t], with: a}\n" +
+			"  - {name: a, scenario: s, metric: t, published: 5 s, source: x, calibrates: true, fits: [v0, t], with: b}\n", "a t figure sets its parameter alone"},
 		{ok + "  - {name: b, scenario: s, metric: time_to_train, published: 5 s, source: x, calibrated_by: [c]}\n", `line 3: cases[1].calibrated_by: unknown case "c"`},
 		{ok + "  - {name: b, scenario: s, metric: time_to_train, published: 5 s, source: x, calibrated_by: [a, b]}\n", `case "b" does not calibrate`},
 		{"  - {name: a, scenario: s, metric: time_to_train, published: 5 s, source: x, calibrates: true, fits: [v0], calibrated_by: [b]}\n" +
