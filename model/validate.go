@@ -367,30 +367,29 @@ func (c *checker) reached(p *Profiles, r *Recipe, ds *Dataset) {
 		c.addf("reached.epochs", "must be in (0, %g], got %v", float64(maxEpochs), x.Epochs)
 		return
 	}
-	if ds == nil {
-		if m := p.Models[r.Model]; m != nil {
-			ds = p.Datasets[m.Dataset]
+	limit := fmt.Sprintf("%v epochs", r.Epochs)
+	if r.Iterations > 0 {
+		limit = fmt.Sprintf("%d iterations", r.Iterations)
+	}
+	var beyond bool
+	switch {
+	case x.Epochs > 0 && r.Epochs > 0:
+		beyond = x.Epochs > r.Epochs
+	case x.Iterations > 0 && r.Iterations > 0:
+		beyond = x.Iterations > r.Iterations
+	default: // one in epochs, the other in iterations: compare the samples seen
+		if ds == nil {
+			if m := p.Models[r.Model]; m != nil {
+				ds = p.Datasets[m.Dataset]
+			}
+		}
+		if ds != nil && r.GlobalBatch > 0 {
+			n, b := float64(ds.TrainSamples), float64(r.GlobalBatch)
+			beyond = x.Epochs*n+float64(x.Iterations)*b > r.Epochs*n+float64(r.Iterations)*b
 		}
 	}
-	// Compare in samples seen; without the data set's size only like with like.
-	n, b := 0.0, float64(r.GlobalBatch)
-	if ds != nil {
-		n = float64(ds.TrainSamples)
-	}
-	samples := func(epochs float64, iterations int64) float64 {
-		if epochs > 0 {
-			return epochs * n
-		}
-		return float64(iterations) * b
-	}
-	got, limit := samples(x.Epochs, x.Iterations), samples(r.Epochs, r.Iterations)
-	comparable := (x.Epochs > 0) == (r.Epochs > 0) || (n > 0 && b > 0)
-	if comparable && limit > 0 && got > limit {
-		want := fmt.Sprintf("%v epochs", r.Epochs)
-		if r.Iterations > 0 {
-			want = fmt.Sprintf("%d iterations", r.Iterations)
-		}
-		c.addf("reached", "is beyond the recipe's %s", want)
+	if beyond {
+		c.addf("reached", "is beyond the recipe's %s", limit)
 	}
 }
 
