@@ -376,12 +376,49 @@ func calibrate(cfg *sim.Config, cals []scenarios.CalibrationFile, prof *model.Pr
 	return cal.Source, from, calibratedBy(e, cals[from].Path, m), nil
 }
 
+// publishedPoints returns the configurations, {devices, batch per device},
+// of the built-in validation cases that a published entry's source names
+// ("validate case A with B: ..."): those its law was fitted to. A name that
+// is not a built-in case, or whose scenario does not load, gives none.
+func publishedPoints(source string) [][2]int {
+	names, ok := strings.CutPrefix(source, "validate case ")
+	if !ok {
+		return nil
+	}
+	names, _, _ = strings.Cut(names, ":")
+	cases := BuiltinCases()
+	var pts [][2]int
+	for _, name := range strings.Split(names, " with ") {
+		i := slices.IndexFunc(cases.Cases, func(c Case) bool { return c.Name == strings.TrimSpace(name) })
+		if i < 0 {
+			continue
+		}
+		c := &cases.Cases[i]
+		n, _ := c.devices()
+		b, ok := c.Set["batch"]
+		if !ok && c.Scenario.Ref != "" {
+			if r, err := scenarios.Load(c.Scenario.Ref, scenarios.Options{}); err == nil {
+				b = r.BatchPerDevice
+			}
+		}
+		if n > 0 && b > 0 {
+			pts = append(pts, [2]int{n, b})
+		}
+	}
+	return pts
+}
+
 // calibratedBy reports whether entry e of the calibration file at path
 // was fitted to measurement m, as far as e says: m ran on e's device
 // count, at a global batch within e's batches where e records them, and
 // comes from a log e's source names, or from any log when path is
-// scenarios.Published (whose sources are figures, not files).
+// scenarios.Published (whose sources are figures, not files). A published
+// entry solved from two cases (v0 and t) was fitted to m, too, when m ran
+// on the device count and batch per device of either (publishedPoints).
 func calibratedBy(e *calib.ThroughputEntry, path string, m *Measured) bool {
+	if path == scenarios.Published && e.Points > 1 {
+		return slices.Contains(publishedPoints(e.Source), [2]int{max(m.Devices, 1), m.Batch})
+	}
 	if max(m.Devices, 1) != e.Devices {
 		return false
 	}

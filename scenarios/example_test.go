@@ -75,7 +75,7 @@ func ExampleReadCalibrationFiles_published() {
 		return
 	}
 	c := s.Calibration
-	fmt.Printf("calibrated by %s: v0 = %.0f samples/s on %d devices, %.0f a device\n", s.CalibratedBy, c.V0, c.Devices, c.V0/float64(c.Devices))
+	fmt.Printf("calibrated by %s: v0 = %.0f samples/s on %d device, t = %v\n", s.CalibratedBy, c.V0, c.Devices, c.T)
 	// Output:
-	// calibrated by published: v0 = 56384 samples/s on 8 devices, 7048 a device
+	// calibrated by published: v0 = 7563 samples/s on 1 device, t = 3.862 ms
 }
