@@ -389,7 +389,8 @@ func publishedPoints(source string) [][2]int {
 	cases := BuiltinCases()
 	var pts [][2]int
 	for _, name := range strings.Split(names, " with ") {
-		i := slices.IndexFunc(cases.Cases, func(c Case) bool { return c.Name == strings.TrimSpace(name) })
+		name, _, _ = strings.Cut(strings.TrimSpace(name), " ") // "case (what it is)"
+		i := slices.IndexFunc(cases.Cases, func(c Case) bool { return c.Name == name })
 		if i < 0 {
 			continue
 		}

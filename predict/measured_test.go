@@ -507,3 +507,23 @@ func TestCompareCalibrated(t *testing.T) {
 		t.Errorf("unbounded v0: %v", err)
 	}
 }
+
+// TestPublishedPoints: the H100's published entry names two built-in
+// cases, one DGX H100 at the scenario's batch of 400 per GPU and eight at
+// the case's 50; DeepLearningExamples' one V100 at its scenario's 192; a source
+// that names no built-in case gives none.
+func TestPublishedPoints(t *testing.T) {
+	for _, tc := range []struct {
+		source string
+		want   [][2]int
+	}{
+		{"validate case mlperf-v3.0-dgx-h100-resnet50-epoch with mlperf-v3.0-dgx-h100-n8-resnet50-epoch: MLPerf", [][2]int{{8, 400}, {64, 50}}},
+		{"validate case dle-mxnet-dgx1-1gpu (the V100-SXM2 16GB's figure): NVIDIA", [][2]int{{1, 192}}},
+		{"validate case no-such-case: figure", nil},
+		{"a log file.jsonl", nil},
+	} {
+		if got := publishedPoints(tc.source); !slices.Equal(got, tc.want) {
+			t.Errorf("%q: %v, want %v", tc.source, got, tc.want)
+		}
+	}
+}
