@@ -177,6 +177,8 @@ type mlRun struct {
 //	submission_benchmark, submission_platform, submission_org,
 //	submission_division, submission_status   model, device and labels
 //	global_batch_size, train_samples         samples per step and per epoch
+//	d_batch_size                             samples per device and step (NVIDIA's
+//	                                         logs print it): workers = global/d
 //	epoch_start/epoch_stop (epoch_num)       samples/s per epoch
 //	block_start/block_stop (first_epoch_num, epoch_count)
 //	                                         samples/s per block, when there are no epochs
@@ -191,14 +193,18 @@ type mlRun struct {
 // / global_batch_size, reached when run_stop's status is "success". A log
 // without train_samples (published v0.6 logs do not print it) takes the size of the
 // benchmark's training set where MLPerf fixes it (mlperfTrainSamples), with
-// a note. MLPerf logs do not give the accelerator count, so the records have
-// workers 0. Lines without the marker are other output and are skipped.
+// a note. MLPerf's keys do not give the accelerator count; where a log
+// prints d_batch_size (NVIDIA's do) and it divides global_batch_size, the
+// records have workers = global_batch_size / d_batch_size and that batch
+// per device, else workers 0 (a d_batch_size that does not divide it is
+// noted). Lines without the marker are other output and are skipped.
 func readMLPerf(data []byte, lg *Log, decode func([]byte) (mllog, bool, error)) {
 	var (
 		model, bench string
 		device       string
 		labels       = map[string]string{}
 		globalBatch  float64
+		deviceBatch  float64
 		trainSamples float64
 		run          *mlRun
 	)
@@ -209,7 +215,7 @@ func readMLPerf(data []byte, lg *Log, decode func([]byte) (mllog, bool, error)) 
 		if run == nil {
 			return
 		}
-		finishRun(lg, run, model, bench, device, labels, globalBatch, trainSamples)
+		finishRun(lg, run, model, bench, device, labels, globalBatch, deviceBatch, trainSamples)
 		run = nil
 	}
 	lines(data, func(n int, l []byte) {
@@ -261,22 +267,25 @@ func readMLPerf(data []byte, lg *Log, decode func([]byte) (mllog, bool, error)) 
 			if v := jsonString(e.Value); v != "" {
 				labels[key[len("submission_"):]] = v
 			}
-		case "global_batch_size", "train_samples":
+		case "global_batch_size", "d_batch_size", "train_samples":
 			v, ok := num()
 			if !ok {
 				return
 			}
-			if v < 1 || v != math.Trunc(v) || (key == "global_batch_size" && v > maxCount) {
+			if v < 1 || v != math.Trunc(v) || (key != "train_samples" && v > maxCount) {
 				want := "a whole number >= 1"
-				if key == "global_batch_size" {
+				if key != "train_samples" {
 					want = "a whole number from 1 to 2^31"
 				}
 				lg.malformed(n, l, fmt.Errorf("%s: value %s: want %s", key, e.Value, want))
 				return
 			}
-			if key == "global_batch_size" {
+			switch key {
+			case "global_batch_size":
 				globalBatch = v
-			} else {
+			case "d_batch_size":
+				deviceBatch = v
+			default:
 				trainSamples = v
 			}
 		case "run_start":
@@ -345,7 +354,7 @@ func readMLPerf(data []byte, lg *Log, decode func([]byte) (mllog, bool, error)) 
 }
 
 // finishRun turns the events of one run into records and a Run.
-func finishRun(lg *Log, r *mlRun, model, bench, device string, labels map[string]string, gb, samples float64) {
+func finishRun(lg *Log, r *mlRun, model, bench, device string, labels map[string]string, gb, db, samples float64) {
 	id := strconv.Itoa(len(lg.Runs) + 1)
 	intervals := r.epochs
 	if len(intervals) == 0 {
@@ -369,6 +378,14 @@ func finishRun(lg *Log, r *mlRun, model, bench, device string, labels map[string
 		return // only settings, no run
 	}
 	lg.Runs = append(lg.Runs, run)
+	var workers, batch int
+	if db >= 1 && gb >= 1 {
+		if w := gb / db; w == math.Trunc(w) {
+			workers, batch = int(w), int(db)
+		} else {
+			lg.notef("run %s: d_batch_size %v does not divide global_batch_size %v: device count unknown", id, db, gb)
+		}
+	}
 	switch {
 	case len(intervals) == 0:
 		return
@@ -401,6 +418,7 @@ func finishRun(lg *Log, r *mlRun, model, bench, device string, labels map[string
 		steps += gb / sps
 		lg.addValid(benchlog.Record{
 			Kind: benchlog.KindMeasurement, Run: id, Model: model, Device: device,
+			Workers: workers, Batch: batch,
 			GlobalBatch: run.GlobalBatch, Steps: int(math.Round(n / gb)),
 			StepTime: gb / sps, SamplesPerSec: sps, Labels: copyLabels(),
 		}, iv.line, nil)
@@ -409,7 +427,7 @@ func finishRun(lg *Log, r *mlRun, model, bench, device string, labels map[string
 	if r.stopped && epochs > 0 {
 		lg.addValid(benchlog.Record{
 			Kind: benchlog.KindConvergence, Run: id, Model: model, Device: device,
-			GlobalBatch: run.GlobalBatch, Accuracy: run.Accuracy, Reached: r.status == "success",
+			Workers: workers, Batch: batch, GlobalBatch: run.GlobalBatch, Accuracy: run.Accuracy, Reached: r.status == "success",
 			StepsToTarget: max(1, int(math.Round(epochs*samples/gb))), Labels: copyLabels(),
 		}, r.stopLine, nil)
 	}

@@ -431,3 +431,77 @@ func TestMLPerfBadSizesAndIntervals(t *testing.T) {
 		}
 	}
 }
+
+// TestMLPerfDeviceBatch reads the keys and stamps of NVIDIA's MLPerf
+// Training v3.0 ResNet-50 log on eight DGX H100 nodes
+// (mlcommons/training_results_v3.0, NVIDIA/results/dgxh100_n8_ngc23.04_mxnet/
+// resnet/result_0.txt; its last three epochs): d_batch_size 50 of a global
+// batch of 3,200 gives 64 workers at 50 each, and epoch 35 took 4.345 s. A
+// d_batch_size that does not divide the global batch leaves the count
+// unknown, with a note; one of zero is a malformed line.
+func TestMLPerfDeviceBatch(t *testing.T) {
+	events := func(db any) []mlEvent {
+		evs := []mlEvent{
+			{1682635170000, "submission_benchmark", "resnet", nil},
+			{1682635170001, "submission_platform", "8xNVIDIA DGX H100", nil},
+			{1682635178000, "d_batch_size", db, nil},
+			{1682635178000, "global_batch_size", 3200, nil},
+			{1682635179301, "run_start", nil, nil},
+			{1682635179301, "train_samples", 1281167, nil},
+		}
+		for _, ep := range []struct {
+			num         int
+			start, stop int64
+		}{{33, 1682635326089, 1682635330443}, {34, 1682635330444, 1682635334797}, {35, 1682635334797, 1682635339142}} {
+			evs = append(evs,
+				mlEvent{ep.start, "epoch_start", nil, map[string]any{"epoch_num": ep.num}},
+				mlEvent{ep.stop, "epoch_stop", nil, map[string]any{"epoch_num": ep.num}})
+		}
+		return append(evs,
+			mlEvent{1682635339218, "eval_accuracy", 0.7592, map[string]any{"epoch_num": 35}},
+			mlEvent{1682635339218, "run_stop", nil, map[string]any{"status": "success"}})
+	}
+	read := func(db any) *Log {
+		t.Helper()
+		lg, err := Read(strings.NewReader(mlLog(t, events(db), false)), "result_0.txt")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return lg
+	}
+
+	lg := read(50)
+	if len(lg.Errors) != 0 {
+		t.Errorf("errors %v", lg.Errors)
+	}
+	var ms []benchlog.Record
+	for _, r := range lg.Records {
+		if r.Workers != 64 || r.Batch != 50 || r.GlobalBatch != 3200 || r.Device != "8xNVIDIA DGX H100" {
+			t.Errorf("record %+v: want 64 workers at 50 of 3,200 on 8xNVIDIA DGX H100", r)
+		}
+		if r.Kind == benchlog.KindMeasurement {
+			ms = append(ms, r)
+		}
+	}
+	if len(ms) != 3 {
+		t.Fatalf("%d measurements, want 3", len(ms))
+	}
+	if want := 1281167 / 4.345; math.Abs(ms[2].SamplesPerSec-want) > 1e-9*want {
+		t.Errorf("epoch 35: %v samples/s, want 1,281,167 / 4.345 s = %v", ms[2].SamplesPerSec, want)
+	}
+
+	lg = read(48)
+	if len(lg.Errors) != 0 || !strings.Contains(strings.Join(lg.Notes, "\n"), "run 1: d_batch_size 48 does not divide global_batch_size 3200: device count unknown") {
+		t.Errorf("d_batch_size 48: errors %v, notes %q", lg.Errors, lg.Notes)
+	}
+	for _, r := range lg.Records {
+		if r.Workers != 0 || r.Batch != 0 {
+			t.Errorf("d_batch_size 48: record %+v has workers %d, batch %d; want 0", r, r.Workers, r.Batch)
+		}
+	}
+
+	lg = read(0)
+	if len(lg.Errors) != 1 || lg.Errors[0].Err.Error() != "d_batch_size: value 0: want a whole number from 1 to 2^31" {
+		t.Errorf("d_batch_size 0: errors %v", lg.Errors)
+	}
+}
