@@ -305,6 +305,9 @@ func predictionNotes(p *predict.Prediction) []string {
 	if n := pageCacheNote(r); n != "" {
 		out = append(out, n)
 	}
+	if n := exchangeNote(p.CheckExchange()); n != "" {
+		out = append(out, n)
+	}
 	out = append(out, "time to train = steps × step + overheads (staging, first-epoch drive reads, evaluation, start-up); efficiency = device-hours of the smallest size / device-hours")
 	if p.Price > 0 {
 		out = append(out, fmt.Sprintf("cost = device-hours × $%.2f (%s)", p.Price, r.Sys.PriceSource))
@@ -325,6 +328,20 @@ func computeNote(r *scenarios.Resolved) string {
 	s := fmt.Sprintf("compute: calibrated, v0 = %s samples/s on %d device(s), t = %v", predict.Rate(c.V0), c.Devices, c.T)
 	if c.Source != "" {
 		s += " (" + c.Source + ")"
+	}
+	return s
+}
+
+// exchangeNote says that c's all-reduce is latency-bound and what would
+// take it faster, or "" for nil.
+func exchangeNote(c *predict.ExchangeCheck) string {
+	if c == nil {
+		return ""
+	}
+	s := fmt.Sprintf("exchange: latency-bound at %d devices: %v all-reduces a %v bucket in %v, %.0f%% of it the latency its steps cost (one byte takes %v)",
+		c.Devices, c.Algorithm, c.Bucket, c.Time, 100*float64(c.Latency)/float64(c.Time), c.Latency)
+	if c.Faster != c.Algorithm {
+		s += fmt.Sprintf("; of the simulator's all-reduces, %v takes it in %v (parallelism.allreduce; docs/simulator.md, \"Rings at scale\")", c.Faster, c.FasterTime)
 	}
 	return s
 }

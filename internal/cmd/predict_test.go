@@ -337,3 +337,31 @@ func TestPlanLimitUnknown(t *testing.T) {
 		}
 	}
 }
+
+// TestExchangeNote: predict says when the exchange at its largest size is
+// latency-bound (predict.CheckExchange): the DGX H100 scenario with a flat
+// ring over 64 nodes, and not the shipped one, whose hierarchical exchange
+// at 8 nodes hides behind its step.
+func TestExchangeNote(t *testing.T) {
+	data, err := os.ReadFile("../../scenarios/shipped/dgx-h100-resnet50-mlperf-v3.0.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ring := strings.Replace(string(data), "\n  allreduce: hierarchical\n", "\n  allreduce: ring\n", 1)
+	if ring == string(data) {
+		t.Fatal("the shipped scenario's allreduce line moved")
+	}
+	path := filepath.Join(t.TempDir(), "ring.yaml")
+	if err := os.WriteFile(path, []byte(ring), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	stdout, stderr, code := runCLI("predict", "--devices", "8,512", "--batch", "40", path)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	checkContains(t, "ring", stdout, "exchange: latency-bound at 512 devices: ring all-reduces a 25 MiB bucket in 7.292 ms, 98% of it the latency its steps cost (one byte takes 7.154 ms); of the simulator's all-reduces, halving-doubling takes it in 329.2 us")
+	stdout, _, _ = runCLI("predict", "--devices", "8,64", "dgx-h100-resnet50-mlperf-v3.0")
+	if strings.Contains(stdout, "exchange:") {
+		t.Errorf("shipped scenario at 64 GPUs: an exchange note:\n%s", stdout)
+	}
+}
