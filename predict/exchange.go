@@ -19,15 +19,19 @@ const ExposedShare = 0.1
 type ExchangeCheck struct {
 	Devices   int
 	Algorithm sim.Algorithm
+	InterNode sim.Algorithm // hierarchical's between nodes
 	Bucket    units.Bytes
 	// Time is the bucket's all-reduce, Latency the all-reduce of one byte
 	// by the same algorithm on the same ranks.
 	Time, Latency units.Seconds
 	// Faster is the fastest other synchronous algorithm for the bucket on
-	// the same ranks (ring, halving-doubling, double-tree, hierarchical),
-	// and FasterTime its time; Faster is Algorithm when none is faster.
-	Faster     sim.Algorithm
-	FasterTime units.Seconds
+	// the same ranks (ring, halving-doubling, double-tree, hierarchical
+	// with a ring or a double tree between nodes), FasterInterNode its
+	// algorithm between nodes when it is hierarchical, and FasterTime its
+	// time; Faster is Algorithm when none is faster.
+	Faster          sim.Algorithm
+	FasterInterNode sim.Algorithm
+	FasterTime      units.Seconds
 }
 
 // CheckExchange looks at the row of p on the most devices that ran, is
@@ -83,15 +87,17 @@ func (p *Prediction) CheckExchange() *ExchangeCheck {
 	if err != nil || float64(lat) < LatencyShare*float64(t) {
 		return nil
 	}
-	c := &ExchangeCheck{Devices: row.Point.Devices, Algorithm: cfg.Comm.Algorithm, Bucket: bucket, Time: t, Latency: lat, Faster: cfg.Comm.Algorithm, FasterTime: t}
-	for _, a := range []sim.Algorithm{sim.Ring, sim.HalvingDoubling, sim.DoubleTree, sim.Hierarchical} {
-		if a == cfg.Comm.Algorithm {
+	c := &ExchangeCheck{Devices: row.Point.Devices, Algorithm: cfg.Comm.Algorithm, InterNode: cfg.Comm.InterNode, Bucket: bucket, Time: t, Latency: lat,
+		Faster: cfg.Comm.Algorithm, FasterInterNode: cfg.Comm.InterNode, FasterTime: t}
+	for _, a := range [][2]sim.Algorithm{{sim.Ring, sim.Ring}, {sim.HalvingDoubling, sim.Ring}, {sim.DoubleTree, sim.Ring},
+		{sim.Hierarchical, sim.Ring}, {sim.Hierarchical, sim.DoubleTree}} {
+		if a[0] == cfg.Comm.Algorithm && (a[0] != sim.Hierarchical || a[1] == cfg.Comm.InterNode) {
 			continue
 		}
 		alt := cfg
-		alt.Comm.Algorithm = a
+		alt.Comm.Algorithm, alt.Comm.InterNode = a[0], a[1]
 		if at, err := sim.AllReduceTime(alt, bucket); err == nil && at < c.FasterTime {
-			c.Faster, c.FasterTime = a, at
+			c.Faster, c.FasterInterNode, c.FasterTime = a[0], a[1], at
 		}
 	}
 	return c

@@ -130,8 +130,15 @@ func (r *Resolved) Build(p Point) (sim.Config, error) {
 	if err != nil {
 		return c, err
 	}
+	inter := sim.Ring
+	if par.InterNode != "" {
+		if inter, err = sim.ParseAlgorithm(par.InterNode); err != nil {
+			return c, err
+		}
+	}
 	c.Comm = sim.Comm{
 		Algorithm: alg,
+		InterNode: inter,
 		Layers:    sim.GradientLayers(m, sp.Size()),
 		Bucket:    par.Bucket,
 		NoOverlap: alg == sim.HostStaged,

@@ -426,3 +426,35 @@ func TestPageCache(t *testing.T) {
 		t.Errorf("page_cache on: %v", err)
 	}
 }
+
+// TestInterNode: parallelism.inter_node sets hierarchical's all-reduce
+// between nodes. On 448 nodes of 8 H100s (coreweave-h100), one byte's
+// all-reduce is the latency of its steps: a reduce-scatter and an
+// all-gather of k−1 = 7 steps each inside a node, at an NVLink hop's 2 µs
+// plus NCCL's 5 µs overhead, and between nodes a ring's 2(n−1) = 894 steps,
+// or a double tree's 2⌊log2 n⌋ = 16 ticks, at NDR's 1 µs plus verbs' 1 µs
+// (the catalogue's figures).
+func TestInterNode(t *testing.T) {
+	const intra, inter = 7e-6, 2e-6
+	for _, tc := range []struct {
+		interNode string
+		want      sim.Algorithm
+		steps     float64 // between nodes
+	}{{"", sim.Ring, 2 * 447}, {"ring", sim.Ring, 2 * 447}, {"double-tree", sim.DoubleTree, 2 * 8}, {"tree", sim.Tree, 2 * 8}} {
+		r, err := Load("coreweave-h100-resnet50-mlperf-v3.1", Options{Edit: func(s *Scenario) {
+			s.Sweep.Devices = []int{3584}
+			s.Parallelism.InterNode = tc.interNode
+		}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := r.Build(r.Points()[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := sim.AllReduceTime(c, 1)
+		if want := 2*7*intra + tc.steps*inter; err != nil || c.Comm.InterNode != tc.want || math.Abs(float64(got)-want) > 1e-3*want {
+			t.Errorf("inter_node %q: %v between nodes, one byte in %v (%v); want %v, %v s", tc.interNode, c.Comm.InterNode, got, err, tc.want, want)
+		}
+	}
+}

@@ -105,6 +105,13 @@ type Parallelism struct {
 	// Default ring.
 	AllReduce string `yaml:"allreduce"`
 
+	// InterNode is hierarchical's all-reduce between nodes, among the
+	// devices with the same place in their nodes: one of
+	// InterNodeAlgorithms. Default ring. NCCL's tree algorithm, a chain
+	// inside each node and a double binary tree between nodes, is nearest
+	// to hierarchical with double-tree.
+	InterNode string `yaml:"inter_node"`
+
 	// PSShards is the number of parameter-server shards (ps and async-ps).
 	// Default 1.
 	PSShards int `yaml:"ps_shards"`
@@ -219,6 +226,9 @@ type Overheads struct {
 // Enumerations a scenario's fields take.
 var (
 	AllReduceAlgorithms = []string{"ring", "halving-doubling", "tree", "double-tree", "hierarchical", "torus-2d", "ps", "async-ps", "host-staged"}
+	// InterNodeAlgorithms are the all-reduces hierarchical may run between
+	// nodes (parallelism.inter_node).
+	InterNodeAlgorithms = []string{"ring", "halving-doubling", "tree", "double-tree"}
 	Schedules           = []string{"gpipe", "1f1b"}
 	StorageKinds        = []string{"local", "shared", "shared-db", "synthetic"}
 	InputPrecisions     = []string{"fp32", "int8"}
@@ -521,6 +531,9 @@ func (r *Resolved) defaults() {
 	if p.AllReduce == "" {
 		p.AllReduce = "ring"
 	}
+	if p.InterNode == "" {
+		p.InterNode = "ring"
+	}
 	if p.PSShards == 0 {
 		p.PSShards = 1
 	}
@@ -593,6 +606,10 @@ func (r *Resolved) check(ps *config.Problems) {
 	p := &s.Parallelism
 	oneOf(ps, "precision", "precision", s.Precision, Precisions)
 	oneOf(ps, "parallelism.allreduce", "all-reduce algorithm", p.AllReduce, AllReduceAlgorithms)
+	oneOf(ps, "parallelism.inter_node", "all-reduce between nodes", p.InterNode, InterNodeAlgorithms)
+	if p.InterNode != "ring" && p.AllReduce != "hierarchical" {
+		ps.Addf("parallelism.inter_node", "%q is hierarchical's all-reduce between nodes; allreduce %q has none (set allreduce: hierarchical, or leave inter_node out)", p.InterNode, p.AllReduce)
+	}
 	oneOf(ps, "parallelism.schedule", "pipeline schedule", p.Schedule, Schedules)
 	oneOf(ps, "input.storage", "storage", s.Input.Storage, StorageKinds)
 	oneOf(ps, "input.precision", "input precision", s.Input.Precision, InputPrecisions)

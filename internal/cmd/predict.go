@@ -338,10 +338,17 @@ func exchangeNote(c *predict.ExchangeCheck) string {
 	if c == nil {
 		return ""
 	}
-	s := fmt.Sprintf("exchange: latency-bound at %d devices: %v all-reduces a %v bucket in %v, %.0f%% of it the latency its steps cost (one byte takes %v)",
-		c.Devices, c.Algorithm, c.Bucket, c.Time, 100*float64(c.Latency)/float64(c.Time), c.Latency)
-	if c.Faster != c.Algorithm {
-		s += fmt.Sprintf("; of the simulator's all-reduces, %v takes it in %v (parallelism.allreduce; docs/simulator.md, \"Rings at scale\")", c.Faster, c.FasterTime)
+	name := func(a, inter sim.Algorithm) string {
+		if a == sim.Hierarchical {
+			return a.String() + " with " + inter.String() + " between nodes"
+		}
+		return a.String()
+	}
+	s := fmt.Sprintf("exchange: latency-bound at %d devices: %s all-reduces a %v bucket in %v, %.0f%% of it the latency its steps cost (one byte takes %v)",
+		c.Devices, name(c.Algorithm, c.InterNode), c.Bucket, c.Time, 100*float64(c.Latency)/float64(c.Time), c.Latency)
+	if c.FasterTime < c.Time {
+		alg := name(c.Faster, c.FasterInterNode)
+		s += fmt.Sprintf("; of the simulator's all-reduces, %s takes it in %v (parallelism.allreduce, inter_node; docs/simulator.md, \"Rings at scale\")", alg, c.FasterTime)
 	}
 	return s
 }
