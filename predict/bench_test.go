@@ -50,7 +50,7 @@ func BenchmarkValidate(b *testing.B) {
 
 // BenchmarkCheckExchange times predict's latency-bound note on the case
 // that shows it, a flat ring over 64 DGX H100 nodes: one bucket's
-// all-reduce, one byte's, and five other algorithms', each alone on the
+// all-reduce, one byte's, and four other algorithms', each alone on the
 // network (the prediction itself is made once, outside the timing).
 func BenchmarkCheckExchange(b *testing.B) {
 	r, err := scenarios.Load("dgx-h100-resnet50-mlperf-v3.0", scenarios.Options{Edit: func(s *scenarios.Scenario) {
