@@ -177,8 +177,10 @@ type mlRun struct {
 //	submission_benchmark, submission_platform, submission_org,
 //	submission_division, submission_status   model, device and labels
 //	global_batch_size, train_samples         samples per step and per epoch
-//	d_batch_size                             samples per device and step (NVIDIA's
-//	                                         logs print it): workers = global/d
+//	d_batch_size, gradient_accumulation_steps
+//	                                         samples per device and micro-batch (NVIDIA's
+//	                                         logs print it), micro-batches per step:
+//	                                         workers = global/(d·accumulation)
 //	epoch_start/epoch_stop (epoch_num)       samples/s per epoch
 //	block_start/block_stop (first_epoch_num, epoch_count)
 //	                                         samples/s per block, when there are no epochs
@@ -194,10 +196,12 @@ type mlRun struct {
 // without train_samples (published v0.6 logs do not print it) takes the size of the
 // benchmark's training set where MLPerf fixes it (mlperfTrainSamples), with
 // a note. MLPerf's keys do not give the accelerator count; where a log
-// prints d_batch_size (NVIDIA's do) and it divides global_batch_size, the
-// records have workers = global_batch_size / d_batch_size and that batch
-// per device, else workers 0 (a d_batch_size that does not divide it is
-// noted). Lines without the marker are other output and are skipped.
+// prints d_batch_size (NVIDIA's do) and it times gradient_accumulation_steps
+// (1 when not logged) divides global_batch_size, the records have workers =
+// global_batch_size / (d_batch_size · accumulation), that batch per device
+// and that accumulation, else workers 0 (a d_batch_size that does not
+// divide it is noted). Lines without the marker are other output and are
+// skipped.
 func readMLPerf(data []byte, lg *Log, decode func([]byte) (mllog, bool, error)) {
 	var (
 		model, bench string
@@ -205,6 +209,7 @@ func readMLPerf(data []byte, lg *Log, decode func([]byte) (mllog, bool, error)) 
 		labels       = map[string]string{}
 		globalBatch  float64
 		deviceBatch  float64
+		accumulation float64
 		trainSamples float64
 		run          *mlRun
 	)
@@ -215,7 +220,7 @@ func readMLPerf(data []byte, lg *Log, decode func([]byte) (mllog, bool, error)) 
 		if run == nil {
 			return
 		}
-		finishRun(lg, run, model, bench, device, labels, globalBatch, deviceBatch, trainSamples)
+		finishRun(lg, run, model, bench, device, labels, globalBatch, deviceBatch, accumulation, trainSamples)
 		run = nil
 	}
 	lines(data, func(n int, l []byte) {
@@ -267,7 +272,7 @@ func readMLPerf(data []byte, lg *Log, decode func([]byte) (mllog, bool, error)) 
 			if v := jsonString(e.Value); v != "" {
 				labels[key[len("submission_"):]] = v
 			}
-		case "global_batch_size", "d_batch_size", "train_samples":
+		case "global_batch_size", "d_batch_size", "gradient_accumulation_steps", "train_samples":
 			v, ok := num()
 			if !ok {
 				return
@@ -285,6 +290,8 @@ func readMLPerf(data []byte, lg *Log, decode func([]byte) (mllog, bool, error)) 
 				globalBatch = v
 			case "d_batch_size":
 				deviceBatch = v
+			case "gradient_accumulation_steps":
+				accumulation = v
 			default:
 				trainSamples = v
 			}
@@ -354,7 +361,7 @@ func readMLPerf(data []byte, lg *Log, decode func([]byte) (mllog, bool, error)) 
 }
 
 // finishRun turns the events of one run into records and a Run.
-func finishRun(lg *Log, r *mlRun, model, bench, device string, labels map[string]string, gb, db, samples float64) {
+func finishRun(lg *Log, r *mlRun, model, bench, device string, labels map[string]string, gb, db, acc, samples float64) {
 	id := strconv.Itoa(len(lg.Runs) + 1)
 	intervals := r.epochs
 	if len(intervals) == 0 {
@@ -378,10 +385,16 @@ func finishRun(lg *Log, r *mlRun, model, bench, device string, labels map[string
 		return // only settings, no run
 	}
 	lg.Runs = append(lg.Runs, run)
-	var workers, batch int
+	var workers, batch, accumulate int
 	if db >= 1 && gb >= 1 {
-		if w := gb / db; w == math.Trunc(w) {
+		a := max(acc, 1)
+		if w := gb / (db * a); w >= 1 && w == math.Trunc(w) {
 			workers, batch = int(w), int(db)
+			if a > 1 {
+				accumulate = int(a)
+			}
+		} else if a > 1 {
+			lg.notef("run %s: d_batch_size %v times gradient_accumulation_steps %v does not divide global_batch_size %v: device count unknown", id, db, a, gb)
 		} else {
 			lg.notef("run %s: d_batch_size %v does not divide global_batch_size %v: device count unknown", id, db, gb)
 		}
@@ -418,7 +431,7 @@ func finishRun(lg *Log, r *mlRun, model, bench, device string, labels map[string
 		steps += gb / sps
 		lg.addValid(benchlog.Record{
 			Kind: benchlog.KindMeasurement, Run: id, Model: model, Device: device,
-			Workers: workers, Batch: batch,
+			Workers: workers, Batch: batch, Accumulate: accumulate,
 			GlobalBatch: run.GlobalBatch, Steps: int(math.Round(n / gb)),
 			StepTime: gb / sps, SamplesPerSec: sps, Labels: copyLabels(),
 		}, iv.line, nil)
@@ -427,7 +440,7 @@ func finishRun(lg *Log, r *mlRun, model, bench, device string, labels map[string
 	if r.stopped && epochs > 0 {
 		lg.addValid(benchlog.Record{
 			Kind: benchlog.KindConvergence, Run: id, Model: model, Device: device,
-			Workers: workers, Batch: batch, GlobalBatch: run.GlobalBatch, Accuracy: run.Accuracy, Reached: r.status == "success",
+			Workers: workers, Batch: batch, Accumulate: accumulate, GlobalBatch: run.GlobalBatch, Accuracy: run.Accuracy, Reached: r.status == "success",
 			StepsToTarget: max(1, int(math.Round(epochs*samples/gb))), Labels: copyLabels(),
 		}, r.stopLine, nil)
 	}

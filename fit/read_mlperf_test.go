@@ -438,7 +438,8 @@ func TestMLPerfBadSizesAndIntervals(t *testing.T) {
 // resnet/result_0.txt; its last three epochs): d_batch_size 50 of a global
 // batch of 3,200 gives 64 workers at 50 each, and epoch 35 took 4.345 s. A
 // d_batch_size that does not divide the global batch leaves the count
-// unknown, with a note; one of zero is a malformed line.
+// unknown, with a note; one of zero is a malformed line. A logged
+// gradient_accumulation_steps divides the count.
 func TestMLPerfDeviceBatch(t *testing.T) {
 	events := func(db any) []mlEvent {
 		evs := []mlEvent{
@@ -503,5 +504,27 @@ func TestMLPerfDeviceBatch(t *testing.T) {
 	lg = read(0)
 	if len(lg.Errors) != 1 || lg.Errors[0].Err.Error() != "d_batch_size: value 0: want a whole number from 1 to 2^31" {
 		t.Errorf("d_batch_size 0: errors %v", lg.Errors)
+	}
+
+	// With gradient_accumulation_steps 2, 50 a micro-batch of 3,200 is 32
+	// workers; with 3, no whole count.
+	for _, tc := range []struct {
+		acc, workers, accumulate int
+		note                     string
+	}{{2, 32, 2, ""}, {1, 64, 0, ""}, {3, 0, 0, "run 1: d_batch_size 50 times gradient_accumulation_steps 3 does not divide global_batch_size 3200: device count unknown"}} {
+		evs := append(events(50)[:4:4], mlEvent{1682635178000, "gradient_accumulation_steps", tc.acc, nil})
+		evs = append(evs, events(50)[4:]...)
+		lg, err := Read(strings.NewReader(mlLog(t, evs, false)), "result_0.txt")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range lg.Records {
+			if r.Workers != tc.workers || r.Accumulate != tc.accumulate {
+				t.Errorf("accumulation %d: record has %d workers accumulating %d, want %d and %d", tc.acc, r.Workers, r.Accumulate, tc.workers, tc.accumulate)
+			}
+		}
+		if notes := strings.Join(lg.Notes, "\n"); tc.note != "" && !strings.Contains(notes, tc.note) {
+			t.Errorf("accumulation %d: notes %q", tc.acc, notes)
+		}
 	}
 }
