@@ -1079,7 +1079,7 @@ func Bottleneck(r *scenarios.Resolved, row Row) string {
 		if row.Point.Nodes > 1 {
 			over = "over " + transportName(r.Parallelism.Transport)
 		}
-		return fmt.Sprintf("communication-bound: %s of the step is exposed all-reduce (%s) %s", pct(b.Comm), r.Parallelism.AllReduce, over)
+		return fmt.Sprintf("communication-bound: %s of the step is exposed all-reduce (%s) %s", pct(b.Comm), r.Parallelism.Exchange(), over)
 	case 1:
 		s := fmt.Sprintf("input-bound: %s of the step waits for input", pct(b.Input))
 		if cfg, err := r.Build(row.Point); err == nil {

@@ -458,3 +458,19 @@ func TestInterNode(t *testing.T) {
 		}
 	}
 }
+
+// TestExchangeName: tables name hierarchical's all-reduce between nodes
+// when it is not the default ring.
+func TestExchangeName(t *testing.T) {
+	for _, tc := range []struct{ alg, inter, want string }{
+		{"ring", "ring", "ring"},
+		{"hierarchical", "ring", "hierarchical"},
+		{"hierarchical", "", "hierarchical"},
+		{"hierarchical", "double-tree", "hierarchical, double-tree between nodes"},
+	} {
+		p := Parallelism{AllReduce: tc.alg, InterNode: tc.inter}
+		if got := p.Exchange(); got != tc.want {
+			t.Errorf("%s with %q: %q, want %q", tc.alg, tc.inter, got, tc.want)
+		}
+	}
+}

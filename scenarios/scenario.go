@@ -223,6 +223,16 @@ type Overheads struct {
 	Evaluation units.Seconds `yaml:"evaluation"` // all evaluation passes together; default 0
 }
 
+// Exchange names the gradient exchange as tables show it: AllReduce, and
+// for hierarchical with another all-reduce than a ring between nodes, that
+// one too ("hierarchical, double-tree between nodes").
+func (p *Parallelism) Exchange() string {
+	if p.AllReduce == "hierarchical" && p.InterNode != "" && p.InterNode != "ring" {
+		return p.AllReduce + ", " + p.InterNode + " between nodes"
+	}
+	return p.AllReduce
+}
+
 // Enumerations a scenario's fields take.
 var (
 	AllReduceAlgorithms = []string{"ring", "halving-doubling", "tree", "double-tree", "hierarchical", "torus-2d", "ps", "async-ps", "host-staged"}

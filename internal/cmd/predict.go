@@ -213,7 +213,7 @@ func predictionTable(p *predict.Prediction) *table {
 		storage += ", staged"
 	}
 	title := fmt.Sprintf("%s: %s to %s on %s (%s), %s, %s over %s, storage %s",
-		p.Label, r.Mdl.Name, recipeTarget(p), r.Sys.Name, r.Device.Name, r.Precision, r.Parallelism.AllReduce, transport, storage)
+		p.Label, r.Mdl.Name, recipeTarget(p), r.Sys.Name, r.Device.Name, r.Precision, r.Parallelism.Exchange(), transport, storage)
 	if p.Label != r.Name {
 		title = p.Label + " (" + r.Name + ")" + strings.TrimPrefix(title, p.Label)
 	}

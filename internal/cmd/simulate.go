@@ -261,7 +261,7 @@ func simTable(r *scenarios.Resolved, results []*sim.Result, steps int) *table {
 	}
 	t := &table{
 		Title: fmt.Sprintf("%s: %s on %s (%s), %s, %s over %s, storage %s; %d steps simulated, steady state %s",
-			r.Name, r.Mdl.Name, r.Sys.Name, r.Device.Name, r.Precision, r.Parallelism.AllReduce, transport, storage, steps, steady),
+			r.Name, r.Mdl.Name, r.Sys.Name, r.Device.Name, r.Precision, r.Parallelism.Exchange(), transport, storage, steps, steady),
 		Header: []string{"devices", "nodes", "batch/device", "global batch", "step (ms)", "compute (ms)", "exposed comm (ms)",
 			"exposed input (ms)", "bubble (ms)", "straggler (ms)", "samples/s", "utilisation (%)", "memory/device (GiB)"},
 	}
