@@ -81,6 +81,9 @@ func TestBuiltinCasesCoverSeeds(t *testing.T) {
 		{"mlperf-v3.0-dgx-h100-n64-resnet50-epoch", EpochTime, "0.564 s", false},
 		{"mlperf-v3.0-dgx-h100-n96-resnet50-epoch", EpochTime, "0.375 s", false},
 		{"mlperf-v3.1-coreweave-h100-n448-resnet50-epoch", EpochTime, "0.153 s", false},
+		{"mlperf-v1.1-dgxa100-resnet50-n1-epoch", EpochTime, "48.665 s", true},
+		{"mlperf-v1.1-dgxa100-resnet50-n8-epoch", EpochTime, "7.662 s", true},
+		{"mlperf-v1.1-dgxa100-resnet50-n128-epoch", EpochTime, "0.547 s", false},
 		{"mlperf-v0.7-dgx1-transformer-epoch", EpochTime, "347.714 s", true},
 		{"mlperf-v0.7-gx2570m5-transformer-epoch", EpochTime, "356.315 s", false},
 		{"mlperf-v0.7-dgx1-gnmt-epoch", EpochTime, "277.412 s", true},
@@ -109,8 +112,8 @@ func TestBuiltinCasesCoverSeeds(t *testing.T) {
 			t.Errorf("%s: no source URL in MLPerf's %s results: %q", c.Name, v[:4], c.URL)
 		}
 	}
-	if len(f.Cases) != 56 {
-		t.Errorf("%d built-in cases, want 56", len(f.Cases))
+	if len(f.Cases) != 59 {
+		t.Errorf("%d built-in cases, want 59", len(f.Cases))
 	}
 }
 
