@@ -84,6 +84,9 @@ func TestBuiltinCasesCoverSeeds(t *testing.T) {
 		{"mlperf-v1.1-dgxa100-resnet50-n1-epoch", EpochTime, "48.665 s", true},
 		{"mlperf-v1.1-dgxa100-resnet50-n8-epoch", EpochTime, "7.662 s", true},
 		{"mlperf-v1.1-dgxa100-resnet50-n128-epoch", EpochTime, "0.547 s", false},
+		{"mlperf-v1.1-dgxa100-ssd-n1-epoch", EpochTime, "9.558 s", true},
+		{"mlperf-v1.1-dgxa100-ssd-n8-epoch", EpochTime, "1.534 s", true},
+		{"mlperf-v1.1-dgxa100-ssd-n128-epoch", EpochTime, "0.297 s", false},
 		{"mlperf-v0.7-dgx1-transformer-epoch", EpochTime, "347.714 s", true},
 		{"mlperf-v0.7-gx2570m5-transformer-epoch", EpochTime, "356.315 s", false},
 		{"mlperf-v0.7-dgx1-gnmt-epoch", EpochTime, "277.412 s", true},
@@ -112,8 +115,8 @@ func TestBuiltinCasesCoverSeeds(t *testing.T) {
 			t.Errorf("%s: no source URL in MLPerf's %s results: %q", c.Name, v[:4], c.URL)
 		}
 	}
-	if len(f.Cases) != 59 {
-		t.Errorf("%d built-in cases, want 59", len(f.Cases))
+	if len(f.Cases) != 62 {
+		t.Errorf("%d built-in cases, want 62", len(f.Cases))
 	}
 }
 
