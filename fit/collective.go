@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 
+	"gonum.org/v1/gonum/stat"
+
 	"scaleplan/internal/units"
 )
 
@@ -117,29 +119,24 @@ func FitCollective(source string, c Collective) CollectiveFit {
 		f.Err = fmt.Errorf("%w: %d", ErrFewSizes, len(sizes))
 		return f
 	}
-	// Weighted normal equations of T = α + c·S with weights 1/T².
-	var sw, ss, sss, st, sst float64
-	for _, p := range c.Points {
-		t, s := float64(p.Time), float64(p.Bytes)
-		w := 1 / (t * t)
-		sw += w
-		ss += w * s
-		sss += w * s * s
-		st += w * t
-		sst += w * s * t
+	// T = α + c·S, each point weighted 1/T².
+	x := make([]float64, len(c.Points))
+	y := make([]float64, len(c.Points))
+	w := make([]float64, len(c.Points))
+	for i, p := range c.Points {
+		x[i], y[i] = float64(p.Bytes), float64(p.Time)
+		w[i] = 1 / (y[i] * y[i])
 	}
-	det := sw*sss - ss*ss
-	alpha := (sss*st - ss*sst) / det
-	slope := (sw*sst - ss*st) / det
+	alpha, slope := stat.LinearRegression(x, y, w, false)
 	if !(alpha >= 0) {
-		alpha, slope = 0, sst/sss // through the origin
+		alpha, slope = stat.LinearRegression(x, y, w, true) // through the origin
 	}
-	if !(slope > 0) || math.IsInf(slope, 0) {
+	if !(slope >= 0) || math.IsInf(slope, 0) {
 		f.Err = errors.New("the time does not grow with the message size")
 		return f
 	}
 	if slope*smax < 0.01*(alpha+slope*smax) {
-		f.Latency = units.Seconds(st / sw)
+		f.Latency = units.Seconds(stat.Mean(y, w))
 		f.Err = fmt.Errorf("%w: the time grows by under 1%% up to %s, so the bandwidth is not measured", ErrLatencyOnly, units.Bytes(smax))
 		return f
 	}
@@ -147,18 +144,9 @@ func FitCollective(source string, c Collective) CollectiveFit {
 	if k, ok := BusFactor(c.Op, c.Ranks); ok {
 		f.BusBandwidth = units.BytesPerSec(float64(f.Bandwidth) * k)
 	}
-	mean := st / sw
-	var res, tot float64
-	for _, p := range c.Points {
-		t, s := float64(p.Time), float64(p.Bytes)
-		w := 1 / (t * t)
-		m := alpha + slope*s
-		res += w * (m - t) * (m - t)
-		tot += w * (t - mean) * (t - mean)
-		f.MaxRelError = max(f.MaxRelError, math.Abs(m-t)/t)
-	}
-	if tot > 0 {
-		f.R2 = 1 - res/tot
+	f.R2 = stat.RSquared(x, y, w, alpha, slope)
+	for i := range x {
+		f.MaxRelError = max(f.MaxRelError, math.Abs(alpha+slope*x[i]-y[i])/y[i])
 	}
 	return f
 }

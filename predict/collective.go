@@ -98,18 +98,15 @@ func compareCollective(cat *hw.Catalog, t MeasuredCollective) (CollectiveCompari
 	if t.System == "" {
 		return c, errors.New("no system: an all-reduce is predicted on a catalogue system's links")
 	}
-	sys, node, dev, err := cat.Resolve(t.System)
+	var d *hw.Device
+	if t.Device != "" {
+		if d = cat.DeviceCalled(t.Device); d == nil {
+			return c, fmt.Errorf("device %q is not in the catalogue (valid: %s, or their CUDA names)", t.Device, strings.Join(cat.DeviceNames(), ", "))
+		}
+	}
+	sys, node, err := systemOf(cat, t.System, d)
 	if err != nil {
 		return c, err
-	}
-	if t.Device != "" {
-		d := cat.DeviceCalled(t.Device)
-		switch {
-		case d == nil:
-			return c, fmt.Errorf("device %q is not in the catalogue (valid: %s, or their CUDA names)", t.Device, strings.Join(cat.DeviceNames(), ", "))
-		case d.Name != dev.Name:
-			return c, fmt.Errorf("measured on %s, but system %s's nodes hold %s", d.Name, sys.Name, dev.Name)
-		}
 	}
 	per := min(t.Ranks, node.Devices)
 	if t.Nodes > 0 {

@@ -237,12 +237,9 @@ func measuredConfig(m *model.Model, d *hw.Device, ms *Measured, b int) (sim.Conf
 // those a scenario on the system takes (scenarios.Network). It returns the
 // system's key and the transports used.
 func placeMeasured(cfg *sim.Config, cat *hw.Catalog, d *hw.Device, ms *Measured) (system, exchange string, err error) {
-	sys, node, dev, err := cat.Resolve(ms.System)
+	sys, node, err := systemOf(cat, ms.System, d)
 	if err != nil {
 		return "", "", err
-	}
-	if dev.Name != d.Name {
-		return "", "", fmt.Errorf("measured on %s, but system %s's nodes hold %s", d.Name, sys.Name, dev.Name)
 	}
 	n := ms.Devices
 	per := min(n, node.Devices)
@@ -252,6 +249,19 @@ func placeMeasured(cfg *sim.Config, cat *hw.Catalog, d *hw.Device, ms *Measured)
 	cfg.Name = fmt.Sprintf("%s on %d devices of %s at %s, batch %d", ms.Model, n, sys.Name, ms.Precision, ms.Batch)
 	exchange, err = onNodes(cat, sys, n, per, ms.Transport, ms.IntraTransport, cfg)
 	return sys.Name, exchange, err
+}
+
+// systemOf returns the catalogue's system named system and its node, and
+// an error when the node's device is not d (nil: any device).
+func systemOf(cat *hw.Catalog, system string, d *hw.Device) (*hw.System, *hw.Node, error) {
+	sys, node, dev, err := cat.Resolve(system)
+	if err != nil {
+		return nil, nil, err
+	}
+	if d != nil && dev.Name != d.Name {
+		return nil, nil, fmt.Errorf("measured on %s, but system %s's nodes hold %s", d.Name, sys.Name, dev.Name)
+	}
+	return sys, node, nil
 }
 
 // onNodes places n devices on n/per nodes of sys, per on each, in cfg
@@ -370,9 +380,7 @@ func calibrate(cfg *sim.Config, cals []scenarios.CalibrationFile, prof *model.Pr
 	if err != nil {
 		return "", -1, false, err
 	}
-	v0 := cal.V0 / float64(max(cal.Devices, 1))
-	u := min(cfg.Compute.Update, cal.T)
-	cfg.Compute = sim.Compute{PerSample: units.Seconds(1 / v0), Fixed: cal.T - u, Update: u}
+	cfg.Compute = cal.Compute(cfg.Compute.Update)
 	return cal.Source, from, calibratedBy(e, cals[from].Path, m), nil
 }
 

@@ -108,9 +108,7 @@ func (r *Resolved) Build(p Point) (sim.Config, error) {
 		if !(cal.V0 > 0) {
 			return c, fmt.Errorf("scenario %q: calibration file %s is not loaded: its v0 and t must be read into calibration.v0 and calibration.t first", r.Name, cal.File)
 		}
-		v0 := cal.V0 / float64(max(cal.Devices, 1))
-		u := min(upd, cal.T)
-		c.Compute = sim.Compute{PerSample: units.Seconds(1 / v0), Fixed: cal.T - u, Update: u}
+		c.Compute = cal.Compute(upd)
 	} else {
 		ps, err := sim.Roofline(m, dev, prec)
 		if err != nil {

@@ -223,6 +223,16 @@ type Overheads struct {
 	Evaluation units.Seconds `yaml:"evaluation"` // all evaluation passes together; default 0
 }
 
+// Compute returns the compute of one device by the law v = b/(b/v0 + t):
+// a sample takes Devices/V0, a step t, of which the optimizer's update
+// takes update where t holds it (the roofline's update carved out of t),
+// the rest fixed per micro-batch.
+func (c *Calibration) Compute(update units.Seconds) sim.Compute {
+	v0 := c.V0 / float64(max(c.Devices, 1))
+	u := min(update, c.T)
+	return sim.Compute{PerSample: units.Seconds(1 / v0), Fixed: c.T - u, Update: u}
+}
+
 // Exchange names the gradient exchange as tables show it: AllReduce, and
 // for hierarchical with another all-reduce than a ring between nodes, that
 // one too ("hierarchical, double-tree between nodes").
