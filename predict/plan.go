@@ -182,6 +182,11 @@ type Space struct {
 	// halving-doubling, double-tree and hierarchical, and torus-2d on
 	// systems whose fabric is IPU-Link.
 	AllReduce []string
+	// InterNode lists hierarchical's all-reduces between nodes, among
+	// scenarios.InterNodeAlgorithms. Default ring and double-tree (NCCL
+	// picks between its ring and its tree by size and scale). They are
+	// searched with hierarchical only, on more than one node.
+	InterNode []string
 	// Transports lists transports between nodes. Default every transport
 	// of the system that carries traffic between nodes.
 	Transports []string
@@ -210,6 +215,7 @@ type Config struct {
 	GlobalBatch    int    // samples per optimizer step; 0 unset
 	Precision      string // compute precision; "" unset
 	AllReduce      string // gradient exchange; "" unset
+	InterNode      string // hierarchical's exchange between nodes; "" for other exchanges, one node, or unset
 	Transport      string // transport between nodes; "" inside one node or unset
 	Storage        string // one of PlanStorages; "" unset
 }
@@ -233,13 +239,20 @@ func (c Config) String() string {
 	if c.Nodes > 0 {
 		dev += fmt.Sprintf(" (%d %s)", c.Nodes, plural(c.Nodes, "node"))
 	}
-	comm := str(c.AllReduce)
+	comm := str(c.Exchange())
 	if c.Transport != "" {
 		comm += " over " + c.Transport
 	}
 	stages := star(c.Stages, "%d "+plural(c.Stages, "stage"))
 	return fmt.Sprintf("%s, %s, %s, batch %s × %s, %s, %s, %s", c.System, dev, str(c.Precision),
 		star(c.BatchPerDevice, "%d"), star(c.Accumulation, "%d"), stages, comm, str(c.Storage))
+}
+
+// Exchange names the configuration's gradient exchange as predict's
+// tables do: "ring", or "hierarchical, double-tree between nodes"
+// (scenarios.Parallelism.Exchange).
+func (c Config) Exchange() string {
+	return (&scenarios.Parallelism{AllReduce: c.AllReduce, InterNode: c.InterNode}).Exchange()
 }
 
 // Infeasible is a configuration, or a family of them (unset fields of
@@ -369,6 +382,7 @@ func Plan(req PlanRequest) (*PlanResult, error) {
 	sp := &req.Space
 	sp.Devices, sp.Batches, sp.Accumulation, sp.Stages = unique(sp.Devices), unique(sp.Batches), unique(sp.Accumulation), unique(sp.Stages)
 	sp.AllReduce, sp.Transports, sp.Storage, sp.Precisions = unique(sp.AllReduce), unique(sp.Transports), unique(sp.Storage), unique(sp.Precisions)
+	sp.InterNode = unique(sp.InterNode)
 	if req.Decode == "" {
 		req.Decode = "host"
 	}
@@ -556,6 +570,11 @@ func (s *Space) check() error {
 			return fmt.Errorf("plan: %s", unknown("all-reduce algorithm", a, scenarios.AllReduceAlgorithms))
 		}
 	}
+	for _, a := range s.InterNode {
+		if !slices.Contains(scenarios.InterNodeAlgorithms, a) {
+			return fmt.Errorf("plan: %s", unknown("all-reduce between nodes", a, scenarios.InterNodeAlgorithms))
+		}
+	}
 	for _, st := range s.Storage {
 		if !slices.Contains(PlanStorages, st) {
 			return fmt.Errorf("plan: %s", unknown("storage", st, PlanStorages))
@@ -600,8 +619,12 @@ func (c computeCfg) order() float64 {
 
 // commCfg is the communication and input part of a configuration.
 type commCfg struct {
-	alg, transport, storage string
+	alg, inter, transport, storage string // inter: hierarchical's between nodes, else ""
 }
+
+// exchange is a gradient exchange: an all-reduce and, for hierarchical
+// on several nodes, the all-reduce between the nodes.
+type exchange struct{ alg, inter string }
 
 // group is the configurations of one system and device count.
 type group struct {
@@ -613,6 +636,8 @@ type group struct {
 
 	computes   []computeCfg
 	algs       []string
+	inters     []string   // hierarchical's all-reduces between nodes
+	exchanges  []exchange // algs, hierarchical once per inters on several nodes
 	transports []string
 	storages   []string
 
@@ -622,7 +647,24 @@ type group struct {
 }
 
 // comms returns the number of communication configurations.
-func (g *group) comms() int { return len(g.algs) * len(g.transports) * len(g.storages) }
+func (g *group) comms() int { return len(g.exchanges) * len(g.transports) * len(g.storages) }
+
+// setExchanges lists the group's exchanges: each of algs, and hierarchical
+// once per inters when the devices span several nodes of several devices
+// (on one node, or one device a node, hierarchical has no separate
+// exchange between nodes).
+func (g *group) setExchanges() {
+	g.exchanges = g.exchanges[:0]
+	for _, a := range g.algs {
+		if a != "hierarchical" || g.nodes < 2 || g.per < 2 {
+			g.exchanges = append(g.exchanges, exchange{alg: a})
+			continue
+		}
+		for _, in := range g.inters {
+			g.exchanges = append(g.exchanges, exchange{alg: a, inter: in})
+		}
+	}
+}
 
 // enumerate returns the groups of a system, searched at the precisions
 // precs and computing by cals where it has one for the precision, and the
@@ -681,6 +723,10 @@ func enumerate(base *scenarios.Resolved, req PlanRequest, precs []string, cals m
 		if sys.Fabric.Kind == hw.IPULinkNet {
 			algs = append(algs, "torus-2d")
 		}
+	}
+	inters := sp.InterNode
+	if len(inters) == 0 {
+		inters = []string{"ring", "double-tree"}
 	}
 	// Transports between nodes.
 	var transports []string
@@ -756,7 +802,7 @@ func enumerate(base *scenarios.Resolved, req PlanRequest, precs []string, cals m
 			add(c, ReasonTransport, "system %q has no transport between nodes in the search space", sys.Name)
 			continue
 		}
-		g := &group{base: base, cals: cals, devices: n, nodes: nodes, per: per, algs: algs, storages: stores}
+		g := &group{base: base, cals: cals, devices: n, nodes: nodes, per: per, algs: algs, inters: inters, storages: stores}
 		g.transports = []string{""}
 		if nodes > 1 {
 			g.transports = transports
@@ -764,6 +810,7 @@ func enumerate(base *scenarios.Resolved, req PlanRequest, precs []string, cals m
 		if n == 1 {
 			g.algs = []string{base.Parallelism.AllReduce}
 		}
+		g.setExchanges()
 		for _, s := range stages {
 			if n%s != 0 || s > n {
 				add(Config{Devices: n, Nodes: nodes, Stages: s}, ReasonShape, "%d devices do not divide into %d pipeline stages", n, s)
@@ -803,7 +850,7 @@ func enumerate(base *scenarios.Resolved, req PlanRequest, precs []string, cals m
 				}
 			}
 		}
-		if len(g.computes) > 0 && len(g.algs) > 0 && len(g.transports) > 0 && len(g.storages) > 0 {
+		if len(g.computes) > 0 && len(g.exchanges) > 0 && len(g.transports) > 0 && len(g.storages) > 0 {
 			slices.SortStableFunc(g.computes, func(a, b computeCfg) int { return cmp.Compare(a.order(), b.order()) })
 			groups = append(groups, g)
 		}
@@ -848,14 +895,15 @@ func (g *group) limit() int {
 }
 
 // defaultComm is where the search starts: hierarchical between nodes of
-// several devices, else ring; the system's most efficient transport;
-// the first storage.
+// several devices, with the first of the all-reduces between nodes, else
+// the first exchange; the system's most efficient transport; the first
+// storage.
 func (g *group) defaultComm() commCfg {
-	k := commCfg{alg: g.algs[0], transport: g.transports[0], storage: g.storages[0]}
-	if g.nodes > 1 && g.per > 1 && slices.Contains(g.algs, "hierarchical") {
-		k.alg = "hierarchical"
+	e := g.exchanges[0]
+	if i := slices.IndexFunc(g.exchanges, func(e exchange) bool { return e.inter != "" }); i >= 0 {
+		e = g.exchanges[i]
 	}
-	return k
+	return commCfg{alg: e.alg, inter: e.inter, transport: g.transports[0], storage: g.storages[0]}
 }
 
 // setStorage sets a scenario's input for a plan storage option.
@@ -883,7 +931,10 @@ func (g *group) resolved(c computeCfg, k commCfg) *scenarios.Resolved {
 	s.Parallelism.PipelineStages = c.s
 	s.Parallelism.Accumulation = c.m
 	s.Parallelism.DevicesPerNode = r.Node.Devices
-	s.Parallelism.AllReduce = k.alg
+	s.Parallelism.AllReduce, s.Parallelism.InterNode = k.alg, k.inter
+	if k.inter == "" {
+		s.Parallelism.InterNode = "ring" // the default, which every exchange takes
+	}
 	if k.transport != "" {
 		s.Parallelism.Transport = k.transport
 	}
@@ -947,16 +998,16 @@ func (g *group) search(opt Options) {
 				continue
 			}
 			base := bestK
-			vals := [][]string{g.algs, g.transports, g.storages}[dim]
-			for _, v := range vals {
+			n := []int{len(g.exchanges), len(g.transports), len(g.storages)}[dim]
+			for i := range n {
 				k := base
 				switch dim {
 				case 0:
-					k.alg = v
+					k.alg, k.inter = g.exchanges[i].alg, g.exchanges[i].inter
 				case 1:
-					k.transport = v
+					k.transport = g.transports[i]
 				case 2:
-					k.storage = v
+					k.storage = g.storages[i]
 				}
 				try(ci, k)
 			}
@@ -995,7 +1046,7 @@ func (g *group) search(opt Options) {
 // config describes a configuration of the group.
 func (g *group) config(c computeCfg, k commCfg) Config {
 	return Config{System: g.base.Sys.Name, Devices: g.devices, Nodes: g.nodes, BatchPerDevice: c.b, Accumulation: c.m, Stages: c.s,
-		GlobalBatch: c.b * (g.devices / c.s) * c.m, Precision: c.prec, AllReduce: k.alg, Transport: k.transport, Storage: k.storage}
+		GlobalBatch: c.b * (g.devices / c.s) * c.m, Precision: c.prec, AllReduce: k.alg, InterNode: k.inter, Transport: k.transport, Storage: k.storage}
 }
 
 // above formats v, which is over limit, with prec decimals (as the plan's

@@ -546,3 +546,61 @@ func TestPlanBatchPastDataSet(t *testing.T) {
 		}
 	}
 }
+
+// TestPlanInterNode checks the search over hierarchical's all-reduce
+// between nodes: with both ring and double-tree allowed, each group keeps
+// the faster of the two plans that allow one each, the one-node group has
+// no exchange between nodes, the kept configuration names its exchange as
+// predict does, and its scenario predicts the plan's time.
+func TestPlanInterNode(t *testing.T) {
+	req := PlanRequest{Recipe: "mlperf-v0.7-resnet50", Model: "resnet50", Deadline: 3600, Systems: []string{"coreweave-h100"},
+		MaxDevices: 512, Space: Space{Devices: []int{8, 512}, Batches: []int{3}, Accumulation: []int{1}, Stages: []int{1}, AllReduce: []string{"hierarchical"}}}
+	kept := func(inter ...string) map[int]Candidate {
+		t.Helper()
+		r := req
+		r.Space.InterNode = inter
+		res, err := Plan(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := map[int]Candidate{}
+		for _, c := range res.Candidates {
+			m[c.Config.Devices] = c
+		}
+		if len(m) != 2 {
+			t.Fatalf("inter-node %v: candidates at %d device counts, want 8 and 512", inter, len(m))
+		}
+		checkPlanMatchesPredict(t, res)
+		return m
+	}
+	both, ring, tree := kept(), kept("ring"), kept("double-tree")
+	if c := both[8]; c.Config.InterNode != "" || c.Config.Exchange() != "hierarchical" {
+		t.Errorf("one node: %s: inter-node %q", c.Config, c.Config.InterNode)
+	}
+	c, r, d := both[512], ring[512], tree[512]
+	if r.Config.InterNode != "ring" || d.Config.InterNode != "double-tree" {
+		t.Fatalf("the single-choice plans kept %q and %q", r.Config.InterNode, d.Config.InterNode)
+	}
+	if r.Row.Time == d.Row.Time {
+		t.Fatalf("ring and double-tree between 64 nodes take the same %v s", float64(r.Row.Time))
+	}
+	want := r
+	if d.Row.Time < r.Row.Time*(1-Tie) {
+		want = d
+	}
+	if c.Config.InterNode != want.Config.InterNode || c.Row.Time != want.Row.Time {
+		t.Errorf("default search kept %s (%v s); ring gives %v s, double-tree %v s", c.Config, float64(c.Row.Time), float64(r.Row.Time), float64(d.Row.Time))
+	}
+	if got, w := c.Config.Exchange(), "hierarchical, "+want.Config.InterNode+" between nodes"; want.Config.InterNode != "ring" && got != w {
+		t.Errorf("exchange %q, want %q", got, w)
+	}
+	if c.Scenario.Parallelism.InterNode != c.Config.InterNode {
+		t.Errorf("scenario's inter_node %q, configuration's %q", c.Scenario.Parallelism.InterNode, c.Config.InterNode)
+	}
+	t.Logf("512 devices: ring between nodes %v s, double-tree %v s; kept %s", float64(r.Row.Time), float64(d.Row.Time), c.Config)
+
+	req.Space.InterNode = []string{"double-tre"}
+	if _, err := Plan(req); err == nil || !strings.Contains(err.Error(), `"double-tre"`) || !strings.Contains(err.Error(), "double-tree") {
+		t.Errorf("unknown inter-node: %v", err)
+	}
+}

@@ -49,6 +49,7 @@ func planCommand() *cli.Command {
 			&cli.StringFlag{Name: "accumulation", Usage: "micro-batches per step `M,M,...` (default 1,2,4 and the recipe's)"},
 			&cli.StringFlag{Name: "stages", Usage: "pipeline stages `S,S,...` (default 1,2,4 and the recipe's)"},
 			&cli.StringFlag{Name: "allreduce", Usage: "gradient exchanges `ALG,...` (default ring, halving-doubling, double-tree, hierarchical; torus-2d on IPU-Link)"},
+			&cli.StringFlag{Name: "inter-node", Usage: "hierarchical's all-reduces between nodes `ALG,...` (default ring, double-tree): " + strings.Join(scenarios.InterNodeAlgorithms, ", ")},
 			&cli.StringFlag{Name: "transports", Usage: "transports between nodes `T,...` (default the system's)"},
 			&cli.StringFlag{Name: "storage", Usage: "`STORAGE,...`: local, staged, shared, shared-db (default staged,shared with a file server, else local)"},
 			&cli.StringFlag{Name: "decode", Value: "host", Usage: "where samples are decoded: `host` (the nodes' CPU cores) or device (on the accelerators, as NVIDIA DALI does)"},
@@ -126,7 +127,8 @@ func runPlan(c *cli.Context) error {
 		dst   *[]string
 		valid []string
 		kind  string
-	}{{"allreduce", &sp.AllReduce, scenarios.AllReduceAlgorithms, "all-reduce algorithm"}, {"transports", &sp.Transports, nil, ""},
+	}{{"allreduce", &sp.AllReduce, scenarios.AllReduceAlgorithms, "all-reduce algorithm"},
+		{"inter-node", &sp.InterNode, scenarios.InterNodeAlgorithms, "all-reduce between nodes"}, {"transports", &sp.Transports, nil, ""},
 		{"storage", &sp.Storage, predict.PlanStorages, "storage"}, {"precisions", &sp.Precisions, scenarios.Precisions, "precision"}} {
 		if !c.IsSet(f.name) {
 			continue
@@ -329,7 +331,7 @@ func candidateTable(title string, cs []predict.Candidate) *table {
 			target += " (batch limit unknown)"
 		}
 		t.Rows = append(t.Rows, []string{cfg.System, strconv.Itoa(cfg.Devices), strconv.Itoa(cfg.Nodes), cfg.Precision, strconv.Itoa(cfg.BatchPerDevice),
-			strconv.Itoa(cfg.Accumulation), strconv.Itoa(cfg.Stages), strconv.Itoa(cfg.GlobalBatch), cfg.AllReduce, transport, cfg.Storage,
+			strconv.Itoa(cfg.Accumulation), strconv.Itoa(cfg.Stages), strconv.Itoa(cfg.GlobalBatch), cfg.Exchange(), transport, cfg.Storage,
 			wholeCell(float64(row.Time)), predict.Duration(row.Time), strconv.FormatFloat(row.DeviceHours, 'f', 2, 64),
 			orNone(row.Cost, 2), orNone(row.Energy, 1), target, c.Bottleneck})
 	}
@@ -361,7 +363,7 @@ func infeasibleTable(inf []predict.Infeasible) *table {
 	for _, i := range inf {
 		c := i.Config
 		t.Rows = append(t.Rows, []string{c.System, num(c.Devices), num(c.Nodes), str(c.Precision), num(c.BatchPerDevice), num(c.Accumulation), num(c.Stages),
-			num(c.GlobalBatch), str(c.AllReduce), str(c.Transport), str(c.Storage), i.Reason, i.Detail})
+			num(c.GlobalBatch), str(c.Exchange()), str(c.Transport), str(c.Storage), i.Reason, i.Detail})
 	}
 	return t
 }

@@ -185,6 +185,7 @@ func TestPlanningErrors(t *testing.T) {
 		{[]string{"plan", "--recipe", "mlperf-v0.7-resnet50", "--deadline", "2"}, exitUsage, `--deadline "2": want a positive duration`},
 		{[]string{"plan", "--recipe", "mlperf-v0.7-resnet50", "--budget", "5 euros"}, exitUsage, `unknown unit "euros"`},
 		{[]string{"plan", "--recipe", "mlperf-v0.7-resnet50", "--allreduce", "rign"}, exitUsage, `did you mean "ring"`},
+		{[]string{"plan", "--recipe", "mlperf-v0.7-resnet50", "--inter-node", "double-tre"}, exitUsage, `did you mean "double-tree"`},
 		{[]string{"plan", "--recipe", "mlperf-v0.7-resnet50", "--storage", "nfs"}, exitUsage, `unknown storage "nfs"`},
 		{[]string{"plan", "--recipe", "mlperf-v0.7-resnet50", "--batch", "0"}, exitUsage, "want positive integers"},
 		{[]string{"plan", "--recipe", "mlperf-v0.7-resnet50", "--max-devices", "0"}, exitUsage, "--max-devices 0"},
