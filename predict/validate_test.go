@@ -104,6 +104,9 @@ func TestBuiltinCasesCoverSeeds(t *testing.T) {
 		{"mlperf-v0.7-dgxa100-transformer-n60-epoch", EpochTime, "5.835 s", false},
 		{"mlperf-v0.7-dgxa100-gnmt-n32-epoch", EpochTime, "9.096 s", false},
 		{"mlperf-v0.7-dgxa100-maskrcnn-n32-epoch", EpochTime, "30.747 s", false},
+		{"mlperf-v1.1-dgxa100-resnet50-n540-epoch", EpochTime, "0.230 s", false},
+		{"mlperf-v2.0-dgxa100-resnet50-n1-epoch", EpochTime, "47.163 s", true},
+		{"mlperf-v2.0-dgxa100-resnet50-n527-epoch", EpochTime, "0.194 s", false},
 	} {
 		got := byName[c.name]
 		if got == nil || got.Metric != c.metric || got.Published != c.published || got.Calibrates != c.calibrates {
@@ -115,8 +118,8 @@ func TestBuiltinCasesCoverSeeds(t *testing.T) {
 			t.Errorf("%s: no source URL in MLPerf's %s results: %q", c.Name, v[:4], c.URL)
 		}
 	}
-	if len(f.Cases) != 62 {
-		t.Errorf("%d built-in cases, want 62", len(f.Cases))
+	if len(f.Cases) != 67 {
+		t.Errorf("%d built-in cases, want 67", len(f.Cases))
 	}
 }
 
