@@ -528,3 +528,91 @@ func TestMLPerfDeviceBatch(t *testing.T) {
 		}
 	}
 }
+
+// TestMLPerfQueuedEpochs reads the stamps of two NVIDIA logs of MLPerf
+// Training v2.0 ResNet-50 on DGX A100 nodes (mlcommons/training_results_v2.0,
+// NVIDIA/results/dgxa100_n{527,128}_ngc22.04_mxnet/resnet/result_0.txt):
+// the 527 nodes' last two blocks, whose epochs (sgdwfastlarsv2) are stamped
+// in a burst as they are queued and sum to a fifth of their blocks'
+// training, and the 128 nodes' last block, whose epochs are real. The first
+// gives a record per block, block_start to eval_start (789 and 776 ms for
+// four epochs of 1,281,167 images), with a note; the second its four
+// epochs (epoch 56: 530 ms).
+func TestMLPerfQueuedEpochs(t *testing.T) {
+	header := func(gb int) []mlEvent {
+		return []mlEvent{
+			{1652509300000, "submission_benchmark", "resnet", nil},
+			{1652509300001, "global_batch_size", gb, nil},
+			{1652509300002, "train_samples", 1281167, nil},
+			{1652509300003, "run_start", nil, nil},
+		}
+	}
+	epoch := func(n int, start, stop int64) []mlEvent {
+		return []mlEvent{{start, "epoch_start", nil, map[string]any{"epoch_num": n}}, {stop, "epoch_stop", nil, map[string]any{"epoch_num": n}}}
+	}
+	block := func(first int, start, evalStart, evalStop int64, epochs ...[]mlEvent) []mlEvent {
+		evs := []mlEvent{{start, "block_start", nil, map[string]any{"first_epoch_num": first, "epoch_count": 4}}}
+		for _, e := range epochs {
+			evs = append(evs, e...)
+		}
+		return append(evs,
+			mlEvent{evalStart, "eval_start", nil, map[string]any{"epoch_num": first + 3}},
+			mlEvent{evalStop, "eval_stop", nil, map[string]any{"epoch_num": first + 3}},
+			mlEvent{evalStop, "block_stop", nil, map[string]any{"first_epoch_num": first}})
+	}
+	measured := func(lg *Log) []benchlog.Record {
+		var rs []benchlog.Record
+		for _, r := range lg.Records {
+			if r.Kind == benchlog.KindMeasurement {
+				rs = append(rs, r)
+			}
+		}
+		return rs
+	}
+	const samples = 1281167.0
+
+	evs := header(67456)
+	evs = append(evs, block(79, 1652509481115, 1652509481904, 1652509481926,
+		epoch(79, 1652509481116, 1652509481160), epoch(80, 1652509481160, 1652509481188),
+		epoch(81, 1652509481188, 1652509481238), epoch(82, 1652509481239, 1652509481267))...)
+	evs = append(evs, block(83, 1652509481926, 1652509482702, 1652509482746,
+		epoch(83, 1652509481926, 1652509481955), epoch(84, 1652509481955, 1652509481986),
+		epoch(85, 1652509481987, 1652509482026), epoch(86, 1652509482027, 1652509482094))...)
+	evs = append(evs, mlEvent{1652509482746, "run_stop", nil, map[string]any{"status": "success"}})
+	for _, v06 := range []bool{false, true} {
+		lg, err := Read(strings.NewReader(mlLog(t, evs, v06)), "result_0.txt")
+		if err != nil {
+			t.Fatal(err)
+		}
+		rs := measured(lg)
+		if len(rs) != 2 {
+			t.Fatalf("527 nodes (v0.6 %v): %d measurements, want one per block", v06, len(rs))
+		}
+		for i, ms := range []float64{789, 776} {
+			if want := 4 * samples / (ms / 1000); math.Abs(rs[i].SamplesPerSec-want) > 1e-9*want {
+				t.Errorf("527 nodes (v0.6 %v), block %d: %v samples/s, want 4 × %v / %v ms = %v", v06, i, rs[i].SamplesPerSec, samples, ms, want)
+			}
+		}
+		// (44+28+50+28 + 29+31+39+67) ms of 789+776: 20 %.
+		if len(lg.Notes) != 1 || !strings.Contains(lg.Notes[0], "sum to 20% of their blocks' training time") {
+			t.Errorf("527 nodes (v0.6 %v): notes %q", v06, lg.Notes)
+		}
+	}
+
+	evs = header(35840)
+	evs = append(evs, block(53, 1652629833442, 1652629835595, 1652629835607,
+		epoch(53, 1652629833442, 1652629833979), epoch(54, 1652629833980, 1652629834516),
+		epoch(55, 1652629834516, 1652629835053), epoch(56, 1652629835053, 1652629835583))...)
+	evs = append(evs, mlEvent{1652629835608, "run_stop", nil, map[string]any{"status": "success"}})
+	lg, err := Read(strings.NewReader(mlLog(t, evs, false)), "result_0.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs := measured(lg)
+	if len(rs) != 4 || len(lg.Notes) != 0 {
+		t.Fatalf("128 nodes: %d measurements and notes %q, want the four epochs and none", len(rs), lg.Notes)
+	}
+	if want := samples / 0.530; math.Abs(rs[3].SamplesPerSec-want) > 1e-9*want {
+		t.Errorf("128 nodes, epoch 56: %v samples/s, want %v", rs[3].SamplesPerSec, want)
+	}
+}
