@@ -478,7 +478,7 @@ func reportInputs(run *scenarioRun) []reportInputGroup {
 	parRows := [][2]string{
 		{"replicas × stages", fmt.Sprintf("data-parallel replicas of %d pipeline %s, %d %s per step", par.PipelineStages,
 			plural(par.PipelineStages, "stage", "stages"), par.Accumulation, plural(par.Accumulation, "micro-batch", "micro-batches"))},
-		{"gradient exchange", fmt.Sprintf("%s, buckets of %v", par.AllReduce, par.Bucket)},
+		{"gradient exchange", fmt.Sprintf("%s, buckets of %v", par.Exchange(), par.Bucket)},
 		{"between nodes", transport(par.Transport)},
 		{"inside a node", transport(par.IntraTransport)},
 	}

@@ -365,3 +365,32 @@ func BenchmarkCharts(b *testing.B) {
 		})
 	}
 }
+
+// TestReportExchange checks that the report names hierarchical's
+// all-reduce between nodes as predict's header does.
+func TestReportExchange(t *testing.T) {
+	tmp := t.TempDir()
+	src, err := os.ReadFile("../../scenarios/shipped/dgx-a100-resnet50-mlperf-v1.1.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	yml := strings.Replace(string(src), "  allreduce: hierarchical\n", "  allreduce: hierarchical\n  inter_node: double-tree\n", 1)
+	if yml == string(src) {
+		t.Fatal("the shipped scenario's allreduce line moved")
+	}
+	scen := filepath.Join(tmp, "tree.yaml")
+	if err := os.WriteFile(scen, []byte(yml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(tmp, "tree.html")
+	if _, stderr, code := runCLI("report", "--devices", "16", "--steps", "2", "-o", out, scen); code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	page, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "hierarchical, double-tree between nodes, buckets of"; !strings.Contains(string(page), want) {
+		t.Errorf("the page lacks %q", want)
+	}
+}
