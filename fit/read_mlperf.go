@@ -2,10 +2,12 @@ package fit
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 
 	"scaleplan/internal/benchlog"
@@ -480,20 +482,24 @@ func finishRun(lg *Log, r *mlRun, model, bench, device string, labels map[string
 
 // coverage returns the share of its blocks' training time that the run's
 // epochs inside those blocks sum to, over the blocks that hold an epoch;
-// false when no block holds one.
+// false when no block holds one. The epochs are sorted by number and
+// summed by prefix, so that a log of many blocks and epochs costs
+// O((blocks + epochs) log epochs).
 func (r *mlRun) coverage() (float64, bool) {
+	eps := slices.Clone(r.epochs)
+	slices.SortFunc(eps, func(a, b mlInterval) int { return cmp.Compare(a.first, b.first) })
+	sum := make([]float64, len(eps)+1) // sum[i]: the first i epochs' time
+	for i, e := range eps {
+		sum[i+1] = sum[i] + e.ms
+	}
+	from := func(num float64) int {
+		i, _ := slices.BinarySearchFunc(eps, num, func(e mlInterval, n float64) int { return cmp.Compare(e.first, n) })
+		return i
+	}
 	var epochs, blocks float64
 	for _, b := range r.blocks {
-		var in float64
-		held := false
-		for _, e := range r.epochs {
-			if e.first >= b.first && e.first < b.first+b.epochs {
-				in += e.ms
-				held = true
-			}
-		}
-		if held {
-			epochs += in
+		if lo, hi := from(b.first), from(b.first+b.epochs); hi > lo {
+			epochs += sum[hi] - sum[lo]
 			blocks += b.ms
 		}
 	}
