@@ -339,23 +339,31 @@ func TestPlanLimitUnknown(t *testing.T) {
 	}
 }
 
+// editedScenario writes the shipped scenario name with its first old
+// replaced by new to a temporary file, and returns the file's path.
+func editedScenario(t *testing.T, name, old, new string) string {
+	t.Helper()
+	data, err := os.ReadFile("../../scenarios/shipped/" + name + ".yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	edited := strings.Replace(string(data), old, new, 1)
+	if edited == string(data) {
+		t.Fatalf("scenario %s has no %q", name, old)
+	}
+	path := filepath.Join(t.TempDir(), name+".yaml")
+	if err := os.WriteFile(path, []byte(edited), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
 // TestExchangeNote: predict says when the exchange at its largest size is
 // latency-bound (predict.CheckExchange): the DGX H100 scenario with a flat
 // ring over 64 nodes, and not the shipped one, whose hierarchical exchange
 // at 8 nodes hides behind its step.
 func TestExchangeNote(t *testing.T) {
-	data, err := os.ReadFile("../../scenarios/shipped/dgx-h100-resnet50-mlperf-v3.0.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ring := strings.Replace(string(data), "\n  allreduce: hierarchical\n", "\n  allreduce: ring\n", 1)
-	if ring == string(data) {
-		t.Fatal("the shipped scenario's allreduce line moved")
-	}
-	path := filepath.Join(t.TempDir(), "ring.yaml")
-	if err := os.WriteFile(path, []byte(ring), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	path := editedScenario(t, "dgx-h100-resnet50-mlperf-v3.0", "\n  allreduce: hierarchical\n", "\n  allreduce: ring\n")
 	stdout, stderr, code := runCLI("predict", "--devices", "8,512", "--batch", "40", path)
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, stderr)

@@ -369,20 +369,8 @@ func BenchmarkCharts(b *testing.B) {
 // TestReportExchange checks that the report names hierarchical's
 // all-reduce between nodes as predict's header does.
 func TestReportExchange(t *testing.T) {
-	tmp := t.TempDir()
-	src, err := os.ReadFile("../../scenarios/shipped/dgx-a100-resnet50-mlperf-v1.1.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	yml := strings.Replace(string(src), "  allreduce: hierarchical\n", "  allreduce: hierarchical\n  inter_node: double-tree\n", 1)
-	if yml == string(src) {
-		t.Fatal("the shipped scenario's allreduce line moved")
-	}
-	scen := filepath.Join(tmp, "tree.yaml")
-	if err := os.WriteFile(scen, []byte(yml), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	out := filepath.Join(tmp, "tree.html")
+	scen := editedScenario(t, "dgx-a100-resnet50-mlperf-v1.1", "  allreduce: hierarchical\n", "  allreduce: hierarchical\n  inter_node: double-tree\n")
+	out := filepath.Join(t.TempDir(), "tree.html")
 	if _, stderr, code := runCLI("report", "--devices", "16", "--steps", "2", "-o", out, scen); code != exitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
