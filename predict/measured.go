@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 
 	"scaleplan/hw"
 	"scaleplan/internal/calib"
@@ -394,15 +395,24 @@ func publishedPoints(source string) [][2]int {
 		return nil
 	}
 	names, _, _ = strings.Cut(names, ":")
-	cases := BuiltinCases()
+	points := builtinPoints()
 	var pts [][2]int
 	for _, name := range strings.Split(names, " with ") {
 		name, _, _ = strings.Cut(strings.TrimSpace(name), " ") // "case (what it is)"
-		i := slices.IndexFunc(cases.Cases, func(c Case) bool { return c.Name == name })
-		if i < 0 {
-			continue
+		if pt, ok := points[name]; ok {
+			pts = append(pts, pt)
 		}
-		c := &cases.Cases[i]
+	}
+	return pts
+}
+
+// builtinPoints maps the built-in validation cases to their
+// configurations, {devices, batch per device}, where a case gives both
+// (the batch from its set, or else its shipped scenario's). The cases are
+// embedded, so the map is made once, not for every measurement checked.
+var builtinPoints = sync.OnceValue(func() map[string][2]int {
+	points := map[string][2]int{}
+	for _, c := range BuiltinCases().Cases {
 		n, _ := c.devices()
 		b, ok := c.Set["batch"]
 		if !ok && c.Scenario.Ref != "" {
@@ -411,11 +421,11 @@ func publishedPoints(source string) [][2]int {
 			}
 		}
 		if n > 0 && b > 0 {
-			pts = append(pts, [2]int{n, b})
+			points[c.Name] = [2]int{n, b}
 		}
 	}
-	return pts
-}
+	return points
+})
 
 // calibratedBy reports whether entry e of the calibration file at path
 // was fitted to measurement m, as far as e says: m ran on e's device

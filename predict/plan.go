@@ -635,9 +635,7 @@ type group struct {
 	per     int
 
 	computes   []computeCfg
-	algs       []string
-	inters     []string   // hierarchical's all-reduces between nodes
-	exchanges  []exchange // algs, hierarchical once per inters on several nodes
+	exchanges  []exchange // exchangesOf the search space's
 	transports []string
 	storages   []string
 
@@ -649,21 +647,22 @@ type group struct {
 // comms returns the number of communication configurations.
 func (g *group) comms() int { return len(g.exchanges) * len(g.transports) * len(g.storages) }
 
-// setExchanges lists the group's exchanges: each of algs, and hierarchical
-// once per inters when the devices span several nodes of several devices
-// (on one node, or one device a node, hierarchical has no separate
-// exchange between nodes).
-func (g *group) setExchanges() {
-	g.exchanges = g.exchanges[:0]
-	for _, a := range g.algs {
-		if a != "hierarchical" || g.nodes < 2 || g.per < 2 {
-			g.exchanges = append(g.exchanges, exchange{alg: a})
+// exchangesOf lists the exchanges of all-reduces algs between the devices
+// of nodes nodes, per on each: each of algs, and hierarchical once per
+// inters when there are several nodes of several devices (on one node, or
+// one device a node, hierarchical has no separate exchange between nodes).
+func exchangesOf(algs, inters []string, nodes, per int) []exchange {
+	var out []exchange
+	for _, a := range algs {
+		if a != "hierarchical" || nodes < 2 || per < 2 {
+			out = append(out, exchange{alg: a})
 			continue
 		}
-		for _, in := range g.inters {
-			g.exchanges = append(g.exchanges, exchange{alg: a, inter: in})
+		for _, in := range inters {
+			out = append(out, exchange{alg: a, inter: in})
 		}
 	}
+	return out
 }
 
 // enumerate returns the groups of a system, searched at the precisions
@@ -802,15 +801,14 @@ func enumerate(base *scenarios.Resolved, req PlanRequest, precs []string, cals m
 			add(c, ReasonTransport, "system %q has no transport between nodes in the search space", sys.Name)
 			continue
 		}
-		g := &group{base: base, cals: cals, devices: n, nodes: nodes, per: per, algs: algs, inters: inters, storages: stores}
+		g := &group{base: base, cals: cals, devices: n, nodes: nodes, per: per, exchanges: exchangesOf(algs, inters, nodes, per), storages: stores}
 		g.transports = []string{""}
 		if nodes > 1 {
 			g.transports = transports
 		}
 		if n == 1 {
-			g.algs = []string{base.Parallelism.AllReduce}
+			g.exchanges = []exchange{{alg: base.Parallelism.AllReduce}}
 		}
-		g.setExchanges()
 		for _, s := range stages {
 			if n%s != 0 || s > n {
 				add(Config{Devices: n, Nodes: nodes, Stages: s}, ReasonShape, "%d devices do not divide into %d pipeline stages", n, s)

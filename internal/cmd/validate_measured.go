@@ -39,8 +39,12 @@ func measuredFlags() []cli.Flag {
 
 // measuredAllReduceFlag is validate's --allreduce.
 func measuredAllReduceFlag() cli.Flag {
-	return &cli.StringFlag{Name: "allreduce", Value: "ring", Usage: "with --measured nccl-tests logs: the all-reduce `ALG` the simulator runs for their all_reduce tests on --system: ring, halving-doubling, tree, double-tree, hierarchical, torus-2d, host-staged"}
+	return &cli.StringFlag{Name: "allreduce", Value: "ring", Usage: "with --measured nccl-tests logs: the all-reduce `ALG` the simulator runs for their all_reduce tests on --system: " + strings.Join(collectiveAlgorithms, ", ")}
 }
+
+// collectiveAlgorithms are the exchanges of a scenario that are an
+// all-reduce, which --allreduce may name: all but the parameter servers.
+var collectiveAlgorithms = slices.DeleteFunc(slices.Clone(scenarios.AllReduceAlgorithms), func(a string) bool { return a == "ps" || a == "async-ps" })
 
 // measuredSystemFlag is validate's --system.
 func measuredSystemFlag() cli.Flag {
@@ -255,8 +259,8 @@ func leftLines(left map[string]int, reasons []string) []string {
 // leaves out: of another op, of one rank, or all of them without a system.
 func (in measuredInput) collectives(logs []*fit.Log, alg string, left map[string]int) ([]predict.MeasuredCollective, error) {
 	algorithm, err := sim.ParseAlgorithm(alg)
-	if err != nil || algorithm == sim.ParameterServer || algorithm == sim.AsyncParameterServer {
-		return nil, usagef("validate: --allreduce %q: want ring, halving-doubling, tree, double-tree, hierarchical, torus-2d or host-staged", alg)
+	if err != nil || !slices.Contains(collectiveAlgorithms, alg) {
+		return nil, usagef("validate: --allreduce %q: want %s", alg, strings.Join(collectiveAlgorithms, ", "))
 	}
 	var out []predict.MeasuredCollective
 	for _, lg := range logs {
