@@ -218,6 +218,11 @@ func Fit(logs []*Log, opt *Options) (*Report, error) {
 						k.Labels = setLabel(k.Labels, name, v)
 					}
 				}
+				if v, ok := k.Labels["transport"]; ok && v == "" && r.Transport != "" {
+					// --group-by transport splits by the record's own
+					// transport where no label of that name says otherwise.
+					k.Labels["transport"] = r.Transport
+				}
 				if r.Transport == "none" {
 					// Workers that exchanged nothing (the engine's
 					// independent workers) are a group of their own: their
@@ -422,13 +427,17 @@ func setLabel(labels map[string]string, name, v string) map[string]string {
 
 // checkGroupBy returns an error naming a label of names that no record of
 // logs has, and the labels they have: a misspelt label would split
-// nothing and say nothing.
+// nothing and say nothing. A record's transport (benchlog.Record.Transport)
+// counts as its label "transport".
 func checkGroupBy(logs []*Log, names []string) error {
 	have := map[string]bool{}
 	for _, lg := range logs {
 		for _, r := range lg.Records {
 			for k := range r.Labels {
 				have[k] = true
+			}
+			if r.Transport != "" {
+				have["transport"] = true
 			}
 		}
 	}

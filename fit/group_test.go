@@ -128,6 +128,50 @@ func TestFitIndependentWorkers(t *testing.T) {
 	}
 }
 
+// --group-by transport splits a log's measurements by the transport each
+// record names: two transports of exactly v = b/(b/v0 + t), in-process
+// v0 = 4,000 samples/s and t = 2 ms, TCP v0 = 4,000 and t = 6 ms, give
+// those two laws apart, and one group of both without it.
+func TestFitGroupByTransport(t *testing.T) {
+	var recs []benchlog.Record
+	var lines []int
+	for _, c := range []struct {
+		transport string
+		t         float64
+	}{{"inproc", 2e-3}, {"tcp", 6e-3}} {
+		for _, b := range []int{16, 64, 256} {
+			step := float64(2*b)/4000 + c.t
+			recs = append(recs, benchlog.Record{Kind: benchlog.KindMeasurement, Model: "mlp", Device: "localhost", Precision: "fp32",
+				Transport: c.transport, Workers: 2, Batch: b, GlobalBatch: 2 * b, StepTime: step, SamplesPerSec: float64(2*b) / step})
+			lines = append(lines, len(lines)+1)
+		}
+	}
+	logs := []*Log{{Name: "two.jsonl", Records: recs, Lines: lines}}
+	rep, err := Fit(logs, &Options{GroupBy: []string{"transport"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Groups) != 2 {
+		t.Fatalf("%d groups, want 2", len(rep.Groups))
+	}
+	for i, want := range []struct {
+		key string
+		t   float64
+	}{{"mlp localhost ×2 fp32 transport=inproc", 2e-3}, {"mlp localhost ×2 fp32 transport=tcp", 6e-3}} {
+		g := rep.Groups[i]
+		if g.Key.String() != want.key || g.Fit == nil || math.Abs(g.Fit.V0/4000-1) > 1e-6 || math.Abs(float64(g.Fit.T)/want.t-1) > 1e-6 {
+			t.Errorf("group %d: %v, %+v; want %s with v0 = 4000, t = %g", i, g.Key, g.Fit, want.key, want.t)
+		}
+	}
+	rep, err = Fit(logs, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Groups) != 1 || len(rep.Groups[0].Points) != 6 {
+		t.Errorf("without group-by: %d groups, want one of 6 points", len(rep.Groups))
+	}
+}
+
 func TestFitGroupBy(t *testing.T) {
 	logs := readLogs(t, "seed003.csv", "horovod_resnet50.txt")
 	rep, err := Fit(logs, &Options{GroupBy: []string{"framework"}})

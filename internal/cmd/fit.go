@@ -56,7 +56,7 @@ func fitCommand() *cli.Command {
 			"   scaleplan fit --group-by framework --format md sweep.csv hvd-*.log\n" +
 			"   scaleplan fit --device A100-SXM4-80GB train-b128.log train-b256.log",
 		Flags: []cli.Flag{
-			&cli.StringSliceFlag{Name: "group-by", Usage: "label `NAMES` that also split the groups, comma-separated (e.g. framework)"},
+			&cli.StringSliceFlag{Name: "group-by", Usage: "label `NAMES` that also split the groups, comma-separated (e.g. framework; transport splits by a bench log's transport)"},
 			&cli.StringFlag{Name: "out", Usage: "write the calibration YAML to `FILE`, for a scenario to reference"},
 			formatFlag(),
 			&cli.StringFlag{Name: "gradient-size", Usage: "gradient `SIZE` all-reduced per step (e.g. '102.2 MB'), for the all-reduce bandwidth"},
