@@ -26,7 +26,8 @@ var ErrNoData = errors.New("no throughput, convergence or run records")
 // device count and precision, and uses DefaultSettings.
 type Options struct {
 	// GroupBy names labels whose values also split the groups, e.g.
-	// "framework". A record without the label has the value "".
+	// "framework". A record without the label has the value "", but for
+	// "transport", whose value is then the record's Transport.
 	GroupBy []string
 	// GradientSize is S, the bytes all-reduced per step, for the bandwidth
 	// estimate of the fits across device counts; 0 leaves it out.
