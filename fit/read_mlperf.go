@@ -427,10 +427,12 @@ func finishRun(lg *Log, r *mlRun, model, bench, device string, labels map[string
 			if a > 1 {
 				accumulate = int(a)
 			}
-		} else if a > 1 {
-			lg.notef("run %s: d_batch_size %v times gradient_accumulation_steps %v does not divide global_batch_size %v: device count unknown", id, db, a, gb)
 		} else {
-			lg.notef("run %s: d_batch_size %v does not divide global_batch_size %v: device count unknown", id, db, gb)
+			per := fmt.Sprintf("d_batch_size %v", db)
+			if a > 1 {
+				per += fmt.Sprintf(" times gradient_accumulation_steps %v", a)
+			}
+			lg.notef("run %s: %s does not divide global_batch_size %v: device count unknown", id, per, gb)
 		}
 	}
 	switch {

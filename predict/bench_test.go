@@ -53,19 +53,7 @@ func BenchmarkValidate(b *testing.B) {
 // all-reduce, one byte's, and four other algorithms', each alone on the
 // network (the prediction itself is made once, outside the timing).
 func BenchmarkCheckExchange(b *testing.B) {
-	r, err := scenarios.Load("dgx-h100-resnet50-mlperf-v3.0", scenarios.Options{Edit: func(s *scenarios.Scenario) {
-		s.Parallelism.AllReduce = "ring"
-		s.Sweep.Devices = []int{512}
-		s.Sweep.Batch = []int{40}
-		s.BatchPerDevice = 40
-	}})
-	if err != nil {
-		b.Fatal(err)
-	}
-	p, err := Predict(r, Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
+	p := dgxH100Prediction(b, "ring", 40, 512)
 	b.ReportAllocs()
 	b.ResetTimer()
 	for range b.N {

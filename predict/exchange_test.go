@@ -20,20 +20,7 @@ import (
 func TestCheckExchange(t *testing.T) {
 	check := func(alg string, batch int, devices ...int) *ExchangeCheck {
 		t.Helper()
-		r, err := scenarios.Load("dgx-h100-resnet50-mlperf-v3.0", scenarios.Options{Edit: func(s *scenarios.Scenario) {
-			s.Parallelism.AllReduce = alg
-			s.Sweep.Devices = devices
-			s.Sweep.Batch = []int{batch}
-			s.BatchPerDevice = batch
-		}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		p, err := Predict(r, Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return p.CheckExchange()
+		return dgxH100Prediction(t, alg, batch, devices...).CheckExchange()
 	}
 
 	c := check("ring", 40, 8, 64, 512)
@@ -72,4 +59,24 @@ func TestCheckExchange(t *testing.T) {
 	if c := check("hierarchical", 400, 8, 64, 512); c != nil {
 		t.Errorf("hierarchical over 512 GPUs at 400 a GPU: %+v", c)
 	}
+}
+
+// dgxH100Prediction predicts the DGX H100 scenario with the all-reduce
+// alg at batch per GPU on devices GPUs.
+func dgxH100Prediction(tb testing.TB, alg string, batch int, devices ...int) *Prediction {
+	tb.Helper()
+	r, err := scenarios.Load("dgx-h100-resnet50-mlperf-v3.0", scenarios.Options{Edit: func(s *scenarios.Scenario) {
+		s.Parallelism.AllReduce = alg
+		s.Sweep.Devices = devices
+		s.Sweep.Batch = []int{batch}
+		s.BatchPerDevice = batch
+	}})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	p, err := Predict(r, Options{})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return p
 }
