@@ -238,31 +238,21 @@ func TestFitErrors(t *testing.T) {
 	}
 }
 
-// TestMinBatchH200 fits the H200 logs of docs/measurements/h200-2026-11-26
-// with every batch and with Options.MinBatch 32, and checks the R² of each
-// curve that docs/torchbench.md quotes, and that the batches under 32 are
+// minBatchWant is a curve's R² with every batch and with Options.MinBatch
+// 32 ("-" when fewer than two batches are left), and its measurements
+// under 32.
+type minBatchWant struct {
+	all, from32 string
+	below       int
+}
+
+// checkMinBatch fits logs with every batch and with Options.MinBatch 32,
+// and checks the R² of each curve (keyed by its model, precision and
+// channels_last), that its key has no labels but the Transformer's
+// sentence pairs and channels_last, and that the batches under 32 are
 // counted rather than fitted.
-func TestMinBatchH200(t *testing.T) {
-	logs := measuredLogs(t, "h200-2026-11-26/*.jsonl", 8)
-	// model precision: R² with every batch, with MinBatch 32 ("-" when
-	// fewer than two batches are left), and the measurements under 32.
-	want := map[string]struct {
-		all, from32 string
-		below       int
-	}{
-		"cnn amp-fp16":              {"0.9839", "0.9847", 1},
-		"cnn fp32":                  {"0.9472", "0.9469", 1},
-		"efficientnet-b4 amp-fp16":  {"0.8998", "1.0000", 3},
-		"efficientnet-b4 fp32":      {"0.9993", "0.9995", 3},
-		"maskrcnn-r50-fpn fp32":     {"0.9988", "-", 3},
-		"mlp amp-fp16":              {"0.9983", "0.9974", 1},
-		"mlp fp32":                  {"0.9869", "0.9871", 1},
-		"resnet50 amp-fp16":         {"0.9303", "0.9741", 2},
-		"resnet50 fp32":             {"0.9876", "0.9875", 2},
-		"resnet50 tf32":             {"0.9314", "0.9980", 2},
-		"transformer-base amp-fp16": {"0.9653", "0.9840", 2},
-		"transformer-base fp32":     {"0.9877", "0.9854", 2},
-	}
+func checkMinBatch(t *testing.T, logs []*Log, want map[string]minBatchWant) {
+	t.Helper()
 	r2 := func(g Group) string {
 		if g.Fit == nil {
 			return "-"
@@ -282,6 +272,9 @@ func TestMinBatchH200(t *testing.T) {
 	}
 	for i, g := range all.Groups {
 		k := g.Key.Model + " " + g.Key.Precision
+		if g.Key.Labels["channels_last"] == "true" {
+			k += " channels_last"
+		}
 		w, ok := want[k]
 		if !ok {
 			t.Errorf("unexpected group %s", k)
@@ -291,12 +284,15 @@ func TestMinBatchH200(t *testing.T) {
 		// torchbench labels the Transformer's samples as sentence pairs:
 		// the label keys the group (and its calibration entry) without
 		// Options.GroupBy.
-		wantSample := ""
+		wantSample, labels := "", 0
 		if g.Key.Model == "transformer-base" {
-			wantSample = "sentence-pair"
+			wantSample, labels = "sentence-pair", 1
 		}
-		if got := g.Key.Labels[calib.SampleLabel]; got != wantSample || len(g.Key.Labels) > 1 {
-			t.Errorf("%s: key labels %v, want sample %q alone", k, g.Key.Labels, wantSample)
+		if strings.HasSuffix(k, " channels_last") {
+			labels++
+		}
+		if got := g.Key.Labels[calib.SampleLabel]; got != wantSample || len(g.Key.Labels) != labels {
+			t.Errorf("%s: key labels %v, want sample %q and %d in all", k, g.Key.Labels, wantSample, labels)
 		}
 		if got := r2(g); got != w.all || g.BelowMin != 0 {
 			t.Errorf("%s: every batch: R² %s, %d left out; want %s, 0", k, got, g.BelowMin, w.all)
@@ -310,6 +306,45 @@ func TestMinBatchH200(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestMinBatchH200 checks the R² of each curve of the H200 logs of
+// docs/measurements/h200-2026-11-26 that docs/torchbench.md quotes, with
+// every batch and from batch 32.
+func TestMinBatchH200(t *testing.T) {
+	checkMinBatch(t, measuredLogs(t, "h200-2026-11-26/*.jsonl", 8), map[string]minBatchWant{
+		"cnn amp-fp16":              {"0.9839", "0.9847", 1},
+		"cnn fp32":                  {"0.9472", "0.9469", 1},
+		"efficientnet-b4 amp-fp16":  {"0.8998", "1.0000", 3},
+		"efficientnet-b4 fp32":      {"0.9993", "0.9995", 3},
+		"maskrcnn-r50-fpn fp32":     {"0.9988", "-", 3},
+		"mlp amp-fp16":              {"0.9983", "0.9974", 1},
+		"mlp fp32":                  {"0.9869", "0.9871", 1},
+		"resnet50 amp-fp16":         {"0.9303", "0.9741", 2},
+		"resnet50 fp32":             {"0.9876", "0.9875", 2},
+		"resnet50 tf32":             {"0.9314", "0.9980", 2},
+		"transformer-base amp-fp16": {"0.9653", "0.9840", 2},
+		"transformer-base fp32":     {"0.9877", "0.9854", 2},
+	})
+}
+
+// TestMinBatchH100 checks the R² of each curve of the H100 logs of
+// docs/measurements/h100-2026-11-26 that docs/torchbench.md quotes, with
+// every batch and from batch 32. Mask R-CNN's two logs (batches 1 to 4 and
+// 8 to 32, two calls) are one curve; the channels_last curves are their
+// own.
+func TestMinBatchH100(t *testing.T) {
+	checkMinBatch(t, measuredLogs(t, "h100-2026-11-26/*.jsonl", 10), map[string]minBatchWant{
+		"cnn fp32":                               {"0.9257", "0.9238", 1},
+		"efficientnet-b4 amp-fp16 channels_last": {"0.9974", "1.0000", 1},
+		"efficientnet-b4 fp32":                   {"0.9993", "1.0000", 3},
+		"maskrcnn-r50-fpn amp-fp16":              {"0.9272", "-", 5},
+		"resnet50 amp-fp16":                      {"0.9639", "0.9868", 2},
+		"resnet50 amp-fp16 channels_last":        {"0.9445", "0.9524", 1},
+		"resnet50 fp32":                          {"0.9861", "0.9911", 2},
+		"transformer-base amp-fp16":              {"0.9628", "0.9752", 2},
+		"transformer-base fp32":                  {"0.9232", "0.9992", 2},
+	})
 }
 
 // TestFitRunLabels checks that the labels of how a model ran

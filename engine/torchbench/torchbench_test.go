@@ -870,6 +870,15 @@ func TestGPUSweepScript(t *testing.T) {
 			"transformer-base-amp-bf16":    "--model transformer-base --seq-len 128",
 			"resnet50-cl-amp-fp16-compile": "--model resnet50 --channels-last --compile --batch 256,512",
 		},
+		"one": {
+			"resnet50":                    "--model resnet50 --batch 8,16,32,64,128,256,512,1024,2048,4096 --precision fp32,amp-fp16",
+			"resnet50-cl-amp-fp16":        "--model resnet50 --channels-last --batch 16,32,64,128,256,512,1024,2048,4096 --precision amp-fp16",
+			"transformer-base":            "--model transformer-base --seq-len 128 --batch 8,16,32,64,128,256,512,1024,2048 --precision fp32,amp-fp16",
+			"efficientnet-b4":             "--model efficientnet-b4 --batch 4,8,16,32,64,128,256,512 --precision fp32",
+			"efficientnet-b4-cl-amp-fp16": "--model efficientnet-b4 --channels-last --batch 16,32,64,128,256,512 --precision amp-fp16",
+			"maskrcnn-r50-fpn-amp-fp16":   "--model maskrcnn-r50-fpn --batch 1,2,4,8,16,32 --precision amp-fp16",
+			"cnn":                         "--model cnn --batch 16,32,64,128,256,512,1024,2048,4096,8192 --precision fp32",
+		},
 	} {
 		dir := filepath.Join(t.TempDir(), sweep)
 		if out, err := run(dir, "r", sweep); err != nil {
@@ -898,7 +907,7 @@ func TestGPUSweepScript(t *testing.T) {
 	}
 	dir := filepath.Join(t.TempDir(), "x")
 	out, err := run(dir, "r", "fast")
-	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 2 || !strings.Contains(out, `unknown sweep "fast" (first, tuned)`) {
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 2 || !strings.Contains(out, `unknown sweep "fast" (first, tuned, one)`) {
 		t.Errorf("unknown sweep: %v: %s", err, out)
 	}
 	if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
