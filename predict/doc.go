@@ -90,5 +90,8 @@
 // device alone or several on whole nodes of the system they ran on, with
 // its links and a ring all-reduce; and the largest batch the memory model
 // fits (sim.Config.LargestMicroBatch) against the largest batch that ran
-// and the first that ran out of memory.
+// and the first that ran out of memory. Where one device of two kinds ran
+// the same model, precision and variant, its report compares the kinds
+// (DeviceRatio): the speed of one over the other at the largest batch both
+// ran, measured and predicted.
 package predict

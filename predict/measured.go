@@ -182,6 +182,87 @@ type MeasuredReport struct {
 	// CalibrationsUsed says, for each calibration file given to
 	// CompareCalibrated, whether its law computed a measurement.
 	CalibrationsUsed []bool
+	// Ratios compares the kinds of device the report measured, one
+	// configuration at a time (deviceRatios); RatioError is the mean of
+	// |DeviceRatio.Error| over them, NaN when there are none.
+	Ratios     []DeviceRatio
+	RatioError float64
+}
+
+// DeviceRatio compares two kinds of device on one configuration: the same
+// model, precision, variant and accumulation on one device of each, at the
+// largest batch that ran on both and was not fitted by a calibration.
+// Where the two differ only in what the catalogue says of them (the same
+// framework, program and host), the measured ratio is the speed-up a
+// buyer of B over A would see, and the predicted one what the catalogue
+// promises.
+type DeviceRatio struct {
+	Model     string
+	Precision string
+	Variant   string
+	Batch     int    // per device, in the log's samples
+	A, B      string // the catalogue's keys of the two devices, A before B
+	// MeasuredA, MeasuredB, PredictedA and PredictedB are the samples/s of
+	// the two rows compared, as measured and as predicted.
+	MeasuredA, MeasuredB   float64
+	PredictedA, PredictedB float64
+}
+
+// Measured returns the measured samples/s on B over those on A.
+func (r *DeviceRatio) Measured() float64 { return r.MeasuredB / r.MeasuredA }
+
+// Predicted returns the predicted samples/s on B over those on A.
+func (r *DeviceRatio) Predicted() float64 { return r.PredictedB / r.PredictedA }
+
+// Error returns (Predicted − Measured)/Measured: how far the catalogue's
+// speed-up of B over A is from the measured one.
+func (r *DeviceRatio) Error() float64 { return r.Predicted()/r.Measured() - 1 }
+
+// deviceRatios pairs the groups of one device of groups that differ only
+// in their device, in their order, and compares each pair at the largest
+// batch and accumulation that ran on both (the first row of each at that
+// batch) and that no calibration was fitted to.
+func deviceRatios(groups []MeasuredGroup) []DeviceRatio {
+	type at struct{ batch, accum int }
+	ran := func(g *MeasuredGroup) map[at]*MeasuredRow {
+		m := map[at]*MeasuredRow{}
+		for i := range g.Rows {
+			r := &g.Rows[i]
+			a := at{r.Batch, max(r.Accumulation, 1)}
+			if _, ok := m[a]; !ok && !r.OOM && !r.Fitted {
+				m[a] = r
+			}
+		}
+		return m
+	}
+	var out []DeviceRatio
+	for i := range groups {
+		a := &groups[i]
+		if a.Devices != 1 {
+			continue
+		}
+		for j := i + 1; j < len(groups); j++ {
+			b := &groups[j]
+			if b.Devices != 1 || b.Device == a.Device || b.Model != a.Model || b.Precision != a.Precision || b.Variant != a.Variant {
+				continue
+			}
+			ra, rb := ran(a), ran(b)
+			var best at
+			found := false
+			for k := range ra {
+				if rb[k] != nil && (!found || k.batch > best.batch || k.batch == best.batch && k.accum < best.accum) {
+					best, found = k, true
+				}
+			}
+			if !found {
+				continue
+			}
+			x, y := ra[best], rb[best]
+			out = append(out, DeviceRatio{Model: a.Model, Precision: a.Precision, Variant: a.Variant, Batch: best.batch, A: a.Device, B: b.Device,
+				MeasuredA: x.SamplesPerSec, MeasuredB: y.SamplesPerSec, PredictedA: x.Predicted, PredictedB: y.Predicted})
+		}
+	}
+	return out
 }
 
 // measuredPrecisions maps a log's precision to the simulator's compute
@@ -604,6 +685,14 @@ func CompareCalibrated(ms []Measured, cat *hw.Catalog, prof *model.Profiles, cal
 	}
 	if rep.ScalingRows > 0 {
 		rep.ScalingError = scaled / float64(rep.ScalingRows)
+	}
+	rep.Ratios, rep.RatioError = deviceRatios(rep.Groups), math.NaN()
+	if len(rep.Ratios) > 0 {
+		var sum float64
+		for i := range rep.Ratios {
+			sum += math.Abs(rep.Ratios[i].Error())
+		}
+		rep.RatioError = sum / float64(len(rep.Ratios))
 	}
 	return rep, nil
 }

@@ -527,3 +527,92 @@ func TestPublishedPoints(t *testing.T) {
 		}
 	}
 }
+
+// TestDeviceRatios checks the comparison of kinds of device: groups of one
+// device that differ only in their device are paired, in the report's
+// order, at the largest batch both ran (the first row of each there), and
+// the ratios and their error are the rows' samples/s divided. A variant,
+// several devices, an out-of-memory batch or a row a calibration was
+// fitted to pairs nothing.
+func TestDeviceRatios(t *testing.T) {
+	cat, prof := defaults(t)
+	r50 := func(dev, prec string, batch int, v float64) Measured {
+		return Measured{Device: dev, Model: "resnet50", Precision: prec, Batch: batch, SamplesPerSec: v, OOM: v == 0}
+	}
+	ms := []Measured{
+		r50("h200-sxm-141gb", "fp32", 128, 1000),
+		r50("NVIDIA H100 80GB HBM3", "fp32", 256, 990),
+		r50("NVIDIA H200", "fp32", 512, 1084),
+		r50("NVIDIA H200", "fp32", 512, 2000), // the second row at 512: not compared
+		r50("NVIDIA H100 80GB HBM3", "fp32", 512, 1012),
+		r50("NVIDIA H100 80GB HBM3", "fp32", 1024, 0), // out of memory
+		r50("NVIDIA H200", "fp32", 256, 1059),
+		r50("a100-sxm4-80gb", "fp32", 256, 400),
+		r50("NVIDIA H200", "fp32", 1024, 1090), // ran on the H200 alone
+		// a variant of its own on one device, and the default on another
+		{Device: "h100-sxm5-80gb", Model: "resnet50", Precision: "amp-fp16", Variant: "channels_last", Batch: 256, SamplesPerSec: 4676},
+		r50("h200-sxm-141gb", "amp-fp16", 256, 2967),
+		// several devices: not compared
+		{Device: "h100-sxm5-80gb", Model: "resnet50", Precision: "fp32", Batch: 256, Devices: 8, System: "dgx-h100", SamplesPerSec: 7800},
+		{Device: "h200-sxm-141gb", Model: "resnet50", Precision: "fp32", Batch: 256, Devices: 8, System: "dgx-h200", SamplesPerSec: 8300},
+	}
+	rep, err := CompareMeasured(ms, cat, prof, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// predicted returns the prediction of the first row of device's fp32
+	// group of one device at batch.
+	predicted := func(device string, batch int) float64 {
+		for _, g := range rep.Groups {
+			if g.Device == device && g.Precision == "fp32" && g.Devices == 1 {
+				for _, r := range g.Rows {
+					if r.Batch == batch {
+						return r.Predicted
+					}
+				}
+			}
+		}
+		t.Fatalf("no row of %s at %d", device, batch)
+		return 0
+	}
+	want := []DeviceRatio{
+		{Model: "resnet50", Precision: "fp32", Batch: 256, A: "a100-sxm4-80gb", B: "h100-sxm5-80gb", MeasuredA: 400, MeasuredB: 990},
+		{Model: "resnet50", Precision: "fp32", Batch: 256, A: "a100-sxm4-80gb", B: "h200-sxm-141gb", MeasuredA: 400, MeasuredB: 1059},
+		{Model: "resnet50", Precision: "fp32", Batch: 512, A: "h100-sxm5-80gb", B: "h200-sxm-141gb", MeasuredA: 1012, MeasuredB: 1084},
+	}
+	for i := range want {
+		w := &want[i]
+		w.PredictedA, w.PredictedB = predicted(w.A, w.Batch), predicted(w.B, w.Batch)
+	}
+	if !slices.Equal(rep.Ratios, want) {
+		t.Fatalf("ratios\n%+v\nwant\n%+v", rep.Ratios, want)
+	}
+	r := rep.Ratios[2]
+	if got, want := r.Measured(), 1084.0/1012; got != want {
+		t.Errorf("measured ratio %v, want %v", got, want)
+	}
+	if got, want := r.Error(), (r.PredictedB/r.PredictedA)/(1084.0/1012)-1; math.Abs(got-want) > 1e-15 {
+		t.Errorf("error %v, want %v", got, want)
+	}
+	var sum float64
+	for _, r := range rep.Ratios {
+		sum += math.Abs(r.Error())
+	}
+	if got := rep.RatioError; math.Abs(got-sum/3) > 1e-15 {
+		t.Errorf("RatioError %v, want %v", got, sum/3)
+	}
+
+	// The published calibrations were fitted to every one-device row of
+	// ResNet-50 in fp16 on the A100: it pairs with nothing.
+	pub, err := scenarios.ReadCalibrationFiles([]string{scenarios.Published})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err = CompareCalibrated([]Measured{r50("a100-sxm4-80gb", "amp-fp16", 256, 2000), r50("h100-sxm5-80gb", "amp-fp16", 256, 2700)}, cat, prof, pub, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rep.Groups[0].Rows[0].Fitted || len(rep.Ratios) != 0 || !math.IsNaN(rep.RatioError) {
+		t.Errorf("A100 row fitted %v; ratios %+v, error %v: want fitted, none, NaN", rep.Groups[0].Rows[0].Fitted, rep.Ratios, rep.RatioError)
+	}
+}

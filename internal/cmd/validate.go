@@ -55,6 +55,9 @@ func validateCommand() *cli.Command {
 			"the simulator's samples/s for one device of that kind from the roofline alone (no\n" +
 			"calibration), and each model and precision's largest batch that ran and first\n" +
 			"out-of-memory against the memory model's largest batch (docs/validation.md).\n" +
+			"Where one device of two kinds ran the same model, precision and variant, a table\n" +
+			"compares the kinds: the speed of one over the other at the largest batch both ran,\n" +
+			"measured and predicted.\n" +
 			"With --system, measurements of several devices (Horovod, torchvision, the Hugging\n" +
 			"Face Trainer on a node or a cluster) are predicted on whole nodes of that system,\n" +
 			"with its links and its default transports (--transport, --intra-transport name\n" +

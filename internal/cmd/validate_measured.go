@@ -461,8 +461,9 @@ func headerOptimizer(header benchlog.Record, name string) model.Optimizer {
 
 // writeMeasured prints every measurement against its prediction, then one
 // line per device, model, precision, variant and device count with the
-// memory limit, then the summary. The variant column is there when a group
-// has one, the devices and system columns when a group has several
+// memory limit, then, where one device of two kinds ran the same
+// configuration, the speed of one kind over the other (rep.Ratios), then
+// the summary. The variant column is there when a group has one, the devices and system columns when a group has several
 // devices, and the compute column when a calibration computed a row. The
 // summary says what was left out, the collective tests too unless
 // testsWritten (their table says it).
@@ -580,6 +581,24 @@ func writeMeasured(w io.Writer, format string, rep *predict.MeasuredReport, left
 		}
 		sum.Rows = append(sum.Rows, append(cells(&g), strconv.Itoa(len(g.Rows)), mae, last, strconv.Itoa(g.LargestRun), oom, pmax, agree))
 	}
+	tables := []namedTable{{"measurements", rows}, {"groups", sum}}
+	if len(rep.Ratios) > 0 {
+		h := []string{"model", "precision"}
+		if variants {
+			h = append(h, "variant")
+		}
+		ratios := &table{Title: "Between kinds of device (one device of each, at the largest batch both ran)",
+			Header: append(h, "batch", "device A", "device B", "A measured (samples/s)", "B measured (samples/s)", "B/A measured", "B/A predicted", "error (%)")}
+		for _, r := range rep.Ratios {
+			row := []string{r.Model, r.Precision}
+			if variants {
+				row = append(row, dash(r.Variant))
+			}
+			ratios.Rows = append(ratios.Rows, append(row, strconv.Itoa(r.Batch), r.A, r.B, num(r.MeasuredA), num(r.MeasuredB),
+				fmt.Sprintf("%.3f", r.Measured()), fmt.Sprintf("%.3f", r.Predicted()), signedPct(r.Error())))
+		}
+		tables = append(tables, namedTable{"devices", ratios})
+	}
 	var lines []string
 	switch {
 	case !calibrated:
@@ -609,13 +628,16 @@ func writeMeasured(w io.Writer, format string, rep *predict.MeasuredReport, left
 	if rep.ScalingRows > 0 {
 		lines = append(lines, fmt.Sprintf("scaling efficiency against one device at the same batch, over %d %s: predicted %.1f points from measured, mean absolute", rep.ScalingRows, plural(rep.ScalingRows, "measurement", "measurements"), 100*rep.ScalingError))
 	}
+	if n := len(rep.Ratios); n > 0 {
+		lines = append(lines, fmt.Sprintf("speed of one kind of device over another, over %d %s: predicted %.1f%% from measured, mean absolute", n, plural(n, "configuration", "configurations"), 100*rep.RatioError))
+	}
 	reasons := leftReasons
 	if testsWritten {
 		reasons = recordReasons // the tests' are under their own table
 	}
 	lines = append(lines, leftLines(left, reasons)...)
 	lines = append(lines, "the memory model's largest batch agrees when it lies between half the largest batch that ran and twice the first that ran out of memory; with no out-of-memory record there is no limit to check it against")
-	return writeReport(w, format, []namedTable{{"measurements", rows}, {"groups", sum}}, nil, lines)
+	return writeReport(w, format, tables, nil, lines)
 }
 
 // writeMeasuredCharts writes one throughput chart per device, model,

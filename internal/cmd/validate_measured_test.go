@@ -2,10 +2,14 @@ package cmd
 
 import (
 	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+
+	"scaleplan/hw"
 )
 
 // measuredLogs returns the n bench logs that pattern, under
@@ -30,9 +34,9 @@ func h200Logs(t *testing.T) []string {
 type measuredGroup [6]string
 
 // checkMeasured runs validate --measured --format json on logs and checks
-// the count of rows, each group's figures (keyed by key of its cells) and
-// the summary line; it returns the output.
-func checkMeasured(t *testing.T, logs []string, rows int, key func(g map[string]any) string, want map[string]measuredGroup, summary string) string {
+// the count of rows, that every group is on device, each group's figures
+// (keyed by key of its cells) and the summary line; it returns the output.
+func checkMeasured(t *testing.T, logs []string, device string, rows int, key func(g map[string]any) string, want map[string]measuredGroup, summary string) string {
 	t.Helper()
 	args := []string{"validate", "--format", "json"}
 	for _, l := range logs {
@@ -55,8 +59,8 @@ func checkMeasured(t *testing.T, logs []string, rows int, key func(g map[string]
 		t.Errorf("%d groups, want %d", len(groups), len(want))
 	}
 	for _, g := range groups {
-		if g["device"] != "h200-sxm-141gb" {
-			t.Errorf("device %v, want h200-sxm-141gb (CUDA's NVIDIA H200)", g["device"])
+		if g["device"] != device {
+			t.Errorf("device %v, want %s", g["device"], device)
 		}
 		k := key(g)
 		w, ok := want[k]
@@ -91,7 +95,8 @@ func checkContains(t *testing.T, what, out string, wants ...string) {
 // logs and checks every group's figures that docs/validation.md quotes.
 func TestValidateMeasuredH200(t *testing.T) {
 	// 94 that ran, 4 out of memory.
-	checkMeasured(t, h200Logs(t), 98, func(g map[string]any) string { return g["model"].(string) + " " + g["precision"].(string) },
+	// CUDA's "NVIDIA H200" is the catalogue's h200-sxm-141gb.
+	checkMeasured(t, h200Logs(t), "h200-sxm-141gb", 98, func(g map[string]any) string { return g["model"].(string) + " " + g["precision"].(string) },
 		map[string]measuredGroup{
 			"cnn amp-fp16":              {"7691.8", "+745.7", "8192", "-", "566420", "no limit measured"},
 			"cnn fp32":                  {"807.5", "-6.9", "8192", "-", "283210", "no limit measured"},
@@ -124,10 +129,7 @@ func TestValidateMeasuredH200(t *testing.T) {
 // variant is a group of its own, named in the variant column.
 func TestValidateMeasuredH200Tuned(t *testing.T) {
 	// 37 that ran, 3 out of memory.
-	key := func(g map[string]any) string {
-		return g["model"].(string) + " " + g["precision"].(string) + " " + decodedCell(g["variant"])
-	}
-	checkMeasured(t, measuredLogs(t, "h200-2026-11-26-tuned/*.jsonl", 8), 40, key,
+	checkMeasured(t, measuredLogs(t, "h200-2026-11-26-tuned/*.jsonl", 8), "h200-sxm-141gb", 40, variantKey,
 		map[string]measuredGroup{
 			"efficientnet-b4 amp-fp16 channels_last":  {"796.9", "+324.9", "128", "-", "440", "no limit measured"},
 			"maskrcnn-r50-fpn amp-fp16 -":             {"304.4", "+146.9", "16", "-", "95", "no limit measured"},
@@ -143,6 +145,169 @@ func TestValidateMeasuredH200Tuned(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	checkContains(t, "validate", text, "Per device, model, precision and variant", "resnet50  amp-fp16   channels_last compile  1024")
+}
+
+// variantKey keys a group of validate --measured's JSON by its model,
+// precision and variant.
+func variantKey(g map[string]any) string {
+	return g["model"].(string) + " " + g["precision"].(string) + " " + decodedCell(g["variant"])
+}
+
+// TestValidateMeasuredH100 runs validate --measured on the committed logs
+// of docs/measurements/h100-2026-11-26 and checks every group's figures
+// that docs/validation.md quotes: the catalogue's H100, a card of the
+// H200's compute with 80 GiB, predicted with nothing fitted to it.
+func TestValidateMeasuredH100(t *testing.T) {
+	// 60 that ran, 6 out of memory; the first call's EfficientNet log
+	// holds a header alone.
+	out := checkMeasured(t, measuredLogs(t, "h100-2026-11-26/*.jsonl", 10), "h100-sxm5-80gb", 66, variantKey,
+		map[string]measuredGroup{
+			"cnn fp32 -":                             {"681.2", "+3.9", "8192", "-", "160675", "no limit measured"},
+			"efficientnet-b4 amp-fp16 channels_last": {"592.0", "+281.3", "64", "-", "249", "no limit measured"},
+			"efficientnet-b4 fp32 -":                 {"53.7", "+17.0", "64", "128", "124", "yes"},
+			"maskrcnn-r50-fpn amp-fp16 -":            {"327.9", "+163.0", "32", "-", "53", "no limit measured"},
+			"resnet50 amp-fp16 -":                    {"839.2", "+408.2", "1024", "2048", "1821", "yes"},
+			"resnet50 amp-fp16 channels_last":        {"457.9", "+172.1", "1024", "2048", "1821", "yes"},
+			"resnet50 fp32 -":                        {"26.3", "-5.6", "512", "1024", "910", "yes"},
+			"transformer-base amp-fp16 -":            {"896.3", "+207.2", "512", "1024", "1324", "yes"},
+			"transformer-base fp32 -":                {"39.1", "-24.8", "512", "1024", "840", "yes"},
+		}, "mean absolute error of samples/s over 60 measurements: 457.9%")
+	if strings.Contains(out, `"devices"`) || strings.Contains(out, "kind of device over another") {
+		t.Errorf("one kind of device: a comparison between kinds in\n%s", out)
+	}
+	// The footprints docs/validation.md and docs/torchbench.md quote:
+	// measured samples/s, measured peak and the memory model's at the
+	// largest batches.
+	var dec map[string][]map[string]any
+	if err := json.Unmarshal([]byte(out), &dec); err != nil {
+		t.Fatal(err)
+	}
+	peaks := map[string][3]string{
+		"resnet50 amp-fp16 - 1024":                  {"2772", "46.17 GB", "48.43 GB"},
+		"resnet50 amp-fp16 channels_last 1024":      {"5177", "46.18 GB", "48.43 GB"},
+		"resnet50 fp32 - 512":                       {"1012", "44.68 GB", "48.43 GB"},
+		"efficientnet-b4 fp32 - 64":                 {"227.1", "42.35 GB", "44.2 GB"},
+		"efficientnet-b4 amp-fp16 channels_last 64": {"668.3", "21.43 GB", "22.22 GB"},
+		"transformer-base amp-fp16 - 512":           {"2709", "47.91 GB", "33.82 GB"},
+		"transformer-base fp32 - 512":               {"755.3", "63.95 GB", "52.74 GB"},
+		"maskrcnn-r50-fpn amp-fp16 - 32":            {"79.16", "40.77 GB", "51.19 GB"},
+		"cnn fp32 - 8192":                           {"313701", "10.79 GB", "4.393 GB"},
+	}
+	for _, r := range dec["measurements"] {
+		k := variantKey(r) + " " + decodedCell(r["batch"])
+		if w, ok := peaks[k]; ok {
+			if decodedCell(r["measured (samples/s)"]) != w[0] || r["peak memory"] != w[1] || r["memory model"] != w[2] {
+				t.Errorf("%s: %v samples/s, peak %v, memory model %v; want %s, %s, %s", k, r["measured (samples/s)"], r["peak memory"], r["memory model"], w[0], w[1], w[2])
+			}
+			delete(peaks, k)
+		}
+	}
+	if len(peaks) > 0 {
+		t.Errorf("no rows %v", peaks)
+	}
+	// The published calibration, of MLPerf's program, against PyTorch's.
+	text, stderr, code := runCLI("validate", "--calibration", "published",
+		"--measured", "../../docs/measurements/h100-2026-11-26/resnet50-cl-amp-fp16.jsonl",
+		"--measured", "../../docs/measurements/h100-2026-11-26/resnet50-amp-fp16.jsonl")
+	if code != exitOK {
+		t.Fatalf("--calibration published: exit %d: %s", code, stderr)
+	}
+	checkContains(t, "--calibration published", text,
+		"mean absolute error of samples/s over 15 predictions: 132.6%; 0 measurements the calibration was fitted to left out",
+		"channels_last  1024   5177                  7353                   +42.0      calibrated",
+		"-              1024   2772                  7353                   +165.3     calibrated")
+}
+
+// TestValidateMeasuredH100AgainstH200 runs validate --measured on the
+// H100 and H200 logs of 2026-11-26 together and checks the comparison of
+// the two that docs/validation.md quotes: the H200's samples/s over the
+// H100's at the largest batch both ran, measured and from the catalogue.
+func TestValidateMeasuredH100AgainstH200(t *testing.T) {
+	args := []string{"validate", "--format", "json"}
+	for _, dir := range []string{"h100-2026-11-26", "h200-2026-11-26", "h200-2026-11-26-tuned"} {
+		for _, l := range measuredLogs(t, dir+"/*.jsonl", map[bool]int{true: 10, false: 8}[dir == "h100-2026-11-26"]) {
+			args = append(args, "--measured", l)
+		}
+	}
+	stdout, stderr, code := runCLI(args...)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var out map[string][]map[string]any
+	if err := json.Unmarshal([]byte(stdout), &out); err != nil {
+		t.Fatalf("%v:\n%s", err, stdout)
+	}
+	// model precision variant: batch, H100's and H200's samples/s, B/A
+	// measured and predicted, error.
+	want := map[string][6]string{
+		"cnn fp32 -":                             {"8192", "313701", "350163", "1.116", "1.000", "-10.4"},
+		"efficientnet-b4 amp-fp16 channels_last": {"64", "668.3", "774.7", "1.159", "1.433", "+23.6"},
+		"efficientnet-b4 fp32 -":                 {"64", "227.1", "244.2", "1.075", "1.000", "-7.0"},
+		"maskrcnn-r50-fpn amp-fp16 -":            {"16", "70.78", "84.24", "1.190", "1.001", "-15.9"},
+		"resnet50 amp-fp16 -":                    {"1024", "2772", "3067", "1.107", "1.001", "-9.6"},
+		"resnet50 amp-fp16 channels_last":        {"1024", "5177", "6545", "1.264", "1.001", "-20.9"},
+		"resnet50 fp32 -":                        {"512", "1012", "1084", "1.072", "1.000", "-6.7"},
+		"transformer-base amp-fp16 -":            {"512", "2709", "3062", "1.130", "1.003", "-11.3"},
+		"transformer-base fp32 -":                {"512", "755.3", "793.4", "1.050", "1.000", "-4.8"},
+	}
+	rows := out["devices"]
+	if len(rows) != len(want) {
+		t.Errorf("%d comparisons, want %d", len(rows), len(want))
+	}
+	cols := []string{"batch", "A measured (samples/s)", "B measured (samples/s)", "B/A measured", "B/A predicted", "error (%)"}
+	for _, r := range rows {
+		k := variantKey(r)
+		w, ok := want[k]
+		if !ok {
+			t.Errorf("unexpected comparison %s", k)
+			continue
+		}
+		if r["device A"] != "h100-sxm5-80gb" || r["device B"] != "h200-sxm-141gb" {
+			t.Errorf("%s: devices %v, %v; want h100-sxm5-80gb, h200-sxm-141gb", k, r["device A"], r["device B"])
+		}
+		for i, c := range cols {
+			// The JSON writes a cell that reads as a number as one: 1.000
+			// is 1.
+			got := decodedCell(r[c])
+			g, gerr := strconv.ParseFloat(got, 64)
+			v, verr := strconv.ParseFloat(w[i], 64)
+			if gerr != nil || verr != nil || g != v {
+				t.Errorf("%s: %s %q, want %q", k, c, got, w[i])
+			}
+		}
+	}
+	checkContains(t, "validate", stdout, "speed of one kind of device over another, over 9 configurations: predicted 12.2% from measured, mean absolute")
+	// The share of the H100's step that the measured ratio r puts on
+	// memory bandwidth, if the rest of the step is the same on both:
+	// (1 − 1/r)/(1 − B_H100/B_H200), with the catalogue's bandwidths.
+	cat, err := hw.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bw := float64(cat.Devices["h100-sxm5-80gb"].MemoryBandwidth) / float64(cat.Devices["h200-sxm-141gb"].MemoryBandwidth)
+	shares := map[string]int{
+		"cnn fp32 -": 34, "efficientnet-b4 amp-fp16 channels_last": 45, "efficientnet-b4 fp32 -": 23,
+		"maskrcnn-r50-fpn amp-fp16 -": 53, "resnet50 amp-fp16 -": 32, "resnet50 amp-fp16 channels_last": 69,
+		"resnet50 fp32 -": 22, "transformer-base amp-fp16 -": 38, "transformer-base fp32 -": 16,
+	}
+	for _, r := range rows {
+		k := variantKey(r)
+		a, _ := strconv.ParseFloat(decodedCell(r["A measured (samples/s)"]), 64)
+		b, _ := strconv.ParseFloat(decodedCell(r["B measured (samples/s)"]), 64)
+		if got := int(math.Round(100 * (1 - a/b) / (1 - bw))); got != shares[k] {
+			t.Errorf("%s: bandwidth's share %d%%, want %d%%", k, got, shares[k])
+		}
+	}
+	// The text table, without a variant column where no group has one.
+	text, stderr, code := runCLI("validate", "--measured", "../../docs/measurements/h100-2026-11-26/resnet50.jsonl",
+		"--measured", "../../docs/measurements/h200-2026-11-26/resnet50.jsonl")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	checkContains(t, "validate", text, "Between kinds of device (one device of each, at the largest batch both ran)",
+		"model     precision  batch  device A        device B        A measured (samples/s)  B measured (samples/s)  B/A measured  B/A predicted  error (%)",
+		"resnet50  fp32       512    h100-sxm5-80gb  h200-sxm-141gb  1012                    1084                    1.072         1.000          -6.7",
+		"over 1 configuration: predicted 6.7% from measured")
 }
 
 // decodedCell prints a decoded JSON cell as the text table would.
