@@ -218,46 +218,45 @@ func (r *DeviceRatio) Predicted() float64 { return r.PredictedB / r.PredictedA }
 // speed-up of B over A is from the measured one.
 func (r *DeviceRatio) Error() float64 { return r.Predicted()/r.Measured() - 1 }
 
-// deviceRatios pairs the groups of one device of groups that differ only
-// in their device, in their order, and compares each pair at the largest
-// batch and accumulation that ran on both (the first row of each at that
-// batch) and that no calibration was fitted to.
+// deviceRatios compares every two groups of one device that differ in
+// their device alone, in the order of groups: at the largest batch (then
+// the smallest accumulation) that ran on both and that no calibration was
+// fitted to, the first row of each there.
 func deviceRatios(groups []MeasuredGroup) []DeviceRatio {
 	type at struct{ batch, accum int }
-	ran := func(g *MeasuredGroup) map[at]*MeasuredRow {
-		m := map[at]*MeasuredRow{}
-		for i := range g.Rows {
-			r := &g.Rows[i]
+	ran := make([]map[at]*MeasuredRow, len(groups)) // each group of one device's rows by batch
+	for i := range groups {
+		if groups[i].Devices != 1 {
+			continue
+		}
+		ran[i] = map[at]*MeasuredRow{}
+		for j := range groups[i].Rows {
+			r := &groups[i].Rows[j]
 			a := at{r.Batch, max(r.Accumulation, 1)}
-			if _, ok := m[a]; !ok && !r.OOM && !r.Fitted {
-				m[a] = r
+			if _, ok := ran[i][a]; !ok && !r.OOM && !r.Fitted {
+				ran[i][a] = r
 			}
 		}
-		return m
 	}
 	var out []DeviceRatio
 	for i := range groups {
 		a := &groups[i]
-		if a.Devices != 1 {
-			continue
-		}
-		for j := i + 1; j < len(groups); j++ {
+		for j := i + 1; j < len(groups) && ran[i] != nil; j++ {
 			b := &groups[j]
-			if b.Devices != 1 || b.Device == a.Device || b.Model != a.Model || b.Precision != a.Precision || b.Variant != a.Variant {
+			if ran[j] == nil || b.Device == a.Device || b.Model != a.Model || b.Precision != a.Precision || b.Variant != a.Variant {
 				continue
 			}
-			ra, rb := ran(a), ran(b)
 			var best at
 			found := false
-			for k := range ra {
-				if rb[k] != nil && (!found || k.batch > best.batch || k.batch == best.batch && k.accum < best.accum) {
+			for k := range ran[i] {
+				if ran[j][k] != nil && (!found || k.batch > best.batch || k.batch == best.batch && k.accum < best.accum) {
 					best, found = k, true
 				}
 			}
 			if !found {
 				continue
 			}
-			x, y := ra[best], rb[best]
+			x, y := ran[i][best], ran[j][best]
 			out = append(out, DeviceRatio{Model: a.Model, Precision: a.Precision, Variant: a.Variant, Batch: best.batch, A: a.Device, B: b.Device,
 				MeasuredA: x.SamplesPerSec, MeasuredB: y.SamplesPerSec, PredictedA: x.Predicted, PredictedB: y.Predicted})
 		}

@@ -463,8 +463,9 @@ func headerOptimizer(header benchlog.Record, name string) model.Optimizer {
 // line per device, model, precision, variant and device count with the
 // memory limit, then, where one device of two kinds ran the same
 // configuration, the speed of one kind over the other (rep.Ratios), then
-// the summary. The variant column is there when a group has one, the devices and system columns when a group has several
-// devices, and the compute column when a calibration computed a row. The
+// the summary. The variant column is there when a group has one, the
+// devices and system columns when a group has several devices, and the
+// compute column when a calibration computed a row. The
 // summary says what was left out, the collective tests too unless
 // testsWritten (their table says it).
 func writeMeasured(w io.Writer, format string, rep *predict.MeasuredReport, left map[string]int, testsWritten bool) error {
