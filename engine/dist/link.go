@@ -13,6 +13,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"scaleplan/internal/benchlog"
 )
 
 // NewLoopbackRing returns a ring of size ranks in this process connected
@@ -271,6 +273,36 @@ func fitLink(s, l Probe) Link {
 		k.Bandwidth = float64(l.Bytes) / l.Seconds
 	}
 	return k
+}
+
+// Record returns a bench log record of k, a probe of transport that ended
+// round (1 for the first; 0 outside rounds), for run.
+func (k Link) Record(run, transport string, round int) benchlog.Record {
+	return benchlog.Record{Kind: benchlog.KindLink, Run: run, Transport: transport, Link: &benchlog.Link{
+		Round: round, SmallBytes: k.Small.Bytes, SmallTime: k.Small.Seconds, LargeBytes: k.Large.Bytes, LargeTime: k.Large.Seconds,
+		EvictBytes: k.Evict, Latency: k.Latency, Bandwidth: k.Bandwidth}}
+}
+
+// LinkOf returns the link a link record holds, as Link.Record wrote it: the
+// two probes and the eviction, and the latency and bandwidth fitted again
+// from the probes, which must agree with the record's to a part in 10⁹.
+// Anything else is an error.
+func LinkOf(r benchlog.Record) (Link, error) {
+	if err := r.Validate(); err != nil {
+		return Link{}, err
+	}
+	if r.Kind != benchlog.KindLink {
+		return Link{}, fmt.Errorf("dist: a %s record is not a link probe", r.Kind)
+	}
+	x := r.Link
+	k := fitLink(Probe{x.SmallBytes, x.SmallTime}, Probe{x.LargeBytes, x.LargeTime})
+	k.Evict = x.EvictBytes
+	near := func(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(math.Abs(a), math.Abs(b)) }
+	if !near(k.Latency, x.Latency) || !near(k.Bandwidth, x.Bandwidth) {
+		return Link{}, fmt.Errorf("dist: link record of %s: latency %g s and bandwidth %g B/s, where its probes give %g s and %g B/s",
+			r.Transport, x.Latency, x.Bandwidth, k.Latency, k.Bandwidth)
+	}
+	return k, nil
 }
 
 // GradientLayout returns the number of values of each parameter tensor of

@@ -1,12 +1,16 @@
 package dist
 
 import (
+	"bytes"
 	"context"
 	"math"
+	"strings"
 	"sync"
 	"testing"
 	"testing/fstest"
 	"time"
+
+	"scaleplan/internal/benchlog"
 )
 
 func TestGradientLayout(t *testing.T) {
@@ -190,5 +194,39 @@ func TestLastLevelCache(t *testing.T) {
 	}
 	if n := LastLevelCache(); n < 0 {
 		t.Errorf("LastLevelCache() = %d", n)
+	}
+}
+
+// TestLinkRecord: a link written as a bench log record, through the
+// log's JSON, reads back as the same link, its latency and bandwidth
+// fitted again from its probes; a record whose fit disagrees with its
+// probes, or of another kind, is refused.
+func TestLinkRecord(t *testing.T) {
+	k := fitLink(Probe{Bytes: 64 << 10, Seconds: 1.3e-4}, Probe{Bytes: 16 << 20, Seconds: 1.05e-2})
+	k.Evict = 64 << 20
+	var buf bytes.Buffer
+	if err := benchlog.NewWriter(&buf).Write(k.Record("r", "tcp", 3)); err != nil {
+		t.Fatal(err)
+	}
+	r, err := benchlog.NewReader(&buf).Next()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Kind != benchlog.KindLink || r.Transport != "tcp" || r.Run != "r" || r.Link.Round != 3 {
+		t.Errorf("record %+v", r)
+	}
+	got, err := LinkOf(r)
+	if err != nil || got != k {
+		t.Errorf("LinkOf: %+v (%v), want %+v", got, err, k)
+	}
+	bad := r
+	l := *r.Link
+	l.Bandwidth *= 1.01
+	bad.Link = &l
+	if _, err := LinkOf(bad); err == nil || !strings.Contains(err.Error(), "where its probes give") {
+		t.Errorf("a bandwidth its probes do not give: %v", err)
+	}
+	if _, err := LinkOf(benchlog.Record{Kind: benchlog.KindMeasurement, Batch: 8, StepTime: 0.1}); err == nil {
+		t.Error("a measurement record: no error")
 	}
 }

@@ -19,10 +19,11 @@ const (
 	KindMeasurement = "measurement" // the summary of timed steps at one configuration
 	KindConvergence = "convergence" // steps to reach a target accuracy at one global batch
 	KindOOM         = "oom"         // a configuration that ran out of device memory
+	KindLink        = "link"        // a probe of a link between workers (Record.Link)
 )
 
 // Kinds lists the valid values of Record.Kind.
-var Kinds = []string{KindHeader, KindStep, KindMeasurement, KindConvergence, KindOOM}
+var Kinds = []string{KindHeader, KindStep, KindMeasurement, KindConvergence, KindOOM, KindLink}
 
 // Record is one line of a bench log. Fields that do not apply to a kind are
 // left zero and omitted from the JSON. Quantities are plain numbers in the
@@ -70,6 +71,25 @@ type Record struct {
 
 	// Error says why a configuration failed (oom records).
 	Error string `json:"error,omitempty"`
+
+	// Link is what a link record measured over Transport.
+	Link *Link `json:"link,omitempty"`
+}
+
+// Link is a probe of the link between two ranks: the median time of a ring
+// step at a small and a large message, and the latency and bandwidth a
+// line through the two gives, time = latency + bytes/bandwidth.
+type Link struct {
+	// Round is the round of a measurement in rounds the probe ended (1 for
+	// the first); 0 when the run had no rounds.
+	Round      int     `json:"round,omitempty"`
+	SmallBytes int     `json:"small_bytes"`
+	SmallTime  float64 `json:"small_s"`
+	LargeBytes int     `json:"large_bytes"`
+	LargeTime  float64 `json:"large_s"`
+	EvictBytes int     `json:"evict_bytes,omitempty"` // written before every step, to put the messages out of the cache; 0: they were in it
+	Latency    float64 `json:"latency_s"`
+	Bandwidth  float64 `json:"bandwidth_bytes_per_s"`
 }
 
 // Phases splits a step's time, in seconds. Phases that overlap (all-reduce
@@ -102,7 +122,7 @@ type Machine struct {
 // negative or non-finite number, or a measurement without a throughput.
 func (r *Record) Validate() error {
 	switch r.Kind {
-	case KindHeader, KindStep, KindMeasurement, KindConvergence, KindOOM:
+	case KindHeader, KindStep, KindMeasurement, KindConvergence, KindOOM, KindLink:
 	case "":
 		return errors.New("missing \"kind\" (want one of " + strings.Join(Kinds, ", ") + ")")
 	default:
@@ -145,9 +165,50 @@ func (r *Record) Validate() error {
 		if r.StepsToTarget <= 0 {
 			return errors.New("convergence record without steps_to_target")
 		}
+	case KindLink:
+		if err := r.Link.validate(r.Transport); err != nil {
+			return err
+		}
+	}
+	if r.Link != nil && r.Kind != KindLink {
+		return fmt.Errorf("%s record with a link: only link records have one", r.Kind)
 	}
 	if r.Accuracy > 1 || r.Target > 1 {
 		return fmt.Errorf("accuracy %v, target %v: must be fractions in [0, 1]", r.Accuracy, r.Target)
+	}
+	return nil
+}
+
+// validate reports the first thing wrong with the link of a link record
+// over transport: none, no transport, a message size that is not positive
+// or a small one not under the large one, a time or a rate that is not a
+// positive finite number (a latency may be 0), or a negative round or
+// eviction.
+func (k *Link) validate(transport string) error {
+	if k == nil {
+		return errors.New("link record without \"link\"")
+	}
+	if transport == "" {
+		return errors.New("link record without transport")
+	}
+	if k.SmallBytes <= 0 || k.LargeBytes <= k.SmallBytes {
+		return fmt.Errorf("link.small_bytes %d, link.large_bytes %d: want 0 < small < large", k.SmallBytes, k.LargeBytes)
+	}
+	for _, n := range []struct {
+		name string
+		v    float64
+		zero bool
+	}{{"link.small_s", k.SmallTime, false}, {"link.large_s", k.LargeTime, false}, {"link.latency_s", k.Latency, true}, {"link.bandwidth_bytes_per_s", k.Bandwidth, false}} {
+		if n.v < 0 || n.v == 0 && !n.zero || math.IsNaN(n.v) || math.IsInf(n.v, 0) {
+			bound := "> 0"
+			if n.zero {
+				bound = ">= 0"
+			}
+			return fmt.Errorf("%s = %v: must be a finite number %s", n.name, n.v, bound)
+		}
+	}
+	if k.Round < 0 || k.EvictBytes < 0 {
+		return fmt.Errorf("link.round %d, link.evict_bytes %d: must be >= 0", k.Round, k.EvictBytes)
 	}
 	return nil
 }

@@ -18,6 +18,8 @@ func TestRoundTrip(t *testing.T) {
 		{Kind: KindMeasurement, Model: "mlp", Batch: 64, Steps: 10, StepTime: 0.02, StepTimeStd: 0.001, SamplesPerSec: 3200, PeakMemory: 1 << 30},
 		{Kind: KindConvergence, GlobalBatch: 256, Target: 0.85, Accuracy: 0.86, Reached: true, StepsToTarget: 1400, LearningRate: 0.1},
 		{Kind: KindOOM, Model: "resnet50", Batch: 512, Error: "CUDA out of memory", Labels: map[string]string{"gpu": "h100"}},
+		{Kind: KindLink, Run: "r", Transport: "tcp", Link: &Link{Round: 2, SmallBytes: 16384, SmallTime: 1.2e-4, LargeBytes: 4 << 20,
+			LargeTime: 3.1e-3, EvictBytes: 64 << 20, Latency: 1.06e-4, Bandwidth: 1.6e9}},
 	}
 	var buf bytes.Buffer
 	w := NewWriter(&buf)
@@ -112,11 +114,19 @@ func TestReaderErrors(t *testing.T) {
 		`{"kind":"header","machine":{"cores":[2]}}`,
 		`{"kind":"header","machine":"here"}`,
 		`{"kind":"measurement","batch":8,"step_time_s":true}`,
+		`{"kind":"link","transport":"tcp","link":{"small_bytes":16,"small_s":1e-4,"large_bytes":4096,"large_s":1e-3,"latency_s":0,"bandwidth_bytes_per_s":5e6}}`,
+		`{"kind":"link","transport":"tcp"}`,
+		`{"kind":"link","link":{"small_bytes":16,"small_s":1e-4,"large_bytes":4096,"large_s":1e-3,"latency_s":0,"bandwidth_bytes_per_s":5e6}}`,
+		`{"kind":"link","transport":"tcp","link":{"small_bytes":4096,"small_s":1e-4,"large_bytes":4096,"large_s":1e-3,"latency_s":0,"bandwidth_bytes_per_s":5e6}}`,
+		`{"kind":"link","transport":"tcp","link":{"small_bytes":16,"small_s":0,"large_bytes":4096,"large_s":1e-3,"latency_s":0,"bandwidth_bytes_per_s":5e6}}`,
+		`{"kind":"link","transport":"tcp","link":{"small_bytes":16,"small_s":1e-4,"large_bytes":4096,"large_s":1e-3,"latency_s":-1,"bandwidth_bytes_per_s":5e6}}`,
+		`{"kind":"link","transport":"tcp","link":{"round":-1,"small_bytes":16,"small_s":1e-4,"large_bytes":4096,"large_s":1e-3,"latency_s":0,"bandwidth_bytes_per_s":5e6}}`,
+		`{"kind":"measurement","batch":8,"step_time_s":0.1,"link":{"small_bytes":16,"small_s":1e-4,"large_bytes":4096,"large_s":1e-3,"latency_s":0,"bandwidth_bytes_per_s":5e6}}`,
 	}, "\n")
 	want := []string{
 		"",
 		`line 3: json: unknown field "step_time"`,
-		`line 4: unknown kind "bogus" (want one of header, step, measurement, convergence, oom)`,
+		`line 4: unknown kind "bogus" (want one of header, step, measurement, convergence, oom, link)`,
 		`line 5: measurement record without step_time_s or samples_per_s`,
 		`line 6: step_time_s = -1: must be a finite number >= 0`,
 		`line 7: unexpected EOF`,
@@ -126,6 +136,14 @@ func TestReaderErrors(t *testing.T) {
 		`line 11: machine.cores: want a whole number, got an array`,
 		`line 12: machine: want an object, got a string`,
 		`line 13: step_time_s: want a number, got a boolean`,
+		"",
+		`line 15: link record without "link"`,
+		`line 16: link record without transport`,
+		`line 17: link.small_bytes 4096, link.large_bytes 4096: want 0 < small < large`,
+		`line 18: link.small_s = 0: must be a finite number > 0`,
+		`line 19: link.latency_s = -1: must be a finite number >= 0`,
+		`line 20: link.round -1, link.evict_bytes 0: must be >= 0`,
+		`line 21: measurement record with a link: only link records have one`,
 	}
 	rd := NewReader(strings.NewReader(in))
 	for i, w := range want {

@@ -880,7 +880,7 @@ func nameModel(cmd, name string, logs []*fit.Log, prof *model.Profiles) error {
 	named := 0
 	for _, lg := range logs {
 		for i := range lg.Records {
-			if r := &lg.Records[i]; r.Model == "" && r.Kind != benchlog.KindHeader {
+			if r := &lg.Records[i]; r.Model == "" && r.Kind != benchlog.KindHeader && r.Kind != benchlog.KindLink {
 				r.Model = name
 				named++
 			}

@@ -37,7 +37,7 @@ func validateEngineFlags() []cli.Flag {
 		&cli.IntFlag{Name: "engine-rounds", Value: 5, Usage: "measure every configuration in `N` rounds over all of them, each measurement over the timed steps of all N"},
 		warmRoundsFlag("engine-warm-rounds"),
 		&cli.StringFlag{Name: "engine-data", Usage: "`DIR` of an IDX data set, or 'synthetic'; default Fashion-MNIST if installed"},
-		&cli.StringFlag{Name: "engine-out", Usage: "write every measurement as a bench log to `FILE`"},
+		&cli.StringFlag{Name: "engine-out", Usage: "write every measurement, round by round, and each round's link probes as a bench log to `FILE`"},
 		coreGuardFlag("engine-core-guard"),
 	}
 }
@@ -291,7 +291,8 @@ func runValidateEngine(c *cli.Context) error {
 	// ranks at 16 KiB and 4 MiB), so that the links too are measured in
 	// every round and a spell of load moves them no more than the median.
 	probes := make([][]dist.Link, len(transports))
-	evict := linkEvict() // the machine's cache, read once
+	linkRecs := make([][]benchlog.Record, rounds) // each round's probes, for the log
+	evict := linkEvict()                          // the machine's cache, read once
 	probeRound := func(r int) error {
 		for i, tr := range transports {
 			bar.Item(fmt.Sprintf("round %d: link %s", r+1, tr))
@@ -300,6 +301,7 @@ func runValidateEngine(c *cli.Context) error {
 				return fmt.Errorf("probing the %s link: %w", tr, err)
 			}
 			probes[i] = append(probes[i], *link)
+			linkRecs[r] = append(linkRecs[r], link.Record(run, tr, r+1))
 			bar.Add(1)
 		}
 		return nil
@@ -308,11 +310,12 @@ func runValidateEngine(c *cli.Context) error {
 	if err != nil {
 		return fmt.Errorf("validate --engine: %w", err)
 	}
-	var recs []benchlog.Record // every measurement kept, in the order measured
+	var recs []benchlog.Record // every measurement kept and every link probe, in the order measured
 	for r := range rounds {
 		for i := range cfgs {
 			recs = append(recs, kept[i][r].Record(run))
 		}
+		recs = append(recs, linkRecs[r]...)
 	}
 
 	// 1. One worker: the throughput law and the update time.

@@ -3,6 +3,7 @@ package cmd
 import (
 	"fmt"
 	"math"
+	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -120,10 +121,54 @@ func TestValidateEngine(t *testing.T) {
 	if copies == 1 {
 		calTransport, calWho = "inproc", "1 workers inproc"
 	}
-	if len(recs) != 13 || recs[0].Kind != benchlog.KindHeader || recs[1].Workers != copies || recs[1].Transport != calTransport ||
+	// Each round: its six measurements, then its probe of each link.
+	if len(recs) != 17 || recs[0].Kind != benchlog.KindHeader || recs[1].Workers != copies || recs[1].Transport != calTransport ||
 		recs[3].Workers != 2 || recs[3].Transport != "inproc" || recs[6].Transport != "tcp" ||
-		recs[7].Workers != copies || recs[12].Transport != "tcp" {
+		recs[9].Workers != copies || recs[14].Transport != "tcp" {
 		t.Errorf("log of %d records: %+v", len(recs), recs)
+	}
+	for i, want := range map[int]struct {
+		transport string
+		round     int
+	}{7: {"inproc", 1}, 8: {"tcp", 1}, 15: {"inproc", 2}, 16: {"tcp", 2}} {
+		if i >= len(recs) {
+			break
+		}
+		r := recs[i]
+		if r.Kind != benchlog.KindLink || r.Transport != want.transport || r.Link.Round != want.round || r.Link.EvictBytes != linkEvict() {
+			t.Errorf("record %d: %+v, want a link record of %s in round %d", i, r, want.transport, want.round)
+		} else if _, err := dist.LinkOf(r); err != nil {
+			t.Errorf("record %d: %v", i, err)
+		}
+	}
+	// fit reads the log as it reads the log without its link records: they
+	// are not measurements.
+	b, err := os.ReadFile(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kept []string
+	for _, l := range strings.SplitAfter(string(b), "\n") {
+		if !strings.HasPrefix(l, `{"kind":"link"`) {
+			kept = append(kept, l)
+		}
+	}
+	noLinks := filepath.Join(t.TempDir(), "nolinks.jsonl")
+	if len(kept) != 14 { // 13 records and the empty string after the last newline
+		t.Fatalf("%d lines without the link records, want 13:\n%s", len(kept)-1, b)
+	}
+	if err := os.WriteFile(noLinks, []byte(strings.Join(kept, "")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	with, stderr, code := runCLI("fit", "--format", "csv", log)
+	without, _, _ := runCLI("fit", "--format", "csv", noLinks)
+	if code != exitOK || with != without || !strings.Contains(with, "\nmlp,localhost,2,") {
+		t.Errorf("fit of the log: exit %d:\n%s%s\nwithout its link records:\n%s", code, with, stderr, without)
+	}
+	// --model names the model of records that do not, and a link record
+	// has none to name.
+	if _, stderr, code := runCLI("fit", "--model", "mlp", log); code != exitUsage || !strings.Contains(stderr, "every record of these logs names its model") {
+		t.Errorf("fit --model of a log whose measurements name their model: exit %d: %s", code, stderr)
 	}
 	// The text report names the links' medians over the rounds.
 	stdout, stderr, code = runCLI("validate", "--engine", "--engine-core-guard=false", "--engine-data", "synthetic", "--engine-batch", "4,8", "--engine-workers", "2",
