@@ -158,7 +158,7 @@ func Combine(ms []*Measurement) (*Measurement, error) {
 // logPhases converts phases to the bench log's.
 func logPhases(p Phases) *benchlog.Phases {
 	return &benchlog.Phases{DataWait: p.DataWait.Seconds(), Forward: p.Forward.Seconds(), Backward: p.Backward.Seconds(),
-		AllReduce: p.AllReduce.Seconds(), Update: p.Update.Seconds()}
+		AllReduce: p.AllReduce.Seconds(), AllReduceWait: p.Wait.Seconds(), Update: p.Update.Seconds()}
 }
 
 // baseRecord returns a record of kind with c's description filled in.
@@ -177,7 +177,8 @@ func baseRecord(kind, run string, c Config) benchlog.Record {
 
 // Record returns m as a bench log measurement record of run. Its phases
 // are means per step; AllReduce is the time the all-reduces were in
-// flight, which overlaps Backward when Config.Overlap is set.
+// flight, which overlaps Backward when Config.Overlap is set, and
+// AllReduceWait the part of it after Backward (Phases.Wait).
 func (m *Measurement) Record(run string) benchlog.Record {
 	r := baseRecord(benchlog.KindMeasurement, run, m.Config)
 	r.Steps = m.Steps

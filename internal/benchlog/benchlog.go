@@ -99,7 +99,10 @@ type Phases struct {
 	Forward   float64 `json:"forward_s,omitempty"`
 	Backward  float64 `json:"backward_s,omitempty"`
 	AllReduce float64 `json:"allreduce_s,omitempty"`
-	Update    float64 `json:"update_s,omitempty"`
+	// AllReduceWait is the part of AllReduce not hidden behind the
+	// backward pass: from its end to the end of the last all-reduce.
+	AllReduceWait float64 `json:"allreduce_wait_s,omitempty"`
+	Update        float64 `json:"update_s,omitempty"`
 }
 
 // Machine describes the computer a log was measured on.
@@ -143,7 +146,7 @@ func (r *Record) Validate() error {
 			name string
 			v    float64
 		}{{"phases.data_wait_s", p.DataWait}, {"phases.forward_s", p.Forward}, {"phases.backward_s", p.Backward},
-			{"phases.allreduce_s", p.AllReduce}, {"phases.update_s", p.Update}}...)
+			{"phases.allreduce_s", p.AllReduce}, {"phases.allreduce_wait_s", p.AllReduceWait}, {"phases.update_s", p.Update}}...)
 	}
 	for _, n := range nums {
 		if n.v < 0 || math.IsNaN(n.v) || math.IsInf(n.v, 0) {

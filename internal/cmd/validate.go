@@ -50,6 +50,10 @@ func validateCommand() *cli.Command {
 			"before and after it says (--engine-core-guard; see `scaleplan bench throughput\n" +
 			"--help`), and the report says how often it waited or measured again.\n\n" +
 			"   OPENBLAS_CORETYPE=SkylakeX scaleplan validate --engine\n\n" +
+			"--engine-out writes what the run measured, its link probes included, and\n" +
+			"--engine-from rebuilds the report of a run from that log with this build's\n" +
+			"simulator, measuring nothing.\n\n" +
+			"   scaleplan validate --engine --engine-from run.jsonl\n\n" +
 			"With --measured it compares logs (any format fit reads) with the catalogue instead:\n" +
 			"each measurement of one device (scaleplan bench, engine/torchbench on a GPU) against\n" +
 			"the simulator's samples/s for one device of that kind from the roofline alone (no\n" +

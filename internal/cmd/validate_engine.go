@@ -38,6 +38,7 @@ func validateEngineFlags() []cli.Flag {
 		warmRoundsFlag("engine-warm-rounds"),
 		&cli.StringFlag{Name: "engine-data", Usage: "`DIR` of an IDX data set, or 'synthetic'; default Fashion-MNIST if installed"},
 		&cli.StringFlag{Name: "engine-out", Usage: "write every measurement, round by round, and each round's link probes as a bench log to `FILE`"},
+		&cli.StringFlag{Name: "engine-from", Usage: "measure nothing: rebuild the report of the run whose --engine-out log is `FILE`, with this build's simulator"},
 		coreGuardFlag("engine-core-guard"),
 	}
 }
@@ -182,6 +183,9 @@ func runValidateEngine(c *cli.Context) error {
 	if err := checkFormat(format); err != nil {
 		return err
 	}
+	if from := c.String("engine-from"); from != "" {
+		return replayEngine(c, format, from)
+	}
 	batches, workers := c.IntSlice("engine-batch"), c.IntSlice("engine-workers")
 	if err := positive("engine-batch", batches); err != nil {
 		return err
@@ -240,19 +244,7 @@ func runValidateEngine(c *cli.Context) error {
 	// in rounds, each round all of them in this order, so that the spells
 	// of load on a shared machine fall on all of them alike; each one's
 	// measurement is over the timed steps of all its rounds (dist.Combine).
-	var cfgs []dist.Config
-	for _, b := range batches {
-		cfgs = append(cfgs, calibrationConfig(base, b, cores, calThreads))
-	}
-	for _, w := range workers {
-		for _, tr := range transports {
-			for _, b := range batches {
-				cfg := base
-				cfg.Workers, cfg.Batch, cfg.Transport, cfg.Threads = w, b, tr, workerThreads(cores, w)
-				cfgs = append(cfgs, cfg)
-			}
-		}
-	}
+	cfgs := engineConfigs(base, batches, workers, transports, cores, calThreads)
 	for _, cfg := range cfgs {
 		cfg.Steps = warmup + steps // as dist.Measure will run it
 		if err := checkConfig("validate --engine", cfg); err != nil {
@@ -318,36 +310,20 @@ func runValidateEngine(c *cli.Context) error {
 		recs = append(recs, linkRecs[r]...)
 	}
 
-	// 1. One worker: the throughput law and the update time.
-	cal, err := calibrateEngine(base, batches, meas[:len(batches)], cores, calThreads)
+	cal, rows, err := analyseEngine(base, batches, cfgs, meas, transports, probes, cores, calThreads)
 	if err != nil {
 		return err
 	}
 	cal.Rounds, cal.Warm = rounds, warm
 	cal.Guard = guard
-	if cal.Law.V0Unbounded {
-		bar.Printf("validate --engine: warning: the one-worker sweep does not bound v0: its step time did not grow measurably from batch %d to %d, so the predictions below rest on t alone and a v0 the least squares left at %.4g samples/s; measure larger batches (--engine-batch)",
-			slices.Min(batches), slices.Max(batches), cal.Law.V0)
-	}
-
-	// 2. The links: the median of each round's probe.
-	for i, tr := range transports {
-		link, err := dist.MedianLink(probes[i])
-		if err != nil {
-			return fmt.Errorf("validate --engine: the %s link: %w", tr, err)
-		}
-		cal.Links[tr] = &link
-	}
-
-	// 3. Predict W workers against their measurements.
-	rows, err := predictEngine(cal, cfgs[len(batches):], meas[len(batches):])
-	if err != nil {
-		return err
+	if w := unboundedWarning(cal, batches); w != "" {
+		bar.Printf("%s", w)
 	}
 	bar.Done()
 	if out := c.String("engine-out"); out != "" {
 		hdr, err := header(run, map[string]any{"command": "validate --engine", "batches": batches, "workers": workers,
-			"transports": transports, "calibration_threads": calThreads, "steps": steps, "warmup": warmup, "rounds": rounds, "warm_rounds": warm, "core_guard": guard != nil, "engine": base.WithDefaults()})
+			"transports": transports, "cores": cores, "calibration_threads": calThreads, "steps": steps, "warmup": warmup, "rounds": rounds, "warm_rounds": warm,
+			"core_guard": guard != nil, "engine": base.WithDefaults()})
 		if err != nil {
 			return err
 		}
@@ -359,13 +335,82 @@ func runValidateEngine(c *cli.Context) error {
 			return err
 		}
 	}
-	if err := writeEngineValidation(c, format, base, cal, rows); err != nil {
+	return writeEngineReport(c, format, engineTitle(base.ModelName(), tensor.Backend(), runtime.NumCPU()), cal, rows)
+}
+
+// writeEngineReport writes the report (writeEngineValidation) under title
+// and applies --max-error to its mean absolute error at batch ≥
+// engineLarge.
+func writeEngineReport(c *cli.Context, format, title string, cal *engineCalibration, rows []engineRow) error {
+	if err := writeEngineValidation(c, format, title, cal, rows); err != nil {
 		return err
 	}
 	if maxErr, mae := c.Float64("max-error"), summaryOf(rows).Large.MAE; c.IsSet("max-error") && mae > maxErr/100 {
 		return fmt.Errorf("validate --engine: mean absolute error %.1f%% at batch >= %d exceeds --max-error %g%%", 100*mae, engineLarge, maxErr)
 	}
 	return nil
+}
+
+// engineTitle is the report's title for model on backend and a machine of
+// cores.
+func engineTitle(model, backend string, cores int) string {
+	return fmt.Sprintf("Engine: predicted against measured, %s, %s, %d cores", model, backend, cores)
+}
+
+// engineConfigs returns every configuration validate --engine measures, in
+// the order of a round: one worker at each of batches on calThreads of the
+// cores beside independent copies of itself (calibrationConfig), then W
+// workers over each transport at each batch, for each W of workers.
+func engineConfigs(base dist.Config, batches, workers []int, transports []string, cores, calThreads int) []dist.Config {
+	var cfgs []dist.Config
+	for _, b := range batches {
+		cfgs = append(cfgs, calibrationConfig(base, b, cores, calThreads))
+	}
+	for _, w := range workers {
+		for _, tr := range transports {
+			for _, b := range batches {
+				cfg := base
+				cfg.Workers, cfg.Batch, cfg.Transport, cfg.Threads = w, b, tr, workerThreads(cores, w)
+				cfgs = append(cfgs, cfg)
+			}
+		}
+	}
+	return cfgs
+}
+
+// analyseEngine computes the report from what a run measured: meas, each
+// configuration of cfgs (engineConfigs: the calibration's at batches
+// first) over its rounds, and probes, each transport's link probes.
+//  1. One worker: the throughput law and the update time.
+//  2. The links: the median of each round's probe.
+//  3. W workers predicted against their measurements.
+func analyseEngine(base dist.Config, batches []int, cfgs []dist.Config, meas []*dist.Measurement, transports []string, probes [][]dist.Link, cores, calThreads int) (*engineCalibration, []engineRow, error) {
+	cal, err := calibrateEngine(base, batches, meas[:len(batches)], cores, calThreads)
+	if err != nil {
+		return nil, nil, err
+	}
+	for i, tr := range transports {
+		link, err := dist.MedianLink(probes[i])
+		if err != nil {
+			return nil, nil, fmt.Errorf("validate --engine: the %s link: %w", tr, err)
+		}
+		cal.Links[tr] = &link
+	}
+	rows, err := predictEngine(cal, cfgs[len(batches):], meas[len(batches):])
+	if err != nil {
+		return nil, nil, err
+	}
+	return cal, rows, nil
+}
+
+// unboundedWarning says, when the one-worker sweep of cal at batches did
+// not bound v0, what the predictions then rest on; "" when it did.
+func unboundedWarning(cal *engineCalibration, batches []int) string {
+	if !cal.Law.V0Unbounded {
+		return ""
+	}
+	return fmt.Sprintf("validate --engine: warning: the one-worker sweep does not bound v0: its step time did not grow measurably from batch %d to %d, so the predictions below rest on t alone and a v0 the least squares left at %.4g samples/s; measure larger batches (--engine-batch)",
+		slices.Min(batches), slices.Max(batches), cal.Law.V0)
 }
 
 // calibrationConfig returns the calibration's measurement at batch b: one
@@ -477,10 +522,10 @@ func linkEvict() int {
 
 // writeEngineValidation prints the calibration, the table of predicted
 // against measured and the error summary.
-func writeEngineValidation(c *cli.Context, format string, base dist.Config, cal *engineCalibration, rows []engineRow) error {
+func writeEngineValidation(c *cli.Context, format, title string, cal *engineCalibration, rows []engineRow) error {
 	w := c.App.Writer
 	law := cal.Law
-	t := &table{Title: fmt.Sprintf("Engine: predicted against measured, %s, %s, %d cores", base.ModelName(), tensor.Backend(), runtime.NumCPU()),
+	t := &table{Title: title,
 		Header: []string{"workers", "transport", "batch", "global_batch", "predicted_samples_per_s", "measured_samples_per_s", "error (%)",
 			"predicted_step_ms", "measured_step_ms", "predicted_exposed_comm_ms", "measured_exposed_comm_ms"}}
 	for _, r := range rows {

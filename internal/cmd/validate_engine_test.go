@@ -250,3 +250,74 @@ func TestSummarizeEngine(t *testing.T) {
 		t.Errorf("summary of batch 16 alone:\n%s\nwant\n%s", got, want)
 	}
 }
+
+// TestValidateEngineReplay: validate --engine --engine-from rebuilds, from
+// the log of a run, the report that run printed, measuring nothing; a log
+// that does not hold what it needs, or a flag that says what to measure,
+// is refused with the reason.
+func TestValidateEngineReplay(t *testing.T) {
+	dir := t.TempDir()
+	log := filepath.Join(dir, "ve.jsonl")
+	args := []string{"validate", "--engine", "--engine-core-guard=false", "--engine-data", "synthetic", "--engine-batch", "4,8,32", "--engine-workers", "2",
+		"--engine-transport", "inproc,tcp", "--engine-steps", "3", "--engine-warmup", "1", "--engine-rounds", "2"}
+	live, stderr, code := runCLI(append(args, "--engine-out", log)...)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	replayed, stderr, code := runCLI("validate", "--engine", "--engine-from", log)
+	if code != exitOK || replayed != live {
+		t.Errorf("exit %d: the replay differs from the run\nrun:\n%s\nreplay:\n%s%s", code, live, replayed, stderr)
+	}
+	if want := "validate --engine-from: " + log + ": 18 measurements and 4 link probes of 2 rounds, measured by "; !strings.Contains(stderr, want) {
+		t.Errorf("stderr %q lacks %q", stderr, want)
+	}
+	if got, _, code := runCLI("validate", "--engine", "--engine-from", log, "--format", "csv"); code != exitOK || !strings.HasPrefix(got, "workers,transport,batch,") {
+		t.Errorf("--format csv: exit %d:\n%s", code, got)
+	}
+	if _, stderr, code := runCLI("validate", "--engine", "--engine-from", log, "--max-error", "0"); code != exitRuntime || !strings.Contains(stderr, "exceeds --max-error 0%") {
+		t.Errorf("--max-error 0: exit %d: %s", code, stderr)
+	}
+
+	b, err := os.ReadFile(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitAfter(string(b), "\n")
+	write := func(name string, ls []string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(strings.Join(ls, "")), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	var noLinks []string
+	for _, l := range lines {
+		if !strings.HasPrefix(l, `{"kind":"link"`) {
+			noLinks = append(noLinks, l)
+		}
+	}
+	// As a log of before 2026-11-26: no cores in the header's config.
+	old := strings.Join(noLinks, "")
+	at := strings.Index(old, `"config"`)
+	old = old[:at] + strings.Replace(old[at:], `"cores":`, `"cpus":`, 1)
+	swapped := append([]string{}, lines...)
+	swapped[1], swapped[2] = swapped[2], swapped[1]
+	for _, tc := range []struct {
+		args []string
+		code int
+		msg  string
+	}{
+		{[]string{"--engine-from", write("truncated.jsonl", lines[:len(lines)-3])}, exitRuntime, "truncated.jsonl: 20 records after the header, want 22: 2 rounds of 9 measurements and 2 link probes"},
+		{[]string{"--engine-from", write("nolinks.jsonl", noLinks)}, exitRuntime, "the log holds no link probes: written before validate --engine logged them (2026-11-26), it cannot be replayed"},
+		{[]string{"--engine-from", write("old.jsonl", []string{old})}, exitRuntime, "its header gives no cores: the log was written before validate --engine recorded them"},
+		{[]string{"--engine-from", write("swapped.jsonl", swapped)}, exitRuntime, "swapped.jsonl: record 2: want round 1's measurement of mlp, 2 workers none, batch 4"},
+		{[]string{"--engine-from", "../../docs/measurements/h100-2026-11-26/cnn.jsonl"}, exitRuntime, `its header's command is "", not "validate --engine"`},
+		{[]string{"--engine-from", filepath.Join(dir, "none.jsonl")}, exitRuntime, "no such file"},
+		{[]string{"--engine-from", log, "--engine-batch", "4,8"}, exitUsage, "validate --engine-from: --engine-batch: the log says what was measured; leave it out"},
+	} {
+		_, stderr, code := runCLI(append([]string{"validate", "--engine"}, tc.args...)...)
+		if code != tc.code || !strings.Contains(stderr, tc.msg) {
+			t.Errorf("%v: exit %d, want %d with %q:\n%s", tc.args, code, tc.code, tc.msg, stderr)
+		}
+	}
+}

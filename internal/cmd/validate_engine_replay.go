@@ -1,0 +1,221 @@
+package cmd
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"scaleplan/engine/dist"
+	"scaleplan/internal/benchlog"
+)
+
+// replayFlags are the flags of validate --engine that say what to
+// measure: the log of --engine-from says it instead.
+var replayFlags = []string{"engine-model", "engine-batch", "engine-workers", "engine-transport", "engine-threads", "engine-steps",
+	"engine-warmup", "engine-rounds", "engine-warm-rounds", "engine-data", "engine-out", "engine-core-guard"}
+
+// engineRun is what the header of a validate --engine --engine-out log
+// says of its run.
+type engineRun struct {
+	Batches            []int       `json:"batches"`
+	Workers            []int       `json:"workers"`
+	Transports         []string    `json:"transports"`
+	Cores              int         `json:"cores"`
+	CalibrationThreads int         `json:"calibration_threads"`
+	Rounds             int         `json:"rounds"`
+	WarmRounds         int         `json:"warm_rounds"`
+	Engine             dist.Config `json:"engine"`
+}
+
+// replayEngine writes the report of the validate --engine run whose
+// --engine-out log is path, measuring nothing: the configurations, cores
+// and rounds its header gives, each configuration's measurement over the
+// timed steps of its rounds (combineRecords), each transport's link the
+// median of its rounds' probes, and the calibration and predictions of
+// this build's simulator, as the run computed them (analyseEngine). What
+// the log does not hold, the core guard's account, is left out of the
+// report.
+func replayEngine(c *cli.Context, format, path string) error {
+	for _, name := range replayFlags {
+		if c.IsSet(name) {
+			return usagef("validate --engine-from: --%s: the log says what was measured; leave it out", name)
+		}
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("validate --engine-from: %w", err)
+	}
+	defer f.Close()
+	var recs []benchlog.Record
+	rd := benchlog.NewReader(f)
+	for {
+		r, err := rd.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return fmt.Errorf("validate --engine-from: %s: %w", path, err)
+		}
+		recs = append(recs, r)
+	}
+	run, err := readEngineRun(path, recs)
+	if err != nil {
+		return err
+	}
+	base := run.Engine
+	cfgs := engineConfigs(base, run.Batches, run.Workers, run.Transports, run.Cores, run.CalibrationThreads)
+	perRound := len(cfgs) + len(run.Transports)
+	if n := len(recs) - 1; n != run.Rounds*perRound {
+		return fmt.Errorf("validate --engine-from: %s: %d records after the header, want %d: %d rounds of %d measurements and %d link probes (%s)",
+			path, n, run.Rounds*perRound, run.Rounds, len(cfgs), len(run.Transports), missingLinks(recs[1:]))
+	}
+	rounds := make([][]benchlog.Record, len(cfgs))
+	probes := make([][]dist.Link, len(run.Transports))
+	for r := range run.Rounds {
+		for i, cfg := range cfgs {
+			n := 1 + r*perRound + i
+			rec := recs[n]
+			transport := cfg.Transport
+			if cfg.Independent {
+				transport = "none"
+			}
+			if rec.Kind != benchlog.KindMeasurement || rec.Model != cfg.ModelName() || rec.Workers != cfg.Workers || rec.Batch != cfg.Batch || rec.Transport != transport ||
+				!(rec.StepTime > 0) || rec.Steps < 1 {
+				return fmt.Errorf("validate --engine-from: %s: record %d: want round %d's measurement of %s, %d workers %s, batch %d, with its steps and step time; found a %s record of %s, %d workers %s, batch %d",
+					path, n+1, r+1, cfg.ModelName(), cfg.Workers, transport, cfg.Batch, rec.Kind, rec.Model, rec.Workers, rec.Transport, rec.Batch)
+			}
+			rounds[i] = append(rounds[i], rec)
+		}
+		for j, tr := range run.Transports {
+			n := 1 + r*perRound + len(cfgs) + j
+			rec := recs[n]
+			if rec.Kind != benchlog.KindLink || rec.Transport != tr || rec.Link == nil || rec.Link.Round != r+1 {
+				return fmt.Errorf("validate --engine-from: %s: record %d: want round %d's probe of the %s link, found a %s record (%s)", path, n+1, r+1, tr, rec.Kind, missingLinks(recs[1:]))
+			}
+			k, err := dist.LinkOf(rec)
+			if err != nil {
+				return fmt.Errorf("validate --engine-from: %s: record %d: %w", path, n+1, err)
+			}
+			probes[j] = append(probes[j], k)
+		}
+	}
+	meas := make([]*dist.Measurement, len(cfgs))
+	for i, cfg := range cfgs {
+		meas[i] = combineRecords(cfg, rounds[i])
+	}
+	cal, rows, err := analyseEngine(base, run.Batches, cfgs, meas, run.Transports, probes, run.Cores, run.CalibrationThreads)
+	if err != nil {
+		return err
+	}
+	cal.Rounds, cal.Warm = run.Rounds, run.WarmRounds
+	stderr := c.App.ErrWriter
+	fmt.Fprintf(stderr, "validate --engine-from: %s: %d measurements and %d link probes of %d rounds, measured by %s; nothing measured now\n",
+		path, run.Rounds*len(cfgs), run.Rounds*len(run.Transports), run.Rounds, machineText(recs[0].Machine))
+	if w := unboundedWarning(cal, run.Batches); w != "" {
+		fmt.Fprintln(stderr, w)
+	}
+	backend, cores := "", 0
+	if m := recs[0].Machine; m != nil {
+		backend, _, _ = strings.Cut(m.Backend, " ")
+		cores = m.Cores
+	}
+	return writeEngineReport(c, format, engineTitle(base.ModelName(), backend, cores), cal, rows)
+}
+
+// readEngineRun returns what the header of recs, the records of the log
+// at path, says of its validate --engine run, or an error that says why
+// the log cannot be replayed.
+func readEngineRun(path string, recs []benchlog.Record) (*engineRun, error) {
+	if len(recs) == 0 || recs[0].Kind != benchlog.KindHeader {
+		return nil, fmt.Errorf("validate --engine-from: %s: no header record first: not a log of validate --engine --engine-out", path)
+	}
+	if cmd, _ := recs[0].Config["command"].(string); cmd != "validate --engine" {
+		return nil, fmt.Errorf("validate --engine-from: %s: its header's command is %q, not \"validate --engine\": not a log of validate --engine --engine-out", path, cmd)
+	}
+	b, err := json.Marshal(recs[0].Config)
+	if err != nil {
+		return nil, fmt.Errorf("validate --engine-from: %s: header: %w", path, err)
+	}
+	var run engineRun
+	if err := json.Unmarshal(b, &run); err != nil {
+		return nil, fmt.Errorf("validate --engine-from: %s: header: %w", path, err)
+	}
+	if run.Cores < 1 {
+		return nil, fmt.Errorf("validate --engine-from: %s: its header gives no cores: the log was written before validate --engine recorded them and its link probes (2026-11-26), and cannot be replayed", path)
+	}
+	var errs []error
+	if len(run.Batches) < 2 || len(run.Workers) < 1 || len(run.Transports) < 1 {
+		errs = append(errs, fmt.Errorf("batches %v, workers %v, transports %v: want two batches or more, a worker count and a transport", run.Batches, run.Workers, run.Transports))
+	}
+	for _, n := range append(append([]int{run.CalibrationThreads, run.Rounds}, run.Batches...), run.Workers...) {
+		if n < 1 {
+			errs = append(errs, fmt.Errorf("calibration threads %d, rounds %d, batches %v, workers %v: want each at least 1", run.CalibrationThreads, run.Rounds, run.Batches, run.Workers))
+			break
+		}
+	}
+	if run.CalibrationThreads > run.Cores {
+		errs = append(errs, fmt.Errorf("calibration threads %d of %d cores", run.CalibrationThreads, run.Cores))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, fmt.Errorf("validate --engine-from: %s: header: %w", path, err)
+	}
+	return &run, nil
+}
+
+// missingLinks says, of the records after a log's header, whether it
+// holds link probes at all, for the error of a log that cannot be
+// replayed.
+func missingLinks(recs []benchlog.Record) string {
+	for _, r := range recs {
+		if r.Kind == benchlog.KindLink {
+			return "the log holds link probes, not in the order validate --engine writes them"
+		}
+	}
+	return "the log holds no link probes: written before validate --engine logged them (2026-11-26), it cannot be replayed"
+}
+
+// combineRecords returns the measurement of cfg over the timed steps of
+// its rounds, recs, as dist.Combine gives it from the steps themselves:
+// the step time and each phase the mean over all the rounds' steps,
+//
+//	StepTime = Σ n_r·t_r / Σ n_r
+//
+// for round r's n_r steps of mean t_r, and SamplesPerSec the global batch
+// over it. The standard deviation of the steps is not in the records and
+// is left 0.
+func combineRecords(cfg dist.Config, recs []benchlog.Record) *dist.Measurement {
+	m := &dist.Measurement{Config: cfg.WithDefaults()}
+	var sum float64
+	var ph [6]float64 // data wait, forward, backward, all-reduce, wait, update, summed over the steps
+	for _, r := range recs {
+		n := float64(r.Steps)
+		m.Steps += r.Steps
+		sum += n * r.StepTime
+		if p := r.Phases; p != nil {
+			for i, v := range []float64{p.DataWait, p.Forward, p.Backward, p.AllReduce, p.AllReduceWait, p.Update} {
+				ph[i] += n * v
+			}
+		}
+	}
+	n := float64(m.Steps)
+	m.StepTime = sum / n
+	m.SamplesPerSec = float64(m.Config.GlobalBatch()) / m.StepTime
+	d := func(s float64) time.Duration { return time.Duration(math.Round(s / n * 1e9)) }
+	m.Phases = dist.Phases{DataWait: d(ph[0]), Forward: d(ph[1]), Backward: d(ph[2]), AllReduce: d(ph[3]), Wait: d(ph[4]), Update: d(ph[5])}
+	return m
+}
+
+// machineText names the machine of a log's header in a few words.
+func machineText(m *benchlog.Machine) string {
+	if m == nil {
+		return "an unnamed machine"
+	}
+	return fmt.Sprintf("%s (%d cores, %s)", strings.TrimSpace(m.CPU+" "+m.Host), m.Cores, m.Backend)
+}
