@@ -321,3 +321,26 @@ func TestValidateEngineReplay(t *testing.T) {
 		}
 	}
 }
+
+// TestValidateEngineReplayCommitted replays the committed log of a run of
+// validate --engine on this project's machine and checks the figures
+// docs/validation.md quotes of it ("Twelve more runs"): the replay is the
+// run's report, whatever the build that replays it, but for the core
+// guard's account, which the log does not hold.
+func TestValidateEngineReplayCommitted(t *testing.T) {
+	stdout, stderr, code := runCLI("validate", "--engine", "--engine-from", "../../docs/measurements/validate-engine-mlp-amd-replay.jsonl")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	checkContains(t, "validate --engine-from", stdout,
+		"Calibration (one worker on 1 of 2 cores, beside an independent copy of it on the other, 6 batches): v0 = 9614 samples/s, t = 3.71 ms, R² = 0.9986; update 1.64 ms, forward share 0.40",
+		"Link inproc (ring step of two ranks on buffers out of the cache (64 MiB written before each step), median of 5 rounds): latency 38.2 us, bandwidth 7.306 GB/s",
+		"Link tcp (ring step of two ranks on buffers out of the cache (64 MiB written before each step), median of 5 rounds): latency 153.9 us, bandwidth 1.473 GB/s",
+		"Engine: predicted against measured, mlp, openblas, 2 cores",
+		"2        tcp        32     64            5157                     5597                    -7.9       12.41              11.44             5.37                       3.87",
+		"mean absolute error 4.2% over 24 configurations, 4.1% over the 20 with batch >= 32; worst +11.1% (4 workers, inproc, batch 64)",
+		"within 15% at batch >= 32: 20 of 20; worst there +11.1% (4 workers, inproc, batch 64)")
+	if strings.Contains(stdout, "Cores:") {
+		t.Errorf("a core guard's account the log does not hold:\n%s", stdout)
+	}
+}
