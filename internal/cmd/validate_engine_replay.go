@@ -71,6 +71,12 @@ func replayEngine(c *cli.Context, format, path string) error {
 	}
 	base := run.Engine
 	cfgs := engineConfigs(base, run.Batches, run.Workers, run.Transports, run.Cores, run.CalibrationThreads)
+	for _, cfg := range cfgs {
+		cfg.Steps = 1 // the log's steps are its records'
+		if err := cfg.Validate(); err != nil {
+			return fmt.Errorf("validate --engine-from: %s: header: %s", path, strings.ReplaceAll(err.Error(), "\n", "; "))
+		}
+	}
 	perRound := len(cfgs) + len(run.Transports)
 	if n := len(recs) - 1; n != run.Rounds*perRound {
 		return fmt.Errorf("validate --engine-from: %s: %d records after the header, want %d: %d rounds of %d measurements and %d link probes (%s)",

@@ -300,6 +300,7 @@ func TestValidateEngineReplay(t *testing.T) {
 	old := strings.Join(noLinks, "")
 	at := strings.Index(old, `"config"`)
 	old = old[:at] + strings.Replace(old[at:], `"cores":`, `"cpus":`, 1)
+	huge := strings.Replace(lines[0], `"workers":[2]`, `"workers":[2000000000]`, 1)
 	swapped := append([]string{}, lines...)
 	swapped[1], swapped[2] = swapped[2], swapped[1]
 	for _, tc := range []struct {
@@ -310,6 +311,7 @@ func TestValidateEngineReplay(t *testing.T) {
 		{[]string{"--engine-from", write("truncated.jsonl", lines[:len(lines)-3])}, exitRuntime, "truncated.jsonl: 20 records after the header, want 22: 2 rounds of 9 measurements and 2 link probes"},
 		{[]string{"--engine-from", write("nolinks.jsonl", noLinks)}, exitRuntime, "the log holds no link probes: written before validate --engine logged them (2026-11-26), it cannot be replayed"},
 		{[]string{"--engine-from", write("old.jsonl", []string{old})}, exitRuntime, "its header gives no cores: the log was written before validate --engine recorded them"},
+		{[]string{"--engine-from", write("huge.jsonl", append([]string{huge}, lines[1:]...))}, exitRuntime, "huge.jsonl: header: "},
 		{[]string{"--engine-from", write("swapped.jsonl", swapped)}, exitRuntime, "swapped.jsonl: record 2: want round 1's measurement of mlp, 2 workers none, batch 4"},
 		{[]string{"--engine-from", "../../docs/measurements/h100-2026-11-26/cnn.jsonl"}, exitRuntime, `its header's command is "", not "validate --engine"`},
 		{[]string{"--engine-from", filepath.Join(dir, "none.jsonl")}, exitRuntime, "no such file"},
