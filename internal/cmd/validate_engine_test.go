@@ -326,7 +326,7 @@ func TestValidateEngineReplay(t *testing.T) {
 
 // TestValidateEngineReplayCommitted replays the committed log of a run of
 // validate --engine on this project's machine and checks the figures
-// docs/validation.md quotes of it ("Twelve more runs"): the replay is the
+// docs/validation.md quotes of it ("More runs, and logs to replay"): the replay is the
 // run's report, whatever the build that replays it, but for the core
 // guard's account, which the log does not hold.
 func TestValidateEngineReplayCommitted(t *testing.T) {
@@ -344,5 +344,29 @@ func TestValidateEngineReplayCommitted(t *testing.T) {
 		"within 15% at batch >= 32: 20 of 20; worst there +11.1% (4 workers, inproc, batch 64)")
 	if strings.Contains(stdout, "Cores:") {
 		t.Errorf("a core guard's account the log does not hold:\n%s", stdout)
+	}
+}
+
+// TestValidateEngineReplayRuns replays the six committed runs of
+// docs/measurements/validate-engine-2026-11-26 and checks the summary lines
+// each printed when it ran, which docs/validation.md quotes.
+func TestValidateEngineReplayRuns(t *testing.T) {
+	for name, want := range map[string][2]string{
+		"1656-openblas": {"6.3% over 24 configurations, 5.7% over the 20 with batch >= 32; worst +17.7% (4 workers, inproc, batch 16)", "20 of 20; worst there +11.4% (4 workers, tcp, batch 64)"},
+		"1659-openblas": {"4.7% over 24 configurations, 5.3% over the 20 with batch >= 32; worst +12.5% (2 workers, inproc, batch 32)", "20 of 20; worst there +12.5% (2 workers, inproc, batch 32)"},
+		"1707-go":       {"3.6% over 24 configurations, 2.8% over the 20 with batch >= 32; worst -14.6% (2 workers, tcp, batch 16)", "20 of 20; worst there +11.4% (4 workers, inproc, batch 32)"},
+		"1709-openblas": {"4.3% over 24 configurations, 4.1% over the 20 with batch >= 32; worst +12.2% (2 workers, inproc, batch 32)", "20 of 20; worst there +12.2% (2 workers, inproc, batch 32)"},
+		"1712-openblas": {"3.6% over 24 configurations, 3.4% over the 20 with batch >= 32; worst +8.9% (2 workers, inproc, batch 16)", "20 of 20; worst there +7.4% (4 workers, inproc, batch 32)"},
+		"1719-go":       {"3.4% over 24 configurations, 2.8% over the 20 with batch >= 32; worst -12.0% (2 workers, tcp, batch 16)", "20 of 20; worst there -9.0% (2 workers, tcp, batch 32)"},
+	} {
+		stdout, stderr, code := runCLI("validate", "--engine", "--engine-from", "../../docs/measurements/validate-engine-2026-11-26/"+name+".jsonl")
+		if code != exitOK {
+			t.Errorf("%s: exit %d: %s", name, code, stderr)
+			continue
+		}
+		checkContains(t, name, stdout, "\nmean absolute error "+want[0]+"\n", "\nwithin 15% at batch >= 32: "+want[1]+"\n")
+	}
+	if logs, _ := filepath.Glob("../../docs/measurements/validate-engine-2026-11-26/*.jsonl"); len(logs) != 6 {
+		t.Errorf("%d logs, want the 6 above", len(logs))
 	}
 }
