@@ -79,7 +79,7 @@ func replayEngine(c *cli.Context, format, path string) error {
 	}
 	perRound := len(cfgs) + len(run.Transports)
 	if n := len(recs) - 1; n != run.Rounds*perRound {
-		return fmt.Errorf("validate --engine-from: %s: %d records after the header, want %d: %d rounds of %d measurements and %d link probes (%s)",
+		return fmt.Errorf("validate --engine-from: %s: %d records after the header, want %d: %d rounds of %d measurements and %d link probes%s",
 			path, n, run.Rounds*perRound, run.Rounds, len(cfgs), len(run.Transports), missingLinks(recs[1:]))
 	}
 	rounds := make([][]benchlog.Record, len(cfgs))
@@ -103,7 +103,7 @@ func replayEngine(c *cli.Context, format, path string) error {
 			n := 1 + r*perRound + len(cfgs) + j
 			rec := recs[n]
 			if rec.Kind != benchlog.KindLink || rec.Transport != tr || rec.Link == nil || rec.Link.Round != r+1 {
-				return fmt.Errorf("validate --engine-from: %s: record %d: want round %d's probe of the %s link, found a %s record (%s)", path, n+1, r+1, tr, rec.Kind, missingLinks(recs[1:]))
+				return fmt.Errorf("validate --engine-from: %s: record %d: want round %d's probe of the %s link, found a %s record%s", path, n+1, r+1, tr, rec.Kind, missingLinks(recs[1:]))
 			}
 			k, err := dist.LinkOf(rec)
 			if err != nil {
@@ -175,16 +175,16 @@ func readEngineRun(path string, recs []benchlog.Record) (*engineRun, error) {
 	return &run, nil
 }
 
-// missingLinks says, of the records after a log's header, whether it
-// holds link probes at all, for the error of a log that cannot be
-// replayed.
+// missingLinks returns, for the error of a log that cannot be replayed,
+// "" when recs, the records after its header, hold a link probe, and else
+// why they hold none.
 func missingLinks(recs []benchlog.Record) string {
 	for _, r := range recs {
 		if r.Kind == benchlog.KindLink {
-			return "the log holds link probes, not in the order validate --engine writes them"
+			return ""
 		}
 	}
-	return "the log holds no link probes: written before validate --engine logged them (2026-11-26), it cannot be replayed"
+	return " (the log holds no link probes: written before validate --engine logged them (2026-11-26), it cannot be replayed)"
 }
 
 // combineRecords returns the measurement of cfg over the timed steps of
