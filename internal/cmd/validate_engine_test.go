@@ -347,7 +347,7 @@ func TestValidateEngineReplayCommitted(t *testing.T) {
 	}
 }
 
-// TestValidateEngineReplayRuns replays the six committed runs of
+// TestValidateEngineReplayRuns replays the nine committed runs of
 // docs/measurements/validate-engine-2026-11-26 and checks the summary lines
 // each printed when it ran, which docs/validation.md quotes.
 func TestValidateEngineReplayRuns(t *testing.T) {
@@ -358,6 +358,9 @@ func TestValidateEngineReplayRuns(t *testing.T) {
 		"1709-openblas": {"4.3% over 24 configurations, 4.1% over the 20 with batch >= 32; worst +12.2% (2 workers, inproc, batch 32)", "20 of 20; worst there +12.2% (2 workers, inproc, batch 32)"},
 		"1712-openblas": {"3.6% over 24 configurations, 3.4% over the 20 with batch >= 32; worst +8.9% (2 workers, inproc, batch 16)", "20 of 20; worst there +7.4% (4 workers, inproc, batch 32)"},
 		"1719-go":       {"3.4% over 24 configurations, 2.8% over the 20 with batch >= 32; worst -12.0% (2 workers, tcp, batch 16)", "20 of 20; worst there -9.0% (2 workers, tcp, batch 32)"},
+		"1726-openblas": {"7.0% over 24 configurations, 6.9% over the 20 with batch >= 32; worst +20.1% (4 workers, tcp, batch 16)", "20 of 20; worst there +12.0% (4 workers, tcp, batch 32)"},
+		"1733-go":       {"3.1% over 24 configurations, 2.8% over the 20 with batch >= 32; worst -7.7% (4 workers, inproc, batch 16)", "20 of 20; worst there -7.7% (2 workers, tcp, batch 32)"},
+		"1737-openblas": {"6.3% over 24 configurations, 5.8% over the 20 with batch >= 32; worst +19.1% (4 workers, inproc, batch 16)", "20 of 20; worst there +13.1% (4 workers, inproc, batch 256)"},
 	} {
 		stdout, stderr, code := runCLI("validate", "--engine", "--engine-from", "../../docs/measurements/validate-engine-2026-11-26/"+name+".jsonl")
 		if code != exitOK {
@@ -366,7 +369,7 @@ func TestValidateEngineReplayRuns(t *testing.T) {
 		}
 		checkContains(t, name, stdout, "\nmean absolute error "+want[0]+"\n", "\nwithin 15% at batch >= 32: "+want[1]+"\n")
 	}
-	if logs, _ := filepath.Glob("../../docs/measurements/validate-engine-2026-11-26/*.jsonl"); len(logs) != 6 {
-		t.Errorf("%d logs, want the 6 above", len(logs))
+	if logs, _ := filepath.Glob("../../docs/measurements/validate-engine-2026-11-26/*.jsonl"); len(logs) != 9 {
+		t.Errorf("%d logs, want the 9 above", len(logs))
 	}
 }
