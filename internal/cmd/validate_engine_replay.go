@@ -2,11 +2,11 @@ package cmd
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"math"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -82,27 +82,29 @@ func replayEngine(c *cli.Context, format, path string) error {
 		return fmt.Errorf("validate --engine-from: %s: %d records after the header, want %d: %d rounds of %d measurements and %d link probes%s",
 			path, n, run.Rounds*perRound, run.Rounds, len(cfgs), len(run.Transports), missingLinks(recs[1:]))
 	}
+	// want[i] is the record of cfgs[i] as the run wrote it, but for what
+	// it measured.
+	want := make([]benchlog.Record, len(cfgs))
+	for i, cfg := range cfgs {
+		want[i] = (&dist.Measurement{Config: cfg}).Record(recs[0].Run)
+	}
 	rounds := make([][]benchlog.Record, len(cfgs))
 	probes := make([][]dist.Link, len(run.Transports))
 	for r := range run.Rounds {
-		for i, cfg := range cfgs {
+		for i, w := range want {
 			n := 1 + r*perRound + i
 			rec := recs[n]
-			transport := cfg.Transport
-			if cfg.Independent {
-				transport = "none"
-			}
-			if rec.Kind != benchlog.KindMeasurement || rec.Model != cfg.ModelName() || rec.Workers != cfg.Workers || rec.Batch != cfg.Batch || rec.Transport != transport ||
+			if rec.Kind != w.Kind || rec.Model != w.Model || rec.Workers != w.Workers || rec.Batch != w.Batch || rec.Transport != w.Transport ||
 				!(rec.StepTime > 0) || rec.Steps < 1 {
 				return fmt.Errorf("validate --engine-from: %s: record %d: want round %d's measurement of %s, %d workers %s, batch %d, with its steps and step time; found a %s record of %s, %d workers %s, batch %d",
-					path, n+1, r+1, cfg.ModelName(), cfg.Workers, transport, cfg.Batch, rec.Kind, rec.Model, rec.Workers, rec.Transport, rec.Batch)
+					path, n+1, r+1, w.Model, w.Workers, w.Transport, w.Batch, rec.Kind, rec.Model, rec.Workers, rec.Transport, rec.Batch)
 			}
 			rounds[i] = append(rounds[i], rec)
 		}
 		for j, tr := range run.Transports {
 			n := 1 + r*perRound + len(cfgs) + j
 			rec := recs[n]
-			if rec.Kind != benchlog.KindLink || rec.Transport != tr || rec.Link == nil || rec.Link.Round != r+1 {
+			if rec.Kind != benchlog.KindLink || rec.Transport != tr || rec.Link.Round != r+1 { // a link record has its link (benchlog.Record.Validate)
 				return fmt.Errorf("validate --engine-from: %s: record %d: want round %d's probe of the %s link, found a %s record%s", path, n+1, r+1, tr, rec.Kind, missingLinks(recs[1:]))
 			}
 			k, err := dist.LinkOf(rec)
@@ -156,20 +158,15 @@ func readEngineRun(path string, recs []benchlog.Record) (*engineRun, error) {
 	if run.Cores < 1 {
 		return nil, fmt.Errorf("validate --engine-from: %s: its header gives no cores: the log was written before validate --engine recorded them and its link probes (2026-11-26), and cannot be replayed", path)
 	}
-	var errs []error
-	if len(run.Batches) < 2 || len(run.Workers) < 1 || len(run.Transports) < 1 {
-		errs = append(errs, fmt.Errorf("batches %v, workers %v, transports %v: want two batches or more, a worker count and a transport", run.Batches, run.Workers, run.Transports))
+	// The batches are checked with the configurations they make
+	// (dist.Config.Validate); the workers first, which divide the cores.
+	switch {
+	case len(run.Batches) < 2 || len(run.Workers) < 1 || len(run.Transports) < 1:
+		err = fmt.Errorf("batches %v, workers %v, transports %v: want two batches or more, a worker count and a transport", run.Batches, run.Workers, run.Transports)
+	case slices.Min(run.Workers) < 1 || run.Rounds < 1 || run.CalibrationThreads < 1 || run.CalibrationThreads > run.Cores:
+		err = fmt.Errorf("workers %v, rounds %d, calibration threads %d: want workers and rounds at least 1, and 1 to %d threads, the run's cores", run.Workers, run.Rounds, run.CalibrationThreads, run.Cores)
 	}
-	for _, n := range append(append([]int{run.CalibrationThreads, run.Rounds}, run.Batches...), run.Workers...) {
-		if n < 1 {
-			errs = append(errs, fmt.Errorf("calibration threads %d, rounds %d, batches %v, workers %v: want each at least 1", run.CalibrationThreads, run.Rounds, run.Batches, run.Workers))
-			break
-		}
-	}
-	if run.CalibrationThreads > run.Cores {
-		errs = append(errs, fmt.Errorf("calibration threads %d of %d cores", run.CalibrationThreads, run.Cores))
-	}
-	if err := errors.Join(errs...); err != nil {
+	if err != nil {
 		return nil, fmt.Errorf("validate --engine-from: %s: header: %w", path, err)
 	}
 	return &run, nil
