@@ -329,8 +329,8 @@ func TestMinBatchH200(t *testing.T) {
 }
 
 // TestMinBatchH100 checks the R² of each curve of the H100 logs of
-// docs/measurements/h100-2026-11-26 that docs/torchbench.md quotes, with
-// every batch and from batch 32. Mask R-CNN's two logs (batches 1 to 4 and
+// docs/measurements/h100-2026-11-26 and h100-2026-11-26-rest that
+// docs/torchbench.md quotes, with every batch and from batch 32. Mask R-CNN's two logs (batches 1 to 4 and
 // 8 to 32, two calls) are one curve; the channels_last curves are their
 // own.
 func TestMinBatchH100(t *testing.T) {
@@ -344,6 +344,14 @@ func TestMinBatchH100(t *testing.T) {
 		"resnet50 fp32":                          {"0.9861", "0.9911", 2},
 		"transformer-base amp-fp16":              {"0.9628", "0.9752", 2},
 		"transformer-base fp32":                  {"0.9232", "0.9992", 2},
+	})
+	// The later call's logs, docs/measurements/h100-2026-11-26-rest.
+	checkMinBatch(t, measuredLogs(t, "h100-2026-11-26-rest/*.jsonl", 4), map[string]minBatchWant{
+		"mlp amp-fp16":                    {"0.9797", "0.9809", 1},
+		"mlp fp32":                        {"0.9840", "0.9856", 1},
+		"resnet50 amp-bf16 channels_last": {"0.9038", "0.9938", 1},
+		"resnet50 tf32":                   {"0.9266", "1.0000", 2},
+		"transformer-base amp-bf16":       {"0.9444", "0.9681", 2},
 	})
 }
 

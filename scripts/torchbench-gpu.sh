@@ -15,7 +15,11 @@
 # that the catalogue's checks use most (ResNet-50 in fp32, amp-fp16 and
 # channels_last, the Transformer, EfficientNet-B4, Mask R-CNN in amp-fp16,
 # the CNN) into one call of about eight minutes, for a session lent a
-# single call's worth of GPU time.
+# single call's worth of GPU time. "rest" measures, in about four
+# minutes, what "one" leaves out of the other two on a card that ran it:
+# ResNet-50 in tf32 and in channels_last amp-bf16, the Transformer in
+# amp-bf16, and the MLP (torch.compile stays out: its compilation took most
+# of a group's time on the H200).
 #
 # DIR receives one bench log per group, machine.txt (nvidia-smi and the
 # versions, before and after) and torchbench.log (the progress lines). RUN
@@ -31,9 +35,9 @@ dir=${1:?usage: scripts/torchbench-gpu.sh DIR [RUN [SWEEP]]}
 run=${2:-gpu}
 sweep=${3:-first}
 case $sweep in
-first | tuned | one) ;;
+first | tuned | one | rest) ;;
 *)
-	echo "scripts/torchbench-gpu.sh: unknown sweep \"$sweep\" (first, tuned, one)" >&2
+	echo "scripts/torchbench-gpu.sh: unknown sweep \"$sweep\" (first, tuned, one, rest)" >&2
 	exit 2
 	;;
 esac
@@ -106,6 +110,17 @@ one() {
 	bench 45 maskrcnn-r50-fpn-amp-fp16 --model maskrcnn-r50-fpn --batch 1,2,4,8,16,32 \
 		--precision amp-fp16
 	bench 35 cnn --model cnn --batch 16,32,64,128,256,512,1024,2048,4096,8192 --precision fp32
+}
+
+rest() {
+	bench 50 resnet50-tf32 --model resnet50 --batch 8,16,32,64,128,256,512,1024,2048,4096 \
+		--precision tf32
+	bench 70 resnet50-cl-amp-bf16 --model resnet50 --channels-last \
+		--batch 16,32,64,128,256,512,1024,2048,4096 --precision amp-bf16
+	bench 50 transformer-base-amp-bf16 --model transformer-base --seq-len 128 \
+		--batch 8,16,32,64,128,256,512,1024,2048 --precision amp-bf16
+	bench 35 mlp --model mlp --batch 16,32,64,128,256,512,1024,2048,4096,8192 \
+		--precision fp32,amp-fp16
 }
 
 machine before

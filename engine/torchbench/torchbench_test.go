@@ -879,6 +879,12 @@ func TestGPUSweepScript(t *testing.T) {
 			"maskrcnn-r50-fpn-amp-fp16":   "--model maskrcnn-r50-fpn --batch 1,2,4,8,16,32 --precision amp-fp16",
 			"cnn":                         "--model cnn --batch 16,32,64,128,256,512,1024,2048,4096,8192 --precision fp32",
 		},
+		"rest": {
+			"resnet50-tf32":             "--model resnet50 --batch 8,16,32,64,128,256,512,1024,2048,4096 --precision tf32",
+			"resnet50-cl-amp-bf16":      "--model resnet50 --channels-last --batch 16,32,64,128,256,512,1024,2048,4096 --precision amp-bf16",
+			"transformer-base-amp-bf16": "--model transformer-base --seq-len 128 --batch 8,16,32,64,128,256,512,1024,2048 --precision amp-bf16",
+			"mlp":                       "--model mlp --batch 16,32,64,128,256,512,1024,2048,4096,8192 --precision fp32,amp-fp16",
+		},
 	} {
 		dir := filepath.Join(t.TempDir(), sweep)
 		if out, err := run(dir, "r", sweep); err != nil {
@@ -907,7 +913,7 @@ func TestGPUSweepScript(t *testing.T) {
 	}
 	dir := filepath.Join(t.TempDir(), "x")
 	out, err := run(dir, "r", "fast")
-	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 2 || !strings.Contains(out, `unknown sweep "fast" (first, tuned, one)`) {
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 2 || !strings.Contains(out, `unknown sweep "fast" (first, tuned, one, rest)`) {
 		t.Errorf("unknown sweep: %v: %s", err, out)
 	}
 	if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {

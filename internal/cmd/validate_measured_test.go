@@ -218,14 +218,53 @@ func TestValidateMeasuredH100(t *testing.T) {
 		"-              1024   2772                  7353                   +165.3     calibrated")
 }
 
+// TestValidateMeasuredH100Rest checks the figures docs/validation.md and
+// docs/torchbench.md quote from the later call's logs of
+// docs/measurements/h100-2026-11-26-rest: 38 batches that ran and 2
+// out-of-memory records, and the footprints at the largest batches.
+func TestValidateMeasuredH100Rest(t *testing.T) {
+	out := checkMeasured(t, measuredLogs(t, "h100-2026-11-26-rest/*.jsonl", 4), "h100-sxm5-80gb", 40, variantKey,
+		map[string]measuredGroup{
+			"mlp amp-fp16 -":                  {"7079.0", "+315.6", "8192", "-", "8345673", "no limit measured"},
+			"mlp fp32 -":                      {"1225.6", "-55.5", "8192", "-", "4172836", "no limit measured"},
+			"resnet50 amp-bf16 channels_last": {"456.2", "+232.7", "1024", "2048", "1821", "yes"},
+			"resnet50 tf32 -":                 {"664.5", "+306.6", "64", "-", "910", "no limit measured"},
+			"transformer-base amp-bf16 -":     {"772.8", "+201.0", "512", "1024", "1324", "yes"},
+		}, "mean absolute error of samples/s over 38 measurements: 2481.8%")
+	var dec map[string][]map[string]any
+	if err := json.Unmarshal([]byte(out), &dec); err != nil {
+		t.Fatal(err)
+	}
+	peaks := map[string][3]string{
+		"resnet50 tf32 - 64":                   {"1706", "5.85 GB", "6.323 GB"},
+		"resnet50 amp-bf16 channels_last 1024": {"4234", "46.18 GB", "48.43 GB"},
+		"transformer-base amp-bf16 - 512":      {"2765", "47.91 GB", "33.82 GB"},
+		"mlp fp32 - 8192":                      {"4036613", "280.8 MB", "191 MB"},
+		"mlp amp-fp16 - 8192":                  {"6172423", "244.6 MB", "106.7 MB"},
+	}
+	seen := 0
+	for _, r := range dec["measurements"] {
+		k := variantKey(r) + " " + decodedCell(r["batch"])
+		if w, ok := peaks[k]; ok {
+			seen++
+			if decodedCell(r["measured (samples/s)"]) != w[0] || r["peak memory"] != w[1] || r["memory model"] != w[2] {
+				t.Errorf("%s: %v samples/s, peak %v, memory model %v; want %s, %s, %s", k, r["measured (samples/s)"], r["peak memory"], r["memory model"], w[0], w[1], w[2])
+			}
+		}
+	}
+	if seen != len(peaks) {
+		t.Errorf("%d of the %d largest batches found", seen, len(peaks))
+	}
+}
+
 // TestValidateMeasuredH100AgainstH200 runs validate --measured on the
 // H100 and H200 logs of 2026-11-26 together and checks the comparison of
 // the two that docs/validation.md quotes: the H200's samples/s over the
 // H100's at the largest batch both ran, measured and from the catalogue.
 func TestValidateMeasuredH100AgainstH200(t *testing.T) {
 	args := []string{"validate", "--format", "json"}
-	for _, dir := range []string{"h100-2026-11-26", "h200-2026-11-26", "h200-2026-11-26-tuned"} {
-		for _, l := range measuredLogs(t, dir+"/*.jsonl", map[bool]int{true: 10, false: 8}[dir == "h100-2026-11-26"]) {
+	for dir, n := range map[string]int{"h100-2026-11-26": 10, "h100-2026-11-26-rest": 4, "h200-2026-11-26": 8, "h200-2026-11-26-tuned": 8} {
+		for _, l := range measuredLogs(t, dir+"/*.jsonl", n) {
 			args = append(args, "--measured", l)
 		}
 	}
@@ -244,9 +283,14 @@ func TestValidateMeasuredH100AgainstH200(t *testing.T) {
 		"efficientnet-b4 amp-fp16 channels_last": {"64", "668.3", "774.7", "1.159", "1.433", "+23.6"},
 		"efficientnet-b4 fp32 -":                 {"64", "227.1", "244.2", "1.075", "1.000", "-7.0"},
 		"maskrcnn-r50-fpn amp-fp16 -":            {"16", "70.78", "84.24", "1.190", "1.001", "-15.9"},
+		"mlp amp-fp16 -":                         {"8192", "6172423", "4132171", "0.669", "1.011", "+51.0"},
+		"mlp fp32 -":                             {"8192", "4036613", "4100140", "1.016", "1.001", "-1.5"},
+		"resnet50 amp-bf16 channels_last":        {"1024", "4234", "5045", "1.192", "1.001", "-16.0"},
 		"resnet50 amp-fp16 -":                    {"1024", "2772", "3067", "1.107", "1.001", "-9.6"},
 		"resnet50 amp-fp16 channels_last":        {"1024", "5177", "6545", "1.264", "1.001", "-20.9"},
 		"resnet50 fp32 -":                        {"512", "1012", "1084", "1.072", "1.000", "-6.7"},
+		"resnet50 tf32 -":                        {"64", "1706", "1984", "1.163", "1.005", "-13.6"},
+		"transformer-base amp-bf16 -":            {"512", "2765", "3128", "1.131", "1.003", "-11.4"},
 		"transformer-base amp-fp16 -":            {"512", "2709", "3062", "1.130", "1.003", "-11.3"},
 		"transformer-base fp32 -":                {"512", "755.3", "793.4", "1.050", "1.000", "-4.8"},
 	}
@@ -276,7 +320,7 @@ func TestValidateMeasuredH100AgainstH200(t *testing.T) {
 			}
 		}
 	}
-	checkContains(t, "validate", stdout, "speed of one kind of device over another, over 9 configurations: predicted 12.2% from measured, mean absolute")
+	checkContains(t, "validate", stdout, "speed of one kind of device over another, over 14 configurations: predicted 14.5% from measured, mean absolute")
 	// The share of the H100's step that the measured ratio r puts on
 	// memory bandwidth, if the rest of the step is the same on both:
 	// (1 − 1/r)/(1 − B_H100/B_H200), with the catalogue's bandwidths.
@@ -289,6 +333,8 @@ func TestValidateMeasuredH100AgainstH200(t *testing.T) {
 		"cnn fp32 -": 34, "efficientnet-b4 amp-fp16 channels_last": 45, "efficientnet-b4 fp32 -": 23,
 		"maskrcnn-r50-fpn amp-fp16 -": 53, "resnet50 amp-fp16 -": 32, "resnet50 amp-fp16 channels_last": 69,
 		"resnet50 fp32 -": 22, "transformer-base amp-fp16 -": 38, "transformer-base fp32 -": 16,
+		"mlp fp32 -": 5, "resnet50 amp-bf16 channels_last": 53, "resnet50 tf32 -": 46, "transformer-base amp-bf16 -": 38,
+		"mlp amp-fp16 -": -163, // r < 1: the hosts differ, not the cards; docs/validation.md gives no share
 	}
 	for _, r := range rows {
 		k := variantKey(r)
