@@ -3,6 +3,7 @@ package cmd
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math"
 	"runtime"
 	"slices"
@@ -56,6 +57,7 @@ type engineCalibration struct {
 	Warm    int                   // warm rounds set aside before them
 	Cores   int                   // cores the workers and their links share (GOMAXPROCS); 0 means as many as workers
 	Threads int                   // cores the calibrated worker computed on; 0 means all of them
+	Jitter  map[int]float64       // per batch: the calibrated worker's spread from step to step (roundJitter)
 	Guard   *coreGuard            // what the core guard did; nil without one
 }
 
@@ -91,6 +93,11 @@ type engineCalibration struct {
 // same reason the all-reduce does not hide behind the backward pass: the
 // cores that would copy and add are busy computing, so the simulator
 // runs it after backward (NoOverlap) even when the engine overlaps it.
+//
+// Each worker's forward and backward vary from step to step with the
+// coefficient of variation J the calibrated worker showed at batch b
+// (roundJitter), drawn anew for every worker and step (sim.Config.Jitter),
+// so that a synchronous step waits for the slowest of the w workers.
 func engineSimConfig(cal *engineCalibration, w, b int, transport string) (sim.Config, error) {
 	link, ok := cal.Links[transport]
 	if !ok && w > 1 {
@@ -119,6 +126,9 @@ func engineSimConfig(cal *engineCalibration, w, b int, transport string) (sim.Co
 		Memory: sim.Memory{Gradients: grad, Weights: grad},
 		Comm:   sim.Comm{Algorithm: sim.Ring, Layers: layers, Bucket: units.Bytes(cal.Bucket), NoOverlap: true},
 	}
+	if j := cal.Jitter[b]; w > 1 && j > 0 {
+		cfg.Jitter, cfg.Steps = min(j, sim.MaxJitter), engineJitterSteps
+	}
 	if w > 1 {
 		share := 1.0
 		if cal.Cores > 0 {
@@ -127,6 +137,34 @@ func engineSimConfig(cal *engineCalibration, w, b int, transport string) (sim.Co
 		cfg.Network.Intra = sim.Link{Bandwidth: units.BytesPerSec(link.Bandwidth * share), Latency: units.Seconds(link.Latency)}
 	}
 	return cfg, nil
+}
+
+// engineJitterSteps is the number of steps engineSimConfig simulates
+// when the workers' compute varies from step to step: the mean wait for
+// the slowest of w workers, about J·σ_w of a step for w standard normal
+// draws (σ_2 = 0.56, σ_4 = 1.03), is then within a hundredth of J of its
+// expectation.
+const engineJitterSteps = 400
+
+// jitterText lists cal's jitter by batch, "batch 16 6.9%, 32 8.8%, ...",
+// or returns "" when no batch has any.
+func (cal *engineCalibration) jitterText() string {
+	bs := slices.Sorted(maps.Keys(cal.Jitter))
+	var parts []string
+	some := false
+	for i, b := range bs {
+		j := cal.Jitter[b]
+		some = some || j > 0
+		p := fmt.Sprintf("%d %.1f%%", b, 100*j)
+		if i == 0 {
+			p = "batch " + p
+		}
+		parts = append(parts, p)
+	}
+	if !some {
+		return ""
+	}
+	return strings.Join(parts, ", ")
 }
 
 // slowdown returns s of engineSimConfig: how many times longer w workers
@@ -174,7 +212,7 @@ type engineRow struct {
 	Predicted          *sim.Result
 	Measured           *dist.Measurement
 	Error              float64 // (predicted − measured)/measured samples/s
-	PredComm, MeasWait float64 // exposed communication, seconds
+	PredComm, MeasWait float64 // exposed communication after the worker's own backward, the wait for the slowest included, seconds
 }
 
 // runValidateEngine is `validate --engine`.
@@ -310,7 +348,15 @@ func runValidateEngine(c *cli.Context) error {
 		recs = append(recs, linkRecs[r]...)
 	}
 
-	cal, rows, err := analyseEngine(base, batches, cfgs, meas, transports, probes, cores, calThreads)
+	jitter := make([]float64, len(batches))
+	for i := range batches {
+		rs := make([]benchlog.Record, len(kept[i]))
+		for r, m := range kept[i] {
+			rs[r] = m.Record(run)
+		}
+		jitter[i] = roundJitter(rs)
+	}
+	cal, rows, err := analyseEngine(base, batches, cfgs, meas, jitter, transports, probes, cores, calThreads)
 	if err != nil {
 		return err
 	}
@@ -380,14 +426,20 @@ func engineConfigs(base dist.Config, batches, workers []int, transports []string
 
 // analyseEngine computes the report from what a run measured: meas, each
 // configuration of cfgs (engineConfigs: the calibration's at batches
-// first) over its rounds, and probes, each transport's link probes.
-//  1. One worker: the throughput law and the update time.
+// first) over its rounds, jitter, the calibrated worker's spread from step
+// to step at each of batches (roundJitter), and probes, each transport's
+// link probes.
+//  1. One worker: the throughput law, the update time and the spread.
 //  2. The links: the median of each round's probe.
 //  3. W workers predicted against their measurements.
-func analyseEngine(base dist.Config, batches []int, cfgs []dist.Config, meas []*dist.Measurement, transports []string, probes [][]dist.Link, cores, calThreads int) (*engineCalibration, []engineRow, error) {
+func analyseEngine(base dist.Config, batches []int, cfgs []dist.Config, meas []*dist.Measurement, jitter []float64, transports []string, probes [][]dist.Link, cores, calThreads int) (*engineCalibration, []engineRow, error) {
 	cal, err := calibrateEngine(base, batches, meas[:len(batches)], cores, calThreads)
 	if err != nil {
 		return nil, nil, err
+	}
+	cal.Jitter = make(map[int]float64, len(batches))
+	for i, b := range batches {
+		cal.Jitter[b] = jitter[i]
 	}
 	for i, tr := range transports {
 		link, err := dist.MedianLink(probes[i])
@@ -411,6 +463,46 @@ func unboundedWarning(cal *engineCalibration, batches []int) string {
 	}
 	return fmt.Sprintf("validate --engine: warning: the one-worker sweep does not bound v0: its step time did not grow measurably from batch %d to %d, so the predictions below rest on t alone and a v0 the least squares left at %.4g samples/s; measure larger batches (--engine-batch)",
 		slices.Min(batches), slices.Max(batches), cal.Law.V0)
+}
+
+// roundJitter returns the spread from step to step of one worker's
+// compute that recs, the rounds of a measurement, show: the median over
+// the rounds of
+//
+//	J_r = σ_r / (f_r + b_r)
+//
+// round r's sample standard deviation of worker 0's step times over its
+// mean forward and backward (over its mean step where the record has no
+// phases), or 0 where no round has two steps or more. The simulator takes
+// J as the coefficient of variation of each worker's forward and backward,
+// drawn anew every step, so that the workers of a synchronous step wait
+// for the slowest of them (sim.Config.Jitter). Within a round the steps
+// follow each other on a machine in one state: their spread is the
+// variation of step to step; between rounds the machine's load changes
+// for all workers at once, which makes none wait for another, and is left
+// out. The median leaves out a round with a step caught by a spell of
+// load.
+func roundJitter(recs []benchlog.Record) float64 {
+	var js []float64
+	for _, r := range recs {
+		if r.Steps < 2 || !(r.StepTime > 0) {
+			continue
+		}
+		d := r.StepTime
+		if p := r.Phases; p != nil && p.Forward+p.Backward > 0 {
+			d = p.Forward + p.Backward
+		}
+		js = append(js, r.StepTimeStd/d)
+	}
+	if len(js) == 0 {
+		return 0
+	}
+	slices.Sort(js)
+	n := len(js)
+	if n%2 == 1 {
+		return js[n/2]
+	}
+	return (js[n/2-1] + js[n/2]) / 2
 }
 
 // calibrationConfig returns the calibration's measurement at batch b: one
@@ -473,7 +565,7 @@ func predictEngine(cal *engineCalibration, cfgs []dist.Config, meas []*dist.Meas
 		}
 		rows = append(rows, engineRow{Workers: cfg.Workers, Batch: cfg.Batch, Transport: cfg.Transport, Predicted: pred, Measured: m,
 			Error:    (pred.SamplesPerSec - m.SamplesPerSec) / m.SamplesPerSec,
-			PredComm: float64(pred.Breakdown.Comm), MeasWait: m.Phases.Wait.Seconds()})
+			PredComm: float64(pred.Breakdown.Comm + pred.Breakdown.Straggler), MeasWait: m.Phases.Wait.Seconds()})
 	}
 	return rows, nil
 }
@@ -542,6 +634,9 @@ func writeEngineValidation(c *cli.Context, format, title string, cal *engineCali
 		}
 		fmt.Fprintf(w, "Calibration (one worker on %s, %d batches): v0 = %s, t = %.2f ms, R² = %.4f; update %.2f ms, forward share %.2f\n",
 			cal.coresText(), law.Used, v0, float64(law.T)*1e3, law.R2, cal.Update*1e3, cal.Forward)
+		if j := cal.jitterText(); j != "" {
+			fmt.Fprintf(w, "Jitter (the calibrated worker's spread from step to step, median of the rounds; every simulated worker's compute varies so): %s\n", j)
+		}
 		perRound, warmed := "", ""
 		switch cal.Warm {
 		case 0:
