@@ -459,6 +459,11 @@ func TestValidateEngineReplayRuns(t *testing.T) {
 		"1808-xeon2-openblas": {"7.6% over 24 configurations, 6.7% over the 20 with batch >= 32; worst -15.5% (2 workers, tcp, batch 16)", "20 of 20; worst there -12.9% (2 workers, inproc, batch 64)"},
 		"1810-xeon2-openblas": {"7.6% over 24 configurations, 7.1% over the 20 with batch >= 32; worst +19.6% (4 workers, tcp, batch 32)", "18 of 20; worst there +19.6% (4 workers, tcp, batch 32)"},
 		"1813-xeon2-openblas": {"7.6% over 24 configurations, 7.7% over the 20 with batch >= 32; worst +16.3% (4 workers, tcp, batch 64)", "19 of 20; worst there +16.3% (4 workers, tcp, batch 64)"},
+		"1827-xeon2-go":       {"2.7% over 24 configurations, 2.1% over the 20 with batch >= 32; worst -12.5% (2 workers, tcp, batch 16)", "20 of 20; worst there +6.1% (4 workers, inproc, batch 32)"},
+		"1830-xeon2-openblas": {"7.0% over 24 configurations, 6.9% over the 20 with batch >= 32; worst +16.0% (4 workers, inproc, batch 128)", "18 of 20; worst there +16.0% (4 workers, inproc, batch 128)"},
+		"1832-xeon2-openblas": {"7.4% over 24 configurations, 7.4% over the 20 with batch >= 32; worst +14.9% (2 workers, inproc, batch 256)", "20 of 20; worst there +14.9% (2 workers, inproc, batch 256)"},
+		"1838-xeon2-go":       {"3.6% over 24 configurations, 3.4% over the 20 with batch >= 32; worst -7.9% (2 workers, tcp, batch 16)", "20 of 20; worst there -6.3% (2 workers, tcp, batch 32)"},
+		"1840-xeon2-openblas": {"8.7% over 24 configurations, 8.4% over the 20 with batch >= 32; worst +17.9% (4 workers, tcp, batch 16)", "16 of 20; worst there +17.9% (4 workers, tcp, batch 64)"},
 	} {
 		stdout, stderr, code := runCLI("validate", "--engine", "--engine-from", "../../docs/measurements/validate-engine-2026-11-26/"+name+".jsonl")
 		if code != exitOK {
@@ -467,7 +472,7 @@ func TestValidateEngineReplayRuns(t *testing.T) {
 		}
 		checkContains(t, name, stdout, "\nmean absolute error "+want[0]+"\n", "\nwithin 15% at batch >= 32: "+want[1]+"\n")
 	}
-	if logs, _ := filepath.Glob("../../docs/measurements/validate-engine-2026-11-26/*.jsonl"); len(logs) != 15 {
-		t.Errorf("%d logs, want the 15 above", len(logs))
+	if logs, _ := filepath.Glob("../../docs/measurements/validate-engine-2026-11-26/*.jsonl"); len(logs) != 20 {
+		t.Errorf("%d logs, want the 20 above", len(logs))
 	}
 }
