@@ -140,10 +140,12 @@ func engineSimConfig(cal *engineCalibration, w, b int, transport string) (sim.Co
 }
 
 // engineJitterSteps is the number of steps engineSimConfig simulates
-// when the workers' compute varies from step to step: the mean wait for
-// the slowest of w workers, about J·σ_w of a step for w standard normal
-// draws (σ_2 = 0.56, σ_4 = 1.03), is then within a hundredth of J of its
-// expectation.
+// when the workers' compute varies from step to step. The wait for the
+// slowest of w workers is about J·m_w of a step's forward and backward,
+// m_w the mean of the largest of w standard normal draws (m_2 = 0.56,
+// m_4 = 1.03); its mean over the 399 steps after the first then has a
+// standard error of J·s_w/√399, under J/20 (s_w, the standard deviation
+// of that largest draw, is 0.83 for two and 0.70 for four).
 const engineJitterSteps = 400
 
 // jitterText lists cal's jitter by batch, "batch 16 6.9%, 32 8.8%, ...",
