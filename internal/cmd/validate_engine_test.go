@@ -464,6 +464,11 @@ func TestValidateEngineReplayRuns(t *testing.T) {
 		"1832-xeon2-openblas": {"7.4% over 24 configurations, 7.4% over the 20 with batch >= 32; worst +14.9% (2 workers, inproc, batch 256)", "20 of 20; worst there +14.9% (2 workers, inproc, batch 256)"},
 		"1838-xeon2-go":       {"3.6% over 24 configurations, 3.4% over the 20 with batch >= 32; worst -7.9% (2 workers, tcp, batch 16)", "20 of 20; worst there -6.3% (2 workers, tcp, batch 32)"},
 		"1840-xeon2-openblas": {"8.7% over 24 configurations, 8.4% over the 20 with batch >= 32; worst +17.9% (4 workers, tcp, batch 16)", "16 of 20; worst there +17.9% (4 workers, tcp, batch 64)"},
+		"1900-xeon2-go":       {"3.2% over 24 configurations, 2.3% over the 20 with batch >= 32; worst -18.5% (2 workers, tcp, batch 16)", "20 of 20; worst there -11.0% (2 workers, tcp, batch 32)"},
+		"1903-xeon2-openblas": {"8.5% over 24 configurations, 9.0% over the 20 with batch >= 32; worst +19.1% (4 workers, tcp, batch 32)", "15 of 20; worst there +19.1% (4 workers, tcp, batch 32)"},
+		"1909-xeon2-go":       {"2.7% over 24 configurations, 2.0% over the 20 with batch >= 32; worst -7.7% (2 workers, inproc, batch 16)", "20 of 20; worst there +4.5% (4 workers, tcp, batch 32)"},
+		"1911-xeon2-openblas": {"7.8% over 24 configurations, 7.4% over the 20 with batch >= 32; worst +17.4% (4 workers, tcp, batch 128)", "18 of 20; worst there +17.4% (4 workers, tcp, batch 128)"},
+		"1917-xeon2-go":       {"2.4% over 24 configurations, 1.8% over the 20 with batch >= 32; worst -11.4% (2 workers, tcp, batch 16)", "20 of 20; worst there -7.5% (2 workers, tcp, batch 32)"},
 	} {
 		stdout, stderr, code := runCLI("validate", "--engine", "--engine-from", "../../docs/measurements/validate-engine-2026-11-26/"+name+".jsonl")
 		if code != exitOK {
@@ -472,7 +477,7 @@ func TestValidateEngineReplayRuns(t *testing.T) {
 		}
 		checkContains(t, name, stdout, "\nmean absolute error "+want[0]+"\n", "\nwithin 15% at batch >= 32: "+want[1]+"\n")
 	}
-	if logs, _ := filepath.Glob("../../docs/measurements/validate-engine-2026-11-26/*.jsonl"); len(logs) != 20 {
-		t.Errorf("%d logs, want the 20 above", len(logs))
+	if logs, _ := filepath.Glob("../../docs/measurements/validate-engine-2026-11-26/*.jsonl"); len(logs) != 25 {
+		t.Errorf("%d logs, want the 25 above", len(logs))
 	}
 }
