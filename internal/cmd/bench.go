@@ -325,7 +325,7 @@ func benchThroughputCommand() *cli.Command {
 			"configuration then sees the same spells of load. Before them, --warm-rounds\n" +
 			"(default 1) sweeps are measured and set aside: a fresh process's first\n" +
 			"measurements run slow (docs/validation.md, \"A warm-up round\").\n\n" +
-			"With --core-guard (the default on two or more CPUs) every measurement is made\n" +
+			"With --core-guard (by default on with two CPUs) every measurement is made\n" +
 			"while the first two CPUs share a cache: a probe of the time a cache line takes\n" +
 			"from one to the other, before and after it, waits for them or has it repeated\n" +
 			"when that time is above 3 times the run's best (a virtual machine's host may\n" +

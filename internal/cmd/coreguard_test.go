@@ -12,6 +12,28 @@ import (
 	"scaleplan/engine/dist"
 )
 
+// The guard is on by default with two CPUs alone; a flag set either way
+// decides on any machine.
+func TestGuardWanted(t *testing.T) {
+	for _, tc := range []struct {
+		set, value bool
+		cpus       int
+		want       bool
+	}{
+		{false, true, 2, true},
+		{false, true, 4, false},
+		{false, true, 16, false},
+		{false, true, 1, false},
+		{true, true, 16, true},
+		{true, false, 2, false},
+		{true, true, 2, true},
+	} {
+		if got := guardWanted(tc.set, tc.value, tc.cpus); got != tc.want {
+			t.Errorf("set %v, value %v, %d CPUs: %v, want %v", tc.set, tc.value, tc.cpus, got, tc.want)
+		}
+	}
+}
+
 // fakeGuard returns a guard whose probes return the given handoffs in
 // turn (then the last one forever) and whose sleeps only add up.
 func fakeGuard(probes ...time.Duration) (g *coreGuard, slept *time.Duration) {
