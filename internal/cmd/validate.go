@@ -40,15 +40,16 @@ func validateCommand() *cli.Command {
 			"With --engine it closes the calibration loop on this machine instead: it measures\n" +
 			"the reference engine with one worker at each --engine-batch, on the cores each\n" +
 			"predicted worker will have (--engine-threads) and beside an independent copy of\n" +
-			"itself on the other cores, fits v0 and t, probes the in-process and TCP links,\n" +
-			"simulates --engine-workers workers sharing this machine's cores, measures them,\n" +
-			"and prints predicted against measured samples/s (docs/validation.md).\n" +
+			"itself on the other cores, fits v0 and t, takes the spread of its steps, probes\n" +
+			"the in-process and TCP links, simulates --engine-workers workers sharing this\n" +
+			"machine's cores, each step waiting for the slowest of them, measures them, and\n" +
+			"prints predicted against measured samples/s (docs/validation.md).\n" +
 			"--max-error then bounds its mean error at batch >= 32.\n" +
 			"Every configuration is measured in --engine-rounds alternating rounds, after\n" +
 			"--engine-warm-rounds (default 1) set aside while the process warms up.\n" +
-			"Every measurement is made while the first two CPUs share a cache, as a probe\n" +
-			"before and after it says (--engine-core-guard; see `scaleplan bench throughput\n" +
-			"--help`), and the report says how often it waited or measured again.\n\n" +
+			"On a machine of two CPUs every measurement is made while they share a cache, as\n" +
+			"a probe before and after it says (--engine-core-guard; see `scaleplan bench\n" +
+			"throughput --help`), and the report says how often it waited or measured again.\n\n" +
 			"   OPENBLAS_CORETYPE=SkylakeX scaleplan validate --engine\n\n" +
 			"--engine-out writes what the run measured, its link probes included, and\n" +
 			"--engine-from rebuilds the report of a run from that log with this build's\n" +
