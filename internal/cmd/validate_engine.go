@@ -342,23 +342,21 @@ func runValidateEngine(c *cli.Context) error {
 	if err != nil {
 		return fmt.Errorf("validate --engine: %w", err)
 	}
+	roundRecs := make([][]benchlog.Record, len(cfgs)) // each configuration's record of each round
+	for i := range cfgs {
+		for _, m := range kept[i] {
+			roundRecs[i] = append(roundRecs[i], m.Record(run))
+		}
+	}
 	var recs []benchlog.Record // every measurement kept and every link probe, in the order measured
 	for r := range rounds {
 		for i := range cfgs {
-			recs = append(recs, kept[i][r].Record(run))
+			recs = append(recs, roundRecs[i][r])
 		}
 		recs = append(recs, linkRecs[r]...)
 	}
 
-	jitter := make([]float64, len(batches))
-	for i := range batches {
-		rs := make([]benchlog.Record, len(kept[i]))
-		for r, m := range kept[i] {
-			rs[r] = m.Record(run)
-		}
-		jitter[i] = roundJitter(rs)
-	}
-	cal, rows, err := analyseEngine(base, batches, cfgs, meas, jitter, transports, probes, cores, calThreads)
+	cal, rows, err := analyseEngine(base, batches, cfgs, meas, roundRecs[:len(batches)], transports, probes, cores, calThreads)
 	if err != nil {
 		return err
 	}
@@ -428,20 +426,17 @@ func engineConfigs(base dist.Config, batches, workers []int, transports []string
 
 // analyseEngine computes the report from what a run measured: meas, each
 // configuration of cfgs (engineConfigs: the calibration's at batches
-// first) over its rounds, jitter, the calibrated worker's spread from step
-// to step at each of batches (roundJitter), and probes, each transport's
-// link probes.
-//  1. One worker: the throughput law, the update time and the spread.
+// first) over its rounds, calRounds, the records of the calibration's
+// measurement at each of batches round by round, and probes, each
+// transport's link probes.
+//  1. One worker: the throughput law, the update time and the spread from
+//     step to step at each batch (roundJitter).
 //  2. The links: the median of each round's probe.
 //  3. W workers predicted against their measurements.
-func analyseEngine(base dist.Config, batches []int, cfgs []dist.Config, meas []*dist.Measurement, jitter []float64, transports []string, probes [][]dist.Link, cores, calThreads int) (*engineCalibration, []engineRow, error) {
-	cal, err := calibrateEngine(base, batches, meas[:len(batches)], cores, calThreads)
+func analyseEngine(base dist.Config, batches []int, cfgs []dist.Config, meas []*dist.Measurement, calRounds [][]benchlog.Record, transports []string, probes [][]dist.Link, cores, calThreads int) (*engineCalibration, []engineRow, error) {
+	cal, err := calibrateEngine(base, batches, meas[:len(batches)], calRounds, cores, calThreads)
 	if err != nil {
 		return nil, nil, err
-	}
-	cal.Jitter = make(map[int]float64, len(batches))
-	for i, b := range batches {
-		cal.Jitter[b] = jitter[i]
 	}
 	for i, tr := range transports {
 		link, err := dist.MedianLink(probes[i])
@@ -528,12 +523,16 @@ func calibrationCopies(cores, threads int) int { return max(1, cores/threads) }
 // calibrateEngine fits the throughput law to the calibration's
 // measurements at batches (calibrationConfig; worker 0's samples/s,
 // b/step) and takes from them the mean optimizer update and the forward
-// share of forward + backward. The links are left for the caller.
-func calibrateEngine(base dist.Config, batches []int, meas []*dist.Measurement, cores, threads int) (*engineCalibration, error) {
+// share of forward + backward, and from each one's rounds, rounds, its
+// spread from step to step (roundJitter). The links are left for the
+// caller.
+func calibrateEngine(base dist.Config, batches []int, meas []*dist.Measurement, rounds [][]benchlog.Record, cores, threads int) (*engineCalibration, error) {
 	var bs, vs []float64
 	var upd, fwd, bwd float64
+	jitter := make(map[int]float64, len(batches))
 	for i, b := range batches {
 		m := meas[i]
+		jitter[b] = roundJitter(rounds[i])
 		bs, vs = append(bs, float64(b)), append(vs, float64(b)/m.StepTime)
 		upd += m.Phases.Update.Seconds() / float64(len(batches))
 		fwd += m.Phases.Forward.Seconds()
@@ -548,7 +547,7 @@ func calibrateEngine(base dist.Config, batches []int, meas []*dist.Measurement, 
 		return nil, err
 	}
 	return &engineCalibration{Law: law, Update: upd, Forward: min(max(fwd/(fwd+bwd), 0.05), 0.95), Layers: layers,
-		Bucket: base.WithDefaults().BucketBytes, Links: map[string]*dist.Link{}, Cores: cores, Threads: threads}, nil
+		Bucket: base.WithDefaults().BucketBytes, Links: map[string]*dist.Link{}, Cores: cores, Threads: threads, Jitter: jitter}, nil
 }
 
 // predictEngine simulates every configuration of cfgs with cal and

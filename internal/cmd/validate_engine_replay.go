@@ -118,11 +118,7 @@ func replayEngine(c *cli.Context, format, path string) error {
 	for i, cfg := range cfgs {
 		meas[i] = combineRecords(cfg, rounds[i])
 	}
-	jitter := make([]float64, len(run.Batches))
-	for i := range run.Batches {
-		jitter[i] = roundJitter(rounds[i])
-	}
-	cal, rows, err := analyseEngine(base, run.Batches, cfgs, meas, jitter, run.Transports, probes, run.Cores, run.CalibrationThreads)
+	cal, rows, err := analyseEngine(base, run.Batches, cfgs, meas, rounds[:len(run.Batches)], run.Transports, probes, run.Cores, run.CalibrationThreads)
 	if err != nil {
 		return err
 	}

@@ -416,10 +416,10 @@ func TestValidateEngineReplay(t *testing.T) {
 }
 
 // TestValidateEngineReplayCommitted replays the committed log of a run of
-// validate --engine on this project's machine and checks the figures
-// docs/validation.md quotes of it ("More runs, and logs to replay"): the replay is the
-// run's report, whatever the build that replays it, but for the core
-// guard's account, which the log does not hold.
+// validate --engine on the twenty-fifth session's machine and checks the
+// figures docs/validation.md quotes of it ("Stragglers"): the run's
+// measurements and links, with this build's calibration and predictions,
+// and no core guard's account, which the log does not hold.
 func TestValidateEngineReplayCommitted(t *testing.T) {
 	stdout, stderr, code := runCLI("validate", "--engine", "--engine-from", "../../docs/measurements/validate-engine-mlp-amd-replay.jsonl")
 	if code != exitOK {
@@ -439,9 +439,10 @@ func TestValidateEngineReplayCommitted(t *testing.T) {
 	}
 }
 
-// TestValidateEngineReplayRuns replays the nine committed runs of
+// TestValidateEngineReplayRuns replays the committed runs of
 // docs/measurements/validate-engine-2026-11-26 and checks the summary lines
-// each printed when it ran, which docs/validation.md quotes.
+// this build's simulator gives each, which docs/validation.md quotes
+// ("Stragglers").
 func TestValidateEngineReplayRuns(t *testing.T) {
 	for name, want := range map[string][2]string{
 		"1656-openblas":       {"4.9% over 24 configurations, 4.3% over the 20 with batch >= 32; worst +15.0% (4 workers, inproc, batch 16)", "20 of 20; worst there +10.4% (4 workers, tcp, batch 64)"},
