@@ -27,12 +27,13 @@ import (
 // with validate's own.
 func validateEngineFlags() []cli.Flag {
 	return []cli.Flag{
-		&cli.BoolFlag{Name: "engine", Usage: "close the calibration loop on this machine with the reference engine (measure 1 worker, fit, simulate W workers, measure them)"},
+		&cli.BoolFlag{Name: "engine", Usage: "close the calibration loop on this machine with the reference engine (measure workers that exchange nothing, fit, simulate W workers training together, measure them)"},
 		&cli.StringFlag{Name: "engine-model", Value: "mlp", Usage: "engine network: mlp or cnn"},
 		&cli.IntSliceFlag{Name: "engine-batch", Value: cli.NewIntSlice(16, 32, 64, 128, 256, 512), Usage: "per-worker batches `b,...`"},
 		&cli.IntSliceFlag{Name: "engine-workers", Value: cli.NewIntSlice(2, 4), Usage: "worker counts `W,...` to predict and measure"},
 		&cli.StringSliceFlag{Name: "engine-transport", Value: cli.NewStringSlice("inproc", "tcp"), Usage: "transports `T,...`: inproc, tcp"},
-		&cli.IntFlag{Name: "engine-threads", DefaultText: "max(1, cores / the largest of --engine-workers)", Usage: "`N` cores the calibrating worker computes on, beside independent copies of it on the other cores; the default is the cores each predicted worker has"},
+		&cli.StringFlag{Name: "engine-calibration", Value: calibrateEach, Usage: "`HOW` the workers' compute is calibrated: each (for every W of --engine-workers, W independent workers computing as the W will) or one (one worker, its speed scaled to every W by the share of the cores it has); with --engine-from, one replays a log of each from the sweep that one would have measured"},
+		&cli.IntFlag{Name: "engine-threads", DefaultText: "max(1, cores / the largest of --engine-workers)", Usage: "with --engine-calibration one, `N` cores the calibrating worker computes on, beside independent copies of it on the other cores; the default is the cores each of the most workers has"},
 		&cli.IntFlag{Name: "engine-steps", Value: 10, Usage: "timed steps per measurement"},
 		&cli.IntFlag{Name: "engine-warmup", Value: 3, Usage: "untimed steps before them"},
 		&cli.IntFlag{Name: "engine-rounds", Value: 5, Usage: "measure every configuration in `N` rounds over all of them, each measurement over the timed steps of all N"},
@@ -44,40 +45,112 @@ func validateEngineFlags() []cli.Flag {
 	}
 }
 
-// engineCalibration is what the one-worker sweep and the link probes give
-// the simulator.
+// engineCalibration is what the calibration's sweeps and the link probes
+// give the simulator.
 type engineCalibration struct {
-	Law     *fit.ThroughputFit    // v = b/(b/v0 + t) of one worker
-	Update  float64               // mean optimizer update of one worker, seconds
-	Forward float64               // forward share of forward + backward, in (0, 1)
-	Layers  []int                 // gradient values per tensor, backward order
-	Bucket  int                   // all-reduce bucket, bytes
-	Links   map[string]*dist.Link // per transport
-	Rounds  int                   // rounds each configuration is measured in
-	Warm    int                   // warm rounds set aside before them
-	Cores   int                   // cores the workers and their links share (GOMAXPROCS); 0 means as many as workers
-	Threads int                   // cores the calibrated worker computed on; 0 means all of them
-	Jitter  map[int]float64       // per batch: the calibrated worker's spread from step to step (roundJitter)
-	Guard   *coreGuard            // what the core guard did; nil without one
+	Sweeps []*sweepCalibration   // one with For 0 (--engine-calibration one), or engineSweeps' of each
+	Layers []int                 // gradient values per tensor, backward order
+	Bucket int                   // all-reduce bucket, bytes
+	Links  map[string]*dist.Link // per transport
+	Rounds int                   // rounds each configuration is measured in
+	Warm   int                   // warm rounds set aside before them
+	Cores  int                   // cores the workers and their links share (GOMAXPROCS); 0 means as many as workers
+	Guard  *coreGuard            // what the core guard did; nil without one
+}
+
+// sweepCalibration is the calibration of one sweep of the batches: worker
+// 0 of Copies independent workers (one alone where Copies is 1), each on
+// Threads cores.
+type sweepCalibration struct {
+	For             int                // the worker count whose cores it measures (calibrateEach); 0: one sweep for every count (calibrateOne)
+	Serves          []int              // the worker counts it calibrates, with For the ones that take turns on the cores; nil for every count
+	Copies, Threads int                // workers measured, the calibrated one included, and the cores of each; Threads 0 means all of them
+	Law             *fit.ThroughputFit // v = b/(b/v0 + t) of the calibrated worker
+	Update          float64            // its mean optimizer update, seconds
+	Forward         float64            // its forward share of forward + backward, in (0, 1)
+	Jitter          map[int]float64    // per batch: its spread from step to step (roundJitter)
+}
+
+// The calibrations validate --engine can make (--engine-calibration).
+const (
+	calibrateEach = "each" // every worker count W: W independent workers on the cores the W workers will have
+	calibrateOne  = "one"  // one sweep for every worker count, scaled to each by the slowdown model
+)
+
+// engineSweeps returns the calibration's sweeps for workers on cores.
+// With calibrateOne: one worker on calThreads cores beside independent
+// copies of it on the others (calibrationCopies). With calibrateEach: for
+// each W of workers, F = min(W, cores) independent workers of
+// workerThreads(cores, F) cores, as the W workers will compute when they
+// have a core or more each; workers that take turns on the cores (W >
+// cores) share the sweep of one worker per core, F = cores, and the
+// slowdown model takes them from it (engineSimConfig). Independent workers
+// that take turns are no measure of workers that do: with nothing to wait
+// for, each runs its steps as the scheduler leaves it, not in step with
+// the others (docs/validation.md, "A sweep for each worker count").
+func engineSweeps(mode string, workers []int, cores, calThreads int) []*sweepCalibration {
+	if mode == calibrateOne {
+		return []*sweepCalibration{{Copies: calibrationCopies(cores, calThreads), Threads: calThreads}}
+	}
+	var sw []*sweepCalibration
+	byFor := map[int]*sweepCalibration{}
+	for _, w := range workers {
+		f := min(w, cores)
+		s, ok := byFor[f]
+		if !ok {
+			s = &sweepCalibration{For: f, Copies: f, Threads: workerThreads(cores, f)}
+			byFor[f] = s
+			sw = append(sw, s)
+		}
+		s.Serves = append(s.Serves, w)
+	}
+	return sw
+}
+
+// sweep returns the sweep that calibrates w workers: its own (For =
+// min(w, cores)), or else the one for every count.
+func (cal *engineCalibration) sweep(w int) *sweepCalibration {
+	f := w
+	if cal.Cores > 0 {
+		f = min(w, cal.Cores)
+	}
+	var all *sweepCalibration
+	for _, s := range cal.Sweeps {
+		switch s.For {
+		case f:
+			return s
+		case 0:
+			all = s
+		}
+	}
+	return all
 }
 
 // engineSimConfig returns the simulator's configuration of w engine
 // workers at per-worker batch b on this machine, connected by transport,
-// from the calibration of one worker. Each of the w workers computes on
-// k_w = max(1, cores/w) cores, and when w·k_w is more than the cores they
-// take turns on them; the calibrated worker computed on k of them. A
-// worker's compute and update therefore take s times those of the
+// from the calibration's sweep for w (engineCalibration.sweep). Each of the
+// w workers computes on k_w = max(1, cores/w) cores, and when w·k_w is
+// more than the cores they take turns on them. Calibrated by w's own sweep
+// (--engine-calibration each), w independent workers on those cores, a
+// worker computes as the calibrated one did: s = 1 below. Calibrated by
+// the sweep of one worker on k cores, as --engine-calibration one does for
+// every count and each does for the counts that take turns on the cores
+// (engineSweeps), a worker's compute and update take s times those of the
 // calibrated worker,
 //
 //	s = (k/k_w) · max(1, w·k_w/cores)
+//
+// and in either case
+//
 //	PerSample = s/v0    Update = s·u1    Fixed = s·max(t − u1, 0)
 //
 // where u1 is the calibrated worker's measured update; t − u1 is the rest
 // of the fixed time per step. Calibrated on one core of two (k = 1), two
 // workers have s = 1 and four s = 2; calibrated on both (k = 2), s = w.
 // A worker with more cores than the calibrated one is taken to speed up
-// in proportion (s < 1), which is optimistic. With the calibrated
-// worker's own cores the step is b/v0 + t, the fitted law.
+// in proportion (s < 1), which is optimistic: w's own sweep measures it
+// instead. With the calibrated worker's own cores the step is b/v0 + t,
+// the fitted law.
 //
 // The gradient is all-reduced by a ring, in buckets of the engine's size
 // filled in backward order, over links of the latency MeasureLink found
@@ -103,9 +176,13 @@ func engineSimConfig(cal *engineCalibration, w, b int, transport string) (sim.Co
 	if !ok && w > 1 {
 		return sim.Config{}, fmt.Errorf("no link measured for transport %q", transport)
 	}
-	v0, t := cal.Law.V0, float64(cal.Law.T)
+	sw := cal.sweep(w)
+	if sw == nil {
+		return sim.Config{}, fmt.Errorf("no calibration of %d workers", w)
+	}
+	v0, t := sw.Law.V0, float64(sw.Law.T)
 	fw := float64(w)
-	slow := cal.slowdown(w)
+	slow := cal.slowdown(sw, w)
 	layers := make([]units.Bytes, len(cal.Layers))
 	var grad units.Bytes
 	for i, n := range cal.Layers {
@@ -119,14 +196,14 @@ func engineSimConfig(cal *engineCalibration, w, b int, transport string) (sim.Co
 		MicroBatch:     b,
 		Compute: sim.Compute{
 			PerSample:       units.Seconds(slow / v0),
-			Fixed:           units.Seconds(slow * max(t-cal.Update, 0)),
-			Update:          units.Seconds(slow * min(cal.Update, t)),
-			ForwardFraction: cal.Forward,
+			Fixed:           units.Seconds(slow * max(t-sw.Update, 0)),
+			Update:          units.Seconds(slow * min(sw.Update, t)),
+			ForwardFraction: sw.Forward,
 		},
 		Memory: sim.Memory{Gradients: grad, Weights: grad},
 		Comm:   sim.Comm{Algorithm: sim.Ring, Layers: layers, Bucket: units.Bytes(cal.Bucket), NoOverlap: true},
 	}
-	if j := cal.Jitter[b]; w > 1 && j > 0 {
+	if j := sw.Jitter[b]; w > 1 && j > 0 {
 		cfg.Jitter, cfg.Steps = min(j, sim.MaxJitter), engineJitterSteps
 	}
 	if w > 1 {
@@ -148,14 +225,14 @@ func engineSimConfig(cal *engineCalibration, w, b int, transport string) (sim.Co
 // of that largest draw, is 0.83 for two and 0.70 for four).
 const engineJitterSteps = 400
 
-// jitterText lists cal's jitter by batch, "batch 16 6.9%, 32 8.8%, ...",
-// or returns "" when no batch has any.
-func (cal *engineCalibration) jitterText() string {
-	bs := slices.Sorted(maps.Keys(cal.Jitter))
+// jitterText lists the sweep's jitter by batch, "batch 16 6.9%, 32 8.8%,
+// ...", or returns "" when no batch has any.
+func (sw *sweepCalibration) jitterText() string {
+	bs := slices.Sorted(maps.Keys(sw.Jitter))
 	var parts []string
 	some := false
 	for i, b := range bs {
-		j := cal.Jitter[b]
+		j := sw.Jitter[b]
 		some = some || j > 0
 		p := fmt.Sprintf("%d %.1f%%", b, 100*j)
 		if i == 0 {
@@ -170,37 +247,67 @@ func (cal *engineCalibration) jitterText() string {
 }
 
 // slowdown returns s of engineSimConfig: how many times longer w workers
-// on the calibration's cores each take to compute a step than the
-// calibrated worker. Without a count of cores or of the calibrated
-// worker's threads the calibrated worker is taken to have had the whole
-// machine, and s = w.
-func (cal *engineCalibration) slowdown(w int) float64 {
-	if cal.Cores < 1 || cal.Threads < 1 {
+// on the calibration's cores each take to compute a step than the worker
+// sw calibrated; 1 where sw is w's own. Without a count of cores or of the
+// calibrated worker's threads the calibrated worker is taken to have had
+// the whole machine, and s = w.
+func (cal *engineCalibration) slowdown(sw *sweepCalibration, w int) float64 {
+	if sw.For == w {
+		return 1
+	}
+	if cal.Cores < 1 || sw.Threads < 1 {
 		return float64(w)
 	}
 	kw := workerThreads(cal.Cores, w)
-	return float64(cal.Threads) / float64(kw) * max(1, float64(w*kw)/float64(cal.Cores))
+	return float64(sw.Threads) / float64(kw) * max(1, float64(w*kw)/float64(cal.Cores))
 }
 
-// coresText says what the calibrated worker computed on: "1 of 2 cores,
-// beside an independent copy of it on the other", or "2 cores" when it had
-// all of them.
-func (cal *engineCalibration) coresText() string {
-	if cal.Threads < 1 || cal.Threads == cal.Cores {
-		if cal.Cores == 1 {
-			return "1 core"
-		}
-		return fmt.Sprintf("%d cores", cal.Cores)
+// calibrationText says what sw's calibrated worker computed on, as the
+// report's calibration line begins: "Calibration (one worker on 1 of 2
+// cores, beside an independent copy of it on the other", on a machine of
+// cores, with " of 2 and 4 workers" after "Calibration" where the run made
+// more than one sweep (several).
+func (sw *sweepCalibration) calibrationText(cores int, several bool) string {
+	s := "Calibration"
+	if several && len(sw.Serves) > 0 {
+		s += " of " + workersText(sw.Serves)
 	}
-	s := fmt.Sprintf("%d of %d cores", cal.Threads, cal.Cores)
-	switch copies := calibrationCopies(cal.Cores, cal.Threads); copies {
+	if sw.Threads < 1 || sw.Threads == cores {
+		return s + " (one worker on " + coresWord(cores)
+	}
+	s += fmt.Sprintf(" (one worker on %d of %s", sw.Threads, coresWord(cores))
+	switch sw.Copies {
 	case 1:
 	case 2:
 		s += ", beside an independent copy of it on the other"
 	default:
-		s += fmt.Sprintf(", beside %d independent copies of it on the others", copies-1)
+		s += fmt.Sprintf(", beside %d independent copies of it on the others", sw.Copies-1)
 	}
 	return s
+}
+
+// workersText is "1 worker", "2 workers", "2 and 4 workers" or "1, 2 and 4
+// workers".
+func workersText(ns []int) string {
+	s := make([]string, len(ns))
+	for i, n := range ns {
+		s[i] = strconv.Itoa(n)
+	}
+	switch {
+	case len(ns) == 1 && ns[0] == 1:
+		return "1 worker"
+	case len(ns) == 1:
+		return s[0] + " workers"
+	}
+	return strings.Join(s[:len(s)-1], ", ") + " and " + s[len(s)-1] + " workers"
+}
+
+// coresWord is "1 core" or "n cores".
+func coresWord(n int) string {
+	if n == 1 {
+		return "1 core"
+	}
+	return fmt.Sprintf("%d cores", n)
 }
 
 // workerThreads is the number of cores each of w workers computes on when
@@ -260,13 +367,21 @@ func runValidateEngine(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	mode := c.String("engine-calibration")
+	if mode != calibrateEach && mode != calibrateOne {
+		return usagef("--engine-calibration %q (valid: %s, %s)", mode, calibrateEach, calibrateOne)
+	}
 	cores := runtime.GOMAXPROCS(0)
 	calThreads := workerThreads(cores, slices.Max(workers))
 	if c.IsSet("engine-threads") {
+		if mode != calibrateOne {
+			return usagef("--engine-threads applies to --engine-calibration one; with %s, every worker count is calibrated on the cores its workers have", mode)
+		}
 		if calThreads = c.Int("engine-threads"); calThreads < 1 || calThreads > cores {
 			return usagef("--engine-threads %d: want 1 to %d, the cores of this process (GOMAXPROCS)", calThreads, cores)
 		}
 	}
+	sweeps := engineSweeps(mode, workers, cores, calThreads)
 	base := dist.Config{Model: c.String("engine-model"), Seed: 1, Overlap: true,
 		Schedule: optim.ScheduleSettings{Kind: "constant", Base: 0.01}}
 	switch d := c.String("engine-data"); d {
@@ -278,13 +393,14 @@ func runValidateEngine(c *cli.Context) error {
 	default:
 		base.Data.Dir = d
 	}
-	// Every configuration: one worker at each batch on the cores each
-	// predicted worker has, beside copies of itself on the other cores
-	// (the calibration), then W workers over each transport. They are measured
+	// Every configuration: the calibration's sweeps of the batches
+	// (engineSweeps: by default W independent workers, each on the cores
+	// each of W workers has, for each W), then W workers over each
+	// transport. They are measured
 	// in rounds, each round all of them in this order, so that the spells
 	// of load on a shared machine fall on all of them alike; each one's
 	// measurement is over the timed steps of all its rounds (dist.Combine).
-	cfgs := engineConfigs(base, batches, workers, transports, cores, calThreads)
+	cfgs := engineConfigs(base, batches, workers, transports, cores, sweeps)
 	for _, cfg := range cfgs {
 		cfg.Steps = warmup + steps // as dist.Measure will run it
 		if err := checkConfig("validate --engine", cfg); err != nil {
@@ -356,19 +472,19 @@ func runValidateEngine(c *cli.Context) error {
 		recs = append(recs, linkRecs[r]...)
 	}
 
-	cal, rows, err := analyseEngine(base, batches, cfgs, meas, roundRecs[:len(batches)], transports, probes, cores, calThreads)
+	cal, rows, err := analyseEngine(base, batches, sweeps, cfgs, meas, roundRecs, transports, probes, cores)
 	if err != nil {
 		return err
 	}
 	cal.Rounds, cal.Warm = rounds, warm
 	cal.Guard = guard
-	if w := unboundedWarning(cal, batches); w != "" {
+	for _, w := range unboundedWarnings(cal, batches) {
 		bar.Printf("%s", w)
 	}
 	bar.Done()
 	if out := c.String("engine-out"); out != "" {
 		hdr, err := header(run, map[string]any{"command": "validate --engine", "batches": batches, "workers": workers,
-			"transports": transports, "cores": cores, "calibration_threads": calThreads, "steps": steps, "warmup": warmup, "rounds": rounds, "warm_rounds": warm,
+			"transports": transports, "cores": cores, "calibration": mode, "calibration_threads": calThreads, "steps": steps, "warmup": warmup, "rounds": rounds, "warm_rounds": warm,
 			"core_guard": guard != nil, "engine": base.WithDefaults()})
 		if err != nil {
 			return err
@@ -404,13 +520,15 @@ func engineTitle(model, backend string, cores int) string {
 }
 
 // engineConfigs returns every configuration validate --engine measures, in
-// the order of a round: one worker at each of batches on calThreads of the
-// cores beside independent copies of itself (calibrationConfig), then W
-// workers over each transport at each batch, for each W of workers.
-func engineConfigs(base dist.Config, batches, workers []int, transports []string, cores, calThreads int) []dist.Config {
+// the order of a round: the calibration's sweeps of batches, each sweep's
+// at every batch (calibrationConfig), then W workers over each transport at
+// each batch, for each W of workers.
+func engineConfigs(base dist.Config, batches, workers []int, transports []string, cores int, sweeps []*sweepCalibration) []dist.Config {
 	var cfgs []dist.Config
-	for _, b := range batches {
-		cfgs = append(cfgs, calibrationConfig(base, b, cores, calThreads))
+	for _, sw := range sweeps {
+		for _, b := range batches {
+			cfgs = append(cfgs, calibrationConfig(base, b, sw))
+		}
 	}
 	for _, w := range workers {
 		for _, tr := range transports {
@@ -425,19 +543,29 @@ func engineConfigs(base dist.Config, batches, workers []int, transports []string
 }
 
 // analyseEngine computes the report from what a run measured: meas, each
-// configuration of cfgs (engineConfigs: the calibration's at batches
-// first) over its rounds, calRounds, the records of the calibration's
-// measurement at each of batches round by round, and probes, each
-// transport's link probes.
-//  1. One worker: the throughput law, the update time and the spread from
-//     step to step at each batch (roundJitter).
+// configuration of cfgs (engineConfigs: the sweeps' first, each at
+// batches) over its rounds, rounds, the records of each configuration's
+// measurement round by round, and probes, each transport's link probes.
+//  1. Each sweep: the throughput law of its calibrated worker, the update
+//     time and the spread from step to step at each batch (roundJitter).
 //  2. The links: the median of each round's probe.
 //  3. W workers predicted against their measurements.
-func analyseEngine(base dist.Config, batches []int, cfgs []dist.Config, meas []*dist.Measurement, calRounds [][]benchlog.Record, transports []string, probes [][]dist.Link, cores, calThreads int) (*engineCalibration, []engineRow, error) {
-	cal, err := calibrateEngine(base, batches, meas[:len(batches)], calRounds, cores, calThreads)
+//
+// The sweeps are filled in and become the calibration's.
+func analyseEngine(base dist.Config, batches []int, sweeps []*sweepCalibration, cfgs []dist.Config, meas []*dist.Measurement, rounds [][]benchlog.Record,
+	transports []string, probes [][]dist.Link, cores int) (*engineCalibration, []engineRow, error) {
+	nb := len(batches)
+	for i, sw := range sweeps {
+		at := i * nb
+		if err := calibrateSweep(sw, batches, meas[at:at+nb], rounds[at:at+nb]); err != nil {
+			return nil, nil, err
+		}
+	}
+	layers, err := base.GradientLayout()
 	if err != nil {
 		return nil, nil, err
 	}
+	cal := &engineCalibration{Sweeps: sweeps, Layers: layers, Bucket: base.WithDefaults().BucketBytes, Links: map[string]*dist.Link{}, Cores: cores}
 	for i, tr := range transports {
 		link, err := dist.MedianLink(probes[i])
 		if err != nil {
@@ -445,21 +573,30 @@ func analyseEngine(base dist.Config, batches []int, cfgs []dist.Config, meas []*
 		}
 		cal.Links[tr] = &link
 	}
-	rows, err := predictEngine(cal, cfgs[len(batches):], meas[len(batches):])
+	n := len(sweeps) * nb
+	rows, err := predictEngine(cal, cfgs[n:], meas[n:])
 	if err != nil {
 		return nil, nil, err
 	}
 	return cal, rows, nil
 }
 
-// unboundedWarning says, when the one-worker sweep of cal at batches did
-// not bound v0, what the predictions then rest on; "" when it did.
-func unboundedWarning(cal *engineCalibration, batches []int) string {
-	if !cal.Law.V0Unbounded {
-		return ""
+// unboundedWarnings says, for each sweep of cal whose measurements at
+// batches did not bound v0, what the predictions then rest on.
+func unboundedWarnings(cal *engineCalibration, batches []int) []string {
+	var ws []string
+	for _, sw := range cal.Sweeps {
+		if !sw.Law.V0Unbounded {
+			continue
+		}
+		who := "the one-worker sweep"
+		if len(cal.Sweeps) > 1 {
+			who = "the sweep of " + workersText(sw.Serves)
+		}
+		ws = append(ws, fmt.Sprintf("validate --engine: warning: %s does not bound v0: its step time did not grow measurably from batch %d to %d, so the predictions below rest on t alone and a v0 the least squares left at %.4g samples/s; measure larger batches (--engine-batch)",
+			who, slices.Min(batches), slices.Max(batches), sw.Law.V0))
 	}
-	return fmt.Sprintf("validate --engine: warning: the one-worker sweep does not bound v0: its step time did not grow measurably from batch %d to %d, so the predictions below rest on t alone and a v0 the least squares left at %.4g samples/s; measure larger batches (--engine-batch)",
-		slices.Min(batches), slices.Max(batches), cal.Law.V0)
+	return ws
 }
 
 // roundJitter returns the spread from step to step of one worker's
@@ -502,37 +639,36 @@ func roundJitter(recs []benchlog.Record) float64 {
 	return (js[n/2-1] + js[n/2]) / 2
 }
 
-// calibrationConfig returns the calibration's measurement at batch b: one
-// worker on threads of the cores, and, on each further group of threads
-// cores, an independent copy of it (dist.Config.Independent), so that the
-// worker computes with the machine as loaded as it is under the predicted
-// workers, which share its memory and cache, but exchanges nothing. With
-// threads = cores it is one worker alone.
-func calibrationConfig(base dist.Config, b, cores, threads int) dist.Config {
+// calibrationConfig returns sw's measurement at batch b: one worker on
+// sw.Threads cores and, beside it, sw.Copies − 1 independent copies of it
+// (dist.Config.Independent) on the others, or taking turns with it on the
+// same ones, so that the worker computes with the machine as loaded as it
+// is under the predicted workers, which share its memory and cache, but
+// exchanges nothing. With one copy it is one worker alone.
+func calibrationConfig(base dist.Config, b int, sw *sweepCalibration) dist.Config {
 	cfg := base
-	cfg.Workers, cfg.Batch, cfg.Transport, cfg.Threads = calibrationCopies(cores, threads), b, "inproc", threads
+	cfg.Workers, cfg.Batch, cfg.Transport, cfg.Threads = sw.Copies, b, "inproc", sw.Threads
 	cfg.Independent = cfg.Workers > 1
 	return cfg
 }
 
-// calibrationCopies is the number of workers of the calibration's
+// calibrationCopies is the number of workers of --engine-calibration one's
 // measurement, the calibrated one included: one on each group of threads
 // of the cores.
 func calibrationCopies(cores, threads int) int { return max(1, cores/threads) }
 
-// calibrateEngine fits the throughput law to the calibration's
-// measurements at batches (calibrationConfig; worker 0's samples/s,
-// b/step) and takes from them the mean optimizer update and the forward
-// share of forward + backward, and from each one's rounds, rounds, its
-// spread from step to step (roundJitter). The links are left for the
-// caller.
-func calibrateEngine(base dist.Config, batches []int, meas []*dist.Measurement, rounds [][]benchlog.Record, cores, threads int) (*engineCalibration, error) {
+// calibrateSweep fits the throughput law to sw's measurements at batches
+// (calibrationConfig; worker 0's samples/s, b/step) and takes from them
+// the mean optimizer update and the forward share of forward + backward,
+// and from each one's rounds, rounds, its spread from step to step
+// (roundJitter).
+func calibrateSweep(sw *sweepCalibration, batches []int, meas []*dist.Measurement, rounds [][]benchlog.Record) error {
 	var bs, vs []float64
 	var upd, fwd, bwd float64
-	jitter := make(map[int]float64, len(batches))
+	sw.Jitter = make(map[int]float64, len(batches))
 	for i, b := range batches {
 		m := meas[i]
-		jitter[b] = roundJitter(rounds[i])
+		sw.Jitter[b] = roundJitter(rounds[i])
 		bs, vs = append(bs, float64(b)), append(vs, float64(b)/m.StepTime)
 		upd += m.Phases.Update.Seconds() / float64(len(batches))
 		fwd += m.Phases.Forward.Seconds()
@@ -540,14 +676,10 @@ func calibrateEngine(base dist.Config, batches []int, meas []*dist.Measurement, 
 	}
 	law, err := fit.Throughput(bs, vs, nil)
 	if err != nil {
-		return nil, fmt.Errorf("validate --engine: fitting one worker: %w", err)
+		return fmt.Errorf("validate --engine: fitting one worker: %w", err)
 	}
-	layers, err := base.GradientLayout()
-	if err != nil {
-		return nil, err
-	}
-	return &engineCalibration{Law: law, Update: upd, Forward: min(max(fwd/(fwd+bwd), 0.05), 0.95), Layers: layers,
-		Bucket: base.WithDefaults().BucketBytes, Links: map[string]*dist.Link{}, Cores: cores, Threads: threads, Jitter: jitter}, nil
+	sw.Law, sw.Update, sw.Forward = law, upd, min(max(fwd/(fwd+bwd), 0.05), 0.95)
+	return nil
 }
 
 // predictEngine simulates every configuration of cfgs with cal and
@@ -617,7 +749,6 @@ func linkEvict() int {
 // against measured and the error summary.
 func writeEngineValidation(c *cli.Context, format, title string, cal *engineCalibration, rows []engineRow) error {
 	w := c.App.Writer
-	law := cal.Law
 	t := &table{Title: title,
 		Header: []string{"workers", "transport", "batch", "global_batch", "predicted_samples_per_s", "measured_samples_per_s", "error (%)",
 			"predicted_step_ms", "measured_step_ms", "predicted_exposed_comm_ms", "measured_exposed_comm_ms"}}
@@ -629,14 +760,24 @@ func writeEngineValidation(c *cli.Context, format, title string, cal *engineCali
 			strconv.FormatFloat(r.MeasWait*1e3, 'f', 2, 64)})
 	}
 	if format == "text" || format == "md" {
-		v0 := fmt.Sprintf("%.0f samples/s", law.V0)
-		if law.V0Unbounded {
-			v0 = "unbounded (the step time did not grow with the batch)"
+		for _, sw := range cal.Sweeps {
+			law := sw.Law
+			v0 := fmt.Sprintf("%.0f samples/s", law.V0)
+			if law.V0Unbounded {
+				v0 = "unbounded (the step time did not grow with the batch)"
+			}
+			fmt.Fprintf(w, "%s, %d batches): v0 = %s, t = %.2f ms, R² = %.4f; update %.2f ms, forward share %.2f\n",
+				sw.calibrationText(cal.Cores, len(cal.Sweeps) > 1), law.Used, v0, float64(law.T)*1e3, law.R2, sw.Update*1e3, sw.Forward)
 		}
-		fmt.Fprintf(w, "Calibration (one worker on %s, %d batches): v0 = %s, t = %.2f ms, R² = %.4f; update %.2f ms, forward share %.2f\n",
-			cal.coresText(), law.Used, v0, float64(law.T)*1e3, law.R2, cal.Update*1e3, cal.Forward)
-		if j := cal.jitterText(); j != "" {
-			fmt.Fprintf(w, "Jitter (the calibrated worker's spread from step to step, median of the rounds; every simulated worker's compute varies so): %s\n", j)
+		for _, sw := range cal.Sweeps {
+			j := sw.jitterText()
+			switch {
+			case j == "":
+			case len(cal.Sweeps) == 1:
+				fmt.Fprintf(w, "Jitter (the calibrated worker's spread from step to step, median of the rounds; every simulated worker's compute varies so): %s\n", j)
+			default:
+				fmt.Fprintf(w, "Jitter of %s (the calibrated worker's spread from step to step, median of the rounds; each simulated worker's compute varies so): %s\n", workersText(sw.Serves), j)
+			}
 		}
 		perRound, warmed := "", ""
 		switch cal.Warm {

@@ -28,6 +28,7 @@ type engineRun struct {
 	Workers            []int       `json:"workers"`
 	Transports         []string    `json:"transports"`
 	Cores              int         `json:"cores"`
+	Calibration        string      `json:"calibration"` // calibrateEach or calibrateOne; "" in the logs before the first is calibrateOne
 	CalibrationThreads int         `json:"calibration_threads"`
 	Rounds             int         `json:"rounds"`
 	WarmRounds         int         `json:"warm_rounds"`
@@ -41,12 +42,17 @@ type engineRun struct {
 // median of its rounds' probes, and the calibration and predictions of
 // this build's simulator, as the run computed them (analyseEngine). What
 // the log does not hold, the core guard's account, is left out of the
-// report.
+// report. With --engine-calibration one, a log of calibrateEach is
+// replayed from the one sweep of it that calibrateOne would have measured
+// (oneOfEach), the others left out.
 func replayEngine(c *cli.Context, format, path string) error {
 	for _, name := range replayFlags {
 		if c.IsSet(name) {
 			return usagef("validate --engine-from: --%s: the log says what was measured; leave it out", name)
 		}
+	}
+	if mode := c.String("engine-calibration"); mode != calibrateEach && mode != calibrateOne {
+		return usagef("--engine-calibration %q (valid: %s, %s)", mode, calibrateEach, calibrateOne)
 	}
 	f, err := os.Open(path)
 	if err != nil {
@@ -70,7 +76,8 @@ func replayEngine(c *cli.Context, format, path string) error {
 		return err
 	}
 	base := run.Engine
-	cfgs := engineConfigs(base, run.Batches, run.Workers, run.Transports, run.Cores, run.CalibrationThreads)
+	sweeps := engineSweeps(run.Calibration, run.Workers, run.Cores, run.CalibrationThreads)
+	cfgs := engineConfigs(base, run.Batches, run.Workers, run.Transports, run.Cores, sweeps)
 	for _, cfg := range cfgs {
 		cfg.Steps = 1 // the log's steps are its records'
 		if err := cfg.Validate(); err != nil {
@@ -118,7 +125,12 @@ func replayEngine(c *cli.Context, format, path string) error {
 	for i, cfg := range cfgs {
 		meas[i] = combineRecords(cfg, rounds[i])
 	}
-	cal, rows, err := analyseEngine(base, run.Batches, cfgs, meas, rounds[:len(run.Batches)], run.Transports, probes, run.Cores, run.CalibrationThreads)
+	if mode := c.String("engine-calibration"); c.IsSet("engine-calibration") && mode != run.Calibration {
+		if sweeps, cfgs, meas, rounds, err = oneOfEach(path, mode, run, sweeps, cfgs, meas, rounds); err != nil {
+			return err
+		}
+	}
+	cal, rows, err := analyseEngine(base, run.Batches, sweeps, cfgs, meas, rounds, run.Transports, probes, run.Cores)
 	if err != nil {
 		return err
 	}
@@ -126,7 +138,7 @@ func replayEngine(c *cli.Context, format, path string) error {
 	stderr := c.App.ErrWriter
 	fmt.Fprintf(stderr, "validate --engine-from: %s: %d measurements and %d link probes of %d rounds, measured by %s; nothing measured now\n",
 		path, run.Rounds*len(cfgs), run.Rounds*len(run.Transports), run.Rounds, machineText(recs[0].Machine))
-	if w := unboundedWarning(cal, run.Batches); w != "" {
+	for _, w := range unboundedWarnings(cal, run.Batches) {
 		fmt.Fprintln(stderr, w)
 	}
 	backend, cores := "", 0
@@ -155,6 +167,13 @@ func readEngineRun(path string, recs []benchlog.Record) (*engineRun, error) {
 	if err := json.Unmarshal(b, &run); err != nil {
 		return nil, fmt.Errorf("validate --engine-from: %s: header: %w", path, err)
 	}
+	switch run.Calibration {
+	case "":
+		run.Calibration = calibrateOne
+	case calibrateEach, calibrateOne:
+	default:
+		return nil, fmt.Errorf("validate --engine-from: %s: header: calibration %q (valid: %s, %s)", path, run.Calibration, calibrateEach, calibrateOne)
+	}
 	if run.Cores < 1 {
 		return nil, fmt.Errorf("validate --engine-from: %s: its header gives no cores: the log was written before validate --engine recorded them and its link probes (2026-11-26), and cannot be replayed", path)
 	}
@@ -163,13 +182,49 @@ func readEngineRun(path string, recs []benchlog.Record) (*engineRun, error) {
 	switch {
 	case len(run.Batches) < 2 || len(run.Workers) < 1 || len(run.Transports) < 1:
 		err = fmt.Errorf("batches %v, workers %v, transports %v: want two batches or more, a worker count and a transport", run.Batches, run.Workers, run.Transports)
-	case slices.Min(run.Workers) < 1 || run.Rounds < 1 || run.CalibrationThreads < 1 || run.CalibrationThreads > run.Cores:
+	case slices.Min(run.Workers) < 1 || run.Rounds < 1 || run.Calibration == calibrateOne && (run.CalibrationThreads < 1 || run.CalibrationThreads > run.Cores):
 		err = fmt.Errorf("workers %v, rounds %d, calibration threads %d: want workers and rounds at least 1, and 1 to %d threads, the run's cores", run.Workers, run.Rounds, run.CalibrationThreads, run.Cores)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("validate --engine-from: %s: header: %w", path, err)
 	}
 	return &run, nil
+}
+
+// oneOfEach returns, for the replay of run, a log of calibrateEach at
+// path, as --engine-calibration mode (calibrateOne) asks, the sweep of it
+// that calibrateOne would have measured, one worker on calibration_threads
+// cores beside independent copies of it, as the only sweep, and the
+// configurations, measurements and rounds without the others'.
+func oneOfEach(path, mode string, run *engineRun, sweeps []*sweepCalibration, cfgs []dist.Config, meas []*dist.Measurement, rounds [][]benchlog.Record) (
+	[]*sweepCalibration, []dist.Config, []*dist.Measurement, [][]benchlog.Record, error) {
+	if mode != calibrateOne {
+		return nil, nil, nil, nil, fmt.Errorf("validate --engine-from: %s: --engine-calibration %s: the log's calibration is %s; a log of %s is replayed as it is, or as %s from one of its sweeps",
+			path, mode, run.Calibration, calibrateEach, calibrateOne)
+	}
+	if run.CalibrationThreads < 1 || run.CalibrationThreads > run.Cores {
+		return nil, nil, nil, nil, fmt.Errorf("validate --engine-from: %s: --engine-calibration %s: header: calibration threads %d: want 1 to %d, the run's cores", path, mode, run.CalibrationThreads, run.Cores)
+	}
+	one := engineSweeps(calibrateOne, run.Workers, run.Cores, run.CalibrationThreads)[0]
+	nb := len(run.Batches)
+	for i, sw := range sweeps {
+		if sw.Copies != one.Copies || sw.Threads != one.Threads {
+			continue
+		}
+		at, n := i*nb, len(sweeps)*nb
+		keep := func(k int) bool { return k >= n || k >= at && k < at+nb }
+		var c []dist.Config
+		var m []*dist.Measurement
+		var r [][]benchlog.Record
+		for k := range cfgs {
+			if keep(k) {
+				c, m, r = append(c, cfgs[k]), append(m, meas[k]), append(r, rounds[k])
+			}
+		}
+		return []*sweepCalibration{one}, c, m, r, nil
+	}
+	return nil, nil, nil, nil, fmt.Errorf("validate --engine-from: %s: --engine-calibration %s: no sweep of the log is one worker on %d of %d cores beside %d independent copies of it, the sweep %s would have measured",
+		path, mode, one.Threads, run.Cores, one.Copies-1, mode)
 }
 
 // missingLinks returns, for the error of a log that cannot be replayed,

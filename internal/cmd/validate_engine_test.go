@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
@@ -23,8 +24,8 @@ import (
 // bucket each.
 func testCalibration(link dist.Link) *engineCalibration {
 	return &engineCalibration{
-		Law:    &fit.ThroughputFit{V0: 5000, T: units.Seconds(0.010)},
-		Update: 0.004, Forward: 0.4, Layers: []int{1 << 18, 1 << 18}, Bucket: 1 << 20, Cores: 2,
+		Sweeps: []*sweepCalibration{{Law: &fit.ThroughputFit{V0: 5000, T: units.Seconds(0.010)}, Update: 0.004, Forward: 0.4}},
+		Layers: []int{1 << 18, 1 << 18}, Bucket: 1 << 20, Cores: 2,
 		Links: map[string]*dist.Link{"inproc": &link},
 	}
 }
@@ -80,7 +81,7 @@ func TestEngineSimConfig(t *testing.T) {
 		{4, 2*(64.0/5000+0.010) + 6*(alpha+float64(2<<20)/(4*beta/2))},
 	} {
 		cal := testCalibration(link)
-		cal.Threads = 1
+		cal.Sweeps[0].Threads = 1
 		cfg, err := engineSimConfig(cal, tc.workers, 64, "inproc")
 		if err != nil {
 			t.Fatalf("calibrated on one core, %d workers: %v", tc.workers, err)
@@ -92,6 +93,38 @@ func TestEngineSimConfig(t *testing.T) {
 		if got := float64(res.StepTime); math.Abs(got-tc.want)/tc.want > 1e-9 {
 			t.Errorf("calibrated on one core, %d workers: step %.9g s, want %.9g s", tc.workers, got, tc.want)
 		}
+	}
+	// On 16 cores, each count calibrated by its own sweep (two workers of
+	// 8 cores, four of 4, with laws of their own): each computes as its
+	// calibrated worker did, and only the ring is added, at the probed
+	// bandwidth (each rank has a core or more).
+	cal := testCalibration(link)
+	cal.Cores = 16
+	cal.Sweeps = []*sweepCalibration{
+		{For: 2, Serves: []int{2}, Copies: 2, Threads: 8, Law: &fit.ThroughputFit{V0: 5000, T: units.Seconds(0.010)}, Update: 0.004, Forward: 0.4},
+		{For: 4, Serves: []int{4}, Copies: 4, Threads: 4, Law: &fit.ThroughputFit{V0: 2500, T: units.Seconds(0.020)}, Update: 0.004, Forward: 0.4},
+	}
+	for _, tc := range []struct {
+		workers int
+		want    float64
+	}{
+		{2, 64.0/5000 + 0.010 + 2*(alpha+float64(2<<20)/(2*beta))},
+		{4, 64.0/2500 + 0.020 + 6*(alpha+float64(2<<20)/(4*beta))},
+	} {
+		cfg, err := engineSimConfig(cal, tc.workers, 64, "inproc")
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := sim.Run(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := float64(res.StepTime); math.Abs(got-tc.want)/tc.want > 1e-9 {
+			t.Errorf("%d workers of their own sweep on 16 cores: step %.9g s, want %.9g s", tc.workers, got, tc.want)
+		}
+	}
+	if _, err := engineSimConfig(cal, 8, 64, "inproc"); err == nil || err.Error() != "no calibration of 8 workers" {
+		t.Errorf("eight workers with only the sweeps of two and four: error %v", err)
 	}
 	if _, err := engineSimConfig(testCalibration(link), 2, 16, "tcp"); err == nil {
 		t.Error("a transport without a measured link: no error")
@@ -109,8 +142,8 @@ func TestEngineSimConfig(t *testing.T) {
 func TestEngineSimJitter(t *testing.T) {
 	const j = 0.1
 	cal := testCalibration(dist.Link{Bandwidth: 1e18})
-	cal.Threads = 1
-	cal.Jitter = map[int]float64{64: j, 128: 0}
+	cal.Sweeps[0].Threads = 1
+	cal.Sweeps[0].Jitter = map[int]float64{64: j, 128: 0}
 	sigma := math.Sqrt(math.Log1p(j * j))
 	ln := distuv.LogNormal{Mu: -sigma * sigma / 2, Sigma: sigma}
 	expMax := func(w int) float64 {
@@ -298,8 +331,10 @@ func TestValidateEngine(t *testing.T) {
 		{[]string{"validate", "--engine", "--engine-steps", "1"}, "--engine-steps 1, --engine-warmup 3: want at least 2 timed steps"},
 		{[]string{"validate", "--engine", "--engine-rounds", "0"}, "--engine-rounds 0: want 1 to 99"},
 		{[]string{"validate", "--engine", "--engine-warm-rounds", "10"}, "--engine-warm-rounds 10: want 0 to 9"},
-		{[]string{"validate", "--engine", "--engine-threads", "0"}, "--engine-threads 0: want 1 to"},
-		{[]string{"validate", "--engine", "--engine-threads", "4097"}, "--engine-threads 4097: want 1 to"},
+		{[]string{"validate", "--engine", "--engine-calibration", "one", "--engine-threads", "0"}, "--engine-threads 0: want 1 to"},
+		{[]string{"validate", "--engine", "--engine-calibration", "one", "--engine-threads", "4097"}, "--engine-threads 4097: want 1 to"},
+		{[]string{"validate", "--engine", "--engine-threads", "1"}, "--engine-threads applies to --engine-calibration one; with each, every worker count is calibrated"},
+		{[]string{"validate", "--engine", "--engine-calibration", "all"}, `--engine-calibration "all" (valid: each, one)`},
 		// Repeats would be measured twice (a batch twice leaves the fit one
 		// point short); engine flags without --engine, and --steps with it,
 		// would be ignored.
@@ -315,6 +350,126 @@ func TestValidateEngine(t *testing.T) {
 			t.Errorf("%v: exit %d, stderr %q; want %d and %q", tc.args, code, stderr, exitUsage, tc.msg)
 		}
 	}
+}
+
+// The sweeps of each calibration: one per worker count that has a core or
+// more per worker, on those cores; the counts that take turns share the
+// sweep of a worker per core.
+func TestEngineSweeps(t *testing.T) {
+	for _, tc := range []struct {
+		mode              string
+		workers           []int
+		cores, calThreads int
+		want              []sweepCalibration
+	}{
+		{"each", []int{2, 4}, 2, 1, []sweepCalibration{{For: 2, Serves: []int{2, 4}, Copies: 2, Threads: 1}}},
+		{"each", []int{2, 4}, 16, 4, []sweepCalibration{{For: 2, Serves: []int{2}, Copies: 2, Threads: 8}, {For: 4, Serves: []int{4}, Copies: 4, Threads: 4}}},
+		{"each", []int{1, 4, 2, 8}, 2, 1, []sweepCalibration{{For: 1, Serves: []int{1}, Copies: 1, Threads: 2}, {For: 2, Serves: []int{4, 2, 8}, Copies: 2, Threads: 1}}},
+		{"each", []int{3}, 16, 5, []sweepCalibration{{For: 3, Serves: []int{3}, Copies: 3, Threads: 5}}},
+		{"one", []int{2, 4}, 16, 4, []sweepCalibration{{Copies: 4, Threads: 4}}},
+		{"one", []int{2, 4}, 2, 2, []sweepCalibration{{Copies: 1, Threads: 2}}},
+	} {
+		got := engineSweeps(tc.mode, tc.workers, tc.cores, tc.calThreads)
+		ok := len(got) == len(tc.want)
+		for i := 0; ok && i < len(got); i++ {
+			g, w := got[i], tc.want[i]
+			ok = g.For == w.For && slices.Equal(g.Serves, w.Serves) && g.Copies == w.Copies && g.Threads == w.Threads
+		}
+		if !ok {
+			var gs []sweepCalibration
+			for _, g := range got {
+				gs = append(gs, *g)
+			}
+			t.Errorf("engineSweeps(%s, %v, %d cores, %d threads) = %+v, want %+v", tc.mode, tc.workers, tc.cores, tc.calThreads, gs, tc.want)
+		}
+	}
+}
+
+// TestValidateEngineCalibrations: by default each worker count is
+// calibrated by its own sweep, independent workers on the cores its
+// workers will have, measured before the workers and written to the log;
+// the replay of that log with --engine-calibration one is the replay of
+// the same log with the sweep one would have measured alone, as a run of
+// one writes it.
+func TestValidateEngineCalibrations(t *testing.T) {
+	cores := runtime.GOMAXPROCS(0)
+	if cores < 2 {
+		t.Skip("one core: one worker and two take the same sweep")
+	}
+	dir := t.TempDir()
+	log := filepath.Join(dir, "each.jsonl")
+	live, stderr, code := runCLI("validate", "--engine", "--engine-core-guard=false", "--engine-data", "synthetic", "--engine-batch", "4,8", "--engine-workers", "1,2",
+		"--engine-transport", "inproc", "--engine-steps", "2", "--engine-warmup", "0", "--engine-rounds", "1", "--engine-warm-rounds", "0", "--engine-out", log)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	recs := readLog(t, log)
+	if len(recs) != 10 || recs[0].Config["calibration"] != "each" {
+		t.Fatalf("log of %d records, header %+v: want the header, 8 measurements and a link probe", len(recs), recs[0].Config)
+	}
+	for i, want := range []struct {
+		workers, batch int
+		transport      string
+	}{{1, 4, "inproc"}, {1, 8, "inproc"}, {2, 4, "none"}, {2, 8, "none"}} {
+		if r := recs[1+i]; r.Workers != want.workers || r.Batch != want.batch || r.Transport != want.transport {
+			t.Errorf("record %d: %d workers %s at batch %d; want %d workers %s at batch %d", i+2, r.Workers, r.Transport, r.Batch, want.workers, want.transport, want.batch)
+		}
+	}
+	checkContains(t, "validate --engine", live,
+		fmt.Sprintf("Calibration of 1 worker (one worker on %d cores, 2 batches): v0 = ", cores),
+		fmt.Sprintf("Calibration of 2 workers (one worker on %d of %d cores, beside an independent copy of it on the other, 2 batches): v0 = ", cores/2, cores))
+	replayed, stderr, code := runCLI("validate", "--engine", "--engine-from", log)
+	if code != exitOK || replayed != live {
+		t.Errorf("exit %d: the replay differs from the run\nrun:\n%s\nreplay:\n%s%s", code, live, replayed, stderr)
+	}
+
+	// The sweep of one: one worker on the cores each of two has, beside a
+	// copy of it; the log as a run of one would have written it keeps that
+	// sweep alone.
+	lines := strings.SplitAfter(strings.TrimSuffix(string(mustRead(t, log)), "\n"), "\n")
+	oneLines := []string{strings.Replace(lines[0], `"calibration":"each"`, `"calibration":"one"`, 1)}
+	for i, l := range lines[1:] {
+		if i >= 2 { // the one-worker sweep's two records left out
+			oneLines = append(oneLines, l)
+		}
+	}
+	onePath := filepath.Join(dir, "one.jsonl")
+	if err := os.WriteFile(onePath, []byte(strings.Join(oneLines, "")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	want, stderr, code := runCLI("validate", "--engine", "--engine-from", onePath)
+	if code != exitOK {
+		t.Fatalf("the log of one: exit %d: %s", code, stderr)
+	}
+	got, stderr, code := runCLI("validate", "--engine", "--engine-from", log, "--engine-calibration", "one")
+	if code != exitOK || got != want {
+		t.Errorf("--engine-calibration one: exit %d:\n%s%s\nwant, from the log of one:\n%s", code, got, stderr, want)
+	}
+	// One worker, taken from the sweep of two, on twice the cores: s = 1/2.
+	checkContains(t, "--engine-calibration one", got, fmt.Sprintf("Calibration (one worker on %d of %d cores, beside an independent copy of it on the other, 2 batches): v0 = ", cores/2, cores))
+	for _, tc := range []struct {
+		args []string
+		code int
+		msg  string
+	}{
+		{[]string{"--engine-from", onePath, "--engine-calibration", "each"}, exitRuntime, "one.jsonl: --engine-calibration each: the log's calibration is one; a log of each is replayed as it is, or as one from one of its sweeps"},
+		{[]string{"--engine-from", log, "--engine-calibration", "both"}, exitUsage, `--engine-calibration "both" (valid: each, one)`},
+	} {
+		_, stderr, code := runCLI(append([]string{"validate", "--engine"}, tc.args...)...)
+		if code != tc.code || !strings.Contains(stderr, tc.msg) {
+			t.Errorf("%v: exit %d, want %d with %q:\n%s", tc.args, code, tc.code, tc.msg, stderr)
+		}
+	}
+}
+
+// mustRead returns the contents of the file at path.
+func mustRead(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
 
 // The summary's figures, computed by hand from four rows.
@@ -470,6 +625,9 @@ func TestValidateEngineReplayRuns(t *testing.T) {
 		"1909-xeon2-go":       {"2.7% over 24 configurations, 2.0% over the 20 with batch >= 32; worst -7.7% (2 workers, inproc, batch 16)", "20 of 20; worst there +4.5% (4 workers, tcp, batch 32)"},
 		"1911-xeon2-openblas": {"7.8% over 24 configurations, 7.4% over the 20 with batch >= 32; worst +17.4% (4 workers, tcp, batch 128)", "18 of 20; worst there +17.4% (4 workers, tcp, batch 128)"},
 		"1917-xeon2-go":       {"2.4% over 24 configurations, 1.8% over the 20 with batch >= 32; worst -11.4% (2 workers, tcp, batch 16)", "20 of 20; worst there -7.5% (2 workers, tcp, batch 32)"},
+		"1944-xeon16-go":      {"5.7% over 24 configurations, 5.5% over the 20 with batch >= 32; worst +13.6% (2 workers, tcp, batch 64)", "20 of 20; worst there +13.6% (2 workers, tcp, batch 64)"},
+		"1947-xeon16-go":      {"4.3% over 24 configurations, 4.4% over the 20 with batch >= 32; worst +12.1% (4 workers, tcp, batch 128)", "20 of 20; worst there +12.1% (4 workers, tcp, batch 128)"},
+		"1952-xeon16-go":      {"3.9% over 24 configurations, 4.4% over the 20 with batch >= 32; worst +15.0% (2 workers, inproc, batch 64)", "20 of 20; worst there +15.0% (2 workers, inproc, batch 64)"},
 	} {
 		stdout, stderr, code := runCLI("validate", "--engine", "--engine-from", "../../docs/measurements/validate-engine-2026-11-26/"+name+".jsonl")
 		if code != exitOK {
@@ -478,7 +636,22 @@ func TestValidateEngineReplayRuns(t *testing.T) {
 		}
 		checkContains(t, name, stdout, "\nmean absolute error "+want[0]+"\n", "\nwithin 15% at batch >= 32: "+want[1]+"\n")
 	}
-	if logs, _ := filepath.Glob("../../docs/measurements/validate-engine-2026-11-26/*.jsonl"); len(logs) != 25 {
-		t.Errorf("%d logs, want the 25 above", len(logs))
+	if logs, _ := filepath.Glob("../../docs/measurements/validate-engine-2026-11-26/*.jsonl"); len(logs) != 28 {
+		t.Errorf("%d logs, want the 28 above", len(logs))
+	}
+	// The three runs with a sweep per worker count, replayed from the
+	// sweep of four workers alone as --engine-calibration one calibrates
+	// (docs/validation.md, "A sweep for each worker count").
+	for name, want := range map[string][2]string{
+		"1944-xeon16-go": {"12.6% over 24 configurations, 12.9% over the 20 with batch >= 32; worst +31.0% (2 workers, tcp, batch 64)", "12 of 20; worst there +31.0% (2 workers, tcp, batch 64)"},
+		"1947-xeon16-go": {"12.0% over 24 configurations, 12.5% over the 20 with batch >= 32; worst +31.2% (2 workers, inproc, batch 64)", "12 of 20; worst there +31.2% (2 workers, inproc, batch 64)"},
+		"1952-xeon16-go": {"10.6% over 24 configurations, 10.7% over the 20 with batch >= 32; worst +33.1% (2 workers, inproc, batch 64)", "14 of 20; worst there +33.1% (2 workers, inproc, batch 64)"},
+	} {
+		stdout, stderr, code := runCLI("validate", "--engine", "--engine-from", "../../docs/measurements/validate-engine-2026-11-26/"+name+".jsonl", "--engine-calibration", "one")
+		if code != exitOK {
+			t.Errorf("%s, one: exit %d: %s", name, code, stderr)
+			continue
+		}
+		checkContains(t, name+", one", stdout, "\nmean absolute error "+want[0]+"\n", "\nwithin 15% at batch >= 32: "+want[1]+"\n")
 	}
 }
