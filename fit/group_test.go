@@ -353,6 +353,11 @@ func TestMinBatchH100(t *testing.T) {
 		"resnet50 tf32":                   {"0.9266", "1.0000", 2},
 		"transformer-base amp-bf16":       {"0.9444", "0.9681", 2},
 	})
+	// ResNet-50 in tf32 over both its logs: the later call's batches 8 to
+	// 64 and the twenty-seventh session's 128 to 512.
+	checkMinBatch(t, append(measuredLogs(t, "h100-2026-11-26-rest/resnet50-tf32.jsonl", 1), measuredLogs(t, "h100-2026-11-26-tf32/*.jsonl", 1)...), map[string]minBatchWant{
+		"resnet50 tf32": {"0.9152", "0.9947", 2},
+	})
 }
 
 // TestFitRunLabels checks that the labels of how a model ran

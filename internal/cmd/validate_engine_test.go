@@ -628,6 +628,13 @@ func TestValidateEngineReplayRuns(t *testing.T) {
 		"1944-xeon16-go":      {"5.7% over 24 configurations, 5.5% over the 20 with batch >= 32; worst +13.6% (2 workers, tcp, batch 64)", "20 of 20; worst there +13.6% (2 workers, tcp, batch 64)"},
 		"1947-xeon16-go":      {"4.3% over 24 configurations, 4.4% over the 20 with batch >= 32; worst +12.1% (4 workers, tcp, batch 128)", "20 of 20; worst there +12.1% (4 workers, tcp, batch 128)"},
 		"1952-xeon16-go":      {"3.9% over 24 configurations, 4.4% over the 20 with batch >= 32; worst +15.0% (2 workers, inproc, batch 64)", "20 of 20; worst there +15.0% (2 workers, inproc, batch 64)"},
+		"1958-xeon2-openblas": {"9.2% over 24 configurations, 9.3% over the 20 with batch >= 32; worst +24.4% (4 workers, tcp, batch 16)", "17 of 20; worst there +23.1% (4 workers, tcp, batch 32)"},
+		"2000-xeon2-openblas": {"7.4% over 24 configurations, 7.0% over the 20 with batch >= 32; worst +16.5% (4 workers, tcp, batch 32)", "18 of 20; worst there +16.5% (4 workers, tcp, batch 32)"},
+		"2007-xeon2-go":       {"4.0% over 24 configurations, 2.7% over the 20 with batch >= 32; worst -14.8% (2 workers, tcp, batch 16)", "20 of 20; worst there -7.8% (2 workers, tcp, batch 32)"},
+		"2013-xeon2-openblas": {"7.1% over 24 configurations, 7.3% over the 20 with batch >= 32; worst +19.5% (4 workers, inproc, batch 128)", "19 of 20; worst there +19.5% (4 workers, inproc, batch 128)"},
+		"2015-xeon2-openblas": {"7.3% over 24 configurations, 7.4% over the 20 with batch >= 32; worst +14.9% (4 workers, tcp, batch 32)", "20 of 20; worst there +14.9% (4 workers, tcp, batch 32)"},
+		"2018-xeon2-go":       {"3.0% over 24 configurations, 2.0% over the 20 with batch >= 32; worst -14.6% (2 workers, tcp, batch 16)", "20 of 20; worst there -5.7% (2 workers, tcp, batch 32)"},
+		"2024-xeon2-openblas": {"7.1% over 24 configurations, 7.0% over the 20 with batch >= 32; worst +20.0% (4 workers, tcp, batch 16)", "17 of 20; worst there +17.7% (4 workers, inproc, batch 128)"},
 	} {
 		stdout, stderr, code := runCLI("validate", "--engine", "--engine-from", "../../docs/measurements/validate-engine-2026-11-26/"+name+".jsonl")
 		if code != exitOK {
@@ -636,8 +643,8 @@ func TestValidateEngineReplayRuns(t *testing.T) {
 		}
 		checkContains(t, name, stdout, "\nmean absolute error "+want[0]+"\n", "\nwithin 15% at batch >= 32: "+want[1]+"\n")
 	}
-	if logs, _ := filepath.Glob("../../docs/measurements/validate-engine-2026-11-26/*.jsonl"); len(logs) != 28 {
-		t.Errorf("%d logs, want the 28 above", len(logs))
+	if logs, _ := filepath.Glob("../../docs/measurements/validate-engine-2026-11-26/*.jsonl"); len(logs) != 35 {
+		t.Errorf("%d logs, want the 35 above", len(logs))
 	}
 	// The three runs with a sweep per worker count, replayed from the
 	// sweep of four workers alone as --engine-calibration one calibrates
