@@ -63,7 +63,7 @@ type engineCalibration struct {
 // Threads cores.
 type sweepCalibration struct {
 	For             int                // the worker count whose cores it measures (calibrateEach); 0: one sweep for every count (calibrateOne)
-	Serves          []int              // the worker counts it calibrates, with For the ones that take turns on the cores; nil for every count
+	Serves          []int              // the worker counts it calibrates: For, and with For = cores those with more workers than cores; nil for every count
 	Copies, Threads int                // workers measured, the calibrated one included, and the cores of each; Threads 0 means all of them
 	Law             *fit.ThroughputFit // v = b/(b/v0 + t) of the calibrated worker
 	Update          float64            // its mean optimizer update, seconds
