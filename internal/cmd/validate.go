@@ -38,12 +38,15 @@ func validateCommand() *cli.Command {
 			"   scaleplan validate --max-error 30\n" +
 			"   scaleplan validate --cases mycases.yaml --format csv\n\n" +
 			"With --engine it closes the calibration loop on this machine instead: it measures\n" +
-			"the reference engine with one worker at each --engine-batch, on the cores each\n" +
-			"predicted worker will have (--engine-threads) and beside an independent copy of\n" +
-			"itself on the other cores, fits v0 and t, takes the spread of its steps, probes\n" +
-			"the in-process and TCP links, simulates --engine-workers workers sharing this\n" +
-			"machine's cores, each step waiting for the slowest of them, measures them, and\n" +
-			"prints predicted against measured samples/s (docs/validation.md).\n" +
+			"the reference engine with one worker at each --engine-batch, for each count W of\n" +
+			"--engine-workers on the cores each of the W will have and beside W - 1\n" +
+			"independent copies of itself (counts with more workers than cores share the\n" +
+			"measurement of a worker per core; --engine-calibration one measures one worker\n" +
+			"for all, --engine-threads its cores), fits v0 and t to each measurement, takes\n" +
+			"the spread of its steps, probes the in-process and TCP links, simulates\n" +
+			"--engine-workers workers sharing this machine's cores, each step waiting for the\n" +
+			"slowest of them, measures them, and prints predicted against measured samples/s\n" +
+			"(docs/validation.md).\n" +
 			"--max-error then bounds its mean error at batch >= 32.\n" +
 			"Every configuration is measured in --engine-rounds alternating rounds, after\n" +
 			"--engine-warm-rounds (default 1) set aside while the process warms up.\n" +
