@@ -107,6 +107,16 @@ func engineSweeps(mode string, workers []int, cores, calThreads int) []*sweepCal
 	return sw
 }
 
+// calibrationMode returns --engine-calibration's value, or a usage error
+// naming the valid ones.
+func calibrationMode(c *cli.Context) (string, error) {
+	mode := c.String("engine-calibration")
+	if mode != calibrateEach && mode != calibrateOne {
+		return "", usagef("--engine-calibration %q (valid: %s, %s)", mode, calibrateEach, calibrateOne)
+	}
+	return mode, nil
+}
+
 // sweep returns the sweep that calibrates w workers: its own (For =
 // min(w, cores)), or else the one for every count.
 func (cal *engineCalibration) sweep(w int) *sweepCalibration {
@@ -367,9 +377,9 @@ func runValidateEngine(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	mode := c.String("engine-calibration")
-	if mode != calibrateEach && mode != calibrateOne {
-		return usagef("--engine-calibration %q (valid: %s, %s)", mode, calibrateEach, calibrateOne)
+	mode, err := calibrationMode(c)
+	if err != nil {
+		return err
 	}
 	cores := runtime.GOMAXPROCS(0)
 	calThreads := workerThreads(cores, slices.Max(workers))
@@ -396,10 +406,10 @@ func runValidateEngine(c *cli.Context) error {
 	// Every configuration: the calibration's sweeps of the batches
 	// (engineSweeps: by default W independent workers, each on the cores
 	// each of W workers has, for each W), then W workers over each
-	// transport. They are measured
-	// in rounds, each round all of them in this order, so that the spells
-	// of load on a shared machine fall on all of them alike; each one's
-	// measurement is over the timed steps of all its rounds (dist.Combine).
+	// transport. They are measured in rounds, each round all of them in
+	// this order, so that the spells of load on a shared machine fall on
+	// all of them alike; each one's measurement is over the timed steps of
+	// all its rounds (dist.Combine).
 	cfgs := engineConfigs(base, batches, workers, transports, cores, sweeps)
 	for _, cfg := range cfgs {
 		cfg.Steps = warmup + steps // as dist.Measure will run it

@@ -51,8 +51,9 @@ func replayEngine(c *cli.Context, format, path string) error {
 			return usagef("validate --engine-from: --%s: the log says what was measured; leave it out", name)
 		}
 	}
-	if mode := c.String("engine-calibration"); mode != calibrateEach && mode != calibrateOne {
-		return usagef("--engine-calibration %q (valid: %s, %s)", mode, calibrateEach, calibrateOne)
+	mode, err := calibrationMode(c)
+	if err != nil {
+		return err
 	}
 	f, err := os.Open(path)
 	if err != nil {
@@ -125,7 +126,7 @@ func replayEngine(c *cli.Context, format, path string) error {
 	for i, cfg := range cfgs {
 		meas[i] = combineRecords(cfg, rounds[i])
 	}
-	if mode := c.String("engine-calibration"); c.IsSet("engine-calibration") && mode != run.Calibration {
+	if c.IsSet("engine-calibration") && mode != run.Calibration {
 		if sweeps, cfgs, meas, rounds, err = oneOfEach(path, mode, run, sweeps, cfgs, meas, rounds); err != nil {
 			return err
 		}
