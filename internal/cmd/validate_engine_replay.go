@@ -126,6 +126,7 @@ func replayEngine(c *cli.Context, format, path string) error {
 	for i, cfg := range cfgs {
 		meas[i] = combineRecords(cfg, rounds[i])
 	}
+	logged := run.Rounds * len(cfgs) // the log's measurements, before any sweep is left out
 	if c.IsSet("engine-calibration") && mode != run.Calibration {
 		if sweeps, cfgs, meas, rounds, err = oneOfEach(path, mode, run, sweeps, cfgs, meas, rounds); err != nil {
 			return err
@@ -138,7 +139,7 @@ func replayEngine(c *cli.Context, format, path string) error {
 	cal.Rounds, cal.Warm = run.Rounds, run.WarmRounds
 	stderr := c.App.ErrWriter
 	fmt.Fprintf(stderr, "validate --engine-from: %s: %d measurements and %d link probes of %d rounds, measured by %s; nothing measured now\n",
-		path, run.Rounds*len(cfgs), run.Rounds*len(run.Transports), run.Rounds, machineText(recs[0].Machine))
+		path, logged, run.Rounds*len(run.Transports), run.Rounds, machineText(recs[0].Machine))
 	for _, w := range unboundedWarnings(cal, run.Batches) {
 		fmt.Fprintln(stderr, w)
 	}

@@ -445,6 +445,9 @@ func TestValidateEngineCalibrations(t *testing.T) {
 	if code != exitOK || got != want {
 		t.Errorf("--engine-calibration one: exit %d:\n%s%s\nwant, from the log of one:\n%s", code, got, stderr, want)
 	}
+	// The log's measurements are counted as it holds them, the sweep left
+	// out included.
+	checkContains(t, "--engine-calibration one", stderr, ": 8 measurements and 1 link probes of 1 rounds, measured by ")
 	// One worker, taken from the sweep of two, on twice the cores: s = 1/2.
 	checkContains(t, "--engine-calibration one", got, fmt.Sprintf("Calibration (one worker on %d of %d cores, beside an independent copy of it on the other, 2 batches): v0 = ", cores/2, cores))
 	for _, tc := range []struct {
