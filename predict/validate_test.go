@@ -107,6 +107,10 @@ func TestBuiltinCasesCoverSeeds(t *testing.T) {
 		{"mlperf-v1.1-dgxa100-resnet50-n540-epoch", EpochTime, "0.230 s", false},
 		{"mlperf-v2.0-dgxa100-resnet50-n1-epoch", EpochTime, "47.163 s", true},
 		{"mlperf-v2.0-dgxa100-resnet50-n527-epoch", EpochTime, "0.194 s", false},
+		{"mlperf-v1.1-ipu-pod16-resnet50-epoch", EpochTime, "43.481 s", false},
+		{"mlperf-v1.1-ipu-pod64-resnet50-epoch", EpochTime, "11.862 s", false},
+		{"mlperf-v1.1-ipu-pod128-resnet50-epoch", EpochTime, "7.0615 s", false},
+		{"mlperf-v1.1-ipu-pod256-resnet50-epoch", EpochTime, "3.8235 s", false},
 	} {
 		got := byName[c.name]
 		if got == nil || got.Metric != c.metric || got.Published != c.published || got.Calibrates != c.calibrates {
@@ -118,8 +122,8 @@ func TestBuiltinCasesCoverSeeds(t *testing.T) {
 			t.Errorf("%s: no source URL in MLPerf's %s results: %q", c.Name, v[:4], c.URL)
 		}
 	}
-	if len(f.Cases) != 67 {
-		t.Errorf("%d built-in cases, want 67", len(f.Cases))
+	if len(f.Cases) != 71 {
+		t.Errorf("%d built-in cases, want 71", len(f.Cases))
 	}
 }
 
