@@ -9,6 +9,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 
 	"scaleplan/internal/benchlog"
 	"scaleplan/internal/units"
@@ -420,8 +421,9 @@ func finishRun(lg *Log, r *mlRun, model, bench, device string, labels map[string
 	}
 	lg.Runs = append(lg.Runs, run)
 	var workers, batch, accumulate int
-	if db >= 1 && gb >= 1 {
-		a := max(acc, 1)
+	a := max(acc, 1)
+	switch n, pod := podDevices(device); {
+	case db >= 1 && gb >= 1:
 		if w := gb / (db * a); w >= 1 && w == math.Trunc(w) {
 			workers, batch = int(w), int(db)
 			if a > 1 {
@@ -433,6 +435,16 @@ func finishRun(lg *Log, r *mlRun, model, bench, device string, labels map[string
 				per += fmt.Sprintf(" times gradient_accumulation_steps %v", a)
 			}
 			lg.notef("run %s: %s does not divide global_batch_size %v: device count unknown", id, per, gb)
+		}
+	case pod && gb >= 1:
+		if b := gb / (float64(n) * a); b >= 1 && b == math.Trunc(b) {
+			workers, batch = n, int(b)
+			if a > 1 {
+				accumulate = int(a)
+			}
+			lg.notef("run %s: %d devices, from the platform's name %s (Graphcore names its systems by their IPU count), %d samples each per micro-batch", id, n, device, batch)
+		} else {
+			lg.notef("run %s: %d devices (platform %s) times gradient_accumulation_steps %v do not divide global_batch_size %v: device count unknown", id, n, device, a, gb)
 		}
 	}
 	switch {
@@ -506,6 +518,26 @@ func (r *mlRun) coverage() (float64, bool) {
 		}
 	}
 	return epochs / blocks, blocks > 0
+}
+
+// podDevices returns N for a submission_platform of the form "POD<N>",
+// "IPU-POD<N>" or "Bow-POD<N>" (any case): Graphcore's MLPerf logs name
+// their system so and print no d_batch_size, and an IPU-POD<N> is N IPUs
+// (Graphcore's IPU-POD datasheets), so the name gives the device count.
+func podDevices(platform string) (int, bool) {
+	p := strings.ToLower(platform)
+	for _, pre := range []string{"ipu-", "bow-"} {
+		p = strings.TrimPrefix(p, pre)
+	}
+	rest, ok := strings.CutPrefix(p, "pod")
+	if !ok || rest == "" || len(rest) > 6 {
+		return 0, false
+	}
+	if rest[0] == '0' || strings.IndexFunc(rest, func(r rune) bool { return r < '0' || r > '9' }) >= 0 {
+		return 0, false
+	}
+	n, _ := strconv.Atoi(rest) // six digits or fewer
+	return n, true
 }
 
 // msText writes a time in milliseconds since the epoch in full.

@@ -616,3 +616,71 @@ func TestMLPerfQueuedEpochs(t *testing.T) {
 		t.Errorf("128 nodes, epoch 56: %v samples/s, want %v", rs[3].SamplesPerSec, want)
 	}
 }
+
+// TestMLPerfGraphcorePlatform reads logs of the shape of Graphcore's MLPerf
+// Training v1.1 ResNet-50 logs (mlcommons/training_results_v1.1,
+// Graphcore/results/ipu-pod64-TF1/resnet/result_0.txt: submission_platform
+// "POD64", global_batch_size 3840, gradient_accumulation_steps 3, no
+// d_batch_size; epoch 5 from 1636035684278 to 1636035696149 ms): the
+// platform's name gives 64 IPUs, so 3,840 / (64 · 3) = 20 samples each per
+// micro-batch, and the epoch 1,281,167 / 11.871 s.
+func TestMLPerfGraphcorePlatform(t *testing.T) {
+	read := func(platform string, gb, acc int) *Log {
+		t.Helper()
+		evs := []mlEvent{
+			{1636035624000, "submission_benchmark", "resnet", nil},
+			{1636035624001, "submission_org", "Graphcore", nil},
+			{1636035624002, "submission_platform", platform, nil},
+			{1636035624003, "global_batch_size", gb, nil},
+			{1636035624004, "gradient_accumulation_steps", acc, nil},
+			{1636035624005, "train_samples", 1281167, nil},
+			{1636035624006, "run_start", nil, nil},
+			{1636035684278, "epoch_start", nil, map[string]any{"epoch_num": 5}},
+			{1636035696149, "epoch_stop", nil, map[string]any{"epoch_num": 5}},
+			{1636035700000, "eval_accuracy", 0.7594, map[string]any{"epoch_num": 5}},
+			{1636035700001, "run_stop", nil, map[string]any{"status": "success"}},
+		}
+		lg, err := Read(strings.NewReader(mlLog(t, evs, false)), "result_0.txt")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(lg.Errors) != 0 {
+			t.Errorf("%s: errors %v", platform, lg.Errors)
+		}
+		return lg
+	}
+	for _, tc := range []struct {
+		platform                   string
+		gb, acc                    int
+		workers, batch, accumulate int
+		note                       string
+	}{
+		{"POD64", 3840, 3, 64, 20, 3, "run 1: 64 devices, from the platform's name POD64 (Graphcore names its systems by their IPU count), 20 samples each per micro-batch"},
+		{"IPU-POD16", 3200, 10, 16, 20, 10, "run 1: 16 devices, from the platform's name IPU-POD16"},
+		{"Bow-POD256", 10240, 2, 256, 20, 2, "run 1: 256 devices"},
+		{"pod128", 5120, 1, 128, 40, 0, "run 1: 128 devices"},
+		{"POD64", 3841, 3, 0, 0, 0, "run 1: 64 devices (platform POD64) times gradient_accumulation_steps 3 do not divide global_batch_size 3841: device count unknown"},
+		{"POD0", 3840, 3, 0, 0, 0, ""},
+		{"POD+64", 3840, 3, 0, 0, 0, ""},
+		{"POD64x", 3840, 3, 0, 0, 0, ""},
+		{"1xPOD64", 3840, 3, 0, 0, 0, ""},
+	} {
+		lg := read(tc.platform, tc.gb, tc.acc)
+		if len(lg.Records) != 2 {
+			t.Fatalf("%s: %d records, want a measurement and a convergence record", tc.platform, len(lg.Records))
+		}
+		for _, r := range lg.Records {
+			if r.Workers != tc.workers || r.Batch != tc.batch || r.Accumulate != tc.accumulate || r.Device != tc.platform {
+				t.Errorf("%s, global batch %d: record has %d workers at %d accumulating %d on %q; want %d, %d, %d", tc.platform, tc.gb, r.Workers, r.Batch, r.Accumulate, r.Device, tc.workers, tc.batch, tc.accumulate)
+			}
+		}
+		notes := strings.Join(lg.Notes, "\n")
+		if tc.note != "" && !strings.Contains(notes, tc.note) || tc.note == "" && strings.Contains(notes, "devices") {
+			t.Errorf("%s: notes %q, want %q", tc.platform, notes, tc.note)
+		}
+		m := lg.Records[0]
+		if want := 1281167 / 11.871; m.Kind != benchlog.KindMeasurement || math.Abs(m.SamplesPerSec-want) > 1e-9*want {
+			t.Errorf("%s: %+v, want epoch 5 at 1,281,167 / 11.871 s = %v samples/s", tc.platform, m, want)
+		}
+	}
+}
