@@ -96,6 +96,12 @@ func FuzzReadMLPerf(f *testing.F) {
 	f.Add([]byte(":::MLL 1558640449.212 global_batch_size: {\"value\": 256, \"metadata\": {}}\n" +
 		":::MLL 1558640450.000 epoch_start: {\"value\": null, \"metadata\": {\"epoch_num\": 1}}\n" +
 		":::MLL 1558640460.5 epoch_stop: {\"value\": null, \"metadata\": {\"epoch_num\": 1}}\n"))
+	f.Add([]byte(`:::MLLOG {"time_ms": 1, "key": "submission_platform", "value": "POD64", "metadata": {}}
+:::MLLOG {"time_ms": 2, "key": "global_batch_size", "value": 3840, "metadata": {}}
+:::MLLOG {"time_ms": 3, "key": "gradient_accumulation_steps", "value": 3, "metadata": {}}
+:::MLLOG {"time_ms": 4, "key": "epoch_start", "value": null, "metadata": {"epoch_num": 1}}
+:::MLLOG {"time_ms": 11875, "key": "epoch_stop", "value": null, "metadata": {"epoch_num": 1}}
+`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		for _, format := range []Format{MLPerf, MLPerfV06} {
 			lg, err := ReadAs(bytes.NewReader(data), "fuzz", format)
