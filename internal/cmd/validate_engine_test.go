@@ -638,6 +638,11 @@ func TestValidateEngineReplayRuns(t *testing.T) {
 		"2015-xeon2-openblas": {"7.3% over 24 configurations, 7.4% over the 20 with batch >= 32; worst +14.9% (4 workers, tcp, batch 32)", "20 of 20; worst there +14.9% (4 workers, tcp, batch 32)"},
 		"2018-xeon2-go":       {"3.0% over 24 configurations, 2.0% over the 20 with batch >= 32; worst -14.6% (2 workers, tcp, batch 16)", "20 of 20; worst there -5.7% (2 workers, tcp, batch 32)"},
 		"2024-xeon2-openblas": {"7.1% over 24 configurations, 7.0% over the 20 with batch >= 32; worst +20.0% (4 workers, tcp, batch 16)", "17 of 20; worst there +17.7% (4 workers, inproc, batch 128)"},
+		"2116-xeon2-go":       {"3.2% over 24 configurations, 2.4% over the 20 with batch >= 32; worst -12.3% (2 workers, inproc, batch 16)", "20 of 20; worst there -8.6% (2 workers, tcp, batch 32)"},
+		"2123-xeon2-openblas": {"7.4% over 24 configurations, 7.0% over the 20 with batch >= 32; worst +27.9% (4 workers, tcp, batch 16)", "18 of 20; worst there +19.9% (4 workers, tcp, batch 32)"},
+		"2125-xeon2-openblas": {"8.2% over 24 configurations, 7.7% over the 20 with batch >= 32; worst +17.1% (4 workers, inproc, batch 128)", "16 of 20; worst there +17.1% (4 workers, inproc, batch 128)"},
+		"2127-xeon2-go":       {"2.8% over 24 configurations, 1.5% over the 20 with batch >= 32; worst -12.0% (2 workers, tcp, batch 16)", "20 of 20; worst there +4.4% (4 workers, tcp, batch 32)"},
+		"2134-xeon2-openblas": {"6.8% over 24 configurations, 6.5% over the 20 with batch >= 32; worst +17.7% (4 workers, tcp, batch 16)", "19 of 20; worst there +16.9% (4 workers, tcp, batch 32)"},
 	} {
 		stdout, stderr, code := runCLI("validate", "--engine", "--engine-from", "../../docs/measurements/validate-engine-2026-11-26/"+name+".jsonl")
 		if code != exitOK {
@@ -646,8 +651,8 @@ func TestValidateEngineReplayRuns(t *testing.T) {
 		}
 		checkContains(t, name, stdout, "\nmean absolute error "+want[0]+"\n", "\nwithin 15% at batch >= 32: "+want[1]+"\n")
 	}
-	if logs, _ := filepath.Glob("../../docs/measurements/validate-engine-2026-11-26/*.jsonl"); len(logs) != 35 {
-		t.Errorf("%d logs, want the 35 above", len(logs))
+	if logs, _ := filepath.Glob("../../docs/measurements/validate-engine-2026-11-26/*.jsonl"); len(logs) != 40 {
+		t.Errorf("%d logs, want the 40 above", len(logs))
 	}
 	// The three runs with a sweep per worker count, replayed from the
 	// sweep of four workers alone as --engine-calibration one calibrates
