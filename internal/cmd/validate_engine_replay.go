@@ -213,17 +213,9 @@ func oneOfEach(path, mode string, run *engineRun, sweeps []*sweepCalibration, cf
 		if sw.Copies != one.Copies || sw.Threads != one.Threads {
 			continue
 		}
-		at, n := i*nb, len(sweeps)*nb
-		keep := func(k int) bool { return k >= n || k >= at && k < at+nb }
-		var c []dist.Config
-		var m []*dist.Measurement
-		var r [][]benchlog.Record
-		for k := range cfgs {
-			if keep(k) {
-				c, m, r = append(c, cfgs[k]), append(m, meas[k]), append(r, rounds[k])
-			}
-		}
-		return []*sweepCalibration{one}, c, m, r, nil
+		at, n := i*nb, len(sweeps)*nb // its configurations, and the first of the workers'
+		return []*sweepCalibration{one}, slices.Concat(cfgs[at:at+nb], cfgs[n:]), slices.Concat(meas[at:at+nb], meas[n:]),
+			slices.Concat(rounds[at:at+nb], rounds[n:]), nil
 	}
 	return nil, nil, nil, nil, fmt.Errorf("validate --engine-from: %s: --engine-calibration %s: no sweep of the log is one worker on %d of %d cores beside %d independent copies of it, the sweep %s would have measured",
 		path, mode, one.Threads, run.Cores, one.Copies-1, mode)
