@@ -229,6 +229,12 @@ func Fit(logs []*Log, opt *Options) (*Report, error) {
 					// independent workers) are a group of their own: their
 					// step has no communication to fit across counts.
 					k.Labels = setLabel(k.Labels, "transport", "none")
+					if v := r.Labels[benchlog.InStep]; v != "" {
+						// Workers kept in step over a transport wait for
+						// each other every step: not the same group as
+						// workers that run on as they will.
+						k.Labels = setLabel(k.Labels, benchlog.InStep, v)
+					}
 				}
 				g := groups[keyString(k)]
 				if g == nil {

@@ -128,6 +128,45 @@ func TestFitIndependentWorkers(t *testing.T) {
 	}
 }
 
+// Independent workers kept in step over a transport (label in_step) are
+// a group apart from those that ran on as they would: four of each, of
+// exactly v = b/(b/v0 + t) with v0 = 4,000 samples/s and t = 2 and 5 ms.
+func TestFitInStepWorkers(t *testing.T) {
+	var recs []benchlog.Record
+	var lines []int
+	for _, c := range []struct {
+		over string
+		t    float64
+	}{{"", 2e-3}, {"tcp", 5e-3}} {
+		for _, b := range []int{16, 64, 256} {
+			step := float64(b)/4000 + c.t
+			r := benchlog.Record{Kind: benchlog.KindMeasurement, Model: "mlp", Device: "localhost", Precision: "fp32",
+				Transport: "none", Workers: 4, Batch: b, GlobalBatch: 4 * b, StepTime: step, SamplesPerSec: float64(4*b) / step}
+			if c.over != "" {
+				r.Labels = map[string]string{benchlog.InStep: c.over}
+			}
+			recs = append(recs, r)
+			lines = append(lines, len(lines)+1)
+		}
+	}
+	rep, err := Fit([]*Log{{Name: "four.jsonl", Records: recs, Lines: lines}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Groups) != 2 {
+		t.Fatalf("%d groups, want 2", len(rep.Groups))
+	}
+	for i, want := range []struct {
+		key string
+		t   float64
+	}{{"mlp localhost ×4 fp32 in_step=tcp transport=none", 5e-3}, {"mlp localhost ×4 fp32 transport=none", 2e-3}} {
+		g := rep.Groups[i]
+		if g.Key.String() != want.key || g.Fit == nil || math.Abs(float64(g.Fit.T)/want.t-1) > 1e-6 {
+			t.Errorf("group %d: %v, %+v; want %s with t = %g", i, g.Key, g.Fit, want.key, want.t)
+		}
+	}
+}
+
 // --group-by transport splits a log's measurements by the transport each
 // record names: two transports of exactly v = b/(b/v0 + t), in-process
 // v0 = 4,000 samples/s and t = 2 ms, TCP v0 = 4,000 and t = 6 ms, give

@@ -126,7 +126,7 @@ func (m *Measurement) summarize() {
 //	StepTime = Σ t_i / n   over the n = Σ Steps timed steps.
 //
 // It returns an error for no measurements and for measurements of
-// different configurations (model, transport, independence, workers, batch,
+// different configurations (model, transport, independence, being in step, workers, batch,
 // accumulation or chunks).
 func Combine(ms []*Measurement) (*Measurement, error) {
 	if len(ms) == 0 {
@@ -135,7 +135,7 @@ func Combine(ms []*Measurement) (*Measurement, error) {
 	c := ms[0].Config
 	m := &Measurement{Config: c}
 	for _, x := range ms {
-		if d := x.Config; d.ModelName() != c.ModelName() || d.Transport != c.Transport || d.Independent != c.Independent || d.Workers != c.Workers ||
+		if d := x.Config; d.ModelName() != c.ModelName() || d.Transport != c.Transport || d.Independent != c.Independent || d.InStep != c.InStep || d.Workers != c.Workers ||
 			d.Batch != c.Batch || d.Accumulate != c.Accumulate {
 			return nil, fmt.Errorf("dist: combining a measurement of %s, %d workers %s, batch %d×%d with one of %s, %d workers %s, batch %d×%d",
 				d.ModelName(), d.Workers, d.Transport, d.Batch, d.Accumulate, c.ModelName(), c.Workers, c.Transport, c.Batch, c.Accumulate)
@@ -168,6 +168,9 @@ func baseRecord(kind, run string, c Config) benchlog.Record {
 		Transport: c.Transport, Workers: c.Workers, Batch: c.Batch, GlobalBatch: c.GlobalBatch()}
 	if c.Independent {
 		r.Transport = "none" // the workers exchanged nothing
+	}
+	if c.InStep {
+		r.Labels = map[string]string{benchlog.InStep: c.Transport} // but met over it
 	}
 	if c.Accumulate > 1 {
 		r.Accumulate = c.Accumulate

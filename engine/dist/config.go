@@ -133,6 +133,16 @@ type Config struct {
 	// for training. It needs Transport "inproc". Default false.
 	Independent bool `json:"independent,omitempty"`
 
+	// InStep keeps Independent workers in step: where workers that
+	// exchange their gradient all-reduce it, each all-reduces one value
+	// over the Transport's ring shared by all of them, so that every step
+	// waits for the slowest worker and workers that share cores take
+	// turns on them step by step, as exchanging workers do; they
+	// exchange nothing else. It needs Independent; with it, Transport may
+	// be "tcp". Default false (each worker on a ring of its own, in
+	// this process).
+	InStep bool `json:"in_step,omitempty"`
+
 	// BucketBytes is the size of a gradient bucket in bytes (4 per
 	// value); default DefaultBucketBytes. The gradient is all-reduced
 	// bucket by bucket, from its end.
@@ -348,8 +358,11 @@ func (c Config) Validate() error {
 	if !slices.Contains(Transports, c.Transport) {
 		bad("unknown transport %q (valid: %s)", c.Transport, strings.Join(Transports, ", "))
 	}
-	if c.Independent && c.Transport != "inproc" {
-		bad("independent workers run in this process: transport inproc, not %q", c.Transport)
+	if c.Independent && !c.InStep && c.Transport != "inproc" {
+		bad("independent workers run in this process: transport inproc, not %q (or in step, over any)", c.Transport)
+	}
+	if c.InStep && !c.Independent {
+		bad("in step applies to independent workers; exchanging workers are in step already")
 	}
 	if c.Spawn != nil && c.Transport != "tcp" {
 		bad("worker processes need transport tcp, not %q", c.Transport)

@@ -15,6 +15,7 @@ import (
 	"scaleplan/engine/nn"
 	"scaleplan/engine/optim"
 	"scaleplan/engine/tensor"
+	"scaleplan/internal/benchlog"
 )
 
 // serialTrain is the reference: plain single-worker training written
@@ -160,6 +161,44 @@ func TestIndependentWorkers(t *testing.T) {
 	c.Transport = "tcp"
 	if _, err := Run(context.Background(), c); err == nil || !strings.Contains(err.Error(), "independent workers run in this process") {
 		t.Errorf("independent workers over tcp: %v", err)
+	}
+}
+
+// Independent workers in step meet once a step over their transport but
+// exchange nothing else: worker 0 of three ends with the weights of serial
+// training on its third of every global batch, over either transport, and
+// its record says over which it met. In step applies only to independent
+// workers.
+func TestInStepWorkers(t *testing.T) {
+	const steps, seed, lr, batch = 6, 3, 0.05, 8
+	hidden := []int{64}
+	want := serialShard(t, "mlp", hidden, 3*batch, 3, 0, steps, seed, lr)
+	for _, tr := range []string{"inproc", "tcp"} {
+		c := Config{Model: "mlp", Hidden: hidden, Workers: 3, Batch: batch, Steps: steps, Seed: seed, Independent: true, InStep: true, Threads: 1, Transport: tr}
+		c.Schedule.Base = lr
+		res, err := Run(context.Background(), c)
+		if err != nil {
+			t.Fatalf("%s: %v", tr, err)
+		}
+		if n, m := relDiff(res.Params, want); n > 1e-5 || m > 1e-5 {
+			t.Errorf("%s: worker 0 in step differs from serial training on its shard by %.3g (2-norm), %.3g (max)", tr, n, m)
+		}
+		m, err := Measure(context.Background(), c, 0, 2)
+		if err != nil {
+			t.Fatalf("%s: %v", tr, err)
+		}
+		if r := m.Record("x"); r.Transport != "none" || r.Labels[benchlog.InStep] != tr || r.Workers != 3 {
+			t.Errorf("%s: record transport %q, labels %v, %d workers; want none, in_step %s, 3", tr, r.Transport, r.Labels, r.Workers, tr)
+		}
+		apart := c
+		apart.InStep, apart.Transport = false, "inproc"
+		if _, err := Combine([]*Measurement{m, {Config: apart, StepStats: m.StepStats}}); err == nil {
+			t.Errorf("%s: a measurement in step combined with one of independent workers", tr)
+		}
+	}
+	c := Config{Model: "mlp", Workers: 2, Batch: batch, Steps: 2, InStep: true}
+	if _, err := Run(context.Background(), c); err == nil || !strings.Contains(err.Error(), "in step applies to independent workers") {
+		t.Errorf("exchanging workers in step: %v", err)
 	}
 }
 

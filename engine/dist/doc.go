@@ -92,6 +92,12 @@
 // compute of W workers on shared cores, without their communication, which
 // is how scaleplan's validate --engine calibrates a worker on a loaded
 // machine. Their measurements are logged with transport "none".
+// Config.InStep keeps such workers in step: once a step, where exchanging
+// workers all-reduce their gradient, they all-reduce one value over a
+// ring they share (in-process or TCP), so that each step waits for the
+// slowest and workers that share cores take turns on them as exchanging
+// workers do; the records add the label in_step, the transport they met
+// over.
 //
 // With Transport "tcp", Run sets the ring up through a rendezvous: worker
 // 0 listens on a coordinator port; the other workers connect, say their

@@ -72,7 +72,7 @@ func runInproc(ctx context.Context, c *Config, ds *datasets) (*Result, error) {
 	var wg sync.WaitGroup
 	run := func(r int) {
 		var tr Transport = ring.transport(r)
-		if c.Independent {
+		if c.Independent && !c.InStep {
 			tr = newInprocRing(1).transport(0) // nothing to exchange
 		}
 		results[r], errs[r] = runRank(ctx, c, r, tr, ds)
@@ -225,7 +225,7 @@ func runZero(ctx context.Context, c *Config, ds *datasets, coord *coordinator, r
 	if err != nil {
 		return nil, err
 	}
-	if err := coord.finish(res.ParamsHash, c.Timeout); err != nil {
+	if err := coord.finish(res.ParamsHash, !c.Independent, c.Timeout); err != nil {
 		return nil, err
 	}
 	return res, nil

@@ -370,9 +370,9 @@ func (c *coordinator) start(cfg Config, timeout time.Duration) error {
 	return nil
 }
 
-// finish collects every worker's status and checks that its parameters
-// hash to want.
-func (c *coordinator) finish(want uint64, timeout time.Duration) error {
+// finish collects every worker's status and, if same, checks that its
+// parameters hash to want.
+func (c *coordinator) finish(want uint64, same bool, timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
 	var errs []error
 	for r, j := range c.conns[1:] {
@@ -384,7 +384,7 @@ func (c *coordinator) finish(want uint64, timeout time.Duration) error {
 		switch {
 		case st.Error != "":
 			errs = append(errs, fmt.Errorf("worker %d: %s", r+1, st.Error))
-		case st.Hash != want:
+		case same && st.Hash != want:
 			errs = append(errs, fmt.Errorf("worker %d: parameters hash to %016x, worker 0's to %016x: replicas diverged", r+1, st.Hash, want))
 		}
 	}

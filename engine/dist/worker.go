@@ -181,6 +181,12 @@ func runRank(ctx context.Context, c *Config, rank int, tr Transport, ds *dataset
 	// One worker has nothing to exchange: its all-reduce does nothing.
 	overlap := c.Overlap && c.Workers > 1
 	red := newReducer(tr, net.Grads, max(1, c.BucketBytes/4), overlap)
+	if c.InStep {
+		// Workers in step meet where exchanging ones all-reduce: over
+		// one value of their own, after backward.
+		overlap = false
+		red = newReducer(tr, make([]float32, 1), 1, false)
+	}
 	defer red.Close()
 
 	res = &Result{Config: *c, StepsPerEpoch: pl.perEpoch}

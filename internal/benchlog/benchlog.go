@@ -22,6 +22,11 @@ const (
 	KindLink        = "link"        // a probe of a link between workers (Record.Link)
 )
 
+// InStep is the label of a record of independent workers kept in step
+// (transport "none"): its value is the transport over which they met once
+// a step, exchanging nothing else.
+const InStep = "in_step"
+
 // Kinds lists the valid values of Record.Kind.
 var Kinds = []string{KindHeader, KindStep, KindMeasurement, KindConvergence, KindOOM, KindLink}
 
@@ -44,7 +49,7 @@ type Record struct {
 	Model       string `json:"model,omitempty"`        // model name, e.g. "mlp", "resnet50"
 	Device      string `json:"device,omitempty"`       // device kind, e.g. "localhost", "H100-SXM5-80GB"
 	Precision   string `json:"precision,omitempty"`    // fp32, tf32, fp16, bf16, amp
-	Transport   string `json:"transport,omitempty"`    // how workers exchanged gradients: inproc, tcp, nccl, gloo; none for workers that exchanged nothing
+	Transport   string `json:"transport,omitempty"`    // how workers exchanged gradients: inproc, tcp, nccl, gloo; none for workers that exchanged nothing (label InStep: over which they met)
 	Workers     int    `json:"workers,omitempty"`      // data-parallel workers (devices)
 	Batch       int    `json:"batch,omitempty"`        // per-worker batch, samples
 	GlobalBatch int    `json:"global_batch,omitempty"` // samples per optimizer step over all workers

@@ -79,6 +79,7 @@ func engineFlags() []cli.Flag {
 		&cli.StringFlag{Name: "data", Usage: "`DIR` of an MNIST-shaped IDX data set, or 'synthetic'; default Fashion-MNIST at " + data.FashionMNISTDir + " if installed, else synthetic"},
 		&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "`SEED` of the initial weights and the shuffling"},
 		&cli.StringFlag{Name: "transport", Value: "inproc", Usage: "how workers exchange gradients: inproc (goroutines), tcp (worker processes on 127.0.0.1), or none (bench throughput only: independent workers, each training its own replica on its shard, the compute of W workers without their all-reduce; logged as transport none)"},
+		&cli.BoolFlag{Name: "in-step", Usage: "bench throughput only: independent workers, as with --transport none, that meet once a step over --transport (inproc or tcp) where they would all-reduce, so that they compute in step as exchanging workers do; logged as transport none with the label in_step"},
 		&cli.BoolFlag{Name: "overlap", Value: true, Usage: "start each bucket's all-reduce during backward"},
 		&cli.StringFlag{Name: "bucket", Value: "1 MiB", Usage: "gradient bucket `SIZE` of the all-reduce"},
 		&cli.IntFlag{Name: "threads", Usage: "goroutines per worker for tensor operations (`N`); default cores/workers (bench throughput: cores over the largest of --workers, for every count)"},
@@ -132,6 +133,12 @@ func engineConfig(c *cli.Context, name string) (dist.Config, error) {
 	case "synthetic":
 	default:
 		cfg.Data.Dir = d
+	}
+	if c.Bool("in-step") {
+		if name != "throughput" || cfg.Transport == "none" {
+			return cfg, usagef("bench %s --in-step --transport %s: independent workers in step meet over inproc or tcp; only bench throughput measures them", name, cfg.Transport)
+		}
+		cfg.Independent, cfg.InStep = true, true
 	}
 	switch cfg.Transport {
 	case "tcp":

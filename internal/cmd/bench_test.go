@@ -575,6 +575,33 @@ func TestBenchIndependent(t *testing.T) {
 	}
 }
 
+// TestBenchInStep: bench throughput --in-step measures independent
+// workers that meet once a step over --transport, logged with transport
+// none and the transport they met over; elsewhere it is refused.
+func TestBenchInStep(t *testing.T) {
+	log := filepath.Join(t.TempDir(), "step.jsonl")
+	_, stderr, code := runCLI("bench", "throughput", "--core-guard=false", "--data", "synthetic", "--transport", "tcp", "--in-step", "--workers", "2",
+		"--batch", "4,8", "--steps", "2", "--warmup", "0", "--out", log)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	recs, err := os.ReadFile(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, m := strings.Count(string(recs), `"transport":"none"`), strings.Count(string(recs), `"labels":{"in_step":"tcp"}`); n != 2 || m != 2 {
+		t.Errorf("%d records of workers in step over tcp, want 2:\n%s", n, recs)
+	}
+	for _, args := range [][]string{
+		{"bench", "throughput", "--transport", "none", "--in-step"},
+		{"bench", "steps", "--in-step"},
+	} {
+		if _, stderr, code := runCLI(args...); code != exitUsage || !strings.Contains(stderr, "independent workers in step meet over inproc or tcp; only bench throughput measures them") {
+			t.Errorf("%v: exit %d, %s", args, code, stderr)
+		}
+	}
+}
+
 // TestBenchTorchInterrupted: bench --framework torch cancelled (^C) after
 // the script measured a batch keeps what it measured in --out, prints
 // its table and fails with an error that says so. The script is a stand-in
