@@ -32,11 +32,11 @@ func validateEngineFlags() []cli.Flag {
 		&cli.IntSliceFlag{Name: "engine-batch", Value: cli.NewIntSlice(16, 32, 64, 128, 256, 512), Usage: "per-worker batches `b,...`"},
 		&cli.IntSliceFlag{Name: "engine-workers", Value: cli.NewIntSlice(2, 4), Usage: "worker counts `W,...` to predict and measure"},
 		&cli.StringSliceFlag{Name: "engine-transport", Value: cli.NewStringSlice("inproc", "tcp"), Usage: "transports `T,...`: inproc, tcp"},
-		&cli.StringFlag{Name: "engine-calibration", Value: calibrateEach, Usage: "`HOW` the workers' compute is calibrated: each (for every W of --engine-workers, W independent workers computing as the W will) or one (one worker, its speed scaled to every W by the share of the cores it has); with --engine-from, one replays a log of each from the sweep that one would have measured"},
+		&cli.StringFlag{Name: "engine-calibration", Value: calibrateStep, Usage: "`HOW` the workers' compute is calibrated: step (for every W of --engine-workers, W independent workers computing as the W will; where W workers take turns on the cores, W in step over each transport, meeting once a step), each (the same, but W workers that take turns on the cores are taken from one worker per core) or one (one worker, its speed scaled to every W by the share of the cores it has); with --engine-from, a log of step replays as each or one, and a log of each as one, from the sweeps those would have measured"},
 		&cli.IntFlag{Name: "engine-threads", DefaultText: "max(1, cores / the largest of --engine-workers)", Usage: "with --engine-calibration one, `N` cores the calibrating worker computes on, beside independent copies of it on the other cores; the default is the cores each of the most workers has"},
 		&cli.IntFlag{Name: "engine-steps", Value: 10, Usage: "timed steps per measurement"},
 		&cli.IntFlag{Name: "engine-warmup", Value: 3, Usage: "untimed steps before them"},
-		&cli.IntFlag{Name: "engine-rounds", Value: 5, Usage: "measure every configuration in `N` rounds over all of them, each measurement over the timed steps of all N"},
+		&cli.IntFlag{Name: "engine-rounds", Value: 4, Usage: "measure every configuration in `N` rounds over all of them, each measurement over the timed steps of all N"},
 		warmRoundsFlag("engine-warm-rounds"),
 		&cli.StringFlag{Name: "engine-data", Usage: "`DIR` of an IDX data set, or 'synthetic'; default Fashion-MNIST if installed"},
 		&cli.StringFlag{Name: "engine-out", Usage: "write every measurement, round by round, and each round's link probes as a bench log to `FILE`"},
@@ -62,7 +62,8 @@ type engineCalibration struct {
 // 0 of Copies independent workers (one alone where Copies is 1), each on
 // Threads cores.
 type sweepCalibration struct {
-	For             int                // the worker count whose cores it measures (calibrateEach); 0: one sweep for every count (calibrateOne)
+	For             int                // the worker count whose cores it measures (calibrateEach, calibrateStep); 0: one sweep for every count (calibrateOne)
+	Over            string             // the transport workers in step met over (calibrateStep, For > cores); "": independent workers
 	Serves          []int              // the worker counts it calibrates: For, and with For = cores those with more workers than cores; nil for every count
 	Copies, Threads int                // workers measured, the calibrated one included, and the cores of each; Threads 0 means all of them
 	Law             *fit.ThroughputFit // v = b/(b/v0 + t) of the calibrated worker
@@ -73,28 +74,43 @@ type sweepCalibration struct {
 
 // The calibrations validate --engine can make (--engine-calibration).
 const (
+	calibrateStep = "step" // as calibrateEach, but W > cores workers: W in step over each transport (dist.Config.InStep)
 	calibrateEach = "each" // every worker count W: W independent workers on the cores the W workers will have
 	calibrateOne  = "one"  // one sweep for every worker count, scaled to each by the slowdown model
 )
 
-// engineSweeps returns the calibration's sweeps for workers on cores.
-// With calibrateOne: one worker on calThreads cores beside independent
-// copies of it on the others (calibrationCopies). With calibrateEach: for
-// each W of workers, F = min(W, cores) independent workers of
-// workerThreads(cores, F) cores, as the W workers will compute when they
-// have a core or more each; workers that take turns on the cores (W >
-// cores) share the sweep of one worker per core, F = cores, and the
-// slowdown model takes them from it (engineSimConfig). Independent workers
-// that take turns are no measure of workers that do: with nothing to wait
-// for, each runs its steps as the scheduler leaves it, not in step with
-// the others (docs/validation.md, "A sweep for each worker count").
-func engineSweeps(mode string, workers []int, cores, calThreads int) []*sweepCalibration {
+// calibrations lists the valid --engine-calibration values.
+var calibrations = []string{calibrateStep, calibrateEach, calibrateOne}
+
+// engineSweeps returns the calibration's sweeps for workers on cores,
+// connected by transports. With calibrateOne: one worker on calThreads
+// cores beside independent copies of it on the others
+// (calibrationCopies). With calibrateEach: for each W of workers, F =
+// min(W, cores) independent workers of workerThreads(cores, F) cores, as
+// the W workers will compute when they have a core or more each; workers
+// that take turns on the cores (W > cores) share the sweep of one worker
+// per core, F = cores, and the slowdown model takes them from it
+// (engineSimConfig). Independent workers that take turns are no measure
+// of workers that do: with nothing to wait for, each runs its steps as the
+// scheduler leaves it, not in step with the others (docs/validation.md,
+// "A sweep for each worker count"). With calibrateStep, as calibrateEach,
+// but W > cores workers have a sweep for each transport of their own: W
+// workers that take turns on the cores in step, meeting once a step over
+// the transport where exchanging workers all-reduce, and exchanging
+// nothing (dist.Config.InStep; docs/validation.md, "Workers in step").
+func engineSweeps(mode string, workers []int, transports []string, cores, calThreads int) []*sweepCalibration {
 	if mode == calibrateOne {
 		return []*sweepCalibration{{Copies: calibrationCopies(cores, calThreads), Threads: calThreads}}
 	}
 	var sw []*sweepCalibration
 	byFor := map[int]*sweepCalibration{}
 	for _, w := range workers {
+		if mode == calibrateStep && w > cores {
+			for _, tr := range transports {
+				sw = append(sw, &sweepCalibration{For: w, Over: tr, Serves: []int{w}, Copies: w, Threads: workerThreads(cores, w)})
+			}
+			continue
+		}
 		f := min(w, cores)
 		s, ok := byFor[f]
 		if !ok {
@@ -111,27 +127,35 @@ func engineSweeps(mode string, workers []int, cores, calThreads int) []*sweepCal
 // naming the valid ones.
 func calibrationMode(c *cli.Context) (string, error) {
 	mode := c.String("engine-calibration")
-	if mode != calibrateEach && mode != calibrateOne {
-		return "", usagef("--engine-calibration %q (valid: %s, %s)", mode, calibrateEach, calibrateOne)
+	if !slices.Contains(calibrations, mode) {
+		return "", usagef("--engine-calibration %q (valid: %s)", mode, strings.Join(calibrations, ", "))
 	}
 	return mode, nil
 }
 
-// sweep returns the sweep that calibrates w workers: its own (For =
-// min(w, cores)), or else the one for every count.
-func (cal *engineCalibration) sweep(w int) *sweepCalibration {
+// sweep returns the sweep that calibrates w workers over transport: that
+// of w workers in step over it, or else w's own (For = min(w, cores)), or
+// else the one for every count.
+func (cal *engineCalibration) sweep(w int, transport string) *sweepCalibration {
 	f := w
 	if cal.Cores > 0 {
 		f = min(w, cal.Cores)
 	}
-	var all *sweepCalibration
+	var own, all *sweepCalibration
 	for _, s := range cal.Sweeps {
-		switch s.For {
-		case f:
-			return s
-		case 0:
+		switch {
+		case s.Over != "":
+			if s.For == w && s.Over == transport {
+				return s
+			}
+		case s.For == f && own == nil:
+			own = s
+		case s.For == 0:
 			all = s
 		}
+	}
+	if own != nil {
+		return own
 	}
 	return all
 }
@@ -186,7 +210,7 @@ func engineSimConfig(cal *engineCalibration, w, b int, transport string) (sim.Co
 	if !ok && w > 1 {
 		return sim.Config{}, fmt.Errorf("no link measured for transport %q", transport)
 	}
-	sw := cal.sweep(w)
+	sw := cal.sweep(w, transport)
 	if sw == nil {
 		return sim.Config{}, fmt.Errorf("no calibration of %d workers", w)
 	}
@@ -213,7 +237,7 @@ func engineSimConfig(cal *engineCalibration, w, b int, transport string) (sim.Co
 		Memory: sim.Memory{Gradients: grad, Weights: grad},
 		Comm:   sim.Comm{Algorithm: sim.Ring, Layers: layers, Bucket: units.Bytes(cal.Bucket), NoOverlap: true},
 	}
-	if j := sw.Jitter[b]; w > 1 && j > 0 {
+	if j := sw.Jitter[b]; w > 1 && j > 0 && sw.Over == "" {
 		cfg.Jitter, cfg.Steps = min(j, sim.MaxJitter), engineJitterSteps
 	}
 	if w > 1 {
@@ -276,9 +300,14 @@ func (cal *engineCalibration) slowdown(sw *sweepCalibration, w int) float64 {
 // report's calibration line begins: "Calibration (one worker on 1 of 2
 // cores, beside an independent copy of it on the other", on a machine of
 // cores, with " of 2 and 4 workers" after "Calibration" where the run made
-// more than one sweep (several).
+// more than one sweep (several); for workers in step, "Calibration of 4
+// workers over tcp (4 workers in step on 2 cores, …".
 func (sw *sweepCalibration) calibrationText(cores int, several bool) string {
 	s := "Calibration"
+	if sw.Over != "" {
+		return fmt.Sprintf("%s of %s over %s (%d workers in step on %s, meeting over %s where they would all-reduce and exchanging nothing",
+			s, workersText(sw.Serves), sw.Over, sw.Copies, coresWord(cores), sw.Over)
+	}
 	if several && len(sw.Serves) > 0 {
 		s += " of " + workersText(sw.Serves)
 	}
@@ -391,7 +420,7 @@ func runValidateEngine(c *cli.Context) error {
 			return usagef("--engine-threads %d: want 1 to %d, the cores of this process (GOMAXPROCS)", calThreads, cores)
 		}
 	}
-	sweeps := engineSweeps(mode, workers, cores, calThreads)
+	sweeps := engineSweeps(mode, workers, transports, cores, calThreads)
 	base := dist.Config{Model: c.String("engine-model"), Seed: 1, Overlap: true,
 		Schedule: optim.ScheduleSettings{Kind: "constant", Base: 0.01}}
 	switch d := c.String("engine-data"); d {
@@ -433,7 +462,10 @@ func runValidateEngine(c *cli.Context) error {
 		}
 		prefix := roundPrefix(round, rounds)
 		who := fmt.Sprintf("%d workers %s", cfg.Workers, cfg.Transport)
-		if cfg.Independent {
+		switch {
+		case cfg.InStep:
+			who = fmt.Sprintf("%d workers in step over %s", cfg.Workers, cfg.Transport)
+		case cfg.Independent:
 			who = fmt.Sprintf("%d independent workers", cfg.Workers)
 		}
 		bar.Item(fmt.Sprintf("%s%s batch %d", prefix, who, cfg.Batch))
@@ -659,6 +691,9 @@ func calibrationConfig(base dist.Config, b int, sw *sweepCalibration) dist.Confi
 	cfg := base
 	cfg.Workers, cfg.Batch, cfg.Transport, cfg.Threads = sw.Copies, b, "inproc", sw.Threads
 	cfg.Independent = cfg.Workers > 1
+	if sw.Over != "" {
+		cfg.Transport, cfg.InStep = sw.Over, true
+	}
 	return cfg
 }
 
@@ -678,7 +713,9 @@ func calibrateSweep(sw *sweepCalibration, batches []int, meas []*dist.Measuremen
 	sw.Jitter = make(map[int]float64, len(batches))
 	for i, b := range batches {
 		m := meas[i]
-		sw.Jitter[b] = roundJitter(rounds[i])
+		if sw.Over == "" { // workers in step waited for the slowest in every step measured
+			sw.Jitter[b] = roundJitter(rounds[i])
+		}
 		bs, vs = append(bs, float64(b)), append(vs, float64(b)/m.StepTime)
 		upd += m.Phases.Update.Seconds() / float64(len(batches))
 		fwd += m.Phases.Forward.Seconds()

@@ -28,7 +28,7 @@ type engineRun struct {
 	Workers            []int       `json:"workers"`
 	Transports         []string    `json:"transports"`
 	Cores              int         `json:"cores"`
-	Calibration        string      `json:"calibration"` // calibrateEach or calibrateOne; "" in the logs before the first is calibrateOne
+	Calibration        string      `json:"calibration"` // calibrateStep, calibrateEach or calibrateOne; "" in the logs before the first is calibrateOne
 	CalibrationThreads int         `json:"calibration_threads"`
 	Rounds             int         `json:"rounds"`
 	WarmRounds         int         `json:"warm_rounds"`
@@ -42,9 +42,10 @@ type engineRun struct {
 // median of its rounds' probes, and the calibration and predictions of
 // this build's simulator, as the run computed them (analyseEngine). What
 // the log does not hold, the core guard's account, is left out of the
-// report. With --engine-calibration one, a log of calibrateEach is
-// replayed from the one sweep of it that calibrateOne would have measured
-// (oneOfEach), the others left out.
+// report. With --engine-calibration of another calibration than the
+// log's, the log is replayed from the sweeps of it that calibration would
+// have measured (sweepsOf), the others left out: a log of calibrateStep as
+// calibrateEach or calibrateOne, one of calibrateEach as calibrateOne.
 func replayEngine(c *cli.Context, format, path string) error {
 	for _, name := range replayFlags {
 		if c.IsSet(name) {
@@ -77,7 +78,7 @@ func replayEngine(c *cli.Context, format, path string) error {
 		return err
 	}
 	base := run.Engine
-	sweeps := engineSweeps(run.Calibration, run.Workers, run.Cores, run.CalibrationThreads)
+	sweeps := engineSweeps(run.Calibration, run.Workers, run.Transports, run.Cores, run.CalibrationThreads)
 	cfgs := engineConfigs(base, run.Batches, run.Workers, run.Transports, run.Cores, sweeps)
 	for _, cfg := range cfgs {
 		cfg.Steps = 1 // the log's steps are its records'
@@ -103,7 +104,7 @@ func replayEngine(c *cli.Context, format, path string) error {
 			n := 1 + r*perRound + i
 			rec := recs[n]
 			if rec.Kind != w.Kind || rec.Model != w.Model || rec.Workers != w.Workers || rec.Batch != w.Batch || rec.Transport != w.Transport ||
-				!(rec.StepTime > 0) || rec.Steps < 1 {
+				rec.Labels[benchlog.InStep] != w.Labels[benchlog.InStep] || !(rec.StepTime > 0) || rec.Steps < 1 {
 				return fmt.Errorf("validate --engine-from: %s: record %d: want round %d's measurement of %s, %d workers %s, batch %d, with its steps and step time; found a %s record of %s, %d workers %s, batch %d",
 					path, n+1, r+1, w.Model, w.Workers, w.Transport, w.Batch, rec.Kind, rec.Model, rec.Workers, rec.Transport, rec.Batch)
 			}
@@ -128,7 +129,7 @@ func replayEngine(c *cli.Context, format, path string) error {
 	}
 	logged := run.Rounds * len(cfgs) // the log's measurements, before any sweep is left out
 	if c.IsSet("engine-calibration") && mode != run.Calibration {
-		if sweeps, cfgs, meas, rounds, err = oneOfEach(path, mode, run, sweeps, cfgs, meas, rounds); err != nil {
+		if sweeps, cfgs, meas, rounds, err = sweepsOf(path, mode, run, sweeps, cfgs, meas, rounds); err != nil {
 			return err
 		}
 	}
@@ -172,9 +173,9 @@ func readEngineRun(path string, recs []benchlog.Record) (*engineRun, error) {
 	switch run.Calibration {
 	case "":
 		run.Calibration = calibrateOne
-	case calibrateEach, calibrateOne:
+	case calibrateStep, calibrateEach, calibrateOne:
 	default:
-		return nil, fmt.Errorf("validate --engine-from: %s: header: calibration %q (valid: %s, %s)", path, run.Calibration, calibrateEach, calibrateOne)
+		return nil, fmt.Errorf("validate --engine-from: %s: header: calibration %q (valid: %s)", path, run.Calibration, strings.Join(calibrations, ", "))
 	}
 	if run.Cores < 1 {
 		return nil, fmt.Errorf("validate --engine-from: %s: its header gives no cores: the log was written before validate --engine recorded them and its link probes (2026-11-26), and cannot be replayed", path)
@@ -193,32 +194,41 @@ func readEngineRun(path string, recs []benchlog.Record) (*engineRun, error) {
 	return &run, nil
 }
 
-// oneOfEach returns, for the replay of run, a log of calibrateEach at
-// path, as --engine-calibration mode (calibrateOne) asks, the sweep of it
-// that calibrateOne would have measured, one worker on calibration_threads
-// cores beside independent copies of it, as the only sweep, and the
-// configurations, measurements and rounds without the others'.
-func oneOfEach(path, mode string, run *engineRun, sweeps []*sweepCalibration, cfgs []dist.Config, meas []*dist.Measurement, rounds [][]benchlog.Record) (
+// sweepsOf returns, for the replay of run, a log at path of another
+// calibration than mode, the sweeps mode would have measured, each one
+// the log's sweep of the same workers on the same cores (a log of step
+// replays as each or one, a log of each as one), and the configurations,
+// measurements and rounds without the other sweeps'. A sweep mode would
+// have measured that the log does not hold is an error.
+func sweepsOf(path, mode string, run *engineRun, sweeps []*sweepCalibration, cfgs []dist.Config, meas []*dist.Measurement, rounds [][]benchlog.Record) (
 	[]*sweepCalibration, []dist.Config, []*dist.Measurement, [][]benchlog.Record, error) {
-	if mode != calibrateOne {
-		return nil, nil, nil, nil, fmt.Errorf("validate --engine-from: %s: --engine-calibration %s: the log's calibration is %s; a log of %s is replayed as it is, or as %s from one of its sweeps",
-			path, mode, run.Calibration, calibrateEach, calibrateOne)
-	}
-	if run.CalibrationThreads < 1 || run.CalibrationThreads > run.Cores {
+	if mode == calibrateOne && (run.CalibrationThreads < 1 || run.CalibrationThreads > run.Cores) {
 		return nil, nil, nil, nil, fmt.Errorf("validate --engine-from: %s: --engine-calibration %s: header: calibration threads %d: want 1 to %d, the run's cores", path, mode, run.CalibrationThreads, run.Cores)
 	}
-	one := engineSweeps(calibrateOne, run.Workers, run.Cores, run.CalibrationThreads)[0]
+	want := engineSweeps(mode, run.Workers, run.Transports, run.Cores, run.CalibrationThreads)
 	nb := len(run.Batches)
-	for i, sw := range sweeps {
-		if sw.Copies != one.Copies || sw.Threads != one.Threads {
-			continue
+	n := len(sweeps) * nb // the first of the workers' configurations
+	var keep []*sweepCalibration
+	var kc []dist.Config
+	var km []*dist.Measurement
+	var kr [][]benchlog.Record
+	for _, w := range want {
+		i := slices.IndexFunc(sweeps, func(s *sweepCalibration) bool {
+			return s.Over == w.Over && s.Copies == w.Copies && s.Threads == w.Threads && (w.Over == "" || s.For == w.For)
+		})
+		if i < 0 {
+			what := strings.TrimPrefix(w.calibrationText(run.Cores, false), "Calibration (")
+			if w.Over != "" {
+				what = fmt.Sprintf("%d workers in step over %s", w.Copies, w.Over)
+			}
+			return nil, nil, nil, nil, fmt.Errorf("validate --engine-from: %s: --engine-calibration %s: the log (calibration %s) holds no sweep of %s, which %s measures; a log is replayed as it is, or with a calibration whose sweeps it holds",
+				path, mode, run.Calibration, what, mode)
 		}
-		at, n := i*nb, len(sweeps)*nb // its configurations, and the first of the workers'
-		return []*sweepCalibration{one}, slices.Concat(cfgs[at:at+nb], cfgs[n:]), slices.Concat(meas[at:at+nb], meas[n:]),
-			slices.Concat(rounds[at:at+nb], rounds[n:]), nil
+		at := i * nb
+		keep = append(keep, w)
+		kc, km, kr = append(kc, cfgs[at:at+nb]...), append(km, meas[at:at+nb]...), append(kr, rounds[at:at+nb]...)
 	}
-	return nil, nil, nil, nil, fmt.Errorf("validate --engine-from: %s: --engine-calibration %s: no sweep of the log is one worker on %d of %d cores beside %d independent copies of it, the sweep %s would have measured",
-		path, mode, one.Threads, run.Cores, one.Copies-1, mode)
+	return keep, slices.Concat(kc, cfgs[n:]), slices.Concat(km, meas[n:]), slices.Concat(kr, rounds[n:]), nil
 }
 
 // missingLinks returns, for the error of a log that cannot be replayed,

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -333,8 +334,8 @@ func TestValidateEngine(t *testing.T) {
 		{[]string{"validate", "--engine", "--engine-warm-rounds", "10"}, "--engine-warm-rounds 10: want 0 to 9"},
 		{[]string{"validate", "--engine", "--engine-calibration", "one", "--engine-threads", "0"}, "--engine-threads 0: want 1 to"},
 		{[]string{"validate", "--engine", "--engine-calibration", "one", "--engine-threads", "4097"}, "--engine-threads 4097: want 1 to"},
-		{[]string{"validate", "--engine", "--engine-threads", "1"}, "--engine-threads applies to --engine-calibration one; with each, every worker count is calibrated"},
-		{[]string{"validate", "--engine", "--engine-calibration", "all"}, `--engine-calibration "all" (valid: each, one)`},
+		{[]string{"validate", "--engine", "--engine-threads", "1"}, "--engine-threads applies to --engine-calibration one; with step, every worker count is calibrated"},
+		{[]string{"validate", "--engine", "--engine-calibration", "all"}, `--engine-calibration "all" (valid: step, each, one)`},
 		// Repeats would be measured twice (a batch twice leaves the fit one
 		// point short); engine flags without --engine, and --steps with it,
 		// would be ignored.
@@ -354,33 +355,88 @@ func TestValidateEngine(t *testing.T) {
 
 // The sweeps of each calibration: one per worker count that has a core or
 // more per worker, on those cores; the counts that take turns share the
-// sweep of a worker per core.
+// sweep of a worker per core (each), or have one in step over each
+// transport (step).
 func TestEngineSweeps(t *testing.T) {
+	both := []string{"inproc", "tcp"}
 	for _, tc := range []struct {
 		mode              string
 		workers           []int
+		transports        []string
 		cores, calThreads int
 		want              []sweepCalibration
 	}{
-		{"each", []int{2, 4}, 2, 1, []sweepCalibration{{For: 2, Serves: []int{2, 4}, Copies: 2, Threads: 1}}},
-		{"each", []int{2, 4}, 16, 4, []sweepCalibration{{For: 2, Serves: []int{2}, Copies: 2, Threads: 8}, {For: 4, Serves: []int{4}, Copies: 4, Threads: 4}}},
-		{"each", []int{1, 4, 2, 8}, 2, 1, []sweepCalibration{{For: 1, Serves: []int{1}, Copies: 1, Threads: 2}, {For: 2, Serves: []int{4, 2, 8}, Copies: 2, Threads: 1}}},
-		{"each", []int{3}, 16, 5, []sweepCalibration{{For: 3, Serves: []int{3}, Copies: 3, Threads: 5}}},
-		{"one", []int{2, 4}, 16, 4, []sweepCalibration{{Copies: 4, Threads: 4}}},
-		{"one", []int{2, 4}, 2, 2, []sweepCalibration{{Copies: 1, Threads: 2}}},
+		{"each", []int{2, 4}, both, 2, 1, []sweepCalibration{{For: 2, Serves: []int{2, 4}, Copies: 2, Threads: 1}}},
+		{"each", []int{2, 4}, both, 16, 4, []sweepCalibration{{For: 2, Serves: []int{2}, Copies: 2, Threads: 8}, {For: 4, Serves: []int{4}, Copies: 4, Threads: 4}}},
+		{"each", []int{1, 4, 2, 8}, both, 2, 1, []sweepCalibration{{For: 1, Serves: []int{1}, Copies: 1, Threads: 2}, {For: 2, Serves: []int{4, 2, 8}, Copies: 2, Threads: 1}}},
+		{"each", []int{3}, both, 16, 5, []sweepCalibration{{For: 3, Serves: []int{3}, Copies: 3, Threads: 5}}},
+		{"one", []int{2, 4}, both, 16, 4, []sweepCalibration{{Copies: 4, Threads: 4}}},
+		{"one", []int{2, 4}, both, 2, 2, []sweepCalibration{{Copies: 1, Threads: 2}}},
+		{"step", []int{2, 4}, both, 2, 1, []sweepCalibration{{For: 2, Serves: []int{2}, Copies: 2, Threads: 1},
+			{For: 4, Over: "inproc", Serves: []int{4}, Copies: 4, Threads: 1}, {For: 4, Over: "tcp", Serves: []int{4}, Copies: 4, Threads: 1}}},
+		{"step", []int{2, 4}, both, 16, 4, []sweepCalibration{{For: 2, Serves: []int{2}, Copies: 2, Threads: 8}, {For: 4, Serves: []int{4}, Copies: 4, Threads: 4}}},
+		{"step", []int{1, 4, 2, 8}, []string{"tcp"}, 2, 1, []sweepCalibration{{For: 1, Serves: []int{1}, Copies: 1, Threads: 2},
+			{For: 4, Over: "tcp", Serves: []int{4}, Copies: 4, Threads: 1}, {For: 2, Serves: []int{2}, Copies: 2, Threads: 1}, {For: 8, Over: "tcp", Serves: []int{8}, Copies: 8, Threads: 1}}},
 	} {
-		got := engineSweeps(tc.mode, tc.workers, tc.cores, tc.calThreads)
+		got := engineSweeps(tc.mode, tc.workers, tc.transports, tc.cores, tc.calThreads)
 		ok := len(got) == len(tc.want)
 		for i := 0; ok && i < len(got); i++ {
 			g, w := got[i], tc.want[i]
-			ok = g.For == w.For && slices.Equal(g.Serves, w.Serves) && g.Copies == w.Copies && g.Threads == w.Threads
+			ok = g.For == w.For && g.Over == w.Over && slices.Equal(g.Serves, w.Serves) && g.Copies == w.Copies && g.Threads == w.Threads
 		}
 		if !ok {
 			var gs []sweepCalibration
 			for _, g := range got {
 				gs = append(gs, *g)
 			}
-			t.Errorf("engineSweeps(%s, %v, %d cores, %d threads) = %+v, want %+v", tc.mode, tc.workers, tc.cores, tc.calThreads, gs, tc.want)
+			t.Errorf("engineSweeps(%s, %v, %v, %d cores, %d threads) = %+v, want %+v", tc.mode, tc.workers, tc.transports, tc.cores, tc.calThreads, gs, tc.want)
+		}
+	}
+}
+
+// Each count and transport takes its sweep: workers in step over the
+// transport where there is one, else the sweep of the count's cores, else
+// the one for every count.
+func TestEngineCalibrationSweep(t *testing.T) {
+	step := &engineCalibration{Cores: 2, Sweeps: engineSweeps("step", []int{2, 4}, []string{"inproc", "tcp"}, 2, 1)}
+	each := &engineCalibration{Cores: 2, Sweeps: engineSweeps("each", []int{2, 4}, []string{"inproc", "tcp"}, 2, 1)}
+	one := &engineCalibration{Cores: 2, Sweeps: engineSweeps("one", []int{2, 4}, []string{"inproc", "tcp"}, 2, 1)}
+	for _, tc := range []struct {
+		cal       *engineCalibration
+		w         int
+		transport string
+		want      *sweepCalibration
+	}{
+		{step, 2, "tcp", step.Sweeps[0]},
+		{step, 4, "inproc", step.Sweeps[1]},
+		{step, 4, "tcp", step.Sweeps[2]},
+		{each, 4, "tcp", each.Sweeps[0]},
+		{one, 4, "inproc", one.Sweeps[0]},
+		{step, 3, "tcp", step.Sweeps[0]}, // no sweep in step: that of a worker per core, as each
+	} {
+		if got := tc.cal.sweep(tc.w, tc.transport); got != tc.want {
+			t.Errorf("sweep(%d, %s) = %+v, want %+v", tc.w, tc.transport, got, tc.want)
+		}
+	}
+	// In step, the workers waited for the slowest in every step measured:
+	// no jitter is drawn on top; the sweep of two copies keeps its own.
+	for _, sw := range step.Sweeps {
+		sw.Law = &fit.ThroughputFit{V0: 1000, T: 0.002}
+		sw.Jitter = map[int]float64{32: 0.1}
+	}
+	step.Links = map[string]*dist.Link{"inproc": {Latency: 50e-6, Bandwidth: 5e9}, "tcp": {Latency: 150e-6, Bandwidth: 1.5e9}}
+	step.Layers = []int{1000}
+	for _, tc := range []struct {
+		w         int
+		transport string
+		jitter    float64
+	}{{2, "tcp", 0.1}, {4, "tcp", 0}, {4, "inproc", 0}} {
+		cfg, err := engineSimConfig(step, tc.w, 32, tc.transport)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cfg.Jitter != tc.jitter {
+			t.Errorf("%d workers %s: jitter %g, want %g", tc.w, tc.transport, cfg.Jitter, tc.jitter)
 		}
 	}
 }
@@ -404,7 +460,7 @@ func TestValidateEngineCalibrations(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	recs := readLog(t, log)
-	if len(recs) != 10 || recs[0].Config["calibration"] != "each" {
+	if len(recs) != 10 || recs[0].Config["calibration"] != "step" {
 		t.Fatalf("log of %d records, header %+v: want the header, 8 measurements and a link probe", len(recs), recs[0].Config)
 	}
 	for i, want := range []struct {
@@ -427,7 +483,7 @@ func TestValidateEngineCalibrations(t *testing.T) {
 	// copy of it; the log as a run of one would have written it keeps that
 	// sweep alone.
 	lines := strings.SplitAfter(strings.TrimSuffix(string(mustRead(t, log)), "\n"), "\n")
-	oneLines := []string{strings.Replace(lines[0], `"calibration":"each"`, `"calibration":"one"`, 1)}
+	oneLines := []string{strings.Replace(lines[0], `"calibration":"step"`, `"calibration":"one"`, 1)}
 	for i, l := range lines[1:] {
 		if i >= 2 { // the one-worker sweep's two records left out
 			oneLines = append(oneLines, l)
@@ -455,13 +511,85 @@ func TestValidateEngineCalibrations(t *testing.T) {
 		code int
 		msg  string
 	}{
-		{[]string{"--engine-from", onePath, "--engine-calibration", "each"}, exitRuntime, "one.jsonl: --engine-calibration each: the log's calibration is one; a log of each is replayed as it is, or as one from one of its sweeps"},
-		{[]string{"--engine-from", log, "--engine-calibration", "both"}, exitUsage, `--engine-calibration "both" (valid: each, one)`},
+		{[]string{"--engine-from", onePath, "--engine-calibration", "each"}, exitRuntime, fmt.Sprintf("one.jsonl: --engine-calibration each: the log (calibration one) holds no sweep of one worker on %d cores, which each measures", cores)},
+		{[]string{"--engine-from", log, "--engine-calibration", "both"}, exitUsage, `--engine-calibration "both" (valid: step, each, one)`},
 	} {
 		_, stderr, code := runCLI(append([]string{"validate", "--engine"}, tc.args...)...)
 		if code != tc.code || !strings.Contains(stderr, tc.msg) {
 			t.Errorf("%v: exit %d, want %d with %q:\n%s", tc.args, code, tc.code, tc.msg, stderr)
 		}
+	}
+}
+
+// TestValidateEngineInStep: by default, workers that take turns on the
+// cores are calibrated by as many workers in step over each transport,
+// measured after the sweep of a worker per core and before the workers,
+// logged with transport none and the label in_step, and replayed as the
+// run reported them; the replay as each, from the same log, is the replay
+// of the log as a run of each writes it.
+func TestValidateEngineInStep(t *testing.T) {
+	cores := runtime.GOMAXPROCS(0)
+	if cores > 8 {
+		t.Skip("twice the cores in worker processes is too many for a unit test")
+	}
+	w := 2 * cores
+	dir := t.TempDir()
+	log := filepath.Join(dir, "step.jsonl")
+	live, stderr, code := runCLI("validate", "--engine", "--engine-core-guard=false", "--engine-data", "synthetic", "--engine-batch", "4,8",
+		"--engine-workers", fmt.Sprintf("%d,%d", cores, w), "--engine-transport", "inproc,tcp", "--engine-steps", "2", "--engine-warmup", "0",
+		"--engine-rounds", "1", "--engine-warm-rounds", "0", "--engine-out", log)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	recs := readLog(t, log)
+	if len(recs) != 17 {
+		t.Fatalf("log of %d records: want the header, 14 measurements and 2 link probes", len(recs))
+	}
+	for i, want := range []struct {
+		workers         int
+		transport, over string
+	}{{cores, "none", ""}, {cores, "none", ""}, {w, "none", "inproc"}, {w, "none", "inproc"}, {w, "none", "tcp"}, {w, "none", "tcp"}, {cores, "inproc", ""}} {
+		if cores == 1 && want.workers == 1 && want.transport == "none" {
+			want.transport = "inproc" // one worker alone
+		}
+		if r := recs[1+i]; r.Workers != want.workers || r.Transport != want.transport || r.Labels[benchlog.InStep] != want.over {
+			t.Errorf("record %d: %d workers %s, labels %v; want %d workers %s in step over %q", i+2, r.Workers, r.Transport, r.Labels, want.workers, want.transport, want.over)
+		}
+	}
+	for _, over := range []string{"inproc", "tcp"} {
+		checkContains(t, "validate --engine", live, fmt.Sprintf("Calibration of %d workers over %s (%d workers in step on %s, meeting over %s where they would all-reduce and exchanging nothing, 2 batches): v0 = ",
+			w, over, w, coresWord(cores), over))
+	}
+	if strings.Contains(live, "Jitter of "+strconv.Itoa(w)) {
+		t.Errorf("jitter drawn for workers calibrated in step:\n%s", live)
+	}
+	replayed, stderr, code := runCLI("validate", "--engine", "--engine-from", log)
+	if code != exitOK || replayed != live {
+		t.Errorf("exit %d: the replay differs from the run\nrun:\n%s\nreplay:\n%s%s", code, live, replayed, stderr)
+	}
+
+	// The log as a run of each would have written it: the sweeps in step
+	// left out.
+	lines := strings.SplitAfter(strings.TrimSuffix(string(mustRead(t, log)), "\n"), "\n")
+	eachLines := []string{strings.Replace(lines[0], `"calibration":"step"`, `"calibration":"each"`, 1)}
+	eachLines = append(eachLines, lines[1:3]...)
+	eachLines = append(eachLines, lines[7:]...)
+	eachPath := filepath.Join(dir, "each.jsonl")
+	if err := os.WriteFile(eachPath, []byte(strings.Join(eachLines, "")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	want, stderr, code := runCLI("validate", "--engine", "--engine-from", eachPath)
+	if code != exitOK {
+		t.Fatalf("the log of each: exit %d: %s", code, stderr)
+	}
+	got, stderr, code := runCLI("validate", "--engine", "--engine-from", log, "--engine-calibration", "each")
+	if code != exitOK || got != want {
+		t.Errorf("--engine-calibration each: exit %d:\n%s%s\nwant, from the log of each:\n%s", code, got, stderr, want)
+	}
+	// A log of each holds no sweep in step.
+	_, stderr, code = runCLI("validate", "--engine", "--engine-from", eachPath, "--engine-calibration", "step")
+	if msg := fmt.Sprintf("each.jsonl: --engine-calibration step: the log (calibration each) holds no sweep of %d workers in step over inproc, which step measures", w); code != exitRuntime || !strings.Contains(stderr, msg) {
+		t.Errorf("a log of each replayed as step: exit %d, want %d with %q:\n%s", code, exitRuntime, msg, stderr)
 	}
 }
 
@@ -643,6 +771,12 @@ func TestValidateEngineReplayRuns(t *testing.T) {
 		"2125-xeon2-openblas": {"8.2% over 24 configurations, 7.7% over the 20 with batch >= 32; worst +17.1% (4 workers, inproc, batch 128)", "16 of 20; worst there +17.1% (4 workers, inproc, batch 128)"},
 		"2127-xeon2-go":       {"2.8% over 24 configurations, 1.5% over the 20 with batch >= 32; worst -12.0% (2 workers, tcp, batch 16)", "20 of 20; worst there +4.4% (4 workers, tcp, batch 32)"},
 		"2134-xeon2-openblas": {"6.8% over 24 configurations, 6.5% over the 20 with batch >= 32; worst +17.7% (4 workers, tcp, batch 16)", "19 of 20; worst there +16.9% (4 workers, tcp, batch 32)"},
+		"2218-xeon2-openblas": {"5.6% over 24 configurations, 5.1% over the 20 with batch >= 32; worst -15.2% (4 workers, inproc, batch 64)", "19 of 20; worst there -15.2% (4 workers, inproc, batch 64)"},
+		"2222-xeon2-go":       {"3.7% over 24 configurations, 2.4% over the 20 with batch >= 32; worst -15.3% (2 workers, tcp, batch 16)", "20 of 20; worst there -9.7% (2 workers, tcp, batch 32)"},
+		"2231-xeon2-openblas": {"4.6% over 24 configurations, 4.1% over the 20 with batch >= 32; worst -14.4% (4 workers, inproc, batch 64)", "20 of 20; worst there -14.4% (4 workers, inproc, batch 64)"},
+		"2234-xeon2-openblas": {"6.4% over 24 configurations, 5.9% over the 20 with batch >= 32; worst -18.2% (2 workers, inproc, batch 16)", "19 of 20; worst there -16.0% (4 workers, inproc, batch 64)"},
+		"2236-xeon2-openblas": {"6.2% over 24 configurations, 5.6% over the 20 with batch >= 32; worst -16.5% (2 workers, inproc, batch 16)", "19 of 20; worst there -15.1% (2 workers, inproc, batch 32)"},
+		"2239-xeon2-go":       {"3.9% over 24 configurations, 3.0% over the 20 with batch >= 32; worst -11.4% (2 workers, tcp, batch 16)", "20 of 20; worst there -8.4% (2 workers, tcp, batch 32)"},
 	} {
 		stdout, stderr, code := runCLI("validate", "--engine", "--engine-from", "../../docs/measurements/validate-engine-2026-11-26/"+name+".jsonl")
 		if code != exitOK {
@@ -651,8 +785,8 @@ func TestValidateEngineReplayRuns(t *testing.T) {
 		}
 		checkContains(t, name, stdout, "\nmean absolute error "+want[0]+"\n", "\nwithin 15% at batch >= 32: "+want[1]+"\n")
 	}
-	if logs, _ := filepath.Glob("../../docs/measurements/validate-engine-2026-11-26/*.jsonl"); len(logs) != 40 {
-		t.Errorf("%d logs, want the 40 above", len(logs))
+	if logs, _ := filepath.Glob("../../docs/measurements/validate-engine-2026-11-26/*.jsonl"); len(logs) != 46 {
+		t.Errorf("%d logs, want the 46 above", len(logs))
 	}
 	// The three runs with a sweep per worker count, replayed from the
 	// sweep of four workers alone as --engine-calibration one calibrates
@@ -668,5 +802,22 @@ func TestValidateEngineReplayRuns(t *testing.T) {
 			continue
 		}
 		checkContains(t, name+", one", stdout, "\nmean absolute error "+want[0]+"\n", "\nwithin 15% at batch >= 32: "+want[1]+"\n")
+	} // The runs in step, replayed from the same measurements as each
+	// calibrates, four workers from the sweep of two copies
+	// (docs/validation.md, "Workers in step").
+	for name, want := range map[string][2]string{
+		"2218-xeon2-openblas": {"7.8% over 24 configurations, 7.8% over the 20 with batch >= 32; worst +14.3% (4 workers, inproc, batch 128)", "20 of 20; worst there +14.3% (4 workers, inproc, batch 128)"},
+		"2222-xeon2-go":       {"3.7% over 24 configurations, 2.2% over the 20 with batch >= 32; worst -15.3% (2 workers, tcp, batch 16)", "20 of 20; worst there -9.7% (2 workers, tcp, batch 32)"},
+		"2231-xeon2-openblas": {"7.5% over 24 configurations, 7.2% over the 20 with batch >= 32; worst +15.5% (4 workers, tcp, batch 16)", "19 of 20; worst there +15.4% (4 workers, tcp, batch 128)"},
+		"2234-xeon2-openblas": {"8.9% over 24 configurations, 8.7% over the 20 with batch >= 32; worst -18.2% (2 workers, inproc, batch 16)", "18 of 20; worst there +17.9% (4 workers, inproc, batch 256)"},
+		"2236-xeon2-openblas": {"9.4% over 24 configurations, 8.7% over the 20 with batch >= 32; worst +17.1% (4 workers, tcp, batch 64)", "18 of 20; worst there +17.1% (4 workers, tcp, batch 64)"},
+		"2239-xeon2-go":       {"3.5% over 24 configurations, 2.7% over the 20 with batch >= 32; worst -11.4% (2 workers, tcp, batch 16)", "20 of 20; worst there -8.4% (2 workers, tcp, batch 32)"},
+	} {
+		stdout, stderr, code := runCLI("validate", "--engine", "--engine-from", "../../docs/measurements/validate-engine-2026-11-26/"+name+".jsonl", "--engine-calibration", "each")
+		if code != exitOK {
+			t.Errorf("%s, each: exit %d: %s", name, code, stderr)
+			continue
+		}
+		checkContains(t, name+", each", stdout, "\nmean absolute error "+want[0]+"\n", "\nwithin 15% at batch >= 32: "+want[1]+"\n")
 	}
 }
