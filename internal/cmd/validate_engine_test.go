@@ -777,6 +777,10 @@ func TestValidateEngineReplayRuns(t *testing.T) {
 		"2234-xeon2-openblas": {"6.4% over 24 configurations, 5.9% over the 20 with batch >= 32; worst -18.2% (2 workers, inproc, batch 16)", "19 of 20; worst there -16.0% (4 workers, inproc, batch 64)"},
 		"2236-xeon2-openblas": {"6.2% over 24 configurations, 5.6% over the 20 with batch >= 32; worst -16.5% (2 workers, inproc, batch 16)", "19 of 20; worst there -15.1% (2 workers, inproc, batch 32)"},
 		"2239-xeon2-go":       {"3.9% over 24 configurations, 3.0% over the 20 with batch >= 32; worst -11.4% (2 workers, tcp, batch 16)", "20 of 20; worst there -8.4% (2 workers, tcp, batch 32)"},
+		"2253-xeon2-openblas": {"2.9% over 24 configurations, 3.0% over the 20 with batch >= 32; worst -8.1% (4 workers, inproc, batch 64)", "20 of 20; worst there -8.1% (4 workers, inproc, batch 64)"},
+		"2255-xeon2-openblas": {"4.2% over 24 configurations, 3.9% over the 20 with batch >= 32; worst -10.3% (2 workers, inproc, batch 16)", "20 of 20; worst there -9.6% (4 workers, inproc, batch 64)"},
+		"2258-xeon2-openblas": {"6.1% over 24 configurations, 5.6% over the 20 with batch >= 32; worst -15.8% (4 workers, inproc, batch 64)", "19 of 20; worst there -15.8% (4 workers, inproc, batch 64)"},
+		"2301-xeon2-go":       {"3.3% over 24 configurations, 2.4% over the 20 with batch >= 32; worst -11.7% (2 workers, inproc, batch 16)", "20 of 20; worst there -9.0% (2 workers, tcp, batch 32)"},
 	} {
 		stdout, stderr, code := runCLI("validate", "--engine", "--engine-from", "../../docs/measurements/validate-engine-2026-11-26/"+name+".jsonl")
 		if code != exitOK {
@@ -785,8 +789,8 @@ func TestValidateEngineReplayRuns(t *testing.T) {
 		}
 		checkContains(t, name, stdout, "\nmean absolute error "+want[0]+"\n", "\nwithin 15% at batch >= 32: "+want[1]+"\n")
 	}
-	if logs, _ := filepath.Glob("../../docs/measurements/validate-engine-2026-11-26/*.jsonl"); len(logs) != 46 {
-		t.Errorf("%d logs, want the 46 above", len(logs))
+	if logs, _ := filepath.Glob("../../docs/measurements/validate-engine-2026-11-26/*.jsonl"); len(logs) != 50 {
+		t.Errorf("%d logs, want the 50 above", len(logs))
 	}
 	// The three runs with a sweep per worker count, replayed from the
 	// sweep of four workers alone as --engine-calibration one calibrates
@@ -812,6 +816,10 @@ func TestValidateEngineReplayRuns(t *testing.T) {
 		"2234-xeon2-openblas": {"8.9% over 24 configurations, 8.7% over the 20 with batch >= 32; worst -18.2% (2 workers, inproc, batch 16)", "18 of 20; worst there +17.9% (4 workers, inproc, batch 256)"},
 		"2236-xeon2-openblas": {"9.4% over 24 configurations, 8.7% over the 20 with batch >= 32; worst +17.1% (4 workers, tcp, batch 64)", "18 of 20; worst there +17.1% (4 workers, tcp, batch 64)"},
 		"2239-xeon2-go":       {"3.5% over 24 configurations, 2.7% over the 20 with batch >= 32; worst -11.4% (2 workers, tcp, batch 16)", "20 of 20; worst there -8.4% (2 workers, tcp, batch 32)"},
+		"2253-xeon2-openblas": {"7.8% over 24 configurations, 7.4% over the 20 with batch >= 32; worst +22.8% (4 workers, tcp, batch 16)", "16 of 20; worst there +20.9% (4 workers, tcp, batch 32)"},
+		"2255-xeon2-openblas": {"7.9% over 24 configurations, 7.9% over the 20 with batch >= 32; worst +21.1% (4 workers, tcp, batch 64)", "18 of 20; worst there +21.1% (4 workers, tcp, batch 64)"},
+		"2258-xeon2-openblas": {"7.7% over 24 configurations, 7.3% over the 20 with batch >= 32; worst -15.7% (2 workers, inproc, batch 16)", "20 of 20; worst there +13.6% (4 workers, tcp, batch 64)"},
+		"2301-xeon2-go":       {"3.6% over 24 configurations, 2.7% over the 20 with batch >= 32; worst -11.7% (2 workers, inproc, batch 16)", "20 of 20; worst there -9.0% (2 workers, tcp, batch 32)"},
 	} {
 		stdout, stderr, code := runCLI("validate", "--engine", "--engine-from", "../../docs/measurements/validate-engine-2026-11-26/"+name+".jsonl", "--engine-calibration", "each")
 		if code != exitOK {
