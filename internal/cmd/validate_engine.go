@@ -32,7 +32,7 @@ func validateEngineFlags() []cli.Flag {
 		&cli.IntSliceFlag{Name: "engine-batch", Value: cli.NewIntSlice(16, 32, 64, 128, 256, 512), Usage: "per-worker batches `b,...`"},
 		&cli.IntSliceFlag{Name: "engine-workers", Value: cli.NewIntSlice(2, 4), Usage: "worker counts `W,...` to predict and measure"},
 		&cli.StringSliceFlag{Name: "engine-transport", Value: cli.NewStringSlice("inproc", "tcp"), Usage: "transports `T,...`: inproc, tcp"},
-		&cli.StringFlag{Name: "engine-calibration", Value: calibrateStep, Usage: "`HOW` the workers' compute is calibrated: step (for every W of --engine-workers, W independent workers computing as the W will; where W workers take turns on the cores, W in step over each transport, meeting once a step), each (the same, but W workers that take turns on the cores are taken from one worker per core) or one (one worker, its speed scaled to every W by the share of the cores it has); with --engine-from, a log of step replays as each or one, and a log of each as one, from the sweeps those would have measured"},
+		&cli.StringFlag{Name: "engine-calibration", Value: calibrateStep, Usage: "`HOW` the workers' compute is calibrated: step (for every W of --engine-workers, W independent workers computing as the W will; where W workers take turns on the cores, W in step over each transport, meeting once a step), each (the same, but W workers that take turns on the cores are taken from one worker per core) or one (one worker, its speed scaled to every W by the share of the cores it has); with --engine-from, a log replays with another calibration whose sweeps it holds (step as each or one, each as one), from those sweeps"},
 		&cli.IntFlag{Name: "engine-threads", DefaultText: "max(1, cores / the largest of --engine-workers)", Usage: "with --engine-calibration one, `N` cores the calibrating worker computes on, beside independent copies of it on the other cores; the default is the cores each of the most workers has"},
 		&cli.IntFlag{Name: "engine-steps", Value: 10, Usage: "timed steps per measurement"},
 		&cli.IntFlag{Name: "engine-warmup", Value: 3, Usage: "untimed steps before them"},
@@ -162,11 +162,13 @@ func (cal *engineCalibration) sweep(w int, transport string) *sweepCalibration {
 
 // engineSimConfig returns the simulator's configuration of w engine
 // workers at per-worker batch b on this machine, connected by transport,
-// from the calibration's sweep for w (engineCalibration.sweep). Each of the
+// from the calibration's sweep for w over transport
+// (engineCalibration.sweep). Each of the
 // w workers computes on k_w = max(1, cores/w) cores, and when w·k_w is
 // more than the cores they take turns on them. Calibrated by w's own sweep
-// (--engine-calibration each), w independent workers on those cores, a
-// worker computes as the calibrated one did: s = 1 below. Calibrated by
+// (--engine-calibration each and step), w independent workers on those
+// cores, or, with step, w workers in step over the transport where they
+// take turns, a worker computes as the calibrated one did: s = 1 below. Calibrated by
 // the sweep of one worker on k cores, as --engine-calibration one does for
 // every count and each does for the counts that take turns on the cores
 // (engineSweeps), a worker's compute and update take s times those of the
@@ -204,7 +206,9 @@ func (cal *engineCalibration) sweep(w int, transport string) *sweepCalibration {
 // Each worker's forward and backward vary from step to step with the
 // coefficient of variation J the calibrated worker showed at batch b
 // (roundJitter), drawn anew for every worker and step (sim.Config.Jitter),
-// so that a synchronous step waits for the slowest of the w workers.
+// so that a synchronous step waits for the slowest of the w workers; not
+// after a sweep of workers in step, each of whose measured steps already
+// waited for the slowest.
 func engineSimConfig(cal *engineCalibration, w, b int, transport string) (sim.Config, error) {
 	link, ok := cal.Links[transport]
 	if !ok && w > 1 {

@@ -45,7 +45,8 @@ type engineRun struct {
 // report. With --engine-calibration of another calibration than the
 // log's, the log is replayed from the sweeps of it that calibration would
 // have measured (sweepsOf), the others left out: a log of calibrateStep as
-// calibrateEach or calibrateOne, one of calibrateEach as calibrateOne.
+// calibrateEach or calibrateOne, one of calibrateEach as calibrateOne, and
+// any log as a calibration whose sweeps it holds.
 func replayEngine(c *cli.Context, format, path string) error {
 	for _, name := range replayFlags {
 		if c.IsSet(name) {
