@@ -68,8 +68,13 @@ func newBarGuard(c *cli.Context, name, label string, bar *progress.Bar, total *i
 // each measurement. Before, it waits while the probe is above Factor times
 // the lowest seen in the run, for at most Wait; after, it has the
 // measurement repeated if the probe is above it, at most Tries times in
-// all, and then keeps the last one; once it has waited Budget in all, it
-// waits and repeats no more, and a failed probe turns it off. What it did
+// all, and then keeps the last one; once it has given Budget in all to the
+// cores — waiting for them, and measurements made again — it waits and
+// repeats no more, and a failed probe turns it off. (A run whose best
+// probe comes from a spell in which the cores were closer than usual, as
+// when the host runs both vCPUs on one physical core, finds the usual
+// handoff at Factor times it and every measurement apart: the budget is
+// what bounds that run.) What it did
 // is counted for the report. The decision rests on the probes alone,
 // never on the measurement's result.
 //
@@ -83,6 +88,7 @@ func newBarGuard(c *cli.Context, name, label string, bar *progress.Bar, total *i
 type coreGuard struct {
 	probe func() (time.Duration, error) // probeHandoff in use; a fake in tests
 	sleep func(time.Duration)           // time.Sleep in use
+	now   func() time.Time              // time.Now in use
 	// repeated, if not nil, is told of every measurement the guard
 	// discards, with the probe that discarded it.
 	repeated func(probe time.Duration)
@@ -93,12 +99,13 @@ type coreGuard struct {
 	Factor float64       // a probe above Factor × Best means the cores are apart
 	Wait   time.Duration // longest wait for the cores before one measurement
 	Tries  int           // measurements of one configuration at most
-	Budget time.Duration // waiting in all, after which the guard only counts
+	Budget time.Duration // waiting and measuring again in all, after which the guard only counts
 
 	Best        time.Duration // lowest probe of the run
 	Probes      int           // probes made
 	Repeats     int           // measurements discarded and made again
 	Waited      time.Duration // time spent waiting for the cores
+	Redone      time.Duration // time spent on measurements discarded, and on those made again after the rounds
 	Kept        int           // measurements kept although the cores were apart after the last try
 	Revisit     int           // measurements made again after the rounds, made apart before the run's best
 	Unrevisited int           // made apart before the run's best but left as they were: beyond a round's worth, or the budget spent
@@ -110,19 +117,20 @@ type coreGuard struct {
 // microseconds): a thread descheduled by other load slows one of them, a
 // move of the vCPUs apart slows all five. It counts the cores apart at 3
 // times the best probe, waits up to 5 s before a measurement and tries
-// one at most 3 times, until it has waited 60 s in all: on a machine
-// whose cores stay apart, or are too loaded to answer the probe, it then
-// only counts what it sees.
+// one at most 3 times, until it has waited and measured again 60 s in
+// all: on a machine whose cores stay apart, or are too loaded to answer
+// the probe, it then only counts what it sees.
 func newCoreGuard() *coreGuard {
 	return &coreGuard{
 		probe:  probeHandoff,
 		sleep:  time.Sleep,
+		now:    time.Now,
 		Factor: 3, Wait: 5 * time.Second, Tries: 3, Budget: time.Minute,
 	}
 }
 
-// spent reports whether the guard has used its waiting budget.
-func (g *coreGuard) spent() bool { return g.Waited >= g.Budget }
+// spent reports whether the guard has used its budget.
+func (g *coreGuard) spent() bool { return g.Waited+g.Redone >= g.Budget }
 
 // probeHandoff is the least of five dist.MeasureHandoff(400).
 func probeHandoff() (time.Duration, error) {
@@ -198,10 +206,12 @@ func (g *coreGuard) measure(do func() (*dist.Measurement, error)) (*dist.Measure
 	}
 	for try := 1; ; try++ {
 		before := g.settle()
+		t0 := g.now()
 		m, err := do()
 		if err != nil {
 			return nil, 0, err
 		}
+		took := g.now().Sub(t0)
 		d, apart := g.check()
 		level := max(before, d)
 		if !apart {
@@ -212,6 +222,7 @@ func (g *coreGuard) measure(do func() (*dist.Measurement, error)) (*dist.Measure
 			return m, level, nil
 		}
 		g.Repeats++
+		g.Redone += took
 		if g.repeated != nil {
 			g.repeated(d)
 		}
@@ -234,11 +245,13 @@ func (g *coreGuard) revisit(old time.Duration, do func() (*dist.Measurement, err
 	if g.revisiting != nil {
 		g.revisiting(old)
 	}
-	kept := g.Kept
+	kept, t0, waited, redone := g.Kept, g.now(), g.Waited, g.Redone
 	m, level, err = g.measure(do)
 	if err != nil {
 		return nil, 0, false, err
 	}
+	// All of it was measuring again, but the waiting, counted already.
+	g.Redone = redone + max(0, g.now().Sub(t0)-(g.Waited-waited))
 	if g.Kept == kept && g.stale(min(level, old)) {
 		g.Kept++ // the one kept was made apart, and measure did not count it
 	}
@@ -249,6 +262,9 @@ func (g *coreGuard) revisit(old time.Duration, do func() (*dist.Measurement, err
 func (g *coreGuard) String() string {
 	s := fmt.Sprintf("handoff between the first two CPUs %s at best (apart above %s): %d measurements repeated, %.1f s of waiting, %d kept apart",
 		fmtHandoff(g.Best), fmtHandoff(time.Duration(g.Factor*float64(g.Best))), g.Repeats, g.Waited.Seconds(), g.Kept)
+	if g.Redone > 0 {
+		s += fmt.Sprintf(", %.1f s measuring again", g.Redone.Seconds())
+	}
 	if g.Revisit > 0 {
 		s += fmt.Sprintf(", %d made again after the rounds (made apart before the run's best probe)", g.Revisit)
 	}
@@ -256,7 +272,7 @@ func (g *coreGuard) String() string {
 		s += fmt.Sprintf(", %d more made apart before it left as they were", g.Unrevisited)
 	}
 	if g.spent() {
-		s += fmt.Sprintf(" (the %v of waiting allowed were spent)", g.Budget)
+		s += fmt.Sprintf(" (the %v allowed for waiting and measuring again were spent)", g.Budget)
 	}
 	if g.Off != nil {
 		s += fmt.Sprintf("; off after %d probes: %v", g.Probes, g.Off)

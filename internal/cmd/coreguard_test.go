@@ -47,6 +47,8 @@ func fakeGuard(probes ...time.Duration) (g *coreGuard, slept *time.Duration) {
 		return d, nil
 	}
 	g.sleep = func(d time.Duration) { *slept += d }
+	var clock time.Time
+	g.now = func() time.Time { return clock } // measurements take no time
 	return g, slept
 }
 
@@ -103,8 +105,42 @@ func TestCoreGuard(t *testing.T) {
 			t.Errorf("measurement %d with the cores apart: %d calls, waited %v; want %d, %v", i, calls, g.Waited, want.calls, want.waited)
 		}
 	}
-	if s := g.String(); !strings.HasSuffix(s, "2 kept apart (the 7s of waiting allowed were spent)") {
+	if s := g.String(); !strings.HasSuffix(s, "2 kept apart (the 7s allowed for waiting and measuring again were spent)") {
 		t.Errorf("summary %q", s)
+	}
+	// Measurements made again count against the budget too: a run whose
+	// best probe came from a spell of closer cores (19 ns, both vCPUs on
+	// one physical core) finds the usual handoff hovering about three
+	// times it (50 ns before each measurement, 60 ns after), and makes
+	// every measurement, here of 10 s, again; after 60 s of measurements
+	// discarded it repeats no more.
+	g, _ = fakeGuard(19 * time.Nanosecond)
+	g.start()
+	var clock time.Time
+	g.now = func() time.Time { return clock }
+	after := false
+	g.probe = func() (time.Duration, error) {
+		after = !after
+		if after {
+			return 50 * time.Nanosecond, nil
+		}
+		return 60 * time.Nanosecond, nil
+	}
+	for i, want := range []int{3, 3, 3, 1, 1} {
+		calls := 0
+		if _, _, err := g.measure(func() (*dist.Measurement, error) {
+			calls++
+			clock = clock.Add(10 * time.Second)
+			return &dist.Measurement{}, nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if calls != want {
+			t.Errorf("measurement %d with the usual cores above three times the best: %d calls, want %d", i, calls, want)
+		}
+	}
+	if s := g.String(); g.Redone != 60*time.Second || g.Waited != 0 || !strings.HasSuffix(s, ", 60.0 s measuring again (the 1m0s allowed for waiting and measuring again were spent)") {
+		t.Errorf("redone %v, summary %q", g.Redone, s)
 	}
 	// A failing probe turns the guard off: the run goes on unguarded and
 	// the report says why.
