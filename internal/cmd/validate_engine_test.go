@@ -781,6 +781,7 @@ func TestValidateEngineReplayRuns(t *testing.T) {
 		"2255-xeon2-openblas": {"4.2% over 24 configurations, 3.9% over the 20 with batch >= 32; worst -10.3% (2 workers, inproc, batch 16)", "20 of 20; worst there -9.6% (4 workers, inproc, batch 64)"},
 		"2258-xeon2-openblas": {"6.1% over 24 configurations, 5.6% over the 20 with batch >= 32; worst -15.8% (4 workers, inproc, batch 64)", "19 of 20; worst there -15.8% (4 workers, inproc, batch 64)"},
 		"2301-xeon2-go":       {"3.3% over 24 configurations, 2.4% over the 20 with batch >= 32; worst -11.7% (2 workers, inproc, batch 16)", "20 of 20; worst there -9.0% (2 workers, tcp, batch 32)"},
+		"2317-xeon2-go":       {"3.5% over 24 configurations, 3.0% over the 20 with batch >= 32; worst -11.2% (2 workers, tcp, batch 16)", "20 of 20; worst there -5.9% (2 workers, inproc, batch 32)"},
 	} {
 		stdout, stderr, code := runCLI("validate", "--engine", "--engine-from", "../../docs/measurements/validate-engine-2026-11-26/"+name+".jsonl")
 		if code != exitOK {
@@ -789,8 +790,8 @@ func TestValidateEngineReplayRuns(t *testing.T) {
 		}
 		checkContains(t, name, stdout, "\nmean absolute error "+want[0]+"\n", "\nwithin 15% at batch >= 32: "+want[1]+"\n")
 	}
-	if logs, _ := filepath.Glob("../../docs/measurements/validate-engine-2026-11-26/*.jsonl"); len(logs) != 50 {
-		t.Errorf("%d logs, want the 50 above", len(logs))
+	if logs, _ := filepath.Glob("../../docs/measurements/validate-engine-2026-11-26/*.jsonl"); len(logs) != 51 {
+		t.Errorf("%d logs, want the 51 above", len(logs))
 	}
 	// The three runs with a sweep per worker count, replayed from the
 	// sweep of four workers alone as --engine-calibration one calibrates
@@ -820,6 +821,7 @@ func TestValidateEngineReplayRuns(t *testing.T) {
 		"2255-xeon2-openblas": {"7.9% over 24 configurations, 7.9% over the 20 with batch >= 32; worst +21.1% (4 workers, tcp, batch 64)", "18 of 20; worst there +21.1% (4 workers, tcp, batch 64)"},
 		"2258-xeon2-openblas": {"7.7% over 24 configurations, 7.3% over the 20 with batch >= 32; worst -15.7% (2 workers, inproc, batch 16)", "20 of 20; worst there +13.6% (4 workers, tcp, batch 64)"},
 		"2301-xeon2-go":       {"3.6% over 24 configurations, 2.7% over the 20 with batch >= 32; worst -11.7% (2 workers, inproc, batch 16)", "20 of 20; worst there -9.0% (2 workers, tcp, batch 32)"},
+		"2317-xeon2-go":       {"3.6% over 24 configurations, 2.7% over the 20 with batch >= 32; worst +13.9% (4 workers, tcp, batch 16)", "20 of 20; worst there +7.2% (4 workers, inproc, batch 32)"},
 	} {
 		stdout, stderr, code := runCLI("validate", "--engine", "--engine-from", "../../docs/measurements/validate-engine-2026-11-26/"+name+".jsonl", "--engine-calibration", "each")
 		if code != exitOK {
