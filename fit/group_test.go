@@ -132,37 +132,55 @@ func TestFitIndependentWorkers(t *testing.T) {
 // a group apart from those that ran on as they would: four of each, of
 // exactly v = b/(b/v0 + t) with v0 = 4,000 samples/s and t = 2 and 5 ms.
 func TestFitInStepWorkers(t *testing.T) {
-	var recs []benchlog.Record
-	var lines []int
-	for _, c := range []struct {
-		over string
-		t    float64
-	}{{"", 2e-3}, {"tcp", 5e-3}} {
-		for _, b := range []int{16, 64, 256} {
-			step := float64(b)/4000 + c.t
-			r := benchlog.Record{Kind: benchlog.KindMeasurement, Model: "mlp", Device: "localhost", Precision: "fp32",
-				Transport: "none", Workers: 4, Batch: b, GlobalBatch: 4 * b, StepTime: step, SamplesPerSec: float64(4*b) / step}
-			if c.over != "" {
-				r.Labels = map[string]string{benchlog.InStep: c.over}
-			}
-			recs = append(recs, r)
-			lines = append(lines, len(lines)+1)
-		}
-	}
-	rep, err := Fit([]*Log{{Name: "four.jsonl", Records: recs, Lines: lines}}, nil)
+	logs := exactLog("four.jsonl", 4, []exactLaw{{transport: "none", t: 2e-3}, {transport: "none", labels: map[string]string{benchlog.InStep: "tcp"}, t: 5e-3}})
+	rep, err := Fit(logs, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rep.Groups) != 2 {
-		t.Fatalf("%d groups, want 2", len(rep.Groups))
+	checkExactGroups(t, rep, 0, []exactGroup{{"mlp localhost ×4 fp32 in_step=tcp transport=none", 5e-3}, {"mlp localhost ×4 fp32 transport=none", 2e-3}})
+}
+
+// exactLaw is the transport, labels and t of the records of exactLog.
+type exactLaw struct {
+	transport string
+	labels    map[string]string
+	t         float64
+}
+
+// exactLog returns a log, name, of w workers' measurements at per-worker
+// batches 16, 64 and 256 that follow v = B/(B/v0 + t) exactly for each of
+// laws, B = w·b the global batch and v0 = 4,000 samples/s.
+func exactLog(name string, w int, laws []exactLaw) []*Log {
+	var recs []benchlog.Record
+	var lines []int
+	for _, c := range laws {
+		for _, b := range []int{16, 64, 256} {
+			step := float64(w*b)/4000 + c.t
+			recs = append(recs, benchlog.Record{Kind: benchlog.KindMeasurement, Model: "mlp", Device: "localhost", Precision: "fp32", Labels: c.labels,
+				Transport: c.transport, Workers: w, Batch: b, GlobalBatch: w * b, StepTime: step, SamplesPerSec: float64(w*b) / step})
+			lines = append(lines, len(lines)+1)
+		}
 	}
-	for i, want := range []struct {
-		key string
-		t   float64
-	}{{"mlp localhost ×4 fp32 in_step=tcp transport=none", 5e-3}, {"mlp localhost ×4 fp32 transport=none", 2e-3}} {
+	return []*Log{{Name: name, Records: recs, Lines: lines}}
+}
+
+// exactGroup is a group checkExactGroups wants: its key and t.
+type exactGroup struct {
+	key string
+	t   float64
+}
+
+// checkExactGroups checks that rep has the groups of want, in order, with
+// their t within 1e-6, and v0 where v0 is not 0.
+func checkExactGroups(t *testing.T, rep *Report, v0 float64, want []exactGroup) {
+	t.Helper()
+	if len(rep.Groups) != len(want) {
+		t.Fatalf("%d groups, want %d", len(rep.Groups), len(want))
+	}
+	for i, w := range want {
 		g := rep.Groups[i]
-		if g.Key.String() != want.key || g.Fit == nil || math.Abs(float64(g.Fit.T)/want.t-1) > 1e-6 {
-			t.Errorf("group %d: %v, %+v; want %s with t = %g", i, g.Key, g.Fit, want.key, want.t)
+		if g.Key.String() != w.key || g.Fit == nil || v0 != 0 && math.Abs(g.Fit.V0/v0-1) > 1e-6 || math.Abs(float64(g.Fit.T)/w.t-1) > 1e-6 {
+			t.Errorf("group %d: %v, %+v; want %s with v0 = %g, t = %g", i, g.Key, g.Fit, w.key, v0, w.t)
 		}
 	}
 }
@@ -172,36 +190,12 @@ func TestFitInStepWorkers(t *testing.T) {
 // v0 = 4,000 samples/s and t = 2 ms, TCP v0 = 4,000 and t = 6 ms, give
 // those two laws apart, and one group of both without it.
 func TestFitGroupByTransport(t *testing.T) {
-	var recs []benchlog.Record
-	var lines []int
-	for _, c := range []struct {
-		transport string
-		t         float64
-	}{{"inproc", 2e-3}, {"tcp", 6e-3}} {
-		for _, b := range []int{16, 64, 256} {
-			step := float64(2*b)/4000 + c.t
-			recs = append(recs, benchlog.Record{Kind: benchlog.KindMeasurement, Model: "mlp", Device: "localhost", Precision: "fp32",
-				Transport: c.transport, Workers: 2, Batch: b, GlobalBatch: 2 * b, StepTime: step, SamplesPerSec: float64(2*b) / step})
-			lines = append(lines, len(lines)+1)
-		}
-	}
-	logs := []*Log{{Name: "two.jsonl", Records: recs, Lines: lines}}
+	logs := exactLog("two.jsonl", 2, []exactLaw{{transport: "inproc", t: 2e-3}, {transport: "tcp", t: 6e-3}})
 	rep, err := Fit(logs, &Options{GroupBy: []string{"transport"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rep.Groups) != 2 {
-		t.Fatalf("%d groups, want 2", len(rep.Groups))
-	}
-	for i, want := range []struct {
-		key string
-		t   float64
-	}{{"mlp localhost ×2 fp32 transport=inproc", 2e-3}, {"mlp localhost ×2 fp32 transport=tcp", 6e-3}} {
-		g := rep.Groups[i]
-		if g.Key.String() != want.key || g.Fit == nil || math.Abs(g.Fit.V0/4000-1) > 1e-6 || math.Abs(float64(g.Fit.T)/want.t-1) > 1e-6 {
-			t.Errorf("group %d: %v, %+v; want %s with v0 = 4000, t = %g", i, g.Key, g.Fit, want.key, want.t)
-		}
-	}
+	checkExactGroups(t, rep, 4000, []exactGroup{{"mlp localhost ×2 fp32 transport=inproc", 2e-3}, {"mlp localhost ×2 fp32 transport=tcp", 6e-3}})
 	rep, err = Fit(logs, nil)
 	if err != nil {
 		t.Fatal(err)

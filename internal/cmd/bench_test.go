@@ -556,16 +556,7 @@ func TestBenchSeedExact(t *testing.T) {
 // bench throughput --transport none measures independent workers: the
 // records say transport none, and fit keeps them in a group of their own.
 func TestBenchIndependent(t *testing.T) {
-	log := filepath.Join(t.TempDir(), "ind.jsonl")
-	_, stderr, code := runCLI("bench", "throughput", "--core-guard=false", "--data", "synthetic", "--transport", "none", "--workers", "2",
-		"--batch", "4,8", "--steps", "2", "--warmup", "0", "--out", log)
-	if code != exitOK {
-		t.Fatalf("exit %d: %s", code, stderr)
-	}
-	recs, err := os.ReadFile(log)
-	if err != nil {
-		t.Fatal(err)
-	}
+	log, recs := benchTwoWorkers(t, "--transport", "none")
 	if n := strings.Count(string(recs), `"transport":"none"`); n != 2 {
 		t.Errorf("%d records with transport none, want 2:\n%s", n, recs)
 	}
@@ -575,20 +566,25 @@ func TestBenchIndependent(t *testing.T) {
 	}
 }
 
+// benchTwoWorkers runs bench throughput of two workers on synthetic data
+// at batches 4 and 8, two steps each, with args, and returns its log's
+// path and contents.
+func benchTwoWorkers(t *testing.T, args ...string) (string, []byte) {
+	t.Helper()
+	log := filepath.Join(t.TempDir(), "two.jsonl")
+	_, stderr, code := runCLI(append([]string{"bench", "throughput", "--core-guard=false", "--data", "synthetic", "--workers", "2",
+		"--batch", "4,8", "--steps", "2", "--warmup", "0", "--out", log}, args...)...)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	return log, mustRead(t, log)
+}
+
 // TestBenchInStep: bench throughput --in-step measures independent
 // workers that meet once a step over --transport, logged with transport
 // none and the transport they met over; elsewhere it is refused.
 func TestBenchInStep(t *testing.T) {
-	log := filepath.Join(t.TempDir(), "step.jsonl")
-	_, stderr, code := runCLI("bench", "throughput", "--core-guard=false", "--data", "synthetic", "--transport", "tcp", "--in-step", "--workers", "2",
-		"--batch", "4,8", "--steps", "2", "--warmup", "0", "--out", log)
-	if code != exitOK {
-		t.Fatalf("exit %d: %s", code, stderr)
-	}
-	recs, err := os.ReadFile(log)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, recs := benchTwoWorkers(t, "--transport", "tcp", "--in-step")
 	if n, m := strings.Count(string(recs), `"transport":"none"`), strings.Count(string(recs), `"labels":{"in_step":"tcp"}`); n != 2 || m != 2 {
 		t.Errorf("%d records of workers in step over tcp, want 2:\n%s", n, recs)
 	}

@@ -482,25 +482,7 @@ func TestValidateEngineCalibrations(t *testing.T) {
 	// The sweep of one: one worker on the cores each of two has, beside a
 	// copy of it; the log as a run of one would have written it keeps that
 	// sweep alone.
-	lines := strings.SplitAfter(strings.TrimSuffix(string(mustRead(t, log)), "\n"), "\n")
-	oneLines := []string{strings.Replace(lines[0], `"calibration":"step"`, `"calibration":"one"`, 1)}
-	for i, l := range lines[1:] {
-		if i >= 2 { // the one-worker sweep's two records left out
-			oneLines = append(oneLines, l)
-		}
-	}
-	onePath := filepath.Join(dir, "one.jsonl")
-	if err := os.WriteFile(onePath, []byte(strings.Join(oneLines, "")), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	want, stderr, code := runCLI("validate", "--engine", "--engine-from", onePath)
-	if code != exitOK {
-		t.Fatalf("the log of one: exit %d: %s", code, stderr)
-	}
-	got, stderr, code := runCLI("validate", "--engine", "--engine-from", log, "--engine-calibration", "one")
-	if code != exitOK || got != want {
-		t.Errorf("--engine-calibration one: exit %d:\n%s%s\nwant, from the log of one:\n%s", code, got, stderr, want)
-	}
+	onePath, got, stderr := checkReplayAs(t, log, "step", "one", func(i int) bool { return i >= 2 }) // the one-worker sweep's two records left out
 	// The log's measurements are counted as it holds them, the sweep left
 	// out included.
 	checkContains(t, "--engine-calibration one", stderr, ": 8 measurements and 1 link probes of 1 rounds, measured by ")
@@ -570,27 +552,41 @@ func TestValidateEngineInStep(t *testing.T) {
 
 	// The log as a run of each would have written it: the sweeps in step
 	// left out.
-	lines := strings.SplitAfter(strings.TrimSuffix(string(mustRead(t, log)), "\n"), "\n")
-	eachLines := []string{strings.Replace(lines[0], `"calibration":"step"`, `"calibration":"each"`, 1)}
-	eachLines = append(eachLines, lines[1:3]...)
-	eachLines = append(eachLines, lines[7:]...)
-	eachPath := filepath.Join(dir, "each.jsonl")
-	if err := os.WriteFile(eachPath, []byte(strings.Join(eachLines, "")), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	want, stderr, code := runCLI("validate", "--engine", "--engine-from", eachPath)
-	if code != exitOK {
-		t.Fatalf("the log of each: exit %d: %s", code, stderr)
-	}
-	got, stderr, code := runCLI("validate", "--engine", "--engine-from", log, "--engine-calibration", "each")
-	if code != exitOK || got != want {
-		t.Errorf("--engine-calibration each: exit %d:\n%s%s\nwant, from the log of each:\n%s", code, got, stderr, want)
-	}
+	eachPath, _, _ := checkReplayAs(t, log, "step", "each", func(i int) bool { return i < 2 || i >= 6 })
 	// A log of each holds no sweep in step.
 	_, stderr, code = runCLI("validate", "--engine", "--engine-from", eachPath, "--engine-calibration", "step")
 	if msg := fmt.Sprintf("each.jsonl: --engine-calibration step: the log (calibration each) holds no sweep of %d workers in step over inproc, which step measures", w); code != exitRuntime || !strings.Contains(stderr, msg) {
 		t.Errorf("a log of each replayed as step: exit %d, want %d with %q:\n%s", code, exitRuntime, msg, stderr)
 	}
+}
+
+// checkReplayAs checks that the validate --engine log at path, of
+// calibration from, replayed with --engine-calibration mode reports what
+// the log as a run of mode writes it reports: the header's calibration
+// mode, and the records after it whose index keep accepts. It returns that
+// log's path (MODE.jsonl beside path) and the replay's stdout and stderr.
+func checkReplayAs(t *testing.T, path, from, mode string, keep func(i int) bool) (string, string, string) {
+	t.Helper()
+	lines := strings.SplitAfter(strings.TrimSuffix(string(mustRead(t, path)), "\n"), "\n")
+	as := []string{strings.Replace(lines[0], `"calibration":"`+from+`"`, `"calibration":"`+mode+`"`, 1)}
+	for i, l := range lines[1:] {
+		if keep(i) {
+			as = append(as, l)
+		}
+	}
+	asPath := filepath.Join(filepath.Dir(path), mode+".jsonl")
+	if err := os.WriteFile(asPath, []byte(strings.Join(as, "")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	want, stderr, code := runCLI("validate", "--engine", "--engine-from", asPath)
+	if code != exitOK {
+		t.Fatalf("the log of %s: exit %d: %s", mode, code, stderr)
+	}
+	got, stderr, code := runCLI("validate", "--engine", "--engine-from", path, "--engine-calibration", mode)
+	if code != exitOK || got != want {
+		t.Errorf("--engine-calibration %s: exit %d:\n%s%s\nwant, from the log of %s:\n%s", mode, code, got, stderr, mode, want)
+	}
+	return asPath, got, stderr
 }
 
 // mustRead returns the contents of the file at path.
@@ -730,7 +726,7 @@ func TestValidateEngineReplayCommitted(t *testing.T) {
 // this build's simulator gives each, which docs/validation.md quotes
 // ("Stragglers").
 func TestValidateEngineReplayRuns(t *testing.T) {
-	for name, want := range map[string][2]string{
+	checkReplays(t, "", map[string][2]string{
 		"1656-openblas":       {"4.9% over 24 configurations, 4.3% over the 20 with batch >= 32; worst +15.0% (4 workers, inproc, batch 16)", "20 of 20; worst there +10.4% (4 workers, tcp, batch 64)"},
 		"1659-openblas":       {"4.2% over 24 configurations, 4.5% over the 20 with batch >= 32; worst +11.3% (2 workers, inproc, batch 32)", "20 of 20; worst there +11.3% (2 workers, inproc, batch 32)"},
 		"1707-go":             {"3.4% over 24 configurations, 2.8% over the 20 with batch >= 32; worst -15.4% (2 workers, tcp, batch 16)", "20 of 20; worst there +7.1% (4 workers, inproc, batch 32)"},
@@ -782,35 +778,22 @@ func TestValidateEngineReplayRuns(t *testing.T) {
 		"2258-xeon2-openblas": {"6.1% over 24 configurations, 5.6% over the 20 with batch >= 32; worst -15.8% (4 workers, inproc, batch 64)", "19 of 20; worst there -15.8% (4 workers, inproc, batch 64)"},
 		"2301-xeon2-go":       {"3.3% over 24 configurations, 2.4% over the 20 with batch >= 32; worst -11.7% (2 workers, inproc, batch 16)", "20 of 20; worst there -9.0% (2 workers, tcp, batch 32)"},
 		"2317-xeon2-go":       {"3.5% over 24 configurations, 3.0% over the 20 with batch >= 32; worst -11.2% (2 workers, tcp, batch 16)", "20 of 20; worst there -5.9% (2 workers, inproc, batch 32)"},
-	} {
-		stdout, stderr, code := runCLI("validate", "--engine", "--engine-from", "../../docs/measurements/validate-engine-2026-11-26/"+name+".jsonl")
-		if code != exitOK {
-			t.Errorf("%s: exit %d: %s", name, code, stderr)
-			continue
-		}
-		checkContains(t, name, stdout, "\nmean absolute error "+want[0]+"\n", "\nwithin 15% at batch >= 32: "+want[1]+"\n")
-	}
+	})
 	if logs, _ := filepath.Glob("../../docs/measurements/validate-engine-2026-11-26/*.jsonl"); len(logs) != 51 {
 		t.Errorf("%d logs, want the 51 above", len(logs))
 	}
 	// The three runs with a sweep per worker count, replayed from the
 	// sweep of four workers alone as --engine-calibration one calibrates
 	// (docs/validation.md, "A sweep for each worker count").
-	for name, want := range map[string][2]string{
+	checkReplays(t, "one", map[string][2]string{
 		"1944-xeon16-go": {"12.6% over 24 configurations, 12.9% over the 20 with batch >= 32; worst +31.0% (2 workers, tcp, batch 64)", "12 of 20; worst there +31.0% (2 workers, tcp, batch 64)"},
 		"1947-xeon16-go": {"12.0% over 24 configurations, 12.5% over the 20 with batch >= 32; worst +31.2% (2 workers, inproc, batch 64)", "12 of 20; worst there +31.2% (2 workers, inproc, batch 64)"},
 		"1952-xeon16-go": {"10.6% over 24 configurations, 10.7% over the 20 with batch >= 32; worst +33.1% (2 workers, inproc, batch 64)", "14 of 20; worst there +33.1% (2 workers, inproc, batch 64)"},
-	} {
-		stdout, stderr, code := runCLI("validate", "--engine", "--engine-from", "../../docs/measurements/validate-engine-2026-11-26/"+name+".jsonl", "--engine-calibration", "one")
-		if code != exitOK {
-			t.Errorf("%s, one: exit %d: %s", name, code, stderr)
-			continue
-		}
-		checkContains(t, name+", one", stdout, "\nmean absolute error "+want[0]+"\n", "\nwithin 15% at batch >= 32: "+want[1]+"\n")
-	} // The runs in step, replayed from the same measurements as each
+	})
+	// The runs in step, replayed from the same measurements as each
 	// calibrates, four workers from the sweep of two copies
 	// (docs/validation.md, "Workers in step").
-	for name, want := range map[string][2]string{
+	checkReplays(t, "each", map[string][2]string{
 		"2218-xeon2-openblas": {"7.8% over 24 configurations, 7.8% over the 20 with batch >= 32; worst +14.3% (4 workers, inproc, batch 128)", "20 of 20; worst there +14.3% (4 workers, inproc, batch 128)"},
 		"2222-xeon2-go":       {"3.7% over 24 configurations, 2.2% over the 20 with batch >= 32; worst -15.3% (2 workers, tcp, batch 16)", "20 of 20; worst there -9.7% (2 workers, tcp, batch 32)"},
 		"2231-xeon2-openblas": {"7.5% over 24 configurations, 7.2% over the 20 with batch >= 32; worst +15.5% (4 workers, tcp, batch 16)", "19 of 20; worst there +15.4% (4 workers, tcp, batch 128)"},
@@ -822,12 +805,26 @@ func TestValidateEngineReplayRuns(t *testing.T) {
 		"2258-xeon2-openblas": {"7.7% over 24 configurations, 7.3% over the 20 with batch >= 32; worst -15.7% (2 workers, inproc, batch 16)", "20 of 20; worst there +13.6% (4 workers, tcp, batch 64)"},
 		"2301-xeon2-go":       {"3.6% over 24 configurations, 2.7% over the 20 with batch >= 32; worst -11.7% (2 workers, inproc, batch 16)", "20 of 20; worst there -9.0% (2 workers, tcp, batch 32)"},
 		"2317-xeon2-go":       {"3.6% over 24 configurations, 2.7% over the 20 with batch >= 32; worst +13.9% (4 workers, tcp, batch 16)", "20 of 20; worst there +7.2% (4 workers, inproc, batch 32)"},
-	} {
-		stdout, stderr, code := runCLI("validate", "--engine", "--engine-from", "../../docs/measurements/validate-engine-2026-11-26/"+name+".jsonl", "--engine-calibration", "each")
+	})
+}
+
+// checkReplays replays each committed log of want by name
+// (docs/measurements/validate-engine-2026-11-26/NAME.jsonl), with
+// --engine-calibration calibration unless it is "", and checks the report's
+// summary lines: the mean absolute errors and the rows within 15 %.
+func checkReplays(t *testing.T, calibration string, want map[string][2]string) {
+	t.Helper()
+	for name, w := range want {
+		args := []string{"validate", "--engine", "--engine-from", "../../docs/measurements/validate-engine-2026-11-26/" + name + ".jsonl"}
+		what := name
+		if calibration != "" {
+			args, what = append(args, "--engine-calibration", calibration), name+", "+calibration
+		}
+		stdout, stderr, code := runCLI(args...)
 		if code != exitOK {
-			t.Errorf("%s, each: exit %d: %s", name, code, stderr)
+			t.Errorf("%s: exit %d: %s", what, code, stderr)
 			continue
 		}
-		checkContains(t, name+", each", stdout, "\nmean absolute error "+want[0]+"\n", "\nwithin 15% at batch >= 32: "+want[1]+"\n")
+		checkContains(t, what, stdout, "\nmean absolute error "+w[0]+"\n", "\nwithin 15% at batch >= 32: "+w[1]+"\n")
 	}
 }
