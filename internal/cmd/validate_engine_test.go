@@ -778,9 +778,12 @@ func TestValidateEngineReplayRuns(t *testing.T) {
 		"2258-xeon2-openblas": {"6.1% over 24 configurations, 5.6% over the 20 with batch >= 32; worst -15.8% (4 workers, inproc, batch 64)", "19 of 20; worst there -15.8% (4 workers, inproc, batch 64)"},
 		"2301-xeon2-go":       {"3.3% over 24 configurations, 2.4% over the 20 with batch >= 32; worst -11.7% (2 workers, inproc, batch 16)", "20 of 20; worst there -9.0% (2 workers, tcp, batch 32)"},
 		"2317-xeon2-go":       {"3.5% over 24 configurations, 3.0% over the 20 with batch >= 32; worst -11.2% (2 workers, tcp, batch 16)", "20 of 20; worst there -5.9% (2 workers, inproc, batch 32)"},
+		"2329-xeon2-openblas": {"4.0% over 24 configurations, 3.9% over the 20 with batch >= 32; worst -10.5% (4 workers, inproc, batch 16)", "20 of 20; worst there -9.7% (4 workers, inproc, batch 64)"},
+		"2332-xeon2-openblas": {"4.8% over 24 configurations, 3.9% over the 20 with batch >= 32; worst -15.7% (2 workers, inproc, batch 16)", "20 of 20; worst there -11.5% (4 workers, inproc, batch 32)"},
+		"2335-xeon2-openblas": {"4.5% over 24 configurations, 4.3% over the 20 with batch >= 32; worst -14.0% (4 workers, inproc, batch 32)", "20 of 20; worst there -14.0% (4 workers, inproc, batch 32)"},
 	})
-	if logs, _ := filepath.Glob("../../docs/measurements/validate-engine-2026-11-26/*.jsonl"); len(logs) != 51 {
-		t.Errorf("%d logs, want the 51 above", len(logs))
+	if logs, _ := filepath.Glob("../../docs/measurements/validate-engine-2026-11-26/*.jsonl"); len(logs) != 54 {
+		t.Errorf("%d logs, want the 54 above", len(logs))
 	}
 	// The three runs with a sweep per worker count, replayed from the
 	// sweep of four workers alone as --engine-calibration one calibrates
@@ -805,6 +808,9 @@ func TestValidateEngineReplayRuns(t *testing.T) {
 		"2258-xeon2-openblas": {"7.7% over 24 configurations, 7.3% over the 20 with batch >= 32; worst -15.7% (2 workers, inproc, batch 16)", "20 of 20; worst there +13.6% (4 workers, tcp, batch 64)"},
 		"2301-xeon2-go":       {"3.6% over 24 configurations, 2.7% over the 20 with batch >= 32; worst -11.7% (2 workers, inproc, batch 16)", "20 of 20; worst there -9.0% (2 workers, tcp, batch 32)"},
 		"2317-xeon2-go":       {"3.6% over 24 configurations, 2.7% over the 20 with batch >= 32; worst +13.9% (4 workers, tcp, batch 16)", "20 of 20; worst there +7.2% (4 workers, inproc, batch 32)"},
+		"2329-xeon2-openblas": {"7.8% over 24 configurations, 7.6% over the 20 with batch >= 32; worst +23.2% (4 workers, tcp, batch 16)", "18 of 20; worst there +20.5% (4 workers, tcp, batch 64)"},
+		"2332-xeon2-openblas": {"8.1% over 24 configurations, 7.6% over the 20 with batch >= 32; worst +17.4% (4 workers, inproc, batch 128)", "15 of 20; worst there +17.4% (4 workers, inproc, batch 128)"},
+		"2335-xeon2-openblas": {"7.0% over 24 configurations, 6.6% over the 20 with batch >= 32; worst +21.3% (4 workers, tcp, batch 16)", "18 of 20; worst there +16.1% (4 workers, tcp, batch 32)"},
 	})
 }
 
