@@ -40,10 +40,12 @@ func validateCommand() *cli.Command {
 			"With --engine it closes the calibration loop on this machine instead: it measures\n" +
 			"the reference engine with one worker at each --engine-batch, for each count W of\n" +
 			"--engine-workers on the cores each of the W will have and beside W - 1\n" +
-			"independent copies of itself (counts with more workers than cores share the\n" +
-			"measurement of a worker per core; --engine-calibration one measures one worker\n" +
-			"for all, --engine-threads its cores), fits v0 and t to each measurement, takes\n" +
-			"the spread of its steps, probes the in-process and TCP links, simulates\n" +
+			"independent copies of itself (counts with more workers than cores: that many\n" +
+			"workers in step over each transport, which meet once a step and exchange nothing\n" +
+			"else; --engine-calibration each gives them the measurement of a worker per core,\n" +
+			"one measures one worker for all, --engine-threads its cores), fits v0 and t to\n" +
+			"each measurement, takes the spread of its steps (none for workers in step, which\n" +
+			"waited for the slowest), probes the in-process and TCP links, simulates\n" +
 			"--engine-workers workers sharing this machine's cores, each step waiting for the\n" +
 			"slowest of them, measures them, and prints predicted against measured samples/s\n" +
 			"(docs/validation.md).\n" +
