@@ -781,9 +781,10 @@ func TestValidateEngineReplayRuns(t *testing.T) {
 		"2329-xeon2-openblas": {"4.0% over 24 configurations, 3.9% over the 20 with batch >= 32; worst -10.5% (4 workers, inproc, batch 16)", "20 of 20; worst there -9.7% (4 workers, inproc, batch 64)"},
 		"2332-xeon2-openblas": {"4.8% over 24 configurations, 3.9% over the 20 with batch >= 32; worst -15.7% (2 workers, inproc, batch 16)", "20 of 20; worst there -11.5% (4 workers, inproc, batch 32)"},
 		"2335-xeon2-openblas": {"4.5% over 24 configurations, 4.3% over the 20 with batch >= 32; worst -14.0% (4 workers, inproc, batch 32)", "20 of 20; worst there -14.0% (4 workers, inproc, batch 32)"},
+		"2340-xeon2-go":       {"2.5% over 24 configurations, 1.7% over the 20 with batch >= 32; worst -9.6% (2 workers, tcp, batch 16)", "20 of 20; worst there -5.6% (2 workers, tcp, batch 32)"},
 	})
-	if logs, _ := filepath.Glob("../../docs/measurements/validate-engine-2026-11-26/*.jsonl"); len(logs) != 54 {
-		t.Errorf("%d logs, want the 54 above", len(logs))
+	if logs, _ := filepath.Glob("../../docs/measurements/validate-engine-2026-11-26/*.jsonl"); len(logs) != 55 {
+		t.Errorf("%d logs, want the 55 above", len(logs))
 	}
 	// The three runs with a sweep per worker count, replayed from the
 	// sweep of four workers alone as --engine-calibration one calibrates
@@ -811,6 +812,7 @@ func TestValidateEngineReplayRuns(t *testing.T) {
 		"2329-xeon2-openblas": {"7.8% over 24 configurations, 7.6% over the 20 with batch >= 32; worst +23.2% (4 workers, tcp, batch 16)", "18 of 20; worst there +20.5% (4 workers, tcp, batch 64)"},
 		"2332-xeon2-openblas": {"8.1% over 24 configurations, 7.6% over the 20 with batch >= 32; worst +17.4% (4 workers, inproc, batch 128)", "15 of 20; worst there +17.4% (4 workers, inproc, batch 128)"},
 		"2335-xeon2-openblas": {"7.0% over 24 configurations, 6.6% over the 20 with batch >= 32; worst +21.3% (4 workers, tcp, batch 16)", "18 of 20; worst there +16.1% (4 workers, tcp, batch 32)"},
+		"2340-xeon2-go":       {"3.1% over 24 configurations, 2.2% over the 20 with batch >= 32; worst +10.6% (4 workers, tcp, batch 16)", "20 of 20; worst there +7.2% (4 workers, tcp, batch 32)"},
 	})
 }
 
