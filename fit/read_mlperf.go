@@ -426,9 +426,6 @@ func finishRun(lg *Log, r *mlRun, model, bench, device string, labels map[string
 	case db >= 1 && gb >= 1:
 		if w := gb / (db * a); w >= 1 && w == math.Trunc(w) {
 			workers, batch = int(w), int(db)
-			if a > 1 {
-				accumulate = int(a)
-			}
 		} else {
 			per := fmt.Sprintf("d_batch_size %v", db)
 			if a > 1 {
@@ -439,13 +436,13 @@ func finishRun(lg *Log, r *mlRun, model, bench, device string, labels map[string
 	case pod && gb >= 1:
 		if b := gb / (float64(n) * a); b >= 1 && b == math.Trunc(b) {
 			workers, batch = n, int(b)
-			if a > 1 {
-				accumulate = int(a)
-			}
 			lg.notef("run %s: %d devices, from the platform's name %s (Graphcore names its systems by their IPU count), %d samples each per micro-batch", id, n, device, batch)
 		} else {
 			lg.notef("run %s: %d devices (platform %s) times gradient_accumulation_steps %v do not divide global_batch_size %v: device count unknown", id, n, device, a, gb)
 		}
+	}
+	if workers > 0 && a > 1 {
+		accumulate = int(a)
 	}
 	switch {
 	case len(intervals) == 0:

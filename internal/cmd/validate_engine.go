@@ -148,7 +148,7 @@ func (cal *engineCalibration) sweep(w int, transport string) *sweepCalibration {
 			if s.For == w && s.Over == transport {
 				return s
 			}
-		case s.For == f && own == nil:
+		case s.For == f: // one a count (engineSweeps)
 			own = s
 		case s.For == 0:
 			all = s
@@ -332,26 +332,14 @@ func (sw *sweepCalibration) calibrationText(cores int, several bool) string {
 // workersText is "1 worker", "2 workers", "2 and 4 workers" or "1, 2 and 4
 // workers".
 func workersText(ns []int) string {
-	s := make([]string, len(ns))
-	for i, n := range ns {
-		s[i] = strconv.Itoa(n)
+	if len(ns) == 1 {
+		return fmt.Sprintf("%d %s", ns[0], plural(ns[0], "worker", "workers"))
 	}
-	switch {
-	case len(ns) == 1 && ns[0] == 1:
-		return "1 worker"
-	case len(ns) == 1:
-		return s[0] + " workers"
-	}
-	return strings.Join(s[:len(s)-1], ", ") + " and " + s[len(s)-1] + " workers"
+	return joinInts(ns[:len(ns)-1]) + " and " + strconv.Itoa(ns[len(ns)-1]) + " workers"
 }
 
 // coresWord is "1 core" or "n cores".
-func coresWord(n int) string {
-	if n == 1 {
-		return "1 core"
-	}
-	return fmt.Sprintf("%d cores", n)
-}
+func coresWord(n int) string { return fmt.Sprintf("%d %s", n, plural(n, "core", "cores")) }
 
 // workerThreads is the number of cores each of w workers computes on when
 // they share cores: max(1, cores/w), dist.Config's default.

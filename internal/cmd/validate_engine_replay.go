@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -171,11 +172,8 @@ func readEngineRun(path string, recs []benchlog.Record) (*engineRun, error) {
 	if err := json.Unmarshal(b, &run); err != nil {
 		return nil, fmt.Errorf("validate --engine-from: %s: header: %w", path, err)
 	}
-	switch run.Calibration {
-	case "":
-		run.Calibration = calibrateOne
-	case calibrateStep, calibrateEach, calibrateOne:
-	default:
+	run.Calibration = cmp.Or(run.Calibration, calibrateOne) // "" in the logs from before it was recorded
+	if !slices.Contains(calibrations, run.Calibration) {
 		return nil, fmt.Errorf("validate --engine-from: %s: header: calibration %q (valid: %s)", path, run.Calibration, strings.Join(calibrations, ", "))
 	}
 	if run.Cores < 1 {
