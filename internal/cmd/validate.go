@@ -50,7 +50,8 @@ func validateCommand() *cli.Command {
 			"slowest of them, measures them, and prints predicted against measured samples/s\n" +
 			"(docs/validation.md).\n" +
 			"--max-error then bounds its mean error at batch >= 32.\n" +
-			"Every configuration is measured in --engine-rounds alternating rounds, after\n" +
+			"Every configuration is measured in --engine-rounds alternating rounds (4 with the\n" +
+			"pure-Go build, 12 with OpenBLAS, whose rounds take a third of the time), after\n" +
 			"--engine-warm-rounds (default 1) set aside while the process warms up.\n" +
 			"On a machine of two CPUs every measurement is made while they share a cache, as\n" +
 			"a probe before and after it says (--engine-core-guard; see `scaleplan bench\n" +

@@ -14,6 +14,7 @@ import (
 	"gonum.org/v1/gonum/stat/distuv"
 
 	"scaleplan/engine/dist"
+	"scaleplan/engine/tensor"
 	"scaleplan/fit"
 	"scaleplan/internal/benchlog"
 	"scaleplan/internal/units"
@@ -320,6 +321,18 @@ func TestValidateEngine(t *testing.T) {
 			"--engine-transport", "inproc", "--engine-steps", "2", "--engine-warmup", "0", "--engine-rounds", "1", "--engine-warm-rounds", tc.warm)
 		if code != exitOK || tc.want != "" && !strings.Contains(stdout, tc.want) || tc.want == "" && strings.Contains(stdout, "Every configuration") {
 			t.Errorf("--engine-warm-rounds %s: exit %d, want %q in the report:\n%s%s", tc.warm, code, tc.want, stdout, stderr)
+		}
+	}
+	// Without --engine-rounds the build's backend gives the rounds: 4 with
+	// the pure-Go BLAS, 12 with OpenBLAS.
+	stdout, stderr, code = runCLI("validate", "--engine", "--engine-core-guard=false", "--engine-data", "synthetic", "--engine-batch", "4,8", "--engine-workers", "2",
+		"--engine-transport", "inproc", "--engine-steps", "2", "--engine-warmup", "0", "--engine-warm-rounds", "0")
+	if want := fmt.Sprintf("Every configuration measured in %d alternating rounds", engineRounds(tensor.Backend())); code != exitOK || !strings.Contains(stdout, want) {
+		t.Errorf("validate --engine without --engine-rounds, %s build: exit %d, want %q in the report:\n%s%s", tensor.Backend(), code, want, stdout, stderr)
+	}
+	for backend, want := range map[string]int{"gonum": 4, "openblas": 12} {
+		if got := engineRounds(backend); got != want {
+			t.Errorf("engineRounds(%q) = %d, want %d", backend, got, want)
 		}
 	}
 	for _, tc := range []struct {
@@ -726,7 +739,7 @@ func TestValidateEngineReplayCommitted(t *testing.T) {
 // this build's simulator gives each, which docs/validation.md quotes
 // ("Stragglers").
 func TestValidateEngineReplayRuns(t *testing.T) {
-	checkReplays(t, "", map[string][2]string{
+	checkReplays(t, "validate-engine-2026-11-26", "", map[string][2]string{
 		"1656-openblas":       {"4.9% over 24 configurations, 4.3% over the 20 with batch >= 32; worst +15.0% (4 workers, inproc, batch 16)", "20 of 20; worst there +10.4% (4 workers, tcp, batch 64)"},
 		"1659-openblas":       {"4.2% over 24 configurations, 4.5% over the 20 with batch >= 32; worst +11.3% (2 workers, inproc, batch 32)", "20 of 20; worst there +11.3% (2 workers, inproc, batch 32)"},
 		"1707-go":             {"3.4% over 24 configurations, 2.8% over the 20 with batch >= 32; worst -15.4% (2 workers, tcp, batch 16)", "20 of 20; worst there +7.1% (4 workers, inproc, batch 32)"},
@@ -789,7 +802,7 @@ func TestValidateEngineReplayRuns(t *testing.T) {
 	// The three runs with a sweep per worker count, replayed from the
 	// sweep of four workers alone as --engine-calibration one calibrates
 	// (docs/validation.md, "A sweep for each worker count").
-	checkReplays(t, "one", map[string][2]string{
+	checkReplays(t, "validate-engine-2026-11-26", "one", map[string][2]string{
 		"1944-xeon16-go": {"12.6% over 24 configurations, 12.9% over the 20 with batch >= 32; worst +31.0% (2 workers, tcp, batch 64)", "12 of 20; worst there +31.0% (2 workers, tcp, batch 64)"},
 		"1947-xeon16-go": {"12.0% over 24 configurations, 12.5% over the 20 with batch >= 32; worst +31.2% (2 workers, inproc, batch 64)", "12 of 20; worst there +31.2% (2 workers, inproc, batch 64)"},
 		"1952-xeon16-go": {"10.6% over 24 configurations, 10.7% over the 20 with batch >= 32; worst +33.1% (2 workers, inproc, batch 64)", "14 of 20; worst there +33.1% (2 workers, inproc, batch 64)"},
@@ -797,7 +810,7 @@ func TestValidateEngineReplayRuns(t *testing.T) {
 	// The runs in step, replayed from the same measurements as each
 	// calibrates, four workers from the sweep of two copies
 	// (docs/validation.md, "Workers in step").
-	checkReplays(t, "each", map[string][2]string{
+	checkReplays(t, "validate-engine-2026-11-26", "each", map[string][2]string{
 		"2218-xeon2-openblas": {"7.8% over 24 configurations, 7.8% over the 20 with batch >= 32; worst +14.3% (4 workers, inproc, batch 128)", "20 of 20; worst there +14.3% (4 workers, inproc, batch 128)"},
 		"2222-xeon2-go":       {"3.7% over 24 configurations, 2.2% over the 20 with batch >= 32; worst -15.3% (2 workers, tcp, batch 16)", "20 of 20; worst there -9.7% (2 workers, tcp, batch 32)"},
 		"2231-xeon2-openblas": {"7.5% over 24 configurations, 7.2% over the 20 with batch >= 32; worst +15.5% (4 workers, tcp, batch 16)", "19 of 20; worst there +15.4% (4 workers, tcp, batch 128)"},
@@ -816,14 +829,47 @@ func TestValidateEngineReplayRuns(t *testing.T) {
 	})
 }
 
+// TestValidateEngineReplayRounds replays the OpenBLAS runs of
+// docs/measurements/validate-engine-2026-11-27, six with the build's
+// default of 12 rounds and three with 4, alternated (docs/validation.md,
+// "Rounds"), as run and as --engine-calibration each.
+func TestValidateEngineReplayRounds(t *testing.T) {
+	const dir = "validate-engine-2026-11-27"
+	checkReplays(t, dir, "", map[string][2]string{
+		"0003-xeon2-openblas-r12": {"5.3% over 24 configurations, 5.1% over the 20 with batch >= 32; worst -12.4% (4 workers, inproc, batch 64)", "20 of 20; worst there -12.4% (4 workers, inproc, batch 64)"},
+		"0010-xeon2-openblas-r12": {"4.5% over 24 configurations, 4.2% over the 20 with batch >= 32; worst -13.6% (4 workers, inproc, batch 16)", "20 of 20; worst there -13.3% (4 workers, inproc, batch 32)"},
+		"0017-xeon2-openblas-r12": {"4.9% over 24 configurations, 4.9% over the 20 with batch >= 32; worst -10.9% (4 workers, inproc, batch 64)", "20 of 20; worst there -10.9% (4 workers, inproc, batch 64)"},
+		"0025-xeon2-openblas-r12": {"3.8% over 24 configurations, 3.4% over the 20 with batch >= 32; worst -11.3% (4 workers, inproc, batch 64)", "20 of 20; worst there -11.3% (4 workers, inproc, batch 64)"},
+		"0032-xeon2-openblas-r4":  {"6.4% over 24 configurations, 5.8% over the 20 with batch >= 32; worst -19.3% (2 workers, inproc, batch 16)", "20 of 20; worst there -13.1% (4 workers, inproc, batch 64)"},
+		"0035-xeon2-openblas-r12": {"5.1% over 24 configurations, 4.7% over the 20 with batch >= 32; worst -12.3% (4 workers, inproc, batch 64)", "20 of 20; worst there -12.3% (4 workers, inproc, batch 64)"},
+		"0042-xeon2-openblas-r4":  {"6.1% over 24 configurations, 5.6% over the 20 with batch >= 32; worst -12.8% (2 workers, inproc, batch 16)", "20 of 20; worst there -11.3% (2 workers, inproc, batch 32)"},
+		"0046-xeon2-openblas-r12": {"4.3% over 24 configurations, 4.1% over the 20 with batch >= 32; worst -12.8% (4 workers, inproc, batch 64)", "20 of 20; worst there -12.8% (4 workers, inproc, batch 64)"},
+		"0053-xeon2-openblas-r4":  {"4.4% over 24 configurations, 3.8% over the 20 with batch >= 32; worst -15.8% (4 workers, inproc, batch 16)", "20 of 20; worst there -12.7% (4 workers, inproc, batch 64)"},
+	})
+	checkReplays(t, dir, "each", map[string][2]string{
+		"0003-xeon2-openblas-r12": {"6.5% over 24 configurations, 6.7% over the 20 with batch >= 32; worst +14.0% (4 workers, inproc, batch 128)", "20 of 20; worst there +14.0% (4 workers, inproc, batch 128)"},
+		"0010-xeon2-openblas-r12": {"6.7% over 24 configurations, 6.5% over the 20 with batch >= 32; worst +20.3% (4 workers, tcp, batch 16)", "17 of 20; worst there +18.2% (4 workers, tcp, batch 32)"},
+		"0017-xeon2-openblas-r12": {"6.3% over 24 configurations, 6.1% over the 20 with batch >= 32; worst +16.7% (4 workers, tcp, batch 16)", "20 of 20; worst there +13.7% (4 workers, tcp, batch 64)"},
+		"0025-xeon2-openblas-r12": {"7.3% over 24 configurations, 7.0% over the 20 with batch >= 32; worst +19.9% (4 workers, tcp, batch 16)", "18 of 20; worst there +17.7% (4 workers, tcp, batch 64)"},
+		"0032-xeon2-openblas-r4":  {"7.7% over 24 configurations, 6.9% over the 20 with batch >= 32; worst -19.3% (2 workers, inproc, batch 16)", "20 of 20; worst there -12.9% (2 workers, inproc, batch 32)"},
+		"0035-xeon2-openblas-r12": {"7.2% over 24 configurations, 6.7% over the 20 with batch >= 32; worst +17.0% (4 workers, tcp, batch 16)", "20 of 20; worst there +14.7% (4 workers, tcp, batch 32)"},
+		"0042-xeon2-openblas-r4":  {"8.1% over 24 configurations, 7.8% over the 20 with batch >= 32; worst +19.2% (4 workers, inproc, batch 128)", "18 of 20; worst there +19.2% (4 workers, inproc, batch 128)"},
+		"0046-xeon2-openblas-r12": {"5.9% over 24 configurations, 5.9% over the 20 with batch >= 32; worst +13.2% (4 workers, tcp, batch 16)", "20 of 20; worst there +13.2% (4 workers, tcp, batch 64)"},
+		"0053-xeon2-openblas-r4":  {"5.9% over 24 configurations, 5.5% over the 20 with batch >= 32; worst +17.7% (4 workers, tcp, batch 32)", "19 of 20; worst there +17.7% (4 workers, tcp, batch 32)"},
+	})
+	if logs, _ := filepath.Glob("../../docs/measurements/" + dir + "/*.jsonl"); len(logs) != 9 {
+		t.Errorf("%d logs, want the 9 above", len(logs))
+	}
+}
+
 // checkReplays replays each committed log of want by name
-// (docs/measurements/validate-engine-2026-11-26/NAME.jsonl), with
-// --engine-calibration calibration unless it is "", and checks the report's
-// summary lines: the mean absolute errors and the rows within 15 %.
-func checkReplays(t *testing.T, calibration string, want map[string][2]string) {
+// (docs/measurements/DIR/NAME.jsonl), with --engine-calibration
+// calibration unless it is "", and checks the report's summary lines: the
+// mean absolute errors and the rows within 15 %.
+func checkReplays(t *testing.T, dir, calibration string, want map[string][2]string) {
 	t.Helper()
 	for name, w := range want {
-		args := []string{"validate", "--engine", "--engine-from", "../../docs/measurements/validate-engine-2026-11-26/" + name + ".jsonl"}
+		args := []string{"validate", "--engine", "--engine-from", "../../docs/measurements/" + dir + "/" + name + ".jsonl"}
 		what := name
 		if calibration != "" {
 			args, what = append(args, "--engine-calibration", calibration), name+", "+calibration
