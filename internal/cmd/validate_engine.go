@@ -48,10 +48,10 @@ func validateEngineFlags() []cli.Flag {
 // engineRounds returns the rounds validate --engine measures every
 // configuration in when --engine-rounds is not given, for the tensor
 // backend (tensor.Backend): 4 with gonum's pure-Go BLAS, the README's
-// build, whose run of them takes about eight of point 3's ten minutes on
-// two cores, and 12 with OpenBLAS, which computes the same rounds in a
-// third of the time and spends it on measuring each configuration over
-// three times the steps. A row's error then scatters less from run to run
+// build, whose run of them takes about eight minutes on two cores, near
+// the ten a run is meant to take, and 12 with OpenBLAS, which computes the
+// same rounds in a third of the time and spends the rest measuring each
+// configuration over three times the steps. A row's error then scatters less from run to run
 // (docs/validation.md, "Rounds"): what is measured and how it is modelled
 // are the same, only averaged over more steps.
 func engineRounds(backend string) int {
