@@ -829,10 +829,12 @@ func TestValidateEngineReplayRuns(t *testing.T) {
 	})
 }
 
-// TestValidateEngineReplayRounds replays the OpenBLAS runs of
-// docs/measurements/validate-engine-2026-11-27, six with the build's
-// default of 12 rounds and three with 4, alternated (docs/validation.md,
-// "Rounds"), as run and as --engine-calibration each.
+// TestValidateEngineReplayRounds replays the runs of
+// docs/measurements/validate-engine-2026-11-27 (docs/validation.md,
+// "Rounds"): of the OpenBLAS build, six of 12 rounds and three of 4
+// alternated, given by hand, then five with its default of 12; one of the
+// pure-Go build with its default of 4; as run and as
+// --engine-calibration each.
 func TestValidateEngineReplayRounds(t *testing.T) {
 	const dir = "validate-engine-2026-11-27"
 	checkReplays(t, dir, "", map[string][2]string{
@@ -845,6 +847,12 @@ func TestValidateEngineReplayRounds(t *testing.T) {
 		"0042-xeon2-openblas-r4":  {"6.1% over 24 configurations, 5.6% over the 20 with batch >= 32; worst -12.8% (2 workers, inproc, batch 16)", "20 of 20; worst there -11.3% (2 workers, inproc, batch 32)"},
 		"0046-xeon2-openblas-r12": {"4.3% over 24 configurations, 4.1% over the 20 with batch >= 32; worst -12.8% (4 workers, inproc, batch 64)", "20 of 20; worst there -12.8% (4 workers, inproc, batch 64)"},
 		"0053-xeon2-openblas-r4":  {"4.4% over 24 configurations, 3.8% over the 20 with batch >= 32; worst -15.8% (4 workers, inproc, batch 16)", "20 of 20; worst there -12.7% (4 workers, inproc, batch 64)"},
+		"0101-xeon2-openblas-r12": {"5.4% over 24 configurations, 4.8% over the 20 with batch >= 32; worst -13.5% (2 workers, inproc, batch 16)", "20 of 20; worst there -10.7% (4 workers, inproc, batch 64)"},
+		"0108-xeon2-go-r4":        {"3.9% over 24 configurations, 2.6% over the 20 with batch >= 32; worst -15.9% (2 workers, tcp, batch 16)", "20 of 20; worst there -6.2% (2 workers, tcp, batch 32)"},
+		"0120-xeon2-openblas-r12": {"5.7% over 24 configurations, 5.2% over the 20 with batch >= 32; worst -12.6% (2 workers, inproc, batch 16)", "20 of 20; worst there -10.6% (4 workers, inproc, batch 64)"},
+		"0129-xeon2-openblas-r12": {"4.8% over 24 configurations, 4.5% over the 20 with batch >= 32; worst -13.2% (4 workers, inproc, batch 16)", "20 of 20; worst there -12.4% (4 workers, inproc, batch 64)"},
+		"0136-xeon2-openblas-r12": {"5.1% over 24 configurations, 4.7% over the 20 with batch >= 32; worst -12.3% (4 workers, inproc, batch 16)", "20 of 20; worst there -11.7% (4 workers, inproc, batch 32)"},
+		"0143-xeon2-openblas-r12": {"5.6% over 24 configurations, 5.2% over the 20 with batch >= 32; worst -11.8% (2 workers, inproc, batch 32)", "20 of 20; worst there -11.8% (2 workers, inproc, batch 32)"},
 	})
 	checkReplays(t, dir, "each", map[string][2]string{
 		"0003-xeon2-openblas-r12": {"6.5% over 24 configurations, 6.7% over the 20 with batch >= 32; worst +14.0% (4 workers, inproc, batch 128)", "20 of 20; worst there +14.0% (4 workers, inproc, batch 128)"},
@@ -856,9 +864,15 @@ func TestValidateEngineReplayRounds(t *testing.T) {
 		"0042-xeon2-openblas-r4":  {"8.1% over 24 configurations, 7.8% over the 20 with batch >= 32; worst +19.2% (4 workers, inproc, batch 128)", "18 of 20; worst there +19.2% (4 workers, inproc, batch 128)"},
 		"0046-xeon2-openblas-r12": {"5.9% over 24 configurations, 5.9% over the 20 with batch >= 32; worst +13.2% (4 workers, tcp, batch 16)", "20 of 20; worst there +13.2% (4 workers, tcp, batch 64)"},
 		"0053-xeon2-openblas-r4":  {"5.9% over 24 configurations, 5.5% over the 20 with batch >= 32; worst +17.7% (4 workers, tcp, batch 32)", "19 of 20; worst there +17.7% (4 workers, tcp, batch 32)"},
+		"0101-xeon2-openblas-r12": {"7.6% over 24 configurations, 7.2% over the 20 with batch >= 32; worst +17.4% (4 workers, inproc, batch 256)", "19 of 20; worst there +17.4% (4 workers, inproc, batch 256)"},
+		"0108-xeon2-go-r4":        {"4.0% over 24 configurations, 2.5% over the 20 with batch >= 32; worst -15.9% (2 workers, tcp, batch 16)", "20 of 20; worst there -6.2% (2 workers, tcp, batch 32)"},
+		"0120-xeon2-openblas-r12": {"6.4% over 24 configurations, 6.0% over the 20 with batch >= 32; worst -12.6% (2 workers, inproc, batch 16)", "20 of 20; worst there +10.9% (4 workers, tcp, batch 64)"},
+		"0129-xeon2-openblas-r12": {"6.7% over 24 configurations, 6.4% over the 20 with batch >= 32; worst +16.8% (4 workers, tcp, batch 32)", "19 of 20; worst there +16.8% (4 workers, tcp, batch 32)"},
+		"0136-xeon2-openblas-r12": {"6.7% over 24 configurations, 6.4% over the 20 with batch >= 32; worst +14.3% (4 workers, tcp, batch 32)", "20 of 20; worst there +14.3% (4 workers, tcp, batch 32)"},
+		"0143-xeon2-openblas-r12": {"7.5% over 24 configurations, 7.3% over the 20 with batch >= 32; worst +15.4% (4 workers, tcp, batch 16)", "20 of 20; worst there +13.8% (4 workers, inproc, batch 128)"},
 	})
-	if logs, _ := filepath.Glob("../../docs/measurements/" + dir + "/*.jsonl"); len(logs) != 9 {
-		t.Errorf("%d logs, want the 9 above", len(logs))
+	if logs, _ := filepath.Glob("../../docs/measurements/" + dir + "/*.jsonl"); len(logs) != 15 {
+		t.Errorf("%d logs, want the 15 above", len(logs))
 	}
 }
 
