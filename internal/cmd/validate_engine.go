@@ -51,9 +51,9 @@ func validateEngineFlags() []cli.Flag {
 // build, whose run of them takes about eight minutes on two cores, near
 // the ten a run is meant to take, and 12 with OpenBLAS, which computes the
 // same rounds in a third of the time and spends the rest measuring each
-// configuration over three times the steps. A row's error then scatters less from run to run
-// (docs/validation.md, "Rounds"): what is measured and how it is modelled
-// are the same, only averaged over more steps.
+// configuration over three times the steps. A row's error then scatters
+// less from run to run (docs/validation.md, "Rounds"): what is measured
+// and how it is modelled are the same, only averaged over more steps.
 func engineRounds(backend string) int {
 	if backend == "openblas" {
 		return 12
