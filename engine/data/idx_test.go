@@ -250,7 +250,10 @@ func TestLoad(t *testing.T) {
 func TestFashionMNIST(t *testing.T) {
 	dir := DefaultDir()
 	if dir == "" {
-		t.Skipf("Fashion-MNIST not installed at %s (apt-get install dataset-fashion-mnist)", FashionMNISTDir)
+		if os.Getenv("SCALEPLAN_REQUIRE_DEPS") == "1" {
+			t.Fatalf("SCALEPLAN_REQUIRE_DEPS=1 but Fashion-MNIST is not installed at %s", FashionMNISTDir)
+		}
+		t.Skipf("skipping: Fashion-MNIST not installed at %s (apt-get install dataset-fashion-mnist)", FashionMNISTDir)
 	}
 	train, test, err := Load(dir)
 	if err != nil {

@@ -14,6 +14,23 @@ import (
 
 var updateGolden = flag.Bool("update", false, "rewrite golden files under testdata/")
 
+// needDeps skips a test that needs a Debian package which is not installed,
+// with a one-line reason, or fails it where SCALEPLAN_REQUIRE_DEPS=1 (as
+// .ci/run sets it after installing them): there the test must run.
+func needDeps(t *testing.T, reason string) {
+	t.Helper()
+	if os.Getenv("SCALEPLAN_REQUIRE_DEPS") == "1" {
+		t.Fatalf("SCALEPLAN_REQUIRE_DEPS=1 but this test cannot run: %s", reason)
+	}
+	t.Skipf("skipping: needs %s", reason)
+}
+
+// firstLine returns s up to its first line break.
+func firstLine(s string) string {
+	l, _, _ := strings.Cut(s, "\n")
+	return l
+}
+
 // runCLI runs the application as the shell would and returns what it wrote
 // and its exit code.
 func runCLI(args ...string) (stdout, stderr string, code int) {

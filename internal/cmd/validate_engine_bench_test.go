@@ -9,7 +9,7 @@ import "testing"
 // its measurements.
 func BenchmarkValidateEngineReplay(b *testing.B) {
 	for b.Loop() {
-		if _, stderr, code := runCLI("validate", "--engine", "--engine-from", "../../docs/measurements/validate-engine-mlp-amd-replay.jsonl"); code != exitOK {
+		if _, stderr, code := runCLI("validate", "--engine", "--engine-from", measurements+"/validate-engine-mlp-amd-replay.jsonl"); code != exitOK {
 			b.Fatalf("exit %d: %s", code, stderr)
 		}
 	}
