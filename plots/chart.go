@@ -432,11 +432,7 @@ func (xb xBand) Plot(c draw.Canvas, p *plot.Plot) {
 // labels writes texts at xy, moved by off. The plot makes room for them
 // at its edges.
 func (b *builder) labels(name string, cols []string, xy plotter.XYs, texts []string, sty text.Style, off vg.Point) {
-	l := &plotter.Labels{XYs: xy, Labels: texts, TextStyle: make([]text.Style, len(xy)), Offset: off}
-	for i := range l.TextStyle {
-		l.TextStyle[i] = sty
-	}
-	b.c.Plot.Add(l)
+	b.c.Plot.Add(&plotter.Labels{XYs: xy, Labels: texts, TextStyle: repeatStyle(sty, len(xy)), Offset: off})
 	b.record(name, "labels", cols, xyRows(xy), texts)
 }
 

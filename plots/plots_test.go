@@ -510,6 +510,55 @@ func TestBreakdownTotals(t *testing.T) {
 	t.Error("no totals")
 }
 
+// TestBreakdownShares: when the input wait comes to dominate (the longest
+// step 100 times the shortest), each bar shows the shares of its own step,
+// which add up to 100 %, the step times above them keep their length, and
+// the axis says so; below ShareRatio the bars keep their times.
+func TestBreakdownShares(t *testing.T) {
+	d := BreakdownData{Bars: []Breakdown{
+		{Label: "1", Parts: []float64{0.1, 0, 0, 0, 0}},
+		{Label: "64", Parts: []float64{0.1, 0.002, 0.898, 0, 0}},
+		{Label: "512", Parts: []float64{0.1, 0.003, 9.897, 0, 0}},
+	}}
+	c, err := StepBreakdown(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.Plot.Y.Label.Text; got != "share of the step (%)" {
+		t.Errorf("y label %q", got)
+	}
+	sums := make([]float64, len(d.Bars))
+	for _, s := range c.Series {
+		switch {
+		case s.Style == "bars":
+			for i, r := range s.Rows {
+				sums[i] += r[1]
+			}
+			if s.Name == "compute" && math.Abs(s.Rows[2][1]-1) > 1e-9 {
+				t.Errorf("compute at 512: %g%%, want 0.1 s of 10 s = 1%%", s.Rows[2][1])
+			}
+		case s.Name == "step time":
+			for i, want := range []string{"0.1 s", "1 s", "10 s"} {
+				if s.Labels[i] != want {
+					t.Errorf("bar %d labelled %q, want %q", i, s.Labels[i], want)
+				}
+			}
+		}
+	}
+	for i, sum := range sums {
+		if math.Abs(sum-100) > 1e-9 {
+			t.Errorf("bar %s: shares add up to %g%%", d.Bars[i].Label, sum)
+		}
+	}
+	c, err = StepBreakdown(breakdownData) // 112 to 191 ms
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.Plot.Y.Label.Text; got != "time per step (ms)" {
+		t.Errorf("y label %q for steps within ShareRatio of each other", got)
+	}
+}
+
 // TestTimelineLanes checks that a row's kinds share its height without
 // overlap and that the spans keep their times.
 func TestTimelineLanes(t *testing.T) {

@@ -625,7 +625,7 @@ func scenarioKind(kind string) func(c *cli.Context, o *plotOptions, args []strin
 		total := 0
 		for _, r := range rs {
 			total += len(r.Points())
-			if r.Calibration != nil {
+			if r.Calibration != nil || len(o.calibrations) > 0 {
 				fmt.Fprintf(c.App.ErrWriter, "plot: %s: %s\n", r.Name, computeNote(r))
 			}
 		}

@@ -212,8 +212,8 @@ func predictionTable(p *predict.Prediction) *table {
 	if r.Input.Staging {
 		storage += ", staged"
 	}
-	title := fmt.Sprintf("%s: %s to %s on %s (%s), %s, %s over %s, storage %s",
-		p.Label, r.Mdl.Name, recipeTarget(p), r.Sys.Name, r.Device.Name, r.Precision, r.Parallelism.Exchange(), transport, storage)
+	title := fmt.Sprintf("%s: %s to %s on %s (%s), %s, %s over %s, storage %s; compute %s",
+		p.Label, r.Mdl.Name, recipeTarget(p), r.Sys.Name, r.Device.Name, r.Precision, r.Parallelism.Exchange(), transport, storage, computeSource(r))
 	if p.Label != r.Name {
 		title = p.Label + " (" + r.Name + ")" + strings.TrimPrefix(title, p.Label)
 	}
@@ -330,6 +330,20 @@ func computeNote(r *scenarios.Resolved) string {
 		s += " (" + c.Source + ")"
 	}
 	return s
+}
+
+// computeSource says in a word or two what r's compute time comes from,
+// for a prediction's title, so that the same scenario predicted alone and
+// in a study says which calibration each used: "by roofline", or
+// "calibrated" and the calibration's file where a --calibration gave it.
+func computeSource(r *scenarios.Resolved) string {
+	switch {
+	case r.Calibration == nil:
+		return "by roofline"
+	case r.CalibratedBy != "":
+		return "calibrated by " + r.CalibratedBy
+	}
+	return "calibrated"
 }
 
 // exchangeNote says that c's all-reduce is latency-bound and what would

@@ -313,11 +313,25 @@ func TestPublishedCalibrationFlag(t *testing.T) {
 		"compute on dgx-h100 (h100-sxm5-80gb): fp16: calibrated, v0 = 7563 samples/s on 1 device, t = 3.862 ms (published (validate case mlperf-v3.0-dgx-h100-resnet50-epoch",
 		"compute on tsubame3 (p100-sxm2): fp16, fp32: roofline")
 	// The published figures are of NVIDIA GPUs: for the IPU's scenario
-	// none applies, which is an error, as for any file.
-	_, stderr, code = runCLI("predict", "--calibration", "published", "ipu-pod16-efficientnet-b4")
-	if code == 0 || !strings.Contains(stderr, "calibration published: no throughput entry applies") {
-		t.Errorf("IPU: exit %d, %s", code, stderr)
+	// none applies, and it computes by its roofline, as the same scenario
+	// without --calibration does, saying so in its title and note.
+	stdout, stderr, code = runCLI("predict", "--calibration", "published", "ipu-pod16-efficientnet-b4")
+	plain, _, _ := runCLI("predict", "ipu-pod16-efficientnet-b4")
+	if code != 0 || stdout != plain {
+		t.Errorf("IPU: exit %d, %s\n%s\nwant, as without --calibration:\n%s", code, stderr, stdout, plain)
 	}
+	checkContains(t, "IPU", stdout, "fp16, torus-2d over gcl, storage local; compute by roofline\n", "compute: roofline of gc200 at fp16\n")
+	// A file the user wrote that applies to nothing is refused, in predict
+	// and in plan.
+	_, stderr, code = runCLI("predict", "--calibration", "testdata/calib-a100-resnet50.yaml", "ipu-pod16-efficientnet-b4")
+	if code != exitRuntime || !strings.Contains(stderr, "calibration testdata/calib-a100-resnet50.yaml: no throughput entry applies") {
+		t.Errorf("IPU with an A100 file: exit %d, %s", code, stderr)
+	}
+	stdout, stderr, code = runCLI("plan", "--recipe", "mlperf-v0.7-resnet50", "--systems", "tsubame3", "--max-devices", "8", "--calibration", "published")
+	if code != 0 {
+		t.Fatalf("plan on tsubame3 alone: exit %d: %s", code, stderr)
+	}
+	checkContains(t, "plan on tsubame3 alone", stdout, "compute on tsubame3 (p100-sxm2): fp16, fp32: roofline")
 }
 
 // A plan of a recipe with no known batch limit says so beside each

@@ -164,10 +164,11 @@ func runValidateMeasured(c *cli.Context, maxErr float64) error {
 	if err != nil {
 		return fmt.Errorf("validate: %w", err)
 	}
-	if err := measuredCalibrationsUsed(cals, rep); err != nil {
+	notes, err := measuredCalibrationsUsed(cals, rep)
+	if err != nil {
 		return err
 	}
-	if err := writeMeasured(c.App.Writer, c.String("format"), rep, left, len(colls) > 0); err != nil {
+	if err := writeMeasured(c.App.Writer, c.String("format"), rep, left, len(colls) > 0, notes); err != nil {
 		return err
 	}
 	if dir := c.String("plot"); dir != "" {
@@ -468,7 +469,7 @@ func headerOptimizer(header benchlog.Record, name string) model.Optimizer {
 // compute column when a calibration computed a row. The
 // summary says what was left out, the collective tests too unless
 // testsWritten (their table says it).
-func writeMeasured(w io.Writer, format string, rep *predict.MeasuredReport, left map[string]int, testsWritten bool) error {
+func writeMeasured(w io.Writer, format string, rep *predict.MeasuredReport, left map[string]int, testsWritten bool, notes []string) error {
 	variants := slices.ContainsFunc(rep.Groups, func(g predict.MeasuredGroup) bool { return g.Variant != "" })
 	several := slices.ContainsFunc(rep.Groups, func(g predict.MeasuredGroup) bool { return g.Devices > 1 })
 	// key returns the cells that name a group, in a new slice: its device,
@@ -638,7 +639,7 @@ func writeMeasured(w io.Writer, format string, rep *predict.MeasuredReport, left
 	}
 	lines = append(lines, leftLines(left, reasons)...)
 	lines = append(lines, "the memory model's largest batch agrees when it lies between half the largest batch that ran and twice the first that ran out of memory; with no out-of-memory record there is no limit to check it against")
-	return writeReport(w, format, tables, nil, lines)
+	return writeReport(w, format, tables, notes, lines)
 }
 
 // writeMeasuredCharts writes one throughput chart per device, model,
@@ -741,8 +742,10 @@ func pctOrDash(f float64) string {
 // measuredCalibrationsUsed returns an error naming each calibration file
 // whose law computed no measurement of rep, with what the measurements
 // needed and what the file has, as predict and plan refuse a calibration
-// that applies to nothing.
-func measuredCalibrationsUsed(cals []scenarios.CalibrationFile, rep *predict.MeasuredReport) error {
+// that applies to nothing. The published calibrations built in are no
+// file the user wrote: where none of them applies, it returns a note
+// saying that every row is the uncalibrated prediction instead.
+func measuredCalibrationsUsed(cals []scenarios.CalibrationFile, rep *predict.MeasuredReport) (notes []string, err error) {
 	var need, errs []string
 	for _, g := range rep.Groups {
 		if n := fmt.Sprintf("%s on %s, %s", g.Model, g.Device, g.Precision); !slices.Contains(need, n) {
@@ -750,12 +753,16 @@ func measuredCalibrationsUsed(cals []scenarios.CalibrationFile, rep *predict.Mea
 		}
 	}
 	for i, f := range cals {
-		if !rep.CalibrationsUsed[i] {
+		switch {
+		case rep.CalibrationsUsed[i]:
+		case f.Path == scenarios.Published:
+			notes = append(notes, fmt.Sprintf("calibration published: no published figure applies to these measurements (they need: %s), so each row is the uncalibrated prediction", strings.Join(need, "; ")))
+		default:
 			errs = append(errs, fmt.Sprintf("validate: calibration %s: no throughput entry applies to a measurement (they need: %s; the file has: %s)", f.Path, strings.Join(need, "; "), f.Entries()))
 		}
 	}
-	if len(errs) == 0 {
-		return nil
+	if len(errs) > 0 {
+		return nil, errors.New(strings.Join(errs, "\n"))
 	}
-	return errors.New(strings.Join(errs, "\n"))
+	return notes, nil
 }

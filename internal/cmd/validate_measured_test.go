@@ -629,13 +629,23 @@ func TestValidateMeasuredCalibrated(t *testing.T) {
 		"h200-sxm-141gb  resnet50  fp32       512    1084                  1073                   -1.0       fitted (not a prediction)",
 		"mean absolute error of samples/s over 4 predictions: 45.0%; 12 measurements the calibration was fitted to left out")
 
+	// None of the published figures applies to the H200's fp32 rows: each
+	// is the uncalibrated prediction, as without --calibration, and a note
+	// says so.
+	stdout, stderr, code = runCLI("validate", "--measured", logs[0], "--calibration", "published")
+	plain, _, _ := runCLI("validate", "--measured", logs[0])
+	note := "calibration published: no published figure applies to these measurements (they need: resnet50 on h200-sxm-141gb, fp32), so each row is the uncalibrated prediction\n"
+	if code != exitOK || strings.Replace(stdout, note, "", 1) != plain {
+		t.Errorf("--calibration published on fp32 H200 rows: exit %d: %s\n%s\nwant the note and, as without it:\n%s", code, stderr, stdout, plain)
+	}
+
 	for _, tc := range []struct {
 		args []string
 		code int
 		want string
 	}{
-		{[]string{"validate", "--measured", logs[0], "--calibration", "published"}, exitRuntime,
-			"validate: calibration published: no throughput entry applies to a measurement (they need: resnet50 on h200-sxm-141gb, fp32; the file has: resnet50 on 1 v100-sxm2-16gb, fp16;"},
+		{[]string{"validate", "--measured", logs[0], "--calibration", "testdata/calib-a100-resnet50.yaml"}, exitRuntime,
+			"validate: calibration testdata/calib-a100-resnet50.yaml: no throughput entry applies to a measurement (they need: resnet50 on h200-sxm-141gb, fp32; the file has: resnet50 on 1 a100-sxm4-80gb, fp16"},
 		{[]string{"validate", "--measured", logs[0], "--calibration", "nonexistent.yaml"}, exitRuntime, "nonexistent.yaml"},
 		{[]string{"validate", "--calibration", "published"}, exitUsage, "--calibration applies to --measured logs"},
 	} {
