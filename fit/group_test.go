@@ -26,11 +26,11 @@ func readLogs(t *testing.T, files ...string) []*Log {
 	return logs
 }
 
-// measuredLogs reads the n logs that pattern, under docs/measurements,
+// measuredLogs reads the n logs that pattern, under testdata/measurements,
 // matches.
 func measuredLogs(t *testing.T, pattern string, n int) []*Log {
 	t.Helper()
-	files, err := filepath.Glob(filepath.Join("../docs/measurements", pattern))
+	files, err := filepath.Glob(filepath.Join("../testdata/measurements", pattern))
 	if err != nil || len(files) != n {
 		t.Fatalf("logs %s: %v (%v): want %d", pattern, files, err, n)
 	}
@@ -342,7 +342,7 @@ func checkMinBatch(t *testing.T, logs []*Log, want map[string]minBatchWant) {
 }
 
 // TestMinBatchH200 checks the R² of each curve of the H200 logs of
-// docs/measurements/h200-2026-11-26 that docs/torchbench.md quotes, with
+// testdata/measurements/h200-2026-11-26 that docs/torchbench.md quotes, with
 // every batch and from batch 32.
 func TestMinBatchH200(t *testing.T) {
 	checkMinBatch(t, measuredLogs(t, "h200-2026-11-26/*.jsonl", 8), map[string]minBatchWant{
@@ -362,7 +362,7 @@ func TestMinBatchH200(t *testing.T) {
 }
 
 // TestMinBatchH100 checks the R² of each curve of the H100 logs of
-// docs/measurements/h100-2026-11-26 and h100-2026-11-26-rest that
+// testdata/measurements/h100-2026-11-26 and h100-2026-11-26-rest that
 // docs/torchbench.md quotes, with every batch and from batch 32. Mask R-CNN's two logs (batches 1 to 4 and
 // 8 to 32, two calls) are one curve; the channels_last curves are their
 // own.
@@ -378,7 +378,7 @@ func TestMinBatchH100(t *testing.T) {
 		"transformer-base amp-fp16":              {"0.9628", "0.9752", 2},
 		"transformer-base fp32":                  {"0.9232", "0.9992", 2},
 	})
-	// The later call's logs, docs/measurements/h100-2026-11-26-rest.
+	// The later call's logs, testdata/measurements/h100-2026-11-26-rest.
 	checkMinBatch(t, measuredLogs(t, "h100-2026-11-26-rest/*.jsonl", 4), map[string]minBatchWant{
 		"mlp amp-fp16":                    {"0.9797", "0.9809", 1},
 		"mlp fp32":                        {"0.9840", "0.9856", 1},
@@ -441,7 +441,7 @@ func TestFitRunLabels(t *testing.T) {
 	}
 }
 
-// TestFitH200Tuned fits the logs of docs/measurements/h200-2026-11-26-tuned
+// TestFitH200Tuned fits the logs of testdata/measurements/h200-2026-11-26-tuned
 // and checks the groups and the R² of each that docs/torchbench.md quotes:
 // channels_last and torch.compile split ResNet-50's amp-fp16 curve in two.
 func TestFitH200Tuned(t *testing.T) {

@@ -89,7 +89,7 @@ func ExampleValidate() {
 	// mean absolute error over 1 case: 9.8%
 }
 
-// ResNet-50 measured in fp32 on one H200 (docs/measurements/h200-2026-11-26)
+// ResNet-50 measured in fp32 on one H200 (testdata/measurements/h200-2026-11-26)
 // against the catalogue's roofline for that GPU, and the memory model's
 // largest batch against the measured limit in amp-fp16.
 func ExampleCompareMeasured() {
@@ -123,7 +123,7 @@ func ExampleCompareMeasured() {
 }
 
 // ResNet-50 in fp32 at 32 images per GPU: measured on one H200
-// (docs/measurements/h200-2026-11-26), and predicted from the catalogue for
+// (testdata/measurements/h200-2026-11-26), and predicted from the catalogue for
 // that GPU alone, for a DGX H200 node (NVLink under NCCL) and for two
 // (NDR InfiniBand under verbs between them). Each line's efficiency is
 // its prediction against as many times the one GPU's.

@@ -1,6 +1,6 @@
 #!/bin/sh
 # torchbench-gpu.sh runs the GPU sweep of engine/torchbench/torchbench.py
-# that docs/measurements/ holds the results of (docs/torchbench.md): the
+# that testdata/measurements/ holds the results of (docs/torchbench.md): the
 # engine's MLP and CNN, ResNet-50, the Transformer (base), EfficientNet-B4
 # and Mask R-CNN on one GPU, each precision from per-device batch 8 (4 for
 # EfficientNet-B4, 1 for Mask R-CNN) up to the first out-of-memory.

@@ -24,7 +24,7 @@ func coreGuardFlag(name string) cli.Flag {
 // and a probe of the first two says little of them (on 16 cores of a Xeon
 // its handoff varied from 24 to 100 ns with no sign of the spells the
 // guard is for, and it repeated measurement after measurement;
-// docs/measurements/validate-engine-2026-11-26/README.md).
+// testdata/measurements/validate-engine-2026-11-26/README.md).
 func guardWanted(set, value bool, cpus int) bool {
 	if set {
 		return value

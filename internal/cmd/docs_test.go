@@ -157,7 +157,7 @@ func expandDocArgs(args []string) ([]string, error) {
 	var out []string
 	for i := 0; i < len(args); i++ {
 		a := args[i]
-		if !strings.HasPrefix(a, "docs/") {
+		if !strings.HasPrefix(a, "docs/") && !strings.HasPrefix(a, "testdata/") {
 			out = append(out, a)
 			continue
 		}
@@ -197,11 +197,11 @@ func TestDocBlocksParse(t *testing.T) {
 			t.Errorf("%q: no error", bad)
 		}
 	}
-	if _, err := expandDocArgs([]string{"validate", "--engine-from", "docs/measurements/*/*.jsonl"}); err == nil {
+	if _, err := expandDocArgs([]string{"validate", "--engine-from", "testdata/measurements/*/*.jsonl"}); err == nil {
 		t.Error("a glob of several files after --engine-from: no error")
 	}
-	args, err := expandDocArgs([]string{"--measured", "docs/measurements/h100-2026-11-26-tf32/*.jsonl"})
-	if err != nil || len(args) != 2 || args[1] != "../../docs/measurements/h100-2026-11-26-tf32/resnet50-tf32-large.jsonl" {
+	args, err := expandDocArgs([]string{"--measured", "testdata/measurements/h100-2026-11-26-tf32/*.jsonl"})
+	if err != nil || len(args) != 2 || args[1] != "../../testdata/measurements/h100-2026-11-26-tf32/resnet50-tf32-large.jsonl" {
 		t.Errorf("one file's glob: %v, %v", args, err)
 	}
 }

@@ -78,7 +78,7 @@ func validateCommand() *cli.Command {
 			"device and precision the file measured is predicted by its law instead, and one\n" +
 			"the law was fitted to is marked and left out of the error.\n" +
 			"--max-error then bounds the mean absolute error of samples/s.\n\n" +
-			"   scaleplan validate --measured docs/measurements/h200-2026-11-26/resnet50.jsonl\n" +
+			"   scaleplan validate --measured testdata/measurements/h200-2026-11-26/resnet50.jsonl\n" +
 			"   scaleplan validate --measured horovod.log --device GPU=v100-sxm2-16gb --precision fp32 --system dgx1\n" +
 			"   scaleplan validate --measured node.log --measured cluster.log --system mycluster --calibration calib.yaml",
 		Flags: append([]cli.Flag{

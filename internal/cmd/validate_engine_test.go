@@ -712,7 +712,7 @@ func TestValidateEngineReplay(t *testing.T) {
 }
 
 // measurements is the folder of committed measurement logs.
-const measurements = "../../docs/measurements"
+const measurements = "../../testdata/measurements"
 
 // TestValidateEngineReplayCommitted replays the committed log of a run of
 // validate --engine and compares the report with its golden copy: the

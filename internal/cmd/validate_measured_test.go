@@ -13,17 +13,17 @@ import (
 )
 
 // measuredLogs returns the n bench logs that pattern, under
-// docs/measurements, matches.
+// testdata/measurements, matches.
 func measuredLogs(t *testing.T, pattern string, n int) []string {
 	t.Helper()
-	logs, err := filepath.Glob(filepath.Join("../../docs/measurements", pattern))
+	logs, err := filepath.Glob(filepath.Join("../../testdata/measurements", pattern))
 	if err != nil || len(logs) != n {
 		t.Fatalf("logs %s: %v (%v): want %d", pattern, logs, err, n)
 	}
 	return logs
 }
 
-// h200Logs are the bench logs of docs/measurements/h200-2026-11-26.
+// h200Logs are the bench logs of testdata/measurements/h200-2026-11-26.
 func h200Logs(t *testing.T) []string {
 	return measuredLogs(t, "h200-2026-11-26/*.jsonl", 8)
 }
@@ -113,8 +113,8 @@ func TestValidateMeasuredH200(t *testing.T) {
 		}, "mean absolute error of samples/s over 94 measurements: 2553.0%")
 	// --plot draws one chart per group, as PNG and SVG.
 	dir := filepath.Join(t.TempDir(), "charts")
-	if _, stderr, code := runCLI("validate", "--measured", "../../docs/measurements/h200-2026-11-26/resnet50-amp-fp16.jsonl",
-		"--measured", "../../docs/measurements/h200-2026-11-26/resnet50.jsonl", "--plot", dir); code != exitOK {
+	if _, stderr, code := runCLI("validate", "--measured", "../../testdata/measurements/h200-2026-11-26/resnet50-amp-fp16.jsonl",
+		"--measured", "../../testdata/measurements/h200-2026-11-26/resnet50.jsonl", "--plot", dir); code != exitOK {
 		t.Fatalf("--plot: exit %d: %s", code, stderr)
 	}
 	checkChartDir(t, dir, 4)
@@ -124,7 +124,7 @@ func TestValidateMeasuredH200(t *testing.T) {
 }
 
 // TestValidateMeasuredH200Tuned runs validate --measured on the committed
-// logs of docs/measurements/h200-2026-11-26-tuned (channels_last, bf16,
+// logs of testdata/measurements/h200-2026-11-26-tuned (channels_last, bf16,
 // torch.compile) and checks the figures docs/validation.md quotes: each
 // variant is a group of its own, named in the variant column.
 func TestValidateMeasuredH200Tuned(t *testing.T) {
@@ -140,7 +140,7 @@ func TestValidateMeasuredH200Tuned(t *testing.T) {
 		}, "mean absolute error of samples/s over 37 measurements: 507.1%")
 	// The text tables name the variant in a column of its own, which logs
 	// without one do not get (TestValidateMeasuredRead).
-	text, stderr, code := runCLI("validate", "--measured", "../../docs/measurements/h200-2026-11-26-tuned/resnet50-cl-amp-fp16-compile-2.jsonl")
+	text, stderr, code := runCLI("validate", "--measured", "../../testdata/measurements/h200-2026-11-26-tuned/resnet50-cl-amp-fp16-compile-2.jsonl")
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -154,7 +154,7 @@ func variantKey(g map[string]any) string {
 }
 
 // TestValidateMeasuredH100 runs validate --measured on the committed logs
-// of docs/measurements/h100-2026-11-26 and checks every group's figures
+// of testdata/measurements/h100-2026-11-26 and checks every group's figures
 // that docs/validation.md quotes: the catalogue's H100, a card of the
 // H200's compute with 80 GiB, predicted with nothing fitted to it.
 func TestValidateMeasuredH100(t *testing.T) {
@@ -191,8 +191,8 @@ func TestValidateMeasuredH100(t *testing.T) {
 	})
 	// The published calibration, of MLPerf's program, against PyTorch's.
 	text, stderr, code := runCLI("validate", "--calibration", "published",
-		"--measured", "../../docs/measurements/h100-2026-11-26/resnet50-cl-amp-fp16.jsonl",
-		"--measured", "../../docs/measurements/h100-2026-11-26/resnet50-amp-fp16.jsonl")
+		"--measured", "../../testdata/measurements/h100-2026-11-26/resnet50-cl-amp-fp16.jsonl",
+		"--measured", "../../testdata/measurements/h100-2026-11-26/resnet50-amp-fp16.jsonl")
 	if code != exitOK {
 		t.Fatalf("--calibration published: exit %d: %s", code, stderr)
 	}
@@ -204,7 +204,7 @@ func TestValidateMeasuredH100(t *testing.T) {
 
 // TestValidateMeasuredH100Rest checks the figures docs/validation.md and
 // docs/torchbench.md quote from the later call's logs of
-// docs/measurements/h100-2026-11-26-rest: 38 batches that ran and 2
+// testdata/measurements/h100-2026-11-26-rest: 38 batches that ran and 2
 // out-of-memory records, and the footprints at the largest batches.
 func TestValidateMeasuredH100Rest(t *testing.T) {
 	out := checkMeasured(t, measuredLogs(t, "h100-2026-11-26-rest/*.jsonl", 4), "h100-sxm5-80gb", 40, variantKey,
@@ -226,7 +226,7 @@ func TestValidateMeasuredH100Rest(t *testing.T) {
 
 // TestValidateMeasuredH100TF32 checks the figures docs/validation.md and
 // docs/torchbench.md quote from ResNet-50's two tf32 logs on the H100,
-// docs/measurements/h100-2026-11-26-rest (batches 8 to 64) and
+// testdata/measurements/h100-2026-11-26-rest (batches 8 to 64) and
 // h100-2026-11-26-tf32 (128 to 512, out of memory at 1,024), together: the
 // memory model's largest batch between the two, nothing fitted.
 func TestValidateMeasuredH100TF32(t *testing.T) {
@@ -354,8 +354,8 @@ func TestValidateMeasuredH100AgainstH200(t *testing.T) {
 		}
 	}
 	// The text table, without a variant column where no group has one.
-	text, stderr, code := runCLI("validate", "--measured", "../../docs/measurements/h100-2026-11-26/resnet50.jsonl",
-		"--measured", "../../docs/measurements/h200-2026-11-26/resnet50.jsonl")
+	text, stderr, code := runCLI("validate", "--measured", "../../testdata/measurements/h100-2026-11-26/resnet50.jsonl",
+		"--measured", "../../testdata/measurements/h200-2026-11-26/resnet50.jsonl")
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -554,10 +554,10 @@ func TestValidateMeasuredSystem(t *testing.T) {
 }
 
 // TestValidateMeasuredPublished runs validate --measured on the published
-// ResNet-50 throughputs of docs/measurements/published-resnet50.csv, each
+// ResNet-50 throughputs of testdata/measurements/published-resnet50.csv, each
 // row naming its system, and checks the figures docs/validation.md quotes.
 func TestValidateMeasuredPublished(t *testing.T) {
-	stdout, stderr, code := runCLI("validate", "--measured", "../../docs/measurements/published-resnet50.csv")
+	stdout, stderr, code := runCLI("validate", "--measured", "../../testdata/measurements/published-resnet50.csv")
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -584,19 +584,19 @@ func TestValidateMeasuredPublished(t *testing.T) {
 		"scaling efficiency against one device at the same batch, over 12 measurements: predicted 1.4 points from measured, mean absolute")
 	// A row's system label takes precedence over --system, which names the
 	// system of rows that name none.
-	if again, _, code := runCLI("validate", "--measured", "../../docs/measurements/published-resnet50.csv", "--system", "dgx-h200"); code != exitOK || again != stdout {
+	if again, _, code := runCLI("validate", "--measured", "../../testdata/measurements/published-resnet50.csv", "--system", "dgx-h200"); code != exitOK || again != stdout {
 		t.Errorf("--system dgx-h200 beside every row's own: exit %d, output changed:\n%s", code, again)
 	}
 }
 
 // TestValidateMeasuredCalibrated runs validate --measured with
 // --calibration: the published figures built in predict the published
-// nodes of docs/measurements/published-resnet50.csv, and a calibration
+// nodes of testdata/measurements/published-resnet50.csv, and a calibration
 // fitted to the H200 logs at batch 32 and more predicts only their smaller
 // batches, the rest marked as fitted; the figures docs/validation.md
 // quotes.
 func TestValidateMeasuredCalibrated(t *testing.T) {
-	published := "../../docs/measurements/published-resnet50.csv"
+	published := "../../testdata/measurements/published-resnet50.csv"
 	stdout, stderr, code := runCLI("validate", "--measured", published, "--calibration", "published")
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
@@ -617,7 +617,7 @@ func TestValidateMeasuredCalibrated(t *testing.T) {
 	if _, stderr, code := runCLI(append([]string{"fit", "--min-batch", "32", "--out", h200}, h200Logs(t)...)...); code != exitOK {
 		t.Fatalf("fit: exit %d: %s", code, stderr)
 	}
-	logs := []string{"../../docs/measurements/h200-2026-11-26/resnet50.jsonl", "../../docs/measurements/h200-2026-11-26/resnet50-amp-fp16.jsonl"}
+	logs := []string{"../../testdata/measurements/h200-2026-11-26/resnet50.jsonl", "../../testdata/measurements/h200-2026-11-26/resnet50-amp-fp16.jsonl"}
 	stdout, stderr, code = runCLI("validate", "--measured", logs[0], "--measured", logs[1], "--calibration", h200)
 	if code != exitOK {
 		t.Fatalf("H200: exit %d: %s", code, stderr)
@@ -716,7 +716,7 @@ func TestFitH200Calibration(t *testing.T) {
 }
 
 // TestFitH200TunedCalibration: the compiled channels_last ResNet-50 of
-// docs/measurements/h200-2026-11-26-tuned calibrates h200-sxm-141gb's fp16
+// testdata/measurements/h200-2026-11-26-tuned calibrates h200-sxm-141gb's fp16
 // (its labels kept in the entry), and one H200 trains ResNet-50 by it in
 // the time docs/calibrate.md sets beside one H100 by NVIDIA's figure.
 func TestFitH200TunedCalibration(t *testing.T) {
@@ -767,7 +767,7 @@ func TestValidateMeasuredCollectives(t *testing.T) {
 		{[]string{"validate", "--measured", nccl, "--system", "dgx-h100", "--max-error", "50"}, exitRuntime, "mean absolute error 276.5% of the all-reduce time exceeds --max-error 50%"},
 		// With the published figures (70.6 %) beside the test (276.5 %):
 		// the test's error alone fails --max-error 100.
-		{[]string{"validate", "--measured", nccl, "--measured", "../../docs/measurements/published-resnet50.csv", "--system", "dgx-h100", "--max-error", "100"}, exitRuntime, "mean absolute error 276.5% of the all-reduce time exceeds --max-error 100%"},
+		{[]string{"validate", "--measured", nccl, "--measured", "../../testdata/measurements/published-resnet50.csv", "--system", "dgx-h100", "--max-error", "100"}, exitRuntime, "mean absolute error 276.5% of the all-reduce time exceeds --max-error 100%"},
 		{[]string{"validate", "--measured", nccl, "--measured", "../../fit/testdata/lightning_ddp_metrics.csv", "--model", "resnet50", "--precision", "amp-fp16", "--device", "a100-sxm4-80gb", "--system", "dgx-h100", "--format", "json"}, exitUsage, "--format json takes the measurements of training logs or the collective tests of nccl-tests logs, not both"},
 	} {
 		_, stderr, code := runCLI(c.args...)
