@@ -13,13 +13,17 @@ import (
 // allowed lists, for each project package (a trailing "/..." covers the
 // subtree), the project packages it may import directly. It is DESIGN.md's
 // layout table: imports point down, nothing imports upward, fit and sim never
-// meet except in internal/cmd.
+// meet except in internal/cmd. Beyond the table, plan and validate load
+// the catalogue and profiles (hw, model), and validate simulates measured
+// runs as sim configurations.
 var allowed = map[string][]string{
 	"scaleplan":           {"internal/cmd"},
 	"internal/cmd":        {"*"},
 	"plots":               {"sim", "fit", "internal/units", "internal/atomicfile"},
 	"scenarios":           {"sim/...", "hw", "model", "internal/units", "internal/config", "internal/calib"},
 	"predict":             {"scenarios", "sim", "sim/...", "hw", "model", "internal/units", "internal/config", "internal/calib", "internal/atomicfile"},
+	"plan":                {"predict", "scenarios", "sim", "hw", "model", "internal/units", "internal/config"},
+	"validate":            {"predict", "fit", "scenarios", "sim", "hw", "model", "internal/units", "internal/config", "internal/calib"},
 	"sim":                 {"sim/internal/...", "hw", "model", "internal/units"},
 	"sim/internal/...":    {"sim/internal/...", "internal/units"},
 	"fit":                 {"internal/benchlog", "internal/units", "internal/config", "internal/atomicfile", "internal/calib"},

@@ -18,36 +18,6 @@ func BenchmarkDefaultStudy(b *testing.B) {
 	}
 }
 
-// BenchmarkPlan times the plans of issue 6: ResNet-50 within 2 hours on
-// four systems, and the same on one system.
-func BenchmarkPlan(b *testing.B) {
-	one := resnetPlan()
-	one.Systems = []string{"dgx-a100"}
-	for _, c := range []struct {
-		name string
-		req  PlanRequest
-	}{{"systems=4", resnetPlan()}, {"systems=1", one}} {
-		b.Run(c.name, func(b *testing.B) {
-			b.ReportAllocs()
-			for range b.N {
-				if _, err := Plan(c.req); err != nil {
-					b.Fatal(err)
-				}
-			}
-		})
-	}
-}
-
-// BenchmarkValidate times the built-in validation cases.
-func BenchmarkValidate(b *testing.B) {
-	b.ReportAllocs()
-	for range b.N {
-		if rep := Validate(BuiltinCases(), ValidateOptions{}); rep.Failed > 0 {
-			b.Fatal(rep.Failed, "cases failed")
-		}
-	}
-}
-
 // BenchmarkCheckExchange times predict's latency-bound note on the case
 // that shows it, a flat ring over 64 DGX H100 nodes: one bucket's
 // all-reduce, one byte's, and four other algorithms', each alone on the

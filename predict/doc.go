@@ -1,8 +1,8 @@
 // Package predict turns simulated steps into answers: how long a model
-// takes to reach its target accuracy on a cluster (Predict), which
-// systems and configurations reach it fastest and cheapest (Plan), and how
-// well the predictions match published measurements (Validate) and those
-// of a log (CompareMeasured).
+// takes to reach its target accuracy on a cluster (Predict). Package plan
+// searches the systems and configurations that reach it fastest and
+// cheapest; package validate compares the predictions with published
+// figures, logs and collective benchmarks.
 //
 // # Time to accuracy
 //
@@ -54,44 +54,4 @@
 // counts, with a shared compute calibration. DefaultStudy is what
 // `scaleplan predict` runs with no argument: seed 001's three Caffe2
 // setups on TSUBAME 3.0 from 1 to 512 GPUs.
-//
-// # Plans
-//
-// Plan searches device counts, per-device batch, gradient accumulation,
-// pipeline stages, precision, all-reduce algorithm, transport and storage
-// on candidate systems. At a fixed system and device count every cost
-// (device-hours, dollars, energy) is proportional to time, so only the
-// fastest configuration there can be on the Pareto set of time against
-// cost; the search finds it by trying compute configurations in order of
-// a lower bound on their time,
-//
-//	steps(B) · max((M + S − 1)·c(b)/S + u/S, (B/nodes)/r_in)
-//
-// (c(b) the compute of a micro-batch, u the update, S stages, M
-// micro-batches, r_in the slowest input stage's rate per node), and
-// improving communication and storage one dimension at a time. Each kept
-// configuration is predicted exactly as Predict would predict its
-// Candidate.Scenario. Configurations that cannot run are listed in
-// PlanResult.Infeasible with their reason.
-//
-// # Validation
-//
-// Validate compares predictions with published figures (a CaseFile,
-// docs/validation.md). A case that calibrates sets parameters from its own
-// figure (v0 solved so that the prediction matches it, or v0 and t read
-// from a fitted law) and is left out of the error; cases that use those
-// parameters name them in calibrated_by; cases whose figure was in view
-// when a parameter was chosen are marked tuned. The mean absolute error is
-// taken over the rest.
-//
-// CompareMeasured sets measurements (a log's records, as Measured) against
-// what the catalogue alone predicts for them: the samples/s of devices of
-// that kind computing by the model's roofline, with no calibration, one
-// device alone or several on whole nodes of the system they ran on, with
-// its links and a ring all-reduce; and the largest batch the memory model
-// fits (sim.Config.LargestMicroBatch) against the largest batch that ran
-// and the first that ran out of memory. Where one device of two kinds ran
-// the same model, precision and variant, its report compares the kinds
-// (DeviceRatio): the speed of one over the other at the largest batch both
-// ran, measured and predicted.
 package predict

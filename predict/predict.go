@@ -27,7 +27,9 @@ type Options struct {
 	Steps int
 }
 
-func (o Options) steps() int {
+// SimSteps returns the number of steps to simulate: Steps, or
+// sim.DefaultSteps when Steps is not positive.
+func (o Options) SimSteps() int {
 	if o.Steps > 0 {
 		return o.Steps
 	}
@@ -170,7 +172,7 @@ func (p *Prediction) evaluate(pt scenarios.Point, opt Options) Row {
 		row.Err = err
 		return row
 	}
-	cfg.Steps = opt.steps()
+	cfg.Steps = opt.SimSteps()
 	res, err := sim.Run(cfg)
 	if err != nil {
 		row.Err = err

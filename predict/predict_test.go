@@ -1,7 +1,6 @@
 package predict
 
 import (
-	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -500,65 +499,6 @@ func TestStepsModelString(t *testing.T) {
 	} {
 		if got := c.s.String(); got != c.want {
 			t.Errorf("got  %s\nwant %s", got, c.want)
-		}
-	}
-}
-
-// TestGraphcoreResNet50Pods checks the four IPU-POD scenarios of
-// Graphcore's MLPerf Training v1.1 ResNet-50, and the built-in cases that
-// predict their epochs, against the closed form of a step bound by the
-// hosts' decode: each IPU-M2000 node has 32 cores of an EPYC 7742 at 2.25
-// GHz (hw/catalog/nodes.yaml) for its 4 IPUs, and an ImageNet image costs
-// 5 ms of a 2.5 GHz reference core (model/profiles/datasets.yaml), so the
-// hosts feed
-//
-//	32 · (2.25/2.5) / 5 ms / 4 = 1,440 images/s per IPU
-//
-// and a step of A micro-batches of 20 takes 20·A/1,440 s, above the
-// GC200's roofline compute; an epoch is ⌈1,281,167/B⌉ such steps.
-// configs.yml's accumulation and the MLLOG global batches give the points.
-func TestGraphcoreResNet50Pods(t *testing.T) {
-	perIPU := 32 * (2.25 / 2.5) / 0.005 / 4
-	rep := Validate(BuiltinCases(), ValidateOptions{})
-	byName := map[string]*CaseResult{}
-	for i := range rep.Results {
-		byName[rep.Results[i].Case.Name] = &rep.Results[i]
-	}
-	for _, c := range []struct {
-		ipus, accumulate, global int
-	}{
-		{16, 10, 3200}, {64, 3, 3840}, {128, 2, 5120}, {256, 2, 10240},
-	} {
-		name := fmt.Sprintf("ipu-pod%d-resnet50-mlperf-v1.1", c.ipus)
-		r, err := scenarios.Load(name, scenarios.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		p, err := Predict(r, Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(p.Rows) != 1 || !p.Rows[0].OK() {
-			t.Fatalf("%s: rows %+v", name, p.Rows)
-		}
-		row := p.Rows[0]
-		if want := (scenarios.Point{Devices: c.ipus, Nodes: c.ipus / 4, DevicesPerNode: 4, Replicas: c.ipus, BatchPerDevice: 20, GlobalBatch: c.global}); row.Point != want {
-			t.Errorf("%s: point %+v, want %+v (%d micro-batches)", name, row.Point, want, c.accumulate)
-		}
-		step := float64(20*c.accumulate) / perIPU
-		res := row.Result
-		if !near(float64(res.StepTime), step, 1e-9) {
-			t.Errorf("%s: step %v, want %v s (input-bound)", name, res.StepTime, step)
-		}
-		if !(res.Breakdown.Input > 0) || !(res.Breakdown.Compute < res.StepTime) {
-			t.Errorf("%s: breakdown %+v: want the input exposed", name, res.Breakdown)
-		}
-		cr := byName[fmt.Sprintf("mlperf-v1.1-ipu-pod%d-resnet50-epoch", c.ipus)]
-		if cr == nil || cr.Err != nil || !cr.Independent() {
-			t.Fatalf("%s: case %+v", name, cr)
-		}
-		if epoch := float64((1281167+c.global-1)/c.global) * step; !near(cr.Predicted, epoch, 1e-9) {
-			t.Errorf("%s: case predicts an epoch of %v s, want %v", name, cr.Predicted, epoch)
 		}
 	}
 }

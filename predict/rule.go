@@ -162,10 +162,10 @@ func (k Risk) String() string {
 	case k.Unknown():
 		return fmt.Sprintf("global batch %s: the recipe gives no largest batch known to reach its target", Group(int64(k.GlobalBatch)))
 	case !k.AtRisk():
-		return fmt.Sprintf("global batch %s is within the %s known to reach %s", Group(int64(k.GlobalBatch)), Group(int64(k.Limit)), k.targetText())
+		return fmt.Sprintf("global batch %s is within the %s known to reach %s", Group(int64(k.GlobalBatch)), Group(int64(k.Limit)), k.TargetText())
 	}
 	s := fmt.Sprintf("at risk: global batch %s is %s× the largest known to reach %s (%s)",
-		Group(int64(k.GlobalBatch)), strconv.FormatFloat(k.Factor(), 'f', 1, 64), k.targetText(), Group(int64(k.Limit)))
+		Group(int64(k.GlobalBatch)), strconv.FormatFloat(k.Factor(), 'f', 1, 64), k.TargetText(), Group(int64(k.Limit)))
 	if sf := k.Shortfall; sf != nil {
 		s += fmt.Sprintf("; at %s the recipe ended %g below %s's", Group(sf.GlobalBatch), sf.Drop, Group(sf.ComparedTo))
 		if int64(k.GlobalBatch) > sf.GlobalBatch {
@@ -175,7 +175,9 @@ func (k Risk) String() string {
 	return s
 }
 
-func (k Risk) targetText() string {
+// TargetText names the recipe's primary target, its metric and value
+// ("top1 0.759"), or "the target" when the recipe gives none.
+func (k Risk) TargetText() string {
 	if k.Target.Metric == "" {
 		return "the target"
 	}

@@ -7,7 +7,7 @@
 //	plot      charts as PNG and SVG (plots)
 //	report    one self-contained HTML page of a scenario's predictions and charts
 //	predict   time to target accuracy across cluster sizes, and the risk (predict)
-//	plan      the fastest and cheapest configurations to a target (predict.Plan)
+//	plan      the fastest and cheapest configurations to a target (plan.Search)
 //	validate  predictions against published figures; with --engine, against the engine
 //	bench     the reference training engine (engine/dist) or PyTorch (engine/torchbench)
 //

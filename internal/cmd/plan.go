@@ -12,6 +12,7 @@ import (
 
 	"scaleplan/internal/config"
 	"scaleplan/internal/units"
+	"scaleplan/plan"
 	"scaleplan/predict"
 	"scaleplan/scenarios"
 	"scaleplan/sim"
@@ -41,7 +42,7 @@ func planCommand() *cli.Command {
 			&cli.StringFlag{Name: "recipe", Usage: "training `RECIPE` of the profiles (required)"},
 			&cli.StringFlag{Name: "model", Usage: "`MODEL` (default the recipe's)"},
 			&cli.StringFlag{Name: "systems", Usage: "candidate `SYSTEMS`, comma-separated (default every catalogue system but localhost)"},
-			&cli.IntFlag{Name: "max-devices", Value: predict.DefaultMaxDevices, Usage: "largest device count `N` to search"},
+			&cli.IntFlag{Name: "max-devices", Value: plan.DefaultMaxDevices, Usage: "largest device count `N` to search"},
 			&cli.StringFlag{Name: "deadline", Usage: "time to target to meet, a `DURATION` such as 2h or 90 min"},
 			&cli.StringFlag{Name: "budget", Usage: "`BUDGETS`, comma-separated: '100 device-hours', '$5000' or '5000 USD', '500 kWh'"},
 			&cli.StringFlag{Name: "devices", Usage: "device counts `N,N,...` to search (default 1 and whole nodes in powers of two)"},
@@ -72,7 +73,7 @@ func runPlan(c *cli.Context) error {
 	if c.NArg() > 0 {
 		return usagef("plan takes no argument, got %q; give the recipe with --recipe", c.Args().First())
 	}
-	req := predict.PlanRequest{Recipe: c.String("recipe"), Model: c.String("model"), MaxDevices: c.Int("max-devices"), Decode: c.String("decode"),
+	req := plan.Request{Recipe: c.String("recipe"), Model: c.String("model"), MaxDevices: c.Int("max-devices"), Decode: c.String("decode"),
 		Calibrations: c.StringSlice("calibration"), Scenario: scenarioOptions(c)}
 	if !slices.Contains(scenarios.DecodeSites, req.Decode) {
 		return usagef("plan: --decode: %s", config.Unknown("decode site", req.Decode, scenarios.DecodeSites))
@@ -103,7 +104,7 @@ func runPlan(c *cli.Context) error {
 		req.Deadline = d
 	}
 	if s := c.String("budget"); s != "" {
-		b, err := predict.ParseBudget(s)
+		b, err := plan.ParseBudget(s)
 		if err != nil {
 			return usagef("plan: --budget: %v", err)
 		}
@@ -129,7 +130,7 @@ func runPlan(c *cli.Context) error {
 		kind  string
 	}{{"allreduce", &sp.AllReduce, scenarios.AllReduceAlgorithms, "all-reduce algorithm"},
 		{"inter-node", &sp.InterNode, scenarios.InterNodeAlgorithms, "all-reduce between nodes"}, {"transports", &sp.Transports, nil, ""},
-		{"storage", &sp.Storage, predict.PlanStorages, "storage"}, {"precisions", &sp.Precisions, scenarios.Precisions, "precision"}} {
+		{"storage", &sp.Storage, plan.Storages, "storage"}, {"precisions", &sp.Precisions, scenarios.Precisions, "precision"}} {
 		if !c.IsSet(f.name) {
 			continue
 		}
@@ -143,7 +144,7 @@ func runPlan(c *cli.Context) error {
 			}
 		}
 	}
-	res, err := predict.Plan(req)
+	res, err := plan.Search(req)
 	if err != nil {
 		return err
 	}
@@ -158,7 +159,7 @@ func runPlan(c *cli.Context) error {
 
 // writeParetoChart draws every kept candidate's time against its cost, the
 // Pareto front and the recommendation.
-func writeParetoChart(c *cli.Context, dir string, res *predict.PlanResult) error {
+func writeParetoChart(c *cli.Context, dir string, res *plan.Result) error {
 	subject, _, _ := strings.Cut(res.Target, " (")
 	d := plots.ParetoData{Subject: subject, CostUnit: res.CostBasis}
 	for i := range res.Candidates {
@@ -195,7 +196,7 @@ func splitList(s string) []string {
 
 // writePlan prints the plan's summary, Pareto set, recommendation,
 // candidates and infeasible configurations.
-func writePlan(w io.Writer, format string, res *predict.PlanResult, examples int) error {
+func writePlan(w io.Writer, format string, res *plan.Result, examples int) error {
 	req := res.Request
 	deadline := "none"
 	if req.Deadline > 0 {
@@ -208,7 +209,7 @@ func writePlan(w io.Writer, format string, res *predict.PlanResult, examples int
 	summary := []string{
 		fmt.Sprintf("plan: %s on %s, at most %d devices; deadline %s; budget %s; samples decoded on the %s", res.Target, strings.Join(req.Systems, ", "), req.MaxDevices, deadline, budget, req.Decode),
 		fmt.Sprintf("searched %s feasible configurations: simulated %d (%d steps each), kept the fastest of each system and device count (%d), predicted with %d steps",
-			predict.Group(int64(res.Enumerated)), res.Simulated, predict.ScreenSteps, len(res.Candidates), max(req.Predict.Steps, 2)),
+			predict.Group(int64(res.Enumerated)), res.Simulated, plan.ScreenSteps, len(res.Candidates), max(req.Predict.Steps, 2)),
 		res.CostNote,
 	}
 	summary = append(summary, computeLines(res.Compute)...)
@@ -249,7 +250,7 @@ func writePlan(w io.Writer, format string, res *predict.PlanResult, examples int
 // calibrated, v0 = ...; bf16, tf32, fp32: roofline, 0.35 of the peak"
 // (the precisions on the roofline together), and then, if any is on the
 // roofline, what that means.
-func computeLines(srcs []predict.ComputeSource) []string {
+func computeLines(srcs []plan.ComputeSource) []string {
 	var lines []string
 	anyRoof := false
 	for i := 0; i < len(srcs); {
@@ -282,7 +283,7 @@ func computeLines(srcs []predict.ComputeSource) []string {
 }
 
 // recommendation says which candidate to use, or why none fits.
-func recommendation(res *predict.PlanResult) string {
+func recommendation(res *plan.Result) string {
 	if len(res.Candidates) == 0 {
 		return "no configuration can run; see the infeasible configurations below"
 	}
@@ -300,7 +301,7 @@ func recommendation(res *predict.PlanResult) string {
 		cheapest.Config, predict.Duration(cheapest.Row.Time), costText(res, &cheapest))
 }
 
-func costText(res *predict.PlanResult, c *predict.Candidate) string {
+func costText(res *plan.Result, c *plan.Candidate) string {
 	s := strconv.FormatFloat(c.Row.DeviceHours, 'f', 1, 64) + " device-hours"
 	if c.Row.Cost > 0 {
 		s += fmt.Sprintf(", $%.2f", c.Row.Cost)
@@ -312,7 +313,7 @@ func costText(res *predict.PlanResult, c *predict.Candidate) string {
 }
 
 // candidateTable lists candidates, one row each.
-func candidateTable(title string, cs []predict.Candidate) *table {
+func candidateTable(title string, cs []plan.Candidate) *table {
 	t := &table{Title: title, Header: []string{"system", "devices", "nodes", "precision", "batch/device", "accumulation", "stages", "global batch",
 		"allreduce", "transport", "storage", "time (s)", "time to train", "device-hours", "cost ($)", "energy (kWh)", "target", "bottleneck"}}
 	for _, c := range cs {
@@ -346,7 +347,7 @@ func orNone(x float64, prec int) string {
 }
 
 // infeasibleTable lists every infeasible configuration family.
-func infeasibleTable(inf []predict.Infeasible) *table {
+func infeasibleTable(inf []plan.Infeasible) *table {
 	t := &table{Header: []string{"system", "devices", "nodes", "precision", "batch/device", "accumulation", "stages", "global batch", "allreduce", "transport", "storage", "reason", "detail"}}
 	num := func(n int) string {
 		if n == 0 {
@@ -369,7 +370,7 @@ func infeasibleTable(inf []predict.Infeasible) *table {
 }
 
 // writeInfeasible prints the count per reason and a few examples.
-func writeInfeasible(w io.Writer, format string, inf []predict.Infeasible, examples int) {
+func writeInfeasible(w io.Writer, format string, inf []plan.Infeasible, examples int) {
 	if format == "md" {
 		fmt.Fprint(w, "### Infeasible\n\n")
 	}
@@ -378,7 +379,7 @@ func writeInfeasible(w io.Writer, format string, inf []predict.Infeasible, examp
 		return
 	}
 	var reasons []string
-	by := map[string][]predict.Infeasible{}
+	by := map[string][]plan.Infeasible{}
 	for _, i := range inf {
 		if _, ok := by[i.Reason]; !ok {
 			reasons = append(reasons, i.Reason)
@@ -397,8 +398,8 @@ func writeInfeasible(w io.Writer, format string, inf []predict.Infeasible, examp
 
 // spread returns up to n entries of inf, the first of each system before
 // the second of any, so that the examples cover the systems.
-func spread(inf []predict.Infeasible, n int) []predict.Infeasible {
-	var out []predict.Infeasible
+func spread(inf []plan.Infeasible, n int) []plan.Infeasible {
+	var out []plan.Infeasible
 	used := make([]bool, len(inf))
 	for len(out) < n {
 		seen := map[string]bool{}

@@ -12,6 +12,7 @@ import (
 
 	"scaleplan/predict"
 	"scaleplan/sim"
+	"scaleplan/validate"
 )
 
 // exclusiveModes is the usage error of validate given more than one of
@@ -133,14 +134,14 @@ func runValidate(c *cli.Context) error {
 		}
 		return runValidateMeasured(c, maxErr)
 	}
-	cases := predict.BuiltinCases()
+	cases := validate.BuiltinCases()
 	if f := c.String("cases"); f != "" {
 		var err error
-		if cases, err = predict.ReadCasesFile(f); err != nil {
+		if cases, err = validate.ReadCasesFile(f); err != nil {
 			return err
 		}
 	}
-	rep := predict.Validate(cases, predict.ValidateOptions{Scenario: scenarioOptions(c), Predict: predict.Options{Steps: c.Int("steps")}})
+	rep := validate.CompareCases(cases, validate.Options{Scenario: scenarioOptions(c), Predict: predict.Options{Steps: c.Int("steps")}})
 	if err := writeValidation(c.App.Writer, format, rep); err != nil {
 		return err
 	}
@@ -163,7 +164,7 @@ func runValidate(c *cli.Context) error {
 // writeValidation prints every case and the error summary. Text and
 // Markdown put the tuned parameters and the links under the table; CSV and
 // JSON have them as columns.
-func writeValidation(w io.Writer, format string, rep *predict.Report) error {
+func writeValidation(w io.Writer, format string, rep *validate.Report) error {
 	full := format == "json" || format == "csv"
 	t := &table{Title: "Validation: predicted against published", Header: []string{"case", "metric", "configuration", "predicted", "published", "error (%)", "role", "calibration", "source"}}
 	if full {
@@ -231,7 +232,7 @@ func signedPct(e float64) string {
 }
 
 // validationSummary states the errors over the cases.
-func validationSummary(rep *predict.Report) []string {
+func validationSummary(rep *validate.Report) []string {
 	var out []string
 	s := fmt.Sprintf("mean absolute error over the %d independent cases (not calibrating, not tuned, not bounds): %.1f%%", rep.N, 100*rep.MAE)
 	if w := rep.Worst; w != nil {
@@ -262,7 +263,7 @@ func validationSummary(rep *predict.Report) []string {
 // metricValue formats a value of metric with its unit.
 func metricValue(metric string, v float64) string {
 	switch metric {
-	case predict.SamplesPerSecond, predict.V0:
+	case validate.SamplesPerSecond, validate.V0:
 		return strconv.FormatFloat(v, 'f', 1, 64) + " samples/s"
 	}
 	if v >= 1000 {

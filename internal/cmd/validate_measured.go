@@ -23,6 +23,7 @@ import (
 	"scaleplan/predict"
 	"scaleplan/scenarios"
 	"scaleplan/sim"
+	"scaleplan/validate"
 )
 
 // measuredFlag is validate's --measured.
@@ -107,7 +108,7 @@ func runValidateMeasured(c *cli.Context, maxErr float64) error {
 	if err := nameModel("validate", c.String("model"), logs, prof); err != nil {
 		return err
 	}
-	var ms []predict.Measured
+	var ms []validate.Measured
 	left := map[string]int{}
 	for _, lg := range logs {
 		m, err := in.read(lg, prof, left)
@@ -126,7 +127,7 @@ func runValidateMeasured(c *cli.Context, maxErr float64) error {
 	}
 	var collErr error // the collectives' --max-error, returned once the measurements are written
 	if len(colls) > 0 {
-		comps, err := predict.CompareCollectives(cat, colls)
+		comps, err := validate.CompareCollectives(cat, colls)
 		if err != nil {
 			return fmt.Errorf("validate: %w", err)
 		}
@@ -160,7 +161,7 @@ func runValidateMeasured(c *cli.Context, maxErr float64) error {
 	if err != nil {
 		return fmt.Errorf("validate: calibration: %w", err)
 	}
-	rep, err := predict.CompareCalibrated(ms, cat, prof, cals, predict.Options{Steps: c.Int("steps")})
+	rep, err := validate.CompareCalibrated(ms, cat, prof, cals, predict.Options{Steps: c.Int("steps")})
 	if err != nil {
 		return fmt.Errorf("validate: %w", err)
 	}
@@ -258,12 +259,12 @@ func leftLines(left map[string]int, reasons []string) []string {
 // collectives returns the all-reduce tests of nccl-tests logs to predict
 // on in.System with the algorithm named alg, and counts in left those it
 // leaves out: of another op, of one rank, or all of them without a system.
-func (in measuredInput) collectives(logs []*fit.Log, alg string, left map[string]int) ([]predict.MeasuredCollective, error) {
+func (in measuredInput) collectives(logs []*fit.Log, alg string, left map[string]int) ([]validate.MeasuredCollective, error) {
 	algorithm, err := sim.ParseAlgorithm(alg)
 	if err != nil || !slices.Contains(collectiveAlgorithms, alg) {
 		return nil, usagef("validate: --allreduce %q: want %s", alg, strings.Join(collectiveAlgorithms, ", "))
 	}
-	var out []predict.MeasuredCollective
+	var out []validate.MeasuredCollective
 	for _, lg := range logs {
 		for _, t := range lg.Collectives {
 			switch {
@@ -277,7 +278,7 @@ func (in measuredInput) collectives(logs []*fit.Log, alg string, left map[string
 				left[leftCollectiveSystem]++
 				continue
 			}
-			m := predict.MeasuredCollective{Source: fmt.Sprintf("%s:%d", lg.Name, t.Line), Device: t.Device, Ranks: t.Ranks, Nodes: t.Nodes,
+			m := validate.MeasuredCollective{Source: fmt.Sprintf("%s:%d", lg.Name, t.Line), Device: t.Device, Ranks: t.Ranks, Nodes: t.Nodes,
 				System: in.System, Transport: in.Transport, IntraTransport: in.IntraTransport, Algorithm: algorithm}
 			for _, p := range t.Points {
 				m.Sizes, m.Times, m.Lines = append(m.Sizes, p.Bytes), append(m.Times, p.Time), append(m.Lines, p.Line)
@@ -290,7 +291,7 @@ func (in measuredInput) collectives(logs []*fit.Log, alg string, left map[string
 
 // writeCollectives prints the all-reduce tests measured against predicted,
 // a row per message size, and a summary line per test.
-func writeCollectives(w io.Writer, format string, comps []predict.CollectiveComparison, left map[string]int) error {
+func writeCollectives(w io.Writer, format string, comps []validate.CollectiveComparison, left map[string]int) error {
 	t := &table{
 		Title: "All-reduce tests (nccl-tests) measured against predicted on the catalogue system's links",
 		Header: []string{"source", "ranks", "nodes", "system", "exchange", "algorithm", "size", "measured (us)", "predicted (us)", "error (%)",
@@ -316,7 +317,7 @@ func writeCollectives(w io.Writer, format string, comps []predict.CollectiveComp
 
 // collectivesMaxError returns an error when --max-error is set and a
 // test's mean absolute error is larger.
-func collectivesMaxError(c *cli.Context, comps []predict.CollectiveComparison, maxErr float64) error {
+func collectivesMaxError(c *cli.Context, comps []validate.CollectiveComparison, maxErr float64) error {
 	if !c.IsSet("max-error") {
 		return nil
 	}
@@ -337,9 +338,9 @@ func collectivesMaxError(c *cli.Context, comps []predict.CollectiveComparison, m
 // token pair counts as the header's config.seq_len token pairs; the
 // header's config.models_info.MODEL.optimizer (torchbench) names the
 // optimizer.
-func (in measuredInput) read(lg *fit.Log, prof *model.Profiles, left map[string]int) ([]predict.Measured, error) {
+func (in measuredInput) read(lg *fit.Log, prof *model.Profiles, left map[string]int) ([]validate.Measured, error) {
 	var (
-		out    []predict.Measured
+		out    []validate.Measured
 		header benchlog.Record
 		err    error
 	)
@@ -382,7 +383,7 @@ func (in measuredInput) read(lg *fit.Log, prof *model.Profiles, left map[string]
 		if dev == "" && header.Machine != nil {
 			dev = header.Machine.DeviceName
 		}
-		m := predict.Measured{
+		m := validate.Measured{
 			Device: dev, Model: rec.Model, Precision: cmp.Or(rec.Precision, in.Precision), Batch: rec.Batch,
 			Devices: max(workers, 1), Accumulation: max(rec.Accumulate, 1),
 			SamplesPerSec: rec.Throughput(), PeakMemory: units.Bytes(rec.PeakMemory),
@@ -469,9 +470,9 @@ func headerOptimizer(header benchlog.Record, name string) model.Optimizer {
 // compute column when a calibration computed a row. The
 // summary says what was left out, the collective tests too unless
 // testsWritten (their table says it).
-func writeMeasured(w io.Writer, format string, rep *predict.MeasuredReport, left map[string]int, testsWritten bool, notes []string) error {
-	variants := slices.ContainsFunc(rep.Groups, func(g predict.MeasuredGroup) bool { return g.Variant != "" })
-	several := slices.ContainsFunc(rep.Groups, func(g predict.MeasuredGroup) bool { return g.Devices > 1 })
+func writeMeasured(w io.Writer, format string, rep *validate.MeasuredReport, left map[string]int, testsWritten bool, notes []string) error {
+	variants := slices.ContainsFunc(rep.Groups, func(g validate.MeasuredGroup) bool { return g.Variant != "" })
+	several := slices.ContainsFunc(rep.Groups, func(g validate.MeasuredGroup) bool { return g.Devices > 1 })
 	// key returns the cells that name a group, in a new slice: its device,
 	// model, precision, variant (where a group has one), devices and
 	// system (where a group has several devices).
@@ -488,7 +489,7 @@ func writeMeasured(w io.Writer, format string, rep *predict.MeasuredReport, left
 	header := func(rest ...string) []string {
 		return append(key("device", "model", "precision", "variant", "devices", "system"), rest...)
 	}
-	cells := func(g *predict.MeasuredGroup) []string {
+	cells := func(g *validate.MeasuredGroup) []string {
 		return key(g.Device, g.Model, g.Precision, dash(g.Variant), strconv.Itoa(g.Devices), dash(g.System))
 	}
 	var sources []string // the calibrations' laws used, in order of first use
@@ -647,7 +648,7 @@ func writeMeasured(w io.Writer, format string, rep *predict.MeasuredReport, left
 // count: the measured samples/s against the global batch with the law
 // fitted to them, the prediction through the same batches, and the first
 // batch that ran out of memory.
-func writeMeasuredCharts(c *cli.Context, dir string, rep *predict.MeasuredReport) error {
+func writeMeasuredCharts(c *cli.Context, dir string, rep *validate.MeasuredReport) error {
 	var (
 		charts  []*plots.Chart
 		data    *plots.ThroughputData
@@ -670,8 +671,8 @@ func writeMeasuredCharts(c *cli.Context, dir string, rep *predict.MeasuredReport
 		return nil
 	}
 	label := "predicted from the catalogue (no calibration)"
-	if slices.ContainsFunc(rep.Groups, func(g predict.MeasuredGroup) bool {
-		return slices.ContainsFunc(g.Rows, func(r predict.MeasuredRow) bool { return r.Calibration != "" })
+	if slices.ContainsFunc(rep.Groups, func(g validate.MeasuredGroup) bool {
+		return slices.ContainsFunc(g.Rows, func(r validate.MeasuredRow) bool { return r.Calibration != "" })
 	}) {
 		label = "predicted (by the calibration where one applies)"
 	}
@@ -745,7 +746,7 @@ func pctOrDash(f float64) string {
 // that applies to nothing. The published calibrations built in are no
 // file the user wrote: where none of them applies, it returns a note
 // saying that every row is the uncalibrated prediction instead.
-func measuredCalibrationsUsed(cals []scenarios.CalibrationFile, rep *predict.MeasuredReport) (notes []string, err error) {
+func measuredCalibrationsUsed(cals []scenarios.CalibrationFile, rep *validate.MeasuredReport) (notes []string, err error) {
 	var need, errs []string
 	for _, g := range rep.Groups {
 		if n := fmt.Sprintf("%s on %s, %s", g.Model, g.Device, g.Precision); !slices.Contains(need, n) {

@@ -1,4 +1,4 @@
-package predict
+package validate
 
 import (
 	"fmt"
@@ -10,6 +10,7 @@ import (
 	"scaleplan/hw"
 	"scaleplan/internal/calib"
 	"scaleplan/model"
+	"scaleplan/predict"
 	"scaleplan/scenarios"
 )
 
@@ -61,7 +62,7 @@ func TestCompareMeasuredClosedForm(t *testing.T) {
 		rep, err := CompareMeasured([]Measured{
 			{Device: "NVIDIA H200", Model: "resnet50", Precision: tc.prec, Batch: b, SamplesPerSec: 1000},
 			{Device: "h200-sxm-141gb", Model: "resnet50", Precision: tc.prec, Batch: 4096, OOM: true},
-		}, cat, prof, Options{})
+		}, cat, prof, predict.Options{})
 		if err != nil {
 			t.Fatalf("%s: %v", tc.prec, err)
 		}
@@ -107,7 +108,7 @@ func TestCompareMeasuredScale(t *testing.T) {
 	rep, err := CompareMeasured([]Measured{
 		{Device: "NVIDIA H200", Model: "transformer-base", Precision: "fp32", Batch: 64, SampleScale: 128, SamplesPerSec: 700, Optimizer: model.Adam},
 		{Device: "NVIDIA H200", Model: "transformer-base", Precision: "amp-fp16", Batch: 64 * 128, SamplesPerSec: 700 * 128, Optimizer: model.Adam},
-	}, cat, prof, Options{})
+	}, cat, prof, predict.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +118,7 @@ func TestCompareMeasuredScale(t *testing.T) {
 	}
 	ref, err := CompareMeasured([]Measured{
 		{Device: "NVIDIA H200", Model: "transformer-base", Precision: "fp32", Batch: 64 * 128, SamplesPerSec: 700 * 128, Optimizer: model.Adam},
-	}, cat, prof, Options{})
+	}, cat, prof, predict.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,7 +147,7 @@ func TestCompareMeasuredVariant(t *testing.T) {
 		{Device: "NVIDIA H200", Model: "resnet50", Precision: "amp-fp16", Variant: "channels_last", Batch: 256, SamplesPerSec: 6000},
 		{Device: "NVIDIA H200", Model: "resnet50", Precision: "amp-fp16", Batch: 256, SamplesPerSec: 3000},
 		{Device: "NVIDIA H200", Model: "resnet50", Precision: "amp-fp16", Batch: 512, SamplesPerSec: 3050},
-	}, cat, prof, Options{})
+	}, cat, prof, predict.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -203,7 +204,7 @@ func checkRefusals(t *testing.T, cat *hw.Catalog, prof *model.Profiles, ok Measu
 	for _, tc := range refusals {
 		m := ok
 		tc.edit(&m)
-		_, err := CompareMeasured([]Measured{m}, cat, prof, Options{})
+		_, err := CompareMeasured([]Measured{m}, cat, prof, predict.Options{})
 		if err == nil {
 			t.Errorf("%+v: no error, want %q", m, tc.want)
 			continue
@@ -247,7 +248,7 @@ func TestCompareMeasuredNodeClosedForm(t *testing.T) {
 	}
 	const b = 512
 	one := Measured{Device: "NVIDIA H200", Model: "mlp", Precision: "fp32", Batch: b, SamplesPerSec: 1e5}
-	rep, err := CompareMeasured([]Measured{one}, cat, prof, Options{})
+	rep, err := CompareMeasured([]Measured{one}, cat, prof, predict.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -260,7 +261,7 @@ func TestCompareMeasuredNodeClosedForm(t *testing.T) {
 	for _, p := range []int{2, 4, 8} {
 		several := one
 		several.Devices, several.System, several.SamplesPerSec = p, "dgx-h200", float64(p)*1e5
-		rep, err := CompareMeasured([]Measured{one, several}, cat, prof, Options{})
+		rep, err := CompareMeasured([]Measured{one, several}, cat, prof, predict.Options{})
 		if err != nil {
 			t.Fatalf("%d devices: %v", p, err)
 		}
@@ -306,7 +307,7 @@ func TestCompareMeasuredScalingMatch(t *testing.T) {
 		{Device: "NVIDIA H200", Model: "resnet50", Precision: "fp32", Batch: 64, SamplesPerSec: 500}, // the first one counts
 		{Device: "NVIDIA H200", Model: "resnet50", Precision: "fp32", Batch: 128, OOM: true},
 		node(64, 1, "fp32"), node(64, 2, "fp32"), node(128, 1, "fp32"), node(64, 1, "tf32"),
-	}, cat, prof, Options{})
+	}, cat, prof, predict.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -337,7 +338,7 @@ func TestCompareMeasuredMatchesScenario(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		res, err := Predict(r, Options{})
+		res, err := predict.Predict(r, predict.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -346,7 +347,7 @@ func TestCompareMeasuredMatchesScenario(t *testing.T) {
 		}
 		want := res.Rows[0].Result.SamplesPerSec
 		rep, err := CompareMeasured([]Measured{{Device: "h200-sxm-141gb", Model: "resnet50", Precision: "amp-fp16", Optimizer: model.LARS,
-			Batch: b, Devices: n, System: "dgx-h200", SamplesPerSec: want}}, cat, prof, Options{})
+			Batch: b, Devices: n, System: "dgx-h200", SamplesPerSec: want}}, cat, prof, predict.Options{})
 		if err != nil {
 			t.Fatalf("%d devices: %v", n, err)
 		}
@@ -373,7 +374,7 @@ func TestCompareMeasuredTransports(t *testing.T) {
 		t.Helper()
 		m := m
 		m.Transport, m.IntraTransport = inter, intra
-		rep, err := CompareMeasured([]Measured{m}, cat, prof, Options{})
+		rep, err := CompareMeasured([]Measured{m}, cat, prof, predict.Options{})
 		if err != nil {
 			t.Fatalf("%q, %q: %v", inter, intra, err)
 		}
@@ -402,7 +403,7 @@ func TestCompareMeasuredTransports(t *testing.T) {
 func TestCompareMeasuredSystemErrors(t *testing.T) {
 	cat, prof := defaults(t)
 	ok := Measured{Device: "NVIDIA H200", Model: "resnet50", Precision: "fp32", Batch: 8, Devices: 16, System: "dgx-h200", SamplesPerSec: 100, Source: "x.jsonl:3"}
-	if _, err := CompareMeasured([]Measured{ok}, cat, prof, Options{}); err != nil {
+	if _, err := CompareMeasured([]Measured{ok}, cat, prof, predict.Options{}); err != nil {
 		t.Fatalf("16 devices of dgx-h200: %v", err)
 	}
 	checkRefusals(t, cat, prof, ok, []refusal{
@@ -417,7 +418,7 @@ func TestCompareMeasuredSystemErrors(t *testing.T) {
 	// A system is not needed, nor looked at, for one device.
 	one := ok
 	one.Devices, one.System = 1, "dgx-h100"
-	if _, err := CompareMeasured([]Measured{one}, cat, prof, Options{}); err != nil {
+	if _, err := CompareMeasured([]Measured{one}, cat, prof, predict.Options{}); err != nil {
 		t.Errorf("one device, system of another device: %v", err)
 	}
 }
@@ -445,7 +446,7 @@ func TestCompareCalibrated(t *testing.T) {
 		row(64, 8, "logs/resnet50.jsonl:9"),      // eight devices: a prediction
 		{Device: "h200-sxm-141gb", Model: "resnet50", Precision: "tf32", Batch: 64, SamplesPerSec: 2000, Source: "logs/resnet50.jsonl:4"}, // no entry: the roofline
 	}
-	rep, err := CompareCalibrated(ms, cat, prof, cals, Options{})
+	rep, err := CompareCalibrated(ms, cat, prof, cals, predict.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -494,7 +495,7 @@ func TestCompareCalibrated(t *testing.T) {
 	rep, err = CompareCalibrated([]Measured{
 		{Device: "v100-sxm2-16gb", Model: "resnet50", Precision: "amp-fp16", Batch: 192, SamplesPerSec: 1376, Source: "any.csv:2"},
 		{Device: "v100-sxm2-16gb", Model: "resnet50", Precision: "amp-fp16", Batch: 192, Devices: 8, System: "dgx1", SamplesPerSec: 10723, Source: "any.csv:3"},
-	}, cat, prof, pub, Options{})
+	}, cat, prof, pub, predict.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -503,7 +504,7 @@ func TestCompareCalibrated(t *testing.T) {
 	}
 	// An entry that did not bound v0 computes nothing.
 	cals[0].Cal.Throughput[0].V0Unbounded = true
-	if _, err := CompareCalibrated(ms[:1], cat, prof, cals, Options{}); err == nil || !strings.Contains(err.Error(), "elsewhere/resnet50.jsonl:5") || !strings.Contains(err.Error(), "did not bound v0") {
+	if _, err := CompareCalibrated(ms[:1], cat, prof, cals, predict.Options{}); err == nil || !strings.Contains(err.Error(), "elsewhere/resnet50.jsonl:5") || !strings.Contains(err.Error(), "did not bound v0") {
 		t.Errorf("unbounded v0: %v", err)
 	}
 }
@@ -556,7 +557,7 @@ func TestDeviceRatios(t *testing.T) {
 		{Device: "h100-sxm5-80gb", Model: "resnet50", Precision: "fp32", Batch: 256, Devices: 8, System: "dgx-h100", SamplesPerSec: 7800},
 		{Device: "h200-sxm-141gb", Model: "resnet50", Precision: "fp32", Batch: 256, Devices: 8, System: "dgx-h200", SamplesPerSec: 8300},
 	}
-	rep, err := CompareMeasured(ms, cat, prof, Options{})
+	rep, err := CompareMeasured(ms, cat, prof, predict.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -608,7 +609,7 @@ func TestDeviceRatios(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, err = CompareCalibrated([]Measured{r50("a100-sxm4-80gb", "amp-fp16", 256, 2000), r50("h100-sxm5-80gb", "amp-fp16", 256, 2700)}, cat, prof, pub, Options{})
+	rep, err = CompareCalibrated([]Measured{r50("a100-sxm4-80gb", "amp-fp16", 256, 2000), r50("h100-sxm5-80gb", "amp-fp16", 256, 2700)}, cat, prof, pub, predict.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package predict
+package plan
 
 import (
 	"cmp"
@@ -15,17 +15,19 @@ import (
 	"scaleplan/internal/config"
 	"scaleplan/internal/units"
 	"scaleplan/model"
+	"scaleplan/predict"
 	"scaleplan/scenarios"
 	"scaleplan/sim"
 )
 
-// Defaults of a PlanRequest.
+// Defaults of a Request.
 const (
 	// DefaultMaxDevices bounds the device counts a plan searches.
 	DefaultMaxDevices = 1024
 	// ScreenSteps is the number of steps the search simulates to compare
 	// configurations; the configuration it keeps for each system and
-	// device count is then predicted with Options.Steps, as predict does.
+	// device count is then predicted with predict.Options.Steps, as
+	// predict does.
 	ScreenSteps = 3
 	// Tie is the relative difference in time below which the search
 	// treats two configurations as equally fast and keeps the first.
@@ -46,10 +48,10 @@ const (
 	ReasonSimulate   = "cannot be simulated"
 )
 
-// PlanRequest is what a plan searches for: the fastest and cheapest ways
+// Request is what a plan searches for: the fastest and cheapest ways
 // to train a recipe to its target on candidate systems, within a deadline
 // and budget.
-type PlanRequest struct {
+type Request struct {
 	Recipe string // a recipe of the profiles; required
 	Model  string // default the recipe's model
 	// Systems are the candidate systems of the catalogue; default every
@@ -83,7 +85,7 @@ type PlanRequest struct {
 	Calibrations []string
 
 	Scenario scenarios.Options // extra catalogue and profile files
-	Predict  Options           // simulation of the kept configurations
+	Predict  predict.Options   // simulation of the kept configurations
 }
 
 // Budget bounds the cost of a training run. A zero field is no bound.
@@ -201,8 +203,8 @@ type Space struct {
 	Precisions []string
 }
 
-// PlanStorages are the storage options of a plan.
-var PlanStorages = []string{"local", "staged", "shared", "shared-db"}
+// Storages are the storage options of a plan.
+var Storages = []string{"local", "staged", "shared", "shared-db"}
 
 // Config is one configuration of a plan.
 type Config struct {
@@ -217,7 +219,7 @@ type Config struct {
 	AllReduce      string // gradient exchange; "" unset
 	InterNode      string // hierarchical's exchange between nodes; "" for other exchanges, one node, or unset
 	Transport      string // transport between nodes; "" inside one node or unset
-	Storage        string // one of PlanStorages; "" unset
+	Storage        string // one of Storages; "" unset
 }
 
 // String describes the configuration; unset fields read "*":
@@ -267,9 +269,9 @@ type Infeasible struct {
 // count: the fastest it found there, predicted as predict predicts it.
 type Candidate struct {
 	Config Config
-	// Row is the prediction; Row.Time equals what Predict gives for
+	// Row is the prediction; Row.Time equals what predict.Predict gives for
 	// Scenario.
-	Row Row
+	Row predict.Row
 	// Scenario is the equivalent scenario: loading it and predicting its
 	// one configuration gives Row.
 	Scenario scenarios.Scenario
@@ -287,10 +289,10 @@ type Candidate struct {
 // Meets reports whether the candidate meets the deadline and budget.
 func (c *Candidate) Meets() bool { return len(c.Misses) == 0 }
 
-// PlanResult is the outcome of a plan.
-type PlanResult struct {
+// Result is the outcome of a plan.
+type Result struct {
 	// Request is the request with its defaults filled in.
-	Request PlanRequest
+	Request Request
 	// Model is the model trained; Target the recipe's primary target and
 	// its length in words.
 	Model, Target string
@@ -339,12 +341,12 @@ func (c ComputeSource) String() string {
 	if cal := c.Calibration; cal != nil {
 		n := max(cal.Devices, 1)
 		return fmt.Sprintf("%s: calibrated, v0 = %s samples/s on %d %s, t = %s (%s)",
-			c.Precision, Rate(cal.V0), n, plural(n, "device"), cal.T, cal.Source)
+			c.Precision, predict.Rate(cal.V0), n, plural(n, "device"), cal.T, cal.Source)
 	}
 	return fmt.Sprintf("%s: roofline, %.2f of the %s peak", c.Precision, c.Efficiency, c.Precision)
 }
 
-// Plan searches the request's space on every candidate system and returns
+// Search searches the request's space on every candidate system and returns
 // the Pareto set of time to target against cost. On each system and
 // device count it keeps the fastest configuration it finds: there the cost
 // (device-hours, dollars, energy) is proportional to time, so only the
@@ -360,7 +362,7 @@ func (c ComputeSource) String() string {
 // in order of their bound until the bound exceeds the best time found,
 // and improves the communication once more. Configurations that cannot
 // run are listed in Infeasible with their reason.
-func Plan(req PlanRequest) (*PlanResult, error) {
+func Search(req Request) (*Result, error) {
 	if req.Recipe == "" {
 		return nil, errors.New("plan: no recipe")
 	}
@@ -430,7 +432,7 @@ func Plan(req PlanRequest) (*PlanResult, error) {
 		return nil, fmt.Errorf("plan: calibration: %w", err)
 	}
 	used := make([]bool, len(cals))
-	res := &PlanResult{Request: req}
+	res := &Result{Request: req}
 	var groups []*group
 	var priced, unpriced []string
 	for _, name := range req.Systems {
@@ -441,7 +443,7 @@ func Plan(req PlanRequest) (*PlanResult, error) {
 		if res.Target == "" {
 			res.Model = base.Mdl.Name
 			rc := base.Rcp
-			res.Target = fmt.Sprintf("%s to %s (%s)", base.Mdl.Name, RiskOf(rc, 0, 0).targetText(), StepsModel{Recipe: rc, TrainSamples: int(base.Data.TrainSamples)})
+			res.Target = fmt.Sprintf("%s to %s (%s)", base.Mdl.Name, predict.RiskOf(rc, 0, 0).TargetText(), predict.StepsModel{Recipe: rc, TrainSamples: int(base.Data.TrainSamples)})
 		}
 		if base.Sys.PricePerDeviceHour > 0 {
 			priced = append(priced, name)
@@ -579,8 +581,8 @@ func (s *Space) check() error {
 		}
 	}
 	for _, st := range s.Storage {
-		if !slices.Contains(PlanStorages, st) {
-			return fmt.Errorf("plan: %s", unknown("storage", st, PlanStorages))
+		if !slices.Contains(Storages, st) {
+			return fmt.Errorf("plan: %s", unknown("storage", st, Storages))
 		}
 	}
 	for _, p := range s.Precisions {
@@ -593,7 +595,7 @@ func (s *Space) check() error {
 
 // baseScenario resolves the recipe on a system: the scenario every
 // configuration of that system is a copy of.
-func baseScenario(system string, req PlanRequest) (*scenarios.Resolved, error) {
+func baseScenario(system string, req Request) (*scenarios.Resolved, error) {
 	src := fmt.Sprintf("name: plan-%s\nsystem: %q\nrecipe: %q\nsweep: {devices: [1], batch: [1]}\ninput: {storage: local, decode: %q}\nparallelism: {pipeline_stages: 1, accumulation: 1}\n", system, system, req.Recipe, req.Decode)
 	if req.Model != "" {
 		src += fmt.Sprintf("model: %q\n", req.Model)
@@ -671,7 +673,7 @@ func exchangesOf(algs, inters []string, nodes, per int) []exchange {
 // enumerate returns the groups of a system, searched at the precisions
 // precs and computing by cals where it has one for the precision, and the
 // configuration families that cannot run on it.
-func enumerate(base *scenarios.Resolved, req PlanRequest, precs []string, cals map[string]*scenarios.Calibration) ([]*group, []Infeasible) {
+func enumerate(base *scenarios.Resolved, req Request, precs []string, cals map[string]*scenarios.Calibration) ([]*group, []Infeasible) {
 	var inf []Infeasible
 	sys, node, dev, rc := base.Sys, base.Node, base.Device, base.Rcp
 	add := func(c Config, reason, format string, args ...any) {
@@ -821,15 +823,15 @@ func enumerate(base *scenarios.Resolved, req PlanRequest, precs []string, cals m
 				for _, b := range batches {
 					B := b * (n / s) * m
 					cc := Config{Devices: n, Nodes: nodes, Stages: s, Accumulation: m, BatchPerDevice: b, GlobalBatch: B}
-					if RiskOf(rc, 0, B).PastDataSet() {
+					if predict.RiskOf(rc, 0, B).PastDataSet() {
 						// Whatever the recipe's limit, or none known:
 						// an epoch would be less than one step.
 						ds := base.Data
-						add(cc, ReasonDataset, "global batch %s > the %s %ss of %s's training set", Group(int64(B)), Group(rc.TrainSamples()), ds.SampleUnit, ds.Name)
+						add(cc, ReasonDataset, "global batch %s > the %s %ss of %s's training set", predict.Group(int64(B)), predict.Group(rc.TrainSamples()), ds.SampleUnit, ds.Name)
 						continue
 					}
 					if limit := g.limit(); limit > 0 && B > limit {
-						add(cc, ReasonBatch, "global batch %s > %s, the largest recipe %s is known to reach its target with", Group(int64(B)), Group(int64(limit)), rc.Name)
+						add(cc, ReasonBatch, "global batch %s > %s, the largest recipe %s is known to reach its target with", predict.Group(int64(B)), predict.Group(int64(limit)), rc.Name)
 						continue
 					}
 					for _, p := range precs {
@@ -845,7 +847,7 @@ func enumerate(base *scenarios.Resolved, req PlanRequest, precs []string, cals m
 							add(cc, ReasonMemory, "needs %.1f GiB per device; %s has %.1f GiB", float64(fp.Total()/units.GiB), dev.Name, float64(cfg.Memory.Capacity/units.GiB))
 							continue
 						}
-						cp.lb = lowerBound(&cfg, StepsModel{Recipe: rc, Curve: base.StepsToTarget}.Steps(B))
+						cp.lb = lowerBound(&cfg, predict.StepsModel{Recipe: rc, Curve: base.StepsToTarget}.Steps(B))
 						g.computes = append(g.computes, cp)
 					}
 				}
@@ -892,7 +894,7 @@ func lowerBound(cfg *sim.Config, steps int) float64 {
 
 // limit returns the largest global batch known to reach the target.
 func (g *group) limit() int {
-	return StepsModel{Recipe: g.base.Rcp, Curve: g.base.StepsToTarget}.Limit()
+	return predict.StepsModel{Recipe: g.base.Rcp, Curve: g.base.StepsToTarget}.Limit()
 }
 
 // defaultComm is where the search starts: hierarchical between nodes of
@@ -949,7 +951,7 @@ func (g *group) resolved(c computeCfg, k commCfg) *scenarios.Resolved {
 // A configuration replaces the best one only when it is faster by more
 // than Tie, so that near-ties keep the configuration found first: the
 // lower compute bound and the default communication.
-func (g *group) search(opt Options) {
+func (g *group) search(opt predict.Options) {
 	type key struct {
 		c int
 		k commCfg
@@ -968,7 +970,7 @@ func (g *group) search(opt Options) {
 		}
 		g.simulated++
 		r := g.resolved(g.computes[ci], k)
-		row, err := Evaluate(r, r.Points()[0], Options{Steps: ScreenSteps})
+		row, err := predict.Evaluate(r, r.Points()[0], predict.Options{Steps: ScreenSteps})
 		f := found{t: math.Inf(1)}
 		if err == nil && row.Err == nil {
 			b := row.Result.Breakdown
@@ -1030,11 +1032,10 @@ func (g *group) search(opt Options) {
 		descend(bestC)
 	}
 	r := g.resolved(g.computes[bestC], bestK)
-	p, err := newPrediction(r)
+	row, err := predict.Evaluate(r, r.Points()[0], opt)
 	if err != nil {
 		return
 	}
-	row := p.evaluate(r.Points()[0], opt)
 	if row.Err != nil {
 		g.infeasible = append(g.infeasible, Infeasible{Config: g.config(g.computes[bestC], bestK), Reason: ReasonSimulate, Detail: row.Err.Error()})
 		return
@@ -1063,11 +1064,11 @@ func above(v, limit float64, prec int) string {
 }
 
 // misses lists the targets c misses.
-func misses(c *Candidate, req PlanRequest) []string {
+func misses(c *Candidate, req Request) []string {
 	var out []string
 	row := &c.Row
 	if d := req.Deadline; d > 0 && row.Time > d {
-		out = append(out, "misses the "+Duration(d)+" deadline by "+Duration(row.Time-d))
+		out = append(out, "misses the "+predict.Duration(d)+" deadline by "+predict.Duration(row.Time-d))
 	}
 	b := req.Budget
 	if b.DeviceHours > 0 && row.DeviceHours > b.DeviceHours {
@@ -1098,7 +1099,7 @@ func misses(c *Candidate, req PlanRequest) []string {
 // (halving-doubling) over IPoIB", "input-bound: 38% of the step waits for
 // input; the slowest input stage is decoding on 40 cores (7,040 samples/s
 // per node)", a pipeline bubble or a straggler wait.
-func Bottleneck(r *scenarios.Resolved, row Row) string {
+func Bottleneck(r *scenarios.Resolved, row predict.Row) string {
 	if !row.OK() {
 		return "-"
 	}
@@ -1217,7 +1218,7 @@ func slowestInput(c *sim.Config) string {
 		return ""
 	}
 	low := slices.MinFunc(st, func(a, b inputStage) int { return cmp.Compare(a.rate, b.rate) })
-	return fmt.Sprintf("%s (%s samples/s per node)", low.what, Group(int64(math.Round(low.rate))))
+	return fmt.Sprintf("%s (%s samples/s per node)", low.what, predict.Group(int64(math.Round(low.rate))))
 }
 
 func unknown(kind, name string, valid []string) string { return config.Unknown(kind, name, valid) }

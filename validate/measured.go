@@ -1,4 +1,4 @@
-package predict
+package validate
 
 import (
 	"cmp"
@@ -16,6 +16,7 @@ import (
 	"scaleplan/internal/config"
 	"scaleplan/internal/units"
 	"scaleplan/model"
+	"scaleplan/predict"
 	"scaleplan/scenarios"
 	"scaleplan/sim"
 )
@@ -433,7 +434,7 @@ type measuredKey struct {
 // row the simulator cannot run, an unknown device, model or system, a
 // system without the device or with too few of it, or a bad field is an
 // error that names the row's Source.
-func CompareMeasured(ms []Measured, cat *hw.Catalog, prof *model.Profiles, opt Options) (*MeasuredReport, error) {
+func CompareMeasured(ms []Measured, cat *hw.Catalog, prof *model.Profiles, opt predict.Options) (*MeasuredReport, error) {
 	return CompareCalibrated(ms, cat, prof, nil, opt)
 }
 
@@ -554,7 +555,7 @@ func calibratedBy(e *calib.ThroughputEntry, path string, m *Measured) bool {
 // any log for the published calibrations (scenarios.Published), whose
 // sources are figures, not files. An entry that did not bound v0 is an
 // error.
-func CompareCalibrated(ms []Measured, cat *hw.Catalog, prof *model.Profiles, cals []scenarios.CalibrationFile, opt Options) (*MeasuredReport, error) {
+func CompareCalibrated(ms []Measured, cat *hw.Catalog, prof *model.Profiles, cals []scenarios.CalibrationFile, opt predict.Options) (*MeasuredReport, error) {
 	groups := map[measuredKey]*MeasuredGroup{}
 	used := make([]bool, len(cals))
 	for i := range ms {
@@ -625,7 +626,7 @@ func CompareCalibrated(ms []Measured, cat *hw.Catalog, prof *model.Profiles, cal
 			}
 			run := cfg
 			run.Memory.Capacity = 0 // predict the throughput even where the memory model says it does not fit
-			run.Steps = opt.steps()
+			run.Steps = opt.SimSteps()
 			res, err := sim.Run(run)
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", where, err)

@@ -1,4 +1,4 @@
-package predict
+package validate
 
 import (
 	"fmt"
@@ -11,8 +11,14 @@ import (
 	"time"
 
 	"scaleplan/hw"
+	"scaleplan/predict"
 	"scaleplan/scenarios"
 )
+
+// near reports whether got is within a relative tolerance tol of want.
+func near(got, want, tol float64) bool {
+	return math.Abs(got-want) <= tol*math.Abs(want)
+}
 
 // TestBuiltinCasesCoverSeeds checks that the built-in cases hold every
 // figure of SEEDS.md that a scenario predicts, with its published value,
@@ -133,7 +139,7 @@ func TestBuiltinCasesCoverSeeds(t *testing.T) {
 // themselves are docs/validation.md's, pinned by the command's golden
 // file.
 func TestValidateBuiltin(t *testing.T) {
-	rep := Validate(BuiltinCases(), ValidateOptions{})
+	rep := CompareCases(BuiltinCases(), Options{})
 	if rep.Failed != 0 {
 		for _, r := range rep.Results {
 			if r.Err != nil {
@@ -229,7 +235,7 @@ func TestCalibrateTimeToTrain(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep := Validate(f, ValidateOptions{})
+	rep := CompareCases(f, Options{})
 	one := rep.Results[0]
 	if one.Err != nil {
 		t.Fatal(one.Err)
@@ -266,7 +272,7 @@ func TestCalibrateWith(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep := Validate(f, ValidateOptions{})
+	rep := CompareCases(f, Options{})
 	for _, r := range rep.Results[:2] {
 		if r.Err != nil || !near(r.Fitted.V0, 1000, 1e-6) || r.Fitted.Devices != 1 || !r.Fitted.HasT ||
 			!near(float64(r.Fitted.T), 0.010, 1e-6) || math.Abs(r.Error) > 1e-9 || r.Role() != "calibrates v0, t" {
@@ -311,7 +317,7 @@ func TestCaseFileScenarios(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep := Validate(f, ValidateOptions{})
+	rep := CompareCases(f, Options{})
 	for i, want := range []float64{0.1, 0.05} {
 		r := rep.Results[i]
 		if r.Err != nil || !near(r.Predicted, want, 1e-9) {
@@ -424,7 +430,7 @@ func TestCalibrationCarries(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep := Validate(f, ValidateOptions{})
+	rep := CompareCases(f, Options{})
 	gx := rep.Results[1]
 	if gx.Err != nil || !near(gx.Predicted, 1376, 1e-6) {
 		t.Errorf("GX2570 M5 from the DGX-1's calibration: %v samples/s, %v; want 1376 (the same GPU, compute-bound)", gx.Predicted, gx.Err)
@@ -486,7 +492,7 @@ func TestValidateCaseErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep := Validate(f, ValidateOptions{})
+	rep := CompareCases(f, Options{})
 	for i, msg := range []string{
 		`unknown scenario "tsubame3-resnet50-caffe2"`,
 		"has 4 configurations; pick one with set",
@@ -517,7 +523,7 @@ func TestPublishedCalibration(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep := Validate(BuiltinCases(), ValidateOptions{})
+	rep := CompareCases(BuiltinCases(), Options{})
 	byName := map[string]*CaseResult{}
 	for i := range rep.Results {
 		byName[rep.Results[i].Case.Name] = &rep.Results[i]
@@ -575,5 +581,64 @@ func TestCalibrateDocCases(t *testing.T) {
 	}
 	if len(f.Cases) != 1 || f.Cases[0].Metric != "time_to_train" || f.Cases[0].Calibrates {
 		t.Errorf("cases %+v", f.Cases)
+	}
+}
+
+// TestGraphcoreResNet50Pods checks the four IPU-POD scenarios of
+// Graphcore's MLPerf Training v1.1 ResNet-50, and the built-in cases that
+// predict their epochs, against the closed form of a step bound by the
+// hosts' decode: each IPU-M2000 node has 32 cores of an EPYC 7742 at 2.25
+// GHz (hw/catalog/nodes.yaml) for its 4 IPUs, and an ImageNet image costs
+// 5 ms of a 2.5 GHz reference core (model/profiles/datasets.yaml), so the
+// hosts feed
+//
+//	32 · (2.25/2.5) / 5 ms / 4 = 1,440 images/s per IPU
+//
+// and a step of A micro-batches of 20 takes 20·A/1,440 s, above the
+// GC200's roofline compute; an epoch is ⌈1,281,167/B⌉ such steps.
+// configs.yml's accumulation and the MLLOG global batches give the points.
+func TestGraphcoreResNet50Pods(t *testing.T) {
+	perIPU := 32 * (2.25 / 2.5) / 0.005 / 4
+	rep := CompareCases(BuiltinCases(), Options{})
+	byName := map[string]*CaseResult{}
+	for i := range rep.Results {
+		byName[rep.Results[i].Case.Name] = &rep.Results[i]
+	}
+	for _, c := range []struct {
+		ipus, accumulate, global int
+	}{
+		{16, 10, 3200}, {64, 3, 3840}, {128, 2, 5120}, {256, 2, 10240},
+	} {
+		name := fmt.Sprintf("ipu-pod%d-resnet50-mlperf-v1.1", c.ipus)
+		r, err := scenarios.Load(name, scenarios.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := predict.Predict(r, predict.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(p.Rows) != 1 || !p.Rows[0].OK() {
+			t.Fatalf("%s: rows %+v", name, p.Rows)
+		}
+		row := p.Rows[0]
+		if want := (scenarios.Point{Devices: c.ipus, Nodes: c.ipus / 4, DevicesPerNode: 4, Replicas: c.ipus, BatchPerDevice: 20, GlobalBatch: c.global}); row.Point != want {
+			t.Errorf("%s: point %+v, want %+v (%d micro-batches)", name, row.Point, want, c.accumulate)
+		}
+		step := float64(20*c.accumulate) / perIPU
+		res := row.Result
+		if !near(float64(res.StepTime), step, 1e-9) {
+			t.Errorf("%s: step %v, want %v s (input-bound)", name, res.StepTime, step)
+		}
+		if !(res.Breakdown.Input > 0) || !(res.Breakdown.Compute < res.StepTime) {
+			t.Errorf("%s: breakdown %+v: want the input exposed", name, res.Breakdown)
+		}
+		cr := byName[fmt.Sprintf("mlperf-v1.1-ipu-pod%d-resnet50-epoch", c.ipus)]
+		if cr == nil || cr.Err != nil || !cr.Independent() {
+			t.Fatalf("%s: case %+v", name, cr)
+		}
+		if epoch := float64((1281167+c.global-1)/c.global) * step; !near(cr.Predicted, epoch, 1e-9) {
+			t.Errorf("%s: case predicts an epoch of %v s, want %v", name, cr.Predicted, epoch)
+		}
 	}
 }

@@ -1,10 +1,11 @@
-package predict
+package validate
 
 import (
 	"math"
 	"strings"
 	"testing"
 
+	"scaleplan/predict"
 	"scaleplan/scenarios"
 )
 
@@ -41,23 +42,6 @@ func FuzzReadCases(f *testing.F) {
 	})
 }
 
-// FuzzParseBudget parses arbitrary budgets: an accepted budget bounds
-// something and every bound is positive.
-func FuzzParseBudget(f *testing.F) {
-	for _, s := range []string{"100 device-hours", "$5000, 500 kWh", "2 MWh", "$", "1e400 kWh", "-1 kWh", "5 USD, 5 USD"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		b, err := ParseBudget(s)
-		if err != nil {
-			return
-		}
-		if b.IsZero() || b.DeviceHours < 0 || b.Dollars < 0 || b.KWh < 0 {
-			t.Errorf("ParseBudget(%q) = %+v", s, b)
-		}
-	})
-}
-
 // FuzzCompareMeasured compares arbitrary measurements, of one device or
 // several on a system, with the catalogue alone and with the published
 // calibrations: no input may crash either, an accepted one has a positive finite prediction for every row that
@@ -76,10 +60,10 @@ func FuzzCompareMeasured(f *testing.F) {
 	f.Fuzz(func(t *testing.T, dev, mdl, prec string, batch int, sps, scale float64, oom bool, devices int, system string, accum int) {
 		ms := []Measured{{Device: dev, Model: mdl, Precision: prec, Batch: batch, Devices: devices, System: system, Accumulation: accum,
 			SamplesPerSec: sps, SampleScale: scale, OOM: oom}}
-		if _, err := CompareCalibrated(ms, cat, prof, pub, Options{}); err != nil && err.Error() == "" {
+		if _, err := CompareCalibrated(ms, cat, prof, pub, predict.Options{}); err != nil && err.Error() == "" {
 			t.Error("empty error, calibrated")
 		}
-		rep, err := CompareMeasured(ms, cat, prof, Options{})
+		rep, err := CompareMeasured(ms, cat, prof, predict.Options{})
 		if err != nil {
 			if err.Error() == "" {
 				t.Error("empty error")

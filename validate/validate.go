@@ -1,4 +1,4 @@
-package predict
+package validate
 
 import (
 	"bytes"
@@ -20,6 +20,7 @@ import (
 	"scaleplan/hw"
 	"scaleplan/internal/config"
 	"scaleplan/internal/units"
+	"scaleplan/predict"
 	"scaleplan/scenarios"
 	"scaleplan/sim"
 )
@@ -29,7 +30,7 @@ var builtinCases []byte
 
 // The metrics a validation case compares.
 const (
-	// TimeToTrain is Row.Time: steps × step time + overheads, seconds.
+	// TimeToTrain is predict.Row.Time: steps × step time + overheads, seconds.
 	TimeToTrain = "time_to_train"
 	// SamplesPerSecond is the simulated global throughput, samples/s.
 	SamplesPerSecond = "samples_per_second"
@@ -223,9 +224,9 @@ func (p Published) Holds(x float64) bool {
 // Training results of the catalogue's systems (docs/validation.md lists
 // them with their sources).
 func BuiltinCases() *CaseFile {
-	f, err := ReadCases(bytes.NewReader(builtinCases), "predict/cases.yaml")
+	f, err := ReadCases(bytes.NewReader(builtinCases), "validate/cases.yaml")
 	if err != nil {
-		panic("predict: the embedded validation cases are invalid: " + err.Error())
+		panic("validate: the embedded validation cases are invalid: " + err.Error())
 	}
 	return f
 }
@@ -452,7 +453,7 @@ func (p Params) String() string {
 		if p.Devices == 1 {
 			dev = "device"
 		}
-		parts = append(parts, fmt.Sprintf("v0 = %s samples/s on %d %s", Rate(p.V0), p.Devices, dev))
+		parts = append(parts, fmt.Sprintf("v0 = %s samples/s on %d %s", predict.Rate(p.V0), p.Devices, dev))
 	}
 	if p.HasT {
 		parts = append(parts, "t = "+p.T.String())
@@ -518,18 +519,18 @@ type Report struct {
 	Worst *CaseResult
 }
 
-// ValidateOptions controls a validation.
-type ValidateOptions struct {
+// Options controls a validation.
+type Options struct {
 	Scenario scenarios.Options // extra catalogue and profile files
-	Predict  Options           // simulation
+	Predict  predict.Options   // simulation
 }
 
-// Validate predicts every case of f and compares it with its published
+// CompareCases predicts every case of f and compares it with its published
 // figure. Calibrating cases are evaluated first and set their parameters
 // (Case.Fits) from their own figure; a case that lists them in
 // CalibratedBy predicts with those parameters. A case that cannot be
 // predicted is reported with its error and counted in Report.Failed.
-func Validate(f *CaseFile, opt ValidateOptions) *Report {
+func CompareCases(f *CaseFile, opt Options) *Report {
 	v := &validator{f: f, opt: opt, done: map[int]*CaseResult{}, byName: map[string]int{}, kinds: map[*Case]computeKind{}, pairs: map[[2]int]pairFit{}}
 	for i, c := range f.Cases {
 		v.byName[c.Name] = i
@@ -579,7 +580,7 @@ func (rep *Report) Exceeds(maxErr float64) bool {
 
 type validator struct {
 	f      *CaseFile
-	opt    ValidateOptions
+	opt    Options
 	byName map[string]int
 	done   map[int]*CaseResult
 	kinds  map[*Case]computeKind // resolved once per case (carries)
@@ -764,7 +765,7 @@ func (v *validator) load(c *Case, params Params) (*scenarios.Resolved, error) {
 		return scenarios.Parse(bytes.NewReader(data), v.f.File+": case "+c.Name, sopt)
 	}
 	ref := c.Scenario.Ref
-	if v.f.File != "" && !slices.Contains(scenarios.Names(), ref) && !filepath.IsAbs(ref) && !strings.HasPrefix(v.f.File, "predict/") {
+	if v.f.File != "" && !slices.Contains(scenarios.Names(), ref) && !filepath.IsAbs(ref) && !strings.HasPrefix(v.f.File, "validate/") {
 		ref = filepath.Join(filepath.Dir(v.f.File), ref)
 	}
 	return scenarios.Load(ref, sopt)
@@ -793,7 +794,7 @@ func (v *validator) metric(c *Case, params Params) (float64, float64, error) {
 	if len(pts) != 1 {
 		return nan, 0, fmt.Errorf("scenario %s has %d configurations; pick one with set: {devices: N, batch: B}", r.Name, len(pts))
 	}
-	row, err := Evaluate(r, pts[0], v.opt.Predict)
+	row, err := predict.Evaluate(r, pts[0], v.opt.Predict)
 	if err != nil {
 		return nan, 0, err
 	}
@@ -816,7 +817,7 @@ func (v *validator) metric(c *Case, params Params) (float64, float64, error) {
 
 // fitLaw simulates every point of pts, which must share one device count
 // and have at least two batches, and fits 1/v = 1/v0 + t·(1/B).
-func fitLaw(r *scenarios.Resolved, pts []scenarios.Point, opt Options) (float64, units.Seconds, error) {
+func fitLaw(r *scenarios.Resolved, pts []scenarios.Point, opt predict.Options) (float64, units.Seconds, error) {
 	if len(pts) < 2 {
 		return 0, 0, fmt.Errorf("scenario %s: fitting v0 and t needs two or more batches in its sweep, has %d", r.Name, len(pts))
 	}
@@ -825,7 +826,7 @@ func fitLaw(r *scenarios.Resolved, pts []scenarios.Point, opt Options) (float64,
 		if p.Devices != pts[0].Devices {
 			return 0, 0, fmt.Errorf("scenario %s: fitting v0 and t needs one device count; pick it with set: {devices: N}", r.Name)
 		}
-		row, err := Evaluate(r, p, opt)
+		row, err := predict.Evaluate(r, p, opt)
 		if err != nil {
 			return 0, 0, err
 		}

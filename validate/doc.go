@@ -1,0 +1,36 @@
+// Package validate sets the predictions of package predict against what
+// was measured: published figures (CompareCases), a log's records
+// (CompareMeasured, CompareCalibrated) and collective benchmarks
+// (CompareCollectives), each with its error.
+//
+// # Published figures
+//
+// CompareCases compares predictions with published figures (a CaseFile,
+// docs/validation.md). A case that calibrates sets parameters from its own
+// figure (v0 solved so that the prediction matches it, or v0 and t read
+// from a fitted law) and is left out of the error; cases that use those
+// parameters name them in calibrated_by; cases whose figure was in view
+// when a parameter was chosen are marked tuned. The mean absolute error is
+// taken over the rest.
+//
+// # Measured logs
+//
+// CompareMeasured sets measurements (a log's records, as Measured) against
+// what the catalogue alone predicts for them: the samples/s of devices of
+// that kind computing by the model's roofline, with no calibration, one
+// device alone or several on whole nodes of the system they ran on, with
+// its links and a ring all-reduce; and the largest batch the memory model
+// fits (sim.Config.LargestMicroBatch) against the largest batch that ran
+// and the first that ran out of memory. Where one device of two kinds ran
+// the same model, precision and variant, its report compares the kinds
+// (DeviceRatio): the speed of one over the other at the largest batch both
+// ran, measured and predicted. CompareCalibrated does the same with the
+// compute of the measurements a calibration covers taken from its law.
+//
+// # Collectives
+//
+// CompareCollectives predicts each message size of an all-reduce test
+// (nccl-tests' all_reduce_perf, as MeasuredCollective) with the
+// simulator's network on the test's system, and compares times and bus
+// bandwidths.
+package validate
