@@ -101,6 +101,9 @@ func runFit(c *cli.Context, args []string) error {
 	if len(args) == 0 {
 		return usagef("fit: no LOG given (want %s, or nccl-tests output)", logFormats)
 	}
+	if err := checkOutputs("fit", flagPaths(c.String, "out", "plot"), commandInputs(c, "LOG", args)); err != nil {
+		return err
+	}
 	opt := &fit.Options{GroupBy: c.StringSlice("group-by")}
 	if s := c.String("gradient-size"); s != "" {
 		g, err := units.ParseBytes(s)
