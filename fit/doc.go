@@ -18,6 +18,27 @@
 // numbers; a log without a usable record is an error (ErrNoRecords) that
 // says what was expected.
 //
+// # Limits
+//
+// No input makes a reader hold more than bounded memory or quote more
+// than 80 bytes of it in a message (longer text is cut, followed by
+// "…(N bytes)"). A line over MaxLineBytes (1 MiB; a file of NULs, a
+// binary file) ends the reading with an error naming its line. CSV and
+// bench logs are read line by line, up to MaxBytes (4 GiB); the other
+// formats are read whole, up to MaxWholeBytes (256 MiB). A log may give
+// at most MaxRecords (500,000) records; past AggregateRows (10^5) CSV
+// measurement rows, the rows are merged into one measurement per
+// configuration and batch at their mean throughput, and Log.Notes says
+// so. Going over a limit is an error wrapping ErrLimit.
+//
+// Every reader refuses, as a malformed line with its value, a throughput
+// that is not finite and above 0 or exceeds MaxDeviceThroughput (1e9
+// samples/s per device), a step time outside [MinStepTime, MaxStepTime]
+// (1 ns to 1e6 s), a batch over MaxBatch (2^30 samples) and a device count
+// over MaxDevices (10^7); a fit whose v0, t, S_min or B_noise is not
+// finite is a group error. An MLPerf run whose run_stop has no run_start
+// before it, or is not after it in time, is refused.
+//
 // # Throughput law
 //
 // A step on a batch of b samples (the global batch of a device group)

@@ -25,6 +25,9 @@ func checkLog(t *testing.T, data []byte, lg *Log, err error) {
 		if err := r.Validate(); err != nil {
 			t.Fatalf("record %d does not validate: %v", i, err)
 		}
+		if err := checkBounds(&r); err != nil {
+			t.Fatalf("record %d is out of bounds: %v", i, err)
+		}
 		if lg.Lines[i] < 1 || lg.Lines[i] > lines {
 			t.Fatalf("record %d at line %d of %d", i, lg.Lines[i], lines)
 		}

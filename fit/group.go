@@ -336,6 +336,10 @@ func fitGroup(g *Group, s *Settings) {
 		g.Err = err
 		return
 	}
+	if err := finiteLaw(f); err != nil {
+		g.Err = err
+		return
+	}
 	g.Fit = f
 	for i := range g.Points {
 		p := &g.Points[i]
@@ -361,6 +365,9 @@ func fitSteps(sg *StepsGroup, s *Settings) {
 		return
 	}
 	f, err := Steps(b, st, s)
+	if err == nil && (!finite(f.SMin) || !finite(f.BNoise)) {
+		err = fmt.Errorf("the fit gives S_min = %v, B_noise = %v: want finite values", f.SMin, f.BNoise)
+	}
 	if err != nil {
 		sg.Err = fmt.Errorf("batches that reached the target: %w", err)
 		return
@@ -487,4 +494,16 @@ func lessKey(a, b Key) bool {
 		cmp.Compare(a.Precision, b.Precision),
 		cmp.Compare(calib.LabelString(a.Labels), calib.LabelString(b.Labels)),
 	) < 0
+}
+
+func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
+
+// finiteLaw returns an error for a fit whose v0 or t is not finite: the
+// readers' bounds keep the points finite, and a law that is not would
+// calibrate the simulator with infinities.
+func finiteLaw(f *ThroughputFit) error {
+	if !finite(f.V0) || !finite(float64(f.T)) {
+		return fmt.Errorf("the fit gives v0 = %v samples/s, t = %v s: want finite values", f.V0, float64(f.T))
+	}
+	return nil
 }

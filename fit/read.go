@@ -2,13 +2,9 @@ package fit
 
 import (
 	"bytes"
-	"encoding/binary"
 	"errors"
 	"fmt"
-	"io"
-	"os"
 	"strings"
-	"unicode/utf16"
 
 	"scaleplan/internal/benchlog"
 	"scaleplan/internal/units"
@@ -160,6 +156,8 @@ type Log struct {
 	Malformed int                   // lines that could not be read
 	Errors    []*benchlog.LineError // the first MaxQuoted of them
 	Notes     []string              // what the reader assumed or could not do
+
+	over bool // more than MaxRecords
 }
 
 // Run is one training run of an MLPerf or torchvision log.
@@ -246,6 +244,14 @@ func (lg *Log) MalformedSummary() string {
 }
 
 func (lg *Log) add(r benchlog.Record, line int) {
+	if len(lg.Records)+len(lg.Runs)+len(lg.Collectives) >= MaxRecords {
+		lg.over = true
+		return
+	}
+	if err := checkBounds(&r); err != nil {
+		lg.malformed(line, nil, err)
+		return
+	}
 	lg.Records = append(lg.Records, r)
 	lg.Lines = append(lg.Lines, line)
 }
@@ -262,83 +268,23 @@ func (lg *Log) addValid(r benchlog.Record, line int, text []byte) {
 func (lg *Log) malformed(line int, text []byte, err error) {
 	lg.Malformed++
 	if len(lg.Errors) < MaxQuoted {
-		lg.Errors = append(lg.Errors, &benchlog.LineError{Line: line, Text: cut(string(bytes.TrimSpace(text)), 120), Err: err})
+		lg.Errors = append(lg.Errors, &benchlog.LineError{Line: line, Text: cutText(bytes.TrimSpace(text)), Err: err})
 	}
+}
+
+// cutText returns the first 80 bytes of a line (on a character boundary)
+// followed by "…(N bytes)" when it is longer, for a LineError to quote.
+func cutText(b []byte) string {
+	return clip(string(b))
 }
 
 func (lg *Log) notef(format string, args ...any) {
 	lg.Notes = append(lg.Notes, fmt.Sprintf(format, args...))
 }
 
-// ReadFile reads the log in the named file; see Read.
-func ReadFile(name string) (*Log, error) {
-	f, err := os.Open(name)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return Read(f, name)
-}
-
-// Read reads a log, detecting its format with Detect. name is used in
-// messages. Malformed lines are counted in Log.Malformed and the first
-// MaxQuoted kept in Log.Errors; reading goes on after them. A log with no
-// usable record is an error (ErrNoRecords) that says what was expected.
-func Read(r io.Reader, name string) (*Log, error) {
-	data, err := readText(r)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
-	}
-	f, err := Detect(data)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
-	}
-	return parse(data, name, f)
-}
-
-// ReadAs reads a log in format f; see Read.
-func ReadAs(r io.Reader, name string, f Format) (*Log, error) {
-	data, err := readText(r)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
-	}
-	return parse(data, name, f)
-}
-
-// readText reads r as UTF-8 text: a UTF-8 byte order mark, which
-// spreadsheets write before a CSV, is dropped, and text in UTF-16 with a
-// byte order mark, which Windows PowerShell's > writes, is converted.
-func readText(r io.Reader) ([]byte, error) {
-	data, err := io.ReadAll(r)
-	if err != nil {
-		return nil, err
-	}
-	var order binary.ByteOrder
-	switch {
-	case bytes.HasPrefix(data, []byte("\xef\xbb\xbf")):
-		return data[3:], nil
-	case bytes.HasPrefix(data, []byte("\xff\xfe")):
-		order = binary.LittleEndian
-	case bytes.HasPrefix(data, []byte("\xfe\xff")):
-		order = binary.BigEndian
-	default:
-		return data, nil
-	}
-	if len(data)%2 != 0 {
-		return nil, errors.New("UTF-16 text (byte order mark) of an odd number of bytes")
-	}
-	codes := make([]uint16, 0, len(data)/2-1)
-	for i := 2; i < len(data); i += 2 {
-		codes = append(codes, order.Uint16(data[i:]))
-	}
-	return []byte(string(utf16.Decode(codes))), nil
-}
-
 func parse(data []byte, name string, f Format) (*Log, error) {
 	lg := &Log{Name: name, Format: f}
 	switch f {
-	case Benchlog:
-		readBenchlog(data, lg)
 	case MLPerf:
 		readMLPerf(data, lg, decodeMLLOG)
 	case MLPerfV06:
@@ -361,15 +307,23 @@ func parse(data []byte, name string, f Format) (*Log, error) {
 		readLightning(data, lg)
 	case NCCLTests:
 		readNCCL(data, lg)
-	case CSV:
-		if err := readCSV(data, lg); err != nil {
-			return nil, fmt.Errorf("%s: %w", name, err)
-		}
+	case CSV, Benchlog:
+		return parseFrom(bytes.NewReader(data), name, f)
 	default:
-		return nil, fmt.Errorf("%s: unknown format %q (valid: %s)", name, f, formatNames())
+		return nil, fmt.Errorf("%s: unknown format %s (valid: %s)", name, quote(string(f)), formatNames())
+	}
+	return lg.finish()
+}
+
+// finish returns lg, or an error if it went over MaxRecords or holds no
+// usable record.
+func (lg *Log) finish() (*Log, error) {
+	if lg.over {
+		return nil, fmt.Errorf("%s: more than %d records, runs or collective tests (the limit of one log; %s): %w",
+			lg.Name, MaxRecords, "split it, or give a CSV whose rows repeat configurations", ErrLimit)
 	}
 	if len(lg.Records) == 0 && len(lg.Runs) == 0 && len(lg.Collectives) == 0 {
-		msg := fmt.Sprintf("%s: %v in %s: want %s", name, ErrNoRecords, f.Describe(), f.expect())
+		msg := fmt.Sprintf("%s: %v in %s: want %s", lg.Name, ErrNoRecords, lg.Format.Describe(), lg.Format.expect())
 		if s := lg.MalformedSummary(); s != "" {
 			msg += "; " + s
 		}
@@ -439,72 +393,80 @@ func formatNames() string {
 //
 // Otherwise it returns ErrUnknownFormat with what each format looks like.
 func Detect(data []byte) (Format, error) {
-	first := firstLine(data, false)
-	if bytes.HasPrefix(first, []byte("{")) && !bytes.HasPrefix(first, []byte("{'")) {
-		return Benchlog, nil
-	}
-	if bytes.Contains(data, mllogMarker) {
-		return MLPerf, nil
-	}
-	if bytes.Contains(data, mllMarker) {
-		return MLPerfV06, nil
-	}
-	tf, horovod, tv, hf, mg, ds, tt, nc := false, false, false, false, false, false, false, false
-	lines(data, func(_ int, l []byte) {
-		if bytes.Contains(l, []byte("total images/sec:")) || (bytes.Contains(l, []byte("images/sec: ")) && bytes.Contains(l, []byte("(jitter = "))) {
-			tf = true
+	var d detector
+	lines(data, func(_ int, l []byte) { d.line(l) })
+	return d.result()
+}
+
+// detector decides the format of a log from its lines, fed in order; see
+// Detect.
+type detector struct {
+	first, header                                   []byte // first non-blank line; first that is not a # comment either
+	mllog, mll, tf, horovod, tv, hf, mg, ds, tt, nc bool
+}
+
+// line feeds the detector one line; it returns true once the format is
+// known whatever follows (a bench log, from its first line).
+func (d *detector) line(l []byte) bool {
+	if t := bytes.TrimSpace(l); len(t) > 0 {
+		if d.first == nil {
+			d.first = bytes.Clone(t)
 		}
-		if bytes.Contains(l, []byte("Img/sec per ")) || bytes.Contains(l, []byte("Total img/sec on ")) {
-			horovod = true
+		if d.header == nil && t[0] != '#' {
+			d.header = bytes.Clone(t)
 		}
-		if !tv && bytes.Contains(l, []byte("Epoch: [")) {
-			tv = tvEpochLine.Match(l) && tvTimeData(string(l)) != nil
-		}
-		if !hf && bytes.Contains(l, []byte("{'")) {
-			hf = isHFLog(hfSegment(l))
-		}
-		if !hf && bytes.Contains(l, []byte(hfHeader)) {
-			hf = true
-		}
-		if !mg && bytes.Contains(l, []byte("elapsed time per iteration (ms):")) {
-			mg = mgIteration.Match(l)
-		}
-		if !ds && bytes.Contains(l, []byte("RunningAvgSamplesPerSec=")) {
-			ds = true
-		}
-		if !tt && bytes.Contains(l, []byte("step:")) {
-			tt = isTorchtitanStep(l)
-		}
-		if !nc && bytes.Contains(l, []byte("busbw")) && bytes.Contains(l, []byte("algbw")) {
-			nc = bytes.HasPrefix(bytes.TrimSpace(l), []byte("#"))
-		}
-	})
-	if nc {
-		return NCCLTests, nil
 	}
-	if tf {
-		return TFCNN, nil
+	if bytes.HasPrefix(d.first, []byte("{")) && !bytes.HasPrefix(d.first, []byte("{'")) {
+		return true
 	}
-	if horovod {
-		return Horovod, nil
+	d.mllog = d.mllog || bytes.Contains(l, mllogMarker)
+	d.mll = d.mll || bytes.Contains(l, mllMarker)
+	if bytes.Contains(l, []byte("total images/sec:")) || (bytes.Contains(l, []byte("images/sec: ")) && bytes.Contains(l, []byte("(jitter = "))) {
+		d.tf = true
 	}
-	if tv {
-		return Torchvision, nil
+	if bytes.Contains(l, []byte("Img/sec per ")) || bytes.Contains(l, []byte("Total img/sec on ")) {
+		d.horovod = true
 	}
-	if hf {
-		return HFTrainer, nil
+	if !d.tv && bytes.Contains(l, []byte("Epoch: [")) {
+		d.tv = tvEpochLine.Match(l) && tvTimeData(string(l)) != nil
 	}
-	if mg {
-		return Megatron, nil
+	if !d.hf && bytes.Contains(l, []byte("{'")) {
+		d.hf = isHFLog(hfSegment(l))
 	}
-	if ds {
-		return DeepSpeed, nil
+	if !d.hf && bytes.Contains(l, []byte(hfHeader)) {
+		d.hf = true
 	}
-	if tt {
-		return Torchtitan, nil
+	if !d.mg && bytes.Contains(l, []byte("elapsed time per iteration (ms):")) {
+		d.mg = mgIteration.Match(l)
+	}
+	if !d.ds && bytes.Contains(l, []byte("RunningAvgSamplesPerSec=")) {
+		d.ds = true
+	}
+	if !d.tt && bytes.Contains(l, []byte("step:")) {
+		d.tt = isTorchtitanStep(l)
+	}
+	if !d.nc && bytes.Contains(l, []byte("busbw")) && bytes.Contains(l, []byte("algbw")) {
+		d.nc = bytes.HasPrefix(bytes.TrimSpace(l), []byte("#"))
+	}
+	return false
+}
+
+// result returns the format of the lines fed, in the order of Detect.
+func (d *detector) result() (Format, error) {
+	for _, c := range []struct {
+		ok bool
+		f  Format
+	}{
+		{bytes.HasPrefix(d.first, []byte("{")) && !bytes.HasPrefix(d.first, []byte("{'")), Benchlog},
+		{d.mllog, MLPerf}, {d.mll, MLPerfV06}, {d.nc, NCCLTests}, {d.tf, TFCNN}, {d.horovod, Horovod},
+		{d.tv, Torchvision}, {d.hf, HFTrainer}, {d.mg, Megatron}, {d.ds, DeepSpeed}, {d.tt, Torchtitan},
+	} {
+		if c.ok {
+			return c.f, nil
+		}
 	}
 	var asCSV error
-	if h := firstLine(data, true); h != nil {
+	if h := d.header; h != nil {
 		if isLightningHeader(string(h)) {
 			return Lightning, nil
 		}
@@ -525,26 +487,6 @@ func Detect(data []byte) (Format, error) {
 	return "", fmt.Errorf("%w; want one of:\n  %s", ErrUnknownFormat, msg)
 }
 
-// firstLine returns the first non-blank line of data, skipping lines that
-// start with # if comments is set, or nil.
-func firstLine(data []byte, comments bool) []byte {
-	for len(data) > 0 {
-		i := bytes.IndexByte(data, '\n')
-		var l []byte
-		if i < 0 {
-			l, data = data, nil
-		} else {
-			l, data = data[:i], data[i+1:]
-		}
-		l = bytes.TrimSpace(l)
-		if len(l) == 0 || (comments && l[0] == '#') {
-			continue
-		}
-		return l
-	}
-	return nil
-}
-
 // lines calls fn for every line of data with its 1-based number, without
 // the line ending.
 func lines(data []byte, fn func(n int, l []byte)) {
@@ -562,35 +504,23 @@ func lines(data []byte, fn func(n int, l []byte)) {
 	}
 }
 
-// readBenchlog reads a bench log with benchlog.Reader.
-func readBenchlog(data []byte, lg *Log) {
-	r := benchlog.NewReader(bytes.NewReader(data))
+// readBenchlog reads a bench log's JSON lines as benchlog.Reader does,
+// within the limits of lr.
+func readBenchlog(lr *lineReader, lg *Log) error {
 	for {
-		rec, err := r.Next()
-		if err == io.EOF {
-			return
+		l, ok := lr.next()
+		if !ok {
+			return lr.err
 		}
-		var le *benchlog.LineError
-		switch {
-		case errors.As(err, &le):
-			lg.Malformed++
-			if len(lg.Errors) < MaxQuoted {
-				lg.Errors = append(lg.Errors, le)
-			}
-		case err != nil:
-			// The scanner stops at a line longer than benchlog allows.
-			lg.malformed(r.Line()+1, nil, errors.Unwrap(err))
-			lg.notef("reading stopped at line %d", r.Line()+1)
-			return
-		default:
-			lg.add(rec, r.Line())
+		b := bytes.TrimSpace(l)
+		if len(b) == 0 {
+			continue
 		}
+		rec, err := benchlog.Decode(b)
+		if err != nil {
+			lg.malformed(lr.n, b, err)
+			continue
+		}
+		lg.add(rec, lr.n)
 	}
-}
-
-func cut(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "..."
 }

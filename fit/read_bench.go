@@ -161,7 +161,7 @@ const maxCount = 1 << 31
 func parseCount(what, s string) (int, error) {
 	n, err := strconv.Atoi(s)
 	if err != nil || n < 1 || n > maxCount {
-		return 0, fmt.Errorf("%s %q: want a whole number from 1 to 2^31", what, s)
+		return 0, fmt.Errorf("%s %s: want a whole number from 1 to 2^31", what, quote(s))
 	}
 	return n, nil
 }
@@ -171,7 +171,7 @@ func parseCount(what, s string) (int, error) {
 func positive(m []string, i int) (float64, error) {
 	v, err := nonNegative(m, i)
 	if err == nil && v == 0 {
-		return 0, fmt.Errorf("bad number %q", m[i])
+		return 0, fmt.Errorf("bad number %s", quote(m[i]))
 	}
 	return v, err
 }
@@ -184,7 +184,7 @@ func nonNegative(m []string, i int) (float64, error) {
 	}
 	v, err := strconv.ParseFloat(m[i], 64)
 	if err != nil || !(v >= 0) || v > 1e300 {
-		return 0, fmt.Errorf("bad number %q", m[i])
+		return 0, fmt.Errorf("bad number %s", quote(m[i]))
 	}
 	return v, nil
 }

@@ -1,10 +1,14 @@
 package fit
 
 import (
+	"bytes"
+	"cmp"
 	"encoding/csv"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -17,10 +21,10 @@ import (
 // "step_time (ms)", scales plain numbers; a cell may also carry its own
 // unit, "54 ms". Other columns become labels.
 var csvColumns = map[string][]string{
-	"batch":           {"batch", "batch_size", "per_device_batch", "batch_per_device", "local_batch", "micro_batch", "bs"},
-	"global_batch":    {"global_batch", "global_batch_size", "total_batch", "total_batch_size"},
-	"devices":         {"devices", "num_devices", "gpus", "num_gpus", "n_gpus", "ngpus", "workers", "world_size", "ranks"},
-	"samples_per_s":   {"samples_per_s", "samples_per_sec", "samples/s", "samples/sec", "throughput", "img/s", "img/sec", "images/s", "images/sec", "images_per_sec", "img_per_sec"},
+	"batch":           {"batch", "batch_size", "per_device_batch", "per_device_batch_size", "per_device_train_batch_size", "batch_per_device", "local_batch", "micro_batch", "micro_batch_size", "bs"},
+	"global_batch":    {"global_batch", "global_batch_size", "total_batch", "total_batch_size", "effective_batch_size"},
+	"devices":         {"devices", "num_devices", "n_devices", "device_count", "gpus", "num_gpus", "n_gpus", "ngpus", "gpu_count", "workers", "world_size", "ranks"},
+	"samples_per_s":   {"samples_per_s", "samples_per_sec", "samples_per_second", "samples/s", "samples/sec", "throughput", "img/s", "img/sec", "images/s", "images/sec", "images_per_sec", "images_per_second", "img_per_sec", "examples_per_sec", "examples_per_second", "sequences_per_second"},
 	"step_time":       {"step_time", "step_time_s", "step_s", "time_per_step", "sec_per_step", "seconds_per_step"},
 	"step_time_ms":    {"step_time_ms", "step_ms", "time_per_step_ms"},
 	"steps_to_target": {"steps_to_target"},
@@ -80,7 +84,7 @@ func parseHeader(line string) (*csvHeader, error) {
 			continue
 		}
 		if _, dup := h.col[c]; dup {
-			return nil, fmt.Errorf("csv header: columns %q and %q both give %s", fields[h.col[c]], f, c)
+			return nil, fmt.Errorf("csv header: columns %s and %s both give %s", quote(fields[h.col[c]]), quote(f), c)
 		}
 		h.col[c] = i
 		switch {
@@ -89,7 +93,7 @@ func parseHeader(line string) (*csvHeader, error) {
 		case c == "step_time" && unit != "":
 			u, err := units.ParseSeconds("1 " + unit)
 			if err != nil {
-				return nil, fmt.Errorf("csv header: column %q: %w", f, err)
+				return nil, fmt.Errorf("csv header: column %s: %w", quote(f), err)
 			}
 			h.stepUnit = float64(u)
 		}
@@ -107,10 +111,10 @@ func parseHeader(line string) (*csvHeader, error) {
 	_, t := h.col["step_time"]
 	_, s := h.col["steps_to_target"]
 	if !b && !g {
-		return nil, fmt.Errorf("csv header %q: no batch column (want one of %s)", line, strings.Join(append(csvColumns["batch"][:2:2], csvColumns["global_batch"][:2]...), ", "))
+		return nil, fmt.Errorf("csv header %s: no batch column (want one of %s)", quote(line), strings.Join(append(csvColumns["batch"][:2:2], csvColumns["global_batch"][:2]...), ", "))
 	}
 	if !v && !t && !s {
-		return nil, fmt.Errorf("csv header %q: no samples_per_s, step_time or steps_to_target column", line)
+		return nil, fmt.Errorf("csv header %s: no samples_per_s, step_time or steps_to_target column", quote(line))
 	}
 	return h, nil
 }
@@ -125,6 +129,15 @@ func normalizeColumn(f string) (name, unit string) {
 	}
 	f = strings.NewReplacer(" ", "_", "-", "_").Replace(f)
 	return f, unit
+}
+
+// split returns the cells of a row: a row without quotes is split at
+// its separators, others are read as CSV.
+func (h *csvHeader) split(line string) ([]string, error) {
+	if !strings.Contains(line, `"`) {
+		return strings.Split(line, string(h.sep)), nil
+	}
+	return splitCSV(line, h.sep)
 }
 
 func splitCSV(line string, sep rune) ([]string, error) {
@@ -143,42 +156,165 @@ func splitCSV(line string, sep rune) ([]string, error) {
 	return rec, nil
 }
 
-// readCSV reads rows under a header. A row with steps_to_target is a
-// convergence record; other rows are measurements. batch is the batch per
-// device and devices defaults to 1; global_batch, when absent, is
-// batch × devices. Lines starting with # are comments.
-func readCSV(data []byte, lg *Log) error {
+// readCSV reads rows under a header, line by line from lr. A row with
+// steps_to_target is a convergence record; other rows are measurements.
+// batch is the batch per device and devices defaults to 1; global_batch,
+// when absent, is batch × devices, and when given without batch beside a
+// devices column it must divide by the devices. Lines starting with # are
+// comments. Past AggregateRows measurement rows, rows are merged into one
+// measurement per configuration and batch (csvRows).
+func readCSV(lr *lineReader, lg *Log) error {
 	var h *csvHeader
-	var herr error
-	lines(data, func(n int, l []byte) {
-		s := strings.TrimSpace(string(l))
-		if s == "" || strings.HasPrefix(s, "#") || herr != nil {
-			return
+	var rows csvRows
+	for {
+		l, ok := lr.next()
+		if !ok {
+			break
 		}
+		t := bytes.TrimSpace(l)
+		if len(t) == 0 || t[0] == '#' {
+			continue
+		}
+		s := string(t)
 		if h == nil {
-			h, herr = parseHeader(s)
-			return
+			var err error
+			if h, err = parseHeader(s); err != nil {
+				return fmt.Errorf("%s: %w", lg.Name, err)
+			}
+			continue
 		}
 		rec, err := h.record(s)
-		if err != nil {
-			lg.malformed(n, l, err)
-			return
+		if err == nil {
+			err = rec.Validate()
 		}
-		lg.addValid(rec, n, l)
-	})
-	if herr != nil {
-		return herr
+		if err == nil {
+			err = checkBounds(&rec)
+		}
+		if err != nil {
+			lg.malformed(lr.n, t, err)
+			continue
+		}
+		rows.add(lg, rec, lr.n)
+	}
+	if lr.err != nil {
+		return lr.err
 	}
 	if h == nil {
-		return fmt.Errorf("%w in %s: want %s", ErrNoRecords, CSV.Describe(), CSV.expect())
+		return fmt.Errorf("%s: %w in %s: want %s", lg.Name, ErrNoRecords, CSV.Describe(), CSV.expect())
 	}
+	rows.flush(lg)
 	return nil
+}
+
+// csvRows keeps the measurement rows of a CSV one by one up to
+// AggregateRows, and past it merges them all into one measurement per
+// configuration and batch, whose throughput is the mean of its rows': a
+// file of ten million rows is then held as a few records.
+type csvRows struct {
+	kept   int            // measurement rows added to the log one by one
+	index  map[string]int // key → aggs; nil until the rows are merged
+	aggs   []csvAgg
+	merged int // rows merged
+	key    []byte
+}
+
+// csvAgg is the measurement rows of one configuration and batch.
+type csvAgg struct {
+	rec  benchlog.Record // the first row's, its speed then replaced by the mean
+	line int             // the first row's line
+	n    int             // rows
+	sum  float64         // of their throughputs, samples/s
+}
+
+func (c *csvRows) add(lg *Log, rec benchlog.Record, line int) {
+	if rec.Kind != benchlog.KindMeasurement {
+		lg.add(rec, line)
+		return
+	}
+	if c.index == nil && c.kept < AggregateRows {
+		c.kept++
+		lg.add(rec, line)
+		return
+	}
+	if c.index == nil {
+		c.index = map[string]int{}
+		keep := 0
+		for i, r := range lg.Records {
+			if r.Kind == benchlog.KindMeasurement {
+				c.merge(lg, r, lg.Lines[i])
+				continue
+			}
+			lg.Records[keep], lg.Lines[keep] = r, lg.Lines[i]
+			keep++
+		}
+		lg.Records, lg.Lines = slices.Clip(lg.Records[:keep]), slices.Clip(lg.Lines[:keep])
+	}
+	c.merge(lg, rec, line)
+}
+
+// merge adds a measurement row to its configuration's aggregate.
+func (c *csvRows) merge(lg *Log, rec benchlog.Record, line int) {
+	c.key = recordKey(c.key[:0], &rec)
+	i, ok := c.index[string(c.key)]
+	if !ok {
+		if len(c.aggs)+len(lg.Records) >= MaxRecords {
+			lg.over = true
+			return
+		}
+		i = len(c.aggs)
+		c.index[string(c.key)] = i
+		c.aggs = append(c.aggs, csvAgg{rec: rec, line: line})
+	}
+	a := &c.aggs[i]
+	a.n++
+	a.sum += rec.Throughput()
+	c.merged++
+}
+
+// flush adds the aggregates to lg, in the order of their first lines
+// among its other records, and notes the merge.
+func (c *csvRows) flush(lg *Log) {
+	if c.index == nil {
+		return
+	}
+	for _, a := range c.aggs {
+		r := a.rec
+		r.SamplesPerSec, r.StepTime, r.StepTimeStd = a.sum/float64(a.n), 0, 0
+		lg.Records = append(lg.Records, r)
+		lg.Lines = append(lg.Lines, a.line)
+	}
+	idx := make([]int, len(lg.Records))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortStableFunc(idx, func(i, j int) int { return cmp.Compare(lg.Lines[i], lg.Lines[j]) })
+	recs, lines := make([]benchlog.Record, len(idx)), make([]int, len(idx))
+	for k, i := range idx {
+		recs[k], lines[k] = lg.Records[i], lg.Lines[i]
+	}
+	lg.Records, lg.Lines = recs, lines
+	lg.notef("%d measurement rows (more than %d) merged into %d measurements, one per configuration and batch at the mean throughput of its rows, each at the line of its first row; the outlier and lack-of-fit tests see these means", c.merged, AggregateRows, len(c.aggs))
+}
+
+// recordKey appends to b what identifies a measurement's configuration:
+// every field but its speed, and its labels.
+func recordKey(b []byte, r *benchlog.Record) []byte {
+	for _, s := range []string{r.Model, r.Device, r.Precision, r.Transport, r.Run} {
+		b = append(append(b, s...), 0)
+	}
+	for _, n := range []int{r.Workers, r.Batch, r.GlobalBatch, r.Accumulate} {
+		b = append(strconv.AppendInt(b, int64(n), 10), 0)
+	}
+	for _, k := range slices.Sorted(maps.Keys(r.Labels)) {
+		b = append(append(append(append(b, k...), '='), r.Labels[k]...), 0)
+	}
+	return b
 }
 
 // record turns one row into a record.
 func (h *csvHeader) record(line string) (benchlog.Record, error) {
 	var r benchlog.Record
-	cells, err := splitCSV(line, h.sep)
+	cells, err := h.split(line)
 	if err != nil {
 		return r, err
 	}
@@ -198,7 +334,7 @@ func (h *csvHeader) record(line string) (benchlog.Record, error) {
 		}
 		v, err := strconv.ParseFloat(s, 64)
 		if err != nil || v < 0 || math.IsInf(v, 0) || math.IsNaN(v) {
-			return 0, fmt.Errorf("%s %q: want a number >= 0", c, s)
+			return 0, fmt.Errorf("%s %s: want a number >= 0", c, quote(s))
 		}
 		return v, nil
 	}
@@ -208,7 +344,7 @@ func (h *csvHeader) record(line string) (benchlog.Record, error) {
 			return 0, err
 		}
 		if v != math.Trunc(v) || v > maxCount {
-			return 0, fmt.Errorf("%s %q: want a whole number up to 2^31", c, cell(c))
+			return 0, fmt.Errorf("%s %s: want a whole number up to 2^31", c, quote(cell(c)))
 		}
 		return int(v), nil
 	}
@@ -243,7 +379,7 @@ func (h *csvHeader) record(line string) (benchlog.Record, error) {
 		v   float64
 	}{{"batch", float64(batch)}, {"global_batch", float64(global)}, {"devices", float64(devices)}, {"steps_to_target", float64(steps)}, {"samples_per_s", samples}} {
 		if z.v == 0 && cell(z.col) != "" {
-			errs = append(errs, fmt.Errorf("%s %q: want a number > 0", z.col, cell(z.col)))
+			errs = append(errs, fmt.Errorf("%s %s: want a number > 0", z.col, quote(cell(z.col))))
 		}
 	}
 	if err := oneLine(errs); err != nil {
@@ -251,7 +387,7 @@ func (h *csvHeader) record(line string) (benchlog.Record, error) {
 	}
 	var stepTime float64
 	if s := cell("step_time"); s != "" {
-		if strings.IndexFunc(s, func(r rune) bool { return r >= 'a' && r <= 'z' || r == 'µ' }) >= 0 {
+		if _, err := strconv.ParseFloat(s, 64); err != nil && strings.IndexFunc(s, func(r rune) bool { return r >= 'a' && r <= 'z' || r == 'µ' }) >= 0 {
 			t, err := units.ParseSeconds(s)
 			if err != nil {
 				return r, fmt.Errorf("step_time: %w", err)
@@ -265,8 +401,16 @@ func (h *csvHeader) record(line string) (benchlog.Record, error) {
 			stepTime = scale(v, h.stepUnit)
 		}
 		if stepTime == 0 {
-			return r, fmt.Errorf("step_time %q: want a time > 0", s)
+			return r, fmt.Errorf("step_time %s: want a time > 0", quote(s))
 		}
+	}
+	if batch == 0 && global > 0 && devices > 0 {
+		// A global batch beside a device count gives the batch per
+		// device, which must be whole.
+		if global%devices != 0 {
+			return r, fmt.Errorf("global_batch %d is not a multiple of devices %d: want a whole batch per device (or give the batch column)", global, devices)
+		}
+		batch = global / devices
 	}
 	if devices == 0 {
 		devices = 1
@@ -299,7 +443,7 @@ func (h *csvHeader) record(line string) (benchlog.Record, error) {
 			case "false", "no", "0", "n":
 				r.Reached = false
 			default:
-				return r, fmt.Errorf("reached %q: want true or false", cell("reached"))
+				return r, fmt.Errorf("reached %s: want true or false", quote(cell("reached")))
 			}
 		}
 		r.Accuracy, r.Target = fraction(acc), fraction(target)

@@ -149,7 +149,7 @@ func readDeepSpeed(data []byte, lg *Log) {
 			step := cur.rankStep
 			if m[1] != "" {
 				if step, err = strconv.Atoi(m[1]); err != nil || step > maxCount {
-					lg.malformed(n, l, fmt.Errorf("global_step %q: want a whole number", m[1]))
+					lg.malformed(n, l, fmt.Errorf("global_step %s: want a whole number", quote(m[1])))
 					return
 				}
 			}

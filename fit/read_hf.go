@@ -319,7 +319,7 @@ func readHFTrainer(data []byte, lg *Log) {
 			}
 			f, err := hfFloat(v)
 			if err != nil || f < 0 || f > 1e300 {
-				bad = append(bad, fmt.Errorf("%s %q: want a number of at least 0", key, v))
+				bad = append(bad, fmt.Errorf("%s %s: want a number of at least 0", key, quote(v)))
 				return 0, false
 			}
 			return f, true
@@ -534,7 +534,7 @@ func hfFloat(v string) (float64, error) {
 	}
 	f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
 	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
-		return 0, fmt.Errorf("bad number %q", v)
+		return 0, fmt.Errorf("bad number %s", quote(v))
 	}
 	return f, nil
 }

@@ -172,7 +172,7 @@ func readLightning(data []byte, lg *Log) {
 			case len(accs) == 1 && slices.Contains(fields, "step"):
 				accuracy = accs[0]
 			case len(accs) > 1:
-				lg.notef("line %d: columns %s all look like a validation accuracy: none is read, so no steps to a target", n, strings.Join(accs, ", "))
+				lg.notef("line %d: columns %s all look like a validation accuracy: none is read, so no steps to a target", n, clip(strings.Join(accs, ", ")))
 			}
 			return
 		}
@@ -206,7 +206,7 @@ func readLightning(data []byte, lg *Log) {
 			}
 			v, err := strconv.ParseFloat(c, 64)
 			if err != nil || !(v >= 0) || math.IsInf(v, 0) {
-				bad = append(bad, fmt.Errorf("%s %q: want a number >= 0", name, cells[i]))
+				bad = append(bad, fmt.Errorf("%s %s: want a number >= 0", name, quote(cells[i])))
 				return -1
 			}
 			return v

@@ -250,7 +250,7 @@ func readMegatron(data []byte, lg *Log) {
 			}
 			t, ok := dateSeconds(m[3:])
 			if !ok {
-				lg.malformed(n, l, fmt.Errorf("datetime %q: want YYYY-MM-DD HH:MM:SS", m[2]))
+				lg.malformed(n, l, fmt.Errorf("datetime %s: want YYYY-MM-DD HH:MM:SS", quote(m[2])))
 				return
 			}
 			if m[1] == "after training is done" {
@@ -373,7 +373,7 @@ func mgField(s, key string) (float64, error) {
 	v := strings.TrimSpace(mgRaw(s, key))
 	f, err := strconv.ParseFloat(v, 64)
 	if err != nil || !(f > 0) || f > 1e300 {
-		return 0, fmt.Errorf("%s %q: want a time above 0", strings.TrimSuffix(key, ":"), v)
+		return 0, fmt.Errorf("%s %s: want a time above 0", strings.TrimSuffix(key, ":"), quote(v))
 	}
 	return f, nil
 }

@@ -101,11 +101,11 @@ func mllTime(s []byte) (float64, error) {
 		return true
 	}
 	if len(ip) == 0 || len(ip) > 12 || len(fp) > 9 || !digits(ip) || !digits(fp) {
-		return 0, fmt.Errorf("time %q: want seconds since the epoch, such as 1561012831.003", s)
+		return 0, fmt.Errorf("time %s: want seconds since the epoch, such as 1561012831.003", quote(string(s)))
 	}
 	n, err := strconv.ParseUint(string(ip)+string(fp), 10, 64)
 	if err != nil {
-		return 0, fmt.Errorf("time %q: %w", s, err)
+		return 0, fmt.Errorf("time %s: %w", quote(string(s)), err)
 	}
 	ms := float64(n)
 	if k := len(fp) - 3; k > 0 {
@@ -173,6 +173,7 @@ const queuedCoverage = 0.95
 type mlRun struct {
 	startMS, stopMS   float64
 	started, stopped  bool
+	startLine         int
 	stopLine, last    int
 	status            string
 	epochStart        map[float64]float64 // epoch_num → time_ms
@@ -222,8 +223,10 @@ type mlRun struct {
 // (1 when not logged) divides global_batch_size, the records have workers =
 // global_batch_size / (d_batch_size · accumulation), that batch per device
 // and that accumulation, else workers 0 (a d_batch_size that does not
-// divide it is noted). Lines without the marker are other output and are
-// skipped.
+// divide it is noted). A run_stop with no run_start before it, or not
+// after it in time, refuses its run (a malformed line naming both lines
+// and times): the run's time to train and success are unknown. Lines
+// without the marker are other output and are skipped.
 func readMLPerf(data []byte, lg *Log, decode func([]byte) (mllog, bool, error)) {
 	var (
 		model, bench string
@@ -274,7 +277,7 @@ func readMLPerf(data []byte, lg *Log, decode func([]byte) (mllog, bool, error)) 
 			v, ok := jsonNumber(e.Value)
 			ok = ok && v >= 0 && v <= 1e15
 			if !ok {
-				lg.malformed(n, l, fmt.Errorf("%s: value %s: want a number in [0, 1e15]", key, e.Value))
+				lg.malformed(n, l, fmt.Errorf("%s: value %s: want a number in [0, 1e15]", key, clip(string(e.Value))))
 			}
 			return v, ok
 		}
@@ -304,7 +307,7 @@ func readMLPerf(data []byte, lg *Log, decode func([]byte) (mllog, bool, error)) 
 				if key != "train_samples" {
 					want = "a whole number from 1 to 2^31"
 				}
-				lg.malformed(n, l, fmt.Errorf("%s: value %s: want %s", key, e.Value, want))
+				lg.malformed(n, l, fmt.Errorf("%s: value %s: want %s", key, clip(string(e.Value)), want))
 				return
 			}
 			switch key {
@@ -323,8 +326,19 @@ func readMLPerf(data []byte, lg *Log, decode func([]byte) (mllog, bool, error)) 
 				run = newRun()
 				run.last = n
 			}
-			run.started, run.startMS = true, t
+			run.started, run.startMS, run.startLine = true, t, n
 		case "run_stop":
+			if !run.started {
+				lg.malformed(n, l, errors.New("run_stop with no run_start before it: run refused (a later run_start starts another run)"))
+				run = nil
+				return
+			}
+			if t <= run.startMS {
+				lg.malformed(n, l, fmt.Errorf("run_stop at line %d (%s ms) is not after run_start at line %d (%s ms): run refused",
+					n, msText(t), run.startLine, msText(run.startMS)))
+				run = nil
+				return
+			}
 			run.stopped, run.stopMS, run.stopLine = true, t, n
 			run.status = jsonString(e.Metadata["status"])
 			finish()
@@ -371,7 +385,7 @@ func readMLPerf(data []byte, lg *Log, decode func([]byte) (mllog, bool, error)) 
 		case "eval_accuracy":
 			v, ok := jsonNumber(e.Value)
 			if !ok || v < 0 {
-				lg.malformed(n, l, fmt.Errorf("eval_accuracy: value %s: want a number >= 0", e.Value))
+				lg.malformed(n, l, fmt.Errorf("eval_accuracy: value %s: want a number >= 0", clip(string(e.Value))))
 				return
 			}
 			if v > 1 && v <= 100 && !run.pctNoted {

@@ -166,12 +166,12 @@ func ncPoint(f []string, col map[string]int) (CollectivePoint, string, error) {
 	}
 	size, err := strconv.ParseInt(get("size"), 10, 64)
 	if err != nil || size < 0 || size > 1<<50 {
-		return CollectivePoint{}, "", fmt.Errorf("size %q: want bytes", get("size"))
+		return CollectivePoint{}, "", fmt.Errorf("size %s: want bytes", quote(get("size")))
 	}
 	num := func(name string) (float64, error) {
 		v, err := strconv.ParseFloat(get(name), 64)
 		if err != nil || !(v >= 0) || math.IsInf(v, 0) {
-			return 0, fmt.Errorf("%s %q: want a number >= 0", name, get(name))
+			return 0, fmt.Errorf("%s %s: want a number >= 0", name, quote(get(name)))
 		}
 		return v, nil
 	}
@@ -182,7 +182,7 @@ func ncPoint(f []string, col map[string]int) (CollectivePoint, string, error) {
 		return CollectivePoint{}, "", err
 	}
 	if us == 0 {
-		return CollectivePoint{}, "", fmt.Errorf("time %q: want a time above 0", get("time"))
+		return CollectivePoint{}, "", fmt.Errorf("time %s: want a time above 0", quote(get("time")))
 	}
 	if w := get("#wrong"); w != "" && w != "0" && w != "N/A" {
 		return CollectivePoint{}, "", fmt.Errorf("#wrong %s: the result did not validate", w)

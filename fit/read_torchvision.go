@@ -133,7 +133,7 @@ func readTorchvision(data []byte, lg *Log) {
 	evaluated := func(n int, l []byte, what, text string, scale float64) {
 		v, err := strconv.ParseFloat(text, 64)
 		if err != nil || !(v >= 0 && v <= scale) {
-			lg.malformed(n, l, fmt.Errorf("%s %q: want a number from 0 to %g", what, text, scale))
+			lg.malformed(n, l, fmt.Errorf("%s %s: want a number from 0 to %g", what, quote(text), scale))
 			return
 		}
 		cur.accuracy = v / scale
@@ -390,7 +390,7 @@ func isSpace(c byte) bool { return c == ' ' || c == '\t' }
 func tvParseDuration(s string) (units.Seconds, error) {
 	m := tvDuration.FindStringSubmatch(strings.TrimSpace(s))
 	if m == nil {
-		return 0, fmt.Errorf("duration %q: want H:MM:SS or D days, H:MM:SS", s)
+		return 0, fmt.Errorf("duration %s: want H:MM:SS or D days, H:MM:SS", quote(s))
 	}
 	var days int
 	if m[1] != "" {
@@ -400,7 +400,7 @@ func tvParseDuration(s string) (units.Seconds, error) {
 	mins, _ := strconv.Atoi(m[3])
 	sec, _ := strconv.ParseFloat(m[4], 64)
 	if mins > 59 || sec >= 60 {
-		return 0, fmt.Errorf("duration %q: minutes and seconds must be below 60", s)
+		return 0, fmt.Errorf("duration %s: minutes and seconds must be below 60", quote(s))
 	}
 	return units.Seconds(float64(days*86400+h*3600+mins*60) + sec), nil
 }

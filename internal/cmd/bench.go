@@ -384,6 +384,9 @@ func runBenchThroughput(c *cli.Context) error {
 	if c.NArg() > 0 {
 		return usagef("bench throughput takes no argument, got %q", c.Args().First())
 	}
+	if err := checkOutputs("bench throughput", flagPaths(c.String, "out", "plot"), commandInputs(c, "", nil)); err != nil {
+		return err
+	}
 	format := c.String("format")
 	if err := checkFormat(format); err != nil {
 		return err
@@ -708,6 +711,9 @@ func runBenchSteps(c *cli.Context) error {
 	if c.NArg() > 0 {
 		return usagef("bench steps takes no argument, got %q", c.Args().First())
 	}
+	if err := checkOutputs("bench steps", flagPaths(c.String, "out", "plot"), commandInputs(c, "", nil)); err != nil {
+		return err
+	}
 	format := c.String("format")
 	if err := checkFormat(format); err != nil {
 		return err
@@ -960,6 +966,9 @@ type trainRun struct {
 func runBenchTrain(c *cli.Context) error {
 	if c.NArg() > 0 {
 		return usagef("bench train takes no argument, got %q", c.Args().First())
+	}
+	if err := checkOutputs("bench train", flagPaths(c.String, "out", "plot"), commandInputs(c, "", nil)); err != nil {
+		return err
 	}
 	format := c.String("format")
 	if err := checkFormat(format); err != nil {

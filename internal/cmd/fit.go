@@ -50,6 +50,28 @@ func fitCommand() *cli.Command {
 			"t(p) = t_fixed + 2(p-1)/p * t_comm and, with --gradient-size, the all-reduce\n" +
 			"bandwidth. Convergence records (steps to target per global batch) get\n" +
 			"S(B) = S_min (1 + B_noise/B) and the regime of every batch, automatically.\n\n" +
+			"CSV columns (names lower-cased, spaces and dashes read as _):\n" +
+			"   batch          the batch PER DEVICE; also batch_size, per_device_batch,\n" +
+			"                  per_device_train_batch_size, micro_batch_size, local_batch, bs\n" +
+			"   global_batch   samples per step over all devices; also global_batch_size,\n" +
+			"                  total_batch_size, effective_batch_size; without batch it is\n" +
+			"                  divided by devices (a row where it does not divide is refused)\n" +
+			"   devices        also num_gpus, gpus, n_gpus, world_size, num_devices, ranks;\n" +
+			"                  default 1\n" +
+			"   samples_per_s  of all devices; also samples_per_second, samples/s, throughput,\n" +
+			"                  images_per_sec, images/sec, img/s, examples_per_sec\n" +
+			"   step_time      seconds, or step_time_ms, 'step_time (ms)', or cells like '54 ms'\n" +
+			"   steps_to_target, reached, accuracy, target, model, device, precision\n" +
+			"Other columns are labels.\n\n" +
+			"Limits: a line over 1 MiB, a CSV or bench log over 4 GiB, a log of another\n" +
+			"format over 256 MiB, or more than 500,000 records in one log is an error.\n" +
+			"Past 100,000 measurement rows, a CSV's rows are merged into one measurement\n" +
+			"per configuration and batch at their mean throughput (a note says so). A\n" +
+			"line giving a throughput that is not finite, not above 0 or over 1e9\n" +
+			"samples/s per device, a step time outside 1 ns to 1e6 s, a batch over 2^30\n" +
+			"or over 10^7 devices is refused as malformed. fit exits 1 when no group could\n" +
+			"be fitted, saying why for each; 2 for a wrong command line, including an output\n" +
+			"(--out, --plot) that is one of the LOGs.\n\n" +
 			"Examples:\n" +
 			"   scaleplan fit bench.jsonl\n" +
 			"   scaleplan fit --gradient-size '102.2 MB' --out calib.yaml one-gpu.csv two-gpus.csv\n" +
@@ -78,6 +100,9 @@ func runFit(c *cli.Context, args []string) error {
 	}
 	if len(args) == 0 {
 		return usagef("fit: no LOG given (want %s, or nccl-tests output)", logFormats)
+	}
+	if err := checkOutputs("fit", flagPaths(c.String, "out", "plot"), commandInputs(c, "LOG", args)); err != nil {
+		return err
 	}
 	opt := &fit.Options{GroupBy: c.StringSlice("group-by")}
 	if s := c.String("gradient-size"); s != "" {
@@ -128,6 +153,9 @@ func runFit(c *cli.Context, args []string) error {
 	if err := writeTables(c.App.Writer, format, fitTables(rep, opt)); err != nil {
 		return err
 	}
+	if err := noneFitted(rep); err != nil {
+		return err
+	}
 	if out := c.String("out"); out != "" {
 		cat, prof, err := loadCatalogAndProfiles(c)
 		if err != nil {
@@ -142,6 +170,36 @@ func runFit(c *cli.Context, args []string) error {
 		return writeFitCharts(c, "fit", dir, rep, logs)
 	}
 	return nil
+}
+
+// noneFitted returns an error saying why each group failed when the
+// report has groups (throughput, steps-to-target or collective tests) and
+// not one of them could be fitted: the tables then hold nothing a user
+// could use, and the exit status says so.
+func noneFitted(rep *fit.Report) error {
+	var why []string
+	for _, g := range rep.Groups {
+		if g.Fit != nil {
+			return nil
+		}
+		why = append(why, fmt.Sprintf("throughput group %v: %v", g.Key, g.Err))
+	}
+	for _, s := range rep.Steps {
+		if s.Fit != nil {
+			return nil
+		}
+		why = append(why, fmt.Sprintf("steps-to-target curve of %s: %v", cmp.Or(s.Model, "?"), s.Err))
+	}
+	for _, c := range rep.Collectives {
+		if c.Err == nil || errors.Is(c.Err, fit.ErrLatencyOnly) {
+			return nil
+		}
+		why = append(why, fmt.Sprintf("collective test of %s, line %d: %v", c.Source, c.Line, c.Err))
+	}
+	if len(why) == 0 {
+		return nil
+	}
+	return fmt.Errorf("fit: no group could be fitted:\n  %s", strings.Join(why, "\n  "))
 }
 
 // logFormats names the logs fit reads, for the messages of fit and plot

@@ -73,6 +73,9 @@ func runPlan(c *cli.Context) error {
 	if c.NArg() > 0 {
 		return usagef("plan takes no argument, got %q; give the recipe with --recipe", c.Args().First())
 	}
+	if err := checkOutputs("plan", flagPaths(c.String, "plot"), commandInputs(c, "", nil)); err != nil {
+		return err
+	}
 	req := plan.Request{Recipe: c.String("recipe"), Model: c.String("model"), MaxDevices: c.Int("max-devices"), Decode: c.String("decode"),
 		Calibrations: c.StringSlice("calibration"), Scenario: scenarioOptions(c)}
 	if !slices.Contains(scenarios.DecodeSites, req.Decode) {

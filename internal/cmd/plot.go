@@ -141,6 +141,9 @@ func runPlot(c *cli.Context, args []string) error {
 	if err := kind.checkFlags(c); err != nil {
 		return err
 	}
+	if err := checkOutputs("plot", flagPaths(c.String, "out"), commandInputs(c, "LOG", args[1:])); err != nil {
+		return err
+	}
 	charts, err := kind.charts(c, o, args[1:])
 	if err != nil {
 		return err

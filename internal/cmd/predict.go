@@ -58,6 +58,9 @@ func runPredict(c *cli.Context, args []string) error {
 	if len(args) > 1 {
 		return usagef("predict takes at most one SCENARIO or STUDY, got %d arguments: %s", len(args), strings.Join(args, " "))
 	}
+	if err := checkOutputs("predict", flagPaths(c.String, "plot"), commandInputs(c, "SCENARIO", args)); err != nil {
+		return err
+	}
 	var devices, batch []int
 	var err error
 	if c.IsSet("devices") {

@@ -57,6 +57,9 @@ func runReport(c *cli.Context, args []string) error {
 	if len(args) != 1 {
 		return usagef("report takes one SCENARIO (a shipped scenario's name or a YAML file); `scaleplan catalog` lists them")
 	}
+	if err := checkOutputs("report", flagPaths(c.String, "out"), commandInputs(c, "SCENARIO", args)); err != nil {
+		return err
+	}
 	steps := c.Int("steps")
 	if steps < 1 || steps > sim.MaxSteps {
 		return usagef("report: --steps %d: want 1 to %d", steps, sim.MaxSteps)

@@ -177,6 +177,9 @@ func runSimulate(c *cli.Context, args []string) error {
 	if len(args) != 1 {
 		return usagef("simulate takes one SCENARIO (a shipped scenario's name or a YAML file); `scaleplan catalog` lists them")
 	}
+	if err := checkOutputs("simulate", flagPaths(c.String, "trace", "plot"), commandInputs(c, "SCENARIO", args)); err != nil {
+		return err
+	}
 	o, err := simOptions(c)
 	if err != nil {
 		return err

@@ -101,6 +101,9 @@ func runValidate(c *cli.Context) error {
 	if c.NArg() > 0 {
 		return usagef("validate takes no argument, got %q; give a case file with --cases", c.Args().First())
 	}
+	if err := checkOutputs("validate", flagPaths(c.String, "engine-out", "plot"), commandInputs(c, "", nil)); err != nil {
+		return err
+	}
 	measured := c.IsSet("measured")
 	for _, f := range measuredFlags() {
 		if name := f.Names()[0]; c.IsSet(name) && !measured {
