@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -44,14 +45,30 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 		Flags: []cli.Flag{
 			&cli.StringSliceFlag{Name: "catalog", Usage: "extra catalogue `FILE|DIR` (YAML) that adds or overrides entries; repeatable"},
 			profilesFlag,
+			&cli.BoolFlag{Name: "version", Usage: "print the version (module version, VCS revision and time, Go version) and exit"},
 		},
 		Commands:       commands(),
+		Action:         runApp,
 		ExitErrHandler: func(*cli.Context, error) {},
 		OnUsageError: func(c *cli.Context, err error, _ bool) error {
-			return usageError{err}
+			return flagError("scaleplan", c.App.Flags, err)
 		},
 	}
 	return app
+}
+
+// runApp runs when no command is named: --version prints the version, a
+// first argument that is not a command is an error that suggests the
+// nearest one, and nothing prints the help.
+func runApp(c *cli.Context) error {
+	if c.Bool("version") {
+		fmt.Fprintln(c.App.Writer, versionLine(readBuildInfo()))
+		return nil
+	}
+	if c.NArg() > 0 && c.Args().First() != "help" {
+		return unknownCommand("scaleplan", c.Args().First(), c.App.Commands)
+	}
+	return cli.ShowAppHelp(c)
 }
 
 // Main runs the application with args (args[0] is the program name) and
@@ -88,8 +105,22 @@ func commands() []*cli.Command {
 	cmds := []*cli.Command{catalogCommand(), simulateCommand(), fitCommand(), plotCommand(), reportCommand(), predictCommand(), planCommand(), validateCommand(), benchCommand()}
 	for _, c := range cmds {
 		refuseEmptyValues(c)
+		shortUsageErrors(c)
+		if t, ok := multiTable[c.Name]; ok {
+			c.Flags = append(c.Flags, tableFlag(t.names, t.main))
+		}
 	}
 	return cmds
+}
+
+// multiTable lists the commands that print several tables, with the
+// names of their tables and the one csv prints by default.
+var multiTable = map[string]struct{ names, main string }{
+	"catalog":  {"systems, devices, models, recipes, scenarios", "systems"},
+	"fit":      {"throughput, excluded, comm, steps, steps_points, runs, collectives (those the logs give)", "the first of these"},
+	"predict":  {"side_by_side (with several variants), one per variant (its label in snake_case), notes, answer", "side_by_side, else the only variant's"},
+	"plan":     {"pareto, candidates, infeasible, summary", "pareto"},
+	"validate": {"cases, summary; with --measured: measurements, groups, devices, summary or collectives, summary", "cases, measurements or collectives"},
 }
 
 // refuseEmptyValues makes c and its subcommands refuse a text flag given
@@ -109,8 +140,29 @@ func refuseEmptyValues(c *cli.Command) {
 		if err := emptyValue(ctx); err != nil {
 			return err
 		}
+		if err := unknownSubcommand(ctx); err != nil {
+			return err
+		}
+		if err := tableFormat(ctx); err != nil {
+			return err
+		}
+		if hasFlag(ctx.Command, "table") {
+			w := ctx.App.Writer
+			ctx.App.Writer = &tableChoice{Writer: w, ctx: ctx}
+			defer func() { ctx.App.Writer = w }()
+		}
 		return nameCommand(ctx, action(ctx))
 	}
+}
+
+// hasFlag reports whether c has a flag called name.
+func hasFlag(c *cli.Command, name string) bool {
+	for _, f := range c.Flags {
+		if slices.Contains(f.Names(), name) {
+			return true
+		}
+	}
+	return false
 }
 
 // nameCommand puts the command's name before a usage error that starts

@@ -364,8 +364,8 @@ func TestTorchTable(t *testing.T) {
 	if err := tb.write(&b, "csv"); err != nil {
 		t.Fatal(err)
 	}
-	want := "model,precision,workers,batch,global_batch,steps,step_ms,std_ms,samples_per_s,peak_memory\n" +
-		"resnet50,amp-bf16,8,256,2048,20,250.00,1.00,8192,40 GB\n" +
+	want := "model,precision,workers,batch,global_batch,steps,step_s,std_s,samples_per_s,peak_memory_bytes\n" +
+		"resnet50,amp-bf16,8,256,2048,20,0.25,0.001,8192,40000000000\n" +
 		"resnet50,amp-bf16,8,512,4096,,,,out of memory,\n"
 	if b.String() != want || tb.Title != "torch throughput, torch 2.5.1 NVIDIA H100" {
 		t.Errorf("table %q\n%s\nwant\n%s", tb.Title, b.String(), want)
@@ -643,7 +643,7 @@ func TestBenchTorchInterrupted(t *testing.T) {
 	if b, rerr := os.ReadFile(out); rerr != nil || string(b) != logBody {
 		t.Errorf("--out holds %q (%v), want the script's log", b, rerr)
 	}
-	if !strings.Contains(stdout.String(), "cnn,fp32,1,16,16,5,50.00") {
+	if !strings.Contains(stdout.String(), "cnn,fp32,1,16,16,5,0.05,") {
 		t.Errorf("stdout %q: want the table of the measured batch", stdout.String())
 	}
 }

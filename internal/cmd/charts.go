@@ -597,9 +597,12 @@ func withArgs(run func(c *cli.Context, args []string) error) cli.ActionFunc {
 			return cli.ShowCommandHelp(parent, c.Command.Name)
 		}
 		if err != nil {
-			return usagef("%s: %v", commandPath(c), err)
+			return flagError(commandPath(c), c.Command.Flags, err)
 		}
 		if err := emptyValue(c); err != nil {
+			return err
+		}
+		if err := tableFormat(c); err != nil {
 			return err
 		}
 		return run(c, args)

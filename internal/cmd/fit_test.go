@@ -138,7 +138,7 @@ func TestFitIndependentColumn(t *testing.T) {
 	}
 	lines := strings.Split(stdout, "\n")
 	if !strings.HasPrefix(lines[0], "model,device,devices,precision,transport,points,") ||
-		!strings.HasPrefix(lines[1], "mlp,localhost,2,fp32,-,6,") || !strings.HasPrefix(lines[2], "mlp,localhost,2,fp32,none,6,") {
+		!strings.HasPrefix(lines[1], "mlp,localhost,2,fp32,,6,") || !strings.HasPrefix(lines[2], "mlp,localhost,2,fp32,none,6,") {
 		t.Errorf("no transport column or rows:\n%s", stdout)
 	}
 }

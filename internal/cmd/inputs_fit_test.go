@@ -52,7 +52,7 @@ func TestFitManyRows(t *testing.T) {
 		t.Fatalf("exit %d, stderr %s", code, stderr)
 	}
 	// The law the rows lie on: v0 1000 samples/s, t 10 ms, from 3 points.
-	if !strings.Contains(stdout, "\nresnet50,-,1,-,3,0,8–32,1000,\"[1000, 1000]\",10 ms,") {
+	if !strings.Contains(stdout, "\nresnet50,,1,,3,0,8–32,1000,1000,1000,0.01,0.01,0.01,1,") {
 		t.Errorf("stdout:\n%s", stdout)
 	}
 }
@@ -80,7 +80,7 @@ func TestFitAbsurdThroughput(t *testing.T) {
 	if code != exitOK || !strings.Contains(stderr, "line 3: throughput 1e+308 samples/s (1e+308 per device): want at most 1e+09 samples/s per device") {
 		t.Errorf("exit %d, stderr %s", code, stderr)
 	}
-	if !strings.Contains(stdout, "\nm,-,1,-,3,0,8–32,") {
+	if !strings.Contains(stdout, "\nm,,1,,3,0,8–32,") {
 		t.Errorf("stdout, want a group of 3 points:\n%s", stdout)
 	}
 }
@@ -122,7 +122,7 @@ func TestFitCSVAliases(t *testing.T) {
 	if code != exitOK || !strings.Contains(stderr, "line 3: global_batch 30 is not a multiple of devices 4") {
 		t.Errorf("exit %d, stderr %s", code, stderr)
 	}
-	if !strings.Contains(stdout, "\nm,-,8,-,3,0,64–256,") {
+	if !strings.Contains(stdout, "\nm,,8,,3,0,64–256,") {
 		t.Errorf("stdout, want a group of 8 devices and 3 points:\n%s", stdout)
 	}
 }

@@ -70,10 +70,10 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"catalog", "extra"}, 2, "catalog takes no argument"},
 		{[]string{"catalog", "show"}, 2, "catalog show takes one NAME"},
 		// A flag after the name is a flag, not a second name.
-		{[]string{"catalog", "show", "dgx1", "--format", "json"}, 2, "scaleplan: catalog show: flag provided but not defined: -format"},
+		{[]string{"catalog", "show", "dgx1", "--format", "json"}, 2, "scaleplan: catalog show: unknown flag --format\nrun 'scaleplan catalog show --help' for its flags\n"},
 		{[]string{"catalog", "show", "dgx1", "dgx-a100"}, 2, "catalog show takes one NAME, got 2 arguments"},
 		{[]string{"catalog", "--format", "xml"}, 2, `unknown format "xml"`},
-		{[]string{"catalog", "--bogus"}, 2, "flag provided but not defined: -bogus"},
+		{[]string{"catalog", "--bogus"}, 2, "scaleplan: catalog: unknown flag --bogus\nrun 'scaleplan catalog --help' for its flags\n"},
 		{[]string{"--catalog", "no-such-file.yaml", "catalog"}, 1, "no-such-file.yaml"},
 	}
 	for _, c := range cases {

@@ -226,7 +226,7 @@ func writePlan(w io.Writer, format string, res *plan.Result, examples int) error
 		for _, l := range append(summary, "recommendation: "+reco) {
 			st.Rows = append(st.Rows, []string{l})
 		}
-		return writeTables(w, format, []namedTable{{"summary", st}, {"pareto", pareto}, {"candidates", all}, {"infeasible", inf}})
+		return writeTables(w, format, []namedTable{{"pareto", pareto}, {"candidates", all}, {"infeasible", inf}, {"summary", st}})
 	}
 	for _, l := range summary {
 		fmt.Fprintf(w, "%s%s\n", mdBullet(format), l)

@@ -158,13 +158,14 @@ func writePrediction(w io.Writer, format string, study *predict.Study, ps []*pre
 	var ts []namedTable
 	notes := &table{Title: "Notes", Header: []string{"variant", "note"}}
 	for _, p := range ps {
-		ts = append(ts, namedTable{p.Label, predictionTable(p)})
+		ts = append(ts, namedTable{snake(p.Label), predictionTable(p)})
 		for _, n := range predictionNotes(p) {
 			notes.Rows = append(notes.Rows, []string{p.Label, n})
 		}
 	}
 	if len(ps) > 1 {
-		ts = append(ts, namedTable{"side_by_side", sideBySideTable(study, ps)})
+		// First: csv prints the first table unless --table names another.
+		ts = append([]namedTable{{"side_by_side", sideBySideTable(study, ps)}}, ts...)
 	}
 	answer := &table{Title: "Answer", Header: []string{"answer"}}
 	for _, l := range predict.Summarize(ps).Lines() {
@@ -172,6 +173,9 @@ func writePrediction(w io.Writer, format string, study *predict.Study, ps []*pre
 	}
 	if format == "json" || format == "csv" {
 		return writeTables(w, format, append(ts, namedTable{"notes", notes}, namedTable{"answer", answer}))
+	}
+	if len(ps) > 1 {
+		ts = append(ts[1:], ts[0])
 	}
 	for i, nt := range ts {
 		if i > 0 {
@@ -387,12 +391,13 @@ func sideBySideTable(study *predict.Study, ps []*predict.Prediction) *table {
 	if study.Description != "" {
 		title += ": " + study.Description
 	}
-	t := &table{Title: title, Header: []string{"devices", "global batch"}}
+	t := &table{Title: title, Header: []string{"devices", "global batch"}, Units: map[string]string{}}
 	type key struct{ devices, batch int }
 	var keys []key
 	seen := map[key]bool{}
 	for _, p := range ps {
 		t.Header = append(t.Header, p.Label)
+		t.Units[p.Label] = "seconds"
 		for _, row := range p.Rows {
 			k := key{row.Point.Devices, row.Point.BatchPerDevice}
 			if !seen[k] {

@@ -3,8 +3,10 @@ package cmd
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -107,8 +109,8 @@ func TestPlanningJSON(t *testing.T) {
 		args []string
 		keys []string
 	}{
-		{[]string{"predict", "--format", "json", "--devices", "1,4", "tsubame3-resnet50-caffe2-staged"}, []string{"tsubame3-resnet50-caffe2-staged", "notes", "answer"}},
-		{[]string{"predict", "--format", "json", "--devices", "4,32"}, []string{"(a) default", "(b) staged", "(c) staged + verbs", "side_by_side", "notes", "answer"}},
+		{[]string{"predict", "--format", "json", "--devices", "1,4", "tsubame3-resnet50-caffe2-staged"}, []string{"tsubame3_resnet50_caffe2_staged", "notes", "answer"}},
+		{[]string{"predict", "--format", "json", "--devices", "4,32"}, []string{"a_default", "b_staged", "c_staged_verbs", "side_by_side", "notes", "answer"}},
 		{[]string{"plan", "--format", "json", "--recipe", "mlperf-v0.7-resnet50", "--systems", "dgx1", "--max-devices", "16"}, []string{"summary", "pareto", "candidates", "infeasible"}},
 		{[]string{"validate", "--format", "json"}, []string{"cases", "summary"}},
 	} {
@@ -132,19 +134,26 @@ func TestPlanningJSON(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &doc); err != nil {
 		t.Fatal(err)
 	}
-	row := doc["tsubame3-resnet50-caffe2-staged"][1]
+	row := doc["tsubame3_resnet50_caffe2_staged"][1]
 	if d, ok := row["devices"].(float64); !ok || d != 4 {
 		t.Errorf("devices %#v, want the number 4", row["devices"])
 	}
-	if s, ok := row["step (ms)"].(float64); !ok || !(s > 0) {
-		t.Errorf("step (ms) %#v, want a positive number", row["step (ms)"])
+	// step_s is in seconds: the text table's step (ms) over 1000.
+	text, _, _ := runCLI("predict", "--devices", "1,4", "tsubame3-resnet50-caffe2-staged")
+	m := regexp.MustCompile(`(?m)^4 +1 +\d+ +\d+ +\d+ +([0-9.]+) `).FindStringSubmatch(text)
+	if m == nil {
+		t.Fatalf("no row of 4 devices in\n%s", text)
+	}
+	if s, ok := row["step_s"].(float64); !ok || math.Abs(s*1000-mustFloat(m[1])) > 1e-9 {
+		t.Errorf("step_s %#v, want the text table's %s ms in seconds", row["step_s"], m[1])
 	}
 	if _, ok := row["risk"].(string); !ok {
 		t.Errorf("risk %#v, want text", row["risk"])
 	}
 }
 
-// TestJSONCell: a cell is a JSON number only if it is written as one.
+// TestJSONCell: a cell of a column without a unit is a JSON number only
+// if it is written as one.
 func TestJSONCell(t *testing.T) {
 	for _, tc := range []struct {
 		cell string
@@ -154,7 +163,7 @@ func TestJSONCell(t *testing.T) {
 		{"1,234", false}, {"+1", false}, {"NaN", false}, {"Inf", false}, {"0x10", false}, {"007", false},
 		{"16–64", false}, {"[0.1, 0.2]", false}, {"-", false}, {"", false}, {"4.2 ms", false},
 	} {
-		_, isNum := jsonCell(tc.cell).(json.Number)
+		_, isNum := plainCell(tc.cell).(jsonNum)
 		if isNum != tc.num {
 			t.Errorf("jsonCell(%q) number %v, want %v", tc.cell, isNum, tc.num)
 		}
@@ -177,7 +186,7 @@ func TestPlanningErrors(t *testing.T) {
 		// Flags may follow the scenario, as they may simulate's.
 		{[]string{"predict", "tsubame3-resnet50-caffe2-verbs", "--devices", "4,4096"}, exitRuntime, "--devices (sweep.devices[1]): 4096 devices need 1024 nodes of 4"},
 		{[]string{"predict", "tsubame3-resnet50-caffe2-verbs", "--batch", "0"}, exitUsage, "predict: --batch \"0\": want positive integers"},
-		{[]string{"predict", "tsubame3-resnet50-caffe2-verbs", "--bogus"}, exitUsage, "flag provided but not defined: -bogus"},
+		{[]string{"predict", "tsubame3-resnet50-caffe2-verbs", "--bogus"}, exitUsage, "predict: unknown flag --bogus\nrun 'scaleplan predict --help' for its flags"},
 		{[]string{"report", "--devices", "8000", "tsubame3-resnet50-caffe2-verbs", "-o", "none/r.html"}, exitRuntime, "--devices (sweep.devices[0]): 8000 devices need 2000 nodes"},
 		{[]string{"plot", "scaling", "--devices", "8000", "tsubame3-resnet50-caffe2-verbs", "-o", "none"}, exitRuntime, "--devices (sweep.devices[0]): 8000 devices need 2000 nodes"},
 		{[]string{"plan"}, exitUsage, "plan: --recipe is required"},

@@ -127,7 +127,7 @@ func TestReport(t *testing.T) {
 		{"unknown-scenario", []string{"report", "tsubame", "-o", filepath.Join(tmp, "x.html")}, exitRuntime, "", nil, `unknown scenario "tsubame"`},
 		{"bad-devices", []string{"report", "tsubame3-resnet50-caffe2-verbs", "--devices", "4,x"}, exitUsage, "", nil, `--devices "4,x"`},
 		{"bad-steps", []string{"report", "--steps", "0", "tsubame3-resnet50-caffe2-verbs"}, exitUsage, "", nil, "--steps 0"},
-		{"bad-flag", []string{"report", "tsubame3-resnet50-caffe2-verbs", "--bogus"}, exitUsage, "", nil, "flag provided but not defined: -bogus"},
+		{"bad-flag", []string{"report", "tsubame3-resnet50-caffe2-verbs", "--bogus"}, exitUsage, "", nil, "report: unknown flag --bogus\nrun 'scaleplan report --help' for its flags"},
 		{"too-many-devices", []string{"report", "tsubame3-resnet50-caffe2-verbs", "--devices", "4096"}, exitRuntime, "", nil, "4096 devices need 1024 nodes"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -161,11 +161,11 @@ func TestSimulateDecode(t *testing.T) {
 		if err := json.Unmarshal([]byte(out), &rows); err != nil || len(rows) != 1 {
 			t.Fatalf("--decode %s: %v\n%s", site, err, out)
 		}
-		v, ok := rows[0]["exposed input (ms)"].(float64)
+		v, ok := rows[0]["exposed_input_s"].(float64)
 		if !ok {
-			t.Fatalf("--decode %s: exposed input %#v", site, rows[0]["exposed input (ms)"])
+			t.Fatalf("--decode %s: exposed input %#v", site, rows[0]["exposed_input_s"])
 		}
-		exposed[site] = v
+		exposed[site] = v * 1e3
 	}
 	if !(exposed["host"] > 50) || exposed["device"] != 0 {
 		t.Errorf("exposed input %v ms decoding on the host, %v ms on the device; want > 50 and 0", exposed["host"], exposed["device"])
@@ -188,13 +188,13 @@ func TestSimulateCacheWarmup(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &rows); err != nil || len(rows) != 1 {
 		t.Fatalf("%v\n%s", err, out)
 	}
-	step, _ := rows[0]["step (ms)"].(float64)
-	warm, _ := rows[0]["cache warm-up (s)"].(float64)
-	input, _ := rows[0]["exposed input (ms)"].(float64)
+	step, _ := rows[0]["step_s"].(float64)
+	warm, _ := rows[0]["cache_warm_up_s"].(float64)
+	input, _ := rows[0]["exposed_input_s"].(float64)
 	cold := 1664 * 110e3 / 1.12e9
-	want := 770 * (cold - step/1e3)
+	want := 770 * (cold - step)
 	if input != 0 || !(math.Abs(warm-want) < 0.06) {
-		t.Errorf("exposed input %v ms, cache warm-up %v s; want 0 and %.2f s", input, warm, want)
+		t.Errorf("exposed input %v s, cache warm-up %v s; want 0 and %.2f s", input, warm, want)
 	}
 	out, _, _ = runCLI("simulate", "zinrai-200h-resnet50-mlperf-v0.7")
 	if !strings.Contains(out, "page cache: 100% of the data set (140.9 GB)") {

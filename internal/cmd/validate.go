@@ -171,7 +171,9 @@ func writeValidation(w io.Writer, format string, rep *validate.Report) error {
 	full := format == "json" || format == "csv"
 	t := &table{Title: "Validation: predicted against published", Header: []string{"case", "metric", "configuration", "predicted", "published", "error (%)", "role", "calibration", "source"}}
 	if full {
-		t.Header = append(t.Header, "url", "tuned", "note")
+		// predicted and published as numbers in the unit the row's
+		// unit column names, with the bound's sign apart.
+		t.Header = append(t.Header, "unit", "bound", "url", "tuned", "note")
 	}
 	var notes []string
 	for _, r := range rep.Results {
@@ -211,7 +213,11 @@ func writeValidation(w io.Writer, format string, rep *validate.Report) error {
 		}
 		row := []string{c.Name, c.Metric, cfg, pred, pub, errPct, r.Role(), cal, c.Source}
 		if full {
-			row = append(row, c.URL, c.Tuned, c.Note)
+			if r.Err == nil {
+				row[3] = strconv.FormatFloat(r.Predicted, 'g', -1, 64)
+			}
+			row[4] = strconv.FormatFloat(r.Published.Value, 'g', -1, 64)
+			row = append(row, snake(metricUnit(c.Metric)), r.Published.Bound, c.URL, c.Tuned, c.Note)
 		} else {
 			if c.Tuned != "" {
 				notes = append(notes, fmt.Sprintf("%s is tuned: %s", c.Name, c.Tuned))
@@ -265,12 +271,20 @@ func validationSummary(rep *validate.Report) []string {
 
 // metricValue formats a value of metric with its unit.
 func metricValue(metric string, v float64) string {
-	switch metric {
-	case validate.SamplesPerSecond, validate.V0:
+	if metricUnit(metric) == "samples/s" {
 		return strconv.FormatFloat(v, 'f', 1, 64) + " samples/s"
 	}
 	if v >= 1000 {
 		return predict.Group(int64(math.Round(v))) + " s"
 	}
 	return strconv.FormatFloat(v, 'g', 4, 64) + " s"
+}
+
+// metricUnit is the unit of a case's metric: samples/s or s.
+func metricUnit(metric string) string {
+	switch metric {
+	case validate.SamplesPerSecond, validate.V0:
+		return "samples/s"
+	}
+	return "s"
 }

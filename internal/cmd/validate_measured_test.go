@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"scaleplan/hw"
+	"scaleplan/internal/units"
 )
 
 // measuredLogs returns the n bench logs that pattern, under
@@ -53,7 +54,7 @@ func checkMeasured(t *testing.T, logs []string, device string, rows int, key fun
 	if n := len(out["measurements"]); n != rows {
 		t.Errorf("%d rows, want %d", n, rows)
 	}
-	cols := []string{"mean absolute error (%)", "error at the largest batch (%)", "largest batch run", "first out of memory", "memory model's largest batch", "within one power of two"}
+	cols := []string{"mean_absolute_error_percent", "error_at_the_largest_batch_percent", "largest_batch_run", "first_out_of_memory", "memory_models_largest_batch", "within_one_power_of_two"}
 	groups := out["groups"]
 	if len(groups) != len(want) {
 		t.Errorf("%d groups, want %d", len(groups), len(want))
@@ -69,8 +70,9 @@ func checkMeasured(t *testing.T, logs []string, device string, rows int, key fun
 			continue
 		}
 		for i, c := range cols {
+			// JSON has numbers without the text's sign: +745.7 is 745.7.
 			got := strings.TrimSuffix(strings.TrimSpace(decodedCell(g[c])), ".0")
-			if got != strings.TrimSuffix(w[i], ".0") {
+			if got != strings.TrimPrefix(strings.TrimSuffix(w[i], ".0"), "+") {
 				t.Errorf("%s: %s %q, want %q", k, c, got, w[i])
 			}
 		}
@@ -150,7 +152,11 @@ func TestValidateMeasuredH200Tuned(t *testing.T) {
 // variantKey keys a group of validate --measured's JSON by its model,
 // precision and variant.
 func variantKey(g map[string]any) string {
-	return g["model"].(string) + " " + g["precision"].(string) + " " + decodedCell(g["variant"])
+	variant := "" // no variant column
+	if v, ok := g["variant"]; ok {
+		variant = decodedCell(v)
+	}
+	return g["model"].(string) + " " + g["precision"].(string) + " " + variant
 }
 
 // TestValidateMeasuredH100 runs validate --measured on the committed logs
@@ -243,6 +249,12 @@ func TestValidateMeasuredH100TF32(t *testing.T) {
 	})
 }
 
+// sameBytes reports whether the JSON number v is b bytes, to rounding.
+func sameBytes(v any, b units.Bytes) bool {
+	f, ok := v.(float64)
+	return ok && math.Abs(f-float64(b)) <= 1e-9*float64(b)
+}
+
 // checkPeaks checks, in out, validate --measured's JSON, the measured
 // samples/s, measured peak and the memory model's footprint of each row
 // of peaks, keyed by variantKey and the batch, and that each is there.
@@ -255,8 +267,13 @@ func checkPeaks(t *testing.T, out string, peaks map[string][3]string) {
 	for _, r := range dec["measurements"] {
 		k := variantKey(r) + " " + decodedCell(r["batch"])
 		if w, ok := peaks[k]; ok {
-			if decodedCell(r["measured (samples/s)"]) != w[0] || r["peak memory"] != w[1] || r["memory model"] != w[2] {
-				t.Errorf("%s: %v samples/s, peak %v, memory model %v; want %s, %s, %s", k, r["measured (samples/s)"], r["peak memory"], r["memory model"], w[0], w[1], w[2])
+			peak, perr := units.ParseBytes(w[1])
+			model, merr := units.ParseBytes(w[2])
+			if perr != nil || merr != nil {
+				t.Fatalf("%s: bad want %v", k, w)
+			}
+			if decodedCell(r["measured_samples_per_s"]) != w[0] || !sameBytes(r["peak_memory_bytes"], peak) || !sameBytes(r["memory_model_bytes"], model) {
+				t.Errorf("%s: %v samples/s, peak %v B, memory model %v B; want %s, %s, %s", k, r["measured_samples_per_s"], r["peak_memory_bytes"], r["memory_model_bytes"], w[0], w[1], w[2])
 			}
 			delete(peaks, k)
 		}
@@ -307,7 +324,7 @@ func TestValidateMeasuredH100AgainstH200(t *testing.T) {
 	if len(rows) != len(want) {
 		t.Errorf("%d comparisons, want %d", len(rows), len(want))
 	}
-	cols := []string{"batch", "A measured (samples/s)", "B measured (samples/s)", "B/A measured", "B/A predicted", "error (%)"}
+	cols := []string{"batch", "a_measured_samples_per_s", "b_measured_samples_per_s", "b_per_a_measured", "b_per_a_predicted", "error_percent"}
 	for _, r := range rows {
 		k := variantKey(r)
 		w, ok := want[k]
@@ -315,8 +332,8 @@ func TestValidateMeasuredH100AgainstH200(t *testing.T) {
 			t.Errorf("unexpected comparison %s", k)
 			continue
 		}
-		if r["device A"] != "h100-sxm5-80gb" || r["device B"] != "h200-sxm-141gb" {
-			t.Errorf("%s: devices %v, %v; want h100-sxm5-80gb, h200-sxm-141gb", k, r["device A"], r["device B"])
+		if r["device_a"] != "h100-sxm5-80gb" || r["device_b"] != "h200-sxm-141gb" {
+			t.Errorf("%s: devices %v, %v; want h100-sxm5-80gb, h200-sxm-141gb", k, r["device_a"], r["device_b"])
 		}
 		for i, c := range cols {
 			// The JSON writes a cell that reads as a number as one: 1.000
@@ -347,8 +364,8 @@ func TestValidateMeasuredH100AgainstH200(t *testing.T) {
 	}
 	for _, r := range rows {
 		k := variantKey(r)
-		a, _ := strconv.ParseFloat(decodedCell(r["A measured (samples/s)"]), 64)
-		b, _ := strconv.ParseFloat(decodedCell(r["B measured (samples/s)"]), 64)
+		a, _ := strconv.ParseFloat(decodedCell(r["a_measured_samples_per_s"]), 64)
+		b, _ := strconv.ParseFloat(decodedCell(r["b_measured_samples_per_s"]), 64)
 		if got := int(math.Round(100 * (1 - a/b) / (1 - bw))); got != shares[k] {
 			t.Errorf("%s: bandwidth's share %d%%, want %d%%", k, got, shares[k])
 		}
@@ -368,6 +385,8 @@ func TestValidateMeasuredH100AgainstH200(t *testing.T) {
 // decodedCell prints a decoded JSON cell as the text table would.
 func decodedCell(v any) string {
 	switch x := v.(type) {
+	case nil:
+		return "-" // as the text table writes it
 	case string:
 		return x
 	case float64:
@@ -481,7 +500,7 @@ func TestValidateMeasuredSystem(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("two nodes: exit %d: %s", code, stderr)
 	}
-	checkContains(t, "two nodes", stdout, "v100-sxm2-16gb,resnet50,fp32,16,dgx1,64,3400,", ",\"nccl, verbs\",", "v100-sxm2-16gb,resnet50,fp32,1,-,64,230,")
+	checkContains(t, "two nodes", stdout, "v100-sxm2-16gb,resnet50,fp32,16,dgx1,64,3400,", ",\"nccl, verbs\",", "v100-sxm2-16gb,resnet50,fp32,1,,64,230,")
 	// An MLPerf log's platform, 1xGX2570M5, is one node of the system:
 	// eight V100s at 1664/8 = 208 each.
 	stdout, stderr, code = runCLI("validate", "--measured", "../../fit/testdata/mlperf_resnet.log", "--system", "zinrai-200h", "--precision", "amp-fp16")

@@ -1,0 +1,190 @@
+package cmd
+
+import (
+	"fmt"
+	"regexp"
+	"runtime"
+	"runtime/debug"
+	"slices"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"scaleplan/internal/config"
+)
+
+// suggestName returns the name of valid nearest to name, or "": one
+// config.Nearest finds (a few letters off), else the shortest of which
+// name is an abbreviation, its letters in order ("thruput" of
+// "throughput"). One-letter names (-o, -h) are never suggested: every
+// word is near them.
+func suggestName(name string, valid []string) string {
+	valid = slices.DeleteFunc(slices.Clone(valid), func(v string) bool { return len(v) < 2 })
+	if near := config.Nearest(name, valid); len(near) > 0 {
+		return near[0]
+	}
+	best := ""
+	for _, v := range valid {
+		if len(name) >= 3 && 2*len(name) >= len(v) && isSubsequence(strings.ToLower(name), strings.ToLower(v)) && (best == "" || len(v) < len(best)) {
+			best = v
+		}
+	}
+	return best
+}
+
+// isSubsequence reports whether the bytes of a appear in b in order.
+func isSubsequence(a, b string) bool {
+	i := 0
+	for j := 0; i < len(a) && j < len(b); j++ {
+		if a[i] == b[j] {
+			i++
+		}
+	}
+	return i == len(a)
+}
+
+// commandNames returns the names and aliases of cmds but the help
+// command urfave/cli adds.
+func commandNames(cmds []*cli.Command) []string {
+	var names []string
+	for _, c := range cmds {
+		if c.Name != "help" {
+			names = append(names, c.Names()...)
+		}
+	}
+	return names
+}
+
+// unknownCommand is the usage error for a command path that names no
+// command: it names the word, suggests the nearest command, and says
+// where the list is.
+func unknownCommand(path, word string, cmds []*cli.Command) error {
+	msg := fmt.Sprintf("unknown command %q", word)
+	if path != "scaleplan" {
+		msg = path + ": " + msg
+	}
+	if s := suggestName(word, commandNames(cmds)); s != "" {
+		msg += fmt.Sprintf("; did you mean %q?", s)
+	}
+	return usagef("%s\nrun '%s --help' for the commands", msg, helpPath(path))
+}
+
+// helpPath is the command line of path's help: "scaleplan" for the
+// application, "scaleplan bench" for a command.
+func helpPath(path string) string {
+	if path == "scaleplan" {
+		return path
+	}
+	return "scaleplan " + path
+}
+
+// unknownSubcommand returns the usage error of a command with
+// subcommands whose first argument is not one of them but close to one
+// ("bench thruput"); nil otherwise, the command's own checks then saying
+// what is wrong with its arguments.
+func unknownSubcommand(ctx *cli.Context) error {
+	subs := commandNames(ctx.Command.Subcommands)
+	if len(subs) == 0 || ctx.NArg() == 0 {
+		return nil
+	}
+	first := ctx.Args().First()
+	if strings.HasPrefix(first, "-") || suggestName(first, subs) == "" {
+		return nil
+	}
+	return unknownCommand(commandPath(ctx), first, ctx.Command.Subcommands)
+}
+
+// shortUsageErrors makes c and its subcommands answer a command line
+// their flags refuse with flagError rather than the whole help text.
+func shortUsageErrors(c *cli.Command) {
+	shortUsageErrorsUnder(c, "")
+}
+
+func shortUsageErrorsUnder(c *cli.Command, parent string) {
+	path := strings.TrimSpace(parent + " " + c.Name)
+	for _, sub := range c.Subcommands {
+		shortUsageErrorsUnder(sub, path)
+	}
+	c.OnUsageError = func(ctx *cli.Context, err error, _ bool) error {
+		return flagError(path, c.Flags, err)
+	}
+}
+
+// undefinedFlag matches the flag package's error for an unknown flag.
+var undefinedFlag = regexp.MustCompile(`^flag provided but not defined: -+(.+)$`)
+
+// flagError returns the usage error for err, an error of flag parsing in
+// the command path ("scaleplan" for the application's own flags) whose
+// flags are flags: one line saying what is wrong, naming the nearest flag
+// for an unknown one, and one line saying where the flags are listed.
+func flagError(path string, flags []cli.Flag, err error) error {
+	msg := err.Error()
+	if m := undefinedFlag.FindStringSubmatch(msg); m != nil {
+		msg = "unknown flag " + dashed(m[1])
+		var names []string
+		for _, f := range flags {
+			names = append(names, f.Names()...)
+		}
+		if s := suggestName(m[1], append(names, "help")); s != "" {
+			msg += "; did you mean " + dashed(s) + "?"
+		}
+	}
+	if path != "scaleplan" {
+		msg = path + ": " + msg
+	}
+	return usagef("%s\nrun '%s --help' for its flags", msg, helpPath(path))
+}
+
+// dashed writes a flag's name as it is given: -h, --format.
+func dashed(name string) string {
+	if len(name) == 1 {
+		return "-" + name
+	}
+	return "--" + name
+}
+
+// readBuildInfo is debug.ReadBuildInfo's answer, nil without one.
+func readBuildInfo() *debug.BuildInfo {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return nil
+	}
+	return bi
+}
+
+// versionLine is the one line --version prints: the main module's
+// version, then from the build settings the VCS revision, the commit's
+// time and "modified" when the work tree had changes, then the Go
+// version. A build without that information says so for each part.
+//
+//	scaleplan (devel), revision 1a2b…, 2026-11-28T23:00:00Z, modified, go1.26.8
+func versionLine(bi *debug.BuildInfo) string {
+	if bi == nil {
+		return "scaleplan (no build information), " + runtime.Version()
+	}
+	version := bi.Main.Version
+	if version == "" {
+		version = "(unknown version)"
+	}
+	set := map[string]string{}
+	for _, s := range bi.Settings {
+		set[s.Key] = s.Value
+	}
+	parts := []string{"scaleplan " + version}
+	if r := set["vcs.revision"]; r != "" {
+		parts = append(parts, "revision "+r)
+	} else {
+		parts = append(parts, "revision unknown")
+	}
+	if t := set["vcs.time"]; t != "" {
+		parts = append(parts, t)
+	}
+	if set["vcs.modified"] == "true" {
+		parts = append(parts, "modified")
+	}
+	goVersion := bi.GoVersion
+	if goVersion == "" {
+		goVersion = runtime.Version()
+	}
+	return strings.Join(append(parts, goVersion), ", ")
+}
