@@ -143,6 +143,7 @@ func engineConfig(c *cli.Context, name string) (dist.Config, error) {
 	switch cfg.Transport {
 	case "tcp":
 		cfg.Spawn = &dist.Spawn{Args: []string{"bench", "worker"}, Stderr: c.App.ErrWriter}
+		cfg.Log = c.App.ErrWriter
 	case "none":
 		if name != "throughput" {
 			return cfg, usagef("bench %s --transport none: independent workers train replicas of their own; only bench throughput measures them (valid here: %s)", name, strings.Join(dist.Transports, ", "))
@@ -1120,11 +1121,11 @@ func benchWorkerCommand() *cli.Command {
 		Hidden: true,
 		Action: func(c *cli.Context) error {
 			if !dist.IsWorker() {
-				return usagef("bench worker is started by `bench --transport tcp`; it needs %s and %s", dist.EnvCoordinator, dist.EnvRank)
+				return usagef("bench worker is started by `bench --transport tcp`; it needs %s, %s and %s", dist.EnvCoordinator, dist.EnvRank, dist.EnvToken)
 			}
 			ctx, cancel := benchContext(c)
 			defer cancel()
-			return dist.RunWorker(ctx)
+			return dist.RunWorker(ctx, c.App.ErrWriter)
 		},
 	}
 }

@@ -470,6 +470,7 @@ func runValidateEngine(c *cli.Context) error {
 		cfg := cfgs[i]
 		if cfg.Transport == "tcp" && cfg.Workers > 1 {
 			cfg.Spawn = &dist.Spawn{Args: []string{"bench", "worker"}, Stderr: stderr}
+			cfg.Log = stderr
 		}
 		prefix := roundPrefix(round, rounds)
 		who := fmt.Sprintf("%d workers %s", cfg.Workers, cfg.Transport)
