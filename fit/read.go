@@ -582,6 +582,10 @@ func readBenchlog(data []byte, lg *Log) {
 			lg.malformed(r.Line()+1, nil, errors.Unwrap(err))
 			lg.notef("reading stopped at line %d", r.Line()+1)
 			return
+		case rec.Kind == benchlog.KindEnd:
+			if reason, ok := rec.Incomplete(); ok {
+				lg.notef("the log is incomplete (line %d: %s): fitted from the measurements it has", r.Line(), reason)
+			}
 		default:
 			lg.add(rec, r.Line())
 		}
