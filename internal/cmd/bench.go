@@ -544,9 +544,9 @@ func runBenchThroughput(c *cli.Context) error {
 		}
 	}
 	total := (c.Int("repeat")*rounds + warm) * len(cfgs)
-	bar := newBar(c, "bench throughput", total)
+	bar := newCountdown(c, "bench throughput", "made", "measurements", &total)
 	defer bar.Done()
-	guard := newBarGuard(c, "core-guard", "bench", bar, &total)
+	guard := newBarGuard(c, "core-guard", "bench", bar.Bar, &total)
 	hdr, err := header(run, throughputSweep{Command: "bench throughput", Framework: c.String("framework"), Workers: workers, Batches: batches,
 		Steps: c.Int("steps"), Warmup: c.Int("warmup"), Repeat: c.Int("repeat"), Rounds: c.Int("rounds"), Warm: warm, CoreGuard: guard != nil,
 		Engine: sweepTemplate(base)})
@@ -961,7 +961,7 @@ func runBenchSteps(c *cli.Context) error {
 		grids[i] = dist.LRGrid(c.Float64("lr"), c.Int("lr-batch"), b, factors, c.Float64("lr-max"))
 		trials += len(grids[i])
 	}
-	bar := newBar(c, "bench steps", trials)
+	bar := newCountdown(c, "bench steps", "ran", "trials", &trials)
 	defer bar.Done()
 	for i, cfg := range cfgs {
 		b, lrs := batches[i], grids[i]
@@ -1234,7 +1234,7 @@ func runBenchTrain(c *cli.Context) error {
 	if total == 0 {
 		total = optim.EpochsToSteps(cfg.Epochs, per)
 	}
-	bar := newBar(c, "bench train", total)
+	bar := newCountdown(c, "bench train", "trained", "steps", &total)
 	defer bar.Done()
 	cfg.Progress = func(dist.StepStats) { bar.Add(1) }
 	cfg.EvalProgress = func(e dist.EvalResult) {

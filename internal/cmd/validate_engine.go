@@ -462,9 +462,9 @@ func runValidateEngine(c *cli.Context) error {
 	ctx, cancel := benchContext(c)
 	defer cancel()
 	total := rounds*(len(cfgs)+len(transports)) + warm*len(cfgs)
-	bar := newBar(c, "validate --engine", total)
+	bar := newCountdown(c, "validate --engine", "made", "measurements", &total)
 	defer bar.Done()
-	guard := newBarGuard(c, "engine-core-guard", "validate", bar, &total)
+	guard := newBarGuard(c, "engine-core-guard", "validate", bar.Bar, &total)
 	run := "validate-engine-" + base.Model
 	hdr, err := header(run, map[string]any{"command": "validate --engine", "batches": batches, "workers": workers,
 		"transports": transports, "cores": cores, "calibration": mode, "calibration_threads": calThreads, "steps": steps, "warmup": warmup, "rounds": rounds, "warm_rounds": warm,
