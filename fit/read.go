@@ -517,10 +517,15 @@ func readBenchlog(lr *lineReader, lg *Log) error {
 			continue
 		}
 		rec, err := benchlog.Decode(b)
-		if err != nil {
+		switch {
+		case err != nil:
 			lg.malformed(lr.n, b, err)
-			continue
+		case rec.Kind == benchlog.KindEnd:
+			if reason, ok := rec.Incomplete(); ok {
+				lg.notef("the log is incomplete (line %d: %s): fitted from the measurements it has", lr.n, reason)
+			}
+		default:
+			lg.add(rec, lr.n)
 		}
-		lg.add(rec, lr.n)
 	}
 }

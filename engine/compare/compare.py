@@ -28,7 +28,9 @@ OpenBLAS picks its kernels when it loads, from OPENBLAS_CORETYPE; the
 script sets it (default SkylakeX) and re-executes itself if it was not
 set, so that PyTorch and the engine (built with -tags openblas) both see
 it. Debian's python3-torch is at /usr/bin/python3; run with that
-interpreter.
+interpreter. It also sets OMP_WAIT_POLICY=PASSIVE unless the environment
+sets it (OpenMP's default spin-wait collapses under load), and the
+table's header line says which policy ran.
 
 Usage (from the repository root; see engine/compare/README.md):
 
@@ -182,7 +184,11 @@ def openblas_dir(flag, variant):
 
 def main():
     args = parse_args()
-    want = {"OPENBLAS_CORETYPE": args.coretype}
+    # OpenMP's default wait policy spins its idle threads, which collapses
+    # under load on a shared machine (112 against 1,925 samples/s at batch
+    # 64 with PASSIVE): threads that wait must sleep. A value the user set
+    # is kept. libgomp reads it when it loads, with torch.
+    want = {"OPENBLAS_CORETYPE": args.coretype, "OMP_WAIT_POLICY": os.environ.get("OMP_WAIT_POLICY", "PASSIVE")}
     if args.torch_blas_threads > 0:
         want["OPENBLAS_NUM_THREADS"] = str(args.torch_blas_threads)
     torch_lib = openblas_dir("--torch-openblas", args.torch_openblas)
@@ -218,7 +224,7 @@ def main():
     print(f"# {args.model}: engine ({backend}) vs torch {torch.__version__} "
           f"({args.threads} threads, OPENBLAS_NUM_THREADS={os.environ.get('OPENBLAS_NUM_THREADS', 'unset')}), "
           f"OpenBLAS: torch {args.torch_openblas}, engine {args.engine_openblas}, "
-          f"OPENBLAS_CORETYPE={os.environ['OPENBLAS_CORETYPE']}, oneDNN {args.torch_mkldnn}, "
+          f"OPENBLAS_CORETYPE={os.environ['OPENBLAS_CORETYPE']}, OMP_WAIT_POLICY={os.environ['OMP_WAIT_POLICY']}, oneDNN {args.torch_mkldnn}, "
           f"{args.rounds} alternating rounds, {time.time() - t_start:.0f} s")
     print()
     print("| batch | engine samples/s (median) | torch samples/s (median) | engine/torch |")
@@ -230,7 +236,7 @@ def main():
         with open(args.json, "w") as f:
             json.dump({"model": args.model, "backend": backend, "torch": torch.__version__, "threads": args.threads,
                        "torch_blas_threads": os.environ.get("OPENBLAS_NUM_THREADS", ""),
-                       "coretype": os.environ["OPENBLAS_CORETYPE"], "torch_openblas": args.torch_openblas, "engine_openblas": args.engine_openblas, "torch_mkldnn": args.torch_mkldnn, "rounds": args.rounds,
+                       "coretype": os.environ["OPENBLAS_CORETYPE"], "omp_wait_policy": os.environ["OMP_WAIT_POLICY"], "torch_openblas": args.torch_openblas, "engine_openblas": args.engine_openblas, "torch_mkldnn": args.torch_mkldnn, "rounds": args.rounds,
                        "measurements": {str(b): v for b, v in res.items()}}, f, indent=1)
 
 

@@ -173,6 +173,13 @@ type Config struct {
 	// every worker is a goroutine of this process.
 	Spawn *Spawn `json:"-"`
 
+	// Log, if set, receives one line for each connection that a TCP
+	// run's rendezvous drops because it did not greet as a worker of the
+	// run (garbage, a wrong token, nothing within a few seconds, an early
+	// close). Default nil: discarded. Worker processes write theirs to
+	// their standard error (see RunWorker).
+	Log io.Writer `json:"-"`
+
 	// Progress, if set, is called on worker 0 after every step. Default
 	// nil.
 	Progress func(StepStats) `json:"-"`
@@ -232,8 +239,10 @@ type Eval struct {
 
 // Spawn says how to start the worker processes of a run. Each is started
 // as Path Args..., with the environment of this process plus Env and the
-// variables EnvCoordinator and EnvRank; the program must call RunWorker
-// when it sees them (IsWorker).
+// variables EnvCoordinator, EnvRank and EnvToken (the run's secret,
+// passed in the environment rather than on the command line, which other
+// users can read); the program must call RunWorker when it sees them
+// (IsWorker).
 type Spawn struct {
 	// Path is the executable; default os.Executable(), this program.
 	Path string

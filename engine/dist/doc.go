@@ -106,9 +106,22 @@
 // its predecessor, and after training reports its status and parameter
 // hash. The other workers are goroutines of this process, or, with
 // Config.Spawn, processes: Run starts W−1 copies of a program (by default
-// this one, os.Executable) with EnvCoordinator and EnvRank set, and the
-// program calls RunWorker. The environment is passed on (OPENBLAS_CORETYPE
-// included).
+// this one, os.Executable) with EnvCoordinator, EnvRank and EnvToken set,
+// and the program calls RunWorker. The environment is passed on
+// (OPENBLAS_CORETYPE included).
+//
+// The rendezvous listens on 127.0.0.1 only, and every greeting, the
+// coordinator's JSON hello and the ring's binary one, carries the run's
+// token: 32 bytes from crypto/rand that Run draws for each run and hands
+// to worker processes in their environment (EnvToken), which only their
+// user and root can read (/proc/PID/environ), never on their command
+// line, which ps shows to everyone. Tokens are compared in constant time.
+// The coordinator sends the job only to a connection that presented the
+// token. A connection that sends garbage or a wrong token, sends nothing
+// within a few seconds, or closes early is dropped with one line on
+// Config.Log, and the rendezvous keeps waiting for the workers until
+// Config.Timeout: a stray connection cannot pose as a worker, read the
+// job, or abort the run.
 //
 // On Linux, when every worker is single-threaded (Config.Threads 1) and
 // there are at least as many CPUs as workers, each worker runs on a

@@ -26,11 +26,13 @@ type procs struct {
 }
 
 // spawn starts workers 1 to w−1 as processes of sp, told to join the
-// coordinator at addr. Each process is killed when ctx is done; on Linux
-// it is also killed when this process dies (Pdeathsig), and in any case
-// it ends when its coordinator connection closes. A process that exits
-// with an error calls cancel, which ends the run.
-func spawn(ctx context.Context, cancel context.CancelFunc, sp *Spawn, addr string, w int, timeout time.Duration) (*procs, error) {
+// coordinator at addr with tok. The token goes in the environment
+// (EnvToken), which other users cannot read, never on the command line,
+// which ps shows to everyone. Each process is killed when ctx is done; on
+// Linux it is also killed when this process dies (Pdeathsig), and in any
+// case it ends when its coordinator connection closes. A process that
+// exits with an error calls cancel, which ends the run.
+func spawn(ctx context.Context, cancel context.CancelFunc, sp *Spawn, addr string, tok token, w int) (*procs, error) {
 	path := sp.Path
 	if path == "" {
 		exe, err := os.Executable()
@@ -46,7 +48,7 @@ func spawn(ctx context.Context, cancel context.CancelFunc, sp *Spawn, addr strin
 	}
 	for r := 1; r < w; r++ {
 		cmd := exec.CommandContext(ctx, path, sp.Args...)
-		cmd.Env = append(append(os.Environ(), sp.Env...), EnvCoordinator+"="+addr, EnvRank+"="+strconv.Itoa(r))
+		cmd.Env = append(append(os.Environ(), sp.Env...), EnvCoordinator+"="+addr, EnvRank+"="+strconv.Itoa(r), EnvToken+"="+tok.String())
 		p.tails[r] = &tail{procout.Tail{Max: tailBytes}}
 		lw := &prefixWriter{w: out, prefix: fmt.Sprintf("worker %d: ", r)}
 		cmd.Stdout = io.MultiWriter(lw, p.tails[r])

@@ -23,7 +23,7 @@ func TestMain(m *testing.M) {
 			fmt.Fprintln(os.Stderr, "worker failing on purpose")
 			os.Exit(3)
 		}
-		if err := RunWorker(context.Background()); err != nil {
+		if err := RunWorker(context.Background(), os.Stderr); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
 		}
@@ -100,21 +100,22 @@ func TestProcessNeverJoins(t *testing.T) {
 // RunWorker without its environment is an error, not a hang.
 func TestRunWorkerNeedsEnvironment(t *testing.T) {
 	t.Setenv(EnvCoordinator, "")
-	if err := RunWorker(context.Background()); err == nil || !strings.Contains(err.Error(), EnvCoordinator) {
+	if err := RunWorker(context.Background(), nil); err == nil || !strings.Contains(err.Error(), EnvCoordinator) {
 		t.Errorf("error %v, want one naming %s", err, EnvCoordinator)
 	}
 }
 
-// A member that speaks another protocol is turned away.
+// A member with the run's token and a rank out of range is an error.
 func TestCoordinatorRejectsStranger(t *testing.T) {
-	co, err := newCoordinator(2, "127.0.0.1:1")
+	tok := testToken(t)
+	co, err := newCoordinator(2, "127.0.0.1:1", tok, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer co.Close()
 	errc := make(chan error, 1)
 	go func() { errc <- co.gather(context.Background(), 5*time.Second) }()
-	j, err := join(context.Background(), co.Addr(), 5, time.Second) // rank out of range
+	j, err := join(context.Background(), co.Addr(), 5, tok, time.Second) // rank out of range
 	if err == nil {
 		j.Close()
 	}
@@ -126,13 +127,14 @@ func TestCoordinatorRejectsStranger(t *testing.T) {
 // A worker whose coordinator goes away (worker 0's process died) stops at
 // once instead of waiting for its timeout.
 func TestMemberEndsWhenCoordinatorCloses(t *testing.T) {
-	co, err := newCoordinator(2, "127.0.0.1:1")
+	tok := testToken(t)
+	co, err := newCoordinator(2, "127.0.0.1:1", tok, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	done := make(chan error, 1)
 	t0 := time.Now()
-	go func() { done <- runMember(context.Background(), co.Addr(), 1, time.Minute) }()
+	go func() { done <- runMember(context.Background(), co.Addr(), 1, tok, time.Minute, nil) }()
 	if err := co.gather(context.Background(), 5*time.Second); err != nil {
 		t.Fatal(err)
 	}

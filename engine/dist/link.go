@@ -28,10 +28,14 @@ func NewLoopbackRing(ctx context.Context, size int, timeout time.Duration) ([]Tr
 	if timeout <= 0 {
 		timeout = DefaultTimeout
 	}
+	tok, err := newToken()
+	if err != nil {
+		return nil, fmt.Errorf("dist: %w", err)
+	}
 	lns := make([]*net.TCPListener, size)
 	ring := make([]string, size)
 	for r := range size {
-		ln, err := listenLoopback()
+		ln, err := listenLoopback("ring")
 		if err != nil {
 			for _, l := range lns[:r] {
 				l.Close()
@@ -47,7 +51,7 @@ func NewLoopbackRing(ctx context.Context, size int, timeout time.Duration) ([]Tr
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			t, err := connectRing(ctx, lns[r], ring, r, timeout)
+			t, err := connectRing(ctx, lns[r], ring, r, timeout, tok, nil)
 			if err == nil {
 				ts[r] = t
 			}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"strconv"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"scaleplan/engine/tensor"
+	"scaleplan/internal/procout"
 )
 
 // Environment variables that tell a program started by Spawn that it is
@@ -125,12 +127,19 @@ func firstCause(errs []error) error {
 func runTCP(ctx context.Context, c *Config, ds *datasets) (res *Result, err error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	ringLn, err := listenLoopback()
+	tok, err := newToken()
+	if err != nil {
+		return nil, err
+	}
+	if c.Log != nil {
+		c.Log = &procout.Locked{W: c.Log} // every rank's rendezvous logs to it
+	}
+	ringLn, err := listenLoopback("ring")
 	if err != nil {
 		return nil, err
 	}
 	defer ringLn.Close()
-	coord, err := newCoordinator(c.Workers, ringLn.Addr().String())
+	coord, err := newCoordinator(c.Workers, ringLn.Addr().String(), tok, c.Log)
 	if err != nil {
 		return nil, err
 	}
@@ -139,7 +148,7 @@ func runTCP(ctx context.Context, c *Config, ds *datasets) (res *Result, err erro
 	// Start the other workers.
 	var record func(error) // notes the first failure of goroutine workers
 	if c.Spawn != nil {
-		ps, serr := spawn(ctx, cancel, c.Spawn, coord.Addr(), c.Workers, c.Timeout)
+		ps, serr := spawn(ctx, cancel, c.Spawn, coord.Addr(), tok, c.Workers)
 		if serr != nil {
 			return nil, serr
 		}
@@ -176,7 +185,7 @@ func runTCP(ctx context.Context, c *Config, ds *datasets) (res *Result, err erro
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				if err := runMember(ctx, coord.Addr(), r, c.Timeout); err != nil {
+				if err := runMember(ctx, coord.Addr(), r, tok, c.Timeout, c.Log); err != nil {
 					record(err)
 				}
 			}()
@@ -209,7 +218,7 @@ func runZero(ctx context.Context, c *Config, ds *datasets, coord *coordinator, r
 	if err := coord.start(*c, c.Timeout); err != nil {
 		return nil, err
 	}
-	tr, err := connectRing(ctx, ringLn, coord.ring, 0, c.Timeout)
+	tr, err := connectRing(ctx, ringLn, coord.ring, 0, c.Timeout, coord.tok, c.Log)
 	if err != nil {
 		return nil, err
 	}
@@ -232,13 +241,14 @@ func runZero(ctx context.Context, c *Config, ds *datasets, coord *coordinator, r
 }
 
 // runMember is worker rank > 0 of a TCP run: it joins the coordinator at
-// addr, receives the job, connects to its ring neighbours, trains and
-// reports its status. It gives up when the coordinator's connection
-// closes, after timeout without news, or when ctx is done.
-func runMember(ctx context.Context, addr string, rank int, timeout time.Duration) (err error) {
+// addr with the run's token, receives the job, connects to its ring
+// neighbours, trains and reports its status. It gives up when the
+// coordinator's connection closes, after timeout without news, or when
+// ctx is done. Stray connections to its ring listener are logged to log.
+func runMember(ctx context.Context, addr string, rank int, tok token, timeout time.Duration, log io.Writer) (err error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	m, err := join(ctx, addr, rank, timeout)
+	m, err := join(ctx, addr, rank, tok, timeout)
 	if err != nil {
 		return err
 	}
@@ -269,7 +279,7 @@ func runMember(ctx context.Context, addr string, rank int, timeout time.Duration
 		return fmt.Errorf("worker %d: %w", rank, err)
 	}
 	tensor.SetThreads(c.Threads)
-	tr, err := connectRing(ctx, m.ln, m.job.Ring, rank, c.Timeout)
+	tr, err := connectRing(ctx, m.ln, m.job.Ring, rank, c.Timeout, tok, log)
 	if err != nil {
 		return err
 	}
@@ -289,18 +299,24 @@ func runMember(ctx context.Context, addr string, rank int, timeout time.Duration
 func IsWorker() bool { return os.Getenv(EnvCoordinator) != "" }
 
 // RunWorker is the body of a worker process started by Run through Spawn:
-// it reads EnvCoordinator and EnvRank, joins the run, trains its share
-// and returns. It returns an error if the variables are missing or
+// it reads EnvCoordinator, EnvRank and EnvToken, joins the run, trains its
+// share and returns. Connections to its ring listener that are not from
+// the run's workers are dropped, each with a line on log (nil:
+// discarded). It returns an error if the variables are missing or
 // malformed, or if the run fails; the coordinator learns of the failure
 // too. A worker ends as soon as worker 0's process closes its connection
 // or exits.
-func RunWorker(ctx context.Context) error {
+func RunWorker(ctx context.Context, log io.Writer) error {
 	addr, rs := os.Getenv(EnvCoordinator), os.Getenv(EnvRank)
 	rank, err := strconv.Atoi(rs)
 	if addr == "" || err != nil || rank < 1 || rank >= maxWorkers {
 		return fmt.Errorf("dist: worker needs %s=HOST:PORT and %s in [1, %d), got %q and %q", EnvCoordinator, EnvRank, maxWorkers, addr, rs)
 	}
-	if err := runMember(ctx, addr, rank, DefaultTimeout); err != nil {
+	tok, err := parseToken(os.Getenv(EnvToken))
+	if err != nil {
+		return fmt.Errorf("dist: worker needs the run's token in %s: %w", EnvToken, err)
+	}
+	if err := runMember(ctx, addr, rank, tok, DefaultTimeout, log); err != nil {
 		return fmt.Errorf("dist: %w", err)
 	}
 	return nil

@@ -21,10 +21,10 @@ import (
 var errProtocol = errors.New("protocol error")
 
 // protocol names the rendezvous protocol and its version.
-const protocol = "scaleplan-dist/1"
+const protocol = "scaleplan-dist/2"
 
 // ringMagic starts the greeting on a ring connection.
-var ringMagic = [8]byte{'s', 'p', 'd', 'i', 's', 't', 0, 1}
+var ringMagic = [8]byte{'s', 'p', 'd', 'i', 's', 't', 0, 2}
 
 // littleEndian reports whether float32 slices can be sent as they lie in
 // memory: the wire format is little-endian IEEE 754.
@@ -163,20 +163,29 @@ func (t *tcpTransport) Close() error {
 	return err
 }
 
-// listenLoopback listens on an ephemeral port of 127.0.0.1.
-func listenLoopback() (*net.TCPListener, error) {
+// listenLoopback listens on an ephemeral port of 127.0.0.1 for the
+// rendezvous role ("coordinator", "ring").
+func listenLoopback(role string) (*net.TCPListener, error) {
 	ln, err := net.ListenTCP("tcp4", &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1)})
 	if err != nil {
 		return nil, fmt.Errorf("listen on loopback: %w", err)
 	}
+	if listened != nil {
+		listened(role, ln.Addr().String())
+	}
 	return ln, nil
 }
 
+// ringHelloLen is the length of a ring greeting: ringMagic, the sender's
+// rank and the ring's size (uint32 little-endian), the run's token.
+const ringHelloLen = 8 + 4 + 4 + tokenLen
+
 // connectRing connects rank to its neighbours: it dials ring[rank+1] and
 // accepts the connection of rank−1 on ln (whose address is ring[rank]),
-// checking the greetings. ln is closed on return. Both ends give up
-// after timeout or when ctx is done.
-func connectRing(ctx context.Context, ln *net.TCPListener, ring []string, rank int, timeout time.Duration) (*tcpTransport, error) {
+// each greeting with tok. Connections to ln that do not greet with tok
+// are dropped with a line on log. ln is closed on return. Both ends give
+// up after timeout or when ctx is done.
+func connectRing(ctx context.Context, ln *net.TCPListener, ring []string, rank int, timeout time.Duration, tok token, log io.Writer) (*tcpTransport, error) {
 	size := len(ring)
 	t := &tcpTransport{rank: rank, size: size, timeout: timeout, werr: make(chan error, 1)}
 	defer ln.Close()
@@ -184,41 +193,26 @@ func connectRing(ctx context.Context, ln *net.TCPListener, ring []string, rank i
 		return t, nil
 	}
 	deadline := time.Now().Add(timeout)
-	ln.SetDeadline(deadline)
-	stop := context.AfterFunc(ctx, func() { ln.Close() })
-	defer stop()
-
 	type dialed struct {
 		c   net.Conn
 		err error
 	}
 	dc := make(chan dialed, 1)
 	go func() {
-		d := net.Dialer{Deadline: deadline}
-		c, err := d.DialContext(ctx, "tcp4", ring[(rank+1)%size])
-		if err == nil {
-			var hello [16]byte
-			copy(hello[:8], ringMagic[:])
-			binary.LittleEndian.PutUint32(hello[8:12], uint32(rank))
-			binary.LittleEndian.PutUint32(hello[12:], uint32(size))
-			c.SetWriteDeadline(deadline)
-			if _, err = c.Write(hello[:]); err != nil {
-				c.Close()
-			}
-		}
+		c, err := dialRing(ctx, ring[(rank+1)%size], rank, size, tok, deadline)
 		dc <- dialed{c, err}
 	}()
-	prev, aerr := acceptRing(ln, rank, size, deadline)
+	prev, aerr := acceptRing(ctx, ln, rank, size, tok, deadline, log)
 	d := <-dc
 	if aerr != nil || d.err != nil {
 		if prev != nil {
 			prev.Close()
 		}
-		if d.c != nil && d.err == nil {
+		if d.c != nil {
 			d.c.Close()
 		}
 		if aerr != nil {
-			return nil, fmt.Errorf("rank %d: accept from rank %d: %w", rank, (rank+size-1)%size, errors.Join(aerr, ctx.Err()))
+			return nil, fmt.Errorf("rank %d: accept from rank %d: %w", rank, (rank+size-1)%size, aerr)
 		}
 		return nil, fmt.Errorf("rank %d: connect to rank %d at %s: %w", rank, (rank+1)%size, ring[(rank+1)%size], d.err)
 	}
@@ -228,25 +222,53 @@ func connectRing(ctx context.Context, ln *net.TCPListener, ring []string, rank i
 	return t, nil
 }
 
-// acceptRing accepts the previous rank's connection and checks its
-// greeting.
-func acceptRing(ln *net.TCPListener, rank, size int, deadline time.Time) (net.Conn, error) {
-	c, err := ln.Accept()
+// dialRing connects rank to its successor at addr and greets it.
+func dialRing(ctx context.Context, addr string, rank, size int, tok token, deadline time.Time) (net.Conn, error) {
+	d := net.Dialer{Deadline: deadline}
+	c, err := d.DialContext(ctx, "tcp4", addr)
 	if err != nil {
 		return nil, err
 	}
-	c.SetReadDeadline(deadline)
-	var hello [16]byte
-	if _, err := io.ReadFull(c, hello[:]); err != nil {
+	var hello [ringHelloLen]byte
+	copy(hello[:8], ringMagic[:])
+	binary.LittleEndian.PutUint32(hello[8:12], uint32(rank))
+	binary.LittleEndian.PutUint32(hello[12:16], uint32(size))
+	copy(hello[16:], tok[:])
+	c.SetWriteDeadline(deadline)
+	if _, err := c.Write(hello[:]); err != nil {
 		c.Close()
-		return nil, fmt.Errorf("greeting: %w", err)
-	}
-	from, n := int(binary.LittleEndian.Uint32(hello[8:12])), int(binary.LittleEndian.Uint32(hello[12:]))
-	if [8]byte(hello[:8]) != ringMagic || from != (rank+size-1)%size || n != size {
-		c.Close()
-		return nil, fmt.Errorf("greeting from rank %d of %d, want rank %d of %d: %w", from, n, (rank+size-1)%size, size, errProtocol)
+		return nil, err
 	}
 	return c, nil
+}
+
+// acceptRing accepts the previous rank's connection, the first whose
+// greeting presents tok; it drops the others.
+func acceptRing(ctx context.Context, ln *net.TCPListener, rank, size int, tok token, deadline time.Time, log io.Writer) (net.Conn, error) {
+	want := (rank + size - 1) % size
+	greet := func(c net.Conn, by time.Time) (net.Conn, error) {
+		c.SetReadDeadline(by)
+		var hello [ringHelloLen]byte
+		if _, err := io.ReadFull(c, hello[:]); err != nil {
+			return nil, stray(c, fmt.Errorf("ring greeting: %w", err))
+		}
+		if [8]byte(hello[:8]) != ringMagic || !tok.is(hello[16:]) {
+			return nil, stray(c, errors.New("ring greeting without this run's token"))
+		}
+		from, n := int(binary.LittleEndian.Uint32(hello[8:12])), int(binary.LittleEndian.Uint32(hello[12:16]))
+		if from != want || n != size {
+			c.Close()
+			return nil, fmt.Errorf("greeting from rank %d of %d, want rank %d of %d: %w", from, n, want, size, errProtocol)
+		}
+		return c, nil
+	}
+	var prev net.Conn
+	take := func(c net.Conn) (bool, error) { prev = c; return true, nil }
+	drop := func(c net.Conn) { c.Close() }
+	if err := admit(ctx, ln, deadline, fmt.Sprintf("rank %d's ring", rank), log, greet, take, drop); err != nil {
+		return nil, err
+	}
+	return prev, nil
 }
 
 func setNoDelay(c net.Conn) {
@@ -261,6 +283,7 @@ type (
 	// hello is the first message of worker r.
 	hello struct {
 		Protocol string `json:"protocol"`
+		Token    string `json:"token"` // the run's token in hex
 		Rank     int    `json:"rank"`
 		Ring     string `json:"ring"` // address of the worker's ring listener
 	}
@@ -276,12 +299,18 @@ type (
 	}
 )
 
+// maxHello bounds the length of a hello line in bytes.
+const maxHello = 4096
+
 // coordinator is worker 0's side of the rendezvous: it accepts the other
 // workers' coordinator connections, sends them the job and collects their
-// final status.
+// final status. Only connections that presented the run's token are
+// kept.
 type coordinator struct {
 	ln    *net.TCPListener
 	size  int
+	tok   token
+	log   io.Writer   // receives a line per dropped connection
 	conns []*jsonConn // by rank; conns[0] is nil
 	ring  []string
 }
@@ -308,6 +337,11 @@ func (j *jsonConn) recv(v any, deadline time.Time) error {
 	if err != nil {
 		return err
 	}
+	return decodeLine(line, v)
+}
+
+// decodeLine decodes one JSON line into v, refusing unknown fields.
+func decodeLine(line []byte, v any) error {
 	d := json.NewDecoder(bytes.NewReader(line))
 	d.DisallowUnknownFields()
 	if err := d.Decode(v); err != nil {
@@ -316,14 +350,15 @@ func (j *jsonConn) recv(v any, deadline time.Time) error {
 	return nil
 }
 
-// newCoordinator listens for size−1 workers; ringAddr is worker 0's ring
-// listener.
-func newCoordinator(size int, ringAddr string) (*coordinator, error) {
-	ln, err := listenLoopback()
+// newCoordinator listens for size−1 workers presenting tok; ringAddr is
+// worker 0's ring listener. Connections dropped for want of tok are
+// logged to log (nil: discarded).
+func newCoordinator(size int, ringAddr string, tok token, log io.Writer) (*coordinator, error) {
+	ln, err := listenLoopback("coordinator")
 	if err != nil {
 		return nil, err
 	}
-	c := &coordinator{ln: ln, size: size, conns: make([]*jsonConn, size), ring: make([]string, size)}
+	c := &coordinator{ln: ln, size: size, tok: tok, log: log, conns: make([]*jsonConn, size), ring: make([]string, size)}
 	c.ring[0] = ringAddr
 	return c, nil
 }
@@ -331,32 +366,60 @@ func newCoordinator(size int, ringAddr string) (*coordinator, error) {
 // Addr returns the address workers connect to.
 func (c *coordinator) Addr() string { return c.ln.Addr().String() }
 
+// joined is a worker's hello and its connection.
+type joined struct {
+	j *jsonConn
+	h hello
+}
+
 // gather accepts the other workers' hellos until each rank 1..size−1 has
-// greeted, or timeout, or ctx is done.
+// greeted, or timeout, or ctx is done. Connections that send garbage, a
+// wrong token or nothing within greetTimeout, or close, are dropped and
+// gather keeps waiting; a worker with the right token and a bad hello
+// (another protocol, a rank out of range or taken) is an error.
 func (c *coordinator) gather(ctx context.Context, timeout time.Duration) error {
-	deadline := time.Now().Add(timeout)
-	c.ln.SetDeadline(deadline)
-	stop := context.AfterFunc(ctx, func() { c.ln.Close() })
-	defer stop()
-	for joined := 1; joined < c.size; {
-		nc, err := c.ln.Accept()
-		if err != nil {
-			return fmt.Errorf("waiting for %d of %d workers to join: %w", c.size-joined, c.size-1, errors.Join(err, ctx.Err()))
-		}
-		j := &jsonConn{c: nc, r: bufio.NewReader(nc)}
-		var h hello
-		if err := j.recv(&h, deadline); err != nil {
-			nc.Close()
-			return fmt.Errorf("worker greeting: %w", err)
-		}
+	n := 1
+	take := func(m joined) (bool, error) {
+		h := m.h
 		if h.Protocol != protocol || h.Rank < 1 || h.Rank >= c.size || c.conns[h.Rank] != nil {
-			nc.Close()
-			return fmt.Errorf("greeting %q rank %d, want %q and a new rank in [1, %d): %w", h.Protocol, h.Rank, protocol, c.size, errProtocol)
+			m.j.c.Close()
+			return false, fmt.Errorf("greeting %q rank %d, want %q and a new rank in [1, %d): %w", h.Protocol, h.Rank, protocol, c.size, errProtocol)
 		}
-		c.conns[h.Rank], c.ring[h.Rank] = j, h.Ring
-		joined++
+		c.conns[h.Rank], c.ring[h.Rank] = m.j, h.Ring
+		n++
+		return n == c.size, nil
+	}
+	drop := func(m joined) { m.j.c.Close() }
+	if c.size == 1 {
+		return nil
+	}
+	if err := admit(ctx, c.ln, time.Now().Add(timeout), "coordinator", c.log, c.greet, take, drop); err != nil {
+		return fmt.Errorf("waiting for %d of %d workers to join: %w", c.size-n, c.size-1, err)
 	}
 	return nil
+}
+
+// greet reads nc's hello, at most maxHello bytes by deadline, and checks
+// its token. It sends nothing.
+func (c *coordinator) greet(nc net.Conn, deadline time.Time) (joined, error) {
+	nc.SetReadDeadline(deadline)
+	br := bufio.NewReader(io.LimitReader(nc, maxHello))
+	line, err := br.ReadBytes('\n')
+	if err != nil {
+		return joined{}, stray(nc, fmt.Errorf("hello: %w", err))
+	}
+	var h hello
+	if err := decodeLine(line, &h); err != nil {
+		return joined{}, stray(nc, fmt.Errorf("hello: %w", err))
+	}
+	if !c.tok.isHex(h.Token) {
+		return joined{}, stray(nc, errors.New("hello without this run's token"))
+	}
+	if br.Buffered() > 0 {
+		nc.Close()
+		return joined{}, fmt.Errorf("worker %d sent more than its hello: %w", h.Rank, errProtocol)
+	}
+	return joined{&jsonConn{c: nc, r: bufio.NewReader(nc)}, h}, nil
 }
 
 // start sends every worker the job.
@@ -409,11 +472,11 @@ type member struct {
 	job  job
 }
 
-// join connects worker rank to the coordinator at addr, greets it and
-// waits for the job.
-func join(ctx context.Context, addr string, rank int, timeout time.Duration) (*member, error) {
+// join connects worker rank to the coordinator at addr, greets it with
+// tok and waits for the job.
+func join(ctx context.Context, addr string, rank int, tok token, timeout time.Duration) (*member, error) {
 	deadline := time.Now().Add(timeout)
-	ln, err := listenLoopback()
+	ln, err := listenLoopback("ring")
 	if err != nil {
 		return nil, err
 	}
@@ -426,7 +489,7 @@ func join(ctx context.Context, addr string, rank int, timeout time.Duration) (*m
 	m := &member{conn: &jsonConn{c: nc, r: bufio.NewReader(nc)}, ln: ln}
 	stop := context.AfterFunc(ctx, func() { nc.Close() })
 	defer stop()
-	if err := m.conn.send(hello{Protocol: protocol, Rank: rank, Ring: ln.Addr().String()}, deadline); err != nil {
+	if err := m.conn.send(hello{Protocol: protocol, Token: tok.String(), Rank: rank, Ring: ln.Addr().String()}, deadline); err != nil {
 		m.Close()
 		return nil, fmt.Errorf("worker %d: greet coordinator: %w", rank, err)
 	}

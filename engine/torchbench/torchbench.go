@@ -126,8 +126,12 @@ type Options struct {
 	// Run is the run identifier written in every record. Default
 	// "torchbench-" and the UTC time the script started.
 	Run string
-	// Env holds extra environment variables, KEY=VALUE, for the script,
-	// such as OMP_WAIT_POLICY=PASSIVE on a shared machine. Default none.
+	// Env holds extra environment variables, KEY=VALUE, for the script.
+	// Default none. The script sets OMP_WAIT_POLICY=PASSIVE before it
+	// imports torch unless its environment sets it (OpenMP's default
+	// spin-wait collapses under load); OMP_WAIT_POLICY=ACTIVE here
+	// measures the spinning pool. The header's config records the policy
+	// as omp_wait_policy.
 	Env []string
 
 	// extraArgs are passed to the script unchecked (tests only).

@@ -20,6 +20,7 @@ const (
 	KindConvergence = "convergence" // steps to reach a target accuracy at one global batch
 	KindOOM         = "oom"         // a configuration that ran out of device memory
 	KindLink        = "link"        // a probe of a link between workers (Record.Link)
+	KindEnd         = "end"         // how the log ended (Record.Complete, Record.Reason); last in a file
 )
 
 // InStep is the label of a record of independent workers kept in step
@@ -28,7 +29,7 @@ const (
 const InStep = "in_step"
 
 // Kinds lists the valid values of Record.Kind.
-var Kinds = []string{KindHeader, KindStep, KindMeasurement, KindConvergence, KindOOM, KindLink}
+var Kinds = []string{KindHeader, KindStep, KindMeasurement, KindConvergence, KindOOM, KindLink, KindEnd}
 
 // Record is one line of a bench log. Fields that do not apply to a kind are
 // left zero and omitted from the JSON. Quantities are plain numbers in the
@@ -79,6 +80,29 @@ type Record struct {
 
 	// Link is what a link record measured over Transport.
 	Link *Link `json:"link,omitempty"`
+
+	// End fields. Complete says whether the run wrote every record it
+	// meant to; false marks a log cut short by an interrupt or an error,
+	// whose records are what was measured before it. Reason says why.
+	// Only end records have them; a log without an end record reads as
+	// complete (Incomplete).
+	Complete *bool  `json:"complete,omitempty"`
+	Reason   string `json:"reason,omitempty"`
+}
+
+// End returns the end record of a log of run: complete, or cut short for
+// reason.
+func End(run string, complete bool, reason string) Record {
+	return Record{Kind: KindEnd, Run: run, Complete: &complete, Reason: reason}
+}
+
+// Incomplete reports whether r is an end record that marks its log
+// incomplete, and why.
+func (r *Record) Incomplete() (reason string, ok bool) {
+	if r.Kind != KindEnd || r.Complete == nil || *r.Complete {
+		return "", false
+	}
+	return r.Reason, true
 }
 
 // Link is a probe of the link between two ranks: the median time of a ring
@@ -130,7 +154,7 @@ type Machine struct {
 // negative or non-finite number, or a measurement without a throughput.
 func (r *Record) Validate() error {
 	switch r.Kind {
-	case KindHeader, KindStep, KindMeasurement, KindConvergence, KindOOM, KindLink:
+	case KindHeader, KindStep, KindMeasurement, KindConvergence, KindOOM, KindLink, KindEnd:
 	case "":
 		return errors.New("missing \"kind\" (want one of " + strings.Join(Kinds, ", ") + ")")
 	default:
@@ -180,6 +204,12 @@ func (r *Record) Validate() error {
 	}
 	if r.Link != nil && r.Kind != KindLink {
 		return fmt.Errorf("%s record with a link: only link records have one", r.Kind)
+	}
+	if r.Kind == KindEnd && r.Complete == nil {
+		return errors.New("end record without \"complete\" (true or false)")
+	}
+	if r.Kind != KindEnd && (r.Complete != nil || r.Reason != "") {
+		return fmt.Errorf("%s record with \"complete\" or \"reason\": only end records have them", r.Kind)
 	}
 	if r.Accuracy > 1 || r.Target > 1 {
 		return fmt.Errorf("accuracy %v, target %v: must be fractions in [0, 1]", r.Accuracy, r.Target)

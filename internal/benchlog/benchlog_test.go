@@ -126,7 +126,7 @@ func TestReaderErrors(t *testing.T) {
 	want := []string{
 		"",
 		`line 3: json: unknown field "step_time"`,
-		`line 4: unknown kind "bogus" (want one of header, step, measurement, convergence, oom, link)`,
+		`line 4: unknown kind "bogus" (want one of header, step, measurement, convergence, oom, link, end)`,
 		`line 5: measurement record without step_time_s or samples_per_s`,
 		`line 6: step_time_s = -1: must be a finite number >= 0`,
 		`line 7: unexpected EOF`,

@@ -14,6 +14,16 @@
 //	{"kind":"measurement","run":"r1","model":"mlp","device":"localhost","workers":1,"batch":64,"global_batch":64,"steps":20,"step_time_s":0.0061,"samples_per_s":10491}
 //	{"kind":"convergence","run":"r2","model":"mlp","global_batch":256,"target":0.85,"accuracy":0.853,"reached":true,"steps_to_target":1400}
 //
+// A log that a run cut short (an interrupt, an error) ends with an end
+// record that says so and why; the records before it are what the run
+// measured until then. A log without an end record reads as complete:
+//
+//	{"kind":"end","run":"r1","complete":false,"reason":"interrupted"}
+//
+// File writes a log record by record to a temporary file, each record
+// written through as it comes, and puts it in place when the run ends,
+// complete or not.
+//
 // Quantities are plain numbers in the unit that their JSON name ends with:
 // _s for seconds, _bytes for bytes, samples_per_s for samples per second.
 // Accuracy and target are fractions in [0, 1]. Unknown fields are errors, so

@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -14,6 +15,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -86,7 +88,7 @@ func engineFlags() []cli.Flag {
 		&cli.IntFlag{Name: "chunk", Usage: "most samples a worker runs forward and backward at once (`N`); 0: for the cnn 32 (a power of two whose activations fit in 16 MiB), the mlp whole; -1: whole micro-batches"},
 		&cli.IntFlag{Name: "prefetch", Value: 2, Usage: "batches each worker's loader prepares ahead"},
 		&cli.DurationFlag{Name: "timeout", Value: dist.DefaultTimeout, Usage: "longest wait for another worker"},
-		&cli.StringFlag{Name: "out", Usage: "write the bench log to `FILE` (atomically)"},
+		&cli.StringFlag{Name: "out", Usage: "write the bench log to `FILE`; bench throughput and steps write it record by record, and a run cut short (interrupted, or failing) leaves the records made so far, ending with one that marks the log incomplete"},
 		&cli.StringFlag{Name: "run", Usage: "run `NAME` in the records; default bench-SUBCOMMAND-MODEL"},
 		formatFlag(),
 	}
@@ -143,6 +145,7 @@ func engineConfig(c *cli.Context, name string) (dist.Config, error) {
 	switch cfg.Transport {
 	case "tcp":
 		cfg.Spawn = &dist.Spawn{Args: []string{"bench", "worker"}, Stderr: c.App.ErrWriter}
+		cfg.Log = c.App.ErrWriter
 	case "none":
 		if name != "throughput" {
 			return cfg, usagef("bench %s --transport none: independent workers train replicas of their own; only bench throughput measures them (valid here: %s)", name, strings.Join(dist.Transports, ", "))
@@ -199,9 +202,86 @@ func runName(c *cli.Context, sub string) string {
 }
 
 // benchContext returns the command's context, cancelled on an interrupt
-// so that workers are stopped and no partial log is written.
+// (SIGINT) or SIGTERM, so that workers are stopped and the log written so
+// far is put in place, marked incomplete (logStream).
 func benchContext(c *cli.Context) (context.Context, context.CancelFunc) {
-	return signal.NotifyContext(c.Context, os.Interrupt)
+	return signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
+}
+
+// logStream is a bench log written record by record to --out as the
+// records are made (benchlog.File), so that a run interrupted or failing
+// half-way keeps what it measured; without --out it writes nothing.
+type logStream struct {
+	f   *benchlog.File
+	run string
+	who string // the command, for messages
+	n   int    // records written
+}
+
+// startLog starts the log of run at path for command who, or none if
+// path is "".
+func startLog(path, run, who string) (*logStream, error) {
+	s := &logStream{run: run, who: who}
+	if path == "" {
+		return s, nil
+	}
+	f, err := benchlog.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	s.f = f
+	return s, nil
+}
+
+// add writes recs.
+func (s *logStream) add(recs ...benchlog.Record) error {
+	if s.f == nil {
+		return nil
+	}
+	for _, r := range recs {
+		if err := s.f.Write(r); err != nil {
+			return err
+		}
+		s.n++
+	}
+	return nil
+}
+
+// abort ends the log with an end record that marks it incomplete, puts it
+// in place, says so on w and returns cause, the error that stopped the
+// run: the reason is "interrupted" when ctx is done, else the error.
+func (s *logStream) abort(ctx context.Context, w io.Writer, cause error) error {
+	if s.f == nil {
+		return cause
+	}
+	reason := "interrupted"
+	if ctx.Err() == nil {
+		reason = "error: " + cutLine(cause.Error(), 300)
+	}
+	if err := s.f.CloseIncomplete(s.run, reason); err != nil {
+		return errors.Join(cause, err)
+	}
+	fmt.Fprintf(w, "%s: %s holds the %d %s written before it stopped, marked incomplete (%s)\n", s.who, s.f.Path(), s.n, plural(s.n, "record", "records"), reason)
+	return cause
+}
+
+// discard deletes the log written so far, for the whole log to be written
+// in its place; it does nothing after abort.
+func (s *logStream) discard() {
+	if s.f != nil {
+		s.f.Remove()
+	}
+}
+
+// cutLine returns the first line of s, cut to n bytes.
+func cutLine(s string, n int) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	if len(s) > n {
+		s = s[:n] + "..."
+	}
+	return s
 }
 
 // warnBackend warns when an OpenBLAS build runs without
@@ -467,9 +547,9 @@ func runBenchThroughput(c *cli.Context) error {
 		}
 	}
 	total := (c.Int("repeat")*rounds + warm) * len(cfgs)
-	bar := newBar(c, "bench throughput", total)
+	bar := newCountdown(c, "bench throughput", "made", "measurements", &total)
 	defer bar.Done()
-	guard := newBarGuard(c, "core-guard", "bench", bar, &total)
+	guard := newBarGuard(c, "core-guard", "bench", bar.Bar, &total)
 	hdr, err := header(run, throughputSweep{Command: "bench throughput", Framework: c.String("framework"), Workers: workers, Batches: batches,
 		Steps: c.Int("steps"), Warmup: c.Int("warmup"), Repeat: c.Int("repeat"), Rounds: c.Int("rounds"), Warm: warm, CoreGuard: guard != nil,
 		Engine: sweepTemplate(base)})
@@ -477,6 +557,14 @@ func runBenchThroughput(c *cli.Context) error {
 		return err
 	}
 	recs := []benchlog.Record{hdr}
+	stream, err := startLog(c.String("out"), run, "bench throughput")
+	if err != nil {
+		return err
+	}
+	defer stream.discard()
+	if err := stream.add(hdr); err != nil {
+		return err
+	}
 	notes := make([]string, len(cfgs))
 	for i, cfg := range cfgs {
 		notes[i] = chunkNote(cfg)
@@ -493,20 +581,36 @@ func runBenchThroughput(c *cli.Context) error {
 		bar.Add(1)
 		return m, nil
 	}
+	records := func(m *dist.Measurement) []benchlog.Record {
+		rs := []benchlog.Record{m.Record(run)}
+		if c.Bool("step-records") {
+			rs = append(rs, m.StepRecords(run)...)
+		}
+		return rs
+	}
 	for rep := range c.Int("repeat") {
 		if rep > 0 {
 			warm = 0 // the process is warm after the first sweep
 		}
-		meas, _, err := measureRounds(len(cfgs), warm, rounds, measure, nil, guard)
+		written := make([]bool, len(cfgs))
+		final := func(i int, m *dist.Measurement) error {
+			written[i] = true
+			return stream.add(records(m)...)
+		}
+		meas, all, err := measureRoundsTo(len(cfgs), warm, rounds, measure, nil, guard, roundHooks{final: final})
 		if err != nil {
-			return fmt.Errorf("bench throughput: %w", err)
+			// Keep what was measured: each configuration not yet
+			// logged over the rounds it has.
+			for i, ms := range all {
+				if m, cerr := dist.Combine(ms); !written[i] && len(ms) > 0 && cerr == nil {
+					stream.add(records(m)...)
+				}
+			}
+			return stream.abort(ctx, stderr, fmt.Errorf("bench throughput: %w", err))
 		}
 		for i, cfg := range cfgs {
 			w, b, m := cfg.Workers, cfg.Batch, meas[i]
-			recs = append(recs, m.Record(run))
-			if c.Bool("step-records") {
-				recs = append(recs, m.StepRecords(run)...)
-			}
+			recs = append(recs, records(m)...)
 			p := m.Phases
 			t.Rows = append(t.Rows, []string{strconv.Itoa(w), strconv.Itoa(b), strconv.Itoa(m.Config.GlobalBatch()), strconv.Itoa(m.Steps),
 				strconv.FormatFloat(m.StepTime*1e3, 'f', 2, 64), strconv.FormatFloat(m.StepTimeStd*1e3, 'f', 2, 64),
@@ -521,6 +625,7 @@ func runBenchThroughput(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	stream.discard() // the whole log, as the core guard left it, replaces it
 	return finish(c, log, t, format)
 }
 
@@ -568,7 +673,8 @@ func warmRounds(c *cli.Context, name string) (int, error) {
 // configuration and round. With a guard (nil: none), each measurement is
 // made between its probes and as often as it decides (coreGuard), and
 // after the rounds up to n of those it finds were made apart are made
-// again. Errors are returned as they are.
+// again. Errors are returned as they are, with the measurements kept so
+// far.
 //
 // Before the rounds, warm rounds measure every configuration once each,
 // as measure(-1, i), and set the results aside: a fresh process's first
@@ -577,6 +683,27 @@ func warmRounds(c *cli.Context, name string) (int, error) {
 // that into every later figure. They are made without the guard and
 // without afterRound.
 func measureRounds(n, warm, rounds int, measure func(r, i int) (*dist.Measurement, error), afterRound func(r int) error, guard *coreGuard) ([]*dist.Measurement, [][]*dist.Measurement, error) {
+	return measureRoundsTo(n, warm, rounds, measure, afterRound, guard, roundHooks{})
+}
+
+// roundHooks receive measureRoundsTo's measurements as it makes them, for
+// a log written as the run goes. Either may be nil; an error of either
+// ends the run.
+type roundHooks struct {
+	// kept receives each measurement of a round that the guard keeps
+	// (not those it has made again), round r of configuration i, as
+	// soon as it is made; not the revisits after the rounds.
+	kept func(r, i int, m *dist.Measurement) error
+	// final receives each configuration's measurement over its rounds
+	// as soon as it is final: without a guard right after the
+	// configuration's last round, with one (whose revisits may replace
+	// any) at the end, in order.
+	final func(i int, m *dist.Measurement) error
+}
+
+// measureRoundsTo is measureRounds telling hooks of its measurements.
+func measureRoundsTo(n, warm, rounds int, measure func(r, i int) (*dist.Measurement, error), afterRound func(r int) error,
+	guard *coreGuard, hooks roundHooks) ([]*dist.Measurement, [][]*dist.Measurement, error) {
 	for range warm {
 		for i := range n {
 			if _, err := measure(-1, i); err != nil {
@@ -587,25 +714,67 @@ func measureRounds(n, warm, rounds int, measure func(r, i int) (*dist.Measuremen
 	guard.start()
 	all := make([][]*dist.Measurement, n)
 	levels := make([][]time.Duration, n) // each measurement's probe level
+	finals := make([]bool, n)            // given to hooks.final
 	for r := range rounds {
 		for i := range n {
 			m, level, err := guard.measure(func() (*dist.Measurement, error) { return measure(r, i) })
 			if err != nil {
-				return nil, nil, err
+				return nil, all, err
 			}
 			all[i] = append(all[i], m)
 			levels[i] = append(levels[i], level)
+			if hooks.kept != nil {
+				if err := hooks.kept(r, i, m); err != nil {
+					return nil, all, err
+				}
+			}
+			if hooks.final != nil && guard == nil && r == rounds-1 {
+				if err := finalize(all[i], func(m *dist.Measurement) error { return hooks.final(i, m) }); err != nil {
+					return nil, all, err
+				}
+				finals[i] = true
+			}
 		}
 		if afterRound != nil {
 			if err := afterRound(r); err != nil {
-				return nil, nil, err
+				return nil, all, err
 			}
 		}
 	}
-	// Measurements made while the cores were apart, in a spell the run
-	// started in and so took for their best, are made again now that the
-	// run knows better (coreGuard): the most apart first, at most a
-	// round's worth, and none once the guard has spent its budget.
+	if err := revisitStale(n, rounds, all, levels, measure, guard); err != nil {
+		return nil, all, err
+	}
+	meas := make([]*dist.Measurement, n)
+	for i, ms := range all {
+		m, err := dist.Combine(ms)
+		if err != nil {
+			return nil, all, err
+		}
+		meas[i] = m
+		if hooks.final != nil && !finals[i] {
+			if err := hooks.final(i, m); err != nil {
+				return nil, all, err
+			}
+		}
+	}
+	return meas, all, nil
+}
+
+// finalize passes the combination of ms to final.
+func finalize(ms []*dist.Measurement, final func(*dist.Measurement) error) error {
+	m, err := dist.Combine(ms)
+	if err != nil {
+		return err
+	}
+	return final(m)
+}
+
+// revisitStale makes again the measurements of all (by configuration and
+// round, of probe levels levels) made while the cores were apart, in a
+// spell the run started in and so took for their best, now that the run
+// knows better (coreGuard): the most apart first, at most a round's
+// worth (n), and none once the guard has spent its budget.
+func revisitStale(n, rounds int, all [][]*dist.Measurement, levels [][]time.Duration, measure func(r, i int) (*dist.Measurement, error), guard *coreGuard) error {
 	type made struct{ i, r int }
 	var stale []made
 	for r := range rounds {
@@ -623,21 +792,13 @@ func measureRounds(n, warm, rounds int, measure func(r, i int) (*dist.Measuremen
 		}
 		m, level, replace, err := guard.revisit(levels[x.i][x.r], func() (*dist.Measurement, error) { return measure(x.r, x.i) })
 		if err != nil {
-			return nil, nil, err
+			return err
 		}
 		if replace {
 			all[x.i][x.r], levels[x.i][x.r] = m, level
 		}
 	}
-	meas := make([]*dist.Measurement, n)
-	for i, ms := range all {
-		m, err := dist.Combine(ms)
-		if err != nil {
-			return nil, nil, err
-		}
-		meas[i] = m
-	}
-	return meas, all, nil
+	return nil
 }
 
 // roundPrefix is "round r: " for a measurement of a sweep in rounds,
@@ -790,6 +951,14 @@ func runBenchSteps(c *cli.Context) error {
 		return err
 	}
 	recs := []benchlog.Record{hdr}
+	stream, err := startLog(c.String("out"), run, "bench steps")
+	if err != nil {
+		return err
+	}
+	defer stream.discard()
+	if err := stream.add(hdr); err != nil {
+		return err
+	}
 	t := &table{Title: fmt.Sprintf("%s steps to %.4g validation accuracy", base.ModelName(), target),
 		Header: []string{"global_batch", "learning_rate", "reached", "steps_to_target", "accuracy", "trials", "seconds"}}
 	grids := make([][]float64, len(cfgs))
@@ -798,7 +967,7 @@ func runBenchSteps(c *cli.Context) error {
 		grids[i] = dist.LRGrid(c.Float64("lr"), c.Int("lr-batch"), b, factors, c.Float64("lr-max"))
 		trials += len(grids[i])
 	}
-	bar := newBar(c, "bench steps", trials)
+	bar := newCountdown(c, "bench steps", "ran", "trials", &trials)
 	defer bar.Done()
 	for i, cfg := range cfgs {
 		b, lrs := batches[i], grids[i]
@@ -809,8 +978,11 @@ func runBenchSteps(c *cli.Context) error {
 			bar.Printf("bench: %s batch %d lr %.4g: %s", cfg.ModelName(), b, tr.LR, trialText(tr))
 			bar.Add(1)
 		})
+		if err == nil {
+			err = stream.add(conv.Record(run))
+		}
 		if err != nil {
-			return fmt.Errorf("bench steps: batch %d: %w", b, err)
+			return stream.abort(ctx, stderr, fmt.Errorf("bench steps: batch %d: %w", b, err))
 		}
 		recs = append(recs, conv.Record(run))
 		var trials []string
@@ -825,6 +997,7 @@ func runBenchSteps(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	stream.discard() // replaced by the whole log
 	return finish(c, log, t, format)
 }
 
@@ -1070,7 +1243,7 @@ func runBenchTrain(c *cli.Context) error {
 	if total == 0 {
 		total = optim.EpochsToSteps(cfg.Epochs, per)
 	}
-	bar := newBar(c, "bench train", total)
+	bar := newCountdown(c, "bench train", "trained", "steps", &total)
 	defer bar.Done()
 	cfg.Progress = func(dist.StepStats) { bar.Add(1) }
 	cfg.EvalProgress = func(e dist.EvalResult) {
@@ -1129,11 +1302,11 @@ func benchWorkerCommand() *cli.Command {
 		Hidden: true,
 		Action: func(c *cli.Context) error {
 			if !dist.IsWorker() {
-				return usagef("bench worker is started by `bench --transport tcp`; it needs %s and %s", dist.EnvCoordinator, dist.EnvRank)
+				return usagef("bench worker is started by `bench --transport tcp`; it needs %s, %s and %s", dist.EnvCoordinator, dist.EnvRank, dist.EnvToken)
 			}
 			ctx, cancel := benchContext(c)
 			defer cancel()
-			return dist.RunWorker(ctx)
+			return dist.RunWorker(ctx, c.App.ErrWriter)
 		},
 	}
 }

@@ -39,7 +39,7 @@ func validateEngineFlags() []cli.Flag {
 		&cli.IntFlag{Name: "engine-rounds", DefaultText: "4, or 12 with the OpenBLAS build", Usage: "measure every configuration in `N` rounds over all of them, each measurement over the timed steps of all N"},
 		warmRoundsFlag("engine-warm-rounds"),
 		&cli.StringFlag{Name: "engine-data", Usage: "`DIR` of an IDX data set, or 'synthetic'; default Fashion-MNIST if installed"},
-		&cli.StringFlag{Name: "engine-out", Usage: "write every measurement, round by round, and each round's link probes as a bench log to `FILE`"},
+		&cli.StringFlag{Name: "engine-out", Usage: "write every measurement, round by round, and each round's link probes as a bench log to `FILE`, each record as it is made; a run cut short (interrupted, or failing) leaves the records made so far, marked incomplete"},
 		&cli.StringFlag{Name: "engine-from", Usage: "measure nothing: rebuild the report of the run whose --engine-out log is `FILE`, with this build's simulator"},
 		coreGuardFlag("engine-core-guard"),
 	}
@@ -462,14 +462,32 @@ func runValidateEngine(c *cli.Context) error {
 	ctx, cancel := benchContext(c)
 	defer cancel()
 	total := rounds*(len(cfgs)+len(transports)) + warm*len(cfgs)
-	bar := newBar(c, "validate --engine", total)
+	bar := newCountdown(c, "validate --engine", "made", "measurements", &total)
 	defer bar.Done()
-	guard := newBarGuard(c, "engine-core-guard", "validate", bar, &total)
+	guard := newBarGuard(c, "engine-core-guard", "validate", bar.Bar, &total)
 	run := "validate-engine-" + base.Model
+	hdr, err := header(run, map[string]any{"command": "validate --engine", "batches": batches, "workers": workers,
+		"transports": transports, "cores": cores, "calibration": mode, "calibration_threads": calThreads, "steps": steps, "warmup": warmup, "rounds": rounds, "warm_rounds": warm,
+		"core_guard": guard != nil, "engine": base.WithDefaults()})
+	if err != nil {
+		return err
+	}
+	// The log is written as the rounds go, so that a run cut short keeps
+	// its rounds; the core guard's revisits after them are in the whole
+	// log that replaces it at the end.
+	stream, err := startLog(c.String("engine-out"), run, "validate --engine")
+	if err != nil {
+		return err
+	}
+	defer stream.discard()
+	if err := stream.add(hdr); err != nil {
+		return err
+	}
 	measure := func(round, i int) (*dist.Measurement, error) {
 		cfg := cfgs[i]
 		if cfg.Transport == "tcp" && cfg.Workers > 1 {
 			cfg.Spawn = &dist.Spawn{Args: []string{"bench", "worker"}, Stderr: stderr}
+			cfg.Log = stderr
 		}
 		prefix := roundPrefix(round, rounds)
 		who := fmt.Sprintf("%d workers %s", cfg.Workers, cfg.Transport)
@@ -504,12 +522,16 @@ func runValidateEngine(c *cli.Context) error {
 			probes[i] = append(probes[i], *link)
 			linkRecs[r] = append(linkRecs[r], link.Record(run, tr, r+1))
 			bar.Add(1)
+			if err := stream.add(link.Record(run, tr, r+1)); err != nil {
+				return err
+			}
 		}
 		return nil
 	}
-	meas, kept, err := measureRounds(len(cfgs), warm, rounds, measure, probeRound, guard)
+	keep := func(_, _ int, m *dist.Measurement) error { return stream.add(m.Record(run)) }
+	meas, kept, err := measureRoundsTo(len(cfgs), warm, rounds, measure, probeRound, guard, roundHooks{kept: keep})
 	if err != nil {
-		return fmt.Errorf("validate --engine: %w", err)
+		return stream.abort(ctx, stderr, fmt.Errorf("validate --engine: %w", err))
 	}
 	roundRecs := make([][]benchlog.Record, len(cfgs)) // each configuration's record of each round
 	for i := range cfgs {
@@ -524,6 +546,18 @@ func runValidateEngine(c *cli.Context) error {
 		}
 		recs = append(recs, linkRecs[r]...)
 	}
+	// The whole log, as the core guard left it, replaces the one written
+	// round by round, before the analysis, which may fail.
+	if out := c.String("engine-out"); out != "" {
+		log, err := encodeLog(append([]benchlog.Record{hdr}, recs...))
+		if err != nil {
+			return err
+		}
+		stream.discard()
+		if err := atomicfile.WriteBytes(out, log); err != nil {
+			return err
+		}
+	}
 
 	cal, rows, err := analyseEngine(base, batches, sweeps, cfgs, meas, roundRecs, transports, probes, cores)
 	if err != nil {
@@ -535,21 +569,6 @@ func runValidateEngine(c *cli.Context) error {
 		bar.Printf("%s", w)
 	}
 	bar.Done()
-	if out := c.String("engine-out"); out != "" {
-		hdr, err := header(run, map[string]any{"command": "validate --engine", "batches": batches, "workers": workers,
-			"transports": transports, "cores": cores, "calibration": mode, "calibration_threads": calThreads, "steps": steps, "warmup": warmup, "rounds": rounds, "warm_rounds": warm,
-			"core_guard": guard != nil, "engine": base.WithDefaults()})
-		if err != nil {
-			return err
-		}
-		log, err := encodeLog(append([]benchlog.Record{hdr}, recs...))
-		if err != nil {
-			return err
-		}
-		if err := atomicfile.WriteBytes(out, log); err != nil {
-			return err
-		}
-	}
 	return writeEngineReport(c, format, engineTitle(base.ModelName(), tensor.Backend(), runtime.NumCPU()), cal, rows)
 }
 

@@ -89,6 +89,9 @@ func replayEngine(c *cli.Context, format, path string) error {
 		}
 	}
 	perRound := len(cfgs) + len(run.Transports)
+	if recs, err = wholeRounds(c.App.ErrWriter, path, recs, run, perRound); err != nil {
+		return err
+	}
 	if n := len(recs) - 1; n != run.Rounds*perRound {
 		return fmt.Errorf("validate --engine-from: %s: %d records after the header, want %d: %d rounds of %d measurements and %d link probes%s",
 			path, n, run.Rounds*perRound, run.Rounds, len(cfgs), len(run.Transports), missingLinks(recs[1:]))
@@ -152,6 +155,32 @@ func replayEngine(c *cli.Context, format, path string) error {
 		cores = m.Cores
 	}
 	return writeEngineReport(c, format, engineTitle(base.ModelName(), backend, cores), cal, rows)
+}
+
+// wholeRounds returns recs, the records of the log at path of run, without
+// its end record. Of a log cut short (benchlog.Record.Incomplete) it keeps
+// the whole rounds of perRound records, says so on w and sets run.Rounds
+// to their number; a log cut short before its first round ended is an
+// error.
+func wholeRounds(w io.Writer, path string, recs []benchlog.Record, run *engineRun, perRound int) ([]benchlog.Record, error) {
+	last := recs[len(recs)-1]
+	if last.Kind != benchlog.KindEnd {
+		return recs, nil
+	}
+	recs = recs[:len(recs)-1]
+	reason, cut := last.Incomplete()
+	if !cut {
+		return recs, nil
+	}
+	n := (len(recs) - 1) / perRound
+	if n < 1 {
+		return nil, fmt.Errorf("validate --engine-from: %s: the log is incomplete (%s) and holds %d %s after the header, fewer than one round's %d: nothing to replay",
+			path, reason, len(recs)-1, plural(len(recs)-1, "record", "records"), perRound)
+	}
+	fmt.Fprintf(w, "validate --engine-from: %s: the log is incomplete (%s): replaying the %d whole %s of the %d it was to measure\n",
+		path, reason, n, plural(n, "round", "rounds"), run.Rounds)
+	run.Rounds = min(n, run.Rounds)
+	return recs[:1+run.Rounds*perRound], nil
 }
 
 // readEngineRun returns what the header of recs, the records of the log
