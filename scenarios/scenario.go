@@ -14,7 +14,7 @@ import (
 	"slices"
 	"strings"
 
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 
 	"scaleplan/hw"
 	"scaleplan/internal/calib"
@@ -346,7 +346,7 @@ func Load(ref string, opt Options) (*Resolved, error) {
 	if b, err := shipped.ReadFile("shipped/" + ref + ".yaml"); err == nil && !strings.ContainsAny(ref, `/\`) {
 		data, file = b, "scenarios/shipped/"+ref+".yaml"
 	} else if fi, err := os.Stat(ref); err == nil && !fi.IsDir() {
-		if data, err = os.ReadFile(ref); err != nil {
+		if data, err = config.ReadFile(ref, "scenario file"); err != nil {
 			return nil, err
 		}
 		file = ref
