@@ -11,29 +11,38 @@ import (
 	"scaleplan/internal/units"
 )
 
-// catalogYAML writes a catalogue of n GPUs with a node and a system each.
-// With same, every device has the one name "x" (and no nodes or systems
-// are written), a catalogue whose keys all repeat.
-func catalogYAML(n int, same bool) []byte {
+// The catalogues catalogYAML writes.
+const (
+	valid    = iota // n devices, each with a node and a system
+	repeated        // n devices of one name "x", and nothing else
+	unknown         // as valid, but each node names a device that is not there
+)
+
+// catalogYAML writes a catalogue of n GPUs of the given kind.
+func catalogYAML(n, kind int) []byte {
 	var b bytes.Buffer
 	b.WriteString("devices:\n")
 	for i := range n {
 		name := fmt.Sprintf("gpu-%d", i)
-		if same {
+		if kind == repeated {
 			name = "x"
 		}
 		fmt.Fprintf(&b, "  %s:\n    model: GPU %d\n    vendor: Acme\n    kind: gpu\n"+
 			"    peak: {fp32: 15 TFLOP/s}\n    memory: 16 GiB\n    memory_bandwidth: 900 GB/s\n"+
 			"    host_link: {gen: 3, lanes: 16}\n", name, i)
 	}
-	if same {
+	if kind == repeated {
 		return b.Bytes()
+	}
+	dev := "gpu"
+	if kind == unknown {
+		dev = "gpx"
 	}
 	b.WriteString("nodes:\n")
 	for i := range n {
-		fmt.Fprintf(&b, "  node-%d:\n    model: Node %d\n    device: gpu-%d\n    devices: 4\n"+
+		fmt.Fprintf(&b, "  node-%d:\n    model: Node %d\n    device: %s-%d\n    devices: 4\n"+
 			"    cpu: {model: Xeon, sockets: 2, cores_per_socket: 14, clock: 2.4 GHz}\n"+
-			"    host_memory: 256 GiB\n    link: {kind: nvlink, bandwidth: 50 GB/s}\n", i, i, i)
+			"    host_memory: 256 GiB\n    link: {kind: nvlink, bandwidth: 50 GB/s}\n", i, i, dev, i)
 	}
 	b.WriteString("systems:\n")
 	for i := range n {
@@ -48,7 +57,7 @@ func catalogYAML(n int, same bool) []byte {
 // key with every other (9 s and 812 MB at 8,000); the check is now linear.
 func TestParseRepeatedDevices(t *testing.T) {
 	const n = 8000
-	_, err := Parse(bytes.NewReader(catalogYAML(n, true)))
+	_, err := Parse(bytes.NewReader(catalogYAML(n, repeated)))
 	if err == nil {
 		t.Fatal("Parse accepted 8,000 devices of one name")
 	}
@@ -68,7 +77,7 @@ func TestParseRepeatedDevices(t *testing.T) {
 // TestParseManyDevices checks that a large valid catalogue parses whole.
 func TestParseManyDevices(t *testing.T) {
 	const n = 2000
-	c, err := Parse(bytes.NewReader(catalogYAML(n, false)))
+	c, err := Parse(bytes.NewReader(catalogYAML(n, valid)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,21 +89,41 @@ func TestParseManyDevices(t *testing.T) {
 	}
 }
 
+// TestParseManyUnknownDevices gives 2,000 nodes that each name a device
+// not in the catalogue of 2,000: each is reported, the first
+// config.MaxListed with near names. Searching every valid name for each
+// unknown one took minutes at 8,000.
+func TestParseManyUnknownDevices(t *testing.T) {
+	const n = 2000
+	_, err := Parse(bytes.NewReader(catalogYAML(n, unknown)))
+	if err == nil {
+		t.Fatal("accepted")
+	}
+	msg := err.Error()
+	for _, want := range []string{
+		fmt.Sprintf("%d problems:\n", n),
+		`nodes.node-0.device: unknown device "gpx-0"; did you mean "gpu-0" or "gpu-1" or "gpu-10"?`,
+		fmt.Sprintf("\n  and %d more", n-config.MaxListed),
+	} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("error %.500s\nwant %q in it", msg, want)
+		}
+	}
+}
+
 // BenchmarkParseCatalog parses catalogues of 1,000 and 8,000 devices (each
-// with a node and a system), and of 1,000 and 8,000 devices of one name.
+// with a node and a system), of 1,000 and 8,000 devices of one name, and of
+// 1,000 and 8,000 nodes naming unknown devices.
 func BenchmarkParseCatalog(b *testing.B) {
-	for _, same := range []bool{false, true} {
+	for _, kind := range []int{valid, repeated, unknown} {
 		for _, n := range []int{1000, 8000} {
-			data := catalogYAML(n, same)
-			name := fmt.Sprintf("entries=%d", n)
-			if same {
-				name = fmt.Sprintf("repeated=%d", n)
-			}
+			data := catalogYAML(n, kind)
+			name := fmt.Sprintf("%s=%d", []string{"entries", "repeated", "unknown"}[kind], n)
 			b.Run(name, func(b *testing.B) {
 				b.SetBytes(int64(len(data)))
 				for b.Loop() {
 					_, err := Parse(bytes.NewReader(data))
-					if (err != nil) != same {
+					if (err != nil) != (kind != valid) {
 						b.Fatal(err)
 					}
 				}

@@ -44,15 +44,19 @@ func (c *Catalog) Validate() error {
 // to other entries.
 func (c *Catalog) validate(refs bool) *config.Problems {
 	ps := &config.Problems{}
+	var rn *refNames
+	if refs {
+		rn = &refNames{c: c}
+	}
 	for _, name := range sortedKeys(c.Devices) {
 		c.validateDevice(ps, name, c.Devices[name])
 	}
 	c.validateDeviceNames(ps)
 	for _, name := range sortedKeys(c.Nodes) {
-		c.validateNode(ps, name, c.Nodes[name], refs)
+		c.validateNode(ps, name, c.Nodes[name], rn)
 	}
 	for _, name := range sortedKeys(c.Systems) {
-		c.validateSystem(ps, name, c.Systems[name], refs)
+		c.validateSystem(ps, name, c.Systems[name], rn)
 	}
 	return ps
 }
@@ -155,7 +159,8 @@ func (c *Catalog) validateDevice(ps *config.Problems, name string, d *Device) {
 	optional(ps, hl+".bandwidth", d.HostLink.Bandwidth, byteRateSpan)
 }
 
-func (c *Catalog) validateNode(ps *config.Problems, name string, n *Node, refs bool) {
+// validateNode checks node n; rn, if not nil, checks the names it refers to.
+func (c *Catalog) validateNode(ps *config.Problems, name string, n *Node, rn *refNames) {
 	p := "nodes." + name
 	checkName(ps, p, name)
 	if n == nil {
@@ -165,11 +170,11 @@ func (c *Catalog) validateNode(ps *config.Problems, name string, n *Node, refs b
 	required(ps, p+".model", n.Model)
 	required(ps, p+".device", n.Device)
 	var dev *Device
-	if refs && n.Device != "" {
+	if rn != nil && n.Device != "" {
 		if d, ok := c.Devices[n.Device]; ok && d != nil {
 			dev = d
 		} else {
-			ps.Addf(p+".device", "%s", unknownMsg("device", n.Device, c.DeviceNames()))
+			ps.Addf(p+".device", "%s", rn.unknown("device", n.Device))
 		}
 	}
 	count(ps, p+".devices", n.Devices, maxNodeDevices)
@@ -179,11 +184,11 @@ func (c *Catalog) validateNode(ps *config.Problems, name string, n *Node, refs b
 	count(ps, cp+".sockets", n.CPU.Sockets, maxSockets)
 	count(ps, cp+".cores_per_socket", n.CPU.CoresPerSocket, maxCoresPerSocket)
 	need(ps, cp+".clock", n.CPU.Clock, clockSpan)
-	if refs && n.CPU.Device != "" {
+	if rn != nil && n.CPU.Device != "" {
 		d, ok := c.Devices[n.CPU.Device]
 		switch {
 		case !ok || d == nil:
-			ps.Addf(cp+".device", "%s", unknownMsg("device", n.CPU.Device, c.DeviceNames()))
+			ps.Addf(cp+".device", "%s", rn.unknown("device", n.CPU.Device))
 		case d.Kind != CPU:
 			ps.Addf(cp+".device", "device %q is of kind %s, want cpu", n.CPU.Device, d.Kind)
 		}
@@ -221,7 +226,9 @@ func (c *Catalog) validateNode(ps *config.Problems, name string, n *Node, refs b
 	optional(ps, p+".power", n.Power, powerSpan)
 }
 
-func (c *Catalog) validateSystem(ps *config.Problems, name string, s *System, refs bool) {
+// validateSystem checks system s; rn, if not nil, checks the names it
+// refers to.
+func (c *Catalog) validateSystem(ps *config.Problems, name string, s *System, rn *refNames) {
 	p := "systems." + name
 	checkName(ps, p, name)
 	if s == nil {
@@ -229,9 +236,9 @@ func (c *Catalog) validateSystem(ps *config.Problems, name string, s *System, re
 		return
 	}
 	required(ps, p+".node", s.Node)
-	if refs && s.Node != "" {
+	if rn != nil && s.Node != "" {
 		if n, ok := c.Nodes[s.Node]; !ok || n == nil {
-			ps.Addf(p+".node", "%s", unknownMsg("node", s.Node, c.NodeNames()))
+			ps.Addf(p+".node", "%s", rn.unknown("node", s.Node))
 		}
 	}
 	count(ps, p+".max_nodes", s.MaxNodes, maxNodes)
@@ -297,4 +304,29 @@ func (c *Catalog) validateSystem(ps *config.Problems, name string, s *System, re
 
 func index(i int) string {
 	return "[" + strconv.Itoa(i) + "]"
+}
+
+// refNames words the problems of names that refer to other entries: it
+// lists the catalogue's device and node names once, and searches near
+// names through one config.Suggester, so that thousands of unknown names
+// cost time linear in their number.
+type refNames struct {
+	c              *Catalog
+	devices, nodes []string
+	sug            config.Suggester
+}
+
+// unknown is the message for an unknown name of kind "device" or "node".
+func (r *refNames) unknown(kind, name string) string {
+	var valid *[]string
+	list := r.c.DeviceNames
+	if kind == "node" {
+		valid, list = &r.nodes, r.c.NodeNames
+	} else {
+		valid = &r.devices
+	}
+	if *valid == nil {
+		*valid = list()
+	}
+	return r.sug.Unknown(kind, name, *valid)
 }

@@ -93,6 +93,27 @@ type checker struct {
 	issues []issue
 	sec    string
 	name   string
+
+	// The dataset and model names, listed once, and the Suggester of
+	// near names for unknown ones.
+	datasets, models []string
+	sug              config.Suggester
+}
+
+// unknownDataset is the message for an unknown dataset name in p.
+func (c *checker) unknownDataset(p *Profiles, name string) string {
+	if c.datasets == nil {
+		c.datasets = p.DatasetNames()
+	}
+	return c.sug.Unknown("dataset", name, c.datasets)
+}
+
+// unknownModel is the message for an unknown model name in p.
+func (c *checker) unknownModel(p *Profiles, name string) string {
+	if c.models == nil {
+		c.models = p.ModelNames()
+	}
+	return c.sug.Unknown("model", name, c.models)
 }
 
 func (c *checker) addf(rest, format string, args ...any) {
@@ -239,7 +260,7 @@ func (c *checker) model(p *Profiles, m *Model) {
 	if m.Dataset == "" {
 		c.addf("dataset", "missing dataset")
 	} else if _, ok := p.Datasets[m.Dataset]; !ok {
-		c.addf("dataset", "%s", config.Unknown("dataset", m.Dataset, p.DatasetNames()))
+		c.addf("dataset", "%s", c.unknownDataset(p, m.Dataset))
 	}
 	c.positiveInt("params", m.Params, maxParams)
 	c.nonNegInt("frozen_params", m.FrozenParams, maxParams)
@@ -285,13 +306,13 @@ func (c *checker) recipe(p *Profiles, r *Recipe) {
 	if r.Model == "" {
 		c.addf("model", "missing model")
 	} else if m == nil {
-		c.addf("model", "%s", config.Unknown("model", r.Model, p.ModelNames()))
+		c.addf("model", "%s", c.unknownModel(p, r.Model))
 	}
 	if r.Dataset != "" {
 		if d, ok := p.Datasets[r.Dataset]; ok && d != nil {
 			ds = d
 		} else {
-			c.addf("dataset", "%s", config.Unknown("dataset", r.Dataset, p.DatasetNames()))
+			c.addf("dataset", "%s", c.unknownDataset(p, r.Dataset))
 		}
 	}
 	if m != nil && ds != nil {

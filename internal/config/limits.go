@@ -223,3 +223,21 @@ func (p *pathPart) String() string {
 	}
 	return string(b)
 }
+
+// Suggester writes Unknown's messages for the problems of one document,
+// searching for near names for the first MaxListed unknown names only:
+// each search compares the name with every valid one, and a document of
+// thousands of unknown names among thousands of valid ones would cost
+// their product. Its zero value is ready to use.
+type Suggester struct{ n int }
+
+// Unknown is config.Unknown for the first MaxListed calls; later calls
+// give the message without near names or the list of valid ones, in time
+// independent of len(valid).
+func (s *Suggester) Unknown(kind, name string, valid []string) string {
+	if s.n++; s.n <= MaxListed {
+		return Unknown(kind, name, valid)
+	}
+	return fmt.Sprintf("unknown %s %q (%d valid names; near ones are suggested for the first %d unknown names only)",
+		kind, name, len(valid), MaxListed)
+}

@@ -225,3 +225,17 @@ func TestDecodeKeyPairs(t *testing.T) {
 		t.Errorf("Decode of two mappings: %d keys in b, %v", len(v["b"]), err)
 	}
 }
+
+func TestSuggester(t *testing.T) {
+	var s Suggester
+	valid := []string{"dgx1", "dgx-a100"}
+	for i := range MaxListed {
+		if got, want := s.Unknown("system", "dgx2", valid), Unknown("system", "dgx2", valid); got != want {
+			t.Fatalf("call %d: %s, want %s", i+1, got, want)
+		}
+	}
+	want := `unknown system "dgx2" (2 valid names; near ones are suggested for the first 20 unknown names only)`
+	if got := s.Unknown("system", "dgx2", valid); got != want {
+		t.Errorf("call %d: %s, want %s", MaxListed+1, got, want)
+	}
+}
