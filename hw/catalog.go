@@ -8,12 +8,11 @@ import (
 	"io"
 	"io/fs"
 	"maps"
-	"os"
 	"slices"
 	"strings"
 	"sync"
 
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 
 	"scaleplan/internal/config"
 )
@@ -107,15 +106,19 @@ func Parse(r io.Reader) (*Catalog, error) {
 }
 
 // ReadFile is Parse of the named file, with the file name in errors.
+// The file is read through config.MaxFileSize.
 func ReadFile(name string) (*Catalog, error) {
-	f, err := os.Open(name)
+	data, err := config.ReadFile(name, fileKind)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	c, err := Parse(f)
+	c, err := Parse(bytes.NewReader(data))
 	return c, config.InFile(name, err)
 }
+
+// fileKind names a catalogue file in the error for one past
+// config.MaxFileSize.
+const fileKind = "catalogue file"
 
 // Load returns the built-in catalogue (Default) with each path merged in
 // order. A path is a YAML file, or a directory whose *.yaml and *.yml files
@@ -149,7 +152,7 @@ func LoadWith(paths []string, inline []Inline) (*Catalog, error) {
 	c := base.Clone()
 	orig := maps.Clone(baseOrig)
 	for _, name := range files {
-		data, err := os.ReadFile(name)
+		data, err := config.ReadFile(name, fileKind)
 		if err != nil {
 			return nil, err
 		}

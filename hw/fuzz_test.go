@@ -16,6 +16,10 @@ func FuzzParse(f *testing.F) {
 		}
 		f.Add(data)
 	}
+	// A key that is a mapping: gopkg.in's v3.0.1 of the YAML decoder panicked.
+	f.Add([]byte("devices:\n  x: {<<, {a: 1}}\n"))
+	f.Add([]byte("devices:\n  x: {model: m}\n  x: {model: m}\n"))
+	f.Add([]byte(plausibleBase))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		c, err := Parse(bytes.NewReader(data))
 		if err != nil {

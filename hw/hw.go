@@ -91,9 +91,12 @@ const (
 // FP64 and FP32 are the vector (non-tensor) rates. TF32, FP16 and BF16 are
 // dense matrix rates (tensor cores, without sparsity); FP16 is the vector rate
 // on devices without matrix units (P100).
+//
+// A device's rates other than 0 lie within 1 MFLOP/s to 1 EFLOP/s, a
+// system's published ones within 1 MFLOP/s to 10,000 EFLOP/s (Validate).
 type Peak struct {
 	FP64 units.FLOPsPerSec `yaml:"fp64"` // FLOP/s; default 0 (unsupported)
-	FP32 units.FLOPsPerSec `yaml:"fp32"` // FLOP/s; required for a device, > 0
+	FP32 units.FLOPsPerSec `yaml:"fp32"` // FLOP/s; required for a device, 1 MFLOP/s to 1 EFLOP/s
 	TF32 units.FLOPsPerSec `yaml:"tf32"` // FLOP/s; default 0 (unsupported)
 	FP16 units.FLOPsPerSec `yaml:"fp16"` // FLOP/s; default 0 (unsupported)
 	BF16 units.FLOPsPerSec `yaml:"bf16"` // FLOP/s; default 0 (unsupported)
@@ -141,7 +144,8 @@ type HostLink struct {
 	Gen   int `yaml:"gen"`   // PCIe generation 1 to 6; default 0 (not PCIe, or none)
 	Lanes int `yaml:"lanes"` // PCIe lanes: 1, 2, 4, 8, 16 or 32; required when Gen > 0
 
-	// Bandwidth is per direction, in bytes/s. Default: PCIeBandwidth(Gen, Lanes).
+	// Bandwidth is per direction, in bytes/s, 1 MB/s to 1 PB/s. Default:
+	// PCIeBandwidth(Gen, Lanes).
 	Bandwidth units.BytesPerSec `yaml:"bandwidth"`
 }
 
@@ -196,16 +200,16 @@ type Device struct {
 
 	// Memory is the capacity a step's weights, gradients, optimizer state and
 	// activations must fit in: HBM or GDDR for a GPU, In-Processor-Memory
-	// (SRAM) for an IPU. Bytes; required for GPUs and IPUs; 0 for a CPU means
-	// the node's host memory.
+	// (SRAM) for an IPU. Bytes, 1 MiB to 100 TiB; required for GPUs and
+	// IPUs; 0 for a CPU means the node's host memory.
 	Memory units.Bytes `yaml:"memory"`
 
-	// MemoryBandwidth is the bandwidth of Memory, bytes/s; required, > 0.
-	// For a CPU, that of one socket's memory channels.
+	// MemoryBandwidth is the bandwidth of Memory, bytes/s; required, 1 MB/s
+	// to 1 PB/s. For a CPU, that of one socket's memory channels.
 	MemoryBandwidth units.BytesPerSec `yaml:"memory_bandwidth"`
 
-	SRAM     units.Bytes `yaml:"sram"`      // on-chip memory (IPU In-Processor-Memory), bytes; default 0
-	TDP      units.Watts `yaml:"tdp"`       // thermal design power, watts; default 0 (unpublished)
+	SRAM     units.Bytes `yaml:"sram"`      // on-chip memory (IPU In-Processor-Memory), bytes; default 0, else 1 KiB to 100 TiB
+	TDP      units.Watts `yaml:"tdp"`       // thermal design power, watts; default 0 (unpublished), else 1 W to 1 GW
 	HostLink HostLink    `yaml:"host_link"` // link to the host; default none
 	Source   string      `yaml:"source"`    // where the figures come from; default ""
 }
@@ -233,9 +237,9 @@ func (d *Device) PeakFLOPs(p Precision) units.FLOPsPerSec { return d.Peak.Of(p) 
 type HostCPU struct {
 	Model          string      `yaml:"model"`            // product name; required
 	Device         string      `yaml:"device"`           // catalogue device (kind cpu) with per-socket peaks; default "" (none)
-	Sockets        int         `yaml:"sockets"`          // required, >= 1
-	CoresPerSocket int         `yaml:"cores_per_socket"` // physical cores; required, >= 1
-	Clock          units.Hertz `yaml:"clock"`            // base clock, Hz; required, > 0
+	Sockets        int         `yaml:"sockets"`          // required, 1 to 64
+	CoresPerSocket int         `yaml:"cores_per_socket"` // physical cores; required, 1 to 65536
+	Clock          units.Hertz `yaml:"clock"`            // base clock, Hz; required, 1 MHz to 100 GHz
 }
 
 // Cores returns the node's total number of CPU cores.
@@ -244,10 +248,10 @@ func (c HostCPU) Cores() int { return c.Sockets * c.CoresPerSocket }
 // Storage is a set of identical local drives of a node.
 type Storage struct {
 	Kind     StorageKind       `yaml:"kind"`     // nvme, ssd or hdd; required
-	Count    int               `yaml:"count"`    // number of drives; required, >= 1
-	Capacity units.Bytes       `yaml:"capacity"` // per drive, bytes; required, > 0
-	Read     units.BytesPerSec `yaml:"read"`     // sequential read per drive, bytes/s; required, > 0
-	Write    units.BytesPerSec `yaml:"write"`    // sequential write per drive, bytes/s; required, > 0
+	Count    int               `yaml:"count"`    // number of drives; required, 1 to 1024
+	Capacity units.Bytes       `yaml:"capacity"` // per drive, bytes; required, 1 MiB to 1 PiB
+	Read     units.BytesPerSec `yaml:"read"`     // sequential read per drive, bytes/s; required, 1 MB/s to 1 PB/s
+	Write    units.BytesPerSec `yaml:"write"`    // sequential write per drive, bytes/s; required, 1 MB/s to 1 PB/s
 }
 
 // TotalCapacity returns the capacity of all drives.
@@ -264,10 +268,10 @@ type Link struct {
 	Kind LinkKind `yaml:"kind"` // nvlink, pcie, ipu-link or memory; required
 
 	// Bandwidth is what one device can send (and at once receive) to its
-	// peers in the node, per direction, bytes/s; required, > 0.
+	// peers in the node, per direction, bytes/s; required, 1 MB/s to 1 PB/s.
 	Bandwidth units.BytesPerSec `yaml:"bandwidth"`
 
-	Latency units.Seconds `yaml:"latency"` // per message, seconds; default 0
+	Latency units.Seconds `yaml:"latency"` // per message, seconds; default 0, at most 1 s
 
 	// PeerToPeer reports whether devices exchange data directly. Without it,
 	// transfers are staged through host memory over each device's host link.
@@ -277,10 +281,10 @@ type Link struct {
 
 // NIC is a group of identical network adapters of a node.
 type NIC struct {
-	Count     int              `yaml:"count"`     // adapters; required, >= 1
-	Ports     int              `yaml:"ports"`     // ports per adapter; default 0, meaning 1
+	Count     int              `yaml:"count"`     // adapters; required, 1 to 1024
+	Ports     int              `yaml:"ports"`     // ports per adapter, at most 64; default 0, meaning 1
 	Kind      NetKind          `yaml:"kind"`      // network kind; required
-	Bandwidth units.BitsPerSec `yaml:"bandwidth"` // per port and direction, bits/s; required, > 0
+	Bandwidth units.BitsPerSec `yaml:"bandwidth"` // per port and direction, bits/s; required, 1 Mbit/s to 1 Pbit/s
 }
 
 // PortCount returns Count × Ports, with Ports 0 counted as 1.
@@ -291,19 +295,20 @@ type Node struct {
 	Name    string `yaml:"-"`       // catalogue key, filled in by the loader
 	Model   string `yaml:"model"`   // server model, such as "PRIMERGY GX2570 M5"; required
 	Device  string `yaml:"device"`  // catalogue name of its compute devices; required
-	Devices int    `yaml:"devices"` // number of those devices; required, >= 1
+	Devices int    `yaml:"devices"` // number of those devices; required, 1 to 4096
 
 	CPU        HostCPU     `yaml:"cpu"`         // host processors
-	HostMemory units.Bytes `yaml:"host_memory"` // bytes; required, > 0
+	HostMemory units.Bytes `yaml:"host_memory"` // bytes; required, 1 MiB to 100 TiB
 	Storage    []Storage   `yaml:"storage"`     // local drives; default none
 	Link       Link        `yaml:"link"`        // between the node's devices
 
 	// HostToDevice is the host-to-device bandwidth of each device, per
-	// direction, bytes/s. Default: the device's HostLink bandwidth.
+	// direction, bytes/s, 1 MB/s to 1 PB/s. Default: the device's HostLink
+	// bandwidth.
 	HostToDevice units.BytesPerSec `yaml:"host_to_device"`
 
 	NICs  []NIC       `yaml:"nics"`  // network adapters; default none
-	Power units.Watts `yaml:"power"` // whole node, maximum, watts; default 0 (unpublished)
+	Power units.Watts `yaml:"power"` // whole node, maximum, watts; default 0 (unpublished), else 1 W to 1 GW
 }
 
 // NetworkBandwidth returns the sum over n's NIC ports of kind k of their
@@ -321,12 +326,12 @@ func (n *Node) NetworkBandwidth(k NetKind) units.BitsPerSec {
 // Fabric is the network between the nodes of a system.
 type Fabric struct {
 	Kind      NetKind          `yaml:"kind"`      // required
-	Bandwidth units.BitsPerSec `yaml:"bandwidth"` // per link and direction, bits/s; required, > 0
-	Latency   units.Seconds    `yaml:"latency"`   // end-to-end, small message, seconds; default 0
+	Bandwidth units.BitsPerSec `yaml:"bandwidth"` // per link and direction, bits/s; required, 1 Mbit/s to 1 Pbit/s
+	Latency   units.Seconds    `yaml:"latency"`   // end-to-end, small message, seconds; default 0, at most 1 s
 
 	// Oversubscription is the ratio of the bandwidth nodes can inject to the
 	// bisection bandwidth: 1 for a full fat tree. Default 0, meaning 1;
-	// otherwise >= 1.
+	// otherwise 1 to 1000.
 	Oversubscription float64 `yaml:"oversubscription"`
 }
 
@@ -339,7 +344,7 @@ type Fabric struct {
 // link's (nccl, gcl, shm).
 type Transport struct {
 	Efficiency float64       `yaml:"efficiency"` // fraction of link bandwidth reached, in (0, 1]; required
-	Overhead   units.Seconds `yaml:"overhead"`   // per message on top of the link latency, seconds; default 0
+	Overhead   units.Seconds `yaml:"overhead"`   // per message on top of the link latency, seconds; default 0, at most 1 s
 
 	// Scope says where the transport can carry traffic: ScopeNode (between
 	// the devices of a node), ScopeFabric (between nodes) or ScopeBoth.
@@ -378,9 +383,9 @@ func (t Transport) BetweenNodes() bool { return t.Scope == ScopeFabric || t.Scop
 // SharedStorage is a file server all nodes read from.
 type SharedStorage struct {
 	Kind      string            `yaml:"kind"`       // such as "lustre" or "nfs"; default ""
-	Aggregate units.BytesPerSec `yaml:"aggregate"`  // all clients together, bytes/s; required, > 0
-	PerClient units.BytesPerSec `yaml:"per_client"` // one node, bytes/s; required, > 0 and <= Aggregate
-	Latency   units.Seconds     `yaml:"latency"`    // per request (open/read), seconds; default 0
+	Aggregate units.BytesPerSec `yaml:"aggregate"`  // all clients together, bytes/s; required, 1 MB/s to 1 PB/s
+	PerClient units.BytesPerSec `yaml:"per_client"` // one node, bytes/s; required, 1 MB/s to Aggregate
+	Latency   units.Seconds     `yaml:"latency"`    // per request (open/read), seconds; default 0, at most 1 s
 }
 
 // System is a cluster of identical nodes.
@@ -388,7 +393,7 @@ type System struct {
 	Name        string `yaml:"-"`           // catalogue key, filled in by the loader
 	Description string `yaml:"description"` // one line; default ""
 	Node        string `yaml:"node"`        // catalogue name of its nodes; required
-	MaxNodes    int    `yaml:"max_nodes"`   // largest node count; required, >= 1
+	MaxNodes    int    `yaml:"max_nodes"`   // largest node count; required, 1 to 131072 (2^17)
 
 	Fabric Fabric `yaml:"fabric"` // between nodes; required when MaxNodes > 1
 
@@ -399,11 +404,11 @@ type System struct {
 	SharedStorage *SharedStorage `yaml:"shared_storage"` // default nil (data on local drives only)
 
 	// PricePerDeviceHour is a comparable public on-demand cloud price, US
-	// dollars per device-hour; default 0 (unknown).
+	// dollars per device-hour, at most 10,000; default 0 (unknown).
 	PricePerDeviceHour float64 `yaml:"price_per_device_hour"`
 	PriceSource        string  `yaml:"price_source"` // where the price comes from; default ""
 
-	Power units.Watts `yaml:"power"` // whole system, watts; default 0 (unpublished)
+	Power units.Watts `yaml:"power"` // whole system, watts; default 0 (unpublished), else 1 W to 1 GW
 
 	// PublishedPeak holds system-wide peak rates as published by the
 	// operator, for cross-checks; default zero (none).

@@ -211,11 +211,11 @@ func localhost(info CPUInfo, mem units.Bytes, numCPU int) (*Device, *Node, *Syst
 	numCPU = max(numCPU, 1)
 	var assumed []string
 	clock := info.Clock
-	if !(clock > 0) {
+	if clockSpan.outside(clock) { // absent, or a figure Validate refuses
 		clock = AssumedClock
 		assumed = append(assumed, "clock "+clock.String())
 	}
-	if !(mem > 0) {
+	if memorySpan.outside(mem) {
 		mem = AssumedMemory
 		assumed = append(assumed, "memory "+mem.String())
 	}

@@ -124,6 +124,16 @@ func TestLocalhostFallbacks(t *testing.T) {
 	if !strings.Contains(d.Source, "assumed: clock 2 GHz, memory 8 GiB, memory bandwidth 51.2 GB/s") {
 		t.Errorf("source %q", d.Source)
 	}
+	// Figures Validate would refuse are replaced by the assumed ones, so
+	// that a strange /proc cannot make the built-in catalogue invalid.
+	d, n, s := localhost(CPUInfo{Clock: 1e300}, 1e300, 1<<16)
+	if n.CPU.Clock != AssumedClock || d.Memory != AssumedMemory {
+		t.Errorf("clock %s, memory %s; want the assumed ones", n.CPU.Clock, d.Memory)
+	}
+	c := &Catalog{Devices: map[string]*Device{d.Name: d}, Nodes: map[string]*Node{n.Name: n}, Systems: map[string]*System{s.Name: s}}
+	if err := c.Validate(); err != nil {
+		t.Errorf("localhost of 65536 CPUs: %v", err)
+	}
 	// Arm: 2 logical CPUs, no SMT reported.
 	d, _, _ = localhost(readCPUInfo(t, "arm64.txt"), units.GiB, 2)
 	if d.Peak.FP32 != 32*units.GFLOPPS {

@@ -2,7 +2,6 @@ package hw
 
 import (
 	"fmt"
-	"math"
 	"regexp"
 	"strconv"
 	"strings"
@@ -28,7 +27,15 @@ var (
 // Impossible values are errors: missing required fields, zero or negative
 // counts, bandwidths and capacities, a max_nodes below 1, a transport
 // efficiency outside (0, 1], an oversubscription below 1, and names of
-// devices or nodes that are not in c. The error is a *config.Problems.
+// devices or nodes that are not in c. So are implausible ones: a figure
+// outside the range its field's comment gives (peaks within 1 MFLOP/s to
+// 1 EFLOP/s, bandwidths within 1 MB/s to 1 PB/s, memory within 1 MiB to
+// 100 TiB, latencies at most 1 s, ...), NaN or infinite, reported with the
+// value and the range:
+//
+//	devices.x.peak.fp32: must be within 1 MFLOP/s to 1 EFLOP/s, not 4.941e-324 FLOP/s
+//
+// The error is a *config.Problems.
 func (c *Catalog) Validate() error {
 	return c.validate(true).Err()
 }
@@ -37,15 +44,19 @@ func (c *Catalog) Validate() error {
 // to other entries.
 func (c *Catalog) validate(refs bool) *config.Problems {
 	ps := &config.Problems{}
+	var rn *refNames
+	if refs {
+		rn = &refNames{c: c}
+	}
 	for _, name := range sortedKeys(c.Devices) {
 		c.validateDevice(ps, name, c.Devices[name])
 	}
 	c.validateDeviceNames(ps)
 	for _, name := range sortedKeys(c.Nodes) {
-		c.validateNode(ps, name, c.Nodes[name], refs)
+		c.validateNode(ps, name, c.Nodes[name], rn)
 	}
 	for _, name := range sortedKeys(c.Systems) {
-		c.validateSystem(ps, name, c.Systems[name], refs)
+		c.validateSystem(ps, name, c.Systems[name], rn)
 	}
 	return ps
 }
@@ -104,50 +115,6 @@ func oneOf(ps *config.Problems, path, kind, v string, valid []string) {
 	ps.Addf(path, "%s", unknownMsg(kind, v, valid))
 }
 
-// positive reports a quantity that is not > 0; the value is printed with
-// its unit.
-func positive[T interface {
-	~float64
-	String() string
-}](ps *config.Problems, path string, v T) {
-	if !(v > 0) || math.IsInf(float64(v), 0) {
-		if v == 0 {
-			ps.Addf(path, "must be > 0")
-		} else {
-			ps.Addf(path, "must be > 0, not %s", v)
-		}
-	}
-}
-
-// rate reports a bandwidth that is not at least one unit (1 B/s, 1
-// bit/s): positive, and not so small that the simulator's times on it
-// would be past any bound (sim.MinRate).
-func rate[T interface {
-	~float64
-	String() string
-}](ps *config.Problems, path string, v T) {
-	if v > 0 && v < 1 {
-		ps.Addf(path, "must be at least %s, not %s", T(1), v)
-		return
-	}
-	positive(ps, path, v)
-}
-
-func nonNegative[T interface {
-	~float64
-	String() string
-}](ps *config.Problems, path string, v T) {
-	if v < 0 || math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
-		ps.Addf(path, "must be >= 0, not %s", v)
-	}
-}
-
-func atLeastOne(ps *config.Problems, path string, n int) {
-	if n < 1 {
-		ps.Addf(path, "must be >= 1, not %d", n)
-	}
-}
-
 func (c *Catalog) validateDevice(ps *config.Problems, name string, d *Device) {
 	p := "devices." + name
 	checkName(ps, p, name)
@@ -160,18 +127,18 @@ func (c *Catalog) validateDevice(ps *config.Problems, name string, d *Device) {
 	oneOf(ps, p+".kind", "device kind", string(d.Kind), deviceKinds)
 	for _, pr := range Precisions {
 		if pr != FP32 { // every device has an fp32 peak, checked below
-			nonNegative(ps, p+".peak."+string(pr), d.Peak.Of(pr))
+			optional(ps, p+".peak."+string(pr), d.Peak.Of(pr), peakSpan)
 		}
 	}
-	positive(ps, p+".peak.fp32", d.Peak.FP32)
+	need(ps, p+".peak.fp32", d.Peak.FP32, peakSpan)
 	if d.Kind == CPU {
-		nonNegative(ps, p+".memory", d.Memory)
+		optional(ps, p+".memory", d.Memory, memorySpan)
 	} else {
-		positive(ps, p+".memory", d.Memory)
+		need(ps, p+".memory", d.Memory, memorySpan)
 	}
-	rate(ps, p+".memory_bandwidth", d.MemoryBandwidth)
-	nonNegative(ps, p+".sram", d.SRAM)
-	nonNegative(ps, p+".tdp", d.TDP)
+	need(ps, p+".memory_bandwidth", d.MemoryBandwidth, byteRateSpan)
+	optional(ps, p+".sram", d.SRAM, sramSpan)
+	optional(ps, p+".tdp", d.TDP, powerSpan)
 	hl := p + ".host_link"
 	switch {
 	case d.HostLink.Gen == 0:
@@ -189,10 +156,11 @@ func (c *Catalog) validateDevice(ps *config.Problems, name string, d *Device) {
 			ps.Addf(hl+".lanes", "must be 1, 2, 4, 8, 16 or 32, not %d", d.HostLink.Lanes)
 		}
 	}
-	nonNegative(ps, hl+".bandwidth", d.HostLink.Bandwidth)
+	optional(ps, hl+".bandwidth", d.HostLink.Bandwidth, byteRateSpan)
 }
 
-func (c *Catalog) validateNode(ps *config.Problems, name string, n *Node, refs bool) {
+// validateNode checks node n; rn, if not nil, checks the names it refers to.
+func (c *Catalog) validateNode(ps *config.Problems, name string, n *Node, rn *refNames) {
 	p := "nodes." + name
 	checkName(ps, p, name)
 	if n == nil {
@@ -202,63 +170,65 @@ func (c *Catalog) validateNode(ps *config.Problems, name string, n *Node, refs b
 	required(ps, p+".model", n.Model)
 	required(ps, p+".device", n.Device)
 	var dev *Device
-	if refs && n.Device != "" {
+	if rn != nil && n.Device != "" {
 		if d, ok := c.Devices[n.Device]; ok && d != nil {
 			dev = d
 		} else {
-			ps.Addf(p+".device", "%s", unknownMsg("device", n.Device, c.DeviceNames()))
+			ps.Addf(p+".device", "%s", rn.unknown("device", n.Device))
 		}
 	}
-	atLeastOne(ps, p+".devices", n.Devices)
+	count(ps, p+".devices", n.Devices, maxNodeDevices)
 
 	cp := p + ".cpu"
 	required(ps, cp+".model", n.CPU.Model)
-	atLeastOne(ps, cp+".sockets", n.CPU.Sockets)
-	atLeastOne(ps, cp+".cores_per_socket", n.CPU.CoresPerSocket)
-	positive(ps, cp+".clock", n.CPU.Clock)
-	if refs && n.CPU.Device != "" {
+	count(ps, cp+".sockets", n.CPU.Sockets, maxSockets)
+	count(ps, cp+".cores_per_socket", n.CPU.CoresPerSocket, maxCoresPerSocket)
+	need(ps, cp+".clock", n.CPU.Clock, clockSpan)
+	if rn != nil && n.CPU.Device != "" {
 		d, ok := c.Devices[n.CPU.Device]
 		switch {
 		case !ok || d == nil:
-			ps.Addf(cp+".device", "%s", unknownMsg("device", n.CPU.Device, c.DeviceNames()))
+			ps.Addf(cp+".device", "%s", rn.unknown("device", n.CPU.Device))
 		case d.Kind != CPU:
 			ps.Addf(cp+".device", "device %q is of kind %s, want cpu", n.CPU.Device, d.Kind)
 		}
 	}
 
-	positive(ps, p+".host_memory", n.HostMemory)
+	need(ps, p+".host_memory", n.HostMemory, memorySpan)
 	for i, s := range n.Storage {
 		sp := p + ".storage" + index(i)
 		oneOf(ps, sp+".kind", "storage kind", string(s.Kind), storageKinds)
-		atLeastOne(ps, sp+".count", s.Count)
-		positive(ps, sp+".capacity", s.Capacity)
-		rate(ps, sp+".read", s.Read)
-		rate(ps, sp+".write", s.Write)
+		count(ps, sp+".count", s.Count, maxDrives)
+		need(ps, sp+".capacity", s.Capacity, driveSpan)
+		need(ps, sp+".read", s.Read, byteRateSpan)
+		need(ps, sp+".write", s.Write, byteRateSpan)
 	}
 
 	lp := p + ".link"
 	oneOf(ps, lp+".kind", "link kind", string(n.Link.Kind), linkKinds)
-	rate(ps, lp+".bandwidth", n.Link.Bandwidth)
-	nonNegative(ps, lp+".latency", n.Link.Latency)
+	need(ps, lp+".bandwidth", n.Link.Bandwidth, byteRateSpan)
+	latency(ps, lp+".latency", n.Link.Latency)
 
-	nonNegative(ps, p+".host_to_device", n.HostToDevice)
+	optional(ps, p+".host_to_device", n.HostToDevice, byteRateSpan)
 	if dev != nil && n.HostToDevice == 0 && !(dev.HostLink.Bandwidth > 0) {
 		ps.Addf(p+".host_to_device", "is required: device %q has no host link bandwidth", n.Device)
 	}
 
 	for i, nic := range n.NICs {
 		np := p + ".nics" + index(i)
-		atLeastOne(ps, np+".count", nic.Count)
-		if nic.Ports < 0 {
-			ps.Addf(np+".ports", "must be >= 1, not %d", nic.Ports)
+		count(ps, np+".count", nic.Count, maxNICs)
+		if nic.Ports < 0 || nic.Ports > maxPorts {
+			ps.Addf(np+".ports", "must be within 1 to %d (0 means 1), not %d", maxPorts, nic.Ports)
 		}
 		oneOf(ps, np+".kind", "network kind", string(nic.Kind), netKinds)
-		rate(ps, np+".bandwidth", nic.Bandwidth)
+		need(ps, np+".bandwidth", nic.Bandwidth, bitRateSpan)
 	}
-	nonNegative(ps, p+".power", n.Power)
+	optional(ps, p+".power", n.Power, powerSpan)
 }
 
-func (c *Catalog) validateSystem(ps *config.Problems, name string, s *System, refs bool) {
+// validateSystem checks system s; rn, if not nil, checks the names it
+// refers to.
+func (c *Catalog) validateSystem(ps *config.Problems, name string, s *System, rn *refNames) {
 	p := "systems." + name
 	checkName(ps, p, name)
 	if s == nil {
@@ -266,12 +236,12 @@ func (c *Catalog) validateSystem(ps *config.Problems, name string, s *System, re
 		return
 	}
 	required(ps, p+".node", s.Node)
-	if refs && s.Node != "" {
+	if rn != nil && s.Node != "" {
 		if n, ok := c.Nodes[s.Node]; !ok || n == nil {
-			ps.Addf(p+".node", "%s", unknownMsg("node", s.Node, c.NodeNames()))
+			ps.Addf(p+".node", "%s", rn.unknown("node", s.Node))
 		}
 	}
-	atLeastOne(ps, p+".max_nodes", s.MaxNodes)
+	count(ps, p+".max_nodes", s.MaxNodes, maxNodes)
 
 	fp := p + ".fabric"
 	f := s.Fabric
@@ -281,12 +251,15 @@ func (c *Catalog) validateSystem(ps *config.Problems, name string, s *System, re
 			ps.Addf(fp, "is required when max_nodes is above 1")
 		} else {
 			oneOf(ps, fp+".kind", "network kind", string(f.Kind), netKinds)
-			rate(ps, fp+".bandwidth", f.Bandwidth)
-			nonNegative(ps, fp+".latency", f.Latency)
+			need(ps, fp+".bandwidth", f.Bandwidth, bitRateSpan)
+			latency(ps, fp+".latency", f.Latency)
 		}
 	}
-	if !(f.Oversubscription == 0 || f.Oversubscription >= 1) || math.IsInf(f.Oversubscription, 0) {
-		ps.Addf(fp+".oversubscription", "must be >= 1 (1 is a non-blocking fabric), not %g", f.Oversubscription)
+	switch o := f.Oversubscription; {
+	case !(o == 0 || o >= 1):
+		ps.Addf(fp+".oversubscription", "must be >= 1 (1 is a non-blocking fabric), not %g", o)
+	case o > maxOversubscription:
+		ps.Addf(fp+".oversubscription", "must be at most %d, not %g", maxOversubscription, o)
 	}
 
 	if len(s.Transports) == 0 {
@@ -299,7 +272,7 @@ func (c *Catalog) validateSystem(ps *config.Problems, name string, s *System, re
 		if !(t.Efficiency > 0 && t.Efficiency <= 1) {
 			ps.Addf(tp+".efficiency", "must be in (0, 1], not %g", t.Efficiency)
 		}
-		nonNegative(ps, tp+".overhead", t.Overhead)
+		latency(ps, tp+".overhead", t.Overhead)
 		if t.Scope != "" {
 			oneOf(ps, tp+".scope", "transport scope", t.Scope, transportScopes)
 		}
@@ -310,22 +283,50 @@ func (c *Catalog) validateSystem(ps *config.Problems, name string, s *System, re
 
 	if st := s.SharedStorage; st != nil {
 		sp := p + ".shared_storage"
-		rate(ps, sp+".aggregate", st.Aggregate)
-		rate(ps, sp+".per_client", st.PerClient)
+		need(ps, sp+".aggregate", st.Aggregate, byteRateSpan)
+		need(ps, sp+".per_client", st.PerClient, byteRateSpan)
 		if st.Aggregate > 0 && st.PerClient > st.Aggregate {
 			ps.Addf(sp+".per_client", "must not exceed aggregate (%s), not %s", st.Aggregate, st.PerClient)
 		}
-		nonNegative(ps, sp+".latency", st.Latency)
+		latency(ps, sp+".latency", st.Latency)
 	}
-	if !(s.PricePerDeviceHour >= 0) || math.IsInf(s.PricePerDeviceHour, 0) {
-		ps.Addf(p+".price_per_device_hour", "must be >= 0, not %g", s.PricePerDeviceHour)
+	switch pr := s.PricePerDeviceHour; {
+	case !(pr >= 0):
+		ps.Addf(p+".price_per_device_hour", "must be >= 0, not %g", pr)
+	case pr > maxPrice:
+		ps.Addf(p+".price_per_device_hour", "must be at most %d, not %g", maxPrice, pr)
 	}
-	nonNegative(ps, p+".power", s.Power)
+	optional(ps, p+".power", s.Power, powerSpan)
 	for _, pr := range Precisions {
-		nonNegative(ps, p+".published_peak."+string(pr), s.PublishedPeak.Of(pr))
+		optional(ps, p+".published_peak."+string(pr), s.PublishedPeak.Of(pr), systemPeakSpan)
 	}
 }
 
 func index(i int) string {
 	return "[" + strconv.Itoa(i) + "]"
+}
+
+// refNames words the problems of names that refer to other entries: it
+// lists the catalogue's device and node names once, and searches near
+// names through one config.Suggester, so that thousands of unknown names
+// cost time linear in their number.
+type refNames struct {
+	c              *Catalog
+	devices, nodes []string
+	sug            config.Suggester
+}
+
+// unknown is the message for an unknown name of kind "device" or "node".
+func (r *refNames) unknown(kind, name string) string {
+	var valid *[]string
+	list := r.c.DeviceNames
+	if kind == "node" {
+		valid, list = &r.nodes, r.c.NodeNames
+	} else {
+		valid = &r.devices
+	}
+	if *valid == nil {
+		*valid = list()
+	}
+	return r.sug.Unknown(kind, name, *valid)
 }

@@ -13,6 +13,8 @@ import (
 // must stay valid and give consistent derived figures.
 func FuzzParse(f *testing.F) {
 	f.Add([]byte(fractionalEpochs))
+	f.Add([]byte(plausibleBase))
+	f.Add([]byte("models:\n  x: {<<, {a: 1}}\n")) // v3.0.1 of the YAML decoder panicked
 	f.Fuzz(func(t *testing.T, data []byte) {
 		p, err := Parse(bytes.NewReader(data))
 		if err != nil {

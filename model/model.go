@@ -42,7 +42,8 @@ type Dataset struct {
 	// EvalSamples is the number of evaluation samples. Default 0 (none).
 	EvalSamples int64 `yaml:"eval_samples"`
 	// BytesPerSample is the mean stored size of one sample as read from
-	// storage (a JPEG file, a record of token ids), in bytes. Required.
+	// storage (a JPEG file, a record of token ids), in bytes. Required, 1 B
+	// to 1 TiB.
 	BytesPerSample units.Bytes `yaml:"bytes_per_sample"`
 	// InputShape is the shape of one sample as fed to the model after
 	// decoding and augmentation, outermost first (height, width,
@@ -51,7 +52,8 @@ type Dataset struct {
 	// CPUSecondsPerSample is the CPU time to decode and augment one sample,
 	// in core-seconds on the reference core (one 2.5 GHz Xeon core running
 	// libjpeg-turbo and the framework's augmentation). The input pipeline
-	// divides it over the host's cores. Default 0 (free).
+	// divides it over the host's cores. Default 0 (free); else 1 ns to
+	// 1000 s.
 	CPUSecondsPerSample units.Seconds `yaml:"cpu_seconds_per_sample"`
 }
 
@@ -162,10 +164,11 @@ type Layer struct {
 
 // Activations is the memory one training sample's stored activations take.
 type Activations struct {
-	// FP32 is the stored activation bytes per sample in fp32. Required.
+	// FP32 is the stored activation bytes per sample in fp32. Required, 1 B
+	// to 1 TiB.
 	FP32 units.Bytes `yaml:"fp32"`
 	// FP16 is the stored activation bytes per sample in fp16 or bf16.
-	// Default FP32/2.
+	// Default FP32/2; else 0.5 B to 1 TiB.
 	FP16 units.Bytes `yaml:"fp16"`
 }
 
@@ -187,14 +190,14 @@ type Model struct {
 	// not trained (a frozen backbone stem). Default 0.
 	FrozenParams int64 `yaml:"frozen_params"`
 	// ForwardFLOPs is the forward pass's floating-point operations per
-	// sample, counting a multiply-add as 2 FLOPs. Required.
+	// sample, counting a multiply-add as 2 FLOPs. Required, 1 to 1e18.
 	ForwardFLOPs units.FLOPs `yaml:"forward_flops"`
 	// Activations is the stored activation memory per training sample.
 	Activations Activations `yaml:"activations"`
 	// Class is the model class for the roofline. Required.
 	Class Class `yaml:"class"`
-	// Efficiency is the fraction of a device's peak FLOP/s the model reaches.
-	// Default Class.DefaultEfficiency().
+	// Efficiency is the fraction of a device's peak FLOP/s the model reaches,
+	// 0.001 to 1. Default (0) Class.DefaultEfficiency().
 	Efficiency float64 `yaml:"efficiency"`
 	// Layers is the gradient layout in backward order (last layer first);
 	// the parameters sum to Params. Default: one layer holding all Params.

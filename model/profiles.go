@@ -7,11 +7,10 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"sort"
 	"sync"
 
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 
 	"scaleplan/internal/config"
 )
@@ -177,13 +176,13 @@ func Parse(r io.Reader) (*Profiles, error) {
 }
 
 // ReadFile is Parse of the named file, with the file name in its errors.
+// The file is read through config.MaxFileSize.
 func ReadFile(name string) (*Profiles, error) {
-	f, err := os.Open(name)
+	data, err := config.ReadFile(name, fileKind)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	p, err := decode(f, name)
+	p, err := decode(bytes.NewReader(data), name)
 	if err != nil {
 		return nil, config.InFile(name, err)
 	}
@@ -215,12 +214,11 @@ func LoadWith(paths []string, inline []Inline) (*Profiles, error) {
 		return nil, err
 	}
 	for _, name := range files {
-		f, err := os.Open(name)
+		data, err := config.ReadFile(name, fileKind)
 		if err != nil {
 			return nil, err
 		}
-		q, err := decode(f, name)
-		f.Close()
+		q, err := decode(bytes.NewReader(data), name)
 		if err != nil {
 			return nil, config.InFile(name, err)
 		}
@@ -245,6 +243,10 @@ func LoadWith(paths []string, inline []Inline) (*Profiles, error) {
 	}
 	return p, nil
 }
+
+// fileKind names a profiles file in the error for one past
+// config.MaxFileSize.
+const fileKind = "profiles file"
 
 func newProfiles() *Profiles {
 	return &Profiles{

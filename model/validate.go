@@ -9,9 +9,10 @@ import (
 	"strconv"
 	"strings"
 
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 
 	"scaleplan/internal/config"
+	"scaleplan/internal/units"
 )
 
 // Bounds that keep every count, and the products Steps forms from them,
@@ -28,6 +29,58 @@ const (
 	maxUnitless = 1e12 // learning rates, factors and other plain numbers
 )
 
+// Plausible ranges of per-sample figures, bounds included. A value outside
+// is a mistake (a unit typo, a subnormal number such as 5e-324) that the
+// simulator would otherwise turn into absurd step times. Each holds the
+// shipped profiles with a margin of at least 300 [shipped], except the
+// efficiency's upper bound, which is its natural one.
+var (
+	flopsSpan = span{1, 1e18, "1 to 1e18 FLOPs", showFLOPs}     // forward_flops per sample [3.7 MFLOPs to 554 GFLOPs]
+	bytesSpan = span{1, 1 << 40, "1 B to 1 TiB", showBytes}     // bytes_per_sample, activations.fp32 [4 B to 3 GB]
+	fp16Span  = span{0.5, 1 << 40, "0.5 B to 1 TiB", showBytes} // activations.fp16, down to its default for the least fp32
+	cpuSpan   = span{1e-9, 1e3, "1 ns to 1000 s", showSeconds}  // cpu_seconds_per_sample when not 0 [100 ns to 15 ms]
+	effSpan   = span{1e-3, 1, "0.001 to 1", showPlain}          // efficiency when not 0 [0.1 to 0.4]
+)
+
+func showFLOPs(v float64) string   { return units.FLOPs(v).String() }
+func showBytes(v float64) string   { return units.Bytes(v).String() }
+func showSeconds(v float64) string { return units.Seconds(v).String() }
+func showPlain(v float64) string   { return strconv.FormatFloat(v, 'g', -1, 64) }
+
+// span is the range of a figure, as words for the error, and how the
+// error prints a value.
+type span struct {
+	lo, hi float64
+	words  string
+	show   func(float64) string
+}
+
+// within reports a figure outside s (NaN and infinities included); zeroOK
+// accepts 0, a figure not given.
+func (c *checker) within(rest string, v float64, s span, zeroOK bool) {
+	if zeroOK && v == 0 {
+		return
+	}
+	if !(v >= s.lo && v <= s.hi) {
+		or := ""
+		if zeroOK {
+			or = "0 or "
+		}
+		got := s.show(v)
+		if len(got) > 24 { // past the unit's largest prefix: in base units
+			got = showPlain(v)
+			if one := s.show(1); strings.Contains(one, " ") {
+				got += one[strings.LastIndex(one, " "):]
+			}
+		}
+		c.addf(rest, "must be %swithin %s, got %s", or, s.words, got)
+	}
+}
+
+// subnormal reports whether v is a nonzero number smaller in magnitude
+// than the smallest normal float64 (2.2e-308), which no figure is.
+func subnormal(v float64) bool { return v != 0 && math.Abs(v) < 0x1p-1022 }
+
 var nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
 
 // issue is a problem with one entry: section is "datasets", "models" or
@@ -40,6 +93,27 @@ type checker struct {
 	issues []issue
 	sec    string
 	name   string
+
+	// The dataset and model names, listed once, and the Suggester of
+	// near names for unknown ones.
+	datasets, models []string
+	sug              config.Suggester
+}
+
+// unknownDataset is the message for an unknown dataset name in p.
+func (c *checker) unknownDataset(p *Profiles, name string) string {
+	if c.datasets == nil {
+		c.datasets = p.DatasetNames()
+	}
+	return c.sug.Unknown("dataset", name, c.datasets)
+}
+
+// unknownModel is the message for an unknown model name in p.
+func (c *checker) unknownModel(p *Profiles, name string) string {
+	if c.models == nil {
+		c.models = p.ModelNames()
+	}
+	return c.sug.Unknown("model", name, c.models)
 }
 
 func (c *checker) addf(rest, format string, args ...any) {
@@ -74,6 +148,8 @@ func (c *checker) nonNeg(rest string, v float64) {
 		c.addf(rest, "must not be negative, got %v", v)
 	case v > maxUnitless:
 		c.addf(rest, "%v is too large", v)
+	case subnormal(v):
+		c.addf(rest, "%v is too small (0, or at least 2.2e-308)", v)
 	}
 }
 
@@ -85,6 +161,8 @@ func (c *checker) positive(rest string, v float64) {
 		c.addf(rest, "must be positive, got %v", v)
 	case v > maxUnitless:
 		c.addf(rest, "%v is too large", v)
+	case subnormal(v):
+		c.addf(rest, "%v is too small (at least 2.2e-308)", v)
 	}
 }
 
@@ -164,14 +242,14 @@ func (c *checker) dataset(d *Dataset) {
 	c.oneOf("sample_unit", "sample unit", string(d.SampleUnit), sampleUnits)
 	c.positiveInt("train_samples", d.TrainSamples, maxSamples)
 	c.nonNegInt("eval_samples", d.EvalSamples, maxSamples)
-	c.positive("bytes_per_sample", float64(d.BytesPerSample))
+	c.within("bytes_per_sample", float64(d.BytesPerSample), bytesSpan, false)
 	if len(d.InputShape) == 0 {
 		c.addf("input_shape", "missing input shape")
 	}
 	for i, s := range d.InputShape {
 		c.positiveInt(fmt.Sprintf("input_shape[%d]", i), int64(s), maxDim)
 	}
-	c.nonNeg("cpu_seconds_per_sample", float64(d.CPUSecondsPerSample))
+	c.within("cpu_seconds_per_sample", float64(d.CPUSecondsPerSample), cpuSpan, true)
 }
 
 func (c *checker) model(p *Profiles, m *Model) {
@@ -182,17 +260,15 @@ func (c *checker) model(p *Profiles, m *Model) {
 	if m.Dataset == "" {
 		c.addf("dataset", "missing dataset")
 	} else if _, ok := p.Datasets[m.Dataset]; !ok {
-		c.addf("dataset", "%s", config.Unknown("dataset", m.Dataset, p.DatasetNames()))
+		c.addf("dataset", "%s", c.unknownDataset(p, m.Dataset))
 	}
 	c.positiveInt("params", m.Params, maxParams)
 	c.nonNegInt("frozen_params", m.FrozenParams, maxParams)
-	c.positive("forward_flops", float64(m.ForwardFLOPs))
-	c.positive("activations.fp32", float64(m.Activations.FP32))
-	c.nonNeg("activations.fp16", float64(m.Activations.FP16))
+	c.within("forward_flops", float64(m.ForwardFLOPs), flopsSpan, false)
+	c.within("activations.fp32", float64(m.Activations.FP32), bytesSpan, false)
+	c.within("activations.fp16", float64(m.Activations.FP16), fp16Span, true)
 	c.oneOf("class", "class", string(m.Class), classes)
-	if !finite(m.Efficiency) || m.Efficiency < 0 || m.Efficiency > 1 {
-		c.addf("efficiency", "must be in (0, 1], got %v", m.Efficiency)
-	}
+	c.within("efficiency", m.Efficiency, effSpan, true)
 	if len(m.Layers) == 0 {
 		return
 	}
@@ -230,13 +306,13 @@ func (c *checker) recipe(p *Profiles, r *Recipe) {
 	if r.Model == "" {
 		c.addf("model", "missing model")
 	} else if m == nil {
-		c.addf("model", "%s", config.Unknown("model", r.Model, p.ModelNames()))
+		c.addf("model", "%s", c.unknownModel(p, r.Model))
 	}
 	if r.Dataset != "" {
 		if d, ok := p.Datasets[r.Dataset]; ok && d != nil {
 			ds = d
 		} else {
-			c.addf("dataset", "%s", config.Unknown("dataset", r.Dataset, p.DatasetNames()))
+			c.addf("dataset", "%s", c.unknownDataset(p, r.Dataset))
 		}
 	}
 	if m != nil && ds != nil {
@@ -502,6 +578,7 @@ func (p *Profiles) report(issues []issue) error {
 	}
 	var groups []*group
 	byFile := map[origin]*group{}
+	keys := keyIndex{}
 	for _, is := range issues {
 		key := is.section + "." + is.name
 		o := p.origins[key]
@@ -515,7 +592,7 @@ func (p *Profiles) report(issues []issue) error {
 		if is.rest != "" {
 			path += "." + is.rest
 		}
-		g.ps.List = append(g.ps.List, config.Problem{Path: path, Line: lineOf(o.root, is), Msg: is.msg})
+		g.ps.List = append(g.ps.List, config.Problem{Path: path, Line: lineOf(o.root, is, keys), Msg: is.msg})
 	}
 	sort.SliceStable(groups, func(i, j int) bool { return groups[i].o.file < groups[j].o.file })
 	errs := make([]error, len(groups))
@@ -533,7 +610,7 @@ func (p *Profiles) report(issues []issue) error {
 // names the field, or of the sequence item. The entry name is matched as
 // one key, since names may contain dots. A path that does not resolve
 // fully gives the line of its deepest resolved part.
-func lineOf(root *yaml.Node, is issue) int {
+func lineOf(root *yaml.Node, is issue, keys keyIndex) int {
 	if root == nil {
 		return 0
 	}
@@ -545,7 +622,7 @@ func lineOf(root *yaml.Node, is issue) int {
 	if sec == nil {
 		return n.Line
 	}
-	key, val := mapChild(sec, is.name)
+	key, val := keys.child(sec, is.name)
 	if val == nil {
 		return sec.Line
 	}
@@ -616,4 +693,30 @@ func mapChild(n *yaml.Node, k string) (key, val *yaml.Node) {
 		}
 	}
 	return nil, nil
+}
+
+// keyIndex holds the positions of a section's keys, so that locating many
+// issues in a large section does not search it again for each.
+type keyIndex map[*yaml.Node]map[string]int
+
+// child is mapChild through the index.
+func (x keyIndex) child(n *yaml.Node, k string) (key, val *yaml.Node) {
+	if n.Kind != yaml.MappingNode {
+		return nil, nil
+	}
+	pos, ok := x[n]
+	if !ok {
+		pos = make(map[string]int, len(n.Content)/2)
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if _, dup := pos[n.Content[i].Value]; !dup {
+				pos[n.Content[i].Value] = i
+			}
+		}
+		x[n] = pos
+	}
+	i, ok := pos[k]
+	if !ok {
+		return nil, nil
+	}
+	return n.Content[i], n.Content[i+1]
 }

@@ -12,7 +12,7 @@ import (
 	"slices"
 	"strings"
 
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 
 	"scaleplan/internal/config"
 	"scaleplan/scenarios"
@@ -134,10 +134,13 @@ func Load(ref string) (*Study, error) {
 	if slices.Contains(scenarios.Names(), ref) {
 		return &Study{Name: ref, Variants: []Variant{{Scenario: ref}}}, nil
 	}
-	data, err := os.ReadFile(ref)
+	data, err := config.ReadFile(ref, "scenario file")
 	if err != nil {
 		var pe *os.PathError
-		if errors.As(err, &pe) && !strings.ContainsAny(ref, `/\`) && !strings.HasSuffix(ref, ".yaml") && !strings.HasSuffix(ref, ".yml") {
+		if !errors.As(err, &pe) {
+			return nil, err // names the file already
+		}
+		if !strings.ContainsAny(ref, `/\`) && !strings.HasSuffix(ref, ".yaml") && !strings.HasSuffix(ref, ".yml") {
 			return nil, errors.New(config.Unknown("scenario", ref, scenarios.Names()))
 		}
 		return nil, fmt.Errorf("scenario file %s: %w", ref, err)
@@ -148,14 +151,31 @@ func Load(ref string) (*Study, error) {
 	return &Study{Name: ref, Variants: []Variant{{Scenario: ref}}}, nil
 }
 
-// isStudy reports whether data is a YAML mapping with a variants key.
-func isStudy(data []byte) bool {
-	var m map[string]yaml.Node
-	if yaml.Unmarshal(data, &m) != nil {
+// isStudy reports whether data is a YAML mapping with a variants key. It
+// reads the document as nodes only, which takes time linear in its size
+// (decoding a mapping compares every key with every other), and a panic
+// of the YAML decoder counts as not a study: the loader it then goes to
+// reports the document's problems.
+func isStudy(data []byte) (ok bool) {
+	defer func() {
+		if recover() != nil {
+			ok = false
+		}
+	}()
+	var doc yaml.Node
+	if yaml.Unmarshal(data, &doc) != nil || len(doc.Content) == 0 {
 		return false
 	}
-	_, ok := m["variants"]
-	return ok
+	m := doc.Content[0]
+	if m.Kind != yaml.MappingNode {
+		return false
+	}
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if k := m.Content[i]; k.Kind == yaml.ScalarNode && k.Value == "variants" {
+			return true
+		}
+	}
+	return false
 }
 
 // Scenario loads variant i of s, with the study's devices and calibration
@@ -202,7 +222,7 @@ func (s *Study) Scenario(i int, sopt scenarios.Options) (*scenarios.Resolved, er
 	if err != nil {
 		// Only a file that failed as a scenario is read again, to say
 		// why when it is a study.
-		if data, rerr := os.ReadFile(ref); rerr == nil && isStudy(data) {
+		if data, rerr := config.ReadFile(ref, "scenario file"); rerr == nil && isStudy(data) {
 			return nil, fmt.Errorf("%s: variants[%d].scenario: %s is a study (it has variants), not a scenario", study, i, v.Scenario)
 		}
 	}

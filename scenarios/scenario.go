@@ -12,9 +12,10 @@ import (
 	"path"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 
 	"scaleplan/hw"
 	"scaleplan/internal/calib"
@@ -127,7 +128,7 @@ type Parallelism struct {
 	IntraTransport string `yaml:"intra_transport"`
 
 	// Bucket is the gradient bucket size: the all-reduce of a bucket starts
-	// as soon as backward has produced it. Default 25 MiB.
+	// as soon as backward has produced it; 1 B to 1 TiB. Default 25 MiB.
 	Bucket units.Bytes `yaml:"bucket"`
 }
 
@@ -178,11 +179,12 @@ type Input struct {
 
 // Sweep lists the configurations to run.
 type Sweep struct {
-	// Devices lists total device counts. Default the recipe's device count
-	// (or the whole node when it has none).
+	// Devices lists total device counts, at most 1000 of them. Default the
+	// recipe's device count (or the whole node when it has none).
 	Devices []int `yaml:"devices"`
 
-	// Batch lists per-device batches. Default [BatchPerDevice].
+	// Batch lists per-device batches, at most 1000 of them. Default
+	// [BatchPerDevice].
 	Batch []int `yaml:"batch"`
 }
 
@@ -194,16 +196,16 @@ type Calibration struct {
 	File string `yaml:"file"`
 
 	// V0 is the ideal throughput of the Devices devices together,
-	// samples/s; > 0 unless File is set.
+	// samples/s; 0.001 to 1e12 unless File is set.
 	V0 float64       `yaml:"v0"`
-	T  units.Seconds `yaml:"t"` // cost time per step, seconds; >= 0
+	T  units.Seconds `yaml:"t"` // cost time per step, seconds; 0 to a day
 
 	// Device is the device kind named in the calibration file's entry,
 	// used to choose among its entries. Default "" (any).
 	Device string `yaml:"device"`
 
 	// Devices is the device count V0 and T were measured on: 1 calibrates
-	// compute alone. Default 1.
+	// compute alone; at most sim.MaxRanks. Default 1.
 	Devices int `yaml:"devices"`
 
 	Source string `yaml:"source"` // where the figures come from; default ""
@@ -219,8 +221,8 @@ type Stragglers struct {
 
 // Overheads are fixed costs of a training run outside the steps.
 type Overheads struct {
-	Startup    units.Seconds `yaml:"startup"`    // process start, model build, first compile; default 0
-	Evaluation units.Seconds `yaml:"evaluation"` // all evaluation passes together; default 0
+	Startup    units.Seconds `yaml:"startup"`    // process start, model build, first compile; default 0, at most 1e8 s
+	Evaluation units.Seconds `yaml:"evaluation"` // all evaluation passes together; default 0, at most 1e8 s
 }
 
 // Compute returns the compute of one device by the law v = b/(b/v0 + t):
@@ -346,7 +348,7 @@ func Load(ref string, opt Options) (*Resolved, error) {
 	if b, err := shipped.ReadFile("shipped/" + ref + ".yaml"); err == nil && !strings.ContainsAny(ref, `/\`) {
 		data, file = b, "scenarios/shipped/"+ref+".yaml"
 	} else if fi, err := os.Stat(ref); err == nil && !fi.IsDir() {
-		if data, err = os.ReadFile(ref); err != nil {
+		if data, err = config.ReadFile(ref, "scenario file"); err != nil {
 			return nil, err
 		}
 		file = ref
@@ -516,6 +518,11 @@ func (r *Resolved) loadCalibration(ps *config.Problems) {
 		ps.Addf("calibration.file", "%s: %s, or give calibration.v0", c.File, unboundedV0(best))
 		return
 	}
+	if !(best.V0 >= minV0 && best.V0 <= maxV0) || !(best.T >= 0 && best.T <= maxStepCost) {
+		ps.Addf("calibration.file", "%s: the entry of model %q has v0 %v samples/s and t %s; want v0 within %g to %g and t within 0 to %s",
+			c.File, best.Model, best.V0, showSeconds(best.T), minV0, maxV0, maxStepCost)
+		return
+	}
 	c.V0, c.T, c.Devices = best.V0, best.T, best.Devices
 	if c.Source == "" {
 		c.Source = c.File + " (" + best.Source + ")"
@@ -654,8 +661,8 @@ func (r *Resolved) check(ps *config.Problems) {
 	if p.DevicesPerNode < 0 {
 		ps.Addf("parallelism.devices_per_node", "must be > 0, got %d", p.DevicesPerNode)
 	}
-	if p.Bucket < 0 {
-		ps.Addf("parallelism.bucket", "must be > 0, got %v", p.Bucket)
+	if !(p.Bucket >= 1 && p.Bucket <= maxBucket) {
+		ps.Addf("parallelism.bucket", "must be within 1 B to %s, got %v", maxBucket, p.Bucket)
 	}
 	if s.Input.Prefetch < 1 {
 		ps.Addf("input.prefetch", "must be >= 1, got %d", s.Input.Prefetch)
@@ -663,8 +670,13 @@ func (r *Resolved) check(ps *config.Problems) {
 	if j := s.Stragglers.Jitter; !(j >= 0 && j <= sim.MaxJitter) {
 		ps.Addf("stragglers.jitter", "must be in [0, %g], got %v", sim.MaxJitter, j)
 	}
-	if s.Overheads.Startup < 0 || s.Overheads.Evaluation < 0 {
-		ps.Addf("overheads", "times must be >= 0")
+	for _, o := range []struct {
+		path string
+		v    units.Seconds
+	}{{"overheads.startup", s.Overheads.Startup}, {"overheads.evaluation", s.Overheads.Evaluation}} {
+		if !(o.v >= 0 && o.v <= maxOverhead) {
+			ps.Addf(o.path, "must be within 0 to %s, got %s", maxOverhead, showSeconds(o.v))
+		}
 	}
 	if r.Sys != nil {
 		if p.Transport != "" {
@@ -697,6 +709,14 @@ func (r *Resolved) check(ps *config.Problems) {
 	}
 	repeats(ps, "sweep.batch", s.Sweep.Batch)
 	repeats(ps, "sweep.devices", s.Sweep.Devices)
+	for _, l := range []struct {
+		path string
+		n    int
+	}{{"sweep.batch", len(s.Sweep.Batch)}, {"sweep.devices", len(s.Sweep.Devices)}} {
+		if l.n > maxSweep {
+			ps.Addf(l.path, "%d values; at most %d", l.n, maxSweep)
+		}
+	}
 	if len(s.Sweep.Devices) == 0 && r.Rcp != nil && r.Node != nil {
 		ps.Addf("sweep.devices", "no device count")
 	}
@@ -719,14 +739,14 @@ func (r *Resolved) check(ps *config.Problems) {
 		}
 	}
 	if c := s.Calibration; c != nil {
-		if c.File == "" && !(c.V0 > 0 && !math.IsInf(c.V0, 1)) {
-			ps.Addf("calibration.v0", "must be a finite number > 0 samples/s, got %v", c.V0)
+		if c.File == "" && !(c.V0 >= minV0 && c.V0 <= maxV0) {
+			ps.Addf("calibration.v0", "must be within %g to %g samples/s, got %v", minV0, maxV0, c.V0)
 		}
-		if c.T < 0 {
-			ps.Addf("calibration.t", "must be >= 0, got %v", c.T)
+		if !(c.T >= 0 && c.T <= maxStepCost) {
+			ps.Addf("calibration.t", "must be within 0 to %s, got %s", maxStepCost, showSeconds(c.T))
 		}
-		if c.Devices < 1 {
-			ps.Addf("calibration.devices", "must be >= 1, got %d", c.Devices)
+		if c.Devices < 1 || c.Devices > sim.MaxRanks {
+			ps.Addf("calibration.devices", "must be within 1 to %d, got %d", sim.MaxRanks, c.Devices)
 		}
 	}
 }
@@ -734,12 +754,36 @@ func (r *Resolved) check(ps *config.Problems) {
 // repeats reports each value of list at path that an earlier one already
 // gave: the sweep would simulate and print that configuration twice.
 func repeats(ps *config.Problems, path string, list []int) {
+	first := make(map[int]int, len(list))
 	for i, v := range list {
-		if j := slices.Index(list, v); j < i {
+		if j, dup := first[v]; dup {
 			ps.Addf(fmt.Sprintf("%s[%d]", path, i), "%d is given twice (also at %s[%d])", v, path, j)
+			continue
 		}
+		first[v] = i
 	}
 }
+
+// showSeconds prints v as units.Seconds does, or with four digits where
+// that would be past the unit's largest multiple.
+func showSeconds(v units.Seconds) string {
+	if s := v.String(); len(s) <= 24 {
+		return s
+	}
+	return strconv.FormatFloat(float64(v), 'g', 4, 64) + " s"
+}
+
+// Plausible bounds of a scenario's figures, bounds included: a value past
+// one is a mistake (a unit typo, a subnormal number such as 5e-324) that
+// would make the simulator's times absurd, or a sweep no run could finish.
+const (
+	maxBucket   = units.TiB            // parallelism.bucket [25 MiB by default]
+	maxOverhead = units.Seconds(1e8)   // overheads.startup and .evaluation, about 3 years
+	minV0       = 1e-3                 // calibration.v0, samples/s [25 to 48,788 with the published calibrations]
+	maxV0       = 1e12                 // calibration.v0, samples/s
+	maxStepCost = units.Seconds(86400) // calibration.t, a day per step [0 to 54 ms]
+	maxSweep    = 1000                 // values in sweep.devices and in sweep.batch [at most 6]
+)
 
 func oneOf(ps *config.Problems, path, kind, v string, valid []string) {
 	if !slices.Contains(valid, v) {

@@ -148,6 +148,7 @@ func FuzzParse(f *testing.F) {
 		b, _ := shipped.ReadFile("shipped/" + n + ".yaml")
 		f.Add(b)
 	}
+	f.Add([]byte("name: x\ncalibration: {<<, {a: 1}}\n")) // v3.0.1 of the YAML decoder panicked
 	f.Fuzz(func(t *testing.T, b []byte) {
 		r, err := Parse(bytes.NewReader(b), "fuzz.yaml", Options{})
 		if err != nil {

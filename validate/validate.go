@@ -8,14 +8,13 @@ import (
 	"io"
 	"maps"
 	"math"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 
+	"go.yaml.in/yaml/v3"
 	"gonum.org/v1/gonum/stat"
-	"gopkg.in/yaml.v3"
 
 	"scaleplan/hw"
 	"scaleplan/internal/config"
@@ -231,9 +230,9 @@ func BuiltinCases() *CaseFile {
 	return f
 }
 
-// ReadCasesFile reads the case file at path.
+// ReadCasesFile reads the case file at path, through config.MaxFileSize.
 func ReadCasesFile(path string) (*CaseFile, error) {
-	data, err := os.ReadFile(path)
+	data, err := config.ReadFile(path, "case file")
 	if err != nil {
 		return nil, err
 	}

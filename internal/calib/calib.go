@@ -1,15 +1,15 @@
 package calib
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
 
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 
 	"scaleplan/internal/atomicfile"
 	"scaleplan/internal/config"
@@ -142,13 +142,13 @@ func (c *Calibration) WriteFile(path string) error {
 
 // ReadFile reads and validates the calibration in the named
 // file; errors name the file and the line.
+// The file is read through config.MaxFileSize.
 func ReadFile(name string) (*Calibration, error) {
-	f, err := os.Open(name)
+	data, err := config.ReadFile(name, "calibration file")
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	c, err := Read(f)
+	c, err := Read(bytes.NewReader(data))
 	return c, config.InFile(name, err)
 }
 

@@ -14,7 +14,7 @@ import (
 	"strconv"
 	"strings"
 
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 )
 
 // Problem is one thing wrong with a document.
@@ -56,6 +56,7 @@ func (ps *Problems) Err() error {
 	return ps
 }
 
+// Error lists the first MaxListed problems, one a line, and counts the rest.
 func (ps *Problems) Error() string {
 	var b strings.Builder
 	if ps.File != "" {
@@ -66,7 +67,11 @@ func (ps *Problems) Error() string {
 		return b.String()
 	}
 	fmt.Fprintf(&b, "%d problems:", len(ps.List))
-	for _, p := range ps.List {
+	for i, p := range ps.List {
+		if i == MaxListed {
+			fmt.Fprintf(&b, "\n  and %d more", len(ps.List)-MaxListed)
+			break
+		}
 		b.WriteString("\n  ")
 		b.WriteString(p.String())
 	}
@@ -75,14 +80,16 @@ func (ps *Problems) Error() string {
 
 // Locate fills in the line of every problem whose path names a node of root.
 // A path that does not resolve fully takes the line of its deepest resolved
-// prefix. Problems are then sorted by line, stably.
+// prefix. Problems are then sorted by line, stably. It takes time linear in
+// the number of problems and the size of the document.
 func (ps *Problems) Locate(root *yaml.Node) {
 	if root == nil {
 		return
 	}
+	idx := index{}
 	for i := range ps.List {
 		if ps.List[i].Line == 0 {
-			ps.List[i].Line = LineOf(root, ps.List[i].Path)
+			ps.List[i].Line = lineOf(root, ps.List[i].Path, idx)
 		}
 	}
 	sort.SliceStable(ps.List, func(i, j int) bool { return ps.List[i].Line < ps.List[j].Line })
@@ -92,13 +99,17 @@ func (ps *Problems) Locate(root *yaml.Node) {
 // prefix of path that exists. Paths are keys joined by dots, with [i] for a
 // sequence index: "nodes.cpu.cores", "systems[3].fabric".
 func LineOf(root *yaml.Node, path string) int {
+	return lineOf(root, path, nil)
+}
+
+func lineOf(root *yaml.Node, path string, idx index) int {
 	n := root
 	if n.Kind == yaml.DocumentNode && len(n.Content) > 0 {
 		n = n.Content[0]
 	}
 	line := n.Line
 	for _, part := range splitPath(path) {
-		next := child(n, part)
+		next := child(n, part, idx)
 		if next == nil {
 			break
 		}
@@ -106,6 +117,55 @@ func LineOf(root *yaml.Node, path string) int {
 		line = n.Line
 	}
 	return line
+}
+
+// index holds, for each mapping or sequence that a lookup has searched,
+// its children by key (a sequence's mappings by their name), so that
+// locating many problems in a large document does not search the same
+// mapping again for each.
+type index map[*yaml.Node]map[string]*yaml.Node
+
+// names returns n's children by name, building the table on first use.
+func (idx index) names(n *yaml.Node) map[string]*yaml.Node {
+	if m, ok := idx[n]; ok {
+		return m
+	}
+	m := map[string]*yaml.Node{}
+	for i := 0; i < len(n.Content); i++ {
+		var name string
+		var c *yaml.Node
+		if n.Kind == yaml.MappingNode {
+			if i+1 >= len(n.Content) {
+				break
+			}
+			name, c = n.Content[i].Value, n.Content[i+1]
+			i++
+		} else {
+			c = n.Content[i]
+			name = nameOf(c)
+			if name == "" {
+				continue
+			}
+		}
+		if _, dup := m[name]; !dup {
+			m[name] = c
+		}
+	}
+	idx[n] = m
+	return m
+}
+
+// nameOf returns the value of a mapping's name key, or "".
+func nameOf(c *yaml.Node) string {
+	if c.Kind != yaml.MappingNode {
+		return ""
+	}
+	for i := 0; i+1 < len(c.Content); i += 2 {
+		if c.Content[i].Value == "name" {
+			return c.Content[i+1].Value
+		}
+	}
+	return ""
 }
 
 func splitPath(path string) []string {
@@ -132,33 +192,36 @@ func splitPath(path string) []string {
 	return parts
 }
 
-func child(n *yaml.Node, part string) *yaml.Node {
+// child returns the child of n that part names; idx, if not nil, keeps the
+// tables of names it builds.
+func child(n *yaml.Node, part string, idx index) *yaml.Node {
 	if n.Kind == yaml.AliasNode {
 		n = n.Alias
 	}
-	switch n.Kind {
-	case yaml.MappingNode:
+	if n == nil || (n.Kind != yaml.MappingNode && n.Kind != yaml.SequenceNode) {
+		return nil
+	}
+	if n.Kind == yaml.SequenceNode && strings.HasPrefix(part, "[") && strings.HasSuffix(part, "]") {
+		k, err := strconv.Atoi(part[1 : len(part)-1])
+		if err == nil && k >= 0 && k < len(n.Content) {
+			return n.Content[k]
+		}
+	}
+	if idx != nil {
+		return idx.names(n)[part]
+	}
+	if n.Kind == yaml.MappingNode {
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			if n.Content[i].Value == part {
 				return n.Content[i+1]
 			}
 		}
-	case yaml.SequenceNode:
-		if strings.HasPrefix(part, "[") && strings.HasSuffix(part, "]") {
-			k, err := strconv.Atoi(part[1 : len(part)-1])
-			if err == nil && k >= 0 && k < len(n.Content) {
-				return n.Content[k]
-			}
-		}
-		// A sequence of mappings with a name key may be addressed by name.
-		for _, c := range n.Content {
-			if c.Kind == yaml.MappingNode {
-				for i := 0; i+1 < len(c.Content); i += 2 {
-					if c.Content[i].Value == "name" && c.Content[i+1].Value == part {
-						return c
-					}
-				}
-			}
+		return nil
+	}
+	// A sequence of mappings with a name key may be addressed by name.
+	for _, c := range n.Content {
+		if nameOf(c) == part && part != "" {
+			return c
 		}
 	}
 	return nil
@@ -166,32 +229,52 @@ func child(n *yaml.Node, part string) *yaml.Node {
 
 // Decode reads one YAML document from r into v, rejecting fields that v
 // does not have and numbers with a fraction for its integers, and returns
-// the document's node tree for Locate. An empty document is an error.
+// the document's node tree for Locate. An empty document is an error, and
+// so is one larger than MaxFileSize, a key that is not a scalar, a repeated
+// key and a mapping of more than MaxMappingKeys keys. A panic of the YAML
+// decoder is returned as an error: no document may crash the program.
 func Decode(r io.Reader, v any) (*yaml.Node, error) {
-	data, err := io.ReadAll(r)
+	data, err := readLimited(r)
+	if errors.Is(err, errTooLarge) {
+		return nil, fmt.Errorf("%w (the limit for a YAML document)", err)
+	}
 	if err != nil {
 		return nil, err
 	}
-	var root yaml.Node
-	if err := yaml.Unmarshal(data, &root); err != nil {
+	return decodeBytes(data, v)
+}
+
+// decodeBytes is Decode of a document read whole.
+func decodeBytes(data []byte, v any) (root *yaml.Node, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			root = nil
+			err = &Problems{List: []Problem{{Msg: fmt.Sprintf("the YAML decoder failed on this document: %v", p)}}}
+		}
+	}()
+	root = &yaml.Node{}
+	if err := yaml.Unmarshal(data, root); err != nil {
 		return nil, cleanYAMLError(err)
 	}
 	if root.Kind == 0 || len(root.Content) == 0 {
 		return nil, errors.New("empty document")
+	}
+	var ps Problems
+	if checkKeys(root, &ps); ps.Err() != nil {
+		return root, &ps
 	}
 	d := yaml.NewDecoder(bytes.NewReader(data))
 	d.KnownFields(true)
 	if err := d.Decode(v); err != nil {
 		err = cleanYAMLError(err)
 		explain(err, reflect.TypeOf(v))
-		return &root, err
+		return root, err
 	}
-	var ps Problems
-	checkWhole(&root, reflect.TypeOf(v), &ps, 0)
-	return &root, ps.Err()
+	checkWhole(root, reflect.TypeOf(v), &ps, 0)
+	return root, ps.Err()
 }
 
-// explain rewrites yaml.v3's messages about the shape of a value into
+// explain rewrites the YAML package's messages about the shape of a value into
 // words a person writing the file can act on: "field x not found in type
 // pkg.T" becomes "unknown field "x"; did you mean "y"?", naming the fields
 // that T accepts, and "cannot unmarshal !!seq into map[string]*pkg.T"
@@ -218,8 +301,8 @@ func explain(err error, t reflect.Type) {
 }
 
 // explainMismatch rewrites "cannot unmarshal !!TAG[ `VALUE`] into TYPE",
-// yaml.v3's message for a value of the wrong kind, as "want W, got G". It
-// reports false for any other message.
+// the YAML package's message for a value of the wrong kind, as "want W,
+// got G". It reports false for any other message.
 func explainMismatch(msg string, types map[string]reflect.Type) (string, bool) {
 	rest, ok := strings.CutPrefix(msg, "cannot unmarshal ")
 	if !ok {
@@ -239,7 +322,8 @@ func explainMismatch(msg string, types map[string]reflect.Type) (string, bool) {
 }
 
 // describeNode names what a YAML node is, from its short tag and, for a
-// scalar, its value as yaml.v3 quotes it (`value`, cut after 7 characters).
+// scalar, its value as the YAML package quotes it (`value`, cut after 7
+// characters).
 func describeNode(tag, value string) string {
 	switch tag {
 	case "!!seq":
@@ -262,8 +346,8 @@ func describeNode(tag, value string) string {
 }
 
 // describeType names what a Go type accepts in YAML, from the type's name
-// as yaml.v3 prints it; named types are looked up in types. It returns ""
-// for a type it cannot describe.
+// as the YAML package prints it; named types are looked up in types. It
+// returns "" for a type it cannot describe.
 func describeType(name string, types map[string]reflect.Type) string {
 	name = strings.TrimLeft(name, "*")
 	if t, ok := types[name]; ok {
@@ -310,7 +394,7 @@ func kindWords(k reflect.Kind) string {
 }
 
 // collectTypes records every named type reachable from t by its
-// package-qualified name, as yaml.v3 prints it.
+// package-qualified name, as the YAML package prints it.
 func collectTypes(t reflect.Type, seen map[string]reflect.Type) {
 	for {
 		if t.Name() != "" {
@@ -350,7 +434,7 @@ type field struct {
 }
 
 // fieldsOf lists the keys a struct type accepts, with inline structs'
-// keys in place, as yaml.v3 decodes them.
+// keys in place, as the YAML package decodes them.
 func fieldsOf(t reflect.Type) []field {
 	var fs []field
 	for i := 0; i < t.NumField(); i++ {
@@ -380,8 +464,8 @@ func fieldsOf(t reflect.Type) []field {
 var unmarshalerType = reflect.TypeFor[yaml.Unmarshaler]()
 
 // checkWhole reports every number with a fraction that n gives to an
-// integer of t, which yaml.v3 would truncate without a word ("devices: 1.5"
-// becomes 1). Values of types that decode themselves are theirs to check.
+// integer of t, which the YAML package would truncate without a word
+// ("devices: 1.5" becomes 1). Values of types that decode themselves are theirs to check.
 func checkWhole(n *yaml.Node, t reflect.Type, ps *Problems, depth int) {
 	if n == nil || depth > 100 { // an alias may lead back to itself
 		return
@@ -463,8 +547,8 @@ func checkMerged(key, value *yaml.Node, t reflect.Type, ps *Problems, depth int)
 	return true
 }
 
-// cleanYAMLError turns yaml.v3's messages into ours: no "yaml: " prefix and
-// one problem per line.
+// cleanYAMLError turns the YAML package's messages into ours: no "yaml: "
+// prefix and one problem per line.
 func cleanYAMLError(err error) error {
 	var te *yaml.TypeError
 	if errors.As(err, &te) {

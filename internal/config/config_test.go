@@ -52,7 +52,7 @@ type doc struct {
 	On    bool               `yaml:"on"`
 }
 
-// kind is a named type, which yaml.v3 names by its package.
+// kind is a named type, which the YAML package names by its package.
 type kind string
 
 func TestDecodeAndLocate(t *testing.T) {

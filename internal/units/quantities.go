@@ -2,7 +2,7 @@
 
 package units
 
-import "gopkg.in/yaml.v3"
+import "go.yaml.in/yaml/v3"
 
 // ParseBytes parses bytes such as "32 GiB" or "12.5 GB".
 func ParseBytes(s string) (Bytes, error) {
