@@ -11,7 +11,7 @@ import (
 )
 
 // MaxFileSize is the largest YAML document a loader reads, in bytes: 16 MiB,
-// some 400 times the largest shipped one (predict/cases.yaml, 44 KiB) and
+// some 400 times the largest shipped one (validate/cases.yaml, 44 KiB) and
 // more than a catalogue of 100,000 devices takes. A file is read through
 // this limit, so that an endless one (/dev/zero, a pipe that never closes
 // its end) is refused once the limit is passed rather than filling memory.
