@@ -14,8 +14,10 @@ import (
 // subtree), the project packages it may import directly. It is DESIGN.md's
 // layout table: imports point down, nothing imports upward, fit and sim never
 // meet except in internal/cmd. Beyond the table, plan and validate load
-// the catalogue and profiles (hw, model), and validate simulates measured
-// runs as sim configurations.
+// the catalogue and profiles (hw, model), validate simulates measured
+// runs as sim configurations and reads the records of fit's logs
+// (internal/benchlog), and report (not in the table) maps a scenario's
+// simulated sweep (scenarios, sim, predict, hw) onto the inputs of plots.
 var allowed = map[string][]string{
 	"scaleplan":           {"internal/cmd"},
 	"internal/cmd":        {"*"},
@@ -23,7 +25,8 @@ var allowed = map[string][]string{
 	"scenarios":           {"sim/...", "hw", "model", "internal/units", "internal/config", "internal/calib"},
 	"predict":             {"scenarios", "sim", "sim/...", "hw", "model", "internal/units", "internal/config", "internal/calib", "internal/atomicfile"},
 	"plan":                {"predict", "scenarios", "sim", "hw", "model", "internal/units", "internal/config"},
-	"validate":            {"predict", "fit", "scenarios", "sim", "hw", "model", "internal/units", "internal/config", "internal/calib"},
+	"validate":            {"predict", "fit", "scenarios", "sim", "hw", "model", "internal/units", "internal/config", "internal/calib", "internal/benchlog"},
+	"report":              {"predict", "plots", "scenarios", "sim", "hw", "internal/units"},
 	"sim":                 {"sim/internal/...", "hw", "model", "internal/units"},
 	"sim/internal/...":    {"sim/internal/...", "internal/units"},
 	"fit":                 {"internal/benchlog", "internal/units", "internal/config", "internal/atomicfile", "internal/calib"},

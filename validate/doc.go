@@ -27,6 +27,11 @@
 // ran, measured and predicted. CompareCalibrated does the same with the
 // compute of the measurements a calibration covers taken from its law.
 //
+// A LogReader turns the logs package fit reads into Measured values (and
+// nccl-tests' into MeasuredCollective ones), counting what it leaves out
+// and why; a MeasuredReport's ThroughputCharts are the data of its
+// throughput charts.
+//
 // # Collectives
 //
 // CompareCollectives predicts each message size of an all-reduce test

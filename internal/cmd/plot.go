@@ -10,6 +10,7 @@ import (
 
 	"scaleplan/fit"
 	"scaleplan/plots"
+	"scaleplan/report"
 )
 
 // plotKind is one kind of chart `scaleplan plot` draws.
@@ -26,10 +27,10 @@ type plotKind struct {
 var plotKinds = []plotKind{
 	{"throughput", "LOG...", "samples/s vs global batch, fitted v = b/(b/v0 + t), per device count", throughputCharts},
 	{"steps", "LOG...", "steps to target vs global batch, S(B) = S_min (1 + B_noise/B), regimes", stepsCharts},
-	{chartScaling, "SCENARIO...", "time to train vs devices, one line per scenario, published times as squares", scenarioKind(chartScaling)},
-	{chartEfficiency, "SCENARIO...", "scaling efficiency T(n0)·n0 / (T(n)·n) vs devices, one line per scenario", scenarioKind(chartEfficiency)},
-	{chartBreakdown, "SCENARIO...", "step time split into compute, exposed communication and input, bubble, straggler", scenarioKind(chartBreakdown)},
-	{chartTimeline, "SCENARIO", "one simulated step of the largest (or --devices N) configuration as a timeline", scenarioKind(chartTimeline)},
+	{report.Scaling, "SCENARIO...", "time to train vs devices, one line per scenario, published times as squares", scenarioKind(report.Scaling)},
+	{report.Efficiency, "SCENARIO...", "scaling efficiency T(n0)·n0 / (T(n)·n) vs devices, one line per scenario", scenarioKind(report.Efficiency)},
+	{report.Breakdown, "SCENARIO...", "step time split into compute, exposed communication and input, bubble, straggler", scenarioKind(report.Breakdown)},
+	{report.Timeline, "SCENARIO", "one simulated step of the largest (or --devices N) configuration as a timeline", scenarioKind(report.Timeline)},
 }
 
 // The flags of `scaleplan plot` that only the log kinds or only the

@@ -11,6 +11,7 @@ import (
 
 	"scaleplan/internal/units"
 	"scaleplan/predict"
+	"scaleplan/report"
 	"scaleplan/scenarios"
 	"scaleplan/sim"
 )
@@ -117,16 +118,16 @@ func runPredict(c *cli.Context, args []string) error {
 // train and efficiency with one line per variant, the step breakdown and
 // the timeline of each variant's largest configuration.
 func writePredictionCharts(c *cli.Context, dir string, ps []*predict.Prediction) error {
-	var runs []*scenarioRun
+	var runs []*report.Run
 	for _, p := range ps {
-		run := &scenarioRun{R: p.Scenario}
+		run := &report.Run{R: p.Scenario}
 		for _, row := range p.Rows {
 			if row.Result != nil {
 				run.Results = append(run.Results, row.Result)
 				run.TimeToTrain = append(run.TimeToTrain, row.Time)
 			}
 		}
-		if err := traceLast(run, c.Int("steps")); err != nil {
+		if err := run.TraceLast(c.Int("steps")); err != nil {
 			return err
 		}
 		runs = append(runs, run)

@@ -12,6 +12,7 @@ import (
 	"scaleplan/internal/atomicfile"
 	"scaleplan/internal/config"
 	"scaleplan/internal/units"
+	"scaleplan/report"
 	"scaleplan/scenarios"
 	"scaleplan/sim"
 )
@@ -199,7 +200,7 @@ func runSimulate(c *cli.Context, args []string) error {
 	bar := newBar(c, "simulate", len(pts))
 	defer bar.Done()
 	for i, p := range pts {
-		bar.Item(devicesName(p.Devices))
+		bar.Item(report.DevicesName(p.Devices))
 		cfg, err := r.Build(p)
 		if err != nil {
 			return fmt.Errorf("%s at %d devices, batch %d: %w", r.Name, p.Devices, p.BatchPerDevice, err)
@@ -237,7 +238,7 @@ func runSimulate(c *cli.Context, args []string) error {
 			min(traceSteps, c.Int("steps")), last.Devices, last.MicroBatch, path)
 	}
 	if dir := c.String("plot"); dir != "" {
-		paths, err := writeScenarioCharts(c, dir, &scenarioRun{R: r, Results: results})
+		paths, err := writeScenarioCharts(c, dir, &report.Run{R: r, Results: results})
 		for _, p := range paths {
 			fmt.Fprintf(c.App.ErrWriter, "simulate: wrote %s\n", p)
 		}

@@ -1,7 +1,6 @@
 package cmd
 
 import (
-	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -13,12 +12,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"scaleplan/fit"
-	"scaleplan/hw"
-	"scaleplan/internal/benchlog"
-	"scaleplan/internal/calib"
 	"scaleplan/internal/config"
-	"scaleplan/internal/units"
-	"scaleplan/model"
 	"scaleplan/plots"
 	"scaleplan/predict"
 	"scaleplan/scenarios"
@@ -91,8 +85,8 @@ func runValidateMeasured(c *cli.Context, maxErr float64) error {
 	if err != nil {
 		return err
 	}
-	in := measuredInput{System: c.String("system"), Precision: c.String("precision"),
-		Transport: c.String("transport"), IntraTransport: c.String("intra-transport"), cat: cat}
+	in := &validate.LogReader{System: c.String("system"), Precision: c.String("precision"),
+		Transport: c.String("transport"), IntraTransport: c.String("intra-transport"), Catalog: cat}
 	if c.IsSet("system") {
 		if _, err := cat.System(in.System); err != nil {
 			return usagef("validate: --system: %v", err)
@@ -111,16 +105,18 @@ func runValidateMeasured(c *cli.Context, maxErr float64) error {
 	var ms []validate.Measured
 	left := map[string]int{}
 	for _, lg := range logs {
-		m, err := in.read(lg, prof, left)
+		m, err := in.Measurements(lg, prof, left)
 		if err != nil {
 			return fmt.Errorf("validate: %w", err)
 		}
 		ms = append(ms, m...)
 	}
-	colls, err := in.collectives(logs, c.String("allreduce"), left)
-	if err != nil {
-		return err
+	alg := c.String("allreduce")
+	algorithm, err := sim.ParseAlgorithm(alg)
+	if err != nil || !slices.Contains(collectiveAlgorithms, alg) {
+		return usagef("validate: --allreduce %q: want %s", alg, strings.Join(collectiveAlgorithms, ", "))
 	}
+	colls := in.Collectives(logs, algorithm, left)
 	format := c.String("format")
 	if len(colls) > 0 && len(ms) > 0 && (format == "json" || format == "csv") {
 		return usagef("validate: --format %s takes the measurements of training logs or the collective tests of nccl-tests logs, not both in one call", format)
@@ -183,60 +179,9 @@ func runValidateMeasured(c *cli.Context, maxErr float64) error {
 	return collErr
 }
 
-// measuredInput says what validate --measured assumes where a log does
-// not say.
-type measuredInput struct {
-	System    string // --system: the system of measurements of several devices that name none; "" leaves them out
-	Precision string // --precision: the precision of records that give none
-
-	// Transport and IntraTransport (--transport, --intra-transport) carried
-	// the gradients of the measurements of several devices; "" for the
-	// system's defaults.
-	Transport, IntraTransport string
-
-	cat *hw.Catalog // where systems are looked up
-}
-
-// systemLabel is the label by which a record names the catalogue system it
-// ran on (a CSV's system column); it takes precedence over --system.
-const systemLabel = "system"
-
-// platformNodes reads the node count of an MLPerf platform, "NxNODE"
-// (1xGX2570M5, 8xDGX-A100); 0 when platform is not of that form.
-func platformNodes(platform string) int {
-	n, rest, ok := strings.Cut(platform, "x")
-	if !ok || rest == "" {
-		return 0
-	}
-	k, err := strconv.Atoi(n)
-	if err != nil || k < 1 {
-		return 0
-	}
-	return k
-}
-
-// Why validate --measured leaves a record out, the keys of read's counts.
-const (
-	leftSeveral = "of several devices: give --system, the system they ran on, to predict them on its nodes"
-	leftCount   = "of an unknown device count: a global batch alone (an MLPerf log's platform, NxNODE, counts nodes: give --system, the system of those nodes)"
-	leftLayout  = "of a model-parallel layout (tensor, pipeline or context parallel): the prediction is of data parallelism"
-)
-
-// Why validate --measured leaves a collective test out.
-const (
-	leftCollectiveSystem = "of a collective test: give --system, the system it ran on, to predict its all-reduce on that system's links"
-	leftCollectiveOp     = "of a collective test of another op than all_reduce (or of an op the log does not name): the simulator models the all-reduce"
-	leftCollectiveRank   = "of a collective test of one rank: no all-reduce between devices"
-)
-
 // leftReasons are the reasons to leave a record or a collective test out,
-// in the order they are reported: the records' (recordReasons), then the
-// tests' (testReasons).
-var (
-	recordReasons = []string{leftSeveral, leftCount, leftLayout}
-	testReasons   = []string{leftCollectiveSystem, leftCollectiveOp, leftCollectiveRank}
-	leftReasons   = slices.Concat(recordReasons, testReasons)
-)
+// in the order they are reported: the records', then the tests'.
+var leftReasons = slices.Concat(validate.RecordReasons, validate.TestReasons)
 
 // leftLines says how many of left were left out for each of reasons, a
 // line each: "4 records left out, of several devices: ...", "1 test left
@@ -247,46 +192,13 @@ func leftLines(left map[string]int, reasons []string) []string {
 		n := left[why]
 		switch {
 		case n == 0:
-		case slices.Contains(testReasons, why):
+		case slices.Contains(validate.TestReasons, why):
 			lines = append(lines, fmt.Sprintf("%d %s left out, %s", n, plural(n, "test", "tests"), strings.TrimPrefix(why, "of a collective test ")))
 		default:
 			lines = append(lines, fmt.Sprintf("%d %s left out, %s", n, plural(n, "record", "records"), why))
 		}
 	}
 	return lines
-}
-
-// collectives returns the all-reduce tests of nccl-tests logs to predict
-// on in.System with the algorithm named alg, and counts in left those it
-// leaves out: of another op, of one rank, or all of them without a system.
-func (in measuredInput) collectives(logs []*fit.Log, alg string, left map[string]int) ([]validate.MeasuredCollective, error) {
-	algorithm, err := sim.ParseAlgorithm(alg)
-	if err != nil || !slices.Contains(collectiveAlgorithms, alg) {
-		return nil, usagef("validate: --allreduce %q: want %s", alg, strings.Join(collectiveAlgorithms, ", "))
-	}
-	var out []validate.MeasuredCollective
-	for _, lg := range logs {
-		for _, t := range lg.Collectives {
-			switch {
-			case t.Op != "all_reduce":
-				left[leftCollectiveOp]++
-				continue
-			case t.Ranks < 2:
-				left[leftCollectiveRank]++
-				continue
-			case in.System == "":
-				left[leftCollectiveSystem]++
-				continue
-			}
-			m := validate.MeasuredCollective{Source: fmt.Sprintf("%s:%d", lg.Name, t.Line), Device: t.Device, Ranks: t.Ranks, Nodes: t.Nodes,
-				System: in.System, Transport: in.Transport, IntraTransport: in.IntraTransport, Algorithm: algorithm}
-			for _, p := range t.Points {
-				m.Sizes, m.Times, m.Lines = append(m.Sizes, p.Bytes), append(m.Times, p.Time), append(m.Lines, p.Line)
-			}
-			out = append(out, m)
-		}
-	}
-	return out, nil
 }
 
 // writeCollectives prints the all-reduce tests measured against predicted,
@@ -311,7 +223,7 @@ func writeCollectives(w io.Writer, format string, comps []validate.CollectiveCom
 			c.Source, c.Ranks, nodes, plural(nodes, "node", "nodes"), c.SystemName, dash(c.Exchange), c.Algorithm, 100*c.MAE, len(c.Rows), plural(len(c.Rows), "size", "sizes"),
 			first.Bytes, first.Measured, first.Predicted, signedPct(first.Error), last.Bytes, last.MeasuredBusBW, last.PredictedBusBW, signedPct(last.Error)))
 	}
-	lines = append(lines, leftLines(left, testReasons)...)
+	lines = append(lines, leftLines(left, validate.TestReasons)...)
 	return writeReport(w, format, []namedTable{{"collectives", t}}, nil, lines)
 }
 
@@ -327,138 +239,6 @@ func collectivesMaxError(c *cli.Context, comps []validate.CollectiveComparison, 
 		}
 	}
 	return nil
-}
-
-// read takes the measurement and out-of-memory records of a log read by
-// fit (any format it reads) and counts in left, by why, those it leaves
-// out: of several devices without a system, of no device count, of a
-// model-parallel layout. A record's system is its systemLabel, else
-// in.System; an MLPerf platform of N nodes (a global batch alone) is N
-// of the system's nodes. A sentence-pair sample of a model profiled per
-// token pair counts as the header's config.seq_len token pairs; the
-// header's config.models_info.MODEL.optimizer (torchbench) names the
-// optimizer.
-func (in measuredInput) read(lg *fit.Log, prof *model.Profiles, left map[string]int) ([]validate.Measured, error) {
-	var (
-		out    []validate.Measured
-		header benchlog.Record
-		err    error
-	)
-	for i, rec := range lg.Records {
-		where := lg.Name
-		if i < len(lg.Lines) {
-			where = fmt.Sprintf("%s:%d", lg.Name, lg.Lines[i])
-		}
-		switch rec.Kind {
-		case benchlog.KindHeader:
-			header = rec
-			continue
-		case benchlog.KindMeasurement, benchlog.KindOOM:
-		default:
-			continue
-		}
-		dev, workers, system := rec.Device, rec.Workers, cmp.Or(rec.Labels[systemLabel], in.System)
-		if workers == 0 && rec.Batch == 0 {
-			// A global batch alone: an MLPerf platform of N nodes of
-			// the system's, or no device count.
-			n := platformNodes(dev)
-			if n == 0 || system == "" {
-				left[leftCount]++
-				continue
-			}
-			_, node, d, err := in.cat.Resolve(system)
-			if err != nil {
-				return nil, fmt.Errorf("%s: %w", where, err)
-			}
-			dev, workers = d.Name, n*node.Devices
-		}
-		switch {
-		case fit.ModelParallel(rec.Labels):
-			left[leftLayout]++
-			continue
-		case workers > 1 && system == "":
-			left[leftSeveral]++
-			continue
-		}
-		if dev == "" && header.Machine != nil {
-			dev = header.Machine.DeviceName
-		}
-		m := validate.Measured{
-			Device: dev, Model: rec.Model, Precision: cmp.Or(rec.Precision, in.Precision), Batch: rec.Batch,
-			Devices: max(workers, 1), Accumulation: max(rec.Accumulate, 1),
-			SamplesPerSec: rec.Throughput(), PeakMemory: units.Bytes(rec.PeakMemory),
-			OOM: rec.Kind == benchlog.KindOOM, Source: where,
-			Optimizer: headerOptimizer(header, rec.Model), Variant: calib.RunVariant(rec.Labels),
-		}
-		if m.Devices > 1 {
-			m.System, m.Transport, m.IntraTransport = system, in.Transport, in.IntraTransport
-		}
-		if m.Batch == 0 {
-			g, per := max(rec.GlobalBatch, rec.EffectiveGlobalBatch()), m.Devices*m.Accumulation
-			if g%per != 0 {
-				return nil, fmt.Errorf("%s: global batch %d is not %d devices × %d micro-batches of a whole batch", where, g, m.Devices, m.Accumulation)
-			}
-			m.Batch = g / per
-		}
-		if m.Model == "" || m.Precision == "" || m.Device == "" {
-			return nil, fmt.Errorf("%s: a %s record needs model, precision and device (the header's machine.device_name or --device names the device for a log that does not, --precision the precision, --model the model)", where, rec.Kind)
-		}
-		if rec.Labels[calib.SampleLabel] == "sentence-pair" {
-			if m.SampleScale, err = sentenceScale(header, rec.Model, prof); err != nil {
-				return nil, fmt.Errorf("%s: %w", where, err)
-			}
-		}
-		out = append(out, m)
-	}
-	return out, nil
-}
-
-// sentenceScale returns the profile's samples in one sentence pair of
-// model: the header's config.seq_len for a model profiled per token pair,
-// 1 for one profiled per sentence pair, and an error for any other.
-func sentenceScale(header benchlog.Record, name string, prof *model.Profiles) (float64, error) {
-	unit, err := prof.SampleUnit(name)
-	if err != nil {
-		return 0, err
-	}
-	switch unit {
-	case model.Sentence:
-		return 1, nil
-	case model.Token:
-	default:
-		return 0, fmt.Errorf("samples are sentence pairs, but %s is profiled per %s", name, cmp.Or(unit, model.Image))
-	}
-	n, ok := header.Config["seq_len"].(float64)
-	if !ok || !(n >= 1) || n != math.Trunc(n) {
-		return 0, fmt.Errorf("samples are sentence pairs and %s is profiled per token pair, but the log's header gives no config.seq_len (whole tokens per sentence) to convert them", name)
-	}
-	return n, nil
-}
-
-// headerOptimizer reads the optimizer of model from a torchbench header's
-// config.models_info.MODEL.optimizer ("adam lr 1e-4 ...", "sgd lr 0.01
-// momentum 0.9 ..."); "" (the default, momentum) when the header does not
-// say.
-func headerOptimizer(header benchlog.Record, name string) model.Optimizer {
-	info, _ := header.Config["models_info"].(map[string]any)
-	mi, _ := info[name].(map[string]any)
-	s, _ := mi["optimizer"].(string)
-	f := strings.Fields(strings.ToLower(s))
-	if len(f) == 0 {
-		return ""
-	}
-	switch f[0] {
-	case "adam", "adamw":
-		return model.Optimizer(f[0])
-	case "sgd":
-		for _, w := range f[1:] {
-			if w == "momentum" {
-				return model.Momentum
-			}
-		}
-		return model.SGD
-	}
-	return ""
 }
 
 // writeMeasured prints every measurement against its prediction, then one
@@ -492,14 +272,7 @@ func writeMeasured(w io.Writer, format string, rep *validate.MeasuredReport, lef
 	cells := func(g *validate.MeasuredGroup) []string {
 		return key(g.Device, g.Model, g.Precision, dash(g.Variant), strconv.Itoa(g.Devices), dash(g.System))
 	}
-	var sources []string // the calibrations' laws used, in order of first use
-	for _, g := range rep.Groups {
-		for _, r := range g.Rows {
-			if r.Calibration != "" && !slices.Contains(sources, r.Calibration) {
-				sources = append(sources, r.Calibration)
-			}
-		}
-	}
+	sources := rep.CalibrationSources()
 	calibrated := len(sources) > 0
 	title := "Measured against predicted from the catalogue alone ("
 	compute := "roofline, no calibration"
@@ -609,19 +382,9 @@ func writeMeasured(w io.Writer, format string, rep *validate.MeasuredReport, lef
 	case rep.Rows == 0:
 		lines = append(lines, fmt.Sprintf("no prediction: the calibration was fitted to every measurement that ran (%d)", rep.Fitted))
 	default:
-		var errSum float64
-		n := 0
-		for _, g := range rep.Groups {
-			for _, r := range g.Rows {
-				if e := r.Error(); r.Calibration != "" && !r.Fitted && !math.IsNaN(e) {
-					errSum += math.Abs(e)
-					n++
-				}
-			}
-		}
 		l := fmt.Sprintf("mean absolute error of samples/s over %d %s: %.1f%%", rep.Rows, plural(rep.Rows, "prediction", "predictions"), 100*rep.MAE)
-		if n > 0 && n < rep.Rows {
-			l += fmt.Sprintf(", %.1f%% over the %d computed by a calibration", 100*errSum/float64(n), n)
+		if mae, n := rep.CalibratedError(); n > 0 && n < rep.Rows {
+			l += fmt.Sprintf(", %.1f%% over the %d computed by a calibration", 100*mae, n)
 		}
 		lines = append(lines, fmt.Sprintf("%s; %d %s the calibration was fitted to left out", l, rep.Fitted, plural(rep.Fitted, "measurement", "measurements")))
 	}
@@ -636,7 +399,7 @@ func writeMeasured(w io.Writer, format string, rep *validate.MeasuredReport, lef
 	}
 	reasons := leftReasons
 	if testsWritten {
-		reasons = recordReasons // the tests' are under their own table
+		reasons = validate.RecordReasons // the tests' are under their own table
 	}
 	lines = append(lines, leftLines(left, reasons)...)
 	lines = append(lines, "the memory model's largest batch agrees when it lies between half the largest batch that ran and twice the first that ran out of memory; with no out-of-memory record there is no limit to check it against")
@@ -644,80 +407,30 @@ func writeMeasured(w io.Writer, format string, rep *validate.MeasuredReport, lef
 }
 
 // writeMeasuredCharts writes one throughput chart per device, model,
-// precision and variant of rep into dir, with a line for each device
-// count: the measured samples/s against the global batch with the law
-// fitted to them, the prediction through the same batches, and the first
-// batch that ran out of memory.
+// precision and variant of rep into dir (rep.ThroughputCharts), with a
+// line for each device count: the measured samples/s against the global
+// batch with the law fitted to them, the prediction through the same
+// batches, and the first batch that ran out of memory.
 func writeMeasuredCharts(c *cli.Context, dir string, rep *validate.MeasuredReport) error {
-	var (
-		charts  []*plots.Chart
-		data    *plots.ThroughputData
-		subject string
-	)
-	// flush draws the chart of the groups gathered so far, if any ran.
-	flush := func() error {
-		if data == nil {
-			return nil
-		}
-		if len(data.Groups) == 0 {
-			fmt.Fprintf(c.App.ErrWriter, "validate: no chart of %s: no batch ran\n", subject)
-			return nil
-		}
-		ch, err := plots.Throughput(*data)
-		if err != nil {
-			return fmt.Errorf("validate: throughput chart of %s: %w", subject, err)
-		}
-		charts = append(charts, ch)
-		return nil
-	}
 	label := "predicted from the catalogue (no calibration)"
-	if slices.ContainsFunc(rep.Groups, func(g validate.MeasuredGroup) bool {
-		return slices.ContainsFunc(g.Rows, func(r validate.MeasuredRow) bool { return r.Calibration != "" })
-	}) {
+	if rep.Calibrated() {
 		label = "predicted (by the calibration where one applies)"
 	}
-	for _, g := range rep.Groups {
-		s := strings.TrimSpace(fmt.Sprintf("%s %s %s %s", g.Model, g.Device, g.Precision, g.Variant))
-		if s != subject {
-			if err := flush(); err != nil {
-				return err
-			}
-			subject = s
-			data = &plots.ThroughputData{Subject: s, PredictedLabel: label}
-		}
-		tg := plots.ThroughputGroup{Name: "1 device"}
-		if g.Devices > 1 {
-			tg.Name = fmt.Sprintf("%d devices of %s", g.Devices, g.System)
-		}
-		for _, r := range g.Rows {
-			if r.OOM {
-				continue
-			}
-			b := float64(r.Batch * g.Devices * max(r.Accumulation, 1)) // the global batch, as fit draws it
-			tg.Points = append(tg.Points, plots.ThroughputPoint{Batch: b, Throughput: r.SamplesPerSec})
-			tg.Predicted = append(tg.Predicted, plots.ThroughputPoint{Batch: b, Throughput: r.Predicted})
-		}
-		if g.FirstOOM > 0 {
-			tg.OOM = []float64{float64(g.FirstOOM * g.Devices)}
-		}
-		if len(tg.Points) == 0 {
+	var charts []*plots.Chart
+	for _, tc := range rep.ThroughputCharts() {
+		if len(tc.Series) == 0 {
+			fmt.Fprintf(c.App.ErrWriter, "validate: no chart of %s: no batch ran\n", tc.Subject)
 			continue
 		}
-		// The law fitted to the measurements, as fit draws it, where it fits.
-		bs, vs := make([]float64, len(tg.Points)), make([]float64, len(tg.Points))
-		for i, p := range tg.Points {
-			bs[i], vs[i] = p.Batch, p.Throughput
+		data := plots.ThroughputData{Subject: tc.Subject, PredictedLabel: label}
+		for _, s := range tc.Series {
+			data.Groups = append(data.Groups, throughputGroup(s))
 		}
-		if f, err := fit.Throughput(bs, vs, nil); err == nil {
-			tg.Fit = f
-			for i := range tg.Points {
-				tg.Points[i].Excluded = f.Excluded[i]
-			}
+		ch, err := plots.Throughput(data)
+		if err != nil {
+			return fmt.Errorf("validate: throughput chart of %s: %w", tc.Subject, err)
 		}
-		data.Groups = append(data.Groups, tg)
-	}
-	if err := flush(); err != nil {
-		return err
+		charts = append(charts, ch)
 	}
 	bar := newBar(c, "validate: charts", len(charts))
 	paths, err := writeCharts(dir, charts, bar)
@@ -729,6 +442,23 @@ func writeMeasuredCharts(c *cli.Context, dir string, rep *validate.MeasuredRepor
 		return fmt.Errorf("validate: %w", err)
 	}
 	return nil
+}
+
+// throughputGroup is s as the input of plots.Throughput.
+func throughputGroup(s validate.ThroughputSeries) plots.ThroughputGroup {
+	g := plots.ThroughputGroup{Name: s.Name, Fit: s.Fit}
+	for i, b := range s.Batch {
+		p := plots.ThroughputPoint{Batch: b, Throughput: s.Measured[i]}
+		if s.Fit != nil {
+			p.Excluded = s.Fit.Excluded[i]
+		}
+		g.Points = append(g.Points, p)
+		g.Predicted = append(g.Predicted, plots.ThroughputPoint{Batch: b, Throughput: s.Predicted[i]})
+	}
+	if s.OOM > 0 {
+		g.OOM = []float64{s.OOM}
+	}
+	return g
 }
 
 // pctOrDash prints a fraction as a percentage with one decimal, "-" for

@@ -1,0 +1,234 @@
+package validate
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"scaleplan/fit"
+	"scaleplan/hw"
+	"scaleplan/internal/benchlog"
+	"scaleplan/internal/calib"
+	"scaleplan/internal/units"
+	"scaleplan/model"
+	"scaleplan/sim"
+)
+
+// LogReader turns the logs that fit reads into measurements and
+// collective tests to compare, assuming what a log does not say.
+type LogReader struct {
+	// System is the catalogue system of measurements of several devices
+	// that name none (scaleplan validate --system); "" leaves them out.
+	System string
+	// Precision is the precision of records that give none.
+	Precision string
+	// Transport and IntraTransport carried the gradients of the
+	// measurements of several devices; "" for the system's defaults.
+	Transport, IntraTransport string
+	// Catalog is where systems are looked up. Required.
+	Catalog *hw.Catalog
+}
+
+// systemLabel is the label by which a record names the catalogue system it
+// ran on (a CSV's system column); it takes precedence over LogReader.System.
+const systemLabel = "system"
+
+// platformNodes reads the node count of an MLPerf platform, "NxNODE"
+// (1xGX2570M5, 8xDGX-A100); 0 when platform is not of that form.
+func platformNodes(platform string) int {
+	n, rest, ok := strings.Cut(platform, "x")
+	if !ok || rest == "" {
+		return 0
+	}
+	k, err := strconv.Atoi(n)
+	if err != nil || k < 1 {
+		return 0
+	}
+	return k
+}
+
+// Why LogReader.Measurements leaves a record out, the keys of its counts.
+const (
+	LeftSeveral = "of several devices: give --system, the system they ran on, to predict them on its nodes"
+	LeftCount   = "of an unknown device count: a global batch alone (an MLPerf log's platform, NxNODE, counts nodes: give --system, the system of those nodes)"
+	LeftLayout  = "of a model-parallel layout (tensor, pipeline or context parallel): the prediction is of data parallelism"
+)
+
+// Why LogReader.Collectives leaves a collective test out, the keys of its
+// counts.
+const (
+	LeftCollectiveSystem = "of a collective test: give --system, the system it ran on, to predict its all-reduce on that system's links"
+	LeftCollectiveOp     = "of a collective test of another op than all_reduce (or of an op the log does not name): the simulator models the all-reduce"
+	LeftCollectiveRank   = "of a collective test of one rank: no all-reduce between devices"
+)
+
+// RecordReasons and TestReasons are the reasons to leave a record or a
+// collective test out, in the order to report them.
+var (
+	RecordReasons = []string{LeftSeveral, LeftCount, LeftLayout}
+	TestReasons   = []string{LeftCollectiveSystem, LeftCollectiveOp, LeftCollectiveRank}
+)
+
+// Collectives returns the all-reduce tests of nccl-tests logs to predict
+// on in.System with algorithm, and counts in left, by why (TestReasons),
+// those it leaves out: of another op, of one rank, or all of them without
+// a system.
+func (in *LogReader) Collectives(logs []*fit.Log, algorithm sim.Algorithm, left map[string]int) []MeasuredCollective {
+	var out []MeasuredCollective
+	for _, lg := range logs {
+		for _, t := range lg.Collectives {
+			switch {
+			case t.Op != "all_reduce":
+				left[LeftCollectiveOp]++
+				continue
+			case t.Ranks < 2:
+				left[LeftCollectiveRank]++
+				continue
+			case in.System == "":
+				left[LeftCollectiveSystem]++
+				continue
+			}
+			m := MeasuredCollective{Source: fmt.Sprintf("%s:%d", lg.Name, t.Line), Device: t.Device, Ranks: t.Ranks, Nodes: t.Nodes,
+				System: in.System, Transport: in.Transport, IntraTransport: in.IntraTransport, Algorithm: algorithm}
+			for _, p := range t.Points {
+				m.Sizes, m.Times, m.Lines = append(m.Sizes, p.Bytes), append(m.Times, p.Time), append(m.Lines, p.Line)
+			}
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// Measurements takes the measurement and out-of-memory records of a log
+// read by fit (any format it reads) and counts in left, by why
+// (RecordReasons), those it leaves out: of several devices without a
+// system, of no device count, of a model-parallel layout. A record's
+// system is its systemLabel, else in.System; an MLPerf platform of N
+// nodes (a global batch alone) is N of the system's nodes. A
+// sentence-pair sample of a model profiled per token pair counts as the
+// header's config.seq_len token pairs; the header's
+// config.models_info.MODEL.optimizer (torchbench) names the optimizer.
+func (in *LogReader) Measurements(lg *fit.Log, prof *model.Profiles, left map[string]int) ([]Measured, error) {
+	var (
+		out    []Measured
+		header benchlog.Record
+		err    error
+	)
+	for i, rec := range lg.Records {
+		where := lg.Name
+		if i < len(lg.Lines) {
+			where = fmt.Sprintf("%s:%d", lg.Name, lg.Lines[i])
+		}
+		switch rec.Kind {
+		case benchlog.KindHeader:
+			header = rec
+			continue
+		case benchlog.KindMeasurement, benchlog.KindOOM:
+		default:
+			continue
+		}
+		dev, workers, system := rec.Device, rec.Workers, cmp.Or(rec.Labels[systemLabel], in.System)
+		if workers == 0 && rec.Batch == 0 {
+			// A global batch alone: an MLPerf platform of N nodes of
+			// the system's, or no device count.
+			n := platformNodes(dev)
+			if n == 0 || system == "" {
+				left[LeftCount]++
+				continue
+			}
+			_, node, d, err := in.Catalog.Resolve(system)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", where, err)
+			}
+			dev, workers = d.Name, n*node.Devices
+		}
+		switch {
+		case fit.ModelParallel(rec.Labels):
+			left[LeftLayout]++
+			continue
+		case workers > 1 && system == "":
+			left[LeftSeveral]++
+			continue
+		}
+		if dev == "" && header.Machine != nil {
+			dev = header.Machine.DeviceName
+		}
+		m := Measured{
+			Device: dev, Model: rec.Model, Precision: cmp.Or(rec.Precision, in.Precision), Batch: rec.Batch,
+			Devices: max(workers, 1), Accumulation: max(rec.Accumulate, 1),
+			SamplesPerSec: rec.Throughput(), PeakMemory: units.Bytes(rec.PeakMemory),
+			OOM: rec.Kind == benchlog.KindOOM, Source: where,
+			Optimizer: headerOptimizer(header, rec.Model), Variant: calib.RunVariant(rec.Labels),
+		}
+		if m.Devices > 1 {
+			m.System, m.Transport, m.IntraTransport = system, in.Transport, in.IntraTransport
+		}
+		if m.Batch == 0 {
+			g, per := max(rec.GlobalBatch, rec.EffectiveGlobalBatch()), m.Devices*m.Accumulation
+			if g%per != 0 {
+				return nil, fmt.Errorf("%s: global batch %d is not %d devices × %d micro-batches of a whole batch", where, g, m.Devices, m.Accumulation)
+			}
+			m.Batch = g / per
+		}
+		if m.Model == "" || m.Precision == "" || m.Device == "" {
+			return nil, fmt.Errorf("%s: a %s record needs model, precision and device (the header's machine.device_name or --device names the device for a log that does not, --precision the precision, --model the model)", where, rec.Kind)
+		}
+		if rec.Labels[calib.SampleLabel] == "sentence-pair" {
+			if m.SampleScale, err = sentenceScale(header, rec.Model, prof); err != nil {
+				return nil, fmt.Errorf("%s: %w", where, err)
+			}
+		}
+		out = append(out, m)
+	}
+	return out, nil
+}
+
+// sentenceScale returns the profile's samples in one sentence pair of
+// model: the header's config.seq_len for a model profiled per token pair,
+// 1 for one profiled per sentence pair, and an error for any other.
+func sentenceScale(header benchlog.Record, name string, prof *model.Profiles) (float64, error) {
+	unit, err := prof.SampleUnit(name)
+	if err != nil {
+		return 0, err
+	}
+	switch unit {
+	case model.Sentence:
+		return 1, nil
+	case model.Token:
+	default:
+		return 0, fmt.Errorf("samples are sentence pairs, but %s is profiled per %s", name, cmp.Or(unit, model.Image))
+	}
+	n, ok := header.Config["seq_len"].(float64)
+	if !ok || !(n >= 1) || n != math.Trunc(n) {
+		return 0, fmt.Errorf("samples are sentence pairs and %s is profiled per token pair, but the log's header gives no config.seq_len (whole tokens per sentence) to convert them", name)
+	}
+	return n, nil
+}
+
+// headerOptimizer reads the optimizer of model from a torchbench header's
+// config.models_info.MODEL.optimizer ("adam lr 1e-4 ...", "sgd lr 0.01
+// momentum 0.9 ..."); "" (the default, momentum) when the header does not
+// say.
+func headerOptimizer(header benchlog.Record, name string) model.Optimizer {
+	info, _ := header.Config["models_info"].(map[string]any)
+	mi, _ := info[name].(map[string]any)
+	s, _ := mi["optimizer"].(string)
+	f := strings.Fields(strings.ToLower(s))
+	if len(f) == 0 {
+		return ""
+	}
+	switch f[0] {
+	case "adam", "adamw":
+		return model.Optimizer(f[0])
+	case "sgd":
+		for _, w := range f[1:] {
+			if w == "momentum" {
+				return model.Momentum
+			}
+		}
+		return model.SGD
+	}
+	return ""
+}

@@ -1,0 +1,99 @@
+package validate
+
+import (
+	"math"
+	"slices"
+	"testing"
+
+	"scaleplan/fit"
+	"scaleplan/internal/benchlog"
+	"scaleplan/model"
+	"scaleplan/sim"
+)
+
+// TestPlatformNodes reads MLPerf platforms' node counts.
+func TestPlatformNodes(t *testing.T) {
+	for in, want := range map[string]int{"1xGX2570M5": 1, "8xDGX-A100": 8, "DGX-A100": 0, "0xDGX": 0, "x": 0, "4x": 0, "": 0} {
+		if got := platformNodes(in); got != want {
+			t.Errorf("platformNodes(%q) = %d, want %d", in, got, want)
+		}
+	}
+}
+
+// TestHeaderOptimizer reads torchbench's optimizer descriptions.
+func TestHeaderOptimizer(t *testing.T) {
+	header := func(opt string) benchlog.Record {
+		return benchlog.Record{Config: map[string]any{"models_info": map[string]any{"m": map[string]any{"optimizer": opt}}}}
+	}
+	for opt, want := range map[string]model.Optimizer{
+		"adam lr 1e-4": "adam", "AdamW lr 1e-4": "adamw", "sgd lr 0.01 momentum 0.9": model.Momentum,
+		"sgd lr 0.01": model.SGD, "lamb": "", "": "",
+	} {
+		if got := headerOptimizer(header(opt), "m"); got != want {
+			t.Errorf("%q: %q, want %q", opt, got, want)
+		}
+	}
+	if got := headerOptimizer(benchlog.Record{}, "m"); got != "" {
+		t.Errorf("no header: %q", got)
+	}
+}
+
+// TestLogReader checks which records and collective tests a LogReader
+// keeps and why it leaves the others out.
+func TestLogReader(t *testing.T) {
+	cat, prof := defaults(t)
+	meas := func(dev string, workers, batch int) benchlog.Record {
+		return benchlog.Record{Kind: benchlog.KindMeasurement, Device: dev, Model: "resnet50", Precision: "fp32",
+			Workers: workers, Batch: batch, GlobalBatch: 256, SamplesPerSec: 500}
+	}
+	lg := &fit.Log{Name: "x.jsonl", Lines: []int{1, 2, 3}, Records: []benchlog.Record{meas("v100-sxm2-16gb", 1, 32), meas("v100-sxm2-16gb", 4, 32), meas("8xDGX", 0, 0)}}
+	left := map[string]int{}
+	in := &LogReader{Catalog: cat}
+	ms, err := in.Measurements(lg, prof, left)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ms) != 1 || ms[0].Source != "x.jsonl:1" || ms[0].Devices != 1 || ms[0].Batch != 32 || left[LeftSeveral] != 1 || left[LeftCount] != 1 {
+		t.Errorf("measurements %+v, left %v", ms, left)
+	}
+	lg.Collectives = []fit.Collective{{Op: "all_reduce", Ranks: 8}, {Op: "all_gather", Ranks: 8}, {Op: "all_reduce", Ranks: 1}}
+	if cs := in.Collectives([]*fit.Log{lg}, sim.Ring, left); len(cs) != 0 || left[LeftCollectiveSystem] != 1 || left[LeftCollectiveOp] != 1 || left[LeftCollectiveRank] != 1 {
+		t.Errorf("collectives %+v, left %v", cs, left)
+	}
+}
+
+// TestThroughputCharts checks the charts' data of a hand-made report: one
+// chart per subject, a series per device count with the global batches,
+// the first out-of-memory batch, and the law fitted to exact points of
+// v = b / (b/v0 + t) with v0 = 1000 samples/s and t = 0.01 s.
+func TestThroughputCharts(t *testing.T) {
+	law := func(b float64) float64 { return b / (b/1000 + 0.01) }
+	row := func(b int, oom bool) MeasuredRow { return MeasuredRow{Measured: Measured{Batch: b, OOM: oom}} }
+	rows := []MeasuredRow{row(8, false), row(16, false), row(32, false), row(64, true)}
+	for i := range rows[:3] {
+		rows[i].SamplesPerSec, rows[i].Predicted = law(float64(2*rows[i].Batch)), 1
+	}
+	rep := &MeasuredReport{Groups: []MeasuredGroup{
+		{Device: "d", Model: "m", Precision: "fp32", Devices: 2, System: "s", Rows: rows, FirstOOM: 64},
+		{Device: "d", Model: "m", Precision: "fp32", Variant: "v", Devices: 1, Rows: []MeasuredRow{row(8, true)}},
+	}}
+	charts := rep.ThroughputCharts()
+	if len(charts) != 2 || charts[0].Subject != "m d fp32" || charts[1].Subject != "m d fp32 v" || len(charts[1].Series) != 0 {
+		t.Fatalf("charts %+v", charts)
+	}
+	s := charts[0].Series[0]
+	if s.Name != "2 devices of s" || !slices.Equal(s.Batch, []float64{16, 32, 64}) || s.OOM != 128 || s.Fit == nil {
+		t.Fatalf("series %+v", s)
+	}
+	if math.Abs(s.Fit.V0-1000) > 1e-6 || math.Abs(float64(s.Fit.T)-0.01) > 1e-9 {
+		t.Errorf("fit v0 %v, t %v; want 1000, 0.01", s.Fit.V0, s.Fit.T)
+	}
+	if rep.Calibrated() || rep.CalibrationSources() != nil {
+		t.Error("an uncalibrated report says it is calibrated")
+	}
+	rep.Groups[0].Rows[0].Calibration, rep.Groups[0].Rows[1].Calibration = "a", "a"
+	rep.Groups[0].Rows[1].Fitted = true
+	if mae, n := rep.CalibratedError(); n != 1 || math.Abs(mae-math.Abs(1/law(16)-1)) > 1e-12 || !slices.Equal(rep.CalibrationSources(), []string{"a"}) {
+		t.Errorf("calibrated error %v over %d, sources %q", mae, n, rep.CalibrationSources())
+	}
+}
