@@ -14,8 +14,9 @@ import (
 // subtree), the project packages it may import directly. It is DESIGN.md's
 // layout table: imports point down, nothing imports upward, fit and sim never
 // meet except in internal/cmd. Beyond the table, plan and validate load
-// the catalogue and profiles (hw, model), and validate simulates measured
-// runs as sim configurations.
+// the catalogue and profiles (hw, model), validate simulates measured
+// runs as sim configurations, and engine/recipe reads the model profiles'
+// recipes to configure the engine.
 var allowed = map[string][]string{
 	"scaleplan":           {"internal/cmd"},
 	"internal/cmd":        {"*"},
@@ -32,6 +33,7 @@ var allowed = map[string][]string{
 	"engine/optim":        {},
 	"engine/data":         {},
 	"engine/dist":         {"engine/tensor", "engine/nn", "engine/optim", "engine/data", "internal/benchlog", "internal/units", "internal/procout"},
+	"engine/recipe":       {"engine/dist", "engine/optim", "model"},
 	"engine/torchbench":   {"internal/benchlog", "internal/atomicfile", "internal/config", "internal/procout"},
 	"hw":                  {"internal/units", "internal/config"},
 	"model":               {"internal/units", "internal/config"},
