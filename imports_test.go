@@ -16,8 +16,10 @@ import (
 // meet except in internal/cmd. Beyond the table, plan and validate load
 // the catalogue and profiles (hw, model), validate simulates measured
 // runs as sim configurations and reads the records of fit's logs
-// (internal/benchlog), and report (not in the table) maps a scenario's
-// simulated sweep (scenarios, sim, predict, hw) onto the inputs of plots.
+// (internal/benchlog), report (not in the table) maps a scenario's
+// simulated sweep (scenarios, sim, predict, hw) onto the inputs of plots,
+// and engine/recipe reads the model profiles' recipes to configure the
+// engine.
 var allowed = map[string][]string{
 	"scaleplan":           {"internal/cmd"},
 	"internal/cmd":        {"*"},
@@ -35,6 +37,7 @@ var allowed = map[string][]string{
 	"engine/optim":        {},
 	"engine/data":         {},
 	"engine/dist":         {"engine/tensor", "engine/nn", "engine/optim", "engine/data", "internal/benchlog", "internal/units", "internal/procout"},
+	"engine/recipe":       {"engine/dist", "engine/optim", "model"},
 	"engine/torchbench":   {"internal/benchlog", "internal/atomicfile", "internal/config", "internal/procout"},
 	"hw":                  {"internal/units", "internal/config"},
 	"model":               {"internal/units", "internal/config"},

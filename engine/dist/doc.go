@@ -145,7 +145,10 @@
 // (mean and standard deviation of the step time, samples per second,
 // mean phases). SearchLR finds, per global batch, the learning rate that
 // reaches a target accuracy in the fewest steps (Shallue et al. 2019),
-// evaluating every Eval.Every steps (growing with Eval.Growth). Both
+// evaluating every Eval.Every steps (growing with Eval.Growth);
+// StepsSearch plans and runs that search over a list of global batches
+// (`scaleplan bench steps`), and Training trains a configuration to a
+// target accuracy evaluating every epoch (`scaleplan bench train`). All
 // return bench log records; `scaleplan bench` writes them and
 // docs/engine.md lists measurements. MeasureLink times one ring step of
 // a transport at two message sizes and fits a latency and a bandwidth to

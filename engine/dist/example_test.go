@@ -69,3 +69,26 @@ func ExampleLRGrid() {
 	// Output:
 	// [0.4 0.8 1]
 }
+
+// A steps-to-target sweep over global batches 32 and 128 on 2000
+// synthetic samples: each batch's trials are capped at two epochs and try
+// the linear-scaling rate (0.02 at batch 32) at half and once, capped at
+// 0.05.
+func ExampleStepsSearch_Plan() {
+	c := dist.Config{Model: "mlp", Hidden: []int{32}, Eval: dist.Eval{Every: 10, Target: 0.9}}
+	c.Data.Synthetic = data.SyntheticConfig{Train: 2000, Test: 500, Rows: 28, Cols: 28, Classes: 10, Separation: 0.25, Noise: 0.2, Seed: 1}
+	s := dist.StepsSearch{Batches: []int{32, 128}, MaxEpochs: 2, LR: 0.02, LRBatch: 32, LRFactors: []float64{0.5, 1}, LRMax: 0.05}
+	p, err := s.Plan(c)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for i, cfg := range p.Configs {
+		fmt.Printf("batch %d: at most %d steps, rates %v\n", s.Batches[i], cfg.Steps, p.Grids[i])
+	}
+	fmt.Println("trials:", p.Trials())
+	// Output:
+	// batch 32: at most 124 steps, rates [0.01 0.02]
+	// batch 128: at most 30 steps, rates [0.025 0.05]
+	// trials: 4
+}

@@ -19,7 +19,6 @@ import (
 	"scaleplan/engine/tensor"
 	"scaleplan/engine/torchbench"
 	"scaleplan/internal/benchlog"
-	"scaleplan/model"
 )
 
 // TestMain lets the test binary serve as the worker program of
@@ -372,80 +371,6 @@ func TestTorchTable(t *testing.T) {
 	}
 	if _, err := torchTable(strings.NewReader(log + "{\"kind\":\"measurement\"")); err == nil {
 		t.Error("a truncated log gave no error")
-	}
-}
-
-func TestBenchSteps(t *testing.T) {
-	dir := t.TempDir()
-	log, charts := filepath.Join(dir, "steps.jsonl"), filepath.Join(dir, "charts")
-	stdout, stderr, code := runCLI("bench", "steps", "--data", "synthetic", "--hidden", "64", "--batch", "16,32,64", "--target", "0.25",
-		"--max-epochs", "0.2", "--validation", "500", "--lr", "0.01", "--lr-batch", "16", "--lr-factors", "0.5,1", "--lr-max", "0.015",
-		"--eval-every", "5", "--out", log, "--run", "s1", "--plot", charts)
-	if code != exitOK {
-		t.Fatalf("exit %d: %s", code, stderr)
-	}
-	recs := readLog(t, log)
-	checkHeader(t, recs, "s1", "bench steps")
-	if len(recs) != 4 {
-		t.Fatalf("%d records, want a header and 3 convergence records", len(recs))
-	}
-	checkChartDir(t, charts, 2) // the steps-to-target chart, PNG and SVG
-	for i, r := range recs[1:] {
-		b := []int{16, 32, 64}[i]
-		if r.Kind != benchlog.KindConvergence || r.GlobalBatch != b || r.Target != 0.25 || r.StepsToTarget < 1 || r.LearningRate <= 0 || r.LearningRate > 0.015 {
-			t.Errorf("record %+v", r)
-		}
-	}
-	if !strings.Contains(stdout, "global_batch") || strings.Count(stderr, "bench: mlp-784-64-10 batch") < 3 {
-		t.Errorf("stdout:\n%s\nstderr:\n%s", stdout, stderr)
-	}
-}
-
-func TestBenchTrain(t *testing.T) {
-	log := filepath.Join(t.TempDir(), "train.jsonl")
-	stdout, stderr, code := runCLI("bench", "train", "--data", "synthetic", "--hidden", "64", "--epochs", "0.05", "--batch", "16", "--lr", "0.01",
-		"--target", "0.2", "--out", log)
-	if code != exitOK {
-		t.Fatalf("exit %d: %s", code, stderr)
-	}
-	recs := readLog(t, log)
-	checkHeader(t, recs, "bench-train-mlp", "bench train")
-	if len(recs) != 2 || recs[1].Kind != benchlog.KindConvergence || recs[1].Batch != 16 || recs[1].LearningRate != 0.01 || recs[1].Target != 0.2 {
-		t.Fatalf("records %+v", recs)
-	}
-	if want := fmt.Sprintf("final test accuracy %.4f", recs[1].Accuracy); !strings.Contains(stdout, want) {
-		t.Errorf("stdout lacks %q:\n%s", want, stdout)
-	}
-}
-
-// The engine recipes of the model profiles become engine settings.
-func TestRecipeConfig(t *testing.T) {
-	_, stderr, code := runCLI("bench", "train", "--recipe", "mlperf-v0.7-resnet50", "--data", "synthetic")
-	if code != exitRuntime || !strings.Contains(stderr, "trains resnet50; the engine trains mlp or cnn") {
-		t.Errorf("resnet50 recipe: exit %d: %s", code, stderr)
-	}
-	prof, err := model.Load()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, name := range []string{"engine-mlp", "engine-cnn"} {
-		r, err := prof.Recipe(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		cfg, target, err := recipeConfig(r)
-		if err != nil {
-			t.Fatal(err)
-		}
-		// engine.yaml: batch 64 on one device, momentum 0.9, lr 0.05,
-		// cosine (mlp) or constant (cnn), 10 epochs; targets 0.88 (mlp)
-		// and 0.90 (cnn).
-		want := map[string]float64{"engine-mlp": 0.88, "engine-cnn": 0.90}[name]
-		kind := map[string]string{"engine-mlp": "cosine", "engine-cnn": "constant"}[name]
-		if cfg.Batch != 64 || cfg.Workers != 1 || cfg.Epochs != 10 || cfg.Optimizer.Kind != "sgd" || cfg.Optimizer.Momentum != 0.9 ||
-			cfg.Schedule.Kind != kind || cfg.Schedule.Base != 0.05 || cfg.Schedule.Epochs != 10 || target != want {
-			t.Errorf("%s: %+v, target %g", name, cfg, target)
-		}
 	}
 }
 
