@@ -14,5 +14,5 @@
 // report, predict, plan, validate, bench), and README.md and docs/ explain
 // the models, their sources and how to calibrate them against a cluster.
 // The command line lives in internal/cmd; the library packages are hw,
-// model, scenarios, sim, fit, predict, plots and engine/....
+// model, scenarios, sim, fit, predict, plots, calibrate and engine/....
 package main

@@ -13,13 +13,15 @@ import (
 // allowed lists, for each project package (a trailing "/..." covers the
 // subtree), the project packages it may import directly. It is DESIGN.md's
 // layout table: imports point down, nothing imports upward, fit and sim never
-// meet except in internal/cmd. Beyond the table, plan and validate load
-// the catalogue and profiles (hw, model), validate simulates measured
-// runs as sim configurations and reads the records of fit's logs
+// meet except in internal/cmd and calibrate. Beyond the table, plan and
+// validate load the catalogue and profiles (hw, model), validate simulates
+// measured runs as sim configurations and reads the records of fit's logs
 // (internal/benchlog), report (not in the table) maps a scenario's
 // simulated sweep (scenarios, sim, predict, hw) onto the inputs of plots,
-// and engine/recipe reads the model profiles' recipes to configure the
-// engine.
+// engine/recipe reads the model profiles' recipes to configure the engine,
+// engine/measure writes the records of its sweep (internal/benchlog), and
+// calibrate reads and writes bench log records and sizes
+// (internal/benchlog, internal/units).
 var allowed = map[string][]string{
 	"scaleplan":           {"internal/cmd"},
 	"internal/cmd":        {"*"},
@@ -38,6 +40,8 @@ var allowed = map[string][]string{
 	"engine/data":         {},
 	"engine/dist":         {"engine/tensor", "engine/nn", "engine/optim", "engine/data", "internal/benchlog", "internal/units", "internal/procout"},
 	"engine/recipe":       {"engine/dist", "engine/optim", "model"},
+	"engine/measure":      {"engine/dist", "internal/benchlog"},
+	"calibrate":           {"engine/dist", "engine/measure", "fit", "sim", "internal/benchlog", "internal/units"},
 	"engine/torchbench":   {"internal/benchlog", "internal/atomicfile", "internal/config", "internal/procout"},
 	"hw":                  {"internal/units", "internal/config"},
 	"model":               {"internal/units", "internal/config"},

@@ -4,16 +4,12 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
-	"scaleplan/engine/dist"
 	"scaleplan/internal/benchlog"
 )
 
@@ -98,43 +94,5 @@ func TestBenchThroughputLeavesNoTemp(t *testing.T) {
 	entries, _ := os.ReadDir(dir)
 	if len(entries) != 1 {
 		t.Errorf("%d files in the directory, want the log alone", len(entries))
-	}
-}
-
-// measureRoundsTo tells kept of every measurement of a round as it is
-// made and, without a guard, final of each configuration right after its
-// last round; after an error it returns what it kept so far.
-func TestMeasureRoundsHooks(t *testing.T) {
-	boom := errors.New("boom")
-	var events []string
-	measure := func(r, i int) (*dist.Measurement, error) {
-		if r == 1 && i == 1 {
-			return nil, boom
-		}
-		step := float64(1 + r) // round r's step takes 1 + r seconds
-		return &dist.Measurement{Config: dist.Config{Workers: 1, Batch: 4}, Steps: 1, StepTime: step, SamplesPerSec: 4 / step,
-			StepStats: []dist.StepStats{{Time: time.Duration(step * float64(time.Second))}}}, nil
-	}
-	hooks := roundHooks{
-		kept: func(r, i int, m *dist.Measurement) error {
-			events = append(events, fmt.Sprintf("kept %d/%d %gs", r, i, m.StepTime))
-			return nil
-		},
-		final: func(i int, m *dist.Measurement) error {
-			events = append(events, fmt.Sprintf("final %d %gs over %d", i, m.StepTime, m.Steps))
-			return nil
-		},
-	}
-	_, all, err := measureRoundsTo(2, 1, 2, measure, nil, nil, hooks)
-	if !errors.Is(err, boom) {
-		t.Errorf("error %v, want %v", err, boom)
-	}
-	// Configuration 0's rounds took 1 s and 2 s: 1.5 s over 2 steps.
-	want := []string{"kept 0/0 1s", "kept 0/1 1s", "kept 1/0 2s", "final 0 1.5s over 2"}
-	if !slices.Equal(events, want) {
-		t.Errorf("hooks saw %q, want %q", events, want)
-	}
-	if len(all) != 2 || len(all[0]) != 2 || len(all[1]) != 1 {
-		t.Errorf("kept %d rounds of configuration 0 and %d of 1, want 2 and 1", len(all[0]), len(all[1]))
 	}
 }

@@ -200,46 +200,6 @@ func TestBenchThroughputRounds(t *testing.T) {
 	}
 }
 
-// measureRounds makes its warm rounds first, as measure(-1, i), and sets
-// them aside: they are in neither result, and afterRound runs only after
-// the rounds proper.
-func TestMeasureRoundsWarm(t *testing.T) {
-	var calls, after []string
-	measure := func(r, i int) (*dist.Measurement, error) {
-		calls = append(calls, fmt.Sprintf("%d/%d", r, i))
-		step := 1.0 // warm measurements ten times slower than the rest
-		if r < 0 {
-			step = 10
-		}
-		return &dist.Measurement{Config: dist.Config{Workers: 1, Batch: 4}, Steps: 1, StepTime: step, SamplesPerSec: 4 / step,
-			StepStats: []dist.StepStats{{Time: time.Duration(step * float64(time.Second))}}}, nil
-	}
-	afterRound := func(r int) error {
-		after = append(after, fmt.Sprint(r))
-		return nil
-	}
-	meas, kept, err := measureRounds(2, 1, 2, measure, afterRound, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if want := []string{"-1/0", "-1/1", "0/0", "0/1", "1/0", "1/1"}; !slices.Equal(calls, want) {
-		t.Errorf("measured %v, want %v", calls, want)
-	}
-	if want := []string{"0", "1"}; !slices.Equal(after, want) {
-		t.Errorf("afterRound after %v, want %v", after, want)
-	}
-	for i := range 2 {
-		if len(kept[i]) != 2 || meas[i].StepTime != 1 {
-			t.Errorf("configuration %d: %d kept, combined step %g s; want 2 and 1 s", i, len(kept[i]), meas[i].StepTime)
-		}
-	}
-	// An error of a warm measurement is returned as it is.
-	boom := errors.New("boom")
-	if _, _, err := measureRounds(1, 1, 1, func(r, i int) (*dist.Measurement, error) { return nil, boom }, nil, nil); !errors.Is(err, boom) {
-		t.Errorf("error %v, want %v", err, boom)
-	}
-}
-
 // --chunk reaches the workers' configuration and the log's header; a
 // chunked CNN run trains, and the header of an unchunked one leaves the
 // field out.
