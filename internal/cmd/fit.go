@@ -16,6 +16,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"scaleplan/fit"
+	"scaleplan/fit/logs"
 	"scaleplan/hw"
 	"scaleplan/internal/benchlog"
 	"scaleplan/internal/calib"
@@ -127,7 +128,7 @@ func runFit(c *cli.Context, args []string) error {
 		return err
 	}
 	stderr := c.App.ErrWriter
-	logs, err := readLogs(args, func(lg *fit.Log) { reportLog(stderr, "fit", lg) }, rename)
+	lgs, err := readLogs(args, func(lg *logs.Log) { reportLog(stderr, "fit", lg) }, rename)
 	if err != nil {
 		return err
 	}
@@ -136,14 +137,14 @@ func runFit(c *cli.Context, args []string) error {
 		if err != nil {
 			return err
 		}
-		if err := nameModel("fit", c.String("model"), logs, prof); err != nil {
+		if err := nameModel("fit", c.String("model"), lgs, prof); err != nil {
 			return err
 		}
 	}
-	if err := targetUsed("fit", opt.Target, logs); err != nil {
+	if err := targetUsed("fit", opt.Target, lgs); err != nil {
 		return err
 	}
-	rep, err := fit.Fit(logs, opt)
+	rep, err := fit.Fit(lgs, opt)
 	if err != nil {
 		return err
 	}
@@ -167,7 +168,7 @@ func runFit(c *cli.Context, args []string) error {
 		calibrationReach(stderr, out, rep.Calibration(), cat, prof)
 	}
 	if dir := c.String("plot"); dir != "" {
-		return writeFitCharts(c, "fit", dir, rep, logs)
+		return writeFitCharts(c, "fit", dir, rep, lgs)
 	}
 	return nil
 }
@@ -209,7 +210,7 @@ const logFormats = "bench logs, CSV, MLPerf, Horovod, tf_cnn_benchmarks, torchvi
 // readLogs reads the logs named, says what it read through report, and
 // renames their devices (deviceRenamer), refusing a --device that renamed
 // nothing.
-func readLogs(names []string, report func(*fit.Log), rename *deviceRename) ([]*fit.Log, error) {
+func readLogs(names []string, report func(*logs.Log), rename *deviceRename) ([]*logs.Log, error) {
 	seen := map[string]string{}
 	for _, name := range names {
 		if prev, ok := seen[filepath.Clean(name)]; ok {
@@ -217,9 +218,9 @@ func readLogs(names []string, report func(*fit.Log), rename *deviceRename) ([]*f
 		}
 		seen[filepath.Clean(name)] = name
 	}
-	var logs []*fit.Log
+	var lgs []*logs.Log
 	for _, name := range names {
-		lg, err := fit.ReadFile(name)
+		lg, err := logs.ReadFile(name)
 		if errors.Is(err, fs.ErrNotExist) && slices.Contains(scenarios.Names(), name) {
 			return nil, fmt.Errorf("%w (%s is a shipped scenario; logs are read here: `scaleplan plot scaling|efficiency|breakdown|timeline` draws scenarios)", err, name)
 		}
@@ -228,13 +229,13 @@ func readLogs(names []string, report func(*fit.Log), rename *deviceRename) ([]*f
 		}
 		report(lg)
 		rename.apply(lg)
-		logs = append(logs, lg)
+		lgs = append(lgs, lg)
 	}
-	return logs, rename.check()
+	return lgs, rename.check()
 }
 
 // reportLog says on stderr which reader read a log and what it could not.
-func reportLog(w io.Writer, cmd string, lg *fit.Log) {
+func reportLog(w io.Writer, cmd string, lg *logs.Log) {
 	fmt.Fprintf(w, "%s: %s: read as %s (%s): ", cmd, lg.Name, lg.Format, lg.Format.Describe())
 	if n := len(lg.Collectives); n > 0 && len(lg.Records) == 0 {
 		fmt.Fprintf(w, "%d collective %s", n, plural(n, "test", "tests"))
@@ -294,12 +295,12 @@ func targetFlag() cli.Flag {
 
 // targetUsed returns a usage error for a --target that no run of logs
 // uses: only runs whose logs evaluate without naming a target have one
-// (fit.Run.Evals), and a target given to other logs would do nothing.
-func targetUsed(cmd string, target float64, logs []*fit.Log) error {
+// (logs.Run.Evals), and a target given to other logs would do nothing.
+func targetUsed(cmd string, target float64, lgs []*logs.Log) error {
 	if target == 0 {
 		return nil
 	}
-	for _, lg := range logs {
+	for _, lg := range lgs {
 		for _, r := range lg.Runs {
 			if len(r.Evals) > 0 {
 				return nil
@@ -376,7 +377,7 @@ func (d *deviceRename) renamed(device string) (string, string) {
 }
 
 // apply renames the devices of lg's records, and of its runs' platforms.
-func (d *deviceRename) apply(lg *fit.Log) {
+func (d *deviceRename) apply(lg *logs.Log) {
 	for i := range lg.Records {
 		r := &lg.Records[i]
 		d.seen[r.Device] = true
@@ -385,7 +386,7 @@ func (d *deviceRename) apply(lg *fit.Log) {
 			r.Device = name
 		}
 	}
-	if lg.Format == fit.MLPerf || lg.Format == fit.MLPerfV06 {
+	if lg.Format == logs.MLPerf || lg.Format == logs.MLPerfV06 {
 		return // MLPerf's platforms are systems' names, left as logged
 	}
 	for i := range lg.Runs {
@@ -928,7 +929,7 @@ func modelFlag() cli.Flag {
 // none to name. It returns a usage error for a name the profiles lack
 // and for logs whose records all name their model, as --device does for
 // logs that all name their device.
-func nameModel(cmd, name string, logs []*fit.Log, prof *model.Profiles) error {
+func nameModel(cmd, name string, lgs []*logs.Log, prof *model.Profiles) error {
 	if name == "" {
 		return nil
 	}
@@ -936,7 +937,7 @@ func nameModel(cmd, name string, logs []*fit.Log, prof *model.Profiles) error {
 		return usagef("%s: --model: %v", cmd, err)
 	}
 	named := 0
-	for _, lg := range logs {
+	for _, lg := range lgs {
 		for i := range lg.Records {
 			if r := &lg.Records[i]; r.Model == "" && r.Kind != benchlog.KindHeader && r.Kind != benchlog.KindLink {
 				r.Model = name

@@ -13,6 +13,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"scaleplan/fit"
+	"scaleplan/fit/logs"
 	"scaleplan/hw"
 	"scaleplan/internal/benchlog"
 	"scaleplan/internal/calib"
@@ -101,23 +102,23 @@ func runValidateMeasured(c *cli.Context, maxErr float64) error {
 	if c.IsSet("precision") && !slices.Contains(measuredPrecisionNames(), in.Precision) {
 		return usagef("validate: --precision: %s", config.Unknown("precision", in.Precision, measuredPrecisionNames()))
 	}
-	logs, err := readLogs(c.StringSlice("measured"), func(lg *fit.Log) { reportLog(c.App.ErrWriter, "validate", lg) }, rename)
+	lgs, err := readLogs(c.StringSlice("measured"), func(lg *logs.Log) { reportLog(c.App.ErrWriter, "validate", lg) }, rename)
 	if err != nil {
 		return fmt.Errorf("validate: %w", err)
 	}
-	if err := nameModel("validate", c.String("model"), logs, prof); err != nil {
+	if err := nameModel("validate", c.String("model"), lgs, prof); err != nil {
 		return err
 	}
 	var ms []validate.Measured
 	left := map[string]int{}
-	for _, lg := range logs {
+	for _, lg := range lgs {
 		m, err := in.read(lg, prof, left)
 		if err != nil {
 			return fmt.Errorf("validate: %w", err)
 		}
 		ms = append(ms, m...)
 	}
-	colls, err := in.collectives(logs, c.String("allreduce"), left)
+	colls, err := in.collectives(lgs, c.String("allreduce"), left)
 	if err != nil {
 		return err
 	}
@@ -148,7 +149,7 @@ func runValidateMeasured(c *cli.Context, maxErr float64) error {
 			}
 		}
 		what := "measurement or out-of-memory record"
-		if slices.ContainsFunc(logs, func(lg *fit.Log) bool { return len(lg.Collectives) > 0 }) {
+		if slices.ContainsFunc(lgs, func(lg *logs.Log) bool { return len(lg.Collectives) > 0 }) {
 			what = "measurement, out-of-memory record or all-reduce test"
 		}
 		msg := fmt.Sprintf("validate: --measured %s: no %s to compare", strings.Join(c.StringSlice("measured"), ", "), what)
@@ -259,7 +260,7 @@ func leftLines(left map[string]int, reasons []string) []string {
 // collectives returns the all-reduce tests of nccl-tests logs to predict
 // on in.System with the algorithm named alg, and counts in left those it
 // leaves out: of another op, of one rank, or all of them without a system.
-func (in measuredInput) collectives(logs []*fit.Log, alg string, left map[string]int) ([]validate.MeasuredCollective, error) {
+func (in measuredInput) collectives(logs []*logs.Log, alg string, left map[string]int) ([]validate.MeasuredCollective, error) {
 	algorithm, err := sim.ParseAlgorithm(alg)
 	if err != nil || !slices.Contains(collectiveAlgorithms, alg) {
 		return nil, usagef("validate: --allreduce %q: want %s", alg, strings.Join(collectiveAlgorithms, ", "))
@@ -338,7 +339,7 @@ func collectivesMaxError(c *cli.Context, comps []validate.CollectiveComparison, 
 // token pair counts as the header's config.seq_len token pairs; the
 // header's config.models_info.MODEL.optimizer (torchbench) names the
 // optimizer.
-func (in measuredInput) read(lg *fit.Log, prof *model.Profiles, left map[string]int) ([]validate.Measured, error) {
+func (in measuredInput) read(lg *logs.Log, prof *model.Profiles, left map[string]int) ([]validate.Measured, error) {
 	var (
 		out    []validate.Measured
 		header benchlog.Record
@@ -373,7 +374,7 @@ func (in measuredInput) read(lg *fit.Log, prof *model.Profiles, left map[string]
 			dev, workers = d.Name, n*node.Devices
 		}
 		switch {
-		case fit.ModelParallel(rec.Labels):
+		case logs.ModelParallel(rec.Labels):
 			left[leftLayout]++
 			continue
 		case workers > 1 && system == "":

@@ -1,4 +1,4 @@
-package fit
+package logs
 
 import (
 	"fmt"
@@ -83,7 +83,7 @@ type plRow struct {
 // step column plus one (Lightning logs validation before it counts the
 // batch that stepped last). A run with such evaluations is also a
 // training run (Log.Runs) whose evaluations give steps to a target
-// (Options.Target). Several such columns (val_acc_step and val_acc_epoch)
+// (fit.Options.Target). Several such columns (val_acc_step and val_acc_epoch)
 // are none, with a note.
 func readLightning(data []byte, lg *Log) {
 	var (

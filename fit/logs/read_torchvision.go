@@ -1,4 +1,4 @@
-package fit
+package logs
 
 import (
 	"cmp"
@@ -85,7 +85,7 @@ func torchvisionModel(name string) string {
 // its time to train "Training time", and its status
 // "finished" once that line is read, its Evals each evaluation after the steps
 // (the N of "[i/N]") of the epochs closed before it. The logs name no
-// target accuracy, so they give no convergence record; Options.Target
+// target accuracy, so they give no convergence record; fit.Options.Target
 // makes one of each run's Evals. Other lines (data loading, warnings, the
 // Test: progress) are skipped.
 func readTorchvision(data []byte, lg *Log) {
