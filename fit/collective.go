@@ -4,10 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"scaleplan/fit/logs"
 
 	"gonum.org/v1/gonum/stat"
 
+	"scaleplan/fit/logs"
 	"scaleplan/internal/units"
 )
 

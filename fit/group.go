@@ -6,12 +6,12 @@ import (
 	"fmt"
 	"maps"
 	"math"
-	"scaleplan/fit/logs"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
 
+	"scaleplan/fit/logs"
 	"scaleplan/internal/benchlog"
 	"scaleplan/internal/calib"
 	"scaleplan/internal/config"
@@ -507,4 +507,38 @@ func finiteLaw(f *ThroughputFit) error {
 		return fmt.Errorf("the fit gives v0 = %v samples/s, t = %v s: want finite values", f.V0, float64(f.T))
 	}
 	return nil
+}
+
+// ErrNoneFitted is returned, wrapped, by Report.NoneFitted.
+var ErrNoneFitted = errors.New("no group could be fitted")
+
+// NoneFitted returns an error saying why each group failed when the
+// report has groups (throughput, steps-to-target or collective tests)
+// and not one of them could be fitted; nil when one was, or there are
+// none. A collective test fitted to its latency alone (ErrLatencyOnly)
+// counts as fitted.
+func (r *Report) NoneFitted() error {
+	var why []string
+	for _, g := range r.Groups {
+		if g.Fit != nil {
+			return nil
+		}
+		why = append(why, fmt.Sprintf("throughput group %v: %v", g.Key, g.Err))
+	}
+	for _, s := range r.Steps {
+		if s.Fit != nil {
+			return nil
+		}
+		why = append(why, fmt.Sprintf("steps-to-target curve of %s: %v", cmp.Or(s.Model, "?"), s.Err))
+	}
+	for _, c := range r.Collectives {
+		if c.Err == nil || errors.Is(c.Err, ErrLatencyOnly) {
+			return nil
+		}
+		why = append(why, fmt.Sprintf("collective test of %s, line %d: %v", c.Source, c.Line, c.Err))
+	}
+	if len(why) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%w:\n  %s", ErrNoneFitted, strings.Join(why, "\n  "))
 }

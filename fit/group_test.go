@@ -475,3 +475,30 @@ func TestFitH200Tuned(t *testing.T) {
 		}
 	}
 }
+
+// TestNoneFitted: a report whose every group failed says why each did; one
+// fitted group, a collective fitted to its latency alone, or no group at
+// all is no error.
+func TestNoneFitted(t *testing.T) {
+	failed := &Report{
+		Groups:      []Group{{Key: Key{Model: "m", Device: "d", Devices: 2}, Err: ErrNoData}},
+		Steps:       []StepsGroup{{Err: errors.New("one batch")}},
+		Collectives: []CollectiveFit{{Source: "n.txt", Collective: logs.Collective{Line: 6}, Err: ErrFewSizes}},
+	}
+	want := "no group could be fitted:\n" +
+		"  throughput group m d ×2: no throughput, convergence or run records\n" +
+		"  steps-to-target curve of ?: one batch\n" +
+		"  collective test of n.txt, line 6: fewer than two distinct message sizes"
+	if err := failed.NoneFitted(); !errors.Is(err, ErrNoneFitted) || err.Error() != want {
+		t.Errorf("got %v, want %q", err, want)
+	}
+	for name, rep := range map[string]*Report{
+		"empty":        {},
+		"one fitted":   {Groups: []Group{{Err: ErrNoData}, {Fit: &ThroughputFit{V0: 1}}}},
+		"latency only": {Collectives: []CollectiveFit{{Err: fmt.Errorf("x: %w", ErrLatencyOnly)}}},
+	} {
+		if err := rep.NoneFitted(); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+}
