@@ -56,110 +56,138 @@ const DeepSpeedStartStep = 2
 // bytes, rank 0's). The log names no model and no device kind (--device
 // names it: the records say GPU).
 func readDeepSpeed(data []byte, lg *Log) {
-	type run struct {
-		line, id       int
-		active         bool
-		config         map[string]string
-		timerLine      int
-		timerText      []byte
-		avg            float64 // samples/s
-		step, rankStep int
-		peak           float64 // bytes
-	}
-	var cur run
-	count := func(name string) (int, error) {
-		v, ok := cur.config[name]
-		if !ok {
-			return 0, fmt.Errorf("no %s in DeepSpeed's configuration before it", name)
+	d := &dsReader{lg: lg}
+	lines(data, d.line)
+	d.flush()
+}
+
+// dsRun is what the lines of a run on DeepSpeed's engine said.
+type dsRun struct {
+	line, id       int
+	active         bool
+	config         map[string]string
+	timerLine      int
+	timerText      []byte
+	avg            float64 // samples/s
+	step, rankStep int
+	peak           float64 // bytes
+}
+
+// dsReader is the state of readDeepSpeed: the run it is in.
+type dsReader struct {
+	lg   *Log
+	cur  dsRun
+	runs int
+}
+
+// line reads line n of the engine's output.
+func (d *dsReader) line(n int, l []byte) {
+	s := string(l)
+	switch {
+	case strings.Contains(s, dsConfigHeader):
+		d.flush()
+		d.runs++
+		d.cur = dsRun{line: n, id: d.runs, active: true, config: map[string]string{}}
+	case strings.Contains(s, ":print]") && d.cur.active:
+		if m := dsConfigLine.FindStringSubmatch(s); m != nil {
+			d.cur.config[m[1]] = m[2]
 		}
-		return parseCount(name, v)
+	case strings.Contains(s, "[Rank 0] step="):
+		if m := dsStep.FindStringSubmatch(s); m != nil {
+			d.cur.rankStep, _ = strconv.Atoi(m[1])
+		}
+	case strings.Contains(s, "RunningAvgSamplesPerSec="):
+		d.timer(n, l, s)
 	}
-	flush := func() {
-		if !cur.active || cur.timerLine == 0 {
-			cur = run{}
+}
+
+// timer reads a line of the ThroughputTimer: the running average, the
+// global step and the peak memory.
+func (d *dsReader) timer(n int, l []byte, s string) {
+	m := dsTimer.FindStringSubmatch(s)
+	if m == nil {
+		d.lg.malformed(n, l, fmt.Errorf("want %q", "RunningAvgSamplesPerSec=X, CurrSamplesPerSec=Y"))
+		return
+	}
+	if !d.cur.active {
+		d.lg.malformed(n, l, fmt.Errorf("no %q before it: batch and world size unknown", dsConfigHeader))
+		return
+	}
+	avg, err := positive(m, 2)
+	if err != nil {
+		d.lg.malformed(n, l, fmt.Errorf("RunningAvgSamplesPerSec: %w", err))
+		return
+	}
+	step := d.cur.rankStep
+	if m[1] != "" {
+		if step, err = strconv.Atoi(m[1]); err != nil || step > maxCount {
+			d.lg.malformed(n, l, fmt.Errorf("global_step %s: want a whole number", quote(m[1])))
 			return
 		}
-		defer func() { cur = run{} }()
-		var bad []error
-		batch, err := count("train_batch_size")
-		bad = append(bad, err)
-		world, err := count("world_size")
-		bad = append(bad, err)
-		if err := oneLine(bad); err != nil {
-			lg.malformed(cur.timerLine, cur.timerText, err)
-			return
+	}
+	if mm := dsMaxMemory.FindStringSubmatch(s); mm != nil {
+		if gb, err := strconv.ParseFloat(mm[1], 64); err == nil && gb < 1e6 {
+			d.cur.peak = max(d.cur.peak, gb*(1<<30))
 		}
-		// Optional: a record without them is still a throughput.
-		micro, _ := count("train_micro_batch_size_per_gpu")
-		accumulate, _ := count("gradient_accumulation_steps")
-		prec := "fp32"
-		switch {
-		case cur.config["bfloat16_enabled"] == "True":
+	}
+	d.cur.timerLine, d.cur.timerText, d.cur.avg, d.cur.step = n, l, avg, step
+}
+
+// count returns the count of the configuration's entry name.
+func (r *dsRun) count(name string) (int, error) {
+	v, ok := r.config[name]
+	if !ok {
+		return 0, fmt.Errorf("no %s in DeepSpeed's configuration before it", name)
+	}
+	return parseCount(name, v)
+}
+
+// precision returns the run's precision: bf16 or fp16 as the
+// configuration enables them, else fp32.
+func (r *dsRun) precision() string {
+	prec := "fp32"
+	switch {
+	case r.config["bfloat16_enabled"] == "True":
+		prec = "bf16"
+	case r.config["bfloat16_config"] != "":
+		if m := dsBF16.FindStringSubmatch(r.config["bfloat16_config"]); m != nil && m[1] == "True" {
 			prec = "bf16"
-		case cur.config["bfloat16_config"] != "":
-			if m := dsBF16.FindStringSubmatch(cur.config["bfloat16_config"]); m != nil && m[1] == "True" {
-				prec = "bf16"
-			}
 		}
-		if prec == "fp32" && cur.config["fp16_enabled"] == "True" {
-			prec = "fp16"
-		}
-		steps := cur.step - DeepSpeedStartStep
-		if steps < 1 {
-			lg.notef("line %d: run %d: its running average covers no step past the first %d (global step %d)", cur.timerLine, cur.id, DeepSpeedStartStep, cur.step)
-			return
-		}
-		lg.addValid(benchlog.Record{
-			Kind: benchlog.KindMeasurement, Run: strconv.Itoa(cur.id), Device: "GPU", Precision: prec,
-			Workers: world, Batch: micro, GlobalBatch: batch, Accumulate: accumulate,
-			Steps: steps, StepTime: float64(batch) / cur.avg, SamplesPerSec: cur.avg, PeakMemory: cur.peak,
-		}, cur.timerLine, cur.timerText)
 	}
-	runs := 0
-	lines(data, func(n int, l []byte) {
-		s := string(l)
-		switch {
-		case strings.Contains(s, dsConfigHeader):
-			flush()
-			runs++
-			cur = run{line: n, id: runs, active: true, config: map[string]string{}}
-		case strings.Contains(s, ":print]") && cur.active:
-			if m := dsConfigLine.FindStringSubmatch(s); m != nil {
-				cur.config[m[1]] = m[2]
-			}
-		case strings.Contains(s, "[Rank 0] step="):
-			if m := dsStep.FindStringSubmatch(s); m != nil {
-				cur.rankStep, _ = strconv.Atoi(m[1])
-			}
-		case strings.Contains(s, "RunningAvgSamplesPerSec="):
-			m := dsTimer.FindStringSubmatch(s)
-			if m == nil {
-				lg.malformed(n, l, fmt.Errorf("want %q", "RunningAvgSamplesPerSec=X, CurrSamplesPerSec=Y"))
-				return
-			}
-			if !cur.active {
-				lg.malformed(n, l, fmt.Errorf("no %q before it: batch and world size unknown", dsConfigHeader))
-				return
-			}
-			avg, err := positive(m, 2)
-			if err != nil {
-				lg.malformed(n, l, fmt.Errorf("RunningAvgSamplesPerSec: %w", err))
-				return
-			}
-			step := cur.rankStep
-			if m[1] != "" {
-				if step, err = strconv.Atoi(m[1]); err != nil || step > maxCount {
-					lg.malformed(n, l, fmt.Errorf("global_step %s: want a whole number", quote(m[1])))
-					return
-				}
-			}
-			if mm := dsMaxMemory.FindStringSubmatch(s); mm != nil {
-				if gb, err := strconv.ParseFloat(mm[1], 64); err == nil && gb < 1e6 {
-					cur.peak = max(cur.peak, gb*(1<<30))
-				}
-			}
-			cur.timerLine, cur.timerText, cur.avg, cur.step = n, l, avg, step
-		}
-	})
-	flush()
+	if prec == "fp32" && r.config["fp16_enabled"] == "True" {
+		prec = "fp16"
+	}
+	return prec
+}
+
+// flush turns the run's last timer line, if any, into its measurement
+// record.
+func (d *dsReader) flush() {
+	defer func() { d.cur = dsRun{} }()
+	cur := &d.cur
+	if !cur.active || cur.timerLine == 0 {
+		return
+	}
+	var bad []error
+	batch, err := cur.count("train_batch_size")
+	bad = append(bad, err)
+	world, err := cur.count("world_size")
+	bad = append(bad, err)
+	if err := oneLine(bad); err != nil {
+		d.lg.malformed(cur.timerLine, cur.timerText, err)
+		return
+	}
+	// Optional: a record without them is still a throughput.
+	micro, _ := cur.count("train_micro_batch_size_per_gpu")
+	accumulate, _ := cur.count("gradient_accumulation_steps")
+	steps := cur.step - DeepSpeedStartStep
+	if steps < 1 {
+		d.lg.notef("line %d: run %d: its running average covers no step past the first %d (global step %d)", cur.timerLine, cur.id, DeepSpeedStartStep, cur.step)
+		return
+	}
+	d.lg.addValid(benchlog.Record{
+		Kind: benchlog.KindMeasurement, Run: strconv.Itoa(cur.id), Device: "GPU", Precision: cur.precision(),
+		Workers: world, Batch: micro, GlobalBatch: batch, Accumulate: accumulate,
+		Steps: steps, StepTime: float64(batch) / cur.avg, SamplesPerSec: cur.avg, PeakMemory: cur.peak,
+	}, cur.timerLine, cur.timerText)
 }

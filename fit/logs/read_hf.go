@@ -81,298 +81,392 @@ var (
 // Without a header the Trainer logged below level info: the run is
 // listed, but gives no measurement, for want of its batch.
 func readHFTrainer(data []byte, lg *Log) {
-	type eval struct {
-		line     int
-		step     int // the dictionary's 'step'; -1 if it has none
-		epoch    float64
-		accuracy float64
-	}
-	type run struct {
-		line                         int
-		id                           string
-		headed, final                bool
-		perDevice, total, accumulate int
-		maxSteps, epochs, resumed    int
-		headerErr                    error
-		model, logged, device, prec  string
-		evals                        []eval
-		evalTime                     float64
-		evalCount                    int
-		runtime, lastEpoch           float64
-		finalLine, finalStep         int     // finalStep: the final dictionary's 'step'; 0 if it prints none
-		accuracy                     float64 // the last evaluation's
-		active                       bool
-	}
-	var (
-		cur                         run
-		model, logged, device, prec string // what the lines before a run said
-	)
-	start := func(n int, headed bool) {
-		cur = run{line: n, id: strconv.Itoa(len(lg.Runs) + 1), headed: headed, model: model, logged: logged, device: device, prec: prec, active: true}
-	}
-	flush := func() {
-		if !cur.active {
-			return
-		}
-		defer func() { cur = run{} }()
-		r := cur
-		workers := 0
-		switch {
-		case !r.headed:
-			lg.notef("line %d: run %s: no %q header before it (the Trainer logs it at level info: TrainingArguments(log_level=\"info\"), --log_level info): its batch and devices are unknown, so it gives no measurement",
-				r.line, r.id, hfHeader)
-		case r.headerErr != nil:
-			// Counted as malformed at the header's line.
-		case r.perDevice == 0 || r.total == 0 || r.accumulate == 0 || r.maxSteps == 0:
-			var missing []string
-			for _, f := range []struct {
-				name string
-				v    int
-			}{{"Instantaneous batch size per device", r.perDevice}, {"Total train batch size", r.total},
-				{"Gradient Accumulation steps", r.accumulate}, {"Total optimization steps", r.maxSteps}} {
-				if f.v == 0 {
-					missing = append(missing, f.name)
-				}
-			}
-			lg.malformed(r.line, []byte(hfHeader), fmt.Errorf("header without %s", strings.Join(missing, ", ")))
-		case r.total%(r.perDevice*r.accumulate) != 0:
-			lg.malformed(r.line, []byte(hfHeader), fmt.Errorf("total train batch size %d is not a multiple of batch per device %d × accumulation %d",
-				r.total, r.perDevice, r.accumulate))
-		default:
-			workers = r.total / (r.perDevice * r.accumulate)
-		}
-		// last is the global step the run ended at: the final
-		// dictionary's 'step' where it prints one (a run stopped early, by
-		// EarlyStoppingCallback, ends before the header's total), else the
-		// header's total.
-		last := r.maxSteps
-		if r.final && r.finalStep > 0 {
-			last = r.finalStep
-		}
-		steps := last - r.resumed
-		perEpoch := 0.0 // optimization steps per epoch
-		switch {
-		case last > 0 && r.final && r.lastEpoch > 0:
-			perEpoch = float64(last) / r.lastEpoch
-		case r.maxSteps > 0 && r.epochs > 0:
-			perEpoch = float64(r.maxSteps) / float64(r.epochs)
-		}
-		var evals []Eval
-		for _, e := range r.evals {
-			s := e.step
-			if s < 0 {
-				if perEpoch == 0 {
-					continue
-				}
-				s = int(math.Round(e.epoch * perEpoch))
-			}
-			if s > 0 {
-				evals = append(evals, Eval{Line: e.line, Steps: s, Accuracy: e.accuracy})
-			}
-		}
-		if perEpoch == 0 && len(evals) < len(r.evals) {
-			lg.notef("line %d: run %s: %d of its evaluations print no step, and the run has no steps per epoch (the header's optimization steps over its epochs): left out of its steps to target",
-				r.line, r.id, len(r.evals)-len(evals))
-		}
-		var step units.Seconds
-		if r.final && workers > 0 && steps > 0 {
-			train := r.runtime - r.evalTime
-			if !(train > 0) {
-				lg.malformed(r.finalLine, nil, fmt.Errorf("train_runtime %g s is not more than its %d evaluations' eval_runtime, %g s", r.runtime, r.evalCount, r.evalTime))
-			} else {
-				step = units.Seconds(train / float64(steps))
-				if r.evalCount > 0 {
-					lg.notef("line %d: run %s: its %d evaluations during training (%.4g s of its %.4g s train_runtime) are taken out of its step time; checkpoint saving and the first steps' warm-up are not",
-						r.finalLine, r.id, r.evalCount, r.evalTime, r.runtime)
-				}
-				if r.resumed > 0 {
-					lg.notef("line %d: run %s: resumed from global step %d: %d steps ran", r.finalLine, r.id, r.resumed, steps)
-				}
-				if last < r.maxSteps {
-					lg.notef("line %d: run %s: stopped at global step %d of the header's %d (early stopping): %d steps ran", r.finalLine, r.id, last, r.maxSteps, steps)
-				}
-				lg.addValid(benchlog.Record{
-					Kind: benchlog.KindMeasurement, Run: r.id, Model: r.model, Device: r.device, Precision: r.prec,
-					Workers: workers, Batch: r.perDevice, GlobalBatch: r.total, Accumulate: r.accumulate,
-					Steps: steps, StepTime: float64(step), SamplesPerSec: float64(r.total) / float64(step),
-				}, r.finalLine, nil)
-			}
-		}
-		if r.headed && !r.final {
-			lg.notef("line %d: run %s: the log ends before its {'train_runtime': ...} line (a run cut off, or accelerate's no_trainer scripts, which print the same header): no time to train and no measurement",
-				r.line, r.id)
-		}
-		if r.resumed > 0 && steps <= 0 && last > 0 {
-			lg.malformed(r.line, []byte(hfHeader), fmt.Errorf("resumed from global step %d of %d: no step left to run", r.resumed, last))
-		}
-		dev := "?"
-		if workers > 0 {
-			dev = fmt.Sprintf("%dx%s", workers, cmp.Or(r.device, "?"))
-		}
-		out := Run{
-			Line: r.line, Run: r.id, Model: r.model, Benchmark: r.logged, Device: dev,
-			Epochs: r.lastEpoch, Accuracy: r.accuracy, StepTime: step, Evals: evals,
-		}
-		if workers > 0 {
-			out.GlobalBatch = r.total
-		}
-		if r.final {
-			out.Status, out.TimeToTrain = "finished", units.Seconds(r.runtime)
-		}
-		lg.Runs = append(lg.Runs, out)
-	}
-	header := func(n int, l []byte, what string, re *regexp.Regexp, s string, dst *int) bool {
-		m := re.FindStringSubmatch(s)
-		if m == nil {
-			return false
-		}
-		v, err := parseCount(what, strings.ReplaceAll(m[1], ",", ""))
-		if err != nil {
-			lg.malformed(n, l, err)
-			cur.headerErr = err
-			return true
-		}
-		*dst = v
-		return true
-	}
+	h := &hfReader{lg: lg}
 	lines(data, func(n int, l []byte) {
 		s := hfSegment(l)
-		switch {
-		case strings.Contains(s, hfHeader):
-			flush()
-			start(n, true)
-			return
-		case strings.Contains(s, " = ") && cur.headed && !cur.final:
-			if header(n, l, "batch size per device", hfPerDevice, s, &cur.perDevice) ||
-				header(n, l, "total train batch size", hfTotal, s, &cur.total) ||
-				header(n, l, "gradient accumulation steps", hfAccumulate, s, &cur.accumulate) ||
-				header(n, l, "total optimization steps", hfMaxSteps, s, &cur.maxSteps) {
-				return
-			}
-			if m := hfEpochs.FindStringSubmatch(s); m != nil {
-				// Streaming datasets print sys.maxsize: no epoch count.
-				if v, err := strconv.Atoi(strings.ReplaceAll(m[1], ",", "")); err == nil && v >= 1 && v <= maxCount {
-					cur.epochs = v
-				}
-				return
-			}
-		case strings.Contains(s, "Continuing training from global step"):
-			if m := hfResumed.FindStringSubmatch(s); m != nil && cur.active && !cur.final {
-				if v, err := strconv.Atoi(m[1]); err == nil && v >= 0 && v <= maxCount {
-					cur.resumed = v
-				}
-			}
-			return
-		case strings.Contains(s, "Process rank: "):
-			if m := hfProcess.FindStringSubmatch(s); m != nil {
-				switch d := m[1]; d {
-				case "cuda":
-					device = "GPU"
-				case "cpu":
-					device = "CPU"
-				default:
-					device = d
-				}
-			}
-			return
-		case strings.Contains(s, "TrainingArguments("):
-			prec = "" // a new dump; its fp16 and bf16 follow, on this line or the next
-		case strings.Contains(s, `"_name_or_path": `):
-			if m := hfNameOrPath.FindStringSubmatch(s); m != nil {
-				logged = m[1]
-				model = hfModel(m[1])
-			}
+		if h.setting(n, l, s) {
 			return
 		}
-		for _, m := range hfPrecisionOf(s) {
-			switch {
-			case m[2] == "True":
-				prec = "amp-" + m[1]
-			case prec == "":
-				prec = "fp32"
-			}
-		}
-		d, ok := hfDict(s)
-		if !ok {
-			return
-		}
-		_, training := d["loss"]
-		_, evaluated := d["eval_runtime"]
-		_, finished := d["train_runtime"]
-		if !training && !evaluated && !finished {
-			return
-		}
-		if !cur.active || (cur.final && (training || finished)) {
-			if !training && !finished {
-				return // an evaluation before any training (trainer.evaluate() first)
-			}
-			flush()
-			start(n, false)
-		}
-		var bad []error
-		// num returns the number at key, if d has one, and counts the
-		// line as malformed if it is not a finite number ≥ 0.
-		num := func(key string) (float64, bool) {
-			v, ok := d[key]
-			if !ok {
-				return 0, false
-			}
-			f, err := hfFloat(v)
-			if err != nil || f < 0 || f > 1e300 {
-				bad = append(bad, fmt.Errorf("%s %s: want a number of at least 0", key, quote(v)))
-				return 0, false
-			}
-			return f, true
-		}
-		epoch, hasEpoch := num("epoch")
-		step := -1
-		if v, ok := num("step"); ok && v == math.Trunc(v) && v <= maxCount {
-			step = int(v)
-		}
-		switch {
-		case finished:
-			rt, ok := num("train_runtime")
-			if ok && rt == 0 {
-				bad = append(bad, errors.New("train_runtime 0: want the seconds the run took"))
-			}
-			if err := oneLine(bad); err != nil {
-				lg.malformed(n, l, err)
-				return
-			}
-			cur.final, cur.finalLine, cur.runtime = true, n, rt
-			cur.finalStep = max(step, 0)
-		case evaluated:
-			rt, _ := num("eval_runtime")
-			acc, hasAcc := num("eval_accuracy")
-			if hasAcc && acc > 1 {
-				bad = append(bad, fmt.Errorf("eval_accuracy %v: want a fraction from 0 to 1", acc))
-			}
-			if err := oneLine(bad); err != nil {
-				lg.malformed(n, l, err)
-				return
-			}
-			if hasAcc {
-				cur.accuracy = acc
-			}
-			if cur.final {
-				return // trainer.evaluate() after training: its accuracy only
-			}
-			cur.evalTime += rt
-			cur.evalCount++
-			if hasAcc && (hasEpoch || step >= 0) {
-				cur.evals = append(cur.evals, eval{line: n, step: step, epoch: epoch, accuracy: acc})
-			}
-		default:
-			if err := oneLine(bad); err != nil {
-				lg.malformed(n, l, err)
-				return
-			}
-		}
-		if hasEpoch {
-			cur.lastEpoch = epoch
-		}
+		h.precision(s)
+		h.dict(n, l, s)
 	})
-	flush()
+	h.flush()
+}
+
+// hfEval is an evaluation of a Trainer run as logged.
+type hfEval struct {
+	line     int
+	step     int // the dictionary's 'step'; -1 if it has none
+	epoch    float64
+	accuracy float64
+}
+
+// hfRun is what the lines of a Trainer run said.
+type hfRun struct {
+	line                         int
+	id                           string
+	headed, final                bool
+	perDevice, total, accumulate int
+	maxSteps, epochs, resumed    int
+	headerErr                    error
+	model, logged, device, prec  string
+	evals                        []hfEval
+	evalTime                     float64
+	evalCount                    int
+	runtime, lastEpoch           float64
+	finalLine, finalStep         int     // finalStep: the final dictionary's 'step'; 0 if it prints none
+	accuracy                     float64 // the last evaluation's
+	active                       bool
+}
+
+// hfReader is the state of readHFTrainer: the run it is in, and what the
+// lines before a run said, which the run takes when it starts.
+type hfReader struct {
+	lg                          *Log
+	cur                         hfRun
+	model, logged, device, prec string
+}
+
+// start starts a run at line n, headed if at the Trainer's header.
+func (h *hfReader) start(n int, headed bool) {
+	h.cur = hfRun{line: n, id: strconv.Itoa(len(h.lg.Runs) + 1), headed: headed, model: h.model, logged: h.logged, device: h.device, prec: h.prec, active: true}
+}
+
+// setting reads a line of the header or of the settings printed before
+// a run; it reports whether the line is done with.
+func (h *hfReader) setting(n int, l []byte, s string) bool {
+	cur := &h.cur
+	switch {
+	case strings.Contains(s, hfHeader):
+		h.flush()
+		h.start(n, true)
+		return true
+	case strings.Contains(s, " = ") && cur.headed && !cur.final:
+		return h.headerLine(n, l, s)
+	case strings.Contains(s, "Continuing training from global step"):
+		if m := hfResumed.FindStringSubmatch(s); m != nil && cur.active && !cur.final {
+			if v, err := strconv.Atoi(m[1]); err == nil && v >= 0 && v <= maxCount {
+				cur.resumed = v
+			}
+		}
+		return true
+	case strings.Contains(s, "Process rank: "):
+		if m := hfProcess.FindStringSubmatch(s); m != nil {
+			switch d := m[1]; d {
+			case "cuda":
+				h.device = "GPU"
+			case "cpu":
+				h.device = "CPU"
+			default:
+				h.device = d
+			}
+		}
+		return true
+	case strings.Contains(s, "TrainingArguments("):
+		h.prec = "" // a new dump; its fp16 and bf16 follow, on this line or the next
+	case strings.Contains(s, `"_name_or_path": `):
+		if m := hfNameOrPath.FindStringSubmatch(s); m != nil {
+			h.logged = m[1]
+			h.model = hfModel(m[1])
+		}
+		return true
+	}
+	return false
+}
+
+// headerLine reads a "name = value" line of the header; it reports
+// whether it was one.
+func (h *hfReader) headerLine(n int, l []byte, s string) bool {
+	cur := &h.cur
+	if h.header(n, l, "batch size per device", hfPerDevice, s, &cur.perDevice) ||
+		h.header(n, l, "total train batch size", hfTotal, s, &cur.total) ||
+		h.header(n, l, "gradient accumulation steps", hfAccumulate, s, &cur.accumulate) ||
+		h.header(n, l, "total optimization steps", hfMaxSteps, s, &cur.maxSteps) {
+		return true
+	}
+	if m := hfEpochs.FindStringSubmatch(s); m != nil {
+		// Streaming datasets print sys.maxsize: no epoch count.
+		if v, err := strconv.Atoi(strings.ReplaceAll(m[1], ",", "")); err == nil && v >= 1 && v <= maxCount {
+			cur.epochs = v
+		}
+		return true
+	}
+	return false
+}
+
+// header reads the count re finds in s into dst; it reports whether re
+// matched.
+func (h *hfReader) header(n int, l []byte, what string, re *regexp.Regexp, s string, dst *int) bool {
+	m := re.FindStringSubmatch(s)
+	if m == nil {
+		return false
+	}
+	v, err := parseCount(what, strings.ReplaceAll(m[1], ",", ""))
+	if err != nil {
+		h.lg.malformed(n, l, err)
+		h.cur.headerErr = err
+		return true
+	}
+	*dst = v
+	return true
+}
+
+// precision reads fp16 and bf16 of a TrainingArguments dump.
+func (h *hfReader) precision(s string) {
+	for _, m := range hfPrecisionOf(s) {
+		switch {
+		case m[2] == "True":
+			h.prec = "amp-" + m[1]
+		case h.prec == "":
+			h.prec = "fp32"
+		}
+	}
+}
+
+// hfNums reads the numbers of a logged dictionary, collecting what is
+// malformed in bad.
+type hfNums struct {
+	d   map[string]string
+	bad []error
+}
+
+// num returns the number at key, if d has one, and counts the line as
+// malformed if it is not a finite number ≥ 0.
+func (p *hfNums) num(key string) (float64, bool) {
+	v, ok := p.d[key]
+	if !ok {
+		return 0, false
+	}
+	f, err := hfFloat(v)
+	if err != nil || f < 0 || f > 1e300 {
+		p.bad = append(p.bad, fmt.Errorf("%s %s: want a number of at least 0", key, quote(v)))
+		return 0, false
+	}
+	return f, true
+}
+
+// dict reads a logged dictionary of training, evaluation or the run's
+// end, starting a run where it is the first of one.
+func (h *hfReader) dict(n int, l []byte, s string) {
+	d, ok := hfDict(s)
+	if !ok {
+		return
+	}
+	_, training := d["loss"]
+	_, evaluated := d["eval_runtime"]
+	_, finished := d["train_runtime"]
+	if !training && !evaluated && !finished {
+		return
+	}
+	if !h.cur.active || (h.cur.final && (training || finished)) {
+		if !training && !finished {
+			return // an evaluation before any training (trainer.evaluate() first)
+		}
+		h.flush()
+		h.start(n, false)
+	}
+	p := &hfNums{d: d}
+	epoch, hasEpoch := p.num("epoch")
+	step := -1
+	if v, ok := p.num("step"); ok && v == math.Trunc(v) && v <= maxCount {
+		step = int(v)
+	}
+	switch {
+	case finished:
+		ok = h.finished(n, l, p, step)
+	case evaluated:
+		ok = h.evaluated(n, l, p, step, epoch, hasEpoch)
+	default:
+		err := oneLine(p.bad)
+		if ok = err == nil; !ok {
+			h.lg.malformed(n, l, err)
+		}
+	}
+	if ok && hasEpoch {
+		h.cur.lastEpoch = epoch
+	}
+}
+
+// finished reads the run's final dictionary; it reports whether it was
+// well formed.
+func (h *hfReader) finished(n int, l []byte, p *hfNums, step int) bool {
+	rt, ok := p.num("train_runtime")
+	if ok && rt == 0 {
+		p.bad = append(p.bad, errors.New("train_runtime 0: want the seconds the run took"))
+	}
+	if err := oneLine(p.bad); err != nil {
+		h.lg.malformed(n, l, err)
+		return false
+	}
+	h.cur.final, h.cur.finalLine, h.cur.runtime = true, n, rt
+	h.cur.finalStep = max(step, 0)
+	return true
+}
+
+// evaluated reads an evaluation's dictionary; it reports whether it was
+// well formed and during training.
+func (h *hfReader) evaluated(n int, l []byte, p *hfNums, step int, epoch float64, hasEpoch bool) bool {
+	cur := &h.cur
+	rt, _ := p.num("eval_runtime")
+	acc, hasAcc := p.num("eval_accuracy")
+	if hasAcc && acc > 1 {
+		p.bad = append(p.bad, fmt.Errorf("eval_accuracy %v: want a fraction from 0 to 1", acc))
+	}
+	if err := oneLine(p.bad); err != nil {
+		h.lg.malformed(n, l, err)
+		return false
+	}
+	if hasAcc {
+		cur.accuracy = acc
+	}
+	if cur.final {
+		return false // trainer.evaluate() after training: its accuracy only
+	}
+	cur.evalTime += rt
+	cur.evalCount++
+	if hasAcc && (hasEpoch || step >= 0) {
+		cur.evals = append(cur.evals, hfEval{line: n, step: step, epoch: epoch, accuracy: acc})
+	}
+	return true
+}
+
+// flush turns the run, if any, into a Run and its measurement record.
+func (h *hfReader) flush() {
+	if !h.cur.active {
+		return
+	}
+	r := &h.cur
+	workers := h.workers(r)
+	// last is the global step the run ended at: the final dictionary's
+	// 'step' where it prints one (a run stopped early, by
+	// EarlyStoppingCallback, ends before the header's total), else the
+	// header's total.
+	last := r.maxSteps
+	if r.final && r.finalStep > 0 {
+		last = r.finalStep
+	}
+	steps := last - r.resumed
+	evals := h.evals(r, last)
+	var step units.Seconds
+	if r.final && workers > 0 && steps > 0 {
+		step = h.measure(r, workers, last, steps)
+	}
+	if r.headed && !r.final {
+		h.lg.notef("line %d: run %s: the log ends before its {'train_runtime': ...} line (a run cut off, or accelerate's no_trainer scripts, which print the same header): no time to train and no measurement",
+			r.line, r.id)
+	}
+	if r.resumed > 0 && steps <= 0 && last > 0 {
+		h.lg.malformed(r.line, []byte(hfHeader), fmt.Errorf("resumed from global step %d of %d: no step left to run", r.resumed, last))
+	}
+	h.lg.Runs = append(h.lg.Runs, r.out(workers, step, evals))
+	h.cur = hfRun{}
+}
+
+// workers returns the data-parallel replicas of run r from its header,
+// or 0, noting why, where the header does not give them.
+func (h *hfReader) workers(r *hfRun) int {
+	switch {
+	case !r.headed:
+		h.lg.notef("line %d: run %s: no %q header before it (the Trainer logs it at level info: TrainingArguments(log_level=\"info\"), --log_level info): its batch and devices are unknown, so it gives no measurement",
+			r.line, r.id, hfHeader)
+	case r.headerErr != nil:
+		// Counted as malformed at the header's line.
+	case r.perDevice == 0 || r.total == 0 || r.accumulate == 0 || r.maxSteps == 0:
+		var missing []string
+		for _, f := range []struct {
+			name string
+			v    int
+		}{{"Instantaneous batch size per device", r.perDevice}, {"Total train batch size", r.total},
+			{"Gradient Accumulation steps", r.accumulate}, {"Total optimization steps", r.maxSteps}} {
+			if f.v == 0 {
+				missing = append(missing, f.name)
+			}
+		}
+		h.lg.malformed(r.line, []byte(hfHeader), fmt.Errorf("header without %s", strings.Join(missing, ", ")))
+	case r.total%(r.perDevice*r.accumulate) != 0:
+		h.lg.malformed(r.line, []byte(hfHeader), fmt.Errorf("total train batch size %d is not a multiple of batch per device %d × accumulation %d",
+			r.total, r.perDevice, r.accumulate))
+	default:
+		return r.total / (r.perDevice * r.accumulate)
+	}
+	return 0
+}
+
+// evals returns the evaluations of run r, which ended at global step
+// last, each after its 'step' or its epoch × the run's steps per epoch.
+func (h *hfReader) evals(r *hfRun, last int) []Eval {
+	perEpoch := 0.0 // optimization steps per epoch
+	switch {
+	case last > 0 && r.final && r.lastEpoch > 0:
+		perEpoch = float64(last) / r.lastEpoch
+	case r.maxSteps > 0 && r.epochs > 0:
+		perEpoch = float64(r.maxSteps) / float64(r.epochs)
+	}
+	var evals []Eval
+	for _, e := range r.evals {
+		s := e.step
+		if s < 0 {
+			if perEpoch == 0 {
+				continue
+			}
+			s = int(math.Round(e.epoch * perEpoch))
+		}
+		if s > 0 {
+			evals = append(evals, Eval{Line: e.line, Steps: s, Accuracy: e.accuracy})
+		}
+	}
+	if perEpoch == 0 && len(evals) < len(r.evals) {
+		h.lg.notef("line %d: run %s: %d of its evaluations print no step, and the run has no steps per epoch (the header's optimization steps over its epochs): left out of its steps to target",
+			r.line, r.id, len(r.evals)-len(evals))
+	}
+	return evals
+}
+
+// measure adds the measurement record of finished run r, of steps steps
+// to global step last, and returns its step time; 0, with the line
+// malformed, when its evaluations took all of its time.
+func (h *hfReader) measure(r *hfRun, workers, last, steps int) units.Seconds {
+	train := r.runtime - r.evalTime
+	if !(train > 0) {
+		h.lg.malformed(r.finalLine, nil, fmt.Errorf("train_runtime %g s is not more than its %d evaluations' eval_runtime, %g s", r.runtime, r.evalCount, r.evalTime))
+		return 0
+	}
+	step := units.Seconds(train / float64(steps))
+	if r.evalCount > 0 {
+		h.lg.notef("line %d: run %s: its %d evaluations during training (%.4g s of its %.4g s train_runtime) are taken out of its step time; checkpoint saving and the first steps' warm-up are not",
+			r.finalLine, r.id, r.evalCount, r.evalTime, r.runtime)
+	}
+	if r.resumed > 0 {
+		h.lg.notef("line %d: run %s: resumed from global step %d: %d steps ran", r.finalLine, r.id, r.resumed, steps)
+	}
+	if last < r.maxSteps {
+		h.lg.notef("line %d: run %s: stopped at global step %d of the header's %d (early stopping): %d steps ran", r.finalLine, r.id, last, r.maxSteps, steps)
+	}
+	h.lg.addValid(benchlog.Record{
+		Kind: benchlog.KindMeasurement, Run: r.id, Model: r.model, Device: r.device, Precision: r.prec,
+		Workers: workers, Batch: r.perDevice, GlobalBatch: r.total, Accumulate: r.accumulate,
+		Steps: steps, StepTime: float64(step), SamplesPerSec: float64(r.total) / float64(step),
+	}, r.finalLine, nil)
+	return step
+}
+
+// out returns the Run of r, on workers replicas, of mean step step.
+func (r *hfRun) out(workers int, step units.Seconds, evals []Eval) Run {
+	dev := "?"
+	if workers > 0 {
+		dev = fmt.Sprintf("%dx%s", workers, cmp.Or(r.device, "?"))
+	}
+	out := Run{
+		Line: r.line, Run: r.id, Model: r.model, Benchmark: r.logged, Device: dev,
+		Epochs: r.lastEpoch, Accuracy: r.accuracy, StepTime: step, Evals: evals,
+	}
+	if workers > 0 {
+		out.GlobalBatch = r.total
+	}
+	if r.final {
+		out.Status, out.TimeToTrain = "finished", units.Seconds(r.runtime)
+	}
+	return out
 }
 
 // hfModel returns the catalogue's name (model/profiles) for a model's

@@ -86,178 +86,231 @@ type plRow struct {
 // (fit.Options.Target). Several such columns (val_acc_step and val_acc_epoch)
 // are none, with a note.
 func readLightning(data []byte, lg *Log) {
-	var (
-		col       map[string]int
-		width     int
-		runs      int
-		first     plRow // the run's first row with a device rate; line 0 if none
-		last      plRow // the run's last row with the cumulative columns from first on
-		prev      plRow // the run's last row with the cumulative columns; line 0 before any
-		ratios    []float64
-		runLine   int
-		cells     []string
-		haveFirst bool
-		accuracy  string // the validation accuracy's column; "" if none
-		evals     []Eval // the run's evaluations
-	)
-	flush := func() {
-		if prev.line == 0 {
-			return
-		}
-		defer func() {
-			first, last, prev, ratios, haveFirst, evals = plRow{}, plRow{}, plRow{}, ratios[:0], false, nil
-		}()
-		runs++
-		if !haveFirst {
-			lg.notef("line %d: run %d: no %s: the ThroughputMonitor's window of batches never filled (%g batches ran)", runLine, runs, plDeviceRate, prev.batches)
-			return
-		}
-		world := 1.0
-		if len(ratios) > 0 {
-			slices.Sort(ratios)
-			world = math.Round(ratios[len(ratios)/2])
-		}
-		batch := last.samples / last.batches
-		b := math.Round(batch)
-		if math.Abs(batch-b) > 1e-6*b {
-			lg.notef("line %d: run %d: %g samples in %g batches of one device: batches of different sizes, taken as %g", last.line, runs, last.samples, last.batches, b)
-		}
-		rec := benchlog.Record{Kind: benchlog.KindMeasurement, Run: strconv.Itoa(runs),
-			Workers: int(world), Batch: int(b), GlobalBatch: int(b * world)}
-		if dt, db := last.time-first.time, last.batches-first.batches; dt > 0 && db > 0 {
-			rec.Steps = int(db)
-			rec.StepTime = dt / db
-			rec.SamplesPerSec = world * (last.samples - first.samples) / dt
-		} else {
-			rec.SamplesPerSec = world * first.deviceRate
-			rec.StepTime = b / first.deviceRate
-		}
-		if rec.Batch < 1 || rec.Workers < 1 {
-			lg.malformed(last.line, last.text, fmt.Errorf("%g samples in %g batches on %g devices: want a whole batch of at least one sample", last.samples, last.batches, world))
-			return
-		}
-		lg.addValid(rec, last.line, last.text)
-		if len(evals) > 0 && rec.Validate() == nil {
-			dev := "1 device"
-			if rec.Workers > 1 {
-				dev = fmt.Sprintf("%d devices", rec.Workers)
-			}
-			lg.Runs = append(lg.Runs, Run{Line: runLine, Run: rec.Run, Device: dev, GlobalBatch: rec.GlobalBatch, Status: StatusUnknown,
-				Accuracy: evals[len(evals)-1].Accuracy, StepTime: units.Seconds(rec.StepTime), Evals: evals})
+	p := &plReader{lg: lg}
+	lines(data, p.line)
+	p.flush()
+}
+
+// plReader is the state of readLightning: the header's columns and the
+// run it is in.
+type plReader struct {
+	lg        *Log
+	col       map[string]int
+	width     int
+	runs      int
+	first     plRow // the run's first row with a device rate; line 0 if none
+	last      plRow // the run's last row with the cumulative columns from first on
+	prev      plRow // the run's last row with the cumulative columns; line 0 before any
+	ratios    []float64
+	runLine   int
+	cells     []string
+	haveFirst bool
+	accuracy  string // the validation accuracy's column; "" if none
+	evals     []Eval // the run's evaluations
+	bad       []error
+}
+
+// line reads line n of a metrics.csv: its header or a row.
+func (p *plReader) line(n int, l []byte) {
+	s := strings.TrimSpace(string(l))
+	switch {
+	case s == "" || strings.HasPrefix(s, "#"):
+	case p.col == nil:
+		p.header(n, l, s)
+	case len(p.col) > 0:
+		p.row(n, l, s)
+	}
+}
+
+// header reads the columns of the header, and which is the validation
+// accuracy.
+func (p *plReader) header(n int, l []byte, s string) {
+	fields, err := splitCSV(s, ',')
+	if err != nil || !lightningColumns(fields) {
+		p.lg.malformed(n, l, fmt.Errorf("want a header with %s, %s and %s", plTime, plBatches, plSamples))
+		p.col = map[string]int{} // read no row against it
+		return
+	}
+	p.col, p.width = map[string]int{}, len(fields)
+	for i, f := range fields {
+		p.col[f] = i
+	}
+	var accs []string
+	for _, f := range fields {
+		if g := strings.ToLower(f); strings.HasPrefix(g, "val") && strings.Contains(g, "acc") {
+			accs = append(accs, f)
 		}
 	}
-	lines(data, func(n int, l []byte) {
-		s := strings.TrimSpace(string(l))
-		if s == "" || strings.HasPrefix(s, "#") {
-			return
+	switch {
+	case len(accs) == 1 && slices.Contains(fields, "step"):
+		p.accuracy = accs[0]
+	case len(accs) > 1:
+		p.lg.notef("line %d: columns %s all look like a validation accuracy: none is read, so no steps to a target", n, clip(strings.Join(accs, ", ")))
+	}
+}
+
+// split splits a row into p.cells; the logger writes numbers and empty
+// cells: split on commas unless a cell is quoted.
+func (p *plReader) split(s string) error {
+	if strings.IndexByte(s, '"') >= 0 {
+		var err error
+		p.cells, err = splitCSV(s, ',')
+		return err
+	}
+	p.cells = appendSplit(p.cells[:0], s, ',')
+	return nil
+}
+
+// get returns the number in column name of the row, −1 where the row
+// has none, counting one that is not a number >= 0 in p.bad.
+func (p *plReader) get(name string) float64 {
+	i, ok := p.col[name]
+	if !ok {
+		return -1
+	}
+	c := strings.TrimSpace(p.cells[i])
+	if c == "" {
+		return -1
+	}
+	v, err := strconv.ParseFloat(c, 64)
+	if err != nil || !(v >= 0) || math.IsInf(v, 0) {
+		p.bad = append(p.bad, fmt.Errorf("%s %s: want a number >= 0", name, quote(p.cells[i])))
+		return -1
+	}
+	return v
+}
+
+// evaluation returns the row's validation accuracy, a fraction, and its
+// step column; −1 where it has none.
+func (p *plReader) evaluation() (acc, step float64) {
+	acc, step = -1, -1
+	if p.accuracy == "" {
+		return acc, step
+	}
+	if acc = p.get(p.accuracy); acc > 1 && acc <= 100 {
+		acc /= 100 // a percentage
+	} else if acc > 100 {
+		p.bad = append(p.bad, fmt.Errorf("%s %g: want a fraction from 0 to 1, or a percentage", p.accuracy, acc))
+	}
+	if step = p.get("step"); acc >= 0 && (step < 0 || step != math.Trunc(step) || step > maxCount) {
+		p.bad = append(p.bad, fmt.Errorf("%s without a whole step: want the optimizer steps taken, less one, in the step column", p.accuracy))
+	}
+	return acc, step
+}
+
+// row reads a row of figures into the run, starting another run where
+// its cumulative batches fall below the last row's.
+func (p *plReader) row(n int, l []byte, s string) {
+	if err := p.split(s); err != nil {
+		p.lg.malformed(n, l, err)
+		return
+	}
+	if len(p.cells) != p.width {
+		p.lg.malformed(n, l, fmt.Errorf("have %d fields, want %d", len(p.cells), p.width))
+		return
+	}
+	p.bad = p.bad[:0]
+	r := plRow{line: n, text: l, time: p.get(plTime), batches: p.get(plBatches), samples: p.get(plSamples), deviceRate: p.get(plDeviceRate), rate: p.get(plRate)}
+	acc, step := p.evaluation()
+	if err := oneLine(p.bad); err != nil {
+		p.lg.malformed(n, l, err)
+		return
+	}
+	if acc >= 0 && p.prev.line != 0 {
+		// Validation is logged at the count of batches that stepped
+		// before the last one is counted (its training_epoch_loop's
+		// on_advance_end): one step fewer than were taken.
+		p.evals = append(p.evals, Eval{Line: n, Steps: int(step) + 1, Accuracy: acc})
+	}
+	if r.time < 0 || r.batches < 0 || r.samples < 0 {
+		return // a row of other metrics
+	}
+	if r.batches == 0 || r.samples == 0 {
+		p.lg.malformed(n, l, fmt.Errorf("%s %g, %s %g: want at least one batch and one sample", plBatches, r.batches, plSamples, r.samples))
+		return
+	}
+	p.add(r)
+}
+
+// add takes a row of the cumulative columns into the run.
+func (p *plReader) add(r plRow) {
+	if p.prev.line != 0 && r.batches < p.prev.batches {
+		p.flush()
+	}
+	if p.prev.line == 0 {
+		p.runLine = r.line
+	}
+	p.prev = r
+	if r.deviceRate > 0 && !p.haveFirst {
+		p.first, p.haveFirst = r, true
+	}
+	if p.haveFirst {
+		p.last = r
+	}
+	if r.deviceRate > 0 && r.rate > 0 {
+		p.ratios = append(p.ratios, r.rate/r.deviceRate)
+	}
+}
+
+// flush turns the run, if any, into a measurement record and, where it
+// evaluated, a Run.
+func (p *plReader) flush() {
+	if p.prev.line == 0 {
+		return
+	}
+	defer func() {
+		p.first, p.last, p.prev, p.ratios, p.haveFirst, p.evals = plRow{}, plRow{}, plRow{}, p.ratios[:0], false, nil
+	}()
+	p.runs++
+	if !p.haveFirst {
+		p.lg.notef("line %d: run %d: no %s: the ThroughputMonitor's window of batches never filled (%g batches ran)", p.runLine, p.runs, plDeviceRate, p.prev.batches)
+		return
+	}
+	rec, ok := p.record()
+	if !ok {
+		return
+	}
+	p.lg.addValid(rec, p.last.line, p.last.text)
+	if len(p.evals) > 0 && rec.Validate() == nil {
+		dev := "1 device"
+		if rec.Workers > 1 {
+			dev = fmt.Sprintf("%d devices", rec.Workers)
 		}
-		if col == nil {
-			fields, err := splitCSV(s, ',')
-			if err != nil || !lightningColumns(fields) {
-				lg.malformed(n, l, fmt.Errorf("want a header with %s, %s and %s", plTime, plBatches, plSamples))
-				col = map[string]int{} // read no row against it
-				return
-			}
-			col, width = map[string]int{}, len(fields)
-			for i, f := range fields {
-				col[f] = i
-			}
-			var accs []string
-			for _, f := range fields {
-				if g := strings.ToLower(f); strings.HasPrefix(g, "val") && strings.Contains(g, "acc") {
-					accs = append(accs, f)
-				}
-			}
-			switch {
-			case len(accs) == 1 && slices.Contains(fields, "step"):
-				accuracy = accs[0]
-			case len(accs) > 1:
-				lg.notef("line %d: columns %s all look like a validation accuracy: none is read, so no steps to a target", n, clip(strings.Join(accs, ", ")))
-			}
-			return
-		}
-		if len(col) == 0 {
-			return
-		}
-		// The logger writes numbers and empty cells: split on commas
-		// unless a cell is quoted.
-		if strings.IndexByte(s, '"') >= 0 {
-			var err error
-			if cells, err = splitCSV(s, ','); err != nil {
-				lg.malformed(n, l, err)
-				return
-			}
-		} else {
-			cells = appendSplit(cells[:0], s, ',')
-		}
-		if len(cells) != width {
-			lg.malformed(n, l, fmt.Errorf("have %d fields, want %d", len(cells), width))
-			return
-		}
-		var bad []error
-		get := func(name string) float64 {
-			i, ok := col[name]
-			if !ok {
-				return -1
-			}
-			c := strings.TrimSpace(cells[i])
-			if c == "" {
-				return -1
-			}
-			v, err := strconv.ParseFloat(c, 64)
-			if err != nil || !(v >= 0) || math.IsInf(v, 0) {
-				bad = append(bad, fmt.Errorf("%s %s: want a number >= 0", name, quote(cells[i])))
-				return -1
-			}
-			return v
-		}
-		r := plRow{line: n, text: l, time: get(plTime), batches: get(plBatches), samples: get(plSamples), deviceRate: get(plDeviceRate), rate: get(plRate)}
-		acc, step := -1.0, -1.0
-		if accuracy != "" {
-			if acc = get(accuracy); acc > 1 && acc <= 100 {
-				acc /= 100 // a percentage
-			} else if acc > 100 {
-				bad = append(bad, fmt.Errorf("%s %g: want a fraction from 0 to 1, or a percentage", accuracy, acc))
-			}
-			if step = get("step"); acc >= 0 && (step < 0 || step != math.Trunc(step) || step > maxCount) {
-				bad = append(bad, fmt.Errorf("%s without a whole step: want the optimizer steps taken, less one, in the step column", accuracy))
-			}
-		}
-		if err := oneLine(bad); err != nil {
-			lg.malformed(n, l, err)
-			return
-		}
-		if acc >= 0 && prev.line != 0 {
-			// Validation is logged at the count of batches that stepped
-			// before the last one is counted (its training_epoch_loop's
-			// on_advance_end): one step fewer than were taken.
-			evals = append(evals, Eval{Line: n, Steps: int(step) + 1, Accuracy: acc})
-		}
-		if r.time < 0 || r.batches < 0 || r.samples < 0 {
-			return // a row of other metrics
-		}
-		if r.batches == 0 || r.samples == 0 {
-			lg.malformed(n, l, fmt.Errorf("%s %g, %s %g: want at least one batch and one sample", plBatches, r.batches, plSamples, r.samples))
-			return
-		}
-		if prev.line != 0 && r.batches < prev.batches {
-			flush()
-		}
-		if prev.line == 0 {
-			runLine = n
-		}
-		prev = r
-		if r.deviceRate > 0 && !haveFirst {
-			first, haveFirst = r, true
-		}
-		if haveFirst {
-			last = r
-		}
-		if r.deviceRate > 0 && r.rate > 0 {
-			ratios = append(ratios, r.rate/r.deviceRate)
-		}
-	})
-	flush()
+		p.lg.Runs = append(p.lg.Runs, Run{Line: p.runLine, Run: rec.Run, Device: dev, GlobalBatch: rec.GlobalBatch, Status: StatusUnknown,
+			Accuracy: p.evals[len(p.evals)-1].Accuracy, StepTime: units.Seconds(rec.StepTime), Evals: p.evals})
+	}
+}
+
+// record returns the run's measurement record, from its first row with
+// a device rate to its last; false, with the last row malformed, where
+// it has no whole batch.
+func (p *plReader) record() (benchlog.Record, bool) {
+	first, last := p.first, p.last
+	world := 1.0
+	if len(p.ratios) > 0 {
+		slices.Sort(p.ratios)
+		world = math.Round(p.ratios[len(p.ratios)/2])
+	}
+	batch := last.samples / last.batches
+	b := math.Round(batch)
+	if math.Abs(batch-b) > 1e-6*b {
+		p.lg.notef("line %d: run %d: %g samples in %g batches of one device: batches of different sizes, taken as %g", last.line, p.runs, last.samples, last.batches, b)
+	}
+	rec := benchlog.Record{Kind: benchlog.KindMeasurement, Run: strconv.Itoa(p.runs),
+		Workers: int(world), Batch: int(b), GlobalBatch: int(b * world)}
+	if dt, db := last.time-first.time, last.batches-first.batches; dt > 0 && db > 0 {
+		rec.Steps = int(db)
+		rec.StepTime = dt / db
+		rec.SamplesPerSec = world * (last.samples - first.samples) / dt
+	} else {
+		rec.SamplesPerSec = world * first.deviceRate
+		rec.StepTime = b / first.deviceRate
+	}
+	if rec.Batch < 1 || rec.Workers < 1 {
+		p.lg.malformed(last.line, last.text, fmt.Errorf("%g samples in %g batches on %g devices: want a whole batch of at least one sample", last.samples, last.batches, world))
+		return rec, false
+	}
+	return rec, true
 }
 
 // appendSplit appends the fields of s between the separators sep to dst.

@@ -90,223 +90,273 @@ const (
 // printed. The logs name no model and no device kind (--device names it:
 // the records say GPU) and no accuracy: validation prints a loss.
 func readMegatron(data []byte, lg *Log) {
-	type batch struct {
-		batch, line    int
-		weighted, iter float64 // Σ time × iterations, Σ iterations
-		skipped        bool    // its first line was left out
-	}
-	type run struct {
-		line, id              int
-		active, inArgs        bool
-		args                  map[string]string
-		world, dp, tp, pp, cp int
-		lastIter, lines       int
-		batches               []*batch
-		peak                  float64 // bytes
-		start, end            float64 // seconds since 1970 of the datetimes
-		started, ended        bool    // whether they were printed
-	}
-	var (
-		cur   run
-		flush func()
-	)
-	// begin makes the lines that follow part of a run: the current one
-	// if it has no iteration line yet (Megatron prints its layout, then
-	// its arguments, then trains), else a new one.
-	begin := func(n int) {
-		if cur.active && cur.lines == 0 && !cur.ended {
-			return
-		}
-		flush()
-		cur = run{line: n, id: len(lg.Runs) + 1, active: true, args: map[string]string{}}
-	}
-	// arg returns the count the argument name gives, 0 if it gives none.
-	arg := func(r *run, name string) int {
-		v, _ := parseCount(name, r.args[name])
-		return v
-	}
-	flush = func() {
-		if !cur.active {
-			return
-		}
-		defer func() { cur = run{} }()
-		r := &cur
-		world := cmp.Or(r.world, arg(r, "world_size"))
-		dp := cmp.Or(r.dp, arg(r, "data_parallel_size"))
-		tp := cmp.Or(r.tp, arg(r, "tensor_model_parallel_size"))
-		pp := cmp.Or(r.pp, arg(r, "pipeline_model_parallel_size"))
-		cp := cmp.Or(r.cp, arg(r, "context_parallel_size"), 1)
-		mbs := arg(r, "micro_batch_size")
-		prec := ""
-		switch {
-		case r.args["bf16"] == "True":
-			prec = "bf16"
-		case r.args["fp16"] == "True":
-			prec = "fp16"
-		case r.args["bf16"] == "False" && r.args["fp16"] == "False":
-			prec = "fp32"
-		}
-		var labels map[string]string
-		if seq := arg(r, "seq_length"); seq > 0 {
-			labels = map[string]string{calib.SampleLabel: fmt.Sprintf("sequence-%d", seq)}
-		}
-		if tp > 0 && pp > 0 && dp > 0 {
-			if labels == nil {
-				labels = map[string]string{}
-			}
-			labels[LayoutLabel] = fmt.Sprintf("tp%d pp%d cp%d dp%d", tp, pp, cp, dp)
-		}
-		if len(r.args) == 0 && len(r.batches) > 0 {
-			lg.notef("line %d: run %d: no print of Megatron's arguments before it: its precision, micro batch and sequence length are unknown", r.line, r.id)
-		}
-		if world == 0 && len(r.batches) > 0 {
-			lg.notef("line %d: run %d: no \"using world size\" line or world_size argument before it: its device count is unknown", r.line, r.id)
-		}
-		var stepSum, iterSum float64
-		for _, b := range r.batches {
-			if b.iter == 0 {
-				continue
-			}
-			st := b.weighted / b.iter
-			stepSum += b.weighted
-			iterSum += b.iter
-			rec := benchlog.Record{
-				Kind: benchlog.KindMeasurement, Run: strconv.Itoa(r.id), Device: "GPU", Precision: prec,
-				Workers: world, Batch: mbs, GlobalBatch: b.batch,
-				Steps: int(b.iter), StepTime: st, SamplesPerSec: float64(b.batch) / st,
-				PeakMemory: r.peak, Labels: maps.Clone(labels),
-			}
-			if mbs > 0 && dp > 0 && b.batch%(mbs*dp) == 0 {
-				rec.Accumulate = b.batch / (mbs * dp)
-			}
-			lg.addValid(rec, b.line, nil)
-		}
-		out := Run{Line: r.line, Run: strconv.Itoa(r.id), Device: "?"}
-		if world > 0 {
-			out.Device = fmt.Sprintf("%dxGPU", world)
-		}
-		if len(r.batches) > 0 {
-			out.GlobalBatch = r.batches[len(r.batches)-1].batch
-		}
-		if iterSum > 0 {
-			out.StepTime = units.Seconds(stepSum / iterSum)
-		}
-		if r.ended {
-			out.Status = "finished"
-			if r.started && r.end > r.start {
-				out.TimeToTrain = units.Seconds(r.end - r.start)
-			}
-		}
-		if len(r.batches) == 0 && out.Status == "" {
-			return // arguments without a training step: a run that did not start
-		}
-		lg.Runs = append(lg.Runs, out)
-	}
-	lines(data, func(n int, l []byte) {
-		s := string(l)
-		if cur.inArgs {
-			// One "  name ..... value" line an argument, to the end
-			// of the print, or to a line that is not one (a log cut
-			// inside the print).
-			if m := mgArgument.FindStringSubmatch(s); m != nil {
-				cur.args[m[1]] = m[2]
-				return
-			}
-			cur.inArgs = false
-		}
-		switch {
-		case strings.Contains(s, mgArgumentsStart):
-			begin(n)
-			cur.inArgs = true
-		case strings.Contains(s, mgArgumentsEnd):
-		case strings.Contains(s, "using world size: "):
-			begin(n)
-			for _, m := range mgLayout.FindAllStringSubmatch(s, -1) {
-				if m[1] != "" {
-					continue // an encoder's, 0 without one
-				}
-				v, err := parseCount(m[2]+" size", m[3])
-				if err != nil {
-					lg.malformed(n, l, err)
-					continue
-				}
-				switch m[2] {
-				case "world":
-					cur.world = v
-				case "data-parallel":
-					cur.dp = v
-				case "tensor-model-parallel":
-					cur.tp = v
-				case "pipeline-model-parallel":
-					cur.pp = v
-				case "context-parallel":
-					cur.cp = v
-				}
-			}
-		case strings.Contains(s, "] datetime: "):
-			m := mgDatetime.FindStringSubmatch(strings.TrimSpace(s))
-			if m == nil || !cur.active {
-				return
-			}
-			t, ok := dateSeconds(m[3:])
-			if !ok {
-				lg.malformed(n, l, fmt.Errorf("datetime %s: want YYYY-MM-DD HH:MM:SS", quote(m[2])))
-				return
-			}
-			if m[1] == "after training is done" {
-				cur.end, cur.ended = t, true
-			} else {
-				cur.start, cur.started = t, true
-			}
-		case strings.Contains(s, "max allocated: "):
-			if m := mgMemory.FindStringSubmatch(s); m != nil && cur.active {
-				if mb, err := strconv.ParseFloat(m[1], 64); err == nil && mb >= 0 && mb < 1e15 {
-					cur.peak = max(cur.peak, mb*(1<<20))
-				}
-			}
-		case strings.Contains(s, "elapsed time per iteration (ms):"):
-			m := mgIteration.FindStringSubmatch(s)
-			if m == nil {
-				return
-			}
-			iter, err1 := parseCount("iteration", m[1])
-			ms, err2 := mgField(s, "elapsed time per iteration (ms):")
-			gbs, err3 := parseCount("global batch size", strings.TrimSpace(mgRaw(s, "global batch size:")))
-			if err := oneLine([]error{err1, err2, err3}); err != nil {
-				lg.malformed(n, l, err)
-				return
-			}
-			switch {
-			case !cur.active:
-				begin(n)
-			case cur.lines > 0 && iter <= cur.lastIter:
-				lg.notef("line %d: iteration %d after iteration %d: a new run", n, iter, cur.lastIter)
-				flush()
-				begin(n)
-			}
-			cur.lines++
-			var b *batch
-			if k := len(cur.batches); k > 0 && cur.batches[k-1].batch == gbs {
-				b = cur.batches[k-1]
-			} else {
-				b = &batch{batch: gbs}
-				cur.batches = append(cur.batches, b)
-			}
-			covered := iter - cur.lastIter
-			cur.lastIter = iter
-			if !b.skipped {
-				// The run's first line holds its first iteration; a
-				// batch's first line may hold iterations of the last.
-				b.skipped = true
-				return
-			}
-			b.line = n
-			b.weighted += ms / 1000 * float64(covered)
-			b.iter += float64(covered)
-		}
-	})
-	flush()
+	g := &mgReader{lg: lg}
+	lines(data, g.line)
+	g.flush()
 	noteLayouts(lg)
+}
+
+// mgBatch is what the iteration lines of a run at one global batch said.
+type mgBatch struct {
+	batch, line    int
+	weighted, iter float64 // Σ time × iterations, Σ iterations
+	skipped        bool    // its first line was left out
+}
+
+// mgRun is what the lines of a Megatron-LM run said.
+type mgRun struct {
+	line, id              int
+	active, inArgs        bool
+	args                  map[string]string
+	world, dp, tp, pp, cp int
+	lastIter, lines       int
+	batches               []*mgBatch
+	peak                  float64 // bytes
+	start, end            float64 // seconds since 1970 of the datetimes
+	started, ended        bool    // whether they were printed
+}
+
+// mgReader is the state of readMegatron: the run it is in.
+type mgReader struct {
+	lg  *Log
+	cur mgRun
+}
+
+// line reads line n of a Megatron-LM log.
+func (g *mgReader) line(n int, l []byte) {
+	s := string(l)
+	if g.cur.inArgs {
+		// One "  name ..... value" line an argument, to the end of the
+		// print, or to a line that is not one (a log cut inside the
+		// print).
+		if m := mgArgument.FindStringSubmatch(s); m != nil {
+			g.cur.args[m[1]] = m[2]
+			return
+		}
+		g.cur.inArgs = false
+	}
+	switch {
+	case strings.Contains(s, mgArgumentsStart):
+		g.begin(n)
+		g.cur.inArgs = true
+	case strings.Contains(s, mgArgumentsEnd):
+	case strings.Contains(s, "using world size: "):
+		g.begin(n)
+		g.layout(n, l, s)
+	case strings.Contains(s, "] datetime: "):
+		g.datetime(n, l, s)
+	case strings.Contains(s, "max allocated: "):
+		if m := mgMemory.FindStringSubmatch(s); m != nil && g.cur.active {
+			if mb, err := strconv.ParseFloat(m[1], 64); err == nil && mb >= 0 && mb < 1e15 {
+				g.cur.peak = max(g.cur.peak, mb*(1<<20))
+			}
+		}
+	case strings.Contains(s, "elapsed time per iteration (ms):"):
+		g.iteration(n, l, s)
+	}
+}
+
+// begin makes the lines that follow part of a run: the current one if
+// it has no iteration line yet (Megatron prints its layout, then its
+// arguments, then trains), else a new one.
+func (g *mgReader) begin(n int) {
+	if g.cur.active && g.cur.lines == 0 && !g.cur.ended {
+		return
+	}
+	g.flush()
+	g.cur = mgRun{line: n, id: len(g.lg.Runs) + 1, active: true, args: map[string]string{}}
+}
+
+// layout reads the parallel sizes of a "using world size" line.
+func (g *mgReader) layout(n int, l []byte, s string) {
+	for _, m := range mgLayout.FindAllStringSubmatch(s, -1) {
+		if m[1] != "" {
+			continue // an encoder's, 0 without one
+		}
+		v, err := parseCount(m[2]+" size", m[3])
+		if err != nil {
+			g.lg.malformed(n, l, err)
+			continue
+		}
+		switch m[2] {
+		case "world":
+			g.cur.world = v
+		case "data-parallel":
+			g.cur.dp = v
+		case "tensor-model-parallel":
+			g.cur.tp = v
+		case "pipeline-model-parallel":
+			g.cur.pp = v
+		case "context-parallel":
+			g.cur.cp = v
+		}
+	}
+}
+
+// datetime reads the datetime before the training step or after
+// training.
+func (g *mgReader) datetime(n int, l []byte, s string) {
+	m := mgDatetime.FindStringSubmatch(strings.TrimSpace(s))
+	if m == nil || !g.cur.active {
+		return
+	}
+	t, ok := dateSeconds(m[3:])
+	if !ok {
+		g.lg.malformed(n, l, fmt.Errorf("datetime %s: want YYYY-MM-DD HH:MM:SS", quote(m[2])))
+		return
+	}
+	if m[1] == "after training is done" {
+		g.cur.end, g.cur.ended = t, true
+	} else {
+		g.cur.start, g.cur.started = t, true
+	}
+}
+
+// iteration reads an iteration line into its run's batch, starting a
+// run where it is the first or does not follow the last.
+func (g *mgReader) iteration(n int, l []byte, s string) {
+	m := mgIteration.FindStringSubmatch(s)
+	if m == nil {
+		return
+	}
+	iter, err1 := parseCount("iteration", m[1])
+	ms, err2 := mgField(s, "elapsed time per iteration (ms):")
+	gbs, err3 := parseCount("global batch size", strings.TrimSpace(mgRaw(s, "global batch size:")))
+	if err := oneLine([]error{err1, err2, err3}); err != nil {
+		g.lg.malformed(n, l, err)
+		return
+	}
+	switch {
+	case !g.cur.active:
+		g.begin(n)
+	case g.cur.lines > 0 && iter <= g.cur.lastIter:
+		g.lg.notef("line %d: iteration %d after iteration %d: a new run", n, iter, g.cur.lastIter)
+		g.flush()
+		g.begin(n)
+	}
+	cur := &g.cur
+	cur.lines++
+	var b *mgBatch
+	if k := len(cur.batches); k > 0 && cur.batches[k-1].batch == gbs {
+		b = cur.batches[k-1]
+	} else {
+		b = &mgBatch{batch: gbs}
+		cur.batches = append(cur.batches, b)
+	}
+	covered := iter - cur.lastIter
+	cur.lastIter = iter
+	if !b.skipped {
+		// The run's first line holds its first iteration; a batch's
+		// first line may hold iterations of the last.
+		b.skipped = true
+		return
+	}
+	b.line = n
+	b.weighted += ms / 1000 * float64(covered)
+	b.iter += float64(covered)
+}
+
+// arg returns the count the argument name gives, 0 if it gives none.
+func (r *mgRun) arg(name string) int {
+	v, _ := parseCount(name, r.args[name])
+	return v
+}
+
+// mgSetup is what a run's layout and arguments say of its records.
+type mgSetup struct {
+	world, dp, mbs int
+	prec           string
+	labels         map[string]string
+}
+
+// setup returns the run's layout and arguments, the layout line's sizes
+// before the arguments'.
+func (r *mgRun) setup() mgSetup {
+	u := mgSetup{world: cmp.Or(r.world, r.arg("world_size")), dp: cmp.Or(r.dp, r.arg("data_parallel_size")), mbs: r.arg("micro_batch_size")}
+	tp := cmp.Or(r.tp, r.arg("tensor_model_parallel_size"))
+	pp := cmp.Or(r.pp, r.arg("pipeline_model_parallel_size"))
+	cp := cmp.Or(r.cp, r.arg("context_parallel_size"), 1)
+	switch {
+	case r.args["bf16"] == "True":
+		u.prec = "bf16"
+	case r.args["fp16"] == "True":
+		u.prec = "fp16"
+	case r.args["bf16"] == "False" && r.args["fp16"] == "False":
+		u.prec = "fp32"
+	}
+	if seq := r.arg("seq_length"); seq > 0 {
+		u.labels = map[string]string{calib.SampleLabel: fmt.Sprintf("sequence-%d", seq)}
+	}
+	if tp > 0 && pp > 0 && u.dp > 0 {
+		if u.labels == nil {
+			u.labels = map[string]string{}
+		}
+		u.labels[LayoutLabel] = fmt.Sprintf("tp%d pp%d cp%d dp%d", tp, pp, cp, u.dp)
+	}
+	return u
+}
+
+// flush turns the run, if any, into a measurement record per global
+// batch and a Run.
+func (g *mgReader) flush() {
+	if !g.cur.active {
+		return
+	}
+	defer func() { g.cur = mgRun{} }()
+	r := &g.cur
+	u := r.setup()
+	if len(r.args) == 0 && len(r.batches) > 0 {
+		g.lg.notef("line %d: run %d: no print of Megatron's arguments before it: its precision, micro batch and sequence length are unknown", r.line, r.id)
+	}
+	if u.world == 0 && len(r.batches) > 0 {
+		g.lg.notef("line %d: run %d: no \"using world size\" line or world_size argument before it: its device count is unknown", r.line, r.id)
+	}
+	var stepSum, iterSum float64
+	for _, b := range r.batches {
+		if b.iter == 0 {
+			continue
+		}
+		st := b.weighted / b.iter
+		stepSum += b.weighted
+		iterSum += b.iter
+		rec := benchlog.Record{
+			Kind: benchlog.KindMeasurement, Run: strconv.Itoa(r.id), Device: "GPU", Precision: u.prec,
+			Workers: u.world, Batch: u.mbs, GlobalBatch: b.batch,
+			Steps: int(b.iter), StepTime: st, SamplesPerSec: float64(b.batch) / st,
+			PeakMemory: r.peak, Labels: maps.Clone(u.labels),
+		}
+		if u.mbs > 0 && u.dp > 0 && b.batch%(u.mbs*u.dp) == 0 {
+			rec.Accumulate = b.batch / (u.mbs * u.dp)
+		}
+		g.lg.addValid(rec, b.line, nil)
+	}
+	out := r.out(u.world, stepSum, iterSum)
+	if len(r.batches) == 0 && out.Status == "" {
+		return // arguments without a training step: a run that did not start
+	}
+	g.lg.Runs = append(g.lg.Runs, out)
+}
+
+// out returns the Run of r on world devices, of stepSum seconds over
+// iterSum measured iterations.
+func (r *mgRun) out(world int, stepSum, iterSum float64) Run {
+	out := Run{Line: r.line, Run: strconv.Itoa(r.id), Device: "?"}
+	if world > 0 {
+		out.Device = fmt.Sprintf("%dxGPU", world)
+	}
+	if len(r.batches) > 0 {
+		out.GlobalBatch = r.batches[len(r.batches)-1].batch
+	}
+	if iterSum > 0 {
+		out.StepTime = units.Seconds(stepSum / iterSum)
+	}
+	if r.ended {
+		out.Status = "finished"
+		if r.started && r.end > r.start {
+			out.TimeToTrain = units.Seconds(r.end - r.start)
+		}
+	}
+	return out
 }
 
 // noteLayouts notes that lg's records come from runs of several parallel

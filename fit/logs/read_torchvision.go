@@ -89,259 +89,306 @@ func torchvisionModel(name string) string {
 // makes one of each run's Evals. Other lines (data loading, warnings, the
 // Test: progress) are skipped.
 func readTorchvision(data []byte, lg *Log) {
-	type epoch struct {
-		n              int     // epoch number
-		line           int     // line of its last training line
-		steps, wait    float64 // sums of the used lines' time: and data:
-		used           int     // lines used
-		covered        int     // iterations in the union of their windows
-		last           int     // iteration of the last used line
-		peak           float64 // bytes
-		iterations     int     // N of its "[i/N]"
-		closed, active bool
-	}
-	type run struct {
-		line                 int
-		id                   string
-		model, device, prec  string
-		logged               string // model name as logged
-		batch, world, ranks  int
-		worldGiven           bool
-		epochs               int
-		accuracy             float64
-		ttt                  units.Seconds
-		finished, namespaced bool
-		steps                int // optimizer steps of the epochs closed so far
-		evals                []Eval
-		stepSum, waitSum     float64 // over its measured epochs
-		measured             int
-	}
-	var (
-		cur run
-		ep  epoch
-		// ranks is one more than the largest rank of the "distributed
-		// init" lines since the last Namespace line: each process prints
-		// one before rank 0 prints its arguments.
-		ranks int
-	)
+	v := &tvReader{lg: lg}
+	lines(data, v.line)
+	v.flushRun()
+}
+
+// tvEpoch is what the training lines of an epoch said.
+type tvEpoch struct {
+	n              int     // epoch number
+	line           int     // line of its last training line
+	steps, wait    float64 // sums of the used lines' time: and data:
+	used           int     // lines used
+	covered        int     // iterations in the union of their windows
+	last           int     // iteration of the last used line
+	peak           float64 // bytes
+	iterations     int     // N of its "[i/N]"
+	closed, active bool
+}
+
+// tvRun is what the lines of a run of train.py said.
+type tvRun struct {
+	line                 int
+	id                   string
+	model, device, prec  string
+	logged               string // model name as logged
+	batch, world, ranks  int
+	worldGiven           bool
+	epochs               int
+	accuracy             float64
+	ttt                  units.Seconds
+	finished, namespaced bool
+	steps                int // optimizer steps of the epochs closed so far
+	evals                []Eval
+	stepSum, waitSum     float64 // over its measured epochs
+	measured             int
+}
+
+// tvReader is the state of readTorchvision.
+type tvReader struct {
+	lg  *Log
+	cur tvRun
+	ep  tvEpoch
+	// ranks is one more than the largest rank of the "distributed init"
+	// lines since the last Namespace line: each process prints one before
+	// rank 0 prints its arguments.
+	ranks int
 	// cocoIoU is the IoU type of the COCO summary being printed ("IoU
 	// metric: bbox"), until its box AP at IoU 0.50:0.95 is read.
-	var cocoIoU string
-	// evaluated records an evaluation's accuracy, text in units of scale
-	// (100: a percentage, 1: a fraction), as the run's accuracy and, after
-	// a closed epoch, as one of its Evals.
-	evaluated := func(n int, l []byte, what, text string, scale float64) {
-		v, err := strconv.ParseFloat(text, 64)
-		if err != nil || !(v >= 0 && v <= scale) {
-			lg.malformed(n, l, fmt.Errorf("%s %s: want a number from 0 to %g", what, quote(text), scale))
+	cocoIoU string
+}
+
+// line reads line n of a train.py log.
+func (v *tvReader) line(n int, l []byte) {
+	s := strings.TrimRight(string(l), " \t\r")
+	switch {
+	case strings.Contains(s, "Namespace(") && tvBatch.MatchString(s):
+		v.namespace(n, l, s)
+	case strings.Contains(s, "distributed init") && tvDistInit.MatchString(s):
+		if r, err := strconv.Atoi(tvDistInit.FindStringSubmatch(s)[1]); err == nil {
+			v.ranks = max(v.ranks, r+1)
+		}
+	case strings.Contains(s, "Total time:") && tvEpochEnd.MatchString(s):
+		v.epochEnd(n, l, s)
+	case strings.Contains(s, "Epoch: ["):
+		v.train(n, l, s)
+	case strings.Contains(s, "Acc@1") && tvAccuracy.MatchString(s):
+		if m := tvAccuracy.FindStringSubmatch(s); m[1] == "" { // else the EMA model's
+			v.evaluated(n, l, "Acc@1", m[2], 100)
+		}
+	case strings.HasPrefix(strings.TrimSpace(s), "IoU metric: "):
+		v.cocoIoU = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(s), "IoU metric: "))
+	case v.cocoIoU == "bbox" && tvCOCOAP.MatchString(s):
+		v.cocoIoU = "" // the first AP of the box summary; the rest are at other IoUs and areas
+		v.evaluated(n, l, "box AP", tvCOCOAP.FindStringSubmatch(s)[1], 1)
+	case strings.HasPrefix(s, "mean IoU: "):
+		v.evaluated(n, l, "mean IoU", strings.TrimSpace(strings.TrimPrefix(s, "mean IoU: ")), 100)
+	case strings.Contains(s, "Training time") && tvTrainTime.MatchString(s):
+		d, err := tvParseDuration(tvTrainTime.FindStringSubmatch(s)[1])
+		if err != nil {
+			v.lg.malformed(n, l, err)
 			return
 		}
-		cur.accuracy = v / scale
-		if cur.steps > 0 {
-			cur.evals = append(cur.evals, Eval{Line: n, Steps: cur.steps, Accuracy: v / scale})
+		v.flushEpoch(v.ep.line, nil)
+		v.cur.ttt, v.cur.finished = d, true
+	}
+}
+
+// namespace starts a run at its Namespace line, print(args).
+func (v *tvReader) namespace(n int, l []byte, s string) {
+	v.flushRun()
+	v.cur = tvRun{line: n, id: strconv.Itoa(len(v.lg.Runs) + 1), namespaced: true, prec: "fp32", ranks: v.ranks}
+	v.ranks = 0
+	cur := &v.cur
+	var bad []error
+	b, err := parseCount("batch_size", tvBatch.FindStringSubmatch(s)[1])
+	bad = append(bad, err)
+	cur.batch = b
+	if m := tvWorld.FindStringSubmatch(s); m != nil {
+		w, err := parseCount("world_size", m[1])
+		bad = append(bad, err)
+		cur.world, cur.worldGiven = w, true
+	}
+	if m := tvDistributed.FindStringSubmatch(s); m != nil && m[1] == "False" {
+		cur.world, cur.worldGiven = 1, true
+	}
+	if m := tvModel.FindStringSubmatch(s); m != nil {
+		cur.logged = m[1]
+		cur.model = torchvisionModel(m[1])
+	}
+	if m := tvDevice.FindStringSubmatch(s); m != nil {
+		switch d := m[1]; {
+		case strings.HasPrefix(d, "cuda"):
+			cur.device = "GPU"
+		case d == "cpu":
+			cur.device = "CPU"
+		default:
+			cur.device = d
 		}
 	}
-	workers := func() int {
-		switch {
-		case cur.worldGiven:
-			return cur.world
-		case cur.ranks > 0:
-			return cur.ranks
+	for _, re := range []*regexp.Regexp{tvAMP, tvApex} {
+		if m := re.FindStringSubmatch(s); m != nil && m[1] == "True" {
+			cur.prec = "amp-fp16"
 		}
-		return 1
 	}
-	flushEpoch := func(endLine int, text []byte) {
-		if !ep.active {
-			return
-		}
-		defer func() { ep = epoch{} }()
-		if ep.used == 0 {
-			lg.notef("line %d: run %s, epoch %d: no training line past iteration %d (the first window holds the epoch's first iteration): not measured",
-				ep.line, cur.id, ep.n, TorchvisionWindow-1)
-			return
-		}
-		if cur.batch == 0 {
-			lg.malformed(endLine, text, fmt.Errorf("epoch %d: no Namespace line (print(args)) with a batch_size of at least 1 before it", ep.n))
-			return
-		}
-		if !ep.closed {
-			lg.notef("line %d: run %s, epoch %d: no \"Total time\" line follows (the log ends or moves on): measured from its %d lines", ep.line, cur.id, ep.n, ep.used)
-		}
-		w := workers()
-		st, wait := ep.steps/float64(ep.used), ep.wait/float64(ep.used)
-		cur.stepSum += st
-		cur.waitSum += wait
-		cur.measured++
-		lg.addValid(benchlog.Record{
-			Kind: benchlog.KindMeasurement, Run: cur.id, Model: cur.model, Device: cur.device, Precision: cur.prec,
-			Workers: w, Batch: cur.batch, GlobalBatch: cur.batch * w,
-			Steps: ep.covered, StepTime: st,
-			SamplesPerSec: float64(cur.batch*w) / st,
-			Phases:        &benchlog.Phases{DataWait: wait},
-			PeakMemory:    ep.peak,
-		}, endLine, text)
+	if err := oneLine(bad); err != nil {
+		// Its epochs are malformed for want of a batch, and the run is
+		// not listed.
+		v.lg.malformed(n, l, err)
+		cur.batch, cur.namespaced = 0, false
 	}
-	flushRun := func() {
-		flushEpoch(ep.line, nil)
-		if !cur.namespaced {
-			return
-		}
-		if !cur.worldGiven && cur.ranks == 0 {
-			lg.notef("line %d: run %s: the Namespace line has no world_size and no \"distributed init\" line follows: 1 process assumed", cur.line, cur.id)
-		}
-		status := ""
-		if cur.finished {
-			status = "finished"
-		}
-		w := workers()
-		run := Run{
-			Line: cur.line, Run: cur.id, Model: cur.model, Benchmark: cur.logged,
-			Device: fmt.Sprintf("%dx%s", w, cmp.Or(cur.device, "?")), GlobalBatch: cur.batch * w,
-			Epochs: float64(cur.epochs), Accuracy: cur.accuracy, Status: status, TimeToTrain: cur.ttt,
-			Evals: cur.evals,
-		}
-		if cur.measured > 0 {
-			run.StepTime = units.Seconds(cur.stepSum / float64(cur.measured))
-			run.DataWait = units.Seconds(cur.waitSum / float64(cur.measured))
-		}
-		lg.Runs = append(lg.Runs, run)
+}
+
+// epochEnd closes an epoch at its "Total time" line.
+func (v *tvReader) epochEnd(n int, l []byte, s string) {
+	m := tvEpochEnd.FindStringSubmatch(s)
+	e, _ := strconv.Atoi(m[1])
+	if _, err := tvParseDuration(m[2]); err != nil {
+		v.lg.malformed(n, l, err)
+		return
 	}
-	lines(data, func(n int, l []byte) {
-		s := strings.TrimRight(string(l), " \t\r")
-		switch {
-		case strings.Contains(s, "Namespace(") && tvBatch.MatchString(s):
-			flushRun()
-			cur = run{line: n, id: strconv.Itoa(len(lg.Runs) + 1), namespaced: true, prec: "fp32", ranks: ranks}
-			ranks = 0
-			var bad []error
-			b, err := parseCount("batch_size", tvBatch.FindStringSubmatch(s)[1])
-			bad = append(bad, err)
-			cur.batch = b
-			if m := tvWorld.FindStringSubmatch(s); m != nil {
-				w, err := parseCount("world_size", m[1])
-				bad = append(bad, err)
-				cur.world, cur.worldGiven = w, true
-			}
-			if m := tvDistributed.FindStringSubmatch(s); m != nil && m[1] == "False" {
-				cur.world, cur.worldGiven = 1, true
-			}
-			if m := tvModel.FindStringSubmatch(s); m != nil {
-				cur.logged = m[1]
-				cur.model = torchvisionModel(m[1])
-			}
-			if m := tvDevice.FindStringSubmatch(s); m != nil {
-				switch d := m[1]; {
-				case strings.HasPrefix(d, "cuda"):
-					cur.device = "GPU"
-				case d == "cpu":
-					cur.device = "CPU"
-				default:
-					cur.device = d
-				}
-			}
-			for _, re := range []*regexp.Regexp{tvAMP, tvApex} {
-				if m := re.FindStringSubmatch(s); m != nil && m[1] == "True" {
-					cur.prec = "amp-fp16"
-				}
-			}
-			if err := oneLine(bad); err != nil {
-				// Its epochs are malformed for want of a batch, and
-				// the run is not listed.
-				lg.malformed(n, l, err)
-				cur.batch, cur.namespaced = 0, false
-			}
-		case strings.Contains(s, "distributed init") && tvDistInit.MatchString(s):
-			if r, err := strconv.Atoi(tvDistInit.FindStringSubmatch(s)[1]); err == nil {
-				ranks = max(ranks, r+1)
-			}
-		case strings.Contains(s, "Total time:") && tvEpochEnd.MatchString(s):
-			m := tvEpochEnd.FindStringSubmatch(s)
-			e, _ := strconv.Atoi(m[1])
-			if _, err := tvParseDuration(m[2]); err != nil {
-				lg.malformed(n, l, err)
-				return
-			}
-			cur.epochs++
-			if ep.active && ep.n == e {
-				cur.steps += ep.iterations
-				ep.closed = true
-				flushEpoch(n, l)
-			}
-		case strings.Contains(s, "Epoch: ["):
-			m := tvEpochLine.FindStringSubmatch(s)
-			if m == nil {
-				return
-			}
-			e, _ := strconv.Atoi(m[1])
-			i, _ := strconv.Atoi(m[2])
-			total, _ := strconv.Atoi(m[3])
-			tm := tvTimeData(s)
-			if tm == nil {
-				lg.malformed(n, l, fmt.Errorf("want %q", "Epoch: [e]  [i/N]  ...  time: T  data: D"))
-				return
-			}
-			step, err := positive(tm, 1)
-			if err != nil {
-				lg.malformed(n, l, fmt.Errorf("time: %w", err))
-				return
-			}
-			wait, err := nonNegative(tm, 2)
-			if err != nil {
-				lg.malformed(n, l, fmt.Errorf("data: %w", err))
-				return
-			}
-			if i >= total {
-				lg.malformed(n, l, fmt.Errorf("iteration %d of %d", i, total))
-				return
-			}
-			if ep.active && ep.n != e {
-				flushEpoch(ep.line, nil)
-			}
-			if !ep.active {
-				ep = epoch{n: e, active: true, iterations: total}
-			}
-			ep.line = n
-			if mm, ok := tvField(s, " max mem: "); ok {
-				if mib, err := strconv.ParseFloat(mm, 64); err == nil && mib >= 0 && mib < 1e15 {
-					ep.peak = max(ep.peak, mib*(1<<20))
-				}
-			}
-			if i < TorchvisionWindow {
-				return
-			}
-			if ep.used == 0 {
-				ep.covered = TorchvisionWindow
-			} else {
-				ep.covered += min(TorchvisionWindow, max(0, i-ep.last))
-			}
-			ep.steps += step
-			ep.wait += wait
-			ep.last = i
-			ep.used++
-		case strings.Contains(s, "Acc@1") && tvAccuracy.MatchString(s):
-			m := tvAccuracy.FindStringSubmatch(s)
-			if m[1] != "" {
-				return // the EMA model's
-			}
-			evaluated(n, l, "Acc@1", m[2], 100)
-		case strings.HasPrefix(strings.TrimSpace(s), "IoU metric: "):
-			cocoIoU = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(s), "IoU metric: "))
-		case cocoIoU == "bbox" && tvCOCOAP.MatchString(s):
-			cocoIoU = "" // the first AP of the box summary; the rest are at other IoUs and areas
-			evaluated(n, l, "box AP", tvCOCOAP.FindStringSubmatch(s)[1], 1)
-		case strings.HasPrefix(s, "mean IoU: "):
-			evaluated(n, l, "mean IoU", strings.TrimSpace(strings.TrimPrefix(s, "mean IoU: ")), 100)
-		case strings.Contains(s, "Training time") && tvTrainTime.MatchString(s):
-			d, err := tvParseDuration(tvTrainTime.FindStringSubmatch(s)[1])
-			if err != nil {
-				lg.malformed(n, l, err)
-				return
-			}
-			flushEpoch(ep.line, nil)
-			cur.ttt, cur.finished = d, true
+	v.cur.epochs++
+	if v.ep.active && v.ep.n == e {
+		v.cur.steps += v.ep.iterations
+		v.ep.closed = true
+		v.flushEpoch(n, l)
+	}
+}
+
+// train reads a training line, "Epoch: [e]  [i/N] ... time: T  data: D".
+func (v *tvReader) train(n int, l []byte, s string) {
+	m := tvEpochLine.FindStringSubmatch(s)
+	if m == nil {
+		return
+	}
+	e, _ := strconv.Atoi(m[1])
+	i, _ := strconv.Atoi(m[2])
+	total, _ := strconv.Atoi(m[3])
+	step, wait, err := tvStepTimes(s, i, total)
+	if err != nil {
+		v.lg.malformed(n, l, err)
+		return
+	}
+	if v.ep.active && v.ep.n != e {
+		v.flushEpoch(v.ep.line, nil)
+	}
+	if !v.ep.active {
+		v.ep = tvEpoch{n: e, active: true, iterations: total}
+	}
+	v.ep.line = n
+	if mm, ok := tvField(s, " max mem: "); ok {
+		if mib, err := strconv.ParseFloat(mm, 64); err == nil && mib >= 0 && mib < 1e15 {
+			v.ep.peak = max(v.ep.peak, mib*(1<<20))
 		}
-	})
-	flushRun()
+	}
+	v.ep.add(i, step, wait)
+}
+
+// tvStepTimes returns the time: and data: of a training line at
+// iteration i of total.
+func tvStepTimes(s string, i, total int) (step, wait float64, err error) {
+	tm := tvTimeData(s)
+	if tm == nil {
+		return 0, 0, fmt.Errorf("want %q", "Epoch: [e]  [i/N]  ...  time: T  data: D")
+	}
+	if step, err = positive(tm, 1); err != nil {
+		return 0, 0, fmt.Errorf("time: %w", err)
+	}
+	if wait, err = nonNegative(tm, 2); err != nil {
+		return 0, 0, fmt.Errorf("data: %w", err)
+	}
+	if i >= total {
+		return 0, 0, fmt.Errorf("iteration %d of %d", i, total)
+	}
+	return step, wait, nil
+}
+
+// add takes the step and data times of a line at iteration i past the
+// first window into the epoch's means.
+func (ep *tvEpoch) add(i int, step, wait float64) {
+	if i < TorchvisionWindow {
+		return
+	}
+	if ep.used == 0 {
+		ep.covered = TorchvisionWindow
+	} else {
+		ep.covered += min(TorchvisionWindow, max(0, i-ep.last))
+	}
+	ep.steps += step
+	ep.wait += wait
+	ep.last = i
+	ep.used++
+}
+
+// evaluated records an evaluation's accuracy, text in units of scale
+// (100: a percentage, 1: a fraction), as the run's accuracy and, after a
+// closed epoch, as one of its Evals.
+func (v *tvReader) evaluated(n int, l []byte, what, text string, scale float64) {
+	x, err := strconv.ParseFloat(text, 64)
+	if err != nil || !(x >= 0 && x <= scale) {
+		v.lg.malformed(n, l, fmt.Errorf("%s %s: want a number from 0 to %g", what, quote(text), scale))
+		return
+	}
+	v.cur.accuracy = x / scale
+	if v.cur.steps > 0 {
+		v.cur.evals = append(v.cur.evals, Eval{Line: n, Steps: v.cur.steps, Accuracy: x / scale})
+	}
+}
+
+// workers returns the run's processes: its world_size, else the ranks
+// of its "distributed init" lines, else 1.
+func (r *tvRun) workers() int {
+	switch {
+	case r.worldGiven:
+		return r.world
+	case r.ranks > 0:
+		return r.ranks
+	}
+	return 1
+}
+
+// flushEpoch turns the epoch, if any, into a measurement record at
+// endLine, of text.
+func (v *tvReader) flushEpoch(endLine int, text []byte) {
+	ep, cur := &v.ep, &v.cur
+	if !ep.active {
+		return
+	}
+	defer func() { v.ep = tvEpoch{} }()
+	if ep.used == 0 {
+		v.lg.notef("line %d: run %s, epoch %d: no training line past iteration %d (the first window holds the epoch's first iteration): not measured",
+			ep.line, cur.id, ep.n, TorchvisionWindow-1)
+		return
+	}
+	if cur.batch == 0 {
+		v.lg.malformed(endLine, text, fmt.Errorf("epoch %d: no Namespace line (print(args)) with a batch_size of at least 1 before it", ep.n))
+		return
+	}
+	if !ep.closed {
+		v.lg.notef("line %d: run %s, epoch %d: no \"Total time\" line follows (the log ends or moves on): measured from its %d lines", ep.line, cur.id, ep.n, ep.used)
+	}
+	w := cur.workers()
+	st, wait := ep.steps/float64(ep.used), ep.wait/float64(ep.used)
+	cur.stepSum += st
+	cur.waitSum += wait
+	cur.measured++
+	v.lg.addValid(benchlog.Record{
+		Kind: benchlog.KindMeasurement, Run: cur.id, Model: cur.model, Device: cur.device, Precision: cur.prec,
+		Workers: w, Batch: cur.batch, GlobalBatch: cur.batch * w,
+		Steps: ep.covered, StepTime: st,
+		SamplesPerSec: float64(cur.batch*w) / st,
+		Phases:        &benchlog.Phases{DataWait: wait},
+		PeakMemory:    ep.peak,
+	}, endLine, text)
+}
+
+// flushRun turns the run, if it had a Namespace line, into a Run.
+func (v *tvReader) flushRun() {
+	v.flushEpoch(v.ep.line, nil)
+	cur := &v.cur
+	if !cur.namespaced {
+		return
+	}
+	if !cur.worldGiven && cur.ranks == 0 {
+		v.lg.notef("line %d: run %s: the Namespace line has no world_size and no \"distributed init\" line follows: 1 process assumed", cur.line, cur.id)
+	}
+	status := ""
+	if cur.finished {
+		status = "finished"
+	}
+	w := cur.workers()
+	run := Run{
+		Line: cur.line, Run: cur.id, Model: cur.model, Benchmark: cur.logged,
+		Device: fmt.Sprintf("%dx%s", w, cmp.Or(cur.device, "?")), GlobalBatch: cur.batch * w,
+		Epochs: float64(cur.epochs), Accuracy: cur.accuracy, Status: status, TimeToTrain: cur.ttt,
+		Evals: cur.evals,
+	}
+	if cur.measured > 0 {
+		run.StepTime = units.Seconds(cur.stepSum / float64(cur.measured))
+		run.DataWait = units.Seconds(cur.waitSum / float64(cur.measured))
+	}
+	v.lg.Runs = append(v.lg.Runs, run)
 }
 
 // tvTimeData returns {line, T, D} for a training line's "time: T" and
