@@ -25,15 +25,16 @@ import (
 var allowed = map[string][]string{
 	"scaleplan":           {"internal/cmd"},
 	"internal/cmd":        {"*"},
-	"plots":               {"sim", "fit", "internal/units", "internal/atomicfile"},
+	"plots":               {"sim", "fit", "fit/logs", "internal/units", "internal/atomicfile"},
 	"scenarios":           {"sim/...", "hw", "model", "internal/units", "internal/config", "internal/calib"},
 	"predict":             {"scenarios", "sim", "sim/...", "hw", "model", "internal/units", "internal/config", "internal/calib", "internal/atomicfile"},
 	"plan":                {"predict", "scenarios", "sim", "hw", "model", "internal/units", "internal/config"},
-	"validate":            {"predict", "fit", "scenarios", "sim", "hw", "model", "internal/units", "internal/config", "internal/calib", "internal/benchlog"},
+	"validate":            {"predict", "fit", "fit/logs", "scenarios", "sim", "hw", "model", "internal/units", "internal/config", "internal/calib", "internal/benchlog"},
 	"report":              {"predict", "plots", "scenarios", "sim", "hw", "internal/units"},
 	"sim":                 {"sim/internal/...", "hw", "model", "internal/units"},
 	"sim/internal/...":    {"sim/internal/...", "internal/units"},
-	"fit":                 {"internal/benchlog", "internal/units", "internal/config", "internal/atomicfile", "internal/calib"},
+	"fit":                 {"fit/logs", "internal/benchlog", "internal/units", "internal/config", "internal/atomicfile", "internal/calib"},
+	"fit/logs":            {"internal/benchlog", "internal/units", "internal/calib"},
 	"engine/tensor":       {},
 	"engine/nn":           {"engine/tensor"},
 	"engine/optim":        {},
@@ -56,7 +57,7 @@ var allowed = map[string][]string{
 
 // noClock lists the packages that must not read the wall clock or a global
 // random source: they may not import "time" at all.
-var noClock = []string{"sim", "sim/internal/...", "fit"}
+var noClock = []string{"sim", "sim/internal/...", "fit", "fit/logs"}
 
 type pkg struct {
 	ImportPath   string

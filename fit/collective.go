@@ -7,33 +7,9 @@ import (
 
 	"gonum.org/v1/gonum/stat"
 
+	"scaleplan/fit/logs"
 	"scaleplan/internal/units"
 )
-
-// Collective is one test of nccl-tests (or ROCm's rccl-tests): a
-// collective operation timed at a sweep of message sizes over a group of
-// ranks, one device each.
-type Collective struct {
-	Line   int    // line of the test's "# nThread" header
-	Op     string // "all_reduce", "all_gather", "reduce_scatter", "alltoall", "broadcast", "reduce", "sendrecv", ...; "" where the log does not say
-	Ranks  int    // ranks of the test, from its "#  Rank" lines; 0 if it lists none
-	Nodes  int    // distinct hosts of those ranks; 0 if it lists none
-	Device string // device name of rank 0 ("NVIDIA H100 80GB HBM3"); "" if it lists none
-	Type   string // data type of the first row, "float"
-	// AvgBusBW is the mean bus bandwidth the test prints at its end ("# Avg
-	// bus bandwidth"); 0 if it prints none.
-	AvgBusBW units.BytesPerSec
-	Points   []CollectivePoint // in the order printed
-}
-
-// CollectivePoint is one message size of a Collective, out of place.
-type CollectivePoint struct {
-	Line  int
-	Bytes units.Bytes       // message size as nccl-tests counts it (the whole buffer)
-	Time  units.Seconds     // mean time of one operation
-	AlgBW units.BytesPerSec // Bytes / Time, as printed (GB/s of 10^9 bytes)
-	BusBW units.BytesPerSec // AlgBW × BusFactor, as printed
-}
 
 // BusFactor returns the factor nccl-tests applies to the algorithm
 // bandwidth of op over n ranks to give the bus bandwidth, the rate each
@@ -55,7 +31,7 @@ func BusFactor(op string, n int) (f float64, ok bool) {
 	return 0, false
 }
 
-// CollectiveFit is the latency–bandwidth model of one Collective,
+// CollectiveFit is the latency–bandwidth model of one logs.Collective,
 //
 //	T(S) = α + S/β,
 //
@@ -67,7 +43,7 @@ func BusFactor(op string, n int) (f float64, ok bool) {
 // the worst point.
 type CollectiveFit struct {
 	Source string // the log's name
-	Collective
+	logs.Collective
 	// Latency is α, the time of an operation on an empty message; held at
 	// 0 where the least squares would make it negative.
 	Latency units.Seconds
@@ -100,7 +76,7 @@ var ErrFewSizes = errors.New("fewer than two distinct message sizes")
 var ErrLatencyOnly = errors.New("every size in the latency regime")
 
 // FitCollective fits T(S) = α + S/β to c's points (see CollectiveFit).
-func FitCollective(source string, c Collective) CollectiveFit {
+func FitCollective(source string, c logs.Collective) CollectiveFit {
 	f := CollectiveFit{Source: source, Collective: c}
 	sizes := map[units.Bytes]bool{}
 	var smax float64

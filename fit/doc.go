@@ -1,43 +1,9 @@
-// Package fit reads training logs and fits the laws that calibrate the
-// simulator: the throughput law per configuration, its fixed time across
-// device counts, and the steps-to-target curve.
+// Package fit fits the laws that calibrate the simulator to the records
+// of training logs (read by package fit/logs): the throughput law per
+// configuration, its fixed time across device counts, the steps-to-target
+// curve, and the latency–bandwidth line of nccl-tests' collectives.
 //
-// # Logs
-//
-// Read detects the format of a log and turns it into bench log records
-// (internal/benchlog): the scaleplan bench log itself, CSV with a header,
-// MLPerf Training result logs (":::MLLOG" lines, and v0.6's ":::MLL"
-// lines; benchmark names become the catalogue's model names), the output
-// of Horovod's PyTorch synthetic benchmark, of tf_cnn_benchmarks, of
-// torchvision's reference train.py, of the Hugging Face Trainer, of
-// Megatron-LM, of DeepSpeed's engine and of torchtitan, and PyTorch
-// Lightning's metrics.csv with its ThroughputMonitor columns;
-// torchvision's, the Trainer's, Megatron's and torchtitan's also give
-// training runs (Log.Runs).
-// Malformed lines are counted and the first MaxQuoted kept with their line
-// numbers; a log without a usable record is an error (ErrNoRecords) that
-// says what was expected.
-//
-// # Limits
-//
-// No input makes a reader hold more than bounded memory or quote more
-// than 80 bytes of it in a message (longer text is cut, followed by
-// "…(N bytes)"). A line over MaxLineBytes (1 MiB; a file of NULs, a
-// binary file) ends the reading with an error naming its line. CSV and
-// bench logs are read line by line, up to MaxBytes (4 GiB); the other
-// formats are read whole, up to MaxWholeBytes (256 MiB). A log may give
-// at most MaxRecords (500,000) records; past AggregateRows (10^5) CSV
-// measurement rows, the rows are merged into one measurement per
-// configuration and batch at their mean throughput, and Log.Notes says
-// so. Going over a limit is an error wrapping ErrLimit.
-//
-// Every reader refuses, as a malformed line with its value, a throughput
-// that is not finite and above 0 or exceeds MaxDeviceThroughput (1e9
-// samples/s per device), a step time outside [MinStepTime, MaxStepTime]
-// (1 ns to 1e6 s), a batch over MaxBatch (2^30 samples) and a device count
-// over MaxDevices (10^7); a fit whose v0, t, S_min or B_noise is not
-// finite is a group error. An MLPerf run whose run_stop has no run_start
-// before it, or is not after it in time, is refused.
+// A fit whose v0, t, S_min or B_noise is not finite is a group error.
 //
 // # Throughput law
 //

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"scaleplan/fit/logs"
 	"scaleplan/internal/benchlog"
 	"scaleplan/internal/calib"
 	"scaleplan/internal/config"
@@ -35,7 +36,7 @@ type Options struct {
 	// Settings of the fits; nil means DefaultSettings.
 	Settings *Settings
 	// Target is a validation accuracy, a fraction in (0, 1], for the runs
-	// whose logs evaluate without naming a target (Run.Evals, torchvision's
+	// whose logs evaluate without naming a target (logs.Run.Evals, torchvision's
 	// train.py): each such run gives a convergence record, reached at the
 	// steps of its first evaluation at or above Target, or not reached
 	// after the steps of its last. 0 leaves them out.
@@ -151,20 +152,20 @@ type Report struct {
 	Collectives []CollectiveFit
 }
 
-// SourcedRun is a Run and the file it came from.
+// SourcedRun is a logs.Run and the file it came from.
 type SourcedRun struct {
 	Source string
-	Run
+	logs.Run
 }
 
 // Fit fits the throughput law to every group of measurement (or step)
-// records of logs, the communication split across device counts, and the
+// records of lgs, the communication split across device counts, and the
 // steps-to-target curve to the convergence records, grouped by model,
 // target and the GroupBy labels. In a group that has measurement records,
 // step records are ignored: a measurement summarizes its steps. A group
 // that cannot be fitted has its Err set; Fit returns ErrNoData only when
 // there is nothing to report at all.
-func Fit(logs []*Log, opt *Options) (*Report, error) {
+func Fit(lgs []*logs.Log, opt *Options) (*Report, error) {
 	var o Options
 	if opt != nil {
 		o = *opt
@@ -172,7 +173,7 @@ func Fit(logs []*Log, opt *Options) (*Report, error) {
 	if !(o.Target >= 0 && o.Target <= 1) {
 		return nil, fmt.Errorf("target %v: want an accuracy in (0, 1], or 0 for none", o.Target)
 	}
-	if err := checkGroupBy(logs, o.GroupBy); err != nil {
+	if err := checkGroupBy(lgs, o.GroupBy); err != nil {
 		return nil, err
 	}
 	rep := &Report{}
@@ -191,7 +192,7 @@ func Fit(logs []*Log, opt *Options) (*Report, error) {
 			Accuracy: r.Accuracy, Source: source, Line: line,
 		})
 	}
-	for _, lg := range logs {
+	for _, lg := range lgs {
 		for _, c := range lg.Collectives {
 			rep.Collectives = append(rep.Collectives, FitCollective(lg.Name, c))
 		}
@@ -440,12 +441,12 @@ func setLabel(labels map[string]string, name, v string) map[string]string {
 }
 
 // checkGroupBy returns an error naming a label of names that no record of
-// logs has, and the labels they have: a misspelt label would split
+// lgs has, and the labels they have: a misspelt label would split
 // nothing and say nothing. A record's transport (benchlog.Record.Transport)
 // counts as its label "transport".
-func checkGroupBy(logs []*Log, names []string) error {
+func checkGroupBy(lgs []*logs.Log, names []string) error {
 	have := map[string]bool{}
-	for _, lg := range logs {
+	for _, lg := range lgs {
 		for _, r := range lg.Records {
 			for k := range r.Labels {
 				have[k] = true
@@ -506,4 +507,38 @@ func finiteLaw(f *ThroughputFit) error {
 		return fmt.Errorf("the fit gives v0 = %v samples/s, t = %v s: want finite values", f.V0, float64(f.T))
 	}
 	return nil
+}
+
+// ErrNoneFitted is returned, wrapped, by Report.NoneFitted.
+var ErrNoneFitted = errors.New("no group could be fitted")
+
+// NoneFitted returns an error saying why each group failed when the
+// report has groups (throughput, steps-to-target or collective tests)
+// and not one of them could be fitted; nil when one was, or there are
+// none. A collective test fitted to its latency alone (ErrLatencyOnly)
+// counts as fitted.
+func (r *Report) NoneFitted() error {
+	var why []string
+	for _, g := range r.Groups {
+		if g.Fit != nil {
+			return nil
+		}
+		why = append(why, fmt.Sprintf("throughput group %v: %v", g.Key, g.Err))
+	}
+	for _, s := range r.Steps {
+		if s.Fit != nil {
+			return nil
+		}
+		why = append(why, fmt.Sprintf("steps-to-target curve of %s: %v", cmp.Or(s.Model, "?"), s.Err))
+	}
+	for _, c := range r.Collectives {
+		if c.Err == nil || errors.Is(c.Err, ErrLatencyOnly) {
+			return nil
+		}
+		why = append(why, fmt.Sprintf("collective test of %s, line %d: %v", c.Source, c.Line, c.Err))
+	}
+	if len(why) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%w:\n  %s", ErrNoneFitted, strings.Join(why, "\n  "))
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
+	"scaleplan/fit/logs"
 	"strconv"
 	"strings"
 	"testing"
@@ -13,34 +14,34 @@ import (
 	"scaleplan/internal/calib"
 )
 
-func readLogs(t *testing.T, files ...string) []*Log {
+func readLogs(t *testing.T, files ...string) []*logs.Log {
 	t.Helper()
-	var logs []*Log
+	var lgs []*logs.Log
 	for _, f := range files {
-		lg, err := ReadFile(filepath.Join("testdata", f))
+		lg, err := logs.ReadFile(filepath.Join("testdata", f))
 		if err != nil {
 			t.Fatal(err)
 		}
-		logs = append(logs, lg)
+		lgs = append(lgs, lg)
 	}
-	return logs
+	return lgs
 }
 
 // measuredLogs reads the n logs that pattern, under testdata/measurements,
 // matches.
-func measuredLogs(t *testing.T, pattern string, n int) []*Log {
+func measuredLogs(t *testing.T, pattern string, n int) []*logs.Log {
 	t.Helper()
 	files, err := filepath.Glob(filepath.Join("../testdata/measurements", pattern))
 	if err != nil || len(files) != n {
 		t.Fatalf("logs %s: %v (%v): want %d", pattern, files, err, n)
 	}
-	logs := make([]*Log, len(files))
+	lgs := make([]*logs.Log, len(files))
 	for i, f := range files {
-		if logs[i], err = ReadFile(f); err != nil {
+		if lgs[i], err = logs.ReadFile(f); err != nil {
 			t.Fatal(err)
 		}
 	}
-	return logs
+	return lgs
 }
 
 func findGroup(t *testing.T, rep *Report, key string) Group {
@@ -132,8 +133,8 @@ func TestFitIndependentWorkers(t *testing.T) {
 // a group apart from those that ran on as they would: four of each, of
 // exactly v = b/(b/v0 + t) with v0 = 4,000 samples/s and t = 2 and 5 ms.
 func TestFitInStepWorkers(t *testing.T) {
-	logs := exactLog("four.jsonl", 4, []exactLaw{{transport: "none", t: 2e-3}, {transport: "none", labels: map[string]string{benchlog.InStep: "tcp"}, t: 5e-3}})
-	rep, err := Fit(logs, nil)
+	lgs := exactLog("four.jsonl", 4, []exactLaw{{transport: "none", t: 2e-3}, {transport: "none", labels: map[string]string{benchlog.InStep: "tcp"}, t: 5e-3}})
+	rep, err := Fit(lgs, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,7 +151,7 @@ type exactLaw struct {
 // exactLog returns a log, name, of w workers' measurements at per-worker
 // batches 16, 64 and 256 that follow v = B/(B/v0 + t) exactly for each of
 // laws, B = w·b the global batch and v0 = 4,000 samples/s.
-func exactLog(name string, w int, laws []exactLaw) []*Log {
+func exactLog(name string, w int, laws []exactLaw) []*logs.Log {
 	var recs []benchlog.Record
 	var lines []int
 	for _, c := range laws {
@@ -161,7 +162,7 @@ func exactLog(name string, w int, laws []exactLaw) []*Log {
 			lines = append(lines, len(lines)+1)
 		}
 	}
-	return []*Log{{Name: name, Records: recs, Lines: lines}}
+	return []*logs.Log{{Name: name, Records: recs, Lines: lines}}
 }
 
 // exactGroup is a group checkExactGroups wants: its key and t.
@@ -190,13 +191,13 @@ func checkExactGroups(t *testing.T, rep *Report, v0 float64, want []exactGroup) 
 // v0 = 4,000 samples/s and t = 2 ms, TCP v0 = 4,000 and t = 6 ms, give
 // those two laws apart, and one group of both without it.
 func TestFitGroupByTransport(t *testing.T) {
-	logs := exactLog("two.jsonl", 2, []exactLaw{{transport: "inproc", t: 2e-3}, {transport: "tcp", t: 6e-3}})
-	rep, err := Fit(logs, &Options{GroupBy: []string{"transport"}})
+	lgs := exactLog("two.jsonl", 2, []exactLaw{{transport: "inproc", t: 2e-3}, {transport: "tcp", t: 6e-3}})
+	rep, err := Fit(lgs, &Options{GroupBy: []string{"transport"}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	checkExactGroups(t, rep, 4000, []exactGroup{{"mlp localhost ×2 fp32 transport=inproc", 2e-3}, {"mlp localhost ×2 fp32 transport=tcp", 6e-3}})
-	rep, err = Fit(logs, nil)
+	rep, err = Fit(lgs, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -206,8 +207,8 @@ func TestFitGroupByTransport(t *testing.T) {
 }
 
 func TestFitGroupBy(t *testing.T) {
-	logs := readLogs(t, "seed003.csv", "horovod_resnet50.txt")
-	rep, err := Fit(logs, &Options{GroupBy: []string{"framework"}})
+	lgs := readLogs(t, "seed003.csv", "horovod_resnet50.txt")
+	rep, err := Fit(lgs, &Options{GroupBy: []string{"framework"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -222,15 +223,15 @@ func TestFitGroupBy(t *testing.T) {
 	// A label no record has would split nothing: it is an error that
 	// names the labels there are.
 	for _, c := range []struct {
-		logs  []*Log
+		lgs   []*logs.Log
 		names []string
 		msg   string
 	}{
-		{logs, []string{"framework", "frame"}, `group-by: unknown label "frame"; did you mean "framework"`},
-		{logs, []string{""}, "group-by: an empty label name"},
+		{lgs, []string{"framework", "frame"}, `group-by: unknown label "frame"; did you mean "framework"`},
+		{lgs, []string{""}, "group-by: an empty label name"},
 		{readLogs(t, "horovod_resnet50.txt"), []string{"framework"}, `group-by "framework": the records of these logs have no labels`},
 	} {
-		if _, err := Fit(c.logs, &Options{GroupBy: c.names}); err == nil || !strings.Contains(err.Error(), c.msg) {
+		if _, err := Fit(c.lgs, &Options{GroupBy: c.names}); err == nil || !strings.Contains(err.Error(), c.msg) {
 			t.Errorf("GroupBy %q: %v, want %q", c.names, err, c.msg)
 		}
 	}
@@ -240,12 +241,12 @@ func TestFitErrors(t *testing.T) {
 	if _, err := Fit(nil, nil); !errors.Is(err, ErrNoData) {
 		t.Errorf("no logs: %v, want ErrNoData", err)
 	}
-	lg := &Log{Name: "x", Records: []benchlog.Record{
+	lg := &logs.Log{Name: "x", Records: []benchlog.Record{
 		{Kind: benchlog.KindMeasurement, Model: "m", Workers: 1, Batch: 8, StepTime: 0.1},
 		{Kind: benchlog.KindMeasurement, Model: "m", Workers: 1, Batch: 8, StepTime: 0.11},
 		{Kind: benchlog.KindOOM, Model: "n", Batch: 64},
 	}, Lines: []int{1, 2, 3}}
-	rep, err := Fit([]*Log{lg}, nil)
+	rep, err := Fit([]*logs.Log{lg}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -256,13 +257,13 @@ func TestFitErrors(t *testing.T) {
 		t.Errorf("calibration of failed fits: %+v", c)
 	}
 	// Every measurement under MinBatch: no data, and the error says why.
-	_, err = Fit([]*Log{lg}, &Options{MinBatch: 16})
+	_, err = Fit([]*logs.Log{lg}, &Options{MinBatch: 16})
 	if !errors.Is(err, ErrNoData) || !strings.Contains(err.Error(), "the 2 throughput measurements are all under the minimum batch 16") {
 		t.Errorf("all under MinBatch: %v", err)
 	}
 	lg.Records = append(lg.Records, benchlog.Record{Kind: benchlog.KindMeasurement, Model: "n", Workers: 1, Batch: 32, StepTime: 0.2})
 	lg.Lines = append(lg.Lines, 4)
-	rep, err = Fit([]*Log{lg}, &Options{MinBatch: 16})
+	rep, err = Fit([]*logs.Log{lg}, &Options{MinBatch: 16})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -284,7 +285,7 @@ type minBatchWant struct {
 // channels_last), that its key has no labels but the Transformer's
 // sentence pairs and channels_last, and that the batches under 32 are
 // counted rather than fitted.
-func checkMinBatch(t *testing.T, logs []*Log, want map[string]minBatchWant) {
+func checkMinBatch(t *testing.T, lgs []*logs.Log, want map[string]minBatchWant) {
 	t.Helper()
 	r2 := func(g Group) string {
 		if g.Fit == nil {
@@ -292,11 +293,11 @@ func checkMinBatch(t *testing.T, logs []*Log, want map[string]minBatchWant) {
 		}
 		return strconv.FormatFloat(g.Fit.R2, 'f', 4, 64)
 	}
-	all, err := Fit(logs, &Options{})
+	all, err := Fit(lgs, &Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	from32, err := Fit(logs, &Options{MinBatch: 32})
+	from32, err := Fit(lgs, &Options{MinBatch: 32})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -412,11 +413,11 @@ func TestFitRunLabels(t *testing.T) {
 			fmt.Fprintf(&b, `{"kind": "measurement", "model": "resnet50", "device": "NVIDIA H200", "precision": "amp-fp16", "workers": 1, "batch": %d, "samples_per_s": %v, "labels": %s}`+"\n", batch, v, c.labels)
 		}
 	}
-	lg, err := ReadAs(strings.NewReader(b.String()), "tuned.jsonl", Benchlog)
+	lg, err := logs.ReadAs(strings.NewReader(b.String()), "tuned.jsonl", logs.Benchlog)
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, err := Fit([]*Log{lg}, &Options{})
+	rep, err := Fit([]*logs.Log{lg}, &Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -471,6 +472,33 @@ func TestFitH200Tuned(t *testing.T) {
 		}
 		if got := strconv.FormatFloat(g.Fit.R2, 'f', 4, 64); len(g.Points) != w.points || got != w.r2 {
 			t.Errorf("%s: %d points, R² %s; want %d, %s", k, len(g.Points), got, w.points, w.r2)
+		}
+	}
+}
+
+// TestNoneFitted: a report whose every group failed says why each did; one
+// fitted group, a collective fitted to its latency alone, or no group at
+// all is no error.
+func TestNoneFitted(t *testing.T) {
+	failed := &Report{
+		Groups:      []Group{{Key: Key{Model: "m", Device: "d", Devices: 2}, Err: ErrNoData}},
+		Steps:       []StepsGroup{{Err: errors.New("one batch")}},
+		Collectives: []CollectiveFit{{Source: "n.txt", Collective: logs.Collective{Line: 6}, Err: ErrFewSizes}},
+	}
+	want := "no group could be fitted:\n" +
+		"  throughput group m d ×2: no throughput, convergence or run records\n" +
+		"  steps-to-target curve of ?: one batch\n" +
+		"  collective test of n.txt, line 6: fewer than two distinct message sizes"
+	if err := failed.NoneFitted(); !errors.Is(err, ErrNoneFitted) || err.Error() != want {
+		t.Errorf("got %v, want %q", err, want)
+	}
+	for name, rep := range map[string]*Report{
+		"empty":        {},
+		"one fitted":   {Groups: []Group{{Err: ErrNoData}, {Fit: &ThroughputFit{V0: 1}}}},
+		"latency only": {Collectives: []CollectiveFit{{Err: fmt.Errorf("x: %w", ErrLatencyOnly)}}},
+	} {
+		if err := rep.NoneFitted(); err != nil {
+			t.Errorf("%s: %v", name, err)
 		}
 	}
 }

@@ -9,6 +9,8 @@ import (
 
 	"gonum.org/v1/gonum/floats/scalar"
 	"gonum.org/v1/gonum/mat"
+
+	"scaleplan/internal/units"
 )
 
 // seed003 are the fits of seed 003: ResNet-50 on one GPU, and on two GPUs
@@ -382,5 +384,16 @@ func TestThroughputOpenUpper(t *testing.T) {
 	}
 	if !(f.V0Interval[0] > 0 && f.V0Interval[0] < f.V0) || !math.IsInf(f.V0Interval[1], 1) {
 		t.Errorf("interval %v, want [0 < lower < v0, +Inf]", f.V0Interval)
+	}
+}
+
+func TestFiniteLaw(t *testing.T) {
+	for _, tc := range []struct {
+		v0, t float64
+		ok    bool
+	}{{1000, 0.02, true}, {math.Inf(1), 0.02, false}, {1000, math.NaN(), false}, {1000, math.Inf(1), false}} {
+		if err := finiteLaw(&ThroughputFit{V0: tc.v0, T: units.Seconds(tc.t)}); (err == nil) != tc.ok {
+			t.Errorf("v0 %v, t %v: %v", tc.v0, tc.t, err)
+		}
 	}
 }

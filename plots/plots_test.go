@@ -19,6 +19,7 @@ import (
 	"gonum.org/v1/plot"
 
 	"scaleplan/fit"
+	"scaleplan/fit/logs"
 	"scaleplan/internal/units"
 )
 
@@ -46,21 +47,21 @@ func scalingData() ScalingData {
 	}
 }
 
-func readReport(t testing.TB, names ...string) (*fit.Report, []*fit.Log) {
+func readReport(t testing.TB, names ...string) (*fit.Report, []*logs.Log) {
 	t.Helper()
-	var logs []*fit.Log
+	var lgs []*logs.Log
 	for _, n := range names {
-		lg, err := fit.ReadFile(filepath.Join("testdata", n))
+		lg, err := logs.ReadFile(filepath.Join("testdata", n))
 		if err != nil {
 			t.Fatal(err)
 		}
-		logs = append(logs, lg)
+		lgs = append(lgs, lg)
 	}
-	rep, err := fit.Fit(logs, nil)
+	rep, err := fit.Fit(lgs, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return rep, logs
+	return rep, lgs
 }
 
 // gpipe returns the spans of one GPipe step on s stages with m
@@ -115,8 +116,8 @@ var breakdownData = BreakdownData{
 
 // allCharts builds the seven charts from the test inputs.
 func allCharts(t testing.TB) []*Chart {
-	rep, logs := readReport(t, "seed003.jsonl", "steps.csv")
-	td := ThroughputFromReport(rep, logs)
+	rep, lgs := readReport(t, "seed003.jsonl", "steps.csv")
+	td := ThroughputFromReport(rep, lgs)
 	sd := StepsFromReport(rep)
 	if len(td) != 1 || len(sd) != 1 {
 		t.Fatalf("%d throughput and %d steps data sets, want 1 and 1", len(td), len(sd))
@@ -259,8 +260,8 @@ func checkSVG(t *testing.T, path, title string) {
 // become their mean and sample standard deviation, a single record gets
 // v·σ_τ/τ, and the fitted line is b/(b/v0 + t) with the fit's v0 and t.
 func TestThroughputPoints(t *testing.T) {
-	rep, logs := readReport(t, "seed003.jsonl")
-	td := ThroughputFromReport(rep, logs)
+	rep, lgs := readReport(t, "seed003.jsonl")
+	td := ThroughputFromReport(rep, lgs)
 	if len(td) != 1 || len(td[0].Groups) != 2 {
 		t.Fatalf("got %d data sets, want 1 with 2 groups", len(td))
 	}
@@ -278,7 +279,7 @@ func TestThroughputPoints(t *testing.T) {
 	}
 	// 2 devices, batch 16: three records.
 	var v []float64
-	for _, lg := range logs {
+	for _, lg := range lgs {
 		for _, r := range lg.Records {
 			if r.Workers == 2 && r.EffectiveGlobalBatch() == 16 && r.Kind == "measurement" {
 				v = append(v, r.SamplesPerSec)

@@ -12,6 +12,7 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 
 	"scaleplan/fit"
+	"scaleplan/fit/logs"
 )
 
 // ThroughputPoint is one measured throughput of chart 1: the mean of the
@@ -235,8 +236,8 @@ func sig4(x float64) string {
 // spread; a point measured once gets the spread of its record's step
 // time, σ_v = v·σ_τ/τ, found in logs (by source file and line) when logs
 // are given. Groups without points are left out.
-func ThroughputFromReport(rep *fit.Report, logs []*fit.Log) []ThroughputData {
-	rel := stepSpreads(logs)
+func ThroughputFromReport(rep *fit.Report, lgs []*logs.Log) []ThroughputData {
+	rel := stepSpreads(lgs)
 	var out []ThroughputData
 	index := map[string]int{}
 	for _, g := range rep.Groups {
@@ -313,9 +314,9 @@ type srcLine struct {
 
 // stepSpreads returns σ_τ/τ of every record with a step-time spread, by
 // source, line and global batch.
-func stepSpreads(logs []*fit.Log) map[srcLine]float64 {
+func stepSpreads(lgs []*logs.Log) map[srcLine]float64 {
 	m := map[srcLine]float64{}
-	for _, lg := range logs {
+	for _, lg := range lgs {
 		for i, r := range lg.Records {
 			if i >= len(lg.Lines) || !(r.StepTime > 0) || !(r.StepTimeStd > 0) {
 				continue

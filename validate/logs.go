@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	"scaleplan/fit"
+	"scaleplan/fit/logs"
 	"scaleplan/hw"
 	"scaleplan/internal/benchlog"
 	"scaleplan/internal/calib"
@@ -75,9 +75,9 @@ var (
 // on in.System with algorithm, and counts in left, by why (TestReasons),
 // those it leaves out: of another op, of one rank, or all of them without
 // a system.
-func (in *LogReader) Collectives(logs []*fit.Log, algorithm sim.Algorithm, left map[string]int) []MeasuredCollective {
+func (in *LogReader) Collectives(lgs []*logs.Log, algorithm sim.Algorithm, left map[string]int) []MeasuredCollective {
 	var out []MeasuredCollective
-	for _, lg := range logs {
+	for _, lg := range lgs {
 		for _, t := range lg.Collectives {
 			switch {
 			case t.Op != "all_reduce":
@@ -110,7 +110,7 @@ func (in *LogReader) Collectives(logs []*fit.Log, algorithm sim.Algorithm, left 
 // sentence-pair sample of a model profiled per token pair counts as the
 // header's config.seq_len token pairs; the header's
 // config.models_info.MODEL.optimizer (torchbench) names the optimizer.
-func (in *LogReader) Measurements(lg *fit.Log, prof *model.Profiles, left map[string]int) ([]Measured, error) {
+func (in *LogReader) Measurements(lg *logs.Log, prof *model.Profiles, left map[string]int) ([]Measured, error) {
 	var (
 		out    []Measured
 		header benchlog.Record
@@ -145,7 +145,7 @@ func (in *LogReader) Measurements(lg *fit.Log, prof *model.Profiles, left map[st
 			dev, workers = d.Name, n*node.Devices
 		}
 		switch {
-		case fit.ModelParallel(rec.Labels):
+		case logs.ModelParallel(rec.Labels):
 			left[LeftLayout]++
 			continue
 		case workers > 1 && system == "":

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"testing"
 
-	"scaleplan/fit"
+	"scaleplan/fit/logs"
 	"scaleplan/internal/benchlog"
 	"scaleplan/model"
 	"scaleplan/sim"
@@ -46,7 +46,7 @@ func TestLogReader(t *testing.T) {
 		return benchlog.Record{Kind: benchlog.KindMeasurement, Device: dev, Model: "resnet50", Precision: "fp32",
 			Workers: workers, Batch: batch, GlobalBatch: 256, SamplesPerSec: 500}
 	}
-	lg := &fit.Log{Name: "x.jsonl", Lines: []int{1, 2, 3}, Records: []benchlog.Record{meas("v100-sxm2-16gb", 1, 32), meas("v100-sxm2-16gb", 4, 32), meas("8xDGX", 0, 0)}}
+	lg := &logs.Log{Name: "x.jsonl", Lines: []int{1, 2, 3}, Records: []benchlog.Record{meas("v100-sxm2-16gb", 1, 32), meas("v100-sxm2-16gb", 4, 32), meas("8xDGX", 0, 0)}}
 	left := map[string]int{}
 	in := &LogReader{Catalog: cat}
 	ms, err := in.Measurements(lg, prof, left)
@@ -56,8 +56,8 @@ func TestLogReader(t *testing.T) {
 	if len(ms) != 1 || ms[0].Source != "x.jsonl:1" || ms[0].Devices != 1 || ms[0].Batch != 32 || left[LeftSeveral] != 1 || left[LeftCount] != 1 {
 		t.Errorf("measurements %+v, left %v", ms, left)
 	}
-	lg.Collectives = []fit.Collective{{Op: "all_reduce", Ranks: 8}, {Op: "all_gather", Ranks: 8}, {Op: "all_reduce", Ranks: 1}}
-	if cs := in.Collectives([]*fit.Log{lg}, sim.Ring, left); len(cs) != 0 || left[LeftCollectiveSystem] != 1 || left[LeftCollectiveOp] != 1 || left[LeftCollectiveRank] != 1 {
+	lg.Collectives = []logs.Collective{{Op: "all_reduce", Ranks: 8}, {Op: "all_gather", Ranks: 8}, {Op: "all_reduce", Ranks: 1}}
+	if cs := in.Collectives([]*logs.Log{lg}, sim.Ring, left); len(cs) != 0 || left[LeftCollectiveSystem] != 1 || left[LeftCollectiveOp] != 1 || left[LeftCollectiveRank] != 1 {
 		t.Errorf("collectives %+v, left %v", cs, left)
 	}
 }

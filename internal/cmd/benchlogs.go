@@ -15,6 +15,7 @@ import (
 
 	"scaleplan/engine/tensor"
 	"scaleplan/fit"
+	"scaleplan/fit/logs"
 	"scaleplan/hw"
 	"scaleplan/internal/atomicfile"
 	"scaleplan/internal/benchlog"
@@ -173,13 +174,13 @@ func finish(c *cli.Context, log []byte, t *table, format string) error {
 	if dir == "" {
 		return nil
 	}
-	lg, err := fit.Read(bytes.NewReader(log), name)
+	lg, err := logs.Read(bytes.NewReader(log), name)
 	if err != nil {
 		return fmt.Errorf("bench: --plot: %w", err)
 	}
-	rep, err := fit.Fit([]*fit.Log{lg}, &fit.Options{})
+	rep, err := fit.Fit([]*logs.Log{lg}, &fit.Options{})
 	if err != nil {
 		return fmt.Errorf("bench: --plot: %w", err)
 	}
-	return writeFitCharts(c, "bench", dir, rep, []*fit.Log{lg})
+	return writeFitCharts(c, "bench", dir, rep, []*logs.Log{lg})
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"scaleplan/fit"
+	"scaleplan/fit/logs"
 	"scaleplan/internal/progress"
 	"scaleplan/plots"
 	"scaleplan/report"
@@ -235,7 +236,7 @@ func plotScenarios(opt scenarios.Options, o *plotOptions, kind string, args []st
 // throughput` and `plot steps` draw them, and says on stderr what it
 // wrote, its lines starting with the command name. A report with nothing
 // to draw is noted, not an error.
-func writeFitCharts(c *cli.Context, name, dir string, rep *fit.Report, logs []*fit.Log) error {
+func writeFitCharts(c *cli.Context, name, dir string, rep *fit.Report, logs []*logs.Log) error {
 	var charts []*plots.Chart
 	for _, d := range plots.ThroughputFromReport(rep, logs) {
 		ch, err := plots.Throughput(d)

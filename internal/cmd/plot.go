@@ -9,6 +9,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"scaleplan/fit"
+	"scaleplan/fit/logs"
 	"scaleplan/plots"
 	"scaleplan/report"
 )
@@ -163,7 +164,7 @@ func runPlot(c *cli.Context, args []string) error {
 
 // fitLogs reads and fits the logs as `scaleplan fit` does, saying on
 // stderr what it read.
-func fitLogs(c *cli.Context, o *plotOptions, kind string, names []string) (*fit.Report, []*fit.Log, error) {
+func fitLogs(c *cli.Context, o *plotOptions, kind string, names []string) (*fit.Report, []*logs.Log, error) {
 	if len(names) == 0 {
 		return nil, nil, usagef("plot %s: no LOG given (want %s)", kind, logFormats)
 	}
@@ -180,7 +181,7 @@ func fitLogs(c *cli.Context, o *plotOptions, kind string, names []string) (*fit.
 		return nil, nil, err
 	}
 	stderr := c.App.ErrWriter
-	logs, err := readLogs(names, func(lg *fit.Log) {
+	lgs, err := readLogs(names, func(lg *logs.Log) {
 		fmt.Fprintf(stderr, "plot: %s: read as %s: %d records", lg.Name, lg.Format, len(lg.Records))
 		if lg.Malformed > 0 {
 			fmt.Fprintf(stderr, ", %d malformed %s (scaleplan fit lists them)", lg.Malformed, plural(lg.Malformed, "line", "lines"))
@@ -190,18 +191,18 @@ func fitLogs(c *cli.Context, o *plotOptions, kind string, names []string) (*fit.
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := targetUsed("plot "+kind, opt.Target, logs); err != nil {
+	if err := targetUsed("plot "+kind, opt.Target, lgs); err != nil {
 		return nil, nil, err
 	}
-	rep, err := fit.Fit(logs, opt)
+	rep, err := fit.Fit(lgs, opt)
 	if err != nil {
 		return nil, nil, fmt.Errorf("plot %s: %w", kind, err)
 	}
-	return rep, logs, nil
+	return rep, lgs, nil
 }
 
 func throughputCharts(c *cli.Context, o *plotOptions, args []string) ([]*plots.Chart, error) {
-	rep, logs, err := fitLogs(c, o, "throughput", args)
+	rep, lgs, err := fitLogs(c, o, "throughput", args)
 	if err != nil {
 		return nil, err
 	}
@@ -211,7 +212,7 @@ func throughputCharts(c *cli.Context, o *plotOptions, args []string) ([]*plots.C
 		}
 	}
 	var out []*plots.Chart
-	for _, d := range plots.ThroughputFromReport(rep, logs) {
+	for _, d := range plots.ThroughputFromReport(rep, lgs) {
 		ch, err := plots.Throughput(d)
 		if err != nil {
 			return nil, fmt.Errorf("plot throughput: %s: %w", d.Subject, err)

@@ -11,7 +11,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"scaleplan/fit"
+	"scaleplan/fit/logs"
 	"scaleplan/internal/config"
 	"scaleplan/plots"
 	"scaleplan/predict"
@@ -95,16 +95,16 @@ func runValidateMeasured(c *cli.Context, maxErr float64) error {
 	if c.IsSet("precision") && !slices.Contains(measuredPrecisionNames(), in.Precision) {
 		return usagef("validate: --precision: %s", config.Unknown("precision", in.Precision, measuredPrecisionNames()))
 	}
-	logs, err := readLogs(c.StringSlice("measured"), func(lg *fit.Log) { reportLog(c.App.ErrWriter, "validate", lg) }, rename)
+	lgs, err := readLogs(c.StringSlice("measured"), func(lg *logs.Log) { reportLog(c.App.ErrWriter, "validate", lg) }, rename)
 	if err != nil {
 		return fmt.Errorf("validate: %w", err)
 	}
-	if err := nameModel("validate", c.String("model"), logs, prof); err != nil {
+	if err := nameModel("validate", c.String("model"), lgs, prof); err != nil {
 		return err
 	}
 	var ms []validate.Measured
 	left := map[string]int{}
-	for _, lg := range logs {
+	for _, lg := range lgs {
 		m, err := in.Measurements(lg, prof, left)
 		if err != nil {
 			return fmt.Errorf("validate: %w", err)
@@ -116,7 +116,7 @@ func runValidateMeasured(c *cli.Context, maxErr float64) error {
 	if err != nil || !slices.Contains(collectiveAlgorithms, alg) {
 		return usagef("validate: --allreduce %q: want %s", alg, strings.Join(collectiveAlgorithms, ", "))
 	}
-	colls := in.Collectives(logs, algorithm, left)
+	colls := in.Collectives(lgs, algorithm, left)
 	format := c.String("format")
 	if len(colls) > 0 && len(ms) > 0 && (format == "json" || format == "csv") {
 		return usagef("validate: --format %s takes the measurements of training logs or the collective tests of nccl-tests logs, not both in one call", format)
@@ -144,7 +144,7 @@ func runValidateMeasured(c *cli.Context, maxErr float64) error {
 			}
 		}
 		what := "measurement or out-of-memory record"
-		if slices.ContainsFunc(logs, func(lg *fit.Log) bool { return len(lg.Collectives) > 0 }) {
+		if slices.ContainsFunc(lgs, func(lg *logs.Log) bool { return len(lg.Collectives) > 0 }) {
 			what = "measurement, out-of-memory record or all-reduce test"
 		}
 		msg := fmt.Sprintf("validate: --measured %s: no %s to compare", strings.Join(c.StringSlice("measured"), ", "), what)

@@ -1,4 +1,4 @@
-package fit
+package logs
 
 import (
 	"bytes"
@@ -56,7 +56,7 @@ func dump(lg *Log) string {
 	return b.String()
 }
 
-// golden compares got with testdata/golden/name, or rewrites it under -update.
+// golden compares got with ../testdata/golden/name, or rewrites it under -update.
 func golden(t *testing.T, name, got string) {
 	t.Helper()
 	path := filepath.Join("testdata", "golden", name)
@@ -112,7 +112,7 @@ func TestReadGolden(t *testing.T) {
 		{"nccl_mixed.txt", NCCLTests, 0, 2},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
-			lg, err := ReadFile(filepath.Join("testdata", tc.file))
+			lg, err := ReadFile(filepath.Join("..", "testdata", tc.file))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -135,7 +135,7 @@ func TestReadGolden(t *testing.T) {
 // TestReadFigures checks the figures the readers derive against values
 // computed by hand from the sample logs.
 func TestReadFigures(t *testing.T) {
-	lg, err := ReadFile("testdata/mlperf_resnet.log")
+	lg, err := ReadFile("../testdata/mlperf_resnet.log")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -166,7 +166,7 @@ func TestReadFigures(t *testing.T) {
 	if m.Kind != benchlog.KindMeasurement {
 		t.Fatalf("record 1 is %s", m.Kind)
 	}
-	start, stop := mllogTime(t, "testdata/mlperf_resnet.log", `"epoch_start"`, 2), mllogTime(t, "testdata/mlperf_resnet.log", `"epoch_stop"`, 2)
+	start, stop := mllogTime(t, "../testdata/mlperf_resnet.log", `"epoch_start"`, 2), mllogTime(t, "../testdata/mlperf_resnet.log", `"epoch_stop"`, 2)
 	want := 1281167 / ((stop - start) / 1000)
 	if d := m.SamplesPerSec/want - 1; d > 1e-12 || d < -1e-12 {
 		t.Errorf("epoch 2: %v samples/s, want %v", m.SamplesPerSec, want)
@@ -177,7 +177,7 @@ func TestReadFigures(t *testing.T) {
 		t.Errorf("convergence %+v: want 28487 steps (37·1281167/1664), reached", c)
 	}
 
-	lg, err = ReadFile("testdata/horovod_resnet50.txt")
+	lg, err = ReadFile("../testdata/horovod_resnet50.txt")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package fit
+package logs
 
 import (
 	"bytes"
@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -228,199 +229,333 @@ type mlRun struct {
 // and times): the run's time to train and success are unknown. Lines
 // without the marker are other output and are skipped.
 func readMLPerf(data []byte, lg *Log, decode func([]byte) (mllog, bool, error)) {
-	var (
-		model, bench string
-		device       string
-		labels       = map[string]string{}
-		globalBatch  float64
-		deviceBatch  float64
-		accumulation float64
-		trainSamples float64
-		run          *mlRun
-	)
-	newRun := func() *mlRun {
-		return &mlRun{epochStart: map[float64]float64{}, blockStart: map[float64]float64{}, blockCount: map[float64]float64{}, blockEval: map[float64]float64{}}
-	}
-	finish := func() {
-		if run == nil {
-			return
-		}
-		finishRun(lg, run, model, bench, device, labels, globalBatch, deviceBatch, accumulation, trainSamples)
-		run = nil
-	}
+	m := &mlReader{lg: lg, labels: map[string]string{}}
 	lines(data, func(n int, l []byte) {
 		e, ok, err := decode(l)
 		if !ok {
 			return
 		}
+		if err == nil {
+			err = checkEvent(e)
+		}
 		if err != nil {
 			lg.malformed(n, l, err)
 			return
 		}
-		switch {
-		case e.Key == nil || *e.Key == "":
-			lg.malformed(n, l, errors.New(`missing "key"`))
-			return
-		case e.TimeMS == nil:
-			lg.malformed(n, l, errors.New(`missing "time_ms"`))
-			return
-		case math.IsNaN(*e.TimeMS) || math.IsInf(*e.TimeMS, 0):
-			lg.malformed(n, l, errors.New(`bad "time_ms"`))
-			return
+		if m.run == nil {
+			m.run = newMLRun()
 		}
-		key, t := *e.Key, *e.TimeMS
-		if run == nil {
-			run = newRun()
-		}
-		run.last = n
-		num := func() (float64, bool) {
-			v, ok := jsonNumber(e.Value)
-			ok = ok && v >= 0 && v <= 1e15
-			if !ok {
-				lg.malformed(n, l, fmt.Errorf("%s: value %s: want a number in [0, 1e15]", key, clip(string(e.Value))))
-			}
-			return v, ok
-		}
-		meta := func(k string) (float64, bool) { return jsonNumber(e.Metadata[k]) }
-		switch key {
-		case "submission_benchmark":
-			bench = jsonString(e.Value)
-			model = catalogueModel(bench)
-			if bench != "" {
-				labels["benchmark"] = bench
-			} else {
-				delete(labels, "benchmark")
-			}
-		case "submission_platform":
-			device = jsonString(e.Value)
-		case "submission_org", "submission_division", "submission_status":
-			if v := jsonString(e.Value); v != "" {
-				labels[key[len("submission_"):]] = v
-			}
-		case "global_batch_size", "d_batch_size", "gradient_accumulation_steps", "train_samples":
-			v, ok := num()
-			if !ok {
-				return
-			}
-			if v < 1 || v != math.Trunc(v) || (key != "train_samples" && v > maxCount) {
-				want := "a whole number >= 1"
-				if key != "train_samples" {
-					want = "a whole number from 1 to 2^31"
-				}
-				lg.malformed(n, l, fmt.Errorf("%s: value %s: want %s", key, clip(string(e.Value)), want))
-				return
-			}
-			switch key {
-			case "global_batch_size":
-				globalBatch = v
-			case "d_batch_size":
-				deviceBatch = v
-			case "gradient_accumulation_steps":
-				accumulation = v
-			default:
-				trainSamples = v
-			}
-		case "run_start":
-			if run.started {
-				finish()
-				run = newRun()
-				run.last = n
-			}
-			run.started, run.startMS, run.startLine = true, t, n
-		case "run_stop":
-			if !run.started {
-				lg.malformed(n, l, errors.New("run_stop with no run_start before it: run refused (a later run_start starts another run)"))
-				run = nil
-				return
-			}
-			if t <= run.startMS {
-				lg.malformed(n, l, fmt.Errorf("run_stop at line %d (%s ms) is not after run_start at line %d (%s ms): run refused",
-					n, msText(t), run.startLine, msText(run.startMS)))
-				run = nil
-				return
-			}
-			run.stopped, run.stopMS, run.stopLine = true, t, n
-			run.status = jsonString(e.Metadata["status"])
-			finish()
-		case "epoch_start":
-			k, _ := meta("epoch_num")
-			run.epochStart[k] = t
-		case "epoch_stop":
-			k, _ := meta("epoch_num")
-			if s, ok := run.epochStart[k]; ok {
-				delete(run.epochStart, k)
-				if t <= s {
-					lg.malformed(n, l, fmt.Errorf("epoch %v stops at %s ms, not after its epoch_start at %s ms", k, msText(t), msText(s)))
-					return
-				}
-				run.epochs = append(run.epochs, mlInterval{line: n, first: k, ms: t - s, epochs: 1})
-			}
-		case "block_start":
-			k, _ := meta("first_epoch_num")
-			c, ok := meta("epoch_count")
-			if !ok || !(c > 0) || c > 1e6 {
-				c = 1
-			}
-			run.blockStart[k], run.blockCount[k] = t, c
-			delete(run.blockEval, k)
-		case "eval_start":
-			for k, s := range run.blockStart { // the open block, if any
-				if _, ok := run.blockEval[k]; !ok && t > s {
-					run.blockEval[k] = t
-				}
-			}
-		case "block_stop":
-			k, _ := meta("first_epoch_num")
-			if s, ok := run.blockStart[k]; ok {
-				delete(run.blockStart, k)
-				if t <= s {
-					lg.malformed(n, l, fmt.Errorf("block of epoch %v stops at %s ms, not after its block_start at %s ms", k, msText(t), msText(s)))
-					return
-				}
-				if e, ok := run.blockEval[k]; ok && e < t {
-					t = e // the block's training ends where its evaluation starts
-				}
-				run.blocks = append(run.blocks, mlInterval{line: n, first: k, ms: t - s, epochs: run.blockCount[k]})
-			}
-		case "eval_accuracy":
-			v, ok := jsonNumber(e.Value)
-			if !ok || v < 0 {
-				lg.malformed(n, l, fmt.Errorf("eval_accuracy: value %s: want a number >= 0", clip(string(e.Value))))
-				return
-			}
-			if v > 1 && v <= 100 && !run.pctNoted {
-				if bench == "transformer" || bench == "gnmt" {
-					// The translation benchmarks log BLEU, which a
-					// bench log's fraction holds as BLEU/100.
-					lg.notef("line %d: eval_accuracy %v is BLEU, recorded as BLEU/100", n, v)
-				} else {
-					lg.notef("line %d: eval_accuracy %v read as percent", n, v)
-				}
-				run.pctNoted = true
-			}
-			if v = fraction(v); v <= 1 {
-				run.accuracy, run.haveAcc = v, true
-			}
-		}
+		m.run.last = n
+		m.event(mlLine{n: n, l: l, e: e, key: *e.Key, t: *e.TimeMS})
 	})
-	finish()
+	m.finish()
 }
 
-// finishRun turns the events of one run into records and a Run.
-func finishRun(lg *Log, r *mlRun, model, bench, device string, labels map[string]string, gb, db, acc, samples float64) {
+// mlReader is the state of readMLPerf: the settings logged so far, which
+// every run after them takes, and the run whose events it collects.
+type mlReader struct {
+	lg           *Log
+	model, bench string
+	device       string
+	labels       map[string]string
+	globalBatch  float64
+	deviceBatch  float64
+	accumulation float64
+	trainSamples float64
+	run          *mlRun
+}
+
+// mlLine is one event of an MLPerf log: its line n and text l, its key
+// and its time in milliseconds.
+type mlLine struct {
+	n   int
+	l   []byte
+	e   mllog
+	key string
+	t   float64
+}
+
+// meta returns the number of metadata key k.
+func (ev *mlLine) meta(k string) (float64, bool) { return jsonNumber(ev.e.Metadata[k]) }
+
+func newMLRun() *mlRun {
+	return &mlRun{epochStart: map[float64]float64{}, blockStart: map[float64]float64{}, blockCount: map[float64]float64{}, blockEval: map[float64]float64{}}
+}
+
+// checkEvent returns an error for an event without a key or a finite
+// time.
+func checkEvent(e mllog) error {
+	switch {
+	case e.Key == nil || *e.Key == "":
+		return errors.New(`missing "key"`)
+	case e.TimeMS == nil:
+		return errors.New(`missing "time_ms"`)
+	case math.IsNaN(*e.TimeMS) || math.IsInf(*e.TimeMS, 0):
+		return errors.New(`bad "time_ms"`)
+	}
+	return nil
+}
+
+// bad counts ev's line as malformed for err.
+func (m *mlReader) bad(ev mlLine, err error) { m.lg.malformed(ev.n, ev.l, err) }
+
+// finish turns the run collected so far, if any, into records.
+func (m *mlReader) finish() {
+	if m.run == nil {
+		return
+	}
+	m.finishRun(m.run)
+	m.run = nil
+}
+
+// event takes one event into the settings or the run.
+func (m *mlReader) event(ev mlLine) {
+	switch ev.key {
+	case "submission_benchmark", "submission_platform", "submission_org", "submission_division", "submission_status":
+		m.submission(ev)
+	case "global_batch_size", "d_batch_size", "gradient_accumulation_steps", "train_samples":
+		m.size(ev)
+	case "run_start":
+		m.runStart(ev)
+	case "run_stop":
+		m.runStop(ev)
+	case "epoch_start", "epoch_stop":
+		m.epoch(ev)
+	case "block_start", "eval_start", "block_stop":
+		m.block(ev)
+	case "eval_accuracy":
+		m.accuracy(ev)
+	}
+}
+
+// submission takes the benchmark (the model), the platform (the device)
+// and the labels of the submission.
+func (m *mlReader) submission(ev mlLine) {
+	switch ev.key {
+	case "submission_benchmark":
+		m.bench = jsonString(ev.e.Value)
+		m.model = catalogueModel(m.bench)
+		if m.bench != "" {
+			m.labels["benchmark"] = m.bench
+		} else {
+			delete(m.labels, "benchmark")
+		}
+	case "submission_platform":
+		m.device = jsonString(ev.e.Value)
+	default:
+		if v := jsonString(ev.e.Value); v != "" {
+			m.labels[ev.key[len("submission_"):]] = v
+		}
+	}
+}
+
+// size takes a batch size, an accumulation or the samples of an epoch:
+// whole numbers from 1 (to 2^31 but for train_samples).
+func (m *mlReader) size(ev mlLine) {
+	v, ok := jsonNumber(ev.e.Value)
+	if !ok || v < 0 || v > 1e15 {
+		m.bad(ev, fmt.Errorf("%s: value %s: want a number in [0, 1e15]", ev.key, clip(string(ev.e.Value))))
+		return
+	}
+	if v < 1 || v != math.Trunc(v) || (ev.key != "train_samples" && v > maxCount) {
+		want := "a whole number >= 1"
+		if ev.key != "train_samples" {
+			want = "a whole number from 1 to 2^31"
+		}
+		m.bad(ev, fmt.Errorf("%s: value %s: want %s", ev.key, clip(string(ev.e.Value)), want))
+		return
+	}
+	switch ev.key {
+	case "global_batch_size":
+		m.globalBatch = v
+	case "d_batch_size":
+		m.deviceBatch = v
+	case "gradient_accumulation_steps":
+		m.accumulation = v
+	default:
+		m.trainSamples = v
+	}
+}
+
+// runStart starts a run, finishing the one started before it.
+func (m *mlReader) runStart(ev mlLine) {
+	if m.run.started {
+		m.finish()
+		m.run = newMLRun()
+		m.run.last = ev.n
+	}
+	m.run.started, m.run.startMS, m.run.startLine = true, ev.t, ev.n
+}
+
+// runStop finishes the run, or refuses it without a run_start before the
+// stop.
+func (m *mlReader) runStop(ev mlLine) {
+	run := m.run
+	if !run.started {
+		m.bad(ev, errors.New("run_stop with no run_start before it: run refused (a later run_start starts another run)"))
+		m.run = nil
+		return
+	}
+	if ev.t <= run.startMS {
+		m.bad(ev, fmt.Errorf("run_stop at line %d (%s ms) is not after run_start at line %d (%s ms): run refused",
+			ev.n, msText(ev.t), run.startLine, msText(run.startMS)))
+		m.run = nil
+		return
+	}
+	run.stopped, run.stopMS, run.stopLine = true, ev.t, ev.n
+	run.status = jsonString(ev.e.Metadata["status"])
+	m.finish()
+}
+
+// epoch times an epoch from its epoch_start to its epoch_stop.
+func (m *mlReader) epoch(ev mlLine) {
+	run, t := m.run, ev.t
+	k, _ := ev.meta("epoch_num")
+	if ev.key == "epoch_start" {
+		run.epochStart[k] = t
+		return
+	}
+	s, ok := run.epochStart[k]
+	if !ok {
+		return
+	}
+	delete(run.epochStart, k)
+	if t <= s {
+		m.bad(ev, fmt.Errorf("epoch %v stops at %s ms, not after its epoch_start at %s ms", k, msText(t), msText(s)))
+		return
+	}
+	run.epochs = append(run.epochs, mlInterval{line: ev.n, first: k, ms: t - s, epochs: 1})
+}
+
+// block times a block of epochs from its block_start to the first
+// eval_start inside it, or to its block_stop.
+func (m *mlReader) block(ev mlLine) {
+	run, t := m.run, ev.t
+	switch ev.key {
+	case "block_start":
+		k, _ := ev.meta("first_epoch_num")
+		c, ok := ev.meta("epoch_count")
+		if !ok || !(c > 0) || c > 1e6 {
+			c = 1
+		}
+		run.blockStart[k], run.blockCount[k] = t, c
+		delete(run.blockEval, k)
+		return
+	case "eval_start":
+		for k, s := range run.blockStart { // the open block, if any
+			if _, ok := run.blockEval[k]; !ok && t > s {
+				run.blockEval[k] = t
+			}
+		}
+		return
+	}
+	k, _ := ev.meta("first_epoch_num")
+	s, ok := run.blockStart[k]
+	if !ok {
+		return
+	}
+	delete(run.blockStart, k)
+	if t <= s {
+		m.bad(ev, fmt.Errorf("block of epoch %v stops at %s ms, not after its block_start at %s ms", k, msText(t), msText(s)))
+		return
+	}
+	if e, ok := run.blockEval[k]; ok && e < t {
+		t = e // the block's training ends where its evaluation starts
+	}
+	run.blocks = append(run.blocks, mlInterval{line: ev.n, first: k, ms: t - s, epochs: run.blockCount[k]})
+}
+
+// accuracy takes the run's accuracy, a fraction, or a percentage (BLEU
+// for the translation benchmarks) noted once a run.
+func (m *mlReader) accuracy(ev mlLine) {
+	run := m.run
+	v, ok := jsonNumber(ev.e.Value)
+	if !ok || v < 0 {
+		m.bad(ev, fmt.Errorf("eval_accuracy: value %s: want a number >= 0", clip(string(ev.e.Value))))
+		return
+	}
+	if v > 1 && v <= 100 && !run.pctNoted {
+		if m.bench == "transformer" || m.bench == "gnmt" {
+			// The translation benchmarks log BLEU, which a bench log's
+			// fraction holds as BLEU/100.
+			m.lg.notef("line %d: eval_accuracy %v is BLEU, recorded as BLEU/100", ev.n, v)
+		} else {
+			m.lg.notef("line %d: eval_accuracy %v read as percent", ev.n, v)
+		}
+		run.pctNoted = true
+	}
+	if v = fraction(v); v <= 1 {
+		run.accuracy, run.haveAcc = v, true
+	}
+}
+
+// mlDevices is how a run's global batch splits: workers devices of batch
+// samples, accumulate micro-batches a step; all 0 where the log does not
+// say.
+type mlDevices struct {
+	workers, batch, accumulate int
+}
+
+// finishRun turns the events of one run into a Run, a measurement record
+// per timed epoch (or block) and a convergence record.
+func (m *mlReader) finishRun(r *mlRun) {
+	lg := m.lg
 	id := strconv.Itoa(len(lg.Runs) + 1)
+	intervals, epochs := m.intervals(r, id)
+	if !r.started && !r.stopped && len(intervals) == 0 {
+		return // only settings, no run
+	}
+	run := m.runOf(r, id, epochs)
+	lg.Runs = append(lg.Runs, run)
+	dev := m.devices(id)
+	samples, ok := m.epochSamples(id, len(intervals))
+	if !ok {
+		return
+	}
+	var steps float64
+	gb := m.globalBatch
+	for _, iv := range intervals {
+		n := iv.epochs * samples
+		sps := n / (iv.ms / 1000)
+		steps += gb / sps
+		lg.addValid(benchlog.Record{
+			Kind: benchlog.KindMeasurement, Run: id, Model: m.model, Device: m.device,
+			Workers: dev.workers, Batch: dev.batch, Accumulate: dev.accumulate,
+			GlobalBatch: run.GlobalBatch, Steps: int(math.Round(n / gb)),
+			StepTime: gb / sps, SamplesPerSec: sps, Labels: m.copyLabels(),
+		}, iv.line, nil)
+	}
+	lg.Runs[len(lg.Runs)-1].StepTime = units.Seconds(steps / float64(len(intervals)))
+	if r.stopped && epochs > 0 {
+		lg.addValid(benchlog.Record{
+			Kind: benchlog.KindConvergence, Run: id, Model: m.model, Device: m.device,
+			Workers: dev.workers, Batch: dev.batch, Accumulate: dev.accumulate, GlobalBatch: run.GlobalBatch, Accuracy: run.Accuracy, Reached: r.status == "success",
+			StepsToTarget: max(1, int(math.Round(epochs*samples/gb))), Labels: m.copyLabels(),
+		}, r.stopLine, nil)
+	}
+}
+
+// intervals returns the timed intervals of run id, its epochs or, when
+// it has none or they were stamped as queued (queuedCoverage), its
+// blocks, and the epochs they cover.
+func (m *mlReader) intervals(r *mlRun, id string) ([]mlInterval, float64) {
 	intervals := r.epochs
 	if len(intervals) == 0 {
 		intervals = r.blocks
 	} else if c, ok := r.coverage(); ok && c < queuedCoverage {
-		lg.notef("run %s: its epochs sum to %.0f%% of their blocks' training time (block_start to eval_start): stamped as they were queued, not as they ran; samples/s per block instead", id, 100*c)
+		m.lg.notef("run %s: its epochs sum to %.0f%% of their blocks' training time (block_start to eval_start): stamped as they were queued, not as they ran; samples/s per block instead", id, 100*c)
 		intervals = r.blocks
 	}
 	var epochs float64
 	for _, iv := range intervals {
 		epochs += iv.epochs
 	}
-	run := Run{Line: r.last, Run: id, Model: model, Benchmark: bench, Device: device, GlobalBatch: int(math.Round(gb)), Epochs: epochs, Status: r.status}
+	return intervals, epochs
+}
+
+// runOf returns the Run of r, run id, of epochs epochs.
+func (m *mlReader) runOf(r *mlRun, id string, epochs float64) Run {
+	run := Run{Line: r.last, Run: id, Model: m.model, Benchmark: m.bench, Device: m.device, GlobalBatch: int(math.Round(m.globalBatch)), Epochs: epochs, Status: r.status}
 	if r.haveAcc {
 		run.Accuracy = r.accuracy
 	}
@@ -430,79 +565,69 @@ func finishRun(lg *Log, r *mlRun, model, bench, device string, labels map[string
 	if r.started && r.stopped && r.stopMS >= r.startMS {
 		run.TimeToTrain = units.Seconds((r.stopMS - r.startMS) / 1000)
 	}
-	if !r.started && !r.stopped && len(intervals) == 0 {
-		return // only settings, no run
-	}
-	lg.Runs = append(lg.Runs, run)
-	var workers, batch, accumulate int
-	a := max(acc, 1)
-	switch n, pod := podDevices(device); {
+	return run
+}
+
+// devices splits the global batch of run id by d_batch_size, or by the
+// IPU count of a Graphcore platform's name (podDevices), noting where
+// neither divides it.
+func (m *mlReader) devices(id string) mlDevices {
+	var d mlDevices
+	gb, db, a := m.globalBatch, m.deviceBatch, max(m.accumulation, 1)
+	switch n, pod := podDevices(m.device); {
 	case db >= 1 && gb >= 1:
 		if w := gb / (db * a); w >= 1 && w == math.Trunc(w) {
-			workers, batch = int(w), int(db)
+			d.workers, d.batch = int(w), int(db)
 		} else {
 			per := fmt.Sprintf("d_batch_size %v", db)
 			if a > 1 {
 				per += fmt.Sprintf(" times gradient_accumulation_steps %v", a)
 			}
-			lg.notef("run %s: %s does not divide global_batch_size %v: device count unknown", id, per, gb)
+			m.lg.notef("run %s: %s does not divide global_batch_size %v: device count unknown", id, per, gb)
 		}
 	case pod && gb >= 1:
 		if b := gb / (float64(n) * a); b >= 1 && b == math.Trunc(b) {
-			workers, batch = n, int(b)
-			lg.notef("run %s: %d devices, from the platform's name %s (Graphcore names its systems by their IPU count), %d samples each per micro-batch", id, n, device, batch)
+			d.workers, d.batch = n, int(b)
+			m.lg.notef("run %s: %d devices, from the platform's name %s (Graphcore names its systems by their IPU count), %d samples each per micro-batch", id, n, m.device, d.batch)
 		} else {
-			lg.notef("run %s: %d devices (platform %s) times gradient_accumulation_steps %v do not divide global_batch_size %v: device count unknown", id, n, device, a, gb)
+			m.lg.notef("run %s: %d devices (platform %s) times gradient_accumulation_steps %v do not divide global_batch_size %v: device count unknown", id, n, m.device, a, gb)
 		}
 	}
-	if workers > 0 && a > 1 {
-		accumulate = int(a)
+	if d.workers > 0 && a > 1 {
+		d.accumulate = int(a)
 	}
+	return d
+}
+
+// epochSamples returns the samples of an epoch of run id, of intervals
+// timed intervals: train_samples, or the benchmark's training set
+// (mlperfTrainSamples), noted. ok is false, with a note, where the run's
+// samples/s cannot be computed.
+func (m *mlReader) epochSamples(id string, intervals int) (float64, bool) {
 	switch {
-	case len(intervals) == 0:
-		return
-	case gb < 1:
-		lg.notef("run %s: no global_batch_size: samples/s per epoch not computed", id)
-		return
-	case samples < 1:
-		n, set := mlperfTrainSamples(bench)
+	case intervals == 0:
+		return 0, false
+	case m.globalBatch < 1:
+		m.lg.notef("run %s: no global_batch_size: samples/s per epoch not computed", id)
+		return 0, false
+	case m.trainSamples < 1:
+		n, set := mlperfTrainSamples(m.bench)
 		if n == 0 {
-			lg.notef("run %s: no train_samples: samples/s per epoch not computed", id)
-			return
+			m.lg.notef("run %s: no train_samples: samples/s per epoch not computed", id)
+			return 0, false
 		}
-		lg.notef("run %s: no train_samples: %d assumed, the %s training set of MLPerf %s", id, n, set, bench)
-		samples = float64(n)
+		m.lg.notef("run %s: no train_samples: %d assumed, the %s training set of MLPerf %s", id, n, set, m.bench)
+		return float64(n), true
 	}
-	copyLabels := func() map[string]string {
-		if len(labels) == 0 {
-			return nil
-		}
-		m := make(map[string]string, len(labels))
-		for k, v := range labels {
-			m[k] = v
-		}
-		return m
+	return m.trainSamples, true
+}
+
+// copyLabels returns a copy of the submission's labels; nil for none.
+func (m *mlReader) copyLabels() map[string]string {
+	if len(m.labels) == 0 {
+		return nil
 	}
-	var steps float64
-	for _, iv := range intervals {
-		n := iv.epochs * samples
-		sps := n / (iv.ms / 1000)
-		steps += gb / sps
-		lg.addValid(benchlog.Record{
-			Kind: benchlog.KindMeasurement, Run: id, Model: model, Device: device,
-			Workers: workers, Batch: batch, Accumulate: accumulate,
-			GlobalBatch: run.GlobalBatch, Steps: int(math.Round(n / gb)),
-			StepTime: gb / sps, SamplesPerSec: sps, Labels: copyLabels(),
-		}, iv.line, nil)
-	}
-	lg.Runs[len(lg.Runs)-1].StepTime = units.Seconds(steps / float64(len(intervals)))
-	if r.stopped && epochs > 0 {
-		lg.addValid(benchlog.Record{
-			Kind: benchlog.KindConvergence, Run: id, Model: model, Device: device,
-			Workers: workers, Batch: batch, Accumulate: accumulate, GlobalBatch: run.GlobalBatch, Accuracy: run.Accuracy, Reached: r.status == "success",
-			StepsToTarget: max(1, int(math.Round(epochs*samples/gb))), Labels: copyLabels(),
-		}, r.stopLine, nil)
-	}
+	return maps.Clone(m.labels)
 }
 
 // coverage returns the share of its blocks' training time that the run's

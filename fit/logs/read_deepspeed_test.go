@@ -1,4 +1,4 @@
-package fit
+package logs
 
 import (
 	"math"
@@ -9,14 +9,14 @@ import (
 	"scaleplan/internal/benchlog"
 )
 
-// TestReadDeepSpeed reads testdata/deepspeed_bert_zero2.txt: two runs of a
+// TestReadDeepSpeed reads ../testdata/deepspeed_bert_zero2.txt: two runs of a
 // BERT pre-training script on DeepSpeed's engine (ZeRO stage 2, bf16, eight
 // GPUs) at 32 and 64 samples per GPU, printing every 10 steps. The log was
 // written by hand in the lines DeepSpeed 0.16's config.py and timer.py
 // print; it is not the output of a run. Each run's measurement is its last
 // running average, computed here from the printed figure.
 func TestReadDeepSpeed(t *testing.T) {
-	lg, err := ReadFile("testdata/deepspeed_bert_zero2.txt")
+	lg, err := ReadFile("../testdata/deepspeed_bert_zero2.txt")
 	if err != nil {
 		t.Fatal(err)
 	}

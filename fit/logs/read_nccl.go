@@ -1,4 +1,4 @@
-package fit
+package logs
 
 import (
 	"fmt"
@@ -52,108 +52,134 @@ var ncColumns = []string{"size", "time", "algbw", "busbw"}
 // numbers do not parse or whose time is not above 0. Other lines (NCCL's
 // INFO lines, the in-place half) are not read.
 func readNCCL(data []byte, lg *Log) {
-	var (
-		cur     *Collective
-		col     map[string]int // column index by header name; nil before the header
-		need    int            // fields a row needs for the columns read
-		op      string         // the op of the next test
-		hosts   []string
-		unnamed int
-	)
-	flush := func() {
-		if cur == nil {
+	r := &ncReader{lg: lg}
+	lines(data, r.line)
+	r.flush()
+	if r.unnamed > 0 {
+		lg.notef("%d %s without a \"# Collective test starting\" line (older releases print none): the op is not known, and no bus bandwidth factor is applied to the fit", r.unnamed, plural(r.unnamed, "test", "tests"))
+	}
+}
+
+// ncReader is the state of readNCCL: the test it is in and its header.
+type ncReader struct {
+	lg      *Log
+	cur     *Collective
+	col     map[string]int // column index by header name; nil before the header
+	need    int            // fields a row needs for the columns read
+	op      string         // the op of the next test
+	hosts   []string
+	unnamed int
+}
+
+// flush adds the test, if it has a point, to the log.
+func (r *ncReader) flush() {
+	if r.cur == nil {
+		return
+	}
+	if len(r.cur.Points) > 0 {
+		r.cur.Nodes = len(r.hosts)
+		if r.cur.Op == "" {
+			r.unnamed++
+		}
+		r.lg.Collectives = append(r.lg.Collectives, *r.cur)
+	}
+	r.cur, r.col, r.hosts = nil, nil, nil
+}
+
+// begin starts a test at line n.
+func (r *ncReader) begin(n int) {
+	r.flush()
+	r.cur = &Collective{Line: n, Op: r.op}
+	r.op = ""
+}
+
+// line reads line n of the tests' output.
+func (r *ncReader) line(n int, l []byte) {
+	s := strings.TrimSpace(string(l))
+	switch {
+	case s == "":
+	case strings.HasPrefix(s, "# Collective test starting:"):
+		r.flush()
+		if m := ncOp.FindStringSubmatch(s); m != nil {
+			r.op = m[1]
+		}
+	case strings.HasPrefix(s, "# nThread "):
+		r.begin(n)
+	case strings.HasPrefix(s, "#") && strings.Contains(s, " Rank ") && strings.Contains(s, " Pid "):
+		r.rank(n, s)
+	case strings.HasPrefix(s, "#") && strings.Contains(s, "algbw") && strings.Contains(s, "busbw"):
+		r.header(n, l, s)
+	case strings.HasPrefix(s, "# Avg bus bandwidth"):
+		if m := ncAvg.FindStringSubmatch(s); m != nil && r.cur != nil {
+			if v, err := strconv.ParseFloat(m[1], 64); err == nil && v >= 0 && v < 1e12 {
+				r.cur.AvgBusBW = units.BytesPerSec(v * 1e9)
+			}
+		}
+	case strings.HasPrefix(s, "#"):
+	case r.col != nil && s[0] >= '0' && s[0] <= '9':
+		r.row(n, l, s)
+	}
+}
+
+// rank reads a "# Rank" line: a rank, its host and its device.
+func (r *ncReader) rank(n int, s string) {
+	m := ncRank.FindStringSubmatch(s)
+	if m == nil {
+		return
+	}
+	if r.cur == nil {
+		r.begin(n)
+	}
+	r.cur.Ranks++
+	if !slices.Contains(r.hosts, m[2]) {
+		r.hosts = append(r.hosts, m[2])
+	}
+	if m[1] == "0" || r.cur.Device == "" {
+		r.cur.Device = m[3]
+	}
+}
+
+// header reads the columns of the results' header.
+func (r *ncReader) header(n int, l []byte, s string) {
+	if r.cur == nil {
+		r.begin(n)
+	}
+	r.col = map[string]int{}
+	for i, f := range strings.Fields(strings.TrimPrefix(s, "#")) {
+		if _, ok := r.col[f]; !ok { // the out-of-place half comes first
+			r.col[f] = i
+		}
+	}
+	r.need = 0
+	for _, c := range ncColumns {
+		i, ok := r.col[c]
+		if !ok {
+			r.lg.malformed(n, l, fmt.Errorf("a header without a %q column", c))
+			r.col = nil
 			return
 		}
-		if len(cur.Points) > 0 {
-			cur.Nodes = len(hosts)
-			if cur.Op == "" {
-				unnamed++
-			}
-			lg.Collectives = append(lg.Collectives, *cur)
-		}
-		cur, col, hosts = nil, nil, nil
+		r.need = max(r.need, i+1)
 	}
-	begin := func(n int) {
-		flush()
-		cur = &Collective{Line: n, Op: op}
-		op = ""
+}
+
+// row reads a result row into a point of the test.
+func (r *ncReader) row(n int, l []byte, s string) {
+	f := strings.Fields(s)
+	if len(f) < r.need {
+		// A row cut short: a log that ends inside the test.
+		r.lg.malformed(n, l, fmt.Errorf("have %d fields, want at least %d (the header's %s)", len(f), r.need, strings.Join(ncColumns, ", ")))
+		return
 	}
-	lines(data, func(n int, l []byte) {
-		s := strings.TrimSpace(string(l))
-		switch {
-		case s == "":
-		case strings.HasPrefix(s, "# Collective test starting:"):
-			flush()
-			if m := ncOp.FindStringSubmatch(s); m != nil {
-				op = m[1]
-			}
-		case strings.HasPrefix(s, "# nThread "):
-			begin(n)
-		case strings.HasPrefix(s, "#") && strings.Contains(s, " Rank ") && strings.Contains(s, " Pid "):
-			m := ncRank.FindStringSubmatch(s)
-			if m == nil {
-				return
-			}
-			if cur == nil {
-				begin(n)
-			}
-			cur.Ranks++
-			if !slices.Contains(hosts, m[2]) {
-				hosts = append(hosts, m[2])
-			}
-			if m[1] == "0" || cur.Device == "" {
-				cur.Device = m[3]
-			}
-		case strings.HasPrefix(s, "#") && strings.Contains(s, "algbw") && strings.Contains(s, "busbw"):
-			if cur == nil {
-				begin(n)
-			}
-			col = map[string]int{}
-			for i, f := range strings.Fields(strings.TrimPrefix(s, "#")) {
-				if _, ok := col[f]; !ok { // the out-of-place half comes first
-					col[f] = i
-				}
-			}
-			need = 0
-			for _, c := range ncColumns {
-				i, ok := col[c]
-				if !ok {
-					lg.malformed(n, l, fmt.Errorf("a header without a %q column", c))
-					col = nil
-					return
-				}
-				need = max(need, i+1)
-			}
-		case strings.HasPrefix(s, "# Avg bus bandwidth"):
-			if m := ncAvg.FindStringSubmatch(s); m != nil && cur != nil {
-				if v, err := strconv.ParseFloat(m[1], 64); err == nil && v >= 0 && v < 1e12 {
-					cur.AvgBusBW = units.BytesPerSec(v * 1e9)
-				}
-			}
-		case strings.HasPrefix(s, "#"):
-		case col != nil && s[0] >= '0' && s[0] <= '9':
-			f := strings.Fields(s)
-			if len(f) < need {
-				// A row cut short: a log that ends inside the test.
-				lg.malformed(n, l, fmt.Errorf("have %d fields, want at least %d (the header's %s)", len(f), need, strings.Join(ncColumns, ", ")))
-				return
-			}
-			p, typ, err := ncPoint(f, col)
-			if err != nil {
-				lg.malformed(n, l, err)
-				return
-			}
-			p.Line = n
-			if cur.Type == "" {
-				cur.Type = typ
-			}
-			cur.Points = append(cur.Points, p)
-		}
-	})
-	flush()
-	if unnamed > 0 {
-		lg.notef("%d %s without a \"# Collective test starting\" line (older releases print none): the op is not known, and no bus bandwidth factor is applied to the fit", unnamed, plural(unnamed, "test", "tests"))
+	p, typ, err := ncPoint(f, r.col)
+	if err != nil {
+		r.lg.malformed(n, l, err)
+		return
 	}
+	p.Line = n
+	if r.cur.Type == "" {
+		r.cur.Type = typ
+	}
+	r.cur.Points = append(r.cur.Points, p)
 }
 
 // ncPoint reads a result row's fields by the header's columns.

@@ -1,4 +1,4 @@
-package fit
+package logs
 
 import (
 	"math"
@@ -9,7 +9,7 @@ import (
 	"scaleplan/internal/benchlog"
 )
 
-// TestReadTorchtitan reads testdata/torchtitan_llama3_8b.txt: two runs of
+// TestReadTorchtitan reads ../testdata/torchtitan_llama3_8b.txt: two runs of
 // Llama 3 8B on eight H100s at sequences of 8,192 tokens and a global batch
 // of 16, logged every 10 steps. The first, FSDP over all eight (local batch
 // 2), prints its arguments (bf16), colours its step lines, validates after
@@ -24,7 +24,7 @@ import (
 // tps: tokens of one data-parallel rank over the seconds times the
 // devices of its model replica.
 func TestReadTorchtitan(t *testing.T) {
-	lg, err := ReadFile("testdata/torchtitan_llama3_8b.txt")
+	lg, err := ReadFile("../testdata/torchtitan_llama3_8b.txt")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package fit
+package logs
 
 import (
 	"fmt"
@@ -11,7 +11,7 @@ import (
 	"scaleplan/internal/units"
 )
 
-// TestReadMegatron reads testdata/megatron_gpt_tp2.txt: two runs of a
+// TestReadMegatron reads ../testdata/megatron_gpt_tp2.txt: two runs of a
 // 6.7-billion-parameter GPT (3.4 billion on each tensor-parallel rank) on
 // eight GPUs (tensor-parallel 2, data-parallel 4, micro batch 2, sequences
 // of 4,096 tokens, bf16), logged every 10
@@ -22,7 +22,7 @@ import (
 // the memory report, the datetimes); it is not the output of a run. The
 // expected step times are computed below from the times the lines print.
 func TestReadMegatron(t *testing.T) {
-	lg, err := ReadFile("testdata/megatron_gpt_tp2.txt")
+	lg, err := ReadFile("../testdata/megatron_gpt_tp2.txt")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package fit
+package logs
 
 import (
 	"encoding/json"
@@ -81,7 +81,7 @@ func mlLog(t *testing.T, evs []mlEvent, v06 bool) string {
 // TestReadMLPerfV06Figures checks the v0.6 sample log against figures
 // computed by hand from its lines.
 func TestReadMLPerfV06Figures(t *testing.T) {
-	lg, err := ReadFile("testdata/mlperf06_resnet.log")
+	lg, err := ReadFile("../testdata/mlperf06_resnet.log")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -191,7 +191,7 @@ func TestMLPerfCatalogueNames(t *testing.T) {
 			Model string `yaml:"model"`
 		}{}
 	)
-	files, err := filepath.Glob("../model/profiles/*.yaml")
+	files, err := filepath.Glob("../../model/profiles/*.yaml")
 	if err != nil || len(files) == 0 {
 		t.Fatalf("catalogue files: %v, %v", files, err)
 	}
@@ -242,49 +242,6 @@ func TestMLPerfCatalogueNames(t *testing.T) {
 	}
 	if got := catalogueModel("bert"); got != "bert" {
 		t.Errorf("catalogueModel(bert) = %q: a benchmark the catalogue lacks keeps its name", got)
-	}
-}
-
-// TestMLPerfFitCatalogueName: the groups and the calibration of MLPerf
-// logs at three global batches carry the catalogue's name, and the law
-// fitted to their epochs is the one they were made from.
-func TestMLPerfFitCatalogueName(t *testing.T) {
-	const v0, tFixed, perEpoch = 12000.0, 0.02, 1281167.0
-	var logs []*Log
-	for _, gb := range []int{256, 1024, 4096} {
-		v := float64(gb) / (float64(gb)/v0 + tFixed)
-		ms := int64(math.Round(perEpoch / v * 1000))
-		evs := mlRunEvents("resnet", gb, 0, []int64{ms, ms}, 0.76, "success")
-		lg, err := ReadAs(strings.NewReader(mlLog(t, evs, true)), fmt.Sprintf("b%d.log", gb), MLPerfV06)
-		if err != nil {
-			t.Fatal(err)
-		}
-		logs = append(logs, lg)
-	}
-	rep, err := Fit(logs, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(rep.Groups) != 1 || rep.Groups[0].Key.Model != "resnet50" || rep.Groups[0].Fit == nil {
-		t.Fatalf("groups %+v: want one fitted group of resnet50", rep.Groups)
-	}
-	// Epoch times are whole milliseconds: v0 and t within 0.1 %.
-	if f := rep.Groups[0].Fit; math.Abs(f.V0/v0-1) > 1e-3 || math.Abs(float64(f.T)/tFixed-1) > 1e-3 {
-		t.Errorf("fit v0 %v, t %v; want %v, %v", f.V0, f.T, v0, tFixed)
-	}
-	c := rep.Calibration()
-	if len(c.Throughput) != 1 || c.Throughput[0].Model != "resnet50" {
-		t.Errorf("calibration throughput %+v: want one entry of resnet50", c.Throughput)
-	}
-	for _, s := range rep.Steps {
-		if s.Model != "resnet50" {
-			t.Errorf("steps group of %q, want resnet50", s.Model)
-		}
-	}
-	for _, r := range rep.Runs {
-		if r.Model != "resnet50" || r.Benchmark != "resnet" {
-			t.Errorf("run %+v: want model resnet50, benchmark resnet", r.Run)
-		}
 	}
 }
 

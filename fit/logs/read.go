@@ -1,4 +1,4 @@
-package fit
+package logs
 
 import (
 	"bytes"
@@ -177,7 +177,7 @@ type Run struct {
 
 	// Evals are the run's evaluations in order, each after the optimizer
 	// steps taken so far (torchvision: one after each epoch). With a
-	// target (Options.Target) they give the run's steps to reach it.
+	// target (fit.Options.Target) they give the run's steps to reach it.
 	Evals []Eval
 }
 

@@ -1,4 +1,4 @@
-package fit
+package logs
 
 import (
 	"bytes"
@@ -10,7 +10,6 @@ import (
 	"testing"
 
 	"scaleplan/internal/benchlog"
-	"scaleplan/internal/units"
 )
 
 // zeros is an endless stream of NUL bytes that cannot seek, like a pipe
@@ -172,17 +171,6 @@ func TestReadRefusesAbsurd(t *testing.T) {
 	}
 }
 
-func TestFiniteLaw(t *testing.T) {
-	for _, tc := range []struct {
-		v0, t float64
-		ok    bool
-	}{{1000, 0.02, true}, {math.Inf(1), 0.02, false}, {1000, math.NaN(), false}, {1000, math.Inf(1), false}} {
-		if err := finiteLaw(&ThroughputFit{V0: tc.v0, T: units.Seconds(tc.t)}); (err == nil) != tc.ok {
-			t.Errorf("v0 %v, t %v: %v", tc.v0, tc.t, err)
-		}
-	}
-}
-
 // csvRows writes a CSV of n measurement rows at global batches 8, 16 and
 // 32 whose throughputs scatter ±1 % and ±2 % about b/(b/v0 + t), v0 = 1000
 // samples/s and t = 10 ms, symmetrically, so that the mean of every batch
@@ -201,8 +189,7 @@ func csvRowsOf(n int) []byte {
 
 // TestReadCSVMerges: past AggregateRows, rows are merged into one
 // measurement per configuration and batch at the mean throughput, at the
-// line of its first row, and the law fitted to the means is the one the
-// rows scatter about.
+// line of its first row (TestFitCSVMerged fits them).
 func TestReadCSVMerges(t *testing.T) {
 	n := 15 * (AggregateRows/15 + 1000) // whole cycles past the limit
 	data := append(csvRowsOf(n), "resnet50,64,abc\n"...)
@@ -222,13 +209,6 @@ func TestReadCSVMerges(t *testing.T) {
 	}
 	if len(lg.Notes) != 1 || !strings.Contains(lg.Notes[0], fmt.Sprintf("%d measurement rows (more than %d) merged into 3 measurements", n, AggregateRows)) {
 		t.Errorf("notes %q", lg.Notes)
-	}
-	rep, err := Fit([]*Log{lg}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if f := rep.Groups[0].Fit; f == nil || math.Abs(f.V0/1000-1) > 1e-9 || math.Abs(float64(f.T)/0.01-1) > 1e-9 {
-		t.Errorf("fit %+v, want v0 1000, t 0.01", f)
 	}
 	// Just under the limit, every row is its own record.
 	lg, err = Read(bytes.NewReader(csvRowsOf(AggregateRows)), "edge.csv")

@@ -1,4 +1,4 @@
-package fit
+package logs
 
 import (
 	"bytes"
@@ -70,6 +70,25 @@ func parseHeader(line string) (*csvHeader, error) {
 	if err != nil {
 		return nil, fmt.Errorf("csv header: %w", err)
 	}
+	if err := h.columns(fields); err != nil {
+		return nil, err
+	}
+	if i, ok := h.col["step_time_ms"]; ok {
+		if _, both := h.col["step_time"]; both {
+			return nil, errors.New("csv header: two step-time columns")
+		}
+		h.col["step_time"] = i
+		delete(h.col, "step_time_ms")
+	}
+	if err := h.required(line); err != nil {
+		return nil, err
+	}
+	return h, nil
+}
+
+// columns finds the canonical columns among a header's fields, and the
+// unit of its step time.
+func (h *csvHeader) columns(fields []string) error {
 	canon := map[string]string{}
 	for c, aliases := range csvColumns {
 		for _, a := range aliases {
@@ -84,7 +103,7 @@ func parseHeader(line string) (*csvHeader, error) {
 			continue
 		}
 		if _, dup := h.col[c]; dup {
-			return nil, fmt.Errorf("csv header: columns %s and %s both give %s", quote(fields[h.col[c]]), quote(f), c)
+			return fmt.Errorf("csv header: columns %s and %s both give %s", quote(fields[h.col[c]]), quote(f), c)
 		}
 		h.col[c] = i
 		switch {
@@ -93,30 +112,29 @@ func parseHeader(line string) (*csvHeader, error) {
 		case c == "step_time" && unit != "":
 			u, err := units.ParseSeconds("1 " + unit)
 			if err != nil {
-				return nil, fmt.Errorf("csv header: column %s: %w", quote(f), err)
+				return fmt.Errorf("csv header: column %s: %w", quote(f), err)
 			}
 			h.stepUnit = float64(u)
 		}
 	}
-	if i, ok := h.col["step_time_ms"]; ok {
-		if _, both := h.col["step_time"]; both {
-			return nil, errors.New("csv header: two step-time columns")
-		}
-		h.col["step_time"] = i
-		delete(h.col, "step_time_ms")
-	}
+	return nil
+}
+
+// required returns an error for a header without a batch column or a
+// column of speed or steps.
+func (h *csvHeader) required(line string) error {
 	_, b := h.col["batch"]
 	_, g := h.col["global_batch"]
 	_, v := h.col["samples_per_s"]
 	_, t := h.col["step_time"]
 	_, s := h.col["steps_to_target"]
 	if !b && !g {
-		return nil, fmt.Errorf("csv header %s: no batch column (want one of %s)", quote(line), strings.Join(append(csvColumns["batch"][:2:2], csvColumns["global_batch"][:2]...), ", "))
+		return fmt.Errorf("csv header %s: no batch column (want one of %s)", quote(line), strings.Join(append(csvColumns["batch"][:2:2], csvColumns["global_batch"][:2]...), ", "))
 	}
 	if !v && !t && !s {
-		return nil, fmt.Errorf("csv header %s: no samples_per_s, step_time or steps_to_target column", quote(line))
+		return fmt.Errorf("csv header %s: no samples_per_s, step_time or steps_to_target column", quote(line))
 	}
-	return h, nil
+	return nil
 }
 
 // normalizeColumn lower-cases a header cell, turns spaces and dashes into
@@ -313,159 +331,225 @@ func recordKey(b []byte, r *benchlog.Record) []byte {
 
 // record turns one row into a record.
 func (h *csvHeader) record(line string) (benchlog.Record, error) {
-	var r benchlog.Record
 	cells, err := h.split(line)
 	if err != nil {
-		return r, err
+		return benchlog.Record{}, err
 	}
 	if len(cells) != len(h.names) {
-		return r, fmt.Errorf("have %d fields, want %d", len(cells), len(h.names))
+		return benchlog.Record{}, fmt.Errorf("have %d fields, want %d", len(cells), len(h.names))
 	}
-	cell := func(c string) string {
-		if i, ok := h.col[c]; ok {
-			return strings.TrimSpace(cells[i])
-		}
-		return ""
+	row := csvRow{h: h, cells: cells}
+	f, err := row.figures()
+	if err != nil {
+		return benchlog.Record{}, err
 	}
-	num := func(c string) (float64, error) {
-		s := cell(c)
-		if s == "" {
-			return 0, nil
-		}
-		v, err := strconv.ParseFloat(s, 64)
-		if err != nil || v < 0 || math.IsInf(v, 0) || math.IsNaN(v) {
-			return 0, fmt.Errorf("%s %s: want a number >= 0", c, quote(s))
-		}
-		return v, nil
+	stepTime, err := row.stepTime()
+	if err != nil {
+		return benchlog.Record{}, err
 	}
-	integer := func(c string) (int, error) {
-		v, err := num(c)
-		if err != nil {
-			return 0, err
-		}
-		if v != math.Trunc(v) || v > maxCount {
-			return 0, fmt.Errorf("%s %s: want a whole number up to 2^31", c, quote(cell(c)))
-		}
-		return int(v), nil
+	if err := f.devicesAndBatches(); err != nil {
+		return benchlog.Record{}, err
 	}
+	r := benchlog.Record{
+		Model: row.cell("model"), Device: row.cell("device"), Precision: row.cell("precision"),
+		Workers: f.devices, Batch: f.batch, GlobalBatch: f.global, Labels: row.labels(),
+	}
+	if _, ok := h.col["steps_to_target"]; ok && row.cell("steps_to_target") != "" {
+		return r, row.convergence(&r, f)
+	}
+	if err := row.agree(f, stepTime); err != nil {
+		return r, err
+	}
+	r.Kind = benchlog.KindMeasurement
+	r.SamplesPerSec = f.samples
+	r.StepTime = stepTime
+	return r, nil
+}
+
+// csvRow is a row of a CSV log, split into its cells.
+type csvRow struct {
+	h     *csvHeader
+	cells []string
+}
+
+// cell returns the cell of canonical column c; "" where the log has none.
+func (row csvRow) cell(c string) string {
+	if i, ok := row.h.col[c]; ok {
+		return strings.TrimSpace(row.cells[i])
+	}
+	return ""
+}
+
+// num returns the number >= 0 in column c; 0 for an empty cell.
+func (row csvRow) num(c string) (float64, error) {
+	s := row.cell(c)
+	if s == "" {
+		return 0, nil
+	}
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil || v < 0 || math.IsInf(v, 0) || math.IsNaN(v) {
+		return 0, fmt.Errorf("%s %s: want a number >= 0", c, quote(s))
+	}
+	return v, nil
+}
+
+// integer returns the whole number in column c, up to 2^31; 0 for an
+// empty cell.
+func (row csvRow) integer(c string) (int, error) {
+	v, err := row.num(c)
+	if err != nil {
+		return 0, err
+	}
+	if v != math.Trunc(v) || v > maxCount {
+		return 0, fmt.Errorf("%s %s: want a whole number up to 2^31", c, quote(row.cell(c)))
+	}
+	return int(v), nil
+}
+
+// csvFigures are the numbers of a row; 0 where its cell is empty.
+type csvFigures struct {
+	batch, global, devices, steps int
+	samples, acc, target          float64
+}
+
+// figures returns the numbers of the row. An empty cell is a column the
+// row does not give; a zero in a column of counts or speeds is a value
+// no measurement has.
+func (row csvRow) figures() (csvFigures, error) {
+	var f csvFigures
 	var errs []error
 	get := func(dst *int, c string) {
-		v, err := integer(c)
+		v, err := row.integer(c)
 		errs = append(errs, err)
 		*dst = v
 	}
 	getf := func(dst *float64, c string) {
-		v, err := num(c)
+		v, err := row.num(c)
 		errs = append(errs, err)
 		*dst = v
 	}
-	var batch, global, devices, steps int
-	var samples, acc, target float64
-	get(&batch, "batch")
-	get(&global, "global_batch")
-	get(&devices, "devices")
-	get(&steps, "steps_to_target")
-	getf(&samples, "samples_per_s")
-	getf(&acc, "accuracy")
-	getf(&target, "target")
+	get(&f.batch, "batch")
+	get(&f.global, "global_batch")
+	get(&f.devices, "devices")
+	get(&f.steps, "steps_to_target")
+	getf(&f.samples, "samples_per_s")
+	getf(&f.acc, "accuracy")
+	getf(&f.target, "target")
 	if err := oneLine(errs); err != nil {
-		return r, err
+		return f, err
 	}
-	// An empty cell is a column this row does not give; a zero in a
-	// column of counts or speeds is a value no measurement has.
 	errs = nil
 	for _, z := range []struct {
 		col string
 		v   float64
-	}{{"batch", float64(batch)}, {"global_batch", float64(global)}, {"devices", float64(devices)}, {"steps_to_target", float64(steps)}, {"samples_per_s", samples}} {
-		if z.v == 0 && cell(z.col) != "" {
-			errs = append(errs, fmt.Errorf("%s %s: want a number > 0", z.col, quote(cell(z.col))))
+	}{{"batch", float64(f.batch)}, {"global_batch", float64(f.global)}, {"devices", float64(f.devices)}, {"steps_to_target", float64(f.steps)}, {"samples_per_s", f.samples}} {
+		if z.v == 0 && row.cell(z.col) != "" {
+			errs = append(errs, fmt.Errorf("%s %s: want a number > 0", z.col, quote(row.cell(z.col))))
 		}
 	}
-	if err := oneLine(errs); err != nil {
-		return r, err
+	return f, oneLine(errs)
+}
+
+// stepTime returns the row's step time, seconds: a number in the
+// header's unit, or a time with its unit ("85 ms"); 0 for none.
+func (row csvRow) stepTime() (float64, error) {
+	s := row.cell("step_time")
+	if s == "" {
+		return 0, nil
 	}
 	var stepTime float64
-	if s := cell("step_time"); s != "" {
-		if _, err := strconv.ParseFloat(s, 64); err != nil && strings.IndexFunc(s, func(r rune) bool { return r >= 'a' && r <= 'z' || r == 'µ' }) >= 0 {
-			t, err := units.ParseSeconds(s)
-			if err != nil {
-				return r, fmt.Errorf("step_time: %w", err)
-			}
-			stepTime = float64(t)
-		} else {
-			v, err := num("step_time")
-			if err != nil {
-				return r, err
-			}
-			stepTime = scale(v, h.stepUnit)
+	if _, err := strconv.ParseFloat(s, 64); err != nil && strings.IndexFunc(s, func(r rune) bool { return r >= 'a' && r <= 'z' || r == 'µ' }) >= 0 {
+		t, err := units.ParseSeconds(s)
+		if err != nil {
+			return 0, fmt.Errorf("step_time: %w", err)
 		}
-		if stepTime == 0 {
-			return r, fmt.Errorf("step_time %s: want a time > 0", quote(s))
+		stepTime = float64(t)
+	} else {
+		v, err := row.num("step_time")
+		if err != nil {
+			return 0, err
 		}
+		stepTime = scale(v, row.h.stepUnit)
 	}
-	if batch == 0 && global > 0 && devices > 0 {
-		// A global batch beside a device count gives the batch per
-		// device, which must be whole.
-		if global%devices != 0 {
-			return r, fmt.Errorf("global_batch %d is not a multiple of devices %d: want a whole batch per device (or give the batch column)", global, devices)
+	if stepTime == 0 {
+		return 0, fmt.Errorf("step_time %s: want a time > 0", quote(s))
+	}
+	return stepTime, nil
+}
+
+// devicesAndBatches fills in the batch per device from a global batch
+// beside a device count (it must be whole), one device where the row
+// gives none, and the global batch from the batch per device.
+func (f *csvFigures) devicesAndBatches() error {
+	if f.batch == 0 && f.global > 0 && f.devices > 0 {
+		if f.global%f.devices != 0 {
+			return fmt.Errorf("global_batch %d is not a multiple of devices %d: want a whole batch per device (or give the batch column)", f.global, f.devices)
 		}
-		batch = global / devices
+		f.batch = f.global / f.devices
 	}
-	if devices == 0 {
-		devices = 1
+	if f.devices == 0 {
+		f.devices = 1
 	}
-	if global == 0 {
-		global = batch * devices
+	if f.global == 0 {
+		f.global = f.batch * f.devices
 	}
-	r = benchlog.Record{
-		Model: cell("model"), Device: cell("device"), Precision: cell("precision"),
-		Workers: devices, Batch: batch, GlobalBatch: global,
-	}
-	for i, name := range h.names {
-		if _, known := canonOf(h, i); known {
+	return nil
+}
+
+// labels returns the row's cells of the columns that are no canonical
+// column, by their names; nil for none.
+func (row csvRow) labels() map[string]string {
+	var labels map[string]string
+	for i, name := range row.h.names {
+		if _, known := canonOf(row.h, i); known {
 			continue
 		}
-		if v := strings.TrimSpace(cells[i]); v != "" && name != "" {
-			if r.Labels == nil {
-				r.Labels = map[string]string{}
+		if v := strings.TrimSpace(row.cells[i]); v != "" && name != "" {
+			if labels == nil {
+				labels = map[string]string{}
 			}
-			r.Labels[name] = v
+			labels[name] = v
 		}
 	}
-	if _, ok := h.col["steps_to_target"]; ok && cell("steps_to_target") != "" {
-		r.Kind = benchlog.KindConvergence
-		r.StepsToTarget = steps
-		r.Reached = true
-		if s := strings.ToLower(cell("reached")); s != "" {
-			switch s {
-			case "true", "yes", "1", "y":
-			case "false", "no", "0", "n":
-				r.Reached = false
-			default:
-				return r, fmt.Errorf("reached %s: want true or false", quote(cell("reached")))
-			}
-		}
-		r.Accuracy, r.Target = fraction(acc), fraction(target)
-		return r, nil
-	}
-	if samples > 0 && stepTime > 0 && global > 0 {
-		// A row that gives both must give the same speed: the usual
-		// disagreement is a throughput per device beside the step time
-		// of the whole batch.
-		if implied := float64(global) / stepTime; math.Abs(samples/implied-1) > csvAgreement {
-			hint := "give one of the two"
-			if devices > 1 {
-				hint += fmt.Sprintf(", or the samples/s of all %d devices", devices)
-			}
-			return r, fmt.Errorf("samples_per_s %s and step_time %v disagree by more than %g%%: a global batch of %d in %v is %.4g samples/s (%s)",
-				cell("samples_per_s"), units.Seconds(stepTime), 100*csvAgreement, global, units.Seconds(stepTime), implied, hint)
+	return labels
+}
+
+// convergence makes r the row's convergence record.
+func (row csvRow) convergence(r *benchlog.Record, f csvFigures) error {
+	r.Kind = benchlog.KindConvergence
+	r.StepsToTarget = f.steps
+	r.Reached = true
+	if s := strings.ToLower(row.cell("reached")); s != "" {
+		switch s {
+		case "true", "yes", "1", "y":
+		case "false", "no", "0", "n":
+			r.Reached = false
+		default:
+			return fmt.Errorf("reached %s: want true or false", quote(row.cell("reached")))
 		}
 	}
-	r.Kind = benchlog.KindMeasurement
-	r.SamplesPerSec = samples
-	r.StepTime = stepTime
-	return r, nil
+	r.Accuracy, r.Target = fraction(f.acc), fraction(f.target)
+	return nil
+}
+
+// agree returns an error where a row gives both a throughput and a step
+// time, and they disagree by more than csvAgreement: the usual
+// disagreement is a throughput per device beside the step time of the
+// whole batch.
+func (row csvRow) agree(f csvFigures, stepTime float64) error {
+	if !(f.samples > 0 && stepTime > 0 && f.global > 0) {
+		return nil
+	}
+	implied := float64(f.global) / stepTime
+	if !(math.Abs(f.samples/implied-1) > csvAgreement) {
+		return nil
+	}
+	hint := "give one of the two"
+	if f.devices > 1 {
+		hint += fmt.Sprintf(", or the samples/s of all %d devices", f.devices)
+	}
+	return fmt.Errorf("samples_per_s %s and step_time %v disagree by more than %g%%: a global batch of %d in %v is %.4g samples/s (%s)",
+		row.cell("samples_per_s"), units.Seconds(stepTime), 100*csvAgreement, f.global, units.Seconds(stepTime), implied, hint)
 }
 
 // canonOf reports the canonical name of column i, if it has one.

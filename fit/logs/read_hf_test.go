@@ -1,4 +1,4 @@
-package fit
+package logs
 
 import (
 	"math"
@@ -10,7 +10,7 @@ import (
 	"scaleplan/internal/units"
 )
 
-// TestReadHFTrainer reads testdata/hf_trainer_vit_ddp.txt: two runs of an
+// TestReadHFTrainer reads ../testdata/hf_trainer_vit_ddp.txt: two runs of an
 // example script (ViT-Base fine-tuned on 45,000 images, four GPUs under
 // torchrun, fp16, accumulation 2) at 32 and 64 images per device, each
 // evaluating after every epoch and once more after training. The log was
@@ -24,7 +24,7 @@ import (
 // train_runtime. The expected figures are computed below from the logged
 // numbers.
 func TestReadHFTrainer(t *testing.T) {
-	lg, err := ReadFile("testdata/hf_trainer_vit_ddp.txt")
+	lg, err := ReadFile("../testdata/hf_trainer_vit_ddp.txt")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package fit
+package logs
 
 import (
 	"bytes"
@@ -78,202 +78,253 @@ var (
 // both carry a date and time. torchtitan logs a loss, no accuracy: no
 // steps to a target.
 func readTorchtitan(data []byte, lg *Log) {
-	type run struct {
-		ttSetup
-		line, id                 int
-		active                   bool
-		steps, lastStep, recLine int
-		weight, sum              float64 // Σ k/tps, Σ k over the lines after the first
-		peak                     float64 // bytes
-		start, end               float64 // seconds since 1970
-		started, ended           bool
-	}
-	var (
-		cur   run
-		flush func()
-	)
-	begin := func(n int) {
-		flush()
-		cur = run{line: n, id: len(lg.Runs) + 1, active: true}
-	}
-	// begun makes the lines that follow part of a run: the current one if
-	// it has no step line yet (torchtitan prints its set-up, then trains),
-	// else a new one.
-	begun := func(n int) {
-		if !cur.active || cur.steps > 0 || cur.ended {
-			begin(n)
-		}
-	}
-	flush = func() {
-		if !cur.active {
-			return
-		}
-		defer func() { cur = run{} }()
-		r := &cur
-		if r.steps == 0 && !r.ended {
-			return // set-up without a training step: a run that did not start
-		}
-		out := Run{Line: r.line, Run: strconv.Itoa(r.id), Model: r.model, Benchmark: r.model, Device: "?", GlobalBatch: r.global}
-		world := r.world()
-		if world > 0 {
-			out.Device = fmt.Sprintf("%dx%s", world, cmp.Or(r.device, "GPU"))
-		}
-		if r.ended {
-			out.Status = "finished"
-			if r.started && r.end > r.start {
-				out.TimeToTrain = units.Seconds(r.end - r.start)
-			}
-		}
-		defer func() { lg.Runs = append(lg.Runs, out) }()
-		switch {
-		case r.sum == 0:
-			lg.notef("line %d: run %d: no step line after the first (step 1's compilation is left out): no measurement", r.line, r.id)
-			return
-		case world == 0:
-			lg.notef("line %d: run %d: no \"Building device mesh\" line: its device count is unknown, no measurement", r.line, r.id)
-			return
-		case r.local == 0 || r.global == 0 || r.seq == 0:
-			lg.notef("line %d: run %d: no \"Trainer is initialized with local batch size ...\" line with the batches and the sequence length: no measurement", r.line, r.id)
-			return
-		}
-		if r.accum == 0 && r.global%(r.local*r.dp) == 0 {
-			r.accum = r.global / (r.local * r.dp) // releases that print no accumulation
-		}
-		tps := r.sum / r.weight
-		rate := tps * float64(world) / float64(r.seq)
-		prec := r.precision
-		if prec == "" && r.amp {
-			prec = "bf16"
-			lg.notef("line %d: run %d: precision bf16, torchtitan's default training.mixed_precision_param; the log does not print it (job.print_args does)", r.line, r.id)
-		}
-		rec := benchlog.Record{
-			Kind: benchlog.KindMeasurement, Run: strconv.Itoa(r.id), Model: r.model, Device: cmp.Or(r.device, "GPU"), Precision: prec,
-			Workers: world, Batch: r.local, GlobalBatch: r.global, Accumulate: r.accum,
-			Steps: int(r.sum), StepTime: float64(r.global) / rate, SamplesPerSec: rate, PeakMemory: r.peak,
-			Labels: map[string]string{
-				calib.SampleLabel: fmt.Sprintf("sequence-%d", r.seq),
-				LayoutLabel:       fmt.Sprintf("tp%d pp%d cp%d dp%d", r.tp, r.pp, r.cp, r.dp),
-			},
-		}
-		out.StepTime = units.Seconds(rec.StepTime)
-		lg.addValid(rec, r.recLine, nil)
-	}
-	lines(data, func(n int, l []byte) {
-		if !ttMentions(l) {
-			return
-		}
-		s := ttStrip(string(l))
-		switch {
-		case strings.Contains(s, "Starting job:"):
-			begin(n)
-		case strings.Contains(s, "device mesh with"):
-			begun(n)
-			if err := cur.mesh(s); err != nil {
-				lg.malformed(n, l, err)
-			}
-		case strings.Contains(s, " capacity: "):
-			if m := ttCapacity.FindStringSubmatch(s); m != nil {
-				begun(n)
-				cur.device = strings.TrimSpace(m[1])
-			}
-		case strings.Contains(s, "total parameters"):
-			if m := ttModel.FindStringSubmatch(s); m != nil {
-				begun(n)
-				cur.model = strings.ToLower(m[1] + "-" + m[2])
-			}
-		case strings.Contains(s, "Running with args"):
-			if m := ttArgs.FindStringSubmatch(s); m != nil {
-				begun(n)
-				switch m[1] {
-				case "bfloat16":
-					cur.precision = "bf16"
-				case "float16":
-					cur.precision = "fp16"
-				case "float32":
-					cur.precision = "fp32"
-				}
-				cur.fromArgs = cur.precision != ""
-			}
-		case strings.Contains(s, "Mixed precision training is "):
-			begun(n)
-			switch {
-			case strings.Contains(s, "Mixed precision training is disabled"):
-				cur.precision, cur.amp = "fp32", false
-			case strings.Contains(s, "Mixed precision training is handled by"):
-				cur.amp = true
-				if cur.precision == "fp32" && !cur.fromArgs {
-					cur.precision = ""
-				}
-			}
-		case strings.Contains(s, "local batch size"):
-			begun(n)
-			field := map[string]*int{"local batch size": &cur.local, "global batch size": &cur.global,
-				"gradient accumulation steps": &cur.accum, "sequence length": &cur.seq}
-			for _, m := range ttBatch.FindAllStringSubmatch(s, -1) {
-				v, err := parseCount(m[1], m[2])
-				if err != nil {
-					lg.malformed(n, l, err)
-					return
-				}
-				*field[m[1]] = v
-			}
-			if strings.Contains(s, "Training starts at step") {
-				cur.start, cur.started = ttDate(s)
-			}
-		case strings.Contains(s, "Training starts at step"):
-			begun(n)
-			cur.start, cur.started = ttDate(s)
-		case strings.Contains(s, "Training completed"):
-			if cur.active {
-				cur.end, _ = ttDate(s)
-				cur.ended = true
-			}
-		case strings.Contains(s, "step:"):
-			f, ok := ttStepFields(s)
-			if !ok {
-				return
-			}
-			step, err1 := parseCount("step", f.step)
-			var tps float64
-			err2 := errors.New("no tps: want the tokens per second of one device")
-			if f.rate != "" {
-				tps, err2 = strconv.ParseFloat(strings.ReplaceAll(f.rate, ",", ""), 64)
-				if err2 != nil || !(tps > 0 && tps < 1e300) {
-					err2 = fmt.Errorf("%s %s: want tokens per second above 0", f.rateName, f.rate)
-				}
-			}
-			if err := oneLine([]error{err1, err2}); err != nil {
-				lg.malformed(n, l, err)
-				return
-			}
-			switch {
-			case !cur.active:
-				begin(n)
-			case cur.steps > 0 && step <= cur.lastStep:
-				lg.notef("line %d: step %d after step %d: a new run", n, step, cur.lastStep)
-				setup := cur.ttSetup
-				begin(n)
-				cur.ttSetup = setup // a run that restarts keeps the set-up it printed once
-			}
-			if f.memory != "" {
-				if gib, err := strconv.ParseFloat(f.memory, 64); err == nil && gib >= 0 && gib < 1e6 {
-					cur.peak = max(cur.peak, gib*(1<<30))
-				}
-			}
-			covered := step - cur.lastStep
-			first := cur.steps == 0
-			cur.steps++
-			cur.lastStep = step
-			if first {
-				return // step 1: compilation and the first allocations
-			}
-			cur.sum += float64(covered)
-			cur.weight += float64(covered) / tps
-			cur.recLine = n
-		}
-	})
-	flush()
+	t := &ttReader{lg: lg}
+	lines(data, t.line)
+	t.flush()
 	noteLayouts(lg)
+}
+
+// ttRun is what the lines of a torchtitan run said.
+type ttRun struct {
+	ttSetup
+	line, id                 int
+	active                   bool
+	steps, lastStep, recLine int
+	weight, sum              float64 // Σ k/tps, Σ k over the lines after the first
+	peak                     float64 // bytes
+	start, end               float64 // seconds since 1970
+	started, ended           bool
+}
+
+// ttReader is the state of readTorchtitan: the run it is in.
+type ttReader struct {
+	lg  *Log
+	cur ttRun
+}
+
+// begin starts a run at line n.
+func (t *ttReader) begin(n int) {
+	t.flush()
+	t.cur = ttRun{line: n, id: len(t.lg.Runs) + 1, active: true}
+}
+
+// begun makes the lines that follow part of a run: the current one if it
+// has no step line yet (torchtitan prints its set-up, then trains), else
+// a new one.
+func (t *ttReader) begun(n int) {
+	if !t.cur.active || t.cur.steps > 0 || t.cur.ended {
+		t.begin(n)
+	}
+}
+
+// line reads line n of a torchtitan log.
+func (t *ttReader) line(n int, l []byte) {
+	if !ttMentions(l) {
+		return
+	}
+	s := ttStrip(string(l))
+	switch {
+	case strings.Contains(s, "Starting job:"):
+		t.begin(n)
+	case strings.Contains(s, "device mesh with"):
+		t.begun(n)
+		if err := t.cur.mesh(s); err != nil {
+			t.lg.malformed(n, l, err)
+		}
+	case t.setup(n, s):
+	case strings.Contains(s, "local batch size"):
+		t.begun(n)
+		t.batches(n, l, s)
+	case strings.Contains(s, "Training starts at step"):
+		t.begun(n)
+		t.cur.start, t.cur.started = ttDate(s)
+	case strings.Contains(s, "Training completed"):
+		if t.cur.active {
+			t.cur.end, _ = ttDate(s)
+			t.cur.ended = true
+		}
+	case strings.Contains(s, "step:"):
+		t.step(n, l, s)
+	}
+}
+
+// setup reads the device, model and precision lines of the set-up; it
+// reports whether s is one.
+func (t *ttReader) setup(n int, s string) bool {
+	cur := &t.cur
+	switch {
+	case strings.Contains(s, " capacity: "):
+		if m := ttCapacity.FindStringSubmatch(s); m != nil {
+			t.begun(n)
+			cur.device = strings.TrimSpace(m[1])
+		}
+	case strings.Contains(s, "total parameters"):
+		if m := ttModel.FindStringSubmatch(s); m != nil {
+			t.begun(n)
+			cur.model = strings.ToLower(m[1] + "-" + m[2])
+		}
+	case strings.Contains(s, "Running with args"):
+		if m := ttArgs.FindStringSubmatch(s); m != nil {
+			t.begun(n)
+			switch m[1] {
+			case "bfloat16":
+				cur.precision = "bf16"
+			case "float16":
+				cur.precision = "fp16"
+			case "float32":
+				cur.precision = "fp32"
+			}
+			cur.fromArgs = cur.precision != ""
+		}
+	case strings.Contains(s, "Mixed precision training is "):
+		t.begun(n)
+		switch {
+		case strings.Contains(s, "Mixed precision training is disabled"):
+			cur.precision, cur.amp = "fp32", false
+		case strings.Contains(s, "Mixed precision training is handled by"):
+			cur.amp = true
+			if cur.precision == "fp32" && !cur.fromArgs {
+				cur.precision = ""
+			}
+		}
+	default:
+		return false
+	}
+	return true
+}
+
+// batches reads the Trainer's line of batches and sequence length.
+func (t *ttReader) batches(n int, l []byte, s string) {
+	cur := &t.cur
+	field := map[string]*int{"local batch size": &cur.local, "global batch size": &cur.global,
+		"gradient accumulation steps": &cur.accum, "sequence length": &cur.seq}
+	for _, m := range ttBatch.FindAllStringSubmatch(s, -1) {
+		v, err := parseCount(m[1], m[2])
+		if err != nil {
+			t.lg.malformed(n, l, err)
+			return
+		}
+		*field[m[1]] = v
+	}
+	if strings.Contains(s, "Training starts at step") {
+		cur.start, cur.started = ttDate(s)
+	}
+}
+
+// step reads a step line into the run, starting a run where it is the
+// first or does not follow the last.
+func (t *ttReader) step(n int, l []byte, s string) {
+	f, ok := ttStepFields(s)
+	if !ok {
+		return
+	}
+	step, tps, err := f.numbers()
+	if err != nil {
+		t.lg.malformed(n, l, err)
+		return
+	}
+	switch {
+	case !t.cur.active:
+		t.begin(n)
+	case t.cur.steps > 0 && step <= t.cur.lastStep:
+		t.lg.notef("line %d: step %d after step %d: a new run", n, step, t.cur.lastStep)
+		setup := t.cur.ttSetup
+		t.begin(n)
+		t.cur.ttSetup = setup // a run that restarts keeps the set-up it printed once
+	}
+	cur := &t.cur
+	if f.memory != "" {
+		if gib, err := strconv.ParseFloat(f.memory, 64); err == nil && gib >= 0 && gib < 1e6 {
+			cur.peak = max(cur.peak, gib*(1<<30))
+		}
+	}
+	covered := step - cur.lastStep
+	first := cur.steps == 0
+	cur.steps++
+	cur.lastStep = step
+	if first {
+		return // step 1: compilation and the first allocations
+	}
+	cur.sum += float64(covered)
+	cur.weight += float64(covered) / tps
+	cur.recLine = n
+}
+
+// numbers returns the step and the tokens per second of one device of a
+// step line.
+func (f *ttFields) numbers() (step int, tps float64, err error) {
+	step, err1 := parseCount("step", f.step)
+	err2 := errors.New("no tps: want the tokens per second of one device")
+	if f.rate != "" {
+		tps, err2 = strconv.ParseFloat(strings.ReplaceAll(f.rate, ",", ""), 64)
+		if err2 != nil || !(tps > 0 && tps < 1e300) {
+			err2 = fmt.Errorf("%s %s: want tokens per second above 0", f.rateName, f.rate)
+		}
+	}
+	return step, tps, oneLine([]error{err1, err2})
+}
+
+// flush turns the run, if it trained, into a Run and its measurement
+// record.
+func (t *ttReader) flush() {
+	if !t.cur.active {
+		return
+	}
+	defer func() { t.cur = ttRun{} }()
+	r := &t.cur
+	if r.steps == 0 && !r.ended {
+		return // set-up without a training step: a run that did not start
+	}
+	out := Run{Line: r.line, Run: strconv.Itoa(r.id), Model: r.model, Benchmark: r.model, Device: "?", GlobalBatch: r.global}
+	if world := r.world(); world > 0 {
+		out.Device = fmt.Sprintf("%dx%s", world, cmp.Or(r.device, "GPU"))
+	}
+	if r.ended {
+		out.Status = "finished"
+		if r.started && r.end > r.start {
+			out.TimeToTrain = units.Seconds(r.end - r.start)
+		}
+	}
+	out.StepTime = t.measure(r)
+	t.lg.Runs = append(t.lg.Runs, out)
+}
+
+// measure adds the measurement record of run r and returns its step
+// time; 0, with a note, when the run does not give one.
+func (t *ttReader) measure(r *ttRun) units.Seconds {
+	world := r.world()
+	switch {
+	case r.sum == 0:
+		t.lg.notef("line %d: run %d: no step line after the first (step 1's compilation is left out): no measurement", r.line, r.id)
+		return 0
+	case world == 0:
+		t.lg.notef("line %d: run %d: no \"Building device mesh\" line: its device count is unknown, no measurement", r.line, r.id)
+		return 0
+	case r.local == 0 || r.global == 0 || r.seq == 0:
+		t.lg.notef("line %d: run %d: no \"Trainer is initialized with local batch size ...\" line with the batches and the sequence length: no measurement", r.line, r.id)
+		return 0
+	}
+	if r.accum == 0 && r.global%(r.local*r.dp) == 0 {
+		r.accum = r.global / (r.local * r.dp) // releases that print no accumulation
+	}
+	tps := r.sum / r.weight
+	rate := tps * float64(world) / float64(r.seq)
+	prec := r.precision
+	if prec == "" && r.amp {
+		prec = "bf16"
+		t.lg.notef("line %d: run %d: precision bf16, torchtitan's default training.mixed_precision_param; the log does not print it (job.print_args does)", r.line, r.id)
+	}
+	rec := benchlog.Record{
+		Kind: benchlog.KindMeasurement, Run: strconv.Itoa(r.id), Model: r.model, Device: cmp.Or(r.device, "GPU"), Precision: prec,
+		Workers: world, Batch: r.local, GlobalBatch: r.global, Accumulate: r.accum,
+		Steps: int(r.sum), StepTime: float64(r.global) / rate, SamplesPerSec: rate, PeakMemory: r.peak,
+		Labels: map[string]string{
+			calib.SampleLabel: fmt.Sprintf("sequence-%d", r.seq),
+			LayoutLabel:       fmt.Sprintf("tp%d pp%d cp%d dp%d", r.tp, r.pp, r.cp, r.dp),
+		},
+	}
+	t.lg.addValid(rec, r.recLine, nil)
+	return units.Seconds(rec.StepTime)
 }
 
 // ttKeys are the phrases of the lines readTorchtitan reads.

@@ -1,0 +1,376 @@
+package cmd
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"scaleplan/fit"
+	"scaleplan/internal/calib"
+	"scaleplan/internal/units"
+)
+
+// namedTable is a table and the key it has in JSON output.
+// fitTables lays the report out as tables, leaving out empty ones.
+func fitTables(rep *fit.Report, opt *fit.Options) []namedTable {
+	var out []namedTable
+	add := func(key string, t *table) {
+		if len(t.Rows) > 0 {
+			out = append(out, namedTable{key, t})
+		}
+	}
+	cols := labelColumns(rep, opt.GroupBy)
+	add("throughput", throughputTable(rep, cols))
+	add("excluded", excludedTable(rep))
+	add("comm", commTable(rep, cols))
+	add("steps", stepsTable(rep, cols))
+	add("steps_points", stepsPointsTable(rep))
+	add("runs", runsTable(rep))
+	add("collectives", collectivesTable(rep))
+	return out
+}
+
+// collectivesTable is the latency–bandwidth fit of each collective test
+// of nccl-tests logs.
+func collectivesTable(rep *fit.Report) *table {
+	t := &table{
+		Title: "Collectives (nccl-tests): T(S) = α + S/β per test, least squares of the relative error; bus bandwidth β × nccl-tests' factor",
+		Header: []string{"source", "line", "op", "ranks", "nodes", "device", "sizes", "points", "latency α", "bandwidth β", "bus bandwidth",
+			"peak busbw (at size)", "avg busbw (log)", "R²", "worst point", "note"},
+	}
+	for _, f := range rep.Collectives {
+		sizes := "-"
+		if len(f.Points) > 0 {
+			lo, hi := f.Points[0].Bytes, f.Points[0].Bytes
+			for _, p := range f.Points {
+				lo, hi = min(lo, p.Bytes), max(hi, p.Bytes)
+			}
+			sizes = fmt.Sprintf("%s–%s", lo, hi)
+		}
+		nodes, avg, peak := "-", "-", "-"
+		if f.Nodes > 0 {
+			nodes = strconv.Itoa(f.Nodes)
+		}
+		if f.AvgBusBW > 0 {
+			avg = f.AvgBusBW.String()
+		}
+		if f.PeakBusBW > 0 {
+			peak = fmt.Sprintf("%s (%s)", f.PeakBusBW, f.PeakBytes)
+		}
+		lat, bw, bus, r2, worst, note := "", "", "", "", "", ""
+		if f.Err != nil {
+			note = f.Err.Error()
+			if f.Latency > 0 {
+				lat = f.Latency.String()
+			}
+		} else {
+			lat, bw, r2 = f.Latency.String(), f.Bandwidth.String(), fmt.Sprintf("%.4f", f.R2)
+			worst = fmt.Sprintf("%.1f%%", 100*f.MaxRelError)
+			if f.BusBandwidth > 0 {
+				bus = f.BusBandwidth.String()
+			} else {
+				note = "op not known: no bus factor"
+			}
+		}
+		t.Rows = append(t.Rows, []string{f.Source, strconv.Itoa(f.Line), dash(f.Op), strconv.Itoa(f.Ranks), nodes, dash(f.Device), sizes,
+			strconv.Itoa(len(f.Points)), lat, bw, bus, peak, avg, r2, worst, note})
+	}
+	return t
+}
+
+func throughputTable(rep *fit.Report, groupBy []string) *table {
+	t := &table{
+		Title:  "Throughput law v = b / (b/v0 + t) per group (b: global batch; v0: samples/s of the device group)",
+		Header: append(append([]string{"model", "device", "devices", "precision"}, groupBy...), "points", "excluded", "batches", "v0", "v0 95%", "t", "t 95%", "R²", "note"),
+	}
+	for _, g := range rep.Groups {
+		row := append(keyCells(g.Key), labelCells(g.Key.Labels, groupBy)...)
+		var notes []string
+		if g.Ignored > 0 {
+			notes = append(notes, fmt.Sprintf("%d step records ignored", g.Ignored))
+		}
+		if g.BelowMin > 0 {
+			notes = append(notes, fmt.Sprintf("%d under --min-batch left out", g.BelowMin))
+		}
+		if len(g.OOM) > 0 {
+			notes = append(notes, "out of memory at "+joinInts(g.OOM))
+		}
+		f := g.Fit
+		if f == nil {
+			row = append(row, strconv.Itoa(len(g.Points)), "", batchRange(g.Points), "", "", "", "", "")
+			notes = append([]string{g.Err.Error()}, notes...)
+			if m := measured(g.Points); m != "" {
+				notes = append(notes, "measured "+m)
+			}
+			t.Rows = append(t.Rows, append(row, strings.Join(notes, "; ")))
+			continue
+		}
+		if f.Bound {
+			notes = append(notes, "t < 0 at the optimum: held at 0")
+		}
+		switch {
+		case f.V0Unbounded:
+			notes = append(notes, "v0 unbounded: the step time does not grow with the batch beyond its scatter; only t is determined (larger batches bound v0)")
+		case math.IsInf(f.V0Interval[1], 1):
+			notes = append(notes, fmt.Sprintf("v0 has no upper limit at %g%%: the time per sample is within its error of 0 (more or larger batches narrow it)", 100*f.Level))
+		}
+		if f.LackOfFit != nil {
+			notes = append(notes, lackOfFitNote(f.LackOfFit))
+		}
+		excluded := len(g.Points) - f.Used
+		v0 := num(f.V0)
+		if f.V0Unbounded {
+			v0 = "unbounded"
+		}
+		row = append(row, strconv.Itoa(f.Used), strconv.Itoa(excluded), batchRange(g.Points),
+			v0, numInterval(f.V0Interval[0], f.V0Interval[1]),
+			f.T.String(), secondsInterval(f.TInterval), fmt.Sprintf("%.4f", f.R2), strings.Join(notes, "; "))
+		t.Rows = append(t.Rows, row)
+	}
+	return t
+}
+
+// measured returns the samples/s of points, "X samples/s" or "X–Y
+// samples/s" over several, for a group the law could not be fitted to;
+// "" for none.
+func measured(points []fit.Point) string {
+	if len(points) == 0 {
+		return ""
+	}
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, p := range points {
+		lo, hi = min(lo, p.Throughput), max(hi, p.Throughput)
+	}
+	if lo == hi {
+		return num(lo) + " samples/s"
+	}
+	return num(lo) + "–" + num(hi) + " samples/s"
+}
+
+// lackOfFitNote says how much repeated measurements scatter and whether
+// the law misses their means by more than that (fit.LackOfFit).
+func lackOfFitNote(lf *fit.LackOfFit) string {
+	return fmt.Sprintf("repeats scatter %.1f%%; lack of fit p = %.2g", 100*lf.PureError, lf.P)
+}
+
+func excludedTable(rep *fit.Report) *table {
+	t := &table{
+		Title:  "Points the law does not explain (excluded from the fit)",
+		Header: []string{"group", "batch", "samples/s", "law", "residual", "z", "source"},
+	}
+	for _, g := range rep.Groups {
+		for _, p := range g.Points {
+			if !p.Excluded {
+				continue
+			}
+			t.Rows = append(t.Rows, []string{g.Key.String(), strconv.Itoa(p.Batch), num(p.Throughput), num(p.Fitted),
+				fmt.Sprintf("%+.1f%%", 100*p.Residual), fmtZ(p.Z), fmt.Sprintf("%s:%d", p.Source, p.Line)})
+		}
+	}
+	return t
+}
+
+func commTable(rep *fit.Report, groupBy []string) *table {
+	t := &table{
+		Title:  "Across device counts: t(p) = t_fixed + 2(p-1)/p * t_comm, t_comm = S/β",
+		Header: append(append([]string{"model", "device", "precision"}, groupBy...), "devices", "t", "t_fixed", "t_comm", "t_comm 95%", "S", "bandwidth β", "β 95%", "note"),
+	}
+	for _, cg := range rep.Comm {
+		row := append([]string{dash(cg.Model), dash(cg.Device), dash(cg.Precision)}, labelCells(cg.Labels, groupBy)...)
+		f := cg.Fit
+		if f == nil {
+			t.Rows = append(t.Rows, append(row, "", "", "", "", "", "", "", "", cg.Err.Error()))
+			continue
+		}
+		ts := make([]string, len(f.T))
+		for i, v := range f.T {
+			ts[i] = v.String()
+		}
+		var notes []string
+		if f.Exact {
+			notes = append(notes, "two counts: exact")
+		}
+		size, bw, bwi := "", "", ""
+		switch {
+		case f.GradientSize == 0:
+			notes = append(notes, "no --gradient-size: bandwidth not estimated")
+		case f.TComm <= 0:
+			size = f.GradientSize.String()
+			notes = append(notes, "t does not grow with the device count")
+		default:
+			size, bw = f.GradientSize.String(), f.Bandwidth.String()
+			if lo, hi := f.BandwidthInterval[0], f.BandwidthInterval[1]; !math.IsNaN(float64(lo)) {
+				up := "∞"
+				if !math.IsInf(float64(hi), 0) {
+					up = hi.String()
+				}
+				bwi = "[" + lo.String() + ", " + up + "]"
+			}
+		}
+		row = append(row, joinInts(f.Counts), strings.Join(ts, ", "), f.TFixed.String(), f.TComm.String(),
+			secondsInterval(f.TCommInterval), size, bw, bwi, strings.Join(notes, "; "))
+		t.Rows = append(t.Rows, row)
+	}
+	return t
+}
+
+func stepsTable(rep *fit.Report, groupBy []string) *table {
+	t := &table{
+		Title:  "Steps to target: S(B) = S_min (1 + B_noise/B) (B: global batch)",
+		Header: append(append([]string{"model", "target"}, groupBy...), "points", "not reached", "S_min", "S_min 95%", "B_noise", "B_noise 95%", "R²", "largest batch reached", "note"),
+	}
+	for _, sg := range rep.Steps {
+		row := append([]string{dash(sg.Model), target(sg.Target)}, labelCells(sg.Labels, groupBy)...)
+		unreached := 0
+		for _, p := range sg.Points {
+			if !p.Reached {
+				unreached++
+			}
+		}
+		maxB := ""
+		if sg.MaxReached > 0 {
+			maxB = strconv.Itoa(sg.MaxReached)
+		}
+		f := sg.Fit
+		if f == nil {
+			t.Rows = append(t.Rows, append(row, strconv.Itoa(len(sg.Points)-unreached), strconv.Itoa(unreached), "", "", "", "", "", maxB, sg.Err.Error()))
+			continue
+		}
+		var notes []string
+		if f.Used < len(sg.Points)-unreached {
+			notes = append(notes, fmt.Sprintf("%d excluded", len(sg.Points)-unreached-f.Used))
+		}
+		if f.Bound {
+			notes = append(notes, "B_noise < 0 at the optimum, held at 0: the steps do not fall as the batch grows "+
+				"(every batch measured is past the noise scale, or the runs do not train to one target alike)")
+		}
+		if f.LackOfFit != nil {
+			notes = append(notes, lackOfFitNote(f.LackOfFit))
+		}
+		sMin, sMinInt := num(f.SMin), numInterval(f.SMinInterval[0], f.SMinInterval[1])
+		bNoise, bNoiseInt := num(f.BNoise), numInterval(f.BNoiseInterval[0], f.BNoiseInterval[1])
+		if f.SMin < 1 {
+			// Below one step S_min is not a number of steps: every batch
+			// measured scales perfectly, and only the product is known.
+			sMin, sMinInt, bNoise, bNoiseInt = "< 1", "", "> "+num(f.SMin*f.BNoise), ""
+			notes = append([]string{fmt.Sprintf("perfect scaling at every batch measured: steps × batch = %s samples to the target; "+
+				"S_min and B_noise are not determined apart (batches larger than %s would show where the returns diminish)", num(f.SMin*f.BNoise), cmp.Or(maxB, "these"))}, notes...)
+		}
+		note := strings.Join(notes, "; ")
+		t.Rows = append(t.Rows, append(row, strconv.Itoa(f.Used), strconv.Itoa(unreached), sMin, sMinInt,
+			bNoise, bNoiseInt, fmt.Sprintf("%.4f", f.R2), maxB, note))
+	}
+	return t
+}
+
+func stepsPointsTable(rep *fit.Report) *table {
+	t := &table{
+		Title: fmt.Sprintf("Steps-to-target regimes (perfect scaling: S within %.0f%% of S_min·B_noise/B; maximal data parallelism: within %.0f%% of S_min)",
+			100*fit.RegimeTolerance, 100*fit.RegimeTolerance),
+		Header: []string{"model", "target", "batch", "steps", "reached", "S(B)", "regime", "note"},
+	}
+	for _, sg := range rep.Steps {
+		for _, p := range sg.Points {
+			reached, fitted, regime, note := "yes", "", "", ""
+			if sg.Fit != nil {
+				fitted, regime = num(p.Fitted), p.Regime.String()
+			}
+			switch {
+			case !p.Reached:
+				reached = "no"
+				note = fmt.Sprintf("stopped at %d steps (accuracy %s)", p.Steps, target(p.Accuracy))
+				if sg.Fit != nil && p.Fitted < float64(p.Steps) {
+					note += "; the curve predicts fewer steps"
+				}
+			case p.Excluded:
+				note = fmt.Sprintf("excluded: %+.1f%% from the curve (z %s)", 100*p.Residual, fmtZ(p.Z))
+			}
+			t.Rows = append(t.Rows, []string{dash(sg.Model), target(sg.Target), strconv.Itoa(p.Batch), strconv.Itoa(p.Steps), reached, fitted, regime, note})
+		}
+	}
+	return t
+}
+
+func runsTable(rep *fit.Report) *table {
+	t := &table{
+		Title:  "Training runs",
+		Header: []string{"source", "run", "model", "platform", "global batch", "step", "data wait", "epochs", "accuracy", "status", "time to train"},
+	}
+	for _, r := range rep.Runs {
+		ttt := ""
+		if r.TimeToTrain > 0 {
+			ttt = fmt.Sprintf("%s (%.2f min)", r.TimeToTrain, float64(r.TimeToTrain/units.Minute))
+		}
+		step, wait := "-", "-"
+		if r.StepTime > 0 {
+			step = r.StepTime.String()
+			if r.DataWait > 0 {
+				wait = fmt.Sprintf("%s (%.1f%%)", r.DataWait, 100*float64(r.DataWait/r.StepTime))
+			}
+		}
+		batch := "-" // the log did not give it
+		if r.GlobalBatch > 0 {
+			batch = strconv.Itoa(r.GlobalBatch)
+		}
+		epochs := "-" // none completed, or the log counts none (Megatron's)
+		if r.Epochs > 0 {
+			epochs = num(r.Epochs)
+		}
+		t.Rows = append(t.Rows, []string{r.Source, r.Run.Run, dash(r.Model), dash(r.Device), batch,
+			step, wait, epochs, target(r.Accuracy), cmp.Or(r.Status, "incomplete"), ttt})
+	}
+	return t
+}
+
+func keyCells(k fit.Key) []string {
+	devices := "?"
+	if k.Devices > 0 {
+		devices = strconv.Itoa(k.Devices)
+	}
+	return []string{dash(k.Model), dash(k.Device), devices, dash(k.Precision)}
+}
+
+// labelColumns returns the label columns of the fit tables: the
+// --group-by labels, then those fit.Fit keeps in a key whether or not it
+// is asked to, where a group has one: calib.KeptLabels, and "transport"
+// for workers that exchanged nothing.
+func labelColumns(rep *fit.Report, groupBy []string) []string {
+	cols := slices.Clip(groupBy)
+	for _, name := range append(slices.Clip(calib.KeptLabels), "transport") {
+		if slices.Contains(cols, name) {
+			continue
+		}
+		for _, g := range rep.Groups {
+			if _, ok := g.Key.Labels[name]; ok {
+				cols = append(cols, name)
+				break
+			}
+		}
+	}
+	return cols
+}
+
+func labelCells(labels map[string]string, names []string) []string {
+	cells := make([]string, len(names))
+	for i, n := range names {
+		cells[i] = dash(labels[n])
+	}
+	return cells
+}
+
+func batchRange(ps []fit.Point) string {
+	if len(ps) == 0 {
+		return ""
+	}
+	lo, hi := ps[0].Batch, ps[0].Batch
+	for _, p := range ps {
+		lo, hi = min(lo, p.Batch), max(hi, p.Batch)
+	}
+	if lo == hi {
+		return strconv.Itoa(lo)
+	}
+	return fmt.Sprintf("%d–%d", lo, hi)
+}
