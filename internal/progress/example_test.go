@@ -23,3 +23,18 @@ func Example() {
 	// "\rsimulate [------------------------------]  0/4  32 devices  0.0 s\x1b[K\r\x1b[K"
 	// false
 }
+
+// A countdown of 2 items on a writer that is not a terminal: it draws no
+// line, and only the lines printed through it appear.
+func ExampleCountdown() {
+	var w strings.Builder
+	total := 2
+	d := progress.NewCountdown(&w, "bench", "measured", "configurations", &total)
+	d.Item("batch 16")
+	d.Printf("bench: batch 16: %d samples/s", 100)
+	d.Add(1)
+	d.Done()
+	fmt.Printf("%q\n", w.String())
+	// Output:
+	// "bench: batch 16: 100 samples/s\n"
+}

@@ -52,17 +52,11 @@ type Options struct {
 // in front and the item in hand after the count.
 type Bar struct {
 	mu    sync.Mutex
-	w     io.Writer
+	scr   screen
 	label string
 	item  string
 	total int
 	done  int
-	on    bool // drawing is allowed: a terminal, not yet Done
-	delay time.Duration
-	now   func() time.Time
-	start time.Time
-	last  time.Time // last drawing
-	drawn bool      // something is on the line
 	stop  chan struct{}
 }
 
@@ -83,10 +77,9 @@ func New(w io.Writer, label string, total int, opt *Options) *Bar {
 	if o.Delay == 0 {
 		o.Delay = DefaultDelay
 	}
-	b := &Bar{w: w, label: label, total: max(total, 1), delay: o.Delay, now: o.Now,
-		on: o.Terminal || IsTerminal(w)}
-	b.start = b.now()
-	if b.on && wall {
+	b := &Bar{label: label, total: max(total, 1)}
+	b.scr = newScreen(w, o.Terminal || IsTerminal(w), o.Delay, Interval, o.Now, b.line)
+	if b.scr.on && wall {
 		b.stop = make(chan struct{})
 		go b.tick(b.stop)
 	}
@@ -103,7 +96,7 @@ func (b *Bar) tick(stop <-chan struct{}) {
 			return
 		case <-t.C:
 			b.mu.Lock()
-			b.draw()
+			b.scr.draw(false)
 			b.mu.Unlock()
 		}
 	}
@@ -117,7 +110,7 @@ func (b *Bar) Add(n int) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.done = min(max(b.done+n, 0), b.total)
-	b.draw()
+	b.scr.draw(false)
 }
 
 // Item says what is being worked on, shown after the count, e.g.
@@ -129,7 +122,7 @@ func (b *Bar) Item(s string) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.item = s
-	b.draw()
+	b.scr.draw(false)
 }
 
 // Total changes the number of units, for work whose size is learnt on
@@ -142,7 +135,7 @@ func (b *Bar) Total(n int) {
 	defer b.mu.Unlock()
 	b.total = max(n, 1)
 	b.done = min(b.done, b.total)
-	b.draw()
+	b.scr.draw(false)
 }
 
 // Printf writes a line of text (a newline is added if it has none) to
@@ -156,15 +149,7 @@ func (b *Bar) Printf(format string, args ...any) {
 	if !strings.HasSuffix(line, "\n") {
 		line += "\n"
 	}
-	if b.drawn {
-		line = "\r\x1b[K" + line
-		b.drawn = false
-	}
-	io.WriteString(b.w, line)
-	if b.on && b.now().Sub(b.start) >= b.delay {
-		b.last, b.drawn = b.now(), true
-		io.WriteString(b.w, "\r"+b.line(b.last)+"\x1b[K")
-	}
+	b.scr.print(line)
 }
 
 // Done erases the bar's line if it drew one; later calls draw nothing.
@@ -174,29 +159,11 @@ func (b *Bar) Done() {
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.drawn {
-		io.WriteString(b.w, "\r\x1b[K")
-		b.drawn = false
-	}
-	b.on = false
+	b.scr.end()
 	if b.stop != nil {
 		close(b.stop)
 		b.stop = nil
 	}
-}
-
-// draw writes the line if drawing is on, the delay has passed and the
-// last drawing is at least Interval old.
-func (b *Bar) draw() {
-	if !b.on {
-		return
-	}
-	t := b.now()
-	if t.Sub(b.start) < b.delay || (b.drawn && t.Sub(b.last) < Interval) {
-		return
-	}
-	b.last, b.drawn = t, true
-	io.WriteString(b.w, "\r"+b.line(t)+"\x1b[K")
 }
 
 // line is the text of the bar at time t.
@@ -207,7 +174,7 @@ func (b *Bar) line(t time.Time) string {
 		s.WriteString(b.label + " ")
 	}
 	fmt.Fprintf(&s, "[%s%s]  %d/%d", strings.Repeat("#", full), strings.Repeat("-", Cells-full), b.done, b.total)
-	tail := fmt.Sprintf("  %.1f s", t.Sub(b.start).Seconds())
+	tail := fmt.Sprintf("  %.1f s", t.Sub(b.scr.start).Seconds())
 	if b.item != "" {
 		room := MaxWidth - len([]rune(s.String())) - len(tail) - 2
 		if item := []rune(b.item); room > 0 {
