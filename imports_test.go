@@ -52,6 +52,7 @@ var allowed = map[string][]string{
 	"internal/atomicfile": {},
 	"internal/progress":   {},
 	"internal/procout":    {},
+	"internal/tables":     {"internal/units"},
 	"internal/units":      {},
 }
 

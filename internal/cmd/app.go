@@ -151,7 +151,7 @@ func refuseEmptyValues(c *cli.Command) {
 			ctx.App.Writer = &tableChoice{Writer: w, ctx: ctx}
 			defer func() { ctx.App.Writer = w }()
 		}
-		return nameCommand(ctx, action(ctx))
+		return nameCommand(ctx, tableUsage(action(ctx)))
 	}
 }
 

@@ -320,7 +320,7 @@ func TestTorchTable(t *testing.T) {
 		t.Fatal(err)
 	}
 	var b strings.Builder
-	if err := tb.write(&b, "csv"); err != nil {
+	if err := tb.Write(&b, "csv"); err != nil {
 		t.Fatal(err)
 	}
 	want := "model,precision,workers,batch,global_batch,steps,step_s,std_s,samples_per_s,peak_memory_bytes\n" +

@@ -8,6 +8,7 @@ import (
 	"scaleplan/engine/optim"
 	"scaleplan/engine/tensor"
 	"scaleplan/internal/benchlog"
+	"scaleplan/internal/tables"
 	"slices"
 	"strconv"
 	"strings"
@@ -184,8 +185,8 @@ func throughputFlags(c *cli.Context) (*measure.Sweep, error) {
 
 // benchThroughputTable is bench throughput's table of meas, the measurements
 // of a sweep of base.
-func benchThroughputTable(base dist.Config, meas []*dist.Measurement) *table {
-	t := &table{Title: fmt.Sprintf("%s throughput, %s", base.ModelName(), tensor.Backend()),
+func benchThroughputTable(base dist.Config, meas []*dist.Measurement) *tables.Table {
+	t := &tables.Table{Title: fmt.Sprintf("%s throughput, %s", base.ModelName(), tensor.Backend()),
 		Header: []string{"workers", "batch", "global_batch", "steps", "step_ms", "std_ms", "samples_per_s", "data_ms", "forward_ms", "backward_ms", "allreduce_ms", "wait_ms", "update_ms"}}
 	for _, m := range meas {
 		p := m.Phases

@@ -19,6 +19,7 @@ import (
 	"scaleplan/hw"
 	"scaleplan/internal/atomicfile"
 	"scaleplan/internal/benchlog"
+	"scaleplan/internal/tables"
 )
 
 // logStream is a bench log written record by record to --out as the
@@ -74,7 +75,7 @@ func (s *logStream) abort(ctx context.Context, w io.Writer, cause error) error {
 	if err := s.f.CloseIncomplete(s.run, reason); err != nil {
 		return errors.Join(cause, err)
 	}
-	fmt.Fprintf(w, "%s: %s holds the %d %s written before it stopped, marked incomplete (%s)\n", s.who, s.f.Path(), s.n, plural(s.n, "record", "records"), reason)
+	fmt.Fprintf(w, "%s: %s holds the %d %s written before it stopped, marked incomplete (%s)\n", s.who, s.f.Path(), s.n, tables.Plural(s.n, "record", "records"), reason)
 	return cause
 }
 
@@ -162,12 +163,12 @@ func writeLog(c *cli.Context, b []byte) (string, error) {
 // finish writes the log to --out, the table to stdout and, with --plot,
 // the charts of the log's fit, in that order, so that a failure later
 // loses nothing written before it.
-func finish(c *cli.Context, log []byte, t *table, format string) error {
+func finish(c *cli.Context, log []byte, t *tables.Table, format string) error {
 	name, err := writeLog(c, log)
 	if err != nil {
 		return err
 	}
-	if err := t.write(c.App.Writer, format); err != nil {
+	if err := t.Write(c.App.Writer, format); err != nil {
 		return err
 	}
 	dir := c.String("plot")

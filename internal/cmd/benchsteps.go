@@ -11,6 +11,7 @@ import (
 	"scaleplan/engine/dist"
 	"scaleplan/engine/optim"
 	"scaleplan/internal/benchlog"
+	"scaleplan/internal/tables"
 )
 
 func benchStepsCommand() *cli.Command {
@@ -182,8 +183,8 @@ func stepsFlags(c *cli.Context) (dist.StepsSearch, dist.Config, error) {
 }
 
 // searchTable is the table of bench steps: one row per global batch.
-func searchTable(base dist.Config, batches []int, convs []*dist.Convergence) *table {
-	t := &table{Title: fmt.Sprintf("%s steps to %.4g validation accuracy", base.ModelName(), base.Eval.Target),
+func searchTable(base dist.Config, batches []int, convs []*dist.Convergence) *tables.Table {
+	t := &tables.Table{Title: fmt.Sprintf("%s steps to %.4g validation accuracy", base.ModelName(), base.Eval.Target),
 		Header: []string{"global_batch", "learning_rate", "reached", "steps_to_target", "accuracy", "trials", "seconds"}}
 	for i, conv := range convs {
 		var trials []string

@@ -12,6 +12,7 @@ import (
 
 	"scaleplan/engine/torchbench"
 	"scaleplan/internal/benchlog"
+	"scaleplan/internal/tables"
 	"scaleplan/internal/units"
 )
 
@@ -80,7 +81,7 @@ func torchOptions(c *cli.Context) (torchbench.Options, error) {
 	if c.IsSet("workers") {
 		w := c.IntSlice("workers")
 		if len(w) != 1 {
-			return opt, usagef("--framework torch measures one worker count per run, got --workers %s (run it once per count)", joinInts(w))
+			return opt, usagef("--framework torch measures one worker count per run, got --workers %s (run it once per count)", tables.JoinInts(w))
 		}
 		opt.NProc = w[0]
 	}
@@ -129,8 +130,8 @@ func runBenchTorch(c *cli.Context) error {
 
 // torchTable returns the measurement and out-of-memory records of a
 // torchbench log as a table.
-func torchTable(r io.Reader) (*table, error) {
-	t := &table{Header: []string{"model", "precision", "workers", "batch", "global_batch", "steps", "step_ms", "std_ms", "samples_per_s", "peak_memory"}}
+func torchTable(r io.Reader) (*tables.Table, error) {
+	t := &tables.Table{Header: []string{"model", "precision", "workers", "batch", "global_batch", "steps", "step_ms", "std_ms", "samples_per_s", "peak_memory"}}
 	br := benchlog.NewReader(r)
 	for {
 		rec, err := br.Next()

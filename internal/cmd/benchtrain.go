@@ -15,6 +15,7 @@ import (
 	"scaleplan/engine/tensor"
 	"scaleplan/internal/benchlog"
 	"scaleplan/internal/config"
+	"scaleplan/internal/tables"
 )
 
 func benchTrainCommand() *cli.Command {
@@ -200,13 +201,13 @@ func trainOverrides(c *cli.Context, cfg *dist.Config, target *float64) error {
 // trainTable writes the table of bench train, one row per epoch, and in
 // text and Markdown the final accuracy and whether it reached the target.
 func trainTable(c *cli.Context, format, name string, tr *dist.Training, res *dist.Result) error {
-	t := &table{Title: fmt.Sprintf("%s with recipe %s, %s", tr.Config.ModelName(), name, tensor.Backend()),
+	t := &tables.Table{Title: fmt.Sprintf("%s with recipe %s, %s", tr.Config.ModelName(), name, tensor.Backend()),
 		Header: []string{"epoch", "step", "test_accuracy", "test_loss", "seconds"}}
 	for _, e := range res.Evals {
 		t.Rows = append(t.Rows, []string{strconv.FormatFloat(tr.Epoch(e.Step), 'g', 4, 64), strconv.Itoa(e.Step),
 			strconv.FormatFloat(e.Accuracy, 'f', 4, 64), strconv.FormatFloat(e.Loss, 'f', 4, 64), strconv.FormatFloat(e.Time.Seconds(), 'f', 1, 64)})
 	}
-	if err := t.write(c.App.Writer, format); err != nil {
+	if err := t.Write(c.App.Writer, format); err != nil {
 		return err
 	}
 	if format == "text" || format == "md" {

@@ -13,6 +13,7 @@ import (
 
 	"scaleplan/hw"
 	"scaleplan/internal/config"
+	"scaleplan/internal/tables"
 	"scaleplan/model"
 	"scaleplan/scenarios"
 )
@@ -143,7 +144,7 @@ func catalogCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			return writeTables(c.App.Writer, c.String("format"), catalogTables(cat, prof))
+			return tables.Write(c.App.Writer, c.String("format"), catalogTables(cat, prof))
 		},
 		Subcommands: []*cli.Command{{
 			Name:      "show",
@@ -173,8 +174,8 @@ func catalogCommand() *cli.Command {
 }
 
 // catalogTables builds the tables `scaleplan catalog` prints.
-func catalogTables(cat *hw.Catalog, prof *model.Profiles) []namedTable {
-	sys := table{Title: "Systems", Header: []string{"system", "node", "max nodes", "devices/node", "device", "fabric", "transports", "$/device-h"}}
+func catalogTables(cat *hw.Catalog, prof *model.Profiles) []tables.Named {
+	sys := tables.Table{Title: "Systems", Header: []string{"system", "node", "max nodes", "devices/node", "device", "fabric", "transports", "$/device-h"}}
 	for _, name := range cat.SystemNames() {
 		s := cat.Systems[name]
 		row := []string{name, s.Node, strconv.Itoa(s.MaxNodes), "", "", "-", strings.Join(sortedKeys(s.Transports), ","), "-"}
@@ -189,17 +190,17 @@ func catalogTables(cat *hw.Catalog, prof *model.Profiles) []namedTable {
 		}
 		sys.Rows = append(sys.Rows, row)
 	}
-	dev := table{Title: "Devices", Header: []string{"device", "vendor", "kind", "fp32", "fp16", "memory", "memory bw", "TDP"}}
+	dev := tables.Table{Title: "Devices", Header: []string{"device", "vendor", "kind", "fp32", "fp16", "memory", "memory bw", "TDP"}}
 	for _, name := range cat.DeviceNames() {
 		d := cat.Devices[name]
 		dev.Rows = append(dev.Rows, []string{name, d.Vendor, string(d.Kind), orDash(d.Peak.FP32), orDash(d.Peak.FP16), orDash(d.Memory), orDash(d.MemoryBandwidth), orDash(d.TDP)})
 	}
-	mdl := table{Title: "Models", Header: []string{"model", "task", "dataset", "params", "forward/sample", "class"}}
+	mdl := tables.Table{Title: "Models", Header: []string{"model", "task", "dataset", "params", "forward/sample", "class"}}
 	for _, name := range prof.ModelNames() {
 		m := prof.Models[name]
 		mdl.Rows = append(mdl.Rows, []string{name, m.Task, m.Dataset, strconv.FormatInt(m.Params, 10), m.ForwardFLOPs.String(), string(m.Class)})
 	}
-	rcp := table{Title: "Recipes", Header: []string{"recipe", "model", "optimizer", "devices", "batch/device", "global batch", "length", "target"}}
+	rcp := tables.Table{Title: "Recipes", Header: []string{"recipe", "model", "optimizer", "devices", "batch/device", "global batch", "length", "target"}}
 	for _, name := range prof.RecipeNames() {
 		r := prof.Recipes[name]
 		length := strconv.FormatFloat(r.Epochs, 'g', -1, 64) + " epochs"
@@ -220,7 +221,7 @@ func catalogTables(cat *hw.Catalog, prof *model.Profiles) []namedTable {
 		}
 		rcp.Rows = append(rcp.Rows, []string{name, r.Model, string(r.Optimizer), strconv.Itoa(r.Devices), strconv.FormatInt(r.PerDeviceBatch, 10), strconv.FormatInt(r.GlobalBatch, 10), length, target})
 	}
-	sc := table{Title: "Scenarios", Header: []string{"scenario", "description"}}
+	sc := tables.Table{Title: "Scenarios", Header: []string{"scenario", "description"}}
 	for _, name := range scenarios.Names() {
 		s, err := scenarios.Load(name, scenarios.Options{})
 		desc := ""
@@ -231,7 +232,7 @@ func catalogTables(cat *hw.Catalog, prof *model.Profiles) []namedTable {
 		}
 		sc.Rows = append(sc.Rows, []string{name, desc})
 	}
-	return []namedTable{{"systems", &sys}, {"devices", &dev}, {"models", &mdl}, {"recipes", &rcp}, {"scenarios", &sc}}
+	return []tables.Named{{Key: "systems", T: &sys}, {Key: "devices", T: &dev}, {Key: "models", T: &mdl}, {Key: "recipes", T: &rcp}, {Key: "scenarios", T: &sc}}
 }
 
 // showEntry prints every entry called name, as YAML with units.

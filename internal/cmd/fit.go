@@ -16,6 +16,7 @@ import (
 	"scaleplan/fit/logs"
 	"scaleplan/hw"
 	"scaleplan/internal/calib"
+	"scaleplan/internal/tables"
 	"scaleplan/internal/units"
 	"scaleplan/model"
 	"scaleplan/scenarios"
@@ -147,7 +148,7 @@ func runFit(c *cli.Context, args []string) error {
 	if opt.GradientSize > 0 && len(rep.Comm) == 0 {
 		fmt.Fprintf(stderr, "fit: --gradient-size: no group has measurements at two device counts or more, so no all-reduce bandwidth is estimated\n")
 	}
-	if err := writeTables(c.App.Writer, format, fitTables(rep, opt)); err != nil {
+	if err := tables.Write(c.App.Writer, format, fitTables(rep, opt)); err != nil {
 		return err
 	}
 	if err := noneFitted(rep); err != nil {
@@ -210,15 +211,15 @@ func readLogs(names []string, report func(*logs.Log), rename *deviceRename) ([]*
 func reportLog(w io.Writer, cmd string, lg *logs.Log) {
 	fmt.Fprintf(w, "%s: %s: read as %s (%s): ", cmd, lg.Name, lg.Format, lg.Format.Describe())
 	if n := len(lg.Collectives); n > 0 && len(lg.Records) == 0 {
-		fmt.Fprintf(w, "%d collective %s", n, plural(n, "test", "tests"))
+		fmt.Fprintf(w, "%d collective %s", n, tables.Plural(n, "test", "tests"))
 	} else {
-		fmt.Fprintf(w, "%d %s", len(lg.Records), plural(len(lg.Records), "record", "records"))
+		fmt.Fprintf(w, "%d %s", len(lg.Records), tables.Plural(len(lg.Records), "record", "records"))
 	}
 	if len(lg.Runs) > 0 {
-		fmt.Fprintf(w, ", %d %s", len(lg.Runs), plural(len(lg.Runs), "run", "runs"))
+		fmt.Fprintf(w, ", %d %s", len(lg.Runs), tables.Plural(len(lg.Runs), "run", "runs"))
 	}
 	if lg.Malformed > 0 {
-		fmt.Fprintf(w, ", %d malformed %s", lg.Malformed, plural(lg.Malformed, "line", "lines"))
+		fmt.Fprintf(w, ", %d malformed %s", lg.Malformed, tables.Plural(lg.Malformed, "line", "lines"))
 	}
 	fmt.Fprintln(w)
 	for _, e := range lg.Errors {
@@ -246,7 +247,7 @@ func writeCalibration(w io.Writer, rep *fit.Report, path string) error {
 		return err
 	}
 	fmt.Fprintf(w, "fit: wrote %s: %d throughput, %d comm, %d steps %s\n", path,
-		len(cal.Throughput), len(cal.Comm), len(cal.Steps), plural(n, "entry", "entries"))
+		len(cal.Throughput), len(cal.Comm), len(cal.Steps), tables.Plural(n, "entry", "entries"))
 	for _, g := range rep.Groups {
 		if g.Fit != nil && g.Key.Model == "" {
 			fmt.Fprintf(w, "fit: not in %s: group %v has no model name\n", path, g.Key)
@@ -373,7 +374,7 @@ func calibrationReach(w io.Writer, path string, cal *calib.Calibration, cat *hw.
 				if ov := calib.RunVariant(other.Labels); variant != "" || ov != "" {
 					which = " (" + cmp.Or(ov, "no run labels") + ")"
 				}
-				fmt.Fprintf(w, "%s: scenarios of %s on %s take the entry on %d %s before it%s\n", what, e.Model, d.Name, other.Devices, plural(other.Devices, "device", "devices"), which)
+				fmt.Fprintf(w, "%s: scenarios of %s on %s take the entry on %d %s before it%s\n", what, e.Model, d.Name, other.Devices, tables.Plural(other.Devices, "device", "devices"), which)
 				continue
 			}
 			fmt.Fprintf(w, "%s: scenarios of %s on %s at %s compute by it (--calibration %s)\n", what, e.Model, d.Name, strings.Join(taken, ", "), path)

@@ -10,16 +10,17 @@ import (
 
 	"scaleplan/fit"
 	"scaleplan/internal/calib"
+	"scaleplan/internal/tables"
 	"scaleplan/internal/units"
 )
 
-// namedTable is a table and the key it has in JSON output.
+// tables.Named is a table and the key it has in JSON output.
 // fitTables lays the report out as tables, leaving out empty ones.
-func fitTables(rep *fit.Report, opt *fit.Options) []namedTable {
-	var out []namedTable
-	add := func(key string, t *table) {
+func fitTables(rep *fit.Report, opt *fit.Options) []tables.Named {
+	var out []tables.Named
+	add := func(key string, t *tables.Table) {
 		if len(t.Rows) > 0 {
-			out = append(out, namedTable{key, t})
+			out = append(out, tables.Named{Key: key, T: t})
 		}
 	}
 	cols := labelColumns(rep, opt.GroupBy)
@@ -35,8 +36,8 @@ func fitTables(rep *fit.Report, opt *fit.Options) []namedTable {
 
 // collectivesTable is the latency–bandwidth fit of each collective test
 // of nccl-tests logs.
-func collectivesTable(rep *fit.Report) *table {
-	t := &table{
+func collectivesTable(rep *fit.Report) *tables.Table {
+	t := &tables.Table{
 		Title: "Collectives (nccl-tests): T(S) = α + S/β per test, least squares of the relative error; bus bandwidth β × nccl-tests' factor",
 		Header: []string{"source", "line", "op", "ranks", "nodes", "device", "sizes", "points", "latency α", "bandwidth β", "bus bandwidth",
 			"peak busbw (at size)", "avg busbw (log)", "R²", "worst point", "note"},
@@ -75,14 +76,14 @@ func collectivesTable(rep *fit.Report) *table {
 				note = "op not known: no bus factor"
 			}
 		}
-		t.Rows = append(t.Rows, []string{f.Source, strconv.Itoa(f.Line), dash(f.Op), strconv.Itoa(f.Ranks), nodes, dash(f.Device), sizes,
+		t.Rows = append(t.Rows, []string{f.Source, strconv.Itoa(f.Line), tables.Dash(f.Op), strconv.Itoa(f.Ranks), nodes, tables.Dash(f.Device), sizes,
 			strconv.Itoa(len(f.Points)), lat, bw, bus, peak, avg, r2, worst, note})
 	}
 	return t
 }
 
-func throughputTable(rep *fit.Report, groupBy []string) *table {
-	t := &table{
+func throughputTable(rep *fit.Report, groupBy []string) *tables.Table {
+	t := &tables.Table{
 		Title:  "Throughput law v = b / (b/v0 + t) per group (b: global batch; v0: samples/s of the device group)",
 		Header: append(append([]string{"model", "device", "devices", "precision"}, groupBy...), "points", "excluded", "batches", "v0", "v0 95%", "t", "t 95%", "R²", "note"),
 	}
@@ -96,7 +97,7 @@ func throughputTable(rep *fit.Report, groupBy []string) *table {
 			notes = append(notes, fmt.Sprintf("%d under --min-batch left out", g.BelowMin))
 		}
 		if len(g.OOM) > 0 {
-			notes = append(notes, "out of memory at "+joinInts(g.OOM))
+			notes = append(notes, "out of memory at "+tables.JoinInts(g.OOM))
 		}
 		f := g.Fit
 		if f == nil {
@@ -121,13 +122,13 @@ func throughputTable(rep *fit.Report, groupBy []string) *table {
 			notes = append(notes, lackOfFitNote(f.LackOfFit))
 		}
 		excluded := len(g.Points) - f.Used
-		v0 := num(f.V0)
+		v0 := tables.Num(f.V0)
 		if f.V0Unbounded {
 			v0 = "unbounded"
 		}
 		row = append(row, strconv.Itoa(f.Used), strconv.Itoa(excluded), batchRange(g.Points),
-			v0, numInterval(f.V0Interval[0], f.V0Interval[1]),
-			f.T.String(), secondsInterval(f.TInterval), fmt.Sprintf("%.4f", f.R2), strings.Join(notes, "; "))
+			v0, tables.NumInterval(f.V0Interval[0], f.V0Interval[1]),
+			f.T.String(), tables.SecondsInterval(f.TInterval), fmt.Sprintf("%.4f", f.R2), strings.Join(notes, "; "))
 		t.Rows = append(t.Rows, row)
 	}
 	return t
@@ -145,9 +146,9 @@ func measured(points []fit.Point) string {
 		lo, hi = min(lo, p.Throughput), max(hi, p.Throughput)
 	}
 	if lo == hi {
-		return num(lo) + " samples/s"
+		return tables.Num(lo) + " samples/s"
 	}
-	return num(lo) + "–" + num(hi) + " samples/s"
+	return tables.Num(lo) + "–" + tables.Num(hi) + " samples/s"
 }
 
 // lackOfFitNote says how much repeated measurements scatter and whether
@@ -156,8 +157,8 @@ func lackOfFitNote(lf *fit.LackOfFit) string {
 	return fmt.Sprintf("repeats scatter %.1f%%; lack of fit p = %.2g", 100*lf.PureError, lf.P)
 }
 
-func excludedTable(rep *fit.Report) *table {
-	t := &table{
+func excludedTable(rep *fit.Report) *tables.Table {
+	t := &tables.Table{
 		Title:  "Points the law does not explain (excluded from the fit)",
 		Header: []string{"group", "batch", "samples/s", "law", "residual", "z", "source"},
 	}
@@ -166,20 +167,20 @@ func excludedTable(rep *fit.Report) *table {
 			if !p.Excluded {
 				continue
 			}
-			t.Rows = append(t.Rows, []string{g.Key.String(), strconv.Itoa(p.Batch), num(p.Throughput), num(p.Fitted),
-				fmt.Sprintf("%+.1f%%", 100*p.Residual), fmtZ(p.Z), fmt.Sprintf("%s:%d", p.Source, p.Line)})
+			t.Rows = append(t.Rows, []string{g.Key.String(), strconv.Itoa(p.Batch), tables.Num(p.Throughput), tables.Num(p.Fitted),
+				fmt.Sprintf("%+.1f%%", 100*p.Residual), tables.FmtZ(p.Z), fmt.Sprintf("%s:%d", p.Source, p.Line)})
 		}
 	}
 	return t
 }
 
-func commTable(rep *fit.Report, groupBy []string) *table {
-	t := &table{
+func commTable(rep *fit.Report, groupBy []string) *tables.Table {
+	t := &tables.Table{
 		Title:  "Across device counts: t(p) = t_fixed + 2(p-1)/p * t_comm, t_comm = S/β",
 		Header: append(append([]string{"model", "device", "precision"}, groupBy...), "devices", "t", "t_fixed", "t_comm", "t_comm 95%", "S", "bandwidth β", "β 95%", "note"),
 	}
 	for _, cg := range rep.Comm {
-		row := append([]string{dash(cg.Model), dash(cg.Device), dash(cg.Precision)}, labelCells(cg.Labels, groupBy)...)
+		row := append([]string{tables.Dash(cg.Model), tables.Dash(cg.Device), tables.Dash(cg.Precision)}, labelCells(cg.Labels, groupBy)...)
 		f := cg.Fit
 		if f == nil {
 			t.Rows = append(t.Rows, append(row, "", "", "", "", "", "", "", "", cg.Err.Error()))
@@ -210,20 +211,20 @@ func commTable(rep *fit.Report, groupBy []string) *table {
 				bwi = "[" + lo.String() + ", " + up + "]"
 			}
 		}
-		row = append(row, joinInts(f.Counts), strings.Join(ts, ", "), f.TFixed.String(), f.TComm.String(),
-			secondsInterval(f.TCommInterval), size, bw, bwi, strings.Join(notes, "; "))
+		row = append(row, tables.JoinInts(f.Counts), strings.Join(ts, ", "), f.TFixed.String(), f.TComm.String(),
+			tables.SecondsInterval(f.TCommInterval), size, bw, bwi, strings.Join(notes, "; "))
 		t.Rows = append(t.Rows, row)
 	}
 	return t
 }
 
-func stepsTable(rep *fit.Report, groupBy []string) *table {
-	t := &table{
+func stepsTable(rep *fit.Report, groupBy []string) *tables.Table {
+	t := &tables.Table{
 		Title:  "Steps to target: S(B) = S_min (1 + B_noise/B) (B: global batch)",
 		Header: append(append([]string{"model", "target"}, groupBy...), "points", "not reached", "S_min", "S_min 95%", "B_noise", "B_noise 95%", "R²", "largest batch reached", "note"),
 	}
 	for _, sg := range rep.Steps {
-		row := append([]string{dash(sg.Model), target(sg.Target)}, labelCells(sg.Labels, groupBy)...)
+		row := append([]string{tables.Dash(sg.Model), tables.Target(sg.Target)}, labelCells(sg.Labels, groupBy)...)
 		unreached := 0
 		for _, p := range sg.Points {
 			if !p.Reached {
@@ -250,14 +251,14 @@ func stepsTable(rep *fit.Report, groupBy []string) *table {
 		if f.LackOfFit != nil {
 			notes = append(notes, lackOfFitNote(f.LackOfFit))
 		}
-		sMin, sMinInt := num(f.SMin), numInterval(f.SMinInterval[0], f.SMinInterval[1])
-		bNoise, bNoiseInt := num(f.BNoise), numInterval(f.BNoiseInterval[0], f.BNoiseInterval[1])
+		sMin, sMinInt := tables.Num(f.SMin), tables.NumInterval(f.SMinInterval[0], f.SMinInterval[1])
+		bNoise, bNoiseInt := tables.Num(f.BNoise), tables.NumInterval(f.BNoiseInterval[0], f.BNoiseInterval[1])
 		if f.SMin < 1 {
 			// Below one step S_min is not a number of steps: every batch
 			// measured scales perfectly, and only the product is known.
-			sMin, sMinInt, bNoise, bNoiseInt = "< 1", "", "> "+num(f.SMin*f.BNoise), ""
+			sMin, sMinInt, bNoise, bNoiseInt = "< 1", "", "> "+tables.Num(f.SMin*f.BNoise), ""
 			notes = append([]string{fmt.Sprintf("perfect scaling at every batch measured: steps × batch = %s samples to the target; "+
-				"S_min and B_noise are not determined apart (batches larger than %s would show where the returns diminish)", num(f.SMin*f.BNoise), cmp.Or(maxB, "these"))}, notes...)
+				"S_min and B_noise are not determined apart (batches larger than %s would show where the returns diminish)", tables.Num(f.SMin*f.BNoise), cmp.Or(maxB, "these"))}, notes...)
 		}
 		note := strings.Join(notes, "; ")
 		t.Rows = append(t.Rows, append(row, strconv.Itoa(f.Used), strconv.Itoa(unreached), sMin, sMinInt,
@@ -266,8 +267,8 @@ func stepsTable(rep *fit.Report, groupBy []string) *table {
 	return t
 }
 
-func stepsPointsTable(rep *fit.Report) *table {
-	t := &table{
+func stepsPointsTable(rep *fit.Report) *tables.Table {
+	t := &tables.Table{
 		Title: fmt.Sprintf("Steps-to-target regimes (perfect scaling: S within %.0f%% of S_min·B_noise/B; maximal data parallelism: within %.0f%% of S_min)",
 			100*fit.RegimeTolerance, 100*fit.RegimeTolerance),
 		Header: []string{"model", "target", "batch", "steps", "reached", "S(B)", "regime", "note"},
@@ -276,26 +277,26 @@ func stepsPointsTable(rep *fit.Report) *table {
 		for _, p := range sg.Points {
 			reached, fitted, regime, note := "yes", "", "", ""
 			if sg.Fit != nil {
-				fitted, regime = num(p.Fitted), p.Regime.String()
+				fitted, regime = tables.Num(p.Fitted), p.Regime.String()
 			}
 			switch {
 			case !p.Reached:
 				reached = "no"
-				note = fmt.Sprintf("stopped at %d steps (accuracy %s)", p.Steps, target(p.Accuracy))
+				note = fmt.Sprintf("stopped at %d steps (accuracy %s)", p.Steps, tables.Target(p.Accuracy))
 				if sg.Fit != nil && p.Fitted < float64(p.Steps) {
 					note += "; the curve predicts fewer steps"
 				}
 			case p.Excluded:
-				note = fmt.Sprintf("excluded: %+.1f%% from the curve (z %s)", 100*p.Residual, fmtZ(p.Z))
+				note = fmt.Sprintf("excluded: %+.1f%% from the curve (z %s)", 100*p.Residual, tables.FmtZ(p.Z))
 			}
-			t.Rows = append(t.Rows, []string{dash(sg.Model), target(sg.Target), strconv.Itoa(p.Batch), strconv.Itoa(p.Steps), reached, fitted, regime, note})
+			t.Rows = append(t.Rows, []string{tables.Dash(sg.Model), tables.Target(sg.Target), strconv.Itoa(p.Batch), strconv.Itoa(p.Steps), reached, fitted, regime, note})
 		}
 	}
 	return t
 }
 
-func runsTable(rep *fit.Report) *table {
-	t := &table{
+func runsTable(rep *fit.Report) *tables.Table {
+	t := &tables.Table{
 		Title:  "Training runs",
 		Header: []string{"source", "run", "model", "platform", "global batch", "step", "data wait", "epochs", "accuracy", "status", "time to train"},
 	}
@@ -317,10 +318,10 @@ func runsTable(rep *fit.Report) *table {
 		}
 		epochs := "-" // none completed, or the log counts none (Megatron's)
 		if r.Epochs > 0 {
-			epochs = num(r.Epochs)
+			epochs = tables.Num(r.Epochs)
 		}
-		t.Rows = append(t.Rows, []string{r.Source, r.Run.Run, dash(r.Model), dash(r.Device), batch,
-			step, wait, epochs, target(r.Accuracy), cmp.Or(r.Status, "incomplete"), ttt})
+		t.Rows = append(t.Rows, []string{r.Source, r.Run.Run, tables.Dash(r.Model), tables.Dash(r.Device), batch,
+			step, wait, epochs, tables.Target(r.Accuracy), cmp.Or(r.Status, "incomplete"), ttt})
 	}
 	return t
 }
@@ -330,7 +331,7 @@ func keyCells(k fit.Key) []string {
 	if k.Devices > 0 {
 		devices = strconv.Itoa(k.Devices)
 	}
-	return []string{dash(k.Model), dash(k.Device), devices, dash(k.Precision)}
+	return []string{tables.Dash(k.Model), tables.Dash(k.Device), devices, tables.Dash(k.Precision)}
 }
 
 // labelColumns returns the label columns of the fit tables: the
@@ -356,7 +357,7 @@ func labelColumns(rep *fit.Report, groupBy []string) []string {
 func labelCells(labels map[string]string, names []string) []string {
 	cells := make([]string, len(names))
 	for i, n := range names {
-		cells[i] = dash(labels[n])
+		cells[i] = tables.Dash(labels[n])
 	}
 	return cells
 }

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"scaleplan/internal/tables"
 	"slices"
 	"strings"
 	"testing"
@@ -148,7 +149,7 @@ func observe(t *testing.T, run schemaRun, out string, seen schema) {
 					}
 				}
 				if q := quantityText(v); q != "" {
-					t.Errorf("scaleplan %s: table %s: key %s holds the %s %q as text: declare its column's unit (columns.go)", run.section, name, k, q, v)
+					t.Errorf("scaleplan %s: table %s: key %s holds the %s %q as text: declare its column's unit (internal/tables/columns.go)", run.section, name, k, q, v)
 				}
 				if ty := jsonType(v); !slices.Contains(seen[run.section][name][k], ty) {
 					seen[run.section][name][k] = append(seen[run.section][name][k], ty)
@@ -165,12 +166,7 @@ func quantityText(v any) string {
 	if !ok {
 		return ""
 	}
-	for name, q := range kinds {
-		if _, err := q.parse(s); err == nil {
-			return name
-		}
-	}
-	return ""
+	return tables.QuantityKind(s)
 }
 
 // TestOutputSchema runs every command that prints tables with --format
@@ -238,7 +234,7 @@ func torchJSON(t *testing.T) string {
 		t.Fatal(err)
 	}
 	var b bytes.Buffer
-	if err := tb.write(&b, "json"); err != nil {
+	if err := tb.Write(&b, "json"); err != nil {
 		t.Fatal(err)
 	}
 	return b.String()

@@ -11,6 +11,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"scaleplan/internal/config"
+	"scaleplan/internal/tables"
 	"scaleplan/internal/units"
 	"scaleplan/plan"
 	"scaleplan/predict"
@@ -222,17 +223,17 @@ func writePlan(w io.Writer, format string, res *plan.Result, examples int) error
 	inf := infeasibleTable(res.Infeasible)
 
 	if format == "json" || format == "csv" {
-		st := &table{Header: []string{"summary"}}
+		st := &tables.Table{Header: []string{"summary"}}
 		for _, l := range append(summary, "recommendation: "+reco) {
 			st.Rows = append(st.Rows, []string{l})
 		}
-		return writeTables(w, format, []namedTable{{"pareto", pareto}, {"candidates", all}, {"infeasible", inf}, {"summary", st}})
+		return tables.Write(w, format, []tables.Named{{Key: "pareto", T: pareto}, {Key: "candidates", T: all}, {Key: "infeasible", T: inf}, {Key: "summary", T: st}})
 	}
 	for _, l := range summary {
-		fmt.Fprintf(w, "%s%s\n", mdBullet(format), l)
+		fmt.Fprintf(w, "%s%s\n", tables.Bullet(format), l)
 	}
 	fmt.Fprintln(w)
-	if err := pareto.write(w, format); err != nil {
+	if err := pareto.Write(w, format); err != nil {
 		return err
 	}
 	fmt.Fprintln(w)
@@ -240,7 +241,7 @@ func writePlan(w io.Writer, format string, res *plan.Result, examples int) error
 		fmt.Fprint(w, "### Recommendation\n\n")
 	}
 	fmt.Fprintf(w, "recommendation: %s\n\n", reco)
-	if err := all.write(w, format); err != nil {
+	if err := all.Write(w, format); err != nil {
 		return err
 	}
 	fmt.Fprintln(w)
@@ -316,8 +317,8 @@ func costText(res *plan.Result, c *plan.Candidate) string {
 }
 
 // candidateTable lists candidates, one row each.
-func candidateTable(title string, cs []plan.Candidate) *table {
-	t := &table{Title: title, Header: []string{"system", "devices", "nodes", "precision", "batch/device", "accumulation", "stages", "global batch",
+func candidateTable(title string, cs []plan.Candidate) *tables.Table {
+	t := &tables.Table{Title: title, Header: []string{"system", "devices", "nodes", "precision", "batch/device", "accumulation", "stages", "global batch",
 		"allreduce", "transport", "storage", "time (s)", "time to train", "device-hours", "cost ($)", "energy (kWh)", "target", "bottleneck"}}
 	for _, c := range cs {
 		cfg, row := c.Config, c.Row
@@ -336,7 +337,7 @@ func candidateTable(title string, cs []plan.Candidate) *table {
 		}
 		t.Rows = append(t.Rows, []string{cfg.System, strconv.Itoa(cfg.Devices), strconv.Itoa(cfg.Nodes), cfg.Precision, strconv.Itoa(cfg.BatchPerDevice),
 			strconv.Itoa(cfg.Accumulation), strconv.Itoa(cfg.Stages), strconv.Itoa(cfg.GlobalBatch), cfg.Exchange(), transport, cfg.Storage,
-			wholeCell(float64(row.Time)), predict.Duration(row.Time), strconv.FormatFloat(row.DeviceHours, 'f', 2, 64),
+			tables.WholeCell(float64(row.Time)), predict.Duration(row.Time), strconv.FormatFloat(row.DeviceHours, 'f', 2, 64),
 			orNone(row.Cost, 2), orNone(row.Energy, 1), target, c.Bottleneck})
 	}
 	return t
@@ -350,8 +351,8 @@ func orNone(x float64, prec int) string {
 }
 
 // infeasibleTable lists every infeasible configuration family.
-func infeasibleTable(inf []plan.Infeasible) *table {
-	t := &table{Header: []string{"system", "devices", "nodes", "precision", "batch/device", "accumulation", "stages", "global batch", "allreduce", "transport", "storage", "reason", "detail"}}
+func infeasibleTable(inf []plan.Infeasible) *tables.Table {
+	t := &tables.Table{Header: []string{"system", "devices", "nodes", "precision", "batch/device", "accumulation", "stages", "global batch", "allreduce", "transport", "storage", "reason", "detail"}}
 	num := func(n int) string {
 		if n == 0 {
 			return "*"
@@ -392,7 +393,7 @@ func writeInfeasible(w io.Writer, format string, inf []plan.Infeasible, examples
 	slices.SortStableFunc(reasons, func(a, b string) int { return len(by[b]) - len(by[a]) })
 	fmt.Fprintf(w, "infeasible: %d configuration families (an unset field, *, stands for every value; --format json lists all)\n", len(inf))
 	for _, r := range reasons {
-		fmt.Fprintf(w, "%s%s: %d\n", mdBullet(format), r, len(by[r]))
+		fmt.Fprintf(w, "%s%s: %d\n", tables.Bullet(format), r, len(by[r]))
 		for _, i := range spread(by[r], examples) {
 			fmt.Fprintf(w, "    %s — %s\n", i.Config, i.Detail)
 		}

@@ -10,6 +10,7 @@ import (
 
 	"scaleplan/fit"
 	"scaleplan/fit/logs"
+	"scaleplan/internal/tables"
 	"scaleplan/plots"
 	"scaleplan/report"
 )
@@ -184,7 +185,7 @@ func fitLogs(c *cli.Context, o *plotOptions, kind string, names []string) (*fit.
 	lgs, err := readLogs(names, func(lg *logs.Log) {
 		fmt.Fprintf(stderr, "plot: %s: read as %s: %d records", lg.Name, lg.Format, len(lg.Records))
 		if lg.Malformed > 0 {
-			fmt.Fprintf(stderr, ", %d malformed %s (scaleplan fit lists them)", lg.Malformed, plural(lg.Malformed, "line", "lines"))
+			fmt.Fprintf(stderr, ", %d malformed %s (scaleplan fit lists them)", lg.Malformed, tables.Plural(lg.Malformed, "line", "lines"))
 		}
 		fmt.Fprintln(stderr)
 	}, rename)
@@ -232,7 +233,7 @@ func stepsCharts(c *cli.Context, o *plotOptions, args []string) ([]*plots.Chart,
 	}
 	for _, sg := range rep.Steps {
 		if sg.Err != nil {
-			fmt.Fprintf(c.App.ErrWriter, "plot: steps to target of %s: no fit, points only: %v\n", dash(sg.Model), sg.Err)
+			fmt.Fprintf(c.App.ErrWriter, "plot: steps to target of %s: no fit, points only: %v\n", tables.Dash(sg.Model), sg.Err)
 		}
 	}
 	var out []*plots.Chart

@@ -9,6 +9,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"scaleplan/internal/tables"
 	"scaleplan/internal/units"
 	"scaleplan/predict"
 	"scaleplan/report"
@@ -156,24 +157,24 @@ func parseCounts(cmd, flag, s string) ([]int, error) {
 // writePrediction prints one table per prediction, the side-by-side
 // table when there are several, and the answer.
 func writePrediction(w io.Writer, format string, study *predict.Study, ps []*predict.Prediction) error {
-	var ts []namedTable
-	notes := &table{Title: "Notes", Header: []string{"variant", "note"}}
+	var ts []tables.Named
+	notes := &tables.Table{Title: "Notes", Header: []string{"variant", "note"}}
 	for _, p := range ps {
-		ts = append(ts, namedTable{snake(p.Label), predictionTable(p)})
+		ts = append(ts, tables.Named{Key: tables.Snake(p.Label), T: predictionTable(p)})
 		for _, n := range predictionNotes(p) {
 			notes.Rows = append(notes.Rows, []string{p.Label, n})
 		}
 	}
 	if len(ps) > 1 {
 		// First: csv prints the first table unless --table names another.
-		ts = append([]namedTable{{"side_by_side", sideBySideTable(study, ps)}}, ts...)
+		ts = append([]tables.Named{{Key: "side_by_side", T: sideBySideTable(study, ps)}}, ts...)
 	}
-	answer := &table{Title: "Answer", Header: []string{"answer"}}
+	answer := &tables.Table{Title: "Answer", Header: []string{"answer"}}
 	for _, l := range predict.Summarize(ps).Lines() {
 		answer.Rows = append(answer.Rows, []string{l})
 	}
 	if format == "json" || format == "csv" {
-		return writeTables(w, format, append(ts, namedTable{"notes", notes}, namedTable{"answer", answer}))
+		return tables.Write(w, format, append(ts, tables.Named{Key: "notes", T: notes}, tables.Named{Key: "answer", T: answer}))
 	}
 	if len(ps) > 1 {
 		ts = append(ts[1:], ts[0])
@@ -182,13 +183,13 @@ func writePrediction(w io.Writer, format string, study *predict.Study, ps []*pre
 		if i > 0 {
 			fmt.Fprintln(w)
 		}
-		if err := nt.t.write(w, format); err != nil {
+		if err := nt.T.Write(w, format); err != nil {
 			return err
 		}
 		if i < len(ps) {
 			fmt.Fprintln(w)
 			for _, n := range predictionNotes(ps[i]) {
-				fmt.Fprintf(w, "%s%s\n", mdBullet(format), n)
+				fmt.Fprintf(w, "%s%s\n", tables.Bullet(format), n)
 			}
 		}
 	}
@@ -197,20 +198,13 @@ func writePrediction(w io.Writer, format string, study *predict.Study, ps []*pre
 		fmt.Fprint(w, "### Answer\n\n")
 	}
 	for _, l := range answer.Rows {
-		fmt.Fprintf(w, "%s%s\n", mdBullet(format), l[0])
+		fmt.Fprintf(w, "%s%s\n", tables.Bullet(format), l[0])
 	}
 	return nil
 }
 
-func mdBullet(format string) string {
-	if format == "md" {
-		return "- "
-	}
-	return ""
-}
-
 // predictionTable is one prediction, a row per configuration.
-func predictionTable(p *predict.Prediction) *table {
+func predictionTable(p *predict.Prediction) *tables.Table {
 	r := p.Scenario
 	transport := r.Parallelism.Transport
 	if transport == "" {
@@ -232,7 +226,7 @@ func predictionTable(p *predict.Prediction) *table {
 			straggler = straggler || row.Result.Breakdown.Straggler > 0
 		}
 	}
-	t := &table{Title: title, Header: []string{"devices", "nodes", "batch/device", "global batch", "steps", "step (ms)", "compute (ms)", "exposed comm (ms)", "exposed input (ms)"}}
+	t := &tables.Table{Title: title, Header: []string{"devices", "nodes", "batch/device", "global batch", "steps", "step (ms)", "compute (ms)", "exposed comm (ms)", "exposed input (ms)"}}
 	if bubble {
 		t.Header = append(t.Header, "bubble (ms)")
 	}
@@ -272,9 +266,9 @@ func predictionTable(p *predict.Prediction) *table {
 		}
 		cells = append(cells,
 			strconv.FormatFloat(float64(row.Overheads()), 'f', 1, 64),
-			wholeCell(float64(row.Time)),
+			tables.WholeCell(float64(row.Time)),
 			predict.Duration(row.Time),
-			wholeCell(res.SamplesPerSec),
+			tables.WholeCell(res.SamplesPerSec),
 			strconv.FormatFloat(100*row.Efficiency, 'f', 1, 64),
 			strconv.FormatFloat(row.DeviceHours, 'f', 1, 64))
 		if p.Price > 0 {
@@ -387,12 +381,12 @@ func pageCacheNote(r *scenarios.Resolved) string {
 }
 
 // sideBySide is the time to train of every variant at each device count.
-func sideBySideTable(study *predict.Study, ps []*predict.Prediction) *table {
+func sideBySideTable(study *predict.Study, ps []*predict.Prediction) *tables.Table {
 	title := "Time to train side by side"
 	if study.Description != "" {
 		title += ": " + study.Description
 	}
-	t := &table{Title: title, Header: []string{"devices", "global batch"}, Units: map[string]string{}}
+	t := &tables.Table{Title: title, Header: []string{"devices", "global batch"}, Units: map[string]string{}}
 	type key struct{ devices, batch int }
 	var keys []key
 	seen := map[key]bool{}

@@ -11,6 +11,7 @@ import (
 
 	"scaleplan/internal/atomicfile"
 	"scaleplan/internal/config"
+	"scaleplan/internal/tables"
 	"scaleplan/internal/units"
 	"scaleplan/report"
 	"scaleplan/scenarios"
@@ -220,7 +221,7 @@ func runSimulate(c *cli.Context, args []string) error {
 	bar.Done()
 	t := simTable(r, results, c.Int("steps"))
 	w := c.App.Writer
-	if err := t.write(w, format); err != nil {
+	if err := t.Write(w, format); err != nil {
 		return err
 	}
 	if format == "text" || format == "md" {
@@ -248,7 +249,7 @@ func runSimulate(c *cli.Context, args []string) error {
 }
 
 // simTable returns the results as a table, one row per configuration.
-func simTable(r *scenarios.Resolved, results []*sim.Result, steps int) *table {
+func simTable(r *scenarios.Resolved, results []*sim.Result, steps int) *tables.Table {
 	staging := r.Input.Staging
 	async := r.Parallelism.AllReduce == "async-ps"
 	transport := r.Parallelism.Transport
@@ -263,7 +264,7 @@ func simTable(r *scenarios.Resolved, results []*sim.Result, steps int) *table {
 	if steps == 1 {
 		steady = "the only step"
 	}
-	t := &table{
+	t := &tables.Table{
 		Title: fmt.Sprintf("%s: %s on %s (%s), %s, %s over %s, storage %s; %d steps simulated, steady state %s",
 			r.Name, r.Mdl.Name, r.Sys.Name, r.Device.Name, r.Precision, r.Parallelism.Exchange(), transport, storage, steps, steady),
 		Header: []string{"devices", "nodes", "batch/device", "global batch", "step (ms)", "compute (ms)", "exposed comm (ms)",
@@ -285,7 +286,7 @@ func simTable(r *scenarios.Resolved, results []*sim.Result, steps int) *table {
 		row := []string{
 			strconv.Itoa(res.Devices), strconv.Itoa(res.Nodes), strconv.Itoa(res.MicroBatch), strconv.Itoa(res.GlobalBatch),
 			ms(res.StepTime), ms(b.Compute), ms(b.Comm), ms(b.Input), ms(b.Bubble), ms(b.Straggler),
-			wholeCell(res.SamplesPerSec),
+			tables.WholeCell(res.SamplesPerSec),
 			strconv.FormatFloat(100*res.Utilisation, 'f', 1, 64),
 			strconv.FormatFloat(float64(res.Memory.Total()/units.GiB), 'f', 2, 64),
 		}

@@ -201,17 +201,3 @@ func TestSimulateCacheWarmup(t *testing.T) {
 		t.Errorf("no page cache note:\n%s", out)
 	}
 }
-
-// A throughput or time cell is a whole number from 10 up and keeps three
-// significant digits below, so that a slow configuration or a short run
-// does not print as 0.
-func TestWholeCell(t *testing.T) {
-	for _, c := range []struct {
-		v    float64
-		want string
-	}{{0, "0"}, {0.001, "0.001"}, {0.0012345, "0.00123"}, {5.0174, "5.02"}, {9.49, "9.49"}, {9.5, "10"}, {94.12, "94"}, {35372.4, "35372"}} {
-		if got := wholeCell(c.v); got != c.want {
-			t.Errorf("wholeCell(%v) = %q, want %q", c.v, got, c.want)
-		}
-	}
-}

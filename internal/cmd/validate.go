@@ -10,6 +10,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"scaleplan/internal/tables"
 	"scaleplan/predict"
 	"scaleplan/sim"
 	"scaleplan/validate"
@@ -169,7 +170,7 @@ func runValidate(c *cli.Context) error {
 // JSON have them as columns.
 func writeValidation(w io.Writer, format string, rep *validate.Report) error {
 	full := format == "json" || format == "csv"
-	t := &table{Title: "Validation: predicted against published", Header: []string{"case", "metric", "configuration", "predicted", "published", "error (%)", "role", "calibration", "source"}}
+	t := &tables.Table{Title: "Validation: predicted against published", Header: []string{"case", "metric", "configuration", "predicted", "published", "error (%)", "role", "calibration", "source"}}
 	if full {
 		// predicted and published as numbers in the unit the row's
 		// unit column names, with the bound's sign apart.
@@ -217,7 +218,7 @@ func writeValidation(w io.Writer, format string, rep *validate.Report) error {
 				row[3] = strconv.FormatFloat(r.Predicted, 'g', -1, 64)
 			}
 			row[4] = strconv.FormatFloat(r.Published.Value, 'g', -1, 64)
-			row = append(row, snake(metricUnit(c.Metric)), r.Published.Bound, c.URL, c.Tuned, c.Note)
+			row = append(row, tables.Snake(metricUnit(c.Metric)), r.Published.Bound, c.URL, c.Tuned, c.Note)
 		} else {
 			if c.Tuned != "" {
 				notes = append(notes, fmt.Sprintf("%s is tuned: %s", c.Name, c.Tuned))
@@ -228,7 +229,7 @@ func writeValidation(w io.Writer, format string, rep *validate.Report) error {
 		}
 		t.Rows = append(t.Rows, row)
 	}
-	return writeReport(w, format, []namedTable{{"cases", t}}, notes, validationSummary(rep))
+	return tables.WriteReport(w, format, []tables.Named{{Key: "cases", T: t}}, notes, validationSummary(rep))
 }
 
 // signedPct formats a relative error as a signed percentage, "0.0" when
@@ -264,7 +265,7 @@ func validationSummary(rep *validate.Report) []string {
 		out = append(out, fmt.Sprintf("bounds: %d of %d hold", rep.BoundsHeld, rep.Bounds))
 	}
 	if rep.Failed > 0 {
-		out = append(out, fmt.Sprintf("failed: %d %s could not be predicted", rep.Failed, plural(rep.Failed, "case", "cases")))
+		out = append(out, fmt.Sprintf("failed: %d %s could not be predicted", rep.Failed, tables.Plural(rep.Failed, "case", "cases")))
 	}
 	return out
 }

@@ -17,6 +17,7 @@ import (
 	"scaleplan/engine/tensor"
 	"scaleplan/internal/atomicfile"
 	"scaleplan/internal/benchlog"
+	"scaleplan/internal/tables"
 	"scaleplan/internal/units"
 )
 
@@ -156,7 +157,7 @@ func engineOptions(c *cli.Context) (*calibrate.Options, error) {
 		return nil, err
 	}
 	if len(o.Batches) < 2 {
-		return nil, usagef("--engine-batch: the one-worker fit needs at least two batches, got one, %s", joinInts(o.Batches))
+		return nil, usagef("--engine-batch: the one-worker fit needs at least two batches, got one, %s", tables.JoinInts(o.Batches))
 	}
 	if err := distinct("engine-transport", o.Transports); err != nil {
 		return nil, err
@@ -236,7 +237,7 @@ func engineTitle(model, backend string, cores int) string {
 // against measured and the error summary.
 func writeEngineValidation(c *cli.Context, format, title string, cal *calibrate.Calibration, rows []calibrate.Row) error {
 	w := c.App.Writer
-	t := &table{Title: title,
+	t := &tables.Table{Title: title,
 		Header: []string{"workers", "transport", "batch", "global_batch", "predicted_samples_per_s", "measured_samples_per_s", "error (%)",
 			"predicted_step_ms", "measured_step_ms", "predicted_exposed_comm_ms", "measured_exposed_comm_ms"}}
 	for _, r := range rows {
@@ -298,7 +299,7 @@ func writeEngineValidation(c *cli.Context, format, title string, cal *calibrate.
 		}
 		fmt.Fprintln(w)
 	}
-	if err := t.write(w, format); err != nil {
+	if err := t.Write(w, format); err != nil {
 		return err
 	}
 	if (format == "text" || format == "md") && len(rows) > 0 {

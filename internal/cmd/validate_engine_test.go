@@ -15,6 +15,7 @@ import (
 	"scaleplan/engine/dist"
 	"scaleplan/engine/tensor"
 	"scaleplan/internal/benchlog"
+	"scaleplan/internal/tables"
 	"scaleplan/internal/units"
 )
 
@@ -261,7 +262,7 @@ func TestValidateEngineInStep(t *testing.T) {
 	}
 	for _, over := range []string{"inproc", "tcp"} {
 		checkContains(t, "validate --engine", live, fmt.Sprintf("Calibration of %d workers over %s (%d workers in step on %s, meeting over %s where they would all-reduce and exchanging nothing, 2 batches): v0 = ",
-			w, over, w, fmt.Sprintf("%d %s", cores, plural(cores, "core", "cores")), over))
+			w, over, w, fmt.Sprintf("%d %s", cores, tables.Plural(cores, "core", "cores")), over))
 	}
 	if strings.Contains(live, "Jitter of "+strconv.Itoa(w)) {
 		t.Errorf("jitter drawn for workers calibrated in step:\n%s", live)

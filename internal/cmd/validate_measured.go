@@ -13,6 +13,7 @@ import (
 
 	"scaleplan/fit/logs"
 	"scaleplan/internal/config"
+	"scaleplan/internal/tables"
 	"scaleplan/plots"
 	"scaleplan/predict"
 	"scaleplan/scenarios"
@@ -193,9 +194,9 @@ func leftLines(left map[string]int, reasons []string) []string {
 		switch {
 		case n == 0:
 		case slices.Contains(validate.TestReasons, why):
-			lines = append(lines, fmt.Sprintf("%d %s left out, %s", n, plural(n, "test", "tests"), strings.TrimPrefix(why, "of a collective test ")))
+			lines = append(lines, fmt.Sprintf("%d %s left out, %s", n, tables.Plural(n, "test", "tests"), strings.TrimPrefix(why, "of a collective test ")))
 		default:
-			lines = append(lines, fmt.Sprintf("%d %s left out, %s", n, plural(n, "record", "records"), why))
+			lines = append(lines, fmt.Sprintf("%d %s left out, %s", n, tables.Plural(n, "record", "records"), why))
 		}
 	}
 	return lines
@@ -204,7 +205,7 @@ func leftLines(left map[string]int, reasons []string) []string {
 // writeCollectives prints the all-reduce tests measured against predicted,
 // a row per message size, and a summary line per test.
 func writeCollectives(w io.Writer, format string, comps []validate.CollectiveComparison, left map[string]int) error {
-	t := &table{
+	t := &tables.Table{
 		Title: "All-reduce tests (nccl-tests) measured against predicted on the catalogue system's links",
 		Header: []string{"source", "ranks", "nodes", "system", "exchange", "algorithm", "size", "measured (us)", "predicted (us)", "error (%)",
 			"measured busbw (GB/s)", "predicted busbw (GB/s)", "line"},
@@ -213,18 +214,18 @@ func writeCollectives(w io.Writer, format string, comps []validate.CollectiveCom
 	for _, c := range comps {
 		nodes := c.Ranks / c.DevicesPerNode
 		for _, r := range c.Rows {
-			t.Rows = append(t.Rows, []string{c.Source, strconv.Itoa(c.Ranks), strconv.Itoa(nodes), c.SystemName, dash(c.Exchange), c.Algorithm.String(),
+			t.Rows = append(t.Rows, []string{c.Source, strconv.Itoa(c.Ranks), strconv.Itoa(nodes), c.SystemName, tables.Dash(c.Exchange), c.Algorithm.String(),
 				r.Bytes.String(), strconv.FormatFloat(float64(r.Measured)*1e6, 'f', 2, 64), strconv.FormatFloat(float64(r.Predicted)*1e6, 'f', 2, 64),
 				signedPct(r.Error), strconv.FormatFloat(float64(r.MeasuredBusBW)/1e9, 'f', 2, 64), strconv.FormatFloat(float64(r.PredictedBusBW)/1e9, 'f', 2, 64),
 				strconv.Itoa(r.Line)})
 		}
 		first, last := c.Rows[0], c.Rows[len(c.Rows)-1]
 		lines = append(lines, fmt.Sprintf("%s: all-reduce over %d ranks, %d %s of %s (%s, %s): mean absolute error of the time %.1f%% over %d %s; at %s %v measured, %v predicted (%s%%); at %s bus bandwidth %v measured, %v predicted (%s%% in time)",
-			c.Source, c.Ranks, nodes, plural(nodes, "node", "nodes"), c.SystemName, dash(c.Exchange), c.Algorithm, 100*c.MAE, len(c.Rows), plural(len(c.Rows), "size", "sizes"),
+			c.Source, c.Ranks, nodes, tables.Plural(nodes, "node", "nodes"), c.SystemName, tables.Dash(c.Exchange), c.Algorithm, 100*c.MAE, len(c.Rows), tables.Plural(len(c.Rows), "size", "sizes"),
 			first.Bytes, first.Measured, first.Predicted, signedPct(first.Error), last.Bytes, last.MeasuredBusBW, last.PredictedBusBW, signedPct(last.Error)))
 	}
 	lines = append(lines, leftLines(left, validate.TestReasons)...)
-	return writeReport(w, format, []namedTable{{"collectives", t}}, nil, lines)
+	return tables.WriteReport(w, format, []tables.Named{{Key: "collectives", T: t}}, nil, lines)
 }
 
 // collectivesMaxError returns an error when --max-error is set and a
@@ -270,7 +271,7 @@ func writeMeasured(w io.Writer, format string, rep *validate.MeasuredReport, lef
 		return append(key("device", "model", "precision", "variant", "devices", "system"), rest...)
 	}
 	cells := func(g *validate.MeasuredGroup) []string {
-		return key(g.Device, g.Model, g.Precision, dash(g.Variant), strconv.Itoa(g.Devices), dash(g.System))
+		return key(g.Device, g.Model, g.Precision, tables.Dash(g.Variant), strconv.Itoa(g.Devices), tables.Dash(g.System))
 	}
 	sources := rep.CalibrationSources()
 	calibrated := len(sources) > 0
@@ -293,13 +294,13 @@ func writeMeasured(w io.Writer, format string, rep *validate.MeasuredReport, lef
 		rowHeader = append(rowHeader, "exchange", "scaling measured (%)", "scaling predicted (%)")
 	}
 	rowHeader = append(rowHeader, "peak memory", "memory model", "source")
-	rows := &table{Title: title, Header: rowHeader}
+	rows := &tables.Table{Title: title, Header: rowHeader}
 	for i := range rep.Groups {
 		g := &rep.Groups[i]
 		for _, r := range g.Rows {
 			meas, pred, e := "out of memory", "-", "-"
 			if !r.OOM {
-				meas, pred, e = num(r.SamplesPerSec), num(r.Predicted), signedPct(r.Error())
+				meas, pred, e = tables.Num(r.SamplesPerSec), tables.Num(r.Predicted), signedPct(r.Error())
 			}
 			peak := "-"
 			if r.PeakMemory > 0 {
@@ -317,7 +318,7 @@ func writeMeasured(w io.Writer, format string, rep *validate.MeasuredReport, lef
 				row = append(row, how)
 			}
 			if several {
-				row = append(row, dash(r.Exchange), pctOrDash(r.MeasuredScaling), pctOrDash(r.PredictedScaling))
+				row = append(row, tables.Dash(r.Exchange), pctOrDash(r.MeasuredScaling), pctOrDash(r.PredictedScaling))
 			}
 			rows.Rows = append(rows.Rows, append(row, peak, r.Footprint.Decimal(), r.Source))
 		}
@@ -331,7 +332,7 @@ func writeMeasured(w io.Writer, format string, rep *validate.MeasuredReport, lef
 	case several:
 		title = "Per device, model, precision and device count"
 	}
-	sum := &table{Title: title,
+	sum := &tables.Table{Title: title,
 		Header: header("batches", "mean absolute error (%)", "error at the largest batch (%)", "largest batch run", "first out of memory", "memory model's largest batch", "within one power of two")}
 	for _, g := range rep.Groups {
 		mae, last := "-", "-"
@@ -357,23 +358,23 @@ func writeMeasured(w io.Writer, format string, rep *validate.MeasuredReport, lef
 		}
 		sum.Rows = append(sum.Rows, append(cells(&g), strconv.Itoa(len(g.Rows)), mae, last, strconv.Itoa(g.LargestRun), oom, pmax, agree))
 	}
-	tables := []namedTable{{"measurements", rows}, {"groups", sum}}
+	ts := []tables.Named{{Key: "measurements", T: rows}, {Key: "groups", T: sum}}
 	if len(rep.Ratios) > 0 {
 		h := []string{"model", "precision"}
 		if variants {
 			h = append(h, "variant")
 		}
-		ratios := &table{Title: "Between kinds of device (one device of each, at the largest batch both ran)",
+		ratios := &tables.Table{Title: "Between kinds of device (one device of each, at the largest batch both ran)",
 			Header: append(h, "batch", "device A", "device B", "A measured (samples/s)", "B measured (samples/s)", "B/A measured", "B/A predicted", "error (%)")}
 		for _, r := range rep.Ratios {
 			row := []string{r.Model, r.Precision}
 			if variants {
-				row = append(row, dash(r.Variant))
+				row = append(row, tables.Dash(r.Variant))
 			}
-			ratios.Rows = append(ratios.Rows, append(row, strconv.Itoa(r.Batch), r.A, r.B, num(r.MeasuredA), num(r.MeasuredB),
+			ratios.Rows = append(ratios.Rows, append(row, strconv.Itoa(r.Batch), r.A, r.B, tables.Num(r.MeasuredA), tables.Num(r.MeasuredB),
 				fmt.Sprintf("%.3f", r.Measured()), fmt.Sprintf("%.3f", r.Predicted()), signedPct(r.Error())))
 		}
-		tables = append(tables, namedTable{"devices", ratios})
+		ts = append(ts, tables.Named{Key: "devices", T: ratios})
 	}
 	var lines []string
 	switch {
@@ -382,20 +383,20 @@ func writeMeasured(w io.Writer, format string, rep *validate.MeasuredReport, lef
 	case rep.Rows == 0:
 		lines = append(lines, fmt.Sprintf("no prediction: the calibration was fitted to every measurement that ran (%d)", rep.Fitted))
 	default:
-		l := fmt.Sprintf("mean absolute error of samples/s over %d %s: %.1f%%", rep.Rows, plural(rep.Rows, "prediction", "predictions"), 100*rep.MAE)
+		l := fmt.Sprintf("mean absolute error of samples/s over %d %s: %.1f%%", rep.Rows, tables.Plural(rep.Rows, "prediction", "predictions"), 100*rep.MAE)
 		if mae, n := rep.CalibratedError(); n > 0 && n < rep.Rows {
 			l += fmt.Sprintf(", %.1f%% over the %d computed by a calibration", 100*mae, n)
 		}
-		lines = append(lines, fmt.Sprintf("%s; %d %s the calibration was fitted to left out", l, rep.Fitted, plural(rep.Fitted, "measurement", "measurements")))
+		lines = append(lines, fmt.Sprintf("%s; %d %s the calibration was fitted to left out", l, rep.Fitted, tables.Plural(rep.Fitted, "measurement", "measurements")))
 	}
 	for _, src := range sources {
 		lines = append(lines, "calibrated by "+src)
 	}
 	if rep.ScalingRows > 0 {
-		lines = append(lines, fmt.Sprintf("scaling efficiency against one device at the same batch, over %d %s: predicted %.1f points from measured, mean absolute", rep.ScalingRows, plural(rep.ScalingRows, "measurement", "measurements"), 100*rep.ScalingError))
+		lines = append(lines, fmt.Sprintf("scaling efficiency against one device at the same batch, over %d %s: predicted %.1f points from measured, mean absolute", rep.ScalingRows, tables.Plural(rep.ScalingRows, "measurement", "measurements"), 100*rep.ScalingError))
 	}
 	if n := len(rep.Ratios); n > 0 {
-		lines = append(lines, fmt.Sprintf("speed of one kind of device over another, over %d %s: predicted %.1f%% from measured, mean absolute", n, plural(n, "configuration", "configurations"), 100*rep.RatioError))
+		lines = append(lines, fmt.Sprintf("speed of one kind of device over another, over %d %s: predicted %.1f%% from measured, mean absolute", n, tables.Plural(n, "configuration", "configurations"), 100*rep.RatioError))
 	}
 	reasons := leftReasons
 	if testsWritten {
@@ -403,7 +404,7 @@ func writeMeasured(w io.Writer, format string, rep *validate.MeasuredReport, lef
 	}
 	lines = append(lines, leftLines(left, reasons)...)
 	lines = append(lines, "the memory model's largest batch agrees when it lies between half the largest batch that ran and twice the first that ran out of memory; with no out-of-memory record there is no limit to check it against")
-	return writeReport(w, format, tables, notes, lines)
+	return tables.WriteReport(w, format, ts, notes, lines)
 }
 
 // writeMeasuredCharts writes one throughput chart per device, model,

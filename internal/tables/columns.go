@@ -1,4 +1,4 @@
-package cmd
+package tables
 
 import (
 	"fmt"
@@ -114,13 +114,13 @@ func columnFields(scope, h string, own map[string]string) []field {
 	name := strings.TrimSuffix(h, " 95%")
 	if name != h {
 		// A 95% confidence interval "[low, high]": two fields.
-		k := snake(strings.TrimSuffix(base, " 95%"))
+		k := Snake(strings.TrimSuffix(base, " 95%"))
 		return []field{
 			{joinKey(k+"_ci95_low", conv.suffix), intervalCell(conv, 0)},
 			{joinKey(k+"_ci95_high", conv.suffix), intervalCell(conv, 1)},
 		}
 	}
-	return []field{{joinKey(snake(base), conv.suffix), conv.cell}}
+	return []field{{joinKey(Snake(base), conv.suffix), conv.cell}}
 }
 
 func joinKey(k, suffix string) string {
@@ -277,6 +277,18 @@ func intervalCell(conv converter, i int) func(string) any {
 	}
 }
 
+// QuantityKind returns the kind of quantity ("seconds", "bytes", ...) s
+// is when it is text that internal/units reads as one ("32 GiB"), else "":
+// the text a column of that kind would turn into a number.
+func QuantityKind(s string) string {
+	for name, q := range kinds {
+		if _, err := q.parse(s); err == nil {
+			return name
+		}
+	}
+	return ""
+}
+
 // parsePercent reads "12.5%" or "+12.5 %" as 12.5.
 func parsePercent(s string) (float64, error) {
 	t := strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(s), "%"))
@@ -317,8 +329,8 @@ var snakeWords = strings.NewReplacer(
 // nonKey matches the runs of characters a key does not have.
 var nonKey = regexp.MustCompile(`[^a-z0-9]+`)
 
-// snake returns text as a key: the replacements of snakeWords, lower
+// Snake returns text as a key: the replacements of snakeWords, lower
 // case, and every run of other characters than a-z and 0-9 one "_".
-func snake(text string) string {
+func Snake(text string) string {
 	return strings.Trim(nonKey.ReplaceAllString(strings.ToLower(snakeWords.Replace(text)), "_"), "_")
 }
