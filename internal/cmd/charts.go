@@ -18,6 +18,7 @@ import (
 	"scaleplan/fit"
 	"scaleplan/fit/logs"
 	"scaleplan/internal/progress"
+	"scaleplan/internal/tables"
 	"scaleplan/plots"
 	"scaleplan/report"
 	"scaleplan/scenarios"
@@ -194,7 +195,7 @@ func scenarioKind(kind string) func(c *cli.Context, o *plotOptions, args []strin
 		for _, r := range rs {
 			total += len(r.Points())
 			if r.Calibration != nil || len(o.calibrations) > 0 {
-				fmt.Fprintf(c.App.ErrWriter, "plot: %s: %s\n", r.Name, computeNote(r))
+				fmt.Fprintf(c.App.ErrWriter, "plot: %s: %s\n", r.Name, tables.ComputeNote(r))
 			}
 		}
 		bar := newBar(c, "plot: simulate", total)

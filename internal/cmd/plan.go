@@ -2,10 +2,7 @@ package cmd
 
 import (
 	"fmt"
-	"io"
-	"scaleplan/plots"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -14,7 +11,7 @@ import (
 	"scaleplan/internal/tables"
 	"scaleplan/internal/units"
 	"scaleplan/plan"
-	"scaleplan/predict"
+	"scaleplan/plots"
 	"scaleplan/scenarios"
 	"scaleplan/sim"
 )
@@ -152,7 +149,7 @@ func runPlan(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := writePlan(c.App.Writer, format, res, c.Int("examples")); err != nil {
+	if err := tables.Plan(res, c.Int("examples")).Write(c.App.Writer, format); err != nil {
 		return err
 	}
 	if dir := c.String("plot"); dir != "" {
@@ -193,232 +190,6 @@ func splitList(s string) []string {
 	for _, f := range strings.Split(s, ",") {
 		if f = strings.TrimSpace(f); f != "" {
 			out = append(out, f)
-		}
-	}
-	return out
-}
-
-// writePlan prints the plan's summary, Pareto set, recommendation,
-// candidates and infeasible configurations.
-func writePlan(w io.Writer, format string, res *plan.Result, examples int) error {
-	req := res.Request
-	deadline := "none"
-	if req.Deadline > 0 {
-		deadline = predict.Duration(req.Deadline)
-	}
-	budget := "none"
-	if !req.Budget.IsZero() {
-		budget = req.Budget.String()
-	}
-	summary := []string{
-		fmt.Sprintf("plan: %s on %s, at most %d devices; deadline %s; budget %s; samples decoded on the %s", res.Target, strings.Join(req.Systems, ", "), req.MaxDevices, deadline, budget, req.Decode),
-		fmt.Sprintf("searched %s feasible configurations: simulated %d (%d steps each), kept the fastest of each system and device count (%d), predicted with %d steps",
-			predict.Group(int64(res.Enumerated)), res.Simulated, plan.ScreenSteps, len(res.Candidates), max(req.Predict.Steps, 2)),
-		res.CostNote,
-	}
-	summary = append(summary, computeLines(res.Compute)...)
-	reco := recommendation(res)
-	pareto := candidateTable("Pareto set: time to train against cost ("+res.CostBasis+")", res.Pareto)
-	all := candidateTable("Candidates: the fastest configuration found for each system and device count", res.Candidates)
-	inf := infeasibleTable(res.Infeasible)
-
-	if format == "json" || format == "csv" {
-		st := &tables.Table{Header: []string{"summary"}}
-		for _, l := range append(summary, "recommendation: "+reco) {
-			st.Rows = append(st.Rows, []string{l})
-		}
-		return tables.Write(w, format, []tables.Named{{Key: "pareto", T: pareto}, {Key: "candidates", T: all}, {Key: "infeasible", T: inf}, {Key: "summary", T: st}})
-	}
-	for _, l := range summary {
-		fmt.Fprintf(w, "%s%s\n", tables.Bullet(format), l)
-	}
-	fmt.Fprintln(w)
-	if err := pareto.Write(w, format); err != nil {
-		return err
-	}
-	fmt.Fprintln(w)
-	if format == "md" {
-		fmt.Fprint(w, "### Recommendation\n\n")
-	}
-	fmt.Fprintf(w, "recommendation: %s\n\n", reco)
-	if err := all.Write(w, format); err != nil {
-		return err
-	}
-	fmt.Fprintln(w)
-	writeInfeasible(w, format, res.Infeasible, examples)
-	return nil
-}
-
-// computeLines says, one line per system, how each precision's compute is
-// modelled, such as "compute on dgx-a100 (a100-sxm4-80gb): fp16:
-// calibrated, v0 = ...; bf16, tf32, fp32: roofline, 0.35 of the peak"
-// (the precisions on the roofline together), and then, if any is on the
-// roofline, what that means.
-func computeLines(srcs []plan.ComputeSource) []string {
-	var lines []string
-	anyRoof := false
-	for i := 0; i < len(srcs); {
-		j := i
-		var parts, roof, skipped []string
-		for ; j < len(srcs) && srcs[j].System == srcs[i].System; j++ {
-			switch {
-			case srcs[j].Skipped:
-				skipped = append(skipped, srcs[j].Precision)
-			case srcs[j].Calibration != nil:
-				parts = append(parts, srcs[j].String())
-			default:
-				roof = append(roof, srcs[j].Precision)
-			}
-		}
-		if len(roof) > 0 {
-			parts = append(parts, fmt.Sprintf("%s: roofline, %.2f of the peak", strings.Join(roof, ", "), srcs[i].Efficiency))
-			anyRoof = true
-		}
-		if len(skipped) > 0 {
-			parts = append(parts, fmt.Sprintf("%s: not searched, as measured and assumed speeds do not compare (--precisions searches them on the roofline)", strings.Join(skipped, ", ")))
-		}
-		lines = append(lines, fmt.Sprintf("compute on %s (%s): %s", srcs[i].System, srcs[i].Device, strings.Join(parts, "; ")))
-		i = j
-	}
-	if anyRoof {
-		lines = append(lines, "roofline: the model's assumed fraction of the device's peak FLOP/s (docs/models.md; optimistic on tensor cores); --calibration FILE, from `scaleplan fit --out` on your measurements, replaces it with the measured law, and --calibration published with the published figures built in (V100, A100, H100; docs/validation.md)")
-	}
-	return lines
-}
-
-// recommendation says which candidate to use, or why none fits.
-func recommendation(res *plan.Result) string {
-	if len(res.Candidates) == 0 {
-		return "no configuration can run; see the infeasible configurations below"
-	}
-	if c := res.Recommended; c != nil {
-		s := fmt.Sprintf("%s — %s, %s", c.Config, predict.Duration(c.Row.Time), costText(res, c))
-		if c.Row.Risk.Unknown() {
-			s += "; " + c.Row.Risk.String()
-		}
-		return s + "; " + c.Bottleneck
-	}
-	fastest := res.Candidates[0]
-	cheapest := res.Pareto[len(res.Pareto)-1]
-	return fmt.Sprintf("none meets the target (%s); the fastest is %s (%s, %s), the cheapest %s (%s, %s)",
-		strings.Join(fastest.Misses, "; "), fastest.Config, predict.Duration(fastest.Row.Time), costText(res, &fastest),
-		cheapest.Config, predict.Duration(cheapest.Row.Time), costText(res, &cheapest))
-}
-
-func costText(res *plan.Result, c *plan.Candidate) string {
-	s := strconv.FormatFloat(c.Row.DeviceHours, 'f', 1, 64) + " device-hours"
-	if c.Row.Cost > 0 {
-		s += fmt.Sprintf(", $%.2f", c.Row.Cost)
-	}
-	if c.Row.Energy > 0 {
-		s += fmt.Sprintf(", %.1f kWh", c.Row.Energy)
-	}
-	return s
-}
-
-// candidateTable lists candidates, one row each.
-func candidateTable(title string, cs []plan.Candidate) *tables.Table {
-	t := &tables.Table{Title: title, Header: []string{"system", "devices", "nodes", "precision", "batch/device", "accumulation", "stages", "global batch",
-		"allreduce", "transport", "storage", "time (s)", "time to train", "device-hours", "cost ($)", "energy (kWh)", "target", "bottleneck"}}
-	for _, c := range cs {
-		cfg, row := c.Config, c.Row
-		transport := cfg.Transport
-		if transport == "" {
-			transport = "-"
-		}
-		target := "meets"
-		if !c.Meets() {
-			target = strings.Join(c.Misses, "; ")
-		}
-		if row.Risk.Unknown() {
-			// Meeting the deadline and budget says nothing of
-			// reaching the accuracy at this batch.
-			target += " (batch limit unknown)"
-		}
-		t.Rows = append(t.Rows, []string{cfg.System, strconv.Itoa(cfg.Devices), strconv.Itoa(cfg.Nodes), cfg.Precision, strconv.Itoa(cfg.BatchPerDevice),
-			strconv.Itoa(cfg.Accumulation), strconv.Itoa(cfg.Stages), strconv.Itoa(cfg.GlobalBatch), cfg.Exchange(), transport, cfg.Storage,
-			tables.WholeCell(float64(row.Time)), predict.Duration(row.Time), strconv.FormatFloat(row.DeviceHours, 'f', 2, 64),
-			orNone(row.Cost, 2), orNone(row.Energy, 1), target, c.Bottleneck})
-	}
-	return t
-}
-
-func orNone(x float64, prec int) string {
-	if x == 0 {
-		return "-"
-	}
-	return strconv.FormatFloat(x, 'f', prec, 64)
-}
-
-// infeasibleTable lists every infeasible configuration family.
-func infeasibleTable(inf []plan.Infeasible) *tables.Table {
-	t := &tables.Table{Header: []string{"system", "devices", "nodes", "precision", "batch/device", "accumulation", "stages", "global batch", "allreduce", "transport", "storage", "reason", "detail"}}
-	num := func(n int) string {
-		if n == 0 {
-			return "*"
-		}
-		return strconv.Itoa(n)
-	}
-	str := func(s string) string {
-		if s == "" {
-			return "*"
-		}
-		return s
-	}
-	for _, i := range inf {
-		c := i.Config
-		t.Rows = append(t.Rows, []string{c.System, num(c.Devices), num(c.Nodes), str(c.Precision), num(c.BatchPerDevice), num(c.Accumulation), num(c.Stages),
-			num(c.GlobalBatch), str(c.Exchange()), str(c.Transport), str(c.Storage), i.Reason, i.Detail})
-	}
-	return t
-}
-
-// writeInfeasible prints the count per reason and a few examples.
-func writeInfeasible(w io.Writer, format string, inf []plan.Infeasible, examples int) {
-	if format == "md" {
-		fmt.Fprint(w, "### Infeasible\n\n")
-	}
-	if len(inf) == 0 {
-		fmt.Fprintln(w, "infeasible: none")
-		return
-	}
-	var reasons []string
-	by := map[string][]plan.Infeasible{}
-	for _, i := range inf {
-		if _, ok := by[i.Reason]; !ok {
-			reasons = append(reasons, i.Reason)
-		}
-		by[i.Reason] = append(by[i.Reason], i)
-	}
-	slices.SortStableFunc(reasons, func(a, b string) int { return len(by[b]) - len(by[a]) })
-	fmt.Fprintf(w, "infeasible: %d configuration families (an unset field, *, stands for every value; --format json lists all)\n", len(inf))
-	for _, r := range reasons {
-		fmt.Fprintf(w, "%s%s: %d\n", tables.Bullet(format), r, len(by[r]))
-		for _, i := range spread(by[r], examples) {
-			fmt.Fprintf(w, "    %s — %s\n", i.Config, i.Detail)
-		}
-	}
-}
-
-// spread returns up to n entries of inf, the first of each system before
-// the second of any, so that the examples cover the systems.
-func spread(inf []plan.Infeasible, n int) []plan.Infeasible {
-	var out []plan.Infeasible
-	used := make([]bool, len(inf))
-	for len(out) < n {
-		seen := map[string]bool{}
-		added := false
-		for i, e := range inf {
-			if used[i] || seen[e.Config.System] || len(out) == n {
-				continue
-			}
-			seen[e.Config.System] = true
-			used[i] = true
-			out = append(out, e)
-			added = true
-		}
-		if !added {
-			break
 		}
 	}
 	return out

@@ -314,7 +314,7 @@ func writeOneTime(w io.Writer, r *scenarios.Resolved, results []*sim.Result) {
 	if len(results) == 0 {
 		return
 	}
-	if n := pageCacheNote(r); n != "" {
+	if n := tables.PageCacheNote(r); n != "" {
 		if anyWarmup(results) {
 			n += "; cache warm-up: the first epoch's extra time reading the drives"
 		}

@@ -1,0 +1,300 @@
+package tables
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"scaleplan/internal/units"
+	"scaleplan/predict"
+	"scaleplan/scenarios"
+	"scaleplan/sim"
+)
+
+// PredictReport is what `scaleplan predict` prints of a study's
+// predictions: a table per prediction with its notes, the side-by-side
+// table when there are several, and the answer.
+type PredictReport struct {
+	study *predict.Study
+	ps    []*predict.Prediction
+}
+
+// Predict returns the report of the predictions ps of study.
+func Predict(study *predict.Study, ps []*predict.Prediction) *PredictReport {
+	return &PredictReport{study: study, ps: ps}
+}
+
+// Write prints the report in format: in json and csv the tables, then
+// "notes" (a row per note of each variant) and "answer"; in text and md
+// each prediction's table with its notes under it, the side-by-side
+// table, and the answer's lines.
+func (r *PredictReport) Write(w io.Writer, format string) error {
+	ps := r.ps
+	var ts []Named
+	notes := &Table{Title: "Notes", Header: []string{"variant", "note"}}
+	for _, p := range ps {
+		ts = append(ts, Named{Key: Snake(p.Label), T: predictionTable(p)})
+		for _, n := range predictionNotes(p) {
+			notes.Rows = append(notes.Rows, []string{p.Label, n})
+		}
+	}
+	if len(ps) > 1 {
+		// First: csv prints the first table unless --table names another.
+		ts = append([]Named{{Key: "side_by_side", T: sideBySideTable(r.study, ps)}}, ts...)
+	}
+	answer := &Table{Title: "Answer", Header: []string{"answer"}}
+	for _, l := range predict.Summarize(ps).Lines() {
+		answer.Rows = append(answer.Rows, []string{l})
+	}
+	if format == "json" || format == "csv" {
+		return Write(w, format, append(ts, Named{Key: "notes", T: notes}, Named{Key: "answer", T: answer}))
+	}
+	if len(ps) > 1 {
+		ts = append(ts[1:], ts[0])
+	}
+	for i, nt := range ts {
+		if i > 0 {
+			fmt.Fprintln(w)
+		}
+		if err := nt.T.Write(w, format); err != nil {
+			return err
+		}
+		if i < len(ps) {
+			fmt.Fprintln(w)
+			for _, n := range predictionNotes(ps[i]) {
+				fmt.Fprintf(w, "%s%s\n", Bullet(format), n)
+			}
+		}
+	}
+	fmt.Fprintln(w)
+	if format == "md" {
+		fmt.Fprint(w, "### Answer\n\n")
+	}
+	for _, l := range answer.Rows {
+		fmt.Fprintf(w, "%s%s\n", Bullet(format), l[0])
+	}
+	return nil
+}
+
+// predictionTable is one prediction, a row per configuration.
+func predictionTable(p *predict.Prediction) *Table {
+	r := p.Scenario
+	transport := r.Parallelism.Transport
+	if transport == "" {
+		transport = "none"
+	}
+	storage := r.Input.Storage
+	if r.Input.Staging {
+		storage += ", staged"
+	}
+	title := fmt.Sprintf("%s: %s to %s on %s (%s), %s, %s over %s, storage %s; compute %s",
+		p.Label, r.Mdl.Name, recipeTarget(p), r.Sys.Name, r.Device.Name, r.Precision, r.Parallelism.Exchange(), transport, storage, computeSource(r))
+	if p.Label != r.Name {
+		title = p.Label + " (" + r.Name + ")" + strings.TrimPrefix(title, p.Label)
+	}
+	var bubble, straggler bool
+	for _, row := range p.Rows {
+		if row.OK() {
+			bubble = bubble || row.Result.Breakdown.Bubble > 0
+			straggler = straggler || row.Result.Breakdown.Straggler > 0
+		}
+	}
+	t := &Table{Title: title, Header: []string{"devices", "nodes", "batch/device", "global batch", "steps", "step (ms)", "compute (ms)", "exposed comm (ms)", "exposed input (ms)"}}
+	if bubble {
+		t.Header = append(t.Header, "bubble (ms)")
+	}
+	if straggler {
+		t.Header = append(t.Header, "straggler (ms)")
+	}
+	t.Header = append(t.Header, "overheads (s)", "time (s)", "time to train", "samples/s", "efficiency (%)", "device-hours")
+	if p.Price > 0 {
+		t.Header = append(t.Header, "cost ($)")
+	}
+	if p.Energy.Basis != "" {
+		t.Header = append(t.Header, "energy (kWh)")
+	}
+	if p.Rule == predict.Linear {
+		t.Header = append(t.Header, "lr")
+	}
+	t.Header = append(t.Header, "risk")
+	for _, row := range p.Rows {
+		pt := row.Point
+		cells := []string{strconv.Itoa(pt.Devices), strconv.Itoa(pt.Nodes), strconv.Itoa(pt.BatchPerDevice), strconv.Itoa(pt.GlobalBatch), strconv.Itoa(row.StepsToTarget)}
+		if !row.OK() {
+			cells = append(cells, "error: "+row.ErrText())
+			for len(cells) < len(t.Header) {
+				cells = append(cells, "-")
+			}
+			t.Rows = append(t.Rows, cells)
+			continue
+		}
+		res := row.Result
+		b := res.Breakdown
+		cells = append(cells, stepMS(res.StepTime), stepMS(b.Compute), stepMS(b.Comm), stepMS(b.Input))
+		if bubble {
+			cells = append(cells, stepMS(b.Bubble))
+		}
+		if straggler {
+			cells = append(cells, stepMS(b.Straggler))
+		}
+		cells = append(cells,
+			strconv.FormatFloat(float64(row.Overheads()), 'f', 1, 64),
+			WholeCell(float64(row.Time)),
+			predict.Duration(row.Time),
+			WholeCell(res.SamplesPerSec),
+			strconv.FormatFloat(100*row.Efficiency, 'f', 1, 64),
+			strconv.FormatFloat(row.DeviceHours, 'f', 1, 64))
+		if p.Price > 0 {
+			cells = append(cells, strconv.FormatFloat(row.Cost, 'f', 2, 64))
+		}
+		if p.Energy.Basis != "" {
+			cells = append(cells, strconv.FormatFloat(row.Energy, 'f', 1, 64))
+		}
+		if p.Rule == predict.Linear {
+			cells = append(cells, strconv.FormatFloat(row.LearningRate, 'g', 4, 64))
+		}
+		cells = append(cells, row.Risk.Short())
+		t.Rows = append(t.Rows, cells)
+	}
+	return t
+}
+
+func stepMS(s units.Seconds) string { return strconv.FormatFloat(float64(s)*1e3, 'f', 2, 64) }
+
+func recipeTarget(p *predict.Prediction) string {
+	tg := p.Scenario.Rcp.Target()
+	if tg.Metric == "" {
+		return "its target"
+	}
+	return fmt.Sprintf("%s %g", tg.Metric, tg.Value)
+}
+
+// predictionNotes says how the prediction's figures are counted.
+func predictionNotes(p *predict.Prediction) []string {
+	r := p.Scenario
+	out := []string{
+		"steps to target: " + p.Steps.String(),
+		"learning rate: " + p.Rule.Describe(r.Rcp),
+	}
+	out = append(out, ComputeNote(r))
+	if n := PageCacheNote(r); n != "" {
+		out = append(out, n)
+	}
+	if n := exchangeNote(p.CheckExchange()); n != "" {
+		out = append(out, n)
+	}
+	out = append(out, "time to train = steps × step + overheads (staging, first-epoch drive reads, evaluation, start-up); efficiency = device-hours of the smallest size / device-hours")
+	if p.Price > 0 {
+		out = append(out, fmt.Sprintf("cost = device-hours × $%.2f (%s)", p.Price, r.Sys.PriceSource))
+	} else {
+		out = append(out, "cost: the catalogue has no price for "+r.Sys.Name+"; device-hours only")
+	}
+	out = append(out, p.Energy.String())
+	return out
+}
+
+// ComputeNote says what r's compute time comes from: its device's roofline
+// or a calibration, with the calibration's law and source.
+func ComputeNote(r *scenarios.Resolved) string {
+	c := r.Calibration
+	if c == nil {
+		return "compute: roofline of " + r.Device.Name + " at " + r.Precision
+	}
+	s := fmt.Sprintf("compute: calibrated, v0 = %s samples/s on %d device(s), t = %v", predict.Rate(c.V0), c.Devices, c.T)
+	if c.Source != "" {
+		s += " (" + c.Source + ")"
+	}
+	return s
+}
+
+// computeSource says in a word or two what r's compute time comes from,
+// for a prediction's title, so that the same scenario predicted alone and
+// in a study says which calibration each used: "by roofline", or
+// "calibrated" and the calibration's file where a --calibration gave it.
+func computeSource(r *scenarios.Resolved) string {
+	switch {
+	case r.Calibration == nil:
+		return "by roofline"
+	case r.CalibratedBy != "":
+		return "calibrated by " + r.CalibratedBy
+	}
+	return "calibrated"
+}
+
+// exchangeNote says that c's all-reduce is latency-bound and what would
+// take it faster, or "" for nil.
+func exchangeNote(c *predict.ExchangeCheck) string {
+	if c == nil {
+		return ""
+	}
+	name := func(a, inter sim.Algorithm) string {
+		if a == sim.Hierarchical {
+			return a.String() + " with " + inter.String() + " between nodes"
+		}
+		return a.String()
+	}
+	s := fmt.Sprintf("exchange: latency-bound at %d devices: %s all-reduces a %v bucket in %v, %.0f%% of it the latency its steps cost (one byte takes %v)",
+		c.Devices, name(c.Algorithm, c.InterNode), c.Bucket, c.Time, 100*float64(c.Latency)/float64(c.Time), c.Latency)
+	if c.FasterTime < c.Time {
+		alg := name(c.Faster, c.FasterInterNode)
+		s += fmt.Sprintf("; of the simulator's all-reduces, %s takes it in %v (parallelism.allreduce, inter_node; docs/simulator.md, \"Rings at scale\")", alg, c.FasterTime)
+	}
+	return s
+}
+
+// PageCacheNote says how much of the data set the page cache serves, or ""
+// when the scenario does not read local drives through it.
+func PageCacheNote(r *scenarios.Resolved) string {
+	hit := r.PageCacheHit()
+	if hit == 0 {
+		return ""
+	}
+	return fmt.Sprintf("page cache: %.0f%% of the data set (%v) fits in %.0f%% of a node's %v host memory; epochs after the first read it from there (input.page_cache: off to read the drives every epoch)",
+		100*hit, r.Data.TrainBytes(), 100*scenarios.PageCacheShare, r.Node.HostMemory)
+}
+
+// sideBySideTable is the time to train of every variant at each device count.
+func sideBySideTable(study *predict.Study, ps []*predict.Prediction) *Table {
+	title := "Time to train side by side"
+	if study.Description != "" {
+		title += ": " + study.Description
+	}
+	t := &Table{Title: title, Header: []string{"devices", "global batch"}, Units: map[string]string{}}
+	type key struct{ devices, batch int }
+	var keys []key
+	seen := map[key]bool{}
+	for _, p := range ps {
+		t.Header = append(t.Header, p.Label)
+		t.Units[p.Label] = "seconds"
+		for _, row := range p.Rows {
+			k := key{row.Point.Devices, row.Point.BatchPerDevice}
+			if !seen[k] {
+				seen[k] = true
+				keys = append(keys, k)
+			}
+		}
+	}
+	t.Header = append(t.Header, "risk")
+	for _, k := range keys {
+		cells := []string{strconv.Itoa(k.devices), "-"}
+		risk := "-"
+		for _, p := range ps {
+			cell := "-"
+			for _, row := range p.Rows {
+				if row.Point.Devices == k.devices && row.Point.BatchPerDevice == k.batch {
+					cells[1] = strconv.Itoa(row.Point.GlobalBatch)
+					risk = row.Risk.Short()
+					if row.OK() {
+						cell = predict.Duration(row.Time)
+					} else {
+						cell = "error"
+					}
+				}
+			}
+			cells = append(cells, cell)
+		}
+		t.Rows = append(t.Rows, append(cells, risk))
+	}
+	return t
+}

@@ -1,0 +1,88 @@
+package tables
+
+import (
+	"errors"
+	"reflect"
+	"testing"
+
+	"scaleplan/hw"
+	"scaleplan/internal/units"
+	"scaleplan/predict"
+	"scaleplan/scenarios"
+	"scaleplan/sim"
+)
+
+// exchangeNote gives the share of the bucket's all-reduce that is
+// latency, 7.154/7.292 = 98.1 %, and names the faster algorithm only when
+// there is one.
+func TestExchangeNote(t *testing.T) {
+	c := &predict.ExchangeCheck{Devices: 512, Algorithm: sim.Ring, Bucket: 25 << 20,
+		Time: 7.292e-3, Latency: 7.154e-3, Faster: sim.HalvingDoubling, FasterTime: 329.2e-6}
+	want := "exchange: latency-bound at 512 devices: ring all-reduces a 25 MiB bucket in 7.292 ms, 98% of it the latency its steps cost (one byte takes 7.154 ms)" +
+		"; of the simulator's all-reduces, halving-doubling takes it in 329.2 us (parallelism.allreduce, inter_node; docs/simulator.md, \"Rings at scale\")"
+	if got := exchangeNote(c); got != want {
+		t.Errorf("exchangeNote:\n got %s\nwant %s", got, want)
+	}
+	c.Faster, c.FasterTime = c.Algorithm, c.Time
+	want = "exchange: latency-bound at 512 devices: ring all-reduces a 25 MiB bucket in 7.292 ms, 98% of it the latency its steps cost (one byte takes 7.154 ms)"
+	if got := exchangeNote(c); got != want {
+		t.Errorf("exchangeNote, none faster:\n got %s\nwant %s", got, want)
+	}
+	if got := exchangeNote(nil); got != "" {
+		t.Errorf("exchangeNote(nil) = %q, want \"\"", got)
+	}
+}
+
+// ComputeNote and computeSource say whether compute is the roofline's or
+// a calibration's, and whose.
+func TestComputeNote(t *testing.T) {
+	r := &scenarios.Resolved{Device: &hw.Device{Name: "v100-sxm2"}}
+	r.Precision = "fp16"
+	if got, want := ComputeNote(r), "compute: roofline of v100-sxm2 at fp16"; got != want {
+		t.Errorf("roofline: ComputeNote = %q, want %q", got, want)
+	}
+	if got, want := computeSource(r), "by roofline"; got != want {
+		t.Errorf("roofline: computeSource = %q, want %q", got, want)
+	}
+	r.Calibration = &scenarios.Calibration{V0: 1234.6, T: 0.0125, Devices: 8, Source: "a log"}
+	if got, want := ComputeNote(r), "compute: calibrated, v0 = 1235 samples/s on 8 device(s), t = 12.5 ms (a log)"; got != want {
+		t.Errorf("calibrated: ComputeNote = %q, want %q", got, want)
+	}
+	if got, want := computeSource(r), "calibrated"; got != want {
+		t.Errorf("calibrated: computeSource = %q, want %q", got, want)
+	}
+	r.CalibratedBy = "cal.yaml"
+	if got, want := computeSource(r), "calibrated by cal.yaml"; got != want {
+		t.Errorf("--calibration: computeSource = %q, want %q", got, want)
+	}
+}
+
+// sideBySideTable has a row per device count and batch of any variant,
+// in the order first seen, "-" where a variant has no such row and
+// "error" where it cannot run; the times are predict.Duration's.
+func TestSideBySideTable(t *testing.T) {
+	row := func(devices, batch int, time units.Seconds, err error) predict.Row {
+		pt := scenarios.Point{Devices: devices, BatchPerDevice: batch, GlobalBatch: devices * batch}
+		r := predict.Row{Point: pt, Time: time, Err: err, Risk: predict.Risk{GlobalBatch: pt.GlobalBatch, Limit: 1024}}
+		if err == nil {
+			r.Result = &sim.Result{}
+		}
+		return r
+	}
+	a := &predict.Prediction{Label: "as delivered", Rows: []predict.Row{row(8, 32, 3600, nil), row(16, 32, 0, errors.New("out of memory"))}}
+	b := &predict.Prediction{Label: "staged", Rows: []predict.Row{row(8, 32, 5400, nil), row(64, 32, 7200, nil)}}
+	got := sideBySideTable(&predict.Study{Description: "staging"}, []*predict.Prediction{a, b})
+	want := &Table{
+		Title:  "Time to train side by side: staging",
+		Header: []string{"devices", "global batch", "as delivered", "staged", "risk"},
+		Units:  map[string]string{"as delivered": "seconds", "staged": "seconds"},
+		Rows: [][]string{
+			{"8", "256", "60.0 min", "90.0 min", "ok"},
+			{"16", "512", "error", "-", "ok"},
+			{"64", "2048", "-", "2.00 h", "at risk (2.0× 1,024)"},
+		},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("sideBySideTable:\n got %+v\nwant %+v", got, want)
+	}
+}
