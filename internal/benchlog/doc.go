@@ -22,7 +22,10 @@
 //
 // File writes a log record by record to a temporary file, each record
 // written through as it comes, and puts it in place when the run ends,
-// complete or not.
+// complete or not. Stream is a command's log on a File: it ends one that
+// a run cut short with the end record and says so. Header makes a run's
+// header record from its configuration, ThisMachine describes the
+// machine for it, and Encode writes a whole log at once.
 //
 // Quantities are plain numbers in the unit that their JSON name ends with:
 // _s for seconds, _bytes for bytes, samples_per_s for samples per second.

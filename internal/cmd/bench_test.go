@@ -310,30 +310,6 @@ func TestBenchPlotFails(t *testing.T) {
 	}
 }
 
-func TestTorchTable(t *testing.T) {
-	log := `{"kind":"header","run":"r","tool":"torchbench","machine":{"framework":"torch 2.5.1","device_name":"NVIDIA H100"}}
-{"kind":"measurement","run":"r","model":"resnet50","precision":"amp-bf16","workers":8,"batch":256,"steps":20,"step_time_s":0.25,"step_time_std_s":0.001,"samples_per_s":8192,"peak_memory_bytes":40e9}
-{"kind":"oom","run":"r","model":"resnet50","precision":"amp-bf16","workers":8,"batch":512}
-`
-	tb, err := torchTable(strings.NewReader(log))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var b strings.Builder
-	if err := tb.Write(&b, "csv"); err != nil {
-		t.Fatal(err)
-	}
-	want := "model,precision,workers,batch,global_batch,steps,step_s,std_s,samples_per_s,peak_memory_bytes\n" +
-		"resnet50,amp-bf16,8,256,2048,20,0.25,0.001,8192,40000000000\n" +
-		"resnet50,amp-bf16,8,512,4096,,,,out of memory,\n"
-	if b.String() != want || tb.Title != "torch throughput, torch 2.5.1 NVIDIA H100" {
-		t.Errorf("table %q\n%s\nwant\n%s", tb.Title, b.String(), want)
-	}
-	if _, err := torchTable(strings.NewReader(log + "{\"kind\":\"measurement\"")); err == nil {
-		t.Error("a truncated log gave no error")
-	}
-}
-
 func TestBenchWarnsWithoutCoreType(t *testing.T) {
 	t.Setenv("OPENBLAS_CORETYPE", "")
 	var b bytes.Buffer

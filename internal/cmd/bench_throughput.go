@@ -10,7 +10,6 @@ import (
 	"scaleplan/internal/benchlog"
 	"scaleplan/internal/tables"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -105,16 +104,16 @@ func runBenchThroughput(c *cli.Context) error {
 	bar := newCountdown(c, "bench throughput", "made", "measurements", &total)
 	defer bar.Done()
 	sw.Guard = newBarGuard(c, "core-guard", "bench", bar.Bar, &total)
-	hdr, err := header(sw.Name, sw.Header("bench throughput", c.String("framework"), sweepTemplate(sw.Base)))
+	hdr, err := benchlog.Header(sw.Name, benchTool, benchMachine(), sw.Header("bench throughput", c.String("framework"), sweepTemplate(sw.Base)))
 	if err != nil {
 		return err
 	}
-	stream, err := startLog(c.String("out"), sw.Name, "bench throughput")
+	stream, err := benchlog.NewStream(c.String("out"), sw.Name, "bench throughput")
 	if err != nil {
 		return err
 	}
-	defer stream.discard()
-	if err := stream.add(hdr); err != nil {
+	defer stream.Discard()
+	if err := stream.Add(hdr); err != nil {
 		return err
 	}
 	sw.Measuring = func(r int, cfg dist.Config) {
@@ -125,20 +124,20 @@ func runBenchThroughput(c *cli.Context) error {
 			measure.RoundPrefix(r, sw.Rounds), m.Config.ModelName(), cfg.Workers, cfg.Batch, chunkNote(cfg), m.SamplesPerSec, m.StepTime*1e3)
 		bar.Add(1)
 	}
-	sw.Log = stream.add
+	sw.Log = stream.Add
 	meas, recs, err := sw.Run(ctx)
 	if err != nil {
-		return stream.abort(ctx, stderr, fmt.Errorf("bench throughput: %w", err))
+		return stream.Abort(ctx, stderr, fmt.Errorf("bench throughput: %w", err))
 	}
 	if sw.Guard != nil {
 		bar.Printf("bench: cores: %s", sw.Guard)
 	}
-	log, err := encodeLog(append([]benchlog.Record{hdr}, recs...))
+	log, err := benchlog.Encode(append([]benchlog.Record{hdr}, recs...))
 	if err != nil {
 		return err
 	}
-	stream.discard() // the whole log, as the core guard left it, replaces it
-	return finish(c, log, benchThroughputTable(sw.Base, meas), format)
+	stream.Discard() // the whole log, as the core guard left it, replaces it
+	return finish(c, log, tables.BenchThroughput(sw.Base, tensor.Backend(), meas), format)
 }
 
 // throughputFlags returns the sweep bench throughput's flags ask for, or a
@@ -181,19 +180,4 @@ func throughputFlags(c *cli.Context) (*measure.Sweep, error) {
 	}
 	sw.Warm, err = warmRounds(c, "warm-rounds")
 	return sw, err
-}
-
-// benchThroughputTable is bench throughput's table of meas, the measurements
-// of a sweep of base.
-func benchThroughputTable(base dist.Config, meas []*dist.Measurement) *tables.Table {
-	t := &tables.Table{Title: fmt.Sprintf("%s throughput, %s", base.ModelName(), tensor.Backend()),
-		Header: []string{"workers", "batch", "global_batch", "steps", "step_ms", "std_ms", "samples_per_s", "data_ms", "forward_ms", "backward_ms", "allreduce_ms", "wait_ms", "update_ms"}}
-	for _, m := range meas {
-		p := m.Phases
-		t.Rows = append(t.Rows, []string{strconv.Itoa(m.Config.Workers), strconv.Itoa(m.Config.Batch), strconv.Itoa(m.Config.GlobalBatch()), strconv.Itoa(m.Steps),
-			strconv.FormatFloat(m.StepTime*1e3, 'f', 2, 64), strconv.FormatFloat(m.StepTimeStd*1e3, 'f', 2, 64),
-			strconv.FormatFloat(m.SamplesPerSec, 'f', 0, 64),
-			ms(p.DataWait), ms(p.Forward), ms(p.Backward), ms(p.AllReduce), ms(p.Wait), ms(p.Update)})
-	}
-	return t
 }

@@ -6,10 +6,8 @@ import (
 	"os"
 	"os/signal"
 	"slices"
-	"strconv"
 	"strings"
 	"syscall"
-	"time"
 
 	"github.com/urfave/cli/v2"
 
@@ -149,7 +147,7 @@ func runName(c *cli.Context, sub string) string {
 
 // benchContext returns the command's context, cancelled on an interrupt
 // (SIGINT) or SIGTERM, so that workers are stopped and the log written so
-// far is put in place, marked incomplete (logStream).
+// far is put in place, marked incomplete (benchlog.Stream).
 func benchContext(c *cli.Context) (context.Context, context.CancelFunc) {
 	return signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
 }
@@ -158,9 +156,6 @@ func benchContext(c *cli.Context) (context.Context, context.CancelFunc) {
 func plotFlag() cli.Flag {
 	return &cli.StringFlag{Name: "plot", Usage: "fit the log and write its charts (throughput law, or steps to target) as PNG and SVG into `DIR`"}
 }
-
-// ms formats a duration in milliseconds.
-func ms(d time.Duration) string { return strconv.FormatFloat(d.Seconds()*1e3, 'f', 2, 64) }
 
 // checkBenchArgs returns the --format of bench subcommand who, or a usage
 // error for an argument, an output path that clashes with an input or

@@ -2,14 +2,10 @@ package cmd
 
 import (
 	"bytes"
-	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
 	"runtime"
-	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -22,82 +18,6 @@ import (
 	"scaleplan/internal/tables"
 )
 
-// logStream is a bench log written record by record to --out as the
-// records are made (benchlog.File), so that a run interrupted or failing
-// half-way keeps what it measured; without --out it writes nothing.
-type logStream struct {
-	f   *benchlog.File
-	run string
-	who string // the command, for messages
-	n   int    // records written
-}
-
-// startLog starts the log of run at path for command who, or none if
-// path is "".
-func startLog(path, run, who string) (*logStream, error) {
-	s := &logStream{run: run, who: who}
-	if path == "" {
-		return s, nil
-	}
-	f, err := benchlog.Create(path)
-	if err != nil {
-		return nil, err
-	}
-	s.f = f
-	return s, nil
-}
-
-// add writes recs.
-func (s *logStream) add(recs ...benchlog.Record) error {
-	if s.f == nil {
-		return nil
-	}
-	for _, r := range recs {
-		if err := s.f.Write(r); err != nil {
-			return err
-		}
-		s.n++
-	}
-	return nil
-}
-
-// abort ends the log with an end record that marks it incomplete, puts it
-// in place, says so on w and returns cause, the error that stopped the
-// run: the reason is "interrupted" when ctx is done, else the error.
-func (s *logStream) abort(ctx context.Context, w io.Writer, cause error) error {
-	if s.f == nil {
-		return cause
-	}
-	reason := "interrupted"
-	if ctx.Err() == nil {
-		reason = "error: " + cutLine(cause.Error(), 300)
-	}
-	if err := s.f.CloseIncomplete(s.run, reason); err != nil {
-		return errors.Join(cause, err)
-	}
-	fmt.Fprintf(w, "%s: %s holds the %d %s written before it stopped, marked incomplete (%s)\n", s.who, s.f.Path(), s.n, tables.Plural(s.n, "record", "records"), reason)
-	return cause
-}
-
-// discard deletes the log written so far, for the whole log to be written
-// in its place; it does nothing after abort.
-func (s *logStream) discard() {
-	if s.f != nil {
-		s.f.Remove()
-	}
-}
-
-// cutLine returns the first line of s, cut to n bytes.
-func cutLine(s string, n int) string {
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		s = s[:i]
-	}
-	if len(s) > n {
-		s = s[:n] + "..."
-	}
-	return s
-}
-
 // warnBackend warns when an OpenBLAS build runs without
 // OPENBLAS_CORETYPE, which OpenBLAS reads before the program starts.
 func warnBackend(w io.Writer) {
@@ -107,11 +27,13 @@ func warnBackend(w io.Writer) {
 	}
 }
 
-// benchMachine describes this machine for the header record.
+// benchMachine describes this machine for the header record of an
+// engine run: benchlog.ThisMachine with the CPU model (hw, from
+// /proc/cpuinfo), the Go version and the tensor backend (engine/tensor),
+// which internal/benchlog may not import.
 func benchMachine() *benchlog.Machine {
-	host, _ := os.Hostname()
-	m := &benchlog.Machine{Host: host, OS: runtime.GOOS, Arch: runtime.GOARCH, Cores: runtime.NumCPU(),
-		Framework: "scaleplan engine " + runtime.Version(), Backend: tensor.BackendDetail()}
+	m := benchlog.ThisMachine()
+	m.Framework, m.Backend = "scaleplan engine "+runtime.Version(), tensor.BackendDetail()
 	if f, err := os.Open("/proc/cpuinfo"); err == nil {
 		if info, err := hw.ParseCPUInfo(f); err == nil {
 			m.CPU = info.Model
@@ -119,35 +41,6 @@ func benchMachine() *benchlog.Machine {
 		f.Close()
 	}
 	return m
-}
-
-// header returns the header record of run with its configuration.
-func header(run string, config any) (benchlog.Record, error) {
-	b, err := json.Marshal(config)
-	if err != nil {
-		return benchlog.Record{}, err
-	}
-	// UseNumber keeps integers beyond 2^53 (a 64-bit seed) digit for
-	// digit; benchlog writes json.Number as it is.
-	var m map[string]any
-	d := json.NewDecoder(bytes.NewReader(b))
-	d.UseNumber()
-	if err := d.Decode(&m); err != nil {
-		return benchlog.Record{}, err
-	}
-	return benchlog.Record{Kind: benchlog.KindHeader, Run: run, Tool: benchTool, Machine: benchMachine(), Config: m}, nil
-}
-
-// encodeLog returns the records as a bench log.
-func encodeLog(recs []benchlog.Record) ([]byte, error) {
-	var b bytes.Buffer
-	bw := benchlog.NewWriter(&b)
-	for _, r := range recs {
-		if err := bw.Write(r); err != nil {
-			return nil, err
-		}
-	}
-	return b.Bytes(), nil
 }
 
 // writeLog writes the log to --out atomically, if set, and returns the

@@ -3,8 +3,6 @@ package cmd
 import (
 	"fmt"
 	"math"
-	"strconv"
-	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -92,17 +90,17 @@ func runBenchSteps(c *cli.Context) error {
 	defer cancel()
 
 	run := runName(c, "steps")
-	hdr, err := header(run, stepsSweep{Command: "bench steps", Batches: search.Batches, Target: base.Eval.Target, MaxEpochs: search.MaxEpochs,
+	hdr, err := benchlog.Header(run, benchTool, benchMachine(), stepsSweep{Command: "bench steps", Batches: search.Batches, Target: base.Eval.Target, MaxEpochs: search.MaxEpochs,
 		LR: search.LR, LRBatch: search.LRBatch, LRFactors: search.LRFactors, LRMax: search.LRMax, Engine: sweepTemplate(base)})
 	if err != nil {
 		return err
 	}
-	stream, err := startLog(c.String("out"), run, "bench steps")
+	stream, err := benchlog.NewStream(c.String("out"), run, "bench steps")
 	if err != nil {
 		return err
 	}
-	defer stream.discard()
-	if err := stream.add(hdr); err != nil {
+	defer stream.Discard()
+	if err := stream.Add(hdr); err != nil {
 		return err
 	}
 	trials := plan.Trials()
@@ -111,24 +109,24 @@ func runBenchSteps(c *cli.Context) error {
 	convs, err := plan.Run(ctx, dist.StepsHooks{
 		Start: func(b int) { bar.Item(fmt.Sprintf("batch %d", b)) },
 		Trial: func(b int, tr dist.Trial) {
-			bar.Printf("bench: %s batch %d lr %.4g: %s", base.ModelName(), b, tr.LR, trialText(tr))
+			bar.Printf("bench: %s batch %d lr %.4g: %s", base.ModelName(), b, tr.LR, tables.Trial(tr))
 			bar.Add(1)
 		},
-		Done: func(_ int, cv *dist.Convergence) error { return stream.add(cv.Record(run)) },
+		Done: func(_ int, cv *dist.Convergence) error { return stream.Add(cv.Record(run)) },
 	})
 	if err != nil {
-		return stream.abort(ctx, stderr, fmt.Errorf("bench steps: %w", err))
+		return stream.Abort(ctx, stderr, fmt.Errorf("bench steps: %w", err))
 	}
 	recs := []benchlog.Record{hdr}
 	for _, cv := range convs {
 		recs = append(recs, cv.Record(run))
 	}
-	log, err := encodeLog(recs)
+	log, err := benchlog.Encode(recs)
 	if err != nil {
 		return err
 	}
-	stream.discard() // replaced by the whole log
-	return finish(c, log, searchTable(base, search.Batches, convs), format)
+	stream.Discard() // replaced by the whole log
+	return finish(c, log, tables.BenchSteps(base, search.Batches, convs), format)
 }
 
 // stepsFlags returns the search and the engine configuration the flags
@@ -180,52 +178,4 @@ func stepsFlags(c *cli.Context) (dist.StepsSearch, dist.Config, error) {
 		return s, base, usagef("--eval-every %d is not positive", base.Eval.Every)
 	}
 	return s, base, nil
-}
-
-// searchTable is the table of bench steps: one row per global batch.
-func searchTable(base dist.Config, batches []int, convs []*dist.Convergence) *tables.Table {
-	t := &tables.Table{Title: fmt.Sprintf("%s steps to %.4g validation accuracy", base.ModelName(), base.Eval.Target),
-		Header: []string{"global_batch", "learning_rate", "reached", "steps_to_target", "accuracy", "trials", "seconds"}}
-	for i, conv := range convs {
-		var trials []string
-		var secs float64
-		for _, tr := range conv.Trials {
-			trials = append(trials, fmt.Sprintf("%.4g:%s", tr.LR, trialShort(tr)))
-			secs += tr.Time.Seconds()
-		}
-		t.Rows = append(t.Rows, []string{strconv.Itoa(batches[i]), strconv.FormatFloat(conv.LR, 'g', 4, 64), yesNo(conv.Reached),
-			strconv.Itoa(conv.StepsToTarget), strconv.FormatFloat(conv.Accuracy, 'f', 4, 64), strings.Join(trials, " "),
-			strconv.FormatFloat(secs, 'f', 1, 64)})
-	}
-	return t
-}
-
-// trialText describes a trial for the progress line.
-func trialText(tr dist.Trial) string {
-	switch {
-	case tr.Reached:
-		return fmt.Sprintf("target at step %d (%.1f s)", tr.Steps, tr.Time.Seconds())
-	case tr.Diverged:
-		return fmt.Sprintf("diverged by step %d", tr.Steps)
-	}
-	return fmt.Sprintf("not reached in %d steps, best accuracy %.4f (%.1f s)", tr.Steps, tr.Accuracy, tr.Time.Seconds())
-}
-
-// trialShort describes a trial in a table cell: the steps to the target,
-// "div" or ">cap".
-func trialShort(tr dist.Trial) string {
-	switch {
-	case tr.Reached:
-		return strconv.Itoa(tr.Steps)
-	case tr.Diverged:
-		return "div"
-	}
-	return ">" + strconv.Itoa(tr.MaxSteps)
-}
-
-func yesNo(b bool) string {
-	if b {
-		return "yes"
-	}
-	return "no"
 }

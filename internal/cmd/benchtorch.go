@@ -4,16 +4,12 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
-	"strconv"
 	"strings"
 
 	"github.com/urfave/cli/v2"
 
 	"scaleplan/engine/torchbench"
-	"scaleplan/internal/benchlog"
 	"scaleplan/internal/tables"
-	"scaleplan/internal/units"
 )
 
 // torchFlags are the flags of `bench throughput` that only
@@ -115,7 +111,7 @@ func runBenchTorch(c *cli.Context) error {
 	}
 	// Interrupted (^C) after measuring something: keep and show what was
 	// measured, then fail.
-	t, err := torchTable(bytes.NewReader(log.Bytes()))
+	t, err := tables.BenchTorch(bytes.NewReader(log.Bytes()))
 	if err != nil {
 		return fmt.Errorf("bench throughput --framework torch: %w", err)
 	}
@@ -126,43 +122,4 @@ func runBenchTorch(c *cli.Context) error {
 		return fmt.Errorf("bench throughput --framework torch: %w", berr)
 	}
 	return nil
-}
-
-// torchTable returns the measurement and out-of-memory records of a
-// torchbench log as a table.
-func torchTable(r io.Reader) (*tables.Table, error) {
-	t := &tables.Table{Header: []string{"model", "precision", "workers", "batch", "global_batch", "steps", "step_ms", "std_ms", "samples_per_s", "peak_memory"}}
-	br := benchlog.NewReader(r)
-	for {
-		rec, err := br.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return nil, err
-		}
-		switch rec.Kind {
-		case benchlog.KindHeader:
-			if m := rec.Machine; m != nil {
-				dev := m.DeviceName
-				if dev == "" {
-					dev = m.CPU
-				}
-				t.Title = strings.TrimSpace(fmt.Sprintf("torch throughput, %s %s", m.Framework, dev))
-			}
-		case benchlog.KindMeasurement:
-			mem := ""
-			if rec.PeakMemory > 0 {
-				mem = units.Bytes(rec.PeakMemory).Decimal()
-			}
-			t.Rows = append(t.Rows, []string{rec.Model, rec.Precision, strconv.Itoa(max(rec.Workers, 1)), strconv.Itoa(rec.Batch),
-				strconv.Itoa(rec.EffectiveGlobalBatch()), strconv.Itoa(rec.Steps),
-				strconv.FormatFloat(rec.StepTime*1e3, 'f', 2, 64), strconv.FormatFloat(rec.StepTimeStd*1e3, 'f', 2, 64),
-				strconv.FormatFloat(rec.SamplesPerSec, 'f', 0, 64), mem})
-		case benchlog.KindOOM:
-			t.Rows = append(t.Rows, []string{rec.Model, rec.Precision, strconv.Itoa(max(rec.Workers, 1)), strconv.Itoa(rec.Batch),
-				strconv.Itoa(rec.EffectiveGlobalBatch()), "", "", "", "out of memory", ""})
-		}
-	}
-	return t, nil
 }

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -89,18 +88,25 @@ func runBenchTrain(c *cli.Context) error {
 		return fmt.Errorf("bench train: %w", err)
 	}
 	run := runName(c, "train")
-	hdr, err := header(run, trainRun{Command: "bench train", Recipe: name, Target: target, Engine: res.Config})
+	hdr, err := benchlog.Header(run, benchTool, benchMachine(), trainRun{Command: "bench train", Recipe: name, Target: target, Engine: res.Config})
 	if err != nil {
 		return err
 	}
-	log, err := encodeLog([]benchlog.Record{hdr, tr.Record(run, res)})
+	log, err := benchlog.Encode([]benchlog.Record{hdr, tr.Record(run, res)})
 	if err != nil {
 		return err
 	}
 	if _, err := writeLog(c, log); err != nil {
 		return err
 	}
-	return trainTable(c, format, name, tr, res)
+	t, line := tables.BenchTrain(name, tensor.Backend(), tr, res)
+	if err := t.Write(c.App.Writer, format); err != nil {
+		return err
+	}
+	if format == "text" || format == "md" {
+		fmt.Fprintf(c.App.Writer, "\n%s\n", line)
+	}
+	return nil
 }
 
 // trainFlags returns the recipe's name and the engine configuration and
@@ -194,28 +200,6 @@ func trainOverrides(c *cli.Context, cfg *dist.Config, target *float64) error {
 	}
 	if !(*target >= 0 && *target <= 1) {
 		return usagef("--target %g is not a fraction in [0, 1]", *target)
-	}
-	return nil
-}
-
-// trainTable writes the table of bench train, one row per epoch, and in
-// text and Markdown the final accuracy and whether it reached the target.
-func trainTable(c *cli.Context, format, name string, tr *dist.Training, res *dist.Result) error {
-	t := &tables.Table{Title: fmt.Sprintf("%s with recipe %s, %s", tr.Config.ModelName(), name, tensor.Backend()),
-		Header: []string{"epoch", "step", "test_accuracy", "test_loss", "seconds"}}
-	for _, e := range res.Evals {
-		t.Rows = append(t.Rows, []string{strconv.FormatFloat(tr.Epoch(e.Step), 'g', 4, 64), strconv.Itoa(e.Step),
-			strconv.FormatFloat(e.Accuracy, 'f', 4, 64), strconv.FormatFloat(e.Loss, 'f', 4, 64), strconv.FormatFloat(e.Time.Seconds(), 'f', 1, 64)})
-	}
-	if err := t.Write(c.App.Writer, format); err != nil {
-		return err
-	}
-	if format == "text" || format == "md" {
-		verdict := "not reached"
-		if res.StepsToTarget > 0 {
-			verdict = fmt.Sprintf("first reached at step %d", res.StepsToTarget)
-		}
-		fmt.Fprintf(c.App.Writer, "\nfinal test accuracy %.4f after %d steps in %.1f s; target %.4g %s\n", res.FinalAccuracy(), len(res.Steps), res.Time.Seconds(), tr.Target, verdict)
 	}
 	return nil
 }

@@ -229,7 +229,7 @@ func torchJSON(t *testing.T) string {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	tb, err := torchTable(f)
+	tb, err := tables.BenchTorch(f)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -75,7 +75,7 @@ func runValidateEngine(c *cli.Context) error {
 	defer bar.Done()
 	o.Guard = newBarGuard(c, "engine-core-guard", "validate", bar.Bar, &total)
 	o.Name = "validate-engine-" + o.Base.Model
-	hdr, err := header(o.Name, map[string]any{"command": "validate --engine", "batches": o.Batches, "workers": o.Workers,
+	hdr, err := benchlog.Header(o.Name, benchTool, benchMachine(), map[string]any{"command": "validate --engine", "batches": o.Batches, "workers": o.Workers,
 		"transports": o.Transports, "cores": o.Cores, "calibration": o.Mode, "calibration_threads": o.Threads, "steps": o.Steps, "warmup": o.Warmup,
 		"rounds": o.Rounds, "warm_rounds": o.Warm, "core_guard": o.Guard != nil, "engine": o.Base.WithDefaults()})
 	if err != nil {
@@ -84,12 +84,12 @@ func runValidateEngine(c *cli.Context) error {
 	// The log is written as the rounds go, so that a run cut short keeps
 	// its rounds; the core guard's revisits after them are in the whole
 	// log that replaces it at the end.
-	stream, err := startLog(c.String("engine-out"), o.Name, "validate --engine")
+	stream, err := benchlog.NewStream(c.String("engine-out"), o.Name, "validate --engine")
 	if err != nil {
 		return err
 	}
-	defer stream.discard()
-	if err := stream.add(hdr); err != nil {
+	defer stream.Discard()
+	if err := stream.Add(hdr); err != nil {
 		return err
 	}
 	o.Spawn, o.Log = &dist.Spawn{Args: []string{"bench", "worker"}, Stderr: stderr}, stderr
@@ -102,7 +102,7 @@ func runValidateEngine(c *cli.Context) error {
 	}
 	o.Probing = func(r int, tr string) { bar.Item(fmt.Sprintf("round %d: link %s", r+1, tr)) }
 	o.Probed = func(int, string) { bar.Add(1) }
-	o.Record = func(r benchlog.Record) error { return stream.add(r) }
+	o.Record = func(r benchlog.Record) error { return stream.Add(r) }
 	measured := false
 	// The whole log, as the core guard left it, replaces the one written
 	// round by round, before the analysis, which may fail.
@@ -112,16 +112,16 @@ func runValidateEngine(c *cli.Context) error {
 		if out == "" {
 			return nil
 		}
-		log, err := encodeLog(append([]benchlog.Record{hdr}, recs...))
+		log, err := benchlog.Encode(append([]benchlog.Record{hdr}, recs...))
 		if err != nil {
 			return err
 		}
-		stream.discard()
+		stream.Discard()
 		return atomicfile.WriteBytes(out, log)
 	}
 	cal, rows, err := calibrate.Run(ctx, *o)
 	if err != nil && !measured {
-		return stream.abort(ctx, stderr, fmt.Errorf("validate --engine: %w", err))
+		return stream.Abort(ctx, stderr, fmt.Errorf("validate --engine: %w", err))
 	}
 	if err != nil {
 		return err
