@@ -72,26 +72,3 @@ func TestAppSuggest(t *testing.T) {
 		t.Errorf("catalog extra: exit %d: %s", code, stderr)
 	}
 }
-
-// TestAppSuggestName checks suggestName's choices against names picked by
-// hand.
-func TestAppSuggestName(t *testing.T) {
-	cmds := []string{"catalog", "simulate", "fit", "plot", "report", "predict", "plan", "validate", "bench"}
-	for name, want := range map[string]string{
-		"predcit": "predict", "simualte": "simulate", "valdiate": "validate", "ctalog": "catalog", "bnech": "bench",
-		"xyzzy": "", "thruput": "", "": "",
-	} {
-		if got := suggestName(name, cmds); got != want {
-			t.Errorf("suggestName(%q) = %q, want %q", name, got, want)
-		}
-	}
-	subs := []string{"throughput", "steps", "train", "worker"}
-	for name, want := range map[string]string{"thruput": "throughput", "trian": "train", "stpes": "steps", "q": ""} {
-		if got := suggestName(name, subs); got != want {
-			t.Errorf("suggestName(%q) = %q, want %q", name, got, want)
-		}
-	}
-	if got := suggestName("bogus", []string{"o", "h", "out"}); got != "" {
-		t.Errorf("bogus among -o, -h, --out: %q, want none", got)
-	}
-}

@@ -5,43 +5,12 @@ import (
 	"regexp"
 	"runtime"
 	"runtime/debug"
-	"slices"
 	"strings"
 
 	"github.com/urfave/cli/v2"
 
 	"scaleplan/internal/config"
 )
-
-// suggestName returns the name of valid nearest to name, or "": one
-// config.Nearest finds (a few letters off), else the shortest of which
-// name is an abbreviation, its letters in order ("thruput" of
-// "throughput"). One-letter names (-o, -h) are never suggested: every
-// word is near them.
-func suggestName(name string, valid []string) string {
-	valid = slices.DeleteFunc(slices.Clone(valid), func(v string) bool { return len(v) < 2 })
-	if near := config.Nearest(name, valid); len(near) > 0 {
-		return near[0]
-	}
-	best := ""
-	for _, v := range valid {
-		if len(name) >= 3 && 2*len(name) >= len(v) && isSubsequence(strings.ToLower(name), strings.ToLower(v)) && (best == "" || len(v) < len(best)) {
-			best = v
-		}
-	}
-	return best
-}
-
-// isSubsequence reports whether the bytes of a appear in b in order.
-func isSubsequence(a, b string) bool {
-	i := 0
-	for j := 0; i < len(a) && j < len(b); j++ {
-		if a[i] == b[j] {
-			i++
-		}
-	}
-	return i == len(a)
-}
 
 // commandNames returns the names and aliases of cmds but the help
 // command urfave/cli adds.
@@ -63,7 +32,7 @@ func unknownCommand(path, word string, cmds []*cli.Command) error {
 	if path != "scaleplan" {
 		msg = path + ": " + msg
 	}
-	if s := suggestName(word, commandNames(cmds)); s != "" {
+	if s := config.Suggest(word, commandNames(cmds)); s != "" {
 		msg += fmt.Sprintf("; did you mean %q?", s)
 	}
 	return usagef("%s\nrun '%s --help' for the commands", msg, helpPath(path))
@@ -88,7 +57,7 @@ func unknownSubcommand(ctx *cli.Context) error {
 		return nil
 	}
 	first := ctx.Args().First()
-	if strings.HasPrefix(first, "-") || suggestName(first, subs) == "" {
+	if strings.HasPrefix(first, "-") || config.Suggest(first, subs) == "" {
 		return nil
 	}
 	return unknownCommand(commandPath(ctx), first, ctx.Command.Subcommands)
@@ -125,7 +94,7 @@ func flagError(path string, flags []cli.Flag, err error) error {
 		for _, f := range flags {
 			names = append(names, f.Names()...)
 		}
-		if s := suggestName(m[1], append(names, "help")); s != "" {
+		if s := config.Suggest(m[1], append(names, "help")); s != "" {
 			msg += "; did you mean " + dashed(s) + "?"
 		}
 	}

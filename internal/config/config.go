@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -646,6 +647,37 @@ func Nearest(name string, valid []string) []string {
 		out = append(out, cs[i].s)
 	}
 	return out
+}
+
+// Suggest returns the name of valid to suggest for name, or "": the
+// nearest Nearest finds (a few letters off), else the shortest name of
+// which name is an abbreviation: its letters in order, at least three of
+// them and at least half as many as the name's ("thruput" of
+// "throughput"). One-letter names (flags such as -o and -h) are never
+// suggested: every word is near them.
+func Suggest(name string, valid []string) string {
+	valid = slices.DeleteFunc(slices.Clone(valid), func(v string) bool { return len(v) < 2 })
+	if near := Nearest(name, valid); len(near) > 0 {
+		return near[0]
+	}
+	best := ""
+	for _, v := range valid {
+		if len(name) >= 3 && 2*len(name) >= len(v) && isSubsequence(strings.ToLower(name), strings.ToLower(v)) && (best == "" || len(v) < len(best)) {
+			best = v
+		}
+	}
+	return best
+}
+
+// isSubsequence reports whether the bytes of a appear in b in order.
+func isSubsequence(a, b string) bool {
+	i := 0
+	for j := 0; i < len(a) && j < len(b); j++ {
+		if a[i] == b[j] {
+			i++
+		}
+	}
+	return i == len(a)
 }
 
 // editDistance is the Levenshtein distance between a and b, in bytes.

@@ -196,3 +196,26 @@ func TestYAMLFiles(t *testing.T) {
 		t.Errorf("missing path: %v, want a not-exist error that names it as the catalog's", err)
 	}
 }
+
+// TestSuggest checks Suggest's choices against names picked by
+// hand.
+func TestSuggest(t *testing.T) {
+	cmds := []string{"catalog", "simulate", "fit", "plot", "report", "predict", "plan", "validate", "bench"}
+	for name, want := range map[string]string{
+		"predcit": "predict", "simualte": "simulate", "valdiate": "validate", "ctalog": "catalog", "bnech": "bench",
+		"xyzzy": "", "thruput": "", "": "",
+	} {
+		if got := Suggest(name, cmds); got != want {
+			t.Errorf("Suggest(%q) = %q, want %q", name, got, want)
+		}
+	}
+	subs := []string{"throughput", "steps", "train", "worker"}
+	for name, want := range map[string]string{"thruput": "throughput", "trian": "train", "stpes": "steps", "q": ""} {
+		if got := Suggest(name, subs); got != want {
+			t.Errorf("Suggest(%q) = %q, want %q", name, got, want)
+		}
+	}
+	if got := Suggest("bogus", []string{"o", "h", "out"}); got != "" {
+		t.Errorf("bogus among -o, -h, --out: %q, want none", got)
+	}
+}
