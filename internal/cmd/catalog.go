@@ -1,18 +1,13 @@
 package cmd
 
 import (
-	"errors"
 	"fmt"
-	"io"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/urfave/cli/v2"
-	"go.yaml.in/yaml/v3"
 
 	"scaleplan/hw"
-	"scaleplan/internal/config"
 	"scaleplan/internal/tables"
 	"scaleplan/model"
 	"scaleplan/scenarios"
@@ -144,7 +139,7 @@ func catalogCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			return tables.Write(c.App.Writer, c.String("format"), catalogTables(cat, prof))
+			return tables.Write(c.App.Writer, c.String("format"), tables.Catalog(cat, prof))
 		},
 		Subcommands: []*cli.Command{{
 			Name:      "show",
@@ -167,228 +162,21 @@ func catalogCommand() *cli.Command {
 				if err != nil {
 					return err
 				}
-				return showEntry(c.App.Writer, args[0], cat, prof, scenarioOptions(c))
+				var sc *scenarios.Scenario
+				if slices.Contains(scenarios.Names(), args[0]) {
+					r, err := scenarios.Load(args[0], scenarioOptions(c))
+					if err != nil {
+						return err
+					}
+					sc = &r.Scenario
+				}
+				text, err := tables.CatalogEntry(args[0], cat, prof, sc)
+				if err != nil {
+					return err
+				}
+				_, err = c.App.Writer.Write(text)
+				return err
 			}),
 		}},
 	}
-}
-
-// catalogTables builds the tables `scaleplan catalog` prints.
-func catalogTables(cat *hw.Catalog, prof *model.Profiles) []tables.Named {
-	sys := tables.Table{Title: "Systems", Header: []string{"system", "node", "max nodes", "devices/node", "device", "fabric", "transports", "$/device-h"}}
-	for _, name := range cat.SystemNames() {
-		s := cat.Systems[name]
-		row := []string{name, s.Node, strconv.Itoa(s.MaxNodes), "", "", "-", strings.Join(sortedKeys(s.Transports), ","), "-"}
-		if n, ok := cat.Nodes[s.Node]; ok {
-			row[3], row[4] = strconv.Itoa(n.Devices), n.Device
-		}
-		if s.Fabric.Kind != "" {
-			row[5] = fmt.Sprintf("%s %v", s.Fabric.Kind, s.Fabric.Bandwidth)
-		}
-		if s.PricePerDeviceHour > 0 {
-			row[7] = strconv.FormatFloat(s.PricePerDeviceHour, 'f', 2, 64)
-		}
-		sys.Rows = append(sys.Rows, row)
-	}
-	dev := tables.Table{Title: "Devices", Header: []string{"device", "vendor", "kind", "fp32", "fp16", "memory", "memory bw", "TDP"}}
-	for _, name := range cat.DeviceNames() {
-		d := cat.Devices[name]
-		dev.Rows = append(dev.Rows, []string{name, d.Vendor, string(d.Kind), orDash(d.Peak.FP32), orDash(d.Peak.FP16), orDash(d.Memory), orDash(d.MemoryBandwidth), orDash(d.TDP)})
-	}
-	mdl := tables.Table{Title: "Models", Header: []string{"model", "task", "dataset", "params", "forward/sample", "class"}}
-	for _, name := range prof.ModelNames() {
-		m := prof.Models[name]
-		mdl.Rows = append(mdl.Rows, []string{name, m.Task, m.Dataset, strconv.FormatInt(m.Params, 10), m.ForwardFLOPs.String(), string(m.Class)})
-	}
-	rcp := tables.Table{Title: "Recipes", Header: []string{"recipe", "model", "optimizer", "devices", "batch/device", "global batch", "length", "target"}}
-	for _, name := range prof.RecipeNames() {
-		r := prof.Recipes[name]
-		length := strconv.FormatFloat(r.Epochs, 'g', -1, 64) + " epochs"
-		if r.Iterations > 0 {
-			length = strconv.FormatInt(r.Iterations, 10) + " steps"
-		}
-		if x := r.Reached; x != nil {
-			at := strconv.FormatFloat(x.Epochs, 'g', -1, 64) + " epochs"
-			if x.Iterations > 0 {
-				at = strconv.FormatInt(x.Iterations, 10) + " steps"
-			}
-			length = at + " (at most " + length + ")"
-		}
-		target := "-"
-		if len(r.Targets) > 0 {
-			tg := r.Target()
-			target = fmt.Sprintf("%s %g", tg.Metric, tg.Value)
-		}
-		rcp.Rows = append(rcp.Rows, []string{name, r.Model, string(r.Optimizer), strconv.Itoa(r.Devices), strconv.FormatInt(r.PerDeviceBatch, 10), strconv.FormatInt(r.GlobalBatch, 10), length, target})
-	}
-	sc := tables.Table{Title: "Scenarios", Header: []string{"scenario", "description"}}
-	for _, name := range scenarios.Names() {
-		s, err := scenarios.Load(name, scenarios.Options{})
-		desc := ""
-		if err != nil {
-			desc = "error: " + err.Error()
-		} else {
-			desc = s.Description
-		}
-		sc.Rows = append(sc.Rows, []string{name, desc})
-	}
-	return []tables.Named{{Key: "systems", T: &sys}, {Key: "devices", T: &dev}, {Key: "models", T: &mdl}, {Key: "recipes", T: &rcp}, {Key: "scenarios", T: &sc}}
-}
-
-// showEntry prints every entry called name, as YAML with units.
-func showEntry(w io.Writer, name string, cat *hw.Catalog, prof *model.Profiles, opt scenarios.Options) error {
-	type section struct {
-		kind  string
-		value any
-	}
-	var found []section
-	if s, ok := cat.Systems[name]; ok {
-		found = append(found, section{"system", s})
-		if n, ok := cat.Nodes[s.Node]; ok && s.Node != name {
-			found = append(found, section{"node " + s.Node, n})
-		}
-	}
-	if n, ok := cat.Nodes[name]; ok {
-		found = append(found, section{"node", n})
-	}
-	if len(found) > 0 {
-		last := found[len(found)-1].value.(*hw.Node)
-		if d, ok := cat.Devices[last.Device]; ok {
-			found = append(found, section{"device " + last.Device, d})
-		}
-	} else if d, ok := cat.Devices[name]; ok {
-		found = append(found, section{"device", d})
-	} else if d := cat.DeviceCalled(name); d != nil {
-		// CUDA's name for it, as nvidia-smi and the logs print it.
-		found = append(found, section{"device " + d.Name, d})
-	}
-	if m, ok := prof.Models[name]; ok {
-		found = append(found, section{"model", m})
-	}
-	if d, ok := prof.Datasets[name]; ok {
-		found = append(found, section{"dataset", d})
-	}
-	if r, ok := prof.Recipes[name]; ok {
-		found = append(found, section{"recipe", r})
-	}
-	if slices.Contains(scenarios.Names(), name) {
-		s, err := scenarios.Load(name, opt)
-		if err != nil {
-			return err
-		}
-		sc := s.Scenario
-		sc.Catalog, sc.Profiles = nil, nil
-		found = append(found, section{"scenario (defaults filled in)", sc})
-	}
-	if len(found) == 0 {
-		var all []string
-		all = append(all, cat.SystemNames()...)
-		all = append(all, cat.NodeNames()...)
-		all = append(all, cat.DeviceNames()...)
-		all = append(all, prof.ModelNames()...)
-		all = append(all, prof.DatasetNames()...)
-		all = append(all, prof.RecipeNames()...)
-		all = append(all, scenarios.Names()...)
-		slices.Sort(all)
-		return errors.New(config.Unknown("entry", name, slices.Compact(all)))
-	}
-	for i, s := range found {
-		if i > 0 {
-			fmt.Fprintln(w)
-		}
-		fmt.Fprintf(w, "# %s\n", strings.TrimSpace(s.kind+" "+entryName(s.kind, name)))
-		var doc yaml.Node
-		if err := doc.Encode(s.value); err != nil {
-			return err
-		}
-		if !strings.HasPrefix(s.kind, "scenario") {
-			markNotGiven(&doc)
-		}
-		b, err := yaml.Marshal(&doc)
-		if err != nil {
-			return err
-		}
-		w.Write(b)
-	}
-	return nil
-}
-
-// markNotGiven adds the comment "not given" to every field of n whose
-// value is a zero quantity ("0", "0 W", "0 FLOP/s"), an empty string, null
-// or an empty list: in the catalogue and the profiles a zero means the entry
-// does not give the figure (a default or "unpublished" applies), and a
-// bare "power: 0 W" would read as a measured zero. A device's zero peak
-// rate is marked "unsupported" instead. Scenarios are shown
-// with their defaults filled in and are not marked.
-func markNotGiven(n *yaml.Node) {
-	if n.Kind == yaml.MappingNode {
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			k, v := n.Content[i], n.Content[i+1]
-			if k.Value == "peak" && v.Kind == yaml.MappingNode {
-				// A device's peak rate of 0 is a precision it does not
-				// support (docs/catalog.md).
-				for j := 1; j < len(v.Content); j += 2 {
-					if notGiven(v.Content[j]) {
-						v.Content[j].LineComment = "unsupported"
-					}
-				}
-				continue
-			}
-			if notGiven(v) {
-				v.LineComment = "not given"
-			}
-			markNotGiven(v)
-		}
-		return
-	}
-	for _, c := range n.Content {
-		markNotGiven(c)
-	}
-}
-
-// notGiven reports whether v is a zero quantity, an empty string, null or
-// an empty sequence. Booleans are never marked: false is a statement.
-func notGiven(v *yaml.Node) bool {
-	switch v.Kind {
-	case yaml.SequenceNode:
-		return len(v.Content) == 0
-	case yaml.ScalarNode:
-		if v.Tag == "!!bool" {
-			return false
-		}
-		if v.Value == "" || v.Tag == "!!null" {
-			return true
-		}
-		num, _, _ := strings.Cut(v.Value, " ")
-		f, err := strconv.ParseFloat(num, 64)
-		return err == nil && f == 0
-	}
-	return false
-}
-
-// entryName is name unless kind already names the entry ("node tsubame3").
-func entryName(kind, name string) string {
-	if strings.Contains(kind, " ") && !strings.HasPrefix(kind, "scenario") {
-		return ""
-	}
-	return name
-}
-
-func orDash[T interface {
-	~float64
-	String() string
-}](v T) string {
-	if v == 0 {
-		return "-"
-	}
-	return v.String()
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	ks := make([]string, 0, len(m))
-	for k := range m {
-		ks = append(ks, k)
-	}
-	slices.Sort(ks)
-	return ks
 }

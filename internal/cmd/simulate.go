@@ -2,7 +2,6 @@ package cmd
 
 import (
 	"fmt"
-	"io"
 	"slices"
 	"strconv"
 	"strings"
@@ -12,7 +11,6 @@ import (
 	"scaleplan/internal/atomicfile"
 	"scaleplan/internal/config"
 	"scaleplan/internal/tables"
-	"scaleplan/internal/units"
 	"scaleplan/report"
 	"scaleplan/scenarios"
 	"scaleplan/sim"
@@ -219,13 +217,14 @@ func runSimulate(c *cli.Context, args []string) error {
 		bar.Add(1)
 	}
 	bar.Done()
-	t := simTable(r, results, c.Int("steps"))
 	w := c.App.Writer
-	if err := t.Write(w, format); err != nil {
+	if err := tables.Simulation(r, results, c.Int("steps")).Write(w, format); err != nil {
 		return err
 	}
 	if format == "text" || format == "md" {
-		writeOneTime(w, r, results)
+		for _, n := range tables.SimulationNotes(r, results) {
+			fmt.Fprintf(w, "\n%s\n", n)
+		}
 	}
 	if path := c.String("trace"); path != "" && len(results) > 0 {
 		last := results[len(results)-1]
@@ -246,95 +245,4 @@ func runSimulate(c *cli.Context, args []string) error {
 		return err
 	}
 	return nil
-}
-
-// simTable returns the results as a table, one row per configuration.
-func simTable(r *scenarios.Resolved, results []*sim.Result, steps int) *tables.Table {
-	staging := r.Input.Staging
-	async := r.Parallelism.AllReduce == "async-ps"
-	transport := r.Parallelism.Transport
-	if transport == "" {
-		transport = "none"
-	}
-	storage := r.Input.Storage
-	if staging {
-		storage += ", staged"
-	}
-	steady := "the mean of the last " + strconv.Itoa(steps-1)
-	if steps == 1 {
-		steady = "the only step"
-	}
-	t := &tables.Table{
-		Title: fmt.Sprintf("%s: %s on %s (%s), %s, %s over %s, storage %s; %d steps simulated, steady state %s",
-			r.Name, r.Mdl.Name, r.Sys.Name, r.Device.Name, r.Precision, r.Parallelism.Exchange(), transport, storage, steps, steady),
-		Header: []string{"devices", "nodes", "batch/device", "global batch", "step (ms)", "compute (ms)", "exposed comm (ms)",
-			"exposed input (ms)", "bubble (ms)", "straggler (ms)", "samples/s", "utilisation (%)", "memory/device (GiB)"},
-	}
-	if async {
-		t.Header = append(t.Header, "staleness (updates)")
-	}
-	if staging {
-		t.Header = append(t.Header, "staging (s)")
-	}
-	warm := anyWarmup(results)
-	if warm {
-		t.Header = append(t.Header, "cache warm-up (s)")
-	}
-	ms := func(s units.Seconds) string { return strconv.FormatFloat(float64(s)*1e3, 'f', 2, 64) }
-	for _, res := range results {
-		b := res.Breakdown
-		row := []string{
-			strconv.Itoa(res.Devices), strconv.Itoa(res.Nodes), strconv.Itoa(res.MicroBatch), strconv.Itoa(res.GlobalBatch),
-			ms(res.StepTime), ms(b.Compute), ms(b.Comm), ms(b.Input), ms(b.Bubble), ms(b.Straggler),
-			tables.WholeCell(res.SamplesPerSec),
-			strconv.FormatFloat(100*res.Utilisation, 'f', 1, 64),
-			strconv.FormatFloat(float64(res.Memory.Total()/units.GiB), 'f', 2, 64),
-		}
-		if async {
-			row = append(row, strconv.FormatFloat(res.MeanStaleness, 'f', 2, 64))
-		}
-		if staging {
-			row = append(row, strconv.FormatFloat(float64(res.Staging), 'f', 1, 64))
-		}
-		if warm {
-			row = append(row, strconv.FormatFloat(float64(res.CacheWarmup), 'f', 1, 64))
-		}
-		t.Rows = append(t.Rows, row)
-	}
-	return t
-}
-
-// anyWarmup reports whether a result has a page cache warm-up.
-func anyWarmup(results []*sim.Result) bool {
-	return slices.ContainsFunc(results, func(res *sim.Result) bool { return res.CacheWarmup > 0 })
-}
-
-// writeOneTime prints the one-time costs under a text or Markdown table.
-func writeOneTime(w io.Writer, r *scenarios.Resolved, results []*sim.Result) {
-	if len(results) == 0 {
-		return
-	}
-	if n := tables.PageCacheNote(r); n != "" {
-		if anyWarmup(results) {
-			n += "; cache warm-up: the first epoch's extra time reading the drives"
-		}
-		fmt.Fprintf(w, "\n%s\n", n)
-	}
-	if !r.Input.Staging {
-		return
-	}
-	bytes := r.Data.TrainBytes()
-	var parts []string
-	seen := map[int]bool{}
-	for _, res := range results {
-		if !seen[res.Nodes] {
-			seen[res.Nodes] = true
-			nodes := "nodes"
-			if res.Nodes == 1 {
-				nodes = "node"
-			}
-			parts = append(parts, fmt.Sprintf("%.1f s at %d %s", float64(res.Staging), res.Nodes, nodes))
-		}
-	}
-	fmt.Fprintf(w, "\none-time costs: staging %s (%v) onto every node's drives before training: %s\n", r.Data.Name, bytes, strings.Join(parts, ", "))
 }
