@@ -8,10 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"scaleplan/fit"
-	"scaleplan/hw"
 	"scaleplan/internal/calib"
-	"scaleplan/model"
 )
 
 // The -update flag rewrites the golden files. Another test file of the
@@ -161,98 +158,6 @@ func TestFitUnboundedV0(t *testing.T) {
 	}
 	if !strings.Contains(string(cal), "v0_unbounded: true") || !strings.Contains(string(cal), "v0_lower: ") || strings.Contains(string(cal), "v0_interval") {
 		t.Errorf("calibration file:\n%s", cal)
-	}
-}
-
-// TestMeasured: the note of a group without a fit gives its points'
-// samples/s, one value or the range: the hand-written torchvision log's
-// two epochs ran 1,024 samples in 0.1650 and 0.1700 s.
-func TestMeasured(t *testing.T) {
-	for _, tc := range []struct {
-		v    []float64
-		want string
-	}{
-		{nil, ""},
-		{[]float64{290.3152642322522}, "290.3 samples/s"},
-		{[]float64{1024 / 0.165, 1024 / 0.17}, "6024–6206 samples/s"},
-	} {
-		var ps []fit.Point
-		for _, v := range tc.v {
-			ps = append(ps, fit.Point{Throughput: v})
-		}
-		if got := measured(ps); got != tc.want {
-			t.Errorf("measured(%v) = %q, want %q", tc.v, got, tc.want)
-		}
-	}
-}
-
-// TestCalibrationReach: for each entry of a calibration, fit --out says
-// which scenarios compute by it, by the rule of scenarios.PickCalibration,
-// or why none does.
-func TestCalibrationReach(t *testing.T) {
-	cat, err := hw.Default()
-	if err != nil {
-		t.Fatal(err)
-	}
-	prof, err := model.Default()
-	if err != nil {
-		t.Fatal(err)
-	}
-	e := func(m, dev string, n int, prec string) calib.ThroughputEntry {
-		return calib.ThroughputEntry{Model: m, Device: dev, Devices: n, Precision: prec, V0: 1000, R2: 1, Points: 3}
-	}
-	unbounded := e("resnet50", "t4", 1, "fp16")
-	unbounded.V0Unbounded = true
-	pairs := e("transformer-base", "NVIDIA H200", 1, "fp32")
-	pairs.Labels = map[string]string{"sample": "sentence-pair"}
-	tokens := e("transformer-base", "NVIDIA H200", 1, "amp-fp16")
-	tokens.Labels = map[string]string{"sample": "token-pair"}
-	// Two entries apart only by how the model ran, with the same figures:
-	// the second is shadowed, and each line names its variant.
-	cl := e("resnet50", "h200-sxm-141gb", 1, "amp-bf16")
-	cl.Labels = map[string]string{"channels_last": "true"}
-	compiled := cl
-	compiled.Labels = map[string]string{"channels_last": "true", "compile": "true"}
-	cal := &calib.Calibration{Throughput: []calib.ThroughputEntry{
-		e("resnet50", "NVIDIA H100 80GB HBM3", 1, "amp-fp16"),
-		e("resnet50", "h100-sxm5-80gb", 8, "amp-fp16"),
-		e("resnet50", "a100-sxm4-80gb", 1, ""),
-		e("resnet18", "a100-sxm4-80gb", 1, "fp32"),
-		e("resnet50", "GPU", 1, "fp32"),
-		e("resnet50", "NVIDIA L40S", 1, "fp32"),
-		e("resnet50", "t4", 1, "fp8"),
-		e("resnet50", "v100-sxm2-16gb", 0, "fp16"),
-		unbounded,
-		pairs,
-		tokens,
-		cl,
-		compiled,
-	}}
-	var b strings.Builder
-	calibrationReach(&b, "c.yaml", cal, cat, prof)
-	got := strings.Split(strings.TrimSpace(b.String()), "\n")
-	want := []string{
-		"fit: c.yaml: resnet50 on 1 NVIDIA H100 80GB HBM3, amp-fp16: scenarios of resnet50 on h100-sxm5-80gb at fp16 compute by it",
-		"fit: c.yaml: resnet50 on 8 h100-sxm5-80gb, amp-fp16: scenarios of resnet50 on h100-sxm5-80gb take the entry on 1 device before it",
-		"fit: c.yaml: resnet50 on 1 a100-sxm4-80gb: scenarios of resnet50 on a100-sxm4-80gb at fp64, fp32, tf32, fp16, bf16 compute by it",
-		"fit: c.yaml: resnet18 on 1 a100-sxm4-80gb, fp32: no scenario takes it: the profiles have no model \"resnet18\"",
-		"fit: c.yaml: resnet50 on 1 GPU, fp32: no scenario takes it: name the device kind with --device",
-		"fit: c.yaml: resnet50 on 1 NVIDIA L40S, fp32: no scenario takes it: no catalogue device is called \"NVIDIA L40S\"",
-		"fit: c.yaml: resnet50 on 1 t4, fp8: no scenario takes it: precision \"fp8\" is none of fp64, fp32, tf32, fp16, bf16, amp-fp16, amp, amp-bf16",
-		"fit: c.yaml: resnet50 on 0 v100-sxm2-16gb, fp16: no scenario takes it: the logs did not say on how many devices",
-		"fit: c.yaml: resnet50 on 1 t4, fp16: no scenario takes it: its points did not bound v0",
-		"fit: c.yaml: transformer-base on 1 NVIDIA H200, fp32: no scenario takes it: its samples are of kind \"sentence-pair\" (label sample) and transformer-base's profile counts tokens",
-		"fit: c.yaml: transformer-base on 1 NVIDIA H200, amp-fp16: scenarios of transformer-base on h200-sxm-141gb at fp16 compute by it",
-		"fit: c.yaml: resnet50 on 1 h200-sxm-141gb, amp-bf16, channels_last: scenarios of resnet50 on h200-sxm-141gb at bf16 compute by it",
-		"fit: c.yaml: resnet50 on 1 h200-sxm-141gb, amp-bf16, channels_last compile: scenarios of resnet50 on h200-sxm-141gb take the entry on 1 device before it (channels_last)",
-	}
-	if len(got) != len(want) {
-		t.Fatalf("%d lines, want %d:\n%s", len(got), len(want), b.String())
-	}
-	for i := range want {
-		if !strings.HasPrefix(got[i], want[i]) {
-			t.Errorf("line %d:\n got %s\nwant %s...", i+1, got[i], want[i])
-		}
 	}
 }
 
