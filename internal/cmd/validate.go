@@ -2,10 +2,7 @@ package cmd
 
 import (
 	"fmt"
-	"io"
 	"math"
-	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -138,6 +135,12 @@ func runValidate(c *cli.Context) error {
 		}
 		return runValidateMeasured(c, maxErr)
 	}
+	return runValidateCases(c, format, maxErr)
+}
+
+// runValidateCases is `validate [--cases FILE]`: the cases against their
+// predictions, and --max-error (maxErr, in percent) applied to them.
+func runValidateCases(c *cli.Context, format string, maxErr float64) error {
 	cases := validate.BuiltinCases()
 	if f := c.String("cases"); f != "" {
 		var err error
@@ -146,7 +149,8 @@ func runValidate(c *cli.Context) error {
 		}
 	}
 	rep := validate.CompareCases(cases, validate.Options{Scenario: scenarioOptions(c), Predict: predict.Options{Steps: c.Int("steps")}})
-	if err := writeValidation(c.App.Writer, format, rep); err != nil {
+	ts, notes, lines := tables.Validation(rep, format)
+	if err := tables.WriteReport(c.App.Writer, format, ts, notes, lines); err != nil {
 		return err
 	}
 	if c.IsSet("max-error") && rep.Exceeds(maxErr/100) {
@@ -163,129 +167,4 @@ func runValidate(c *cli.Context) error {
 		return fmt.Errorf("validate: %s", strings.Join(why, "; "))
 	}
 	return nil
-}
-
-// writeValidation prints every case and the error summary. Text and
-// Markdown put the tuned parameters and the links under the table; CSV and
-// JSON have them as columns.
-func writeValidation(w io.Writer, format string, rep *validate.Report) error {
-	full := format == "json" || format == "csv"
-	t := &tables.Table{Title: "Validation: predicted against published", Header: []string{"case", "metric", "configuration", "predicted", "published", "error (%)", "role", "calibration", "source"}}
-	if full {
-		// predicted and published as numbers in the unit the row's
-		// unit column names, with the bound's sign apart.
-		t.Header = append(t.Header, "unit", "bound", "url", "tuned", "note")
-	}
-	var notes []string
-	for _, r := range rep.Results {
-		c := r.Case
-		cfg := c.Scenario.String()
-		keys := make([]string, 0, len(c.Set))
-		for k := range c.Set {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		for _, k := range keys {
-			cfg += fmt.Sprintf(", %s %d", k, c.Set[k])
-		}
-		pred, errPct := "-", "-"
-		if r.Err != nil {
-			pred = "error: " + r.Err.Error()
-		} else {
-			pred = metricValue(c.Metric, r.Predicted)
-			errPct = signedPct(r.Error)
-			if r.Published.Bound != "" {
-				errPct = "holds"
-				if r.Error != 0 {
-					errPct = "violated by " + signedPct(r.Error)
-				}
-			}
-		}
-		pub := metricValue(c.Metric, r.Published.Value)
-		if r.Published.Bound != "" {
-			pub = r.Published.Bound + " " + pub
-		}
-		cal := "-"
-		switch {
-		case c.Calibrates:
-			cal = "sets " + r.Fitted.String()
-		case len(c.CalibratedBy) > 0:
-			cal = r.Used.String() + " from " + strings.Join(c.CalibratedBy, ", ")
-		}
-		row := []string{c.Name, c.Metric, cfg, pred, pub, errPct, r.Role(), cal, c.Source}
-		if full {
-			if r.Err == nil {
-				row[3] = strconv.FormatFloat(r.Predicted, 'g', -1, 64)
-			}
-			row[4] = strconv.FormatFloat(r.Published.Value, 'g', -1, 64)
-			row = append(row, tables.Snake(metricUnit(c.Metric)), r.Published.Bound, c.URL, c.Tuned, c.Note)
-		} else {
-			if c.Tuned != "" {
-				notes = append(notes, fmt.Sprintf("%s is tuned: %s", c.Name, c.Tuned))
-			}
-			if c.URL != "" {
-				notes = append(notes, fmt.Sprintf("%s: %s", c.Name, c.URL))
-			}
-		}
-		t.Rows = append(t.Rows, row)
-	}
-	return tables.WriteReport(w, format, []tables.Named{{Key: "cases", T: t}}, notes, validationSummary(rep))
-}
-
-// signedPct formats a relative error as a signed percentage, "0.0" when
-// it rounds to zero.
-func signedPct(e float64) string {
-	if math.Abs(e) < 0.0005 {
-		return "0.0"
-	}
-	return fmt.Sprintf("%+.1f", 100*e)
-}
-
-// validationSummary states the errors over the cases.
-func validationSummary(rep *validate.Report) []string {
-	var out []string
-	s := fmt.Sprintf("mean absolute error over the %d independent cases (not calibrating, not tuned, not bounds): %.1f%%", rep.N, 100*rep.MAE)
-	if w := rep.Worst; w != nil {
-		s += fmt.Sprintf("; worst: %s (%+.1f%%)", w.Case.Name, 100*w.Error)
-	}
-	out = append(out, s)
-	if rep.NTuned > rep.N {
-		out = append(out, fmt.Sprintf("including the %d tuned cases: %.1f%% over %d cases", rep.NTuned-rep.N, 100*rep.MAETuned, rep.NTuned))
-	}
-	var cal []string
-	for _, r := range rep.Results {
-		if r.Case.Calibrates {
-			cal = append(cal, r.Case.Name)
-		}
-	}
-	if len(cal) > 0 {
-		out = append(out, fmt.Sprintf("calibrating cases, left out of the error: %s", strings.Join(cal, ", ")))
-	}
-	if rep.Bounds > 0 {
-		out = append(out, fmt.Sprintf("bounds: %d of %d hold", rep.BoundsHeld, rep.Bounds))
-	}
-	if rep.Failed > 0 {
-		out = append(out, fmt.Sprintf("failed: %d %s could not be predicted", rep.Failed, tables.Plural(rep.Failed, "case", "cases")))
-	}
-	return out
-}
-
-// metricValue formats a value of metric with its unit.
-func metricValue(metric string, v float64) string {
-	if metricUnit(metric) == "samples/s" {
-		return strconv.FormatFloat(v, 'f', 1, 64) + " samples/s"
-	}
-	if v >= 1000 {
-		return predict.Group(int64(math.Round(v))) + " s"
-	}
-	return strconv.FormatFloat(v, 'g', 4, 64) + " s"
-}
-
-// metricUnit is the unit of a case's metric: samples/s or s.
-func metricUnit(metric string) string {
-	switch metric {
-	case validate.SamplesPerSecond, validate.V0:
-		return "samples/s"
-	}
-	return "s"
 }

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"runtime"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -18,7 +17,6 @@ import (
 	"scaleplan/internal/atomicfile"
 	"scaleplan/internal/benchlog"
 	"scaleplan/internal/tables"
-	"scaleplan/internal/units"
 )
 
 // validateEngineFlags are the flags of `validate --engine`, prefixed so that they do not clash
@@ -94,10 +92,10 @@ func runValidateEngine(c *cli.Context) error {
 	}
 	o.Spawn, o.Log = &dist.Spawn{Args: []string{"bench", "worker"}, Stderr: stderr}, stderr
 	o.Measuring = func(r int, cfg dist.Config) {
-		bar.Item(fmt.Sprintf("%s%s batch %d", measure.RoundPrefix(r, o.Rounds), engineWho(cfg), cfg.Batch))
+		bar.Item(fmt.Sprintf("%s%s batch %d", measure.RoundPrefix(r, o.Rounds), tables.EngineWorkers(cfg), cfg.Batch))
 	}
 	o.Measured = func(r int, cfg dist.Config, m *dist.Measurement) {
-		bar.Printf("validate: %s%s %s batch %d: %.0f samples/s", measure.RoundPrefix(r, o.Rounds), m.Config.ModelName(), engineWho(cfg), cfg.Batch, m.SamplesPerSec)
+		bar.Printf("validate: %s%s %s batch %d: %.0f samples/s", measure.RoundPrefix(r, o.Rounds), m.Config.ModelName(), tables.EngineWorkers(cfg), cfg.Batch, m.SamplesPerSec)
 		bar.Add(1)
 	}
 	o.Probing = func(r int, tr string) { bar.Item(fmt.Sprintf("round %d: link %s", r+1, tr)) }
@@ -130,19 +128,7 @@ func runValidateEngine(c *cli.Context) error {
 		bar.Printf("%s", w)
 	}
 	bar.Done()
-	return writeEngineReport(c, format, engineTitle(o.Base.ModelName(), tensor.Backend(), runtime.NumCPU()), cal, rows)
-}
-
-// engineWho names the workers of cfg for validate --engine's progress:
-// "2 workers tcp", "4 workers in step over tcp", "2 independent workers".
-func engineWho(cfg dist.Config) string {
-	switch {
-	case cfg.InStep:
-		return fmt.Sprintf("%d workers in step over %s", cfg.Workers, cfg.Transport)
-	case cfg.Independent:
-		return fmt.Sprintf("%d independent workers", cfg.Workers)
-	}
-	return fmt.Sprintf("%d workers %s", cfg.Workers, cfg.Transport)
+	return writeEngineReport(c, format, tables.EngineTitle(o.Base.ModelName(), tensor.Backend(), runtime.NumCPU()), cal, rows)
 }
 
 // engineOptions returns what validate --engine's flags ask to measure, or
@@ -227,103 +213,24 @@ func writeEngineReport(c *cli.Context, format, title string, cal *calibrate.Cali
 	return nil
 }
 
-// engineTitle is the report's title for model on backend and a machine of
-// cores.
-func engineTitle(model, backend string, cores int) string {
-	return fmt.Sprintf("Engine: predicted against measured, %s, %s, %d cores", model, backend, cores)
-}
-
-// writeEngineValidation prints the calibration, the table of predicted
-// against measured and the error summary.
+// writeEngineValidation prints the calibration (in text and Markdown),
+// the table of predicted against measured and the error summary (in text
+// and Markdown).
 func writeEngineValidation(c *cli.Context, format, title string, cal *calibrate.Calibration, rows []calibrate.Row) error {
 	w := c.App.Writer
-	t := &tables.Table{Title: title,
-		Header: []string{"workers", "transport", "batch", "global_batch", "predicted_samples_per_s", "measured_samples_per_s", "error (%)",
-			"predicted_step_ms", "measured_step_ms", "predicted_exposed_comm_ms", "measured_exposed_comm_ms"}}
-	for _, r := range rows {
-		t.Rows = append(t.Rows, []string{strconv.Itoa(r.Workers), r.Transport, strconv.Itoa(r.Batch), strconv.Itoa(r.Predicted.GlobalBatch),
-			strconv.FormatFloat(r.Predicted.SamplesPerSec, 'f', 0, 64), strconv.FormatFloat(r.Measured.SamplesPerSec, 'f', 0, 64),
-			signedPct(r.Error), strconv.FormatFloat(float64(r.Predicted.StepTime)*1e3, 'f', 2, 64),
-			strconv.FormatFloat(r.Measured.StepTime*1e3, 'f', 2, 64), strconv.FormatFloat(r.PredComm*1e3, 'f', 2, 64),
-			strconv.FormatFloat(r.MeasWait*1e3, 'f', 2, 64)})
-	}
-	if format == "text" || format == "md" {
-		for _, sw := range cal.Sweeps {
-			law := sw.Law
-			v0 := fmt.Sprintf("%.0f samples/s", law.V0)
-			if law.V0Unbounded {
-				v0 = "unbounded (the step time did not grow with the batch)"
-			}
-			fmt.Fprintf(w, "%s, %d batches): v0 = %s, t = %.2f ms, R² = %.4f; update %.2f ms, forward share %.2f\n",
-				sw.Text(cal.Cores, len(cal.Sweeps) > 1), law.Used, v0, float64(law.T)*1e3, law.R2, sw.Update*1e3, sw.Forward)
-		}
-		for _, sw := range cal.Sweeps {
-			j := sw.JitterText()
-			switch {
-			case j == "":
-			case len(cal.Sweeps) == 1:
-				fmt.Fprintf(w, "Jitter (the calibrated worker's spread from step to step, median of the rounds; every simulated worker's compute varies so): %s\n", j)
-			default:
-				fmt.Fprintf(w, "Jitter of %s (the calibrated worker's spread from step to step, median of the rounds; each simulated worker's compute varies so): %s\n", calibrate.WorkersText(sw.Serves), j)
-			}
-		}
-		perRound, warmed := "", ""
-		switch cal.Warm {
-		case 0:
-		case 1:
-			warmed = ", after a warm-up round set aside"
-		default:
-			warmed = fmt.Sprintf(", after %d warm-up rounds set aside", cal.Warm)
-		}
-		if cal.Rounds > 1 {
-			fmt.Fprintf(w, "Every configuration measured in %d alternating rounds, over the timed steps of all of them%s\n", cal.Rounds, warmed)
-			perRound = fmt.Sprintf(", median of %d rounds", cal.Rounds)
-		} else if warmed != "" {
-			fmt.Fprintf(w, "Every configuration measured once%s\n", warmed)
-		}
-		if g := cal.Guard; g != nil {
-			fmt.Fprintf(w, "Cores: %s\n", g)
-		}
-		names := make([]string, 0, len(cal.Links))
-		for n := range cal.Links {
-			names = append(names, n)
-		}
-		slices.Sort(names)
-		for _, n := range names {
-			k := cal.Links[n]
-			cold := ""
-			if k.Evict > 0 {
-				cold = fmt.Sprintf(" on buffers out of the cache (%s written before each step)", units.Bytes(k.Evict))
-			}
-			fmt.Fprintf(w, "Link %s (ring step of two ranks%s%s): latency %.1f us, bandwidth %s\n", n, cold, perRound, k.Latency*1e6, units.BytesPerSec(k.Bandwidth))
+	text := format == "text" || format == "md"
+	if text {
+		for _, l := range tables.EngineCalibration(cal) {
+			fmt.Fprintln(w, l)
 		}
 		fmt.Fprintln(w)
 	}
-	if err := t.Write(w, format); err != nil {
+	if err := tables.Engine(title, rows).Write(w, format); err != nil {
 		return err
 	}
-	if (format == "text" || format == "md") && len(rows) > 0 {
+	if text && len(rows) > 0 {
 		fmt.Fprintln(w)
-		fmt.Fprint(w, summarizeEngine(rows))
+		fmt.Fprint(w, tables.EngineSummary(rows))
 	}
 	return nil
-}
-
-// summarizeEngine is the report's last lines: the mean absolute errors,
-// how many rows at batch >= 32 are within the target, and the worst rows.
-func summarizeEngine(rows []calibrate.Row) string {
-	s := calibrate.SummaryOf(rows)
-	where := func(r calibrate.Row) string {
-		return fmt.Sprintf("%s%% (%d workers, %s, batch %d)", signedPct(r.Error), r.Workers, r.Transport, r.Batch)
-	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "mean absolute error %.1f%% over %d configurations", 100*s.All.MAE, s.All.N)
-	if s.Large.N > 0 {
-		fmt.Fprintf(&b, ", %.1f%% over the %d with batch >= %d", 100*s.Large.MAE, s.Large.N, calibrate.Large)
-	}
-	fmt.Fprintf(&b, "; worst %s\n", where(s.All.Worst))
-	if s.Large.N > 0 {
-		fmt.Fprintf(&b, "within %.0f%% at batch >= %d: %d of %d; worst there %s\n", 100*calibrate.Target, calibrate.Large, s.Large.Within, s.Large.N, where(s.Large.Worst))
-	}
-	return b.String()
 }

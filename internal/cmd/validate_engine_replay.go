@@ -10,6 +10,7 @@ import (
 
 	"scaleplan/calibrate"
 	"scaleplan/internal/benchlog"
+	"scaleplan/internal/tables"
 )
 
 // replayFlags are the flags of validate --engine that say what to
@@ -57,7 +58,7 @@ func replayEngine(c *cli.Context, format, path string) error {
 	}
 	run := rep.Header
 	fmt.Fprintf(stderr, "validate --engine-from: %s: %d measurements and %d link probes of %d rounds, measured by %s; nothing measured now\n",
-		path, rep.Logged, run.Rounds*len(run.Transports), run.Rounds, machineText(recs[0].Machine))
+		path, rep.Logged, run.Rounds*len(run.Transports), run.Rounds, tables.Machine(recs[0].Machine))
 	for _, w := range calibrate.UnboundedWarnings(rep.Calibration, run.Batches) {
 		fmt.Fprintln(stderr, w)
 	}
@@ -66,13 +67,5 @@ func replayEngine(c *cli.Context, format, path string) error {
 		backend, _, _ = strings.Cut(m.Backend, " ")
 		cores = m.Cores
 	}
-	return writeEngineReport(c, format, engineTitle(run.Engine.ModelName(), backend, cores), rep.Calibration, rep.Rows)
-}
-
-// machineText names the machine of a log's header in a few words.
-func machineText(m *benchlog.Machine) string {
-	if m == nil {
-		return "an unnamed machine"
-	}
-	return fmt.Sprintf("%s (%d cores, %s)", strings.TrimSpace(m.CPU+" "+m.Host), m.Cores, m.Backend)
+	return writeEngineReport(c, format, tables.EngineTitle(run.Engine.ModelName(), backend, cores), rep.Calibration, rep.Rows)
 }

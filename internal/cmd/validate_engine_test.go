@@ -2,7 +2,6 @@ package cmd
 
 import (
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -319,31 +318,6 @@ func mustRead(t *testing.T, path string) []byte {
 		t.Fatal(err)
 	}
 	return b
-}
-
-// The summary's figures, computed by hand from four rows.
-func TestSummarizeEngine(t *testing.T) {
-	rows := []calibrate.Row{
-		{Workers: 2, Transport: "inproc", Batch: 16, Error: 0.30},
-		{Workers: 2, Transport: "inproc", Batch: 32, Error: -0.10},
-		{Workers: 4, Transport: "tcp", Batch: 64, Error: 0.16},
-		{Workers: 4, Transport: "inproc", Batch: 128, Error: 0.15}, // on the bound: within
-	}
-	// All: (0.30 + 0.10 + 0.16 + 0.15)/4 = 0.1775; batch >= 32:
-	// (0.10 + 0.16 + 0.15)/3 = 0.1367, two of three within 0.15.
-	want := "mean absolute error 17.8% over 4 configurations, 13.7% over the 3 with batch >= 32; worst +30.0% (2 workers, inproc, batch 16)\n" +
-		"within 15% at batch >= 32: 2 of 3; worst there +16.0% (4 workers, tcp, batch 64)\n"
-	if got := summarizeEngine(rows); got != want {
-		t.Errorf("summary:\n%s\nwant\n%s", got, want)
-	}
-	if s := calibrate.SummaryOf(rows); s.All.Within != 2 || s.Large.Within != 2 || math.Abs(s.Large.MAE-0.41/3) > 1e-12 {
-		t.Errorf("calibrate.SummaryOf = %+v", s)
-	}
-	// Only small batches: no line about the target.
-	want = "mean absolute error 30.0% over 1 configurations; worst +30.0% (2 workers, inproc, batch 16)\n"
-	if got := summarizeEngine(rows[:1]); got != want {
-		t.Errorf("summary of batch 16 alone:\n%s\nwant\n%s", got, want)
-	}
 }
 
 // TestValidateEngineReplay: validate --engine --engine-from rebuilds, from

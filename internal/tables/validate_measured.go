@@ -1,0 +1,225 @@
+package tables
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+
+	"scaleplan/validate"
+)
+
+// Measured returns the tables and summary lines of validate --measured
+// for rep: every measurement against its prediction, then one row per
+// device, model, precision, variant and device count with the memory
+// limit, then, where one device of two kinds ran the same configuration,
+// the speed of one kind over the other (rep.Ratios). The variant column
+// is there when a group has one, the devices and system columns when a
+// group has several devices, and the compute column when a calibration
+// computed a row. The lines say what was left out (left, by reason), the
+// collective tests too unless testsWritten (their table says it).
+func Measured(rep *validate.MeasuredReport, left map[string]int, testsWritten bool) (ts []Named, lines []string) {
+	l := measuredLayout{
+		variants:   slices.ContainsFunc(rep.Groups, func(g validate.MeasuredGroup) bool { return g.Variant != "" }),
+		several:    slices.ContainsFunc(rep.Groups, func(g validate.MeasuredGroup) bool { return g.Devices > 1 }),
+		calibrated: len(rep.CalibrationSources()) > 0,
+	}
+	ts = []Named{{Key: "measurements", T: l.rows(rep)}, {Key: "groups", T: l.groups(rep)}}
+	if len(rep.Ratios) > 0 {
+		ts = append(ts, Named{Key: "devices", T: l.ratios(rep)})
+	}
+	return ts, measuredLines(rep, left, testsWritten)
+}
+
+// measuredLayout is which of the optional columns the tables of a
+// MeasuredReport have.
+type measuredLayout struct {
+	variants   bool // a group has a variant
+	several    bool // a group has several devices
+	calibrated bool // a calibration applies to a row
+}
+
+// key returns the cells that name a group, in a new slice: its device,
+// model, precision, variant (where a group has one), devices and system
+// (where a group has several devices).
+func (l measuredLayout) key(device, model, precision, variant, devices, system string) []string {
+	k := []string{device, model, precision}
+	if l.variants {
+		k = append(k, variant)
+	}
+	if l.several {
+		k = append(k, devices, system)
+	}
+	return k
+}
+
+// header returns the header of a table of groups: the key's, then rest.
+func (l measuredLayout) header(rest ...string) []string {
+	return append(l.key("device", "model", "precision", "variant", "devices", "system"), rest...)
+}
+
+// cells returns the cells that name g.
+func (l measuredLayout) cells(g *validate.MeasuredGroup) []string {
+	return l.key(g.Device, g.Model, g.Precision, Dash(g.Variant), strconv.Itoa(g.Devices), Dash(g.System))
+}
+
+// rows is the table of every measurement against its prediction.
+func (l measuredLayout) rows(rep *validate.MeasuredReport) *Table {
+	title := "Measured against predicted from the catalogue alone ("
+	compute := "roofline, no calibration"
+	if l.calibrated {
+		title = "Measured against predicted ("
+		compute = "compute by a calibration where one applies, else the roofline"
+	}
+	if l.several {
+		title += compute + "; several devices on the system's nodes, synthetic input)"
+	} else {
+		title += "one device, " + compute + ")"
+	}
+	h := l.header("batch", "measured (samples/s)", "predicted (samples/s)", "error (%)")
+	if l.calibrated {
+		h = append(h, "compute")
+	}
+	if l.several {
+		h = append(h, "exchange", "scaling measured (%)", "scaling predicted (%)")
+	}
+	t := &Table{Title: title, Header: append(h, "peak memory", "memory model", "source")}
+	for i := range rep.Groups {
+		g := &rep.Groups[i]
+		for _, r := range g.Rows {
+			t.Rows = append(t.Rows, l.row(g, r))
+		}
+	}
+	return t
+}
+
+// row is the row of measurement r of group g.
+func (l measuredLayout) row(g *validate.MeasuredGroup, r validate.MeasuredRow) []string {
+	meas, pred, e := "out of memory", "-", "-"
+	if !r.OOM {
+		meas, pred, e = Num(r.SamplesPerSec), Num(r.Predicted), signedPct(r.Error())
+	}
+	peak := "-"
+	if r.PeakMemory > 0 {
+		peak = r.PeakMemory.Decimal()
+	}
+	row := append(l.cells(g), strconv.Itoa(r.Batch), meas, pred, e)
+	if l.calibrated {
+		how := "roofline"
+		switch {
+		case r.Fitted:
+			how = "fitted (not a prediction)"
+		case r.Calibration != "":
+			how = "calibrated"
+		}
+		row = append(row, how)
+	}
+	if l.several {
+		row = append(row, Dash(r.Exchange), pctOrDash(r.MeasuredScaling), pctOrDash(r.PredictedScaling))
+	}
+	return append(row, peak, r.Footprint.Decimal(), r.Source)
+}
+
+// groups is the table of a row per group, with its errors and the memory
+// model's largest batch against the largest that ran.
+func (l measuredLayout) groups(rep *validate.MeasuredReport) *Table {
+	title := "Per device, model and precision"
+	switch {
+	case l.variants && l.several:
+		title = "Per device, model, precision, variant and device count"
+	case l.variants:
+		title = "Per device, model, precision and variant"
+	case l.several:
+		title = "Per device, model, precision and device count"
+	}
+	t := &Table{Title: title,
+		Header: l.header("batches", "mean absolute error (%)", "error at the largest batch (%)", "largest batch run", "first out of memory", "memory model's largest batch", "within one power of two")}
+	for _, g := range rep.Groups {
+		mae, last := "-", "-"
+		if !math.IsNaN(g.MAE) {
+			mae = fmt.Sprintf("%.1f", 100*g.MAE)
+		}
+		if !math.IsNaN(g.LargestError) {
+			last = signedPct(g.LargestError)
+		}
+		oom, pmax := "-", "unbounded"
+		if g.FirstOOM > 0 {
+			oom = strconv.Itoa(g.FirstOOM)
+		}
+		if g.PredictedMax >= 0 {
+			pmax = strconv.Itoa(g.PredictedMax)
+		}
+		agree := "no"
+		switch {
+		case g.MemoryAgrees() && g.FirstOOM == 0:
+			agree = "no limit measured"
+		case g.MemoryAgrees():
+			agree = "yes"
+		}
+		t.Rows = append(t.Rows, append(l.cells(&g), strconv.Itoa(len(g.Rows)), mae, last, strconv.Itoa(g.LargestRun), oom, pmax, agree))
+	}
+	return t
+}
+
+// ratios is the table of the speed of one kind of device over another.
+func (l measuredLayout) ratios(rep *validate.MeasuredReport) *Table {
+	h := []string{"model", "precision"}
+	if l.variants {
+		h = append(h, "variant")
+	}
+	t := &Table{Title: "Between kinds of device (one device of each, at the largest batch both ran)",
+		Header: append(h, "batch", "device A", "device B", "A measured (samples/s)", "B measured (samples/s)", "B/A measured", "B/A predicted", "error (%)")}
+	for _, r := range rep.Ratios {
+		row := []string{r.Model, r.Precision}
+		if l.variants {
+			row = append(row, Dash(r.Variant))
+		}
+		t.Rows = append(t.Rows, append(row, strconv.Itoa(r.Batch), r.A, r.B, Num(r.MeasuredA), Num(r.MeasuredB),
+			fmt.Sprintf("%.3f", r.Measured()), fmt.Sprintf("%.3f", r.Predicted()), signedPct(r.Error())))
+	}
+	return t
+}
+
+// measuredLines is the summary of rep: its errors, the calibrations, the
+// scaling and the kinds of device, what was left out, and how the memory
+// model is judged.
+func measuredLines(rep *validate.MeasuredReport, left map[string]int, testsWritten bool) []string {
+	var lines []string
+	sources := rep.CalibrationSources()
+	switch {
+	case len(sources) == 0:
+		lines = append(lines, fmt.Sprintf("mean absolute error of samples/s over %d measurements: %.1f%%", rep.Rows, 100*rep.MAE))
+	case rep.Rows == 0:
+		lines = append(lines, fmt.Sprintf("no prediction: the calibration was fitted to every measurement that ran (%d)", rep.Fitted))
+	default:
+		l := fmt.Sprintf("mean absolute error of samples/s over %d %s: %.1f%%", rep.Rows, Plural(rep.Rows, "prediction", "predictions"), 100*rep.MAE)
+		if mae, n := rep.CalibratedError(); n > 0 && n < rep.Rows {
+			l += fmt.Sprintf(", %.1f%% over the %d computed by a calibration", 100*mae, n)
+		}
+		lines = append(lines, fmt.Sprintf("%s; %d %s the calibration was fitted to left out", l, rep.Fitted, Plural(rep.Fitted, "measurement", "measurements")))
+	}
+	for _, src := range sources {
+		lines = append(lines, "calibrated by "+src)
+	}
+	if rep.ScalingRows > 0 {
+		lines = append(lines, fmt.Sprintf("scaling efficiency against one device at the same batch, over %d %s: predicted %.1f points from measured, mean absolute", rep.ScalingRows, Plural(rep.ScalingRows, "measurement", "measurements"), 100*rep.ScalingError))
+	}
+	if n := len(rep.Ratios); n > 0 {
+		lines = append(lines, fmt.Sprintf("speed of one kind of device over another, over %d %s: predicted %.1f%% from measured, mean absolute", n, Plural(n, "configuration", "configurations"), 100*rep.RatioError))
+	}
+	reasons := LeftReasons()
+	if testsWritten {
+		reasons = validate.RecordReasons // the tests' are under their own table
+	}
+	lines = append(lines, LeftLines(left, reasons)...)
+	return append(lines, "the memory model's largest batch agrees when it lies between half the largest batch that ran and twice the first that ran out of memory; with no out-of-memory record there is no limit to check it against")
+}
+
+// pctOrDash prints a fraction as a percentage with one decimal, "-" for
+// NaN.
+func pctOrDash(f float64) string {
+	if math.IsNaN(f) {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f", 100*f)
+}

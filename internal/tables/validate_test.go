@@ -1,0 +1,73 @@
+package tables
+
+import (
+	"errors"
+	"math"
+	"reflect"
+	"testing"
+
+	"scaleplan/validate"
+)
+
+// The cells of a case's figures, written out by hand.
+func TestMetricCells(t *testing.T) {
+	for _, c := range []struct {
+		metric string
+		v      float64
+		want   string
+	}{
+		{validate.SamplesPerSecond, 1234.56, "1234.6 samples/s"},
+		{validate.V0, 0.04, "0.0 samples/s"},
+		{validate.TimeToTrain, 5989.4, "5,989 s"},
+		{validate.TimeToTrain, 999.96, "1000 s"},
+		{validate.StepTime, 0.123456, "0.1235 s"},
+	} {
+		if got := metricValue(c.metric, c.v); got != c.want {
+			t.Errorf("metricValue(%s, %v) = %q, want %q", c.metric, c.v, got, c.want)
+		}
+	}
+	for e, want := range map[float64]string{0.0004: "0.0", -0.0004: "0.0", 0.1234: "+12.3", -0.05: "-5.0", 0.0005: "+0.1"} {
+		if got := signedPct(e); got != want {
+			t.Errorf("signedPct(%v) = %q, want %q", e, got, want)
+		}
+	}
+	if got := pctOrDash(math.NaN()) + " " + pctOrDash(0.8766); got != "- 87.7" {
+		t.Errorf("pctOrDash(NaN), pctOrDash(0.8766) = %q, want \"- 87.7\"", got)
+	}
+}
+
+// The summary of a report of five cases: one independent, one tuned, one
+// calibrating, one bound that holds of two, one failed.
+func TestValidationSummary(t *testing.T) {
+	cal := &validate.Case{Name: "cal", Calibrates: true}
+	worst := validate.CaseResult{Case: &validate.Case{Name: "w"}, Error: -0.2345}
+	rep := &validate.Report{
+		Results: []validate.CaseResult{worst, {Case: cal}, {Case: &validate.Case{Name: "x"}, Err: errors.New("no")}},
+		N:       1, MAE: 0.2345, NTuned: 2, MAETuned: 0.15, Bounds: 2, BoundsHeld: 1, Failed: 1, Worst: &worst,
+	}
+	want := []string{
+		"mean absolute error over the 1 independent cases (not calibrating, not tuned, not bounds): 23.4%; worst: w (-23.4%)",
+		"including the 1 tuned cases: 15.0% over 2 cases",
+		"calibrating cases, left out of the error: cal",
+		"bounds: 1 of 2 hold",
+		"failed: 1 case could not be predicted",
+	}
+	if got := ValidationSummary(rep); !reflect.DeepEqual(got, want) {
+		t.Errorf("ValidationSummary:\n%q\nwant\n%q", got, want)
+	}
+}
+
+// Records and tests left out, a line per reason, in the order given.
+func TestLeftLines(t *testing.T) {
+	left := map[string]int{validate.LeftSeveral: 4, validate.LeftCollectiveOp: 1, validate.LeftCount: 0}
+	want := []string{
+		"4 records left out, " + validate.LeftSeveral,
+		"1 test left out, of another op than all_reduce (or of an op the log does not name): the simulator models the all-reduce",
+	}
+	if got := LeftLines(left, LeftReasons()); !reflect.DeepEqual(got, want) {
+		t.Errorf("LeftLines:\n%q\nwant\n%q", got, want)
+	}
+	if got := LeftLines(left, validate.RecordReasons); !reflect.DeepEqual(got, want[:1]) {
+		t.Errorf("LeftLines of the records' reasons:\n%q\nwant\n%q", got, want[:1])
+	}
+}
