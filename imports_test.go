@@ -50,6 +50,7 @@ var allowed = map[string][]string{
 	"internal/benchlog":   {"internal/units"},
 	"internal/config":     {},
 	"internal/atomicfile": {},
+	"internal/version":    {},
 	"internal/progress":   {},
 	"internal/procout":    {},
 	"internal/tables":     {"internal/units", "fit", "fit/logs", "predict", "plan", "validate", "calibrate", "scenarios", "sim", "hw", "model", "report", "plots", "engine/dist", "engine/measure", "engine/torchbench", "internal/benchlog", "internal/calib", "internal/config"},

@@ -769,3 +769,17 @@ func TestTicks(t *testing.T) {
 		}
 	}
 }
+
+// TestSlug: a chart's subject becomes a file-name part of letters, digits, '.' and '-', whatever it holds.
+func TestSlug(t *testing.T) {
+	for in, want := range map[string]string{
+		"resnet50 GTX1080Ti fp32":          "resnet50-gtx1080ti-fp32",
+		"resnet50 to 0.759 optimizer=lars": "resnet50-to-0.759-optimizer-lars",
+		"? ×2 /etc/passwd":                 "2-etc-passwd",
+		"":                                 "",
+	} {
+		if got := Slug(in); got != want {
+			t.Errorf("Slug(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"scaleplan/internal/units"
+	"scaleplan/plots"
 	"scaleplan/predict"
 	"scaleplan/scenarios"
 	"scaleplan/sim"
@@ -14,10 +15,7 @@ import (
 // Progress counts the work of Simulate and Render: Item names what comes
 // next, Add counts what is done. *progress.Bar satisfies it; a nil
 // Progress counts nothing.
-type Progress interface {
-	Item(s string)
-	Add(n int)
-}
+type Progress = plots.Progress
 
 // item and add call p's methods unless p is nil.
 func item(p Progress, s string) {

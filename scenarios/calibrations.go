@@ -4,6 +4,7 @@ import (
 	"bytes"
 	_ "embed"
 	"fmt"
+	"slices"
 	"strings"
 
 	"scaleplan/hw"
@@ -201,4 +202,35 @@ func batchesText(b []int) string {
 		return "the batches measured"
 	}
 	return fmt.Sprintf("%d–%d", b[0], b[1])
+}
+
+// CalibrationsUsed returns an error naming the first calibration file
+// that none of the scenarios rs computes by, with what they needed and
+// what the file has: a file that applies to nothing is a mistake. The
+// published figures built in (Published) are no file the user wrote: a
+// scenario none of them applies to computes by its roofline, and they are
+// never refused.
+func CalibrationsUsed(files []CalibrationFile, rs []*Resolved) error {
+	for _, f := range files {
+		if f.Path == Published {
+			continue
+		}
+		var want []string
+		used := false
+		for _, r := range rs {
+			used = used || r.CalibratedBy == f.Path
+			if w := fmt.Sprintf("%s on %s at %s", r.Mdl.Name, r.Device.Name, r.Precision); !slices.Contains(want, w) {
+				want = append(want, w)
+			}
+		}
+		if !used {
+			what := "the scenario (it needs"
+			if len(rs) > 1 {
+				what = fmt.Sprintf("any of the %d scenarios (they need", len(rs))
+			}
+			return fmt.Errorf("calibration %s: no throughput entry applies to %s %s; the file has: %s)",
+				f.Path, what, strings.Join(want, ", "), f.Entries())
+		}
+	}
+	return nil
 }

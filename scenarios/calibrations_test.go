@@ -128,6 +128,37 @@ func TestOptionsCalibrations(t *testing.T) {
 	}
 }
 
+// TestCalibrationsUsed: of the two files, the P100's computes the P100
+// scenario and passes; the A100's applies to nothing and is refused,
+// naming what the scenario needed and what the file has; the published
+// figures built in, which apply to no P100 either, are never refused.
+func TestCalibrationsUsed(t *testing.T) {
+	files := writeCalibrations(t,
+		"throughput:\n  - {model: resnet50, device: p100-sxm2, devices: 1, precision: fp32, v0: 150, t: 5 ms, r2: 0.99, points: 3}\n",
+		"throughput:\n  - {model: resnet50, device: a100-sxm4-80gb, devices: 1, precision: fp16, v0: 2180, t: 0 s, r2: 1, points: 2}\n")
+	r, err := Load("tsubame3-resnet50-caffe2-verbs", Options{Calibrations: files})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := CalibrationsUsed(files[:1], []*Resolved{r}); err != nil {
+		t.Errorf("the P100's file: %v", err)
+	}
+	want := "calibration " + files[1].Path + ": no throughput entry applies to the scenario (it needs resnet50 on p100-sxm2 at fp32; the file has: resnet50 on 1 a100-sxm4-80gb, fp16)"
+	if err := CalibrationsUsed(files, []*Resolved{r, r}); err == nil || !strings.Contains(err.Error(), "any of the 2 scenarios (they need resnet50 on p100-sxm2 at fp32;") {
+		t.Errorf("two scenarios, the A100's file: %v", err)
+	}
+	if err := CalibrationsUsed(files[1:], []*Resolved{r}); err == nil || err.Error() != want {
+		t.Errorf("the A100's file: %v, want %q", err, want)
+	}
+	published, err := ReadCalibrationFiles([]string{Published})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := CalibrationsUsed(published, []*Resolved{r}); err != nil {
+		t.Errorf("published: %v", err)
+	}
+}
+
 func TestSampleApplies(t *testing.T) {
 	for _, tc := range []struct {
 		label string

@@ -64,3 +64,17 @@ func WriteBytes(path string, b []byte) error {
 		return err
 	})
 }
+
+// Same reports whether a and b name the same file: the same cleaned
+// absolute path, or, both existing, the same file by os.SameFile (a hard
+// or symbolic link, "./x" and "x", a path through a linked directory).
+func Same(a, b string) bool {
+	aa, errA := filepath.Abs(a)
+	bb, errB := filepath.Abs(b)
+	if errA == nil && errB == nil && aa == bb {
+		return true
+	}
+	sa, errA := os.Stat(a)
+	sb, errB := os.Stat(b)
+	return errA == nil && errB == nil && os.SameFile(sa, sb)
+}

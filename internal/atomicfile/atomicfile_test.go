@@ -65,3 +65,36 @@ func TestWriteRefusesNoFileName(t *testing.T) {
 		t.Errorf("left behind: %v", left)
 	}
 }
+
+// TestSame: the same file by path, by a path through .., by a hard link, and
+// a path not yet made; not another file or a directory.
+func TestSame(t *testing.T) {
+	dir := t.TempDir()
+	a := filepath.Join(dir, "a")
+	if err := os.WriteFile(a, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	hard := filepath.Join(dir, "hard")
+	if err := os.Link(a, hard); err != nil {
+		t.Fatal(err)
+	}
+	sub := filepath.Join(dir, "sub")
+	if err := os.Mkdir(sub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		x, y string
+		same bool
+	}{
+		{a, a, true},
+		{a, filepath.Join(sub, "..", "a"), true},
+		{a, hard, true},
+		{a, filepath.Join(dir, "b"), false},
+		{filepath.Join(dir, "new"), filepath.Join(dir, ".", "new"), true},
+		{sub, a, false},
+	} {
+		if got := Same(tc.x, tc.y); got != tc.same {
+			t.Errorf("Same(%s, %s) = %v, want %v", tc.x, tc.y, got, tc.same)
+		}
+	}
+}

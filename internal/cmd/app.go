@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/urfave/cli/v2"
+
+	"scaleplan/internal/version"
 )
 
 // Exit codes.
@@ -62,7 +64,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 // nearest one, and nothing prints the help.
 func runApp(c *cli.Context) error {
 	if c.Bool("version") {
-		fmt.Fprintln(c.App.Writer, versionLine(readBuildInfo()))
+		fmt.Fprintln(c.App.Writer, version.Line(version.Read()))
 		return nil
 	}
 	if c.NArg() > 0 && c.Args().First() != "help" {

@@ -2,7 +2,6 @@ package cmd
 
 import (
 	"runtime"
-	"runtime/debug"
 	"strings"
 	"testing"
 )
@@ -15,26 +14,6 @@ func TestAppVersion(t *testing.T) {
 	}
 	if strings.Count(out, "\n") != 1 || !strings.HasPrefix(out, "scaleplan ") || !strings.HasSuffix(out, ", "+runtime.Version()+"\n") {
 		t.Errorf("--version printed %q, want one line: scaleplan VERSION, ..., %s", out, runtime.Version())
-	}
-	bi := &debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Path: "scaleplan", Version: "v1.2.3"}, Settings: []debug.BuildSetting{
-		{Key: "vcs", Value: "git"}, {Key: "vcs.revision", Value: "0123456789abcdef0123456789abcdef01234567"},
-		{Key: "vcs.time", Value: "2026-11-28T23:00:00Z"}, {Key: "vcs.modified", Value: "true"},
-	}}
-	for _, tc := range []struct {
-		bi   *debug.BuildInfo
-		want string
-	}{
-		{bi, "scaleplan v1.2.3, revision 0123456789abcdef0123456789abcdef01234567, 2026-11-28T23:00:00Z, modified, go1.26.8"},
-		{&debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Version: "(devel)"}}, "scaleplan (devel), revision unknown, go1.26.8"},
-		{nil, "scaleplan (no build information), " + runtime.Version()},
-	} {
-		if got := versionLine(tc.bi); got != tc.want {
-			t.Errorf("versionLine: %q, want %q", got, tc.want)
-		}
-	}
-	bi.Settings[3].Value = "false"
-	if got := versionLine(bi); strings.Contains(got, "modified") {
-		t.Errorf("a clean tree: %q", got)
 	}
 }
 

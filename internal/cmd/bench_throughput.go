@@ -121,7 +121,7 @@ func runBenchThroughput(c *cli.Context) error {
 	}
 	sw.Measured = func(r int, cfg dist.Config, m *dist.Measurement) {
 		bar.Printf("bench: %s%s workers %d batch %d%s: %.0f samples/s, %.2f ms/step",
-			measure.RoundPrefix(r, sw.Rounds), m.Config.ModelName(), cfg.Workers, cfg.Batch, chunkNote(cfg), m.SamplesPerSec, m.StepTime*1e3)
+			measure.RoundPrefix(r, sw.Rounds), m.Config.ModelName(), cfg.Workers, cfg.Batch, tables.ChunkNote(cfg), m.SamplesPerSec, m.StepTime*1e3)
 		bar.Add(1)
 	}
 	sw.Log = stream.Add

@@ -38,15 +38,6 @@ func engineFlags() []cli.Flag {
 	}
 }
 
-// chunkNote returns " in N chunks" for a configuration whose workers run
-// each micro-batch in N > 1 chunks (dist.Config.Chunk), else "".
-func chunkNote(cfg dist.Config) string {
-	if n := cfg.Chunks(); n > 1 {
-		return fmt.Sprintf(" in %d chunks", n)
-	}
-	return ""
-}
-
 // engineConfig returns the dist configuration the common flags describe
 // for bench subcommand name. --transport none, independent workers, is
 // for bench throughput alone: the workers of the others must train one

@@ -3,7 +3,6 @@ package cmd
 import (
 	"fmt"
 	"slices"
-	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -64,7 +63,7 @@ func readCalibrations(cmd string, files []string, opt *scenarios.Options) error 
 }
 
 // loadScenarios resolves the scenarios names against opt and, with
-// calibrations in opt, fails as calibrationsUsed does when one of them
+// calibrations in opt, fails as scenarios.CalibrationsUsed does when one of them
 // applies to none.
 func loadScenarios(cmd string, opt scenarios.Options, names ...string) ([]*scenarios.Resolved, error) {
 	rs := make([]*scenarios.Resolved, len(names))
@@ -80,40 +79,10 @@ func loadScenarios(cmd string, opt scenarios.Options, names ...string) ([]*scena
 		}
 		rs[i] = r
 	}
-	if err := calibrationsUsed(cmd, opt.Calibrations, rs); err != nil {
-		return nil, err
+	if err := scenarios.CalibrationsUsed(opt.Calibrations, rs); err != nil {
+		return nil, fmt.Errorf("%s: %w", cmd, err)
 	}
 	return rs, nil
-}
-
-// calibrationsUsed returns an error naming the first --calibration file
-// that none of the scenarios rs computes by, with what they needed and
-// what the file has. The published figures built in are no file the user
-// wrote: a scenario none of them applies to computes by its roofline, as
-// its title and compute note say.
-func calibrationsUsed(cmd string, files []scenarios.CalibrationFile, rs []*scenarios.Resolved) error {
-	for _, f := range files {
-		if f.Path == scenarios.Published {
-			continue
-		}
-		var want []string
-		used := false
-		for _, r := range rs {
-			used = used || r.CalibratedBy == f.Path
-			if w := fmt.Sprintf("%s on %s at %s", r.Mdl.Name, r.Device.Name, r.Precision); !slices.Contains(want, w) {
-				want = append(want, w)
-			}
-		}
-		if !used {
-			what := "the scenario (it needs"
-			if len(rs) > 1 {
-				what = fmt.Sprintf("any of the %d scenarios (they need", len(rs))
-			}
-			return fmt.Errorf("%s: calibration %s: no throughput entry applies to %s %s; the file has: %s)",
-				cmd, f.Path, what, strings.Join(want, ", "), f.Entries())
-		}
-	}
-	return nil
 }
 
 func catalogCommand() *cli.Command {

@@ -10,7 +10,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 
 	"github.com/urfave/cli/v2"
@@ -50,40 +49,13 @@ func writeScenarioCharts(c *cli.Context, dir string, runs ...*report.Run) ([]str
 	return paths, nil
 }
 
-// writeCharts writes each chart as dir/BASE.png and dir/BASE.svg,
-// creating dir, and returns the paths written, also those written before
-// an error. BASE is the chart's Kind, followed by a slug of its subject
-// when several charts have that kind, and by a number when names still
-// clash. bar, which may be nil, counts one per chart.
+// writeCharts writes the charts into dir (plots.WriteCharts), counting
+// them on bar, which may be nil.
 func writeCharts(dir string, charts []*plots.Chart, bar *progress.Bar) ([]string, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, err
+	if bar == nil {
+		return plots.WriteCharts(dir, charts, nil)
 	}
-	perKind := map[string]int{}
-	for _, ch := range charts {
-		perKind[ch.Kind]++
-	}
-	used := map[string]int{}
-	var paths []string
-	for _, ch := range charts {
-		base := ch.Kind
-		if perKind[ch.Kind] > 1 {
-			if s := slug(subjectOf(ch)); s != "" {
-				base += "-" + s
-			}
-		}
-		if used[base]++; used[base] > 1 {
-			base = fmt.Sprintf("%s-%d", base, used[base])
-		}
-		bar.Item(base)
-		ps, err := plots.WriteAll(dir, base, ch.Plot)
-		paths = append(paths, ps...)
-		if err != nil {
-			return paths, err
-		}
-		bar.Add(1)
-	}
-	return paths, nil
+	return plots.WriteCharts(dir, charts, bar)
 }
 
 // newBar returns a progress bar of total units on c's stderr. It draws

@@ -177,34 +177,3 @@ func TestOutputsNeverOverwriteInputs(t *testing.T) {
 		t.Errorf("fit --out other.yaml in.csv: exit 2: %s", stderr)
 	}
 }
-
-func TestSamePath(t *testing.T) {
-	dir := t.TempDir()
-	a := filepath.Join(dir, "a")
-	if err := os.WriteFile(a, nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	hard := filepath.Join(dir, "hard")
-	if err := os.Link(a, hard); err != nil {
-		t.Fatal(err)
-	}
-	sub := filepath.Join(dir, "sub")
-	if err := os.Mkdir(sub, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	for _, tc := range []struct {
-		x, y string
-		same bool
-	}{
-		{a, a, true},
-		{a, filepath.Join(sub, "..", "a"), true},
-		{a, hard, true},
-		{a, filepath.Join(dir, "b"), false},
-		{filepath.Join(dir, "new"), filepath.Join(dir, ".", "new"), true},
-		{sub, a, false},
-	} {
-		if got := samePath(tc.x, tc.y); got != tc.same {
-			t.Errorf("samePath(%s, %s) = %v, want %v", tc.x, tc.y, got, tc.same)
-		}
-	}
-}

@@ -2,10 +2,10 @@ package cmd
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 
 	"github.com/urfave/cli/v2"
+
+	"scaleplan/internal/atomicfile"
 )
 
 // pathArg is a path a command was given and where: a flag ("--out") or
@@ -27,31 +27,17 @@ func checkOutputs(cmd string, outputs, inputs []pathArg) error {
 			continue
 		}
 		for _, in := range inputs {
-			if in.Path != "" && samePath(out.Path, in.Path) {
+			if in.Path != "" && atomicfile.Same(out.Path, in.Path) {
 				return usagef("%s: %s %s is the input %s %s: an output never overwrites an input; write it elsewhere", cmd, out.Where, out.Path, in.Where, in.Path)
 			}
 		}
 		for _, other := range outputs[i+1:] {
-			if other.Path != "" && samePath(out.Path, other.Path) {
+			if other.Path != "" && atomicfile.Same(out.Path, other.Path) {
 				return usagef("%s: %s %s and %s %s are the same file: give each output its own path", cmd, out.Where, out.Path, other.Where, other.Path)
 			}
 		}
 	}
 	return nil
-}
-
-// samePath reports whether a and b name the same file: the same cleaned
-// absolute path, or, both existing, the same file by os.SameFile (a hard
-// or symbolic link, "./x" and "x", a path through a linked directory).
-func samePath(a, b string) bool {
-	aa, errA := filepath.Abs(a)
-	bb, errB := filepath.Abs(b)
-	if errA == nil && errB == nil && aa == bb {
-		return true
-	}
-	sa, errA := os.Stat(a)
-	sb, errB := os.Stat(b)
-	return errA == nil && errB == nil && os.SameFile(sa, sb)
 }
 
 // inputArgs returns the paths of args as inputs named what.

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"unicode"
 
 	"github.com/urfave/cli/v2"
 
@@ -248,28 +247,4 @@ func stepsCharts(c *cli.Context, o *plotOptions, args []string) ([]*plots.Chart,
 		return nil, errors.New("plot steps: the logs hold no convergence record (want steps to target per global batch)")
 	}
 	return out, nil
-}
-
-// subjectOf is what follows ": " in a chart's title.
-func subjectOf(ch *plots.Chart) string {
-	_, s, _ := strings.Cut(ch.Plot.Title.Text, ": ")
-	return s
-}
-
-// slug turns s into a file-name part: lower-case letters, digits, '.'
-// and '-'.
-func slug(s string) string {
-	var b strings.Builder
-	dash := false
-	for _, r := range strings.ToLower(s) {
-		switch {
-		case r < 128 && (unicode.IsLetter(r) || unicode.IsDigit(r) || r == '.'):
-			b.WriteRune(r)
-			dash = false
-		case !dash && b.Len() > 0:
-			b.WriteByte('-')
-			dash = true
-		}
-	}
-	return strings.Trim(b.String(), "-.")
 }

@@ -74,16 +74,3 @@ func TestPlotHelp(t *testing.T) {
 		}
 	}
 }
-
-func TestSlug(t *testing.T) {
-	for in, want := range map[string]string{
-		"resnet50 GTX1080Ti fp32":          "resnet50-gtx1080ti-fp32",
-		"resnet50 to 0.759 optimizer=lars": "resnet50-to-0.759-optimizer-lars",
-		"? ×2 /etc/passwd":                 "2-etc-passwd",
-		"":                                 "",
-	} {
-		if got := slug(in); got != want {
-			t.Errorf("slug(%q) = %q, want %q", in, got, want)
-		}
-	}
-}

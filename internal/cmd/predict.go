@@ -98,8 +98,8 @@ func runPredict(c *cli.Context, args []string) error {
 	for i, p := range ps {
 		rs[i] = p.Scenario
 	}
-	if err := calibrationsUsed("predict", sopt.Calibrations, rs); err != nil {
-		return err
+	if err := scenarios.CalibrationsUsed(sopt.Calibrations, rs); err != nil {
+		return fmt.Errorf("predict: %w", err)
 	}
 	if err := tables.Predict(study, ps).Write(c.App.Writer, format); err != nil {
 		return err

@@ -200,37 +200,15 @@ func engineOptions(c *cli.Context) (*calibrate.Options, error) {
 	return o, nil
 }
 
-// writeEngineReport writes the report (writeEngineValidation) under title
+// writeEngineReport writes the report (tables.WriteEngine) under title
 // and applies --max-error to its mean absolute error at batch ≥
 // calibrate.Large.
 func writeEngineReport(c *cli.Context, format, title string, cal *calibrate.Calibration, rows []calibrate.Row) error {
-	if err := writeEngineValidation(c, format, title, cal, rows); err != nil {
+	if err := tables.WriteEngine(c.App.Writer, format, title, cal, rows); err != nil {
 		return err
 	}
 	if maxErr, mae := c.Float64("max-error"), calibrate.SummaryOf(rows).Large.MAE; c.IsSet("max-error") && mae > maxErr/100 {
 		return fmt.Errorf("validate --engine: mean absolute error %.1f%% at batch >= %d exceeds --max-error %g%%", 100*mae, calibrate.Large, maxErr)
-	}
-	return nil
-}
-
-// writeEngineValidation prints the calibration (in text and Markdown),
-// the table of predicted against measured and the error summary (in text
-// and Markdown).
-func writeEngineValidation(c *cli.Context, format, title string, cal *calibrate.Calibration, rows []calibrate.Row) error {
-	w := c.App.Writer
-	text := format == "text" || format == "md"
-	if text {
-		for _, l := range tables.EngineCalibration(cal) {
-			fmt.Fprintln(w, l)
-		}
-		fmt.Fprintln(w)
-	}
-	if err := tables.Engine(title, rows).Write(w, format); err != nil {
-		return err
-	}
-	if text && len(rows) > 0 {
-		fmt.Fprintln(w)
-		fmt.Fprint(w, tables.EngineSummary(rows))
 	}
 	return nil
 }

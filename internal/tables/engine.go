@@ -2,6 +2,7 @@ package tables
 
 import (
 	"fmt"
+	"io"
 	"slices"
 	"strconv"
 	"strings"
@@ -145,4 +146,34 @@ func Machine(m *benchlog.Machine) string {
 		return "an unnamed machine"
 	}
 	return fmt.Sprintf("%s (%d cores, %s)", strings.TrimSpace(m.CPU+" "+m.Host), m.Cores, m.Backend)
+}
+
+// WriteEngine prints validate --engine's report: the calibration (in text
+// and Markdown), the table of predicted against measured under title, and
+// the error summary (in text and Markdown).
+func WriteEngine(w io.Writer, format, title string, cal *calibrate.Calibration, rows []calibrate.Row) error {
+	text := format == "text" || format == "md"
+	if text {
+		for _, l := range EngineCalibration(cal) {
+			fmt.Fprintln(w, l)
+		}
+		fmt.Fprintln(w)
+	}
+	if err := Engine(title, rows).Write(w, format); err != nil {
+		return err
+	}
+	if text && len(rows) > 0 {
+		fmt.Fprintln(w)
+		fmt.Fprint(w, EngineSummary(rows))
+	}
+	return nil
+}
+
+// ChunkNote returns " in N chunks" for a configuration whose workers run
+// each micro-batch in N > 1 chunks (dist.Config.Chunk), else "".
+func ChunkNote(cfg dist.Config) string {
+	if n := cfg.Chunks(); n > 1 {
+		return fmt.Sprintf(" in %d chunks", n)
+	}
+	return ""
 }
