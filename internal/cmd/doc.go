@@ -13,10 +13,10 @@
 //
 // Main runs the application and returns the exit code: 0 on success, 1
 // when a command ran and failed (a bad input file, a simulation error, a
-// target not met by validate --max-error; fit fitting no group), 2 when
-// the command line itself was wrong (an unknown flag, command or value; an
-// output path that names one of the command's inputs, or another output:
-// checkOutputs). Every error is one line
+// target not met by validate --max-error; fit fitting no group; an output
+// path that names one of the command's inputs, or another output, which
+// is never written over: checkOutputs), 2 when the command line itself was
+// wrong (an unknown flag, command or value). Every error is one line
 // on standard error that names the file and line, the flag, or the value,
 // and the valid choices where there are some.
 //

@@ -58,8 +58,8 @@ func fitCommand() *cli.Command {
 			"line giving a throughput that is not finite, not above 0 or over 1e9\n" +
 			"samples/s per device, a step time outside 1 ns to 1e6 s, a batch over 2^30\n" +
 			"or over 10^7 devices is refused as malformed. fit exits 1 when no group could\n" +
-			"be fitted, saying why for each; 2 for a wrong command line, including an output\n" +
-			"(--out, --plot) that is one of the LOGs.\n\n" +
+			"be fitted, saying why for each, and for an output (--out, --plot) that is one\n" +
+			"of the LOGs, which it never writes over; 2 for a wrong command line.\n\n" +
 			"Examples:\n" +
 			"   scaleplan fit bench.jsonl\n" +
 			"   scaleplan fit --gradient-size '102.2 MB' --out calib.yaml one-gpu.csv two-gpus.csv\n" +

@@ -15,7 +15,7 @@ type pathArg struct {
 	Path  string
 }
 
-// checkOutputs returns a usage error (exit 2) when an output path names
+// checkOutputs returns an error (exit 1) when an output path names
 // the same file as an input path, or as another output: writing it would
 // destroy what the command reads (`fit --out in.csv in.csv`, `report -o
 // s.yaml s.yaml`). Two paths are the same when their cleaned absolute
@@ -28,12 +28,12 @@ func checkOutputs(cmd string, outputs, inputs []pathArg) error {
 		}
 		for _, in := range inputs {
 			if in.Path != "" && atomicfile.Same(out.Path, in.Path) {
-				return usagef("%s: %s %s is the input %s %s: an output never overwrites an input; write it elsewhere", cmd, out.Where, out.Path, in.Where, in.Path)
+				return fmt.Errorf("%s: %s %s is the input %s %s: an output never overwrites an input; write it elsewhere", cmd, out.Where, out.Path, in.Where, in.Path)
 			}
 		}
 		for _, other := range outputs[i+1:] {
 			if other.Path != "" && atomicfile.Same(out.Path, other.Path) {
-				return usagef("%s: %s %s and %s %s are the same file: give each output its own path", cmd, out.Where, out.Path, other.Where, other.Path)
+				return fmt.Errorf("%s: %s %s and %s %s are the same file: give each output its own path", cmd, out.Where, out.Path, other.Where, other.Path)
 			}
 		}
 	}
