@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"scaleplan/hw"
+	"scaleplan/internal/units"
 )
 
 // measuredLogs returns the n bench logs that pattern, under
@@ -424,6 +425,7 @@ func TestValidateMeasuredH100(t *testing.T) {
 	if _, ok := out["devices"]; ok {
 		t.Errorf("one kind of device: a comparison between kinds in %v", out["devices"])
 	}
+	checkDocTable(t, out, h100Table)
 	logs := []string{"../../testdata/measurements/h100-2026-11-26/resnet50-cl-amp-fp16.jsonl", "../../testdata/measurements/h100-2026-11-26/resnet50-amp-fp16.jsonl"}
 	checkCalibrated(t, logs, "published", 0)
 }
@@ -562,11 +564,126 @@ func checkScaling(t *testing.T, out measuredRun) {
 	}
 }
 
+// docTable returns the rows of the first table after anchor in
+// docs/torchbench.md, keyed as variantKey keys a group ("resnet50
+// amp-fp16 channels_last"), each the cells after the model and the
+// precision.
+func docTable(t *testing.T, anchor string) map[string][]string {
+	t.Helper()
+	b, err := os.ReadFile("../../docs/torchbench.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(b)
+	i := strings.Index(doc, anchor)
+	if i < 0 {
+		t.Fatalf("docs/torchbench.md: no %q", anchor)
+	}
+	rows := map[string][]string{}
+	table := false
+	for _, l := range strings.Split(doc[i:], "\n")[1:] {
+		if !strings.HasPrefix(l, "|") {
+			if table {
+				break
+			}
+			continue
+		}
+		table = true
+		cells := strings.Split(strings.Trim(l, "|"), "|")
+		for j := range cells {
+			cells[j] = strings.TrimSpace(cells[j])
+		}
+		if cells[0] == "model" || strings.HasPrefix(cells[0], "---") {
+			continue
+		}
+		precision, variant, ok := strings.Cut(cells[1], ", ")
+		if !ok {
+			variant = "-"
+		}
+		rows[cells[0]+" "+precision+" "+strings.ReplaceAll(variant, ", ", " ")] = cells[2:]
+	}
+	if len(rows) == 0 {
+		t.Fatalf("docs/torchbench.md: no table after %q", anchor)
+	}
+	return rows
+}
+
+// docNumber reports whether cell, a number as the docs write it (1,084),
+// is the JSON number v.
+func docNumber(cell string, v any) bool {
+	f, err := strconv.ParseFloat(strings.ReplaceAll(cell, ",", ""), 64)
+	g, ok := num(v)
+	return err == nil && ok && math.Abs(f-g) <= 1e-9*math.Abs(g)
+}
+
+// docBytes reports whether cell, bytes as the docs write them (44.68 GB,
+// 0.24 GB), is the JSON number v to the cell's last digit.
+func docBytes(t *testing.T, cell string, v any) bool {
+	t.Helper()
+	b, err := units.ParseBytes(cell)
+	number, _, _ := strings.Cut(cell, " ")
+	f, ferr := strconv.ParseFloat(number, 64)
+	g, ok := num(v)
+	if err != nil || ferr != nil || !ok || f == 0 {
+		return false
+	}
+	digits := 0
+	if _, frac, ok := strings.Cut(number, "."); ok {
+		digits = len(frac)
+	}
+	return math.Abs(float64(b)-g) <= 0.5*math.Pow(10, -float64(digits))*float64(b)/f*1.0001
+}
+
+// checkDocTable checks the table after anchor in docs/torchbench.md
+// (batches, samples/s and peak at the largest batch, first out of
+// memory) against out, validate --measured's JSON of the logs it
+// quotes: every group is a row and every row a group.
+func checkDocTable(t *testing.T, out measuredRun, anchor string) {
+	t.Helper()
+	rows := docTable(t, anchor)
+	if len(rows) != len(out["groups"]) {
+		t.Errorf("docs/torchbench.md: %d rows after %q, want one for each of %d groups", len(rows), anchor, len(out["groups"]))
+	}
+	for _, g := range out["groups"] {
+		k := variantKey(g)
+		cells, ok := rows[k]
+		if !ok || len(cells) < 4 {
+			t.Errorf("docs/torchbench.md: no row %s after %q", k, anchor)
+			continue
+		}
+		smallest, atLargest := math.Inf(1), map[string]any(nil)
+		for _, r := range out["measurements"] {
+			if b, _ := num(r["batch"]); variantKey(r) == k && r["predicted_samples_per_s"] != nil {
+				smallest = math.Min(smallest, b)
+				if r["batch"] == g["largest_batch_run"] {
+					atLargest = r
+				}
+			}
+		}
+		oom := "(not reached)"
+		if g["first_out_of_memory"] != nil {
+			oom = decodedCell(g["first_out_of_memory"])
+		}
+		if atLargest == nil || cells[0] != fmt.Sprintf("%g–%s", smallest, decodedCell(g["largest_batch_run"])) || !docNumber(cells[1], atLargest["measured_samples_per_s"]) ||
+			!docBytes(t, cells[2], atLargest["peak_memory_bytes"]) || cells[3] != oom {
+			t.Errorf("docs/torchbench.md: %s: %q; the logs give batches %g–%v, at the largest %v samples/s, peak %v B, out of memory at %s", k, cells[:4], smallest, g["largest_batch_run"], atLargest["measured_samples_per_s"], atLargest["peak_memory_bytes"], oom)
+		}
+	}
+}
+
+// h100Table and h100RestTable are the lines of docs/torchbench.md before
+// its tables of the H100's two calls.
+const (
+	h100Table     = "`TestValidateMeasuredH100` and `TestValidateMeasuredH100AgainstH200`):"
+	h100RestTable = "checks the figures below, `TestMinBatchH100` the R²."
+)
+
 // TestValidateMeasuredH100Rest checks the later call's logs of
 // testdata/measurements/h100-2026-11-26-rest: 38 batches that ran and 2
-// out-of-memory records.
+// out-of-memory records; and the figures docs/torchbench.md quotes.
 func TestValidateMeasuredH100Rest(t *testing.T) {
 	out := checkMeasured(t, measuredLogs(t, "h100-2026-11-26-rest/*.jsonl", 4), "h100-sxm5-80gb")
+	checkDocTable(t, out, h100RestTable)
 	if n := len(out["measurements"]); n != 40 {
 		t.Errorf("%d rows, want 40", n)
 	}
@@ -631,6 +748,7 @@ func TestValidateMeasuredH100AgainstH200(t *testing.T) {
 		t.Errorf("summary %s, want %q to 0.1", got, summary)
 	}
 	checkBandwidthShares(t, rows)
+	checkDocH200(t, rows)
 	// The text table, without a variant column where no group has one.
 	text, stderr, code := runCLI("validate", "--measured", "../../testdata/measurements/h100-2026-11-26/resnet50.jsonl",
 		"--measured", "../../testdata/measurements/h200-2026-11-26/resnet50.jsonl")
@@ -693,6 +811,45 @@ func checkComparisons(t *testing.T, rows []map[string]any, ran map[string]map[st
 		sum += math.Abs(ge)
 	}
 	return sum
+}
+
+// checkDocH200 checks the column "H200, same batch" of docs/torchbench.md's
+// tables of the H100 against rows, the comparisons of the two devices:
+// the H200's measured samples/s at the H100's largest batch, or words
+// where the H200 did not run it. A comparison at a larger batch than a
+// table's (ResNet-50 in tf32, whose later log reaches 512) is another
+// table's.
+func checkDocH200(t *testing.T, rows []map[string]any) {
+	t.Helper()
+	n := 0
+	for _, anchor := range []string{h100Table, h100RestTable} {
+		for k, cells := range docTable(t, anchor) {
+			var r map[string]any
+			for _, c := range rows {
+				if variantKey(c) == k {
+					r = c
+				}
+			}
+			_, last, _ := strings.Cut(cells[0], "–")
+			largest, _ := strconv.ParseFloat(last, 64)
+			b, _ := num(r["batch"])
+			_, numErr := strconv.ParseFloat(strings.ReplaceAll(cells[4], ",", ""), 64)
+			switch {
+			case r == nil || len(cells) < 5:
+				t.Errorf("docs/torchbench.md: %s: no comparison, or no H200 column in %q", k, cells)
+			case b == largest:
+				n++
+				if !docNumber(cells[4], r["b_measured_samples_per_s"]) {
+					t.Errorf("docs/torchbench.md: %s: H200 %q at batch %g, the logs %v", k, cells[4], largest, r["b_measured_samples_per_s"])
+				}
+			case b < largest && numErr == nil:
+				t.Errorf("docs/torchbench.md: %s: H200 %q at batch %g, which it did not run (compared at %g)", k, cells[4], largest, b)
+			}
+		}
+	}
+	if n == 0 {
+		t.Error("docs/torchbench.md: no H200 figure checked")
+	}
 }
 
 // checkBandwidthShares checks the share of the H100's step that the
