@@ -47,14 +47,7 @@ func BenchmarkAllReduce(b *testing.B) {
 				}
 				s.Run()
 			}
-			run()
-			b.ReportAllocs()
-			b.ResetTimer()
-			ev := s.Events()
-			for range b.N {
-				run()
-			}
-			b.ReportMetric(float64(s.Events()-ev)/float64(b.N), "events/op")
+			benchWarm(b, &s, run)
 			b.ReportMetric(float64(steps), "flows/op")
 		})
 	}
@@ -131,4 +124,49 @@ func BenchmarkAsyncPS(b *testing.B) {
 		}
 		s.Run()
 	}
+}
+
+// BenchmarkCollectives times the other collectives on 1024 ranks with
+// their plans and paths cached (warm), as BenchmarkAllReduce's "warm".
+func BenchmarkCollectives(b *testing.B) {
+	const S = 25 * units.MiB
+	for _, c := range []struct {
+		name  string
+		start func(*Topology) error
+	}{
+		{"reduce-scatter/ring", func(t *Topology) error { return t.ReduceScatter(Ring, S, nil, nil) }},
+		{"all-gather/halving-doubling", func(t *Topology) error { return t.AllGather(HalvingDoubling, S, nil, nil) }},
+		{"broadcast/ring", func(t *Topology) error { return t.Broadcast(Ring, S, 0, nil, nil) }},
+		{"broadcast/tree", func(t *Topology) error { return t.Broadcast(Tree, S, 0, nil, nil) }},
+		{"all-to-all", func(t *Topology) error { return t.AllToAll(S, nil, nil) }},
+		{"send-recv", func(t *Topology) error { return t.SendRecv(S, 0, 1023, nil) }},
+	} {
+		b.Run(c.name+"/warm", func(b *testing.B) {
+			var s event.Scheduler
+			topo, err := NewTopology(&s, dgx())
+			if err != nil {
+				b.Fatal(err)
+			}
+			run := func() {
+				if err := c.start(topo); err != nil {
+					b.Fatal(err)
+				}
+				s.Run()
+			}
+			benchWarm(b, &s, run)
+		})
+	}
+}
+
+// benchWarm runs run once to fill the caches, then times b.N runs and
+// reports the events each run took on s.
+func benchWarm(b *testing.B, s *event.Scheduler, run func()) {
+	run()
+	b.ReportAllocs()
+	b.ResetTimer()
+	ev := s.Events()
+	for range b.N {
+		run()
+	}
+	b.ReportMetric(float64(s.Events()-ev)/float64(b.N), "events/op")
 }

@@ -11,8 +11,9 @@ import (
 	"scaleplan/internal/units"
 )
 
-// ErrCollective is wrapped by the errors AllReduce and AsyncPS return for
-// a request the topology cannot run.
+// ErrCollective is wrapped by the errors the collectives (AllReduce,
+// ReduceScatter, AllGather, Broadcast, AllToAll, SendRecv) and AsyncPS
+// return for a request the topology cannot run.
 var ErrCollective = errors.New("bad collective")
 
 // Algorithm is an all-reduce algorithm. The package documentation gives
@@ -92,10 +93,11 @@ func (a *Algorithm) UnmarshalText(b []byte) error {
 
 // Result is the outcome of one collective.
 type Result struct {
-	Algorithm Algorithm
+	Op        Op            // the collective: OpAllReduce for AllReduce
+	Algorithm Algorithm     // Ring for AllToAll and SendRecv, which have one schedule
 	Bytes     units.Bytes   // the message size S
 	Ranks     int           // the number of ranks p
-	Start     units.Seconds // when AllReduce was called
+	Start     units.Seconds // when the collective was called
 	End       units.Seconds // when the last rank had the result
 	Steps     int           // flows simulated: synchronous rounds, each one flow group
 
@@ -181,7 +183,7 @@ func (t *Topology) AllReduce(alg Algorithm, bytes units.Bytes, ranks []int, done
 	if err != nil {
 		return err
 	}
-	pk := planKey{alg, key, float64(bytes)}
+	pk := planKey{alg: alg, ranks: key, bytes: float64(bytes)}
 	steps, ok := t.plans[pk]
 	if !ok {
 		var err error
@@ -198,9 +200,11 @@ func (t *Topology) AllReduce(alg Algorithm, bytes units.Bytes, ranks []int, done
 // planKey names a plan in the topology's cache: collectives of the same
 // size on the same ranks (gradient buckets, step after step) reuse it.
 type planKey struct {
+	op    Op
 	alg   Algorithm
 	ranks string
 	bytes float64
+	root  int // Broadcast's root, −1 for the other collectives but AllReduce's 0
 }
 
 // plan returns the steps of an all-reduce.
@@ -390,13 +394,20 @@ func (p *plan) ringPath(groups [][]int, name string) *Path {
 // the NIC of another rank than every other ring does, and the c rings use
 // all of the nodes' NICs.
 func (p *plan) ring(groups [][]int, S float64, name string) {
+	p.rings(groups, S, name, 2*(len(groups[0])-1))
+}
+
+// rings adds n steps of ring's c rings (one per NIC, as ring describes) on
+// each group of q ranks: in each step every rank sends S/(q·c) to its
+// successor on each ring.
+func (p *plan) rings(groups [][]int, S float64, name string, n int) {
 	q := len(groups[0])
 	if q < 2 {
 		return
 	}
 	c := p.channels(groups[0])
 	if c == 1 {
-		p.add(p.ringPath(groups, name), S/float64(q), 2*(q-1))
+		p.add(p.ringPath(groups, name), S/float64(q), n)
 		return
 	}
 	path := p.path(fmt.Sprintf("%srings%d", name, c), func() {
@@ -420,7 +431,7 @@ func (p *plan) ring(groups [][]int, S float64, name string) {
 			}
 		}
 	})
-	p.add(path, S/float64(q*c), 2*(q-1))
+	p.add(path, S/float64(q*c), n)
 }
 
 // channels returns the rings a ring all-reduce over the ranks of g runs:
@@ -463,16 +474,7 @@ func (p *plan) halvingDoubling(groups [][]int, S float64, name string) {
 			}
 		}), S, 1)
 	}
-	exchange := make([]*Path, m)
-	for j := range m {
-		exchange[j] = p.path(fmt.Sprintf("%srhd%d", name, j), func() {
-			for _, g := range groups {
-				for x := range q2 {
-					p.t.route(g[act[x]], g[act[x^(1<<j)]])
-				}
-			}
-		})
-	}
+	exchange := p.exchanges(groups, act, name)
 	for j := range m {
 		p.add(exchange[j], math.Ldexp(S, -(j+1)), 1)
 	}
@@ -490,6 +492,24 @@ func (p *plan) halvingDoubling(groups [][]int, S float64, name string) {
 	}
 }
 
+// exchanges returns the paths of recursive halving and doubling on the
+// positions act (a power of two of them) of each group: in exchange j
+// every position swaps with the one at distance 2^j.
+func (p *plan) exchanges(groups [][]int, act []int, name string) []*Path {
+	m := bits.Len(uint(len(act))) - 1
+	exchange := make([]*Path, m)
+	for j := range m {
+		exchange[j] = p.path(fmt.Sprintf("%srhd%d", name, j), func() {
+			for _, g := range groups {
+				for x := range act {
+					p.t.route(g[act[x]], g[act[x^(1<<j)]])
+				}
+			}
+		})
+	}
+	return exchange
+}
+
 // tree adds a pipelined tree all-reduce of S on each group: a reduce and
 // then a broadcast, each in n = d + C − 1 level-synchronous ticks. The
 // tree over positions 0..q-1 is a heap (the parent of position i is
@@ -503,22 +523,46 @@ func (p *plan) tree(groups [][]int, S float64, double bool, name string) {
 	if q < 2 {
 		return
 	}
-	d := bits.Len(uint(q)) - 1
-	trees := 1
-	St := S
+	trees, St := 1, S
 	if double {
-		trees = 2
-		St = S / 2
+		trees, St = 2, S/2
 	}
+	C, chunk := p.chunks(St)
+	d := bits.Len(uint(q)) - 1
+	levels := p.treeLevels(groups, trees, name)
+	for tau := range d + C - 1 {
+		p.add(levels(true, max(1, d-tau), min(d, d-tau+C-1)), chunk, 1)
+	}
+	p.treeDown(levels, d, C, chunk)
+}
+
+// chunks splits S into the pipeline's C chunks of c = S/C, C =
+// ⌈S/TreeChunk⌉ between 1 and MaxChunks.
+func (p *plan) chunks(S float64) (int, float64) {
 	C := 1
-	if St > 0 {
-		c := math.Ceil(St / float64(p.t.cfg.TreeChunk))
+	if S > 0 {
+		c := math.Ceil(S / float64(p.t.cfg.TreeChunk))
 		C = int(min(max(c, 1), MaxChunks))
 	}
-	chunk := St / float64(C)
-	n := d + C - 1
+	return C, S / float64(C)
+}
+
+// treeDown adds the n = d + C − 1 ticks of a pipelined tree broadcast of
+// C chunks: in tick τ the positions at depth l receive chunk τ − (l − 1)
+// from their parents.
+func (p *plan) treeDown(levels func(up bool, lo, hi int) *Path, d, C int, chunk float64) {
+	for tau := range d + C - 1 {
+		p.add(levels(false, max(1, tau-C+2), min(d, tau+1)), chunk, 1)
+	}
+}
+
+// treeLevels returns a function giving the path on which the positions of
+// depths lo..hi of every tree over each group send to their parents (up)
+// or receive from them.
+func (p *plan) treeLevels(groups [][]int, trees int, name string) func(up bool, lo, hi int) *Path {
+	q := len(groups[0])
 	memo := make(map[[3]int]*Path)
-	levels := func(up bool, lo, hi int) *Path {
+	return func(up bool, lo, hi int) *Path {
 		dir := 0
 		if up {
 			dir = 1
@@ -549,12 +593,6 @@ func (p *plan) tree(groups [][]int, S float64, double bool, name string) {
 		})
 		memo[[3]int{dir, lo, hi}] = path
 		return path
-	}
-	for tau := range n {
-		p.add(levels(true, max(1, d-tau), min(d, d-tau+C-1)), chunk, 1)
-	}
-	for tau := range n {
-		p.add(levels(false, max(1, tau-C+2), min(d, tau+1)), chunk, 1)
 	}
 }
 

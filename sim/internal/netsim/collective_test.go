@@ -227,20 +227,8 @@ func closedFormCases(t *testing.T) []formCase {
 }
 
 func runAllReduce(t testing.TB, cfg Config, alg Algorithm, S units.Bytes, ranks []int) *Result {
-	var s event.Scheduler
-	topo, err := NewTopology(&s, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var res *Result
-	if err := topo.AllReduce(alg, S, ranks, func(r *Result) { res = r }); err != nil {
-		t.Fatal(err)
-	}
-	s.Run()
-	if res == nil {
-		t.Fatalf("%v: done was not called", alg)
-	}
-	return res
+	t.Helper()
+	return runOp(t, cfg, func(tp *Topology, done func(*Result)) error { return tp.AllReduce(alg, S, ranks, done) })
 }
 
 // TestClosedForms checks every collective on an idle network against its

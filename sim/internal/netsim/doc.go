@@ -1,7 +1,8 @@
 // Package netsim simulates data movement between devices as flows on the
 // event core: links with bandwidth and latency, flows that share the links
 // they cross, a cluster topology built from plain numbers, and the
-// all-reduce collectives of data-parallel training, each run as real flows
+// collectives of distributed training (all-reduce, reduce-scatter,
+// all-gather, broadcast, all-to-all, send/recv), each run as real flows
 // and checked against its closed form.
 //
 // # Links, paths and flows
@@ -177,6 +178,33 @@
 //
 // where the host ring's streams get min(beta, B_m/(2·nics)) each.
 //
+// # Other collectives
+//
+// Topology.ReduceScatter, AllGather, Broadcast, AllToAll and SendRecv run
+// the other collectives the same way, their Result's Op naming which; each
+// method's documentation gives its schedule. On the same idle network of
+// one rank per node, S the full buffer (each rank ending with, or starting
+// from, S/p for reduce-scatter and all-gather; sending S/p to each other
+// rank for all-to-all), and C = ⌈S/TreeChunk⌉ pipeline chunks (at most
+// MaxChunks) of c = S/C for broadcast, TestCollectivesClosedForms checks to
+// 1e-9 relative, for p from 2 to 8:
+//
+//	reduce-scatter, all-gather, ring:   T = (p−1)·(alpha + S/(p·beta))
+//	  halving-doubling (p = 2^m):       T = log2(p)·alpha + (p−1)/p · S/beta
+//	broadcast, ring (a chain from the root):
+//	                                    T = (C+p−2)·(alpha + c/beta)
+//	  tree (the root at the heap's top): T = n·alpha + (2n − δ)·c/beta
+//	                                    (n, δ as for Tree above)
+//	all-to-all (all pairs at once):     T = alpha + (p−1)/p · S/beta
+//	send/recv:                          T = alpha + S/beta
+//
+// A ring reduce-scatter then a ring all-gather is the ring all-reduce, in
+// closed form and in the simulator (TestReduceScatterAllGatherIsAllReduce).
+// Ranks sharing a NIC share its bandwidth: all-to-all over nodes of k
+// ranks on one NIC has each NIC carry k(p−k) streams instead of p−1, and
+// two send/recvs through one NIC take alpha + 2S/beta each
+// (TestSharedNICContention).
+//
 // Topology.AsyncPS runs an asynchronous parameter server: workers loop
 // pull, compute, push with no barrier; it reports the throughput in updates
 // per second and the mean staleness, the number of updates applied between
@@ -208,10 +236,13 @@
 // # Errors
 //
 // NewTopology returns an error wrapping ErrConfig that lists every problem
-// in a Config; AllReduce and AsyncPS return errors wrapping ErrCollective
-// for requests the topology cannot run (ranks out of range or repeated,
+// in a Config; the collectives and AsyncPS return errors wrapping
+// ErrCollective for requests the topology cannot run (ranks out of range
+// or repeated, bytes negative or not a number, a broadcast root not among
+// the ranks, an algorithm the collective does not offer, halving-doubling
+// reduce-scatter or all-gather on a number of ranks not a power of two,
 // nodes holding different numbers of the ranks for Hierarchical, no
-// servers for ParameterServer). Misuse of the low-level API (a link of
+// servers for ParameterServer), and then schedule nothing. Misuse of the low-level API (a link of
 // another network, negative bytes given to Transfer) panics with a message
 // prefixed "netsim:".
 package netsim

@@ -69,3 +69,38 @@ func ExampleTopology_AllReduce() {
 	// bucket of 25 MiB: 0 s to 5.566 ms
 	// bucket of 25 MiB: 1 ms to 6.566 ms
 }
+
+// A ring reduce-scatter of 100 MB on Example's 8 nodes, then a ring
+// all-gather: each is 7 steps of 12.5 MB,
+//
+//	(p−1)·(alpha + S/(p·beta)) = 7·(5 us + 12.5 MB / 12.5 GB/s) = 7.035 ms
+//
+// and together they take the ring all-reduce's 14.07 ms.
+func ExampleTopology_ReduceScatter() {
+	var s event.Scheduler
+	topo, err := netsim.NewTopology(&s, netsim.Config{
+		Ranks: 8,
+		NIC:   netsim.LinkSpec{Bandwidth: units.BytesPerSec((100 * units.Gbps).Bytes()), Latency: 5 * units.Microsecond},
+	})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	report := func(r *netsim.Result) {
+		fmt.Printf("%v by %v: %v to %v in %d steps\n", r.Op, r.Algorithm, r.Start, r.End, r.Steps)
+	}
+	err = topo.ReduceScatter(netsim.Ring, 100*units.MB, nil, func(r *netsim.Result) {
+		report(r)
+		if err := topo.AllGather(netsim.Ring, 100*units.MB, nil, report); err != nil {
+			fmt.Println(err)
+		}
+	})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	s.Run()
+	// Output:
+	// reduce-scatter by ring: 0 s to 7.035 ms in 7 steps
+	// all-gather by ring: 7.035 ms to 14.07 ms in 7 steps
+}

@@ -92,8 +92,8 @@ type Config struct {
 	// Efficiency. Default NIC.Bandwidth.
 	ServerNIC units.BytesPerSec
 
-	// TreeChunk is the pipeline chunk of Tree and DoubleTree. Default
-	// DefaultTreeChunk.
+	// TreeChunk is the pipeline chunk of Tree and DoubleTree and of
+	// Broadcast (ring and tree). Default DefaultTreeChunk.
 	TreeChunk units.Bytes
 	// InterNode is the algorithm of Hierarchical's all-reduce between
 	// nodes: Ring, HalvingDoubling, Tree or DoubleTree. Default Ring.
