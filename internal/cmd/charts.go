@@ -3,7 +3,7 @@ package cmd
 // Chart files: the scenario charts of package report and the other
 // charts of package plots written as PNG and SVG. simulate --plot and
 // predict --plot call writeScenarioCharts; plot, fit and bench call
-// writeCharts.
+// plots.WriteCharts.
 
 import (
 	"errors"
@@ -24,14 +24,14 @@ import (
 )
 
 // writeScenarioCharts writes every chart runs support (report.AllCharts)
-// into dir as PNG and SVG (writeCharts) and returns the paths written,
+// into dir as PNG and SVG (plots.WriteCharts) and returns the paths written,
 // also those written before an error. It says on c's stderr, prefixed by
 // the command's name, which charts it left out, and shows a progress bar
 // while it draws. Traced runs (report.Simulate with trace) get a timeline.
 // For predict: build one report.Run per scenario from the rows that ran
 // (Results and, from the command's own time to target, TimeToTrain), call
 // Run.TraceLast for a timeline, and call it with the --plot directory; plan's
-// Pareto chart goes through plots.Pareto and writeCharts.
+// Pareto chart goes through plots.Pareto and plots.WriteCharts.
 func writeScenarioCharts(c *cli.Context, dir string, runs ...*report.Run) ([]string, error) {
 	charts, notes, err := report.AllCharts(runs)
 	if err != nil {
@@ -42,20 +42,11 @@ func writeScenarioCharts(c *cli.Context, dir string, runs ...*report.Run) ([]str
 	}
 	bar := newBar(c, c.Command.Name+": charts", len(charts))
 	defer bar.Done()
-	paths, err := writeCharts(dir, charts, bar)
+	paths, err := plots.WriteCharts(dir, charts, bar)
 	if err != nil {
 		return paths, fmt.Errorf("%s: %w", c.Command.Name, err)
 	}
 	return paths, nil
-}
-
-// writeCharts writes the charts into dir (plots.WriteCharts), counting
-// them on bar, which may be nil.
-func writeCharts(dir string, charts []*plots.Chart, bar *progress.Bar) ([]string, error) {
-	if bar == nil {
-		return plots.WriteCharts(dir, charts, nil)
-	}
-	return plots.WriteCharts(dir, charts, bar)
 }
 
 // newBar returns a progress bar of total units on c's stderr. It draws
@@ -230,7 +221,7 @@ func writeFitCharts(c *cli.Context, name, dir string, rep *fit.Report, logs []*l
 		return nil
 	}
 	bar := newBar(c, name+": charts", len(charts))
-	paths, err := writeCharts(dir, charts, bar)
+	paths, err := plots.WriteCharts(dir, charts, bar)
 	bar.Done()
 	for _, p := range paths {
 		fmt.Fprintf(c.App.ErrWriter, "%s: wrote %s\n", name, p)

@@ -177,7 +177,7 @@ func writeParetoChart(c *cli.Context, dir string, res *plan.Result) error {
 	if err != nil {
 		return fmt.Errorf("plan: chart: %w", err)
 	}
-	paths, err := writeCharts(dir, []*plots.Chart{ch}, nil)
+	paths, err := plots.WriteCharts(dir, []*plots.Chart{ch}, nil)
 	for _, p := range paths {
 		fmt.Fprintf(c.App.ErrWriter, "plan: wrote %s\n", p)
 	}

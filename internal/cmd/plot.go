@@ -151,7 +151,7 @@ func runPlot(c *cli.Context, args []string) error {
 		return err
 	}
 	bar := newBar(c, "plot: charts", len(charts))
-	paths, err := writeCharts(o.out, charts, bar)
+	paths, err := plots.WriteCharts(o.out, charts, bar)
 	bar.Done()
 	for _, p := range paths {
 		fmt.Fprintln(c.App.Writer, p)

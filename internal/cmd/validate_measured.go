@@ -215,7 +215,7 @@ func writeMeasuredCharts(c *cli.Context, dir string, rep *validate.MeasuredRepor
 		charts = append(charts, ch)
 	}
 	bar := newBar(c, "validate: charts", len(charts))
-	paths, err := writeCharts(dir, charts, bar)
+	paths, err := plots.WriteCharts(dir, charts, bar)
 	bar.Done()
 	for _, p := range paths {
 		fmt.Fprintf(c.App.ErrWriter, "validate: wrote %s\n", p)
