@@ -55,7 +55,7 @@ var Modes = []string{Step, Each, One}
 // connected by transports. With One: one worker on calThreads
 // cores beside independent copies of it on the others
 // (calibrationCopies). With Each: for each W of workers, F =
-// min(W, cores) independent workers of measure.Threads(cores, F) cores, as
+// min(W, cores) independent workers of dist.Threads(cores, F) cores, as
 // the W workers will compute when they have a core or more each; workers
 // that take turns on the cores (W > cores) share the sweep of one worker
 // per core, F = cores, and the slowdown model takes them from it
@@ -76,14 +76,14 @@ func Sweeps(mode string, workers []int, transports []string, cores, calThreads i
 	for _, w := range workers {
 		if mode == Step && w > cores {
 			for _, tr := range transports {
-				sw = append(sw, &Sweep{For: w, Over: tr, Serves: []int{w}, Copies: w, Threads: measure.Threads(cores, w)})
+				sw = append(sw, &Sweep{For: w, Over: tr, Serves: []int{w}, Copies: w, Threads: dist.Threads(cores, w)})
 			}
 			continue
 		}
 		f := min(w, cores)
 		s, ok := byFor[f]
 		if !ok {
-			s = &Sweep{For: f, Copies: f, Threads: measure.Threads(cores, f)}
+			s = &Sweep{For: f, Copies: f, Threads: dist.Threads(cores, f)}
 			byFor[f] = s
 			sw = append(sw, s)
 		}
@@ -234,7 +234,7 @@ func (cal *Calibration) slowdown(sw *Sweep, w int) float64 {
 	if cal.Cores < 1 || sw.Threads < 1 {
 		return float64(w)
 	}
-	kw := measure.Threads(cal.Cores, w)
+	kw := dist.Threads(cal.Cores, w)
 	return float64(sw.Threads) / float64(kw) * max(1, float64(w*kw)/float64(cal.Cores))
 }
 
@@ -340,7 +340,7 @@ func configs(base dist.Config, batches, workers []int, transports []string, core
 		for _, tr := range transports {
 			for _, b := range batches {
 				cfg := base
-				cfg.Workers, cfg.Batch, cfg.Transport, cfg.Threads = w, b, tr, measure.Threads(cores, w)
+				cfg.Workers, cfg.Batch, cfg.Transport, cfg.Threads = w, b, tr, dist.Threads(cores, w)
 				cfgs = append(cfgs, cfg)
 			}
 		}

@@ -257,11 +257,13 @@ type Convergence struct {
 // since they can no longer win. c.Eval.Every and c.Eval.Target must be
 // positive and c.Steps set.
 func SearchLR(ctx context.Context, c Config, lrs []float64, progress func(Trial)) (*Convergence, error) {
-	switch {
-	case len(lrs) == 0:
+	if len(lrs) == 0 {
 		return nil, fmt.Errorf("dist: no learning rates to search")
-	case c.Eval.Every < 1 || !(c.Eval.Target > 0 && c.Eval.Target <= 1):
-		return nil, fmt.Errorf("dist: search needs an evaluation period (%d steps) and a target accuracy (%g) in (0, 1]", c.Eval.Every, c.Eval.Target)
+	}
+	if err := c.Eval.checkSearch("search"); err != nil {
+		return nil, err
+	}
+	switch {
 	case c.Steps < 1:
 		return nil, fmt.Errorf("dist: search needs a step cap, got %d", c.Steps)
 	}

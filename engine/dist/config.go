@@ -294,7 +294,7 @@ func (c Config) WithDefaults() Config {
 		c.BucketBytes = DefaultBucketBytes
 	}
 	if c.Threads == 0 && c.Workers > 0 {
-		c.Threads = max(1, runtime.NumCPU()/c.Workers)
+		c.Threads = Threads(runtime.NumCPU(), c.Workers)
 	}
 	if c.Timeout == 0 {
 		c.Timeout = DefaultTimeout
@@ -416,3 +416,17 @@ const keyInit = 0x5d1b3a7f09c4e628
 
 // finite reports whether x is neither NaN nor infinite.
 func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
+
+// Threads is the number of cores each of w workers computes on when they
+// share cores alike: max(1, cores/w), Config's default.
+func Threads(cores, w int) int { return max(1, cores/w) }
+
+// checkSearch returns an error, naming what, unless e evaluates
+// periodically against a target accuracy in (0, 1]: what a search of
+// steps to target needs.
+func (e Eval) checkSearch(what string) error {
+	if e.Every < 1 || !(e.Target > 0 && e.Target <= 1) {
+		return fmt.Errorf("dist: %s needs an evaluation period (%d steps) and a target accuracy (%g) in (0, 1]", what, e.Every, e.Target)
+	}
+	return nil
+}

@@ -101,8 +101,8 @@ func (s StepsSearch) Plan(c Config) (*StepsPlan, error) {
 	if err := s.Validate(c.WithDefaults().Workers); err != nil {
 		return nil, fmt.Errorf("dist: steps search: %w", err)
 	}
-	if c.Eval.Every < 1 || !(c.Eval.Target > 0 && c.Eval.Target <= 1) {
-		return nil, fmt.Errorf("dist: steps search needs an evaluation period (%d steps) and a target accuracy (%g) in (0, 1]", c.Eval.Every, c.Eval.Target)
+	if err := c.Eval.checkSearch("steps search"); err != nil {
+		return nil, err
 	}
 	p := &StepsPlan{Search: s, Configs: make([]Config, len(s.Batches)), Grids: make([][]float64, len(s.Batches))}
 	for i, b := range s.Batches {

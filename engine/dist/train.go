@@ -51,14 +51,10 @@ func (t *Training) Epoch(step int) float64 {
 // and its steps to target the step of the first evaluation at or above
 // t.Target, or all the steps run if none was.
 func (t *Training) Record(run string, res *Result) benchlog.Record {
-	r := baseRecord(benchlog.KindConvergence, run, res.Config)
-	r.Target = t.Target
-	r.Accuracy = res.FinalAccuracy()
-	r.Reached = res.StepsToTarget > 0
-	r.StepsToTarget = len(res.Steps)
-	if r.Reached {
-		r.StepsToTarget = res.StepsToTarget
+	cv := Convergence{Config: res.Config, Target: t.Target, LR: res.Config.Schedule.Base,
+		Reached: res.StepsToTarget > 0, StepsToTarget: len(res.Steps), Accuracy: res.FinalAccuracy()}
+	if cv.Reached {
+		cv.StepsToTarget = res.StepsToTarget
 	}
-	r.LearningRate = res.Config.Schedule.Base
-	return r
+	return cv.Record(run)
 }

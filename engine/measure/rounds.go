@@ -62,7 +62,9 @@ func RoundsTo(n, warm, rounds int, measure func(r, i int) (*dist.Measurement, er
 	guard.start()
 	all := make([][]*dist.Measurement, n)
 	levels := make([][]time.Duration, n) // each measurement's probe level
-	finals := make([]bool, n)            // given to hooks.Final
+	// meas[i] is set once configuration i is final: without a guard
+	// after its last round (nothing revisits it), else after the revisits.
+	meas := make([]*dist.Measurement, n)
 	for r := range rounds {
 		for i := range n {
 			m, level, err := guard.measure(func() (*dist.Measurement, error) { return measure(r, i) })
@@ -77,10 +79,12 @@ func RoundsTo(n, warm, rounds int, measure func(r, i int) (*dist.Measurement, er
 				}
 			}
 			if hooks.Final != nil && guard == nil && r == rounds-1 {
-				if err := finalize(all[i], func(m *dist.Measurement) error { return hooks.Final(i, m) }); err != nil {
+				if meas[i], err = dist.Combine(all[i]); err != nil {
 					return nil, all, err
 				}
-				finals[i] = true
+				if err := hooks.Final(i, meas[i]); err != nil {
+					return nil, all, err
+				}
 			}
 		}
 		if afterRound != nil {
@@ -89,17 +93,19 @@ func RoundsTo(n, warm, rounds int, measure func(r, i int) (*dist.Measurement, er
 			}
 		}
 	}
-	if err := revisitStale(n, rounds, all, levels, measure, guard); err != nil {
+	if err := revisitStale(rounds, all, levels, measure, guard); err != nil {
 		return nil, all, err
 	}
-	meas := make([]*dist.Measurement, n)
 	for i, ms := range all {
+		if meas[i] != nil {
+			continue // combined and given to hooks.Final after its last round
+		}
 		m, err := dist.Combine(ms)
 		if err != nil {
 			return nil, all, err
 		}
 		meas[i] = m
-		if hooks.Final != nil && !finals[i] {
+		if hooks.Final != nil {
 			if err := hooks.Final(i, m); err != nil {
 				return nil, all, err
 			}
@@ -108,21 +114,14 @@ func RoundsTo(n, warm, rounds int, measure func(r, i int) (*dist.Measurement, er
 	return meas, all, nil
 }
 
-// finalize passes the combination of ms to final.
-func finalize(ms []*dist.Measurement, final func(*dist.Measurement) error) error {
-	m, err := dist.Combine(ms)
-	if err != nil {
-		return err
-	}
-	return final(m)
-}
-
 // revisitStale makes again the measurements of all (by configuration and
 // round, of probe levels levels) made while the cores were apart, in a
 // spell the run started in and so took for their best, now that the run
 // knows better (Guard): the most apart first, at most a round's
-// worth (n), and none once the guard has spent its budget.
-func revisitStale(n, rounds int, all [][]*dist.Measurement, levels [][]time.Duration, measure func(r, i int) (*dist.Measurement, error), guard *Guard) error {
+// worth (one per configuration), and none once the guard has spent its
+// budget.
+func revisitStale(rounds int, all [][]*dist.Measurement, levels [][]time.Duration, measure func(r, i int) (*dist.Measurement, error), guard *Guard) error {
+	n := len(all)
 	type made struct{ i, r int }
 	var stale []made
 	for r := range rounds {
@@ -176,9 +175,5 @@ func RoundPrefix(r, rounds int) string {
 // only for the same device (docs/engine.md, "Throughput and the fitted
 // law"). A sweep of one count gets dist's default, NumCPU/W.
 func SweepThreads(workers []int) int {
-	return Threads(runtime.NumCPU(), slices.Max(workers))
+	return dist.Threads(runtime.NumCPU(), slices.Max(workers))
 }
-
-// Threads is the number of cores each of w workers computes on when
-// they share cores: max(1, cores/w), dist.Config's default.
-func Threads(cores, w int) int { return max(1, cores/w) }

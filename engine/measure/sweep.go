@@ -144,24 +144,27 @@ func (s *Sweep) Run(ctx context.Context) ([]*dist.Measurement, []benchlog.Record
 		if rep > 0 {
 			warm = 0 // the process is warm after the first sweep
 		}
-		written := make([]bool, len(cfgs))
+		logged := make([][]benchlog.Record, len(cfgs)) // each configuration's records, once final
 		final := func(i int, m *dist.Measurement) error {
-			written[i] = true
-			return log(s.records(m)...)
+			logged[i] = s.records(m)
+			return log(logged[i]...)
 		}
 		ms, all, err := RoundsTo(len(cfgs), warm, s.Rounds, measure, nil, s.Guard, Hooks{Final: final})
 		if err != nil {
 			// Keep what was measured: each configuration not yet
 			// logged over the rounds it has.
 			for i, ms := range all {
-				if m, cerr := dist.Combine(ms); !written[i] && len(ms) > 0 && cerr == nil {
+				if logged[i] != nil || len(ms) == 0 {
+					continue
+				}
+				if m, cerr := dist.Combine(ms); cerr == nil {
 					log(s.records(m)...)
 				}
 			}
 			return nil, nil, err
 		}
-		for _, m := range ms {
-			recs = append(recs, s.records(m)...)
+		for _, rs := range logged {
+			recs = append(recs, rs...)
 		}
 		meas = append(meas, ms...)
 	}

@@ -172,7 +172,7 @@ func engineOptions(c *cli.Context) (*calibrate.Options, error) {
 	if o.Mode, err = calibrationMode(c); err != nil {
 		return nil, err
 	}
-	o.Threads = measure.Threads(o.Cores, slices.Max(o.Workers))
+	o.Threads = dist.Threads(o.Cores, slices.Max(o.Workers))
 	if c.IsSet("engine-threads") {
 		if o.Mode != calibrate.One {
 			return nil, usagef("--engine-threads applies to --engine-calibration one; with %s, every worker count is calibrated on the cores its workers have", o.Mode)
