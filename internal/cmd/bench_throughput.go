@@ -70,14 +70,8 @@ func benchThroughputCommand() *cli.Command {
 }
 
 func runBenchThroughput(c *cli.Context) error {
-	if c.NArg() > 0 {
-		return usagef("bench throughput takes no argument, got %q", c.Args().First())
-	}
-	if err := checkOutputs("bench throughput", flagPaths(c.String, "out", "plot"), commandInputs(c, "", nil)); err != nil {
-		return err
-	}
-	format := c.String("format")
-	if err := checkFormat(format); err != nil {
+	format, err := checkBenchArgs(c, "bench throughput")
+	if err != nil {
 		return err
 	}
 	switch f := c.String("framework"); {

@@ -106,20 +106,21 @@ func runBenchSteps(c *cli.Context) error {
 	trials := plan.Trials()
 	bar := newCountdown(c, "bench steps", "ran", "trials", &trials)
 	defer bar.Done()
+	recs := []benchlog.Record{hdr}
 	convs, err := plan.Run(ctx, dist.StepsHooks{
 		Start: func(b int) { bar.Item(fmt.Sprintf("batch %d", b)) },
 		Trial: func(b int, tr dist.Trial) {
 			bar.Printf("bench: %s batch %d lr %.4g: %s", base.ModelName(), b, tr.LR, tables.Trial(tr))
 			bar.Add(1)
 		},
-		Done: func(_ int, cv *dist.Convergence) error { return stream.Add(cv.Record(run)) },
+		Done: func(_ int, cv *dist.Convergence) error {
+			rec := cv.Record(run)
+			recs = append(recs, rec) // Run adds cv to convs after Done, in order
+			return stream.Add(rec)
+		},
 	})
 	if err != nil {
 		return stream.Abort(ctx, stderr, fmt.Errorf("bench steps: %w", err))
-	}
-	recs := []benchlog.Record{hdr}
-	for _, cv := range convs {
-		recs = append(recs, cv.Record(run))
 	}
 	log, err := benchlog.Encode(recs)
 	if err != nil {

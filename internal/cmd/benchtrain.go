@@ -139,7 +139,6 @@ func trainFlags(c *cli.Context) (string, dist.Config, float64, error) {
 	if err != nil {
 		return name, cfg, target, err
 	}
-	eng.Model = cfg.Model
 	if cfg.Model == "mlp" {
 		cfg.Hidden = eng.Hidden
 	}

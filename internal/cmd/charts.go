@@ -2,8 +2,9 @@ package cmd
 
 // Chart files: the scenario charts of package report and the other
 // charts of package plots written as PNG and SVG. simulate --plot and
-// predict --plot call writeScenarioCharts; plot, fit and bench call
-// plots.WriteCharts.
+// predict --plot call writeScenarioCharts; plot and plan call
+// plots.WriteCharts; fit, bench and validate --measured call
+// writeChartFiles.
 
 import (
 	"errors"
@@ -220,6 +221,14 @@ func writeFitCharts(c *cli.Context, name, dir string, rep *fit.Report, logs []*l
 		fmt.Fprintf(c.App.ErrWriter, "%s: no chart: the logs hold neither throughput measurements nor convergence records\n", name)
 		return nil
 	}
+	return writeChartFiles(c, name, dir, charts)
+}
+
+// writeChartFiles writes charts into dir (plots.WriteCharts) under a
+// progress bar, says "NAME: wrote PATH" on c's stderr for each file
+// written, also those before an error, and returns the error prefixed by
+// the command's name.
+func writeChartFiles(c *cli.Context, name, dir string, charts []*plots.Chart) error {
 	bar := newBar(c, name+": charts", len(charts))
 	paths, err := plots.WriteCharts(dir, charts, bar)
 	bar.Done()

@@ -8,6 +8,7 @@ import (
 
 	"scaleplan/fit"
 	"scaleplan/fit/logs"
+	"scaleplan/internal/calib"
 	"scaleplan/internal/tables"
 	"scaleplan/internal/units"
 )
@@ -165,10 +166,11 @@ func writeFitOutputs(c *cli.Context, rep *fit.Report, lgs []*logs.Log) error {
 		if err != nil {
 			return err
 		}
-		if err := writeCalibration(stderr, rep, out); err != nil {
+		cal, err := writeCalibration(stderr, rep, out)
+		if err != nil {
 			return err
 		}
-		printLines(stderr, "fit", tables.CalibrationReach(out, rep.Calibration(), cat, prof))
+		printLines(stderr, "fit", tables.CalibrationReach(out, cal, cat, prof))
 	}
 	if dir := c.String("plot"); dir != "" {
 		return writeFitCharts(c, "fit", dir, rep, lgs)
@@ -186,20 +188,20 @@ func noneFitted(rep *fit.Report) error {
 	return nil
 }
 
-// writeCalibration writes the report's calibration to path and says on w
-// what it holds (tables.CalibrationWritten).
-func writeCalibration(w io.Writer, rep *fit.Report, path string) error {
+// writeCalibration writes the report's calibration to path, says on w
+// what it holds (tables.CalibrationWritten) and returns it.
+func writeCalibration(w io.Writer, rep *fit.Report, path string) (*calib.Calibration, error) {
 	cal := rep.Calibration()
 	n := len(cal.Throughput) + len(cal.Comm) + len(cal.Steps)
 	if n == 0 {
 		if len(rep.Collectives) > 0 {
-			return fmt.Errorf("fit: nothing to write to %s: collective tests are not calibration entries (they measure the system's links, which the catalogue's YAML gives; docs/catalog.md), and no group with a model name was fitted", path)
+			return nil, fmt.Errorf("fit: nothing to write to %s: collective tests are not calibration entries (they measure the system's links, which the catalogue's YAML gives; docs/catalog.md), and no group with a model name was fitted", path)
 		}
-		return fmt.Errorf("fit: nothing to write to %s: no group with a model name was fitted", path)
+		return nil, fmt.Errorf("fit: nothing to write to %s: no group with a model name was fitted", path)
 	}
 	if err := cal.WriteFile(path); err != nil {
-		return err
+		return nil, err
 	}
-	printLines(w, "fit", tables.CalibrationWritten(rep, path))
-	return nil
+	printLines(w, "fit", tables.CalibrationWritten(rep, cal, path))
+	return cal, nil
 }

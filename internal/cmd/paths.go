@@ -40,33 +40,18 @@ func checkOutputs(cmd string, outputs, inputs []pathArg) error {
 	return nil
 }
 
-// inputArgs returns the paths of args as inputs named what.
-func inputArgs(what string, args []string) []pathArg {
-	in := make([]pathArg, len(args))
-	for i, a := range args {
-		in[i] = pathArg{Where: what, Path: a}
-	}
-	return in
-}
-
 // flagPaths returns the paths given to flags (each name without its
-// dashes) as pathArgs, the flag spelt "--name".
+// dashes) as pathArgs, the flag spelt as dashed gives it ("--name", or
+// "-n" for a one-letter name).
 func flagPaths(get func(string) string, names ...string) []pathArg {
 	var out []pathArg
 	for _, n := range names {
 		if p := get(n); p != "" {
-			dash := "--"
-			if len(n) == 1 {
-				dash = "-"
-			}
-			out = append(out, pathArg{Where: dash + n, Path: p})
+			out = append(out, pathArg{Where: dashed(n), Path: p})
 		}
 	}
 	return out
 }
-
-// String returns "--flag PATH".
-func (p pathArg) String() string { return fmt.Sprintf("%s %s", p.Where, p.Path) }
 
 // inputFlags are the flags of any command that name files it reads.
 var inputFlags = []string{"catalog", "profiles", "calibration", "cases", "measured", "engine-from"}
@@ -74,7 +59,10 @@ var inputFlags = []string{"catalog", "profiles", "calibration", "cases", "measur
 // commandInputs returns what c reads: args (named what) and the files of
 // its input flags, where given.
 func commandInputs(c *cli.Context, what string, args []string) []pathArg {
-	in := inputArgs(what, args)
+	in := make([]pathArg, len(args))
+	for i, a := range args {
+		in[i] = pathArg{Where: what, Path: a}
+	}
 	for _, name := range inputFlags {
 		for _, p := range c.StringSlice(name) {
 			in = append(in, pathArg{Where: "--" + name, Path: p})

@@ -68,7 +68,8 @@ func runValidateEngine(c *cli.Context) error {
 	warnBackend(stderr)
 	ctx, cancel := benchContext(c)
 	defer cancel()
-	total := o.Rounds*(len(o.Configs())+len(o.Transports)) + o.Warm*len(o.Configs())
+	n := len(o.Configs())
+	total := o.Rounds*(n+len(o.Transports)) + o.Warm*n
 	bar := newCountdown(c, "validate --engine", "made", "measurements", &total)
 	defer bar.Done()
 	o.Guard = newBarGuard(c, "engine-core-guard", "validate", bar.Bar, &total)

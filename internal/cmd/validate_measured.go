@@ -151,7 +151,7 @@ func runValidateMeasured(c *cli.Context, maxErr float64) error {
 		return err
 	}
 	ts, lines := tables.Measured(rep, left, len(colls) > 0)
-	if err := tables.WriteReport(c.App.Writer, c.String("format"), ts, notes, lines); err != nil {
+	if err := tables.WriteReport(c.App.Writer, format, ts, notes, lines); err != nil {
 		return err
 	}
 	if dir := c.String("plot"); dir != "" {
@@ -214,16 +214,7 @@ func writeMeasuredCharts(c *cli.Context, dir string, rep *validate.MeasuredRepor
 		}
 		charts = append(charts, ch)
 	}
-	bar := newBar(c, "validate: charts", len(charts))
-	paths, err := plots.WriteCharts(dir, charts, bar)
-	bar.Done()
-	for _, p := range paths {
-		fmt.Fprintf(c.App.ErrWriter, "validate: wrote %s\n", p)
-	}
-	if err != nil {
-		return fmt.Errorf("validate: %w", err)
-	}
-	return nil
+	return writeChartFiles(c, "validate", dir, charts)
 }
 
 // measuredCalibrationsUsed returns an error naming each calibration file

@@ -14,8 +14,8 @@ import (
 // machine formats (json, csv) carry: a snake_case key per column and cells
 // as numbers in SI base units, as docs/output.md documents.
 //
-// A column's key is its header made snake_case (columnKey), with the
-// suffix of its unit. The unit comes, in this order, from the table's
+// A column's key is its header made snake_case (Snake), with the
+// suffix of its unit (joinKey). The unit comes, in this order, from the table's
 // Units, from declaredUnits (by "TABLE.header" or "header"), from a unit
 // in parentheses at the end of the header ("step (ms)"), or from a unit
 // word at the end of a snake_case header ("step_ms"). A column without a
@@ -103,7 +103,7 @@ var declaredUnits = map[string]string{
 // is read from the column's cell.
 type field struct {
 	key  string
-	cell func(c string) any // nil, json.Number or string
+	cell func(c string) any // nil, jsonNum or string
 }
 
 // columnFields returns the fields of the column headed h in the table
@@ -320,7 +320,7 @@ func siNumber(v float64) any {
 // jsonNum is a number as the machine formats write it.
 type jsonNum string
 
-// snakeWords are the spellings snake replaces before it lowercases.
+// snakeWords are the spellings Snake replaces before it lowercases.
 var snakeWords = strings.NewReplacer(
 	"'", "", "’", "", "$/", " usd per ", "$", " usd ", "%", " percent ", "/", " per ",
 	"²", "2", "³", "3", "α", " alpha ", "β", " beta ", "µ", "u", "μ", "u", "×", " x ", "–", " to ",

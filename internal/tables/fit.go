@@ -521,12 +521,12 @@ func LogRead(lg *logs.Log) []string {
 	return lines
 }
 
-// CalibrationWritten says what the calibration of rep written to path
-// holds: a line counting its entries of each kind, and a line for each
-// fitted group and steps curve it leaves out for want of a model name.
-// `scaleplan fit --out` prints them on stderr after "fit: ".
-func CalibrationWritten(rep *fit.Report, path string) []string {
-	cal := rep.Calibration()
+// CalibrationWritten says what cal, the calibration of rep
+// (fit.Report.Calibration) written to path, holds: a line counting its
+// entries of each kind, and a line for each fitted group and steps curve
+// it leaves out for want of a model name. `scaleplan fit --out` prints
+// them on stderr after "fit: ".
+func CalibrationWritten(rep *fit.Report, cal *calib.Calibration, path string) []string {
 	n := len(cal.Throughput) + len(cal.Comm) + len(cal.Steps)
 	lines := []string{fmt.Sprintf("wrote %s: %d throughput, %d comm, %d steps %s", path,
 		len(cal.Throughput), len(cal.Comm), len(cal.Steps), Plural(n, "entry", "entries"))}

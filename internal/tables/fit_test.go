@@ -155,7 +155,7 @@ func TestCalibrationWritten(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := CalibrationWritten(rep, "c.yaml")
+	got := CalibrationWritten(rep, rep.Calibration(), "c.yaml")
 	want := []string{
 		"wrote c.yaml: 0 throughput, 0 comm, 0 steps entries",
 		"not in c.yaml: group ? t4 ×1 has no model name",

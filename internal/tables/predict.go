@@ -33,9 +33,11 @@ func (r *PredictReport) Write(w io.Writer, format string) error {
 	ps := r.ps
 	var ts []Named
 	notes := &Table{Title: "Notes", Header: []string{"variant", "note"}}
-	for _, p := range ps {
+	pnotes := make([][]string, len(ps)) // of each prediction
+	for i, p := range ps {
 		ts = append(ts, Named{Key: Snake(p.Label), T: predictionTable(p)})
-		for _, n := range predictionNotes(p) {
+		pnotes[i] = predictionNotes(p)
+		for _, n := range pnotes[i] {
 			notes.Rows = append(notes.Rows, []string{p.Label, n})
 		}
 	}
@@ -62,7 +64,7 @@ func (r *PredictReport) Write(w io.Writer, format string) error {
 		}
 		if i < len(ps) {
 			fmt.Fprintln(w)
-			for _, n := range predictionNotes(ps[i]) {
+			for _, n := range pnotes[i] {
 				fmt.Fprintf(w, "%s%s\n", Bullet(format), n)
 			}
 		}
