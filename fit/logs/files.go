@@ -107,8 +107,8 @@ func (d *Rename) Apply(lg *Log) {
 	}
 	for i := range lg.Runs {
 		// A run's platform is "NxKIND" where its log gave a device kind
-		// (torchvision, Hugging Face Trainer, Megatron-LM; "?" where it
-		// gave none): it names the kind as the records now do.
+		// (torchvision, Hugging Face Trainer, Megatron-LM, torchtitan; "?"
+		// where it gave none): it names the kind as the records now do.
 		r := &lg.Runs[i]
 		n, kind, ok := strings.Cut(r.Device, "x")
 		if !ok || n == "" || strings.Trim(n, "0123456789") != "" {

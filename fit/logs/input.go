@@ -89,13 +89,12 @@ func cutAt(s string) int {
 // in all, numbering them from 1; a line's ending ("\n" or "\r\n") is
 // dropped.
 type lineReader struct {
-	s     *bufio.Scanner
-	lim   *io.LimitedReader
-	max   int64
-	name  string
-	n     int // lines read
-	err   error
-	limit bool // the last line read ended at the limit of the bytes
+	s    *bufio.Scanner
+	lim  *io.LimitedReader
+	max  int64
+	name string
+	n    int // lines read
+	err  error
 }
 
 func newLineReader(r io.Reader, name string, max int64) *lineReader {

@@ -243,13 +243,22 @@ func (lg *Log) MalformedSummary() string {
 	return b.String()
 }
 
+// add appends r (appendRecord) if it is within the bounds of
+// checkBounds, else counts line as malformed.
 func (lg *Log) add(r benchlog.Record, line int) {
-	if len(lg.Records)+len(lg.Runs)+len(lg.Collectives) >= MaxRecords {
-		lg.over = true
-		return
-	}
 	if err := checkBounds(&r); err != nil {
 		lg.malformed(line, nil, err)
+		return
+	}
+	lg.appendRecord(r, line)
+}
+
+// appendRecord appends r, whose bounds are checked, unless lg already
+// holds MaxRecords records, runs and collective tests: that marks lg over
+// the limit, which finish turns into an error.
+func (lg *Log) appendRecord(r benchlog.Record, line int) {
+	if len(lg.Records)+len(lg.Runs)+len(lg.Collectives) >= MaxRecords {
+		lg.over = true
 		return
 	}
 	lg.Records = append(lg.Records, r)
@@ -268,20 +277,16 @@ func (lg *Log) addValid(r benchlog.Record, line int, text []byte) {
 func (lg *Log) malformed(line int, text []byte, err error) {
 	lg.Malformed++
 	if len(lg.Errors) < MaxQuoted {
-		lg.Errors = append(lg.Errors, &benchlog.LineError{Line: line, Text: cutText(bytes.TrimSpace(text)), Err: err})
+		lg.Errors = append(lg.Errors, &benchlog.LineError{Line: line, Text: clip(string(bytes.TrimSpace(text))), Err: err})
 	}
-}
-
-// cutText returns the first 80 bytes of a line (on a character boundary)
-// followed by "…(N bytes)" when it is longer, for a LineError to quote.
-func cutText(b []byte) string {
-	return clip(string(b))
 }
 
 func (lg *Log) notef(format string, args ...any) {
 	lg.Notes = append(lg.Notes, fmt.Sprintf(format, args...))
 }
 
+// parse reads a log read whole in format f, one that parseFrom does not
+// read line by line (it takes CSV, bench logs and unknown formats).
 func parse(data []byte, name string, f Format) (*Log, error) {
 	lg := &Log{Name: name, Format: f}
 	switch f {
@@ -307,10 +312,6 @@ func parse(data []byte, name string, f Format) (*Log, error) {
 		readLightning(data, lg)
 	case NCCLTests:
 		readNCCL(data, lg)
-	case CSV, Benchlog:
-		return parseFrom(bytes.NewReader(data), name, f)
-	default:
-		return nil, fmt.Errorf("%s: unknown format %s (valid: %s)", name, quote(string(f)), formatNames())
 	}
 	return lg.finish()
 }
@@ -394,14 +395,16 @@ func formatNames() string {
 // Otherwise it returns ErrUnknownFormat with what each format looks like.
 func Detect(data []byte) (Format, error) {
 	var d detector
-	lines(data, func(_ int, l []byte) { d.line(l) })
+	done := false
+	lines(data, func(_ int, l []byte) { done = done || d.line(l) })
 	return d.result()
 }
 
 // detector decides the format of a log from its lines, fed in order; see
 // Detect.
 type detector struct {
-	first, header                                   []byte // first non-blank line; first that is not a # comment either
+	header                                          []byte // first non-blank line that is not a # comment
+	seen, bench                                     bool   // a non-blank line was fed; the first was a bench log's JSON line
 	mllog, mll, tf, horovod, tv, hf, mg, ds, tt, nc bool
 }
 
@@ -409,14 +412,15 @@ type detector struct {
 // known whatever follows (a bench log, from its first line).
 func (d *detector) line(l []byte) bool {
 	if t := bytes.TrimSpace(l); len(t) > 0 {
-		if d.first == nil {
-			d.first = bytes.Clone(t)
+		if !d.seen {
+			d.seen = true
+			d.bench = t[0] == '{' && !bytes.HasPrefix(t, []byte("{'"))
 		}
 		if d.header == nil && t[0] != '#' {
 			d.header = bytes.Clone(t)
 		}
 	}
-	if bytes.HasPrefix(d.first, []byte("{")) && !bytes.HasPrefix(d.first, []byte("{'")) {
+	if d.bench {
 		return true
 	}
 	d.mllog = d.mllog || bytes.Contains(l, mllogMarker)
@@ -457,7 +461,7 @@ func (d *detector) result() (Format, error) {
 		ok bool
 		f  Format
 	}{
-		{bytes.HasPrefix(d.first, []byte("{")) && !bytes.HasPrefix(d.first, []byte("{'")), Benchlog},
+		{d.bench, Benchlog},
 		{d.mllog, MLPerf}, {d.mll, MLPerfV06}, {d.nc, NCCLTests}, {d.tf, TFCNN}, {d.horovod, Horovod},
 		{d.tv, Torchvision}, {d.hf, HFTrainer}, {d.mg, Megatron}, {d.ds, DeepSpeed}, {d.tt, Torchtitan},
 	} {

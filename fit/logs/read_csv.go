@@ -47,7 +47,7 @@ var errOneColumn = errors.New("csv header has one column")
 
 // csvHeader maps the columns of a CSV header.
 type csvHeader struct {
-	sep      rune
+	sep      byte           // ',', ';' or '\t'
 	names    []string       // normalized column names
 	col      map[string]int // canonical name → column index
 	stepUnit float64        // seconds per plain step-time number
@@ -58,15 +58,15 @@ type csvHeader struct {
 func parseHeader(line string) (*csvHeader, error) {
 	h := &csvHeader{sep: ',', col: map[string]int{}, stepUnit: 1}
 	best := strings.Count(line, ",")
-	for _, r := range []rune{';', '\t'} {
-		if n := strings.Count(line, string(r)); n > best {
-			h.sep, best = r, n
+	for _, c := range []byte{';', '\t'} {
+		if n := strings.Count(line, string(c)); n > best {
+			h.sep, best = c, n
 		}
 	}
 	if best == 0 {
 		return nil, errOneColumn
 	}
-	fields, err := splitCSV(line, h.sep)
+	fields, err := splitCSV(line, rune(h.sep))
 	if err != nil {
 		return nil, fmt.Errorf("csv header: %w", err)
 	}
@@ -149,13 +149,25 @@ func normalizeColumn(f string) (name, unit string) {
 	return f, unit
 }
 
-// split returns the cells of a row: a row without quotes is split at
-// its separators, others are read as CSV.
-func (h *csvHeader) split(line string) ([]string, error) {
-	if !strings.Contains(line, `"`) {
-		return strings.Split(line, string(h.sep)), nil
+// splitRow returns the cells of a row in dst[:0]: a row without quotes is
+// split at its separators, others are read as CSV (in a new slice).
+func splitRow(dst []string, line string, sep byte) ([]string, error) {
+	if strings.IndexByte(line, '"') >= 0 {
+		return splitCSV(line, rune(sep))
 	}
-	return splitCSV(line, h.sep)
+	return appendSplit(dst[:0], line, sep), nil
+}
+
+// appendSplit appends the fields of s between the separators sep to dst.
+func appendSplit(dst []string, s string, sep byte) []string {
+	for {
+		i := strings.IndexByte(s, sep)
+		if i < 0 {
+			return append(dst, s)
+		}
+		dst = append(dst, s[:i])
+		s = s[i+1:]
+	}
 }
 
 func splitCSV(line string, sep rune) ([]string, error) {
@@ -244,14 +256,16 @@ type csvAgg struct {
 	sum  float64         // of their throughputs, samples/s
 }
 
+// add takes a row's record, valid and within the bounds of checkBounds,
+// into lg, or into its configuration's aggregate past AggregateRows.
 func (c *csvRows) add(lg *Log, rec benchlog.Record, line int) {
 	if rec.Kind != benchlog.KindMeasurement {
-		lg.add(rec, line)
+		lg.appendRecord(rec, line)
 		return
 	}
 	if c.index == nil && c.kept < AggregateRows {
 		c.kept++
-		lg.add(rec, line)
+		lg.appendRecord(rec, line)
 		return
 	}
 	if c.index == nil {
@@ -331,7 +345,7 @@ func recordKey(b []byte, r *benchlog.Record) []byte {
 
 // record turns one row into a record.
 func (h *csvHeader) record(line string) (benchlog.Record, error) {
-	cells, err := h.split(line)
+	cells, err := splitRow(nil, line, h.sep)
 	if err != nil {
 		return benchlog.Record{}, err
 	}

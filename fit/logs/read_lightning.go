@@ -149,18 +149,6 @@ func (p *plReader) header(n int, l []byte, s string) {
 	}
 }
 
-// split splits a row into p.cells; the logger writes numbers and empty
-// cells: split on commas unless a cell is quoted.
-func (p *plReader) split(s string) error {
-	if strings.IndexByte(s, '"') >= 0 {
-		var err error
-		p.cells, err = splitCSV(s, ',')
-		return err
-	}
-	p.cells = appendSplit(p.cells[:0], s, ',')
-	return nil
-}
-
 // get returns the number in column name of the row, −1 where the row
 // has none, counting one that is not a number >= 0 in p.bad.
 func (p *plReader) get(name string) float64 {
@@ -201,7 +189,9 @@ func (p *plReader) evaluation() (acc, step float64) {
 // row reads a row of figures into the run, starting another run where
 // its cumulative batches fall below the last row's.
 func (p *plReader) row(n int, l []byte, s string) {
-	if err := p.split(s); err != nil {
+	// The logger writes numbers and empty cells; p.cells is reused.
+	var err error
+	if p.cells, err = splitRow(p.cells, s, ','); err != nil {
 		p.lg.malformed(n, l, err)
 		return
 	}
@@ -311,16 +301,4 @@ func (p *plReader) record() (benchlog.Record, bool) {
 		return rec, false
 	}
 	return rec, true
-}
-
-// appendSplit appends the fields of s between the separators sep to dst.
-func appendSplit(dst []string, s string, sep byte) []string {
-	for {
-		i := strings.IndexByte(s, sep)
-		if i < 0 {
-			return append(dst, s)
-		}
-		dst = append(dst, s[:i])
-		s = s[i+1:]
-	}
 }

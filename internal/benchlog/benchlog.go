@@ -297,8 +297,11 @@ func (w *Writer) Write(r Record) error {
 
 // LineError is a line of a log that could not be read.
 type LineError struct {
-	Line int    // 1-based line number
-	Text string // the line, cut to 120 bytes
+	Line int // 1-based line number
+	// Text is the line, cut when longer: by Reader to its first 120 bytes
+	// and "...", by fit/logs to its first 80 bytes (on a character
+	// boundary) and "…(N bytes)", N its length.
+	Text string
 	Err  error
 }
 
