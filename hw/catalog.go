@@ -152,15 +152,13 @@ func LoadWith(paths []string, inline []Inline) (*Catalog, error) {
 	c := base.Clone()
 	orig := maps.Clone(baseOrig)
 	for _, name := range files {
-		data, err := config.ReadFile(name, fileKind)
+		var part Catalog
+		root, err := config.DecodeFile(name, fileKind, &part)
 		if err != nil {
 			return nil, err
 		}
-		part, root, err := decodeRaw(bytes.NewReader(data))
-		if err != nil {
-			return nil, config.InFile(name, err)
-		}
-		c.merge(part, orig, &source{name: name, root: root})
+		part.setDefaults()
+		c.merge(&part, orig, &source{name: name, root: root})
 	}
 	for _, in := range inline {
 		if in.Catalog == nil {

@@ -1,7 +1,6 @@
 package hw
 
 import (
-	"math"
 	"strconv"
 	"strings"
 
@@ -77,9 +76,10 @@ func show[T quantity](v T) string {
 	return strconv.FormatFloat(float64(v), 'g', 4, 64) + " " + unit
 }
 
-// outside reports whether v is not a finite number within s.
+// outside reports whether v is not a number within s: NaN and, as every
+// span's bounds are finite, ±Inf are outside.
 func (s span[T]) outside(v T) bool {
-	return !(v >= s.lo && v <= s.hi) || math.IsInf(float64(v), 0)
+	return !(v >= s.lo && v <= s.hi)
 }
 
 // need reports a required figure that is not > 0 or not within s.

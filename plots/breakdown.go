@@ -127,8 +127,7 @@ func StepBreakdown(d BreakdownData) (*Chart, error) {
 	sty, off := noteStyle(gray, draw.XCenter, draw.YBottom), vg.Point{Y: vg.Points(3)}
 	p.X.Min, p.X.Max = -0.6, float64(len(d.Bars))-0.4
 	p.Y.Min, p.Y.Max = 0, 1.08*tmax/size
-	switch {
-	case share:
+	if share {
 		// The step times stand above bars of 100 %, with their unit.
 		at := make(plotter.XYs, len(xy))
 		for i := range xy {
@@ -138,11 +137,11 @@ func StepBreakdown(d BreakdownData) (*Chart, error) {
 		p.Add(&plotter.Labels{XYs: at, Labels: texts, TextStyle: repeatStyle(sty, len(at)), Offset: off})
 		bd.record("step time", "labels", []string{"bar", unit}, xyRows(xy), texts)
 		p.Y.Max = 108
-	case tmax == 0:
+	} else {
 		bd.labels("step time", []string{"bar", unit}, xy, texts, sty, off)
-		p.Y.Max = 1
-	default:
-		bd.labels("step time", []string{"bar", unit}, xy, texts, sty, off)
+		if tmax == 0 {
+			p.Y.Max = 1
+		}
 	}
 	headroom(p, len(parts))
 	// The legend lists the parts top to bottom as they are stacked.

@@ -337,17 +337,18 @@ func AllCharts(runs []*Run) (charts []*plots.Chart, notes []string, err error) {
 		}
 		charts = append(charts, chs...)
 	}
-	var traced []*Run
 	for _, s := range runs {
-		if _, err := TimelineData(s); err != nil {
+		d, err := TimelineData(s)
+		if err != nil {
 			notes = append(notes, fmt.Sprintf("%s: no timeline chart: %v", s.R.Name, err))
 			continue
 		}
-		traced = append(traced, s)
+		ch, err := plots.Timeline(d)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", s.R.Name, err)
+		}
+		ch.Kind = Timeline
+		charts = append(charts, ch)
 	}
-	chs, err := Charts(Timeline, traced)
-	if err != nil {
-		return nil, nil, err
-	}
-	return append(charts, chs...), notes, nil
+	return charts, notes, nil
 }

@@ -12,6 +12,7 @@ import (
 	"scaleplan/plots"
 	"scaleplan/predict"
 	"scaleplan/scenarios"
+	"scaleplan/sim"
 )
 
 // recipeStepsRule says how the recipe's steps follow from the global batch B.
@@ -274,7 +275,7 @@ func modelInputs(r *scenarios.Resolved) [][2]string {
 	mdlRows := [][2]string{
 		{"name", joined(mdl.Name, mdl.Description)},
 		{"task", mdl.Task},
-		{"parameters", fmt.Sprintf("%s (gradient %v at %s)", predict.Group(mdl.Params), units.Bytes(float64(mdl.Params)*gradientBytesPer(r.Precision)), r.Precision)},
+		{"parameters", fmt.Sprintf("%s (gradient %v at %s)", predict.Group(mdl.Params), gradientBytes(r), r.Precision)},
 		{"forward", mdl.ForwardFLOPs.String() + " per sample"},
 		{"class", string(mdl.Class)},
 	}
@@ -372,12 +373,15 @@ func pipelineInputs(r *scenarios.Resolved) [][2]string {
 	return inRows
 }
 
-// gradientBytesPer is the bytes of a gradient value at precision p.
-func gradientBytesPer(p string) float64 {
-	if p == "fp16" || p == "bf16" {
-		return 2
+// gradientBytes is the size of r's gradients at its precision, stored as
+// the simulator stores them (sim.StoragePrecision). Resolving a scenario
+// admits only precisions StoragePrecision takes.
+func gradientBytes(r *scenarios.Resolved) units.Bytes {
+	sp, err := sim.StoragePrecision(hw.Precision(r.Precision))
+	if err != nil {
+		panic("report: " + err.Error())
 	}
-	return 4
+	return r.Mdl.GradientBytes(sp)
 }
 
 func yesNo(b bool) string {

@@ -211,18 +211,17 @@ func batchesText(b []int) string {
 // scenario none of them applies to computes by its roofline, and they are
 // never refused.
 func CalibrationsUsed(files []CalibrationFile, rs []*Resolved) error {
+	var want []string
+	for _, r := range rs {
+		if w := fmt.Sprintf("%s on %s at %s", r.Mdl.Name, r.Device.Name, r.Precision); !slices.Contains(want, w) {
+			want = append(want, w)
+		}
+	}
 	for _, f := range files {
 		if f.Path == Published {
 			continue
 		}
-		var want []string
-		used := false
-		for _, r := range rs {
-			used = used || r.CalibratedBy == f.Path
-			if w := fmt.Sprintf("%s on %s at %s", r.Mdl.Name, r.Device.Name, r.Precision); !slices.Contains(want, w) {
-				want = append(want, w)
-			}
-		}
+		used := slices.ContainsFunc(rs, func(r *Resolved) bool { return r.CalibratedBy == f.Path })
 		if !used {
 			what := "the scenario (it needs"
 			if len(rs) > 1 {

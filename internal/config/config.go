@@ -100,7 +100,7 @@ func (ps *Problems) Locate(root *yaml.Node) {
 // prefix of path that exists. Paths are keys joined by dots, with [i] for a
 // sequence index: "nodes.cpu.cores", "systems[3].fabric".
 func LineOf(root *yaml.Node, path string) int {
-	return lineOf(root, path, nil)
+	return lineOf(root, path, index{})
 }
 
 func lineOf(root *yaml.Node, path string, idx index) int {
@@ -193,8 +193,9 @@ func splitPath(path string) []string {
 	return parts
 }
 
-// child returns the child of n that part names; idx, if not nil, keeps the
-// tables of names it builds.
+// child returns the child of n that part names: a mapping's value by key, a
+// sequence's item by [i] or, for a sequence of mappings, by its name key (the
+// first of each name); idx keeps the tables of names it builds.
 func child(n *yaml.Node, part string, idx index) *yaml.Node {
 	if n.Kind == yaml.AliasNode {
 		n = n.Alias
@@ -208,24 +209,7 @@ func child(n *yaml.Node, part string, idx index) *yaml.Node {
 			return n.Content[k]
 		}
 	}
-	if idx != nil {
-		return idx.names(n)[part]
-	}
-	if n.Kind == yaml.MappingNode {
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			if n.Content[i].Value == part {
-				return n.Content[i+1]
-			}
-		}
-		return nil
-	}
-	// A sequence of mappings with a name key may be addressed by name.
-	for _, c := range n.Content {
-		if nameOf(c) == part && part != "" {
-			return c
-		}
-	}
-	return nil
+	return idx.names(n)[part]
 }
 
 // Decode reads one YAML document from r into v, rejecting fields that v

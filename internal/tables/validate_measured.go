@@ -22,7 +22,7 @@ func Measured(rep *validate.MeasuredReport, left map[string]int, testsWritten bo
 	l := measuredLayout{
 		variants:   slices.ContainsFunc(rep.Groups, func(g validate.MeasuredGroup) bool { return g.Variant != "" }),
 		several:    slices.ContainsFunc(rep.Groups, func(g validate.MeasuredGroup) bool { return g.Devices > 1 }),
-		calibrated: len(rep.CalibrationSources()) > 0,
+		calibrated: rep.Calibrated(),
 	}
 	ts = []Named{{Key: "measurements", T: l.rows(rep)}, {Key: "groups", T: l.groups(rep)}}
 	if len(rep.Ratios) > 0 {
