@@ -1,0 +1,188 @@
+package model
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"scaleplan/internal/units"
+)
+
+// OpKind is the class of an operator: what decides how fast a device runs
+// it (tensor cores or not, compute- or memory-bound).
+type OpKind string
+
+// The operator classes.
+const (
+	// MatMul is a dense matrix product (a linear layer, an attention
+	// projection, an LSTM's gate product): M×K times K×N.
+	MatMul OpKind = "matmul"
+	// Conv is a dense convolution, as the implicit GEMM of M = batch ×
+	// output pixels, N = output channels, K = input channels × kernel area.
+	Conv OpKind = "conv"
+	// GroupedConv is a grouped or depthwise convolution (groups > 1),
+	// which runs far from the tensor cores' peak.
+	GroupedConv OpKind = "grouped-conv"
+	// Attention is scaled dot-product attention's score and value products
+	// and its softmax, one operator whether a device fuses it or not.
+	Attention OpKind = "attention"
+	// Elementwise is an activation function, a residual addition, dropout,
+	// a scale: memory-bound.
+	Elementwise OpKind = "elementwise"
+	// Norm is a batch, layer or RMS normalisation: memory-bound.
+	Norm OpKind = "norm"
+	// Softmax is a softmax outside attention (a classifier's): memory-bound.
+	Softmax OpKind = "softmax"
+	// Pool is a max or average pooling or a resize: memory-bound.
+	Pool OpKind = "pool"
+	// Embedding is a table lookup (a gather) and, backward, its scatter-add.
+	Embedding OpKind = "embedding"
+	// Loss is a loss function over the outputs.
+	Loss OpKind = "loss"
+	// Update is the optimizer's update of the parameters.
+	Update OpKind = "update"
+)
+
+// OpKinds lists every operator class, in the order above.
+var OpKinds = []OpKind{MatMul, Conv, GroupedConv, Attention, Elementwise, Norm, Softmax, Pool, Embedding, Loss, Update}
+
+// Pass is the part of a training step an operator belongs to.
+type Pass string
+
+// The passes of a training step.
+const (
+	Forward    Pass = "forward"
+	Backward   Pass = "backward"
+	UpdatePass Pass = "update" // the optimizer's update
+)
+
+// Op is one operator of a training step at a given batch and shape: one
+// kernel, or a few a framework always runs together.
+type Op struct {
+	// Name says where the operator is, such as "layer1.0.conv1" or
+	// "layer1.0.conv1.grad_weight".
+	Name string
+	Kind OpKind
+	Pass Pass
+	// FLOPs is the floating-point operations, a multiply-add counting 2.
+	FLOPs float64
+	// Read and Write are the bytes of device memory the operator reads and
+	// writes at least once (inputs, weights, outputs), at the step's
+	// precision.
+	Read, Write units.Bytes
+	// Params is the trainable parameters the operator owns; set on the
+	// forward operator only, so that a step's operators sum to the
+	// model's parameters.
+	Params int64
+	// Saved is the activation bytes the forward operator keeps for the
+	// backward pass; 0 on backward and step operators.
+	Saved units.Bytes
+	// M, N and K are the dimensions of the matrix product a MatMul, Conv
+	// or GroupedConv (per group) runs, M×K by K×N, for tile and wave
+	// quantisation; Groups is the number of independent products (1 for
+	// a dense one, the batch × heads of attention). 0 where there is none.
+	M, N, K int64
+	Groups  int64
+}
+
+// Intensity returns the operator's arithmetic intensity, FLOPs per byte
+// of memory traffic; 0 when it moves no bytes.
+func (o *Op) Intensity() float64 {
+	b := float64(o.Read + o.Write)
+	if b <= 0 {
+		return 0
+	}
+	return o.FLOPs / b
+}
+
+// OpTotals sums a list of operators.
+type OpTotals struct {
+	// Params is the sum of the operators' Params.
+	Params int64
+	// FLOPs is the FLOPs of each pass and of the whole step.
+	Forward, Backward, Step, FLOPs float64 // Step: the update pass
+	// Bytes is the sum of Read and Write over all operators.
+	Bytes units.Bytes
+	// Saved is the activation bytes kept for the backward pass.
+	Saved units.Bytes
+	// ByKind is the FLOPs of each operator class present.
+	ByKind map[OpKind]float64
+}
+
+// Totals returns the sums of ops.
+func Totals(ops []Op) OpTotals {
+	t := OpTotals{ByKind: map[OpKind]float64{}}
+	for i := range ops {
+		o := &ops[i]
+		t.Params += o.Params
+		switch o.Pass {
+		case Forward:
+			t.Forward += o.FLOPs
+		case Backward:
+			t.Backward += o.FLOPs
+		case UpdatePass:
+			t.Step += o.FLOPs
+		}
+		t.FLOPs += o.FLOPs
+		t.Bytes += o.Read + o.Write
+		t.Saved += o.Saved
+		t.ByKind[o.Kind] += o.FLOPs
+	}
+	return t
+}
+
+// Shape is what a generator needs to list a model's operators.
+type Shape struct {
+	// Batch is the samples per device per step. Required, at least 1.
+	Batch int
+	// Resolution is an image model's input height and width in pixels;
+	// 0 takes the model's default.
+	Resolution int
+	// SeqLen is a sequence model's tokens per sample; 0 takes the
+	// model's default.
+	SeqLen int
+	// Precision is the precision of activations and weights in the
+	// matrix products; "" is FP32.
+	Precision Precision
+}
+
+// Generator lists the operators of one training step of a model family
+// at a shape, forward, backward and the optimizer's update.
+type Generator func(Shape) ([]Op, error)
+
+// generators are the operator generators by model name: the names of the
+// shipped profiles they describe.
+var generators = map[string]Generator{}
+
+// Ops returns the operators of one training step of the model called name
+// at shape s. The valid names are OpModels.
+func Ops(name string, s Shape) ([]Op, error) {
+	g, ok := generators[name]
+	if !ok {
+		return nil, fmt.Errorf("no operator generator for model %q (valid: %s)", name, strings.Join(OpModels(), ", "))
+	}
+	if s.Batch < 1 {
+		return nil, fmt.Errorf("model %s: batch %d: want at least 1", name, s.Batch)
+	}
+	if s.Precision == "" {
+		s.Precision = FP32
+	}
+	if !s.Precision.valid() {
+		return nil, fmt.Errorf("model %s: unknown precision %q (valid: %s)", name, s.Precision, strings.Join(precisions, ", "))
+	}
+	if s.Resolution < 0 || s.SeqLen < 0 {
+		return nil, fmt.Errorf("model %s: resolution %d, sequence length %d: want 0 (the default) or more", name, s.Resolution, s.SeqLen)
+	}
+	return g(s)
+}
+
+// OpModels returns the names of the models that have an operator
+// generator, sorted.
+func OpModels() []string {
+	names := make([]string, 0, len(generators))
+	for n := range generators {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names
+}
