@@ -152,7 +152,14 @@ type Generator func(Shape) ([]Op, error)
 
 // generators are the operator generators by model name: the names of the
 // shipped profiles they describe.
-var generators = map[string]Generator{}
+var generators = map[string]Generator{
+	"resnet50":         resnet50Ops,
+	"ssd-resnet34":     ssdResNet34Ops,
+	"maskrcnn-r50-fpn": maskRCNNOps,
+	"efficientnet-b4":  efficientNetB4Ops,
+	"mlp":              engineMLPOps,
+	"cnn":              engineCNNOps,
+}
 
 // Ops returns the operators of one training step of the model called name
 // at shape s. The valid names are OpModels.
