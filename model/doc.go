@@ -57,6 +57,17 @@
 // Shape.SeqLen tokens; for transformer-base and transformer-big it counts
 // token pairs, as their profiles do; for gnmt sentence pairs.
 //
+// # Operators
+//
+// Ops lists the operators of one training step of a model at a Shape
+// (batch, resolution or sequence length, precision): forward, backward
+// and the optimizer's update, each with its kind, FLOPs, bytes read and
+// written, parameters, activation bytes kept for the backward pass and,
+// for matrix products and convolutions, the product's dimensions. The
+// image models' and the engine's generators share the layer builders of
+// ops_layers.go, whose doc comment states the conventions; their totals
+// are tested against published parameter and FLOP counts.
+//
 // # Files
 //
 // A profile file has up to three mappings, each keyed by name:

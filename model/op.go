@@ -153,6 +153,13 @@ type Generator func(Shape) ([]Op, error)
 // generators are the operator generators by model name: the names of the
 // shipped profiles they describe.
 var generators = map[string]Generator{
+	// Vision and engine models (ops_vision.go, ops_engine.go).
+	"resnet50":         resnet50Ops,
+	"ssd-resnet34":     ssdResNet34Ops,
+	"maskrcnn-r50-fpn": maskRCNNOps,
+	"efficientnet-b4":  efficientNetB4Ops,
+	"mlp":              engineMLPOps,
+	"cnn":              engineCNNOps,
 	// Sequence models (ops_seq.go, transformer_shapes.go).
 	"transformer-base": translationOps("transformer-base"),
 	"transformer-big":  translationOps("transformer-big"),
