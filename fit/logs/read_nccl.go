@@ -16,7 +16,7 @@ import (
 // print the same.
 var (
 	ncRank = regexp.MustCompile(`^#\s+Rank\s+(\d+)\s+(?:Group\s+\d+\s+)?Pid\s+\d+\s+on\s+(\S+)\s+device\s+\d+\s+\[[^\]]*\]\s+(.*?)\s*$`)
-	ncOp   = regexp.MustCompile(`# Collective test starting: (\w+?)(?:_perf)?\s*$`)
+	ncOp   = regexp.MustCompile(`# Collective test starting: (\w+?)(?:_perf)?(?:_mpi)?\s*$`) // all_reduce_perf_mpi: the binary built with MPI=1 in releases that name it so
 	ncAvg  = regexp.MustCompile(`# Avg bus bandwidth\s*:\s*([\d.]+)`)
 	// ncLabel is what a launcher puts before each line of a rank's
 	// output: Slurm's srun --label ("0: ") and Open MPI's mpirun

@@ -76,8 +76,9 @@ func TestDetectNCCL(t *testing.T) {
 // TestReadNCCLLabelled reads the variants of published outputs: each
 // line labelled by srun --label ("0: ") or mpirun --tag-output
 // ("[1,0]<stdout>:"), a table without its device list given its op,
-// ranks and nodes by a "# scaleplan:" line, and an older release's test
-// whose op only its command line names. The expected values are the
+// ranks and nodes by a "# scaleplan:" line, a test of the binary built
+// with MPI=1 (reduce_scatter_perf_mpi), and an older release's test whose
+// op only its command line names. The expected values are the
 // lines written here.
 func TestReadNCCLLabelled(t *testing.T) {
 	const hdr = "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n"
@@ -94,6 +95,13 @@ func TestReadNCCLLabelled(t *testing.T) {
 			"[1,0]<stdout>:           8             2     float     sum      -1    12.90    0.00    0.00      0    12.87    0.00    0.00      0\n" +
 			"[1,0]<stdout>:          16             4     float     sum      -1    12.88    0.00    0.00      0    12.83    0.00    0.00      0\n",
 			"", 0, 0},
+		{"mpi binary", "# Collective test starting: reduce_scatter_perf_mpi\n" +
+			"# nThread 1 nGpus 1 minBytes 8 maxBytes 16 step: 2(factor) warmup iters: 5 iters: 20\n" +
+			"#  Rank  0 Group  0 Pid 1 on a device  0 [0x4f] NVIDIA H100 80GB HBM3\n" +
+			"#  Rank  1 Group  0 Pid 2 on a device  1 [0x50] NVIDIA H100 80GB HBM3\n" + hdr +
+			"           8             2     float     sum      -1    12.90    0.00    0.00      0    12.87    0.00    0.00      0\n" +
+			"          16             4     float     sum      -1    12.88    0.00    0.00      0    12.83    0.00    0.00      0\n",
+			"reduce_scatter", 2, 1},
 		{"command", "$ mpirun -np 2 ./build/all_gather_perf -b 8 -e 16\n" +
 			"# nThread 1 nGpus 1 minBytes 8 maxBytes 16 step: 2(factor) warmup iters: 5 iters: 20 validation: 1\n" +
 			"#   Rank  0 Pid    746 on a device  0 [0x4f] Tesla V100-SXM2-16GB\n" +
