@@ -87,6 +87,12 @@ func (r *Resolved) Build(p Point) (sim.Config, error) {
 		Jitter:         r.Stragglers.Jitter,
 		Seed:           r.Seed,
 	}
+	if pl := par.Placement; len(pl) > 0 {
+		if sum := sumInts(pl); p.Devices != sum || p.Nodes != len(pl) {
+			return c, fmt.Errorf("scenario %q: %d devices on %d nodes do not match parallelism.placement %v (%d devices on %d nodes)", r.Name, p.Devices, p.Nodes, pl, sum, len(pl))
+		}
+		c.Placement = pl
+	}
 	var err error
 	if c.Schedule, err = sim.ParseSchedule(par.Schedule); err != nil {
 		return c, err
@@ -152,6 +158,15 @@ func (r *Resolved) Build(p Point) (sim.Config, error) {
 		return c, err
 	}
 	return c, nil
+}
+
+// sumInts returns the sum of xs.
+func sumInts(xs []int) int {
+	n := 0
+	for _, x := range xs {
+		n += x
+	}
+	return n
 }
 
 // network fills c.Network.

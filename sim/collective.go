@@ -12,7 +12,7 @@ import (
 // every rank of c, alone on c's network, with c.Comm.Algorithm (and
 // c.Comm.InterNode between nodes): from the call until the last rank has
 // the sum, as a collective benchmark such as nccl-tests' all_reduce_perf
-// times it. Only the placement (Nodes, DevicesPerNode), Network and Comm
+// times it. Only the placement (Nodes, DevicesPerNode or Placement), Network and Comm
 // of c are used; its compute, memory and steps are not, and need not be
 // set. The parameter servers are not an all-reduce: their algorithms are
 // refused.

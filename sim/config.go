@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 
 	"scaleplan/internal/units"
 	"scaleplan/sim/internal/netsim"
@@ -216,6 +217,14 @@ type Config struct {
 	// DevicesPerNode is the number of devices used in each node. Required,
 	// at least 1.
 	DevicesPerNode int
+	// Placement is the number of devices used on each node, for
+	// placements with different numbers per node (1, 2, 3, 4): node i
+	// holds the next Placement[i] devices in rank order, each entry in
+	// [1, MaxRanks]. It overrides Nodes and DevicesPerNode: validation
+	// sets Nodes to its length and DevicesPerNode to its largest entry,
+	// and drops it when all entries are equal. Default nil: Nodes nodes of
+	// DevicesPerNode.
+	Placement []int
 	// Stages is the number of pipeline stages one replica spans, on
 	// consecutive devices; it must divide Nodes·DevicesPerNode. Default 1.
 	Stages int
@@ -432,8 +441,69 @@ type Staging struct {
 	NIC units.BytesPerSec
 }
 
-// Ranks returns the number of devices, Nodes·DevicesPerNode.
-func (c *Config) Ranks() int { return c.Nodes * c.DevicesPerNode }
+// Ranks returns the number of devices: Nodes·DevicesPerNode, or the sum
+// of Placement when it is set.
+func (c *Config) Ranks() int {
+	if len(c.Placement) > 0 {
+		n := 0
+		for _, k := range c.Placement {
+			n += k
+		}
+		return n
+	}
+	return c.Nodes * c.DevicesPerNode
+}
+
+// NodeDevices returns the first device of a node and the number of
+// devices on it, of a validated configuration.
+func (c *Config) NodeDevices(node int) (first, k int) {
+	if len(c.Placement) == 0 {
+		return node * c.DevicesPerNode, c.DevicesPerNode
+	}
+	for _, n := range c.Placement[:node] {
+		first += n
+	}
+	return first, c.Placement[node]
+}
+
+// nodeOf returns the node of every device of a validated configuration.
+func (c *Config) nodeOf() []int {
+	out := make([]int, 0, c.Ranks())
+	for a := range c.Nodes {
+		_, k := c.NodeDevices(a)
+		for range k {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// validatePlacement checks Placement and sets Nodes and DevicesPerNode
+// from it; equal entries become Nodes × DevicesPerNode.
+func (c *Config) validatePlacement(bad func(string, ...any)) {
+	if len(c.Placement) > MaxRanks {
+		bad("placement lists %d nodes; at most %d", len(c.Placement), MaxRanks)
+		return
+	}
+	sum, most := 0, 0
+	for i, k := range c.Placement {
+		if k < 1 || k > MaxRanks {
+			bad("placement[%d] %d devices is not in [1, %d]", i, k, MaxRanks)
+			return
+		}
+		sum, most = sum+k, max(most, k)
+	}
+	if sum > MaxRanks {
+		bad("placement %v holds %d devices; at most %d", c.Placement, sum, MaxRanks)
+		return
+	}
+	c.Nodes, c.DevicesPerNode = len(c.Placement), most
+	if slices.Min(c.Placement) == most {
+		c.Placement = nil
+		return
+	}
+	c.Placement = slices.Clone(c.Placement)
+}
 
 // Replicas returns the number of data-parallel replicas, Ranks/Stages.
 func (c *Config) Replicas() int { return c.Ranks() / max(c.Stages, 1) }
@@ -455,13 +525,16 @@ func (c *Config) validate() error {
 	bad := func(format string, args ...any) {
 		errs = append(errs, fmt.Errorf("%w: "+format, append([]any{ErrConfig}, args...)...))
 	}
+	if len(c.Placement) > 0 {
+		c.validatePlacement(bad)
+	}
 	if c.Nodes < 1 || c.Nodes > MaxRanks {
 		bad("nodes %d is not in [1, %d]", c.Nodes, MaxRanks)
 	}
 	if c.DevicesPerNode < 1 || c.DevicesPerNode > MaxRanks {
 		bad("devices per node %d is not in [1, %d]", c.DevicesPerNode, MaxRanks)
 	}
-	ranksOK := len(errs) == 0 && c.Nodes <= MaxRanks/c.DevicesPerNode
+	ranksOK := len(errs) == 0 && (len(c.Placement) > 0 || c.Nodes <= MaxRanks/c.DevicesPerNode)
 	if len(errs) == 0 && !ranksOK {
 		bad("%d nodes of %d devices exceed %d devices", c.Nodes, c.DevicesPerNode, MaxRanks)
 	}
@@ -721,8 +794,12 @@ func (c *Config) topology() netsim.Config {
 	if c.Comm.Algorithm == ParameterServer || c.Comm.Algorithm == AsyncParameterServer {
 		servers = c.Comm.Servers
 	}
+	per := c.DevicesPerNode
+	if len(c.Placement) > 0 {
+		per = 0
+	}
 	return netsim.Config{
-		Ranks: c.Ranks(), RanksPerNode: c.DevicesPerNode,
+		Ranks: c.Ranks(), RanksPerNode: per, NodeRanks: c.Placement,
 		Intra:         netsim.LinkSpec{Bandwidth: n.Intra.Bandwidth, Latency: n.Intra.Latency},
 		NoPeerToPeer:  n.NoPeerToPeer,
 		PCIe:          netsim.LinkSpec{Bandwidth: n.PCIe.Bandwidth, Latency: n.PCIe.Latency},

@@ -85,7 +85,10 @@
 // fabric core whose capacity is the sum of the NIC bandwidths divided by
 // the oversubscription (the Topology type lists the links and routes). The
 // devices of a node share its NICs (device j uses NIC j·nics/k), so four
-// devices on one NIC each see a quarter of it. The transport efficiency
+// devices on one NIC each see a quarter of it. Config.NodeRanks places
+// different numbers of ranks on the nodes (1+2+3+4: node 0 holds rank 0,
+// node 1 ranks 1 and 2, and so on); a node of k ranks spreads them over
+// its NICs as above. The transport efficiency
 // scales the NICs and the core; the per-message overhead is added to every
 // message between nodes or to a server. Topology.Route returns the path of
 // one point-to-point transfer (pipeline activations), and Topology.Routes
@@ -113,6 +116,18 @@
 // between nodes through another NIC and the rings use them all; where the
 // NICs are the bottleneck, T = 2(p−1)·alpha + 2(p−1)/p · S/(c·beta)
 // (TestRingChannels).
+//
+// On nodes holding different numbers of the ranks the ring runs as given,
+// with as many channels as the node with the fewest ranks allows (NCCL
+// runs the fewest channels any rank found: NVIDIA/nccl src/init.cc). On
+// an idle network its step is its slowest hop's: on 1+2+3+4 ranks with
+// one NIC per node, four hops cross between nodes, one stream per NIC
+// each way, and T is the ring's formula with p = 10 (TestUnevenRing).
+// Tree, DoubleTree and HalvingDoubling depend on rank positions only and
+// run on any placement; Hierarchical needs k ranks on every node (its
+// rails are the ranks with the same place in their nodes) and refuses
+// uneven nodes; HostStaged sums on each host what its k_n devices sent,
+// the busiest host setting the step.
 //
 // HalvingDoubling (Rabenseifner): with p' = 2^⌊log2 p⌋ and r = p − p', the
 // ranks 2i+1 (i < r) first send all of S to rank 2i; the p' remaining ranks

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 
 	"scaleplan/internal/units"
 	"scaleplan/sim/internal/event"
@@ -38,8 +39,14 @@ type Config struct {
 	// Ranks is the number of devices p. Required, at least 1.
 	Ranks int
 	// RanksPerNode is the number of devices per node; Ranks must be a
-	// multiple of it. Default 1.
+	// multiple of it. Default 1, or 0 with NodeRanks.
 	RanksPerNode int
+	// NodeRanks is the number of ranks on each node, for placements with
+	// different numbers of devices per node: node 0 holds ranks 0 to
+	// NodeRanks[0]−1, node 1 the next NodeRanks[1], and so on. Each is at
+	// least 1 and they sum to Ranks. Exclusive with RanksPerNode. When
+	// all are equal, validation turns them into RanksPerNode. Default nil.
+	NodeRanks []int
 
 	// Intra is each device's port into the node's peer-to-peer fabric
 	// (NVLink, NVSwitch), per direction: any two devices of a node talk at
@@ -61,8 +68,9 @@ type Config struct {
 	// Required with NoPeerToPeer and for HostStaged.
 	HostMemory units.BytesPerSec
 
-	// NICsPerNode is the number of NICs per node, at most RanksPerNode.
-	// Device j of a node uses NIC j·NICsPerNode/RanksPerNode. Default 1.
+	// NICsPerNode is the number of NICs per node, at most RanksPerNode
+	// (with NodeRanks, at most the largest node's ranks). Device j of a
+	// node of k devices uses NIC j·NICsPerNode/k. Default 1.
 	NICsPerNode int
 	// NIC is each NIC's bandwidth per direction (the raw line rate; see
 	// Efficiency) and its per-message latency (NIC and wire). Required
@@ -116,12 +124,14 @@ func (c *Config) validate() error {
 	if c.Ranks < 1 || c.Ranks > MaxRanks {
 		bad("ranks %d is not in [1, %d]", c.Ranks, MaxRanks)
 	}
-	if c.RanksPerNode == 0 {
+	if len(c.NodeRanks) > 0 {
+		c.validateNodeRanks(bad)
+	} else if c.RanksPerNode == 0 {
 		c.RanksPerNode = 1
 	}
 	if c.RanksPerNode < 0 {
 		bad("ranks per node %d is negative", c.RanksPerNode)
-	} else if c.Ranks >= 1 && c.Ranks%c.RanksPerNode != 0 {
+	} else if c.RanksPerNode > 0 && c.Ranks >= 1 && c.Ranks%c.RanksPerNode != 0 {
 		bad("ranks %d is not a multiple of ranks per node %d", c.Ranks, c.RanksPerNode)
 	}
 	if c.NICsPerNode == 0 {
@@ -129,8 +139,8 @@ func (c *Config) validate() error {
 	}
 	if c.NICsPerNode < 0 {
 		bad("NICs per node %d is negative", c.NICsPerNode)
-	} else if c.RanksPerNode > 0 && c.NICsPerNode > c.RanksPerNode {
-		bad("NICs per node %d exceeds ranks per node %d; give one NIC their combined bandwidth instead", c.NICsPerNode, c.RanksPerNode)
+	} else if most := c.largestNode(); most > 0 && c.NICsPerNode > most {
+		bad("NICs per node %d exceeds ranks per node %d; give one NIC their combined bandwidth instead", c.NICsPerNode, most)
 	}
 	for _, l := range []struct {
 		name string
@@ -184,9 +194,9 @@ func (c *Config) validate() error {
 	if len(errs) > 0 {
 		return errors.Join(errs...)
 	}
-	nodes := c.Ranks / c.RanksPerNode
-	if c.RanksPerNode > 1 && !c.NoPeerToPeer && c.Intra.Bandwidth == 0 {
-		bad("intra-node bandwidth is required with %d ranks per node and peer-to-peer access", c.RanksPerNode)
+	nodes := c.nodes()
+	if most := c.largestNode(); most > 1 && !c.NoPeerToPeer && c.Intra.Bandwidth == 0 {
+		bad("intra-node bandwidth is required with %d ranks per node and peer-to-peer access", most)
 	}
 	if c.NoPeerToPeer && (c.PCIe.Bandwidth == 0 || c.HostMemory == 0) {
 		bad("PCIe bandwidth %v and host memory bandwidth %v are required without peer-to-peer access", c.PCIe.Bandwidth, c.HostMemory)
@@ -198,6 +208,53 @@ func (c *Config) validate() error {
 		bad("server NIC bandwidth is required with %d servers", c.Servers)
 	}
 	return errors.Join(errs...)
+}
+
+// validateNodeRanks checks NodeRanks and, when every node holds as many
+// ranks, replaces it by RanksPerNode.
+func (c *Config) validateNodeRanks(bad func(string, ...any)) {
+	if c.RanksPerNode != 0 {
+		bad("ranks per node %d and node ranks %v are exclusive; give one of them", c.RanksPerNode, c.NodeRanks)
+		return
+	}
+	if len(c.NodeRanks) > MaxRanks {
+		bad("node ranks list %d nodes; at most %d", len(c.NodeRanks), MaxRanks)
+		return
+	}
+	sum, even := 0, true
+	for i, k := range c.NodeRanks {
+		if k < 1 || k > MaxRanks {
+			bad("node ranks[%d] %d is not in [1, %d]", i, k, MaxRanks)
+			return
+		}
+		sum += k
+		even = even && k == c.NodeRanks[0]
+	}
+	if sum != c.Ranks {
+		bad("node ranks %v sum to %d, not ranks %d", c.NodeRanks, sum, c.Ranks)
+		return
+	}
+	if even {
+		c.RanksPerNode, c.NodeRanks = c.NodeRanks[0], nil
+		return
+	}
+	c.NodeRanks = slices.Clone(c.NodeRanks)
+}
+
+// largestNode returns the most ranks a node holds, 0 if unknown.
+func (c *Config) largestNode() int {
+	if len(c.NodeRanks) == 0 {
+		return c.RanksPerNode
+	}
+	return slices.Max(c.NodeRanks)
+}
+
+// nodes returns the number of nodes of a valid configuration.
+func (c *Config) nodes() int {
+	if len(c.NodeRanks) > 0 {
+		return len(c.NodeRanks)
+	}
+	return c.Ranks / c.RanksPerNode
 }
 
 // Topology is a cluster built from a Config: its links on a Network, the
@@ -230,6 +287,10 @@ type Topology struct {
 	net   *Network
 	nodes int
 	all   []int
+	// first is the first rank of each node and, last, Ranks; nodeOf is the
+	// node of each rank. Both are nil when every node holds RanksPerNode.
+	first  []int
+	nodeOf []int32
 
 	devOut, devIn    []*Link
 	pcieUp, pcieDown []*Link
@@ -249,14 +310,24 @@ func NewTopology(s *event.Scheduler, cfg Config) (*Topology, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	t := &Topology{cfg: cfg, s: s, net: NewNetwork(s), nodes: cfg.Ranks / cfg.RanksPerNode, paths: make(map[string]*Path), plans: make(map[planKey][]step)}
+	t := &Topology{cfg: cfg, s: s, net: NewNetwork(s), nodes: cfg.nodes(), paths: make(map[string]*Path), plans: make(map[planKey][]step)}
 	n := t.net
 	p := cfg.Ranks
 	t.all = make([]int, p)
 	for i := range t.all {
 		t.all[i] = i
 	}
-	if cfg.RanksPerNode > 1 && !cfg.NoPeerToPeer {
+	if len(cfg.NodeRanks) > 0 {
+		t.first = make([]int, 1, t.nodes+1)
+		t.nodeOf = make([]int32, 0, p)
+		for a, k := range cfg.NodeRanks {
+			t.first = append(t.first, t.first[a]+k)
+			for range k {
+				t.nodeOf = append(t.nodeOf, int32(a))
+			}
+		}
+	}
+	if cfg.largestNode() > 1 && !cfg.NoPeerToPeer {
 		t.devOut, t.devIn = make([]*Link, p), make([]*Link, p)
 		for r := range p {
 			t.devOut[r] = n.addIndexed("dev-out", r, -1, cfg.Intra.Bandwidth, cfg.Intra.Latency)
@@ -313,7 +384,21 @@ func (t *Topology) Config() Config { return t.cfg }
 func (t *Topology) Nodes() int { return t.nodes }
 
 // Node returns the node of a rank.
-func (t *Topology) Node(rank int) int { return rank / t.cfg.RanksPerNode }
+func (t *Topology) Node(rank int) int {
+	if t.nodeOf != nil {
+		return int(t.nodeOf[rank])
+	}
+	return rank / t.cfg.RanksPerNode
+}
+
+// NodeRanks returns the first rank of a node and the number of ranks it
+// holds.
+func (t *Topology) NodeRanks(node int) (first, k int) {
+	if t.first != nil {
+		return t.first[node], t.first[node+1] - t.first[node]
+	}
+	return node * t.cfg.RanksPerNode, t.cfg.RanksPerNode
+}
 
 // NIC returns the outgoing and incoming links of NIC i of a node, or nils
 // if the topology has no NICs.
@@ -406,8 +491,14 @@ func (t *Topology) checkRank(r int) {
 	}
 }
 
+// nic returns the NIC of a rank: device j of a node of k uses NIC
+// j·NICsPerNode/k.
 func (t *Topology) nic(rank int) int {
-	return rank % t.cfg.RanksPerNode * t.cfg.NICsPerNode / t.cfg.RanksPerNode
+	if t.first == nil {
+		return rank % t.cfg.RanksPerNode * t.cfg.NICsPerNode / t.cfg.RanksPerNode
+	}
+	first, k := t.NodeRanks(t.Node(rank))
+	return (rank - first) * t.cfg.NICsPerNode / k
 }
 
 // route adds the route from src to dst to t.b.
