@@ -346,6 +346,17 @@ type Transport struct {
 	Efficiency float64       `yaml:"efficiency"` // fraction of link bandwidth reached, in (0, 1]; required
 	Overhead   units.Seconds `yaml:"overhead"`   // per message on top of the link latency, seconds; default 0, at most 1 s
 
+	// PerFlow is the most one stream of the transport moves between nodes
+	// (one TCP connection served by one core, a cloud network's cap on one
+	// flow), bits/s, however fast the NIC; 1 Mbit/s to 1 Pbit/s. Default 0:
+	// no limit but the NIC's.
+	PerFlow units.BitsPerSec `yaml:"per_flow"`
+	// Streams is the number of streams a device stripes each transfer to
+	// another node over (NCCL's socket transport: NCCL_SOCKET_NTHREADS ×
+	// NCCL_NSOCKS_PERTHREAD sockets), 1 to 64; a transfer moves at most
+	// Streams × PerFlow. Default 0, meaning 1.
+	Streams int `yaml:"streams"`
+
 	// Scope says where the transport can carry traffic: ScopeNode (between
 	// the devices of a node), ScopeFabric (between nodes) or ScopeBoth.
 	// Default: DefaultScope of the transport's name.

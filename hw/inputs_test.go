@@ -268,6 +268,12 @@ func TestPlausibleLimits(t *testing.T) {
 			c.Systems["sys"].Transports["nccl"] = Transport{Efficiency: 1, Overhead: units.Seconds(pick(bad, 1, 1e300))}
 		}, "systems.sys.transports.nccl.overhead", "must be at most 1 s, not 1e+300 s"},
 		{func(c *Catalog, bad bool) { c.Nodes["node"].Devices = int(pick(bad, 4096, 4097)) }, "nodes.node.devices", "must be at most 4096, not 4097"},
+		{func(c *Catalog, bad bool) {
+			c.Systems["sys"].Transports["nccl"] = Transport{Efficiency: 1, PerFlow: 10e9, Streams: int(pick(bad, 64, 65))}
+		}, "systems.sys.transports.nccl.streams", "must be within 1 to 64, not 65"},
+		{func(c *Catalog, bad bool) {
+			c.Systems["sys"].Transports["nccl"] = Transport{Efficiency: 1, PerFlow: units.BitsPerSec(pick(bad, 1e6, 1e5))}
+		}, "systems.sys.transports.nccl.per_flow", "must be 0 or within 1 Mbit/s to 1 Pbit/s, not 100 kbit/s"},
 		{func(c *Catalog, bad bool) { c.Systems["sys"].MaxNodes = int(pick(bad, 131072, 131073)) }, "systems.sys.max_nodes", "must be at most 131072, not 131073"},
 		{func(c *Catalog, bad bool) { c.Nodes["node"].CPU.Sockets = int(pick(bad, 64, 65)) }, "nodes.node.cpu.sockets", "must be at most 64, not 65"},
 		{func(c *Catalog, bad bool) { c.Nodes["node"].CPU.CoresPerSocket = int(pick(bad, 65536, 1e9)) }, "nodes.node.cpu.cores_per_socket", "must be at most 65536, not 1000000000"},

@@ -273,6 +273,10 @@ func (c *Catalog) validateSystem(ps *config.Problems, name string, s *System, rn
 			ps.Addf(tp+".efficiency", "must be in (0, 1], not %g", t.Efficiency)
 		}
 		latency(ps, tp+".overhead", t.Overhead)
+		optional(ps, tp+".per_flow", t.PerFlow, bitRateSpan)
+		if t.Streams < 0 || t.Streams > maxStreams {
+			ps.Addf(tp+".streams", "must be within 1 to %d, not %d", maxStreams, t.Streams)
+		}
 		if t.Scope != "" {
 			oneOf(ps, tp+".scope", "transport scope", t.Scope, transportScopes)
 		}

@@ -50,6 +50,8 @@ const (
 //     the inter-node transport's; a transport whose scope is the node
 //     cannot carry traffic between nodes, and one whose scope is the fabric
 //     cannot carry it inside a node;
+//   - the transport's per-flow limit and streams (hw.Transport.PerFlow,
+//     Streams) cap each transfer between nodes at Streams × PerFlow;
 //   - TCP-based transports (ipoib, tcp, grpc) use one NIC port per node: a
 //     socket is bound to one interface. verbs and the collective libraries
 //     use every port of the fabric's kind;
@@ -260,6 +262,7 @@ func (r *Resolved) network(c *sim.Config, p Point) error {
 	n.Oversubscription = max(sys.Fabric.Oversubscription, 1)
 	n.Efficiency = t.Efficiency
 	n.Overhead = t.Overhead
+	n.PerFlow, n.Streams = t.PerFlow.Bytes(), t.Streams
 	n.ServerNIC = bw.Bytes()
 	return nil
 }

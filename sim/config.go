@@ -361,6 +361,14 @@ type Network struct {
 	// Overhead is the inter-node transport's per-message overhead;
 	// default 0.
 	Overhead units.Seconds
+	// PerFlow is the most one stream of the inter-node transport moves
+	// (one TCP connection, one cloud flow), bytes/s, not scaled by
+	// Efficiency; default 0, no limit.
+	PerFlow units.BytesPerSec
+	// Streams is the number of streams a device stripes each transfer to
+	// another node over, in [1, 64]; a transfer moves at most
+	// Streams·PerFlow. Default 1.
+	Streams int
 	// ServerNIC is each parameter server's NIC line rate; default NIC.
 	ServerNIC units.BytesPerSec
 }
@@ -695,7 +703,7 @@ func (c *Config) validate() error {
 	}{{"intra-node bandwidth", float64(n.Intra.Bandwidth)}, {"intra-node latency", float64(n.Intra.Latency)},
 		{"PCIe bandwidth", float64(n.PCIe.Bandwidth)}, {"PCIe latency", float64(n.PCIe.Latency)}, {"host memory bandwidth", float64(n.HostMemory)},
 		{"NIC bandwidth", float64(n.NIC.Bandwidth)}, {"NIC latency", float64(n.NIC.Latency)}, {"fabric latency", float64(n.FabricLatency)},
-		{"transport overhead", float64(n.Overhead)}, {"server NIC bandwidth", float64(n.ServerNIC)}} {
+		{"transport overhead", float64(n.Overhead)}, {"server NIC bandwidth", float64(n.ServerNIC)}, {"per-flow rate", float64(n.PerFlow)}} {
 		if !nonNegative(x.v) {
 			bad("%s %v is not a non-negative finite number", x.name, x.v)
 		}
@@ -717,6 +725,12 @@ func (c *Config) validate() error {
 	}
 	if !(n.Efficiency >= 1e-6 && n.Efficiency <= 1) {
 		bad("transport efficiency %v is not in [1e-6, 1]", n.Efficiency)
+	}
+	if n.Streams == 0 {
+		n.Streams = 1
+	}
+	if n.Streams < 1 || n.Streams > netsim.MaxStreams {
+		bad("streams %d is not in [1, %d]", n.Streams, netsim.MaxStreams)
 	}
 	if n.Oversubscription > 1e6 {
 		bad("oversubscription %v is more than 1e6", n.Oversubscription)
@@ -778,7 +792,7 @@ func (c *Config) checkRanges(bad func(string, ...any)) {
 		name string
 		v    units.BytesPerSec
 	}{{"intra-node bandwidth", n.Intra.Bandwidth}, {"PCIe bandwidth", n.PCIe.Bandwidth}, {"host memory bandwidth", n.HostMemory},
-		{"NIC bandwidth", n.NIC.Bandwidth}, {"server NIC bandwidth", n.ServerNIC}, {"local read bandwidth", in.Local},
+		{"NIC bandwidth", n.NIC.Bandwidth}, {"server NIC bandwidth", n.ServerNIC}, {"per-flow rate", n.PerFlow}, {"local read bandwidth", in.Local},
 		{"shared aggregate bandwidth", in.Shared.Aggregate}, {"shared per-client bandwidth", in.Shared.PerClient},
 		{"host-to-device bandwidth", in.HostToDevice}, {"staging write bandwidth", in.Staging.Write}, {"staging NIC bandwidth", in.Staging.NIC}} {
 		if x.v != 0 && x.v < MinRate {
@@ -807,7 +821,7 @@ func (c *Config) topology() netsim.Config {
 		NICsPerNode:   n.NICs,
 		NIC:           netsim.LinkSpec{Bandwidth: n.NIC.Bandwidth, Latency: n.NIC.Latency},
 		FabricLatency: n.FabricLatency, Oversubscription: n.Oversubscription,
-		Efficiency: n.Efficiency, Overhead: n.Overhead,
+		Efficiency: n.Efficiency, Overhead: n.Overhead, PerFlow: n.PerFlow, Streams: n.Streams,
 		Servers: servers, ServerNIC: n.ServerNIC,
 		InterNode: c.Comm.InterNode.netsim(), TorusX: c.Comm.TorusX,
 	}

@@ -90,3 +90,31 @@ func TestPlacementErrors(t *testing.T) {
 		t.Errorf("hierarchical on 1+2+3+4: %v", err)
 	}
 }
+
+// TestPerFlow: with one 10 Gbit/s stream per transfer between nodes, the
+// ring over 1+2+3+4 moves at that stream's rate instead of the NIC's
+// (45 Gbit/s after efficiency): T = 2(p−1)·(alpha_n + S/(p·perFlow)); with
+// 8 streams the NIC bounds it again. Streams outside [1, 64] are refused.
+func TestPerFlow(t *testing.T) {
+	c := uneven()
+	const p = 10
+	alpha := 5e-6 + 20e-6
+	S := float64(c.Memory.Gradients)
+	for _, tc := range []struct {
+		streams int
+		beta    float64
+	}{{1, 10e9 / 8}, {8, 50e9 / 8 * 0.9}} {
+		c.Network.PerFlow, c.Network.Streams = 10e9/8, tc.streams
+		got, err := AllReduceTime(c, c.Memory.Gradients)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := 2 * (p - 1) * (alpha + S/p/tc.beta); !near(float64(got), want, 1e-9) {
+			t.Errorf("%d streams: %v s, want %v s", tc.streams, float64(got), want)
+		}
+	}
+	c.Network.Streams = 65
+	if _, err := AllReduceTime(c, units.MB); !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), "streams 65 is not in [1, 64]") {
+		t.Errorf("65 streams: %v", err)
+	}
+}

@@ -88,7 +88,17 @@
 // devices on one NIC each see a quarter of it. Config.NodeRanks places
 // different numbers of ranks on the nodes (1+2+3+4: node 0 holds rank 0,
 // node 1 ranks 1 and 2, and so on); a node of k ranks spreads them over
-// its NICs as above. The transport efficiency
+// its NICs as above.
+//
+// A transport may cap each stream between nodes: Config.PerFlow is the
+// most one stream moves (one TCP connection, one cloud flow) and
+// Config.Streams the number a rank stripes each transfer to another node
+// over, so a route between nodes moves at most Streams·PerFlow however
+// idle its links (PathBuilder.AddLimited; under MaxMin a limited flow
+// stops rising at its limit and leaves the rest to others). Where the
+// limit binds, the closed forms below hold with beta = Streams·PerFlow:
+// for k ranks sharing a NIC in Hierarchical, beta_n = min(nics·beta/k,
+// Streams·PerFlow) (TestPerFlowClosedForms). The transport efficiency
 // scales the NICs and the core; the per-message overhead is added to every
 // message between nodes or to a server. Topology.Route returns the path of
 // one point-to-point transfer (pipeline activations), and Topology.Routes

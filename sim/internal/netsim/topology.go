@@ -21,6 +21,11 @@ const DefaultTreeChunk = 512 * units.KiB
 // build a topology too large for memory.
 const MaxRanks = 1 << 17
 
+// MaxStreams bounds Config.Streams: NCCL's socket transport opens at most
+// 64 sockets per connection (MAX_SOCKETS in NVIDIA/nccl
+// src/transport/net_socket.cc).
+const MaxStreams = 64
+
 // MaxChunks bounds the number of pipeline chunks a tree algorithm splits a
 // message into.
 const MaxChunks = 1 << 16
@@ -91,6 +96,18 @@ type Config struct {
 	// gRPC) added to the latency of every message between nodes or to a
 	// parameter server. Default 0.
 	Overhead units.Seconds
+	// PerFlow is the most one stream of the inter-node transport moves,
+	// bytes/s, however idle the NICs: one TCP connection served by one
+	// CPU core, a cloud network's cap on one flow (a 5-tuple). It is a
+	// measured rate and is not scaled by Efficiency. Default 0: no limit
+	// but the links'.
+	PerFlow units.BytesPerSec
+	// Streams is the number of such streams a rank opens to each peer on
+	// another node and stripes its messages over, in [1, MaxStreams]: NCCL's
+	// socket transport opens NCCL_SOCKET_NTHREADS × NCCL_NSOCKS_PERTHREAD
+	// sockets per connection. A transfer between nodes then moves at most
+	// Streams × PerFlow. Default 1.
+	Streams int
 
 	// Servers is the number of parameter-server shards, each on its own
 	// host with one NIC on the fabric. Default 0; required by
@@ -157,7 +174,8 @@ func (c *Config) validate() error {
 		name string
 		v    float64
 	}{{"host memory bandwidth", float64(c.HostMemory)}, {"fabric latency", float64(c.FabricLatency)},
-		{"overhead", float64(c.Overhead)}, {"server NIC bandwidth", float64(c.ServerNIC)}, {"tree chunk", float64(c.TreeChunk)}} {
+		{"overhead", float64(c.Overhead)}, {"server NIC bandwidth", float64(c.ServerNIC)}, {"tree chunk", float64(c.TreeChunk)},
+		{"per-flow rate", float64(c.PerFlow)}} {
 		if !nonNegative(x.v) {
 			bad("%s %v is not a non-negative finite number", x.name, x.v)
 		}
@@ -173,6 +191,12 @@ func (c *Config) validate() error {
 	}
 	if !(c.Efficiency > 0 && c.Efficiency <= 1) {
 		bad("efficiency %v is not in (0, 1]", c.Efficiency)
+	}
+	if c.Streams == 0 {
+		c.Streams = 1
+	}
+	if c.Streams < 1 || c.Streams > MaxStreams {
+		bad("streams %d is not in [1, %d]", c.Streams, MaxStreams)
 	}
 	if c.Servers < 0 || c.Servers > MaxRanks {
 		bad("servers %d is not in [0, %d]", c.Servers, MaxRanks)
@@ -276,6 +300,9 @@ func (c *Config) nodes() int {
 //	A ≠ B, peer-to-peer      nic-out[A,i] core nic-in[B,j]                 + Overhead
 //	A ≠ B, no peer-to-peer   pcie-up[a] host-mem[A]×2 nic-out[A,i] core
 //	                         nic-in[B,j] host-mem[B]×2 pcie-down[b]        + Overhead
+//
+// A route between nodes (or to or from a server) moves at most
+// Streams·PerFlow when PerFlow is set.
 //
 // Host memory is crossed twice on each side of a staged copy: written by
 // one DMA and read by the next. With peer-to-peer access the NIC reads
@@ -520,11 +547,22 @@ func (t *Topology) route(src, dst int) {
 	}
 	no, ni := t.nicOut[a][t.nic(src)], t.nicIn[c][t.nic(dst)]
 	if !t.cfg.NoPeerToPeer {
-		b.Add(t.cfg.Overhead, no, t.core, ni)
+		t.between(no, t.core, ni)
 		return
 	}
 	ha, hc := t.hostMem[a], t.hostMem[c]
-	b.Add(t.cfg.Overhead, t.pcieUp[src], ha, ha, no, t.core, ni, hc, hc, t.pcieDown[dst])
+	t.between(t.pcieUp[src], ha, ha, no, t.core, ni, hc, hc, t.pcieDown[dst])
+}
+
+// between adds a route between nodes (or to a server) to t.b: its latency
+// carries the transport's overhead, and its stream moves at most
+// Streams × PerFlow when PerFlow is set.
+func (t *Topology) between(links ...*Link) {
+	if t.cfg.PerFlow > 0 {
+		t.b.AddLimited(t.cfg.Overhead, units.BytesPerSec(float64(t.cfg.Streams)*float64(t.cfg.PerFlow)), links...)
+		return
+	}
+	t.b.Add(t.cfg.Overhead, links...)
 }
 
 // toServer adds the route from a rank to server s.
@@ -532,11 +570,11 @@ func (t *Topology) toServer(r, s int) {
 	a := t.Node(r)
 	no := t.nicOut[a][t.nic(r)]
 	if !t.cfg.NoPeerToPeer {
-		t.b.Add(t.cfg.Overhead, no, t.core, t.srvIn[s])
+		t.between(no, t.core, t.srvIn[s])
 		return
 	}
 	h := t.hostMem[a]
-	t.b.Add(t.cfg.Overhead, t.pcieUp[r], h, h, no, t.core, t.srvIn[s])
+	t.between(t.pcieUp[r], h, h, no, t.core, t.srvIn[s])
 }
 
 // fromServer adds the route from server s to a rank.
@@ -544,11 +582,11 @@ func (t *Topology) fromServer(s, r int) {
 	a := t.Node(r)
 	ni := t.nicIn[a][t.nic(r)]
 	if !t.cfg.NoPeerToPeer {
-		t.b.Add(t.cfg.Overhead, t.srvOut[s], t.core, ni)
+		t.between(t.srvOut[s], t.core, ni)
 		return
 	}
 	h := t.hostMem[a]
-	t.b.Add(t.cfg.Overhead, t.srvOut[s], t.core, ni, h, h, t.pcieDown[r])
+	t.between(t.srvOut[s], t.core, ni, h, h, t.pcieDown[r])
 }
 
 // cached returns the path stored under key, building it with build if

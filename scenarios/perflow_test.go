@@ -1,0 +1,36 @@
+package scenarios
+
+import (
+	"testing"
+
+	"scaleplan/hw"
+	"scaleplan/internal/units"
+	"scaleplan/sim"
+)
+
+// TestNetworkPerFlow: a transport's per-flow limit and streams reach the
+// simulator's network in bytes/s, and without them the network has none.
+func TestNetworkPerFlow(t *testing.T) {
+	cat, err := hw.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sys := *cat.Systems["tsubame3"]
+	sys.Transports = map[string]hw.Transport{"tcp": {Efficiency: 0.94, PerFlow: 10 * units.Gbps, Streams: 4}, "nccl": {Efficiency: 0.8, Scope: hw.ScopeNode}}
+	cat.Systems["tcp-cluster"] = &sys
+	p := Point{Devices: 8, Nodes: 2, DevicesPerNode: 4}
+	var c sim.Config
+	if _, _, err := Network(cat, "tcp-cluster", "tcp", "", &c, p); err != nil {
+		t.Fatal(err)
+	}
+	if c.Network.PerFlow != 10e9/8 || c.Network.Streams != 4 {
+		t.Errorf("per flow %v, streams %d; want 1.25 GB/s, 4", c.Network.PerFlow, c.Network.Streams)
+	}
+	c = sim.Config{}
+	if _, _, err := Network(cat, "tsubame3", "verbs", "", &c, p); err != nil {
+		t.Fatal(err)
+	}
+	if c.Network.PerFlow != 0 || c.Network.Streams != 0 {
+		t.Errorf("verbs: per flow %v, streams %d; want none", c.Network.PerFlow, c.Network.Streams)
+	}
+}
