@@ -309,6 +309,26 @@ type Node struct {
 
 	NICs  []NIC       `yaml:"nics"`  // network adapters; default none
 	Power units.Watts `yaml:"power"` // whole node, maximum, watts; default 0 (unpublished), else 1 W to 1 GW
+
+	// PCIeTree is how the devices hang off the CPUs, for nodes whose
+	// devices talk over PCIe; default nil: not modelled, every pair of
+	// devices at the link's bandwidth.
+	PCIeTree *PCIeTree `yaml:"pcie_tree"`
+}
+
+// PCIeTree is a node's PCIe topology: its devices, in order, behind PCIe
+// switches of DevicesPerSwitch, each switch with one uplink to a CPU
+// socket (switch s of m on socket s·sockets/m), the sockets joined by
+// inter-socket links (QPI, UPI, Infinity Fabric). NCCL uses peer-to-peer
+// only under a common switch by default, so transfers between switches
+// and to the NICs are staged through host memory (docs/simulator.md).
+type PCIeTree struct {
+	DevicesPerSwitch int               `yaml:"devices_per_switch"` // required, 1 to the node's devices
+	Uplink           units.BytesPerSec `yaml:"uplink"`             // per switch and direction, bytes/s; required, 1 MB/s to 1 PB/s
+	// InterSocket is the bandwidth between two sockets per direction,
+	// bytes/s, 1 MB/s to 1 PB/s; required when cpu.sockets is above 1.
+	InterSocket units.BytesPerSec `yaml:"inter_socket"`
+	Source      string            `yaml:"source"` // where the figures come from; default ""
 }
 
 // NetworkBandwidth returns the sum over n's NIC ports of kind k of their

@@ -317,3 +317,29 @@ func TestParseDenormalPeak(t *testing.T) {
 		}
 	}
 }
+
+// TestPCIeTreeValidate: a node's PCIe tree needs switches of 1 to the
+// node's devices, an uplink, and with two sockets an inter-socket
+// bandwidth; each problem is named with its path.
+func TestPCIeTreeValidate(t *testing.T) {
+	base, err := Parse(strings.NewReader(plausibleBase))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		tree *PCIeTree
+		want string
+	}{
+		{&PCIeTree{DevicesPerSwitch: 2, Uplink: 16e9, InterSocket: 20e9}, ""},
+		{&PCIeTree{DevicesPerSwitch: 9, Uplink: 16e9, InterSocket: 20e9}, "nodes.node.pcie_tree.devices_per_switch: must be within 1 to the node's 8 devices, not 9"},
+		{&PCIeTree{DevicesPerSwitch: 2, InterSocket: 20e9}, "nodes.node.pcie_tree.uplink: must be > 0"},
+		{&PCIeTree{DevicesPerSwitch: 2, Uplink: 16e9}, "nodes.node.pcie_tree.inter_socket: must be > 0"},
+	} {
+		c := base.Clone()
+		c.Nodes["node"].PCIeTree = tc.tree
+		err := c.Validate()
+		if (tc.want == "") != (err == nil) || (err != nil && err.Error() != tc.want) {
+			t.Errorf("tree %+v: %v, want %q", *tc.tree, err, tc.want)
+		}
+	}
+}

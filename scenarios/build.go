@@ -50,6 +50,9 @@ const (
 //     the inter-node transport's; a transport whose scope is the node
 //     cannot carry traffic between nodes, and one whose scope is the fabric
 //     cannot carry it inside a node;
+//   - a node's PCIe tree (hw.PCIeTree), with peer-to-peer devices: its
+//     switches, uplinks and inter-socket bandwidth, both scaled by the intra
+//     transport's efficiency, and the node's CPU sockets;
 //   - the transport's per-flow limit and streams (hw.Transport.PerFlow,
 //     Streams) cap each transfer between nodes at Streams × PerFlow;
 //   - TCP-based transports (ipoib, tcp, grpc) use one NIC port per node: a
@@ -192,6 +195,11 @@ func (r *Resolved) network(c *sim.Config, p Point) error {
 	}
 	link := node.Link
 	n.Intra = sim.Link{Bandwidth: units.BytesPerSec(float64(link.Bandwidth) * intraEff), Latency: link.Latency + intraOver}
+	if t := node.PCIeTree; t != nil && link.PeerToPeer {
+		n.DevicesPerSwitch, n.Sockets = t.DevicesPerSwitch, max(node.CPU.Sockets, 1)
+		n.SwitchUplink = sim.Link{Bandwidth: units.BytesPerSec(float64(t.Uplink) * intraEff)}
+		n.InterSocket = sim.Link{Bandwidth: units.BytesPerSec(float64(t.InterSocket) * intraEff)}
+	}
 	host := node.HostBandwidth(dev)
 	if !link.PeerToPeer && p.DevicesPerNode > 1 {
 		n.NoPeerToPeer = true

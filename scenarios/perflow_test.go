@@ -34,3 +34,31 @@ func TestNetworkPerFlow(t *testing.T) {
 		t.Errorf("verbs: per flow %v, streams %d; want none", c.Network.PerFlow, c.Network.Streams)
 	}
 }
+
+// TestNetworkPCIeTree: a node's PCIe tree reaches the simulator scaled by
+// the intra transport's efficiency, with the node's sockets, and a
+// simulation of it runs.
+func TestNetworkPCIeTree(t *testing.T) {
+	cat, err := hw.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sys := *cat.Systems["tsubame3"]
+	node := *cat.Nodes[sys.Node]
+	node.PCIeTree = &hw.PCIeTree{DevicesPerSwitch: 2, Uplink: 16 * units.GBps, InterSocket: 20 * units.GBps}
+	cat.Nodes["switched"], sys.Node = &node, "switched"
+	cat.Systems["switched"] = &sys
+	var c sim.Config
+	if _, _, err := Network(cat, "switched", "verbs", "nccl", &c, Point{Devices: 4, Nodes: 1, DevicesPerNode: 4}); err != nil {
+		t.Fatal(err)
+	}
+	eff := sys.Transports["nccl"].Efficiency
+	n := c.Network
+	if n.DevicesPerSwitch != 2 || n.Sockets != node.CPU.Sockets || n.SwitchUplink.Bandwidth != units.BytesPerSec(16e9*eff) || n.InterSocket.Bandwidth != units.BytesPerSec(20e9*eff) {
+		t.Errorf("tree %d per switch, %d sockets, uplink %v, inter-socket %v", n.DevicesPerSwitch, n.Sockets, n.SwitchUplink.Bandwidth, n.InterSocket.Bandwidth)
+	}
+	c.Nodes, c.DevicesPerNode = 1, 4
+	if _, err := sim.AllReduceTime(c, units.MB); err != nil {
+		t.Errorf("all-reduce on the tree: %v", err)
+	}
+}

@@ -361,6 +361,14 @@ type Network struct {
 	// Overhead is the inter-node transport's per-message overhead;
 	// default 0.
 	Overhead units.Seconds
+	// DevicesPerSwitch, SwitchUplink, Sockets and InterSocket are each
+	// node's PCIe tree (netsim.Config has their model): devices behind
+	// switches of DevicesPerSwitch, one uplink per switch to its socket,
+	// the sockets joined by InterSocket. Default 0: no tree.
+	DevicesPerSwitch int
+	SwitchUplink     Link // per switch and direction; required with DevicesPerSwitch
+	Sockets          int  // CPU sockets per node, 1 to 8; default 1
+	InterSocket      Link // between two sockets, per direction; required with Sockets > 1 and a tree
 	// PerFlow is the most one stream of the inter-node transport moves
 	// (one TCP connection, one cloud flow), bytes/s, not scaled by
 	// Efficiency; default 0, no limit.
@@ -822,7 +830,10 @@ func (c *Config) topology() netsim.Config {
 		NIC:           netsim.LinkSpec{Bandwidth: n.NIC.Bandwidth, Latency: n.NIC.Latency},
 		FabricLatency: n.FabricLatency, Oversubscription: n.Oversubscription,
 		Efficiency: n.Efficiency, Overhead: n.Overhead, PerFlow: n.PerFlow, Streams: n.Streams,
-		Servers: servers, ServerNIC: n.ServerNIC,
+		DevicesPerSwitch: n.DevicesPerSwitch, Sockets: n.Sockets,
+		SwitchUplink: netsim.LinkSpec{Bandwidth: n.SwitchUplink.Bandwidth, Latency: n.SwitchUplink.Latency},
+		InterSocket:  netsim.LinkSpec{Bandwidth: n.InterSocket.Bandwidth, Latency: n.InterSocket.Latency},
+		Servers:      servers, ServerNIC: n.ServerNIC,
 		InterNode: c.Comm.InterNode.netsim(), TorusX: c.Comm.TorusX,
 	}
 }

@@ -90,6 +90,24 @@
 // node 1 ranks 1 and 2, and so on); a node of k ranks spreads them over
 // its NICs as above.
 //
+// Config.DevicesPerSwitch models a node's PCIe tree: devices, in rank
+// order, behind PCIe switches of DevicesPerSwitch, each switch with one
+// uplink to its CPU socket (switch s of m on socket s·Sockets/m), the
+// sockets joined by InterSocket links. NCCL by default uses peer-to-peer
+// only under a common switch (P2P level PXB; NVIDIA/nccl
+// src/graph/paths.cc) and GPUDirect RDMA only to a NIC under it, so with a
+// tree a transfer between switches, or to or from a NIC on the root
+// complex, goes up the source switch's uplink, through host memory
+// (written and read, where modelled), across the inter-socket link where
+// the sockets differ, and down the destination's uplink or out of the NIC.
+// On one node of 4 devices behind 2 switches of 2, a ring 0,1,2,3 crosses
+// each uplink once each way and a ring 0,2,1,3 twice, so with uplink U
+// below the ports
+//
+//	T = 2(p−1)·(alpha_u + S/(p·U))   and   2(p−1)·(alpha_u + 2S/(p·U))
+//
+// alpha_u the port latency plus two uplink latencies (TestPCIeTreeRing).
+//
 // A transport may cap each stream between nodes: Config.PerFlow is the
 // most one stream moves (one TCP connection, one cloud flow) and
 // Config.Streams the number a rank stripes each transfer to another node

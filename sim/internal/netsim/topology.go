@@ -26,6 +26,9 @@ const MaxRanks = 1 << 17
 // src/transport/net_socket.cc).
 const MaxStreams = 64
 
+// MaxSockets bounds Config.Sockets.
+const MaxSockets = 8
+
 // MaxChunks bounds the number of pipeline chunks a tree algorithm splits a
 // message into.
 const MaxChunks = 1 << 16
@@ -72,6 +75,32 @@ type Config struct {
 	// by all copies into and out of host memory and by CPU reductions.
 	// Required with NoPeerToPeer and for HostStaged.
 	HostMemory units.BytesPerSec
+
+	// DevicesPerSwitch models each node's PCIe tree: the devices of a node
+	// sit, in rank order, behind PCIe switches of DevicesPerSwitch each, and
+	// each switch has one uplink to its CPU socket's root complex. As NCCL
+	// by default uses peer-to-peer only between devices under a common
+	// switch (P2P level PXB: NVIDIA/nccl src/graph/paths.cc, "don't use
+	// P2P across CPU Host Bridges"), a transfer between devices under
+	// different switches is staged through host memory: up the source
+	// switch's uplink, across the inter-socket link when the switches hang
+	// off different sockets, and down the other switch's uplink; and so is
+	// every transfer to or from a NIC (NICs on the root complex, where
+	// NCCL's GPUDirect RDMA level PXB does not reach). Requires
+	// peer-to-peer access. Default 0: no tree, today's routes.
+	DevicesPerSwitch int
+	// SwitchUplink is each PCIe switch's link to its socket, per
+	// direction; its latency is paid on each crossing. Required with
+	// DevicesPerSwitch.
+	SwitchUplink LinkSpec
+	// Sockets is the number of CPU sockets per node, in [1, MaxSockets];
+	// switch s of a node's m switches hangs off socket s·Sockets/m, NIC i
+	// off socket i·Sockets/NICsPerNode. Default 1.
+	Sockets int
+	// InterSocket is the link between two sockets (QPI, UPI, Infinity
+	// Fabric), one per ordered pair, per direction. Required with
+	// DevicesPerSwitch and Sockets > 1.
+	InterSocket LinkSpec
 
 	// NICsPerNode is the number of NICs per node, at most RanksPerNode
 	// (with NodeRanks, at most the largest node's ranks). Device j of a
@@ -192,6 +221,7 @@ func (c *Config) validate() error {
 	if !(c.Efficiency > 0 && c.Efficiency <= 1) {
 		bad("efficiency %v is not in (0, 1]", c.Efficiency)
 	}
+	c.validateTree(bad)
 	if c.Streams == 0 {
 		c.Streams = 1
 	}
@@ -232,6 +262,35 @@ func (c *Config) validate() error {
 		bad("server NIC bandwidth is required with %d servers", c.Servers)
 	}
 	return errors.Join(errs...)
+}
+
+// validateTree checks the PCIe tree's fields and fills Sockets.
+func (c *Config) validateTree(bad func(string, ...any)) {
+	if c.Sockets == 0 {
+		c.Sockets = 1
+	}
+	if c.Sockets < 1 || c.Sockets > MaxSockets {
+		bad("sockets %d is not in [1, %d]", c.Sockets, MaxSockets)
+	}
+	for _, l := range []struct {
+		name string
+		spec LinkSpec
+	}{{"switch uplink", c.SwitchUplink}, {"inter-socket", c.InterSocket}} {
+		if !nonNegative(float64(l.spec.Bandwidth)) || !nonNegative(float64(l.spec.Latency)) {
+			bad("%s bandwidth %v and latency %v must be non-negative finite numbers", l.name, l.spec.Bandwidth, l.spec.Latency)
+		}
+	}
+	switch {
+	case c.DevicesPerSwitch < 0 || c.DevicesPerSwitch > MaxRanks:
+		bad("devices per switch %d is not in [0, %d]", c.DevicesPerSwitch, MaxRanks)
+	case c.DevicesPerSwitch == 0:
+	case c.NoPeerToPeer:
+		bad("devices per switch %d needs peer-to-peer access; without it every copy is staged through host memory already", c.DevicesPerSwitch)
+	case c.SwitchUplink.Bandwidth == 0:
+		bad("devices per switch %d needs a switch uplink bandwidth", c.DevicesPerSwitch)
+	case c.Sockets > 1 && c.InterSocket.Bandwidth == 0:
+		bad("%d sockets need an inter-socket bandwidth", c.Sockets)
+	}
 }
 
 // validateNodeRanks checks NodeRanks and, when every node holds as many
@@ -304,6 +363,17 @@ func (c *Config) nodes() int {
 // A route between nodes (or to or from a server) moves at most
 // Streams·PerFlow when PerFlow is set.
 //
+// With a PCIe tree (DevicesPerSwitch) the links add, per node,
+//
+//	switch-up[n,s], switch-down[n,s]  SwitchUplink  its latency on each
+//	socket[n,x·Sockets+y]             InterSocket   its latency
+//
+// and a route between devices under different switches, or through a
+// NIC, becomes dev-out[a] switch-up host-mem×2 [socket] switch-down
+// dev-in[b], or dev-out[a] switch-up host-mem×2 [socket] nic-out core
+// nic-in [socket] host-mem×2 switch-down dev-in[b] (host memory where
+// modelled).
+//
 // Host memory is crossed twice on each side of a staged copy: written by
 // one DMA and read by the next. With peer-to-peer access the NIC reads
 // device memory directly (GPUDirect RDMA) and the PCIe link to the host is
@@ -318,6 +388,12 @@ type Topology struct {
 	// node of each rank. Both are nil when every node holds RanksPerNode.
 	first  []int
 	nodeOf []int32
+
+	// swUp and swDown are each node's PCIe switch uplinks; sock holds each
+	// node's inter-socket links, index x·Sockets+y for socket x to y. All
+	// nil without DevicesPerSwitch.
+	swUp, swDown [][]*Link
+	sock         [][]*Link
 
 	devOut, devIn    []*Link
 	pcieUp, pcieDown []*Link
@@ -361,6 +437,9 @@ func NewTopology(s *event.Scheduler, cfg Config) (*Topology, error) {
 			t.devIn[r] = n.addIndexed("dev-in", r, -1, cfg.Intra.Bandwidth, 0)
 		}
 	}
+	if cfg.DevicesPerSwitch > 0 {
+		t.addTree()
+	}
 	if cfg.PCIe.Bandwidth > 0 {
 		t.pcieUp, t.pcieDown = make([]*Link, p), make([]*Link, p)
 		for r := range p {
@@ -394,6 +473,43 @@ func NewTopology(s *event.Scheduler, cfg Config) (*Topology, error) {
 	}
 	t.b = n.NewPathBuilder()
 	return t, nil
+}
+
+// addTree adds every node's PCIe switch uplinks and inter-socket links.
+func (t *Topology) addTree() {
+	n, cfg := t.net, t.cfg
+	S := cfg.Sockets
+	t.swUp, t.swDown, t.sock = make([][]*Link, t.nodes), make([][]*Link, t.nodes), make([][]*Link, t.nodes)
+	for a := range t.nodes {
+		for s := range t.switches(a) {
+			t.swUp[a] = append(t.swUp[a], n.addIndexed("switch-up", a, s, cfg.SwitchUplink.Bandwidth, cfg.SwitchUplink.Latency))
+			t.swDown[a] = append(t.swDown[a], n.addIndexed("switch-down", a, s, cfg.SwitchUplink.Bandwidth, cfg.SwitchUplink.Latency))
+		}
+		if S > 1 {
+			t.sock[a] = make([]*Link, S*S)
+			for x := range S {
+				for y := range S {
+					if x != y {
+						t.sock[a][x*S+y] = n.addIndexed("socket", a, x*S+y, cfg.InterSocket.Bandwidth, cfg.InterSocket.Latency)
+					}
+				}
+			}
+		}
+	}
+}
+
+// switches returns the number of PCIe switches of a node.
+func (t *Topology) switches(node int) int {
+	_, k := t.NodeRanks(node)
+	return (k + t.cfg.DevicesPerSwitch - 1) / t.cfg.DevicesPerSwitch
+}
+
+// place returns the node, PCIe switch and socket of a rank.
+func (t *Topology) place(r int) (node, sw, socket int) {
+	node = t.Node(r)
+	first, _ := t.NodeRanks(node)
+	sw = (r - first) / t.cfg.DevicesPerSwitch
+	return node, sw, sw * t.cfg.Sockets / t.switches(node)
 }
 
 // Network returns the network holding the topology's links, on which other
@@ -535,6 +651,10 @@ func (t *Topology) route(src, dst int) {
 		b.Add(0)
 		return
 	}
+	if t.swUp != nil {
+		t.treeRoute(src, dst)
+		return
+	}
 	a, c := t.Node(src), t.Node(dst)
 	if a == c {
 		if !t.cfg.NoPeerToPeer {
@@ -554,6 +674,73 @@ func (t *Topology) route(src, dst int) {
 	t.between(t.pcieUp[src], ha, ha, no, t.core, ni, hc, hc, t.pcieDown[dst])
 }
 
+// treeRoute adds the route from src to dst through the nodes' PCIe
+// trees: peer-to-peer under one switch; otherwise up the source's switch
+// uplink, through host memory, across sockets where they differ, and down
+// the destination's uplink or out through a NIC (see
+// Config.DevicesPerSwitch).
+func (t *Topology) treeRoute(src, dst int) {
+	a, swa, sa := t.place(src)
+	c, swc, sc := t.place(dst)
+	if a == c && swa == swc {
+		t.b.Add(0, t.devOut[src], t.devIn[dst])
+		return
+	}
+	links := t.toRoot(src, a, swa)
+	if a == c {
+		links = append(links, t.cross(a, sa, sc)...)
+		t.b.Add(0, append(links, t.fromRoot(dst, c, swc)...)...)
+		return
+	}
+	i, j := t.nic(src), t.nic(dst)
+	links = append(links, t.cross(a, sa, t.nicSocket(i))...)
+	links = append(links, t.nicOut[a][i], t.core, t.nicIn[c][j])
+	links = append(links, t.cross(c, t.nicSocket(j), sc)...)
+	links = append(links, t.hostStage(c)...)
+	t.between(append(links, t.fromRoot(dst, c, swc)...)...)
+}
+
+// toRoot returns the links from rank r on node a, behind switch sw, to
+// host memory: its port, the switch's uplink, and host memory written and
+// read (when modelled).
+func (t *Topology) toRoot(r, a, sw int) []*Link {
+	links := make([]*Link, 0, 12)
+	if t.devOut != nil {
+		links = append(links, t.devOut[r])
+	}
+	return append(append(links, t.swUp[a][sw]), t.hostStage(a)...)
+}
+
+// fromRoot returns the links from node a's root complex down switch sw's
+// uplink to rank r.
+func (t *Topology) fromRoot(r, a, sw int) []*Link {
+	if t.devIn != nil {
+		return []*Link{t.swDown[a][sw], t.devIn[r]}
+	}
+	return []*Link{t.swDown[a][sw]}
+}
+
+// hostStage returns node a's host memory twice (a copy written and read),
+// or nothing when host memory is not modelled.
+func (t *Topology) hostStage(a int) []*Link {
+	if t.hostMem == nil {
+		return nil
+	}
+	return []*Link{t.hostMem[a], t.hostMem[a]}
+}
+
+// cross returns node a's link from socket x to socket y, or nothing if
+// they are one.
+func (t *Topology) cross(a, x, y int) []*Link {
+	if x == y {
+		return nil
+	}
+	return []*Link{t.sock[a][x*t.cfg.Sockets+y]}
+}
+
+// nicSocket returns the socket NIC i hangs off.
+func (t *Topology) nicSocket(i int) int { return i * t.cfg.Sockets / t.cfg.NICsPerNode }
+
 // between adds a route between nodes (or to a server) to t.b: its latency
 // carries the transport's overhead, and its stream moves at most
 // Streams × PerFlow when PerFlow is set.
@@ -569,6 +756,12 @@ func (t *Topology) between(links ...*Link) {
 func (t *Topology) toServer(r, s int) {
 	a := t.Node(r)
 	no := t.nicOut[a][t.nic(r)]
+	if t.swUp != nil {
+		_, sw, sa := t.place(r)
+		links := append(t.toRoot(r, a, sw), t.cross(a, sa, t.nicSocket(t.nic(r)))...)
+		t.between(append(links, no, t.core, t.srvIn[s])...)
+		return
+	}
 	if !t.cfg.NoPeerToPeer {
 		t.between(no, t.core, t.srvIn[s])
 		return
@@ -581,6 +774,13 @@ func (t *Topology) toServer(r, s int) {
 func (t *Topology) fromServer(s, r int) {
 	a := t.Node(r)
 	ni := t.nicIn[a][t.nic(r)]
+	if t.swUp != nil {
+		_, sw, sa := t.place(r)
+		links := append([]*Link{t.srvOut[s], t.core, ni}, t.cross(a, t.nicSocket(t.nic(r)), sa)...)
+		links = append(links, t.hostStage(a)...)
+		t.between(append(links, t.fromRoot(r, a, sw)...)...)
+		return
+	}
 	if !t.cfg.NoPeerToPeer {
 		t.between(t.srvOut[s], t.core, ni)
 		return
