@@ -353,6 +353,12 @@ type Fabric struct {
 	// bisection bandwidth: 1 for a full fat tree. Default 0, meaning 1;
 	// otherwise 1 to 1000.
 	Oversubscription float64 `yaml:"oversubscription"`
+
+	// RailOptimized puts NIC j of every node on rail j's leaf switch:
+	// traffic between NICs of the same index stays on its leaf, traffic
+	// between rails crosses the spine, which Oversubscription then
+	// describes. Default false: one fabric core.
+	RailOptimized bool `yaml:"rail_optimized"`
 }
 
 // Transport is how one communication layer uses a link: messages of n

@@ -53,6 +53,8 @@ const (
 //   - a node's PCIe tree (hw.PCIeTree), with peer-to-peer devices: its
 //     switches, uplinks and inter-socket bandwidth, both scaled by the intra
 //     transport's efficiency, and the node's CPU sockets;
+//   - a rail-optimised fabric (hw.Fabric.RailOptimized): NIC j of every
+//     node on rail j's leaf, the oversubscription the spine's;
 //   - the transport's per-flow limit and streams (hw.Transport.PerFlow,
 //     Streams) cap each transfer between nodes at Streams × PerFlow;
 //   - TCP-based transports (ipoib, tcp, grpc) use one NIC port per node: a
@@ -268,6 +270,7 @@ func (r *Resolved) network(c *sim.Config, p Point) error {
 	n.NIC = sim.Link{Bandwidth: nicBW}
 	n.FabricLatency = sys.Fabric.Latency
 	n.Oversubscription = max(sys.Fabric.Oversubscription, 1)
+	n.Rails = sys.Fabric.RailOptimized
 	n.Efficiency = t.Efficiency
 	n.Overhead = t.Overhead
 	n.PerFlow, n.Streams = t.PerFlow.Bytes(), t.Streams

@@ -62,3 +62,22 @@ func TestNetworkPCIeTree(t *testing.T) {
 		t.Errorf("all-reduce on the tree: %v", err)
 	}
 }
+
+// TestNetworkRails: a rail-optimised fabric and its spine's
+// oversubscription reach the simulator.
+func TestNetworkRails(t *testing.T) {
+	cat, err := hw.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sys := *cat.Systems["dgx-a100"]
+	sys.Fabric.RailOptimized, sys.Fabric.Oversubscription = true, 4
+	cat.Systems["railed"] = &sys
+	var c sim.Config
+	if _, _, err := Network(cat, "railed", "verbs", "", &c, Point{Devices: 16, Nodes: 2, DevicesPerNode: 8}); err != nil {
+		t.Fatal(err)
+	}
+	if !c.Network.Rails || c.Network.Oversubscription != 4 {
+		t.Errorf("rails %v, oversubscription %v; want true, 4", c.Network.Rails, c.Network.Oversubscription)
+	}
+}

@@ -355,6 +355,11 @@ type Network struct {
 	FabricLatency units.Seconds
 	// Oversubscription is the fabric's, ≥ 1; default 1.
 	Oversubscription float64
+	// Rails makes the fabric rail-optimised: NIC j of every node on rail
+	// j's leaf, traffic between different rails through a spine
+	// oversubscribed by Oversubscription (netsim.Config.Rails). Default
+	// false: one core.
+	Rails bool
 	// Efficiency is the inter-node transport's fraction of the NIC line
 	// rate, in (0, 1]; default 1.
 	Efficiency float64
@@ -828,7 +833,7 @@ func (c *Config) topology() netsim.Config {
 		HostMemory:    n.HostMemory,
 		NICsPerNode:   n.NICs,
 		NIC:           netsim.LinkSpec{Bandwidth: n.NIC.Bandwidth, Latency: n.NIC.Latency},
-		FabricLatency: n.FabricLatency, Oversubscription: n.Oversubscription,
+		FabricLatency: n.FabricLatency, Oversubscription: n.Oversubscription, Rails: n.Rails,
 		Efficiency: n.Efficiency, Overhead: n.Overhead, PerFlow: n.PerFlow, Streams: n.Streams,
 		DevicesPerSwitch: n.DevicesPerSwitch, Sockets: n.Sockets,
 		SwitchUplink: netsim.LinkSpec{Bandwidth: n.SwitchUplink.Bandwidth, Latency: n.SwitchUplink.Latency},

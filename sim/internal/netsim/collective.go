@@ -731,7 +731,7 @@ func (p *plan) hostStaged(nodes [][]int, S float64) {
 			for a, g := range nodes {
 				x, y := t.Node(g[0]), t.Node(nodes[(a+1)%N][0])
 				for i := range nics {
-					t.between(t.hostMem[x], t.nicOut[x][i], t.core, t.nicIn[y][i], t.hostMem[y])
+					t.between(t.hostMem[x], t.nicOut[x][i], t.fabric(i, i), t.nicIn[y][i], t.hostMem[y])
 				}
 			}
 		})

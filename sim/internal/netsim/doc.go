@@ -108,6 +108,15 @@
 //
 // alpha_u the port latency plus two uplink latencies (TestPCIeTreeRing).
 //
+// Config.Rails makes the fabric rail-optimised: NIC j of every node sits
+// on rail j's leaf (non-blocking: its capacity is the rail's NICs
+// together, and it carries FabricLatency), and only traffic between NICs
+// of different indices crosses the spine, whose capacity is the NICs'
+// sum over Oversubscription. A ring whose hops between nodes join NICs of
+// the same index is then unaffected by the oversubscription; one whose
+// hops change rails has all its inter-node streams on the spine and is
+// slowed by its ratio (TestRails). Parameter servers hang off the spine.
+//
 // A transport may cap each stream between nodes: Config.PerFlow is the
 // most one stream moves (one TCP connection, one cloud flow) and
 // Config.Streams the number a rank stripes each transfer to another node

@@ -113,6 +113,14 @@ type Config struct {
 	// FabricLatency is the switch latency a message pays crossing the
 	// fabric between nodes. Default 0.
 	FabricLatency units.Seconds
+	// Rails makes the fabric rail-optimised: NIC j of every node sits on
+	// rail j's leaf switch, so traffic between NICs of the same index
+	// stays on that leaf (non-blocking, its capacity the rail's NICs
+	// together), and traffic between different rails crosses the spine,
+	// whose capacity is the sum of the NIC bandwidths divided by
+	// Oversubscription. Default false: one core that every message
+	// between nodes crosses.
+	Rails bool
 	// Oversubscription is the fabric's oversubscription ratio, at least 1:
 	// the fabric core carries at most the sum of all NIC bandwidths divided
 	// by it. Default 1 (non-blocking).
@@ -399,7 +407,8 @@ type Topology struct {
 	pcieUp, pcieDown []*Link
 	hostMem          []*Link
 	nicOut, nicIn    [][]*Link
-	core             *Link
+	core             *Link   // the core, or with Rails the spine
+	rail             []*Link // with Rails, each rail's leaf
 	srvOut, srvIn    []*Link
 
 	b     *PathBuilder
@@ -464,7 +473,15 @@ func NewTopology(s *event.Scheduler, cfg Config) (*Topology, error) {
 			}
 		}
 		total := float64(float64(t.nodes*cfg.NICsPerNode)*float64(cfg.NIC.Bandwidth)) + float64(float64(cfg.Servers)*float64(cfg.ServerNIC))
-		t.core = n.AddLink("core", units.BytesPerSec(total*cfg.Efficiency/cfg.Oversubscription), cfg.FabricLatency)
+		name := "core"
+		if cfg.Rails {
+			name = "spine"
+			leaf := units.BytesPerSec(float64(float64(t.nodes)*float64(cfg.NIC.Bandwidth)) * cfg.Efficiency)
+			for j := range cfg.NICsPerNode {
+				t.rail = append(t.rail, n.addIndexed("rail", j, -1, leaf, cfg.FabricLatency))
+			}
+		}
+		t.core = n.AddLink(name, units.BytesPerSec(total*cfg.Efficiency/cfg.Oversubscription), cfg.FabricLatency)
 		sbw := units.BytesPerSec(float64(cfg.ServerNIC) * cfg.Efficiency)
 		for s := range cfg.Servers {
 			t.srvOut = append(t.srvOut, n.addIndexed("srv-out", s, -1, sbw, cfg.NIC.Latency))
@@ -589,9 +606,49 @@ func (t *Topology) HostMemory(node int) *Link {
 	return t.hostMem[node]
 }
 
-// Core returns the fabric core link, or nil with a single node and no
-// servers.
+// Core returns the fabric core link (with Rails, the spine), or nil with
+// a single node and no servers.
 func (t *Topology) Core() *Link { return t.core }
+
+// Switches returns the number of PCIe switches of a node, 0 without a
+// PCIe tree.
+func (t *Topology) Switches(node int) int {
+	if t.swUp == nil {
+		return 0
+	}
+	return len(t.swUp[node])
+}
+
+// Switch returns the uplink of PCIe switch s of a node, towards its socket
+// and back. It panics if s is not in [0, Switches(node)).
+func (t *Topology) Switch(node, s int) (up, down *Link) { return t.swUp[node][s], t.swDown[node][s] }
+
+// Socket returns a node's link from CPU socket x to socket y, or nil
+// without a PCIe tree, with one socket, or when x = y.
+func (t *Topology) Socket(node, x, y int) *Link {
+	if t.sock == nil || t.sock[node] == nil {
+		return nil
+	}
+	return t.sock[node][x*t.cfg.Sockets+y]
+}
+
+// Rail returns rail j's leaf link, or nil without Rails.
+func (t *Topology) Rail(j int) *Link {
+	if t.rail == nil {
+		return nil
+	}
+	return t.rail[j]
+}
+
+// fabric returns the link between NIC i of one node and NIC j of
+// another: rail i's leaf when the fabric has rails and i = j, else the
+// core (spine).
+func (t *Topology) fabric(i, j int) *Link {
+	if t.rail != nil && i == j {
+		return t.rail[i]
+	}
+	return t.core
+}
 
 // Route returns the path of a single transfer from rank src to rank dst,
 // for point-to-point traffic such as pipeline-parallel activations. It
@@ -665,13 +722,14 @@ func (t *Topology) route(src, dst int) {
 		}
 		return
 	}
-	no, ni := t.nicOut[a][t.nic(src)], t.nicIn[c][t.nic(dst)]
+	i, j := t.nic(src), t.nic(dst)
+	no, f, ni := t.nicOut[a][i], t.fabric(i, j), t.nicIn[c][j]
 	if !t.cfg.NoPeerToPeer {
-		t.between(no, t.core, ni)
+		t.between(no, f, ni)
 		return
 	}
 	ha, hc := t.hostMem[a], t.hostMem[c]
-	t.between(t.pcieUp[src], ha, ha, no, t.core, ni, hc, hc, t.pcieDown[dst])
+	t.between(t.pcieUp[src], ha, ha, no, f, ni, hc, hc, t.pcieDown[dst])
 }
 
 // treeRoute adds the route from src to dst through the nodes' PCIe
@@ -694,7 +752,7 @@ func (t *Topology) treeRoute(src, dst int) {
 	}
 	i, j := t.nic(src), t.nic(dst)
 	links = append(links, t.cross(a, sa, t.nicSocket(i))...)
-	links = append(links, t.nicOut[a][i], t.core, t.nicIn[c][j])
+	links = append(links, t.nicOut[a][i], t.fabric(i, j), t.nicIn[c][j])
 	links = append(links, t.cross(c, t.nicSocket(j), sc)...)
 	links = append(links, t.hostStage(c)...)
 	t.between(append(links, t.fromRoot(dst, c, swc)...)...)
