@@ -73,7 +73,7 @@ func AllReduceTime(c Config, size units.Bytes) (units.Seconds, error) {
 // buffer as nccl-tests counts it: each rank's for all-reduce and
 // broadcast, the full output of all-gather and input of reduce-scatter,
 // each rank's send buffer for all-to-all and send/recv. Only the
-// placement (Nodes, DevicesPerNode), Network and Comm of c are used; its
+// placement (Nodes, DevicesPerNode or Placement), Network and Comm of c are used; its
 // compute, memory and steps are not, and need not be set. The parameter
 // servers are not a collective: their algorithms are refused.
 func CollectiveTime(c Config, op Op, size units.Bytes) (units.Seconds, error) {

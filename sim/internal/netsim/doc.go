@@ -85,7 +85,47 @@
 // fabric core whose capacity is the sum of the NIC bandwidths divided by
 // the oversubscription (the Topology type lists the links and routes). The
 // devices of a node share its NICs (device j uses NIC j·nics/k), so four
-// devices on one NIC each see a quarter of it. The transport efficiency
+// devices on one NIC each see a quarter of it. Config.NodeRanks places
+// different numbers of ranks on the nodes (1+2+3+4: node 0 holds rank 0,
+// node 1 ranks 1 and 2, and so on); a node of k ranks spreads them over
+// its NICs as above.
+//
+// Config.DevicesPerSwitch models a node's PCIe tree: devices, in rank
+// order, behind PCIe switches of DevicesPerSwitch, each switch with one
+// uplink to its CPU socket (switch s of m on socket s·Sockets/m), the
+// sockets joined by InterSocket links. NCCL by default uses peer-to-peer
+// only under a common switch (P2P level PXB; NVIDIA/nccl
+// src/graph/paths.cc) and GPUDirect RDMA only to a NIC under it, so with a
+// tree a transfer between switches, or to or from a NIC on the root
+// complex, goes up the source switch's uplink, through host memory
+// (written and read, where modelled), across the inter-socket link where
+// the sockets differ, and down the destination's uplink or out of the NIC.
+// On one node of 4 devices behind 2 switches of 2, a ring 0,1,2,3 crosses
+// each uplink once each way and a ring 0,2,1,3 twice, so with uplink U
+// below the ports
+//
+//	T = 2(p−1)·(alpha_u + S/(p·U))   and   2(p−1)·(alpha_u + 2S/(p·U))
+//
+// alpha_u the port latency plus two uplink latencies (TestPCIeTreeRing).
+//
+// Config.Rails makes the fabric rail-optimised: NIC j of every node sits
+// on rail j's leaf (non-blocking: its capacity is the rail's NICs
+// together, and it carries FabricLatency), and only traffic between NICs
+// of different indices crosses the spine, whose capacity is the NICs'
+// sum over Oversubscription. A ring whose hops between nodes join NICs of
+// the same index is then unaffected by the oversubscription; one whose
+// hops change rails has all its inter-node streams on the spine and is
+// slowed by its ratio (TestRails). Parameter servers hang off the spine.
+//
+// A transport may cap each stream between nodes: Config.PerFlow is the
+// most one stream moves (one TCP connection, one cloud flow) and
+// Config.Streams the number a rank stripes each transfer to another node
+// over, so a route between nodes moves at most Streams·PerFlow however
+// idle its links (PathBuilder.AddLimited; under MaxMin a limited flow
+// stops rising at its limit and leaves the rest to others). Where the
+// limit binds, the closed forms below hold with beta = Streams·PerFlow:
+// for k ranks sharing a NIC in Hierarchical, beta_n = min(nics·beta/k,
+// Streams·PerFlow) (TestPerFlowClosedForms). The transport efficiency
 // scales the NICs and the core; the per-message overhead is added to every
 // message between nodes or to a server. Topology.Route returns the path of
 // one point-to-point transfer (pipeline activations), and Topology.Routes
@@ -113,6 +153,18 @@
 // between nodes through another NIC and the rings use them all; where the
 // NICs are the bottleneck, T = 2(p−1)·alpha + 2(p−1)/p · S/(c·beta)
 // (TestRingChannels).
+//
+// On nodes holding different numbers of the ranks the ring runs as given,
+// with as many channels as the node with the fewest ranks allows (NCCL
+// runs the fewest channels any rank found: NVIDIA/nccl src/init.cc). On
+// an idle network its step is its slowest hop's: on 1+2+3+4 ranks with
+// one NIC per node, four hops cross between nodes, one stream per NIC
+// each way, and T is the ring's formula with p = 10 (TestUnevenRing).
+// Tree, DoubleTree and HalvingDoubling depend on rank positions only and
+// run on any placement; Hierarchical needs k ranks on every node (its
+// rails are the ranks with the same place in their nodes) and refuses
+// uneven nodes; HostStaged sums on each host what its k_n devices sent,
+// the busiest host setting the step.
 //
 // HalvingDoubling (Rabenseifner): with p' = 2^⌊log2 p⌋ and r = p − p', the
 // ranks 2i+1 (i < r) first send all of S to rank 2i; the p' remaining ranks

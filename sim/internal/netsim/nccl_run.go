@@ -120,7 +120,7 @@ func (p *plan) retimed(path *Path, lat float64) *Path {
 	if q, ok := p.t.paths[key]; ok {
 		return q
 	}
-	q := &Path{net: path.net, uses: path.uses, latency: units.Seconds(lat), streams: path.streams, share: path.share}
+	q := &Path{net: path.net, uses: path.uses, latency: units.Seconds(lat), streams: path.streams, share: path.share, limit: path.limit}
 	p.t.paths[key] = q
 	return q
 }
@@ -134,9 +134,9 @@ func (p *plan) retimed(path *Path, lat float64) *Path {
 // each node's ranks in their order turned by j·k/c, so that its leader
 // sends through NIC j.
 func (p *plan) ncclTree(pr int, g ncclGeom, ranks []int, S, w float64) error {
-	nodes, err := p.t.byNode(ranks)
-	if err != nil {
-		return fmt.Errorf("%w: NCCL tree: %w", ErrCollective, err)
+	nodes := p.t.byNode(ranks)
+	if !even(nodes) {
+		return fmt.Errorf("%w: NCCL tree: the nodes hold different numbers of the ranks (ring runs on such placements)", ErrCollective)
 	}
 	p.base(ncclBase[tTree][pr] * 1e-6)
 	hi, hn := ncclHW[g.cls][tTree][pr]*1e-6, ncclHW[hwNet][tTree][pr]*1e-6
@@ -196,9 +196,9 @@ func (p *plan) chains(groups [][]int, C int, c float64, up bool) {
 // node, every rank's S/k through its NIC to the fabric's switches and
 // back reduced, and a ring all-gather inside every node (Simple only).
 func (p *plan) ncclCollNet(g ncclGeom, ranks []int, S float64) error {
-	nodes, err := p.t.byNode(ranks)
-	if err != nil {
-		return fmt.Errorf("%w: NCCL collnet: %w", ErrCollective, err)
+	nodes := p.t.byNode(ranks)
+	if !even(nodes) {
+		return fmt.Errorf("%w: NCCL collnet: the nodes hold different numbers of the ranks (ring runs on such placements)", ErrCollective)
 	}
 	k := len(nodes[0])
 	hc := 0.0
