@@ -55,12 +55,17 @@ type logEntry struct {
 }
 
 // variant is the labels of e that name a variant of its run, sorted and
-// joined by spaces; "-" if none, as the table writes it.
+// joined by spaces, the name alone for the value "true" and name=value
+// otherwise; "-" if none, as the table writes it.
 func (e logEntry) variant() string {
 	var v []string
-	for k := range e.Labels {
-		if k != "input" && k != "sample" {
+	for k, val := range e.Labels {
+		switch {
+		case k == "input" || k == "sample":
+		case val == "true":
 			v = append(v, k)
+		default:
+			v = append(v, k+"="+val)
 		}
 	}
 	if len(v) == 0 {
@@ -102,7 +107,8 @@ func readEntries(t *testing.T, logs []string) map[string]logEntry {
 
 // readCSVEntries adds to out the rows of body, the CSV of throughputs
 // at path (model, device, precision, devices, batch, samples_per_s,
-// system; lines of # before the header), keyed by "path:line".
+// system, and the run labels channels_last and compile where it has those
+// columns; lines of # before the header), keyed by "path:line".
 func readCSVEntries(t *testing.T, path, body string, out map[string]logEntry) {
 	t.Helper()
 	r := csv.NewReader(strings.NewReader(body))
@@ -129,8 +135,17 @@ func readCSVEntries(t *testing.T, path, body string, out map[string]logEntry) {
 			}
 		}
 		line, _ := r.FieldPos(0)
-		out[filepath.Clean(path)+":"+strconv.Itoa(line)] = logEntry{Kind: "measurement", Model: rec[col["model"]], Device: rec[col["device"]],
+		e := logEntry{Kind: "measurement", Model: rec[col["model"]], Device: rec[col["device"]],
 			Precision: rec[col["precision"]], Devices: nums[0], Batch: nums[1], SamplesPerS: nums[2], System: rec[col["system"]]}
+		for _, k := range []string{"channels_last", "compile"} { // the run labels a CSV may give
+			if i, ok := col[k]; ok && rec[i] != "" {
+				if e.Labels == nil {
+					e.Labels = map[string]string{}
+				}
+				e.Labels[k] = rec[i]
+			}
+		}
+		out[filepath.Clean(path)+":"+strconv.Itoa(line)] = e
 		if _, ok := col["system"]; !ok {
 			t.Fatalf("%s: no system column", path)
 		}
@@ -1117,6 +1132,47 @@ func TestValidateMeasuredPublished(t *testing.T) {
 		"v100-sxm2-16gb  resnet50  amp-fp16   8        dgx1         192    10723 ")
 	if again, _, code := runCLI("validate", "--measured", published[0], "--system", "dgx-h200"); code != exitOK || again != stdout {
 		t.Errorf("--system dgx-h200 beside every row's own: exit %d, output changed:\n%s", code, again)
+	}
+}
+
+// TestValidateMeasuredPublishedDLE runs validate --measured on the
+// throughputs of NVIDIA's DeepLearningExamples tables in
+// testdata/measurements/published-dle-*.csv: every row is read and
+// predicted on the system it names (the DGX-1 with 32 GB V100s and the DGX
+// A100 320GB among them), one per row of the CSVs, with the table's
+// columns checked against them; 1 and 8 GPUs of V100, A100 and H100
+// devices in fp32, tf32 and amp-fp16. The BERT-large file waits for a
+// profile of that name, and validate says so.
+func TestValidateMeasuredPublishedDLE(t *testing.T) {
+	var published []string
+	for _, m := range []string{"resnet50", "efficientnet-b4", "maskrcnn-r50-fpn", "transformer-big"} {
+		published = append(published, "../../testdata/measurements/published-dle-"+m+".csv")
+	}
+	out := runMeasured(t, published)
+	entries := readEntries(t, published)
+	if len(entries) < 60 {
+		t.Errorf("%d rows, want at least 60", len(entries))
+	}
+	seen := map[string]bool{} // checkRows takes the entries it matches
+	for _, e := range entries {
+		seen[e.Device] = true
+		seen[e.Precision] = true
+		seen[strconv.FormatFloat(e.Devices, 'g', -1, 64)+" devices"] = true
+		seen[e.System] = true
+	}
+	rows := checkRows(t, out["measurements"], entries, "")
+	checkGroups(t, out["groups"], rows)
+	checkSummary(t, out, "measurements")
+	checkScaling(t, out)
+	for _, want := range []string{"v100-sxm2-16gb", "v100-sxm2-32gb", "a100-sxm4-40gb", "a100-sxm4-80gb", "h100-sxm5-80gb",
+		"fp32", "tf32", "amp-fp16", "1 devices", "8 devices", "dgx1-32gb", "dgx-a100-320gb"} {
+		if !seen[want] {
+			t.Errorf("no row of %s", want)
+		}
+	}
+	_, stderr, code := runCLI("validate", "--measured", "../../testdata/measurements/published-dle-bert-large.csv")
+	if code == exitOK || !strings.Contains(stderr, `unknown model "bert-large"`) {
+		t.Errorf("validate --measured published-dle-bert-large.csv: exit %d: %s; want the unknown model refused", code, stderr)
 	}
 }
 
