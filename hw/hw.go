@@ -208,6 +208,18 @@ type Device struct {
 	// to 1 PB/s. For a CPU, that of one socket's memory channels.
 	MemoryBandwidth units.BytesPerSec `yaml:"memory_bandwidth"`
 
+	// SMs is a GPU's streaming multiprocessors, from its datasheet or
+	// architecture whitepaper: the units NCCL's kernels take one per
+	// channel from compute. Default 0 (not given), else 1 to 65536.
+	SMs int `yaml:"sms"`
+
+	// NCCLChannels is the ring channels NCCL opens between GPUs of this
+	// model on an NVLink node, each one thread block on one SM, as its
+	// topology search (src/graph/search.cc) and channel duplication
+	// (src/graph/connect.cc) give them. Default 0 (not given), else 1 to
+	// 64 (NCCL's MAXCHANNELS).
+	NCCLChannels int `yaml:"nccl_channels"`
+
 	SRAM     units.Bytes `yaml:"sram"`      // on-chip memory (IPU In-Processor-Memory), bytes; default 0, else 1 KiB to 100 TiB
 	TDP      units.Watts `yaml:"tdp"`       // thermal design power, watts; default 0 (unpublished), else 1 W to 1 GW
 	HostLink HostLink    `yaml:"host_link"` // link to the host; default none

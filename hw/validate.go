@@ -139,6 +139,8 @@ func (c *Catalog) validateDevice(ps *config.Problems, name string, d *Device) {
 	need(ps, p+".memory_bandwidth", d.MemoryBandwidth, byteRateSpan)
 	optional(ps, p+".sram", d.SRAM, sramSpan)
 	optional(ps, p+".tdp", d.TDP, powerSpan)
+	optionalCount(ps, p+".sms", d.SMs, maxSMs)
+	optionalCount(ps, p+".nccl_channels", d.NCCLChannels, maxNCCLChannels)
 	hl := p + ".host_link"
 	switch {
 	case d.HostLink.Gen == 0:

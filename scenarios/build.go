@@ -60,6 +60,10 @@ const (
 //   - TCP-based transports (ipoib, tcp, grpc) use one NIC port per node: a
 //     socket is bound to one interface. verbs and the collective libraries
 //     use every port of the fabric's kind;
+//   - the share of compute an overlapped gradient exchange takes
+//     (sim.Comm.Interference) from parallelism.interference, else
+//     DefaultInterference of the device and node; 0 for parameter
+//     servers, whose pushes and pulls go through the host;
 //   - host-staged exchanges run after the backward pass (sim.Comm.NoOverlap)
 //     and their host side moves at one core's share of its socket's memory
 //     bandwidth, for staged copies through pageable buffers and a CPU sum
@@ -157,8 +161,13 @@ func (r *Resolved) Build(p Point) (sim.Config, error) {
 		NCCLAlgo:  par.NCCLAlgo,
 		NCCLProto: par.NCCLProto,
 	}
+	c.Comm.Interference = DefaultInterference(dev, node)
 	if alg == sim.ParameterServer || alg == sim.AsyncParameterServer {
 		c.Comm.Servers = par.PSShards
+		c.Comm.Interference = 0 // pushes and pulls go through the host, not NCCL kernels
+	}
+	if par.Interference != nil {
+		c.Comm.Interference = *par.Interference
 	}
 	if err := r.network(&c, p); err != nil {
 		return c, err

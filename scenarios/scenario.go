@@ -143,6 +143,12 @@ type Parallelism struct {
 	// Bucket is the gradient bucket size: the all-reduce of a bucket starts
 	// as soon as backward has produced it; 1 B to 1 TiB. Default 25 MiB.
 	Bucket units.Bytes `yaml:"bucket"`
+
+	// Interference is the share of a device's compute rate an overlapped
+	// gradient exchange takes: the backward pass runs at 1 − interference
+	// while a bucket's collective is in flight; in [0, 0.9], 0 turns it
+	// off. Default (nil) derived from the device (DefaultInterference).
+	Interference *float64 `yaml:"interference"`
 }
 
 // Input describes how training samples reach the devices.
@@ -682,6 +688,9 @@ func (r *Resolved) check(ps *config.Problems) {
 	if !(p.Bucket >= 1 && p.Bucket <= maxBucket) {
 		ps.Addf("parallelism.bucket", "must be within 1 B to %s, got %v", maxBucket, p.Bucket)
 	}
+	if f := p.Interference; f != nil && !(*f >= 0 && *f <= maxInterferenceSetting) {
+		ps.Addf("parallelism.interference", "must be within 0 to %g, got %v", maxInterferenceSetting, *f)
+	}
 	if s.Input.Prefetch < 1 {
 		ps.Addf("input.prefetch", "must be >= 1, got %d", s.Input.Prefetch)
 	}
@@ -824,10 +833,15 @@ func showSeconds(v units.Seconds) string {
 const (
 	maxBucket   = units.TiB            // parallelism.bucket [25 MiB by default]
 	maxOverhead = units.Seconds(1e8)   // overheads.startup and .evaluation, about 3 years
-	minV0       = 1e-3                 // calibration.v0, samples/s [25 to 48,788 with the published calibrations]
+	minV0       = 1e-3                 // calibration.v0, samples/s [25 to 49,017 with the published calibrations]
 	maxV0       = 1e12                 // calibration.v0, samples/s
 	maxStepCost = units.Seconds(86400) // calibration.t, a day per step [0 to 54 ms]
 	maxSweep    = 1000                 // values in sweep.devices and in sweep.batch [at most 6]
+
+	// maxInterferenceSetting bounds parallelism.interference: compute at a
+	// tenth of its rate at the least [0.014 to 0.222 derived; 0.40 the
+	// largest slowdown measured, DefaultInterference].
+	maxInterferenceSetting = 0.9
 )
 
 func oneOf(ps *config.Problems, path, kind, v string, valid []string) {

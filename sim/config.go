@@ -335,6 +335,12 @@ type Comm struct {
 	// NCCL_ALGO and NCCL_PROTO do. Default "": NCCL's tuning model
 	// chooses per call.
 	NCCLAlgo, NCCLProto string
+	// Interference is the share s of a device's compute rate that its
+	// gradient exchange takes while a bucket's collective is in flight:
+	// the backward pass then progresses at 1 − s of its rate (NCCL's
+	// kernels occupy SMs and memory bandwidth; see docs/simulator.md).
+	// In [0, 1); default 0, no interference.
+	Interference float64
 }
 
 // Network is the cluster's links; see netsim for the topology they form.
@@ -663,6 +669,9 @@ func (c *Config) validate() error {
 	}
 	if !positive(float64(cm.Bucket)) {
 		bad("bucket %v is not a positive finite number", float64(cm.Bucket))
+	}
+	if !(cm.Interference >= 0 && cm.Interference < 1) {
+		bad("interference %v is not in [0, 1)", cm.Interference)
 	}
 	if len(cm.Layers) > 1<<20 {
 		bad("%d gradient layers is more than %d", len(cm.Layers), 1<<20)

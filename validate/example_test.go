@@ -113,6 +113,6 @@ func ExampleCompareMeasured_system() {
 	}
 	// Output:
 	// 1 GPU: 953 samples/s predicted, 837 measured (+13.8%)
-	// 8 GPUs of dgx-h200 over nccl: 7590 samples/s predicted, efficiency 99.6%
-	// 16 GPUs of dgx-h200 over nccl, verbs: 15130 samples/s predicted, efficiency 99.3%
+	// 8 GPUs of dgx-h200 over nccl: 7556 samples/s predicted, efficiency 99.1%
+	// 16 GPUs of dgx-h200 over nccl, verbs: 15025 samples/s predicted, efficiency 98.6%
 }

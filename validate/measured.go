@@ -339,6 +339,7 @@ func placeMeasured(cfg *sim.Config, cat *hw.Catalog, d *hw.Device, ms *Measured)
 		return "", "", fmt.Errorf("%d devices are not whole nodes of system %s, whose nodes hold %d", n, sys.Name, node.Devices)
 	}
 	cfg.Name = fmt.Sprintf("%s on %d devices of %s at %s, batch %d", ms.Model, n, sys.Name, ms.Precision, ms.Batch)
+	cfg.Comm.Interference = scenarios.DefaultInterference(d, node) // as a scenario on the system
 	exchange, err = onNodes(cat, sys, n, per, ms.Transport, ms.IntraTransport, cfg)
 	return sys.Name, exchange, err
 }
