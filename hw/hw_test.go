@@ -526,7 +526,7 @@ func TestLoadErrorsAcrossFiles(t *testing.T) {
 		t.Fatal("no error")
 	}
 	lines := strings.Split(err.Error(), "\n")
-	wantA := a + `: line 3: systems.one.node: unknown node "nowhere" (valid: dgx-1, `
+	wantA := a + `: line 3: systems.one.node: unknown node "nowhere" (valid: aws-g4dn-12xlarge, `
 	wantB := b + `: line 5: systems.two.node: unknown node "tsubame"; did you mean "tsubame3"?`
 	if len(lines) != 2 || !strings.HasPrefix(lines[0], wantA) || lines[1] != wantB {
 		t.Errorf("got\n%v\nwant\n%s...\n%s", err, wantA, wantB)

@@ -164,6 +164,7 @@ func (in *LogReader) Measurements(lg *logs.Log, prof *model.Profiles, left map[s
 		}
 		if m.Devices > 1 {
 			m.System, m.Transport, m.IntraTransport = system, in.Transport, in.IntraTransport
+			m.Nodes = rec.Nodes // the placement a bench log gives (engine/torchbench across nodes)
 		}
 		if m.Batch == 0 {
 			g, per := max(rec.GlobalBatch, rec.EffectiveGlobalBatch()), m.Devices*m.Accumulation
