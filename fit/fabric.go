@@ -67,10 +67,16 @@ type FabricFit struct {
 	Error float64
 	// Sizes is the number of points fitted, over all tests.
 	Sizes int
+	// Undetermined names the parameter ("bandwidth" or "latency") that no
+	// time depends on at the fit (a 1 % change moves no time by
+	// minSensitivity %): another link bounds every size, and the figure
+	// is where the search stopped, with no interval; nil when both are
+	// determined.
+	Undetermined []string
 }
 
 // ErrUndetermined is returned, wrapped, by FitFabric when the tests'
-// times do not depend on the bandwidth or the latency being fitted.
+// times depend on neither the bandwidth nor the latency being fitted.
 var ErrUndetermined = errors.New("the tests do not determine the link")
 
 // minSensitivity is the smallest d ln T / d ln x, over the points, that
@@ -123,9 +129,12 @@ func FitFabric(tests []FabricTest, bw0 units.BytesPerSec, lat0 units.Seconds, s 
 			most = max(most, math.Abs(J.At(i, j)))
 		}
 		if most < minSensitivity {
-			return nil, fmt.Errorf("%w: no test's time changes by %.2g%% when its %s changes by 1%% (at %v, %v): another link bounds every size",
-				ErrUndetermined, minSensitivity, name, f.Bandwidth, f.Latency)
+			f.Undetermined = append(f.Undetermined, name)
 		}
+	}
+	if len(f.Undetermined) == 2 {
+		return nil, fmt.Errorf("%w: no test's time changes by %.2g%% when its bandwidth or its latency changes by 1%% (at %v, %v): other links bound every size",
+			ErrUndetermined, minSensitivity, f.Bandwidth, f.Latency)
 	}
 	f.intervals(res, x, J)
 	if err := f.predict(tests); err != nil {
@@ -241,33 +250,52 @@ func gridStart(sum func([]float64) float64, x0 []float64) ([]float64, float64) {
 }
 
 // intervals sets f's confidence intervals from the Gauss–Newton
-// covariance at x, J the Jacobian of the residuals there; NaN where it
-// is not known.
+// covariance at x, J the Jacobian of the residuals there, over the
+// determined parameters only (an undetermined one's column is about 0 and
+// would make JᵀJ singular); NaN where it is not known.
 func (f *FabricFit) intervals(res func([]float64) ([]float64, error), x []float64, J *mat.Dense) {
 	nan := math.NaN()
 	f.BandwidthInterval = [2]units.BytesPerSec{units.BytesPerSec(nan), units.BytesPerSec(nan)}
 	f.LatencyInterval = [2]units.Seconds{units.Seconds(nan), units.Seconds(nan)}
+	var cols []int
+	for j, name := range []string{"bandwidth", "latency"} {
+		if !slices.Contains(f.Undetermined, name) {
+			cols = append(cols, j)
+		}
+	}
 	n, _ := J.Dims()
+	k := len(cols)
 	r0, err := res(x)
-	if n < 3 || err != nil {
+	if n <= k || err != nil {
 		return
 	}
 	var ssr float64
 	for _, v := range r0 {
 		ssr += v * v
 	}
-	dof := float64(n - 2)
+	Jk := mat.NewDense(n, k, nil)
+	for c, j := range cols {
+		for i := range n {
+			Jk.Set(i, c, J.At(i, j))
+		}
+	}
 	var jtj, inv mat.SymDense
-	jtj.SymOuterK(1, J.T())
+	jtj.SymOuterK(1, Jk.T())
 	var chol mat.Cholesky
 	if !chol.Factorize(&jtj) || chol.InverseTo(&inv) != nil {
 		return
 	}
+	dof := float64(n - k)
 	q := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: dof}.Quantile(1 - (1-f.Level)/2)
-	eb := q * math.Sqrt(ssr/dof*inv.At(0, 0))
-	el := q * math.Sqrt(ssr/dof*inv.At(1, 1))
-	f.BandwidthInterval = [2]units.BytesPerSec{units.BytesPerSec(math.Exp(x[0] - eb)), units.BytesPerSec(math.Exp(x[0] + eb))}
-	f.LatencyInterval = [2]units.Seconds{units.Seconds(math.Exp(x[1] - el)), units.Seconds(math.Exp(x[1] + el))}
+	for c, j := range cols {
+		e := q * math.Sqrt(ssr/dof*inv.At(c, c))
+		lo, hi := math.Exp(x[j]-e), math.Exp(x[j]+e)
+		if j == 0 {
+			f.BandwidthInterval = [2]units.BytesPerSec{units.BytesPerSec(lo), units.BytesPerSec(hi)}
+		} else {
+			f.LatencyInterval = [2]units.Seconds{units.Seconds(lo), units.Seconds(hi)}
+		}
+	}
 }
 
 // predict fills f.Tests and f.Error with each test's times at the fit.
@@ -298,7 +326,8 @@ func (f *FabricFit) predict(tests []FabricTest) error {
 // intervals left out where they are not known.
 func (f *FabricFit) Entry(system, level, transport, algorithm string) calib.FabricEntry {
 	e := calib.FabricEntry{System: system, Level: level, Transport: transport, Algorithm: algorithm,
-		Bandwidth: f.Bandwidth, Latency: f.Latency, Error: round4(f.Error), Tests: len(f.Tests), Sizes: f.Sizes}
+		Bandwidth: f.Bandwidth, Latency: f.Latency, Error: round4(f.Error), Tests: len(f.Tests), Sizes: f.Sizes,
+		Undetermined: slices.Clone(f.Undetermined)}
 	if bi := f.BandwidthInterval; !math.IsNaN(float64(bi[0])) && !math.IsNaN(float64(bi[1])) {
 		e.BandwidthInterval = bi[:]
 	}

@@ -80,11 +80,18 @@ func TestFitFabricErrors(t *testing.T) {
 	if _, err := FitFabric([]FabricTest{{Source: "fail", Collective: good, Model: fail}}, 1e9, 1e-6, nil); !errors.Is(err, ErrFabricModel) {
 		t.Errorf("failing model: %v, want ErrFabricModel", err)
 	}
-	// Another link bounds every size: the bandwidth does not matter.
+	// Another link bounds every size: the bandwidth does not matter, the
+	// latency is fitted; then neither matters.
 	flat := func(_ units.BytesPerSec, lat units.Seconds, s units.Bytes) (units.Seconds, error) {
 		return lat*14 + units.Seconds(float64(s)/200e9), nil
 	}
-	if _, err := FitFabric([]FabricTest{{Source: "flat", Collective: sweep(t, 8, flat, 46e9, 7e-6), Model: flat}}, 1e9, 1e-6, nil); !errors.Is(err, ErrUndetermined) {
-		t.Errorf("bandwidth that does not matter: %v, want ErrUndetermined", err)
+	f, err := FitFabric([]FabricTest{{Source: "flat", Collective: sweep(t, 8, flat, 46e9, 7e-6), Model: flat}}, 1e9, 1e-6, nil)
+	if err != nil || len(f.Undetermined) != 1 || f.Undetermined[0] != "bandwidth" || math.Abs(float64(f.Latency)/7e-6-1) > 1e-6 ||
+		!math.IsNaN(float64(f.BandwidthInterval[0])) || math.IsNaN(float64(f.LatencyInterval[0])) {
+		t.Errorf("bandwidth that does not matter: %+v, %v; want latency 7 us fitted with an interval, bandwidth undetermined", f, err)
+	}
+	fixed := func(units.BytesPerSec, units.Seconds, units.Bytes) (units.Seconds, error) { return 1e-4, nil }
+	if _, err := FitFabric([]FabricTest{{Source: "fixed", Collective: good, Model: fixed}}, 1e9, 1e-6, nil); !errors.Is(err, ErrUndetermined) {
+		t.Errorf("neither matters: %v, want ErrUndetermined", err)
 	}
 }

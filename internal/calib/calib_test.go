@@ -40,7 +40,7 @@ func sample() *Calibration {
 		}},
 		Fabric: []FabricEntry{{
 			System: "dgx-h100", Level: Inter, Transport: "verbs", Bandwidth: 46e9, BandwidthInterval: []units.BytesPerSec{45e9, 47e9},
-			Latency: 7e-6, LatencyInterval: []units.Seconds{6.5e-6, 7.5e-6}, Algorithm: "ring", Error: 0.031,
+			Latency: 7e-6, LatencyInterval: []units.Seconds{6.5e-6, 7.5e-6}, Undetermined: []string{"latency"}, Algorithm: "ring", Error: 0.031,
 			Tests: 2, Sizes: 32, Ranks: []int{16, 32}, Source: "nccl.txt",
 		}},
 	}
@@ -170,6 +170,8 @@ func TestValidation(t *testing.T) {
 			[]string{"2 problems:", "line 3: fabric[0].level: \"between\": want one of intra, inter", "line 4: fabric[0].bandwidth: -4e+09: must be a finite rate > 0"}},
 		{"fabric fields", "fabric:\n  - level: inter\n    bandwidth: 46 GB/s\n    latency: 7 us\n    bandwidth_interval: [50 GB/s, 40 GB/s]\n    algorithm: ring\n    error: 0.01\n    tests: 0\n    sizes: 1\n    ranks: [1, 16]\n",
 			[]string{"5 problems:", "fabric[0].system: missing", "line 5: fabric[0].bandwidth_interval: [5e+10, 4e+10]: low is above high", "line 8: fabric[0].tests: 0", "line 9: fabric[0].sizes: 1", "line 10: fabric[0].ranks: [1 16]"}},
+		{"fabric undetermined", "fabric:\n  - {system: s, level: intra, bandwidth: 46 GB/s, latency: 7 us, undetermined: [size], algorithm: ring, tests: 1, sizes: 2}\n",
+			[]string{"line 2: fabric[0].undetermined: \"size\": want bandwidth or latency"}},
 		{"fabric duplicate", "fabric:\n" + fabric + fabric, []string{"fabric[1]: same system, level and transport as fabric[0]"}},
 		{"fabric latency unit", "fabric:\n  - system: s\n    level: intra\n    bandwidth: 46 GB/s\n    latency: 7 parsecs\n    algorithm: ring\n    tests: 1\n    sizes: 2\n",
 			[]string{"line 5: ", "parsecs"}},

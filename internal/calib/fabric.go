@@ -48,6 +48,11 @@ type FabricEntry struct {
 	Latency         units.Seconds   `yaml:"latency"`
 	LatencyInterval []units.Seconds `yaml:"latency_interval,flow,omitempty"` // [low, high]; absent where the fit gives none
 
+	// Undetermined names the figure ("bandwidth" or "latency") that no
+	// size of the tests depended on at the fit: another link bounded
+	// them all, and the figure is where the search stopped.
+	Undetermined []string `yaml:"undetermined,flow,omitempty"`
+
 	// Algorithm is the simulator's all-reduce the fit inverted ("ring").
 	Algorithm string `yaml:"algorithm"`
 	// Error is the mean |predicted − measured|/measured time over the
@@ -79,6 +84,11 @@ func (c *Calibration) validateFabric(ps *config.Problems) {
 		}
 		checkPair(ps, p+".bandwidth_interval", floats(e.BandwidthInterval))
 		checkPair(ps, p+".latency_interval", floats(e.LatencyInterval))
+		for _, u := range e.Undetermined {
+			if u != "bandwidth" && u != "latency" {
+				ps.Addf(p+".undetermined", "%q: want bandwidth or latency", u)
+			}
+		}
 		if e.Algorithm == "" {
 			ps.Addf(p+".algorithm", "missing: the simulator's all-reduce the fit inverted (ring)")
 		}

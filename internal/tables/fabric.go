@@ -41,8 +41,12 @@ func FabricFit(fc *validate.FabricCalibration) []Named {
 		if e.BandwidthInterval != nil {
 			bwi = "[" + e.BandwidthInterval[0].String() + ", " + e.BandwidthInterval[1].String() + "]"
 		}
+		note := ""
+		if len(e.Undetermined) > 0 {
+			note = fmt.Sprintf("%s not determined: no size depends on it at the fit (another link bounds them); written as found", strings.Join(e.Undetermined, " and "))
+		}
 		lv.Rows = append(lv.Rows, append(row, e.Bandwidth.String(), bwi, e.Latency.String(), SecondsInterval(f.LatencyInterval),
-			Percent(e.Error), ""))
+			Percent(e.Error), note))
 		for _, t := range f.Tests {
 			ts.Rows = append(ts.Rows, []string{t.Source, l.Level, strconv.Itoa(t.Ranks), nodesCell(t.Nodes), sizeRange(t.Points),
 				Percent(t.Error), Percent(t.MaxError)})
