@@ -141,6 +141,8 @@ func (r *Resolved) Build(p Point) (sim.Config, error) {
 		Bucket:    par.Bucket,
 		NoOverlap: alg == sim.HostStaged,
 		Boundary:  m.ActivationBytes(sp) / units.Bytes(max(len(m.Layers), 1)),
+		NCCLAlgo:  par.NCCLAlgo,
+		NCCLProto: par.NCCLProto,
 	}
 	if alg == sim.ParameterServer || alg == sim.AsyncParameterServer {
 		c.Comm.Servers = par.PSShards
@@ -178,6 +180,7 @@ func (r *Resolved) network(c *sim.Config, p Point) error {
 	}
 	link := node.Link
 	n.Intra = sim.Link{Bandwidth: units.BytesPerSec(float64(link.Bandwidth) * intraEff), Latency: link.Latency + intraOver}
+	n.IntraPCI = link.Kind == hw.PCIe
 	host := node.HostBandwidth(dev)
 	if !link.PeerToPeer && p.DevicesPerNode > 1 {
 		n.NoPeerToPeer = true

@@ -14,7 +14,7 @@ import (
 
 // CollectiveTime is a simulator's time of one collective of size bytes
 // over every rank of cfg, alone on its network: sim.AllReduceTime, or
-// another collective's.
+// sim.CollectiveTime of another op.
 type CollectiveTime func(cfg sim.Config, size units.Bytes) (units.Seconds, error)
 
 // SetFabric sets the level of n that a fabric calibration fits to a link

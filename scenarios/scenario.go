@@ -113,6 +113,12 @@ type Parallelism struct {
 	// to hierarchical with double-tree.
 	InterNode string `yaml:"inter_node"`
 
+	// NCCLAlgo and NCCLProto fix the nccl exchange's algorithm (one of
+	// NCCLAlgorithms) and protocol (one of NCCLProtocols), as NCCL_ALGO and
+	// NCCL_PROTO do. Default "": NCCL's tuning model chooses per call.
+	NCCLAlgo  string `yaml:"nccl_algo"`
+	NCCLProto string `yaml:"nccl_proto"`
+
 	// PSShards is the number of parameter-server shards (ps and async-ps).
 	// Default 1.
 	PSShards int `yaml:"ps_shards"`
@@ -247,7 +253,11 @@ func (p *Parallelism) Exchange() string {
 
 // Enumerations a scenario's fields take.
 var (
-	AllReduceAlgorithms = []string{"ring", "halving-doubling", "tree", "double-tree", "hierarchical", "torus-2d", "ps", "async-ps", "host-staged"}
+	AllReduceAlgorithms = []string{"ring", "halving-doubling", "tree", "double-tree", "hierarchical", "torus-2d", "ps", "async-ps", "host-staged", "nccl"}
+	// NCCLAlgorithms and NCCLProtocols are what parallelism.nccl_algo and
+	// nccl_proto may fix.
+	NCCLAlgorithms = []string{"ring", "tree", "nvls", "collnet"}
+	NCCLProtocols  = []string{"ll", "ll128", "simple"}
 	// InterNodeAlgorithms are the all-reduces hierarchical may run between
 	// nodes (parallelism.inter_node).
 	InterNodeAlgorithms = []string{"ring", "halving-doubling", "tree", "double-tree"}
@@ -653,6 +663,7 @@ func (r *Resolved) check(ps *config.Problems) {
 	if p.InterNode != "ring" && p.AllReduce != "hierarchical" {
 		ps.Addf("parallelism.inter_node", "%q is hierarchical's all-reduce between nodes; allreduce %q has none (set allreduce: hierarchical, or leave inter_node out)", p.InterNode, p.AllReduce)
 	}
+	r.checkNCCL(ps)
 	oneOf(ps, "parallelism.schedule", "pipeline schedule", p.Schedule, Schedules)
 	oneOf(ps, "input.storage", "storage", s.Input.Storage, StorageKinds)
 	oneOf(ps, "input.precision", "input precision", s.Input.Precision, InputPrecisions)
@@ -842,4 +853,25 @@ func (r *Resolved) CalibrationPath() string {
 		return r.Calibration.File
 	}
 	return filepath.Join(filepath.Dir(r.File), r.Calibration.File)
+}
+
+// checkNCCL adds a problem for an NCCL override that is unknown or set
+// without the nccl exchange.
+func (r *Resolved) checkNCCL(ps *config.Problems) {
+	p := &r.Scenario.Parallelism
+	for _, f := range []struct {
+		field, what, v string
+		valid          []string
+	}{
+		{"parallelism.nccl_algo", "NCCL algorithm", p.NCCLAlgo, NCCLAlgorithms},
+		{"parallelism.nccl_proto", "NCCL protocol", p.NCCLProto, NCCLProtocols},
+	} {
+		if f.v == "" {
+			continue
+		}
+		oneOf(ps, f.field, f.what, f.v, f.valid)
+		if p.AllReduce != "nccl" {
+			ps.Addf(f.field, "%q fixes the nccl exchange's choice; allreduce %q is not nccl (set allreduce: nccl, or leave %s out)", f.v, p.AllReduce, f.field)
+		}
+	}
 }

@@ -62,9 +62,10 @@ const (
 	ParameterServer                       // synchronous parameter servers
 	AsyncParameterServer                  // asynchronous parameter servers: no barrier
 	HostStaged                            // through host memory, for devices without peer-to-peer access
+	NCCL                                  // NCCL's algorithm and protocol per call, from its tuning model (Comm.NCCLAlgo, Comm.NCCLProto)
 )
 
-var algorithmNames = [...]string{"ring", "halving-doubling", "tree", "double-tree", "hierarchical", "torus-2d", "ps", "async-ps", "host-staged"}
+var algorithmNames = [...]string{"ring", "halving-doubling", "tree", "double-tree", "hierarchical", "torus-2d", "ps", "async-ps", "host-staged", "nccl"}
 
 // String returns the algorithm's name as ParseAlgorithm reads it.
 func (a Algorithm) String() string {
@@ -83,7 +84,8 @@ func (a Algorithm) MarshalText() ([]byte, error) {
 }
 
 // ParseAlgorithm returns the algorithm named s: ring, halving-doubling,
-// tree, double-tree, hierarchical, torus-2d, ps, async-ps or host-staged.
+// tree, double-tree, hierarchical, torus-2d, ps, async-ps, host-staged or
+// nccl.
 func ParseAlgorithm(s string) (Algorithm, error) {
 	for i, n := range algorithmNames {
 		if s == n {
@@ -110,6 +112,8 @@ func (a Algorithm) netsim() netsim.Algorithm {
 		return netsim.ParameterServer
 	case HostStaged:
 		return netsim.HostStaged
+	case NCCL:
+		return netsim.NCCL
 	}
 	return netsim.Ring
 }
@@ -317,6 +321,11 @@ type Comm struct {
 	// Boundary is the bytes per sample sent between adjacent pipeline
 	// stages: activations forward, their gradients backward. Default 0.
 	Boundary units.Bytes
+	// NCCLAlgo and NCCLProto fix NCCL's algorithm (ring, tree, nvls,
+	// collnet) and protocol (ll, ll128, simple) for the NCCL exchange, as
+	// NCCL_ALGO and NCCL_PROTO do. Default "": NCCL's tuning model
+	// chooses per call.
+	NCCLAlgo, NCCLProto string
 }
 
 // Network is the cluster's links; see netsim for the topology they form.
@@ -354,6 +363,14 @@ type Network struct {
 	Overhead units.Seconds
 	// ServerNIC is each parameter server's NIC line rate; default NIC.
 	ServerNIC units.BytesPerSec
+	// IntraPCI says the devices of a node talk over PCIe, NCCL's PCI link
+	// class (its hop latencies; no LL128 by default); default false,
+	// NVLink. Used by the NCCL exchange.
+	IntraPCI bool
+	// NVLS says the node's NVSwitch reduces in the network (NVLink SHARP),
+	// CollNet that the fabric between nodes does (InfiniBand SHARP); the
+	// NCCL exchange may then choose them. Default false.
+	NVLS, CollNet bool
 }
 
 // Input is the input pipeline: each node's loader reads, decodes and
@@ -540,6 +557,12 @@ func (c *Config) validate() error {
 	case Ring, HalvingDoubling, Tree, DoubleTree:
 	default:
 		bad("inter-node algorithm %v is not ring, halving-doubling, tree or double-tree", cm.InterNode)
+	}
+	if _, err := netsim.ParseNCCLAlgorithm(cm.NCCLAlgo); err != nil {
+		bad("NCCL algorithm %q: want ring, tree, nvls or collnet", cm.NCCLAlgo)
+	}
+	if _, err := netsim.ParseProtocol(cm.NCCLProto); err != nil {
+		bad("NCCL protocol %q: want ll, ll128 or simple", cm.NCCLProto)
 	}
 	if cm.Bucket == 0 {
 		cm.Bucket = DefaultBucket
@@ -733,5 +756,15 @@ func (c *Config) topology() netsim.Config {
 		Efficiency: n.Efficiency, Overhead: n.Overhead,
 		Servers: servers, ServerNIC: n.ServerNIC,
 		InterNode: c.Comm.InterNode.netsim(), TorusX: c.Comm.TorusX,
+		NCCL: c.ncclConfig(),
 	}
+}
+
+// ncclConfig is the NCCL exchange's view of the fabric and its overrides;
+// validate has checked the names.
+func (c *Config) ncclConfig() netsim.NCCLConfig {
+	a, _ := netsim.ParseNCCLAlgorithm(c.Comm.NCCLAlgo)
+	p, _ := netsim.ParseProtocol(c.Comm.NCCLProto)
+	n := c.Network
+	return netsim.NCCLConfig{IntraPCI: n.IntraPCI, NVLS: n.NVLS, CollNet: n.CollNet, Algorithm: a, Protocol: p}
 }

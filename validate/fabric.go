@@ -8,6 +8,7 @@ import (
 	"scaleplan/fit/logs"
 	"scaleplan/hw"
 	"scaleplan/internal/calib"
+	"scaleplan/internal/units"
 	"scaleplan/scenarios"
 	"scaleplan/sim"
 )
@@ -38,16 +39,21 @@ type FabricCalibration struct {
 	Left   map[string]int
 }
 
-// FitFabric fits the links of system to the all-reduce tests of lgs by
-// inverting the simulator (fit.FitFabric): the tests on one node fit the
-// level inside a node, then the tests on several nodes fit the level
-// between them with the level inside a node held at that fit (or at the
-// catalogue's figures where no test ran on one node or its fit failed).
-// t times one collective (sim.AllReduceTime); alg is the all-reduce it
-// runs. Tests of another op or of one rank are left out (Left); a test
-// that cannot be placed on the system is an error naming it; a level the
-// tests do not determine has its Err.
-func FitFabric(cat *hw.Catalog, system string, lgs []*logs.Log, alg sim.Algorithm, t scenarios.CollectiveTime) (*FabricCalibration, error) {
+// OpTime is a simulator's time of one collective op of size bytes over
+// every rank of cfg: sim.CollectiveTime.
+type OpTime func(cfg sim.Config, op sim.Op, size units.Bytes) (units.Seconds, error)
+
+// FitFabric fits the links of system to the collective tests of lgs (of
+// the ops in CollectiveOps) by inverting the simulator (fit.FitFabric):
+// the tests on one node fit the level inside a node, then the tests on
+// several nodes fit the level between them with the level inside a node
+// held at that fit (or at the catalogue's figures where no test ran on
+// one node or its fit failed). t times one collective
+// (sim.CollectiveTime); alg is the exchange it runs. Tests of another op
+// or of one rank are left out (Left); a test that cannot be placed on the
+// system is an error naming it; a level the tests do not determine has
+// its Err.
+func FitFabric(cat *hw.Catalog, system string, lgs []*logs.Log, alg sim.Algorithm, t OpTime) (*FabricCalibration, error) {
 	sys, node, _, err := cat.Resolve(system)
 	if err != nil {
 		return nil, err
@@ -57,7 +63,7 @@ func FitFabric(cat *hw.Catalog, system string, lgs []*logs.Log, alg sim.Algorith
 	for _, lg := range lgs {
 		for _, c := range lg.Collectives {
 			switch {
-			case c.Op != "all_reduce":
+			case !slices.Contains(collectiveOpNames, c.Op):
 				fc.Left[LeftCollectiveOp]++
 				continue
 			case c.Ranks < 2:
@@ -122,7 +128,7 @@ type sourced struct {
 // fitLevel fits level lv of system to tests, the levels of held applied;
 // the error is for a test that cannot be placed, and the level's Err for
 // a fit that failed.
-func fitLevel(cat *hw.Catalog, system, lv string, tests []sourced, alg sim.Algorithm, t scenarios.CollectiveTime, held []scenarios.CalibrationFile) (*FabricLevelFit, error) {
+func fitLevel(cat *hw.Catalog, system, lv string, tests []sourced, alg sim.Algorithm, t OpTime, held []scenarios.CalibrationFile) (*FabricLevelFit, error) {
 	var fts []fit.FabricTest
 	var first *scenarios.FabricSetup
 	for _, s := range tests {
@@ -135,7 +141,9 @@ func fitLevel(cat *hw.Catalog, system, lv string, tests []sourced, alg sim.Algor
 		} else if setup.Transport != first.Transport {
 			return nil, fmt.Errorf("%s: crosses transport %s, %s crosses %s", s.where, setup.Transport, tests[0].where, first.Transport)
 		}
-		fts = append(fts, fit.FabricTest{Source: s.where, Collective: s.c, Model: setup.Model(t)})
+		op := CollectiveOps[s.c.Op]
+		time := func(cfg sim.Config, size units.Bytes) (units.Seconds, error) { return t(cfg, op, size) }
+		fts = append(fts, fit.FabricTest{Source: s.where, Collective: s.c, Model: setup.Model(time)})
 	}
 	l := &FabricLevelFit{Level: lv, Tests: wheres(tests),
 		Entry:     calib.FabricEntry{System: system, Level: lv, Transport: first.Transport, Algorithm: alg.String()},

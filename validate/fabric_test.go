@@ -122,7 +122,8 @@ func truthFiles() []scenarios.CalibrationFile {
 //
 //	T(S) = 2(p−1)/p · S/B + 2(p−1)·L,
 //
-// and four nodes against the simulator at the true links, within 1 %.
+// four nodes against the simulator at the true links, and an all-gather
+// over a node against its closed form, within 1 %.
 func TestFitFabricRecoversLinks(t *testing.T) {
 	cat, err := hw.Default()
 	if err != nil {
@@ -137,7 +138,7 @@ func TestFitFabricRecoversLinks(t *testing.T) {
 	if len(lg.Collectives) != 2 {
 		t.Fatalf("read %d tests, want 2", len(lg.Collectives))
 	}
-	fc, err := FitFabric(cat, "dgx-h100", []*logs.Log{lg}, sim.Ring, sim.AllReduceTime)
+	fc, err := FitFabric(cat, "dgx-h100", []*logs.Log{lg}, sim.Ring, sim.CollectiveTime)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -178,6 +179,25 @@ func TestFitFabricRecoversLinks(t *testing.T) {
 	if mae32 /= float64(n); mae32 > 0.01 {
 		t.Errorf("32 ranks on 4 nodes: mean error %.3g against the true links, want under 1%%", mae32)
 	}
+	// Another op from the all-reduce's fit: a ring all-gather of S bytes
+	// of output over p ranks of a node sends (p−1) blocks of S/p,
+	// T(S) = (p−1)/p · S/B + (p−1)·L.
+	s8, err := scenarios.PlaceFabric(cat, "dgx-h100", 8, 1, sim.Ring, fitted)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var maeAG float64
+	for s := units.Bytes(8); s <= 8<<30; s *= 4 {
+		tm, err := sim.CollectiveTime(s8.Config, sim.OpAllGather, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		closed := 7.0/8*float64(s)/bIntra + 7*lIntra
+		maeAG += math.Abs(float64(tm)/closed-1) / float64(n)
+	}
+	if maeAG > 0.01 {
+		t.Errorf("all-gather over 8 ranks of a node: mean error %.3g against the closed form, want under 1%%", maeAG)
+	}
 }
 
 // TestFitFabricErrors checks that the inputs a fabric fit cannot use are
@@ -203,7 +223,7 @@ func TestFitFabricErrors(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, err = FitFabric(cat, tc.system, []*logs.Log{lg}, sim.Ring, sim.AllReduceTime)
+		_, err = FitFabric(cat, tc.system, []*logs.Log{lg}, sim.Ring, sim.CollectiveTime)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: error %v, want one naming %q", tc.name, err, tc.want)
 		}

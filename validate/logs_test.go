@@ -65,7 +65,7 @@ func TestLogReader(t *testing.T) {
 	if err != nil || len(ms) != 2 || ms[0].Nodes != 2 || ms[0].System != "dgx1" || ms[1].Nodes != 0 {
 		t.Errorf("two nodes: %+v, %v; want 2 nodes of dgx1, then one device without", ms, err)
 	}
-	lg.Collectives = []logs.Collective{{Op: "all_reduce", Ranks: 8}, {Op: "all_gather", Ranks: 8}, {Op: "all_reduce", Ranks: 1}}
+	lg.Collectives = []logs.Collective{{Op: "all_reduce", Ranks: 8}, {Op: "reduce", Ranks: 8}, {Op: "all_reduce", Ranks: 1}}
 	if cs := in.Collectives([]*logs.Log{lg}, sim.Ring, left); len(cs) != 0 || left[LeftCollectiveSystem] != 1 || left[LeftCollectiveOp] != 1 || left[LeftCollectiveRank] != 1 {
 		t.Errorf("collectives %+v, left %v", cs, left)
 	}

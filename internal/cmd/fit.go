@@ -82,7 +82,7 @@ func fitCommand() *cli.Command {
 			&cli.BoolFlag{Name: "keep-outliers", Usage: "fit every point; do not exclude points the law does not explain"},
 			&cli.IntFlag{Name: "min-batch", Usage: "fit only the global batches of `B` samples and more (on a GPU the smallest batches are bound by the host launching kernels, which the law's t does not describe)"},
 			&cli.StringFlag{Name: "plot", Usage: "write the throughput and steps-to-target charts as PNG and SVG into `DIR`"},
-			&cli.StringFlag{Name: "system", Usage: "fit the links of catalogue system `NAME` to the nccl-tests all-reduce tests of the logs (the level inside a node from tests on one node, between nodes from tests on several), by inverting the simulator; --out writes them as fabric entries"},
+			&cli.StringFlag{Name: "system", Usage: "fit the links of catalogue system `NAME` to the nccl-tests tests of the logs (all_reduce, reduce_scatter, all_gather, broadcast, alltoall, sendrecv) (the level inside a node from tests on one node, between nodes from tests on several), by inverting the simulator; --out writes them as fabric entries"},
 			&cli.StringFlag{Name: "allreduce", Value: "ring", Usage: "with --system: the all-reduce `ALG` the simulator runs for the tests, whose links are fitted: " + strings.Join(collectiveAlgorithms, ", ")},
 		},
 		Action: withArgs(runFit),
@@ -170,7 +170,7 @@ func fitFabric(c *cli.Context, lgs []*logs.Log) (*validate.FabricCalibration, er
 	if err != nil {
 		return nil, err
 	}
-	fc, err := validate.FitFabric(cat, system, lgs, algorithm, sim.AllReduceTime)
+	fc, err := validate.FitFabric(cat, system, lgs, algorithm, sim.CollectiveTime)
 	if err != nil {
 		return nil, fmt.Errorf("fit: --system: %w", err)
 	}

@@ -49,9 +49,13 @@ const (
 	// peer-to-peer access: copy to host, sum on the CPU, all-reduce
 	// between hosts, copy back.
 	HostStaged
+	// NCCL runs each call as NCCL does: the algorithm and protocol its
+	// tuning model picks for the size, ranks and links (Config.NCCL), run
+	// as flows (see NCCLChoose and the package documentation).
+	NCCL
 )
 
-var algorithmNames = [...]string{"ring", "halving-doubling", "tree", "double-tree", "hierarchical", "torus-2d", "parameter-server", "host-staged"}
+var algorithmNames = [...]string{"ring", "halving-doubling", "tree", "double-tree", "hierarchical", "torus-2d", "parameter-server", "host-staged", "nccl"}
 
 // String returns the algorithm's name as ParseAlgorithm reads it.
 func (a Algorithm) String() string {
@@ -62,8 +66,8 @@ func (a Algorithm) String() string {
 }
 
 // ParseAlgorithm returns the algorithm named s: ring, halving-doubling,
-// tree, double-tree, hierarchical, torus-2d, parameter-server or
-// host-staged.
+// tree, double-tree, hierarchical, torus-2d, parameter-server,
+// host-staged or nccl.
 func ParseAlgorithm(s string) (Algorithm, error) {
 	for i, n := range algorithmNames {
 		if s == n {
@@ -95,6 +99,7 @@ func (a *Algorithm) UnmarshalText(b []byte) error {
 type Result struct {
 	Op        Op            // the collective: OpAllReduce for AllReduce
 	Algorithm Algorithm     // Ring for AllToAll and SendRecv, which have one schedule
+	NCCL      NCCLChoice    // with Algorithm NCCL, what it chose; else zero
 	Bytes     units.Bytes   // the message size S
 	Ranks     int           // the number of ranks p
 	Start     units.Seconds // when the collective was called
@@ -176,6 +181,9 @@ func (p *plan) path(name string, build func()) *Path {
 // sharing their links. It returns an error wrapping ErrCollective if the
 // request is invalid; then nothing is scheduled.
 func (t *Topology) AllReduce(alg Algorithm, bytes units.Bytes, ranks []int, done func(*Result)) error {
+	if alg == NCCL {
+		return t.ncclRun(OpAllReduce, bytes, ranks, done)
+	}
 	if !nonNegative(float64(bytes)) {
 		return fmt.Errorf("%w: bytes %v is not a non-negative finite number", ErrCollective, float64(bytes))
 	}

@@ -441,7 +441,7 @@ func TestConfigErrors(t *testing.T) {
 }
 
 func TestParseAlgorithm(t *testing.T) {
-	for a := Ring; a <= HostStaged; a++ {
+	for a := Ring; a <= NCCL; a++ {
 		b, err := ParseAlgorithm(a.String())
 		if err != nil || b != a {
 			t.Errorf("ParseAlgorithm(%q) = %v, %v", a.String(), b, err)

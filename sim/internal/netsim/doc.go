@@ -205,6 +205,67 @@
 // two send/recvs through one NIC take alpha + 2S/beta each
 // (TestSharedNICContention).
 //
+// # NCCL
+//
+// Algorithm NCCL (and Topology.Collective with it, for every op) runs each
+// call as NCCL does: NCCLChoose picks the algorithm and protocol by NCCL's
+// tuning model (NVIDIA/nccl v2.30.7, src/graph/tuning.cc), and the pair
+// runs as flows. For op, S bytes, p ranks on N nodes of k, c channels
+// between nodes (min(NICs, k)) and bus bandwidth B (the intra-node port up
+// to two nodes of k > 1, as tuning.cc takes the graph's bwIntra there;
+// else the least of the port and c NICs), each enabled pair (a, P) is
+// predicted
+//
+//	T(a, P) = L(a, P) + S/B_alg(a, P)
+//
+// and the least is taken (ties to the first tried: tree, ring, CollNet,
+// NVLS; LL, LL128, Simple). With h_X(a, P) tuning.cc's hwLatencies of link
+// class X (NVLink, PCI, network) and base(a, P) its baseLatencies:
+//
+//	ring:    L = base + (n − n_net)·max(h_intra, o) + n_net·h_net,
+//	         n = 2(p−1) all-reduce, p−1 reduce-scatter and all-gather,
+//	         n_net = 2(N−1) or N−1 (0 on one node), o = 1 µs (3 µs Simple)
+//	         between nodes, h_net the tree's when k = 1; × 1.4 for a Simple
+//	         all-reduce between nodes with S/(c·p) ≥ 64;
+//	         B_alg = f_P·B·p/n, f = 0.5, 0.92, 1 for LL, LL128, Simple
+//	         (broadcast: L = base + one hop, B_alg = f_P·B)
+//	tree:    L = base + 2·((k−1)·h_intra + ⌊log2 N⌋·h_net),
+//	         B_alg = 0.92·B·g_P/2 · corr(P, ⌊log2(S/64)⌋),
+//	         g = 1/3.8, 7/9 (one node) or 120/128, 1
+//	NVLS:    L = 25 µs, B_alg = 2·0.85·B_intra·p/(2(p−1))   (one node)
+//	CollNet: L = 2·(3.7 + 0.4·(k−1)) µs + 31 µs (14 µs if k = 1),
+//	         B_alg = B_intra/(r − (r−1)/2)/2, r = k/c
+//
+// Tree is the all-reduce's alone; NVLS needs Config.NCCL.NVLS and one node
+// of NVLink, CollNet Config.NCCL.CollNet and several nodes; LL128 is on by
+// default only over NVLink. All-to-all and send/recv are point-to-point: LL
+// when each peer gets at most 16 KiB (enqueue.cc's NCCL_P2P_LL_THRESHOLD),
+// else Simple. NCCLConfig.Algorithm and Protocol fix the choice, as
+// NCCL_ALGO and NCCL_PROTO do; a pair the request cannot run is an error.
+//
+// As flows, every step pays the protocol's hop latency in place of its
+// links' latencies, the base latency is paid once, and the payload moves
+// times the wire factor w (2 for LL, 128/120 for LL128, 1 for Simple). On
+// an idle network (β the bandwidth a stream gets):
+//
+//	ring all-reduce:     T = base + n·h̄ + n/p·S·w/β,  h̄ = L_hops/n
+//	ring broadcast:      T = base + (C+p−2)·(h + c·w/β), a chain of C chunks
+//	tree, one node:      T = base + 2(C+k−2)·(h_intra + c·w/β)
+//	tree, k = 1:         T = base + Tree's DoubleTree form with alpha = h_net
+//	                         and S·w
+//	NVLS:                T = 25 µs + (k−1)/k·S/(0.85·β)
+//	CollNet:             T = L + 2(k−1)/k·S/β_intra + S/(c·β_net)
+//	all-to-all:          T = base + h + (p−1)/p·S·w/β
+//	send/recv (a ring shift of S): T = base + h + S·w/β
+//
+// (TestNCCLRingClosedForms, TestNCCLTreeClosedForms,
+// TestNCCLInNetworkClosedForms, TestNCCLPointToPointClosedForms, to 1e-9.)
+// Over nodes with c channels the tree runs c trees at once, each with S/c,
+// tree j's chains turned by j·k/c so that its leader sends through NIC j.
+// Left out: tuning.cc's per-channel bandwidth caps and LL's absolute cap
+// (they need NCCL's channel search), NVLS between nodes, NVLS tree, PAT,
+// CollNet Chain, and the overlap of the tree's reduce and broadcast.
+//
 // Topology.AsyncPS runs an asynchronous parameter server: workers loop
 // pull, compute, push with no barrier; it reports the throughput in updates
 // per second and the mean staleness, the number of updates applied between

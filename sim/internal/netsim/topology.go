@@ -103,6 +103,8 @@ type Config struct {
 	// 1 and divides them, else the largest divisor at most their square
 	// root.
 	TorusX int
+	// NCCL is the fabric as the NCCL algorithm sees it, and its overrides.
+	NCCL NCCLConfig
 }
 
 func nonNegative(x float64) bool { return x >= 0 && !math.IsInf(x, 1) }
@@ -181,6 +183,7 @@ func (c *Config) validate() error {
 	if c.TorusX < 0 {
 		bad("torus x %d is negative", c.TorusX)
 	}
+	errs = append(errs, c.NCCL.validate()...)
 	if len(errs) > 0 {
 		return errors.Join(errs...)
 	}
