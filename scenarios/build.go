@@ -172,6 +172,9 @@ func (r *Resolved) Build(p Point) (sim.Config, error) {
 	if err := r.network(&c, p); err != nil {
 		return c, err
 	}
+	if err := r.calibrateNetwork(&c, p); err != nil {
+		return c, err
+	}
 	if err := r.input(&c, p); err != nil {
 		return c, err
 	}

@@ -329,6 +329,18 @@ type Resolved struct {
 	// CalibratedBy is the Options.Calibrations file whose entry replaced
 	// the scenario's compute, or "".
 	CalibratedBy string
+	// Fabric are the Options.Calibrations files with a fabric entry for
+	// the scenario's system: Build sets the network's levels they give
+	// (ApplyFabric). Default nil.
+	Fabric []CalibrationFile
+	// Comm is the Options.Calibrations comm entry of the scenario's model,
+	// device and precision (PickComm), and CommBy its file; nil and "" if
+	// none. Build sets the effective bandwidth of the level its device
+	// counts spanned from it.
+	Comm   *calib.CommEntry
+	CommBy string
+	// commBW caches the bandwidth Comm sets, shared by copies.
+	commBW *commLevel
 
 	Catalog  *hw.Catalog
 	Profiles *model.Profiles
@@ -426,6 +438,10 @@ func Parse(r io.Reader, file string, opt Options) (*Resolved, error) {
 		}
 		if cal != nil {
 			res.Calibration, res.CalibratedBy = cal, opt.Calibrations[i].Path
+		}
+		res.Fabric = FabricFiles(opt.Calibrations, res.Sys.Name)
+		if e, i := PickComm(opt.Calibrations, res.Mdl.Name, res.Device, res.Precision); e != nil {
+			res.Comm, res.CommBy, res.commBW = e, opt.Calibrations[i].Path, &commLevel{}
 		}
 	}
 	return res, nil

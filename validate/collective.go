@@ -10,6 +10,7 @@ import (
 	"scaleplan/fit"
 	"scaleplan/hw"
 	"scaleplan/internal/units"
+	"scaleplan/scenarios"
 	"scaleplan/sim"
 )
 
@@ -59,6 +60,9 @@ type MeasuredCollective struct {
 	Sizes []units.Bytes
 	Times []units.Seconds
 	Lines []int
+	// Fabric are calibration files whose fabric entries for System set
+	// its links in place of the catalogue's (scenarios.ApplyFabric).
+	Fabric []scenarios.CalibrationFile
 }
 
 // CollectiveRow is one message size, measured and predicted.
@@ -82,7 +86,10 @@ type CollectiveComparison struct {
 	SystemName, Exchange string
 	// DevicesPerNode is the placement: Ranks / DevicesPerNode nodes.
 	DevicesPerNode int
-	Rows           []CollectiveRow
+	// Calibrated are the levels whose links a fabric entry of Fabric set;
+	// nil if none.
+	Calibrated []scenarios.Applied
+	Rows       []CollectiveRow
 	// MAE is the mean absolute Error over the rows.
 	MAE float64
 }
@@ -143,11 +150,11 @@ func compareCollective(cat *hw.Catalog, t MeasuredCollective) (CollectiveCompari
 		return c, fmt.Errorf("%d ranks, %d a node: system %s's nodes hold %d devices", t.Ranks, per, sys.Name, node.Devices)
 	}
 	cfg := sim.Config{Comm: sim.Comm{Algorithm: t.Algorithm}}
-	exchange, err := onNodes(cat, sys, t.Ranks, per, t.Transport, t.IntraTransport, &cfg)
+	exchange, applied, err := onNodes(cat, sys, t.Ranks, per, t.Transport, t.IntraTransport, t.Fabric, &cfg)
 	if err != nil {
 		return c, err
 	}
-	c.SystemName, c.Exchange, c.DevicesPerNode = sys.Name, exchange, per
+	c.SystemName, c.Exchange, c.DevicesPerNode, c.Calibrated = sys.Name, exchange, per, applied
 	bus, _ := fit.BusFactor(c.Op, t.Ranks)
 	for i, s := range t.Sizes {
 		m := t.Times[i]

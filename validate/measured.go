@@ -319,29 +319,30 @@ func measuredConfig(m *model.Model, d *hw.Device, ms *Measured, b int) (sim.Conf
 
 // placeMeasured spreads cfg, one device of kind d, over the ms.Devices
 // devices of system ms.System: ms.Nodes nodes of it where it says, else
-// whole nodes (part of one when fewer),
-// with the node's links and the fabric under ms's transports, by default
-// those a scenario on the system takes (scenarios.Network). It returns the
-// system's key and the transports used.
-func placeMeasured(cfg *sim.Config, cat *hw.Catalog, d *hw.Device, ms *Measured) (system, exchange string, err error) {
+// whole nodes (part of one when fewer), with the node's links and the
+// fabric under ms's transports, by default those a scenario on the system
+// takes (scenarios.Network), and the links the fabric entries of cals
+// give in place of the catalogue's. It returns
+// the system's key, the transports used and the levels calibrated.
+func placeMeasured(cfg *sim.Config, cat *hw.Catalog, d *hw.Device, ms *Measured, cals []scenarios.CalibrationFile) (system, exchange string, applied []scenarios.Applied, err error) {
 	sys, node, err := systemOf(cat, ms.System, d)
 	if err != nil {
-		return "", "", err
+		return "", "", nil, err
 	}
 	n := ms.Devices
 	per := min(n, node.Devices)
 	if ms.Nodes > 0 {
 		if per = n / ms.Nodes; n%ms.Nodes != 0 || per > node.Devices {
-			return "", "", fmt.Errorf("%d devices on %d nodes: not as many on each, up to the %d of a node of system %s", n, ms.Nodes, node.Devices, sys.Name)
+			return "", "", nil, fmt.Errorf("%d devices on %d nodes: not as many on each, up to the %d of a node of system %s", n, ms.Nodes, node.Devices, sys.Name)
 		}
 	}
 	if n%per != 0 {
-		return "", "", fmt.Errorf("%d devices are not whole nodes of system %s, whose nodes hold %d", n, sys.Name, node.Devices)
+		return "", "", nil, fmt.Errorf("%d devices are not whole nodes of system %s, whose nodes hold %d", n, sys.Name, node.Devices)
 	}
 	cfg.Name = fmt.Sprintf("%s on %d devices of %s at %s, batch %d", ms.Model, n, sys.Name, ms.Precision, ms.Batch)
 	cfg.Comm.Interference = scenarios.DefaultInterference(d, node) // as a scenario on the system
-	exchange, err = onNodes(cat, sys, n, per, ms.Transport, ms.IntraTransport, cfg)
-	return sys.Name, exchange, err
+	exchange, applied, err = onNodes(cat, sys, n, per, ms.Transport, ms.IntraTransport, cals, cfg)
+	return sys.Name, exchange, applied, err
 }
 
 // systemOf returns the catalogue's system named system and its node, and
@@ -361,18 +362,20 @@ func systemOf(cat *hw.Catalog, system string, d *hw.Device) (*hw.System, *hw.Nod
 // (Nodes, DevicesPerNode) and builds cfg's network as a scenario on sys
 // would (scenarios.Network, with transport and intra or the system's
 // defaults), and returns the links and transports the exchange crosses:
-// "nccl" inside one node, "nccl, verbs" across nodes. More nodes than
-// sys has is an error.
-func onNodes(cat *hw.Catalog, sys *hw.System, n, per int, transport, intra string, cfg *sim.Config) (exchange string, err error) {
+// "nccl" inside one node, "nccl, verbs" across nodes, followed by the
+// levels the fabric entries of fabric set (scenarios.ApplyFabric):
+// "nccl, verbs (calibrated: inter from f.yaml)", and those levels. More
+// nodes than sys has is an error.
+func onNodes(cat *hw.Catalog, sys *hw.System, n, per int, transport, intra string, fabric []scenarios.CalibrationFile, cfg *sim.Config) (exchange string, applied []scenarios.Applied, err error) {
 	if nodes := n / per; nodes > sys.MaxNodes {
-		return "", fmt.Errorf("%d devices need %d nodes of %d; system %s has %d", n, nodes, per, sys.Name, sys.MaxNodes)
+		return "", nil, fmt.Errorf("%d devices need %d nodes of %d; system %s has %d", n, nodes, per, sys.Name, sys.MaxNodes)
 	}
 	p := scenarios.Point{Devices: n, Nodes: n / per, DevicesPerNode: per, Replicas: n,
 		BatchPerDevice: cfg.MicroBatch, GlobalBatch: cfg.MicroBatch * n * cfg.Accumulation}
 	cfg.Nodes, cfg.DevicesPerNode = p.Nodes, p.DevicesPerNode
 	inter, usedIntra, err := scenarios.Network(cat, sys.Name, transport, intra, cfg, p)
 	if err != nil {
-		return "", err // it names the system
+		return "", nil, err // it names the system
 	}
 	var used []string
 	if per > 1 {
@@ -381,7 +384,11 @@ func onNodes(cat *hw.Catalog, sys *hw.System, n, per int, transport, intra strin
 	if inter != "" {
 		used = append(used, inter)
 	}
-	return strings.Join(used, ", "), nil
+	exchange = strings.Join(used, ", ")
+	if applied = scenarios.ApplyFabric(fabric, sys.Name, inter, usedIntra, &cfg.Network, p); len(applied) > 0 {
+		exchange += " (calibrated: " + scenarios.FabricText(applied) + ")"
+	}
+	return exchange, applied, nil
 }
 
 // scaling sets the scaling efficiencies of the rows of several devices in
@@ -609,8 +616,14 @@ func CompareCalibrated(ms []Measured, cat *hw.Catalog, prof *model.Profiles, cal
 			if m.System == "" {
 				return nil, fmt.Errorf("%s: %d devices: name the system they ran on, for its links between them", where, devices)
 			}
-			if system, transport, err = placeMeasured(&cfg, cat, d, m); err != nil {
+			var applied []scenarios.Applied
+			if system, transport, applied, err = placeMeasured(&cfg, cat, d, m, cals); err != nil {
 				return nil, fmt.Errorf("%s: %w", where, err)
+			}
+			for i, f := range cals {
+				if slices.ContainsFunc(applied, func(a scenarios.Applied) bool { return a.Path == f.Path }) {
+					used[i] = true
+				}
 			}
 		}
 		k := measuredKey{d.Name, mdl.Name, m.Precision, m.Variant, devices, system}

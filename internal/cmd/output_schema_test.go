@@ -60,6 +60,8 @@ func schemaRuns(t *testing.T) []schemaRun {
 		{section: "fit", args: []string{"fit", "--target", "60", "../../fit/testdata/torchvision_resnet18_cpu.txt"}},
 		{section: "fit", args: []string{"fit", "--gradient-size", "100 MB", "../../fit/testdata/bench_independent.jsonl"}},
 		{section: "fit", args: []string{"fit", "../../fit/testdata/nccl_allreduce_h100x16.txt"}},
+		{section: "fit", args: []string{"fit", "--system", "dgx-h100", "../../validate/testdata/nccl_synthetic_dgx_h100.txt"}},
+		{section: "fit", args: []string{"fit", "--system", "dgx-h100", "../../fit/testdata/nccl_allreduce_h100x16.txt"}},
 		{section: "bench throughput", args: []string{"bench", "throughput", "--core-guard=false", "--data", "synthetic", "--workers", "1", "--batch", "4", "--steps", "2", "--warmup", "0"}},
 		{section: "bench steps", args: []string{"bench", "steps", "--data", "synthetic", "--hidden", "64", "--batch", "16", "--target", "0.2", "--max-epochs", "0.2"}},
 		{section: "bench train", args: []string{"bench", "train", "--data", "synthetic", "--hidden", "64", "--epochs", "0.05", "--batch", "16", "--lr", "0.01"}},

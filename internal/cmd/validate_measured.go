@@ -59,7 +59,7 @@ func measuredPrecisionFlag() cli.Flag {
 
 // measuredCalibrationFlag is validate's --calibration.
 func measuredCalibrationFlag() cli.Flag {
-	return &cli.StringSliceFlag{Name: "calibration", Usage: "with --measured: calibration `FILE` written by `scaleplan fit --out`, or published: the measurements whose model, device and precision it measured are predicted by its law in place of the roofline, and those it was fitted to are marked and left out of the error; repeatable"}
+	return &cli.StringSliceFlag{Name: "calibration", Usage: "with --measured: calibration `FILE` written by `scaleplan fit --out`, or published: the measurements whose model, device and precision it measured are predicted by its law in place of the roofline, and those it was fitted to are marked and left out of the error; its fabric entries set the links of the system they name, for nccl-tests' tests and runs on several devices; repeatable"}
 }
 
 // measuredPrecisionNames are the precisions a measurement may give: those
@@ -119,8 +119,15 @@ func runValidateMeasured(c *cli.Context, maxErr float64) error {
 	if len(colls) > 0 && len(ms) > 0 && (format == "json" || format == "csv") {
 		return usagef("validate: --format %s takes the measurements of training logs or the collective tests of nccl-tests logs, not both in one call", format)
 	}
+	cals, err := scenarios.ReadCalibrationFiles(c.StringSlice("calibration"))
+	if err != nil {
+		return fmt.Errorf("validate: calibration: %w", err)
+	}
 	var collErr error // the collectives' --max-error, returned once the measurements are written
 	if len(colls) > 0 {
+		for i := range colls {
+			colls[i].Fabric = cals
+		}
 		comps, err := validate.CompareCollectives(cat, colls)
 		if err != nil {
 			return fmt.Errorf("validate: %w", err)
@@ -131,16 +138,12 @@ func runValidateMeasured(c *cli.Context, maxErr float64) error {
 		}
 		collErr = collectivesMaxError(c, comps, maxErr)
 		if len(ms) == 0 {
-			return collErr
+			return errors.Join(collErr, fabricUsed(cals, comps))
 		}
 		fmt.Fprintln(c.App.Writer)
 	}
 	if len(ms) == 0 {
 		return noMeasurements(c.StringSlice("measured"), lgs, left)
-	}
-	cals, err := scenarios.ReadCalibrationFiles(c.StringSlice("calibration"))
-	if err != nil {
-		return fmt.Errorf("validate: calibration: %w", err)
 	}
 	rep, err := validate.CompareCalibrated(ms, cat, prof, cals, predict.Options{Steps: c.Int("steps")})
 	if err != nil {
@@ -163,6 +166,22 @@ func runValidateMeasured(c *cli.Context, maxErr float64) error {
 		return errors.Join(fmt.Errorf("validate: mean absolute error %.1f%% exceeds --max-error %g%%", 100*rep.MAE, maxErr), collErr)
 	}
 	return collErr
+}
+
+// fabricUsed returns an error naming a calibration file none of whose
+// fabric entries applies to the collective tests comps when they are all
+// that is validated: a file that applies to nothing is a mistake, as in
+// predict. The published figures built in are never refused.
+func fabricUsed(cals []scenarios.CalibrationFile, comps []validate.CollectiveComparison) error {
+	for _, f := range cals {
+		used := f.Path == scenarios.Published || slices.ContainsFunc(comps, func(cp validate.CollectiveComparison) bool {
+			return slices.ContainsFunc(cp.Calibrated, func(a scenarios.Applied) bool { return a.Path == f.Path })
+		})
+		if !used {
+			return fmt.Errorf("validate: calibration %s: no fabric entry applies to the collective tests (on %s)", f.Path, comps[0].SystemName)
+		}
+	}
+	return nil
 }
 
 // noMeasurements is the error of validate --measured paths whose logs

@@ -189,6 +189,9 @@ func predictionNotes(p *predict.Prediction) []string {
 		"learning rate: " + p.Rule.Describe(r.Rcp),
 	}
 	out = append(out, ComputeNote(r))
+	if n := NetworkNote(r); n != "" {
+		out = append(out, n)
+	}
 	if n := PageCacheNote(r); n != "" {
 		out = append(out, n)
 	}

@@ -110,6 +110,9 @@ func SimulationNotes(r *scenarios.Resolved, results []*sim.Result) []string {
 		return nil
 	}
 	var notes []string
+	if n := NetworkNote(r); n != "" {
+		notes = append(notes, n)
+	}
 	if n := PageCacheNote(r); n != "" {
 		if anyWarmup(results) {
 			n += "; cache warm-up: the first epoch's extra time reading the drives"
