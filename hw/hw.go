@@ -208,6 +208,12 @@ type Device struct {
 	// to 1 PB/s. For a CPU, that of one socket's memory channels.
 	MemoryBandwidth units.BytesPerSec `yaml:"memory_bandwidth"`
 
+	// SMs is the number of streaming multiprocessors of a GPU (the units a
+	// matrix product's tiles are spread over: compute's wave
+	// quantisation), from the datasheet or the architecture's whitepaper;
+	// default 0 (not given: no operator cost model), else 1 to 100,000.
+	SMs int `yaml:"sms"`
+
 	SRAM     units.Bytes `yaml:"sram"`      // on-chip memory (IPU In-Processor-Memory), bytes; default 0, else 1 KiB to 100 TiB
 	TDP      units.Watts `yaml:"tdp"`       // thermal design power, watts; default 0 (unpublished), else 1 W to 1 GW
 	HostLink HostLink    `yaml:"host_link"` // link to the host; default none

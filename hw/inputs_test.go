@@ -274,6 +274,8 @@ func TestPlausibleLimits(t *testing.T) {
 		{func(c *Catalog, bad bool) { c.Nodes["node"].NICs[0].Ports = int(pick(bad, 64, 65)) }, "nodes.node.nics[0].ports", "must be within 1 to 64 (0 means 1), not 65"},
 		{func(c *Catalog, bad bool) { c.Systems["sys"].Fabric.Oversubscription = pick(bad, 1000, 1000.5) }, "systems.sys.fabric.oversubscription", "must be at most 1000, not 1000.5"},
 		{func(c *Catalog, bad bool) { c.Systems["sys"].PricePerDeviceHour = pick(bad, 10000, math.Inf(1)) }, "systems.sys.price_per_device_hour", "must be at most 10000, not +Inf"},
+		{func(c *Catalog, bad bool) { c.Devices["gpu"].SMs = int(pick(bad, 100000, 100001)) }, "devices.gpu.sms", "must be 0 (not given) or 1 to 100000 streaming multiprocessors, not 100001"},
+		{func(c *Catalog, bad bool) { c.Devices["gpu"].SMs = int(pick(bad, 0, -1)) }, "devices.gpu.sms", "must be 0 (not given) or 1 to 100000 streaming multiprocessors, not -1"},
 	}
 	for _, tc := range cases {
 		c := base.Clone()

@@ -138,6 +138,9 @@ func (c *Catalog) validateDevice(ps *config.Problems, name string, d *Device) {
 	}
 	need(ps, p+".memory_bandwidth", d.MemoryBandwidth, byteRateSpan)
 	optional(ps, p+".sram", d.SRAM, sramSpan)
+	if d.SMs < 0 || d.SMs > 100000 {
+		ps.Addf(p+".sms", "must be 0 (not given) or 1 to 100000 streaming multiprocessors, not %d", d.SMs)
+	}
 	optional(ps, p+".tdp", d.TDP, powerSpan)
 	hl := p + ".host_link"
 	switch {
