@@ -21,7 +21,9 @@ import (
 // engine/recipe reads the model profiles' recipes to configure the engine,
 // engine/measure writes the records of its sweep (internal/benchlog), and
 // calibrate reads and writes bench log records and sizes
-// (internal/benchlog, internal/units).
+// (internal/benchlog, internal/units), and llm (LLM layouts and their
+// memory) reads the transformer shapes (model), sizes (internal/units) and
+// the catalogue (hw).
 var allowed = map[string][]string{
 	"scaleplan":           {"internal/cmd"},
 	"internal/cmd":        {"*"},
@@ -47,6 +49,7 @@ var allowed = map[string][]string{
 	"engine/torchbench":   {"internal/benchlog", "internal/atomicfile", "internal/config", "internal/procout"},
 	"hw":                  {"internal/units", "internal/config"},
 	"model":               {"internal/units", "internal/config"},
+	"llm":                 {"model", "internal/units", "hw"},
 	"internal/calib":      {"internal/units", "internal/config", "internal/atomicfile"},
 	"internal/benchlog":   {"internal/units"},
 	"internal/config":     {},

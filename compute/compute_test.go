@@ -251,7 +251,7 @@ func benchStep(b *testing.B, name string, batch int) {
 // architecture whitepapers (V100: Table 1 of the Volta whitepaper; A100:
 // of the A100 whitepaper; H100 SXM5: of the H100 whitepaper).
 func TestCatalogueSMs(t *testing.T) {
-	for name, want := range map[string]int{"v100-sxm2-16gb": 80, "p100-sxm2": 56, "a100-sxm4-80gb": 108, "h100-sxm5-80gb": 132, "h200-sxm-141gb": 132, "t4": 40} {
+	for name, want := range map[string]int{"v100-sxm2-16gb": 80, "p100-sxm2": 56, "a100-sxm4-80gb": 108, "a100-sxm4-40gb": 108, "h100-sxm5-80gb": 132, "h200-sxm-141gb": 132, "t4": 40} {
 		if got := builtin(t, name).SMs; got != want {
 			t.Errorf("%s: %d SMs, want %d", name, got, want)
 		}

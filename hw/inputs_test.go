@@ -268,6 +268,12 @@ func TestPlausibleLimits(t *testing.T) {
 			c.Systems["sys"].Transports["nccl"] = Transport{Efficiency: 1, Overhead: units.Seconds(pick(bad, 1, 1e300))}
 		}, "systems.sys.transports.nccl.overhead", "must be at most 1 s, not 1e+300 s"},
 		{func(c *Catalog, bad bool) { c.Nodes["node"].Devices = int(pick(bad, 4096, 4097)) }, "nodes.node.devices", "must be at most 4096, not 4097"},
+		{func(c *Catalog, bad bool) {
+			c.Systems["sys"].Transports["nccl"] = Transport{Efficiency: 1, PerFlow: 10e9, Streams: int(pick(bad, 64, 65))}
+		}, "systems.sys.transports.nccl.streams", "must be within 1 to 64, not 65"},
+		{func(c *Catalog, bad bool) {
+			c.Systems["sys"].Transports["nccl"] = Transport{Efficiency: 1, PerFlow: units.BitsPerSec(pick(bad, 1e6, 1e5))}
+		}, "systems.sys.transports.nccl.per_flow", "must be 0 or within 1 Mbit/s to 1 Pbit/s, not 100 kbit/s"},
 		{func(c *Catalog, bad bool) { c.Systems["sys"].MaxNodes = int(pick(bad, 131072, 131073)) }, "systems.sys.max_nodes", "must be at most 131072, not 131073"},
 		{func(c *Catalog, bad bool) { c.Nodes["node"].CPU.Sockets = int(pick(bad, 64, 65)) }, "nodes.node.cpu.sockets", "must be at most 64, not 65"},
 		{func(c *Catalog, bad bool) { c.Nodes["node"].CPU.CoresPerSocket = int(pick(bad, 65536, 1e9)) }, "nodes.node.cpu.cores_per_socket", "must be at most 65536, not 1000000000"},
@@ -310,6 +316,32 @@ func TestParseDenormalPeak(t *testing.T) {
 		_, err := Parse(strings.NewReader(src))
 		if err == nil || err.Error() != c.want {
 			t.Errorf("peak %s: %v\nwant %s", c.peak, err, c.want)
+		}
+	}
+}
+
+// TestPCIeTreeValidate: a node's PCIe tree needs switches of 1 to the
+// node's devices, an uplink, and with two sockets an inter-socket
+// bandwidth; each problem is named with its path.
+func TestPCIeTreeValidate(t *testing.T) {
+	base, err := Parse(strings.NewReader(plausibleBase))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		tree *PCIeTree
+		want string
+	}{
+		{&PCIeTree{DevicesPerSwitch: 2, Uplink: 16e9, InterSocket: 20e9}, ""},
+		{&PCIeTree{DevicesPerSwitch: 9, Uplink: 16e9, InterSocket: 20e9}, "nodes.node.pcie_tree.devices_per_switch: must be within 1 to the node's 8 devices, not 9"},
+		{&PCIeTree{DevicesPerSwitch: 2, InterSocket: 20e9}, "nodes.node.pcie_tree.uplink: must be > 0"},
+		{&PCIeTree{DevicesPerSwitch: 2, Uplink: 16e9}, "nodes.node.pcie_tree.inter_socket: must be > 0"},
+	} {
+		c := base.Clone()
+		c.Nodes["node"].PCIeTree = tc.tree
+		err := c.Validate()
+		if (tc.want == "") != (err == nil) || (err != nil && err.Error() != tc.want) {
+			t.Errorf("tree %+v: %v, want %q", *tc.tree, err, tc.want)
 		}
 	}
 }

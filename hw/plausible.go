@@ -63,6 +63,8 @@ const (
 	maxPorts            = 64               // ports per adapter [0 to 2]
 	maxOversubscription = 1000             // [1 to 5.12]
 	maxPrice            = 10000            // US dollars per device-hour [0.35 to 12.3]
+	maxTreeSockets      = 8                // CPU sockets a PCIe tree models: netsim.MaxSockets [1 to 2]
+	maxStreams          = 64               // streams per transfer between nodes: NCCL's MAX_SOCKETS (src/transport/net_socket.cc) [1]
 )
 
 // show prints v with its unit; a value too large for its unit's prefixes

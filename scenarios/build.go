@@ -53,6 +53,13 @@ const (
 //     the inter-node transport's; a transport whose scope is the node
 //     cannot carry traffic between nodes, and one whose scope is the fabric
 //     cannot carry it inside a node;
+//   - a node's PCIe tree (hw.PCIeTree), with peer-to-peer devices: its
+//     switches, uplinks and inter-socket bandwidth, both scaled by the intra
+//     transport's efficiency, and the node's CPU sockets;
+//   - a rail-optimised fabric (hw.Fabric.RailOptimized): NIC j of every
+//     node on rail j's leaf, the oversubscription the spine's;
+//   - the transport's per-flow limit and streams (hw.Transport.PerFlow,
+//     Streams) cap each transfer between nodes at Streams × PerFlow;
 //   - TCP-based transports (ipoib, tcp, grpc) use one NIC port per node: a
 //     socket is bound to one interface. verbs and the collective libraries
 //     use every port of the fabric's kind;
@@ -89,6 +96,12 @@ func (r *Resolved) Build(p Point) (sim.Config, error) {
 		Recompute:      par.Recompute,
 		Jitter:         r.Stragglers.Jitter,
 		Seed:           r.Seed,
+	}
+	if pl := par.Placement; len(pl) > 0 {
+		if sum := sumInts(pl); p.Devices != sum || p.Nodes != len(pl) {
+			return c, fmt.Errorf("scenario %q: %d devices on %d nodes do not match parallelism.placement %v (%d devices on %d nodes)", r.Name, p.Devices, p.Nodes, pl, sum, len(pl))
+		}
+		c.Placement = pl
 	}
 	var err error
 	if c.Schedule, err = sim.ParseSchedule(par.Schedule); err != nil {
@@ -150,6 +163,8 @@ func (r *Resolved) Build(p Point) (sim.Config, error) {
 		Bucket:    par.Bucket,
 		NoOverlap: alg == sim.HostStaged,
 		Boundary:  m.ActivationBytes(sp) / units.Bytes(max(len(m.Layers), 1)),
+		NCCLAlgo:  par.NCCLAlgo,
+		NCCLProto: par.NCCLProto,
 	}
 	if alg == sim.ParameterServer || alg == sim.AsyncParameterServer {
 		c.Comm.Servers = par.PSShards
@@ -168,6 +183,15 @@ func (r *Resolved) Build(p Point) (sim.Config, error) {
 // its SM count and its model has an operator generator.
 func (r *Resolved) OperatorCompute() bool {
 	return r.Calibration == nil && r.Mdl != nil && compute.Covers(r.Device, r.Mdl.Name)
+}
+
+// sumInts returns the sum of xs.
+func sumInts(xs []int) int {
+	n := 0
+	for _, x := range xs {
+		n += x
+	}
+	return n
 }
 
 // network fills c.Network.
@@ -191,6 +215,12 @@ func (r *Resolved) network(c *sim.Config, p Point) error {
 	}
 	link := node.Link
 	n.Intra = sim.Link{Bandwidth: units.BytesPerSec(float64(link.Bandwidth) * intraEff), Latency: link.Latency + intraOver}
+	n.IntraPCI = link.Kind == hw.PCIe
+	if t := node.PCIeTree; t != nil && link.PeerToPeer {
+		n.DevicesPerSwitch, n.Sockets = t.DevicesPerSwitch, max(node.CPU.Sockets, 1)
+		n.SwitchUplink = sim.Link{Bandwidth: units.BytesPerSec(float64(t.Uplink) * intraEff)}
+		n.InterSocket = sim.Link{Bandwidth: units.BytesPerSec(float64(t.InterSocket) * intraEff)}
+	}
 	host := node.HostBandwidth(dev)
 	if !link.PeerToPeer && p.DevicesPerNode > 1 {
 		n.NoPeerToPeer = true
@@ -259,8 +289,10 @@ func (r *Resolved) network(c *sim.Config, p Point) error {
 	n.NIC = sim.Link{Bandwidth: nicBW}
 	n.FabricLatency = sys.Fabric.Latency
 	n.Oversubscription = max(sys.Fabric.Oversubscription, 1)
+	n.Rails = sys.Fabric.RailOptimized
 	n.Efficiency = t.Efficiency
 	n.Overhead = t.Overhead
+	n.PerFlow, n.Streams = t.PerFlow.Bytes(), t.Streams
 	n.ServerNIC = bw.Bytes()
 	return nil
 }

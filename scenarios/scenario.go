@@ -87,6 +87,13 @@ type Parallelism struct {
 	// all of the node's devices (fewer when the sweep's size is smaller).
 	DevicesPerNode int `yaml:"devices_per_node"`
 
+	// Placement is the number of devices used on each node when they
+	// differ, such as [1, 2, 3, 4]: node i holds the next Placement[i]
+	// devices in rank order, each 1 to the node's devices, at most the
+	// system's max_nodes entries. It replaces devices_per_node, and
+	// sweep.devices must then be its sum alone. Default none.
+	Placement []int `yaml:"placement"`
+
 	// PipelineStages is the number of devices one replica is pipelined
 	// over. Default the recipe's, else 1.
 	PipelineStages int `yaml:"pipeline_stages"`
@@ -112,6 +119,12 @@ type Parallelism struct {
 	// inside each node and a double binary tree between nodes, is nearest
 	// to hierarchical with double-tree.
 	InterNode string `yaml:"inter_node"`
+
+	// NCCLAlgo and NCCLProto fix the nccl exchange's algorithm (one of
+	// NCCLAlgorithms) and protocol (one of NCCLProtocols), as NCCL_ALGO and
+	// NCCL_PROTO do. Default "": NCCL's tuning model chooses per call.
+	NCCLAlgo  string `yaml:"nccl_algo"`
+	NCCLProto string `yaml:"nccl_proto"`
 
 	// PSShards is the number of parameter-server shards (ps and async-ps).
 	// Default 1.
@@ -247,7 +260,11 @@ func (p *Parallelism) Exchange() string {
 
 // Enumerations a scenario's fields take.
 var (
-	AllReduceAlgorithms = []string{"ring", "halving-doubling", "tree", "double-tree", "hierarchical", "torus-2d", "ps", "async-ps", "host-staged"}
+	AllReduceAlgorithms = []string{"ring", "halving-doubling", "tree", "double-tree", "hierarchical", "torus-2d", "ps", "async-ps", "host-staged", "nccl"}
+	// NCCLAlgorithms and NCCLProtocols are what parallelism.nccl_algo and
+	// nccl_proto may fix.
+	NCCLAlgorithms = []string{"ring", "tree", "nvls", "collnet"}
+	NCCLProtocols  = []string{"ll", "ll128", "simple"}
 	// InterNodeAlgorithms are the all-reduces hierarchical may run between
 	// nodes (parallelism.inter_node).
 	InterNodeAlgorithms = []string{"ring", "halving-doubling", "tree", "double-tree"}
@@ -321,7 +338,7 @@ type Resolved struct {
 type Point struct {
 	Devices        int // total devices
 	Nodes          int // nodes used
-	DevicesPerNode int // devices used in each node
+	DevicesPerNode int // devices used in each node; with parallelism.placement, on the largest
 	Replicas       int // data-parallel replicas: Devices / stages
 	BatchPerDevice int // micro-batch per device, samples
 	GlobalBatch    int // samples per optimizer step: BatchPerDevice · Replicas · Accumulation
@@ -637,6 +654,7 @@ func (r *Resolved) check(ps *config.Problems) {
 	if p.InterNode != "ring" && p.AllReduce != "hierarchical" {
 		ps.Addf("parallelism.inter_node", "%q is hierarchical's all-reduce between nodes; allreduce %q has none (set allreduce: hierarchical, or leave inter_node out)", p.InterNode, p.AllReduce)
 	}
+	r.checkNCCL(ps)
 	oneOf(ps, "parallelism.schedule", "pipeline schedule", p.Schedule, Schedules)
 	oneOf(ps, "input.storage", "storage", s.Input.Storage, StorageKinds)
 	oneOf(ps, "input.precision", "input precision", s.Input.Precision, InputPrecisions)
@@ -696,6 +714,9 @@ func (r *Resolved) check(ps *config.Problems) {
 	if r.Node != nil && p.DevicesPerNode > r.Node.Devices {
 		ps.Addf("parallelism.devices_per_node", "%d is more than node %q has (%d)", p.DevicesPerNode, r.Node.Name, r.Node.Devices)
 	}
+	if len(p.Placement) > 0 {
+		r.checkPlacement(ps)
+	}
 	if len(s.Sweep.Batch) == 0 && r.Rcp != nil {
 		ps.Addf("sweep.batch", "no batch: set batch_per_device or sweep.batch")
 	}
@@ -729,7 +750,7 @@ func (r *Resolved) check(ps *config.Problems) {
 		if n%p.PipelineStages != 0 {
 			ps.Addf(where, "%d devices do not divide into %d pipeline stages", n, p.PipelineStages)
 		}
-		if r.Node != nil && r.Sys != nil && p.DevicesPerNode > 0 {
+		if r.Node != nil && r.Sys != nil && p.DevicesPerNode > 0 && len(p.Placement) == 0 {
 			per := min(p.DevicesPerNode, n)
 			if n%per != 0 {
 				ps.Addf(where, "%d devices do not fill whole nodes of %d", n, per)
@@ -748,6 +769,30 @@ func (r *Resolved) check(ps *config.Problems) {
 		if c.Devices < 1 || c.Devices > sim.MaxRanks {
 			ps.Addf("calibration.devices", "must be within 1 to %d, got %d", sim.MaxRanks, c.Devices)
 		}
+	}
+}
+
+// checkPlacement reports a placement entry outside 1 to the node's
+// devices, more nodes than the system has, and a device sweep other than
+// the placement's sum.
+func (r *Resolved) checkPlacement(ps *config.Problems) {
+	pl := r.Parallelism.Placement
+	for i, k := range pl {
+		if k < 1 || (r.Node != nil && k > r.Node.Devices) || k > sim.MaxRanks {
+			most := sim.MaxRanks
+			if r.Node != nil {
+				most = r.Node.Devices
+			}
+			ps.Addf(fmt.Sprintf("parallelism.placement[%d]", i), "must be within 1 to %d devices, got %d", most, k)
+			return
+		}
+	}
+	sum := sumInts(pl)
+	if r.Sys != nil && len(pl) > r.Sys.MaxNodes {
+		ps.Addf("parallelism.placement", "%d nodes; system %q has %d", len(pl), r.Sys.Name, r.Sys.MaxNodes)
+	}
+	if !slices.Equal(r.Sweep.Devices, []int{sum}) {
+		ps.Addf("sweep.devices", "must be the placement's %d devices alone, got %v", sum, r.Sweep.Devices)
 	}
 }
 
@@ -801,11 +846,15 @@ func (r *Resolved) Points() []Point {
 		if p.DevicesPerNode > 0 {
 			per = min(p.DevicesPerNode, n)
 		}
+		nodes := n / per
+		if len(p.Placement) > 0 {
+			nodes, per = len(p.Placement), slices.Max(p.Placement)
+		}
 		for _, b := range r.Sweep.Batch {
 			rep := n / p.PipelineStages
 			pts = append(pts, Point{
 				Devices:        n,
-				Nodes:          n / per,
+				Nodes:          nodes,
 				DevicesPerNode: per,
 				Replicas:       rep,
 				BatchPerDevice: b,
@@ -826,4 +875,25 @@ func (r *Resolved) CalibrationPath() string {
 		return r.Calibration.File
 	}
 	return filepath.Join(filepath.Dir(r.File), r.Calibration.File)
+}
+
+// checkNCCL adds a problem for an NCCL override that is unknown or set
+// without the nccl exchange.
+func (r *Resolved) checkNCCL(ps *config.Problems) {
+	p := &r.Scenario.Parallelism
+	for _, f := range []struct {
+		field, what, v string
+		valid          []string
+	}{
+		{"parallelism.nccl_algo", "NCCL algorithm", p.NCCLAlgo, NCCLAlgorithms},
+		{"parallelism.nccl_proto", "NCCL protocol", p.NCCLProto, NCCLProtocols},
+	} {
+		if f.v == "" {
+			continue
+		}
+		oneOf(ps, f.field, f.what, f.v, f.valid)
+		if p.AllReduce != "nccl" {
+			ps.Addf(f.field, "%q fixes the nccl exchange's choice; allreduce %q is not nccl (set allreduce: nccl, or leave %s out)", f.v, p.AllReduce, f.field)
+		}
+	}
 }

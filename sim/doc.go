@@ -52,7 +52,12 @@
 // the whole gradient is one collective after the backward pass. The
 // collectives share links with pipeline transfers and shared-storage
 // reads, which are netsim flows on the same network; the devices of a
-// node share its NICs.
+// node share its NICs. Config.Placement puts different numbers of devices
+// on the nodes (1, 2, 3, 4), in rank order; pipeline stages stay on
+// consecutive devices. Network.PerFlow and Streams cap each transfer
+// between nodes, Network.DevicesPerSwitch models the nodes' PCIe
+// switches and sockets, and Network.Rails a rail-optimised fabric (see
+// netsim's documentation for each).
 //
 // # Input pipeline
 //

@@ -224,9 +224,10 @@ func newRun(c *Config) (*run, error) {
 	}
 	R := c.Ranks()
 	r.ranks = make([]rank, R)
+	nodeOf := c.nodeOf()
 	for i := range r.ranks {
 		k := &r.ranks[i]
-		*k = rank{r: r, id: i, node: i / c.DevicesPerNode, stage: i % S, rep: i / S, tasks: r.sched[i%S]}
+		*k = rank{r: r, id: i, node: nodeOf[i], stage: i % S, rep: i / S, tasks: r.sched[i%S]}
 		if S > 1 {
 			k.actAt, k.actSent = make([]float64, M), make([]float64, M)
 			k.gradAt, k.gradSent = make([]float64, M), make([]float64, M)
@@ -374,7 +375,7 @@ func (r *run) result() *Result {
 	c := r.c
 	f, _ := c.PeakFootprint()
 	return &Result{
-		Devices: c.Ranks(), Nodes: c.Nodes, Stages: c.Stages, Replicas: c.Replicas(),
+		Devices: c.Ranks(), Nodes: c.Nodes, Placement: c.Placement, Stages: c.Stages, Replicas: c.Replicas(),
 		MicroBatch: c.MicroBatch, Accumulation: c.Accumulation, GlobalBatch: c.GlobalBatch(),
 		Memory: f, Staging: c.stagingTime(),
 	}

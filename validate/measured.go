@@ -42,6 +42,10 @@ type Measured struct {
 	// Devices is the number of devices the throughput was measured over,
 	// each a data-parallel replica. Default 1.
 	Devices int
+	// Nodes is the number of nodes of System the Devices were spread
+	// over, as many on each. Default 0: whole nodes of System (part of
+	// one when fewer).
+	Nodes int
 	// System is the catalogue's system the devices were in: it gives the
 	// node's links between them and the fabric between its nodes. Required
 	// when Devices is more than 1; not used otherwise.
@@ -350,7 +354,8 @@ func measuredNCHW(ms *Measured) bool {
 }
 
 // placeMeasured spreads cfg, one device of kind d, over the ms.Devices
-// devices of system ms.System: whole nodes of it (part of one when fewer),
+// devices of system ms.System: ms.Nodes nodes of it where it says, else
+// whole nodes (part of one when fewer),
 // with the node's links and the fabric under ms's transports, by default
 // those a scenario on the system takes (scenarios.Network). It returns the
 // system's key and the transports used.
@@ -361,6 +366,11 @@ func placeMeasured(cfg *sim.Config, cat *hw.Catalog, d *hw.Device, ms *Measured)
 	}
 	n := ms.Devices
 	per := min(n, node.Devices)
+	if ms.Nodes > 0 {
+		if per = n / ms.Nodes; n%ms.Nodes != 0 || per > node.Devices {
+			return "", "", fmt.Errorf("%d devices on %d nodes: not as many on each, up to the %d of a node of system %s", n, ms.Nodes, node.Devices, sys.Name)
+		}
+	}
 	if n%per != 0 {
 		return "", "", fmt.Errorf("%d devices are not whole nodes of system %s, whose nodes hold %d", n, sys.Name, node.Devices)
 	}

@@ -426,6 +426,35 @@ func TestCompareMeasuredTransports(t *testing.T) {
 	})
 }
 
+// TestCompareMeasuredNodes checks that a measurement's node count places
+// its devices: 8 H200s on one node of a DGX H200 all-reduce over NVLink
+// alone (nccl), on 2 nodes of 4 also over the fabric (nccl, verbs); 16 on
+// 2 nodes are the whole nodes that the count alone gives.
+func TestCompareMeasuredNodes(t *testing.T) {
+	cat, prof := defaults(t)
+	predicted := func(devices, nodes int) (float64, string) {
+		t.Helper()
+		m := Measured{Device: "h200-sxm-141gb", Model: "resnet50", Precision: "amp-fp16", Batch: 64, Devices: devices, Nodes: nodes,
+			System: "dgx-h200", SamplesPerSec: 1e4, Source: "x.jsonl:2"}
+		rep, err := CompareMeasured([]Measured{m}, cat, prof, predict.Options{})
+		if err != nil {
+			t.Fatalf("%d devices on %d nodes: %v", devices, nodes, err)
+		}
+		r := rep.Groups[0].Rows[0]
+		return r.Predicted, r.Exchange
+	}
+	if _, x := predicted(8, 0); x != "nccl" {
+		t.Errorf("8 devices, nodes not said: exchange %q, want nccl (one node)", x)
+	}
+	if _, x := predicted(8, 2); x != "nccl, verbs" {
+		t.Errorf("8 devices on 2 nodes: exchange %q, want nccl, verbs", x)
+	}
+	whole, _ := predicted(16, 0)
+	if two, _ := predicted(16, 2); two != whole {
+		t.Errorf("16 devices: %v samples/s on 2 nodes, %v on whole nodes; want the same", two, whole)
+	}
+}
+
 // TestCompareMeasuredSystemErrors checks the refusals of measurements of
 // several devices: each names the record and what is wrong.
 func TestCompareMeasuredSystemErrors(t *testing.T) {
@@ -440,6 +469,8 @@ func TestCompareMeasuredSystemErrors(t *testing.T) {
 		{func(m *Measured) { m.System = "dgx-h100" }, []string{"x.jsonl:3", "measured on h200-sxm-141gb, but system dgx-h100's nodes hold h100-sxm5-80gb"}},
 		{func(m *Measured) { m.Devices = 12 }, []string{"x.jsonl:3", "12 devices are not whole nodes of system dgx-h200, whose nodes hold 8"}},
 		{func(m *Measured) { m.Devices = 1024 }, []string{"x.jsonl:3", "1024 devices need 128 nodes of 8; system dgx-h200 has 127"}},
+		{func(m *Measured) { m.Nodes = 3 }, []string{"x.jsonl:3", "16 devices on 3 nodes: not as many on each, up to the 8 of a node of system dgx-h200"}},
+		{func(m *Measured) { m.Nodes = 1 }, []string{"x.jsonl:3", "16 devices on 1 nodes: not as many on each, up to the 8"}},
 		{func(m *Measured) { m.Devices = -2 }, []string{"x.jsonl:3", "devices -2"}},
 		{func(m *Measured) { m.Accumulation = -1 }, []string{"x.jsonl:3", "accumulation -1"}},
 	})

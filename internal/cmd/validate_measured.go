@@ -20,7 +20,7 @@ import (
 
 // measuredFlag is validate's --measured.
 func measuredFlag() cli.Flag {
-	return &cli.StringSliceFlag{Name: "measured", Usage: "compare the measurements of log `FILE` (any format fit reads: scaleplan bench, engine/torchbench on GPUs, CSV, Horovod, tf_cnn_benchmarks, torchvision, Hugging Face Trainer, Megatron-LM, DeepSpeed, torchtitan, Lightning; and nccl-tests, whose all_reduce tests are predicted on --system) with the simulator's prediction for devices of that kind from the catalogue alone (roofline, no calibration) and with its memory model's largest batch; those of several devices with --system; --device renames what the log names; repeatable"}
+	return &cli.StringSliceFlag{Name: "measured", Usage: "compare the measurements of log `FILE` (any format fit reads: scaleplan bench, engine/torchbench on GPUs, CSV, Horovod, tf_cnn_benchmarks, torchvision, Hugging Face Trainer, Megatron-LM, DeepSpeed, torchtitan, Lightning; and nccl-tests, whose all_reduce, reduce_scatter, all_gather, broadcast, alltoall and sendrecv tests are predicted on --system) with the simulator's prediction for devices of that kind from the catalogue alone (roofline, no calibration) and with its memory model's largest batch; those of several devices with --system; --device renames what the log names; repeatable"}
 }
 
 // measuredFlags are the flags of validate that apply to --measured logs
@@ -32,7 +32,7 @@ func measuredFlags() []cli.Flag {
 
 // measuredAllReduceFlag is validate's --allreduce.
 func measuredAllReduceFlag() cli.Flag {
-	return &cli.StringFlag{Name: "allreduce", Value: "ring", Usage: "with --measured nccl-tests logs: the all-reduce `ALG` the simulator runs for their all_reduce tests on --system: " + strings.Join(collectiveAlgorithms, ", ")}
+	return &cli.StringFlag{Name: "allreduce", Value: "ring", Usage: "with --measured nccl-tests logs: the exchange `ALG` the simulator runs for their tests on --system (nccl: each call as NCCL's tuning model chooses; the others run reduce-scatter and all-gather by ring, or halving-doubling for it, broadcast by ring, or tree for the trees): " + strings.Join(collectiveAlgorithms, ", ")}
 }
 
 // collectiveAlgorithms are the exchanges of a scenario that are an
@@ -176,7 +176,7 @@ func noMeasurements(paths []string, lgs []*logs.Log, left map[string]int) error 
 	}
 	what := "measurement or out-of-memory record"
 	if slices.ContainsFunc(lgs, func(lg *logs.Log) bool { return len(lg.Collectives) > 0 }) {
-		what = "measurement, out-of-memory record or all-reduce test"
+		what = "measurement, out-of-memory record or collective test"
 	}
 	msg := fmt.Sprintf("validate: --measured %s: no %s to compare", strings.Join(paths, ", "), what)
 	if len(why) > 0 {
@@ -193,7 +193,7 @@ func collectivesMaxError(c *cli.Context, comps []validate.CollectiveComparison, 
 	}
 	for _, cp := range comps {
 		if cp.MAE > maxErr/100 {
-			return fmt.Errorf("validate: %s: mean absolute error %.1f%% of the all-reduce time exceeds --max-error %g%%", cp.Source, 100*cp.MAE, maxErr)
+			return fmt.Errorf("validate: %s: mean absolute error %.1f%% of the collective's time exceeds --max-error %g%%", cp.Source, 100*cp.MAE, maxErr)
 		}
 	}
 	return nil

@@ -11,6 +11,7 @@ import (
 	"scaleplan/fit"
 	"scaleplan/fit/logs"
 	"scaleplan/hw"
+	"scaleplan/internal/benchlog"
 	"scaleplan/internal/calib"
 	"scaleplan/internal/units"
 	"scaleplan/model"
@@ -356,11 +357,12 @@ func keyCells(k fit.Key) []string {
 
 // labelColumns returns the label columns of the fit tables: the
 // --group-by labels, then those fit.Fit keeps in a key whether or not it
-// is asked to, where a group has one: calib.KeptLabels, and "transport"
-// for workers that exchanged nothing.
+// is asked to, where a group has one: calib.KeptLabels, "transport" for
+// workers that exchanged nothing, and the node count of groups measured
+// on several nodes (benchlog.NodesLabel).
 func labelColumns(rep *fit.Report, groupBy []string) []string {
 	cols := slices.Clip(groupBy)
-	for _, name := range append(slices.Clip(calib.KeptLabels), "transport") {
+	for _, name := range append(slices.Clip(calib.KeptLabels), "transport", benchlog.NodesLabel) {
 		if slices.Contains(cols, name) {
 			continue
 		}

@@ -99,7 +99,8 @@ type Path struct {
 	uses    []Use // sorted by link ID
 	latency units.Seconds
 	streams int
-	share   float64 // min over uses of bandwidth / weight; +Inf without links
+	share   float64 // min over uses of bandwidth / weight, and limit; +Inf without links
+	limit   float64 // the most each stream moves, bytes/s (AddLimited); +Inf without a limit
 
 	moved      float64 // stream bytes moved by this path's flows, for Stats
 	registered bool
@@ -118,10 +119,15 @@ func (p *Path) Streams() int { return p.streams }
 // Rate returns the rate of each stream of a flow on the path when it is the
 // only flow in the network:
 //
-//	min over links l of bandwidth(l) / weight(l)
+//	min(Limit, min over links l of bandwidth(l) / weight(l))
 //
-// It is +Inf for a path without links.
+// It is +Inf for a path without links or limit.
 func (p *Path) Rate() units.BytesPerSec { return units.BytesPerSec(p.share) }
+
+// Limit returns the most a stream of the path moves per second, whatever
+// the links leave it: the smallest limit of the routes added with
+// AddLimited, +Inf if none.
+func (p *Path) Limit() units.BytesPerSec { return units.BytesPerSec(p.limit) }
 
 // PathBuilder accumulates routes into a Path.
 type PathBuilder struct {
@@ -130,6 +136,7 @@ type PathBuilder struct {
 	touched []int
 	latency units.Seconds
 	streams int
+	limit   float64 // smallest route limit so far; 0 means none yet
 }
 
 // NewPathBuilder returns an empty builder for paths on n.
@@ -165,10 +172,31 @@ func (b *PathBuilder) Add(extra units.Seconds, links ...*Link) {
 	b.streams++
 }
 
+// AddLimited adds a route as Add does whose stream moves at most limit
+// bytes/s however idle its links are: one TCP connection that one CPU
+// core serves, a cloud network's cap on one flow. The flow group of the
+// path moves at the smallest limit of its routes (gang semantics, see
+// the package documentation). A limit that is not positive panics.
+func (b *PathBuilder) AddLimited(extra units.Seconds, limit units.BytesPerSec, links ...*Link) {
+	if !(limit > 0) {
+		panic(badLimit)
+	}
+	b.Add(extra, links...)
+	if b.limit == 0 || float64(limit) < b.limit {
+		b.limit = float64(limit)
+	}
+}
+
+const badLimit = "netsim: stream limit not positive"
+
 // Path returns the path of the routes added so far and resets the builder.
 func (b *PathBuilder) Path() *Path {
 	slices.Sort(b.touched)
-	p := &Path{net: b.net, uses: make([]Use, len(b.touched)), latency: b.latency, streams: b.streams, share: math.Inf(1)}
+	limit := math.Inf(1)
+	if b.limit > 0 {
+		limit = b.limit
+	}
+	p := &Path{net: b.net, uses: make([]Use, len(b.touched)), latency: b.latency, streams: b.streams, share: limit, limit: limit}
 	for i, id := range b.touched {
 		l := b.net.links[id]
 		w := int(b.weight[id])
@@ -179,7 +207,7 @@ func (b *PathBuilder) Path() *Path {
 		b.weight[id] = 0
 	}
 	b.touched = b.touched[:0]
-	b.latency, b.streams = 0, 0
+	b.latency, b.streams, b.limit = 0, 0, 0
 	return p
 }
 
@@ -528,7 +556,7 @@ func (n *Network) gather() {
 func (n *Network) equalShare() {
 	n.gather()
 	for _, f := range n.active {
-		r := math.Inf(1)
+		r := f.path.limit
 		for _, u := range f.path.uses {
 			if s := u.Link.bw / n.wsum[u.Link.id]; s < r {
 				r = s
@@ -558,6 +586,11 @@ func (n *Network) maxMin() {
 				}
 			}
 		}
+		for _, f := range n.active {
+			if !f.frozen && f.path.limit-f.rate < inc {
+				inc = f.path.limit - f.rate
+			}
+		}
 		if math.IsInf(inc, 1) {
 			panic("netsim: progressive filling found no bottleneck")
 		}
@@ -578,11 +611,14 @@ func (n *Network) maxMin() {
 				continue
 			}
 			f.rate += inc
+			if f.rate >= f.path.limit*(1-saturated) {
+				f.rate, f.frozen = min(f.rate, f.path.limit), true
+			}
 			for _, u := range f.path.uses {
-				if n.rem[u.Link.id] == 0 {
-					f.frozen = true
+				if f.frozen {
 					break
 				}
+				f.frozen = n.rem[u.Link.id] == 0
 			}
 			if f.frozen {
 				left--
