@@ -336,10 +336,13 @@ func measuredConfig(m *model.Model, d *hw.Device, ms *Measured, b, seq int) (sim
 }
 
 // measuredMode returns the framework mode of a log's variant: compiled
-// where its labels say "compile", eager otherwise.
+// where its labels say "compile" or "compile=…" (torch.compile, XLA),
+// eager otherwise.
 func measuredMode(variant string) compute.Mode {
-	if slices.Contains(strings.Fields(variant), "compile") {
-		return compute.Compiled
+	for _, f := range strings.Fields(variant) {
+		if f == "compile" || strings.HasPrefix(f, "compile=") {
+			return compute.Compiled
+		}
 	}
 	return compute.Eager
 }

@@ -692,7 +692,7 @@ func TestMeasuredLayout(t *testing.T) {
 			t.Errorf("%q %q: NCHW %v, want %v", c.framework, c.variant, got, c.nchw)
 		}
 	}
-	for v, want := range map[string]compute.Mode{"": compute.Eager, "channels_last": compute.Eager, "channels_last compile": compute.Compiled} {
+	for v, want := range map[string]compute.Mode{"": compute.Eager, "channels_last": compute.Eager, "channels_last compile": compute.Compiled, "compile=xla": compute.Compiled, "compiled_not": compute.Eager} {
 		if got := measuredMode(v); got != want {
 			t.Errorf("variant %q: mode %s, want %s", v, got, want)
 		}
