@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 
+	"scaleplan/compute"
 	"scaleplan/hw"
 	"scaleplan/internal/units"
 	"scaleplan/model"
@@ -41,8 +42,10 @@ const (
 //   - compute from the calibration when there is one (per-device v0 =
 //     V0/Devices, PerSample = 1/v0; the calibrated t is the whole fixed
 //     cost of a step, so the roofline's update time u is carved out of it:
-//     Update = min(u, t), Fixed = t − Update), else from sim.Roofline and
-//     sim.UpdateTime;
+//     Update = min(u, t), Fixed = t − Update); else, where the device gives
+//     its SM count and the model has an operator generator, from the
+//     operator model (compute.LawAt at the micro-batch, PyTorch's eager
+//     mode) and sim.UpdateTime; else from sim.Roofline and sim.UpdateTime;
 //   - memory from sim.ModelMemory, with the recipe's optimizer and master
 //     precision (fp32 compute keeps no separate master copy);
 //   - the intra-node link scaled by the intra transport's efficiency, its
@@ -126,6 +129,12 @@ func (r *Resolved) Build(p Point) (sim.Config, error) {
 			return c, fmt.Errorf("scenario %q: calibration file %s is not loaded: its v0 and t must be read into calibration.v0 and calibration.t first", r.Name, cal.File)
 		}
 		c.Compute = cal.Compute(upd)
+	} else if r.OperatorCompute() {
+		l, err := compute.LawAt(compute.Config{Device: dev, Precision: prec, Mode: compute.Eager}, m.Name, p.BatchPerDevice)
+		if err != nil {
+			return c, fmt.Errorf("scenario %q: %w", r.Name, err)
+		}
+		c.Compute = sim.Compute{PerSample: l.PerSample, Fixed: l.Fixed, Update: upd, ForwardFraction: l.ForwardFraction}
 	} else {
 		ps, err := sim.Roofline(m, dev, prec)
 		if err != nil {
@@ -179,6 +188,13 @@ func (r *Resolved) Build(p Point) (sim.Config, error) {
 		return c, err
 	}
 	return c, nil
+}
+
+// OperatorCompute reports whether Build takes r's compute from the
+// operator model (package compute): r has no calibration, its device gives
+// its SM count and its model has an operator generator.
+func (r *Resolved) OperatorCompute() bool {
+	return r.Calibration == nil && r.Mdl != nil && compute.Covers(r.Device, r.Mdl.Name)
 }
 
 // sumInts returns the sum of xs.

@@ -163,6 +163,9 @@ func (in *LogReader) Measurements(lg *logs.Log, prof *model.Profiles, left map[s
 			OOM: rec.Kind == benchlog.KindOOM, Source: where,
 			Optimizer: headerOptimizer(header, rec.Model), Variant: calib.RunVariant(rec.Labels),
 		}
+		if header.Machine != nil {
+			m.Framework = header.Machine.Framework
+		}
 		if m.Devices > 1 {
 			m.System, m.Transport, m.IntraTransport = system, in.Transport, in.IntraTransport
 			m.Nodes = rec.Nodes // the placement a bench log gives (engine/torchbench across nodes)

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 
+	"scaleplan/compute"
 	"scaleplan/hw"
 	"scaleplan/internal/calib"
 	"scaleplan/internal/config"
@@ -78,6 +79,11 @@ type Measured struct {
 	// group of their own; the prediction does not depend on it, since the
 	// catalogue's efficiencies do not model memory formats or compilers.
 	Variant string
+	// Framework is the framework the log's header names, such as
+	// "torch 2.11.0+cu130"; "" when it does not say. PyTorch keeps
+	// activations channels-first unless Variant says channels_last
+	// (measuredLayout).
+	Framework string
 	// Source says where the record is (file:line); free text.
 	Source string
 }
@@ -87,9 +93,12 @@ type Measured struct {
 type MeasuredRow struct {
 	Measured
 	// Predicted is the simulated samples/s in the log's samples, with
-	// compute from the roofline (no calibration); 0 for an out-of-memory
-	// record.
+	// compute from the operator model or the roofline (no calibration); 0
+	// for an out-of-memory record.
 	Predicted float64
+	// ByOperators marks a prediction whose compute came from the operator
+	// model (package compute) rather than the roofline or a calibration.
+	ByOperators bool
 	// Footprint is the memory the simulator gives one device at the batch
 	// (sim.Config.PeakFootprint).
 	Footprint units.Bytes
@@ -293,28 +302,58 @@ func measuredPrecisions(p string) (compute hw.Precision, storage, master model.P
 }
 
 // measuredConfig is the simulator's configuration of one device training
-// m at batch b (in the profile's samples) from the roofline, with the
-// device's memory as capacity.
-func measuredConfig(m *model.Model, d *hw.Device, ms *Measured, b int) (sim.Config, error) {
+// m at batch b (in the profile's samples) of sentences of seq tokens (0:
+// the model's default), with the device's memory as capacity: compute from the operator model where it covers m and d
+// (compute.Covers; the framework's mode from the log's variant,
+// measuredMode), else from the roofline.
+func measuredConfig(m *model.Model, d *hw.Device, ms *Measured, b, seq int) (sim.Config, error) {
 	prec, sp, master, err := measuredPrecisions(ms.Precision)
 	if err != nil {
 		return sim.Config{}, err
 	}
-	ps, err := sim.Roofline(m, d, prec)
-	if err != nil {
+	opt := cmp.Or(ms.Optimizer, model.Momentum)
+	upd := sim.UpdateTime(m, d, opt, sp, master)
+	cp := sim.Compute{Update: upd}
+	if compute.Covers(d, m.Name) {
+		l, err := compute.LawAt(compute.Config{Device: d, Precision: prec, Mode: measuredMode(ms.Variant), NCHW: measuredNCHW(ms), SeqLen: seq}, m.Name, b)
+		if err != nil {
+			return sim.Config{}, err
+		}
+		cp.PerSample, cp.Fixed, cp.ForwardFraction = l.PerSample, l.Fixed, l.ForwardFraction
+	} else if cp.PerSample, err = sim.Roofline(m, d, prec); err != nil {
 		return sim.Config{}, err
 	}
-	opt := cmp.Or(ms.Optimizer, model.Momentum)
 	return sim.Config{
 		Name:           fmt.Sprintf("%s on one %s at %s, batch %d", m.Name, d.Name, ms.Precision, ms.Batch),
 		Nodes:          1,
 		DevicesPerNode: 1,
 		MicroBatch:     b,
 		Accumulation:   max(ms.Accumulation, 1),
-		Compute:        sim.Compute{PerSample: ps, Update: sim.UpdateTime(m, d, opt, sp, master)},
+		Compute:        cp,
 		Memory:         sim.ModelMemory(m, d, opt, sp, master),
 		Comm:           sim.Comm{Algorithm: sim.Ring, Layers: sim.GradientLayers(m, sp.Size())},
 	}, nil
+}
+
+// measuredMode returns the framework mode of a log's variant: compiled
+// where its labels say "compile" or "compile=…" (torch.compile, XLA),
+// eager otherwise.
+func measuredMode(variant string) compute.Mode {
+	for _, f := range strings.Fields(variant) {
+		if f == "compile" || strings.HasPrefix(f, "compile=") {
+			return compute.Compiled
+		}
+	}
+	return compute.Eager
+}
+
+// measuredNCHW reports whether ms's activations were channels-first:
+// PyTorch's default memory format, in a log whose header names torch and
+// whose variant does not say channels_last. Logs of other frameworks, or
+// that do not name theirs, are taken as NHWC (MXNet's and TensorFlow's
+// tensor-core programs, the published tables).
+func measuredNCHW(ms *Measured) bool {
+	return strings.HasPrefix(ms.Framework, "torch") && !slices.Contains(strings.Fields(ms.Variant), "channels_last")
 }
 
 // placeMeasured spreads cfg, one device of kind d, over the ms.Devices
@@ -600,7 +639,11 @@ func CompareCalibrated(ms []Measured, cat *hw.Catalog, prof *model.Profiles, cal
 		if m.Devices < 0 || m.Accumulation < 0 {
 			return nil, fmt.Errorf("%s: devices %d, accumulation %d: must be at least 1 (0 for 1)", where, m.Devices, m.Accumulation)
 		}
-		cfg, err := measuredConfig(mdl, d, m, int(float64(m.Batch)*scale))
+		seq := 0 // a log's sentence of a model profiled per token: attention spans the sentence
+		if unit, err := prof.SampleUnit(mdl.Name); err == nil && unit == model.Token && scale > 1 {
+			seq = int(scale)
+		}
+		cfg, err := measuredConfig(mdl, d, m, int(float64(m.Batch)*scale), seq)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", where, err)
 		}
@@ -637,7 +680,8 @@ func CompareCalibrated(ms []Measured, cat *hw.Catalog, prof *model.Profiles, cal
 			}
 			groups[k] = g
 		}
-		row := MeasuredRow{Measured: *m, Exchange: transport, Calibration: calSource, Fitted: fitted && !m.OOM}
+		row := MeasuredRow{Measured: *m, Exchange: transport, Calibration: calSource, Fitted: fitted && !m.OOM,
+			ByOperators: calSource == "" && compute.Covers(d, mdl.Name)}
 		f, _ := cfg.PeakFootprint()
 		row.Footprint = f.Total()
 		if m.OOM {

@@ -7,11 +7,13 @@ import (
 	"strings"
 	"testing"
 
+	"scaleplan/compute"
 	"scaleplan/hw"
 	"scaleplan/internal/calib"
 	"scaleplan/model"
 	"scaleplan/predict"
 	"scaleplan/scenarios"
+	"scaleplan/sim"
 )
 
 // defaults returns the built-in catalogue and profiles.
@@ -29,8 +31,10 @@ func defaults(t testing.TB) (*hw.Catalog, *model.Profiles) {
 }
 
 // TestCompareMeasuredClosedForm checks the prediction for one device
-// against the roofline written out by hand: a step of b samples takes
-// b·max(3F/(peak·e), 4A/B) + P·bytes/B, with bytes the optimizer's traffic
+// against the operator model's law (compute.LawAt) and, for the device
+// without its SM count, against the roofline written out by hand: a step
+// of b samples takes b·PerSample + Fixed, or b·max(3F/(peak·e), 4A/B),
+// plus P·bytes/B, with bytes the optimizer's traffic
 // per parameter (20 for momentum SGD in fp32 and for mixed precision with
 // fp16 gradients and an fp32 master), and the largest batch is the memory
 // left after weights, gradients, momentum and master copy over 1.05
@@ -70,11 +74,28 @@ func TestCompareMeasuredClosedForm(t *testing.T) {
 			t.Fatalf("%s: %d groups, want 1 of 2 rows", tc.prec, len(rep.Groups))
 		}
 		g := rep.Groups[0]
-		perSample := max(3*float64(m.ForwardFLOPs)/(float64(d.PeakFLOPs(tc.peak))*0.35), 4*tc.act/bw)
+		// The H200 gives its SMs: compute by operators, the law at b.
+		law, err := compute.LawAt(compute.Config{Device: d, Precision: tc.peak, Mode: compute.Eager}, "resnet50", b)
+		if err != nil {
+			t.Fatal(err)
+		}
 		update := P * 20 / bw
-		want := b / (b*perSample + update)
-		if got := g.Rows[0].Predicted; math.Abs(got-want) > 1e-9*want {
-			t.Errorf("%s: predicted %.6g samples/s, closed form %.6g", tc.prec, got, want)
+		want := b / (b*float64(law.PerSample) + float64(law.Fixed) + update)
+		if got := g.Rows[0].Predicted; math.Abs(got-want) > 1e-9*want || !g.Rows[0].ByOperators {
+			t.Errorf("%s: predicted %.6g samples/s (by operators %v), closed form %.6g", tc.prec, got, g.Rows[0].ByOperators, want)
+		}
+		// Without an SM count, the roofline: b·max(3F/(peak·e), 4A/B).
+		sms := d.SMs
+		d.SMs = 0
+		roof, err := CompareMeasured([]Measured{{Device: "NVIDIA H200", Model: "resnet50", Precision: tc.prec, Batch: b, SamplesPerSec: 1000}}, cat, prof, predict.Options{})
+		d.SMs = sms
+		if err != nil {
+			t.Fatal(err)
+		}
+		perSample := max(3*float64(m.ForwardFLOPs)/(float64(d.PeakFLOPs(tc.peak))*0.35), 4*tc.act/bw)
+		wantRoof := b / (b*perSample + update)
+		if got := roof.Groups[0].Rows[0].Predicted; math.Abs(got-wantRoof) > 1e-9*wantRoof || roof.Groups[0].Rows[0].ByOperators {
+			t.Errorf("%s without SMs: predicted %.6g samples/s, roofline closed form %.6g", tc.prec, got, wantRoof)
 		}
 		if got, want := g.Rows[0].Error(), want/1000-1; math.Abs(got-want) > 1e-12 {
 			t.Errorf("%s: error %v, want %v", tc.prec, got, want)
@@ -102,9 +123,16 @@ func boolf(b bool) float64 {
 
 // TestCompareMeasuredScale checks that a sentence pair of 128 token pairs
 // predicts 1/128 of the token pairs per second of 128 times the batch,
-// and a largest batch of 1/128 of the tokens, rounded down.
+// and a largest batch of 1/128 of the tokens, rounded down. The H200 is
+// taken without its SM count (the roofline): by operators a sentence of
+// 128 tokens is also what attention spans, which a count of token pairs
+// does not say (TestCompareMeasuredSentence).
 func TestCompareMeasuredScale(t *testing.T) {
 	cat, prof := defaults(t)
+	d := cat.DeviceCalled("NVIDIA H200")
+	sms := d.SMs
+	d.SMs = 0
+	defer func() { d.SMs = sms }()
 	rep, err := CompareMeasured([]Measured{
 		{Device: "NVIDIA H200", Model: "transformer-base", Precision: "fp32", Batch: 64, SampleScale: 128, SamplesPerSec: 700, Optimizer: model.Adam},
 		{Device: "NVIDIA H200", Model: "transformer-base", Precision: "amp-fp16", Batch: 64 * 128, SamplesPerSec: 700 * 128, Optimizer: model.Adam},
@@ -646,5 +674,54 @@ func TestDeviceRatios(t *testing.T) {
 	}
 	if !rep.Groups[0].Rows[0].Fitted || len(rep.Ratios) != 0 || !math.IsNaN(rep.RatioError) {
 		t.Errorf("A100 row fitted %v; ratios %+v, error %v: want fitted, none, NaN", rep.Groups[0].Rows[0].Fitted, rep.Ratios, rep.RatioError)
+	}
+}
+
+func TestMeasuredLayout(t *testing.T) {
+	for _, c := range []struct {
+		framework, variant string
+		nchw               bool
+	}{
+		{"torch 2.11.0+cu130", "", true},
+		{"torch 2.11.0+cu130", "compile", true},
+		{"torch 2.11.0+cu130", "channels_last compile", false},
+		{"", "", false},
+		{"mxnet 1.8", "", false},
+	} {
+		if got := measuredNCHW(&Measured{Framework: c.framework, Variant: c.variant}); got != c.nchw {
+			t.Errorf("%q %q: NCHW %v, want %v", c.framework, c.variant, got, c.nchw)
+		}
+	}
+	for v, want := range map[string]compute.Mode{"": compute.Eager, "channels_last": compute.Eager, "channels_last compile": compute.Compiled, "compile=xla": compute.Compiled, "compiled_not": compute.Eager} {
+		if got := measuredMode(v); got != want {
+			t.Errorf("variant %q: mode %s, want %s", v, got, want)
+		}
+	}
+}
+
+// TestCompareMeasuredSentence checks that, by operators, a log's sentence
+// pair of 128 tokens is predicted from transformer-base's operators in
+// sentences of 128 tokens: the law at 128 times the batch with SeqLen 128.
+func TestCompareMeasuredSentence(t *testing.T) {
+	cat, prof := defaults(t)
+	rep, err := CompareMeasured([]Measured{
+		{Device: "NVIDIA H200", Model: "transformer-base", Precision: "fp32", Batch: 64, SampleScale: 128, SamplesPerSec: 700, Optimizer: model.Adam},
+	}, cat, prof, predict.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := cat.DeviceCalled("NVIDIA H200")
+	law, err := compute.LawAt(compute.Config{Device: d, Precision: hw.FP32, Mode: compute.Eager, SeqLen: 128}, "transformer-base", 64*128)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := prof.Model("transformer-base")
+	if err != nil {
+		t.Fatal(err)
+	}
+	update := float64(sim.UpdateTime(m, d, model.Adam, model.FP32, model.FP32))
+	want := 64 / (64*128*float64(law.PerSample) + float64(law.Fixed) + update)
+	if got := rep.Groups[0].Rows[0].Predicted; math.Abs(got-want) > 1e-9*want {
+		t.Errorf("sentence pairs/s %v, want %v from the law at sequence length 128", got, want)
 	}
 }

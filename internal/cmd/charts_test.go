@@ -325,8 +325,10 @@ func TestPlotCalibration(t *testing.T) {
 	if got, want := compute(scenarios.Published), 8*400/v0+tfix; !near(got, want, 1e-9) {
 		t.Errorf("calibrated compute %v s, want 3200/v0 + t = %v s", got, want)
 	}
-	if got := compute(); near(got, 8*400/v0+tfix, 0.01) {
-		t.Errorf("roofline compute %v s equals the calibrated one", got)
+	// Uncalibrated, the operator model computes it (package compute): not
+	// the calibration's figure, though within 1 % of it on this case.
+	if got := compute(); got == 8*400/v0+tfix || !near(got, 8*400/v0+tfix, 0.2) {
+		t.Errorf("uncalibrated compute %v s: want the operator model's, near but not equal to the calibrated %v s", got, 8*400/v0+tfix)
 	}
 
 	dir := t.TempDir()

@@ -477,9 +477,9 @@ func checkCalibrated(t *testing.T, logs []string, calib string, fitted int) meas
 			if r["predicted_samples_per_s"] == p["predicted_samples_per_s"] {
 				t.Errorf("%v: calibrated %v samples/s, as the roofline", r["source"], r["predicted_samples_per_s"])
 			}
-		case "roofline":
+		case "by roofline", "by operators":
 			if r["predicted_samples_per_s"] != p["predicted_samples_per_s"] {
-				t.Errorf("%v: roofline %v samples/s, %v without --calibration", r["source"], r["predicted_samples_per_s"], p["predicted_samples_per_s"])
+				t.Errorf("%v: uncalibrated %v samples/s, %v without --calibration", r["source"], r["predicted_samples_per_s"], p["predicted_samples_per_s"])
 			}
 		default:
 			t.Errorf("%v: compute %v", r["source"], r["compute"])
@@ -1007,8 +1007,8 @@ func TestValidateMeasuredSystem(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	checkContains(t, "validate --system dgx1", stdout,
-		"Measured against predicted from the catalogue alone (roofline, no calibration; several devices on the system's nodes, synthetic input)",
-		"device          model     precision  devices  system  batch  measured (samples/s)  predicted (samples/s)  error (%)  exchange",
+		"Measured against predicted from the catalogue alone (compute by operators where the model has them, else the roofline; no calibration; several devices on the system's nodes, synthetic input)",
+		"device          model     precision  devices  system  batch  measured (samples/s)  predicted (samples/s)  error (%)  compute       exchange",
 		"v100-sxm2-16gb  resnet50  fp32       4        dgx1    16     478.8 ",
 		"v100-sxm2-16gb  resnet50  fp32       4        dgx1    128    1086 ",
 		"Per device, model, precision and device count",
@@ -1128,7 +1128,7 @@ func TestValidateMeasuredPublished(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	checkContains(t, "validate", stdout, "device          model     precision  devices  system       batch  measured (samples/s)  predicted (samples/s)  error (%)  exchange",
+	checkContains(t, "validate", stdout, "device          model     precision  devices  system       batch  measured (samples/s)  predicted (samples/s)  error (%)  compute       exchange",
 		"v100-sxm2-16gb  resnet50  amp-fp16   8        dgx1         192    10723 ")
 	if again, _, code := runCLI("validate", "--measured", published[0], "--system", "dgx-h200"); code != exitOK || again != stdout {
 		t.Errorf("--system dgx-h200 beside every row's own: exit %d, output changed:\n%s", code, again)
@@ -1190,7 +1190,7 @@ func TestValidateMeasuredCalibrated(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	checkContains(t, "--calibration published", stdout,
-		"Measured against predicted (compute by a calibration where one applies, else the roofline; several devices on the system's nodes, synthetic input)",
+		"Measured against predicted (compute by a calibration where one applies, else by operators where the model has them, else the roofline; several devices on the system's nodes, synthetic input)",
 		"v100-sxm2-16gb  resnet50  amp-fp16   1        -            192    1376 ", "fitted (not a prediction)",
 		"calibrated by published (validate case dle-mxnet-dgx1-1gpu: ")
 
