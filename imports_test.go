@@ -59,6 +59,10 @@ var allowed = map[string][]string{
 	"internal/procout":    {},
 	"internal/tables":     {"internal/units", "fit", "fit/logs", "predict", "plan", "validate", "calibrate", "scenarios", "sim", "hw", "model", "report", "plots", "engine/dist", "engine/measure", "engine/torchbench", "internal/benchlog", "internal/calib", "internal/config"},
 	"internal/units":      {},
+
+	// A program run by hand on the MLPerf results repositories: it fits
+	// (fit), draws (plots) and writes a calibration (internal/calib).
+	"scripts/mlperfepochs": {"fit", "plots", "internal/calib"},
 }
 
 // noClock lists the packages that must not read the wall clock or a global

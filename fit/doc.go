@@ -96,6 +96,12 @@
 // diminish (seed 004). Runs that did not reach the target are kept and
 // shown, not fitted.
 //
+// In epochs of N samples the same law is E(B) = S(B)·B/N =
+// E_min·(1 + B/B_noise), E_min = S_min·B_noise/N: Epochs fits it as Steps
+// on S = E·N/B, and Power fits the alternative E = A·B^K.
+// LeaveOneGroupOut fits a law to every group of points but one (an MLPerf
+// round) and predicts the one left out (docs/mlperf-epochs.md).
+//
 // # Links from collective tests
 //
 // FitFabric fits the bandwidth B and latency L of one level of a network
