@@ -61,4 +61,16 @@
 // (DefaultAllowance: 1 GiB and 5 %, assumptions). MaxMicroBatch finds the
 // largest micro-batch that fits a GPU. docs/llm.md has the validation
 // against Korthikanti et al. 2022 and the ZeRO paper.
+//
+// # Time to train
+//
+// ScheduleTokens counts the steps to a token budget at each global batch
+// of a Megatron-LM batch ramp-up; TokenSchedule.Time sums them with the
+// caller's step time. ScalingLaw.Tokens estimates the tokens to a loss
+// (Chinchilla's fit: an estimate). CheckpointBytes and CheckpointCostOn
+// size a checkpoint and time it on the system's storage;
+// PublishedInterruptions holds measured interruption rates; YoungInterval,
+// DalyInterval and Waste give the best checkpoint interval and the
+// goodput; TrainWallTime and EstimateTraining turn compute time into wall
+// time with its breakdown. docs/llm.md has the equations and sources.
 package llm
