@@ -30,7 +30,7 @@ var allowed = map[string][]string{
 	"plots":               {"sim", "fit", "fit/logs", "internal/units", "internal/atomicfile"},
 	"scenarios":           {"sim/...", "hw", "model", "internal/units", "internal/config", "internal/calib"},
 	"predict":             {"scenarios", "sim", "sim/...", "hw", "model", "internal/units", "internal/config", "internal/calib", "internal/atomicfile"},
-	"plan":                {"predict", "scenarios", "sim", "hw", "model", "internal/units", "internal/config"},
+	"plan":                {"predict", "scenarios", "sim", "hw", "model", "llm", "internal/units", "internal/config"},
 	"validate":            {"predict", "fit", "fit/logs", "scenarios", "sim", "hw", "model", "internal/units", "internal/config", "internal/calib", "internal/benchlog"},
 	"report":              {"predict", "plots", "scenarios", "sim", "hw", "internal/units"},
 	"sim":                 {"sim/internal/...", "hw", "model", "internal/units"},
@@ -56,7 +56,7 @@ var allowed = map[string][]string{
 	"internal/version":    {},
 	"internal/progress":   {},
 	"internal/procout":    {},
-	"internal/tables":     {"internal/units", "fit", "fit/logs", "predict", "plan", "validate", "calibrate", "scenarios", "sim", "hw", "model", "report", "plots", "engine/dist", "engine/measure", "engine/torchbench", "internal/benchlog", "internal/calib", "internal/config"},
+	"internal/tables":     {"internal/units", "llm", "fit", "fit/logs", "predict", "plan", "validate", "calibrate", "scenarios", "sim", "hw", "model", "report", "plots", "engine/dist", "engine/measure", "engine/torchbench", "internal/benchlog", "internal/calib", "internal/config"},
 	"internal/units":      {},
 }
 
