@@ -31,7 +31,7 @@ var allowed = map[string][]string{
 	"compute":             {"hw", "model", "internal/units"},
 	"scenarios":           {"compute", "sim/...", "hw", "model", "internal/units", "internal/config", "internal/calib"},
 	"predict":             {"scenarios", "sim", "sim/...", "hw", "model", "internal/units", "internal/config", "internal/calib", "internal/atomicfile"},
-	"plan":                {"predict", "scenarios", "sim", "hw", "model", "internal/units", "internal/config"},
+	"plan":                {"predict", "scenarios", "sim", "hw", "model", "llm", "internal/units", "internal/config"},
 	"validate":            {"compute", "predict", "fit", "fit/logs", "scenarios", "sim", "hw", "model", "internal/units", "internal/config", "internal/calib", "internal/benchlog"},
 	"report":              {"predict", "plots", "scenarios", "sim", "hw", "internal/units"},
 	"sim":                 {"sim/internal/...", "hw", "model", "internal/units"},
@@ -57,7 +57,7 @@ var allowed = map[string][]string{
 	"internal/version":    {},
 	"internal/progress":   {},
 	"internal/procout":    {},
-	"internal/tables":     {"internal/units", "fit", "fit/logs", "predict", "plan", "validate", "calibrate", "scenarios", "sim", "hw", "model", "report", "plots", "engine/dist", "engine/measure", "engine/torchbench", "internal/benchlog", "internal/calib", "internal/config"},
+	"internal/tables":     {"internal/units", "llm", "fit", "fit/logs", "predict", "plan", "validate", "calibrate", "scenarios", "sim", "hw", "model", "report", "plots", "engine/dist", "engine/measure", "engine/torchbench", "internal/benchlog", "internal/calib", "internal/config"},
 	"internal/units":      {},
 
 	// A program run by hand on the MLPerf results repositories: it fits

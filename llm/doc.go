@@ -1,7 +1,6 @@
 // Package llm lays a transformer out over GPUs for training, the way
 // Megatron-LM, DeepSpeed and PyTorch FSDP do, and counts the memory each
-// GPU needs. The step time of a layout is the simulator's job; this
-// package says what a layout is, whether it is valid, and whether it fits.
+// GPU needs, the time of its training step, and which layout is fastest.
 //
 // # Layouts
 //
@@ -61,6 +60,24 @@
 // (DefaultAllowance: 1 GiB and 5 %, assumptions). MaxMicroBatch finds the
 // largest micro-batch that fits a GPU. docs/llm.md has the validation
 // against Korthikanti et al. 2022 and the ZeRO paper.
+//
+// # Step time and search
+//
+// Layout.StepTime is an analytic model of a Megatron-LM step on a
+// Hardware (GPUs per node, memory, peak, an OpTime per operator and a
+// CommTime per collective): each layer's operators (TransformerShape.Ops)
+// split over TP and CP and timed; the tensor-parallel all-reduces (or
+// sequence parallelism's all-gathers and reduce-scatters), ring
+// attention's exchange past the attention it overlaps, MoE all-to-alls
+// and ZeRO-3 gathers past their prefetch; the pipeline
+//
+//	M·max_r c_r + (PP − 1)/v·mean_r c_r
+//
+// with the send/recv of one hidden state per micro-batch and boundary;
+// the data-parallel reduction past the backward pass it overlaps; Adam's
+// update. RooflineTime is the default operator time. Search enumerates
+// TP × CP × PP × v × DP × EP × micro-batch × recomputation × sharding
+// and returns the fastest layouts that fit.
 //
 // # Time to train
 //

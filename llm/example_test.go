@@ -45,3 +45,28 @@ func ExampleLayout_MaxMicroBatch() {
 	// Output:
 	// micro-batch 2: 72.2 GiB per GPU
 }
+
+// The step of Llama-3-8B on one 8-GPU node, on an H100's roofline and a
+// network whose every collective takes 1 ms.
+func ExampleLayout_StepTime() {
+	llama, _ := model.LookupTransformer("llama3-8b")
+	llama.FusedAttention = true
+	h := llm.Hardware{GPUsPerNode: 8, Memory: 80 * units.GiB, Peak: 989e12,
+		Compute: llm.RooflineTime(989e12, 3.35e12, llm.DefaultMatMulEfficiency),
+		Comm: func(llm.Collective, llm.Group, units.Bytes) (units.Seconds, error) {
+			return 1e-3, nil
+		}}
+	l := llm.Layout{TP: 2, SequenceParallel: true, PP: 1, DP: 4, CP: 1, EP: 1, MicroBatch: 1, GlobalBatch: 32,
+		Recompute: model.RecomputeSelective, Sharding: llm.ShardDistOpt, FP32Grads: true}
+	s, err := l.StepTime(llama, h)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Printf("step %.3f s: compute %.3f s, tensor-parallel %.3f s, %.0f tokens/s, MFU %.2f\n",
+		float64(s.Time), float64(s.Compute), float64(s.TP), s.TokensPerSecond(), s.MFU(h.Peak, l.World()))
+	// The tensor-parallel part is 8 micro-batches × 32 layers × 4 ×
+	// (all-gather + reduce-scatter, 1 ms each) = 2.048 s.
+	// Output:
+	// step 4.712 s: compute 2.655 s, tensor-parallel 2.048 s, 55635 tokens/s, MFU 0.42
+}

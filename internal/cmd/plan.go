@@ -2,7 +2,9 @@ package cmd
 
 import (
 	"fmt"
+	"math"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -35,7 +37,12 @@ func planCommand() *cli.Command {
 			"Examples:\n" +
 			"   scaleplan plan --recipe mlperf-v0.7-resnet50 --deadline 2h --systems dgx-a100,dgx-h100,zinrai-200h,tsubame3\n" +
 			"   scaleplan plan --recipe tsubame3-resnet50 --systems tsubame3 --budget '200 device-hours' --storage staged,shared-db\n" +
-			"   scaleplan plan --recipe mlperf-v0.7-resnet50 --systems dgx-a100 --budget '$50, 100 kWh' --format json",
+			"   scaleplan plan --recipe mlperf-v0.7-resnet50 --systems dgx-a100 --budget '$50, 100 kWh' --format json\n\n" +
+			"With --llm, plans an LLM instead: searches tensor, pipeline (with virtual stages), data, context\n" +
+			"and expert parallelism, micro-batch, recomputation and ZeRO stage for a transformer on --gpus GPUs\n" +
+			"of one --system, keeps the layouts that fit memory, and prints the fastest with their step time,\n" +
+			"tokens/s, MFU, memory per GPU and bottleneck (docs/llm.md):\n" +
+			"   scaleplan plan --llm llama3-70b --system dgx-h100 --gpus 1024 --tokens 15T",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "recipe", Usage: "training `RECIPE` of the profiles (required)"},
 			&cli.StringFlag{Name: "model", Usage: "`MODEL` (default the recipe's)"},
@@ -57,6 +64,12 @@ func planCommand() *cli.Command {
 			&cli.IntFlag{Name: "steps", Value: sim.DefaultSteps, Usage: "optimizer steps to simulate for each kept configuration, `N` ≥ 2"},
 			&cli.IntFlag{Name: "examples", Value: 3, Usage: "infeasible examples `N` to show per reason in text and md"},
 			&cli.StringFlag{Name: "plot", Usage: "write the Pareto front (time vs cost) as PNG and SVG into `DIR`"},
+			&cli.StringFlag{Name: "llm", Usage: "plan the layouts of the transformer `MODEL` (llama3-70b, gpt3-175b, ...; `scaleplan catalog` lists them) instead of a recipe"},
+			&cli.StringFlag{Name: "system", Usage: "with --llm: the `SYSTEM` to plan on"},
+			&cli.IntFlag{Name: "gpus", Usage: "with --llm: the GPUs `N` to use, whole nodes"},
+			&cli.StringFlag{Name: "tokens", Usage: "with --llm: the token budget `T` (such as 15T or 1e12) to time the training of"},
+			&cli.IntFlag{Name: "global-batch", Usage: "with --llm: sequences per step `B` (default 4 Mi tokens' worth)"},
+			&cli.IntFlag{Name: "top", Value: 10, Usage: "with --llm: layouts `N` to print"},
 			formatFlag(),
 		},
 		Action: runPlan,
@@ -70,6 +83,14 @@ func runPlan(c *cli.Context) error {
 	}
 	if c.NArg() > 0 {
 		return usagef("plan takes no argument, got %q; give the recipe with --recipe", c.Args().First())
+	}
+	if c.IsSet("llm") {
+		return runPlanLLM(c, format)
+	}
+	for _, f := range []string{"system", "gpus", "tokens", "global-batch", "top"} {
+		if c.IsSet(f) {
+			return usagef("plan: --%s goes with --llm", f)
+		}
 	}
 	if err := checkOutputs("plan", flagPaths(c.String, "plot"), commandInputs(c, "", nil)); err != nil {
 		return err
@@ -193,4 +214,46 @@ func splitList(s string) []string {
 		}
 	}
 	return out
+}
+
+// runPlanLLM is `scaleplan plan --llm`.
+func runPlanLLM(c *cli.Context, format string) error {
+	req := plan.LLMRequest{Model: c.String("llm"), System: c.String("system"), GPUs: c.Int("gpus"),
+		GlobalBatch: c.Int("global-batch"), Top: c.Int("top")}
+	if req.System == "" || req.GPUs < 1 {
+		return usagef("plan --llm: want --system SYSTEM and --gpus N ≥ 1")
+	}
+	if req.GlobalBatch < 0 || req.Top < 1 {
+		return usagef("plan --llm: --global-batch %d, --top %d: want ≥ 0 and ≥ 1", req.GlobalBatch, req.Top)
+	}
+	if s := c.String("tokens"); s != "" {
+		v, err := parseTokens(s)
+		if err != nil || !(v > 0) || math.IsInf(v, 0) {
+			return usagef("plan --llm: --tokens %q: want a positive count such as 15T or 1e12", s)
+		}
+		req.Tokens = v
+	}
+	p, err := plan.LLM(req)
+	if err != nil {
+		return err
+	}
+	return tables.LLMPlan(p).Write(c.App.Writer, format)
+}
+
+// tokenSuffixes are the multipliers --tokens reads after a number: K, M,
+// B or G (billion), T.
+var tokenSuffixes = map[string]float64{"K": 1e3, "M": 1e6, "B": 1e9, "G": 1e9, "T": 1e12}
+
+// parseTokens reads a token count: a number, or one with a suffix of
+// tokenSuffixes ("15T", "1.5B").
+func parseTokens(s string) (float64, error) {
+	s = strings.TrimSpace(s)
+	mult := 1.0
+	if n := len(s); n > 0 {
+		if m, ok := tokenSuffixes[strings.ToUpper(s[n-1:])]; ok {
+			s, mult = strings.TrimSpace(s[:n-1]), m
+		}
+	}
+	v, err := strconv.ParseFloat(s, 64)
+	return v * mult, err
 }

@@ -1,0 +1,55 @@
+package cmd
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+// TestPlanLLMGolden pins `plan --llm` (testdata/plan-llm-llama3-8b.golden;
+// -update rewrites it).
+func TestPlanLLMGolden(t *testing.T) {
+	out, stderr, code := runCLI("plan", "--llm", "llama3-8b", "--system", "dgx-h100", "--gpus", "64", "--tokens", "1T", "--top", "5")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	checkGolden(t, "plan-llm-llama3-8b.golden", out)
+}
+
+// TestPlanLLMJSON checks the machine output's tables and units.
+func TestPlanLLMJSON(t *testing.T) {
+	out, stderr, code := runCLI("plan", "--llm", "gpt3-1.3b", "--system", "dgx-a100", "--gpus", "16", "--top", "3", "--format", "json")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var doc map[string][]map[string]any
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if len(doc["layouts"]) != 3 || len(doc["breakdown"]) != 8 || len(doc["summary"]) == 0 {
+		t.Errorf("tables: %d layouts, %d parts, %d summary lines", len(doc["layouts"]), len(doc["breakdown"]), len(doc["summary"]))
+	}
+	if _, ok := doc["layouts"][0]["step_s"].(float64); !ok {
+		t.Errorf("layout row %v: want a numeric step_s", doc["layouts"][0])
+	}
+}
+
+// TestPlanLLMErrors checks the usage errors of plan --llm.
+func TestPlanLLMErrors(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		code int
+		msg  string
+	}{
+		{[]string{"plan", "--llm", "llama3-8b", "--gpus", "8"}, exitUsage, "--system"},
+		{[]string{"plan", "--llm", "llama3-8b", "--system", "dgx-h100", "--gpus", "8", "--tokens", "lots"}, exitUsage, "--tokens"},
+		{[]string{"plan", "--llm", "llama3-8b", "--system", "dgx-h100", "--gpus", "12"}, exitRuntime, "gpus 12"},
+		{[]string{"plan", "--llm", "gpt5", "--system", "dgx-h100", "--gpus", "8"}, exitRuntime, "gpt5"},
+		{[]string{"plan", "--recipe", "mlperf-v0.7-resnet50", "--gpus", "8"}, exitUsage, "--gpus goes with --llm"},
+	} {
+		_, stderr, code := runCLI(c.args...)
+		if code != c.code || !strings.Contains(stderr, c.msg) {
+			t.Errorf("%s: exit %d, stderr %q; want %d and %q", strings.Join(c.args, " "), code, stderr, c.code, c.msg)
+		}
+	}
+}

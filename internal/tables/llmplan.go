@@ -1,0 +1,100 @@
+package tables
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+
+	"scaleplan/internal/units"
+	"scaleplan/llm"
+	"scaleplan/plan"
+	"scaleplan/predict"
+)
+
+// LLMPlanReport is what `scaleplan plan --llm` prints: the summary, the
+// best layouts and the breakdown of the best one's step.
+type LLMPlanReport struct{ p plan.LLMPlan }
+
+// LLMPlan returns the report of p.
+func LLMPlan(p plan.LLMPlan) *LLMPlanReport { return &LLMPlanReport{p: p} }
+
+// Write prints the report in format: in json and csv the tables
+// "layouts", "breakdown" and "summary"; in text and md the summary, the
+// layouts and the breakdown.
+func (r *LLMPlanReport) Write(w io.Writer, format string) error {
+	summary := r.summary()
+	layouts := r.layouts()
+	parts := r.breakdown()
+	if format == "json" || format == "csv" {
+		st := &Table{Header: []string{"summary"}}
+		for _, l := range summary {
+			st.Rows = append(st.Rows, []string{l})
+		}
+		return Write(w, format, []Named{{Key: "layouts", T: layouts}, {Key: "breakdown", T: parts}, {Key: "summary", T: st}})
+	}
+	for _, l := range summary {
+		fmt.Fprintf(w, "%s%s\n", Bullet(format), l)
+	}
+	fmt.Fprintln(w)
+	if err := layouts.Write(w, format); err != nil {
+		return err
+	}
+	fmt.Fprintln(w)
+	return parts.Write(w, format)
+}
+
+// summary says what was searched and how the step is modelled.
+func (r *LLMPlanReport) summary() []string {
+	p := r.p
+	res := p.Result
+	out := []string{
+		fmt.Sprintf("%s on %d GPUs of %s (%d nodes of %d %s), global batch %d sequences of %d tokens",
+			p.Model, p.GPUs, p.System, p.Nodes, p.GPUsPerNode, p.Device, p.GlobalBatch, p.SeqLen),
+		fmt.Sprintf("%d valid layouts (TP × PP × virtual stages × DP × CP × EP × micro-batch × recompute × ZeRO): %d fit memory, %d do not",
+			res.Layouts, res.Fit, res.TooLarge),
+		fmt.Sprintf("step time: analytic Megatron-LM schedule; compute on the roofline at %.2f of the bf16 peak %v for matrix products; collectives as NCCL runs them on the system's network (docs/llm.md)",
+			llm.DefaultMatMulEfficiency, p.Peak),
+	}
+	if p.Steps > 0 {
+		out = append(out, fmt.Sprintf("token budget %.4g: %d steps", p.Tokens, p.Steps))
+	}
+	if p.BeyondSystem {
+		out = append(out, fmt.Sprintf("%d nodes exceed the system's: the plan is for a larger cluster of the same nodes and fabric", p.Nodes))
+	}
+	return out
+}
+
+// layouts lists the best layouts, fastest first.
+func (r *LLMPlanReport) layouts() *Table {
+	p := r.p
+	t := &Table{Title: "Layouts, fastest first", Header: []string{"tp", "sp", "pp", "v", "dp", "cp", "ep", "micro-batch", "recompute", "zero",
+		"step (s)", "tokens/s", "MFU (%)", "memory (GiB)", "time to train", "bottleneck"}}
+	for _, c := range p.Result.Best {
+		l, s := c.Layout, c.Step
+		train := "-"
+		if p.Steps > 0 {
+			train = predict.Duration(p.TrainTime(c))
+		}
+		t.Rows = append(t.Rows, []string{strconv.Itoa(l.TP), strconv.FormatBool(l.SequenceParallel), strconv.Itoa(l.PP),
+			strconv.Itoa(max(l.VirtualStages, 1)), strconv.Itoa(l.DP), strconv.Itoa(l.CP), strconv.Itoa(l.EP),
+			strconv.Itoa(l.MicroBatch), string(l.Recompute), string(l.Sharding),
+			strconv.FormatFloat(float64(s.Time), 'f', 3, 64), units.FormatNumber(s.TokensPerSecond()),
+			strconv.FormatFloat(100*s.MFU(p.Peak, p.GPUs), 'f', 1, 64),
+			strconv.FormatFloat(float64(c.Memory.Peak.Total())/float64(units.GiB), 'f', 1, 64), train, s.Bottleneck()})
+	}
+	return t
+}
+
+// breakdown splits the best layout's step into its parts.
+func (r *LLMPlanReport) breakdown() *Table {
+	t := &Table{Title: "Step of the fastest layout, by part", Header: []string{"part", "time (s)", "share (%)"}}
+	if len(r.p.Result.Best) == 0 {
+		return t
+	}
+	s := r.p.Result.Best[0].Step
+	for _, part := range s.Parts() {
+		t.Rows = append(t.Rows, []string{part.Name, strconv.FormatFloat(float64(part.Time), 'f', 4, 64),
+			strconv.FormatFloat(100*float64(part.Time/s.Time), 'f', 1, 64)})
+	}
+	return t
+}
