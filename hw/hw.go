@@ -69,7 +69,7 @@ const (
 
 // Transport names accepted as keys of System.Transports.
 //
-// verbs, ipoib, tcp and grpc carry traffic between nodes over the fabric;
+// verbs, ipoib, tcp, tcpxo and grpc carry traffic between nodes over the fabric;
 // their efficiency applies to the fabric's bandwidth. nccl and gcl are
 // collective libraries that work inside a node and, where the fabric allows,
 // between nodes; shm is shared memory between workers of one host. Inside a
@@ -79,6 +79,11 @@ const (
 	Verbs = "verbs" // RDMA verbs (InfiniBand, Omni-Path, RoCE)
 	IPoIB = "ipoib" // TCP/IP over InfiniBand or Omni-Path
 	TCP   = "tcp"   // TCP/IP over Ethernet
+	// TCPXO is Google's GPUDirect-TCPX and TCPXO: NCCL's net plugin over
+	// Ethernet, moving payload between GPU memory and every GPU NIC of a
+	// node at once (cloud.google.com/compute/docs/gpus/gpudirect), where
+	// tcp is one kernel TCP stream through one NIC.
+	TCPXO = "tcpxo"
 	GRPC  = "grpc"  // gRPC over TCP (TensorFlow parameter servers)
 	NCCL  = "nccl"  // NVIDIA NCCL over NVLink or PCIe
 	GCL   = "gcl"   // Graphcore Communication Library over IPU-Links
@@ -362,7 +367,7 @@ const (
 )
 
 // DefaultScope returns the scope of the transport named name when the
-// catalogue gives none: ScopeFabric for verbs, ipoib, tcp and grpc,
+// catalogue gives none: ScopeFabric for verbs, ipoib, tcp, tcpxo and grpc,
 // ScopeBoth for nccl and gcl, ScopeNode for shm.
 func DefaultScope(name string) string {
 	switch name {

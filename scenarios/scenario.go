@@ -622,7 +622,7 @@ func (r *Resolved) defaults() {
 
 // defaultTransport is Parallelism.Transport's default on sys.
 func defaultTransport(sys *hw.System) string {
-	return firstOf(sys, "verbs", "ipoib", "tcp", "grpc", "gcl")
+	return firstOf(sys, "verbs", "tcpxo", "ipoib", "tcp", "grpc", "gcl")
 }
 
 // defaultIntraTransport is Parallelism.IntraTransport's default on sys.

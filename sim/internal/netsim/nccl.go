@@ -204,7 +204,7 @@ type NCCLChoice struct {
 type ncclGeom struct {
 	p, nodes, k, c int     // ranks, nodes, ranks per node, channels between nodes
 	intra, net     float64 // bandwidth of a rank's port in the node, and of a NIC
-	bus            float64 // the bus bandwidth: the port's up to two nodes of k > 1 (tuning.cc's bwIntra), else min(port, c NICs)
+	bus, busTree   float64 // the ring's and the tree's bus bandwidth (ncclBus)
 	cls            int     // link class inside a node
 	even           bool    // every node holds as many of the ranks
 }
@@ -228,20 +228,38 @@ func (t *Topology) ncclGeometry(ranks []int) ncclGeom {
 	if t.cfg.NoPeerToPeer {
 		g.intra = float64(t.cfg.PCIe.Bandwidth)
 	}
-	g.bus = math.Inf(1)
-	if g.k > 1 {
-		g.bus = g.intra
-	}
 	if g.nodes > 1 {
 		g.c = max(1, min(t.cfg.NICsPerNode, g.k))
 		g.net = float64(float64(t.cfg.NIC.Bandwidth) * t.cfg.Efficiency)
-		if g.nodes > 2 || g.k == 1 {
-			// tuning.cc takes the graph's bandwidth inside a node up to
-			// two nodes, and between nodes beyond.
-			g.bus = min(g.bus, float64(float64(g.c)*g.net))
-		}
 	}
+	g.bus, g.busTree = ncclBus(g)
 	return g
+}
+
+// ncclBus returns the bus bandwidth tuning.cc gives the ring and the tree:
+// nChannels·bw of their graphs, bw the graph's bwIntra up to two nodes and
+// its bwInter beyond. NCCL's graph search (src/graph/search.cc,
+// ncclTopoCompute) gives a ring graph bwIntra = bwInter, so across nodes
+// the ring's is the least of the port and the c NICs; in its second pass
+// it raises a tree graph's bwIntra up to twice its bwInter ("increase
+// bwIntra for trees (2 nodes or collnet)"), as a tree between two nodes
+// moves S, not 2(p−1)/p·S, through each node's NICs: on two nodes the
+// tree's is the least of the port and 2c NICs. On one node both are the
+// port's; with one rank a node, the NICs'.
+func ncclBus(g ncclGeom) (ring, tree float64) {
+	if g.nodes < 2 {
+		return g.intra, g.intra
+	}
+	nics := float64(g.c) * g.net
+	port := g.intra
+	if g.k == 1 {
+		port = math.Inf(1)
+	}
+	ring, tree = min(port, nics), min(port, nics)
+	if g.nodes == 2 {
+		tree = min(port, 2*nics)
+	}
+	return ring, tree
 }
 
 // ncclCandidates returns the (algorithm, protocol) pairs op may run with
@@ -352,7 +370,7 @@ func ncclBandwidth(op Op, a, pr int, g ncclGeom) float64 {
 		}
 		return bus * float64(g.p) / float64(steps)
 	case tTree:
-		bus *= 0.92
+		bus = 0.92 * g.busTree
 		switch pr {
 		case 0:
 			bus /= 3.8
