@@ -205,6 +205,7 @@ type ncclGeom struct {
 	p, nodes, k, c int     // ranks, nodes, ranks per node, channels between nodes
 	intra, net     float64 // bandwidth of a rank's port in the node, and of a NIC
 	bus, busTree   float64 // the ring's and the tree's bus bandwidth (ncclBus)
+	netLat         float64 // the network's own latency, µs (ncclInterLat)
 	cls            int     // link class inside a node
 	even           bool    // every node holds as many of the ranks
 }
@@ -231,6 +232,7 @@ func (t *Topology) ncclGeometry(ranks []int) ncclGeom {
 	if g.nodes > 1 {
 		g.c = max(1, min(t.cfg.NICsPerNode, g.k))
 		g.net = float64(float64(t.cfg.NIC.Bandwidth) * t.cfg.Efficiency)
+		g.netLat = float64(t.cfg.NIC.Latency+t.cfg.FabricLatency+t.cfg.Overhead) * 1e6
 	}
 	g.bus, g.busTree = ncclBus(g)
 	return g
@@ -298,24 +300,35 @@ func ncclAlgOf(a int) NCCLAlgorithm {
 	return [...]NCCLAlgorithm{NCCLTree, NCCLRing, NCCLCollNet, NCCLNVLS}[a]
 }
 
+// ncclInterLat is tuning.cc's latency of a hop between nodes by algorithm
+// a and protocol pr, µs: hwLatencies' network figure (the tree's with one
+// rank a node) plus the network's own latency, which NCCL takes from its
+// net plugin's properties (graph latencyInter, search.cc) and adds once
+// more for Simple's flush; here the NIC's, the fabric's and the
+// transport's per-message latency of the catalogue.
+func ncclInterLat(a, pr int, g ncclGeom) float64 {
+	l := ncclHW[hwNet][a][pr]
+	if g.k == 1 {
+		l = ncclHW[hwNet][tTree][pr]
+	}
+	l += g.netLat
+	if pr == 2 {
+		l += g.netLat
+	}
+	return l
+}
+
 // ncclLatency is tuning.cc's latency of op by algorithm a and protocol
 // pr on g, in seconds.
 func ncclLatency(op Op, a, pr int, g ncclGeom) float64 {
 	base := ncclBase[a][pr]
 	intraLat := ncclHW[g.cls][a][pr]
-	interLat := ncclHW[hwNet][a][pr]
-	if g.k == 1 {
-		interLat = ncclHW[hwNet][tTree][pr] // one rank per node: the tree's network latency
-	}
+	interLat := ncclInterLat(a, pr, g)
 	var l float64
 	switch a {
 	case tRing:
 		if op == OpBroadcast {
-			cls := g.cls
-			if g.nodes > 1 {
-				cls = hwNet
-			}
-			l = base + ncclHW[cls][tRing][pr] // one hop: NCCL counts the chain's latency once
+			l = base + ncclHopLat(pr, g) // one hop: NCCL counts the chain's latency once
 			break
 		}
 		steps, inter := ncclRingSteps(op, g)
@@ -328,6 +341,15 @@ func ncclLatency(op Op, a, pr int, g ncclGeom) float64 {
 		l = intraLat
 	}
 	return l * 1e-6
+}
+
+// ncclHopLat is the ring's latency of one hop, µs: between nodes
+// ncclInterLat, else the node's link class's.
+func ncclHopLat(pr int, g ncclGeom) float64 {
+	if g.nodes > 1 {
+		return ncclInterLat(tRing, pr, g)
+	}
+	return ncclHW[g.cls][tRing][pr]
 }
 
 // ncclRingSteps returns the steps of a ring and how many of them cross

@@ -94,11 +94,7 @@ func (p *plan) ncclRing(op Op, pr int, g ncclGeom, ranks []int, S, w float64) {
 	if op == OpBroadcast {
 		C, c := p.chunks(S)
 		p.chain(ranks, C, c)
-		cls := g.cls
-		if g.nodes > 1 {
-			cls = hwNet
-		}
-		p.retime(from, ncclHW[cls][tRing][pr]*1e-6, w)
+		p.retime(from, ncclHopLat(pr, g)*1e-6, w)
 		return
 	}
 	steps, _ := ncclRingSteps(op, g)
@@ -247,10 +243,7 @@ func (p *plan) ncclCollNet(g ncclGeom, ranks []int, S float64) error {
 	from := len(p.steps)
 	p.ringHalf(nodes, S, "intra-")
 	p.retime(from, hc, 1)
-	interLat := ncclHW[hwNet][tCollNet][2]
-	if k == 1 {
-		interLat = ncclHW[hwNet][tTree][2]
-	}
+	interLat := ncclInterLat(tCollNet, 2, g)
 	t := p.t
 	from = len(p.steps)
 	p.add(p.path("collnet", func() {
@@ -271,11 +264,11 @@ func (p *plan) ncclCollNet(g ncclGeom, ranks []int, S float64) error {
 // to the next in order; the step pays the ring's base latency and one hop
 // of the protocol (a network hop when the ranks span nodes).
 func (p *plan) ncclP2P(op Op, pr int, g ncclGeom, ranks []int, S, w float64) {
-	cls := g.cls
+	hop := ncclHW[g.cls][tRing][pr]
 	if g.nodes > 1 {
-		cls = hwNet
+		hop = ncclHW[hwNet][tRing][pr] + g.netLat*float64(1+pr/2) // the net's latency, twice for Simple
 	}
-	lat := (ncclBase[tRing][pr] + ncclHW[cls][tRing][pr]) * 1e-6
+	lat := (ncclBase[tRing][pr] + hop) * 1e-6
 	from := len(p.steps)
 	if op == OpSendRecv {
 		p.add(p.ringPath([][]int{ranks}, "p2p-"), S, 1)

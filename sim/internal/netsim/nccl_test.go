@@ -24,6 +24,17 @@ var (
 	refProtocols = [3]Protocol{LL, LL128, Simple}
 )
 
+// refNetLat is the network's own latency NCCL adds to a hop between nodes
+// (tuning.cc: graph latencyInter, once more for Simple), µs: the NIC's,
+// the fabric's and the transport's per-message latency of twoLevel/flat.
+func refNetLat(i int) float64 {
+	l := alphaNet() * 1e6
+	if i == 2 {
+		return 2 * l
+	}
+	return l
+}
+
 // ncclCfg is cfg with the NCCL algorithm and protocol fixed.
 func ncclCfg(cfg Config, a NCCLAlgorithm, pr Protocol) Config {
 	cfg.NCCL.Algorithm, cfg.NCCL.Protocol = a, pr
@@ -71,7 +82,7 @@ func TestNCCLRingClosedForms(t *testing.T) {
 					f = 1.4
 				}
 				got = runNCCL(t, ncclCfg(nodes, NCCLRing, pr), op, S)
-				want = f*(refBaseRing[i]+steps*refNetTree[i])*1e-6 + steps/8*s*refWire[i]/betaNet()
+				want = f*(refBaseRing[i]+steps*(refNetTree[i]+refNetLat(i)))*1e-6 + steps/8*s*refWire[i]/betaNet()
 				checkForm(t, fmt.Sprintf("8 nodes %v %v %v", op, pr, S), float64(got.Time()), want)
 			}
 			// Broadcast: a chain of C+p−2 ticks of one hop each.
@@ -115,12 +126,12 @@ func TestNCCLTreeClosedForms(t *testing.T) {
 			checkForm(t, fmt.Sprintf("one node %v %v", pr, S), float64(got.Time()), want)
 
 			got = runNCCL(t, ncclCfg(pair, NCCLTree, pr), OpAllReduce, S)
-			want = (refBaseTree[i]+2*refNetTree[i])*1e-6 + s*refWire[i]/betaNet()
+			want = (refBaseTree[i]+2*(refNetTree[i]+refNetLat(i)))*1e-6 + s*refWire[i]/betaNet()
 			checkForm(t, fmt.Sprintf("2 nodes of 1 %v %v", pr, S), float64(got.Time()), want)
 
 			C4 := math.Max(1, math.Ceil(s/4/chunk))
 			got = runNCCL(t, ncclCfg(wide, NCCLTree, pr), OpAllReduce, S)
-			want = (refBaseTree[i]+2*(3*refNVTree[i]+refNetTree[i]))*1e-6 + (C4+1)*s/4/C4*refWire[i]/betaNet()
+			want = (refBaseTree[i]+2*(3*refNVTree[i]+refNetTree[i]+refNetLat(i)))*1e-6 + (C4+1)*s/4/C4*refWire[i]/betaNet()
 			if d := math.Abs(float64(got.Time())-want) / want; !(d < 1e-5) {
 				t.Errorf("2 nodes of 4 %v %v: simulated %v s, form %v s (relative error %.2g)", pr, S, float64(got.Time()), want, d)
 			}
@@ -174,7 +185,7 @@ func TestNCCLInNetworkClosedForms(t *testing.T) {
 		checkForm(t, fmt.Sprintf("nvls %v", S), float64(got.Time()), 25e-6+7.0/8*s/(0.85*float64(intraBW)))
 
 		got = runNCCL(t, ncclCfg(multi, NCCLCollNet, ProtoAuto), OpAllReduce, S)
-		want := 2*(3.7+3*0.4)*1e-6 + 2*3.0/4*s/float64(intraBW) + 31e-6 + s/(2*betaNet())
+		want := 2*(3.7+3*0.4)*1e-6 + 2*3.0/4*s/float64(intraBW) + (31+refNetLat(2))*1e-6 + s/(2*betaNet())
 		checkForm(t, fmt.Sprintf("collnet %v", S), float64(got.Time()), want)
 	}
 }
@@ -192,7 +203,7 @@ func TestNCCLPointToPointClosedForms(t *testing.T) {
 			i = 0
 		}
 		got := runNCCL(t, nodes, OpAllToAll, S)
-		want := (refBaseRing[i]+refNetRing[i])*1e-6 + 7.0/8*s*refWire[i]/betaNet()
+		want := (refBaseRing[i]+refNetRing[i]+refNetLat(i))*1e-6 + 7.0/8*s*refWire[i]/betaNet()
 		checkForm(t, fmt.Sprintf("all-to-all %v", S), float64(got.Time()), want)
 		if got.NCCL.Protocol != refProtocols[i] {
 			t.Errorf("all-to-all %v: protocol %v, want %v", S, got.NCCL.Protocol, refProtocols[i])
@@ -202,7 +213,7 @@ func TestNCCLPointToPointClosedForms(t *testing.T) {
 			i = 0
 		}
 		got = runNCCL(t, nodes, OpSendRecv, S)
-		want = (refBaseRing[i]+refNetRing[i])*1e-6 + s*refWire[i]/betaNet()
+		want = (refBaseRing[i]+refNetRing[i]+refNetLat(i))*1e-6 + s*refWire[i]/betaNet()
 		checkForm(t, fmt.Sprintf("send/recv %v", S), float64(got.Time()), want)
 	}
 }
@@ -393,7 +404,8 @@ func TestNCCLUnevenNodes(t *testing.T) {
 // 1.4 (the ring's plateau). The tree on two nodes (Simple fixed): its
 // graph's bwIntra may reach twice bwInter, so its bus bandwidth is
 // min(150, 2·90) GB/s and B_alg = 0.92·150/2 GB/s (no size correction
-// beyond 256 MiB); the latency is 8.4 µs + 2·(7·4 + 14) µs.
+// beyond 256 MiB); the latency is 8.4 µs + 2·(7·4 + 14 + l) µs. Every
+// network hop adds l, the network's own latency (refNetLat).
 func TestNCCLPredicted(t *testing.T) {
 	S := 1 * units.GiB
 	for _, c := range []struct {
@@ -401,9 +413,9 @@ func TestNCCLPredicted(t *testing.T) {
 		a    NCCLAlgorithm
 		want float64
 	}{
-		{16, NCCLRing, 1.4*(8.4+28*3.4+2*14)*1e-6 + float64(S)/(8*betaNet()*16/30)},
-		{32, NCCLRing, 1.4*(8.4+56*3.4+6*14)*1e-6 + float64(S)/(8*betaNet()*32/62)},
-		{16, NCCLTree, (8.4+2*(7*4+14))*1e-6 + float64(S)/(0.92*float64(intraBW)/2)},
+		{16, NCCLRing, 1.4*(8.4+28*3.4+2*(14+refNetLat(2)))*1e-6 + float64(S)/(8*betaNet()*16/30)},
+		{32, NCCLRing, 1.4*(8.4+56*3.4+6*(14+refNetLat(2)))*1e-6 + float64(S)/(8*betaNet()*32/62)},
+		{16, NCCLTree, (8.4+2*(7*4+14+refNetLat(2)))*1e-6 + float64(S)/(0.92*float64(intraBW)/2)},
 	} {
 		var s event.Scheduler
 		topo, err := NewTopology(&s, ncclCfg(twoLevel(c.p, 8, 8, 1), c.a, Simple))
