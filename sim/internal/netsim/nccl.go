@@ -425,13 +425,21 @@ func ncclPlateau(op Op, a, pr int, g ncclGeom, S float64) float64 {
 	return 1
 }
 
+// ncclTreeCorr is treeCorrectionFactor of tuning.cc for protocol pr and
+// S bytes: the fraction of its bandwidth NCCL's tree reaches at that size
+// (1 below 64 B and from 512 MiB up).
+func ncclTreeCorr(pr int, S float64) float64 {
+	if ls := bits.Len64(uint64(S)>>6) - 1; ls >= 0 && ls < len(ncclTreeCorrection[pr]) {
+		return ncclTreeCorrection[pr][ls]
+	}
+	return 1
+}
+
 // ncclTime is ncclTopoGetAlgoTime for one operation of S bytes.
 func ncclTime(op Op, a, pr int, g ncclGeom, S float64) float64 {
 	lat, bw := ncclLatency(op, a, pr, g), ncclBandwidth(op, a, pr, g)
 	if a == tTree {
-		if ls := bits.Len64(uint64(S)>>6) - 1; ls >= 0 && ls < len(ncclTreeCorrection[pr]) {
-			bw *= ncclTreeCorrection[pr][ls]
-		}
+		bw *= ncclTreeCorr(pr, S)
 	}
 	return lat*ncclPlateau(op, a, pr, g, S) + S/bw
 }

@@ -134,7 +134,11 @@ func (p *plan) retimed(path *Path, lat float64) *Path {
 // further latency. Across nodes the tree runs on ncclTreeChannels
 // channels, channel j taking each node's ranks turned by j·k/channels (so
 // that its leader sends through NIC j·NICs/channels) and tree j mod 2 of
-// the double binary tree; each channel carries S/channels.
+// the double binary tree; each channel carries S/channels. Each chunk
+// moves w/f times its bytes, w the protocol's wire factor and f tuning.cc's
+// treeCorrectionFactor at S: the share of its bandwidth NCCL measured its
+// tree to reach at that size, which the tuning model applies to its
+// prediction.
 func (p *plan) ncclTree(pr int, g ncclGeom, ranks []int, S, w float64) error {
 	nodes, err := p.t.byNode(ranks)
 	if err != nil {
@@ -165,7 +169,7 @@ func (p *plan) ncclTree(pr int, g ncclGeom, ranks []int, S, w float64) error {
 			}
 		}), chunk, 1)
 	}
-	p.retime(from, 0, w)
+	p.retime(from, 0, w/ncclTreeCorr(pr, S))
 	return nil
 }
 

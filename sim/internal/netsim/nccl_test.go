@@ -24,6 +24,19 @@ var (
 	refProtocols = [3]Protocol{LL, LL128, Simple}
 )
 
+// refTreeCorr is tuning.cc's treeCorrectionFactor (v2.30.7) for protocol
+// i at the sizes of ncclSizes: index ⌊log2(S/64)⌋ = 6 for 4 KiB and 15 for
+// 3 MiB; none below 64 B or beyond the table (1 GiB).
+func refTreeCorr(i int, S units.Bytes) float64 {
+	switch S {
+	case 4 * units.KiB:
+		return [3]float64{.7, .8, .9}[i]
+	case 3 * units.MiB:
+		return [3]float64{.6, .6, .6}[i]
+	}
+	return 1
+}
+
 // refNetLat is the network's own latency NCCL adds to a hop between nodes
 // (tuning.cc: graph latencyInter, once more for Simple), µs: the NIC's,
 // the fabric's and the transport's per-message latency of twoLevel/flat.
@@ -98,7 +111,8 @@ func TestNCCLRingClosedForms(t *testing.T) {
 // latency L = base + 2·((k−1)·h_intra + ⌊log2 N⌋·h_net) once, then moves
 // C chunks of c through its D pipeline stages in C + D − 1 ticks, every
 // stage at once, each tick taking its busiest link's load of chunks at
-// that link's bandwidth:
+// that link's bandwidth, each chunk's bytes times w/f (f tuning.cc's
+// treeCorrectionFactor at S):
 //   - one node of k = 8: a chain reduce and broadcast (D = 2(k−1)); the
 //     busiest port's load in each tick is counted by chainLoads, a serial
 //     walk over the ranks (place q sends up in stage k−1−q and down in
@@ -122,16 +136,16 @@ func TestNCCLTreeClosedForms(t *testing.T) {
 			s := float64(S)
 			C := math.Max(1, math.Ceil(s/chunk))
 			got := runNCCL(t, ncclCfg(node, NCCLTree, pr), OpAllReduce, S)
-			want := (refBaseTree[i]+2*7*refNVTree[i])*1e-6 + chainLoads(8, int(C))*s/C*refWire[i]/float64(intraBW)
+			want := (refBaseTree[i]+2*7*refNVTree[i])*1e-6 + chainLoads(8, int(C))*s/C*refWire[i]/refTreeCorr(i, S)/float64(intraBW)
 			checkForm(t, fmt.Sprintf("one node %v %v", pr, S), float64(got.Time()), want)
 
 			got = runNCCL(t, ncclCfg(pair, NCCLTree, pr), OpAllReduce, S)
-			want = (refBaseTree[i]+2*(refNetTree[i]+refNetLat(i)))*1e-6 + s*refWire[i]/betaNet()
+			want = (refBaseTree[i]+2*(refNetTree[i]+refNetLat(i)))*1e-6 + s*refWire[i]/refTreeCorr(i, S)/betaNet()
 			checkForm(t, fmt.Sprintf("2 nodes of 1 %v %v", pr, S), float64(got.Time()), want)
 
 			C4 := math.Max(1, math.Ceil(s/4/chunk))
 			got = runNCCL(t, ncclCfg(wide, NCCLTree, pr), OpAllReduce, S)
-			want = (refBaseTree[i]+2*(3*refNVTree[i]+refNetTree[i]+refNetLat(i)))*1e-6 + (C4+1)*s/4/C4*refWire[i]/betaNet()
+			want = (refBaseTree[i]+2*(3*refNVTree[i]+refNetTree[i]+refNetLat(i)))*1e-6 + (C4+1)*s/4/C4*refWire[i]/refTreeCorr(i, S)/betaNet()
 			if d := math.Abs(float64(got.Time())-want) / want; !(d < 1e-5) {
 				t.Errorf("2 nodes of 4 %v %v: simulated %v s, form %v s (relative error %.2g)", pr, S, float64(got.Time()), want, d)
 			}
