@@ -84,10 +84,10 @@ const (
 	// node at once (cloud.google.com/compute/docs/gpus/gpudirect), where
 	// tcp is one kernel TCP stream through one NIC.
 	TCPXO = "tcpxo"
-	GRPC  = "grpc"  // gRPC over TCP (TensorFlow parameter servers)
-	NCCL  = "nccl"  // NVIDIA NCCL over NVLink or PCIe
-	GCL   = "gcl"   // Graphcore Communication Library over IPU-Links
-	SHM   = "shm"   // shared memory between workers of one host
+	GRPC  = "grpc" // gRPC over TCP (TensorFlow parameter servers)
+	NCCL  = "nccl" // NVIDIA NCCL over NVLink or PCIe
+	GCL   = "gcl"  // Graphcore Communication Library over IPU-Links
+	SHM   = "shm"  // shared memory between workers of one host
 )
 
 // Peak holds a device's peak rates by precision. A zero rate means the
