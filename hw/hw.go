@@ -290,6 +290,11 @@ type NIC struct {
 	Ports     int              `yaml:"ports"`     // ports per adapter, at most 64; default 0, meaning 1
 	Kind      NetKind          `yaml:"kind"`      // network kind; required
 	Bandwidth units.BitsPerSec `yaml:"bandwidth"` // per port and direction, bits/s; required, 1 Mbit/s to 1 Pbit/s
+
+	// Host says the adapters carry the host's own traffic (a cloud node's
+	// host NIC beside its GPU NICs), not the devices' exchange: the
+	// fabric's ports leave them out. Default false.
+	Host bool `yaml:"host,omitempty"`
 }
 
 // PortCount returns Count × Ports, with Ports 0 counted as 1.
