@@ -69,7 +69,7 @@ const (
 
 // Transport names accepted as keys of System.Transports.
 //
-// verbs, ipoib, tcp and grpc carry traffic between nodes over the fabric;
+// verbs, ipoib, tcp, tcpxo and grpc carry traffic between nodes over the fabric;
 // their efficiency applies to the fabric's bandwidth. nccl and gcl are
 // collective libraries that work inside a node and, where the fabric allows,
 // between nodes; shm is shared memory between workers of one host. Inside a
@@ -79,10 +79,15 @@ const (
 	Verbs = "verbs" // RDMA verbs (InfiniBand, Omni-Path, RoCE)
 	IPoIB = "ipoib" // TCP/IP over InfiniBand or Omni-Path
 	TCP   = "tcp"   // TCP/IP over Ethernet
-	GRPC  = "grpc"  // gRPC over TCP (TensorFlow parameter servers)
-	NCCL  = "nccl"  // NVIDIA NCCL over NVLink or PCIe
-	GCL   = "gcl"   // Graphcore Communication Library over IPU-Links
-	SHM   = "shm"   // shared memory between workers of one host
+	// TCPXO is Google's GPUDirect-TCPX and TCPXO: NCCL's net plugin over
+	// Ethernet, moving payload between GPU memory and every GPU NIC of a
+	// node at once (cloud.google.com/compute/docs/gpus/gpudirect), where
+	// tcp is one kernel TCP stream through one NIC.
+	TCPXO = "tcpxo"
+	GRPC  = "grpc" // gRPC over TCP (TensorFlow parameter servers)
+	NCCL  = "nccl" // NVIDIA NCCL over NVLink or PCIe
+	GCL   = "gcl"  // Graphcore Communication Library over IPU-Links
+	SHM   = "shm"  // shared memory between workers of one host
 )
 
 // Peak holds a device's peak rates by precision. A zero rate means the
@@ -297,6 +302,11 @@ type NIC struct {
 	Ports     int              `yaml:"ports"`     // ports per adapter, at most 64; default 0, meaning 1
 	Kind      NetKind          `yaml:"kind"`      // network kind; required
 	Bandwidth units.BitsPerSec `yaml:"bandwidth"` // per port and direction, bits/s; required, 1 Mbit/s to 1 Pbit/s
+
+	// Host says the adapters carry the host's own traffic (a cloud node's
+	// host NIC beside its GPU NICs), not the devices' exchange: the
+	// fabric's ports leave them out. Default false.
+	Host bool `yaml:"host,omitempty"`
 }
 
 // PortCount returns Count × Ports, with Ports 0 counted as 1.
@@ -411,7 +421,7 @@ const (
 )
 
 // DefaultScope returns the scope of the transport named name when the
-// catalogue gives none: ScopeFabric for verbs, ipoib, tcp and grpc,
+// catalogue gives none: ScopeFabric for verbs, ipoib, tcp, tcpxo and grpc,
 // ScopeBoth for nccl and gcl, ScopeNode for shm.
 func DefaultScope(name string) string {
 	switch name {

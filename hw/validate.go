@@ -14,7 +14,7 @@ var (
 	netKinds        = []string{string(InfiniBandEDR), string(InfiniBandHDR), string(InfiniBandNDR), string(OmniPath), string(Ethernet), string(IPULinkNet)}
 	linkKinds       = []string{string(NVLink), string(PCIe), string(IPULink), string(Memory)}
 	storageKinds    = []string{string(NVMe), string(SSD), string(HDD)}
-	transportNames  = []string{Verbs, IPoIB, TCP, GRPC, NCCL, GCL, SHM}
+	transportNames  = []string{Verbs, IPoIB, TCP, TCPXO, GRPC, NCCL, GCL, SHM}
 	transportScopes = []string{ScopeNode, ScopeFabric, ScopeBoth}
 	validName       = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]*$`)
 )

@@ -1163,6 +1163,8 @@ func transportName(t string) string {
 		return "IPoIB"
 	case hw.TCP:
 		return "TCP"
+	case hw.TCPXO:
+		return "GPUDirect-TCPXO"
 	case hw.GRPC:
 		return "gRPC"
 	case hw.NCCL:

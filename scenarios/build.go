@@ -277,7 +277,7 @@ func (r *Resolved) network(c *sim.Config, p Point) error {
 	var ports int
 	var bw units.BitsPerSec
 	for _, nic := range node.NICs {
-		if nic.Kind == sys.Fabric.Kind {
+		if nic.Kind == sys.Fabric.Kind && !nic.Host {
 			ports += nic.PortCount()
 			b := nic.Bandwidth
 			if sys.Fabric.Bandwidth > 0 && sys.Fabric.Bandwidth < b {

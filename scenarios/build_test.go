@@ -562,3 +562,46 @@ func TestNCCLIntraPCI(t *testing.T) {
 		}
 	}
 }
+
+// TestTCPXOAllNICs: GPUDirect-TCPXO (gcp-a3-mega's default transport
+// between nodes) drives every GPU NIC of a node, 8 of 200 Gbit/s at 0.94
+// of the line (catalogue), where tcp is one kernel stream through one NIC.
+func TestTCPXOAllNICs(t *testing.T) {
+	cat, err := hw.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := Point{Devices: 16, Nodes: 2, DevicesPerNode: 8, Replicas: 16, BatchPerDevice: 1, GlobalBatch: 16}
+	for _, tc := range []struct {
+		transport string
+		nics      int
+	}{{"", 8}, {"tcpxo", 8}, {"tcp", 1}} {
+		var c sim.Config
+		used, _, err := Network(cat, "gcp-a3-mega", tc.transport, "", &c, p)
+		if err != nil {
+			t.Fatalf("%q: %v", tc.transport, err)
+		}
+		if c.Network.NICs != tc.nics || c.Network.NIC.Bandwidth != 25e9 || c.Network.Efficiency != 0.94 {
+			t.Errorf("%q (used %s): %d NICs of %v B/s at %v, want %d of 25e9 at 0.94", tc.transport, used, c.Network.NICs, float64(c.Network.NIC.Bandwidth), c.Network.Efficiency, tc.nics)
+		}
+	}
+}
+
+// TestDefaultAllReduce: a scenario that sets no allreduce runs nccl on
+// NVIDIA GPUs of a system with an nccl transport (dgx1), ring elsewhere
+// (an IPU-POD, whose devices are not GPUs); one that sets it keeps it.
+func TestDefaultAllReduce(t *testing.T) {
+	for _, tc := range []struct{ name, system, set, want string }{
+		{"dgx1-ssd-mlperf-v0.7", "", "", "nccl"},
+		{"dgx1-ssd-mlperf-v0.7", "", "hierarchical", "hierarchical"},
+		{"ipu-pod16-efficientnet-b4", "", "", "ring"},
+	} {
+		r, err := Load(tc.name, Options{Edit: func(s *Scenario) { s.Parallelism.AllReduce = tc.set }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := r.Scenario.Parallelism.AllReduce; got != tc.want {
+			t.Errorf("%s, allreduce %q: %q, want %q", tc.name, tc.set, got, tc.want)
+		}
+	}
+}

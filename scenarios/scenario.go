@@ -110,7 +110,9 @@ type Parallelism struct {
 	Recompute bool `yaml:"recompute"`
 
 	// AllReduce is the gradient exchange: one of AllReduceAlgorithms.
-	// Default ring.
+	// Default nccl on NVIDIA GPUs of a system with an nccl transport (NCCL's
+	// choice of algorithm and protocol per call, as PyTorch DDP, Horovod
+	// and the frameworks' own NCCL backends run it), else ring.
 	AllReduce string `yaml:"allreduce"`
 
 	// InterNode is hierarchical's all-reduce between nodes, among the
@@ -595,7 +597,7 @@ func (r *Resolved) defaults() {
 		p.Schedule = "1f1b"
 	}
 	if p.AllReduce == "" {
-		p.AllReduce = "ring"
+		p.AllReduce = defaultAllReduce(r.Sys, r.Device)
 	}
 	if p.InterNode == "" {
 		p.InterNode = "ring"
@@ -649,9 +651,21 @@ func (r *Resolved) defaults() {
 	}
 }
 
+// defaultAllReduce is Parallelism.AllReduce's default on system sys of
+// devices dev: nccl where they are NVIDIA GPUs and sys lists an nccl
+// transport, else ring. Either may be nil (then ring).
+func defaultAllReduce(sys *hw.System, dev *hw.Device) string {
+	if dev != nil && dev.Kind == hw.GPU && strings.EqualFold(dev.Vendor, "NVIDIA") && sys != nil {
+		if _, ok := sys.Transports[hw.NCCL]; ok {
+			return "nccl"
+		}
+	}
+	return "ring"
+}
+
 // defaultTransport is Parallelism.Transport's default on sys.
 func defaultTransport(sys *hw.System) string {
-	return firstOf(sys, "verbs", "ipoib", "tcp", "grpc", "gcl")
+	return firstOf(sys, "verbs", "tcpxo", "ipoib", "tcp", "grpc", "gcl")
 }
 
 // defaultIntraTransport is Parallelism.IntraTransport's default on sys.

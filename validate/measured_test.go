@@ -356,12 +356,13 @@ func TestCompareMeasuredScalingMatch(t *testing.T) {
 // H200 GPUs (up to four nodes, over NDR InfiniBand with verbs) against
 // what predict computes for a scenario of the same configuration: the
 // MLPerf ResNet-50 recipe (LARS, fp16 with fp32 master weights) on the
-// system with synthetic input, built by scenarios.Resolved.Build.
+// system with synthetic input and the ring exchange CompareMeasured runs,
+// built by scenarios.Resolved.Build.
 func TestCompareMeasuredMatchesScenario(t *testing.T) {
 	cat, prof := defaults(t)
 	const b = 128
 	for _, n := range []int{1, 8, 16, 32} {
-		src := fmt.Sprintf("name: same\nsystem: dgx-h200\nrecipe: mlperf-v0.7-resnet50\nprecision: fp16\nsweep: {devices: [%d], batch: [%d]}\ninput: {storage: synthetic}\n", n, b)
+		src := fmt.Sprintf("name: same\nsystem: dgx-h200\nrecipe: mlperf-v0.7-resnet50\nprecision: fp16\nparallelism: {allreduce: ring}\nsweep: {devices: [%d], batch: [%d]}\ninput: {storage: synthetic}\n", n, b)
 		r, err := scenarios.Parse(strings.NewReader(src), "same.yaml", scenarios.Options{})
 		if err != nil {
 			t.Fatal(err)

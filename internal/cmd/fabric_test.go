@@ -19,7 +19,7 @@ const synthetic = "../../validate/testdata/nccl_synthetic_dgx_h100.txt"
 // and returns each test's mean absolute error.
 func collectiveMAE(t *testing.T, args ...string) []float64 {
 	t.Helper()
-	stdout, stderr, code := runCLI(append([]string{"validate", "--format", "json", "--measured", synthetic, "--system", "dgx-h100"}, args...)...)
+	stdout, stderr, code := runCLI(append([]string{"validate", "--format", "json", "--measured", synthetic, "--system", "dgx-h100", "--allreduce", "ring"}, args...)...)
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -61,7 +61,7 @@ func collectiveMAE(t *testing.T, args ...string) []float64 {
 // that predict --calibration says it took them.
 func TestFabricCalibration(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "fabric.yaml")
-	if _, stderr, code := runCLI("fit", "--system", "dgx-h100", "--out", out, synthetic); code != exitOK {
+	if _, stderr, code := runCLI("fit", "--system", "dgx-h100", "--allreduce", "ring", "--out", out, synthetic); code != exitOK {
 		t.Fatalf("fit: exit %d: %s", code, stderr)
 	}
 	cal, err := calib.ReadFile(out)

@@ -83,7 +83,7 @@ func fitCommand() *cli.Command {
 			&cli.IntFlag{Name: "min-batch", Usage: "fit only the global batches of `B` samples and more (on a GPU the smallest batches are bound by the host launching kernels, which the law's t does not describe)"},
 			&cli.StringFlag{Name: "plot", Usage: "write the throughput and steps-to-target charts as PNG and SVG into `DIR`"},
 			&cli.StringFlag{Name: "system", Usage: "fit the links of catalogue system `NAME` to the nccl-tests tests of the logs (all_reduce, reduce_scatter, all_gather, broadcast, alltoall, sendrecv) (the level inside a node from tests on one node, between nodes from tests on several), by inverting the simulator; --out writes them as fabric entries"},
-			&cli.StringFlag{Name: "allreduce", Value: "ring", Usage: "with --system: the all-reduce `ALG` the simulator runs for the tests, whose links are fitted: " + strings.Join(collectiveAlgorithms, ", ")},
+			&cli.StringFlag{Name: "allreduce", Value: "nccl", Usage: "with --system: the exchange `ALG` the simulator runs for the tests, whose links are fitted (nccl, the default, as validate --measured runs them): " + strings.Join(collectiveAlgorithms, ", ")},
 		},
 		Action: withArgs(runFit),
 	}

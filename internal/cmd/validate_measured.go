@@ -32,7 +32,7 @@ func measuredFlags() []cli.Flag {
 
 // measuredAllReduceFlag is validate's --allreduce.
 func measuredAllReduceFlag() cli.Flag {
-	return &cli.StringFlag{Name: "allreduce", Value: "ring", Usage: "with --measured nccl-tests logs: the exchange `ALG` the simulator runs for their tests on --system (nccl: each call as NCCL's tuning model chooses; the others run reduce-scatter and all-gather by ring, or halving-doubling for it, broadcast by ring, or tree for the trees): " + strings.Join(collectiveAlgorithms, ", ")}
+	return &cli.StringFlag{Name: "allreduce", Value: "nccl", Usage: "with --measured nccl-tests logs: the exchange `ALG` the simulator runs for their tests on --system (nccl, the default, as the logs ran: each call as NCCL's tuning model chooses; the others run reduce-scatter and all-gather by ring, or halving-doubling for it, broadcast by ring, or tree for the trees): " + strings.Join(collectiveAlgorithms, ", ")}
 }
 
 // collectiveAlgorithms are the exchanges of a scenario that are an

@@ -1304,7 +1304,7 @@ func TestFitH200Calibration(t *testing.T) {
 		"tf32: calibrated, v0 = 2280 samples/s on 1 device, t = 4.07 ms",
 		"fp32: calibrated, v0 = 1095 samples/s on 1 device, t = 9.372 ms",
 		"cost is device-hours: the catalogue has no price for dgx-h200",
-		"416           ring              -          local    15632     4.34 h", // one H200, as docs/calibrate.md says
+		"416           nccl              -          local    15632     4.34 h", // one H200, as docs/calibrate.md says
 	} {
 		if !strings.Contains(stdout, s) {
 			t.Errorf("plan output lacks %q:\n%s", s, stdout)
@@ -1312,7 +1312,7 @@ func TestFitH200Calibration(t *testing.T) {
 	}
 	// One H100 by the published figure, which docs/calibrate.md sets beside it.
 	stdout, stderr, code = runCLI("plan", "--recipe", "mlperf-v0.7-resnet50", "--deadline", "2h", "--systems", "dgx-h100", "--calibration", "published")
-	if code != exitOK || !strings.Contains(stdout, "1664          ring              -          local    6687      111.5 min") {
+	if code != exitOK || !strings.Contains(stdout, "1664          nccl              -          local    6687      111.5 min") {
 		t.Errorf("plan --calibration published: exit %d, no 1-GPU row of 111.5 min:\n%s%s", code, stdout, stderr)
 	}
 }
@@ -1341,17 +1341,17 @@ func TestFitH200TunedCalibration(t *testing.T) {
 	}
 	checkContains(t, "plan", stdout,
 		"fp16: calibrated, v0 = 8132 samples/s on 1 device, t = 8.412 ms",
-		"416           1             1       416           ring              -          local    6788      113.1 min")
+		"416           1             1       416           nccl              -          local    6788      113.1 min")
 }
 
 // TestValidateMeasuredCollectives compares the hand-written all_reduce_perf
 // log of fit/testdata with the simulator's all-reduce on two DGX H100
-// nodes (a golden file; predict's TestCompareCollectivesClosedForm checks
-// the prediction against the closed form of a ring) and checks what is
-// left out and refused.
+// nodes, the ring fixed (a golden file; predict's
+// TestCompareCollectivesClosedForm checks the prediction against the
+// closed form of a ring) and checks what is left out and refused.
 func TestValidateMeasuredCollectives(t *testing.T) {
 	const nccl, mixed = "../../fit/testdata/nccl_allreduce_h100x16.txt", "../../fit/testdata/nccl_mixed.txt"
-	out, stderr, code := runCLI("validate", "--measured", nccl, "--system", "dgx-h100")
+	out, stderr, code := runCLI("validate", "--measured", nccl, "--system", "dgx-h100", "--allreduce", "ring")
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -1362,15 +1362,15 @@ func TestValidateMeasuredCollectives(t *testing.T) {
 		msg  string
 	}{
 		{[]string{"validate", "--measured", nccl}, exitRuntime, "left out: 1 of a collective test: give --system, the system it ran on"},
-		{[]string{"validate", "--measured", mixed, "--system", "dgx-a100", "--max-error", "50"}, exitRuntime, "fit/testdata/nccl_mixed.txt:5: mean absolute error 134.7% of the collective's time exceeds"},
+		{[]string{"validate", "--measured", mixed, "--system", "dgx-a100", "--allreduce", "ring", "--max-error", "50"}, exitRuntime, "fit/testdata/nccl_mixed.txt:5: mean absolute error 134.7% of the collective's time exceeds"},
 		{[]string{"validate", "--measured", nccl, "--system", "dgx-h100", "--allreduce", "rings"}, exitUsage, `--allreduce "rings": want ring, halving-doubling, tree, double-tree, hierarchical, torus-2d, host-staged, nccl`},
 		{[]string{"validate", "--measured", nccl, "--system", "dgx-h100", "--allreduce", "ps"}, exitUsage, `--allreduce "ps": want ring, halving-doubling`},
 		{[]string{"validate", "--allreduce", "tree"}, exitUsage, "--allreduce applies to --measured logs"},
 		{[]string{"validate", "--measured", nccl, "--system", "dgx-a100"}, exitRuntime, "measured on h100-sxm5-80gb, but system dgx-a100's nodes hold a100-sxm4-80gb"},
-		{[]string{"validate", "--measured", nccl, "--system", "dgx-h100", "--max-error", "50"}, exitRuntime, "mean absolute error 276.5% of the collective's time exceeds --max-error 50%"},
+		{[]string{"validate", "--measured", nccl, "--system", "dgx-h100", "--allreduce", "ring", "--max-error", "50"}, exitRuntime, "mean absolute error 276.5% of the collective's time exceeds --max-error 50%"},
 		// With the published figures (70.6 %) beside the test (276.5 %):
 		// the test's error alone fails --max-error 100.
-		{[]string{"validate", "--measured", nccl, "--measured", "../../testdata/measurements/published-resnet50.csv", "--system", "dgx-h100", "--max-error", "100"}, exitRuntime, "mean absolute error 276.5% of the collective's time exceeds --max-error 100%"},
+		{[]string{"validate", "--measured", nccl, "--measured", "../../testdata/measurements/published-resnet50.csv", "--system", "dgx-h100", "--allreduce", "ring", "--max-error", "100"}, exitRuntime, "mean absolute error 276.5% of the collective's time exceeds --max-error 100%"},
 		{[]string{"validate", "--measured", nccl, "--measured", "../../fit/testdata/lightning_ddp_metrics.csv", "--model", "resnet50", "--precision", "amp-fp16", "--device", "a100-sxm4-80gb", "--system", "dgx-h100", "--format", "json"}, exitUsage, "--format json takes the measurements of training logs or the collective tests of nccl-tests logs, not both"},
 	} {
 		_, stderr, code := runCLI(c.args...)
@@ -1386,9 +1386,9 @@ func TestValidateMeasuredCollectives(t *testing.T) {
 		t.Errorf("json: exit %d, %s\n%s", code, stderr, out)
 	}
 	// The mixed log's all_gather test is predicted, its test of an op
-	// the simulator does not model left out; --allreduce nccl runs NCCL's
-	// choice.
-	out, stderr, code = runCLI("validate", "--measured", mixed, "--system", "dgx-a100", "--allreduce", "nccl")
+	// the simulator does not model left out; by default (--allreduce
+	// nccl, as the logs ran) NCCL's choice.
+	out, stderr, code = runCLI("validate", "--measured", mixed, "--system", "dgx-a100")
 	if code != exitOK {
 		t.Fatalf("mixed, nccl: exit %d: %s", code, stderr)
 	}

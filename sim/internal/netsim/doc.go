@@ -262,30 +262,39 @@
 // Algorithm NCCL (and Topology.Collective with it, for every op) runs each
 // call as NCCL does: NCCLChoose picks the algorithm and protocol by NCCL's
 // tuning model (NVIDIA/nccl v2.30.7, src/graph/tuning.cc), and the pair
-// runs as flows. For op, S bytes, p ranks on N nodes of k, c channels
-// between nodes (min(NICs, k)) and bus bandwidth B (the intra-node port up
-// to two nodes of k > 1, as tuning.cc takes the graph's bwIntra there;
-// else the least of the port and c NICs), each enabled pair (a, P) is
+// runs as flows. For op, S bytes, p ranks on N nodes of k and c channels
+// between nodes (min(NICs, k)), NCCL's graph search (src/graph/search.cc)
+// gives the ring a bus bandwidth B_r = min(port, c·NIC) across nodes (a
+// ring graph's bwIntra is its bwInter) and the tree B_t = min(port,
+// 2c·NIC) on two nodes (its second pass raises a tree's bwIntra up to
+// twice bwInter: a tree between two nodes moves S, not 2(p−1)/p·S,
+// through each node's NICs), min(port, c·NIC) beyond; on one node both are
+// the port's, with one rank a node the NICs'. Each enabled pair (a, P) is
 // predicted
 //
 //	T(a, P) = L(a, P) + S/B_alg(a, P)
 //
 // and the least is taken (ties to the first tried: tree, ring, CollNet,
 // NVLS; LL, LL128, Simple). With h_X(a, P) tuning.cc's hwLatencies of link
-// class X (NVLink, PCI, network) and base(a, P) its baseLatencies:
+// class X (NVLink, PCI, network), base(a, P) its baseLatencies and l the
+// network's own latency (the NIC's, the fabric's and the transport's per
+// message, which NCCL takes from its net plugin as the graph's
+// latencyInter and adds once more for Simple's flush), a hop between nodes
+// costs h_net' = h_net + l·(2 for Simple, else 1) (h_net the tree's when
+// k = 1):
 //
-//	ring:    L = base + (n − n_net)·max(h_intra, o) + n_net·h_net,
+//	ring:    L = base + (n − n_net)·max(h_intra, o) + n_net·h_net',
 //	         n = 2(p−1) all-reduce, p−1 reduce-scatter and all-gather,
 //	         n_net = 2(N−1) or N−1 (0 on one node), o = 1 µs (3 µs Simple)
-//	         between nodes, h_net the tree's when k = 1; × 1.4 for a Simple
-//	         all-reduce between nodes with S/(c·p) ≥ 64;
-//	         B_alg = f_P·B·p/n, f = 0.5, 0.92, 1 for LL, LL128, Simple
-//	         (broadcast: L = base + one hop, B_alg = f_P·B)
-//	tree:    L = base + 2·((k−1)·h_intra + ⌊log2 N⌋·h_net),
-//	         B_alg = 0.92·B·g_P/2 · corr(P, ⌊log2(S/64)⌋),
+//	         between nodes; × 1.4 for a Simple all-reduce between nodes
+//	         with S/(c·p) ≥ 64;
+//	         B_alg = f_P·B_r·p/n, f = 0.5, 0.92, 1 for LL, LL128, Simple
+//	         (broadcast: L = base + one hop, B_alg = f_P·B_r)
+//	tree:    L = base + 2·((k−1)·h_intra + ⌊log2 N⌋·h_net'),
+//	         B_alg = 0.92·B_t·g_P/2 · corr(P, ⌊log2(S/64)⌋),
 //	         g = 1/3.8, 7/9 (one node) or 120/128, 1
 //	NVLS:    L = 25 µs, B_alg = 2·0.85·B_intra·p/(2(p−1))   (one node)
-//	CollNet: L = 2·(3.7 + 0.4·(k−1)) µs + 31 µs (14 µs if k = 1),
+//	CollNet: L = 2·(3.7 + 0.4·(k−1)) µs + 31 µs + 2l (14 µs + 2l if k = 1),
 //	         B_alg = B_intra/(r − (r−1)/2)/2, r = k/c
 //
 // Tree is the all-reduce's alone; NVLS needs Config.NCCL.NVLS and one node
@@ -295,20 +304,34 @@
 // else Simple. NCCLConfig.Algorithm and Protocol fix the choice, as
 // NCCL_ALGO and NCCL_PROTO do; a pair the request cannot run is an error.
 //
-// As flows, every step pays the protocol's hop latency in place of its
-// links' latencies, the base latency is paid once, and the payload moves
-// times the wire factor w (2 for LL, 128/120 for LL128, 1 for Simple). On
-// an idle network (β the bandwidth a stream gets):
+// As flows, the ring's steps pay the protocol's hop latency in place of
+// their links' latencies, the base latency is paid once, and the payload
+// moves times the wire factor w (2 for LL, 128/120 for LL128, 1 for
+// Simple). On an idle network (β the bandwidth a stream gets):
 //
 //	ring all-reduce:     T = base + n·h̄ + n/p·S·w/β,  h̄ = L_hops/n
 //	ring broadcast:      T = base + (C+p−2)·(h + c·w/β), a chain of C chunks
-//	tree, one node:      T = base + 2(C+k−2)·(h_intra + c·w/β)
-//	tree, k = 1:         T = base + Tree's DoubleTree form with alpha = h_net
-//	                         and S·w
 //	NVLS:                T = 25 µs + (k−1)/k·S/(0.85·β)
 //	CollNet:             T = L + 2(k−1)/k·S/β_intra + S/(c·β_net)
 //	all-to-all:          T = base + h + (p−1)/p·S·w/β
 //	send/recv (a ring shift of S): T = base + h + S·w/β
+//
+// The tree pays its L once and then runs as one pipeline, as NCCL's tree
+// kernel runs the reduce and the broadcast at once on successive chunks
+// (src/device/all_reduce.h, runTreeSplit): C chunks of c (TreeChunk) pass
+// through D = 2(k−1) + 2⌊log2 N⌋ stages (a chain reduce inside every node
+// toward its leader, the double binary tree's levels between the leaders
+// up, then down, a chain broadcast inside every node), every stage at once
+// on its own chunk, in C + D − 1 ticks; each tick takes its busiest link's
+// load of chunks of c·w/corr at that link's bandwidth (corr tuning.cc's
+// size correction above, the share of its bandwidth NCCL's tree reaches).
+// Across nodes it runs on max(2, c rounded up to even) channels of S each
+// divided among them, channel j taking each node's ranks turned by
+// j·k/channels and tree j mod 2 (src/graph/connect.cc, connectTrees). On
+// two nodes of one rank each NIC carries two streams in all but the first
+// and last tick, T = L + S·w/(corr·β); on two nodes of k with c NICs
+// bound by the NICs, T = L + (C+1)·c·w/(corr·β_NIC) with C chunks of S/c
+// (TestNCCLTreeClosedForms).
 //
 // (TestNCCLRingClosedForms, TestNCCLTreeClosedForms,
 // TestNCCLInNetworkClosedForms, TestNCCLPointToPointClosedForms, to 1e-9.)

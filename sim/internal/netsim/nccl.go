@@ -204,7 +204,8 @@ type NCCLChoice struct {
 type ncclGeom struct {
 	p, nodes, k, c int     // ranks, nodes, ranks per node, channels between nodes
 	intra, net     float64 // bandwidth of a rank's port in the node, and of a NIC
-	bus            float64 // the bus bandwidth: the port's up to two nodes of k > 1 (tuning.cc's bwIntra), else min(port, c NICs)
+	bus, busTree   float64 // the ring's and the tree's bus bandwidth (ncclBus)
+	netLat         float64 // the network's own latency, µs (ncclInterLat)
 	cls            int     // link class inside a node
 	even           bool    // every node holds as many of the ranks
 }
@@ -228,20 +229,39 @@ func (t *Topology) ncclGeometry(ranks []int) ncclGeom {
 	if t.cfg.NoPeerToPeer {
 		g.intra = float64(t.cfg.PCIe.Bandwidth)
 	}
-	g.bus = math.Inf(1)
-	if g.k > 1 {
-		g.bus = g.intra
-	}
 	if g.nodes > 1 {
 		g.c = max(1, min(t.cfg.NICsPerNode, g.k))
 		g.net = float64(float64(t.cfg.NIC.Bandwidth) * t.cfg.Efficiency)
-		if g.nodes > 2 || g.k == 1 {
-			// tuning.cc takes the graph's bandwidth inside a node up to
-			// two nodes, and between nodes beyond.
-			g.bus = min(g.bus, float64(float64(g.c)*g.net))
-		}
+		g.netLat = float64(t.cfg.NIC.Latency+t.cfg.FabricLatency+t.cfg.Overhead) * 1e6
 	}
+	g.bus, g.busTree = ncclBus(g)
 	return g
+}
+
+// ncclBus returns the bus bandwidth tuning.cc gives the ring and the tree:
+// nChannels·bw of their graphs, bw the graph's bwIntra up to two nodes and
+// its bwInter beyond. NCCL's graph search (src/graph/search.cc,
+// ncclTopoCompute) gives a ring graph bwIntra = bwInter, so across nodes
+// the ring's is the least of the port and the c NICs; in its second pass
+// it raises a tree graph's bwIntra up to twice its bwInter ("increase
+// bwIntra for trees (2 nodes or collnet)"), as a tree between two nodes
+// moves S, not 2(p−1)/p·S, through each node's NICs: on two nodes the
+// tree's is the least of the port and 2c NICs. On one node both are the
+// port's; with one rank a node, the NICs'.
+func ncclBus(g ncclGeom) (ring, tree float64) {
+	if g.nodes < 2 {
+		return g.intra, g.intra
+	}
+	nics := float64(g.c) * g.net
+	port := g.intra
+	if g.k == 1 {
+		port = math.Inf(1)
+	}
+	ring, tree = min(port, nics), min(port, nics)
+	if g.nodes == 2 {
+		tree = min(port, 2*nics)
+	}
+	return ring, tree
 }
 
 // ncclCandidates returns the (algorithm, protocol) pairs op may run with
@@ -280,24 +300,35 @@ func ncclAlgOf(a int) NCCLAlgorithm {
 	return [...]NCCLAlgorithm{NCCLTree, NCCLRing, NCCLCollNet, NCCLNVLS}[a]
 }
 
+// ncclInterLat is tuning.cc's latency of a hop between nodes by algorithm
+// a and protocol pr, µs: hwLatencies' network figure (the tree's with one
+// rank a node) plus the network's own latency, which NCCL takes from its
+// net plugin's properties (graph latencyInter, search.cc) and adds once
+// more for Simple's flush; here the NIC's, the fabric's and the
+// transport's per-message latency of the catalogue.
+func ncclInterLat(a, pr int, g ncclGeom) float64 {
+	l := ncclHW[hwNet][a][pr]
+	if g.k == 1 {
+		l = ncclHW[hwNet][tTree][pr]
+	}
+	l += g.netLat
+	if pr == 2 {
+		l += g.netLat
+	}
+	return l
+}
+
 // ncclLatency is tuning.cc's latency of op by algorithm a and protocol
 // pr on g, in seconds.
 func ncclLatency(op Op, a, pr int, g ncclGeom) float64 {
 	base := ncclBase[a][pr]
 	intraLat := ncclHW[g.cls][a][pr]
-	interLat := ncclHW[hwNet][a][pr]
-	if g.k == 1 {
-		interLat = ncclHW[hwNet][tTree][pr] // one rank per node: the tree's network latency
-	}
+	interLat := ncclInterLat(a, pr, g)
 	var l float64
 	switch a {
 	case tRing:
 		if op == OpBroadcast {
-			cls := g.cls
-			if g.nodes > 1 {
-				cls = hwNet
-			}
-			l = base + ncclHW[cls][tRing][pr] // one hop: NCCL counts the chain's latency once
+			l = base + ncclHopLat(pr, g) // one hop: NCCL counts the chain's latency once
 			break
 		}
 		steps, inter := ncclRingSteps(op, g)
@@ -310,6 +341,15 @@ func ncclLatency(op Op, a, pr int, g ncclGeom) float64 {
 		l = intraLat
 	}
 	return l * 1e-6
+}
+
+// ncclHopLat is the ring's latency of one hop, µs: between nodes
+// ncclInterLat, else the node's link class's.
+func ncclHopLat(pr int, g ncclGeom) float64 {
+	if g.nodes > 1 {
+		return ncclInterLat(tRing, pr, g)
+	}
+	return ncclHW[g.cls][tRing][pr]
 }
 
 // ncclRingSteps returns the steps of a ring and how many of them cross
@@ -352,7 +392,7 @@ func ncclBandwidth(op Op, a, pr int, g ncclGeom) float64 {
 		}
 		return bus * float64(g.p) / float64(steps)
 	case tTree:
-		bus *= 0.92
+		bus = 0.92 * g.busTree
 		switch pr {
 		case 0:
 			bus /= 3.8
@@ -385,13 +425,21 @@ func ncclPlateau(op Op, a, pr int, g ncclGeom, S float64) float64 {
 	return 1
 }
 
+// ncclTreeCorr is treeCorrectionFactor of tuning.cc for protocol pr and
+// S bytes: the fraction of its bandwidth NCCL's tree reaches at that size
+// (1 below 64 B and from 512 MiB up).
+func ncclTreeCorr(pr int, S float64) float64 {
+	if ls := bits.Len64(uint64(S)>>6) - 1; ls >= 0 && ls < len(ncclTreeCorrection[pr]) {
+		return ncclTreeCorrection[pr][ls]
+	}
+	return 1
+}
+
 // ncclTime is ncclTopoGetAlgoTime for one operation of S bytes.
 func ncclTime(op Op, a, pr int, g ncclGeom, S float64) float64 {
 	lat, bw := ncclLatency(op, a, pr, g), ncclBandwidth(op, a, pr, g)
 	if a == tTree {
-		if ls := bits.Len64(uint64(S)>>6) - 1; ls >= 0 && ls < len(ncclTreeCorrection[pr]) {
-			bw *= ncclTreeCorrection[pr][ls]
-		}
+		bw *= ncclTreeCorr(pr, S)
 	}
 	return lat*ncclPlateau(op, a, pr, g, S) + S/bw
 }

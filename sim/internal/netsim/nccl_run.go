@@ -2,6 +2,7 @@ package netsim
 
 import (
 	"fmt"
+	"math/bits"
 	"slices"
 
 	"scaleplan/internal/units"
@@ -93,11 +94,7 @@ func (p *plan) ncclRing(op Op, pr int, g ncclGeom, ranks []int, S, w float64) {
 	if op == OpBroadcast {
 		C, c := p.chunks(S)
 		p.chain(ranks, C, c)
-		cls := g.cls
-		if g.nodes > 1 {
-			cls = hwNet
-		}
-		p.retime(from, ncclHW[cls][tRing][pr]*1e-6, w)
+		p.retime(from, ncclHopLat(pr, g)*1e-6, w)
 		return
 	}
 	steps, _ := ncclRingSteps(op, g)
@@ -125,71 +122,113 @@ func (p *plan) retimed(path *Path, lat float64) *Path {
 	return q
 }
 
-// ncclTree adds NCCL's tree all-reduce: a pipelined chain reduce inside
-// every node toward a leader, a double binary tree all-reduce between the
-// nodes' leaders, and a pipelined chain broadcast back; hops inside a node
-// pay tuning.cc's tree latency of the node's link class, hops between
-// nodes its network latency. Over several nodes with c channels (one per
-// NIC, as the ring's) c trees run at once, each with S/c: tree j takes
-// each node's ranks in their order turned by j·k/c, so that its leader
-// sends through NIC j.
+// ncclTree adds NCCL's tree all-reduce as one pipeline: tuning.cc's tree
+// latency once, then the payload in C chunks of 512 KiB (Config.TreeChunk)
+// through D = 2(k−1) + 2d stages: a chain reduce inside every node toward
+// its leader (k−1 hops), the reduce up the double binary tree between the
+// nodes' leaders (d = ⌊log2 N⌋ levels), the broadcast down it, and a chain
+// broadcast inside every node. NCCL runs every stage at once on successive
+// chunks (src/device/all_reduce.h, runTreeSplit: the reduce and the
+// broadcast are separate thread groups), so in tick τ the stages s with
+// 0 ≤ τ − s < C each move chunk τ − s, and the n = C + D − 1 ticks pay no
+// further latency. Across nodes the tree runs on ncclTreeChannels
+// channels, channel j taking each node's ranks turned by j·k/channels (so
+// that its leader sends through NIC j·NICs/channels) and tree j mod 2 of
+// the double binary tree; each channel carries S/channels. Each chunk
+// moves w/f times its bytes, w the protocol's wire factor and f tuning.cc's
+// treeCorrectionFactor at S: the share of its bandwidth NCCL measured its
+// tree to reach at that size, which the tuning model applies to its
+// prediction.
 func (p *plan) ncclTree(pr int, g ncclGeom, ranks []int, S, w float64) error {
 	nodes := p.t.byNode(ranks)
 	if !even(nodes) {
 		return fmt.Errorf("%w: NCCL tree: the nodes hold different numbers of the ranks (ring runs on such placements)", ErrCollective)
 	}
-	p.base(ncclBase[tTree][pr] * 1e-6)
-	hi, hn := ncclHW[g.cls][tTree][pr]*1e-6, ncclHW[hwNet][tTree][pr]*1e-6
-	c := max(1, g.c)
+	p.base(ncclLatency(OpAllReduce, tTree, pr, g))
+	ch := ncclTreeChannels(g)
 	k := len(nodes[0])
-	chains := make([][]int, 0, c*len(nodes))
-	leaders := make([][]int, c)
-	for j := range c {
+	chains := make([][]int, 0, ch*len(nodes))
+	leaders := make([][]int, ch)
+	for j := range ch {
 		for _, nd := range nodes {
-			order := append(slices.Clone(nd[j*k/c:]), nd[:j*k/c]...)
+			order := append(slices.Clone(nd[j*k/ch:]), nd[:j*k/ch]...)
 			chains = append(chains, order)
 			leaders[j] = append(leaders[j], order[0])
 		}
 	}
-	Sc := S / float64(c)
-	C, chunk := p.chunks(Sc)
+	C, chunk := p.chunks(S / float64(ch))
+	stages := p.treeStages(chains, leaders)
 	from := len(p.steps)
-	p.chains(chains, C, chunk, true)
-	p.retime(from, hi, w)
-	if len(nodes) > 1 {
-		from = len(p.steps)
-		p.tree(leaders, Sc, true, "nccl-")
-		p.retime(from, hn, w)
+	for tau := range C + len(stages) - 1 {
+		lo, hi := max(0, tau-C+1), min(len(stages)-1, tau)
+		p.add(p.path(fmt.Sprintf("nccl-tree/%d/%d-%d", ch, lo, hi), func() {
+			for _, st := range stages[lo : hi+1] {
+				for _, h := range st {
+					p.t.route(h[0], h[1])
+				}
+			}
+		}), chunk, 1)
 	}
-	from = len(p.steps)
-	p.chains(chains, C, chunk, false)
-	p.retime(from, hi, w)
+	p.retime(from, 0, w/ncclTreeCorr(pr, S))
 	return nil
 }
 
-// chains adds a pipelined chain of C chunks of c along every group at
-// once: toward the group's first rank (up, a reduce) or from it. In tick
-// τ the hop h (from place h+1 to h going up, from h to h+1 going down,
-// counted from the far end going up) carries chunk τ − h.
-func (p *plan) chains(groups [][]int, C int, c float64, up bool) {
-	hops := len(groups[0]) - 1
-	if hops < 1 {
-		return
+// ncclTreeChannels is the number of trees an all-reduce runs at once: one
+// on a single node; across nodes one per NIC channel (g.c), rounded up to
+// an even number of at least 2 so that both trees of the double binary
+// tree carry as much (src/graph/connect.cc, connectTrees: channel c runs
+// tree 0 of ncclGetDtree and channel c + nChannels tree 1).
+func ncclTreeChannels(g ncclGeom) int {
+	if g.nodes < 2 {
+		return 1
 	}
-	for tau := range C + hops - 1 {
-		lo, hi := max(0, tau-C+1), min(hops-1, tau)
-		p.add(p.path(fmt.Sprintf("chains/%v/%d-%d", up, lo, hi), func() {
-			for _, gr := range groups {
-				for h := lo; h <= hi; h++ {
-					if up {
-						p.t.route(gr[hops-h], gr[hops-h-1])
-					} else {
-						p.t.route(gr[h], gr[h+1])
-					}
-				}
+	return max(2, g.c+g.c%2)
+}
+
+// treeStages returns the hops of each stage of the tree's pipeline, in
+// order: the chain reduce's k−1 hops toward each chain's first rank, the
+// levels of the tree between the leaders from the deepest up, the same
+// levels down, and the chain broadcast's k−1 hops; each stage lists the
+// hops (from, to) of every chain or tree at once. Tree j mod 2 of
+// leaders[j] is the heap over the leaders, or over them reversed.
+func (p *plan) treeStages(chains, leaders [][]int) [][][2]int {
+	k, N := len(chains[0]), len(leaders[0])
+	d := bits.Len(uint(N)) - 1
+	var up, down [][][2]int
+	for h := range k - 1 {
+		var u, dn [][2]int
+		for _, c := range chains {
+			u = append(u, [2]int{c[k-1-h], c[k-2-h]})
+			dn = append(dn, [2]int{c[h], c[h+1]})
+		}
+		up, down = append(up, u), append(down, dn)
+	}
+	levels := make([][][2]int, d+1)
+	for j, ls := range leaders {
+		rank := func(i int) int {
+			if j%2 == 1 {
+				return ls[N-1-i]
 			}
-		}), c, 1)
+			return ls[i]
+		}
+		for l := 1; l <= d; l++ {
+			for i := 1<<l - 1; i <= min(1<<(l+1)-2, N-1); i++ {
+				levels[l] = append(levels[l], [2]int{rank(i), rank((i - 1) / 2)})
+			}
+		}
 	}
+	stages := up
+	for l := d; l >= 1; l-- {
+		stages = append(stages, levels[l])
+	}
+	for l := 1; l <= d; l++ {
+		var dn [][2]int
+		for _, h := range levels[l] {
+			dn = append(dn, [2]int{h[1], h[0]})
+		}
+		stages = append(stages, dn)
+	}
+	return append(stages, down...)
 }
 
 // ncclCollNet adds CollNet Direct: a ring reduce-scatter inside every
@@ -208,10 +247,7 @@ func (p *plan) ncclCollNet(g ncclGeom, ranks []int, S float64) error {
 	from := len(p.steps)
 	p.ringHalf(nodes, S, "intra-")
 	p.retime(from, hc, 1)
-	interLat := ncclHW[hwNet][tCollNet][2]
-	if k == 1 {
-		interLat = ncclHW[hwNet][tTree][2]
-	}
+	interLat := ncclInterLat(tCollNet, 2, g)
 	t := p.t
 	from = len(p.steps)
 	p.add(p.path("collnet", func() {
@@ -232,11 +268,11 @@ func (p *plan) ncclCollNet(g ncclGeom, ranks []int, S float64) error {
 // to the next in order; the step pays the ring's base latency and one hop
 // of the protocol (a network hop when the ranks span nodes).
 func (p *plan) ncclP2P(op Op, pr int, g ncclGeom, ranks []int, S, w float64) {
-	cls := g.cls
+	hop := ncclHW[g.cls][tRing][pr]
 	if g.nodes > 1 {
-		cls = hwNet
+		hop = ncclHW[hwNet][tRing][pr] + g.netLat*float64(1+pr/2) // the net's latency, twice for Simple
 	}
-	lat := (ncclBase[tRing][pr] + ncclHW[cls][tRing][pr]) * 1e-6
+	lat := (ncclBase[tRing][pr] + hop) * 1e-6
 	from := len(p.steps)
 	if op == OpSendRecv {
 		p.add(p.ringPath([][]int{ranks}, "p2p-"), S, 1)

@@ -24,6 +24,30 @@ var (
 	refProtocols = [3]Protocol{LL, LL128, Simple}
 )
 
+// refTreeCorr is tuning.cc's treeCorrectionFactor (v2.30.7) for protocol
+// i at the sizes of ncclSizes: index ⌊log2(S/64)⌋ = 6 for 4 KiB and 15 for
+// 3 MiB; none below 64 B or beyond the table (1 GiB).
+func refTreeCorr(i int, S units.Bytes) float64 {
+	switch S {
+	case 4 * units.KiB:
+		return [3]float64{.7, .8, .9}[i]
+	case 3 * units.MiB:
+		return [3]float64{.6, .6, .6}[i]
+	}
+	return 1
+}
+
+// refNetLat is the network's own latency NCCL adds to a hop between nodes
+// (tuning.cc: graph latencyInter, once more for Simple), µs: the NIC's,
+// the fabric's and the transport's per-message latency of twoLevel/flat.
+func refNetLat(i int) float64 {
+	l := alphaNet() * 1e6
+	if i == 2 {
+		return 2 * l
+	}
+	return l
+}
+
 // ncclCfg is cfg with the NCCL algorithm and protocol fixed.
 func ncclCfg(cfg Config, a NCCLAlgorithm, pr Protocol) Config {
 	cfg.NCCL.Algorithm, cfg.NCCL.Protocol = a, pr
@@ -71,7 +95,7 @@ func TestNCCLRingClosedForms(t *testing.T) {
 					f = 1.4
 				}
 				got = runNCCL(t, ncclCfg(nodes, NCCLRing, pr), op, S)
-				want = f*(refBaseRing[i]+steps*refNetTree[i])*1e-6 + steps/8*s*refWire[i]/betaNet()
+				want = f*(refBaseRing[i]+steps*(refNetTree[i]+refNetLat(i)))*1e-6 + steps/8*s*refWire[i]/betaNet()
 				checkForm(t, fmt.Sprintf("8 nodes %v %v %v", op, pr, S), float64(got.Time()), want)
 			}
 			// Broadcast: a chain of C+p−2 ticks of one hop each.
@@ -83,28 +107,80 @@ func TestNCCLRingClosedForms(t *testing.T) {
 	}
 }
 
-// TestNCCLTreeClosedForms: NCCL's tree all-reduce: on one node a
-// pipelined chain reduce and broadcast, 2(C+k−2) ticks of the NVLink tree
-// hop; on 8 nodes of one rank the double binary tree (treeForm) with the
-// network's tree hop as alpha.
+// TestNCCLTreeClosedForms: NCCL's tree all-reduce pays tuning.cc's tree
+// latency L = base + 2·((k−1)·h_intra + ⌊log2 N⌋·h_net) once, then moves
+// C chunks of c through its D pipeline stages in C + D − 1 ticks, every
+// stage at once, each tick taking its busiest link's load of chunks at
+// that link's bandwidth, each chunk's bytes times w/f (f tuning.cc's
+// treeCorrectionFactor at S):
+//   - one node of k = 8: a chain reduce and broadcast (D = 2(k−1)); the
+//     busiest port's load in each tick is counted by chainLoads, a serial
+//     walk over the ranks (place q sends up in stage k−1−q and down in
+//     stage k−1+q, receives in stages k−2−q and k−2+q);
+//   - two nodes of one rank: two channels of S/2, one per tree of the
+//     double binary tree; each rank sends up one tree and down the other,
+//     so its NIC carries 2 streams in the C − 1 ticks where both stages
+//     move and 1 in the first and last: T = L + 2C·c·w/β = L + S·w/β;
+//   - two nodes of 4 ranks with 4 NICs and a port 10^6 times the NIC: 4
+//     channels of S/4, each NIC one stream each way in the C + 1 ticks
+//     with a stage between the nodes: T → L + (C+1)·c·w/β.
 func TestNCCLTreeClosedForms(t *testing.T) {
 	node := twoLevel(8, 8, 1, 1)
-	nodes := flat(8)
-	nodes.Servers = 0
+	pair := flat(2)
+	pair.Servers = 0
+	wide := twoLevel(8, 4, 4, 1)
+	wide.Intra.Bandwidth = intraBW * 1e6
 	chunk := float64(DefaultTreeChunk)
 	for i, pr := range refProtocols {
 		for _, S := range ncclSizes {
 			s := float64(S)
 			C := math.Max(1, math.Ceil(s/chunk))
 			got := runNCCL(t, ncclCfg(node, NCCLTree, pr), OpAllReduce, S)
-			want := refBaseTree[i]*1e-6 + 2*(C+6)*(refNVTree[i]*1e-6+s/C*refWire[i]/float64(intraBW))
+			want := (refBaseTree[i]+2*7*refNVTree[i])*1e-6 + chainLoads(8, int(C))*s/C*refWire[i]/refTreeCorr(i, S)/float64(intraBW)
 			checkForm(t, fmt.Sprintf("one node %v %v", pr, S), float64(got.Time()), want)
 
-			got = runNCCL(t, ncclCfg(nodes, NCCLTree, pr), OpAllReduce, S)
-			want = refBaseTree[i]*1e-6 + treeForm(8, s*refWire[i], refNetTree[i]*1e-6, betaNet(), true, chunk*refWire[i])
-			checkForm(t, fmt.Sprintf("8 nodes %v %v", pr, S), float64(got.Time()), want)
+			got = runNCCL(t, ncclCfg(pair, NCCLTree, pr), OpAllReduce, S)
+			want = (refBaseTree[i]+2*(refNetTree[i]+refNetLat(i)))*1e-6 + s*refWire[i]/refTreeCorr(i, S)/betaNet()
+			checkForm(t, fmt.Sprintf("2 nodes of 1 %v %v", pr, S), float64(got.Time()), want)
+
+			C4 := math.Max(1, math.Ceil(s/4/chunk))
+			got = runNCCL(t, ncclCfg(wide, NCCLTree, pr), OpAllReduce, S)
+			want = (refBaseTree[i]+2*(3*refNVTree[i]+refNetTree[i]+refNetLat(i)))*1e-6 + (C4+1)*s/4/C4*refWire[i]/refTreeCorr(i, S)/betaNet()
+			if d := math.Abs(float64(got.Time())-want) / want; !(d < 1e-5) {
+				t.Errorf("2 nodes of 4 %v %v: simulated %v s, form %v s (relative error %.2g)", pr, S, float64(got.Time()), want, d)
+			}
 		}
 	}
+}
+
+// chainLoads returns the sum over the C + 2(k−1) − 1 ticks of a chain
+// reduce and broadcast over k ranks of the most chunks one port sends or
+// receives in the tick.
+func chainLoads(k, C int) float64 {
+	active := func(tau, stage int) int {
+		if stage >= 0 && stage < 2*(k-1) && tau-stage >= 0 && tau-stage < C {
+			return 1
+		}
+		return 0
+	}
+	total := 0
+	for tau := range C + 2*(k-1) - 1 {
+		most := 0
+		for q := range k {
+			var out, in int
+			if q >= 1 {
+				out += active(tau, k-1-q)
+				in += active(tau, k-2+q)
+			}
+			if q <= k-2 {
+				out += active(tau, k-1+q)
+				in += active(tau, k-2-q)
+			}
+			most = max(most, out, in)
+		}
+		total += most
+	}
+	return float64(total)
 }
 
 // TestNCCLInNetworkClosedForms: NVLS on one node of 8 (25 µs, each port
@@ -123,7 +199,7 @@ func TestNCCLInNetworkClosedForms(t *testing.T) {
 		checkForm(t, fmt.Sprintf("nvls %v", S), float64(got.Time()), 25e-6+7.0/8*s/(0.85*float64(intraBW)))
 
 		got = runNCCL(t, ncclCfg(multi, NCCLCollNet, ProtoAuto), OpAllReduce, S)
-		want := 2*(3.7+3*0.4)*1e-6 + 2*3.0/4*s/float64(intraBW) + 31e-6 + s/(2*betaNet())
+		want := 2*(3.7+3*0.4)*1e-6 + 2*3.0/4*s/float64(intraBW) + (31+refNetLat(2))*1e-6 + s/(2*betaNet())
 		checkForm(t, fmt.Sprintf("collnet %v", S), float64(got.Time()), want)
 	}
 }
@@ -141,7 +217,7 @@ func TestNCCLPointToPointClosedForms(t *testing.T) {
 			i = 0
 		}
 		got := runNCCL(t, nodes, OpAllToAll, S)
-		want := (refBaseRing[i]+refNetRing[i])*1e-6 + 7.0/8*s*refWire[i]/betaNet()
+		want := (refBaseRing[i]+refNetRing[i]+refNetLat(i))*1e-6 + 7.0/8*s*refWire[i]/betaNet()
 		checkForm(t, fmt.Sprintf("all-to-all %v", S), float64(got.Time()), want)
 		if got.NCCL.Protocol != refProtocols[i] {
 			t.Errorf("all-to-all %v: protocol %v, want %v", S, got.NCCL.Protocol, refProtocols[i])
@@ -151,7 +227,7 @@ func TestNCCLPointToPointClosedForms(t *testing.T) {
 			i = 0
 		}
 		got = runNCCL(t, nodes, OpSendRecv, S)
-		want = (refBaseRing[i]+refNetRing[i])*1e-6 + s*refWire[i]/betaNet()
+		want = (refBaseRing[i]+refNetRing[i]+refNetLat(i))*1e-6 + s*refWire[i]/betaNet()
 		checkForm(t, fmt.Sprintf("send/recv %v", S), float64(got.Time()), want)
 	}
 }
@@ -205,6 +281,12 @@ func TestNCCLChoiceByTopology(t *testing.T) {
 		if err != nil || ch.Algorithm != c.want {
 			t.Errorf("16 nodes, %v: chose %v/%v (%v), want %v", c.S, ch.Algorithm, ch.Protocol, err, c.want)
 		}
+	}
+	// Two such nodes: the tree's bus bandwidth may reach twice the NICs'
+	// (ncclBus), so a large all-reduce takes the tree.
+	topo, _ = NewTopology(&s, twoLevel(16, 8, 8, 1))
+	if ch, _ := topo.NCCLChoose(OpAllReduce, 1*units.GiB, nil); ch.Algorithm != NCCLTree {
+		t.Errorf("2 nodes, 1 GiB: chose %v/%v, want tree", ch.Algorithm, ch.Protocol)
 	}
 	cfg := twoLevel(8, 8, 1, 1)
 	cfg.NCCL.NVLS = true
@@ -327,29 +409,36 @@ func TestNCCLUnevenNodes(t *testing.T) {
 }
 
 // TestNCCLPredicted checks the tuning model's prediction by hand on two
-// nodes of 8 ranks with 8 NICs, ring and Simple fixed, 1 GiB: tuning.cc
-// takes the NVLink port's bandwidth up to two nodes (bwIntra), so B_alg =
-// 150 GB/s · 16/30; the latency is the 8.4 µs base, 28 hops inside the
-// nodes at max(3.4, 3·1) µs (the network post overhead, tripled for
-// Simple) and 2 network hops of 14 µs, all × 1.4 (the ring's plateau).
-// On 4 such nodes the bandwidth is the 8 NICs' instead: 8·12.5 GB/s·0.9.
+// and four nodes of 8 ranks with 8 NICs, 1 GiB. The ring (Simple fixed):
+// NCCL's graph search gives a ring graph bwIntra = bwInter, so its bus
+// bandwidth is the 8 NICs' (8·12.5 GB/s·0.9 = 90 GB/s, under the 150 GB/s
+// port) at any node count, B_alg = 90 GB/s·p/(2(p−1)); the latency is the
+// 8.4 µs base, the hops inside the nodes at max(3.4, 3·1) µs (the network
+// post overhead, tripled for Simple) and the network hops at 14 µs, all ×
+// 1.4 (the ring's plateau). The tree on two nodes (Simple fixed): its
+// graph's bwIntra may reach twice bwInter, so its bus bandwidth is
+// min(150, 2·90) GB/s and B_alg = 0.92·150/2 GB/s (no size correction
+// beyond 256 MiB); the latency is 8.4 µs + 2·(7·4 + 14 + l) µs. Every
+// network hop adds l, the network's own latency (refNetLat).
 func TestNCCLPredicted(t *testing.T) {
 	S := 1 * units.GiB
 	for _, c := range []struct {
 		p    int
+		a    NCCLAlgorithm
 		want float64
 	}{
-		{16, 1.4*(8.4+28*3.4+2*14)*1e-6 + float64(S)/(float64(intraBW)*16/30)},
-		{32, 1.4*(8.4+56*3.4+6*14)*1e-6 + float64(S)/(8*betaNet()*32/62)},
+		{16, NCCLRing, 1.4*(8.4+28*3.4+2*(14+refNetLat(2)))*1e-6 + float64(S)/(8*betaNet()*16/30)},
+		{32, NCCLRing, 1.4*(8.4+56*3.4+6*(14+refNetLat(2)))*1e-6 + float64(S)/(8*betaNet()*32/62)},
+		{16, NCCLTree, (8.4+2*(7*4+14+refNetLat(2)))*1e-6 + float64(S)/(0.92*float64(intraBW)/2)},
 	} {
 		var s event.Scheduler
-		topo, err := NewTopology(&s, ncclCfg(twoLevel(c.p, 8, 8, 1), NCCLRing, Simple))
+		topo, err := NewTopology(&s, ncclCfg(twoLevel(c.p, 8, 8, 1), c.a, Simple))
 		if err != nil {
 			t.Fatal(err)
 		}
 		ch, err := topo.NCCLChoose(OpAllReduce, S, nil)
 		if err != nil || math.Abs(float64(ch.Predicted)/c.want-1) > 1e-9 {
-			t.Errorf("%d ranks: predicted %v (%v), want %v", c.p, float64(ch.Predicted), err, c.want)
+			t.Errorf("%d ranks, %v: predicted %v (%v), want %v", c.p, c.a, float64(ch.Predicted), err, c.want)
 		}
 	}
 }
