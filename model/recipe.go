@@ -256,6 +256,10 @@ type Recipe struct {
 	// that is before Epochs or Iterations; Steps counts it in their place.
 	// Default nil: the runs train Epochs or Iterations.
 	Reached *Reached `yaml:"reached"`
+	// TimedRegion is what MLPerf's timing counts besides the steps: the
+	// evaluation cadence and the start-up after run_start. Default nil:
+	// no evaluations or start-up counted.
+	TimedRegion *TimedRegion `yaml:"timed_region"`
 	// Targets are the qualities to reach; the first is the primary one.
 	// At least one is required.
 	Targets []Target `yaml:"targets"`

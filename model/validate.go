@@ -399,6 +399,7 @@ func (c *checker) recipe(p *Profiles, r *Recipe) {
 	c.warmup(r)
 	c.targets(r)
 
+	c.timedRegion(r.TimedRegion)
 	c.nonNegInt("max_global_batch", r.MaxGlobalBatch, maxBatch)
 	if s := r.Shortfall; s != nil {
 		c.positiveInt("shortfall.global_batch", s.GlobalBatch, maxBatch)

@@ -19,7 +19,10 @@
 //	S(B) = S_min · (1 + B_noise / B)
 //
 // Staging is the simulated one-time copy of the data set onto the nodes;
-// evaluation and start-up are the scenario's overheads. A Row also holds
+// evaluation and start-up are MLPerf's timed region (the recipe's
+// model.TimedRegion: evaluations at the rules' cadence, each a pass of
+// forward-only steps, sim.EvalPassTime, and the start-up after run_start),
+// or the scenario's overheads where positive. A Row also holds
 // the step's breakdown (compute, exposed communication, exposed input,
 // pipeline bubble, straggler wait), samples/s, device-hours (devices ·
 // time), cost (device-hours · the system's price, when the catalogue has

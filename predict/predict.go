@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -172,6 +173,10 @@ func (p *Prediction) evaluate(pt scenarios.Point, opt Options) Row {
 		row.Err = err
 		return row
 	}
+	if row.Evaluation, row.Startup, err = timedCosts(r, cfg, row.StepsToTarget, pt.GlobalBatch); err != nil {
+		row.Err = err
+		return row
+	}
 	cfg.Steps = opt.SimSteps()
 	res, err := sim.Run(cfg)
 	if err != nil {
@@ -206,11 +211,28 @@ func (row *Row) setTime(res *sim.Result) {
 //	steps(B) · step time + staging + cache warm-up + evaluation + start-up
 //
 // with steps(B) at res's global batch from r's steps-to-target curve if it
-// has one, else its recipe.
+// has one, else its recipe, and the evaluations and start-up of r's
+// recipe's timed region at res's configuration (the scenario's overheads
+// alone if that configuration no longer builds).
 func TimeToTarget(r *scenarios.Resolved, res *sim.Result) units.Seconds {
 	row := Row{StepsToTarget: stepsModel(r).Steps(res.GlobalBatch), Evaluation: r.Overheads.Evaluation, Startup: r.Overheads.Startup}
+	if cfg, err := r.Build(pointOf(res)); err == nil {
+		if e, s, err := timedCosts(r, cfg, row.StepsToTarget, res.GlobalBatch); err == nil {
+			row.Evaluation, row.Startup = e, s
+		}
+	}
 	row.setTime(res)
 	return row.Time
+}
+
+// pointOf returns the sweep point res simulated.
+func pointOf(res *sim.Result) scenarios.Point {
+	per := res.Devices / max(res.Nodes, 1)
+	if len(res.Placement) > 0 {
+		per = slices.Max(res.Placement)
+	}
+	return scenarios.Point{Devices: res.Devices, Nodes: res.Nodes, DevicesPerNode: per, Replicas: res.Replicas,
+		BatchPerDevice: res.MicroBatch, GlobalBatch: res.GlobalBatch}
 }
 
 // setEfficiency fills Row.Efficiency.

@@ -13,6 +13,9 @@
 // UpdateTime, ModelMemory and GradientLayers map a model of package model
 // onto a device of package hw; package scenarios builds a whole Config
 // from a scenario. docs/simulator.md gives every model with its sources.
+// EvalPassTime gives one evaluation pass of a Config in closed form:
+// forward-only steps at the evaluation batch, bounded by the node's input,
+// and an all-reduce of the metric (docs/predict.md).
 //
 // # Compute
 //

@@ -1304,7 +1304,7 @@ func TestFitH200Calibration(t *testing.T) {
 		"tf32: calibrated, v0 = 2280 samples/s on 1 device, t = 4.07 ms",
 		"fp32: calibrated, v0 = 1095 samples/s on 1 device, t = 9.372 ms",
 		"cost is device-hours: the catalogue has no price for dgx-h200",
-		"416           nccl              -          local    15632     4.34 h", // one H200, as docs/calibrate.md says
+		"416           nccl              -          local    15689     4.36 h", // one H200, as docs/calibrate.md says
 	} {
 		if !strings.Contains(stdout, s) {
 			t.Errorf("plan output lacks %q:\n%s", s, stdout)
@@ -1312,8 +1312,8 @@ func TestFitH200Calibration(t *testing.T) {
 	}
 	// One H100 by the published figure, which docs/calibrate.md sets beside it.
 	stdout, stderr, code = runCLI("plan", "--recipe", "mlperf-v0.7-resnet50", "--deadline", "2h", "--systems", "dgx-h100", "--calibration", "published")
-	if code != exitOK || !strings.Contains(stdout, "1664          nccl              -          local    6687      111.5 min") {
-		t.Errorf("plan --calibration published: exit %d, no 1-GPU row of 111.5 min:\n%s%s", code, stdout, stderr)
+	if code != exitOK || !strings.Contains(stdout, "1664          nccl              -          local    6716      111.9 min") {
+		t.Errorf("plan --calibration published: exit %d, no 1-GPU row of 111.9 min:\n%s%s", code, stdout, stderr)
 	}
 }
 
@@ -1341,7 +1341,7 @@ func TestFitH200TunedCalibration(t *testing.T) {
 	}
 	checkContains(t, "plan", stdout,
 		"fp16: calibrated, v0 = 8132 samples/s on 1 device, t = 8.412 ms",
-		"416           1             1       416           nccl              -          local    6788      113.1 min")
+		"416           1             1       416           nccl              -          local    6817      113.6 min")
 }
 
 // TestValidateMeasuredCollectives compares the hand-written all_reduce_perf

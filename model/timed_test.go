@@ -1,0 +1,155 @@
+package model
+
+import (
+	"encoding/csv"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// TestEvaluationsByHand checks the count of evaluations against counts
+// worked by hand from MLPerf's cadences.
+func TestEvaluationsByHand(t *testing.T) {
+	every4 := &TimedRegion{EvalEveryEpochs: 4}
+	ssd := &TimedRegion{EvalEpochs: []float64{40, 50, 55, 60, 65, 70, 75, 80}}
+	bert := &TimedRegion{EvalEverySamples: 500000}
+	for _, c := range []struct {
+		name   string
+		t      *TimedRegion
+		epochs float64
+		n      int64
+		want   int
+	}{
+		{"37 epochs every 4: epochs 1, 5, ..., 37", every4, 37, 0, 10},
+		{"50 epochs every 4: epochs 2, 6, ..., 50", every4, 50, 0, 13},
+		{"40 epochs every 4: epochs 4, 8, ..., 40", every4, 40, 0, 10},
+		{"3 epochs every 4: the closing one", every4, 3, 0, 1},
+		{"SSD to epoch 50: 40 and 50", ssd, 50, 0, 2},
+		{"SSD to epoch 52: 40, 50 and the end", ssd, 52, 0, 3},
+		{"SSD to epoch 30: the end alone", ssd, 30, 0, 1},
+		{"SSD to epoch 90: all eight and the end", ssd, 90, 0, 9},
+		{"2.25 epochs of 1e6 every 5e5 samples", bert, 2.25, 1000000, 5},
+		{"2 epochs of 1e6 every 5e5 samples", bert, 2, 1000000, 4},
+		{"no cadence", &TimedRegion{Startup: 1}, 10, 0, 0},
+		{"no region", nil, 10, 0, 0},
+		{"no epochs", every4, 0, 0, 0},
+	} {
+		if got := c.t.Evaluations(c.epochs, c.n); got != c.want {
+			t.Errorf("%s: %d evaluations, want %d", c.name, got, c.want)
+		}
+	}
+}
+
+// timedRows reads testdata/measurements/mlperf-timed/timed-region.csv.
+func timedRows(t *testing.T) []map[string]string {
+	t.Helper()
+	f, err := os.Open(filepath.Join("..", "testdata", "measurements", "mlperf-timed", "timed-region.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	recs, err := csv.NewReader(f).ReadAll()
+	if err != nil || len(recs) < 100 {
+		t.Fatalf("%d records, %v", len(recs), err)
+	}
+	var rows []map[string]string
+	for _, r := range recs[1:] {
+		m := map[string]string{}
+		for i, k := range recs[0] {
+			m[k] = r[i]
+		}
+		rows = append(rows, m)
+	}
+	return rows
+}
+
+// TestTimedRegionFromLogs checks the MLPerf v0.7 recipes against the
+// public logs: each recipe's start-up is the median run_start-to-first-
+// step of the round's logs of its benchmark, and its cadence gives as
+// many evaluations at its reached epochs as NVIDIA's DGX-1 run logged.
+func TestTimedRegionFromLogs(t *testing.T) {
+	p, err := Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := timedRows(t)
+	for _, c := range []struct{ recipe, bench string }{
+		{"mlperf-v0.7-resnet50", "resnet"},
+		{"mlperf-v0.7-ssd", "ssd"},
+		{"mlperf-v0.7-maskrcnn", "maskrcnn"},
+		{"mlperf-v0.7-transformer", "transformer"},
+		{"mlperf-v0.7-transformer-dgx1", "transformer"},
+		{"mlperf-v0.7-gnmt", "gnmt"},
+		{"mlperf-v0.7-gnmt-dgx1", "gnmt"},
+	} {
+		r, err := p.Recipe(c.recipe)
+		if err != nil || r.TimedRegion == nil {
+			t.Fatalf("%s: %v, timed region %v", c.recipe, err, r)
+		}
+		var startups []float64
+		logged := -1
+		for _, row := range rows {
+			if row["round"] != "v0.7" || row["benchmark"] != c.bench {
+				continue
+			}
+			v, err := strconv.ParseFloat(row["startup_s"], 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			startups = append(startups, v)
+			if row["system"] == "dgx1_ngc20.06_pytorch" || row["system"] == "dgx1_ngc20.06_mxnet" {
+				logged, _ = strconv.Atoi(row["evals"])
+			}
+		}
+		slices.Sort(startups)
+		med := startups[len(startups)/2]
+		if len(startups)%2 == 0 {
+			med = (startups[len(startups)/2-1] + med) / 2
+		}
+		if got := float64(r.TimedRegion.Startup); got < med-0.005 || got > med+0.005 {
+			t.Errorf("%s: start-up %v s, want the logs' median %.3f s", c.recipe, got, med)
+		}
+		epochs, _ := r.Length()
+		if epochs == 0 {
+			t.Fatalf("%s: no epochs", c.recipe)
+		}
+		if got := r.TimedRegion.Evaluations(epochs, r.TrainSamples()); got != logged {
+			t.Errorf("%s: %d evaluations at %v epochs, NVIDIA's DGX-1 log has %d", c.recipe, got, epochs, logged)
+		}
+	}
+}
+
+// TestTimedRegionChecks checks the problems a timed_region can have.
+func TestTimedRegionChecks(t *testing.T) {
+	for _, c := range []struct {
+		t    TimedRegion
+		want string
+	}{
+		{TimedRegion{EvalEveryEpochs: 4}, "timed_region.source: missing source"},
+		{TimedRegion{EvalEveryEpochs: 4, EvalEverySamples: 10, Source: "s"}, "give one of eval_every_epochs, eval_epochs and eval_every_samples, not 2"},
+		{TimedRegion{EvalEveryEpochs: -1, Source: "s"}, "timed_region.eval_every_epochs: must be in (0, 10000], got -1"},
+		{TimedRegion{EvalEpochs: []float64{40, 30}, Source: "s"}, "timed_region.eval_epochs[1]: must be ascending"},
+		{TimedRegion{EvalEverySamples: -5, Source: "s"}, "timed_region.eval_every_samples: must be positive, got -5"},
+		{TimedRegion{Startup: -1, Source: "s"}, "timed_region.startup: must be 0 or within 1 us to 1 h"},
+		{TimedRegion{EvalScoring: 1e9, Source: "s"}, "timed_region.eval_scoring: must be 0 or within 1 us to 1 h"},
+	} {
+		var ck checker
+		ck.timedRegion(&c.t)
+		var msgs []string
+		for _, is := range ck.issues {
+			msgs = append(msgs, is.rest+": "+is.msg)
+		}
+		all := strings.Join(msgs, "; ")
+		if !strings.Contains(all, c.want) {
+			t.Errorf("%+v: problems %q, want one with %q", c.t, all, c.want)
+		}
+	}
+	var ck checker
+	ck.timedRegion(&TimedRegion{EvalEpochs: []float64{40, 50}, EvalScoring: 1, Startup: 2, Source: "s"})
+	if len(ck.issues) != 0 {
+		t.Errorf("a good region: %v", ck.issues)
+	}
+}
