@@ -21,15 +21,18 @@ import (
 // engine/recipe reads the model profiles' recipes to configure the engine,
 // engine/measure writes the records of its sweep (internal/benchlog), and
 // calibrate reads and writes bench log records and sizes
-// (internal/benchlog, internal/units).
+// (internal/benchlog, internal/units), and llm (LLM layouts and their
+// memory) reads the transformer shapes (model), sizes (internal/units) and
+// the catalogue (hw).
 var allowed = map[string][]string{
 	"scaleplan":           {"internal/cmd"},
 	"internal/cmd":        {"*"},
 	"plots":               {"sim", "fit", "fit/logs", "internal/units", "internal/atomicfile"},
-	"scenarios":           {"sim/...", "hw", "model", "internal/units", "internal/config", "internal/calib"},
+	"compute":             {"hw", "model", "internal/units"},
+	"scenarios":           {"compute", "sim/...", "hw", "model", "internal/units", "internal/config", "internal/calib"},
 	"predict":             {"scenarios", "sim", "sim/...", "hw", "model", "internal/units", "internal/config", "internal/calib", "internal/atomicfile"},
 	"plan":                {"predict", "scenarios", "sim", "hw", "model", "internal/units", "internal/config"},
-	"validate":            {"predict", "fit", "fit/logs", "scenarios", "sim", "hw", "model", "internal/units", "internal/config", "internal/calib", "internal/benchlog"},
+	"validate":            {"compute", "predict", "fit", "fit/logs", "scenarios", "sim", "hw", "model", "internal/units", "internal/config", "internal/calib", "internal/benchlog"},
 	"report":              {"predict", "plots", "scenarios", "sim", "hw", "internal/units"},
 	"sim":                 {"sim/internal/...", "hw", "model", "internal/units"},
 	"sim/internal/...":    {"sim/internal/...", "internal/units"},
@@ -46,6 +49,7 @@ var allowed = map[string][]string{
 	"engine/torchbench":   {"internal/benchlog", "internal/atomicfile", "internal/config", "internal/procout"},
 	"hw":                  {"internal/units", "internal/config"},
 	"model":               {"internal/units", "internal/config"},
+	"llm":                 {"model", "internal/units", "hw"},
 	"internal/calib":      {"internal/units", "internal/config", "internal/atomicfile"},
 	"internal/benchlog":   {"internal/units"},
 	"internal/config":     {},
@@ -55,6 +59,10 @@ var allowed = map[string][]string{
 	"internal/procout":    {},
 	"internal/tables":     {"internal/units", "fit", "fit/logs", "predict", "plan", "validate", "calibrate", "scenarios", "sim", "hw", "model", "report", "plots", "engine/dist", "engine/measure", "engine/torchbench", "internal/benchlog", "internal/calib", "internal/config"},
 	"internal/units":      {},
+
+	// A program run by hand on the MLPerf results repositories: it fits
+	// (fit), draws (plots) and writes a calibration (internal/calib).
+	"scripts/mlperfepochs": {"fit", "plots", "internal/calib"},
 }
 
 // noClock lists the packages that must not read the wall clock or a global

@@ -1,7 +1,9 @@
 // Package fit fits the laws that calibrate the simulator to the records
 // of training logs (read by package fit/logs): the throughput law per
 // configuration, its fixed time across device counts, the steps-to-target
-// curve, and the latency–bandwidth line of nccl-tests' collectives.
+// curve, the latency–bandwidth line of nccl-tests' collectives, and the
+// links of a network level that make a simulator's collective times match
+// them (FitFabric).
 //
 // A fit whose v0, t, S_min or B_noise is not finite is a group error.
 //
@@ -93,6 +95,25 @@
 // within 20 % of S_min, that is B >= 5·B_noise; in between the returns
 // diminish (seed 004). Runs that did not reach the target are kept and
 // shown, not fitted.
+//
+// In epochs of N samples the same law is E(B) = S(B)·B/N =
+// E_min·(1 + B/B_noise), E_min = S_min·B_noise/N: Epochs fits it as Steps
+// on S = E·N/B, and Power fits the alternative E = A·B^K.
+// LeaveOneGroupOut fits a law to every group of points but one (an MLPerf
+// round) and predicts the one left out (docs/mlperf-epochs.md).
+//
+// # Links from collective tests
+//
+// FitFabric fits the bandwidth B and latency L of one level of a network
+// to collective tests by inverting a model of their times, a FabricModel
+// the caller builds around the simulator (fit does not import it):
+//
+//	minimise Σ ln²(T_model(B, L, S_i) / T_i)  over (ln B, ln L),
+//
+// by Nelder–Mead from the best point of a grid around the starting
+// figures, restarted from each optimum until it stops improving; the
+// intervals are Gauss–Newton ones. A parameter no time depends on is
+// ErrUndetermined. FabricFit.Entry gives the calibration entry.
 //
 // # Calibration
 //

@@ -220,6 +220,12 @@ func Fit(lgs []*logs.Log, opt *Options) (*Report, error) {
 						k.Labels = setLabel(k.Labels, name, v)
 					}
 				}
+				if r.Nodes > 1 {
+					// W devices on several nodes exchange gradients over
+					// the network, W on one over the node's links: two
+					// groups, and two sets of the fit across counts.
+					k.Labels = setLabel(k.Labels, benchlog.NodesLabel, strconv.Itoa(r.Nodes))
+				}
 				if v, ok := k.Labels["transport"]; ok && v == "" && r.Transport != "" {
 					// --group-by transport splits by the record's own
 					// transport where no label of that name says otherwise.

@@ -621,3 +621,38 @@ func TestNoneFitted(t *testing.T) {
 		}
 	}
 }
+
+// Measurements of the same device count on one node and on two
+// (benchlog.Record.Nodes) are two groups, and the fit across counts takes
+// those of one node count: 2 workers on one node at t = 2 ms, and 2 and 4
+// workers on two nodes at t = 6 and 8 ms, give the two-node line through
+// both, t(p) = t_fixed + 2(p−1)/p·t_comm with t_fixed = 2 ms and
+// t_comm = (8 − 6) ms / (1.5 − 1) = 4 ms, and no line for the one node.
+func TestFitGroupByNodes(t *testing.T) {
+	var recs []benchlog.Record
+	for _, c := range []struct {
+		workers, nodes int
+		t              float64
+	}{{2, 0, 2e-3}, {2, 2, 6e-3}, {4, 2, 8e-3}} {
+		for _, b := range []int{16, 64, 256} {
+			step := float64(c.workers*b)/4000 + c.t
+			recs = append(recs, benchlog.Record{Kind: benchlog.KindMeasurement, Model: "mlp", Device: "cpu", Precision: "fp32",
+				Transport: "gloo", Workers: c.workers, Nodes: c.nodes, Batch: b, GlobalBatch: c.workers * b, StepTime: step})
+		}
+	}
+	lines := make([]int, len(recs))
+	for i := range lines {
+		lines[i] = i + 1
+	}
+	rep, err := Fit([]*logs.Log{{Name: "nodes.jsonl", Records: recs, Lines: lines}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkExactGroups(t, rep, 4000, []exactGroup{{"mlp cpu ×2 fp32", 2e-3}, {"mlp cpu ×2 fp32 nodes=2", 6e-3}, {"mlp cpu ×4 fp32 nodes=2", 8e-3}})
+	if len(rep.Comm) != 1 || rep.Comm[0].Labels[benchlog.NodesLabel] != "2" || rep.Comm[0].Fit == nil {
+		t.Fatalf("fits across counts %+v, want one of the two-node groups", rep.Comm)
+	}
+	if f := rep.Comm[0].Fit; math.Abs(float64(f.TFixed)/2e-3-1) > 1e-6 || math.Abs(float64(f.TComm)/4e-3-1) > 1e-6 {
+		t.Errorf("two nodes: t_fixed %g, t_comm %g; want 2 ms and 4 ms", f.TFixed, f.TComm)
+	}
+}

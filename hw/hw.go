@@ -208,6 +208,18 @@ type Device struct {
 	// to 1 PB/s. For a CPU, that of one socket's memory channels.
 	MemoryBandwidth units.BytesPerSec `yaml:"memory_bandwidth"`
 
+	// SMs is a GPU's streaming multiprocessors, from its datasheet or
+	// architecture whitepaper: the units NCCL's kernels take one per
+	// channel from compute. Default 0 (not given), else 1 to 65536.
+	SMs int `yaml:"sms"`
+
+	// NCCLChannels is the ring channels NCCL opens between GPUs of this
+	// model on an NVLink node, each one thread block on one SM, as its
+	// topology search (src/graph/search.cc) and channel duplication
+	// (src/graph/connect.cc) give them. Default 0 (not given), else 1 to
+	// 64 (NCCL's MAXCHANNELS).
+	NCCLChannels int `yaml:"nccl_channels"`
+
 	SRAM     units.Bytes `yaml:"sram"`      // on-chip memory (IPU In-Processor-Memory), bytes; default 0, else 1 KiB to 100 TiB
 	TDP      units.Watts `yaml:"tdp"`       // thermal design power, watts; default 0 (unpublished), else 1 W to 1 GW
 	HostLink HostLink    `yaml:"host_link"` // link to the host; default none
@@ -309,6 +321,26 @@ type Node struct {
 
 	NICs  []NIC       `yaml:"nics"`  // network adapters; default none
 	Power units.Watts `yaml:"power"` // whole node, maximum, watts; default 0 (unpublished), else 1 W to 1 GW
+
+	// PCIeTree is how the devices hang off the CPUs, for nodes whose
+	// devices talk over PCIe; default nil: not modelled, every pair of
+	// devices at the link's bandwidth.
+	PCIeTree *PCIeTree `yaml:"pcie_tree"`
+}
+
+// PCIeTree is a node's PCIe topology: its devices, in order, behind PCIe
+// switches of DevicesPerSwitch, each switch with one uplink to a CPU
+// socket (switch s of m on socket s·sockets/m), the sockets joined by
+// inter-socket links (QPI, UPI, Infinity Fabric). NCCL uses peer-to-peer
+// only under a common switch by default, so transfers between switches
+// and to the NICs are staged through host memory (docs/simulator.md).
+type PCIeTree struct {
+	DevicesPerSwitch int               `yaml:"devices_per_switch"` // required, 1 to the node's devices
+	Uplink           units.BytesPerSec `yaml:"uplink"`             // per switch and direction, bytes/s; required, 1 MB/s to 1 PB/s
+	// InterSocket is the bandwidth between two sockets per direction,
+	// bytes/s, 1 MB/s to 1 PB/s; required when cpu.sockets is above 1.
+	InterSocket units.BytesPerSec `yaml:"inter_socket"`
+	Source      string            `yaml:"source"` // where the figures come from; default ""
 }
 
 // NetworkBandwidth returns the sum over n's NIC ports of kind k of their
@@ -333,6 +365,12 @@ type Fabric struct {
 	// bisection bandwidth: 1 for a full fat tree. Default 0, meaning 1;
 	// otherwise 1 to 1000.
 	Oversubscription float64 `yaml:"oversubscription"`
+
+	// RailOptimized puts NIC j of every node on rail j's leaf switch:
+	// traffic between NICs of the same index stays on its leaf, traffic
+	// between rails crosses the spine, which Oversubscription then
+	// describes. Default false: one fabric core.
+	RailOptimized bool `yaml:"rail_optimized"`
 }
 
 // Transport is how one communication layer uses a link: messages of n
@@ -345,6 +383,17 @@ type Fabric struct {
 type Transport struct {
 	Efficiency float64       `yaml:"efficiency"` // fraction of link bandwidth reached, in (0, 1]; required
 	Overhead   units.Seconds `yaml:"overhead"`   // per message on top of the link latency, seconds; default 0, at most 1 s
+
+	// PerFlow is the most one stream of the transport moves between nodes
+	// (one TCP connection served by one core, a cloud network's cap on one
+	// flow), bits/s, however fast the NIC; 1 Mbit/s to 1 Pbit/s. Default 0:
+	// no limit but the NIC's.
+	PerFlow units.BitsPerSec `yaml:"per_flow"`
+	// Streams is the number of streams a device stripes each transfer to
+	// another node over (NCCL's socket transport: NCCL_SOCKET_NTHREADS ×
+	// NCCL_NSOCKS_PERTHREAD sockets), 1 to 64; a transfer moves at most
+	// Streams × PerFlow. Default 0, meaning 1.
+	Streams int `yaml:"streams"`
 
 	// Scope says where the transport can carry traffic: ScopeNode (between
 	// the devices of a node), ScopeFabric (between nodes) or ScopeBoth.

@@ -77,10 +77,10 @@ func TestShippedFiles(t *testing.T) {
 func TestRequiredEntries(t *testing.T) {
 	c := mustDefault(t)
 	devices := []string{"t4", "v100s-pcie-32gb", "v100-sxm2-16gb", "v100-sxm2-32gb", "p100-sxm2", "gc200",
-		"a100-sxm4-80gb", "h100-sxm5-80gb", "h200-sxm-141gb", "b200-sxm-180gb", "rtx6000-ada", "localhost"}
+		"a100-sxm4-40gb", "a100-sxm4-80gb", "h100-sxm5-80gb", "h200-sxm-141gb", "b200-sxm-180gb", "rtx6000-ada", "localhost"}
 	systems := []string{"zinrai-200e-t4x2", "zinrai-200e-t4x4", "zinrai-200e-v100sx1", "zinrai-200e-v100sx2",
 		"zinrai-200h", "tsubame3", "ipu-m2000", "ipu-pod16", "ipu-pod64", "ipu-pod128", "ipu-pod256",
-		"dgx1", "dgx-a100", "dgx-h100", "dgx-h200", "dgx-b200", "workstation-rtx6000-ada", "localhost"}
+		"dgx1", "dgx1-32gb", "dgx-a100", "dgx-a100-320gb", "dgx-h100", "dgx-h200", "dgx-b200", "workstation-rtx6000-ada", "localhost"}
 	for _, d := range devices {
 		if _, err := c.Device(d); err != nil {
 			t.Error(err)
@@ -526,7 +526,7 @@ func TestLoadErrorsAcrossFiles(t *testing.T) {
 		t.Fatal("no error")
 	}
 	lines := strings.Split(err.Error(), "\n")
-	wantA := a + `: line 3: systems.one.node: unknown node "nowhere" (valid: dgx-1, `
+	wantA := a + `: line 3: systems.one.node: unknown node "nowhere" (valid: aws-g4dn-12xlarge, `
 	wantB := b + `: line 5: systems.two.node: unknown node "tsubame"; did you mean "tsubame3"?`
 	if len(lines) != 2 || !strings.HasPrefix(lines[0], wantA) || lines[1] != wantB {
 		t.Errorf("got\n%v\nwant\n%s...\n%s", err, wantA, wantB)
@@ -655,6 +655,8 @@ func TestDeviceNames(t *testing.T) {
 	c := mustDefault(t)
 	for name, want := range map[string]string{
 		"NVIDIA A100-SXM4-80GB":          "a100-sxm4-80gb",
+		"NVIDIA A100-SXM4-40GB":          "a100-sxm4-40gb",
+		"A100-SXM4-40GB":                 "a100-sxm4-40gb",
 		"A100-SXM4-80GB":                 "a100-sxm4-80gb", // older drivers: the key, in capitals
 		"nvidia h100 80gb hbm3":          "h100-sxm5-80gb",
 		" NVIDIA H200 ":                  "h200-sxm-141gb",
@@ -745,5 +747,48 @@ func TestDGXB200(t *testing.T) {
 	}
 	if gpus := float64(n.Devices) * float64(d.TDP); !(gpus < float64(n.Power)) {
 		t.Errorf("8 GPUs at %v exceed the node's %v", d.TDP, n.Power)
+	}
+}
+
+// TestDGXVariants checks the DGX-1 with 32 GB V100s and the DGX A100 320GB
+// against their datasheets: the DGX-1 datasheet (2018), 8x Tesla V100 32GB,
+// otherwise the dgx1 node and system; the A100 datasheet's A100 40GB SXM
+// column (the matrix rates of the 80 GB part, 40 GB of HBM2 at 1,555 GB/s)
+// and the DGX A100 datasheet's 320 GB column (1 TB host memory, 4x 3.84 TB
+// NVMe, 8 HDR ports and one dual-port Ethernet card).
+func TestDGXVariants(t *testing.T) {
+	c := mustDefault(t)
+	resolve := func(system string) (*Node, *Device) {
+		_, n, d, err := c.Resolve(system)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n, d
+	}
+	n16, _ := resolve("dgx1")
+	n32, d32 := resolve("dgx1-32gb")
+	if d32.Name != "v100-sxm2-32gb" || n32.Devices != 8 || n32.HostMemory != n16.HostMemory || n32.Link != n16.Link || !reflect.DeepEqual(n32.NICs, n16.NICs) {
+		t.Errorf("dgx1-32gb = %d x %s, host %s, link %+v, nics %+v; want 8 x v100-sxm2-32gb and dgx1's host, link and NICs", n32.Devices, d32.Name, n32.HostMemory, n32.Link, n32.NICs)
+	}
+	n40, d40 := resolve("dgx-a100-320gb")
+	_, d80 := resolve("dgx-a100")
+	if d40.Name != "a100-sxm4-40gb" || n40.Devices != 8 || d40.Peak != d80.Peak {
+		t.Errorf("dgx-a100-320gb = %d x %s, peak %+v; want 8 x a100-sxm4-40gb at the 80 GB part's peak %+v", n40.Devices, d40.Name, d40.Peak, d80.Peak)
+	}
+	if want := parseQ(t, units.ParseBytes, "40 GiB"); d40.Memory != want {
+		t.Errorf("a100-sxm4-40gb memory = %s, want %s", d40.Memory, want)
+	}
+	if want := parseQ(t, units.ParseBytesPerSec, "1555 GB/s"); d40.MemoryBandwidth != want {
+		t.Errorf("a100-sxm4-40gb memory bandwidth = %s, want %s", d40.MemoryBandwidth, want)
+	}
+	if want := parseQ(t, units.ParseBytes, "1 TB"); n40.HostMemory != want {
+		t.Errorf("dgx-a100-320gb host memory = %s, want %s", n40.HostMemory, want)
+	}
+	if len(n40.Storage) != 1 || n40.Storage[0].Count != 4 {
+		t.Errorf("dgx-a100-320gb storage = %+v, want 4 drives", n40.Storage)
+	}
+	wantNICs := []NIC{{Count: 8, Kind: InfiniBandHDR, Bandwidth: 200 * units.Gbps}, {Count: 1, Ports: 2, Kind: Ethernet, Bandwidth: 200 * units.Gbps}}
+	if !reflect.DeepEqual(n40.NICs, wantNICs) {
+		t.Errorf("dgx-a100-320gb nics = %+v, want %+v", n40.NICs, wantNICs)
 	}
 }

@@ -268,12 +268,21 @@ func TestPlausibleLimits(t *testing.T) {
 			c.Systems["sys"].Transports["nccl"] = Transport{Efficiency: 1, Overhead: units.Seconds(pick(bad, 1, 1e300))}
 		}, "systems.sys.transports.nccl.overhead", "must be at most 1 s, not 1e+300 s"},
 		{func(c *Catalog, bad bool) { c.Nodes["node"].Devices = int(pick(bad, 4096, 4097)) }, "nodes.node.devices", "must be at most 4096, not 4097"},
+		{func(c *Catalog, bad bool) {
+			c.Systems["sys"].Transports["nccl"] = Transport{Efficiency: 1, PerFlow: 10e9, Streams: int(pick(bad, 64, 65))}
+		}, "systems.sys.transports.nccl.streams", "must be within 1 to 64, not 65"},
+		{func(c *Catalog, bad bool) {
+			c.Systems["sys"].Transports["nccl"] = Transport{Efficiency: 1, PerFlow: units.BitsPerSec(pick(bad, 1e6, 1e5))}
+		}, "systems.sys.transports.nccl.per_flow", "must be 0 or within 1 Mbit/s to 1 Pbit/s, not 100 kbit/s"},
 		{func(c *Catalog, bad bool) { c.Systems["sys"].MaxNodes = int(pick(bad, 131072, 131073)) }, "systems.sys.max_nodes", "must be at most 131072, not 131073"},
 		{func(c *Catalog, bad bool) { c.Nodes["node"].CPU.Sockets = int(pick(bad, 64, 65)) }, "nodes.node.cpu.sockets", "must be at most 64, not 65"},
 		{func(c *Catalog, bad bool) { c.Nodes["node"].CPU.CoresPerSocket = int(pick(bad, 65536, 1e9)) }, "nodes.node.cpu.cores_per_socket", "must be at most 65536, not 1000000000"},
 		{func(c *Catalog, bad bool) { c.Nodes["node"].NICs[0].Ports = int(pick(bad, 64, 65)) }, "nodes.node.nics[0].ports", "must be within 1 to 64 (0 means 1), not 65"},
 		{func(c *Catalog, bad bool) { c.Systems["sys"].Fabric.Oversubscription = pick(bad, 1000, 1000.5) }, "systems.sys.fabric.oversubscription", "must be at most 1000, not 1000.5"},
 		{func(c *Catalog, bad bool) { c.Systems["sys"].PricePerDeviceHour = pick(bad, 10000, math.Inf(1)) }, "systems.sys.price_per_device_hour", "must be at most 10000, not +Inf"},
+		{func(c *Catalog, bad bool) { c.Devices["gpu"].SMs = int(pick(bad, 65536, 65537)) }, "devices.gpu.sms", "must be 0 (not given) or within 1 to 65536, not 65537"},
+		{func(c *Catalog, bad bool) { c.Devices["gpu"].SMs = int(pick(bad, 0, -1)) }, "devices.gpu.sms", "must be 0 (not given) or within 1 to 65536, not -1"},
+		{func(c *Catalog, bad bool) { c.Devices["gpu"].NCCLChannels = int(pick(bad, 64, 65)) }, "devices.gpu.nccl_channels", "must be 0 (not given) or within 1 to 64, not 65"},
 	}
 	for _, tc := range cases {
 		c := base.Clone()
@@ -308,6 +317,32 @@ func TestParseDenormalPeak(t *testing.T) {
 		_, err := Parse(strings.NewReader(src))
 		if err == nil || err.Error() != c.want {
 			t.Errorf("peak %s: %v\nwant %s", c.peak, err, c.want)
+		}
+	}
+}
+
+// TestPCIeTreeValidate: a node's PCIe tree needs switches of 1 to the
+// node's devices, an uplink, and with two sockets an inter-socket
+// bandwidth; each problem is named with its path.
+func TestPCIeTreeValidate(t *testing.T) {
+	base, err := Parse(strings.NewReader(plausibleBase))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		tree *PCIeTree
+		want string
+	}{
+		{&PCIeTree{DevicesPerSwitch: 2, Uplink: 16e9, InterSocket: 20e9}, ""},
+		{&PCIeTree{DevicesPerSwitch: 9, Uplink: 16e9, InterSocket: 20e9}, "nodes.node.pcie_tree.devices_per_switch: must be within 1 to the node's 8 devices, not 9"},
+		{&PCIeTree{DevicesPerSwitch: 2, InterSocket: 20e9}, "nodes.node.pcie_tree.uplink: must be > 0"},
+		{&PCIeTree{DevicesPerSwitch: 2, Uplink: 16e9}, "nodes.node.pcie_tree.inter_socket: must be > 0"},
+	} {
+		c := base.Clone()
+		c.Nodes["node"].PCIeTree = tc.tree
+		err := c.Validate()
+		if (tc.want == "") != (err == nil) || (err != nil && err.Error() != tc.want) {
+			t.Errorf("tree %+v: %v, want %q", *tc.tree, err, tc.want)
 		}
 	}
 }

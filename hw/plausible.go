@@ -63,6 +63,10 @@ const (
 	maxPorts            = 64               // ports per adapter [0 to 2]
 	maxOversubscription = 1000             // [1 to 5.12]
 	maxPrice            = 10000            // US dollars per device-hour [0.35 to 12.3]
+	maxTreeSockets      = 8                // CPU sockets a PCIe tree models: netsim.MaxSockets [1 to 2]
+	maxStreams          = 64               // streams per transfer between nodes: NCCL's MAX_SOCKETS (src/transport/net_socket.cc) [1]
+	maxSMs              = 1 << 16          // streaming multiprocessors of a GPU [40 to 148]
+	maxNCCLChannels     = 64               // NCCL's MAXCHANNELS (src/include/device.h) [8 to 32]
 )
 
 // show prints v with its unit; a value too large for its unit's prefixes
@@ -112,6 +116,14 @@ func latency(ps *config.Problems, path string, v units.Seconds) {
 		ps.Addf(path, "must be >= 0, not %s", show(v))
 	case v > maxLatency:
 		ps.Addf(path, "must be at most %s, not %s", maxLatency, show(v))
+	}
+}
+
+// optionalCount reports a count that is neither 0 (not given) nor
+// within 1 to hi.
+func optionalCount(ps *config.Problems, path string, n, hi int) {
+	if n < 0 || n > hi {
+		ps.Addf(path, "must be 0 (not given) or within 1 to %d, not %d", hi, n)
 	}
 }
 

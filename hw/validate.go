@@ -139,6 +139,8 @@ func (c *Catalog) validateDevice(ps *config.Problems, name string, d *Device) {
 	need(ps, p+".memory_bandwidth", d.MemoryBandwidth, byteRateSpan)
 	optional(ps, p+".sram", d.SRAM, sramSpan)
 	optional(ps, p+".tdp", d.TDP, powerSpan)
+	optionalCount(ps, p+".sms", d.SMs, maxSMs)
+	optionalCount(ps, p+".nccl_channels", d.NCCLChannels, maxNCCLChannels)
 	hl := p + ".host_link"
 	switch {
 	case d.HostLink.Gen == 0:
@@ -224,6 +226,25 @@ func (c *Catalog) validateNode(ps *config.Problems, name string, n *Node, rn *re
 		need(ps, np+".bandwidth", nic.Bandwidth, bitRateSpan)
 	}
 	optional(ps, p+".power", n.Power, powerSpan)
+	if t := n.PCIeTree; t != nil {
+		validateTree(ps, p+".pcie_tree", t, n)
+	}
+}
+
+// validateTree checks node n's PCIe tree t at path p.
+func validateTree(ps *config.Problems, p string, t *PCIeTree, n *Node) {
+	if t.DevicesPerSwitch < 1 || (n.Devices > 0 && t.DevicesPerSwitch > n.Devices) {
+		ps.Addf(p+".devices_per_switch", "must be within 1 to the node's %d devices, not %d", n.Devices, t.DevicesPerSwitch)
+	}
+	need(ps, p+".uplink", t.Uplink, byteRateSpan)
+	if n.CPU.Sockets > 1 {
+		need(ps, p+".inter_socket", t.InterSocket, byteRateSpan)
+	} else {
+		optional(ps, p+".inter_socket", t.InterSocket, byteRateSpan)
+	}
+	if n.CPU.Sockets > maxTreeSockets {
+		ps.Addf(p, "models at most %d CPU sockets; the node has %d", maxTreeSockets, n.CPU.Sockets)
+	}
 }
 
 // validateSystem checks system s; rn, if not nil, checks the names it
@@ -273,6 +294,10 @@ func (c *Catalog) validateSystem(ps *config.Problems, name string, s *System, rn
 			ps.Addf(tp+".efficiency", "must be in (0, 1], not %g", t.Efficiency)
 		}
 		latency(ps, tp+".overhead", t.Overhead)
+		optional(ps, tp+".per_flow", t.PerFlow, bitRateSpan)
+		if t.Streams < 0 || t.Streams > maxStreams {
+			ps.Addf(tp+".streams", "must be within 1 to %d, not %d", maxStreams, t.Streams)
+		}
 		if t.Scope != "" {
 			oneOf(ps, tp+".scope", "transport scope", t.Scope, transportScopes)
 		}

@@ -43,6 +43,31 @@
 //
 //	steps(B) = ⌊E⌋·⌈N/B⌉ + ⌈(E-⌊E⌋)·⌈N/B⌉⌉
 //
+// # Transformers by shape
+//
+// TransformerShape describes a transformer by its shape (layers, width,
+// heads and key/value heads, feed-forward width and activation,
+// vocabulary, positions, norm, biases, stack, experts) and gives its
+// parameters in closed form, the FLOPs of a training step (Narayanan et
+// al. 2021, eq. (3) for a GPT), the activations a layer keeps (Korthikanti
+// et al. 2022) and the step's operators. TransformerShapes lists the
+// shipped ones: GPT-3 125M to 175B, Llama 2 and 3, Mixtral 8x7B, BERT and
+// the translation Transformers. Ops lists the operators of the sequence
+// models by name: for a shape, Shape.Batch counts sequences of
+// Shape.SeqLen tokens; for transformer-base and transformer-big it counts
+// token pairs, as their profiles do; for gnmt sentence pairs.
+//
+// # Operators
+//
+// Ops lists the operators of one training step of a model at a Shape
+// (batch, resolution or sequence length, precision): forward, backward
+// and the optimizer's update, each with its kind, FLOPs, bytes read and
+// written, parameters, activation bytes kept for the backward pass and,
+// for matrix products and convolutions, the product's dimensions. The
+// image models' and the engine's generators share the layer builders of
+// ops_layers.go, whose doc comment states the conventions; their totals
+// are tested against published parameter and FLOP counts.
+//
 // # Files
 //
 // A profile file has up to three mappings, each keyed by name:

@@ -123,3 +123,41 @@ func TestSmallestActivations(t *testing.T) {
 		t.Errorf("fp16 activations %v, want 0.5 B", got)
 	}
 }
+
+// TestLLMSampleFLOPs: a 405-billion-parameter model on 8,192-token
+// samples does 2 · 405e9 · 8192 = 6.6e15 FLOPs per sample forward and
+// 2.0e16 forward and backward (the 6N-per-token rule); the profile is
+// accepted, as is the cap of 1e18 forward FLOPs per sample.
+func TestLLMSampleFLOPs(t *testing.T) {
+	src := `datasets:
+  tokens-8k:
+    sample_unit: sentence
+    train_samples: 1000000
+    bytes_per_sample: 32.768 kB
+    input_shape: [8192]
+models:
+  llm-405b:
+    task: language-modelling
+    dataset: tokens-8k
+    params: 405000000000
+    forward_flops: 6.63552 PFLOP
+    activations: {fp32: 500 GB}
+    class: transformer
+`
+	p, err := Parse(strings.NewReader(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := p.Models["llm-405b"]
+	if got, want := float64(m.TrainFLOPsPerSample()), 6*405e9*8192; relErr(got, want) > 1e-12 {
+		t.Errorf("training FLOPs per sample %g, want 6 · 405e9 · 8192 = %g", got, want)
+	}
+	for _, f := range []string{"1 EFLOP", "1000 PFLOP"} {
+		if _, err := Parse(strings.NewReader(strings.Replace(src, "6.63552 PFLOP", f, 1))); err != nil {
+			t.Errorf("forward_flops %s refused: %v", f, err)
+		}
+	}
+	if _, err := Parse(strings.NewReader(strings.Replace(src, "6.63552 PFLOP", "1.001 EFLOP", 1))); err == nil {
+		t.Error("forward_flops 1.001 EFLOP accepted")
+	}
+}

@@ -152,7 +152,36 @@ type Generator func(Shape) ([]Op, error)
 
 // generators are the operator generators by model name: the names of the
 // shipped profiles they describe.
-var generators = map[string]Generator{}
+var generators = map[string]Generator{
+	// Vision and engine models (ops_vision.go, ops_engine.go).
+	"resnet50":         resnet50Ops,
+	"ssd-resnet34":     ssdResNet34Ops,
+	"maskrcnn-r50-fpn": maskRCNNOps,
+	"efficientnet-b4":  efficientNetB4Ops,
+	"mlp":              engineMLPOps,
+	"cnn":              engineCNNOps,
+	// Sequence models (ops_seq.go, transformer_shapes.go).
+	"transformer-base": translationOps("transformer-base"),
+	"transformer-big":  translationOps("transformer-big"),
+	"gnmt":             gnmtOps,
+	"bert-base":        shapeOps("bert-base"),
+	"bert-large":       shapeOps("bert-large"),
+	"gpt3-125m":        shapeOps("gpt3-125m"),
+	"gpt3-350m":        shapeOps("gpt3-350m"),
+	"gpt3-760m":        shapeOps("gpt3-760m"),
+	"gpt3-1.3b":        shapeOps("gpt3-1.3b"),
+	"gpt3-2.7b":        shapeOps("gpt3-2.7b"),
+	"gpt3-6.7b":        shapeOps("gpt3-6.7b"),
+	"gpt3-13b":         shapeOps("gpt3-13b"),
+	"gpt3-175b":        shapeOps("gpt3-175b"),
+	"llama2-7b":        shapeOps("llama2-7b"),
+	"llama2-13b":       shapeOps("llama2-13b"),
+	"llama2-70b":       shapeOps("llama2-70b"),
+	"llama3-8b":        shapeOps("llama3-8b"),
+	"llama3-70b":       shapeOps("llama3-70b"),
+	"llama3-405b":      shapeOps("llama3-405b"),
+	"mixtral-8x7b":     shapeOps("mixtral-8x7b"),
+}
 
 // Ops returns the operators of one training step of the model called name
 // at shape s. The valid names are OpModels.

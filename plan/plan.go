@@ -80,8 +80,10 @@ type Request struct {
 	// (the entry measured on the fewest devices, the first file's on a tie).
 	// Unless Space.Precisions names the precisions, such a system is then
 	// searched at its calibrated precisions only (ComputeSource.Skipped).
-	// A file that applies to no candidate system is an error. The name
-	// scenarios.Published stands for the published calibrations built in.
+	// A file's fabric entries set the links of the systems they name
+	// (scenarios.ApplyFabric). A file that applies to no candidate system
+	// is an error. The name scenarios.Published stands for the published
+	// calibrations built in.
 	Calibrations []string
 
 	Scenario scenarios.Options // extra catalogue and profile files
@@ -449,6 +451,12 @@ func Search(req Request) (*Result, error) {
 			priced = append(priced, name)
 		} else {
 			unpriced = append(unpriced, name)
+		}
+		base.Fabric = scenarios.FabricFiles(cals, base.Sys.Name)
+		for i, f := range cals {
+			if slices.ContainsFunc(base.Fabric, func(g scenarios.CalibrationFile) bool { return g.Path == f.Path }) {
+				used[i] = true
+			}
 		}
 		precs := precisions(base, req.Space)
 		byPrec, srcs, err := calibrationsFor(base, precs, cals, used)

@@ -272,7 +272,7 @@ func TestBottleneck(t *testing.T) {
 		{"tsubame3-resnet50-caffe2-staged", func(s *scenarios.Scenario) { s.Sweep.Devices = []int{128}; s.Sweep.Batch = []int{1} },
 			"communication-bound: "},
 		{"tsubame3-resnet50-caffe2-verbs", func(s *scenarios.Scenario) { s.Sweep.Devices = []int{128} },
-			"compute-bound: 100% of the step computes (fp32 on p100-sxm2)"},
+			"compute-bound: 99% of the step computes (fp32 on p100-sxm2)"}, // the rest is the all-reduce's interference and its last bucket
 		{"tsubame3-resnet50-caffe2-verbs", func(s *scenarios.Scenario) {
 			s.Sweep.Devices = []int{16}
 			s.Parallelism.PipelineStages = 4

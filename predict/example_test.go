@@ -28,6 +28,6 @@ func ExamplePredict() {
 		fmt.Printf("%d GPUs: %.0f s (%s), %.0f%% efficient, %s\n", row.Point.Devices, float64(row.Time), predict.Duration(row.Time), 100*row.Efficiency, row.Risk.Short())
 	}
 	// Output:
-	// 32 GPUs: 19178 s (5.33 h), 100% efficient, ok
-	// 128 GPUs: 4857 s (80.9 min), 99% efficient, at risk (4.0× 1,024; ≥4,096 ended 0.05 lower)
+	// 32 GPUs: 19273 s (5.35 h), 100% efficient, ok
+	// 128 GPUs: 4884 s (81.4 min), 99% efficient, at risk (4.0× 1,024; ≥4,096 ended 0.05 lower)
 }

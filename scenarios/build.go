@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 
+	"scaleplan/compute"
 	"scaleplan/hw"
 	"scaleplan/internal/units"
 	"scaleplan/model"
@@ -41,8 +42,10 @@ const (
 //   - compute from the calibration when there is one (per-device v0 =
 //     V0/Devices, PerSample = 1/v0; the calibrated t is the whole fixed
 //     cost of a step, so the roofline's update time u is carved out of it:
-//     Update = min(u, t), Fixed = t − Update), else from sim.Roofline and
-//     sim.UpdateTime;
+//     Update = min(u, t), Fixed = t − Update); else, where the device gives
+//     its SM count and the model has an operator generator, from the
+//     operator model (compute.LawAt at the micro-batch, PyTorch's eager
+//     mode) and sim.UpdateTime; else from sim.Roofline and sim.UpdateTime;
 //   - memory from sim.ModelMemory, with the recipe's optimizer and master
 //     precision (fp32 compute keeps no separate master copy);
 //   - the intra-node link scaled by the intra transport's efficiency, its
@@ -50,9 +53,20 @@ const (
 //     the inter-node transport's; a transport whose scope is the node
 //     cannot carry traffic between nodes, and one whose scope is the fabric
 //     cannot carry it inside a node;
+//   - a node's PCIe tree (hw.PCIeTree), with peer-to-peer devices: its
+//     switches, uplinks and inter-socket bandwidth, both scaled by the intra
+//     transport's efficiency, and the node's CPU sockets;
+//   - a rail-optimised fabric (hw.Fabric.RailOptimized): NIC j of every
+//     node on rail j's leaf, the oversubscription the spine's;
+//   - the transport's per-flow limit and streams (hw.Transport.PerFlow,
+//     Streams) cap each transfer between nodes at Streams × PerFlow;
 //   - TCP-based transports (ipoib, tcp, grpc) use one NIC port per node: a
 //     socket is bound to one interface. verbs and the collective libraries
 //     use every port of the fabric's kind;
+//   - the share of compute an overlapped gradient exchange takes
+//     (sim.Comm.Interference) from parallelism.interference, else
+//     DefaultInterference of the device and node; 0 for parameter
+//     servers, whose pushes and pulls go through the host;
 //   - host-staged exchanges run after the backward pass (sim.Comm.NoOverlap)
 //     and their host side moves at one core's share of its socket's memory
 //     bandwidth, for staged copies through pageable buffers and a CPU sum
@@ -87,6 +101,12 @@ func (r *Resolved) Build(p Point) (sim.Config, error) {
 		Jitter:         r.Stragglers.Jitter,
 		Seed:           r.Seed,
 	}
+	if pl := par.Placement; len(pl) > 0 {
+		if sum := sumInts(pl); p.Devices != sum || p.Nodes != len(pl) {
+			return c, fmt.Errorf("scenario %q: %d devices on %d nodes do not match parallelism.placement %v (%d devices on %d nodes)", r.Name, p.Devices, p.Nodes, pl, sum, len(pl))
+		}
+		c.Placement = pl
+	}
 	var err error
 	if c.Schedule, err = sim.ParseSchedule(par.Schedule); err != nil {
 		return c, err
@@ -109,6 +129,12 @@ func (r *Resolved) Build(p Point) (sim.Config, error) {
 			return c, fmt.Errorf("scenario %q: calibration file %s is not loaded: its v0 and t must be read into calibration.v0 and calibration.t first", r.Name, cal.File)
 		}
 		c.Compute = cal.Compute(upd)
+	} else if r.OperatorCompute() {
+		l, err := compute.LawAt(compute.Config{Device: dev, Precision: prec, Mode: compute.Eager}, m.Name, p.BatchPerDevice)
+		if err != nil {
+			return c, fmt.Errorf("scenario %q: %w", r.Name, err)
+		}
+		c.Compute = sim.Compute{PerSample: l.PerSample, Fixed: l.Fixed, Update: upd, ForwardFraction: l.ForwardFraction}
 	} else {
 		ps, err := sim.Roofline(m, dev, prec)
 		if err != nil {
@@ -141,17 +167,43 @@ func (r *Resolved) Build(p Point) (sim.Config, error) {
 		Bucket:    par.Bucket,
 		NoOverlap: alg == sim.HostStaged,
 		Boundary:  m.ActivationBytes(sp) / units.Bytes(max(len(m.Layers), 1)),
+		NCCLAlgo:  par.NCCLAlgo,
+		NCCLProto: par.NCCLProto,
 	}
+	c.Comm.Interference = DefaultInterference(dev, node)
 	if alg == sim.ParameterServer || alg == sim.AsyncParameterServer {
 		c.Comm.Servers = par.PSShards
+		c.Comm.Interference = 0 // pushes and pulls go through the host, not NCCL kernels
+	}
+	if par.Interference != nil {
+		c.Comm.Interference = *par.Interference
 	}
 	if err := r.network(&c, p); err != nil {
+		return c, err
+	}
+	if err := r.calibrateNetwork(&c, p); err != nil {
 		return c, err
 	}
 	if err := r.input(&c, p); err != nil {
 		return c, err
 	}
 	return c, nil
+}
+
+// OperatorCompute reports whether Build takes r's compute from the
+// operator model (package compute): r has no calibration, its device gives
+// its SM count and its model has an operator generator.
+func (r *Resolved) OperatorCompute() bool {
+	return r.Calibration == nil && r.Mdl != nil && compute.Covers(r.Device, r.Mdl.Name)
+}
+
+// sumInts returns the sum of xs.
+func sumInts(xs []int) int {
+	n := 0
+	for _, x := range xs {
+		n += x
+	}
+	return n
 }
 
 // network fills c.Network.
@@ -175,6 +227,12 @@ func (r *Resolved) network(c *sim.Config, p Point) error {
 	}
 	link := node.Link
 	n.Intra = sim.Link{Bandwidth: units.BytesPerSec(float64(link.Bandwidth) * intraEff), Latency: link.Latency + intraOver}
+	n.IntraPCI = link.Kind == hw.PCIe
+	if t := node.PCIeTree; t != nil && link.PeerToPeer {
+		n.DevicesPerSwitch, n.Sockets = t.DevicesPerSwitch, max(node.CPU.Sockets, 1)
+		n.SwitchUplink = sim.Link{Bandwidth: units.BytesPerSec(float64(t.Uplink) * intraEff)}
+		n.InterSocket = sim.Link{Bandwidth: units.BytesPerSec(float64(t.InterSocket) * intraEff)}
+	}
 	host := node.HostBandwidth(dev)
 	if !link.PeerToPeer && p.DevicesPerNode > 1 {
 		n.NoPeerToPeer = true
@@ -243,8 +301,10 @@ func (r *Resolved) network(c *sim.Config, p Point) error {
 	n.NIC = sim.Link{Bandwidth: nicBW}
 	n.FabricLatency = sys.Fabric.Latency
 	n.Oversubscription = max(sys.Fabric.Oversubscription, 1)
+	n.Rails = sys.Fabric.RailOptimized
 	n.Efficiency = t.Efficiency
 	n.Overhead = t.Overhead
+	n.PerFlow, n.Streams = t.PerFlow.Bytes(), t.Streams
 	n.ServerNIC = bw.Bytes()
 	return nil
 }

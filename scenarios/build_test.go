@@ -9,6 +9,8 @@ import (
 
 	"gonum.org/v1/gonum/stat"
 
+	"scaleplan/compute"
+	"scaleplan/hw"
 	"scaleplan/internal/units"
 	"scaleplan/sim"
 )
@@ -76,8 +78,15 @@ func TestBuildMapping(t *testing.T) {
 		for _, l := range cfg.Comm.Layers {
 			grad += float64(l)
 		}
-		// P100 fp32 roofline: 3 forward FLOPs over 10.6 TFLOP/s at 0.35.
-		ps := 3 * 8.178368512e9 / (10.6e12 * 0.35)
+		// The P100 gives its SMs and ResNet-50 has a generator: compute by
+		// operators, the law at the micro-batch (package compute).
+		law, err := compute.LawAt(compute.Config{Device: r.Device, Precision: hw.FP32, Mode: compute.Eager}, "resnet50", p.BatchPerDevice)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !r.OperatorCompute() {
+			t.Errorf("%s: compute not by operators", c.scenario)
+		}
 		for _, x := range []struct {
 			name      string
 			got, want float64
@@ -88,7 +97,7 @@ func TestBuildMapping(t *testing.T) {
 			{"staging", float64(cfg.Input.Staging.Bytes), c.staging}, {"copy", float64(cfg.Input.Copy), c.copyBytes},
 			{"decode", float64(cfg.Input.Decode), c.decode}, {"cores", float64(cfg.Input.Cores), 28}, {"prefetch", float64(cfg.Input.Prefetch), float64(c.prefetch)},
 			{"layers", float64(len(cfg.Comm.Layers)), float64(c.layers)}, {"gradient bytes", grad, c.gradients},
-			{"per sample", float64(cfg.Compute.PerSample), ps},
+			{"per sample", float64(cfg.Compute.PerSample), float64(law.PerSample)}, {"fixed", float64(cfg.Compute.Fixed), float64(law.Fixed)},
 			// momentum fp32: 20 bytes per parameter at 732 GB/s.
 			{"update", float64(cfg.Compute.Update), 25557032 * 20 / 732e9},
 		} {
@@ -313,7 +322,7 @@ func ExampleResolved_Build() {
 	fmt.Printf("%d GPUs on %d nodes, global batch %d: step %v, %.0f images/s, staging %v\n",
 		res.Devices, res.Nodes, res.GlobalBatch, res.StepTime, res.SamplesPerSec, res.Staging)
 	// Output:
-	// 128 GPUs on 32 nodes, global batch 4096: step 213 ms, 19226 images/s, staging 78.29 s
+	// 128 GPUs on 32 nodes, global batch 4096: step 151.9 ms, 26971 images/s, staging 78.29 s
 }
 
 // TestDecodeOnDevice: with decode on the device the host's cores do not
@@ -471,6 +480,85 @@ func TestExchangeName(t *testing.T) {
 		p := Parallelism{AllReduce: tc.alg, InterNode: tc.inter}
 		if got := p.Exchange(); got != tc.want {
 			t.Errorf("%s with %q: %q, want %q", tc.alg, tc.inter, got, tc.want)
+		}
+	}
+}
+
+// TestNCCLOverrides: allreduce nccl with parallelism.nccl_algo and
+// nccl_proto fixed runs that pair. On one node of 8 H100s with ring and
+// Simple fixed, one byte's all-reduce is NCCL v2.30.7's ring Simple base
+// latency and 14 NVLink hops (tuning.cc: 8.4 µs + 14·3.4 µs = 56 µs), not
+// the catalogue's link latency; unknown names, and overrides without the
+// nccl exchange, are errors naming the valid choices.
+func TestNCCLOverrides(t *testing.T) {
+	load := func(alg, algo, proto string) (sim.Config, error) {
+		r, err := Load("coreweave-h100-resnet50-mlperf-v3.1", Options{Edit: func(s *Scenario) {
+			s.Sweep.Devices = []int{8}
+			s.Parallelism.AllReduce, s.Parallelism.NCCLAlgo, s.Parallelism.NCCLProto = alg, algo, proto
+		}})
+		if err != nil {
+			return sim.Config{}, err
+		}
+		return r.Build(r.Points()[0])
+	}
+	c, err := load("nccl", "ring", "simple")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := sim.AllReduceTime(c, 1)
+	if want := 56e-6; err != nil || math.Abs(float64(got)-want) > 1e-3*want {
+		t.Errorf("nccl ring/simple, one byte: %v (%v), want %v s", got, err, want)
+	}
+	for _, tc := range []struct{ alg, algo, proto, want string }{
+		{"nccl", "rings", "", `parallelism.nccl_algo: unknown NCCL algorithm "rings"`},
+		{"nccl", "", "LL", `parallelism.nccl_proto: unknown NCCL protocol "LL"`},
+		{"ring", "tree", "", `parallelism.nccl_algo: "tree" fixes the nccl exchange's choice`},
+	} {
+		_, err := load(tc.alg, tc.algo, tc.proto)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s %q %q: %v, want %q", tc.alg, tc.algo, tc.proto, err, tc.want)
+		}
+	}
+	if _, err := load("nccl", "", "fast"); err == nil || !strings.Contains(err.Error(), "ll128") {
+		t.Errorf("protocol fast: %v, want the valid choices named", err)
+	}
+}
+
+// TestNCCLIntraPCI: a node whose devices talk over PCIe (zinrai-200e-t4x4,
+// link kind pcie) is NCCL's PCI link class: one byte's ring Simple
+// all-reduce on its 4 T4s is NCCL v2.30.7's 8.4 µs base and 6 PCI hops of
+// 5.7 µs (tuning.cc), 42.6 µs in all, and NCCL's choice never takes LL128.
+func TestNCCLIntraPCI(t *testing.T) {
+	load := func(proto string) sim.Config {
+		r, err := Load("coreweave-h100-resnet50-mlperf-v3.1", Options{Edit: func(s *Scenario) {
+			s.System, s.Sweep.Devices = "zinrai-200e-t4x4", []int{4}
+			s.Parallelism.AllReduce, s.Parallelism.NCCLAlgo, s.Parallelism.NCCLProto = "nccl", "ring", proto
+			s.Parallelism.Transport = ""
+		}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := r.Build(r.Points()[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	c := load("simple")
+	if !c.Network.IntraPCI {
+		t.Fatal("pcie node: IntraPCI not set")
+	}
+	got, err := sim.AllReduceTime(c, 1)
+	if want := 42.6e-6; err != nil || math.Abs(float64(got)-want) > 1e-3*want {
+		t.Errorf("ring/simple, one byte: %v (%v), want %v s", got, err, want)
+	}
+	auto := load("")
+	for _, S := range []units.Bytes{1, 1 << 20, 1 << 30} {
+		a, err1 := sim.AllReduceTime(auto, S)
+		c.Comm.NCCLProto = "ll128"
+		l, err2 := sim.AllReduceTime(c, S)
+		if err1 != nil || err2 != nil || a == l {
+			t.Errorf("%v: auto %v (%v), ll128 %v (%v): want auto not LL128", S, a, err1, l, err2)
 		}
 	}
 }

@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"bytes"
+	"cmp"
 	_ "embed"
 	"fmt"
 	"slices"
@@ -167,8 +168,9 @@ func PickEntry(files []CalibrationFile, model string, unit model.SampleUnit, dev
 	return best, from
 }
 
-// Entries lists the file's throughput entries for a message that says why
-// none applies: "resnet50 on 1 a100-sxm4-80gb, fp16; ...", or "none".
+// Entries lists the file's entries for a message that says why none
+// applies: "resnet50 on 1 a100-sxm4-80gb, fp16; comm of resnet50 on
+// v100; fabric of system dgx-h100 (inter)", or "none".
 func (f CalibrationFile) Entries() string {
 	var have []string
 	for _, e := range f.Cal.Throughput {
@@ -181,6 +183,12 @@ func (f CalibrationFile) Entries() string {
 			dev = "an unnamed device (fit --device names it)"
 		}
 		have = append(have, fmt.Sprintf("%s on %d %s, %s", e.Model, e.Devices, dev, prec))
+	}
+	for _, e := range f.Cal.Comm {
+		have = append(have, fmt.Sprintf("comm of %s on %s", e.Model, cmp.Or(e.Device, "any device")))
+	}
+	for _, e := range f.Cal.Fabric {
+		have = append(have, fmt.Sprintf("fabric of system %s (%s)", e.System, e.Level))
 	}
 	if len(have) == 0 {
 		return "none"
@@ -213,7 +221,7 @@ func batchesText(b []int) string {
 func CalibrationsUsed(files []CalibrationFile, rs []*Resolved) error {
 	var want []string
 	for _, r := range rs {
-		if w := fmt.Sprintf("%s on %s at %s", r.Mdl.Name, r.Device.Name, r.Precision); !slices.Contains(want, w) {
+		if w := fmt.Sprintf("%s on %s at %s on system %s", r.Mdl.Name, r.Device.Name, r.Precision, r.Sys.Name); !slices.Contains(want, w) {
 			want = append(want, w)
 		}
 	}
@@ -221,13 +229,16 @@ func CalibrationsUsed(files []CalibrationFile, rs []*Resolved) error {
 		if f.Path == Published {
 			continue
 		}
-		used := slices.ContainsFunc(rs, func(r *Resolved) bool { return r.CalibratedBy == f.Path })
+		used := slices.ContainsFunc(rs, func(r *Resolved) bool {
+			return r.CalibratedBy == f.Path || r.CommBy == f.Path ||
+				slices.ContainsFunc(r.Fabric, func(g CalibrationFile) bool { return g.Path == f.Path })
+		})
 		if !used {
 			what := "the scenario (it needs"
 			if len(rs) > 1 {
 				what = fmt.Sprintf("any of the %d scenarios (they need", len(rs))
 			}
-			return fmt.Errorf("calibration %s: no throughput entry applies to %s %s; the file has: %s)",
+			return fmt.Errorf("calibration %s: no throughput, comm or fabric entry applies to %s %s; the file has: %s)",
 				f.Path, what, strings.Join(want, ", "), f.Entries())
 		}
 	}

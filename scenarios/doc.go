@@ -30,4 +30,14 @@
 //
 // A device count that does not fill whole nodes, does not divide into the
 // stages, or needs more nodes than the system has, is an error.
+//
+// # Calibrations
+//
+// Options.Calibrations are files `scaleplan fit --out` wrote. A throughput
+// entry replaces the compute (PickCalibration); the fabric entries of the
+// scenario's system replace the catalogue's links of their level
+// (ApplyFabric); a comm entry of its model sets the exchange so that the
+// simulated all-reduce costs the fitted r(p)·t_comm, after the backward
+// pass. PlaceFabric and FabricSetup.Model build the simulator's side of a
+// fabric fit (fit.FitFabric).
 package scenarios

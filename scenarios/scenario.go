@@ -87,6 +87,13 @@ type Parallelism struct {
 	// all of the node's devices (fewer when the sweep's size is smaller).
 	DevicesPerNode int `yaml:"devices_per_node"`
 
+	// Placement is the number of devices used on each node when they
+	// differ, such as [1, 2, 3, 4]: node i holds the next Placement[i]
+	// devices in rank order, each 1 to the node's devices, at most the
+	// system's max_nodes entries. It replaces devices_per_node, and
+	// sweep.devices must then be its sum alone. Default none.
+	Placement []int `yaml:"placement"`
+
 	// PipelineStages is the number of devices one replica is pipelined
 	// over. Default the recipe's, else 1.
 	PipelineStages int `yaml:"pipeline_stages"`
@@ -113,6 +120,12 @@ type Parallelism struct {
 	// to hierarchical with double-tree.
 	InterNode string `yaml:"inter_node"`
 
+	// NCCLAlgo and NCCLProto fix the nccl exchange's algorithm (one of
+	// NCCLAlgorithms) and protocol (one of NCCLProtocols), as NCCL_ALGO and
+	// NCCL_PROTO do. Default "": NCCL's tuning model chooses per call.
+	NCCLAlgo  string `yaml:"nccl_algo"`
+	NCCLProto string `yaml:"nccl_proto"`
+
 	// PSShards is the number of parameter-server shards (ps and async-ps).
 	// Default 1.
 	PSShards int `yaml:"ps_shards"`
@@ -130,6 +143,12 @@ type Parallelism struct {
 	// Bucket is the gradient bucket size: the all-reduce of a bucket starts
 	// as soon as backward has produced it; 1 B to 1 TiB. Default 25 MiB.
 	Bucket units.Bytes `yaml:"bucket"`
+
+	// Interference is the share of a device's compute rate an overlapped
+	// gradient exchange takes: the backward pass runs at 1 − interference
+	// while a bucket's collective is in flight; in [0, 0.9], 0 turns it
+	// off. Default (nil) derived from the device (DefaultInterference).
+	Interference *float64 `yaml:"interference"`
 }
 
 // Input describes how training samples reach the devices.
@@ -247,7 +266,11 @@ func (p *Parallelism) Exchange() string {
 
 // Enumerations a scenario's fields take.
 var (
-	AllReduceAlgorithms = []string{"ring", "halving-doubling", "tree", "double-tree", "hierarchical", "torus-2d", "ps", "async-ps", "host-staged"}
+	AllReduceAlgorithms = []string{"ring", "halving-doubling", "tree", "double-tree", "hierarchical", "torus-2d", "ps", "async-ps", "host-staged", "nccl"}
+	// NCCLAlgorithms and NCCLProtocols are what parallelism.nccl_algo and
+	// nccl_proto may fix.
+	NCCLAlgorithms = []string{"ring", "tree", "nvls", "collnet"}
+	NCCLProtocols  = []string{"ll", "ll128", "simple"}
 	// InterNodeAlgorithms are the all-reduces hierarchical may run between
 	// nodes (parallelism.inter_node).
 	InterNodeAlgorithms = []string{"ring", "halving-doubling", "tree", "double-tree"}
@@ -306,6 +329,18 @@ type Resolved struct {
 	// CalibratedBy is the Options.Calibrations file whose entry replaced
 	// the scenario's compute, or "".
 	CalibratedBy string
+	// Fabric are the Options.Calibrations files with a fabric entry for
+	// the scenario's system: Build sets the network's levels they give
+	// (ApplyFabric). Default nil.
+	Fabric []CalibrationFile
+	// Comm is the Options.Calibrations comm entry of the scenario's model,
+	// device and precision (PickComm), and CommBy its file; nil and "" if
+	// none. Build sets the effective bandwidth of the level its device
+	// counts spanned from it.
+	Comm   *calib.CommEntry
+	CommBy string
+	// commBW caches the bandwidth Comm sets, shared by copies.
+	commBW *commLevel
 
 	Catalog  *hw.Catalog
 	Profiles *model.Profiles
@@ -321,7 +356,7 @@ type Resolved struct {
 type Point struct {
 	Devices        int // total devices
 	Nodes          int // nodes used
-	DevicesPerNode int // devices used in each node
+	DevicesPerNode int // devices used in each node; with parallelism.placement, on the largest
 	Replicas       int // data-parallel replicas: Devices / stages
 	BatchPerDevice int // micro-batch per device, samples
 	GlobalBatch    int // samples per optimizer step: BatchPerDevice · Replicas · Accumulation
@@ -403,6 +438,10 @@ func Parse(r io.Reader, file string, opt Options) (*Resolved, error) {
 		}
 		if cal != nil {
 			res.Calibration, res.CalibratedBy = cal, opt.Calibrations[i].Path
+		}
+		res.Fabric = FabricFiles(opt.Calibrations, res.Sys.Name)
+		if e, i := PickComm(opt.Calibrations, res.Mdl.Name, res.Device, res.Precision); e != nil {
+			res.Comm, res.CommBy, res.commBW = e, opt.Calibrations[i].Path, &commLevel{}
 		}
 	}
 	return res, nil
@@ -637,6 +676,7 @@ func (r *Resolved) check(ps *config.Problems) {
 	if p.InterNode != "ring" && p.AllReduce != "hierarchical" {
 		ps.Addf("parallelism.inter_node", "%q is hierarchical's all-reduce between nodes; allreduce %q has none (set allreduce: hierarchical, or leave inter_node out)", p.InterNode, p.AllReduce)
 	}
+	r.checkNCCL(ps)
 	oneOf(ps, "parallelism.schedule", "pipeline schedule", p.Schedule, Schedules)
 	oneOf(ps, "input.storage", "storage", s.Input.Storage, StorageKinds)
 	oneOf(ps, "input.precision", "input precision", s.Input.Precision, InputPrecisions)
@@ -663,6 +703,9 @@ func (r *Resolved) check(ps *config.Problems) {
 	}
 	if !(p.Bucket >= 1 && p.Bucket <= maxBucket) {
 		ps.Addf("parallelism.bucket", "must be within 1 B to %s, got %v", maxBucket, p.Bucket)
+	}
+	if f := p.Interference; f != nil && !(*f >= 0 && *f <= maxInterferenceSetting) {
+		ps.Addf("parallelism.interference", "must be within 0 to %g, got %v", maxInterferenceSetting, *f)
 	}
 	if s.Input.Prefetch < 1 {
 		ps.Addf("input.prefetch", "must be >= 1, got %d", s.Input.Prefetch)
@@ -695,6 +738,9 @@ func (r *Resolved) check(ps *config.Problems) {
 	}
 	if r.Node != nil && p.DevicesPerNode > r.Node.Devices {
 		ps.Addf("parallelism.devices_per_node", "%d is more than node %q has (%d)", p.DevicesPerNode, r.Node.Name, r.Node.Devices)
+	}
+	if len(p.Placement) > 0 {
+		r.checkPlacement(ps)
 	}
 	if len(s.Sweep.Batch) == 0 && r.Rcp != nil {
 		ps.Addf("sweep.batch", "no batch: set batch_per_device or sweep.batch")
@@ -729,7 +775,7 @@ func (r *Resolved) check(ps *config.Problems) {
 		if n%p.PipelineStages != 0 {
 			ps.Addf(where, "%d devices do not divide into %d pipeline stages", n, p.PipelineStages)
 		}
-		if r.Node != nil && r.Sys != nil && p.DevicesPerNode > 0 {
+		if r.Node != nil && r.Sys != nil && p.DevicesPerNode > 0 && len(p.Placement) == 0 {
 			per := min(p.DevicesPerNode, n)
 			if n%per != 0 {
 				ps.Addf(where, "%d devices do not fill whole nodes of %d", n, per)
@@ -748,6 +794,30 @@ func (r *Resolved) check(ps *config.Problems) {
 		if c.Devices < 1 || c.Devices > sim.MaxRanks {
 			ps.Addf("calibration.devices", "must be within 1 to %d, got %d", sim.MaxRanks, c.Devices)
 		}
+	}
+}
+
+// checkPlacement reports a placement entry outside 1 to the node's
+// devices, more nodes than the system has, and a device sweep other than
+// the placement's sum.
+func (r *Resolved) checkPlacement(ps *config.Problems) {
+	pl := r.Parallelism.Placement
+	for i, k := range pl {
+		if k < 1 || (r.Node != nil && k > r.Node.Devices) || k > sim.MaxRanks {
+			most := sim.MaxRanks
+			if r.Node != nil {
+				most = r.Node.Devices
+			}
+			ps.Addf(fmt.Sprintf("parallelism.placement[%d]", i), "must be within 1 to %d devices, got %d", most, k)
+			return
+		}
+	}
+	sum := sumInts(pl)
+	if r.Sys != nil && len(pl) > r.Sys.MaxNodes {
+		ps.Addf("parallelism.placement", "%d nodes; system %q has %d", len(pl), r.Sys.Name, r.Sys.MaxNodes)
+	}
+	if !slices.Equal(r.Sweep.Devices, []int{sum}) {
+		ps.Addf("sweep.devices", "must be the placement's %d devices alone, got %v", sum, r.Sweep.Devices)
 	}
 }
 
@@ -779,10 +849,15 @@ func showSeconds(v units.Seconds) string {
 const (
 	maxBucket   = units.TiB            // parallelism.bucket [25 MiB by default]
 	maxOverhead = units.Seconds(1e8)   // overheads.startup and .evaluation, about 3 years
-	minV0       = 1e-3                 // calibration.v0, samples/s [25 to 48,788 with the published calibrations]
+	minV0       = 1e-3                 // calibration.v0, samples/s [25 to 49,017 with the published calibrations]
 	maxV0       = 1e12                 // calibration.v0, samples/s
 	maxStepCost = units.Seconds(86400) // calibration.t, a day per step [0 to 54 ms]
 	maxSweep    = 1000                 // values in sweep.devices and in sweep.batch [at most 6]
+
+	// maxInterferenceSetting bounds parallelism.interference: compute at a
+	// tenth of its rate at the least [0.014 to 0.222 derived; 0.40 the
+	// largest slowdown measured, DefaultInterference].
+	maxInterferenceSetting = 0.9
 )
 
 func oneOf(ps *config.Problems, path, kind, v string, valid []string) {
@@ -801,11 +876,15 @@ func (r *Resolved) Points() []Point {
 		if p.DevicesPerNode > 0 {
 			per = min(p.DevicesPerNode, n)
 		}
+		nodes := n / per
+		if len(p.Placement) > 0 {
+			nodes, per = len(p.Placement), slices.Max(p.Placement)
+		}
 		for _, b := range r.Sweep.Batch {
 			rep := n / p.PipelineStages
 			pts = append(pts, Point{
 				Devices:        n,
-				Nodes:          n / per,
+				Nodes:          nodes,
 				DevicesPerNode: per,
 				Replicas:       rep,
 				BatchPerDevice: b,
@@ -826,4 +905,25 @@ func (r *Resolved) CalibrationPath() string {
 		return r.Calibration.File
 	}
 	return filepath.Join(filepath.Dir(r.File), r.Calibration.File)
+}
+
+// checkNCCL adds a problem for an NCCL override that is unknown or set
+// without the nccl exchange.
+func (r *Resolved) checkNCCL(ps *config.Problems) {
+	p := &r.Scenario.Parallelism
+	for _, f := range []struct {
+		field, what, v string
+		valid          []string
+	}{
+		{"parallelism.nccl_algo", "NCCL algorithm", p.NCCLAlgo, NCCLAlgorithms},
+		{"parallelism.nccl_proto", "NCCL protocol", p.NCCLProto, NCCLProtocols},
+	} {
+		if f.v == "" {
+			continue
+		}
+		oneOf(ps, f.field, f.what, f.v, f.valid)
+		if p.AllReduce != "nccl" {
+			ps.Addf(f.field, "%q fixes the nccl exchange's choice; allreduce %q is not nccl (set allreduce: nccl, or leave %s out)", f.v, p.AllReduce, f.field)
+		}
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -255,5 +256,46 @@ func TestOverrides(t *testing.T) {
 	Options{Overrides: map[string]string{"sweep.devices": "--devices"}}.attribute(&ps)
 	if ps.List[0].Path != "sweep.devicesx" || ps.List[1].Path != "--devices (sweep.devices[2])" || ps.List[1].Line >= 0 {
 		t.Errorf("attributed %+v", ps.List)
+	}
+}
+
+// TestPlacement: a placement gives one point whose nodes hold its
+// devices, Build passes it to the simulator, and a bad placement is named
+// with its YAML path.
+func TestPlacement(t *testing.T) {
+	edit := func(pl []int, devices []int) func(*Scenario) {
+		return func(s *Scenario) {
+			s.Parallelism.Placement, s.Sweep.Devices, s.Parallelism.AllReduce = pl, devices, "ring"
+		}
+	}
+	r, err := Load("tsubame3-resnet50-caffe2-verbs", Options{Edit: edit([]int{1, 2, 3, 4}, []int{10})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pts := r.Points()
+	if len(pts) == 0 || pts[0].Devices != 10 || pts[0].Nodes != 4 || pts[0].DevicesPerNode != 4 {
+		t.Fatalf("points %+v", pts)
+	}
+	c, err := r.Build(pts[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(c.Placement, []int{1, 2, 3, 4}) || c.Ranks() != 10 {
+		t.Errorf("sim placement %v, %d devices", c.Placement, c.Ranks())
+	}
+	if _, err := r.Build(Point{Devices: 8, Nodes: 2, DevicesPerNode: 4, Replicas: 8, BatchPerDevice: 32, GlobalBatch: 256}); err == nil || !strings.Contains(err.Error(), "do not match parallelism.placement [1 2 3 4]") {
+		t.Errorf("a point of 8 devices with placement 1+2+3+4: %v", err)
+	}
+	for _, tc := range []struct {
+		pl, devices []int
+		want        string
+	}{
+		{[]int{1, 5}, []int{6}, "parallelism.placement[1]: must be within 1 to 4 devices, got 5"},
+		{[]int{1, 2}, []int{4}, "sweep.devices: must be the placement's 3 devices alone"},
+	} {
+		_, err := Load("tsubame3-resnet50-caffe2-verbs", Options{Edit: edit(tc.pl, tc.devices)})
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("placement %v, devices %v: %v, want %q", tc.pl, tc.devices, err, tc.want)
+		}
 	}
 }

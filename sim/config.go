@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 
 	"scaleplan/internal/units"
 	"scaleplan/sim/internal/netsim"
@@ -62,9 +63,10 @@ const (
 	ParameterServer                       // synchronous parameter servers
 	AsyncParameterServer                  // asynchronous parameter servers: no barrier
 	HostStaged                            // through host memory, for devices without peer-to-peer access
+	NCCL                                  // NCCL's algorithm and protocol per call, from its tuning model (Comm.NCCLAlgo, Comm.NCCLProto)
 )
 
-var algorithmNames = [...]string{"ring", "halving-doubling", "tree", "double-tree", "hierarchical", "torus-2d", "ps", "async-ps", "host-staged"}
+var algorithmNames = [...]string{"ring", "halving-doubling", "tree", "double-tree", "hierarchical", "torus-2d", "ps", "async-ps", "host-staged", "nccl"}
 
 // String returns the algorithm's name as ParseAlgorithm reads it.
 func (a Algorithm) String() string {
@@ -83,7 +85,8 @@ func (a Algorithm) MarshalText() ([]byte, error) {
 }
 
 // ParseAlgorithm returns the algorithm named s: ring, halving-doubling,
-// tree, double-tree, hierarchical, torus-2d, ps, async-ps or host-staged.
+// tree, double-tree, hierarchical, torus-2d, ps, async-ps, host-staged or
+// nccl.
 func ParseAlgorithm(s string) (Algorithm, error) {
 	for i, n := range algorithmNames {
 		if s == n {
@@ -110,6 +113,8 @@ func (a Algorithm) netsim() netsim.Algorithm {
 		return netsim.ParameterServer
 	case HostStaged:
 		return netsim.HostStaged
+	case NCCL:
+		return netsim.NCCL
 	}
 	return netsim.Ring
 }
@@ -216,6 +221,14 @@ type Config struct {
 	// DevicesPerNode is the number of devices used in each node. Required,
 	// at least 1.
 	DevicesPerNode int
+	// Placement is the number of devices used on each node, for
+	// placements with different numbers per node (1, 2, 3, 4): node i
+	// holds the next Placement[i] devices in rank order, each entry in
+	// [1, MaxRanks]. It overrides Nodes and DevicesPerNode: validation
+	// sets Nodes to its length and DevicesPerNode to its largest entry,
+	// and drops it when all entries are equal. Default nil: Nodes nodes of
+	// DevicesPerNode.
+	Placement []int
 	// Stages is the number of pipeline stages one replica spans, on
 	// consecutive devices; it must divide Nodes·DevicesPerNode. Default 1.
 	Stages int
@@ -317,6 +330,17 @@ type Comm struct {
 	// Boundary is the bytes per sample sent between adjacent pipeline
 	// stages: activations forward, their gradients backward. Default 0.
 	Boundary units.Bytes
+	// NCCLAlgo and NCCLProto fix NCCL's algorithm (ring, tree, nvls,
+	// collnet) and protocol (ll, ll128, simple) for the NCCL exchange, as
+	// NCCL_ALGO and NCCL_PROTO do. Default "": NCCL's tuning model
+	// chooses per call.
+	NCCLAlgo, NCCLProto string
+	// Interference is the share s of a device's compute rate that its
+	// gradient exchange takes while a bucket's collective is in flight:
+	// the backward pass then progresses at 1 − s of its rate (NCCL's
+	// kernels occupy SMs and memory bandwidth; see docs/simulator.md).
+	// In [0, 1); default 0, no interference.
+	Interference float64
 }
 
 // Network is the cluster's links; see netsim for the topology they form.
@@ -346,14 +370,43 @@ type Network struct {
 	FabricLatency units.Seconds
 	// Oversubscription is the fabric's, ≥ 1; default 1.
 	Oversubscription float64
+	// Rails makes the fabric rail-optimised: NIC j of every node on rail
+	// j's leaf, traffic between different rails through a spine
+	// oversubscribed by Oversubscription (netsim.Config.Rails). Default
+	// false: one core.
+	Rails bool
 	// Efficiency is the inter-node transport's fraction of the NIC line
 	// rate, in (0, 1]; default 1.
 	Efficiency float64
 	// Overhead is the inter-node transport's per-message overhead;
 	// default 0.
 	Overhead units.Seconds
+	// DevicesPerSwitch, SwitchUplink, Sockets and InterSocket are each
+	// node's PCIe tree (netsim.Config has their model): devices behind
+	// switches of DevicesPerSwitch, one uplink per switch to its socket,
+	// the sockets joined by InterSocket. Default 0: no tree.
+	DevicesPerSwitch int
+	SwitchUplink     Link // per switch and direction; required with DevicesPerSwitch
+	Sockets          int  // CPU sockets per node, 1 to 8; default 1
+	InterSocket      Link // between two sockets, per direction; required with Sockets > 1 and a tree
+	// PerFlow is the most one stream of the inter-node transport moves
+	// (one TCP connection, one cloud flow), bytes/s, not scaled by
+	// Efficiency; default 0, no limit.
+	PerFlow units.BytesPerSec
+	// Streams is the number of streams a device stripes each transfer to
+	// another node over, in [1, 64]; a transfer moves at most
+	// Streams·PerFlow. Default 1.
+	Streams int
 	// ServerNIC is each parameter server's NIC line rate; default NIC.
 	ServerNIC units.BytesPerSec
+	// IntraPCI says the devices of a node talk over PCIe, NCCL's PCI link
+	// class (its hop latencies; no LL128 by default); default false,
+	// NVLink. Used by the NCCL exchange.
+	IntraPCI bool
+	// NVLS says the node's NVSwitch reduces in the network (NVLink SHARP),
+	// CollNet that the fabric between nodes does (InfiniBand SHARP); the
+	// NCCL exchange may then choose them. Default false.
+	NVLS, CollNet bool
 }
 
 // Input is the input pipeline: each node's loader reads, decodes and
@@ -432,8 +485,69 @@ type Staging struct {
 	NIC units.BytesPerSec
 }
 
-// Ranks returns the number of devices, Nodes·DevicesPerNode.
-func (c *Config) Ranks() int { return c.Nodes * c.DevicesPerNode }
+// Ranks returns the number of devices: Nodes·DevicesPerNode, or the sum
+// of Placement when it is set.
+func (c *Config) Ranks() int {
+	if len(c.Placement) > 0 {
+		n := 0
+		for _, k := range c.Placement {
+			n += k
+		}
+		return n
+	}
+	return c.Nodes * c.DevicesPerNode
+}
+
+// NodeDevices returns the first device of a node and the number of
+// devices on it, of a validated configuration.
+func (c *Config) NodeDevices(node int) (first, k int) {
+	if len(c.Placement) == 0 {
+		return node * c.DevicesPerNode, c.DevicesPerNode
+	}
+	for _, n := range c.Placement[:node] {
+		first += n
+	}
+	return first, c.Placement[node]
+}
+
+// nodeOf returns the node of every device of a validated configuration.
+func (c *Config) nodeOf() []int {
+	out := make([]int, 0, c.Ranks())
+	for a := range c.Nodes {
+		_, k := c.NodeDevices(a)
+		for range k {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// validatePlacement checks Placement and sets Nodes and DevicesPerNode
+// from it; equal entries become Nodes × DevicesPerNode.
+func (c *Config) validatePlacement(bad func(string, ...any)) {
+	if len(c.Placement) > MaxRanks {
+		bad("placement lists %d nodes; at most %d", len(c.Placement), MaxRanks)
+		return
+	}
+	sum, most := 0, 0
+	for i, k := range c.Placement {
+		if k < 1 || k > MaxRanks {
+			bad("placement[%d] %d devices is not in [1, %d]", i, k, MaxRanks)
+			return
+		}
+		sum, most = sum+k, max(most, k)
+	}
+	if sum > MaxRanks {
+		bad("placement %v holds %d devices; at most %d", c.Placement, sum, MaxRanks)
+		return
+	}
+	c.Nodes, c.DevicesPerNode = len(c.Placement), most
+	if slices.Min(c.Placement) == most {
+		c.Placement = nil
+		return
+	}
+	c.Placement = slices.Clone(c.Placement)
+}
 
 // Replicas returns the number of data-parallel replicas, Ranks/Stages.
 func (c *Config) Replicas() int { return c.Ranks() / max(c.Stages, 1) }
@@ -455,13 +569,16 @@ func (c *Config) validate() error {
 	bad := func(format string, args ...any) {
 		errs = append(errs, fmt.Errorf("%w: "+format, append([]any{ErrConfig}, args...)...))
 	}
+	if len(c.Placement) > 0 {
+		c.validatePlacement(bad)
+	}
 	if c.Nodes < 1 || c.Nodes > MaxRanks {
 		bad("nodes %d is not in [1, %d]", c.Nodes, MaxRanks)
 	}
 	if c.DevicesPerNode < 1 || c.DevicesPerNode > MaxRanks {
 		bad("devices per node %d is not in [1, %d]", c.DevicesPerNode, MaxRanks)
 	}
-	ranksOK := len(errs) == 0 && c.Nodes <= MaxRanks/c.DevicesPerNode
+	ranksOK := len(errs) == 0 && (len(c.Placement) > 0 || c.Nodes <= MaxRanks/c.DevicesPerNode)
 	if len(errs) == 0 && !ranksOK {
 		bad("%d nodes of %d devices exceed %d devices", c.Nodes, c.DevicesPerNode, MaxRanks)
 	}
@@ -541,11 +658,20 @@ func (c *Config) validate() error {
 	default:
 		bad("inter-node algorithm %v is not ring, halving-doubling, tree or double-tree", cm.InterNode)
 	}
+	if _, err := netsim.ParseNCCLAlgorithm(cm.NCCLAlgo); err != nil {
+		bad("NCCL algorithm %q: want ring, tree, nvls or collnet", cm.NCCLAlgo)
+	}
+	if _, err := netsim.ParseProtocol(cm.NCCLProto); err != nil {
+		bad("NCCL protocol %q: want ll, ll128 or simple", cm.NCCLProto)
+	}
 	if cm.Bucket == 0 {
 		cm.Bucket = DefaultBucket
 	}
 	if !positive(float64(cm.Bucket)) {
 		bad("bucket %v is not a positive finite number", float64(cm.Bucket))
+	}
+	if !(cm.Interference >= 0 && cm.Interference < 1) {
+		bad("interference %v is not in [0, 1)", cm.Interference)
 	}
 	if len(cm.Layers) > 1<<20 {
 		bad("%d gradient layers is more than %d", len(cm.Layers), 1<<20)
@@ -622,7 +748,7 @@ func (c *Config) validate() error {
 	}{{"intra-node bandwidth", float64(n.Intra.Bandwidth)}, {"intra-node latency", float64(n.Intra.Latency)},
 		{"PCIe bandwidth", float64(n.PCIe.Bandwidth)}, {"PCIe latency", float64(n.PCIe.Latency)}, {"host memory bandwidth", float64(n.HostMemory)},
 		{"NIC bandwidth", float64(n.NIC.Bandwidth)}, {"NIC latency", float64(n.NIC.Latency)}, {"fabric latency", float64(n.FabricLatency)},
-		{"transport overhead", float64(n.Overhead)}, {"server NIC bandwidth", float64(n.ServerNIC)}} {
+		{"transport overhead", float64(n.Overhead)}, {"server NIC bandwidth", float64(n.ServerNIC)}, {"per-flow rate", float64(n.PerFlow)}} {
 		if !nonNegative(x.v) {
 			bad("%s %v is not a non-negative finite number", x.name, x.v)
 		}
@@ -644,6 +770,12 @@ func (c *Config) validate() error {
 	}
 	if !(n.Efficiency >= 1e-6 && n.Efficiency <= 1) {
 		bad("transport efficiency %v is not in [1e-6, 1]", n.Efficiency)
+	}
+	if n.Streams == 0 {
+		n.Streams = 1
+	}
+	if n.Streams < 1 || n.Streams > netsim.MaxStreams {
+		bad("streams %d is not in [1, %d]", n.Streams, netsim.MaxStreams)
 	}
 	if n.Oversubscription > 1e6 {
 		bad("oversubscription %v is more than 1e6", n.Oversubscription)
@@ -705,7 +837,7 @@ func (c *Config) checkRanges(bad func(string, ...any)) {
 		name string
 		v    units.BytesPerSec
 	}{{"intra-node bandwidth", n.Intra.Bandwidth}, {"PCIe bandwidth", n.PCIe.Bandwidth}, {"host memory bandwidth", n.HostMemory},
-		{"NIC bandwidth", n.NIC.Bandwidth}, {"server NIC bandwidth", n.ServerNIC}, {"local read bandwidth", in.Local},
+		{"NIC bandwidth", n.NIC.Bandwidth}, {"server NIC bandwidth", n.ServerNIC}, {"per-flow rate", n.PerFlow}, {"local read bandwidth", in.Local},
 		{"shared aggregate bandwidth", in.Shared.Aggregate}, {"shared per-client bandwidth", in.Shared.PerClient},
 		{"host-to-device bandwidth", in.HostToDevice}, {"staging write bandwidth", in.Staging.Write}, {"staging NIC bandwidth", in.Staging.NIC}} {
 		if x.v != 0 && x.v < MinRate {
@@ -721,17 +853,34 @@ func (c *Config) topology() netsim.Config {
 	if c.Comm.Algorithm == ParameterServer || c.Comm.Algorithm == AsyncParameterServer {
 		servers = c.Comm.Servers
 	}
+	per := c.DevicesPerNode
+	if len(c.Placement) > 0 {
+		per = 0
+	}
 	return netsim.Config{
-		Ranks: c.Ranks(), RanksPerNode: c.DevicesPerNode,
+		Ranks: c.Ranks(), RanksPerNode: per, NodeRanks: c.Placement,
 		Intra:         netsim.LinkSpec{Bandwidth: n.Intra.Bandwidth, Latency: n.Intra.Latency},
 		NoPeerToPeer:  n.NoPeerToPeer,
 		PCIe:          netsim.LinkSpec{Bandwidth: n.PCIe.Bandwidth, Latency: n.PCIe.Latency},
 		HostMemory:    n.HostMemory,
 		NICsPerNode:   n.NICs,
 		NIC:           netsim.LinkSpec{Bandwidth: n.NIC.Bandwidth, Latency: n.NIC.Latency},
-		FabricLatency: n.FabricLatency, Oversubscription: n.Oversubscription,
-		Efficiency: n.Efficiency, Overhead: n.Overhead,
-		Servers: servers, ServerNIC: n.ServerNIC,
+		FabricLatency: n.FabricLatency, Oversubscription: n.Oversubscription, Rails: n.Rails,
+		Efficiency: n.Efficiency, Overhead: n.Overhead, PerFlow: n.PerFlow, Streams: n.Streams,
+		DevicesPerSwitch: n.DevicesPerSwitch, Sockets: n.Sockets,
+		SwitchUplink: netsim.LinkSpec{Bandwidth: n.SwitchUplink.Bandwidth, Latency: n.SwitchUplink.Latency},
+		InterSocket:  netsim.LinkSpec{Bandwidth: n.InterSocket.Bandwidth, Latency: n.InterSocket.Latency},
+		Servers:      servers, ServerNIC: n.ServerNIC,
 		InterNode: c.Comm.InterNode.netsim(), TorusX: c.Comm.TorusX,
+		NCCL: c.ncclConfig(),
 	}
+}
+
+// ncclConfig is the NCCL exchange's view of the fabric and its overrides;
+// validate has checked the names.
+func (c *Config) ncclConfig() netsim.NCCLConfig {
+	a, _ := netsim.ParseNCCLAlgorithm(c.Comm.NCCLAlgo)
+	p, _ := netsim.ParseProtocol(c.Comm.NCCLProto)
+	n := c.Network
+	return netsim.NCCLConfig{IntraPCI: n.IntraPCI, NVLS: n.NVLS, CollNet: n.CollNet, Algorithm: a, Protocol: p}
 }

@@ -52,7 +52,21 @@
 // the whole gradient is one collective after the backward pass. The
 // collectives share links with pipeline transfers and shared-storage
 // reads, which are netsim flows on the same network; the devices of a
-// node share its NICs.
+// node share its NICs. Config.Placement puts different numbers of devices
+// on the nodes (1, 2, 3, 4), in rank order; pipeline stages stay on
+// consecutive devices. Network.PerFlow and Streams cap each transfer
+// between nodes, Network.DevicesPerSwitch models the nodes' PCIe
+// switches and sockets, and Network.Rails a rail-optimised fabric (see
+// netsim's documentation for each).
+//
+// While a bucket's collective is in flight, the backward of every device
+// of its stage progresses at 1 − Comm.Interference of its rate (NCCL's
+// kernels hold SMs): progress is piecewise linear, each collective's start
+// and end moving the backward's end and the next release to the times the
+// new rate gives. A backward of D whose only overlapped exchange lasts C
+// and starts with W of work left ends at D + s·C', C' = C if
+// (1 − s)·C ≤ W, else W/(1 − s). The time the slowdown adds counts as
+// comm.
 //
 // # Input pipeline
 //
@@ -94,8 +108,9 @@
 //	straggler  the rest of the wait for the slowest replica: from the end of
 //	           its own last backward to the end of the slowest replica's
 //	comm       from the end of the slowest replica's backward to the end of
-//	           the stage's last all-reduce; and waits for an activation or
-//	           gradient already sent by the neighbouring stage but in transit
+//	           the stage's last all-reduce; waits for an activation or
+//	           gradient already sent by the neighbouring stage but in transit;
+//	           and the time interference adds to the backward pass
 //	bubble     waits for a neighbouring stage that has not finished computing,
 //	           and the wait after its update until the step ends
 //

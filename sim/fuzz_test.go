@@ -83,6 +83,9 @@ func randomConfig(seed uint64, alg, storage uint8, jitter float64, gpipe, recomp
 		}
 	}
 	c.Network.NoPeerToPeer = rng.IntN(4) == 0
+	if rng.IntN(2) == 0 {
+		c.Comm.Interference = 0.4 * rng.Float64()
+	}
 	in := &c.Input
 	in.Storage = Storage(int(storage) % len(storageNames))
 	in.SampleBytes = units.Bytes(1e3 + rng.Float64()*2e5)
@@ -144,6 +147,7 @@ func distort(c *Config, i uint8, x float64) {
 		func() { c.Network.NIC.Latency = units.Seconds(x) },
 		func() { c.Comm.Bucket = units.Bytes(x) },
 		func() { c.Comm.Boundary = units.Bytes(x) },
+		func() { c.Comm.Interference = x },
 		func() { c.Memory.Gradients = units.Bytes(x) },
 		func() { c.Memory.Capacity = units.Bytes(x) },
 		func() { c.Input.Local = units.BytesPerSec(x) },

@@ -81,8 +81,9 @@ func (r *run) newLoaders() {
 	readers := 0
 	for node := range c.Nodes {
 		var cons []int
-		for d := range c.DevicesPerNode {
-			if id := node*c.DevicesPerNode + d; id%c.Stages == 0 {
+		first, k := c.NodeDevices(node)
+		for d := range k {
+			if id := first + d; id%c.Stages == 0 {
 				cons = append(cons, id)
 			}
 		}

@@ -29,8 +29,9 @@ func (s Step) Time() units.Seconds { return s.End - s.Start }
 
 // Result is the outcome of simulating one configuration.
 type Result struct {
-	Devices      int // Nodes·DevicesPerNode
+	Devices      int // Nodes·DevicesPerNode, or the sum of Placement
 	Nodes        int
+	Placement    []int // devices on each node when they differ (Config.Placement); nil when every node holds as many
 	Stages       int
 	Replicas     int
 	MicroBatch   int // samples per micro-batch per replica

@@ -108,6 +108,14 @@ type rank struct {
 	begin float64 // start of the running task
 	dur   float64 // its duration
 
+	// The last backward's progress under interference (see setRate):
+	// work w0 (seconds at full rate) done by t0, progressing at rate
+	// since; ev is its end event.
+	lastBack     bool
+	slowed       bool // its rate has changed at least once
+	w0, t0, rate float64
+	ev           event.Handle
+
 	waiting   int
 	waitStart float64
 
@@ -143,6 +151,7 @@ type group struct {
 	arDone  bool
 	arEnd   float64
 	arStart float64
+	flying  bool // a bucket's all-reduce is in flight
 	doneFn  func(*netsim.Result)
 	startEv bucketEvent
 }
@@ -224,9 +233,10 @@ func newRun(c *Config) (*run, error) {
 	}
 	R := c.Ranks()
 	r.ranks = make([]rank, R)
+	nodeOf := c.nodeOf()
 	for i := range r.ranks {
 		k := &r.ranks[i]
-		*k = rank{r: r, id: i, node: i / c.DevicesPerNode, stage: i % S, rep: i / S, tasks: r.sched[i%S]}
+		*k = rank{r: r, id: i, node: nodeOf[i], stage: i % S, rep: i / S, tasks: r.sched[i%S]}
 		if S > 1 {
 			k.actAt, k.actSent = make([]float64, M), make([]float64, M)
 			k.gradAt, k.gradSent = make([]float64, M), make([]float64, M)
@@ -374,7 +384,7 @@ func (r *run) result() *Result {
 	c := r.c
 	f, _ := c.PeakFootprint()
 	return &Result{
-		Devices: c.Ranks(), Nodes: c.Nodes, Stages: c.Stages, Replicas: c.Replicas(),
+		Devices: c.Ranks(), Nodes: c.Nodes, Placement: c.Placement, Stages: c.Stages, Replicas: c.Replicas(),
 		MicroBatch: c.MicroBatch, Accumulation: c.Accumulation, GlobalBatch: c.GlobalBatch(),
 		Memory: f, Staging: c.stagingTime(),
 	}
@@ -398,7 +408,7 @@ func (r *run) startStep() {
 	for i := range r.groups {
 		g := &r.groups[i]
 		clear(g.release)
-		g.started, g.ended, g.next, g.bMax, g.arDone = 0, 0, 0, 0, false
+		g.started, g.ended, g.next, g.bMax, g.arDone, g.flying = 0, 0, 0, 0, false, false
 	}
 	for i := range r.ranks {
 		k := &r.ranks[i]
@@ -453,8 +463,9 @@ func (k *rank) try() {
 	} else {
 		k.dur = k.f
 	}
-	r.s.AtEvent(units.Seconds(now+k.dur), k)
+	ev := r.s.AtEvent(units.Seconds(now+k.dur), k)
 	if t.back && k.next == len(k.tasks)-1 {
+		k.lastBack, k.slowed, k.w0, k.t0, k.rate, k.ev = true, false, 0, now, 1, ev
 		r.groups[k.stage].backwardStarted(now, k.dur)
 	}
 }
@@ -514,6 +525,10 @@ func (k *rank) Fire() {
 		return
 	}
 	k.compute += k.dur
+	if k.slowed { // the time interference added is communication's cost
+		k.comm += max(now-k.begin-k.dur, 0)
+	}
+	k.lastBack = false
 	t := k.cur
 	S := r.c.Stages
 	if t.back {
@@ -670,7 +685,7 @@ func (g *group) backwardStarted(start, dur float64) {
 // scheduleBucket starts bucket g.next now or at its release time.
 func (g *group) scheduleBucket() {
 	now := float64(g.r.s.Now())
-	if t := g.release[g.next]; t > now {
+	if t := g.releaseTime(g.next); t > now {
 		g.r.s.AtEvent(units.Seconds(t), &g.startEv)
 		return
 	}
@@ -684,6 +699,10 @@ func (g *group) startBucket() {
 		ranks = g.ranks
 	}
 	g.arStart = float64(r.s.Now())
+	if s := r.c.Comm.Interference; s > 0 && !g.flying {
+		g.flying = true
+		g.setRate(1 - s)
+	}
 	net := r.topo.Network()
 	if r.tr != nil {
 		net.Label = r.bucketName(g, g.next)
@@ -705,6 +724,10 @@ func (r *run) bucketName(g *group, i int) string {
 func (g *group) bucketDone(*netsim.Result) {
 	r := g.r
 	r.traceComm(g, g.next, g.arStart, float64(r.s.Now()))
+	if g.flying {
+		g.flying = false
+		g.setRate(1)
+	}
 	g.next++
 	if g.next < len(g.buckets) {
 		g.scheduleBucket()
@@ -796,4 +819,52 @@ func (r *run) rankDone() {
 	if r.step < r.c.Steps {
 		r.startStep()
 	}
+}
+
+// releaseTime returns when bucket i is released: when the slowest rank's
+// last backward has produced it. Without interference it is the time
+// backwardStarted recorded; with it, each rank's progress is followed
+// from its last rate change (reach).
+func (g *group) releaseTime(i int) float64 {
+	if g.r.c.Comm.Interference == 0 {
+		return g.release[i]
+	}
+	t := math.Inf(-1)
+	for _, id := range g.ranks {
+		t = max(t, g.r.ranks[id].reach(g.frac[i]))
+	}
+	return t
+}
+
+// reach returns when the rank's last backward has done fraction f of its
+// work at its present rate: t0 + (f·dur − w0)/rate, at or before now if it
+// has already done so, and the end of that backward if it has ended.
+func (k *rank) reach(f float64) float64 {
+	if !k.lastBack {
+		return k.bEnd
+	}
+	return k.t0 + (k.dur*f-k.w0)/k.rate
+}
+
+// setRate sets the compute rate of the ranks of g that are in their last
+// backward; the others wait and compute nothing.
+func (g *group) setRate(rate float64) {
+	for _, id := range g.ranks {
+		if k := &g.r.ranks[id]; k.lastBack {
+			k.setRate(rate)
+		}
+	}
+}
+
+// setRate makes the rank's last backward progress at rate from now: the
+// work done since t0 is added to w0 and its end event is moved to
+// now + (dur − w0)/rate. Progress is piecewise linear in time, so every
+// time it reaches is exact, without time steps.
+func (k *rank) setRate(rate float64) {
+	r := k.r
+	now := float64(r.s.Now())
+	k.w0 = min(k.w0+(now-k.t0)*k.rate, k.dur)
+	k.t0, k.rate, k.slowed = now, rate, true
+	r.s.Cancel(k.ev)
+	k.ev = r.s.AtEvent(units.Seconds(now+(k.dur-k.w0)/rate), k)
 }

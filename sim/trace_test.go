@@ -223,6 +223,20 @@ func TestTraceLinkTracks(t *testing.T) {
 			cat(intra("out", 0, 1, 2, 3), intra("in", 0, 1, 2, 3),
 				[]string{"node 0 NIC 0 out", "node 0 NIC 0 in", "node 0 NIC 1 out", "node 0 NIC 1 in",
 					"node 1 NIC 0 out", "node 1 NIC 0 in", "node 1 NIC 1 out", "node 1 NIC 1 in", "fabric core"})},
+		// The same on a rail-optimised fabric: every hop between nodes
+		// changes rail (NIC 1 into NIC 0, NIC 0 into NIC 1), so the spine
+		// carries them and the rail leaves stay idle.
+		{"2×2 flat ring, 2 NICs, rails", func(c *Config) { *c = base(2, 2); c.Network.NICs = 2; c.Network.Rails = true },
+			cat(intra("out", 0, 1, 2, 3), intra("in", 0, 1, 2, 3),
+				[]string{"node 0 NIC 0 out", "node 0 NIC 0 in", "node 0 NIC 1 out", "node 0 NIC 1 in",
+					"node 1 NIC 0 out", "node 1 NIC 0 in", "node 1 NIC 1 out", "node 1 NIC 1 in", "fabric spine"})},
+		// A ring of 4 devices behind 2 PCIe switches of 2: 1→2 goes up
+		// switch 0 and down switch 1, 3→0 up switch 1 and down switch 0.
+		{"1×4 ring, 2 PCIe switches", func(c *Config) {
+			*c = base(1, 4)
+			c.Network.DevicesPerSwitch, c.Network.SwitchUplink = 2, Link{Bandwidth: 16e9}
+		}, cat(intra("out", 0, 1, 2, 3), intra("in", 0, 1, 2, 3),
+			[]string{"node 0 PCIe switch 0 up", "node 0 PCIe switch 0 down", "node 0 PCIe switch 1 up", "node 0 PCIe switch 1 down"})},
 		// A pipeline of 2 stages on one node and no replicas: activations
 		// 0→1 and gradients 1→0, no all-reduce.
 		{"pipeline 2 stages", func(c *Config) { *c = base(1, 2); c.Stages = 2; c.Accumulation = 4; c.Comm.Boundary = 1 * units.MB },

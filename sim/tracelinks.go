@@ -126,11 +126,28 @@ func (lr *linkRecorder) init(r *run) {
 				name(in, keep, "node %d NIC %d in", a, i)
 			}
 		}
+		for sw := range topo.Switches(a) {
+			up, down := topo.Switch(a, sw)
+			name(up, keep, "node %d PCIe switch %d up", a, sw)
+			name(down, keep, "node %d PCIe switch %d down", a, sw)
+		}
+		for x := range topo.Config().Sockets {
+			for y := range topo.Config().Sockets {
+				name(topo.Socket(a, x, y), keep, "node %d socket %d to %d", a, x, y)
+			}
+		}
 		if a < len(r.loaders) && r.loaders[a] != nil {
 			name(r.loaders[a].client, keep, "node %d storage client", a)
 		}
 	}
-	name(topo.Core(), true, "fabric core")
+	if topo.Rail(0) != nil {
+		name(topo.Core(), true, "fabric spine")
+		for j := range nics {
+			name(topo.Rail(j), true, "rail %d leaf", j)
+		}
+	} else {
+		name(topo.Core(), true, "fabric core")
+	}
 	if topo.Core() != nil {
 		for s := range topo.Config().Servers {
 			out, in := topo.Server(s)

@@ -7,17 +7,33 @@ import (
 	"math"
 	"strings"
 
+	"scaleplan/fit"
 	"scaleplan/hw"
 	"scaleplan/internal/units"
+	"scaleplan/scenarios"
 	"scaleplan/sim"
 )
 
-// MeasuredCollective is one all-reduce test of a collective benchmark
-// (nccl-tests' all_reduce_perf): the time of one all-reduce at each of a
-// sweep of message sizes over Ranks devices of a catalogue system.
+// CollectiveOps maps the ops of nccl-tests (as fit/logs reads them) that
+// CompareCollectives predicts to the simulator's.
+var CollectiveOps = map[string]sim.Op{
+	"all_reduce": sim.OpAllReduce, "reduce_scatter": sim.OpReduceScatter, "all_gather": sim.OpAllGather,
+	"broadcast": sim.OpBroadcast, "alltoall": sim.OpAllToAll, "sendrecv": sim.OpSendRecv,
+}
+
+// collectiveOpNames are CollectiveOps' keys, in nccl-tests' order.
+var collectiveOpNames = []string{"all_reduce", "reduce_scatter", "all_gather", "broadcast", "alltoall", "sendrecv"}
+
+// MeasuredCollective is one test of a collective benchmark (nccl-tests'
+// all_reduce_perf, all_gather_perf, ...): the time of one operation at
+// each of a sweep of message sizes over Ranks devices of a catalogue
+// system.
 type MeasuredCollective struct {
 	// Source says where the test is (file:line); free text.
 	Source string
+	// Op is the operation as nccl-tests names it, one of CollectiveOps'
+	// keys; "" means all_reduce.
+	Op string
 	// Device is the device as the log names it (a catalogue key or one of
 	// a device's names); "" where the log names none. When given, it must
 	// be the device of System's nodes.
@@ -33,15 +49,20 @@ type MeasuredCollective struct {
 	// nodes and inside a node, as a scenario's parallelism names them;
 	// "" for those a scenario on the system takes by default.
 	Transport, IntraTransport string
-	// Algorithm is the all-reduce the simulator runs: sim.Ring (the zero
-	// value) or another synchronous one.
+	// Algorithm is the exchange the simulator runs (sim.CollectiveTime):
+	// sim.Ring (the zero value), sim.NCCL or another synchronous one.
 	Algorithm sim.Algorithm
-	// Sizes are the message sizes, as the benchmark counts them (the
-	// whole buffer of each rank), and Times the measured time of one
-	// all-reduce at each; Lines where each is in the log (0 if unknown).
+	// Sizes are the message sizes as nccl-tests counts them (the whole
+	// buffer of each rank for all-reduce and broadcast, the full output of
+	// all-gather and input of reduce-scatter, each rank's send buffer for
+	// alltoall and sendrecv), and Times the measured time of one operation
+	// at each; Lines where each is in the log (0 if unknown).
 	Sizes []units.Bytes
 	Times []units.Seconds
 	Lines []int
+	// Fabric are calibration files whose fabric entries for System set
+	// its links in place of the catalogue's (scenarios.ApplyFabric).
+	Fabric []scenarios.CalibrationFile
 }
 
 // CollectiveRow is one message size, measured and predicted.
@@ -52,7 +73,8 @@ type CollectiveRow struct {
 	// Error is (Predicted − Measured)/Measured of the time.
 	Error float64
 	// MeasuredBusBW and PredictedBusBW are the bus bandwidths of the two
-	// times, S/T × 2(p−1)/p, as nccl-tests prints them.
+	// times, S/T × fit.BusFactor (2(p−1)/p for an all-reduce), as
+	// nccl-tests prints them.
 	MeasuredBusBW, PredictedBusBW units.BytesPerSec
 }
 
@@ -64,17 +86,21 @@ type CollectiveComparison struct {
 	SystemName, Exchange string
 	// DevicesPerNode is the placement: Ranks / DevicesPerNode nodes.
 	DevicesPerNode int
-	Rows           []CollectiveRow
+	// Calibrated are the levels whose links a fabric entry of Fabric set;
+	// nil if none.
+	Calibrated []scenarios.Applied
+	Rows       []CollectiveRow
 	// MAE is the mean absolute Error over the rows.
 	MAE float64
 }
 
 // CompareCollectives predicts the time of every size of each test with
-// sim.AllReduceTime on the test's system, its nodes filled as the test
-// placed its ranks and the network scenarios.Network builds for a
+// sim.CollectiveTime of its op on the test's system, its nodes filled as
+// the test placed its ranks and the network scenarios.Network builds for a
 // scenario on it, and compares. A test that cannot be placed on its
 // system (another device, ranks that are not whole nodes, more nodes than
-// the system has) is an error naming its source.
+// the system has) or of an op not in CollectiveOps is an error naming its
+// source.
 func CompareCollectives(cat *hw.Catalog, tests []MeasuredCollective) ([]CollectiveComparison, error) {
 	var out []CollectiveComparison
 	for _, t := range tests {
@@ -89,14 +115,19 @@ func CompareCollectives(cat *hw.Catalog, tests []MeasuredCollective) ([]Collecti
 
 func compareCollective(cat *hw.Catalog, t MeasuredCollective) (CollectiveComparison, error) {
 	c := CollectiveComparison{MeasuredCollective: t}
+	c.Op = cmp.Or(t.Op, "all_reduce")
+	op, ok := CollectiveOps[c.Op]
+	if !ok {
+		return c, fmt.Errorf("op %q: want one of %s", c.Op, strings.Join(collectiveOpNames, ", "))
+	}
 	if t.Ranks < 2 {
-		return c, fmt.Errorf("%d ranks: an all-reduce needs two or more", t.Ranks)
+		return c, fmt.Errorf("%d ranks: a collective needs two or more", t.Ranks)
 	}
 	if len(t.Sizes) == 0 || len(t.Sizes) != len(t.Times) || (t.Lines != nil && len(t.Lines) != len(t.Sizes)) {
 		return c, fmt.Errorf("%d sizes, %d times and %d lines: want as many, at least one", len(t.Sizes), len(t.Times), len(t.Lines))
 	}
 	if t.System == "" {
-		return c, errors.New("no system: an all-reduce is predicted on a catalogue system's links")
+		return c, errors.New("no system: a collective is predicted on a catalogue system's links")
 	}
 	var d *hw.Device
 	if t.Device != "" {
@@ -119,18 +150,18 @@ func compareCollective(cat *hw.Catalog, t MeasuredCollective) (CollectiveCompari
 		return c, fmt.Errorf("%d ranks, %d a node: system %s's nodes hold %d devices", t.Ranks, per, sys.Name, node.Devices)
 	}
 	cfg := sim.Config{Comm: sim.Comm{Algorithm: t.Algorithm}}
-	exchange, err := onNodes(cat, sys, t.Ranks, per, t.Transport, t.IntraTransport, &cfg)
+	exchange, applied, err := onNodes(cat, sys, t.Ranks, per, t.Transport, t.IntraTransport, t.Fabric, &cfg)
 	if err != nil {
 		return c, err
 	}
-	c.SystemName, c.Exchange, c.DevicesPerNode = sys.Name, exchange, per
-	bus := 2 * float64(t.Ranks-1) / float64(t.Ranks)
+	c.SystemName, c.Exchange, c.DevicesPerNode, c.Calibrated = sys.Name, exchange, per, applied
+	bus, _ := fit.BusFactor(c.Op, t.Ranks)
 	for i, s := range t.Sizes {
 		m := t.Times[i]
 		if !(m > 0) || math.IsInf(float64(m), 0) || !(s > 0) {
 			return c, fmt.Errorf("size %v, time %v: want both above 0", s, m)
 		}
-		pt, err := sim.AllReduceTime(cfg, s)
+		pt, err := sim.CollectiveTime(cfg, op, s)
 		if err != nil {
 			return c, err
 		}

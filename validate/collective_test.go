@@ -60,6 +60,39 @@ func TestCompareCollectivesClosedForm(t *testing.T) {
 	}
 }
 
+// TestCompareCollectivesOps predicts the other ops of nccl-tests on one
+// DGX H200 node of 8 with the ring's schedules, against their closed forms
+// with TestCompareCollectivesClosedForm's α and β (S as nccl-tests counts
+// it): all_gather and reduce_scatter (p−1)(α + S/(pβ)), alltoall α +
+// (p−1)/p·S/β, sendrecv α + S/β, and bus bandwidths S/T times (p−1)/p,
+// (p−1)/p and 1 (nccl-tests' doc/PERFORMANCE.md).
+func TestCompareCollectivesOps(t *testing.T) {
+	cat, _ := defaults(t)
+	const alpha, beta, p = 7e-6, 0.8 * 450e9, 8
+	for _, tc := range []struct {
+		op   string
+		form func(s float64) float64
+		bus  float64
+	}{
+		{"all_gather", func(s float64) float64 { return (p - 1) * (alpha + s/(p*beta)) }, 7.0 / 8},
+		{"reduce_scatter", func(s float64) float64 { return (p - 1) * (alpha + s/(p*beta)) }, 7.0 / 8},
+		{"alltoall", func(s float64) float64 { return alpha + (p-1)*s/(p*beta) }, 7.0 / 8},
+		{"sendrecv", func(s float64) float64 { return alpha + s/beta }, 1},
+	} {
+		S := units.Bytes(1 << 26)
+		m := MeasuredCollective{Source: "t.log:3", Op: tc.op, Ranks: p, System: "dgx-h200", Sizes: []units.Bytes{S}, Times: []units.Seconds{1e-3}}
+		comps, err := CompareCollectives(cat, []MeasuredCollective{m})
+		if err != nil {
+			t.Fatalf("%s: %v", tc.op, err)
+		}
+		r := comps[0].Rows[0]
+		want := tc.form(float64(S))
+		if math.Abs(float64(r.Predicted)/want-1) > 1e-9 || math.Abs(float64(r.PredictedBusBW)/(float64(S)/want*tc.bus)-1) > 1e-9 {
+			t.Errorf("%s: predicted %v s at %v busbw, want %v s", tc.op, float64(r.Predicted), r.PredictedBusBW, want)
+		}
+	}
+}
+
 // TestCompareCollectivesRefuses checks the tests CompareCollectives cannot
 // place or predict, each an error naming its source and the reason.
 func TestCompareCollectivesRefuses(t *testing.T) {
@@ -70,7 +103,8 @@ func TestCompareCollectivesRefuses(t *testing.T) {
 		edit func(*MeasuredCollective)
 		want string
 	}{
-		{"one rank", func(m *MeasuredCollective) { m.Ranks = 1 }, "1 ranks: an all-reduce needs two or more"},
+		{"one rank", func(m *MeasuredCollective) { m.Ranks = 1 }, "1 ranks: a collective needs two or more"},
+		{"unknown op", func(m *MeasuredCollective) { m.Op = "reduce" }, `op "reduce": want one of all_reduce, reduce_scatter`},
 		{"no system", func(m *MeasuredCollective) { m.System = "" }, "no system"},
 		{"unknown system", func(m *MeasuredCollective) { m.System = "dgx-h300" }, `unknown system "dgx-h300"`},
 		{"unknown device", func(m *MeasuredCollective) { m.Device = "NVIDIA X9" }, `device "NVIDIA X9" is not in the catalogue`},
@@ -80,7 +114,7 @@ func TestCompareCollectivesRefuses(t *testing.T) {
 		{"too many nodes", func(m *MeasuredCollective) { m.Ranks = 8 * 200 }, "1600 devices need 200 nodes of 8; system dgx-h200 has 127"},
 		{"sizes and times", func(m *MeasuredCollective) { m.Times = nil }, "1 sizes, 0 times and 0 lines"},
 		{"zero time", func(m *MeasuredCollective) { m.Times = []units.Seconds{0} }, "want both above 0"},
-		{"parameter server", func(m *MeasuredCollective) { m.Algorithm = sim.ParameterServer }, "ps is not an all-reduce"},
+		{"parameter server", func(m *MeasuredCollective) { m.Algorithm = sim.ParameterServer }, "ps is not a collective"},
 	} {
 		m := ok
 		tc.edit(&m)

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -59,9 +60,9 @@ const (
 // Why LogReader.Collectives leaves a collective test out, the keys of its
 // counts.
 const (
-	LeftCollectiveSystem = "of a collective test: give --system, the system it ran on, to predict its all-reduce on that system's links"
-	LeftCollectiveOp     = "of a collective test of another op than all_reduce (or of an op the log does not name): the simulator models the all-reduce"
-	LeftCollectiveRank   = "of a collective test of one rank: no all-reduce between devices"
+	LeftCollectiveSystem = "of a collective test: give --system, the system it ran on, to predict it on that system's links"
+	LeftCollectiveOp     = "of an op the simulator does not model (reduce, gather, scatter, hypercube, or one the log does not name); it models all_reduce, reduce_scatter, all_gather, broadcast, alltoall and sendrecv"
+	LeftCollectiveRank   = "of a collective test of one rank: no collective between devices"
 )
 
 // RecordReasons and TestReasons are the reasons to leave a record or a
@@ -71,16 +72,16 @@ var (
 	TestReasons   = []string{LeftCollectiveSystem, LeftCollectiveOp, LeftCollectiveRank}
 )
 
-// Collectives returns the all-reduce tests of nccl-tests logs to predict
-// on in.System with algorithm, and counts in left, by why (TestReasons),
-// those it leaves out: of another op, of one rank, or all of them without
-// a system.
+// Collectives returns the tests of nccl-tests logs to predict on
+// in.System with algorithm, and counts in left, by why (TestReasons),
+// those it leaves out: of an op not in CollectiveOps, of one rank, or all
+// of them without a system.
 func (in *LogReader) Collectives(lgs []*logs.Log, algorithm sim.Algorithm, left map[string]int) []MeasuredCollective {
 	var out []MeasuredCollective
 	for _, lg := range lgs {
 		for _, t := range lg.Collectives {
 			switch {
-			case t.Op != "all_reduce":
+			case !slices.Contains(collectiveOpNames, t.Op):
 				left[LeftCollectiveOp]++
 				continue
 			case t.Ranks < 2:
@@ -90,7 +91,7 @@ func (in *LogReader) Collectives(lgs []*logs.Log, algorithm sim.Algorithm, left 
 				left[LeftCollectiveSystem]++
 				continue
 			}
-			m := MeasuredCollective{Source: fmt.Sprintf("%s:%d", lg.Name, t.Line), Device: t.Device, Ranks: t.Ranks, Nodes: t.Nodes,
+			m := MeasuredCollective{Source: fmt.Sprintf("%s:%d", lg.Name, t.Line), Op: t.Op, Device: t.Device, Ranks: t.Ranks, Nodes: t.Nodes,
 				System: in.System, Transport: in.Transport, IntraTransport: in.IntraTransport, Algorithm: algorithm}
 			for _, p := range t.Points {
 				m.Sizes, m.Times, m.Lines = append(m.Sizes, p.Bytes), append(m.Times, p.Time), append(m.Lines, p.Line)
@@ -162,8 +163,12 @@ func (in *LogReader) Measurements(lg *logs.Log, prof *model.Profiles, left map[s
 			OOM: rec.Kind == benchlog.KindOOM, Source: where,
 			Optimizer: headerOptimizer(header, rec.Model), Variant: calib.RunVariant(rec.Labels),
 		}
+		if header.Machine != nil {
+			m.Framework = header.Machine.Framework
+		}
 		if m.Devices > 1 {
 			m.System, m.Transport, m.IntraTransport = system, in.Transport, in.IntraTransport
+			m.Nodes = rec.Nodes // the placement a bench log gives (engine/torchbench across nodes)
 		}
 		if m.Batch == 0 {
 			g, per := max(rec.GlobalBatch, rec.EffectiveGlobalBatch()), m.Devices*m.Accumulation

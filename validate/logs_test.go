@@ -56,7 +56,16 @@ func TestLogReader(t *testing.T) {
 	if len(ms) != 1 || ms[0].Source != "x.jsonl:1" || ms[0].Devices != 1 || ms[0].Batch != 32 || left[LeftSeveral] != 1 || left[LeftCount] != 1 {
 		t.Errorf("measurements %+v, left %v", ms, left)
 	}
-	lg.Collectives = []logs.Collective{{Op: "all_reduce", Ranks: 8}, {Op: "all_gather", Ranks: 8}, {Op: "all_reduce", Ranks: 1}}
+	// With a system, a record's node count comes with it (torchbench
+	// across nodes); one device has no placement.
+	two := meas("v100-sxm2-16gb", 4, 32)
+	two.Nodes, two.DevicesPerNode = 2, 2
+	in2 := &LogReader{Catalog: cat, System: "dgx1"}
+	ms, err = in2.Measurements(&logs.Log{Name: "n.jsonl", Lines: []int{1, 2}, Records: []benchlog.Record{two, meas("v100-sxm2-16gb", 1, 32)}}, prof, map[string]int{})
+	if err != nil || len(ms) != 2 || ms[0].Nodes != 2 || ms[0].System != "dgx1" || ms[1].Nodes != 0 {
+		t.Errorf("two nodes: %+v, %v; want 2 nodes of dgx1, then one device without", ms, err)
+	}
+	lg.Collectives = []logs.Collective{{Op: "all_reduce", Ranks: 8}, {Op: "reduce", Ranks: 8}, {Op: "all_reduce", Ranks: 1}}
 	if cs := in.Collectives([]*logs.Log{lg}, sim.Ring, left); len(cs) != 0 || left[LeftCollectiveSystem] != 1 || left[LeftCollectiveOp] != 1 || left[LeftCollectiveRank] != 1 {
 		t.Errorf("collectives %+v, left %v", cs, left)
 	}

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 
+	"scaleplan/compute"
 	"scaleplan/hw"
 	"scaleplan/internal/calib"
 	"scaleplan/internal/config"
@@ -41,6 +42,10 @@ type Measured struct {
 	// Devices is the number of devices the throughput was measured over,
 	// each a data-parallel replica. Default 1.
 	Devices int
+	// Nodes is the number of nodes of System the Devices were spread
+	// over, as many on each. Default 0: whole nodes of System (part of
+	// one when fewer).
+	Nodes int
 	// System is the catalogue's system the devices were in: it gives the
 	// node's links between them and the fabric between its nodes. Required
 	// when Devices is more than 1; not used otherwise.
@@ -74,6 +79,11 @@ type Measured struct {
 	// group of their own; the prediction does not depend on it, since the
 	// catalogue's efficiencies do not model memory formats or compilers.
 	Variant string
+	// Framework is the framework the log's header names, such as
+	// "torch 2.11.0+cu130"; "" when it does not say. PyTorch keeps
+	// activations channels-first unless Variant says channels_last
+	// (measuredLayout).
+	Framework string
 	// Source says where the record is (file:line); free text.
 	Source string
 }
@@ -83,9 +93,12 @@ type Measured struct {
 type MeasuredRow struct {
 	Measured
 	// Predicted is the simulated samples/s in the log's samples, with
-	// compute from the roofline (no calibration); 0 for an out-of-memory
-	// record.
+	// compute from the operator model or the roofline (no calibration); 0
+	// for an out-of-memory record.
 	Predicted float64
+	// ByOperators marks a prediction whose compute came from the operator
+	// model (package compute) rather than the roofline or a calibration.
+	ByOperators bool
 	// Footprint is the memory the simulator gives one device at the batch
 	// (sim.Config.PeakFootprint).
 	Footprint units.Bytes
@@ -289,48 +302,86 @@ func measuredPrecisions(p string) (compute hw.Precision, storage, master model.P
 }
 
 // measuredConfig is the simulator's configuration of one device training
-// m at batch b (in the profile's samples) from the roofline, with the
-// device's memory as capacity.
-func measuredConfig(m *model.Model, d *hw.Device, ms *Measured, b int) (sim.Config, error) {
+// m at batch b (in the profile's samples) of sentences of seq tokens (0:
+// the model's default), with the device's memory as capacity: compute from the operator model where it covers m and d
+// (compute.Covers; the framework's mode from the log's variant,
+// measuredMode), else from the roofline.
+func measuredConfig(m *model.Model, d *hw.Device, ms *Measured, b, seq int) (sim.Config, error) {
 	prec, sp, master, err := measuredPrecisions(ms.Precision)
 	if err != nil {
 		return sim.Config{}, err
 	}
-	ps, err := sim.Roofline(m, d, prec)
-	if err != nil {
+	opt := cmp.Or(ms.Optimizer, model.Momentum)
+	upd := sim.UpdateTime(m, d, opt, sp, master)
+	cp := sim.Compute{Update: upd}
+	if compute.Covers(d, m.Name) {
+		l, err := compute.LawAt(compute.Config{Device: d, Precision: prec, Mode: measuredMode(ms.Variant), NCHW: measuredNCHW(ms), SeqLen: seq}, m.Name, b)
+		if err != nil {
+			return sim.Config{}, err
+		}
+		cp.PerSample, cp.Fixed, cp.ForwardFraction = l.PerSample, l.Fixed, l.ForwardFraction
+	} else if cp.PerSample, err = sim.Roofline(m, d, prec); err != nil {
 		return sim.Config{}, err
 	}
-	opt := cmp.Or(ms.Optimizer, model.Momentum)
 	return sim.Config{
 		Name:           fmt.Sprintf("%s on one %s at %s, batch %d", m.Name, d.Name, ms.Precision, ms.Batch),
 		Nodes:          1,
 		DevicesPerNode: 1,
 		MicroBatch:     b,
 		Accumulation:   max(ms.Accumulation, 1),
-		Compute:        sim.Compute{PerSample: ps, Update: sim.UpdateTime(m, d, opt, sp, master)},
+		Compute:        cp,
 		Memory:         sim.ModelMemory(m, d, opt, sp, master),
 		Comm:           sim.Comm{Algorithm: sim.Ring, Layers: sim.GradientLayers(m, sp.Size())},
 	}, nil
 }
 
+// measuredMode returns the framework mode of a log's variant: compiled
+// where its labels say "compile" or "compile=…" (torch.compile, XLA),
+// eager otherwise.
+func measuredMode(variant string) compute.Mode {
+	for _, f := range strings.Fields(variant) {
+		if f == "compile" || strings.HasPrefix(f, "compile=") {
+			return compute.Compiled
+		}
+	}
+	return compute.Eager
+}
+
+// measuredNCHW reports whether ms's activations were channels-first:
+// PyTorch's default memory format, in a log whose header names torch and
+// whose variant does not say channels_last. Logs of other frameworks, or
+// that do not name theirs, are taken as NHWC (MXNet's and TensorFlow's
+// tensor-core programs, the published tables).
+func measuredNCHW(ms *Measured) bool {
+	return strings.HasPrefix(ms.Framework, "torch") && !slices.Contains(strings.Fields(ms.Variant), "channels_last")
+}
+
 // placeMeasured spreads cfg, one device of kind d, over the ms.Devices
-// devices of system ms.System: whole nodes of it (part of one when fewer),
-// with the node's links and the fabric under ms's transports, by default
-// those a scenario on the system takes (scenarios.Network). It returns the
-// system's key and the transports used.
-func placeMeasured(cfg *sim.Config, cat *hw.Catalog, d *hw.Device, ms *Measured) (system, exchange string, err error) {
+// devices of system ms.System: ms.Nodes nodes of it where it says, else
+// whole nodes (part of one when fewer), with the node's links and the
+// fabric under ms's transports, by default those a scenario on the system
+// takes (scenarios.Network), and the links the fabric entries of cals
+// give in place of the catalogue's. It returns
+// the system's key, the transports used and the levels calibrated.
+func placeMeasured(cfg *sim.Config, cat *hw.Catalog, d *hw.Device, ms *Measured, cals []scenarios.CalibrationFile) (system, exchange string, applied []scenarios.Applied, err error) {
 	sys, node, err := systemOf(cat, ms.System, d)
 	if err != nil {
-		return "", "", err
+		return "", "", nil, err
 	}
 	n := ms.Devices
 	per := min(n, node.Devices)
+	if ms.Nodes > 0 {
+		if per = n / ms.Nodes; n%ms.Nodes != 0 || per > node.Devices {
+			return "", "", nil, fmt.Errorf("%d devices on %d nodes: not as many on each, up to the %d of a node of system %s", n, ms.Nodes, node.Devices, sys.Name)
+		}
+	}
 	if n%per != 0 {
-		return "", "", fmt.Errorf("%d devices are not whole nodes of system %s, whose nodes hold %d", n, sys.Name, node.Devices)
+		return "", "", nil, fmt.Errorf("%d devices are not whole nodes of system %s, whose nodes hold %d", n, sys.Name, node.Devices)
 	}
 	cfg.Name = fmt.Sprintf("%s on %d devices of %s at %s, batch %d", ms.Model, n, sys.Name, ms.Precision, ms.Batch)
-	exchange, err = onNodes(cat, sys, n, per, ms.Transport, ms.IntraTransport, cfg)
-	return sys.Name, exchange, err
+	cfg.Comm.Interference = scenarios.DefaultInterference(d, node) // as a scenario on the system
+	exchange, applied, err = onNodes(cat, sys, n, per, ms.Transport, ms.IntraTransport, cals, cfg)
+	return sys.Name, exchange, applied, err
 }
 
 // systemOf returns the catalogue's system named system and its node, and
@@ -350,18 +401,20 @@ func systemOf(cat *hw.Catalog, system string, d *hw.Device) (*hw.System, *hw.Nod
 // (Nodes, DevicesPerNode) and builds cfg's network as a scenario on sys
 // would (scenarios.Network, with transport and intra or the system's
 // defaults), and returns the links and transports the exchange crosses:
-// "nccl" inside one node, "nccl, verbs" across nodes. More nodes than
-// sys has is an error.
-func onNodes(cat *hw.Catalog, sys *hw.System, n, per int, transport, intra string, cfg *sim.Config) (exchange string, err error) {
+// "nccl" inside one node, "nccl, verbs" across nodes, followed by the
+// levels the fabric entries of fabric set (scenarios.ApplyFabric):
+// "nccl, verbs (calibrated: inter from f.yaml)", and those levels. More
+// nodes than sys has is an error.
+func onNodes(cat *hw.Catalog, sys *hw.System, n, per int, transport, intra string, fabric []scenarios.CalibrationFile, cfg *sim.Config) (exchange string, applied []scenarios.Applied, err error) {
 	if nodes := n / per; nodes > sys.MaxNodes {
-		return "", fmt.Errorf("%d devices need %d nodes of %d; system %s has %d", n, nodes, per, sys.Name, sys.MaxNodes)
+		return "", nil, fmt.Errorf("%d devices need %d nodes of %d; system %s has %d", n, nodes, per, sys.Name, sys.MaxNodes)
 	}
 	p := scenarios.Point{Devices: n, Nodes: n / per, DevicesPerNode: per, Replicas: n,
 		BatchPerDevice: cfg.MicroBatch, GlobalBatch: cfg.MicroBatch * n * cfg.Accumulation}
 	cfg.Nodes, cfg.DevicesPerNode = p.Nodes, p.DevicesPerNode
 	inter, usedIntra, err := scenarios.Network(cat, sys.Name, transport, intra, cfg, p)
 	if err != nil {
-		return "", err // it names the system
+		return "", nil, err // it names the system
 	}
 	var used []string
 	if per > 1 {
@@ -370,7 +423,11 @@ func onNodes(cat *hw.Catalog, sys *hw.System, n, per int, transport, intra strin
 	if inter != "" {
 		used = append(used, inter)
 	}
-	return strings.Join(used, ", "), nil
+	exchange = strings.Join(used, ", ")
+	if applied = scenarios.ApplyFabric(fabric, sys.Name, inter, usedIntra, &cfg.Network, p); len(applied) > 0 {
+		exchange += " (calibrated: " + scenarios.FabricText(applied) + ")"
+	}
+	return exchange, applied, nil
 }
 
 // scaling sets the scaling efficiencies of the rows of several devices in
@@ -582,7 +639,11 @@ func CompareCalibrated(ms []Measured, cat *hw.Catalog, prof *model.Profiles, cal
 		if m.Devices < 0 || m.Accumulation < 0 {
 			return nil, fmt.Errorf("%s: devices %d, accumulation %d: must be at least 1 (0 for 1)", where, m.Devices, m.Accumulation)
 		}
-		cfg, err := measuredConfig(mdl, d, m, int(float64(m.Batch)*scale))
+		seq := 0 // a log's sentence of a model profiled per token: attention spans the sentence
+		if unit, err := prof.SampleUnit(mdl.Name); err == nil && unit == model.Token && scale > 1 {
+			seq = int(scale)
+		}
+		cfg, err := measuredConfig(mdl, d, m, int(float64(m.Batch)*scale), seq)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", where, err)
 		}
@@ -598,8 +659,14 @@ func CompareCalibrated(ms []Measured, cat *hw.Catalog, prof *model.Profiles, cal
 			if m.System == "" {
 				return nil, fmt.Errorf("%s: %d devices: name the system they ran on, for its links between them", where, devices)
 			}
-			if system, transport, err = placeMeasured(&cfg, cat, d, m); err != nil {
+			var applied []scenarios.Applied
+			if system, transport, applied, err = placeMeasured(&cfg, cat, d, m, cals); err != nil {
 				return nil, fmt.Errorf("%s: %w", where, err)
+			}
+			for i, f := range cals {
+				if slices.ContainsFunc(applied, func(a scenarios.Applied) bool { return a.Path == f.Path }) {
+					used[i] = true
+				}
 			}
 		}
 		k := measuredKey{d.Name, mdl.Name, m.Precision, m.Variant, devices, system}
@@ -613,7 +680,8 @@ func CompareCalibrated(ms []Measured, cat *hw.Catalog, prof *model.Profiles, cal
 			}
 			groups[k] = g
 		}
-		row := MeasuredRow{Measured: *m, Exchange: transport, Calibration: calSource, Fitted: fitted && !m.OOM}
+		row := MeasuredRow{Measured: *m, Exchange: transport, Calibration: calSource, Fitted: fitted && !m.OOM,
+			ByOperators: calSource == "" && compute.Covers(d, mdl.Name)}
 		f, _ := cfg.PeakFootprint()
 		row.Footprint = f.Total()
 		if m.OOM {

@@ -7,11 +7,13 @@ import (
 	"strings"
 	"testing"
 
+	"scaleplan/compute"
 	"scaleplan/hw"
 	"scaleplan/internal/calib"
 	"scaleplan/model"
 	"scaleplan/predict"
 	"scaleplan/scenarios"
+	"scaleplan/sim"
 )
 
 // defaults returns the built-in catalogue and profiles.
@@ -29,8 +31,10 @@ func defaults(t testing.TB) (*hw.Catalog, *model.Profiles) {
 }
 
 // TestCompareMeasuredClosedForm checks the prediction for one device
-// against the roofline written out by hand: a step of b samples takes
-// b·max(3F/(peak·e), 4A/B) + P·bytes/B, with bytes the optimizer's traffic
+// against the operator model's law (compute.LawAt) and, for the device
+// without its SM count, against the roofline written out by hand: a step
+// of b samples takes b·PerSample + Fixed, or b·max(3F/(peak·e), 4A/B),
+// plus P·bytes/B, with bytes the optimizer's traffic
 // per parameter (20 for momentum SGD in fp32 and for mixed precision with
 // fp16 gradients and an fp32 master), and the largest batch is the memory
 // left after weights, gradients, momentum and master copy over 1.05
@@ -70,11 +74,28 @@ func TestCompareMeasuredClosedForm(t *testing.T) {
 			t.Fatalf("%s: %d groups, want 1 of 2 rows", tc.prec, len(rep.Groups))
 		}
 		g := rep.Groups[0]
-		perSample := max(3*float64(m.ForwardFLOPs)/(float64(d.PeakFLOPs(tc.peak))*0.35), 4*tc.act/bw)
+		// The H200 gives its SMs: compute by operators, the law at b.
+		law, err := compute.LawAt(compute.Config{Device: d, Precision: tc.peak, Mode: compute.Eager}, "resnet50", b)
+		if err != nil {
+			t.Fatal(err)
+		}
 		update := P * 20 / bw
-		want := b / (b*perSample + update)
-		if got := g.Rows[0].Predicted; math.Abs(got-want) > 1e-9*want {
-			t.Errorf("%s: predicted %.6g samples/s, closed form %.6g", tc.prec, got, want)
+		want := b / (b*float64(law.PerSample) + float64(law.Fixed) + update)
+		if got := g.Rows[0].Predicted; math.Abs(got-want) > 1e-9*want || !g.Rows[0].ByOperators {
+			t.Errorf("%s: predicted %.6g samples/s (by operators %v), closed form %.6g", tc.prec, got, g.Rows[0].ByOperators, want)
+		}
+		// Without an SM count, the roofline: b·max(3F/(peak·e), 4A/B).
+		sms := d.SMs
+		d.SMs = 0
+		roof, err := CompareMeasured([]Measured{{Device: "NVIDIA H200", Model: "resnet50", Precision: tc.prec, Batch: b, SamplesPerSec: 1000}}, cat, prof, predict.Options{})
+		d.SMs = sms
+		if err != nil {
+			t.Fatal(err)
+		}
+		perSample := max(3*float64(m.ForwardFLOPs)/(float64(d.PeakFLOPs(tc.peak))*0.35), 4*tc.act/bw)
+		wantRoof := b / (b*perSample + update)
+		if got := roof.Groups[0].Rows[0].Predicted; math.Abs(got-wantRoof) > 1e-9*wantRoof || roof.Groups[0].Rows[0].ByOperators {
+			t.Errorf("%s without SMs: predicted %.6g samples/s, roofline closed form %.6g", tc.prec, got, wantRoof)
 		}
 		if got, want := g.Rows[0].Error(), want/1000-1; math.Abs(got-want) > 1e-12 {
 			t.Errorf("%s: error %v, want %v", tc.prec, got, want)
@@ -102,9 +123,16 @@ func boolf(b bool) float64 {
 
 // TestCompareMeasuredScale checks that a sentence pair of 128 token pairs
 // predicts 1/128 of the token pairs per second of 128 times the batch,
-// and a largest batch of 1/128 of the tokens, rounded down.
+// and a largest batch of 1/128 of the tokens, rounded down. The H200 is
+// taken without its SM count (the roofline): by operators a sentence of
+// 128 tokens is also what attention spans, which a count of token pairs
+// does not say (TestCompareMeasuredSentence).
 func TestCompareMeasuredScale(t *testing.T) {
 	cat, prof := defaults(t)
+	d := cat.DeviceCalled("NVIDIA H200")
+	sms := d.SMs
+	d.SMs = 0
+	defer func() { d.SMs = sms }()
 	rep, err := CompareMeasured([]Measured{
 		{Device: "NVIDIA H200", Model: "transformer-base", Precision: "fp32", Batch: 64, SampleScale: 128, SamplesPerSec: 700, Optimizer: model.Adam},
 		{Device: "NVIDIA H200", Model: "transformer-base", Precision: "amp-fp16", Batch: 64 * 128, SamplesPerSec: 700 * 128, Optimizer: model.Adam},
@@ -398,6 +426,35 @@ func TestCompareMeasuredTransports(t *testing.T) {
 	})
 }
 
+// TestCompareMeasuredNodes checks that a measurement's node count places
+// its devices: 8 H200s on one node of a DGX H200 all-reduce over NVLink
+// alone (nccl), on 2 nodes of 4 also over the fabric (nccl, verbs); 16 on
+// 2 nodes are the whole nodes that the count alone gives.
+func TestCompareMeasuredNodes(t *testing.T) {
+	cat, prof := defaults(t)
+	predicted := func(devices, nodes int) (float64, string) {
+		t.Helper()
+		m := Measured{Device: "h200-sxm-141gb", Model: "resnet50", Precision: "amp-fp16", Batch: 64, Devices: devices, Nodes: nodes,
+			System: "dgx-h200", SamplesPerSec: 1e4, Source: "x.jsonl:2"}
+		rep, err := CompareMeasured([]Measured{m}, cat, prof, predict.Options{})
+		if err != nil {
+			t.Fatalf("%d devices on %d nodes: %v", devices, nodes, err)
+		}
+		r := rep.Groups[0].Rows[0]
+		return r.Predicted, r.Exchange
+	}
+	if _, x := predicted(8, 0); x != "nccl" {
+		t.Errorf("8 devices, nodes not said: exchange %q, want nccl (one node)", x)
+	}
+	if _, x := predicted(8, 2); x != "nccl, verbs" {
+		t.Errorf("8 devices on 2 nodes: exchange %q, want nccl, verbs", x)
+	}
+	whole, _ := predicted(16, 0)
+	if two, _ := predicted(16, 2); two != whole {
+		t.Errorf("16 devices: %v samples/s on 2 nodes, %v on whole nodes; want the same", two, whole)
+	}
+}
+
 // TestCompareMeasuredSystemErrors checks the refusals of measurements of
 // several devices: each names the record and what is wrong.
 func TestCompareMeasuredSystemErrors(t *testing.T) {
@@ -412,6 +469,8 @@ func TestCompareMeasuredSystemErrors(t *testing.T) {
 		{func(m *Measured) { m.System = "dgx-h100" }, []string{"x.jsonl:3", "measured on h200-sxm-141gb, but system dgx-h100's nodes hold h100-sxm5-80gb"}},
 		{func(m *Measured) { m.Devices = 12 }, []string{"x.jsonl:3", "12 devices are not whole nodes of system dgx-h200, whose nodes hold 8"}},
 		{func(m *Measured) { m.Devices = 1024 }, []string{"x.jsonl:3", "1024 devices need 128 nodes of 8; system dgx-h200 has 127"}},
+		{func(m *Measured) { m.Nodes = 3 }, []string{"x.jsonl:3", "16 devices on 3 nodes: not as many on each, up to the 8 of a node of system dgx-h200"}},
+		{func(m *Measured) { m.Nodes = 1 }, []string{"x.jsonl:3", "16 devices on 1 nodes: not as many on each, up to the 8"}},
 		{func(m *Measured) { m.Devices = -2 }, []string{"x.jsonl:3", "devices -2"}},
 		{func(m *Measured) { m.Accumulation = -1 }, []string{"x.jsonl:3", "accumulation -1"}},
 	})
@@ -615,5 +674,54 @@ func TestDeviceRatios(t *testing.T) {
 	}
 	if !rep.Groups[0].Rows[0].Fitted || len(rep.Ratios) != 0 || !math.IsNaN(rep.RatioError) {
 		t.Errorf("A100 row fitted %v; ratios %+v, error %v: want fitted, none, NaN", rep.Groups[0].Rows[0].Fitted, rep.Ratios, rep.RatioError)
+	}
+}
+
+func TestMeasuredLayout(t *testing.T) {
+	for _, c := range []struct {
+		framework, variant string
+		nchw               bool
+	}{
+		{"torch 2.11.0+cu130", "", true},
+		{"torch 2.11.0+cu130", "compile", true},
+		{"torch 2.11.0+cu130", "channels_last compile", false},
+		{"", "", false},
+		{"mxnet 1.8", "", false},
+	} {
+		if got := measuredNCHW(&Measured{Framework: c.framework, Variant: c.variant}); got != c.nchw {
+			t.Errorf("%q %q: NCHW %v, want %v", c.framework, c.variant, got, c.nchw)
+		}
+	}
+	for v, want := range map[string]compute.Mode{"": compute.Eager, "channels_last": compute.Eager, "channels_last compile": compute.Compiled, "compile=xla": compute.Compiled, "compiled_not": compute.Eager} {
+		if got := measuredMode(v); got != want {
+			t.Errorf("variant %q: mode %s, want %s", v, got, want)
+		}
+	}
+}
+
+// TestCompareMeasuredSentence checks that, by operators, a log's sentence
+// pair of 128 tokens is predicted from transformer-base's operators in
+// sentences of 128 tokens: the law at 128 times the batch with SeqLen 128.
+func TestCompareMeasuredSentence(t *testing.T) {
+	cat, prof := defaults(t)
+	rep, err := CompareMeasured([]Measured{
+		{Device: "NVIDIA H200", Model: "transformer-base", Precision: "fp32", Batch: 64, SampleScale: 128, SamplesPerSec: 700, Optimizer: model.Adam},
+	}, cat, prof, predict.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := cat.DeviceCalled("NVIDIA H200")
+	law, err := compute.LawAt(compute.Config{Device: d, Precision: hw.FP32, Mode: compute.Eager, SeqLen: 128}, "transformer-base", 64*128)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := prof.Model("transformer-base")
+	if err != nil {
+		t.Fatal(err)
+	}
+	update := float64(sim.UpdateTime(m, d, model.Adam, model.FP32, model.FP32))
+	want := 64 / (64*128*float64(law.PerSample) + float64(law.Fixed) + update)
+	if got := rep.Groups[0].Rows[0].Predicted; math.Abs(got-want) > 1e-9*want {
+		t.Errorf("sentence pairs/s %v, want %v from the law at sequence length 128", got, want)
 	}
 }

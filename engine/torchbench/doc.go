@@ -27,6 +27,15 @@
 //
 //	phases.allreduce_s ≈ max(0, step − no-sync step)
 //
+// Across machines every node runs the script with the same options but
+// Options.NodeRank, as with torchrun's static rendezvous (--nnodes,
+// --node_rank, --master_addr, --master_port): node rank 0 hosts it at
+// MasterAddr:MasterPort, the world is Nodes × NProc workers over
+// Options.Backend (nccl on CUDA, gloo on the CPU by default), and node
+// rank 0 alone writes the log, whose records give the placement (nodes,
+// devices_per_node, workers, transport); Run and Bench on the other nodes
+// write nothing.
+//
 // Such measurements fit the throughput law
 //
 //	1/v = 1/v0 + t/b

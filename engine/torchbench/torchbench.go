@@ -71,6 +71,10 @@ func Precisions() []string { return []string{"fp32", "tf32", "amp-fp16", "amp-bf
 // devices lists the valid values of Options.Device.
 var devices = []string{"auto", "cpu", "cuda"}
 
+// Backends lists the valid values of Options.Backend: auto takes nccl on
+// CUDA and gloo on the CPU.
+func Backends() []string { return []string{"auto", "nccl", "gloo"} }
+
 // Options configures a run of the script. The zero value measures
 // resnet50 at fp32 with the script's default batches.
 type Options struct {
@@ -99,10 +103,34 @@ type Options struct {
 	// Compile wraps the model in torch.compile; it needs torch 2.0 or
 	// later, which the script checks. Default false.
 	Compile bool
-	// NProc is the number of data-parallel workers on this machine; more
-	// than 1 trains with DistributedDataParallel (nccl on CUDA, gloo on
-	// the CPU). Default 0: every visible GPU on CUDA, 1 on the CPU.
+	// NProc is the number of data-parallel workers on this machine (on
+	// each node, with Nodes); a world of more than 1 trains with
+	// DistributedDataParallel. Default 0: every visible GPU on CUDA, 1 on
+	// the CPU.
 	NProc int
+	// Nodes is the number of machines that run the script together, each
+	// with the same options but NodeRank, as torchrun's --nnodes: the
+	// world is Nodes × NProc workers. Default 0: one.
+	Nodes int
+	// NodeRank is this machine's rank among the Nodes, from 0 to Nodes−1
+	// (torchrun's --node_rank). Node rank 0 hosts the rendezvous at
+	// MasterAddr:MasterPort and writes the log; the others write none.
+	NodeRank int
+	// MasterAddr is the address of node rank 0, as every node reaches it
+	// (torchrun's --master_addr); needed with more than one node. Default
+	// 127.0.0.1 on one node.
+	MasterAddr string
+	// MasterPort is the TCP port of the rendezvous on node rank 0, from 1
+	// to 65535 (torchrun's --master_port). Default 0: 29500, torchrun's,
+	// with several nodes; a free port on one.
+	MasterPort int
+	// Backend is torch.distributed's backend: "auto" (nccl on CUDA, gloo
+	// on the CPU), "nccl" (CUDA only) or "gloo". Default "auto".
+	Backend string
+	// Timeout is the longest a worker waits for the others: at the
+	// rendezvous of the nodes and in a collective. Default 0: 10 minutes.
+	// It is passed in whole seconds, rounded up.
+	Timeout time.Duration
 	// Device is "auto" (CUDA when available), "cpu" or "cuda". Default
 	// "auto".
 	Device string
@@ -179,11 +207,15 @@ func (o *Options) Validate() error {
 	if o.NProc < 0 {
 		add("nproc %d: must be >= 0 (0 for every visible GPU, or 1 on the CPU)", o.NProc)
 	}
+	errs = append(errs, o.validatePlacement()...)
 	if o.ImageSize != 0 && o.ImageSize < 32 {
 		add("image size %d: must be >= 32 (0 for each model's own)", o.ImageSize)
 	}
 	if o.SeqLen < 0 {
 		add("sequence length %d: must be >= 0 (0 for 128)", o.SeqLen)
+	}
+	if o.Timeout < 0 {
+		add("timeout %v: must be >= 0 (0 for 10 minutes)", o.Timeout)
 	}
 	if o.Threads < 0 {
 		add("threads %d: must be >= 0 (0 for the default)", o.Threads)
@@ -210,6 +242,46 @@ func (o *Options) Validate() error {
 	}
 	return fmt.Errorf("torchbench: %w", errors.Join(errs...))
 }
+
+// validatePlacement reports every problem with the nodes, the node rank,
+// the rendezvous address and port, and the backend.
+func (o *Options) validatePlacement() []error {
+	var errs []error
+	add := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	nodes := max(o.Nodes, 1)
+	switch {
+	case o.Nodes < 0:
+		add("nodes %d: must be >= 1 (0 for one)", o.Nodes)
+	case o.NodeRank != 0 && nodes == 1:
+		add("node rank %d: must be 0 on one node (set the nodes for more)", o.NodeRank)
+	case o.NodeRank < 0 || o.NodeRank >= nodes:
+		add("node rank %d: must be from 0 to %d, one less than the %d nodes", o.NodeRank, nodes-1, nodes)
+	}
+	if o.MasterPort < 0 || o.MasterPort > 65535 {
+		add("master port %d: must be from 1 to 65535 (0 for %s)", o.MasterPort, defaultPortWords)
+	}
+	if nodes > 1 && o.MasterAddr == "" {
+		add("%d nodes need the master address: the host name or IP address of node rank 0, as every node reaches it", nodes)
+	}
+	if strings.ContainsAny(o.MasterAddr, " \t\n,") {
+		add("master address %q: want a host name or an IP address", o.MasterAddr)
+	}
+	if o.Backend != "" && !slices.Contains(Backends(), o.Backend) {
+		add("unknown backend %q (valid: %s)", o.Backend, strings.Join(Backends(), ", "))
+	}
+	if o.Backend == "nccl" && o.Device == "cpu" {
+		add("backend nccl needs CUDA devices; on the CPU use gloo")
+	}
+	return errs
+}
+
+// DefaultPort is the rendezvous port of several nodes when
+// Options.MasterPort is 0: torchrun's default --master_port
+// (https://docs.pytorch.org/docs/stable/elastic/run.html).
+const DefaultPort = 29500
+
+// defaultPortWords says what MasterPort 0 means.
+const defaultPortWords = "29500 with several nodes, a free port on one"
 
 func (o *Options) precisions() []string {
 	if o.Precision == "" {
@@ -269,6 +341,18 @@ func (o *Options) Args() ([]string, error) {
 		args = append(args, "--compile")
 	}
 	num("nproc", o.NProc)
+	num("nodes", o.Nodes)
+	num("node-rank", o.NodeRank)
+	if o.MasterAddr != "" {
+		flag("master-addr", o.MasterAddr)
+	}
+	num("master-port", o.MasterPort)
+	if o.Backend != "" {
+		flag("backend", o.Backend)
+	}
+	if o.Timeout > 0 {
+		flag("dist-timeout", strconv.FormatInt(int64((o.Timeout+time.Second-1)/time.Second), 10))
+	}
 	if o.Device != "" {
 		flag("device", o.Device)
 	}
@@ -353,18 +437,24 @@ func probe(python string) error {
 // Run runs the script with opt on the best interpreter FindPython finds,
 // streams its progress lines to progress (nil discards them), checks
 // every record it wrote with benchlog.Decode and moves the log to out
-// atomically. If anything fails, out is left as it was.
+// atomically. If anything fails, out is left as it was. On a node of
+// rank above 0 (Options.NodeRank) it runs the script and leaves out as it
+// was: node rank 0 writes the log of the whole cluster.
 //
 // When ctx is cancelled, the script (one worker) writes the batches it
 // finished and Run keeps them in out, returning an error that wraps
 // ErrInterrupted; with nothing finished, or several workers, out is left
 // as it was.
 func Run(ctx context.Context, opt Options, out string, progress io.Writer) error {
-	if out == "" {
-		return errors.New("torchbench: no output file")
-	}
 	if err := opt.Validate(); err != nil {
 		return err
+	}
+	if opt.NodeRank > 0 {
+		// Node rank 0 writes the log; out is left as it was.
+		return Bench(ctx, opt, io.Discard, progress)
+	}
+	if out == "" {
+		return errors.New("torchbench: no output file")
 	}
 	var interrupted error
 	err := atomicfile.Write(out, func(w io.Writer) error {
@@ -390,7 +480,9 @@ var ErrInterrupted = errors.New("interrupted")
 // Bench is Run writing the checked log to w instead of a file. Nothing is
 // written to w unless every record is valid and the run succeeded, or was
 // interrupted (ctx cancelled) after measuring something: then the log of
-// what it measured is written and the error wraps ErrInterrupted.
+// what it measured is written and the error wraps ErrInterrupted. On a
+// node of rank above 0 nothing is written to w: its workers' measurements
+// are in node rank 0's log.
 func Bench(ctx context.Context, opt Options, w io.Writer, progress io.Writer) error {
 	args, err := opt.Args()
 	if err != nil {
@@ -444,6 +536,9 @@ func Bench(ctx context.Context, opt Options, w io.Writer, progress io.Writer) er
 		}
 		return fmt.Errorf("torchbench: %s %s: %w: %s", filepath.Base(python), strings.Join(args, " "), err,
 			lastLine(tail.String()))
+	}
+	if opt.NodeRank > 0 {
+		return nil // node rank 0 writes the log; the script said so
 	}
 	b, err := os.ReadFile(logPath)
 	if err != nil {

@@ -17,8 +17,15 @@ under torch.distributed.run (torchrun) and trains with
 DistributedDataParallel; it also times steps under model.no_sync() to
 estimate the all-reduce share of a step.
 
+Across machines every node runs the same command but --node-rank, as with
+torchrun's static rendezvous: node rank 0 hosts it at --master-addr and
+--master-port, the world is --nodes x --nproc workers, and node rank 0
+writes the log of all of them (the others write none).
+
     python3 torchbench.py --model resnet50 --batch 8,16,32,64 --precision fp32,amp-fp16 --out r50.jsonl
     python3 torchbench.py --list-models
+    python3 torchbench.py --nodes 2 --node-rank 0 --master-addr 10.0.0.1 --nproc 4 --out r50-2x4.jsonl   # node 0
+    python3 torchbench.py --nodes 2 --node-rank 1 --master-addr 10.0.0.1 --nproc 4                       # node 1
 
 OMP_WAIT_POLICY is set to PASSIVE before torch is imported unless the
 environment sets it (OpenMP's default spin-wait collapses under load on a
@@ -86,6 +93,9 @@ DEFAULT_BATCHES_CUDA = [8, 16, 32, 64, 128, 256, 512, 1024]
 DEFAULT_BATCHES_CPU = [1, 2, 4, 8, 16]
 
 EXIT_FAILED, EXIT_USAGE, EXIT_NO_TORCH = 1, 2, 3
+
+# torchrun's default --master_port (https://docs.pytorch.org/docs/stable/elastic/run.html).
+DEFAULT_PORT = 29500
 
 torch = None  # imported by import_torch, after the arguments are checked
 
@@ -165,6 +175,20 @@ def make_parser():
     p.add_argument("--nproc", type=int, default=0,
                    help="data-parallel workers on this node (default: every visible GPU on CUDA, 1 on the CPU); "
                         "more than 1 runs DistributedDataParallel (nccl on CUDA, gloo on the CPU)")
+    p.add_argument("--nodes", type=int, default=1,
+                   help="machines that run this command together, each with its own --node-rank (default 1); "
+                        "the world is --nodes x --nproc workers")
+    p.add_argument("--node-rank", type=int, default=0,
+                   help="this machine's rank, 0 to --nodes - 1 (default 0); node rank 0 hosts the rendezvous "
+                        "and writes the log")
+    p.add_argument("--master-addr", default="",
+                   help="address of node rank 0 as every node reaches it; needed with several nodes "
+                        "(default 127.0.0.1 on one)")
+    p.add_argument("--master-port", type=int, default=0,
+                   help="TCP port of the rendezvous on node rank 0 (default %d with several nodes, "
+                        "torchrun's; a free port on one)" % DEFAULT_PORT)
+    p.add_argument("--backend", choices=["auto", "nccl", "gloo"], default="auto",
+                   help="torch.distributed backend (default auto: nccl on CUDA, gloo on the CPU)")
     p.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto",
                    help="where to train (default auto: cuda when available, else cpu)")
     p.add_argument("--image-size", type=int, default=0,
@@ -189,7 +213,8 @@ def make_parser():
                    help="how to start several workers: torch.distributed.run, or torch.multiprocessing.spawn "
                         "(default auto: torchrun when importable)")
     p.add_argument("--dist-timeout", type=float, default=600,
-                   help="seconds a collective may wait for the other workers before failing (default 600)")
+                   help="seconds a collective, or the rendezvous of several nodes, may wait for the other "
+                        "workers before failing (default 600)")
     p.add_argument("--out", default="", help="write the records to this file (atomically) instead of stdout")
     p.add_argument("--list-models", action="store_true", help="print the models, one a line, and exit")
     p.add_argument("--list-precisions", action="store_true", help="print the precisions, one a line, and exit")
@@ -204,6 +229,7 @@ def check_args(p, a):
         p.error("--warmup %d: must be >= 0" % a.warmup)
     if a.nproc < 0:
         p.error("--nproc %d: must be >= 0" % a.nproc)
+    check_placement(p, a)
     if a.image_size != 0 and a.image_size < 32:
         p.error("--image-size %d: must be >= 32 (or 0 for the model's own)" % a.image_size)
     if a.seq_len < 1:
@@ -226,6 +252,23 @@ def check_args(p, a):
         a.batch = sorted(set(a.batch))
     a.model = list(dict.fromkeys(a.model))
     a.precision = list(dict.fromkeys(a.precision))
+
+
+def check_placement(p, a):
+    """Checks the nodes, the node rank, the rendezvous and the backend."""
+    if a.nodes < 1:
+        p.error("--nodes %d: must be >= 1" % a.nodes)
+    if a.node_rank != 0 and a.nodes == 1:
+        p.error("--node-rank %d: must be 0 on one node (--nodes N for more)" % a.node_rank)
+    if not 0 <= a.node_rank < a.nodes:
+        p.error("--node-rank %d: must be from 0 to %d, one less than --nodes %d" % (a.node_rank, a.nodes - 1, a.nodes))
+    if not 0 <= a.master_port <= 65535:
+        p.error("--master-port %d: must be from 1 to 65535 (or 0 for the default)" % a.master_port)
+    if a.nodes > 1 and not a.master_addr:
+        p.error("--nodes %d: --master-addr must name node rank 0 (its host name or IP address, "
+                "as every node reaches it)" % a.nodes)
+    if a.backend == "nccl" and a.device == "cpu":
+        p.error("--backend nccl needs CUDA devices; on the CPU use gloo")
 
 
 def passive_openmp():
@@ -274,8 +317,14 @@ def check_torch_args(p, a):
         a.nproc = torch.cuda.device_count() if a.device == "cuda" else 1
     if a.device == "cuda" and a.nproc > torch.cuda.device_count():
         p.error("--nproc %d: only %d CUDA devices visible" % (a.nproc, torch.cuda.device_count()))
-    if a.nproc > 1 and not torch.distributed.is_available():
-        p.error("--nproc %d: this torch was built without torch.distributed" % a.nproc)
+    if a.nproc * a.nodes > 1 and not torch.distributed.is_available():
+        p.error("--nproc %d on %d nodes: this torch was built without torch.distributed" % (a.nproc, a.nodes))
+    if a.backend == "auto":
+        a.backend = "nccl" if a.device == "cuda" else "gloo"
+    if a.backend == "nccl" and a.device != "cuda":
+        p.error("--backend nccl needs CUDA devices; on the CPU use gloo")
+    if a.nproc * a.nodes > 1 and a.backend == "nccl" and not torch.distributed.is_nccl_available():
+        p.error("--backend nccl: this torch was built without NCCL; use gloo")
     if a.batch is None:
         a.batch = list(DEFAULT_BATCHES_CUDA if a.device == "cuda" else DEFAULT_BATCHES_CPU)
 
@@ -289,19 +338,22 @@ def free_port():
         return s.getsockname()[1]
 
 
-def default_threads(a, world):
+def default_threads(a, local):
+    """Returns the threads of each of the local workers of this node."""
     if a.threads:
         return a.threads
     env = os.environ.get("OMP_NUM_THREADS", "")
     if env.isdigit() and int(env) > 0:
         return int(env)
     if a.device == "cpu":
-        return max(1, available_cores() // world)
+        return max(1, available_cores() // local)
     return 0
 
 
 def launch(a, argv):
-    """Starts a.nproc workers running this script and waits for them."""
+    """Starts a.nproc workers running this script on this node and waits
+    for them; with several nodes they meet the others' at the rendezvous
+    of node rank 0."""
     threads = default_threads(a, a.nproc)
     child = list(argv) + ["--run", a.run, "--device", a.device, "--nproc", str(a.nproc)]
     if threads:
@@ -317,29 +369,47 @@ def launch(a, argv):
         except ImportError:
             launcher = "spawn"
     env["TORCHBENCH_LAUNCHER"] = launcher
-    port = free_port()
-    progress("starting %d workers (%s, %s backend)" % (a.nproc, launcher, "nccl" if a.device == "cuda" else "gloo"))
+    addr = a.master_addr or "127.0.0.1"
+    port = a.master_port or (DEFAULT_PORT if a.nodes > 1 else free_port())
+    where = ""
+    if a.nodes > 1:
+        where = " as node %d of %d, rendezvous at %s:%d" % (a.node_rank, a.nodes, addr, port)
+    progress("starting %d workers (%s, %s backend)%s" % (a.nproc, launcher, a.backend, where), always=True)
     if launcher == "torchrun":
-        cmd = [sys.executable, "-m", "torch.distributed.run", "--nnodes", "1", "--node_rank", "0",
-               "--nproc_per_node", str(a.nproc), "--master_addr", "127.0.0.1", "--master_port", str(port)]
+        # The static rendezvous: node rank 0's agent serves it at
+        # addr:port, every node waits there for the others up to
+        # --dist-timeout, and a node's workers take the global ranks
+        # node_rank x nproc onwards
+        # (https://docs.pytorch.org/docs/stable/elastic/run.html).
+        cmd = [sys.executable, "-m", "torch.distributed.run", "--nnodes", str(a.nodes), "--node_rank", str(a.node_rank),
+               "--nproc_per_node", str(a.nproc), "--master_addr", addr, "--master_port", str(port),
+               "--rdzv_backend", "static", "--rdzv_conf", "timeout=%d" % max(1, math.ceil(a.dist_timeout))]
         if torchrun_std_bug():
             # torch 1.13 on Python 3.11 cannot parse torchrun's default
             # "--redirects 0" (enum.IntFlag no longer iterates its zero
             # member); tee the workers' stderr instead, which it can parse.
             cmd += ["--redirects", "2", "--tee", "2"]
         cmd += [os.path.abspath(__file__)] + child
-        return subprocess.call(cmd, env=env)
+        return launched(a, subprocess.call(cmd, env=env))
     import torch.multiprocessing as mp
     os.environ.update(env)
-    os.environ["MASTER_ADDR"], os.environ["MASTER_PORT"] = "127.0.0.1", str(port)
+    os.environ["MASTER_ADDR"], os.environ["MASTER_PORT"] = addr, str(port)
     try:
-        mp.spawn(spawned, args=(child, a.nproc), nprocs=a.nproc, join=True)
+        mp.spawn(spawned, args=(child, a.nproc, a.nodes, a.node_rank), nprocs=a.nproc, join=True)
     except mp.ProcessRaisedException as e:
-        progress("a worker failed: %s" % e)
+        progress("a worker failed: %s" % e, always=True)
         return EXIT_FAILED
     except mp.ProcessExitedException as e:
         return e.exit_code or EXIT_FAILED
-    return 0
+    return launched(a, 0)
+
+
+def launched(a, code):
+    """Returns the workers' exit status, saying on a node of rank above 0
+    that node rank 0 writes the log."""
+    if code == 0 and a.node_rank > 0:
+        progress("node rank %d of %d: done; node rank 0 writes the log" % (a.node_rank, a.nodes), always=True)
+    return code
 
 
 def torchrun_std_bug():
@@ -350,9 +420,9 @@ def torchrun_std_bug():
         return False
 
 
-def spawned(rank, argv, world):
-    os.environ.update(RANK=str(rank), LOCAL_RANK=str(rank), WORLD_SIZE=str(world),
-                      LOCAL_WORLD_SIZE=str(world))
+def spawned(local_rank, argv, nproc, nodes, node_rank):
+    os.environ.update(RANK=str(node_rank * nproc + local_rank), LOCAL_RANK=str(local_rank),
+                      WORLD_SIZE=str(nodes * nproc), LOCAL_WORLD_SIZE=str(nproc), GROUP_RANK=str(node_rank))
     code = main(argv)
     if code:
         sys.exit(code)
@@ -975,9 +1045,10 @@ def sweep(name, prec, a, dev, rank, world, base, info, records):
         labels["compile"] = "true"
     if a.data_dir:
         labels["data"] = "imagefolder"
-    common = dict(base, model=name, precision=prec, workers=world, labels=labels)
+    common = dict(base, model=name, precision=prec, workers=world, nodes=a.nodes, devices_per_node=world // a.nodes,
+                  labels=labels)
     if world > 1:
-        common["transport"] = "nccl" if dev.type == "cuda" else "gloo"
+        common["transport"] = a.backend
     timer = CUDATimer() if dev.type == "cuda" else CPUTimer()
     gen = torch.Generator(device=dev)
     gen.manual_seed(a.seed + 1000 * rank)
@@ -1047,7 +1118,7 @@ def sweep(name, prec, a, dev, rank, world, base, info, records):
 # The fields of internal/benchlog's Record, in its order; any other field is
 # an error (the Go reader rejects unknown fields).
 FIELDS = ["kind", "run", "tool", "machine", "config", "model", "device", "precision", "transport", "workers",
-          "batch", "global_batch", "accumulate", "step", "steps", "step_time_s", "step_time_std_s", "phases",
+          "nodes", "devices_per_node", "batch", "global_batch", "accumulate", "step", "steps", "step_time_s", "step_time_std_s", "phases",
           "samples_per_s", "peak_memory_bytes", "target", "accuracy", "reached", "steps_to_target",
           "learning_rate", "labels", "error"]
 PHASES = ["data_wait_s", "forward_s", "backward_s", "allreduce_s", "update_s"]
@@ -1104,11 +1175,14 @@ def worker(a, argv, rank, world, local_rank):
         torch.backends.cudnn.benchmark = True
     else:
         dev = torch.device("cpu")
+    if world != a.nodes * a.nproc:
+        progress("world of %d workers, not --nodes %d x --nproc %d: every node must run the same --nproc"
+                 % (world, a.nodes, a.nproc), always=True)
+        return EXIT_USAGE
     if world > 1:
-        backend = "nccl" if a.device == "cuda" else "gloo"
-        torch.distributed.init_process_group(backend, rank=rank, world_size=world,
+        torch.distributed.init_process_group(a.backend, rank=rank, world_size=world,
                                              timeout=datetime.timedelta(seconds=a.dist_timeout))
-    threads = default_threads(a, world)
+    threads = default_threads(a, a.nproc)
     if threads:
         torch.set_num_threads(threads)
     device_name = torch.cuda.get_device_name(dev) if dev.type == "cuda" else "cpu"
@@ -1136,9 +1210,13 @@ def worker(a, argv, rank, world, local_rank):
         if world == 1:
             signal.signal(signal.SIGTERM, signal.SIG_DFL)
             signal.signal(signal.SIGINT, signal.SIG_DFL)
+    hosts = node_hosts(a, rank, world)
     if rank == 0:
         import torchvision
         config = {k: v for k, v in vars(a).items() if k not in ("list_models", "list_precisions", "out", "run")}
+        if world > 1:
+            config.update(rendezvous="%s:%s" % (os.environ.get("MASTER_ADDR", ""), os.environ.get("MASTER_PORT", "")),
+                          node_hosts=hosts)
         config.update(
             argv=list(argv), workers=world, threads=torch.get_num_threads(),
             launcher=os.environ.get("TORCHBENCH_LAUNCHER", "none") if world > 1 else "none",
@@ -1164,6 +1242,16 @@ def worker(a, argv, rank, world, local_rank):
     return 0
 
 
+def node_hosts(a, rank, world):
+    """Returns the host name of every node, by node rank (on rank 0; a
+    collective that every worker calls)."""
+    if world == 1:
+        return [platform.node()]
+    names = [None] * world
+    torch.distributed.all_gather_object(names, platform.node())
+    return [names[n * a.nproc] for n in range(a.nodes)]
+
+
 def main(argv):
     p = make_parser()
     a = p.parse_args(argv)
@@ -1182,7 +1270,7 @@ def main(argv):
     if "RANK" in os.environ and "WORLD_SIZE" in os.environ:  # started by torchrun or spawn
         rank, world = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
         return worker(a, argv, rank, world, int(os.environ.get("LOCAL_RANK", rank)))
-    if a.nproc > 1:
+    if a.nproc * a.nodes > 1:
         return launch(a, argv)
     return worker(a, argv, 0, 1, 0)
 

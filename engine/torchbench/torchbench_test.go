@@ -349,8 +349,9 @@ func TestRunDDP(t *testing.T) {
 	}
 	r := recs[1]
 	checkMeasurement(t, r, "cnn", 2, 3)
-	if r.Transport != "gloo" || r.Batch != 16 || r.GlobalBatch != 32 {
-		t.Errorf("transport %q, batch %d, global batch %d; want gloo, 16, 32", r.Transport, r.Batch, r.GlobalBatch)
+	if r.Transport != "gloo" || r.Batch != 16 || r.GlobalBatch != 32 || r.Nodes != 1 || r.DevicesPerNode != 2 {
+		t.Errorf("transport %q, batch %d, global batch %d, %d nodes of %d; want gloo, 16, 32, 1 node of 2",
+			r.Transport, r.Batch, r.GlobalBatch, r.Nodes, r.DevicesPerNode)
 	}
 	// allreduce_s is written even when the estimate is 0.
 	var raw struct{ Phases map[string]float64 }
@@ -416,6 +417,16 @@ func TestValidate(t *testing.T) {
 		{Options{DataDir: file}, []string{"not a directory"}},
 		{Options{Models: []string{"cnn", "transformer-base"}, DataDir: dir}, []string{"model transformer-base is not an image classifier"}},
 		{Options{Env: []string{"A=1", "B"}}, []string{`environment entry "B": want KEY=VALUE`}},
+		{Options{Nodes: 2, NodeRank: 1, MasterAddr: "10.0.0.1", MasterPort: 29400, Backend: "gloo", Device: "cpu", Timeout: time.Minute}, nil},
+		{Options{Nodes: 2, NodeRank: 2, MasterAddr: "n0"}, []string{"node rank 2: must be from 0 to 1, one less than the 2 nodes"}},
+		{Options{NodeRank: 1}, []string{"node rank 1: must be 0 on one node"}},
+		{Options{Nodes: -1}, []string{"nodes -1: must be >= 1"}},
+		{Options{Nodes: 2}, []string{"2 nodes need the master address"}},
+		{Options{MasterPort: 65536}, []string{"master port 65536: must be from 1 to 65535 (0 for 29500 with several nodes, a free port on one)"}},
+		{Options{MasterPort: -1, MasterAddr: "a b"}, []string{"master port -1", `master address "a b": want a host name or an IP address`}},
+		{Options{Backend: "mpi"}, []string{`unknown backend "mpi" (valid: auto, nccl, gloo)`}},
+		{Options{Backend: "nccl", Device: "cpu"}, []string{"backend nccl needs CUDA devices; on the CPU use gloo"}},
+		{Options{Timeout: -time.Second}, []string{"timeout -1s: must be >= 0"}},
 	} {
 		err := tc.opt.Validate()
 		if len(tc.want) == 0 {
@@ -451,6 +462,8 @@ func TestArgs(t *testing.T) {
 			StepRecords: true, Run: "r1"},
 			"--model cnn,mlp --batch 16,1024 --precision fp32,amp-bf16 --steps 5 --warmup 2 --channels-last --compile " +
 				"--nproc 2 --device cpu --image-size 64 --seq-len 32 --threads 2 --step-records --run r1"},
+		{Options{NProc: 4, Nodes: 2, NodeRank: 1, MasterAddr: "10.0.0.1", MasterPort: 29400, Backend: "nccl", Timeout: 90*time.Second + 1},
+			"--nproc 4 --nodes 2 --node-rank 1 --master-addr 10.0.0.1 --master-port 29400 --backend nccl --dist-timeout 91"},
 	} {
 		args, err := tc.opt.Args()
 		if err != nil {
@@ -567,6 +580,35 @@ func TestRunKeepsOut(t *testing.T) {
 				t.Errorf("%d entries in the output directory, want 1 (no temporary file left)", len(ents))
 			}
 		})
+	}
+}
+
+// TestRunOtherNode checks that Run on a node of rank above 0, whose
+// script writes no log (node rank 0 writes the cluster's), succeeds and
+// leaves out as it was, and that a failure of that node is an error.
+func TestRunOtherNode(t *testing.T) {
+	const old = "the previous log\n"
+	opt := Options{Models: []string{"cnn"}, Nodes: 2, NodeRank: 1, MasterAddr: "n0"}
+	for _, tc := range []struct {
+		rc   int
+		want string
+	}{{0, ""}, {1, "exit status 1"}} {
+		out := filepath.Join(t.TempDir(), "out.jsonl")
+		if err := os.WriteFile(out, []byte(old), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		opt.Python = fake(t, "", "", tc.rc)
+		err := Run(t.Context(), opt, out, nil)
+		if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
+			t.Errorf("script exit %d: error %v, want %q", tc.rc, err, tc.want)
+		}
+		if got, _ := os.ReadFile(out); string(got) != old {
+			t.Errorf("script exit %d: out holds %q, want %q", tc.rc, got, old)
+		}
+	}
+	opt.Python = fake(t, "", "", 0)
+	if err := Run(t.Context(), opt, "", nil); err != nil {
+		t.Errorf("no output path on node rank 1: %v", err)
 	}
 }
 

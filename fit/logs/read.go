@@ -450,7 +450,7 @@ func (d *detector) line(l []byte) bool {
 		d.tt = isTorchtitanStep(l)
 	}
 	if !d.nc && bytes.Contains(l, []byte("busbw")) && bytes.Contains(l, []byte("algbw")) {
-		d.nc = bytes.HasPrefix(bytes.TrimSpace(l), []byte("#"))
+		d.nc = strings.HasPrefix(ncUnlabel(strings.TrimSpace(string(l))), "#")
 	}
 	return false
 }

@@ -1,6 +1,7 @@
 package logs
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"regexp"
@@ -15,9 +16,29 @@ import (
 // print the same.
 var (
 	ncRank = regexp.MustCompile(`^#\s+Rank\s+(\d+)\s+(?:Group\s+\d+\s+)?Pid\s+\d+\s+on\s+(\S+)\s+device\s+\d+\s+\[[^\]]*\]\s+(.*?)\s*$`)
-	ncOp   = regexp.MustCompile(`# Collective test starting: (\w+?)(?:_perf)?\s*$`)
+	ncOp   = regexp.MustCompile(`# Collective test starting: (\w+?)(?:_perf)?(?:_mpi)?\s*$`) // all_reduce_perf_mpi: the binary built with MPI=1 in releases that name it so
 	ncAvg  = regexp.MustCompile(`# Avg bus bandwidth\s*:\s*([\d.]+)`)
+	// ncLabel is what a launcher puts before each line of a rank's
+	// output: Slurm's srun --label ("0: ") and Open MPI's mpirun
+	// --tag-output ("[1,0]<stdout>:").
+	ncLabel = regexp.MustCompile(`^(?:\d+: |\[\d+,\d+\]<std(?:out|err)>:)`)
+	// ncCommand is a command line that runs a test binary
+	// ("./build/all_reduce_perf -b 8 ...", "mpirun ... all_reduce_perf_mpi
+	// ...").
+	ncCommand = regexp.MustCompile(`(?:^|[\s/])([a-z_]+?)_perf(?:_mpi)?(?:\s|$)`)
+	// ncNote is the annotation "# scaleplan: op OP ranks N nodes M" (any
+	// of the three) that a published excerpt without its device list or
+	// test name is given from what its source states.
+	ncNote = regexp.MustCompile(`^#\s*scaleplan:((?:\s+(?:op\s+[a-z_]+|ranks\s+\d+|nodes\s+\d+))+)\s*$`)
 )
+
+// ncUnlabel returns line s without a launcher's label.
+func ncUnlabel(s string) string {
+	if m := ncLabel.FindString(s); m != "" {
+		return strings.TrimSpace(s[len(m):])
+	}
+	return s
+}
 
 // ncColumns are the columns of a result row that readNCCL reads, by the
 // names of the header line.
@@ -44,13 +65,20 @@ var ncColumns = []string{"size", "time", "algbw", "busbw"}
 // Each "# nThread" line starts a test (Collective): its ranks are the
 // "Rank" lines, its nodes their distinct hosts, its device rank 0's name,
 // its op the "Collective test starting" line (newer releases; older ones
-// name it only in the command, so Op is "" and a note says so). Each row
+// name it only in the command: a line before the test that runs
+// NAME_perf gives it, and where there is none Op is "" and a note says
+// so). Each row
 // is a point: the size, and the out-of-place time (µs), algorithm and bus
 // bandwidths (GB/s of 10^9 bytes); the columns are found by the header's
 // names, so a release with other columns reads alike. A row whose data
 // did not validate (#wrong above 0) is malformed, and so is one whose
 // numbers do not parse or whose time is not above 0. Other lines (NCCL's
-// INFO lines, the in-place half) are not read.
+// INFO lines, the in-place half) are not read. A launcher's label before
+// each line (srun --label's "0: ", mpirun --tag-output's
+// "[1,0]<stdout>:") is dropped. An excerpt published without its device
+// list or test name (a README that shows the table alone) takes them
+// from a line "# scaleplan: op all_reduce ranks 16 nodes 2" before it,
+// written from what its source states: the test's own lines win.
 func readNCCL(data []byte, lg *Log) {
 	r := &ncReader{lg: lg}
 	lines(data, r.line)
@@ -69,6 +97,12 @@ type ncReader struct {
 	op      string         // the op of the next test
 	hosts   []string
 	unnamed int
+	// note is the last "# scaleplan:" annotation: op, ranks and nodes
+	// for tests whose lines do not give them.
+	note struct {
+		op           string
+		ranks, nodes int
+	}
 }
 
 // flush adds the test, if it has a point, to the log.
@@ -78,6 +112,10 @@ func (r *ncReader) flush() {
 	}
 	if len(r.cur.Points) > 0 {
 		r.cur.Nodes = len(r.hosts)
+		if r.cur.Ranks == 0 {
+			r.cur.Ranks, r.cur.Nodes = r.note.ranks, r.note.nodes
+		}
+		r.cur.Op = cmp.Or(r.cur.Op, r.note.op)
 		if r.cur.Op == "" {
 			r.unnamed++
 		}
@@ -95,9 +133,11 @@ func (r *ncReader) begin(n int) {
 
 // line reads line n of the tests' output.
 func (r *ncReader) line(n int, l []byte) {
-	s := strings.TrimSpace(string(l))
+	s := ncUnlabel(strings.TrimSpace(string(l)))
 	switch {
 	case s == "":
+	case ncNote.MatchString(s):
+		r.annotate(s)
 	case strings.HasPrefix(s, "# Collective test starting:"):
 		r.flush()
 		if m := ncOp.FindStringSubmatch(s); m != nil {
@@ -118,6 +158,27 @@ func (r *ncReader) line(n int, l []byte) {
 	case strings.HasPrefix(s, "#"):
 	case r.col != nil && s[0] >= '0' && s[0] <= '9':
 		r.row(n, l, s)
+	default:
+		if m := ncCommand.FindStringSubmatch(s); m != nil {
+			// The command that ran a test: its op, until a
+			// "Collective test starting" line says otherwise.
+			r.op = m[1]
+		}
+	}
+}
+
+// annotate reads a "# scaleplan:" annotation's op, ranks and nodes.
+func (r *ncReader) annotate(s string) {
+	f := strings.Fields(s[strings.Index(s, ":")+1:])
+	for i := 0; i+1 < len(f); i += 2 {
+		switch f[i] {
+		case "op":
+			r.note.op = f[i+1]
+		case "ranks":
+			r.note.ranks, _ = strconv.Atoi(f[i+1])
+		case "nodes":
+			r.note.nodes, _ = strconv.Atoi(f[i+1])
+		}
 	}
 }
 

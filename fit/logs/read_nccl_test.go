@@ -2,6 +2,7 @@ package logs
 
 import (
 	"math"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -69,5 +70,60 @@ func TestDetectNCCL(t *testing.T) {
 	}
 	if f, err := Detect([]byte("size,algbw,busbw\n")); f == NCCLTests {
 		t.Errorf("a CSV naming the columns: %s, %v", f, err)
+	}
+}
+
+// TestReadNCCLLabelled reads the variants of published outputs: each
+// line labelled by srun --label ("0: ") or mpirun --tag-output
+// ("[1,0]<stdout>:"), a table without its device list given its op,
+// ranks and nodes by a "# scaleplan:" line, a test of the binary built
+// with MPI=1 (reduce_scatter_perf_mpi), and an older release's test whose
+// op only its command line names. The expected values are the
+// lines written here.
+func TestReadNCCLLabelled(t *testing.T) {
+	const hdr = "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n"
+	for _, tc := range []struct {
+		name, log  string
+		op         string
+		ranks, nod int
+	}{
+		{"srun", "# scaleplan: op all_reduce ranks 16 nodes 2\n0: " + hdr +
+			"0:            8             2     float     sum      -1    164.3    0.00    0.00      0    163.3    0.00    0.00      0\n" +
+			"0:           16             4     float     sum      -1    161.4    0.00    0.00      0    160.6    0.00    0.00      0\n",
+			"all_reduce", 16, 2},
+		{"mpirun", "[1,0]<stdout>:" + hdr +
+			"[1,0]<stdout>:           8             2     float     sum      -1    12.90    0.00    0.00      0    12.87    0.00    0.00      0\n" +
+			"[1,0]<stdout>:          16             4     float     sum      -1    12.88    0.00    0.00      0    12.83    0.00    0.00      0\n",
+			"", 0, 0},
+		{"mpi binary", "# Collective test starting: reduce_scatter_perf_mpi\n" +
+			"# nThread 1 nGpus 1 minBytes 8 maxBytes 16 step: 2(factor) warmup iters: 5 iters: 20\n" +
+			"#  Rank  0 Group  0 Pid 1 on a device  0 [0x4f] NVIDIA H100 80GB HBM3\n" +
+			"#  Rank  1 Group  0 Pid 2 on a device  1 [0x50] NVIDIA H100 80GB HBM3\n" + hdr +
+			"           8             2     float     sum      -1    12.90    0.00    0.00      0    12.87    0.00    0.00      0\n" +
+			"          16             4     float     sum      -1    12.88    0.00    0.00      0    12.83    0.00    0.00      0\n",
+			"reduce_scatter", 2, 1},
+		{"command", "$ mpirun -np 2 ./build/all_gather_perf -b 8 -e 16\n" +
+			"# nThread 1 nGpus 1 minBytes 8 maxBytes 16 step: 2(factor) warmup iters: 5 iters: 20 validation: 1\n" +
+			"#   Rank  0 Pid    746 on a device  0 [0x4f] Tesla V100-SXM2-16GB\n" +
+			"#   Rank  1 Pid    747 on b device  0 [0x4f] Tesla V100-SXM2-16GB\n" +
+			"#       size         count    type   redop     time   algbw   busbw  error     time   algbw   busbw  error\n" +
+			"           8             2   float     sum    48.46    0.00    0.00  1e-07    48.17    0.00    0.00  1e-07\n" +
+			"          16             4   float     sum    48.61    0.00    0.00  6e-08    49.16    0.00    0.00  6e-08\n",
+			"all_gather", 2, 2},
+	} {
+		lg, err := Read(strings.NewReader(tc.log), tc.name)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if lg.Format != NCCLTests || lg.Malformed != 0 || len(lg.Collectives) != 1 {
+			t.Fatalf("%s: format %s, %s, %d collectives", tc.name, lg.Format, lg.MalformedSummary(), len(lg.Collectives))
+		}
+		c := lg.Collectives[0]
+		if c.Op != tc.op || c.Ranks != tc.ranks || c.Nodes != tc.nod || len(c.Points) != 2 || c.Points[0].Bytes != 8 || c.Points[1].Bytes != 16 {
+			t.Errorf("%s: %+v", tc.name, c)
+		}
+		if unnamed := slices.ContainsFunc(lg.Notes, func(n string) bool { return strings.Contains(n, "without a") }); unnamed != (tc.op == "") {
+			t.Errorf("%s: notes %q", tc.name, lg.Notes)
+		}
 	}
 }

@@ -228,7 +228,7 @@ func writeRecords(t *testing.T, recs []benchlog.Record) []byte {
 func TestBenchlogRoundTrip(t *testing.T) {
 	recs := []benchlog.Record{
 		{Kind: benchlog.KindHeader, Run: "r1", Tool: "scaleplan-engine", Machine: &benchlog.Machine{Host: "n1", Cores: 2, DeviceName: "cpu"}, Config: map[string]any{"lr": 0.1, "model": "mlp"}},
-		{Kind: benchlog.KindStep, Run: "r1", Model: "mlp", Device: "localhost", Precision: "fp32", Transport: "inproc", Workers: 2, Batch: 32, GlobalBatch: 64, Step: 7, StepTime: 0.0123,
+		{Kind: benchlog.KindStep, Run: "r1", Model: "mlp", Device: "localhost", Precision: "fp32", Transport: "gloo", Workers: 2, Nodes: 2, DevicesPerNode: 1, Batch: 32, GlobalBatch: 64, Step: 7, StepTime: 0.0123,
 			Phases: &benchlog.Phases{DataWait: 0.0001, Forward: 0.004, Backward: 0.006, AllReduce: 0.002, Update: 0.0002}},
 		{Kind: benchlog.KindMeasurement, Run: "r1", Model: "mlp", Device: "localhost", Workers: 2, Batch: 32, GlobalBatch: 64, Steps: 20, StepTime: 0.0125, StepTimeStd: 0.0004, SamplesPerSec: 5120, PeakMemory: 1 << 28, Labels: map[string]string{"framework": "gonum"}},
 		{Kind: benchlog.KindConvergence, Run: "r2", Model: "mlp", GlobalBatch: 256, Accumulate: 2, Target: 0.85, Accuracy: 0.8512, Reached: true, StepsToTarget: 1400, LearningRate: 0.2},
@@ -264,6 +264,34 @@ func TestBenchlogRoundTrip(t *testing.T) {
 	}
 	if again := writeRecords(t, lg.Records); !bytes.Equal(again, written) {
 		t.Errorf("written back:\n%s\nwant:\n%s", again, written)
+	}
+}
+
+// A bench log's placement: torchbench's record of two nodes of one worker
+// each reads with its nodes and devices per node, a record of an older log
+// without them reads as before (0: not said), and one whose counts do not
+// multiply is malformed.
+func TestReadBenchlogNodes(t *testing.T) {
+	in := `{"kind": "header", "run": "n", "tool": "torchbench", "config": {"nodes": 2, "node_rank": 0}}
+{"kind": "measurement", "run": "n", "model": "mlp", "device": "cpu", "precision": "fp32", "transport": "gloo", "workers": 2, "nodes": 2, "devices_per_node": 1, "batch": 4, "global_batch": 8, "steps": 2, "step_time_s": 0.021, "phases": {"allreduce_s": 0.0107}, "samples_per_s": 380.9}
+{"kind": "measurement", "run": "n", "model": "mlp", "device": "cpu", "workers": 2, "batch": 4, "step_time_s": 0.02}
+{"kind": "measurement", "run": "n", "model": "mlp", "device": "cpu", "workers": 3, "nodes": 2, "devices_per_node": 2, "batch": 4, "step_time_s": 0.02}
+`
+	lg, err := Read(strings.NewReader(in), "nodes.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lg.Format != Benchlog || len(lg.Records) != 3 || lg.Malformed != 1 {
+		t.Fatalf("format %s, %d records, %d malformed; want benchlog, 3, 1", lg.Format, len(lg.Records), lg.Malformed)
+	}
+	if r := lg.Records[1]; r.Workers != 2 || r.Nodes != 2 || r.DevicesPerNode != 1 || r.Transport != "gloo" || r.Phases == nil || r.Phases.AllReduce != 0.0107 {
+		t.Errorf("two-node record %+v", r)
+	}
+	if r := lg.Records[2]; r.Nodes != 0 || r.DevicesPerNode != 0 {
+		t.Errorf("record without placement %+v: nodes %d, devices per node %d; want 0, 0", r, r.Nodes, r.DevicesPerNode)
+	}
+	if len(lg.Errors) != 1 || lg.Errors[0].Line != 4 || !strings.Contains(lg.Errors[0].Error(), "workers 3: want nodes 2 × devices_per_node 2 = 4") {
+		t.Errorf("errors %v, want line 4's placement", lg.Errors)
 	}
 }
 

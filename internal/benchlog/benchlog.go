@@ -28,6 +28,12 @@ const (
 // a step, exchanging nothing else.
 const InStep = "in_step"
 
+// NodesLabel is the label fit gives the groups of records measured on
+// more than one node (Record.Nodes): its value is the node count, so that
+// W devices on one node and W on several, whose steps exchange gradients
+// over different links, are fitted apart.
+const NodesLabel = "nodes"
+
 // Kinds lists the valid values of Record.Kind.
 var Kinds = []string{KindHeader, KindStep, KindMeasurement, KindConvergence, KindOOM, KindLink, KindEnd}
 
@@ -47,14 +53,21 @@ type Record struct {
 	Config  map[string]any `json:"config,omitempty"`  // the run's full configuration; Decode says how its numbers read back
 
 	// What was measured.
-	Model       string `json:"model,omitempty"`        // model name, e.g. "mlp", "resnet50"
-	Device      string `json:"device,omitempty"`       // device kind, e.g. "localhost", "H100-SXM5-80GB"
-	Precision   string `json:"precision,omitempty"`    // fp32, tf32, fp16, bf16, amp
-	Transport   string `json:"transport,omitempty"`    // how workers exchanged gradients: inproc, tcp, nccl, gloo; none for workers that exchanged nothing (label InStep: over which they met)
-	Workers     int    `json:"workers,omitempty"`      // data-parallel workers (devices)
-	Batch       int    `json:"batch,omitempty"`        // per-worker batch, samples
-	GlobalBatch int    `json:"global_batch,omitempty"` // samples per optimizer step over all workers
-	Accumulate  int    `json:"accumulate,omitempty"`   // micro-batches per optimizer step; 0 means 1
+	Model     string `json:"model,omitempty"`     // model name, e.g. "mlp", "resnet50"
+	Device    string `json:"device,omitempty"`    // device kind, e.g. "localhost", "H100-SXM5-80GB"
+	Precision string `json:"precision,omitempty"` // fp32, tf32, fp16, bf16, amp
+	Transport string `json:"transport,omitempty"` // how workers exchanged gradients: inproc, tcp, nccl, gloo; none for workers that exchanged nothing (label InStep: over which they met)
+	Workers   int    `json:"workers,omitempty"`   // data-parallel workers (devices), over every node: the world size
+	// Nodes is the number of machines the workers ran on; 0 where the log
+	// does not say (read as one, or as the log's device count says).
+	Nodes int `json:"nodes,omitempty"`
+	// DevicesPerNode is the workers on each of the Nodes; 0 where the log
+	// does not say or the nodes ran different counts. With both set,
+	// Workers is Nodes × DevicesPerNode.
+	DevicesPerNode int `json:"devices_per_node,omitempty"`
+	Batch          int `json:"batch,omitempty"`        // per-worker batch, samples
+	GlobalBatch    int `json:"global_batch,omitempty"` // samples per optimizer step over all workers
+	Accumulate     int `json:"accumulate,omitempty"`   // micro-batches per optimizer step; 0 means 1
 
 	// Step and measurement fields.
 	Step          int     `json:"step,omitempty"`            // step index (step records)
@@ -164,7 +177,7 @@ func (r *Record) Validate() error {
 		name string
 		v    float64
 	}{
-		{"workers", float64(r.Workers)}, {"batch", float64(r.Batch)}, {"global_batch", float64(r.GlobalBatch)},
+		{"workers", float64(r.Workers)}, {"nodes", float64(r.Nodes)}, {"devices_per_node", float64(r.DevicesPerNode)}, {"batch", float64(r.Batch)}, {"global_batch", float64(r.GlobalBatch)},
 		{"accumulate", float64(r.Accumulate)}, {"step", float64(r.Step)}, {"steps", float64(r.Steps)},
 		{"step_time_s", r.StepTime}, {"step_time_std_s", r.StepTimeStd}, {"samples_per_s", r.SamplesPerSec},
 		{"peak_memory_bytes", r.PeakMemory}, {"target", r.Target}, {"accuracy", r.Accuracy},
@@ -181,6 +194,9 @@ func (r *Record) Validate() error {
 		if n.v < 0 || math.IsNaN(n.v) || math.IsInf(n.v, 0) {
 			return fmt.Errorf("%s = %v: must be a finite number >= 0", n.name, n.v)
 		}
+	}
+	if err := r.validatePlacement(); err != nil {
+		return err
 	}
 	switch r.Kind {
 	case KindStep, KindMeasurement:
@@ -213,6 +229,19 @@ func (r *Record) Validate() error {
 	}
 	if r.Accuracy > 1 || r.Target > 1 {
 		return fmt.Errorf("accuracy %v, target %v: must be fractions in [0, 1]", r.Accuracy, r.Target)
+	}
+	return nil
+}
+
+// validatePlacement reports a placement that does not add up: more nodes
+// than workers, or, with both counts per node and nodes, workers that are
+// not nodes × devices_per_node.
+func (r *Record) validatePlacement() error {
+	if r.Workers > 0 && r.Nodes > r.Workers {
+		return fmt.Errorf("nodes %d: more than the %d workers", r.Nodes, r.Workers)
+	}
+	if r.Nodes > 0 && r.DevicesPerNode > 0 && r.Workers > 0 && (r.Workers%r.Nodes != 0 || r.Workers/r.Nodes != r.DevicesPerNode) {
+		return fmt.Errorf("workers %d: want nodes %d × devices_per_node %d = %d", r.Workers, r.Nodes, r.DevicesPerNode, r.Nodes*r.DevicesPerNode)
 	}
 	return nil
 }

@@ -15,7 +15,7 @@ func TestRoundTrip(t *testing.T) {
 		{Kind: KindHeader, Run: "r", Tool: "test", Machine: &Machine{CPU: "x", Cores: 2}, Config: map[string]any{"lr": 0.1}},
 		{Kind: KindStep, Run: "r", Model: "mlp", Workers: 2, Batch: 32, GlobalBatch: 64, Step: 3, StepTime: 0.01,
 			Phases: &Phases{DataWait: 0.001, Forward: 0.003, Backward: 0.005, AllReduce: 0.002, Update: 0.0005}},
-		{Kind: KindMeasurement, Model: "mlp", Batch: 64, Steps: 10, StepTime: 0.02, StepTimeStd: 0.001, SamplesPerSec: 3200, PeakMemory: 1 << 30},
+		{Kind: KindMeasurement, Model: "mlp", Transport: "nccl", Workers: 8, Nodes: 2, DevicesPerNode: 4, Batch: 64, Steps: 10, StepTime: 0.02, StepTimeStd: 0.001, SamplesPerSec: 3200, PeakMemory: 1 << 30},
 		{Kind: KindConvergence, GlobalBatch: 256, Target: 0.85, Accuracy: 0.86, Reached: true, StepsToTarget: 1400, LearningRate: 0.1},
 		{Kind: KindOOM, Model: "resnet50", Batch: 512, Error: "CUDA out of memory", Labels: map[string]string{"gpu": "h100"}},
 		{Kind: KindLink, Run: "r", Transport: "tcp", Link: &Link{Round: 2, SmallBytes: 16384, SmallTime: 1.2e-4, LargeBytes: 4 << 20,
@@ -122,6 +122,11 @@ func TestReaderErrors(t *testing.T) {
 		`{"kind":"link","transport":"tcp","link":{"small_bytes":16,"small_s":1e-4,"large_bytes":4096,"large_s":1e-3,"latency_s":-1,"bandwidth_bytes_per_s":5e6}}`,
 		`{"kind":"link","transport":"tcp","link":{"round":-1,"small_bytes":16,"small_s":1e-4,"large_bytes":4096,"large_s":1e-3,"latency_s":0,"bandwidth_bytes_per_s":5e6}}`,
 		`{"kind":"measurement","batch":8,"step_time_s":0.1,"link":{"small_bytes":16,"small_s":1e-4,"large_bytes":4096,"large_s":1e-3,"latency_s":0,"bandwidth_bytes_per_s":5e6}}`,
+		`{"kind":"measurement","workers":8,"nodes":2,"devices_per_node":4,"batch":8,"step_time_s":0.1}`,
+		`{"kind":"measurement","workers":6,"nodes":2,"batch":8,"step_time_s":0.1}`,
+		`{"kind":"measurement","workers":6,"nodes":2,"devices_per_node":4,"batch":8,"step_time_s":0.1}`,
+		`{"kind":"measurement","workers":2,"nodes":3,"batch":8,"step_time_s":0.1}`,
+		`{"kind":"measurement","workers":2,"nodes":-1,"batch":8,"step_time_s":0.1}`,
 	}, "\n")
 	want := []string{
 		"",
@@ -144,6 +149,11 @@ func TestReaderErrors(t *testing.T) {
 		`line 19: link.latency_s = -1: must be a finite number >= 0`,
 		`line 20: link.round -1, link.evict_bytes 0: must be >= 0`,
 		`line 21: measurement record with a link: only link records have one`,
+		"",
+		"", // uneven nodes: 6 workers on 2 nodes, counts per node not given
+		`line 24: workers 6: want nodes 2 × devices_per_node 4 = 8`,
+		`line 25: nodes 3: more than the 2 workers`,
+		`line 26: nodes = -1: must be a finite number >= 0`,
 	}
 	rd := NewReader(strings.NewReader(in))
 	for i, w := range want {

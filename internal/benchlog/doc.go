@@ -14,6 +14,10 @@
 //	{"kind":"measurement","run":"r1","model":"mlp","device":"localhost","workers":1,"batch":64,"global_batch":64,"steps":20,"step_time_s":0.0061,"samples_per_s":10491}
 //	{"kind":"convergence","run":"r2","model":"mlp","global_batch":256,"target":0.85,"accuracy":0.853,"reached":true,"steps_to_target":1400}
 //
+// A record of workers on several machines gives their placement: nodes
+// and devices_per_node beside workers, the world size (NodesLabel is the
+// label fit groups them by).
+//
 // A log that a run cut short (an interrupt, an error) ends with an end
 // record that says so and why; the records before it are what the run
 // measured until then. A log without an end record reads as complete:

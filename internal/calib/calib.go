@@ -41,6 +41,15 @@ const DefaultLevel = 0.95
 //	    s_min: 1200
 //	    b_noise: 4096
 //	    max_batch: 32768
+//	fabric:
+//	  - system: dgx-h100
+//	    level: inter
+//	    bandwidth: 46 GB/s
+//	    latency: 7 us
+//	    algorithm: ring
+//	    tests: 1
+//	    sizes: 16
+//	    source: nccl.txt
 type Calibration struct {
 	// Level is the confidence level of every interval, in (0, 1).
 	// Default 0.95.
@@ -48,6 +57,7 @@ type Calibration struct {
 	Throughput []ThroughputEntry `yaml:"throughput,omitempty"`
 	Comm       []CommEntry       `yaml:"comm,omitempty"`
 	Steps      []StepsEntry      `yaml:"steps,omitempty"`
+	Fabric     []FabricEntry     `yaml:"fabric,omitempty"`
 }
 
 // ThroughputEntry is the throughput law v = b/(b/v0 + t) of one group: b
@@ -119,6 +129,8 @@ const header = `# scaleplan calibration, written by "scaleplan fit".
 # throughput: v = b / (b/v0 + t); b global batch, v samples/s of the device group.
 # comm: t(p) = t_fixed + 2(p-1)/p * t_comm; t_comm = gradient_size / bandwidth.
 # steps: S(B) = s_min * (1 + b_noise / B); B global batch.
+# fabric: the link bandwidth and latency of one level of a system's network
+#   that make the simulator's collective times match nccl-tests' times.
 `
 
 // Encode writes c as YAML.
@@ -180,19 +192,7 @@ func (c *Calibration) Validate() error {
 func (c *Calibration) validate() *config.Problems {
 	ps := &config.Problems{}
 	finite := func(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
-	checkInterval := func(path string, iv []float64) {
-		switch {
-		case iv == nil:
-		case len(iv) != 2:
-			ps.Addf(path, "want [low, high], have %d values", len(iv))
-		case !finite(iv[0]) || !finite(iv[1]):
-			ps.Addf(path, "[%v, %v]: want finite numbers", iv[0], iv[1])
-		case iv[0] > iv[1]:
-			ps.Addf(path, "[%v, %v]: low is above high", iv[0], iv[1])
-		case iv[0] < 0:
-			ps.Addf(path, "[%v, %v]: must be >= 0", iv[0], iv[1])
-		}
-	}
+	checkInterval := func(path string, iv []float64) { checkPair(ps, path, iv) }
 	if !(c.Level > 0 && c.Level < 1) && c.Level != 0 {
 		ps.Addf("level", "%v: must be in (0, 1)", c.Level)
 	}
@@ -215,7 +215,7 @@ func (c *Calibration) validate() *config.Problems {
 		if !(e.V0Lower >= 0) || !finite(e.V0Lower) {
 			ps.Addf(p+".v0_lower", "%v: must be a finite number >= 0 (samples/s)", e.V0Lower)
 		}
-		checkInterval(p+".t_interval", seconds(e.TInterval))
+		checkInterval(p+".t_interval", floats(e.TInterval))
 		if e.R2 > 1 || math.IsNaN(e.R2) {
 			ps.Addf(p+".r2", "%v: must be <= 1", e.R2)
 		}
@@ -260,7 +260,7 @@ func (c *Calibration) validate() *config.Problems {
 		if !finite(float64(e.TComm)) {
 			ps.Addf(p+".t_comm", "%v: must be finite", e.TComm)
 		}
-		if iv := seconds(e.TCommInterval); iv != nil && (len(iv) != 2 || iv[0] > iv[1] || !finite(iv[0]) || !finite(iv[1])) {
+		if iv := floats(e.TCommInterval); iv != nil && (len(iv) != 2 || iv[0] > iv[1] || !finite(iv[0]) || !finite(iv[1])) {
 			ps.Addf(p+".t_comm_interval", "%v: want [low, high] with low <= high", iv)
 		}
 		if !(e.GradientSize >= 0) || !finite(float64(e.GradientSize)) {
@@ -269,15 +269,9 @@ func (c *Calibration) validate() *config.Problems {
 		if !(e.Bandwidth >= 0) || !finite(float64(e.Bandwidth)) {
 			ps.Addf(p+".bandwidth", "%v: must be a finite rate >= 0", e.Bandwidth)
 		}
-		bi := make([]float64, len(e.BandwidthInterval))
-		for j, v := range e.BandwidthInterval {
-			bi[j] = float64(v)
-		}
-		if e.BandwidthInterval == nil {
-			bi = nil
-		}
-		checkInterval(p+".bandwidth_interval", bi)
+		checkInterval(p+".bandwidth_interval", floats(e.BandwidthInterval))
 	}
+	c.validateFabric(ps)
 	seen = map[string]int{}
 	for i, e := range c.Steps {
 		p := fmt.Sprintf("steps[%d]", i)
@@ -314,7 +308,8 @@ func (c *Calibration) validate() *config.Problems {
 	return ps
 }
 
-func seconds(s []units.Seconds) []float64 {
+// floats returns the quantities of s as float64s; nil for nil.
+func floats[T ~float64](s []T) []float64 {
 	if s == nil {
 		return nil
 	}

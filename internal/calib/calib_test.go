@@ -38,6 +38,11 @@ func sample() *Calibration {
 			SMin: 1200, SMinInterval: []float64{1100, 1300}, BNoise: 4096, BNoiseInterval: []float64{3500, 4700},
 			R2: 0.97, Points: 5, MaxBatch: 32768, Source: "runs.csv",
 		}},
+		Fabric: []FabricEntry{{
+			System: "dgx-h100", Level: Inter, Transport: "verbs", Bandwidth: 46e9, BandwidthInterval: []units.BytesPerSec{45e9, 47e9},
+			Latency: 7e-6, LatencyInterval: []units.Seconds{6.5e-6, 7.5e-6}, Undetermined: []string{"latency"}, Algorithm: "ring", Error: 0.031,
+			Tests: 2, Sizes: 32, Ranks: []int{16, 32}, Source: "nccl.txt",
+		}},
 	}
 }
 
@@ -85,7 +90,18 @@ func TestRoundTrip(t *testing.T) {
 		!near(float64(c.TCommInterval[1]), float64(wc.TCommInterval[1])) || !near(float64(c.BandwidthInterval[0]), float64(wc.BandwidthInterval[0])) {
 		t.Errorf("comm intervals %v %v, want %v %v", c.TCommInterval, c.BandwidthInterval, wc.TCommInterval, wc.BandwidthInterval)
 	}
+	f, wf := got.Fabric[0], want.Fabric[0]
+	for i, pair := range [][2]float64{
+		{float64(f.Bandwidth), float64(wf.Bandwidth)}, {float64(f.Latency), float64(wf.Latency)},
+		{float64(f.BandwidthInterval[0]), float64(wf.BandwidthInterval[0])}, {float64(f.BandwidthInterval[1]), float64(wf.BandwidthInterval[1])},
+		{float64(f.LatencyInterval[0]), float64(wf.LatencyInterval[0])}, {float64(f.LatencyInterval[1]), float64(wf.LatencyInterval[1])},
+	} {
+		if !near(pair[0], pair[1]) {
+			t.Errorf("fabric field %d: %v, want %v", i, pair[0], pair[1])
+		}
+	}
 	for _, e := range []*Calibration{got, want} {
+		e.Fabric[0].Bandwidth, e.Fabric[0].Latency, e.Fabric[0].BandwidthInterval, e.Fabric[0].LatencyInterval = 0, 0, nil, nil
 		e.Throughput[0].T, e.Throughput[0].TInterval = 0, nil
 		e.Throughput[1].T = 0
 		e.Comm[0].TFixed, e.Comm[0].TComm, e.Comm[0].GradientSize, e.Comm[0].Bandwidth = 0, 0, 0, 0
@@ -122,6 +138,7 @@ func TestReadDefaultLevel(t *testing.T) {
 // TestValidation: each mistake is reported with its YAML path and line,
 // all of a file's mistakes at once.
 func TestValidation(t *testing.T) {
+	const fabric = "  - {system: s, level: intra, bandwidth: 46 GB/s, latency: 7 us, algorithm: ring, tests: 1, sizes: 2}\n"
 	const good = "  - model: m\n    devices: 1\n    v0: 100\n    t: 10 ms\n    r2: 0.99\n    points: 3\n"
 	for _, tc := range []struct {
 		name, in string
@@ -149,6 +166,15 @@ func TestValidation(t *testing.T) {
 			[]string{"2 problems:", "line 3: steps[0].target: 76: must be a fraction in [0, 1]", "line 5: steps[0].b_noise: -1: must be a finite number >= 0"}},
 		{"unknown field", "throughput:\n  - model: m\n    devcies: 1\n    v0: 100\n    t: 10 ms\n    r2: 0.99\n    points: 3\n",
 			[]string{"line 3: ", `unknown field "devcies"; did you mean "devices"?`}},
+		{"fabric", "fabric:\n  - system: dgx-h100\n    level: between\n    bandwidth: -4 GB/s\n    latency: 7 us\n    algorithm: ring\n    error: 0.01\n    tests: 1\n    sizes: 16\n",
+			[]string{"2 problems:", "line 3: fabric[0].level: \"between\": want one of intra, inter", "line 4: fabric[0].bandwidth: -4e+09: must be a finite rate > 0"}},
+		{"fabric fields", "fabric:\n  - level: inter\n    bandwidth: 46 GB/s\n    latency: 7 us\n    bandwidth_interval: [50 GB/s, 40 GB/s]\n    algorithm: ring\n    error: 0.01\n    tests: 0\n    sizes: 1\n    ranks: [1, 16]\n",
+			[]string{"5 problems:", "fabric[0].system: missing", "line 5: fabric[0].bandwidth_interval: [5e+10, 4e+10]: low is above high", "line 8: fabric[0].tests: 0", "line 9: fabric[0].sizes: 1", "line 10: fabric[0].ranks: [1 16]"}},
+		{"fabric undetermined", "fabric:\n  - {system: s, level: intra, bandwidth: 46 GB/s, latency: 7 us, undetermined: [size], algorithm: ring, tests: 1, sizes: 2}\n",
+			[]string{"line 2: fabric[0].undetermined: \"size\": want bandwidth or latency"}},
+		{"fabric duplicate", "fabric:\n" + fabric + fabric, []string{"fabric[1]: same system, level and transport as fabric[0]"}},
+		{"fabric latency unit", "fabric:\n  - system: s\n    level: intra\n    bandwidth: 46 GB/s\n    latency: 7 parsecs\n    algorithm: ring\n    tests: 1\n    sizes: 2\n",
+			[]string{"line 5: ", "parsecs"}},
 		{"bad unit", "throughput:\n  - model: m\n    devices: 1\n    v0: 100\n    t: 10 parsecs\n    r2: 0.99\n    points: 3\n",
 			[]string{"line 5: ", "parsecs"}},
 	} {
@@ -303,6 +329,34 @@ func TestRunVariant(t *testing.T) {
 	} {
 		if got := RunVariant(c.labels); got != c.want {
 			t.Errorf("RunVariant(%v) = %q, want %q", c.labels, got, c.want)
+		}
+	}
+}
+
+// TestLookupFabric: an entry naming the transport asked for wins over
+// one naming none, which serves any transport; one naming another
+// transport, level or system never applies.
+func TestLookupFabric(t *testing.T) {
+	c := &Calibration{Fabric: []FabricEntry{
+		{System: "s", Level: Inter, Bandwidth: 1},
+		{System: "s", Level: Inter, Transport: "verbs", Bandwidth: 2},
+		{System: "s", Level: Intra, Transport: "nccl", Bandwidth: 3},
+		{System: "t", Level: Inter, Bandwidth: 4},
+	}}
+	for _, tc := range []struct {
+		system, level, transport string
+		want                     float64 // bandwidth of the entry; 0 for none
+	}{
+		{"s", Inter, "verbs", 2},
+		{"s", Inter, "tcp", 1},
+		{"s", Intra, "nccl", 3},
+		{"s", Intra, "shm", 0},
+		{"t", Inter, "verbs", 4},
+		{"u", Inter, "verbs", 0},
+	} {
+		e, ok := c.LookupFabric(tc.system, tc.level, tc.transport)
+		if ok != (tc.want != 0) || float64(e.Bandwidth) != tc.want {
+			t.Errorf("LookupFabric(%s, %s, %s) = %v, %v; want bandwidth %v", tc.system, tc.level, tc.transport, e.Bandwidth, ok, tc.want)
 		}
 	}
 }

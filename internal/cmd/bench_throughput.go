@@ -47,9 +47,14 @@ func benchThroughputCommand() *cli.Command {
 			"With --transport tcp, workers 1 to W-1 are processes of this program started\n" +
 			"on 127.0.0.1 (environment passed on, killed with this process); worker 0 runs\n" +
 			"here. `scaleplan fit LOG` fits v = b / (b/v0 + t) per worker count.\n\n" +
+			"With --framework torch, PyTorch's DistributedDataParallel is measured instead\n" +
+			"(engine/torchbench), --workers workers on this machine; across machines every\n" +
+			"node runs the same command with its own --node-rank, --nodes N and the\n" +
+			"--master-addr of node rank 0, which writes the log (docs/torchbench.md).\n\n" +
 			"Examples:\n" +
 			"   scaleplan bench throughput --workers 1,2 --batch 16,32,64,128,256,512,1024 --out mlp.jsonl\n" +
-			"   OPENBLAS_CORETYPE=SkylakeX scaleplan bench throughput --model cnn --transport tcp --workers 2",
+			"   OPENBLAS_CORETYPE=SkylakeX scaleplan bench throughput --model cnn --transport tcp --workers 2\n" +
+			"   scaleplan bench --framework torch --workers 8 --nodes 2 --node-rank 0 --master-addr 10.0.0.1 --model resnet50 --out r50-2x8.jsonl",
 		Flags: append([]cli.Flag{
 			&cli.IntSliceFlag{Name: "workers", Value: cli.NewIntSlice(1), Usage: "worker counts `W,...` to sweep"},
 			&cli.IntSliceFlag{Name: "batch", Value: cli.NewIntSlice(16, 32, 64, 128, 256, 512, 1024), Usage: "per-worker batches `b,...` to sweep"},

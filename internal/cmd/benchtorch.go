@@ -22,14 +22,19 @@ func torchFlags() []cli.Flag {
 		&cli.IntFlag{Name: "image-size", Usage: "torch: square input size in pixels of the image models (default each model's own)"},
 		&cli.BoolFlag{Name: "channels-last", Usage: "torch: train convolutional models in channels_last"},
 		&cli.BoolFlag{Name: "compile", Usage: "torch: wrap the model in torch.compile (torch 2.0 or later)"},
+		&cli.IntFlag{Name: "nodes", Value: 1, Usage: "torch: machines `N` that run this command together, each with its own --node-rank (torchrun's --nnodes); --workers is the workers of each, the world N × workers"},
+		&cli.IntFlag{Name: "node-rank", Usage: "torch: this machine's rank `R` from 0 to --nodes − 1 (torchrun's --node_rank); node rank 0 hosts the rendezvous and writes the log and the table"},
+		&cli.StringFlag{Name: "master-addr", Usage: "torch: `HOST` name or IP address of node rank 0 as every node reaches it (torchrun's --master_addr); needed with --nodes above 1"},
+		&cli.IntFlag{Name: "master-port", Usage: "torch: TCP `PORT` of the rendezvous on node rank 0 (torchrun's --master_port); default 29500 with several nodes, a free port on one"},
+		&cli.StringFlag{Name: "backend", Value: "auto", Usage: "torch: torch.distributed backend: auto (nccl on CUDA, gloo on the CPU), nccl or gloo"},
 	}
 }
 
 // Flags of `bench throughput` that only one framework reads; setting one
 // for the other framework is a usage error rather than silently ignored.
 var (
-	torchOnlyFlags  = []string{"precision", "device", "python", "image-size", "channels-last", "compile"}
-	engineOnlyFlags = []string{"hidden", "data", "seed", "transport", "overlap", "bucket", "prefetch", "timeout", "accumulate", "chunk", "lr", "repeat", "rounds", "warm-rounds", "core-guard"}
+	torchOnlyFlags  = []string{"precision", "device", "python", "image-size", "channels-last", "compile", "nodes", "node-rank", "master-addr", "master-port", "backend"}
+	engineOnlyFlags = []string{"hidden", "data", "seed", "transport", "overlap", "bucket", "prefetch", "accumulate", "chunk", "lr", "repeat", "rounds", "warm-rounds", "core-guard"}
 )
 
 // checkFrameworkFlags returns a usage error naming the first flag set on
@@ -55,6 +60,13 @@ func torchOptions(c *cli.Context) (torchbench.Options, error) {
 		Steps: c.Int("steps"), Warmup: c.Int("warmup"), ChannelsLast: c.Bool("channels-last"), Compile: c.Bool("compile"),
 		Device: c.String("device"), ImageSize: c.Int("image-size"), Threads: c.Int("threads"),
 		StepRecords: c.Bool("step-records"), Run: runName(c, "throughput"),
+		Nodes: c.Int("nodes"), NodeRank: c.Int("node-rank"), MasterAddr: c.String("master-addr"), MasterPort: c.Int("master-port"),
+		Backend: c.String("backend"),
+	}
+	if c.IsSet("timeout") {
+		if opt.Timeout = c.Duration("timeout"); opt.Timeout <= 0 {
+			return opt, usagef("--timeout %v: want a positive duration, such as 30s", opt.Timeout)
+		}
 	}
 	if opt.Warmup < 0 {
 		return opt, usagef("--warmup %d is negative", opt.Warmup)
@@ -106,6 +118,9 @@ func runBenchTorch(c *cli.Context) error {
 	defer cancel()
 	var log bytes.Buffer
 	berr := torchbench.Bench(ctx, opt, &log, c.App.ErrWriter)
+	if opt.NodeRank > 0 {
+		return otherNode(c, opt, berr)
+	}
 	if berr != nil && !errors.Is(berr, torchbench.ErrInterrupted) {
 		return fmt.Errorf("bench throughput --framework torch: %w", berr)
 	}
@@ -120,6 +135,19 @@ func runBenchTorch(c *cli.Context) error {
 	}
 	if berr != nil {
 		return fmt.Errorf("bench throughput --framework torch: %w", berr)
+	}
+	return nil
+}
+
+// otherNode ends bench throughput --framework torch on a node of rank
+// above 0, whose workers' measurements are in node rank 0's log: it
+// writes no log and no table, leaving --out as it was.
+func otherNode(c *cli.Context, opt torchbench.Options, berr error) error {
+	if berr != nil {
+		return fmt.Errorf("bench throughput --framework torch: node rank %d: %w", opt.NodeRank, berr)
+	}
+	if out := c.String("out"); out != "" {
+		fmt.Fprintf(c.App.ErrWriter, "bench: node rank %d: %s left as it was; the log is node rank 0's\n", opt.NodeRank, out)
 	}
 	return nil
 }

@@ -47,7 +47,7 @@ func scenarioOptions(c *cli.Context) scenarios.Options {
 // calibrationFlag is --calibration of the commands that predict or simulate
 // scenarios (plan has its own, about systems).
 func calibrationFlag() cli.Flag {
-	return &cli.StringSliceFlag{Name: "calibration", Usage: "calibration `FILE` written by `scaleplan fit --out`, or published (the published figures built in: ResNet-50 at fp16 on the V100, A100 and H100): a scenario whose model, device and precision it measured computes by its law, in place of its roofline or calibration; repeatable"}
+	return &cli.StringSliceFlag{Name: "calibration", Usage: "calibration `FILE` written by `scaleplan fit --out`, or published (the published figures built in: ResNet-50 at fp16 on the V100, A100 and H100): a scenario whose model, device and precision it measured computes by its law, in place of its roofline or calibration; its fabric entries set the links of the system they name, and a comm entry of the scenario's model its all-reduce; repeatable"}
 }
 
 // readCalibrations reads the files of --calibration into opt.

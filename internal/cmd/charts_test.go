@@ -325,8 +325,10 @@ func TestPlotCalibration(t *testing.T) {
 	if got, want := compute(scenarios.Published), 8*400/v0+tfix; !near(got, want, 1e-9) {
 		t.Errorf("calibrated compute %v s, want 3200/v0 + t = %v s", got, want)
 	}
-	if got := compute(); near(got, 8*400/v0+tfix, 0.01) {
-		t.Errorf("roofline compute %v s equals the calibrated one", got)
+	// Uncalibrated, the operator model computes it (package compute): not
+	// the calibration's figure, though within 1 % of it on this case.
+	if got := compute(); got == 8*400/v0+tfix || !near(got, 8*400/v0+tfix, 0.2) {
+		t.Errorf("uncalibrated compute %v s: want the operator model's, near but not equal to the calibrated %v s", got, 8*400/v0+tfix)
 	}
 
 	dir := t.TempDir()
@@ -334,7 +336,7 @@ func TestPlotCalibration(t *testing.T) {
 	if code != exitOK || len(strings.Fields(stdout)) != 2 {
 		t.Fatalf("exit %d, stdout %q; stderr:\n%s", code, stdout, stderr)
 	}
-	if want := "plot: " + name + ": compute: calibrated, v0 = 7563 samples/s on 1 device(s), t = 3.862 ms (published"; !strings.Contains(stderr, want) {
+	if want := "plot: " + name + ": compute: calibrated, v0 = 7558 samples/s on 1 device(s), t = 3.79 ms (published"; !strings.Contains(stderr, want) {
 		t.Errorf("no %q in stderr:\n%s", want, stderr)
 	}
 	for _, tc := range []struct {
@@ -345,7 +347,7 @@ func TestPlotCalibration(t *testing.T) {
 		{[]string{"plot", "breakdown", "ipu-pod16-efficientnet-b4", "--calibration", scenarios.Published, "-o", dir}, exitOK,
 			"plot: ipu-pod16-efficientnet-b4: compute: roofline of gc200 at fp16"},
 		{[]string{"plot", "breakdown", "ipu-pod16-efficientnet-b4", "--calibration", "testdata/calib-a100-resnet50.yaml", "-o", dir}, exitRuntime,
-			"plot breakdown: calibration testdata/calib-a100-resnet50.yaml: no throughput entry applies to the scenario (it needs efficientnet-b4-g16 on gc200 at fp16"},
+			"plot breakdown: calibration testdata/calib-a100-resnet50.yaml: no throughput, comm or fabric entry applies to the scenario (it needs efficientnet-b4-g16 on gc200 at fp16 on system ipu-pod16"},
 		{[]string{"plot", "scaling", name, "--calibration", "testdata/no-such-file.yaml", "-o", dir}, exitRuntime, "no-such-file.yaml"},
 		{[]string{"plot", "throughput", "--calibration", scenarios.Published, "testdata/bench.jsonl"}, exitUsage,
 			"plot throughput: --calibration is for the scenario kinds (scaling, efficiency, breakdown, timeline)"},

@@ -3,6 +3,8 @@ package cmd
 import (
 	"fmt"
 	"io"
+	"slices"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -11,6 +13,8 @@ import (
 	"scaleplan/internal/calib"
 	"scaleplan/internal/tables"
 	"scaleplan/internal/units"
+	"scaleplan/sim"
+	"scaleplan/validate"
 )
 
 // fitCommand is `scaleplan fit LOG...`.
@@ -65,7 +69,8 @@ func fitCommand() *cli.Command {
 			"   scaleplan fit bench.jsonl\n" +
 			"   scaleplan fit --gradient-size '102.2 MB' --out calib.yaml one-gpu.csv two-gpus.csv\n" +
 			"   scaleplan fit --group-by framework --format md sweep.csv hvd-*.log\n" +
-			"   scaleplan fit --device A100-SXM4-80GB train-b128.log train-b256.log",
+			"   scaleplan fit --device A100-SXM4-80GB train-b128.log train-b256.log\n" +
+			"   scaleplan fit --system dgx-h100 --out fabric.yaml all_reduce_1node.txt all_reduce_2nodes.txt",
 		Flags: []cli.Flag{
 			&cli.StringSliceFlag{Name: "group-by", Usage: "label `NAMES` that also split the groups, comma-separated (e.g. framework; transport splits by a bench log's transport)"},
 			&cli.StringFlag{Name: "out", Usage: "write the calibration YAML to `FILE`, for a scenario to reference"},
@@ -77,6 +82,8 @@ func fitCommand() *cli.Command {
 			&cli.BoolFlag{Name: "keep-outliers", Usage: "fit every point; do not exclude points the law does not explain"},
 			&cli.IntFlag{Name: "min-batch", Usage: "fit only the global batches of `B` samples and more (on a GPU the smallest batches are bound by the host launching kernels, which the law's t does not describe)"},
 			&cli.StringFlag{Name: "plot", Usage: "write the throughput and steps-to-target charts as PNG and SVG into `DIR`"},
+			&cli.StringFlag{Name: "system", Usage: "fit the links of catalogue system `NAME` to the nccl-tests tests of the logs (all_reduce, reduce_scatter, all_gather, broadcast, alltoall, sendrecv) (the level inside a node from tests on one node, between nodes from tests on several), by inverting the simulator; --out writes them as fabric entries"},
+			&cli.StringFlag{Name: "allreduce", Value: "ring", Usage: "with --system: the all-reduce `ALG` the simulator runs for the tests, whose links are fitted: " + strings.Join(collectiveAlgorithms, ", ")},
 		},
 		Action: withArgs(runFit),
 	}
@@ -125,13 +132,49 @@ func runFit(c *cli.Context, args []string) error {
 	if opt.GradientSize > 0 && len(rep.Comm) == 0 {
 		fmt.Fprintf(stderr, "fit: --gradient-size: no group has measurements at two device counts or more, so no all-reduce bandwidth is estimated\n")
 	}
-	if err := tables.Write(c.App.Writer, format, tables.Fit(rep, opt.GroupBy)); err != nil {
+	fabric, err := fitFabric(c, lgs)
+	if err != nil {
+		return err
+	}
+	out := tables.Fit(rep, opt.GroupBy)
+	if fabric != nil {
+		out = append(out, tables.FabricFit(fabric)...)
+		printLines(stderr, "fit", tables.FabricLines(fabric))
+	}
+	if err := tables.Write(c.App.Writer, format, out); err != nil {
 		return err
 	}
 	if err := noneFitted(rep); err != nil {
 		return err
 	}
-	return writeFitOutputs(c, rep, lgs)
+	return writeFitOutputs(c, rep, lgs, fabric)
+}
+
+// fitFabric fits the links of --system to the logs' collective tests
+// (validate.FitFabric); nil without --system. A --system without a
+// collective test is an error: it would fit nothing.
+func fitFabric(c *cli.Context, lgs []*logs.Log) (*validate.FabricCalibration, error) {
+	system := c.String("system")
+	if system == "" {
+		return nil, nil
+	}
+	if !slices.ContainsFunc(lgs, func(lg *logs.Log) bool { return len(lg.Collectives) > 0 }) {
+		return nil, usagef("fit: --system %s: no LOG holds a collective test (nccl-tests output) to fit its links to", system)
+	}
+	alg := c.String("allreduce")
+	algorithm, err := sim.ParseAlgorithm(alg)
+	if err != nil || !slices.Contains(collectiveAlgorithms, alg) {
+		return nil, usagef("fit: --allreduce %q: want %s", alg, strings.Join(collectiveAlgorithms, ", "))
+	}
+	cat, err := loadCatalog(c)
+	if err != nil {
+		return nil, err
+	}
+	fc, err := validate.FitFabric(cat, system, lgs, algorithm, sim.CollectiveTime)
+	if err != nil {
+		return nil, fmt.Errorf("fit: --system: %w", err)
+	}
+	return fc, nil
 }
 
 // fitOptions reads the flags of fit that set the fit's options.
@@ -159,14 +202,14 @@ func fitOptions(c *cli.Context) (*fit.Options, error) {
 
 // writeFitOutputs writes the calibration of --out, saying which scenarios
 // take its entries, and the charts of --plot.
-func writeFitOutputs(c *cli.Context, rep *fit.Report, lgs []*logs.Log) error {
+func writeFitOutputs(c *cli.Context, rep *fit.Report, lgs []*logs.Log, fabric *validate.FabricCalibration) error {
 	stderr := c.App.ErrWriter
 	if out := c.String("out"); out != "" {
 		cat, prof, err := loadCatalogAndProfiles(c)
 		if err != nil {
 			return err
 		}
-		cal, err := writeCalibration(stderr, rep, out)
+		cal, err := writeCalibration(stderr, rep, fabric, out)
 		if err != nil {
 			return err
 		}
@@ -188,14 +231,21 @@ func noneFitted(rep *fit.Report) error {
 	return nil
 }
 
-// writeCalibration writes the report's calibration to path, says on w
-// what it holds (tables.CalibrationWritten) and returns it.
-func writeCalibration(w io.Writer, rep *fit.Report, path string) (*calib.Calibration, error) {
+// writeCalibration writes the report's calibration, with the fabric
+// entries of fabric (nil: none), to path, says on w what it holds
+// (tables.CalibrationWritten) and returns it.
+func writeCalibration(w io.Writer, rep *fit.Report, fabric *validate.FabricCalibration, path string) (*calib.Calibration, error) {
 	cal := rep.Calibration()
-	n := len(cal.Throughput) + len(cal.Comm) + len(cal.Steps)
+	if fabric != nil {
+		cal.Fabric = fabric.Entries()
+	}
+	n := len(cal.Throughput) + len(cal.Comm) + len(cal.Steps) + len(cal.Fabric)
 	if n == 0 {
-		if len(rep.Collectives) > 0 {
-			return nil, fmt.Errorf("fit: nothing to write to %s: collective tests are not calibration entries (they measure the system's links, which the catalogue's YAML gives; docs/catalog.md), and no group with a model name was fitted", path)
+		switch {
+		case fabric != nil:
+			return nil, fmt.Errorf("fit: nothing to write to %s: no level of system %s could be fitted to the collective tests, and no group with a model name was fitted", path, fabric.System)
+		case len(rep.Collectives) > 0:
+			return nil, fmt.Errorf("fit: nothing to write to %s: collective tests calibrate a system's links only with --system, the catalogue system they ran on, and no group with a model name was fitted", path)
 		}
 		return nil, fmt.Errorf("fit: nothing to write to %s: no group with a model name was fitted", path)
 	}

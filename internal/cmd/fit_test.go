@@ -69,6 +69,10 @@ func TestFitCommand(t *testing.T) {
 		{"bad-flag", []string{"fit", "--bogus", "testdata/fit/bench_resnet50.jsonl"}, exitUsage},
 		{"missing-file", []string{"fit", "testdata/fit/no-such.log"}, exitRuntime},
 		{"unknown-format", []string{"fit", "testdata/fit/notalog.txt"}, exitRuntime},
+		{"fabric", []string{"fit", "--system", "dgx-h100", "--out", filepath.Join(tmp, "fabric.yaml"), "../../validate/testdata/nccl_synthetic_dgx_h100.txt"}, exitOK},
+		{"fabric-unknown-system", []string{"fit", "--system", "dgx-h900", "../../validate/testdata/nccl_synthetic_dgx_h100.txt"}, exitRuntime},
+		{"fabric-bad-allreduce", []string{"fit", "--system", "dgx-h100", "--allreduce", "ps", "../../validate/testdata/nccl_synthetic_dgx_h100.txt"}, exitUsage},
+		{"fabric-no-tests", []string{"fit", "--system", "dgx-h100", "testdata/fit/bench_resnet50.jsonl"}, exitUsage},
 		{"nothing-to-write", []string{"fit", "--out", filepath.Join(tmp, "x.yaml"), "testdata/fit/mlperf_resnet.log"}, exitRuntime},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

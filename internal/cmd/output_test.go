@@ -92,12 +92,12 @@ func TestOutputCSVMatchesJSON(t *testing.T) {
 	}
 	// 32 devices: the text table's figures, in SI units.
 	text, _, _ := runCLI("predict", "--devices", "4,32")
-	line := "\n32       8      32            1024          112680  171.96     167.20        4.76               0.00                78.3           19455     5.40 h         5955       97.0            172.9         51.9          ok\n"
+	line := "\n32       8      32            1024          112680  176.67     167.20        9.48               0.00                78.3           19986     5.55 h         5796       94.6            177.7         53.3          ok\n"
 	if !strings.Contains(text, line) {
 		t.Fatalf("the text table of (b) staged changed; update this test's line:\n%s", text)
 	}
-	for k, want := range map[string]float64{"step_s": 0.17196, "exposed_comm_s": 0.00476, "time_s": 19455, "time_to_train_s": 5.40 * 3600,
-		"efficiency_percent": 97, "device_hours": 172.9, "energy_j": 51.9 * 3.6e6} {
+	for k, want := range map[string]float64{"step_s": 0.17667, "exposed_comm_s": 0.00948, "time_s": 19986, "time_to_train_s": 5.55 * 3600,
+		"efficiency_percent": 94.6, "device_hours": 177.7, "energy_j": 53.3 * 3.6e6} {
 		if got, ok := rows[1][k].(float64); !ok || math.Abs(got-want) > 1e-9*want {
 			t.Errorf("%s %v, want %v", k, rows[1][k], want)
 		}

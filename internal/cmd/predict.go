@@ -40,6 +40,7 @@ func predictCommand() *cli.Command {
 			"   scaleplan predict --format json mystudy.yaml",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "devices", Usage: "device counts `N,N,...` to predict (replaces the sweep)"},
+			placementFlag(),
 			&cli.StringFlag{Name: "batch", Usage: "per-device batches `B,B,...`"},
 			&cli.IntFlag{Name: "steps", Value: sim.DefaultSteps, Usage: "optimizer steps to simulate per configuration, `N` ≥ 2; the first is left out of the steady state"},
 			calibrationFlag(),
@@ -73,6 +74,10 @@ func runPredict(c *cli.Context, args []string) error {
 			return err
 		}
 	}
+	placement, err := placementOption(c, "predict")
+	if err != nil {
+		return err
+	}
 	if n := c.Int("steps"); n < 2 || n > sim.MaxSteps {
 		return usagef("predict: --steps %d: want 2 to %d", n, sim.MaxSteps)
 	}
@@ -85,7 +90,7 @@ func runPredict(c *cli.Context, args []string) error {
 		return err
 	}
 	sopt := scenarioOptions(c)
-	o := &simOverrides{devices: devices, batch: batch}
+	o := &simOverrides{devices: devices, batch: batch, placement: placement}
 	sopt.Edit, sopt.Overrides = o.edit, o.sources()
 	if err := readCalibrations("predict", c.StringSlice("calibration"), &sopt); err != nil {
 		return err

@@ -43,6 +43,7 @@ func simulateCommand() *cli.Command {
 			"   scaleplan simulate tsubame3-resnet50-caffe2-verbs --plot charts",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "devices", Usage: "device counts `N,N,...` to simulate (e.g. 1,4,32,128)"},
+			placementFlag(),
 			&cli.StringFlag{Name: "batch", Usage: "per-device batches `B,B,...`"},
 			&cli.StringFlag{Name: "allreduce", Usage: "gradient exchange `ALG`: " + strings.Join(scenarios.AllReduceAlgorithms, ", ")},
 			&cli.StringFlag{Name: "transport", Usage: "transport `NAME` between nodes (verbs, ipoib, tcp, grpc, ...; the system's)"},
@@ -72,9 +73,31 @@ func parseInts(flag, s string) ([]int, error) {
 	return out, nil
 }
 
+// placementFlag is --placement of simulate and predict.
+func placementFlag() cli.Flag {
+	return &cli.StringFlag{Name: "placement", Usage: "devices on each node `K,K,...` (e.g. 1,2,3,4), for nodes using different numbers of devices; replaces --devices and the sweep"}
+}
+
+// placementOption returns --placement's devices per node, nil if unset;
+// it refuses --devices alongside.
+func placementOption(c *cli.Context, cmd string) ([]int, error) {
+	if !c.IsSet("placement") {
+		return nil, nil
+	}
+	if c.IsSet("devices") {
+		return nil, usagef("%s: --placement gives the devices; leave out --devices", cmd)
+	}
+	pl, err := parseInts("placement", c.String("placement"))
+	if err != nil {
+		return nil, usagef("%s: --placement %q: want positive device counts per node separated by commas, such as 1,2,3,4", cmd, c.String("placement"))
+	}
+	return pl, nil
+}
+
 // simOverrides are the command line's changes to a scenario.
 type simOverrides struct {
 	devices, batch              []int
+	placement                   []int
 	allreduce, transport, store string
 	decode                      string
 	seed                        uint64
@@ -84,6 +107,13 @@ type simOverrides struct {
 func (o *simOverrides) edit(s *scenarios.Scenario) {
 	if o.devices != nil {
 		s.Sweep.Devices = o.devices
+	}
+	if o.placement != nil {
+		sum := 0
+		for _, k := range o.placement {
+			sum += k
+		}
+		s.Parallelism.Placement, s.Sweep.Devices = o.placement, []int{sum}
 	}
 	if o.batch != nil {
 		s.Sweep.Batch = o.batch
@@ -113,6 +143,9 @@ func (o *simOverrides) sources() map[string]string {
 	m := map[string]string{}
 	if o.devices != nil {
 		m["sweep.devices"] = "--devices"
+	}
+	if o.placement != nil {
+		m["sweep.devices"], m["parallelism.placement"] = "--placement", "--placement"
 	}
 	if o.batch != nil {
 		m["sweep.batch"], m["batch_per_device"] = "--batch", "--batch"
@@ -147,6 +180,9 @@ func simOptions(c *cli.Context) (*simOverrides, error) {
 		if o.batch, err = parseInts("batch", s); err != nil {
 			return nil, err
 		}
+	}
+	if o.placement, err = placementOption(c, "simulate"); err != nil {
+		return nil, err
 	}
 	if o.allreduce != "" && !slices.Contains(scenarios.AllReduceAlgorithms, o.allreduce) {
 		return nil, usagef("simulate: --allreduce: %s", config.Unknown("all-reduce algorithm", o.allreduce, scenarios.AllReduceAlgorithms))

@@ -84,6 +84,10 @@ func TestSimulateErrors(t *testing.T) {
 		{[]string{"--transport", "nccl", "tsubame3-resnet50-caffe2-verbs"}, 1, `transport "nccl" of system "tsubame3" works only inside a node`},
 		{[]string{"--transport", "rdma", "tsubame3-resnet50-caffe2-verbs"}, 1, `unknown transport "rdma"`},
 		{[]string{"--batch", "4096", "seed003-resnet50-2gpu-nop2p"}, 1, "the largest batch that fits is"},
+		{[]string{"--placement", "1,0", "tsubame3-resnet50-caffe2-default"}, 2, "--placement \"1,0\": want positive device counts per node"},
+		{[]string{"--placement", "1,3", "--devices", "4", "tsubame3-resnet50-caffe2-default"}, 2, "--placement gives the devices; leave out --devices"},
+		{[]string{"--placement", "1,5", "tsubame3-resnet50-caffe2-default"}, 1, "--placement (parallelism.placement[1]): must be within 1 to 4 devices, got 5"},
+		{[]string{"--placement", "1,2,3,4", "tsubame3-resnet50-caffe2-verbs"}, 1, "hierarchical needs as many of the ranks on every node"},
 	} {
 		_, stderr, code := runSim(c.args...)
 		if code != c.code || !strings.Contains(stderr, c.msg) {

@@ -20,7 +20,7 @@ import (
 
 // measuredFlag is validate's --measured.
 func measuredFlag() cli.Flag {
-	return &cli.StringSliceFlag{Name: "measured", Usage: "compare the measurements of log `FILE` (any format fit reads: scaleplan bench, engine/torchbench on GPUs, CSV, Horovod, tf_cnn_benchmarks, torchvision, Hugging Face Trainer, Megatron-LM, DeepSpeed, torchtitan, Lightning; and nccl-tests, whose all_reduce tests are predicted on --system) with the simulator's prediction for devices of that kind from the catalogue alone (roofline, no calibration) and with its memory model's largest batch; those of several devices with --system; --device renames what the log names; repeatable"}
+	return &cli.StringSliceFlag{Name: "measured", Usage: "compare the measurements of log `FILE` (any format fit reads: scaleplan bench, engine/torchbench on GPUs, CSV, Horovod, tf_cnn_benchmarks, torchvision, Hugging Face Trainer, Megatron-LM, DeepSpeed, torchtitan, Lightning; and nccl-tests, whose all_reduce, reduce_scatter, all_gather, broadcast, alltoall and sendrecv tests are predicted on --system) with the simulator's prediction for devices of that kind from the catalogue alone (roofline, no calibration) and with its memory model's largest batch; those of several devices with --system; --device renames what the log names; repeatable"}
 }
 
 // measuredFlags are the flags of validate that apply to --measured logs
@@ -32,7 +32,7 @@ func measuredFlags() []cli.Flag {
 
 // measuredAllReduceFlag is validate's --allreduce.
 func measuredAllReduceFlag() cli.Flag {
-	return &cli.StringFlag{Name: "allreduce", Value: "ring", Usage: "with --measured nccl-tests logs: the all-reduce `ALG` the simulator runs for their all_reduce tests on --system: " + strings.Join(collectiveAlgorithms, ", ")}
+	return &cli.StringFlag{Name: "allreduce", Value: "ring", Usage: "with --measured nccl-tests logs: the exchange `ALG` the simulator runs for their tests on --system (nccl: each call as NCCL's tuning model chooses; the others run reduce-scatter and all-gather by ring, or halving-doubling for it, broadcast by ring, or tree for the trees): " + strings.Join(collectiveAlgorithms, ", ")}
 }
 
 // collectiveAlgorithms are the exchanges of a scenario that are an
@@ -59,7 +59,7 @@ func measuredPrecisionFlag() cli.Flag {
 
 // measuredCalibrationFlag is validate's --calibration.
 func measuredCalibrationFlag() cli.Flag {
-	return &cli.StringSliceFlag{Name: "calibration", Usage: "with --measured: calibration `FILE` written by `scaleplan fit --out`, or published: the measurements whose model, device and precision it measured are predicted by its law in place of the roofline, and those it was fitted to are marked and left out of the error; repeatable"}
+	return &cli.StringSliceFlag{Name: "calibration", Usage: "with --measured: calibration `FILE` written by `scaleplan fit --out`, or published: the measurements whose model, device and precision it measured are predicted by its law in place of the roofline, and those it was fitted to are marked and left out of the error; its fabric entries set the links of the system they name, for nccl-tests' tests and runs on several devices; repeatable"}
 }
 
 // measuredPrecisionNames are the precisions a measurement may give: those
@@ -119,8 +119,15 @@ func runValidateMeasured(c *cli.Context, maxErr float64) error {
 	if len(colls) > 0 && len(ms) > 0 && (format == "json" || format == "csv") {
 		return usagef("validate: --format %s takes the measurements of training logs or the collective tests of nccl-tests logs, not both in one call", format)
 	}
+	cals, err := scenarios.ReadCalibrationFiles(c.StringSlice("calibration"))
+	if err != nil {
+		return fmt.Errorf("validate: calibration: %w", err)
+	}
 	var collErr error // the collectives' --max-error, returned once the measurements are written
 	if len(colls) > 0 {
+		for i := range colls {
+			colls[i].Fabric = cals
+		}
 		comps, err := validate.CompareCollectives(cat, colls)
 		if err != nil {
 			return fmt.Errorf("validate: %w", err)
@@ -131,16 +138,12 @@ func runValidateMeasured(c *cli.Context, maxErr float64) error {
 		}
 		collErr = collectivesMaxError(c, comps, maxErr)
 		if len(ms) == 0 {
-			return collErr
+			return errors.Join(collErr, fabricUsed(cals, comps))
 		}
 		fmt.Fprintln(c.App.Writer)
 	}
 	if len(ms) == 0 {
 		return noMeasurements(c.StringSlice("measured"), lgs, left)
-	}
-	cals, err := scenarios.ReadCalibrationFiles(c.StringSlice("calibration"))
-	if err != nil {
-		return fmt.Errorf("validate: calibration: %w", err)
 	}
 	rep, err := validate.CompareCalibrated(ms, cat, prof, cals, predict.Options{Steps: c.Int("steps")})
 	if err != nil {
@@ -165,6 +168,22 @@ func runValidateMeasured(c *cli.Context, maxErr float64) error {
 	return collErr
 }
 
+// fabricUsed returns an error naming a calibration file none of whose
+// fabric entries applies to the collective tests comps when they are all
+// that is validated: a file that applies to nothing is a mistake, as in
+// predict. The published figures built in are never refused.
+func fabricUsed(cals []scenarios.CalibrationFile, comps []validate.CollectiveComparison) error {
+	for _, f := range cals {
+		used := f.Path == scenarios.Published || slices.ContainsFunc(comps, func(cp validate.CollectiveComparison) bool {
+			return slices.ContainsFunc(cp.Calibrated, func(a scenarios.Applied) bool { return a.Path == f.Path })
+		})
+		if !used {
+			return fmt.Errorf("validate: calibration %s: no fabric entry applies to the collective tests (on %s)", f.Path, comps[0].SystemName)
+		}
+	}
+	return nil
+}
+
 // noMeasurements is the error of validate --measured paths whose logs
 // lgs hold nothing to compare, with what was left out (left, by reason).
 func noMeasurements(paths []string, lgs []*logs.Log, left map[string]int) error {
@@ -176,7 +195,7 @@ func noMeasurements(paths []string, lgs []*logs.Log, left map[string]int) error 
 	}
 	what := "measurement or out-of-memory record"
 	if slices.ContainsFunc(lgs, func(lg *logs.Log) bool { return len(lg.Collectives) > 0 }) {
-		what = "measurement, out-of-memory record or all-reduce test"
+		what = "measurement, out-of-memory record or collective test"
 	}
 	msg := fmt.Sprintf("validate: --measured %s: no %s to compare", strings.Join(paths, ", "), what)
 	if len(why) > 0 {
@@ -193,7 +212,7 @@ func collectivesMaxError(c *cli.Context, comps []validate.CollectiveComparison, 
 	}
 	for _, cp := range comps {
 		if cp.MAE > maxErr/100 {
-			return fmt.Errorf("validate: %s: mean absolute error %.1f%% of the all-reduce time exceeds --max-error %g%%", cp.Source, 100*cp.MAE, maxErr)
+			return fmt.Errorf("validate: %s: mean absolute error %.1f%% of the collective's time exceeds --max-error %g%%", cp.Source, 100*cp.MAE, maxErr)
 		}
 	}
 	return nil

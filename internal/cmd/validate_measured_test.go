@@ -55,12 +55,17 @@ type logEntry struct {
 }
 
 // variant is the labels of e that name a variant of its run, sorted and
-// joined by spaces; "-" if none, as the table writes it.
+// joined by spaces, the name alone for the value "true" and name=value
+// otherwise; "-" if none, as the table writes it.
 func (e logEntry) variant() string {
 	var v []string
-	for k := range e.Labels {
-		if k != "input" && k != "sample" {
+	for k, val := range e.Labels {
+		switch {
+		case k == "input" || k == "sample":
+		case val == "true":
 			v = append(v, k)
+		default:
+			v = append(v, k+"="+val)
 		}
 	}
 	if len(v) == 0 {
@@ -102,7 +107,8 @@ func readEntries(t *testing.T, logs []string) map[string]logEntry {
 
 // readCSVEntries adds to out the rows of body, the CSV of throughputs
 // at path (model, device, precision, devices, batch, samples_per_s,
-// system; lines of # before the header), keyed by "path:line".
+// system, and the run labels channels_last and compile where it has those
+// columns; lines of # before the header), keyed by "path:line".
 func readCSVEntries(t *testing.T, path, body string, out map[string]logEntry) {
 	t.Helper()
 	r := csv.NewReader(strings.NewReader(body))
@@ -129,8 +135,17 @@ func readCSVEntries(t *testing.T, path, body string, out map[string]logEntry) {
 			}
 		}
 		line, _ := r.FieldPos(0)
-		out[filepath.Clean(path)+":"+strconv.Itoa(line)] = logEntry{Kind: "measurement", Model: rec[col["model"]], Device: rec[col["device"]],
+		e := logEntry{Kind: "measurement", Model: rec[col["model"]], Device: rec[col["device"]],
 			Precision: rec[col["precision"]], Devices: nums[0], Batch: nums[1], SamplesPerS: nums[2], System: rec[col["system"]]}
+		for _, k := range []string{"channels_last", "compile"} { // the run labels a CSV may give
+			if i, ok := col[k]; ok && rec[i] != "" {
+				if e.Labels == nil {
+					e.Labels = map[string]string{}
+				}
+				e.Labels[k] = rec[i]
+			}
+		}
+		out[filepath.Clean(path)+":"+strconv.Itoa(line)] = e
 		if _, ok := col["system"]; !ok {
 			t.Fatalf("%s: no system column", path)
 		}
@@ -462,9 +477,9 @@ func checkCalibrated(t *testing.T, logs []string, calib string, fitted int) meas
 			if r["predicted_samples_per_s"] == p["predicted_samples_per_s"] {
 				t.Errorf("%v: calibrated %v samples/s, as the roofline", r["source"], r["predicted_samples_per_s"])
 			}
-		case "roofline":
+		case "by roofline", "by operators":
 			if r["predicted_samples_per_s"] != p["predicted_samples_per_s"] {
-				t.Errorf("%v: roofline %v samples/s, %v without --calibration", r["source"], r["predicted_samples_per_s"], p["predicted_samples_per_s"])
+				t.Errorf("%v: uncalibrated %v samples/s, %v without --calibration", r["source"], r["predicted_samples_per_s"], p["predicted_samples_per_s"])
 			}
 		default:
 			t.Errorf("%v: compute %v", r["source"], r["compute"])
@@ -992,8 +1007,8 @@ func TestValidateMeasuredSystem(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	checkContains(t, "validate --system dgx1", stdout,
-		"Measured against predicted from the catalogue alone (roofline, no calibration; several devices on the system's nodes, synthetic input)",
-		"device          model     precision  devices  system  batch  measured (samples/s)  predicted (samples/s)  error (%)  exchange",
+		"Measured against predicted from the catalogue alone (compute by operators where the model has them, else the roofline; no calibration; several devices on the system's nodes, synthetic input)",
+		"device          model     precision  devices  system  batch  measured (samples/s)  predicted (samples/s)  error (%)  compute       exchange",
 		"v100-sxm2-16gb  resnet50  fp32       4        dgx1    16     478.8 ",
 		"v100-sxm2-16gb  resnet50  fp32       4        dgx1    128    1086 ",
 		"Per device, model, precision and device count",
@@ -1113,10 +1128,51 @@ func TestValidateMeasuredPublished(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	checkContains(t, "validate", stdout, "device          model     precision  devices  system       batch  measured (samples/s)  predicted (samples/s)  error (%)  exchange",
+	checkContains(t, "validate", stdout, "device          model     precision  devices  system       batch  measured (samples/s)  predicted (samples/s)  error (%)  compute       exchange",
 		"v100-sxm2-16gb  resnet50  amp-fp16   8        dgx1         192    10723 ")
 	if again, _, code := runCLI("validate", "--measured", published[0], "--system", "dgx-h200"); code != exitOK || again != stdout {
 		t.Errorf("--system dgx-h200 beside every row's own: exit %d, output changed:\n%s", code, again)
+	}
+}
+
+// TestValidateMeasuredPublishedDLE runs validate --measured on the
+// throughputs of NVIDIA's DeepLearningExamples tables in
+// testdata/measurements/published-dle-*.csv: every row is read and
+// predicted on the system it names (the DGX-1 with 32 GB V100s and the DGX
+// A100 320GB among them), one per row of the CSVs, with the table's
+// columns checked against them; 1 and 8 GPUs of V100, A100 and H100
+// devices in fp32, tf32 and amp-fp16. The BERT-large file waits for a
+// profile of that name, and validate says so.
+func TestValidateMeasuredPublishedDLE(t *testing.T) {
+	var published []string
+	for _, m := range []string{"resnet50", "efficientnet-b4", "maskrcnn-r50-fpn", "transformer-big"} {
+		published = append(published, "../../testdata/measurements/published-dle-"+m+".csv")
+	}
+	out := runMeasured(t, published)
+	entries := readEntries(t, published)
+	if len(entries) < 60 {
+		t.Errorf("%d rows, want at least 60", len(entries))
+	}
+	seen := map[string]bool{} // checkRows takes the entries it matches
+	for _, e := range entries {
+		seen[e.Device] = true
+		seen[e.Precision] = true
+		seen[strconv.FormatFloat(e.Devices, 'g', -1, 64)+" devices"] = true
+		seen[e.System] = true
+	}
+	rows := checkRows(t, out["measurements"], entries, "")
+	checkGroups(t, out["groups"], rows)
+	checkSummary(t, out, "measurements")
+	checkScaling(t, out)
+	for _, want := range []string{"v100-sxm2-16gb", "v100-sxm2-32gb", "a100-sxm4-40gb", "a100-sxm4-80gb", "h100-sxm5-80gb",
+		"fp32", "tf32", "amp-fp16", "1 devices", "8 devices", "dgx1-32gb", "dgx-a100-320gb"} {
+		if !seen[want] {
+			t.Errorf("no row of %s", want)
+		}
+	}
+	_, stderr, code := runCLI("validate", "--measured", "../../testdata/measurements/published-dle-bert-large.csv")
+	if code == exitOK || !strings.Contains(stderr, `unknown model "bert-large"`) {
+		t.Errorf("validate --measured published-dle-bert-large.csv: exit %d: %s; want the unknown model refused", code, stderr)
 	}
 }
 
@@ -1134,7 +1190,7 @@ func TestValidateMeasuredCalibrated(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	checkContains(t, "--calibration published", stdout,
-		"Measured against predicted (compute by a calibration where one applies, else the roofline; several devices on the system's nodes, synthetic input)",
+		"Measured against predicted (compute by a calibration where one applies, else by operators where the model has them, else the roofline; several devices on the system's nodes, synthetic input)",
 		"v100-sxm2-16gb  resnet50  amp-fp16   1        -            192    1376 ", "fitted (not a prediction)",
 		"calibrated by published (validate case dle-mxnet-dgx1-1gpu: ")
 
@@ -1256,7 +1312,7 @@ func TestFitH200Calibration(t *testing.T) {
 	}
 	// One H100 by the published figure, which docs/calibrate.md sets beside it.
 	stdout, stderr, code = runCLI("plan", "--recipe", "mlperf-v0.7-resnet50", "--deadline", "2h", "--systems", "dgx-h100", "--calibration", "published")
-	if code != exitOK || !strings.Contains(stdout, "1664          ring              -          local    6692      111.5 min") {
+	if code != exitOK || !strings.Contains(stdout, "1664          ring              -          local    6687      111.5 min") {
 		t.Errorf("plan --calibration published: exit %d, no 1-GPU row of 111.5 min:\n%s%s", code, stdout, stderr)
 	}
 }
@@ -1306,14 +1362,15 @@ func TestValidateMeasuredCollectives(t *testing.T) {
 		msg  string
 	}{
 		{[]string{"validate", "--measured", nccl}, exitRuntime, "left out: 1 of a collective test: give --system, the system it ran on"},
-		{[]string{"validate", "--measured", mixed, "--system", "dgx-a100"}, exitRuntime, "no measurement, out-of-memory record or all-reduce test to compare (left out: 2 of a collective test of another op than all_reduce"},
+		{[]string{"validate", "--measured", mixed, "--system", "dgx-a100", "--max-error", "50"}, exitRuntime, "fit/testdata/nccl_mixed.txt:5: mean absolute error 134.7% of the collective's time exceeds"},
+		{[]string{"validate", "--measured", nccl, "--system", "dgx-h100", "--allreduce", "rings"}, exitUsage, `--allreduce "rings": want ring, halving-doubling, tree, double-tree, hierarchical, torus-2d, host-staged, nccl`},
 		{[]string{"validate", "--measured", nccl, "--system", "dgx-h100", "--allreduce", "ps"}, exitUsage, `--allreduce "ps": want ring, halving-doubling`},
 		{[]string{"validate", "--allreduce", "tree"}, exitUsage, "--allreduce applies to --measured logs"},
 		{[]string{"validate", "--measured", nccl, "--system", "dgx-a100"}, exitRuntime, "measured on h100-sxm5-80gb, but system dgx-a100's nodes hold a100-sxm4-80gb"},
-		{[]string{"validate", "--measured", nccl, "--system", "dgx-h100", "--max-error", "50"}, exitRuntime, "mean absolute error 276.5% of the all-reduce time exceeds --max-error 50%"},
+		{[]string{"validate", "--measured", nccl, "--system", "dgx-h100", "--max-error", "50"}, exitRuntime, "mean absolute error 276.5% of the collective's time exceeds --max-error 50%"},
 		// With the published figures (70.6 %) beside the test (276.5 %):
 		// the test's error alone fails --max-error 100.
-		{[]string{"validate", "--measured", nccl, "--measured", "../../testdata/measurements/published-resnet50.csv", "--system", "dgx-h100", "--max-error", "100"}, exitRuntime, "mean absolute error 276.5% of the all-reduce time exceeds --max-error 100%"},
+		{[]string{"validate", "--measured", nccl, "--measured", "../../testdata/measurements/published-resnet50.csv", "--system", "dgx-h100", "--max-error", "100"}, exitRuntime, "mean absolute error 276.5% of the collective's time exceeds --max-error 100%"},
 		{[]string{"validate", "--measured", nccl, "--measured", "../../fit/testdata/lightning_ddp_metrics.csv", "--model", "resnet50", "--precision", "amp-fp16", "--device", "a100-sxm4-80gb", "--system", "dgx-h100", "--format", "json"}, exitUsage, "--format json takes the measurements of training logs or the collective tests of nccl-tests logs, not both"},
 	} {
 		_, stderr, code := runCLI(c.args...)
@@ -1328,4 +1385,12 @@ func TestValidateMeasuredCollectives(t *testing.T) {
 		doc["collectives"][0]["algorithm"] != "hierarchical" {
 		t.Errorf("json: exit %d, %s\n%s", code, stderr, out)
 	}
+	// The mixed log's all_gather test is predicted, its test of an op
+	// the simulator does not model left out; --allreduce nccl runs NCCL's
+	// choice.
+	out, stderr, code = runCLI("validate", "--measured", mixed, "--system", "dgx-a100", "--allreduce", "nccl")
+	if code != exitOK {
+		t.Fatalf("mixed, nccl: exit %d: %s", code, stderr)
+	}
+	checkContains(t, "mixed, nccl", out, "all_gather  8      1      dgx-a100  nccl      nccl", "1 test left out, of an op the simulator does not model")
 }

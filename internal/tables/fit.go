@@ -11,6 +11,7 @@ import (
 	"scaleplan/fit"
 	"scaleplan/fit/logs"
 	"scaleplan/hw"
+	"scaleplan/internal/benchlog"
 	"scaleplan/internal/calib"
 	"scaleplan/internal/units"
 	"scaleplan/model"
@@ -49,14 +50,7 @@ func collectivesTable(rep *fit.Report) *Table {
 			"peak busbw (at size)", "avg busbw (log)", "R²", "worst point", "note"},
 	}
 	for _, f := range rep.Collectives {
-		sizes := "-"
-		if len(f.Points) > 0 {
-			lo, hi := f.Points[0].Bytes, f.Points[0].Bytes
-			for _, p := range f.Points {
-				lo, hi = min(lo, p.Bytes), max(hi, p.Bytes)
-			}
-			sizes = fmt.Sprintf("%s–%s", lo, hi)
-		}
+		sizes := sizeRange(f.Points)
 		nodes, avg, peak := "-", "-", "-"
 		if f.Nodes > 0 {
 			nodes = strconv.Itoa(f.Nodes)
@@ -356,11 +350,12 @@ func keyCells(k fit.Key) []string {
 
 // labelColumns returns the label columns of the fit tables: the
 // --group-by labels, then those fit.Fit keeps in a key whether or not it
-// is asked to, where a group has one: calib.KeptLabels, and "transport"
-// for workers that exchanged nothing.
+// is asked to, where a group has one: calib.KeptLabels, "transport" for
+// workers that exchanged nothing, and the node count of groups measured
+// on several nodes (benchlog.NodesLabel).
 func labelColumns(rep *fit.Report, groupBy []string) []string {
 	cols := slices.Clip(groupBy)
-	for _, name := range append(slices.Clip(calib.KeptLabels), "transport") {
+	for _, name := range append(slices.Clip(calib.KeptLabels), "transport", benchlog.NodesLabel) {
 		if slices.Contains(cols, name) {
 			continue
 		}
@@ -389,14 +384,21 @@ func batchRange(ps []fit.Point) string {
 	if len(ps) == 0 {
 		return ""
 	}
-	lo, hi := ps[0].Batch, ps[0].Batch
-	for _, p := range ps {
-		lo, hi = min(lo, p.Batch), max(hi, p.Batch)
-	}
+	lo, hi := extent(ps, func(p fit.Point) int { return p.Batch })
 	if lo == hi {
 		return strconv.Itoa(lo)
 	}
 	return fmt.Sprintf("%d–%d", lo, hi)
+}
+
+// extent returns the least and the greatest key of ps, which must not be
+// empty.
+func extent[P any, T cmp.Ordered](ps []P, key func(P) T) (lo, hi T) {
+	lo, hi = key(ps[0]), key(ps[0])
+	for _, p := range ps[1:] {
+		lo, hi = min(lo, key(p)), max(hi, key(p))
+	}
+	return lo, hi
 }
 
 // CalibrationReach says, a line for each throughput entry of the
@@ -414,6 +416,10 @@ func CalibrationReach(path string, cal *calib.Calibration, cat *hw.Catalog, prof
 		if prof.Models[e.Model] == nil {
 			lines = append(lines, fmt.Sprintf("%s: steps to target of %s: no scenario takes it: the profiles have no model %q", path, e.Model, e.Model))
 		}
+	}
+	for _, e := range cal.Fabric {
+		lines = append(lines, fmt.Sprintf("%s: the %s link of %s (%v, %v a message): scenarios on %s with --calibration %s take it in place of the catalogue's",
+			path, e.Level, e.System, e.Bandwidth, e.Latency, e.System, path))
 	}
 	return lines
 }
@@ -527,9 +533,13 @@ func LogRead(lg *logs.Log) []string {
 // it leaves out for want of a model name. `scaleplan fit --out` prints
 // them on stderr after "fit: ".
 func CalibrationWritten(rep *fit.Report, cal *calib.Calibration, path string) []string {
-	n := len(cal.Throughput) + len(cal.Comm) + len(cal.Steps)
-	lines := []string{fmt.Sprintf("wrote %s: %d throughput, %d comm, %d steps %s", path,
-		len(cal.Throughput), len(cal.Comm), len(cal.Steps), Plural(n, "entry", "entries"))}
+	n := len(cal.Throughput) + len(cal.Comm) + len(cal.Steps) + len(cal.Fabric)
+	fabric := ""
+	if len(cal.Fabric) > 0 {
+		fabric = fmt.Sprintf(", %d fabric", len(cal.Fabric))
+	}
+	lines := []string{fmt.Sprintf("wrote %s: %d throughput, %d comm, %d steps%s %s", path,
+		len(cal.Throughput), len(cal.Comm), len(cal.Steps), fabric, Plural(n, "entry", "entries"))}
 	for _, g := range rep.Groups {
 		if g.Fit != nil && g.Key.Model == "" {
 			lines = append(lines, fmt.Sprintf("not in %s: group %v has no model name", path, g.Key))

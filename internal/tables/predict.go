@@ -3,6 +3,7 @@ package tables
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -103,6 +104,11 @@ func predictionTable(p *predict.Prediction) *Table {
 		}
 	}
 	t := &Table{Title: title, Header: []string{"devices", "nodes", "batch/device", "global batch", "steps", "step (ms)", "compute (ms)", "exposed comm (ms)", "exposed input (ms)"}}
+	placement := p.Scenario.Parallelism.Placement
+	uneven := len(placement) > 0
+	if uneven {
+		t.Header = slices.Insert(t.Header, 2, "placement")
+	}
 	if bubble {
 		t.Header = append(t.Header, "bubble (ms)")
 	}
@@ -123,6 +129,9 @@ func predictionTable(p *predict.Prediction) *Table {
 	for _, row := range p.Rows {
 		pt := row.Point
 		cells := []string{strconv.Itoa(pt.Devices), strconv.Itoa(pt.Nodes), strconv.Itoa(pt.BatchPerDevice), strconv.Itoa(pt.GlobalBatch), strconv.Itoa(row.StepsToTarget)}
+		if uneven {
+			cells = slices.Insert(cells, 2, PlacementCell(placement, pt.Nodes, pt.Devices))
+		}
 		if !row.OK() {
 			cells = append(cells, "error: "+row.ErrText())
 			for len(cells) < len(t.Header) {
@@ -180,6 +189,9 @@ func predictionNotes(p *predict.Prediction) []string {
 		"learning rate: " + p.Rule.Describe(r.Rcp),
 	}
 	out = append(out, ComputeNote(r))
+	if n := NetworkNote(r); n != "" {
+		out = append(out, n)
+	}
 	if n := PageCacheNote(r); n != "" {
 		out = append(out, n)
 	}
@@ -212,10 +224,13 @@ func ComputeNote(r *scenarios.Resolved) string {
 
 // computeSource says in a word or two what r's compute time comes from,
 // for a prediction's title, so that the same scenario predicted alone and
-// in a study says which calibration each used: "by roofline", or
+// in a study says which calibration each used: "by operators" (package
+// compute), "by roofline", or
 // "calibrated" and the calibration's file where a --calibration gave it.
 func computeSource(r *scenarios.Resolved) string {
 	switch {
+	case r.OperatorCompute():
+		return "by operators"
 	case r.Calibration == nil:
 		return "by roofline"
 	case r.CalibratedBy != "":

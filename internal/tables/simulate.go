@@ -23,6 +23,10 @@ func Simulation(r *scenarios.Resolved, results []*sim.Result, steps int) *Table 
 		Header: []string{"devices", "nodes", "batch/device", "global batch", "step (ms)", "compute (ms)", "exposed comm (ms)",
 			"exposed input (ms)", "bubble (ms)", "straggler (ms)", "samples/s", "utilisation (%)", "memory/device (GiB)"},
 	}
+	uneven := slices.ContainsFunc(results, func(r *sim.Result) bool { return r != nil && r.Placement != nil })
+	if uneven {
+		t.Header = slices.Insert(t.Header, 2, "placement")
+	}
 	if async {
 		t.Header = append(t.Header, "staleness (updates)")
 	}
@@ -43,6 +47,9 @@ func Simulation(r *scenarios.Resolved, results []*sim.Result, steps int) *Table 
 			strconv.FormatFloat(100*res.Utilisation, 'f', 1, 64),
 			strconv.FormatFloat(float64(res.Memory.Total()/units.GiB), 'f', 2, 64),
 		}
+		if uneven {
+			row = slices.Insert(row, 2, PlacementCell(res.Placement, res.Nodes, res.Devices))
+		}
 		if async {
 			row = append(row, strconv.FormatFloat(res.MeanStaleness, 'f', 2, 64))
 		}
@@ -55,6 +62,19 @@ func Simulation(r *scenarios.Resolved, results []*sim.Result, steps int) *Table 
 		t.Rows = append(t.Rows, row)
 	}
 	return t
+}
+
+// PlacementCell returns the devices on each node joined by "+" ("1+2+3+4"),
+// or for even nodes of placement nil "N×K".
+func PlacementCell(placement []int, nodes, devices int) string {
+	if placement == nil {
+		return fmt.Sprintf("%d×%d", nodes, devices/max(nodes, 1))
+	}
+	parts := make([]string, len(placement))
+	for i, k := range placement {
+		parts[i] = strconv.Itoa(k)
+	}
+	return strings.Join(parts, "+")
 }
 
 // simulationTitle names the scenario, its model, system, exchange and
@@ -90,6 +110,9 @@ func SimulationNotes(r *scenarios.Resolved, results []*sim.Result) []string {
 		return nil
 	}
 	var notes []string
+	if n := NetworkNote(r); n != "" {
+		notes = append(notes, n)
+	}
 	if n := PageCacheNote(r); n != "" {
 		if anyWarmup(results) {
 			n += "; cache warm-up: the first epoch's extra time reading the drives"

@@ -176,21 +176,21 @@ func LeftReasons() []string { return slices.Concat(validate.RecordReasons, valid
 // then the lines of the tests left out (left, by reason).
 func Collectives(comps []validate.CollectiveComparison, left map[string]int) (ts []Named, lines []string) {
 	t := &Table{
-		Title: "All-reduce tests (nccl-tests) measured against predicted on the catalogue system's links",
-		Header: []string{"source", "ranks", "nodes", "system", "exchange", "algorithm", "size", "measured (us)", "predicted (us)", "error (%)",
+		Title: "Collective tests (nccl-tests) measured against predicted on the catalogue system's links",
+		Header: []string{"source", "op", "ranks", "nodes", "system", "exchange", "algorithm", "size", "measured (us)", "predicted (us)", "error (%)",
 			"measured busbw (GB/s)", "predicted busbw (GB/s)", "line"},
 	}
 	for _, c := range comps {
 		nodes := c.Ranks / c.DevicesPerNode
 		for _, r := range c.Rows {
-			t.Rows = append(t.Rows, []string{c.Source, strconv.Itoa(c.Ranks), strconv.Itoa(nodes), c.SystemName, Dash(c.Exchange), c.Algorithm.String(),
+			t.Rows = append(t.Rows, []string{c.Source, c.Op, strconv.Itoa(c.Ranks), strconv.Itoa(nodes), c.SystemName, Dash(c.Exchange), c.Algorithm.String(),
 				r.Bytes.String(), strconv.FormatFloat(float64(r.Measured)*1e6, 'f', 2, 64), strconv.FormatFloat(float64(r.Predicted)*1e6, 'f', 2, 64),
 				signedPct(r.Error), strconv.FormatFloat(float64(r.MeasuredBusBW)/1e9, 'f', 2, 64), strconv.FormatFloat(float64(r.PredictedBusBW)/1e9, 'f', 2, 64),
 				strconv.Itoa(r.Line)})
 		}
 		first, last := c.Rows[0], c.Rows[len(c.Rows)-1]
-		lines = append(lines, fmt.Sprintf("%s: all-reduce over %d ranks, %d %s of %s (%s, %s): mean absolute error of the time %.1f%% over %d %s; at %s %v measured, %v predicted (%s%%); at %s bus bandwidth %v measured, %v predicted (%s%% in time)",
-			c.Source, c.Ranks, nodes, Plural(nodes, "node", "nodes"), c.SystemName, Dash(c.Exchange), c.Algorithm, 100*c.MAE, len(c.Rows), Plural(len(c.Rows), "size", "sizes"),
+		lines = append(lines, fmt.Sprintf("%s: %s over %d ranks, %d %s of %s (%s, %s): mean absolute error of the time %.1f%% over %d %s; at %s %v measured, %v predicted (%s%%); at %s bus bandwidth %v measured, %v predicted (%s%% in time)",
+			c.Source, c.Op, c.Ranks, nodes, Plural(nodes, "node", "nodes"), c.SystemName, Dash(c.Exchange), c.Algorithm, 100*c.MAE, len(c.Rows), Plural(len(c.Rows), "size", "sizes"),
 			first.Bytes, first.Measured, first.Predicted, signedPct(first.Error), last.Bytes, last.MeasuredBusBW, last.PredictedBusBW, signedPct(last.Error)))
 	}
 	lines = append(lines, LeftLines(left, validate.TestReasons)...)

@@ -16,13 +16,16 @@ import (
 // the speed of one kind over the other (rep.Ratios). The variant column
 // is there when a group has one, the devices and system columns when a
 // group has several devices, and the compute column when a calibration
-// computed a row. The lines say what was left out (left, by reason), the
+// or the operator model computed a row. The lines say what was left out (left, by reason), the
 // collective tests too unless testsWritten (their table says it).
 func Measured(rep *validate.MeasuredReport, left map[string]int, testsWritten bool) (ts []Named, lines []string) {
 	l := measuredLayout{
 		variants:   slices.ContainsFunc(rep.Groups, func(g validate.MeasuredGroup) bool { return g.Variant != "" }),
 		several:    slices.ContainsFunc(rep.Groups, func(g validate.MeasuredGroup) bool { return g.Devices > 1 }),
 		calibrated: rep.Calibrated(),
+		operators: slices.ContainsFunc(rep.Groups, func(g validate.MeasuredGroup) bool {
+			return slices.ContainsFunc(g.Rows, func(r validate.MeasuredRow) bool { return r.ByOperators })
+		}),
 	}
 	ts = []Named{{Key: "measurements", T: l.rows(rep)}, {Key: "groups", T: l.groups(rep)}}
 	if len(rep.Ratios) > 0 {
@@ -37,6 +40,7 @@ type measuredLayout struct {
 	variants   bool // a group has a variant
 	several    bool // a group has several devices
 	calibrated bool // a calibration applies to a row
+	operators  bool // the operator model computed a row
 }
 
 // key returns the cells that name a group, in a new slice: its device,
@@ -67,9 +71,12 @@ func (l measuredLayout) cells(g *validate.MeasuredGroup) []string {
 func (l measuredLayout) rows(rep *validate.MeasuredReport) *Table {
 	title := "Measured against predicted from the catalogue alone ("
 	compute := "roofline, no calibration"
-	if l.calibrated {
+	switch {
+	case l.calibrated:
 		title = "Measured against predicted ("
-		compute = "compute by a calibration where one applies, else the roofline"
+		compute = "compute by a calibration where one applies, else by operators where the model has them, else the roofline"
+	case l.operators:
+		compute = "compute by operators where the model has them, else the roofline; no calibration"
 	}
 	if l.several {
 		title += compute + "; several devices on the system's nodes, synthetic input)"
@@ -77,7 +84,7 @@ func (l measuredLayout) rows(rep *validate.MeasuredReport) *Table {
 		title += "one device, " + compute + ")"
 	}
 	h := l.header("batch", "measured (samples/s)", "predicted (samples/s)", "error (%)")
-	if l.calibrated {
+	if l.calibrated || l.operators {
 		h = append(h, "compute")
 	}
 	if l.several {
@@ -104,13 +111,15 @@ func (l measuredLayout) row(g *validate.MeasuredGroup, r validate.MeasuredRow) [
 		peak = r.PeakMemory.Decimal()
 	}
 	row := append(l.cells(g), strconv.Itoa(r.Batch), meas, pred, e)
-	if l.calibrated {
-		how := "roofline"
+	if l.calibrated || l.operators {
+		how := "by roofline"
 		switch {
 		case r.Fitted:
 			how = "fitted (not a prediction)"
 		case r.Calibration != "":
 			how = "calibrated"
+		case r.ByOperators:
+			how = "by operators"
 		}
 		row = append(row, how)
 	}

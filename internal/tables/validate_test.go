@@ -62,7 +62,7 @@ func TestLeftLines(t *testing.T) {
 	left := map[string]int{validate.LeftSeveral: 4, validate.LeftCollectiveOp: 1, validate.LeftCount: 0}
 	want := []string{
 		"4 records left out, " + validate.LeftSeveral,
-		"1 test left out, of another op than all_reduce (or of an op the log does not name): the simulator models the all-reduce",
+		"1 test left out, " + validate.LeftCollectiveOp,
 	}
 	if got := LeftLines(left, LeftReasons()); !reflect.DeepEqual(got, want) {
 		t.Errorf("LeftLines:\n%q\nwant\n%q", got, want)

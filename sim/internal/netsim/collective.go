@@ -49,9 +49,13 @@ const (
 	// peer-to-peer access: copy to host, sum on the CPU, all-reduce
 	// between hosts, copy back.
 	HostStaged
+	// NCCL runs each call as NCCL does: the algorithm and protocol its
+	// tuning model picks for the size, ranks and links (Config.NCCL), run
+	// as flows (see NCCLChoose and the package documentation).
+	NCCL
 )
 
-var algorithmNames = [...]string{"ring", "halving-doubling", "tree", "double-tree", "hierarchical", "torus-2d", "parameter-server", "host-staged"}
+var algorithmNames = [...]string{"ring", "halving-doubling", "tree", "double-tree", "hierarchical", "torus-2d", "parameter-server", "host-staged", "nccl"}
 
 // String returns the algorithm's name as ParseAlgorithm reads it.
 func (a Algorithm) String() string {
@@ -62,8 +66,8 @@ func (a Algorithm) String() string {
 }
 
 // ParseAlgorithm returns the algorithm named s: ring, halving-doubling,
-// tree, double-tree, hierarchical, torus-2d, parameter-server or
-// host-staged.
+// tree, double-tree, hierarchical, torus-2d, parameter-server,
+// host-staged or nccl.
 func ParseAlgorithm(s string) (Algorithm, error) {
 	for i, n := range algorithmNames {
 		if s == n {
@@ -95,6 +99,7 @@ func (a *Algorithm) UnmarshalText(b []byte) error {
 type Result struct {
 	Op        Op            // the collective: OpAllReduce for AllReduce
 	Algorithm Algorithm     // Ring for AllToAll and SendRecv, which have one schedule
+	NCCL      NCCLChoice    // with Algorithm NCCL, what it chose; else zero
 	Bytes     units.Bytes   // the message size S
 	Ranks     int           // the number of ranks p
 	Start     units.Seconds // when the collective was called
@@ -176,6 +181,9 @@ func (p *plan) path(name string, build func()) *Path {
 // sharing their links. It returns an error wrapping ErrCollective if the
 // request is invalid; then nothing is scheduled.
 func (t *Topology) AllReduce(alg Algorithm, bytes units.Bytes, ranks []int, done func(*Result)) error {
+	if alg == NCCL {
+		return t.ncclRun(OpAllReduce, bytes, ranks, done)
+	}
 	if !nonNegative(float64(bytes)) {
 		return fmt.Errorf("%w: bytes %v is not a non-negative finite number", ErrCollective, float64(bytes))
 	}
@@ -218,8 +226,8 @@ func (t *Topology) plan(alg Algorithm, key string, ranks []int, S float64) ([]st
 	case Tree, DoubleTree:
 		p.tree([][]int{ranks}, S, alg == DoubleTree, "")
 	case Hierarchical:
-		nodes, err := t.byNode(ranks)
-		if err != nil {
+		nodes := t.byNode(ranks)
+		if err := evenNodes(nodes, t); err != nil {
 			return nil, err
 		}
 		p.hierarchical(nodes, S)
@@ -238,11 +246,7 @@ func (t *Topology) plan(alg Algorithm, key string, ranks []int, S float64) ([]st
 		if t.hostMem == nil || t.pcieUp == nil {
 			return nil, fmt.Errorf("%w: host-staged needs PCIe and host memory bandwidths", ErrCollective)
 		}
-		nodes, err := t.byNode(ranks)
-		if err != nil {
-			return nil, err
-		}
-		p.hostStaged(nodes, S)
+		p.hostStaged(t.byNode(ranks), S)
 	default:
 		return nil, fmt.Errorf("%w: unknown algorithm %d", ErrCollective, int(alg))
 	}
@@ -319,9 +323,8 @@ func (t *Topology) rankKey(ranks []int) (string, []int, error) {
 	return string(buf), ranks, nil
 }
 
-// byNode groups ranks by node, nodes in order of first appearance; every
-// node must hold the same number of them.
-func (t *Topology) byNode(ranks []int) ([][]int, error) {
+// byNode groups ranks by node, nodes in order of first appearance.
+func (t *Topology) byNode(ranks []int) [][]int {
 	index := make(map[int]int)
 	var nodes [][]int
 	for _, r := range ranks {
@@ -334,13 +337,32 @@ func (t *Topology) byNode(ranks []int) ([][]int, error) {
 		}
 		nodes[i] = append(nodes[i], r)
 	}
-	for _, g := range nodes[1:] {
-		if len(g) != len(nodes[0]) {
-			return nil, fmt.Errorf("%w: node %d holds %d of the ranks and node %d holds %d; every node must hold as many",
-				ErrCollective, t.Node(nodes[0][0]), len(nodes[0]), t.Node(g[0]), len(g))
+	return nodes
+}
+
+// even reports whether every group holds as many ranks.
+func even(groups [][]int) bool {
+	for _, g := range groups[1:] {
+		if len(g) != len(groups[0]) {
+			return false
 		}
 	}
-	return nodes, nil
+	return true
+}
+
+// evenNodes returns an error if the nodes hold different numbers of the
+// ranks: Hierarchical splits S into k pieces inside every node and
+// reduces piece j among the ranks j of all nodes (the rails), which needs
+// k ranks on every node. NCCL's own algorithms, ring and tree, run on
+// uneven nodes; so do this package's Ring, Tree, DoubleTree and
+// HalvingDoubling.
+func evenNodes(nodes [][]int, t *Topology) error {
+	if even(nodes) {
+		return nil
+	}
+	i := slices.IndexFunc(nodes, func(g []int) bool { return len(g) != len(nodes[0]) })
+	return fmt.Errorf("%w: hierarchical needs as many of the ranks on every node, but node %d holds %d and node %d holds %d; use ring, tree or double-tree",
+		ErrCollective, t.Node(nodes[0][0]), len(nodes[0]), t.Node(nodes[i][0]), len(nodes[i]))
 }
 
 func (t *Topology) torusX(p int) (int, error) {
@@ -412,10 +434,7 @@ func (p *plan) rings(groups [][]int, S float64, name string, n int) {
 	}
 	path := p.path(fmt.Sprintf("%srings%d", name, c), func() {
 		for _, g := range groups {
-			nodes, err := p.t.byNode(g)
-			if err != nil {
-				nodes = [][]int{g} // uneven: c turns of one ring, the same ring
-			}
+			nodes := p.t.byNode(g)
 			order := make([]int, 0, len(g))
 			for j := range c {
 				order = order[:0]
@@ -435,14 +454,20 @@ func (p *plan) rings(groups [][]int, S float64, name string, n int) {
 }
 
 // channels returns the rings a ring all-reduce over the ranks of g runs:
-// when g spans several nodes with as many ranks on each, as many as a
-// node has NICs, but no more than its ranks in g; else 1.
+// when g spans several nodes, as many as a node has NICs, but no more than
+// the fewest of g's ranks on a node; else 1. NCCL likewise runs the
+// smallest number of channels any rank found (NVIDIA/nccl src/init.cc:
+// each graph's nChannels is the minimum over the ranks').
 func (p *plan) channels(g []int) int {
-	nodes, err := p.t.byNode(g)
-	if err != nil || len(nodes) < 2 {
+	nodes := p.t.byNode(g)
+	if len(nodes) < 2 {
 		return 1
 	}
-	return max(1, min(p.t.cfg.NICsPerNode, len(nodes[0])))
+	fewest := len(g)
+	for _, nd := range nodes {
+		fewest = min(fewest, len(nd))
+	}
+	return max(1, min(p.t.cfg.NICsPerNode, fewest))
 }
 
 // halvingDoubling adds Rabenseifner's all-reduce of S on each group. With
@@ -671,6 +696,11 @@ func (p *plan) parameterServer(workers []int, S float64) {
 // its host; each host with k ≥ 2 devices sums them, reading k·S and
 // writing S of host memory; with N ≥ 2 nodes the hosts run a ring
 // all-reduce of S striped over their NICs; every device copies S back.
+//
+// With nodes holding different numbers k_n of the ranks, host n's sum is
+// one stream per read and write of S on its host memory, k_n + 1 of them,
+// which takes the (k_n + 1)·S/B_m of the even case; the step ends with the
+// busiest host.
 func (p *plan) hostStaged(nodes [][]int, S float64) {
 	k, N := len(nodes[0]), len(nodes)
 	if k*N < 2 {
@@ -684,12 +714,24 @@ func (p *plan) hostStaged(nodes [][]int, S float64) {
 			}
 		}
 	}), S, 1)
-	if k > 1 {
+	if even(nodes) {
+		if k > 1 {
+			p.add(p.path("sum", func() {
+				for _, g := range nodes {
+					t.b.Add(0, t.hostMem[t.Node(g[0])])
+				}
+			}), float64(k+1)*S, 1)
+		}
+	} else {
 		p.add(p.path("sum", func() {
 			for _, g := range nodes {
-				t.b.Add(0, t.hostMem[t.Node(g[0])])
+				if len(g) > 1 {
+					for range len(g) + 1 {
+						t.b.Add(0, t.hostMem[t.Node(g[0])])
+					}
+				}
 			}
-		}), float64(k+1)*S, 1)
+		}), S, 1)
 	}
 	if N > 1 {
 		nics := t.cfg.NICsPerNode
@@ -697,7 +739,7 @@ func (p *plan) hostStaged(nodes [][]int, S float64) {
 			for a, g := range nodes {
 				x, y := t.Node(g[0]), t.Node(nodes[(a+1)%N][0])
 				for i := range nics {
-					t.b.Add(t.cfg.Overhead, t.hostMem[x], t.nicOut[x][i], t.core, t.nicIn[y][i], t.hostMem[y])
+					t.between(t.hostMem[x], t.nicOut[x][i], t.fabric(i, i), t.nicIn[y][i], t.hostMem[y])
 				}
 			}
 		})

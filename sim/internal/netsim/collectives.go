@@ -78,8 +78,11 @@ func (t *Topology) AllGather(alg Algorithm, bytes units.Bytes, ranks []int, done
 
 // half starts a reduce-scatter or an all-gather.
 func (t *Topology) half(op Op, alg Algorithm, bytes units.Bytes, ranks []int, done func(*Result)) error {
+	if alg == NCCL {
+		return t.ncclRun(op, bytes, ranks, done)
+	}
 	if alg != Ring && alg != HalvingDoubling {
-		return fmt.Errorf("%w: %v by %v; want ring or halving-doubling", ErrCollective, op, alg)
+		return fmt.Errorf("%w: %v by %v; want ring, halving-doubling or nccl", ErrCollective, op, alg)
 	}
 	return t.collective(op, alg, bytes, -1, ranks, done, func(p *plan, ranks []int, S float64) error {
 		q := len(ranks)
@@ -124,8 +127,18 @@ func (t *Topology) half(op Op, alg Algorithm, bytes units.Bytes, ranks []int, do
 // It returns an error wrapping ErrCollective if the request is invalid;
 // then nothing is scheduled.
 func (t *Topology) Broadcast(alg Algorithm, bytes units.Bytes, root int, ranks []int, done func(*Result)) error {
+	if alg == NCCL {
+		if ranks == nil {
+			ranks = t.all
+		}
+		i := slices.Index(ranks, root)
+		if i < 0 {
+			return fmt.Errorf("%w: broadcast root %d is not among the ranks", ErrCollective, root)
+		}
+		return t.ncclRun(OpBroadcast, bytes, append(slices.Clone(ranks[i:]), ranks[:i]...), done)
+	}
 	if alg != Ring && alg != Tree {
-		return fmt.Errorf("%w: broadcast by %v; want ring or tree", ErrCollective, alg)
+		return fmt.Errorf("%w: broadcast by %v; want ring, tree or nccl", ErrCollective, alg)
 	}
 	return t.collective(OpBroadcast, alg, bytes, root, ranks, done, func(p *plan, ranks []int, S float64) error {
 		i := slices.Index(ranks, root)

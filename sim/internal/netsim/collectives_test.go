@@ -270,8 +270,23 @@ func TestOpString(t *testing.T) {
 	}
 }
 
+// fuzzTopologies are the topologies FuzzCollectives runs on: two-level;
+// uneven nodes 1+3+4 with a per-flow limit; 4 nodes of 2 behind PCIe
+// switches of 1 on 2 sockets, with host memory; rails with a 2:1 spine.
+func fuzzTopologies() []Config {
+	plain := twoLevel(8, 2, 2, 1)
+	uneven := twoLevel(8, 0, 2, 1)
+	uneven.NodeRanks, uneven.PerFlow, uneven.Streams = []int{1, 3, 4}, 1e9, 2
+	tree := twoLevel(8, 2, 2, 1)
+	tree.DevicesPerSwitch, tree.SwitchUplink, tree.Sockets, tree.InterSocket = 1, LinkSpec{uplinkBW, uplinkLat}, 2, LinkSpec{qpiBW, qpiLat}
+	tree.HostMemory = hostBW
+	rails := twoLevel(8, 2, 2, 2)
+	rails.Rails = true
+	return []Config{plain, uneven, tree, rails}
+}
+
 // FuzzCollectives starts any collective with any algorithm, size, root
-// and ranks on a small two-level topology: each call either returns an
+// and ranks on small topologies (fuzzTopologies): each call either returns an
 // error wrapping ErrCollective and schedules nothing, or runs to its done
 // callback with a finite, non-negative time. No input panics.
 func FuzzCollectives(f *testing.F) {
@@ -280,9 +295,13 @@ func FuzzCollectives(f *testing.F) {
 	f.Add(uint8(2), uint8(2), 0.0, 3, []byte{})
 	f.Add(uint8(3), uint8(1), -1.0, 9, []byte{1, 1})
 	f.Add(uint8(4), uint8(7), 7e7, 1, []byte{0, 4})
+	f.Add(uint8(11), uint8(5), 5e6, 0, []byte{})
+	f.Add(uint8(17), uint8(8), 5e6, 0, []byte{})
+	f.Add(uint8(23), uint8(1), 5e6, 0, []byte{7, 0, 3})
 	f.Fuzz(func(t *testing.T, op, alg uint8, bytes float64, root int, rs []byte) {
 		var s event.Scheduler
-		topo, err := NewTopology(&s, twoLevel(8, 2, 2, 1))
+		cfgs := fuzzTopologies()
+		topo, err := NewTopology(&s, cfgs[int(op/6)%len(cfgs)])
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -85,7 +85,47 @@
 // fabric core whose capacity is the sum of the NIC bandwidths divided by
 // the oversubscription (the Topology type lists the links and routes). The
 // devices of a node share its NICs (device j uses NIC j·nics/k), so four
-// devices on one NIC each see a quarter of it. The transport efficiency
+// devices on one NIC each see a quarter of it. Config.NodeRanks places
+// different numbers of ranks on the nodes (1+2+3+4: node 0 holds rank 0,
+// node 1 ranks 1 and 2, and so on); a node of k ranks spreads them over
+// its NICs as above.
+//
+// Config.DevicesPerSwitch models a node's PCIe tree: devices, in rank
+// order, behind PCIe switches of DevicesPerSwitch, each switch with one
+// uplink to its CPU socket (switch s of m on socket s·Sockets/m), the
+// sockets joined by InterSocket links. NCCL by default uses peer-to-peer
+// only under a common switch (P2P level PXB; NVIDIA/nccl
+// src/graph/paths.cc) and GPUDirect RDMA only to a NIC under it, so with a
+// tree a transfer between switches, or to or from a NIC on the root
+// complex, goes up the source switch's uplink, through host memory
+// (written and read, where modelled), across the inter-socket link where
+// the sockets differ, and down the destination's uplink or out of the NIC.
+// On one node of 4 devices behind 2 switches of 2, a ring 0,1,2,3 crosses
+// each uplink once each way and a ring 0,2,1,3 twice, so with uplink U
+// below the ports
+//
+//	T = 2(p−1)·(alpha_u + S/(p·U))   and   2(p−1)·(alpha_u + 2S/(p·U))
+//
+// alpha_u the port latency plus two uplink latencies (TestPCIeTreeRing).
+//
+// Config.Rails makes the fabric rail-optimised: NIC j of every node sits
+// on rail j's leaf (non-blocking: its capacity is the rail's NICs
+// together, and it carries FabricLatency), and only traffic between NICs
+// of different indices crosses the spine, whose capacity is the NICs'
+// sum over Oversubscription. A ring whose hops between nodes join NICs of
+// the same index is then unaffected by the oversubscription; one whose
+// hops change rails has all its inter-node streams on the spine and is
+// slowed by its ratio (TestRails). Parameter servers hang off the spine.
+//
+// A transport may cap each stream between nodes: Config.PerFlow is the
+// most one stream moves (one TCP connection, one cloud flow) and
+// Config.Streams the number a rank stripes each transfer to another node
+// over, so a route between nodes moves at most Streams·PerFlow however
+// idle its links (PathBuilder.AddLimited; under MaxMin a limited flow
+// stops rising at its limit and leaves the rest to others). Where the
+// limit binds, the closed forms below hold with beta = Streams·PerFlow:
+// for k ranks sharing a NIC in Hierarchical, beta_n = min(nics·beta/k,
+// Streams·PerFlow) (TestPerFlowClosedForms). The transport efficiency
 // scales the NICs and the core; the per-message overhead is added to every
 // message between nodes or to a server. Topology.Route returns the path of
 // one point-to-point transfer (pipeline activations), and Topology.Routes
@@ -113,6 +153,18 @@
 // between nodes through another NIC and the rings use them all; where the
 // NICs are the bottleneck, T = 2(p−1)·alpha + 2(p−1)/p · S/(c·beta)
 // (TestRingChannels).
+//
+// On nodes holding different numbers of the ranks the ring runs as given,
+// with as many channels as the node with the fewest ranks allows (NCCL
+// runs the fewest channels any rank found: NVIDIA/nccl src/init.cc). On
+// an idle network its step is its slowest hop's: on 1+2+3+4 ranks with
+// one NIC per node, four hops cross between nodes, one stream per NIC
+// each way, and T is the ring's formula with p = 10 (TestUnevenRing).
+// Tree, DoubleTree and HalvingDoubling depend on rank positions only and
+// run on any placement; Hierarchical needs k ranks on every node (its
+// rails are the ranks with the same place in their nodes) and refuses
+// uneven nodes; HostStaged sums on each host what its k_n devices sent,
+// the busiest host setting the step.
 //
 // HalvingDoubling (Rabenseifner): with p' = 2^⌊log2 p⌋ and r = p − p', the
 // ranks 2i+1 (i < r) first send all of S to rank 2i; the p' remaining ranks
@@ -205,6 +257,67 @@
 // two send/recvs through one NIC take alpha + 2S/beta each
 // (TestSharedNICContention).
 //
+// # NCCL
+//
+// Algorithm NCCL (and Topology.Collective with it, for every op) runs each
+// call as NCCL does: NCCLChoose picks the algorithm and protocol by NCCL's
+// tuning model (NVIDIA/nccl v2.30.7, src/graph/tuning.cc), and the pair
+// runs as flows. For op, S bytes, p ranks on N nodes of k, c channels
+// between nodes (min(NICs, k)) and bus bandwidth B (the intra-node port up
+// to two nodes of k > 1, as tuning.cc takes the graph's bwIntra there;
+// else the least of the port and c NICs), each enabled pair (a, P) is
+// predicted
+//
+//	T(a, P) = L(a, P) + S/B_alg(a, P)
+//
+// and the least is taken (ties to the first tried: tree, ring, CollNet,
+// NVLS; LL, LL128, Simple). With h_X(a, P) tuning.cc's hwLatencies of link
+// class X (NVLink, PCI, network) and base(a, P) its baseLatencies:
+//
+//	ring:    L = base + (n − n_net)·max(h_intra, o) + n_net·h_net,
+//	         n = 2(p−1) all-reduce, p−1 reduce-scatter and all-gather,
+//	         n_net = 2(N−1) or N−1 (0 on one node), o = 1 µs (3 µs Simple)
+//	         between nodes, h_net the tree's when k = 1; × 1.4 for a Simple
+//	         all-reduce between nodes with S/(c·p) ≥ 64;
+//	         B_alg = f_P·B·p/n, f = 0.5, 0.92, 1 for LL, LL128, Simple
+//	         (broadcast: L = base + one hop, B_alg = f_P·B)
+//	tree:    L = base + 2·((k−1)·h_intra + ⌊log2 N⌋·h_net),
+//	         B_alg = 0.92·B·g_P/2 · corr(P, ⌊log2(S/64)⌋),
+//	         g = 1/3.8, 7/9 (one node) or 120/128, 1
+//	NVLS:    L = 25 µs, B_alg = 2·0.85·B_intra·p/(2(p−1))   (one node)
+//	CollNet: L = 2·(3.7 + 0.4·(k−1)) µs + 31 µs (14 µs if k = 1),
+//	         B_alg = B_intra/(r − (r−1)/2)/2, r = k/c
+//
+// Tree is the all-reduce's alone; NVLS needs Config.NCCL.NVLS and one node
+// of NVLink, CollNet Config.NCCL.CollNet and several nodes; LL128 is on by
+// default only over NVLink. All-to-all and send/recv are point-to-point: LL
+// when each peer gets at most 16 KiB (enqueue.cc's NCCL_P2P_LL_THRESHOLD),
+// else Simple. NCCLConfig.Algorithm and Protocol fix the choice, as
+// NCCL_ALGO and NCCL_PROTO do; a pair the request cannot run is an error.
+//
+// As flows, every step pays the protocol's hop latency in place of its
+// links' latencies, the base latency is paid once, and the payload moves
+// times the wire factor w (2 for LL, 128/120 for LL128, 1 for Simple). On
+// an idle network (β the bandwidth a stream gets):
+//
+//	ring all-reduce:     T = base + n·h̄ + n/p·S·w/β,  h̄ = L_hops/n
+//	ring broadcast:      T = base + (C+p−2)·(h + c·w/β), a chain of C chunks
+//	tree, one node:      T = base + 2(C+k−2)·(h_intra + c·w/β)
+//	tree, k = 1:         T = base + Tree's DoubleTree form with alpha = h_net
+//	                         and S·w
+//	NVLS:                T = 25 µs + (k−1)/k·S/(0.85·β)
+//	CollNet:             T = L + 2(k−1)/k·S/β_intra + S/(c·β_net)
+//	all-to-all:          T = base + h + (p−1)/p·S·w/β
+//	send/recv (a ring shift of S): T = base + h + S·w/β
+//
+// (TestNCCLRingClosedForms, TestNCCLTreeClosedForms,
+// TestNCCLInNetworkClosedForms, TestNCCLPointToPointClosedForms, to 1e-9.)
+// Over nodes with c channels the tree runs c trees at once, each with S/c,
+// tree j's chains turned by j·k/c so that its leader sends through NIC j.
+// Left out: tuning.cc's per-channel bandwidth caps and LL's absolute cap
+// (they need NCCL's channel search), NVLS between nodes, NVLS tree, PAT,
+// CollNet Chain, and the overlap of the tree's reduce and broadcast.
+//
 // Topology.AsyncPS runs an asynchronous parameter server: workers loop
 // pull, compute, push with no barrier; it reports the throughput in updates
 // per second and the mean staleness, the number of updates applied between
@@ -223,7 +336,9 @@
 // outside it limits no flow, so leaving it out changes no rate; the rates
 // recomputed are those of the flows reachable from the changed flow
 // through binding links, by progressive filling over those links with a
-// heap of their filling levels. If the new rates would bring another link
+// heap of their filling levels; a flow whose path has a limit freezes at
+// it when the level reaches it first, as behind a private link of that
+// bandwidth. If the new rates would bring another link
 // within 1e-9 of its bandwidth, it joins the set and the enlarged
 // component is filled again. Flows elsewhere keep their rates and finish
 // times, and a flow moving alone costs nothing per link. Under EqualShare
@@ -231,8 +346,8 @@
 // are those of filling the whole network from scratch to a few 1e-15
 // relative under MaxMin and, in that test's cases, bit for bit under
 // EqualShare (TestIncrementalSharing checks 1e-12 against that serial
-// computation, kept in the test). A path of 16 links or more (a flow group across
-// many ranks) is claimed: its flows are listed only on the links they
+// computation, kept in the test, on networks with limited paths). A path
+// of 16 links or more (a flow group across many ranks) is claimed: its flows are listed only on the links they
 // share with other flows, plus one virtual link of bandwidth the minimum
 // of B(l)/w(l) over the others, which only they cross; the constraints
 // are the same, and a ring step alone on its links costs a few links

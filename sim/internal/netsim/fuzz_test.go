@@ -14,7 +14,8 @@ type flowSpec struct {
 	start  units.Seconds
 	bytes  units.Bytes
 	extra  units.Seconds
-	routes [][]int // link indices per route
+	limit  units.BytesPerSec // the first route's stream limit (AddLimited); 0 for none
+	routes [][]int           // link indices per route
 }
 
 type netSpec struct {
@@ -44,6 +45,9 @@ func genSpec(seed uint64, nflows, nlinks int, singleLink bool) netSpec {
 			f.bytes = units.Bytes(rng.IntN(4096))
 		default:
 			f.bytes = units.Bytes(math.Pow(10, 3+6*rng.Float64()))
+		}
+		if rng.IntN(3) == 0 {
+			f.limit = units.BytesPerSec(math.Pow(10, 6+4*rng.Float64()))
 		}
 		routes, hops := 1+rng.IntN(3), 1+rng.IntN(3)
 		if singleLink {
@@ -82,10 +86,14 @@ func simulate(t *testing.T, sp netSpec, sharing Sharing, check bool) outcome {
 	flows := make([]*Flow, len(sp.flows))
 	for i, f := range sp.flows {
 		b := n.NewPathBuilder()
-		for _, r := range f.routes {
+		for k, r := range f.routes {
 			var ls []*Link
 			for _, j := range r {
 				ls = append(ls, links[j])
+			}
+			if k == 0 && f.limit > 0 {
+				b.AddLimited(f.extra, f.limit, ls...)
+				continue
 			}
 			b.Add(f.extra, ls...)
 		}
@@ -109,6 +117,11 @@ func simulate(t *testing.T, sp netSpec, sharing Sharing, check bool) outcome {
 				t.Fatalf("at %v link %d carries %v, bandwidth %v (utilization %v)", s.Now(), l.ID(), load, l.Bandwidth(), load/l.Bandwidth())
 			}
 		}
+		for _, fl := range n.Active() {
+			if fl.Rate() > fl.Path().Limit()*(1+1e-12) {
+				t.Fatalf("at %v a flow moves at %v, over its limit %v", s.Now(), fl.Rate(), fl.Path().Limit())
+			}
+		}
 	}
 	for i, f := range flows {
 		if f == nil || !f.Done() {
@@ -120,9 +133,10 @@ func simulate(t *testing.T, sp netSpec, sharing Sharing, check bool) outcome {
 	return out
 }
 
-// FuzzNetwork runs random valid flow sets and checks the invariants: time
-// never decreases, every flow moves exactly its bytes (integrating its
-// rates over time), no link carries more than its bandwidth, no flow ends
+// FuzzNetwork runs random valid flow sets, a third of them with a stream
+// limit, and checks the invariants: time never decreases, every flow
+// moves exactly its bytes (integrating its rates over time), no link
+// carries more than its bandwidth and no flow moves over its limit, no flow ends
 // before its latency plus its bytes at its idle-network rate, the same seed
 // gives bit-identical results, and a lower bandwidth never ends a flow
 // earlier (under equal sharing, and under max-min for single-link flows;

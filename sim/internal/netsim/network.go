@@ -101,7 +101,8 @@ type Path struct {
 	uses    []Use // sorted by link ID
 	latency units.Seconds
 	streams int
-	share   float64 // min over uses of bandwidth / weight; +Inf without links
+	share   float64 // min over uses of bandwidth / weight, and limit; +Inf without links
+	limit   float64 // the most each stream moves, bytes/s (AddLimited); +Inf without a limit
 
 	moved      float64 // stream bytes moved by this path's flows, for Stats
 	registered bool
@@ -121,10 +122,15 @@ func (p *Path) Streams() int { return p.streams }
 // Rate returns the rate of each stream of a flow on the path when it is the
 // only flow in the network:
 //
-//	min over links l of bandwidth(l) / weight(l)
+//	min(Limit, min over links l of bandwidth(l) / weight(l))
 //
-// It is +Inf for a path without links.
+// It is +Inf for a path without links or limit.
 func (p *Path) Rate() units.BytesPerSec { return units.BytesPerSec(p.share) }
+
+// Limit returns the most a stream of the path moves per second, whatever
+// the links leave it: the smallest limit of the routes added with
+// AddLimited, +Inf if none.
+func (p *Path) Limit() units.BytesPerSec { return units.BytesPerSec(p.limit) }
 
 // PathBuilder accumulates routes into a Path.
 type PathBuilder struct {
@@ -133,6 +139,7 @@ type PathBuilder struct {
 	touched []int
 	latency units.Seconds
 	streams int
+	limit   float64 // smallest route limit so far; 0 means none yet
 }
 
 // NewPathBuilder returns an empty builder for paths on n.
@@ -168,10 +175,31 @@ func (b *PathBuilder) Add(extra units.Seconds, links ...*Link) {
 	b.streams++
 }
 
+// AddLimited adds a route as Add does whose stream moves at most limit
+// bytes/s however idle its links are: one TCP connection that one CPU
+// core serves, a cloud network's cap on one flow. The flow group of the
+// path moves at the smallest limit of its routes (gang semantics, see
+// the package documentation). A limit that is not positive panics.
+func (b *PathBuilder) AddLimited(extra units.Seconds, limit units.BytesPerSec, links ...*Link) {
+	if !(limit > 0) {
+		panic(badLimit)
+	}
+	b.Add(extra, links...)
+	if b.limit == 0 || float64(limit) < b.limit {
+		b.limit = float64(limit)
+	}
+}
+
+const badLimit = "netsim: stream limit not positive"
+
 // Path returns the path of the routes added so far and resets the builder.
 func (b *PathBuilder) Path() *Path {
 	slices.Sort(b.touched)
-	p := &Path{net: b.net, uses: make([]Use, len(b.touched)), latency: b.latency, streams: b.streams, share: math.Inf(1)}
+	limit := math.Inf(1)
+	if b.limit > 0 {
+		limit = b.limit
+	}
+	p := &Path{net: b.net, uses: make([]Use, len(b.touched)), latency: b.latency, streams: b.streams, share: limit, limit: limit}
 	for i, id := range b.touched {
 		l := b.net.links[id]
 		w := int(b.weight[id])
@@ -182,7 +210,7 @@ func (b *PathBuilder) Path() *Path {
 		b.weight[id] = 0
 	}
 	b.touched = b.touched[:0]
-	b.latency, b.streams = 0, 0
+	b.latency, b.streams, b.limit = 0, 0, 0
 	return p
 }
 
@@ -295,6 +323,7 @@ type Network struct {
 	epoch     uint64  // marks of a recomputation's component
 	depoch    uint64  // marks of an overload check
 	comp      []*Flow // flows whose rates are recomputed
+	capped    []*Flow // filling: flows of comp with a limit, by limit
 	compLinks []int32 // binding links of comp
 	lheap     []int32 // compLinks by filling level
 	seeds     []int32 // links whose flows' rates a change can reach
@@ -502,6 +531,12 @@ func (f *Flow) beginMoving() {
 		n.epoch++
 		n.comp, n.compLinks = n.comp[:0], n.compLinks[:0]
 		n.enlist(f, true)
+		if len(n.compLinks) == 0 {
+			// Held by its limit, the flow may bring no link near its
+			// bandwidth: it starts the component alone.
+			f.mark = n.epoch
+			n.comp = append(n.comp, f)
+		}
 		n.maxMinComponent()
 	}
 	n.reschedule()
@@ -747,7 +782,8 @@ func (n *Network) equalShareFrom(uses []Use) {
 }
 
 // equalShareIDs recomputes the rates of the flows on the given links:
-// each the minimum over its links of bandwidth over total weight.
+// each the minimum over its links of bandwidth over total weight, and its
+// path's limit.
 func (n *Network) equalShareIDs(ids []int32) {
 	s := &n.ls
 	n.epoch++
@@ -761,7 +797,7 @@ func (n *Network) equalShareIDs(ids []int32) {
 		}
 	}
 	for _, f := range n.comp {
-		r := math.Inf(1)
+		r := f.path.limit
 		for _, u := range f.eff() {
 			if x := u.Link.bw / s.wsum[u.Link.slot]; x < r {
 				r = x
@@ -845,12 +881,20 @@ func (n *Network) expand(from int) {
 // fill sets nrate for every flow of the component by progressive filling
 // over its binding links: all rates rise together; the link that fills
 // first (a heap by level) freezes its flows at that level, with every
-// link left within saturated of its bandwidth; the rest keep rising.
+// link left within saturated of its bandwidth; the rest keep rising. A
+// flow whose path has a limit freezes at it when the level reaches it
+// first (within saturated), leaving its links' remaining capacity to the
+// others, as a private link of bandwidth limit would.
 func (n *Network) fill() {
 	s := &n.ls
+	n.capped = n.capped[:0]
 	for _, f := range n.comp {
 		f.frozen = false
+		if !math.IsInf(f.path.limit, 1) {
+			n.capped = append(n.capped, f)
+		}
 	}
+	slices.SortFunc(n.capped, func(a, b *Flow) int { return cmp.Compare(a.path.limit, b.path.limit) })
 	n.lheap = n.lheap[:0]
 	for _, id := range n.compLinks {
 		s.fill[id], s.wun[id] = 0, s.wsum[id]
@@ -861,20 +905,56 @@ func (n *Network) fill() {
 	for i := len(n.lheap)/2 - 1; i >= 0; i-- {
 		n.ldown(i)
 	}
-	level := 0.0
-	for len(n.lheap) > 0 {
-		id := n.lpop()
-		level = max(level, s.lvl[id])
-		n.freezeOn(id, level)
-		for len(n.lheap) > 0 {
-			top := n.lheap[0]
-			bw := s.bw[top]
-			if float64(bw-s.fill[top])-float64(s.wun[top]*level) > float64(saturated*bw) {
-				break
-			}
-			n.lpop()
-			n.freezeOn(top, level)
+	level, next := 0.0, 0
+	for {
+		for next < len(n.capped) && n.capped[next].frozen {
+			next++
 		}
+		capLevel := math.Inf(1)
+		if next < len(n.capped) {
+			capLevel = n.capped[next].path.limit
+		}
+		switch {
+		case len(n.lheap) > 0 && s.lvl[n.lheap[0]] < capLevel:
+			id := n.lpop()
+			level = max(level, s.lvl[id])
+			n.freezeOn(id, level)
+		case next < len(n.capped):
+			level = max(level, capLevel)
+			n.freezeCapped(next, level)
+		default:
+			return
+		}
+		n.freezeFull(level)
+	}
+}
+
+// freezeCapped freezes at their limits the flows of capped from index
+// next on whose limits the level reaches, within saturated.
+func (n *Network) freezeCapped(next int, level float64) {
+	for _, f := range n.capped[next:] {
+		if f.path.limit*(1-saturated) > level {
+			break
+		}
+		if !f.frozen {
+			n.freeze(f, f.path.limit)
+		}
+	}
+	n.relevel()
+}
+
+// freezeFull freezes the flows of every link in the heap left within
+// saturated of its bandwidth at the level.
+func (n *Network) freezeFull(level float64) {
+	s := &n.ls
+	for len(n.lheap) > 0 {
+		top := n.lheap[0]
+		bw := s.bw[top]
+		if float64(bw-s.fill[top])-float64(s.wun[top]*level) > float64(saturated*bw) {
+			return
+		}
+		n.lpop()
+		n.freezeOn(top, level)
 	}
 }
 
@@ -884,26 +964,37 @@ func (n *Network) freezeOn(id int32, level float64) {
 	s := &n.ls
 	s.sat[id] = n.epoch
 	for _, r := range s.flows[id] {
-		f := r.f
-		if f.frozen {
-			continue
-		}
-		f.frozen, f.nrate = true, level
-		for _, u := range f.eff() {
-			j := int32(u.Link.slot)
-			if s.hpos[j] < 0 {
-				continue
-			}
-			w := float64(u.Weight)
-			s.fill[j] += float64(w * level)
-			s.wun[j] -= w
-			if !s.dirty[j] {
-				s.dirty[j] = true
-				n.dirty = append(n.dirty, j)
-			}
+		if f := r.f; !f.frozen {
+			n.freeze(f, min(level, f.path.limit))
 		}
 	}
-	// Each link's place in the heap is updated once, not once per flow.
+	n.relevel()
+}
+
+// freeze sets a flow's new rate and takes it off the filling of its
+// binding links, which join Network.dirty.
+func (n *Network) freeze(f *Flow, rate float64) {
+	s := &n.ls
+	f.frozen, f.nrate = true, rate
+	for _, u := range f.eff() {
+		j := int32(u.Link.slot)
+		if s.hpos[j] < 0 {
+			continue
+		}
+		w := float64(u.Weight)
+		s.fill[j] += float64(w * rate)
+		s.wun[j] -= w
+		if !s.dirty[j] {
+			s.dirty[j] = true
+			n.dirty = append(n.dirty, j)
+		}
+	}
+}
+
+// relevel updates the filling level and heap place of each dirty link,
+// once however many of its flows froze.
+func (n *Network) relevel() {
+	s := &n.ls
 	for _, j := range n.dirty {
 		s.dirty[j] = false
 		switch {

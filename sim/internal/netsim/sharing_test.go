@@ -14,9 +14,10 @@ import (
 // whole network's sharing computed from scratch, as the network did before
 // it recomputed rates incrementally. Under MaxMin it is progressive
 // filling in rounds over every link (all rates rise by the smallest
-// remaining capacity over weight; flows crossing a full link freeze);
-// under EqualShare each flow gets the minimum over its links of bandwidth
-// over total weight.
+// remaining capacity over weight, or by what takes a flow to its path's
+// limit; flows crossing a full link or at their limit freeze); under
+// EqualShare each flow gets the minimum over its links of bandwidth over
+// total weight, and its limit.
 func refRates(links []*Link, flows []*Flow, sharing Sharing) []float64 {
 	rem := make([]float64, len(links))
 	wsum := make([]float64, len(links))
@@ -31,7 +32,7 @@ func refRates(links []*Link, flows []*Flow, sharing Sharing) []float64 {
 	rate := make([]float64, len(flows))
 	if sharing == EqualShare {
 		for i, f := range flows {
-			rate[i] = math.Inf(1)
+			rate[i] = f.path.limit
 			for _, u := range f.path.uses {
 				rate[i] = min(rate[i], u.Link.bw/wsum[u.Link.id])
 			}
@@ -44,6 +45,11 @@ func refRates(links []*Link, flows []*Flow, sharing Sharing) []float64 {
 		for id, w := range wsum {
 			if w > 0 {
 				inc = min(inc, rem[id]/w)
+			}
+		}
+		for i, f := range flows {
+			if !frozen[i] {
+				inc = min(inc, f.path.limit-rate[i])
 			}
 		}
 		for id, w := range wsum {
@@ -60,6 +66,9 @@ func refRates(links []*Link, flows []*Flow, sharing Sharing) []float64 {
 				continue
 			}
 			rate[i] += inc
+			if rate[i] >= f.path.limit*(1-saturated) {
+				rate[i], frozen[i] = min(rate[i], f.path.limit), true
+			}
 			for _, u := range f.path.uses {
 				frozen[i] = frozen[i] || rem[u.Link.id] == 0
 			}
@@ -79,8 +88,10 @@ func refRates(links []*Link, flows []*Flow, sharing Sharing) []float64 {
 // scale, and starts nflows flows over 1 ms: most inside one cluster, one
 // in eight through the core to another cluster, most of them groups of up
 // to 4 routes, one in six of 12 routes (a path of claimMin links or more,
-// most often). The core binds or not depending on scale, so components
-// merge through it and split again.
+// most often). One path in four has a stream limit, of 0.2 to 20 GB/s, on
+// one of its routes, so that some flows freeze below what their links
+// leave them and others take up the rest. The core binds or not depending
+// on scale, so components merge through it and split again.
 func clusteredNetwork(s *event.Scheduler, rng *rand.Rand, nc, nflows int, scale float64) *Network {
 	n := NewNetwork(s)
 	var cl [][]*Link
@@ -100,13 +111,19 @@ func clusteredNetwork(s *event.Scheduler, rng *rand.Rand, nc, nflows int, scale 
 		if rng.IntN(6) == 0 {
 			routes = 12 // a flow group over many clusters: claimed
 		}
-		for range routes {
+		limited := rng.IntN(4) == 0
+		for r := range routes {
 			a := cl[rng.IntN(nc)]
 			route := []*Link{a[rng.IntN(4)], a[rng.IntN(4)]}
 			if rng.IntN(8) == 0 {
 				route = append(route, a[0], core, cl[rng.IntN(nc)][1+rng.IntN(3)])
 			}
-			b.Add(units.Seconds(1e-6*rng.Float64()), route...)
+			extra := units.Seconds(1e-6 * rng.Float64())
+			if limited && r == 0 {
+				b.AddLimited(extra, units.BytesPerSec(2e8*math.Pow(100, rng.Float64())), route...)
+				continue
+			}
+			b.Add(extra, route...)
 		}
 		p := b.Path()
 		bytes := units.Bytes(math.Pow(10, 3+5*rng.Float64()))
@@ -119,7 +136,8 @@ func clusteredNetwork(s *event.Scheduler, rng *rand.Rand, nc, nflows int, scale 
 // random clustered networks (seeded), that the rates the network keeps
 // incrementally are those the serial reference computes from scratch for
 // all the moving flows, to 1e-12 relative, under both policies, and that
-// no link carries more than its bandwidth.
+// no link carries more than its bandwidth. Some flows must be held at
+// their path's limit, some paths claimed.
 func TestIncrementalSharing(t *testing.T) {
 	for _, sharing := range []Sharing{MaxMin, EqualShare} {
 		for seed := range uint64(12) {
@@ -129,12 +147,15 @@ func TestIncrementalSharing(t *testing.T) {
 				var s event.Scheduler
 				n := clusteredNetwork(&s, rng, 4+int(seed%5)*4, 300, scale)
 				n.Sharing = sharing
-				changes, bad, worst, claimed := 0, 0, 0.0, 0
+				changes, bad, worst, claimed, atLimit := 0, 0, 0.0, 0, 0
 				n.OnChange = func() {
 					changes++
 					act := n.Active()
 					want := refRates(n.links, act, sharing)
 					for i, f := range act {
+						if lim := f.path.limit; math.Abs(want[i]-lim) <= 1e-12*lim {
+							atLimit++
+						}
 						worst = max(worst, math.Abs(float64(f.Rate())-want[i])/want[i])
 						if got := float64(f.Rate()); math.Abs(got-want[i]) > 1e-12*want[i] && bad < 5 {
 							bad++
@@ -154,9 +175,12 @@ func TestIncrementalSharing(t *testing.T) {
 						claimed++
 					}
 				}
-				t.Logf("%d changes, %d claimed paths, largest relative difference %.3g", changes, claimed, worst)
+				t.Logf("%d changes, %d claimed paths, %d rates at a limit, largest relative difference %.3g", changes, claimed, atLimit, worst)
 				if claimed == 0 {
 					t.Error("no path claimed")
+				}
+				if atLimit == 0 {
+					t.Error("no flow at its path's limit")
 				}
 				if changes < 300 {
 					t.Errorf("%d changes, want at least one per flow", changes)

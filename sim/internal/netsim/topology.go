@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 
 	"scaleplan/internal/units"
 	"scaleplan/sim/internal/event"
@@ -19,6 +20,14 @@ const DefaultTreeChunk = 512 * units.KiB
 // MaxRanks bounds Config.Ranks and Config.Servers, so that no input can
 // build a topology too large for memory.
 const MaxRanks = 1 << 17
+
+// MaxStreams bounds Config.Streams: NCCL's socket transport opens at most
+// 64 sockets per connection (MAX_SOCKETS in NVIDIA/nccl
+// src/transport/net_socket.cc).
+const MaxStreams = 64
+
+// MaxSockets bounds Config.Sockets.
+const MaxSockets = 8
 
 // MaxChunks bounds the number of pipeline chunks a tree algorithm splits a
 // message into.
@@ -38,8 +47,14 @@ type Config struct {
 	// Ranks is the number of devices p. Required, at least 1.
 	Ranks int
 	// RanksPerNode is the number of devices per node; Ranks must be a
-	// multiple of it. Default 1.
+	// multiple of it. Default 1, or 0 with NodeRanks.
 	RanksPerNode int
+	// NodeRanks is the number of ranks on each node, for placements with
+	// different numbers of devices per node: node 0 holds ranks 0 to
+	// NodeRanks[0]−1, node 1 the next NodeRanks[1], and so on. Each is at
+	// least 1 and they sum to Ranks. Exclusive with RanksPerNode. When
+	// all are equal, validation turns them into RanksPerNode. Default nil.
+	NodeRanks []int
 
 	// Intra is each device's port into the node's peer-to-peer fabric
 	// (NVLink, NVSwitch), per direction: any two devices of a node talk at
@@ -61,8 +76,35 @@ type Config struct {
 	// Required with NoPeerToPeer and for HostStaged.
 	HostMemory units.BytesPerSec
 
-	// NICsPerNode is the number of NICs per node, at most RanksPerNode.
-	// Device j of a node uses NIC j·NICsPerNode/RanksPerNode. Default 1.
+	// DevicesPerSwitch models each node's PCIe tree: the devices of a node
+	// sit, in rank order, behind PCIe switches of DevicesPerSwitch each, and
+	// each switch has one uplink to its CPU socket's root complex. As NCCL
+	// by default uses peer-to-peer only between devices under a common
+	// switch (P2P level PXB: NVIDIA/nccl src/graph/paths.cc, "don't use
+	// P2P across CPU Host Bridges"), a transfer between devices under
+	// different switches is staged through host memory: up the source
+	// switch's uplink, across the inter-socket link when the switches hang
+	// off different sockets, and down the other switch's uplink; and so is
+	// every transfer to or from a NIC (NICs on the root complex, where
+	// NCCL's GPUDirect RDMA level PXB does not reach). Requires
+	// peer-to-peer access. Default 0: no tree, today's routes.
+	DevicesPerSwitch int
+	// SwitchUplink is each PCIe switch's link to its socket, per
+	// direction; its latency is paid on each crossing. Required with
+	// DevicesPerSwitch.
+	SwitchUplink LinkSpec
+	// Sockets is the number of CPU sockets per node, in [1, MaxSockets];
+	// switch s of a node's m switches hangs off socket s·Sockets/m, NIC i
+	// off socket i·Sockets/NICsPerNode. Default 1.
+	Sockets int
+	// InterSocket is the link between two sockets (QPI, UPI, Infinity
+	// Fabric), one per ordered pair, per direction. Required with
+	// DevicesPerSwitch and Sockets > 1.
+	InterSocket LinkSpec
+
+	// NICsPerNode is the number of NICs per node, at most RanksPerNode
+	// (with NodeRanks, at most the largest node's ranks). Device j of a
+	// node of k devices uses NIC j·NICsPerNode/k. Default 1.
 	NICsPerNode int
 	// NIC is each NIC's bandwidth per direction (the raw line rate; see
 	// Efficiency) and its per-message latency (NIC and wire). Required
@@ -71,6 +113,14 @@ type Config struct {
 	// FabricLatency is the switch latency a message pays crossing the
 	// fabric between nodes. Default 0.
 	FabricLatency units.Seconds
+	// Rails makes the fabric rail-optimised: NIC j of every node sits on
+	// rail j's leaf switch, so traffic between NICs of the same index
+	// stays on that leaf (non-blocking, its capacity the rail's NICs
+	// together), and traffic between different rails crosses the spine,
+	// whose capacity is the sum of the NIC bandwidths divided by
+	// Oversubscription. Default false: one core that every message
+	// between nodes crosses.
+	Rails bool
 	// Oversubscription is the fabric's oversubscription ratio, at least 1:
 	// the fabric core carries at most the sum of all NIC bandwidths divided
 	// by it. Default 1 (non-blocking).
@@ -83,6 +133,18 @@ type Config struct {
 	// gRPC) added to the latency of every message between nodes or to a
 	// parameter server. Default 0.
 	Overhead units.Seconds
+	// PerFlow is the most one stream of the inter-node transport moves,
+	// bytes/s, however idle the NICs: one TCP connection served by one
+	// CPU core, a cloud network's cap on one flow (a 5-tuple). It is a
+	// measured rate and is not scaled by Efficiency. Default 0: no limit
+	// but the links'.
+	PerFlow units.BytesPerSec
+	// Streams is the number of such streams a rank opens to each peer on
+	// another node and stripes its messages over, in [1, MaxStreams]: NCCL's
+	// socket transport opens NCCL_SOCKET_NTHREADS × NCCL_NSOCKS_PERTHREAD
+	// sockets per connection. A transfer between nodes then moves at most
+	// Streams × PerFlow. Default 1.
+	Streams int
 
 	// Servers is the number of parameter-server shards, each on its own
 	// host with one NIC on the fabric. Default 0; required by
@@ -103,6 +165,8 @@ type Config struct {
 	// 1 and divides them, else the largest divisor at most their square
 	// root.
 	TorusX int
+	// NCCL is the fabric as the NCCL algorithm sees it, and its overrides.
+	NCCL NCCLConfig
 }
 
 func nonNegative(x float64) bool { return x >= 0 && !math.IsInf(x, 1) }
@@ -116,12 +180,14 @@ func (c *Config) validate() error {
 	if c.Ranks < 1 || c.Ranks > MaxRanks {
 		bad("ranks %d is not in [1, %d]", c.Ranks, MaxRanks)
 	}
-	if c.RanksPerNode == 0 {
+	if len(c.NodeRanks) > 0 {
+		c.validateNodeRanks(bad)
+	} else if c.RanksPerNode == 0 {
 		c.RanksPerNode = 1
 	}
 	if c.RanksPerNode < 0 {
 		bad("ranks per node %d is negative", c.RanksPerNode)
-	} else if c.Ranks >= 1 && c.Ranks%c.RanksPerNode != 0 {
+	} else if c.RanksPerNode > 0 && c.Ranks >= 1 && c.Ranks%c.RanksPerNode != 0 {
 		bad("ranks %d is not a multiple of ranks per node %d", c.Ranks, c.RanksPerNode)
 	}
 	if c.NICsPerNode == 0 {
@@ -129,8 +195,8 @@ func (c *Config) validate() error {
 	}
 	if c.NICsPerNode < 0 {
 		bad("NICs per node %d is negative", c.NICsPerNode)
-	} else if c.RanksPerNode > 0 && c.NICsPerNode > c.RanksPerNode {
-		bad("NICs per node %d exceeds ranks per node %d; give one NIC their combined bandwidth instead", c.NICsPerNode, c.RanksPerNode)
+	} else if most := c.largestNode(); most > 0 && c.NICsPerNode > most {
+		bad("NICs per node %d exceeds ranks per node %d; give one NIC their combined bandwidth instead", c.NICsPerNode, most)
 	}
 	for _, l := range []struct {
 		name string
@@ -147,7 +213,8 @@ func (c *Config) validate() error {
 		name string
 		v    float64
 	}{{"host memory bandwidth", float64(c.HostMemory)}, {"fabric latency", float64(c.FabricLatency)},
-		{"overhead", float64(c.Overhead)}, {"server NIC bandwidth", float64(c.ServerNIC)}, {"tree chunk", float64(c.TreeChunk)}} {
+		{"overhead", float64(c.Overhead)}, {"server NIC bandwidth", float64(c.ServerNIC)}, {"tree chunk", float64(c.TreeChunk)},
+		{"per-flow rate", float64(c.PerFlow)}} {
 		if !nonNegative(x.v) {
 			bad("%s %v is not a non-negative finite number", x.name, x.v)
 		}
@@ -163,6 +230,13 @@ func (c *Config) validate() error {
 	}
 	if !(c.Efficiency > 0 && c.Efficiency <= 1) {
 		bad("efficiency %v is not in (0, 1]", c.Efficiency)
+	}
+	c.validateTree(bad)
+	if c.Streams == 0 {
+		c.Streams = 1
+	}
+	if c.Streams < 1 || c.Streams > MaxStreams {
+		bad("streams %d is not in [1, %d]", c.Streams, MaxStreams)
 	}
 	if c.Servers < 0 || c.Servers > MaxRanks {
 		bad("servers %d is not in [0, %d]", c.Servers, MaxRanks)
@@ -181,12 +255,13 @@ func (c *Config) validate() error {
 	if c.TorusX < 0 {
 		bad("torus x %d is negative", c.TorusX)
 	}
+	errs = append(errs, c.NCCL.validate()...)
 	if len(errs) > 0 {
 		return errors.Join(errs...)
 	}
-	nodes := c.Ranks / c.RanksPerNode
-	if c.RanksPerNode > 1 && !c.NoPeerToPeer && c.Intra.Bandwidth == 0 {
-		bad("intra-node bandwidth is required with %d ranks per node and peer-to-peer access", c.RanksPerNode)
+	nodes := c.nodes()
+	if most := c.largestNode(); most > 1 && !c.NoPeerToPeer && c.Intra.Bandwidth == 0 {
+		bad("intra-node bandwidth is required with %d ranks per node and peer-to-peer access", most)
 	}
 	if c.NoPeerToPeer && (c.PCIe.Bandwidth == 0 || c.HostMemory == 0) {
 		bad("PCIe bandwidth %v and host memory bandwidth %v are required without peer-to-peer access", c.PCIe.Bandwidth, c.HostMemory)
@@ -198,6 +273,82 @@ func (c *Config) validate() error {
 		bad("server NIC bandwidth is required with %d servers", c.Servers)
 	}
 	return errors.Join(errs...)
+}
+
+// validateTree checks the PCIe tree's fields and fills Sockets.
+func (c *Config) validateTree(bad func(string, ...any)) {
+	if c.Sockets == 0 {
+		c.Sockets = 1
+	}
+	if c.Sockets < 1 || c.Sockets > MaxSockets {
+		bad("sockets %d is not in [1, %d]", c.Sockets, MaxSockets)
+	}
+	for _, l := range []struct {
+		name string
+		spec LinkSpec
+	}{{"switch uplink", c.SwitchUplink}, {"inter-socket", c.InterSocket}} {
+		if !nonNegative(float64(l.spec.Bandwidth)) || !nonNegative(float64(l.spec.Latency)) {
+			bad("%s bandwidth %v and latency %v must be non-negative finite numbers", l.name, l.spec.Bandwidth, l.spec.Latency)
+		}
+	}
+	switch {
+	case c.DevicesPerSwitch < 0 || c.DevicesPerSwitch > MaxRanks:
+		bad("devices per switch %d is not in [0, %d]", c.DevicesPerSwitch, MaxRanks)
+	case c.DevicesPerSwitch == 0:
+	case c.NoPeerToPeer:
+		bad("devices per switch %d needs peer-to-peer access; without it every copy is staged through host memory already", c.DevicesPerSwitch)
+	case c.SwitchUplink.Bandwidth == 0:
+		bad("devices per switch %d needs a switch uplink bandwidth", c.DevicesPerSwitch)
+	case c.Sockets > 1 && c.InterSocket.Bandwidth == 0:
+		bad("%d sockets need an inter-socket bandwidth", c.Sockets)
+	}
+}
+
+// validateNodeRanks checks NodeRanks and, when every node holds as many
+// ranks, replaces it by RanksPerNode.
+func (c *Config) validateNodeRanks(bad func(string, ...any)) {
+	if c.RanksPerNode != 0 {
+		bad("ranks per node %d and node ranks %v are exclusive; give one of them", c.RanksPerNode, c.NodeRanks)
+		return
+	}
+	if len(c.NodeRanks) > MaxRanks {
+		bad("node ranks list %d nodes; at most %d", len(c.NodeRanks), MaxRanks)
+		return
+	}
+	sum, even := 0, true
+	for i, k := range c.NodeRanks {
+		if k < 1 || k > MaxRanks {
+			bad("node ranks[%d] %d is not in [1, %d]", i, k, MaxRanks)
+			return
+		}
+		sum += k
+		even = even && k == c.NodeRanks[0]
+	}
+	if sum != c.Ranks {
+		bad("node ranks %v sum to %d, not ranks %d", c.NodeRanks, sum, c.Ranks)
+		return
+	}
+	if even {
+		c.RanksPerNode, c.NodeRanks = c.NodeRanks[0], nil
+		return
+	}
+	c.NodeRanks = slices.Clone(c.NodeRanks)
+}
+
+// largestNode returns the most ranks a node holds, 0 if unknown.
+func (c *Config) largestNode() int {
+	if len(c.NodeRanks) == 0 {
+		return c.RanksPerNode
+	}
+	return slices.Max(c.NodeRanks)
+}
+
+// nodes returns the number of nodes of a valid configuration.
+func (c *Config) nodes() int {
+	if len(c.NodeRanks) > 0 {
+		return len(c.NodeRanks)
+	}
+	return c.Ranks / c.RanksPerNode
 }
 
 // Topology is a cluster built from a Config: its links on a Network, the
@@ -220,6 +371,20 @@ func (c *Config) validate() error {
 //	A ≠ B, no peer-to-peer   pcie-up[a] host-mem[A]×2 nic-out[A,i] core
 //	                         nic-in[B,j] host-mem[B]×2 pcie-down[b]        + Overhead
 //
+// A route between nodes (or to or from a server) moves at most
+// Streams·PerFlow when PerFlow is set.
+//
+// With a PCIe tree (DevicesPerSwitch) the links add, per node,
+//
+//	switch-up[n,s], switch-down[n,s]  SwitchUplink  its latency on each
+//	socket[n,x·Sockets+y]             InterSocket   its latency
+//
+// and a route between devices under different switches, or through a
+// NIC, becomes dev-out[a] switch-up host-mem×2 [socket] switch-down
+// dev-in[b], or dev-out[a] switch-up host-mem×2 [socket] nic-out core
+// nic-in [socket] host-mem×2 switch-down dev-in[b] (host memory where
+// modelled).
+//
 // Host memory is crossed twice on each side of a staged copy: written by
 // one DMA and read by the next. With peer-to-peer access the NIC reads
 // device memory directly (GPUDirect RDMA) and the PCIe link to the host is
@@ -230,12 +395,23 @@ type Topology struct {
 	net   *Network
 	nodes int
 	all   []int
+	// first is the first rank of each node and, last, Ranks; nodeOf is the
+	// node of each rank. Both are nil when every node holds RanksPerNode.
+	first  []int
+	nodeOf []int32
+
+	// swUp and swDown are each node's PCIe switch uplinks; sock holds each
+	// node's inter-socket links, index x·Sockets+y for socket x to y. All
+	// nil without DevicesPerSwitch.
+	swUp, swDown [][]*Link
+	sock         [][]*Link
 
 	devOut, devIn    []*Link
 	pcieUp, pcieDown []*Link
 	hostMem          []*Link
 	nicOut, nicIn    [][]*Link
-	core             *Link
+	core             *Link   // the core, or with Rails the spine
+	rail             []*Link // with Rails, each rail's leaf
 	srvOut, srvIn    []*Link
 
 	b     *PathBuilder
@@ -249,19 +425,32 @@ func NewTopology(s *event.Scheduler, cfg Config) (*Topology, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	t := &Topology{cfg: cfg, s: s, net: NewNetwork(s), nodes: cfg.Ranks / cfg.RanksPerNode, paths: make(map[string]*Path), plans: make(map[planKey][]step)}
+	t := &Topology{cfg: cfg, s: s, net: NewNetwork(s), nodes: cfg.nodes(), paths: make(map[string]*Path), plans: make(map[planKey][]step)}
 	n := t.net
 	p := cfg.Ranks
 	t.all = make([]int, p)
 	for i := range t.all {
 		t.all[i] = i
 	}
-	if cfg.RanksPerNode > 1 && !cfg.NoPeerToPeer {
+	if len(cfg.NodeRanks) > 0 {
+		t.first = make([]int, 1, t.nodes+1)
+		t.nodeOf = make([]int32, 0, p)
+		for a, k := range cfg.NodeRanks {
+			t.first = append(t.first, t.first[a]+k)
+			for range k {
+				t.nodeOf = append(t.nodeOf, int32(a))
+			}
+		}
+	}
+	if cfg.largestNode() > 1 && !cfg.NoPeerToPeer {
 		t.devOut, t.devIn = make([]*Link, p), make([]*Link, p)
 		for r := range p {
 			t.devOut[r] = n.addIndexed("dev-out", r, -1, cfg.Intra.Bandwidth, cfg.Intra.Latency)
 			t.devIn[r] = n.addIndexed("dev-in", r, -1, cfg.Intra.Bandwidth, 0)
 		}
+	}
+	if cfg.DevicesPerSwitch > 0 {
+		t.addTree()
 	}
 	if cfg.PCIe.Bandwidth > 0 {
 		t.pcieUp, t.pcieDown = make([]*Link, p), make([]*Link, p)
@@ -287,7 +476,15 @@ func NewTopology(s *event.Scheduler, cfg Config) (*Topology, error) {
 			}
 		}
 		total := float64(float64(t.nodes*cfg.NICsPerNode)*float64(cfg.NIC.Bandwidth)) + float64(float64(cfg.Servers)*float64(cfg.ServerNIC))
-		t.core = n.AddLink("core", units.BytesPerSec(total*cfg.Efficiency/cfg.Oversubscription), cfg.FabricLatency)
+		name := "core"
+		if cfg.Rails {
+			name = "spine"
+			leaf := units.BytesPerSec(float64(float64(t.nodes)*float64(cfg.NIC.Bandwidth)) * cfg.Efficiency)
+			for j := range cfg.NICsPerNode {
+				t.rail = append(t.rail, n.addIndexed("rail", j, -1, leaf, cfg.FabricLatency))
+			}
+		}
+		t.core = n.AddLink(name, units.BytesPerSec(total*cfg.Efficiency/cfg.Oversubscription), cfg.FabricLatency)
 		sbw := units.BytesPerSec(float64(cfg.ServerNIC) * cfg.Efficiency)
 		for s := range cfg.Servers {
 			t.srvOut = append(t.srvOut, n.addIndexed("srv-out", s, -1, sbw, cfg.NIC.Latency))
@@ -296,6 +493,43 @@ func NewTopology(s *event.Scheduler, cfg Config) (*Topology, error) {
 	}
 	t.b = n.NewPathBuilder()
 	return t, nil
+}
+
+// addTree adds every node's PCIe switch uplinks and inter-socket links.
+func (t *Topology) addTree() {
+	n, cfg := t.net, t.cfg
+	S := cfg.Sockets
+	t.swUp, t.swDown, t.sock = make([][]*Link, t.nodes), make([][]*Link, t.nodes), make([][]*Link, t.nodes)
+	for a := range t.nodes {
+		for s := range t.switches(a) {
+			t.swUp[a] = append(t.swUp[a], n.addIndexed("switch-up", a, s, cfg.SwitchUplink.Bandwidth, cfg.SwitchUplink.Latency))
+			t.swDown[a] = append(t.swDown[a], n.addIndexed("switch-down", a, s, cfg.SwitchUplink.Bandwidth, cfg.SwitchUplink.Latency))
+		}
+		if S > 1 {
+			t.sock[a] = make([]*Link, S*S)
+			for x := range S {
+				for y := range S {
+					if x != y {
+						t.sock[a][x*S+y] = n.addIndexed("socket", a, x*S+y, cfg.InterSocket.Bandwidth, cfg.InterSocket.Latency)
+					}
+				}
+			}
+		}
+	}
+}
+
+// switches returns the number of PCIe switches of a node.
+func (t *Topology) switches(node int) int {
+	_, k := t.NodeRanks(node)
+	return (k + t.cfg.DevicesPerSwitch - 1) / t.cfg.DevicesPerSwitch
+}
+
+// place returns the node, PCIe switch and socket of a rank.
+func (t *Topology) place(r int) (node, sw, socket int) {
+	node = t.Node(r)
+	first, _ := t.NodeRanks(node)
+	sw = (r - first) / t.cfg.DevicesPerSwitch
+	return node, sw, sw * t.cfg.Sockets / t.switches(node)
 }
 
 // Network returns the network holding the topology's links, on which other
@@ -313,7 +547,21 @@ func (t *Topology) Config() Config { return t.cfg }
 func (t *Topology) Nodes() int { return t.nodes }
 
 // Node returns the node of a rank.
-func (t *Topology) Node(rank int) int { return rank / t.cfg.RanksPerNode }
+func (t *Topology) Node(rank int) int {
+	if t.nodeOf != nil {
+		return int(t.nodeOf[rank])
+	}
+	return rank / t.cfg.RanksPerNode
+}
+
+// NodeRanks returns the first rank of a node and the number of ranks it
+// holds.
+func (t *Topology) NodeRanks(node int) (first, k int) {
+	if t.first != nil {
+		return t.first[node], t.first[node+1] - t.first[node]
+	}
+	return node * t.cfg.RanksPerNode, t.cfg.RanksPerNode
+}
 
 // NIC returns the outgoing and incoming links of NIC i of a node, or nils
 // if the topology has no NICs.
@@ -361,9 +609,49 @@ func (t *Topology) HostMemory(node int) *Link {
 	return t.hostMem[node]
 }
 
-// Core returns the fabric core link, or nil with a single node and no
-// servers.
+// Core returns the fabric core link (with Rails, the spine), or nil with
+// a single node and no servers.
 func (t *Topology) Core() *Link { return t.core }
+
+// Switches returns the number of PCIe switches of a node, 0 without a
+// PCIe tree.
+func (t *Topology) Switches(node int) int {
+	if t.swUp == nil {
+		return 0
+	}
+	return len(t.swUp[node])
+}
+
+// Switch returns the uplink of PCIe switch s of a node, towards its socket
+// and back. It panics if s is not in [0, Switches(node)).
+func (t *Topology) Switch(node, s int) (up, down *Link) { return t.swUp[node][s], t.swDown[node][s] }
+
+// Socket returns a node's link from CPU socket x to socket y, or nil
+// without a PCIe tree, with one socket, or when x = y.
+func (t *Topology) Socket(node, x, y int) *Link {
+	if t.sock == nil || t.sock[node] == nil {
+		return nil
+	}
+	return t.sock[node][x*t.cfg.Sockets+y]
+}
+
+// Rail returns rail j's leaf link, or nil without Rails.
+func (t *Topology) Rail(j int) *Link {
+	if t.rail == nil {
+		return nil
+	}
+	return t.rail[j]
+}
+
+// fabric returns the link between NIC i of one node and NIC j of
+// another: rail i's leaf when the fabric has rails and i = j, else the
+// core (spine).
+func (t *Topology) fabric(i, j int) *Link {
+	if t.rail != nil && i == j {
+		return t.rail[i]
+	}
+	return t.core
+}
 
 // Route returns the path of a single transfer from rank src to rank dst,
 // for point-to-point traffic such as pipeline-parallel activations. It
@@ -406,8 +694,14 @@ func (t *Topology) checkRank(r int) {
 	}
 }
 
+// nic returns the NIC of a rank: device j of a node of k uses NIC
+// j·NICsPerNode/k.
 func (t *Topology) nic(rank int) int {
-	return rank % t.cfg.RanksPerNode * t.cfg.NICsPerNode / t.cfg.RanksPerNode
+	if t.first == nil {
+		return rank % t.cfg.RanksPerNode * t.cfg.NICsPerNode / t.cfg.RanksPerNode
+	}
+	first, k := t.NodeRanks(t.Node(rank))
+	return (rank - first) * t.cfg.NICsPerNode / k
 }
 
 // route adds the route from src to dst to t.b.
@@ -415,6 +709,10 @@ func (t *Topology) route(src, dst int) {
 	b := t.b
 	if src == dst {
 		b.Add(0)
+		return
+	}
+	if t.swUp != nil {
+		t.treeRoute(src, dst)
 		return
 	}
 	a, c := t.Node(src), t.Node(dst)
@@ -427,37 +725,129 @@ func (t *Topology) route(src, dst int) {
 		}
 		return
 	}
-	no, ni := t.nicOut[a][t.nic(src)], t.nicIn[c][t.nic(dst)]
+	i, j := t.nic(src), t.nic(dst)
+	no, f, ni := t.nicOut[a][i], t.fabric(i, j), t.nicIn[c][j]
 	if !t.cfg.NoPeerToPeer {
-		b.Add(t.cfg.Overhead, no, t.core, ni)
+		t.between(no, f, ni)
 		return
 	}
 	ha, hc := t.hostMem[a], t.hostMem[c]
-	b.Add(t.cfg.Overhead, t.pcieUp[src], ha, ha, no, t.core, ni, hc, hc, t.pcieDown[dst])
+	t.between(t.pcieUp[src], ha, ha, no, f, ni, hc, hc, t.pcieDown[dst])
+}
+
+// treeRoute adds the route from src to dst through the nodes' PCIe
+// trees: peer-to-peer under one switch; otherwise up the source's switch
+// uplink, through host memory, across sockets where they differ, and down
+// the destination's uplink or out through a NIC (see
+// Config.DevicesPerSwitch).
+func (t *Topology) treeRoute(src, dst int) {
+	a, swa, sa := t.place(src)
+	c, swc, sc := t.place(dst)
+	if a == c && swa == swc {
+		t.b.Add(0, t.devOut[src], t.devIn[dst])
+		return
+	}
+	links := t.toRoot(src, a, swa)
+	if a == c {
+		links = append(links, t.cross(a, sa, sc)...)
+		t.b.Add(0, append(links, t.fromRoot(dst, c, swc)...)...)
+		return
+	}
+	i, j := t.nic(src), t.nic(dst)
+	links = append(links, t.cross(a, sa, t.nicSocket(i))...)
+	links = append(links, t.nicOut[a][i], t.fabric(i, j), t.nicIn[c][j])
+	links = append(links, t.cross(c, t.nicSocket(j), sc)...)
+	links = append(links, t.hostStage(c)...)
+	t.between(append(links, t.fromRoot(dst, c, swc)...)...)
+}
+
+// toRoot returns the links from rank r on node a, behind switch sw, to
+// host memory: its port, the switch's uplink, and host memory written and
+// read (when modelled).
+func (t *Topology) toRoot(r, a, sw int) []*Link {
+	links := make([]*Link, 0, 12)
+	if t.devOut != nil {
+		links = append(links, t.devOut[r])
+	}
+	return append(append(links, t.swUp[a][sw]), t.hostStage(a)...)
+}
+
+// fromRoot returns the links from node a's root complex down switch sw's
+// uplink to rank r.
+func (t *Topology) fromRoot(r, a, sw int) []*Link {
+	if t.devIn != nil {
+		return []*Link{t.swDown[a][sw], t.devIn[r]}
+	}
+	return []*Link{t.swDown[a][sw]}
+}
+
+// hostStage returns node a's host memory twice (a copy written and read),
+// or nothing when host memory is not modelled.
+func (t *Topology) hostStage(a int) []*Link {
+	if t.hostMem == nil {
+		return nil
+	}
+	return []*Link{t.hostMem[a], t.hostMem[a]}
+}
+
+// cross returns node a's link from socket x to socket y, or nothing if
+// they are one.
+func (t *Topology) cross(a, x, y int) []*Link {
+	if x == y {
+		return nil
+	}
+	return []*Link{t.sock[a][x*t.cfg.Sockets+y]}
+}
+
+// nicSocket returns the socket NIC i hangs off.
+func (t *Topology) nicSocket(i int) int { return i * t.cfg.Sockets / t.cfg.NICsPerNode }
+
+// between adds a route between nodes (or to a server) to t.b: its latency
+// carries the transport's overhead, and its stream moves at most
+// Streams × PerFlow when PerFlow is set.
+func (t *Topology) between(links ...*Link) {
+	if t.cfg.PerFlow > 0 {
+		t.b.AddLimited(t.cfg.Overhead, units.BytesPerSec(float64(t.cfg.Streams)*float64(t.cfg.PerFlow)), links...)
+		return
+	}
+	t.b.Add(t.cfg.Overhead, links...)
 }
 
 // toServer adds the route from a rank to server s.
 func (t *Topology) toServer(r, s int) {
 	a := t.Node(r)
 	no := t.nicOut[a][t.nic(r)]
+	if t.swUp != nil {
+		_, sw, sa := t.place(r)
+		links := append(t.toRoot(r, a, sw), t.cross(a, sa, t.nicSocket(t.nic(r)))...)
+		t.between(append(links, no, t.core, t.srvIn[s])...)
+		return
+	}
 	if !t.cfg.NoPeerToPeer {
-		t.b.Add(t.cfg.Overhead, no, t.core, t.srvIn[s])
+		t.between(no, t.core, t.srvIn[s])
 		return
 	}
 	h := t.hostMem[a]
-	t.b.Add(t.cfg.Overhead, t.pcieUp[r], h, h, no, t.core, t.srvIn[s])
+	t.between(t.pcieUp[r], h, h, no, t.core, t.srvIn[s])
 }
 
 // fromServer adds the route from server s to a rank.
 func (t *Topology) fromServer(s, r int) {
 	a := t.Node(r)
 	ni := t.nicIn[a][t.nic(r)]
+	if t.swUp != nil {
+		_, sw, sa := t.place(r)
+		links := append([]*Link{t.srvOut[s], t.core, ni}, t.cross(a, t.nicSocket(t.nic(r)), sa)...)
+		links = append(links, t.hostStage(a)...)
+		t.between(append(links, t.fromRoot(r, a, sw)...)...)
+		return
+	}
 	if !t.cfg.NoPeerToPeer {
-		t.b.Add(t.cfg.Overhead, t.srvOut[s], t.core, ni)
+		t.between(t.srvOut[s], t.core, ni)
 		return
 	}
 	h := t.hostMem[a]
-	t.b.Add(t.cfg.Overhead, t.srvOut[s], t.core, ni, h, h, t.pcieDown[r])
+	t.between(t.srvOut[s], t.core, ni, h, h, t.pcieDown[r])
 }
 
 // cached returns the path stored under key, building it with build if

@@ -1,0 +1,254 @@
+package compute
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"scaleplan/hw"
+	"scaleplan/internal/units"
+	"scaleplan/model"
+)
+
+// ErrNoModel is wrapped by the errors of a device or model the operator
+// model does not cover: a device without an SM count (an IPU, a CPU) or a
+// model without an operator generator. Callers fall back to the roofline.
+var ErrNoModel = errors.New("no operator cost model")
+
+// Efficiencies, each the fraction of a datasheet figure that a vendor
+// library reaches on large problems, from published measurements; none is
+// fitted to a case of docs/validation.md.
+const (
+	// EffGEMM is the fraction of the peak that cuBLAS and cuDNN reach on a
+	// large matrix product or convolution, tensor cores or CUDA cores:
+	// NVIDIA's "Matrix Multiplication Background User's Guide"
+	// (docs.nvidia.com/deeplearning/performance/dl-performance-matrix-multiplication)
+	// shows large fp16 GEMMs on A100 at about 250 of 312 TFLOP/s, 0.8.
+	EffGEMM = 0.8
+	// EffFlash is the fraction of the tensor-core peak that a fused
+	// attention kernel reaches over its forward and backward passes:
+	// FlashAttention-2 (Dao 2023, arXiv:2307.08691, abstract and Figure 6)
+	// reaches 50 to 73 % of A100's peak, its backward pass the lower end.
+	EffFlash = 0.5
+	// EffMemory is the fraction of the datasheet's DRAM bandwidth that a
+	// streaming kernel achieves: Jia et al. 2018, "Dissecting the NVIDIA
+	// Volta GPU Architecture via Microbenchmarking" (arXiv:1804.06826),
+	// Section 3, measure 750 GB/s of V100's 900 GB/s, 0.83.
+	EffMemory = 0.83
+)
+
+// Tile and split sizes of the matrix products' quantisation.
+const (
+	// TileM and TileN are the output tile one thread block of a GEMM
+	// computes: 128×128, the tile NVIDIA's "Matrix Multiplication
+	// Background User's Guide" (section "Tile Quantization") and
+	// "Convolutional Layers User's Guide" use for their examples of
+	// large products.
+	TileM, TileN = 128, 128
+	// SplitK is the least depth of K a split-K slice keeps: a product of
+	// fewer tiles than SMs is split along K (the guide's "parallelizing
+	// along K") into at most K/SplitK slices. Our assumption; the guides
+	// give no figure.
+	SplitK = 256
+)
+
+// Mode is how a framework issues a step's operators to the device.
+type Mode string
+
+// The framework modes and the host's cost of one operator in each.
+const (
+	// Eager is PyTorch's default: each operator dispatched from Python
+	// through the dispatcher and autograd, then launched.
+	Eager Mode = "eager"
+	// Graphs replays the step as a CUDA graph: no dispatch, a graph
+	// node's launch only.
+	Graphs Mode = "cuda-graphs"
+	// Compiled runs kernels a compiler generated (torch.compile, XLA):
+	// no eager dispatch, a plain launch per kernel. The fusion a compiler
+	// does is not modelled.
+	Compiled Mode = "compiled"
+)
+
+// Host costs per operator, seconds.
+const (
+	// LaunchKernel is a CUDA kernel launch from a stream, launches issued
+	// back to back: NVIDIA's "Getting Started with CUDA Graphs" (Gray
+	// 2019, developer.nvidia.com/blog/cuda-graphs) measures 3.8 µs per
+	// launch of a 2.9 µs kernel without synchronisation, 0.9 µs more.
+	LaunchKernel units.Seconds = 0.9 * units.Microsecond
+	// LaunchGraph is a kernel launched as a node of a CUDA graph: the same
+	// blog measures 3.4 µs per 2.9 µs kernel, 0.5 µs more.
+	LaunchGraph units.Seconds = 0.5 * units.Microsecond
+	// DispatchEager is PyTorch's host cost of one eager operator before
+	// its launch: the operator micro-benchmark of pytorch/pytorch#32194
+	// measures 3.3 µs per call of a small operator on a CUDA tensor.
+	DispatchEager units.Seconds = 3.3 * units.Microsecond
+)
+
+// Modes lists the framework modes.
+var Modes = []Mode{Eager, Graphs, Compiled}
+
+// ParseMode returns the mode called s ("" is Eager).
+func ParseMode(s string) (Mode, error) {
+	if s == "" {
+		return Eager, nil
+	}
+	for _, m := range Modes {
+		if string(m) == s {
+			return m, nil
+		}
+	}
+	names := make([]string, len(Modes))
+	for i, m := range Modes {
+		names[i] = string(m)
+	}
+	return "", fmt.Errorf("framework mode %q: want one of %s", s, strings.Join(names, ", "))
+}
+
+// Launch returns the host's cost of issuing one kernel in mode m.
+func (m Mode) Launch() units.Seconds {
+	switch m {
+	case Graphs:
+		return LaunchGraph
+	case Compiled:
+		return LaunchKernel
+	}
+	return DispatchEager + LaunchKernel
+}
+
+// Config is what an operator's time depends on besides the operator.
+type Config struct {
+	Device *hw.Device
+	// Precision is the precision the matrix products compute in: fp32
+	// (CUDA cores), tf32, fp16 or bf16 (tensor cores).
+	Precision hw.Precision
+	Mode      Mode
+	// FusedAttention runs Attention operators as one fused kernel
+	// (FlashAttention) rather than two products and a softmax.
+	FusedAttention bool
+	// NCHW says the framework keeps activations channels-first
+	// (PyTorch's default memory format): tensor-core convolutions work
+	// in NHWC, so each dense convolution at a tensor-core precision
+	// transposes its input and output (TransposeKernels more kernels,
+	// its bytes moved once more each way).
+	NCHW bool
+	// SeqLen is the tokens per sentence of a sequence model's samples,
+	// which attention spans (model.Shape.SeqLen); 0 takes the model's
+	// default. Not used by OpTime or Step, whose operators are given.
+	SeqLen int
+}
+
+// TransposeKernels is the kernels a dense convolution in NCHW at a
+// tensor-core precision adds: its input to NHWC and its output back.
+// NVIDIA's "Convolutional Layers User's Guide", section "Tensor Layouts In
+// Memory: NCHW vs NHWC": Tensor Core convolutions are NHWC-native, and an
+// NCHW tensor is transposed before and after them.
+const TransposeKernels = 2
+
+// transposed reports whether op is a convolution that c's layout
+// transposes: a dense one, in NCHW, on the tensor cores.
+func (c *Config) transposed(op *model.Op) bool {
+	return c.NCHW && op.Kind == model.Conv && c.Precision != hw.FP32
+}
+
+// check returns an error when c's device has no SM count or no peak at
+// its precision.
+func (c *Config) check() error {
+	d := c.Device
+	if d == nil || d.SMs <= 0 {
+		name := "<nil>"
+		if d != nil {
+			name = d.Name
+		}
+		return fmt.Errorf("%w: device %s gives no SM count (sms)", ErrNoModel, name)
+	}
+	if c.Precision == hw.FP64 || !slices.Contains(hw.Precisions, c.Precision) {
+		return fmt.Errorf("precision %q: want fp32, tf32, fp16 or bf16", c.Precision)
+	}
+	if !(d.PeakFLOPs(c.Precision) > 0) || !(d.PeakFLOPs(hw.FP32) > 0) || !(d.MemoryBandwidth > 0) {
+		return fmt.Errorf("device %s has no %s peak, fp32 peak or memory bandwidth", d.Name, c.Precision)
+	}
+	return nil
+}
+
+// Quantisation returns the fraction of an SM-filling rate that a product
+// of groups independent M×K by K×N matrices reaches on sms SMs in tiles of
+// TileM×TileN: the tile quantisation (the useful share of the padded
+// tiles) times the wave quantisation (tiles/(waves·sms), waves =
+// ⌈tiles·splits/sms⌉), with a product of fewer tiles than SMs split along
+// K into splits = min(⌊sms/tiles⌋, ⌈K/SplitK⌉) slices. It is 1 for a
+// product without dimensions.
+func Quantisation(m, n, k, groups int64, sms int) float64 {
+	if m <= 0 || n <= 0 || sms <= 0 {
+		return 1
+	}
+	groups = max(groups, 1)
+	tm, tn := ceilDiv(m, TileM), ceilDiv(n, TileN)
+	tiles := tm * tn * groups
+	tile := float64(m) * float64(n) / (float64(tm*TileM) * float64(tn*TileN))
+	s := int64(sms)
+	splits := int64(1)
+	if tiles < s {
+		splits = max(1, min(s/tiles, ceilDiv(max(k, 1), SplitK)))
+	}
+	blocks := tiles * splits
+	waves := ceilDiv(blocks, s)
+	return tile * float64(blocks) / float64(waves*s)
+}
+
+func ceilDiv(a, b int64) int64 { return (a + b - 1) / b }
+
+// OpTime returns the device time of op under c, without the host's launch
+// cost: the larger of its compute and memory terms (their sum for an
+// unfused attention, whose softmax runs between its products), plus the
+// transposes of a convolution in NCHW at a tensor-core precision.
+func OpTime(c *Config, op *model.Op) (units.Seconds, error) {
+	if err := c.check(); err != nil {
+		return 0, err
+	}
+	return opTime(c, op), nil
+}
+
+// opTime is OpTime for a checked c.
+func opTime(c *Config, op *model.Op) units.Seconds {
+	d := c.Device
+	mem := float64(op.Read+op.Write) / (float64(d.MemoryBandwidth) * EffMemory)
+	cuda := float64(d.PeakFLOPs(hw.FP32)) * EffGEMM
+	var comp float64
+	switch op.Kind {
+	case model.MatMul, model.Conv:
+		q := Quantisation(op.M, op.N, op.K, op.Groups, d.SMs)
+		comp = op.FLOPs / (float64(d.PeakFLOPs(c.Precision)) * EffGEMM * q)
+		if c.transposed(op) {
+			// The transposes read and write the operator's bytes once
+			// more each, in kernels of their own.
+			return units.Seconds(math.Max(comp, mem) + 2*mem)
+		}
+	case model.Attention:
+		q := Quantisation(op.M, op.N, op.K, op.Groups, d.SMs)
+		if c.FusedAttention {
+			comp = op.FLOPs / (float64(d.PeakFLOPs(c.Precision)) * EffFlash * q)
+		} else {
+			comp = op.FLOPs / (float64(d.PeakFLOPs(c.Precision)) * EffGEMM * q)
+			return units.Seconds(comp + mem)
+		}
+	default: // grouped convolutions and memory-bound operators run on the CUDA cores
+		comp = op.FLOPs / cuda
+	}
+	return units.Seconds(math.Max(comp, mem))
+}
+
+// Kernels returns the kernels one operator launches: an unfused attention
+// runs its score product, softmax and value product (three), a transposed
+// convolution itself and TransposeKernels, every other operator one.
+func (c *Config) Kernels(op *model.Op) int {
+	switch {
+	case op.Kind == model.Attention && !c.FusedAttention:
+		return 3
+	case c.transposed(op):
+		return 1 + TransposeKernels
+	}
+	return 1
+}

@@ -1,0 +1,284 @@
+package compute
+
+import (
+	"errors"
+	"math"
+	"testing"
+
+	"scaleplan/hw"
+	"scaleplan/internal/units"
+	"scaleplan/model"
+)
+
+// toy is a device with round figures: 100 SMs, 100 TFLOP/s at fp16, 10 at
+// fp32, 1 TB/s.
+func toy() *hw.Device {
+	return &hw.Device{Name: "toy", Kind: hw.GPU, SMs: 100,
+		Peak:            hw.Peak{FP32: 10e12, FP16: 100e12},
+		MemoryBandwidth: 1e12}
+}
+
+func near(t *testing.T, what string, got, want float64) {
+	t.Helper()
+	if math.Abs(got-want) > 1e-9*math.Abs(want) {
+		t.Errorf("%s = %.9g, want %.9g", what, got, want)
+	}
+}
+
+func TestGEMMClosedForm(t *testing.T) {
+	c := &Config{Device: toy(), Precision: hw.FP16}
+	// 1280×4096 by 4096×1280: 10×10 tiles of 128×128, one wave on 100 SMs.
+	op := model.Op{Kind: model.MatMul, FLOPs: 2 * 1280 * 1280 * 4096, M: 1280, N: 1280, K: 4096, Groups: 1,
+		Read: 2 * 2 * 1280 * 4096, Write: 2 * 1280 * 1280}
+	got, err := OpTime(c, &op)
+	if err != nil {
+		t.Fatal(err)
+	}
+	near(t, "1280² × 4096 GEMM (s)", float64(got), 2*1280*1280*4096/(100e12*0.8))
+	// One more row makes 11×10 tiles: two waves, the second a tenth full,
+	// and the whole takes twice as long.
+	op2 := op
+	op2.M, op2.FLOPs = 1281, 2*1281*1280*4096
+	got2, _ := OpTime(c, &op2)
+	near(t, "one more tile row / one wave", float64(got2/got), 2)
+}
+
+func TestQuantisation(t *testing.T) {
+	near(t, "10×10 tiles on 100 SMs", Quantisation(1280, 1280, 64, 1, 100), 1)
+	near(t, "11×10 tiles on 100 SMs", Quantisation(1281, 1280, 64, 1, 100), (1281.0/1408)*(110.0/200))
+	// One tile of a deep product is split along K into 4096/256 = 16 slices.
+	near(t, "split-K", Quantisation(128, 128, 4096, 1, 100), 16.0/100)
+	// A half-filled tile: 64 of 128 rows.
+	near(t, "64×128 on one SM", Quantisation(64, 128, 128, 1, 1), 0.5)
+	// Batched products count every group's tiles: 200 tiles, 2 full waves.
+	near(t, "200 groups", Quantisation(128, 128, 64, 200, 100), 1)
+}
+
+func TestMemoryBound(t *testing.T) {
+	c := &Config{Device: toy(), Precision: hw.FP16}
+	op := model.Op{Kind: model.Elementwise, FLOPs: 1e8, Read: 5e8, Write: 5e8}
+	got, _ := OpTime(c, &op)
+	near(t, "1 GB elementwise (s)", float64(got), 1e9/(1e12*0.83))
+	// Its FLOPs at the CUDA cores' 10 TFLOP/s·0.8 take 12.5 µs, far less.
+	op.FLOPs = 1e11 // now 12.5 ms of compute: compute-bound
+	got, _ = OpTime(c, &op)
+	near(t, "compute-bound elementwise (s)", float64(got), 1e11/(10e12*0.8))
+}
+
+func TestAttention(t *testing.T) {
+	op := model.Op{Kind: model.Attention, FLOPs: 4 * 1280 * 1280 * 64 * 100, M: 1280, N: 1280, K: 64, Groups: 100,
+		Read: 1e9, Write: 1e9}
+	fused := &Config{Device: toy(), Precision: hw.FP16, FusedAttention: true}
+	unfused := &Config{Device: toy(), Precision: hw.FP16}
+	// 10·10 tiles × 100 groups: 10 full waves.
+	f, _ := OpTime(fused, &op)
+	near(t, "fused attention (s)", float64(f), math.Max(op.FLOPs/(100e12*0.5), 2e9/(1e12*0.83)))
+	u, _ := OpTime(unfused, &op)
+	near(t, "unfused attention (s)", float64(u), op.FLOPs/(100e12*0.8)+2e9/(1e12*0.83))
+	if unfused.Kernels(&op) != 3 || fused.Kernels(&op) != 1 {
+		t.Errorf("kernels: unfused %d, fused %d; want 3 and 1", unfused.Kernels(&op), fused.Kernels(&op))
+	}
+}
+
+func TestPrecisionPeaks(t *testing.T) {
+	d := toy()
+	d.Peak.TF32 = 50e12
+	op := model.Op{Kind: model.Conv, FLOPs: 2 * 1280 * 1280 * 4096, M: 1280, N: 1280, K: 4096, Groups: 1}
+	for _, c := range []struct {
+		p    hw.Precision
+		peak float64
+	}{{hw.FP32, 10e12}, {hw.TF32, 50e12}, {hw.FP16, 100e12}} {
+		got, err := OpTime(&Config{Device: d, Precision: c.p}, &op)
+		if err != nil {
+			t.Fatal(err)
+		}
+		near(t, string(c.p)+" conv (s)", float64(got), op.FLOPs/(c.peak*0.8))
+	}
+	// A grouped convolution runs on the CUDA cores whatever the precision.
+	g := op
+	g.Kind = model.GroupedConv
+	got, _ := OpTime(&Config{Device: d, Precision: hw.FP16}, &g)
+	near(t, "grouped conv at fp16 (s)", float64(got), op.FLOPs/(10e12*0.8))
+}
+
+func TestStepLaunch(t *testing.T) {
+	ops := []model.Op{
+		{Kind: model.Elementwise, Pass: model.Forward, Read: 1e6},
+		{Kind: model.Elementwise, Pass: model.Backward, Read: 2e6},
+		{Kind: model.Update, Pass: model.UpdatePass, Read: 3e6},
+	}
+	mem := func(b float64) units.Seconds { return units.Seconds(b / (1e12 * 0.83)) }
+	for _, c := range []struct {
+		m      Mode
+		launch float64
+	}{{Eager, 4.2e-6}, {Graphs, 0.5e-6}, {Compiled, 0.9e-6}} {
+		s, err := Step(&Config{Device: toy(), Precision: hw.FP16, Mode: c.m}, ops)
+		if err != nil {
+			t.Fatal(err)
+		}
+		near(t, string(c.m)+" forward", float64(s.Forward), float64(mem(1e6))+c.launch)
+		near(t, string(c.m)+" backward", float64(s.Backward), float64(mem(2e6))+c.launch)
+		near(t, string(c.m)+" update", float64(s.Update), float64(mem(3e6))+c.launch)
+		near(t, string(c.m)+" launch", float64(s.Launch), 3*c.launch)
+	}
+}
+
+// builtin returns the built-in catalogue's device called name.
+func builtin(t testing.TB, name string) *hw.Device {
+	t.Helper()
+	cat, err := hw.Load()
+	if err == nil {
+		var d *hw.Device
+		if d, err = cat.Device(name); err == nil {
+			return d
+		}
+	}
+	t.Fatal(err)
+	return nil
+}
+
+// stepAt is the forward and backward time of name at batch b.
+func stepAt(t *testing.T, c *Config, name string, b int) units.Seconds {
+	t.Helper()
+	ops, err := model.Ops(name, model.Shape{Batch: b, Precision: storage(c.Precision)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := Step(c, ops)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s.Compute()
+}
+
+func TestMonotone(t *testing.T) {
+	h100 := builtin(t, "h100-sxm5-80gb")
+	faster := *h100
+	faster.Name = "faster"
+	faster.Peak.FP32, faster.Peak.FP16, faster.MemoryBandwidth = 2*h100.Peak.FP32, 2*h100.Peak.FP16, 2*h100.MemoryBandwidth
+	for _, name := range []string{"resnet50", "mlp", "bert-base", "efficientnet-b4"} {
+		c := &Config{Device: h100, Precision: hw.FP16, Mode: Eager}
+		f := &Config{Device: &faster, Precision: hw.FP16, Mode: Eager}
+		prev := units.Seconds(0)
+		for b := 1; b <= 64; b *= 2 {
+			tb := stepAt(t, c, name, b)
+			if tb < prev {
+				t.Errorf("%s: step at batch %d (%v) shorter than at %d (%v)", name, b, tb, b/2, prev)
+			}
+			prev = tb
+			if tf := stepAt(t, f, name, b); tf > tb {
+				t.Errorf("%s at batch %d: the faster device takes %v, the H100 %v", name, b, tf, tb)
+			}
+		}
+	}
+}
+
+func TestLawAt(t *testing.T) {
+	d := builtin(t, "v100-sxm2-16gb")
+	c := Config{Device: d, Precision: hw.FP16, Mode: Eager}
+	l, err := LawAt(c, "resnet50", 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t1, t2 := stepAt(t, &c, "resnet50", 64), stepAt(t, &c, "resnet50", 128)
+	near(t, "law at b", float64(64*l.PerSample+l.Fixed), float64(t1))
+	near(t, "law at 2b", float64(128*l.PerSample+l.Fixed), float64(t2))
+	if !(l.Fixed > 0) || !(l.ForwardFraction > 0 && l.ForwardFraction < 1) {
+		t.Errorf("law %+v: want a positive fixed part and a forward fraction in (0, 1)", l)
+	}
+	again, _ := LawAt(c, "resnet50", 64)
+	lawMu.Lock()
+	clear(lawCache)
+	lawMu.Unlock()
+	fresh, _ := LawAt(c, "resnet50", 64)
+	if again != l || fresh != l {
+		t.Errorf("law not deterministic: %+v, cached %+v, recomputed %+v", l, again, fresh)
+	}
+}
+
+func TestLawErrors(t *testing.T) {
+	cpu := &hw.Device{Name: "cpu", Kind: hw.CPU, Peak: hw.Peak{FP32: 1e12}, MemoryBandwidth: 1e11}
+	if _, err := LawAt(Config{Device: cpu, Precision: hw.FP32}, "resnet50", 8); !errors.Is(err, ErrNoModel) {
+		t.Errorf("device without SMs: %v, want ErrNoModel", err)
+	}
+	d := builtin(t, "h100-sxm5-80gb")
+	if _, err := LawAt(Config{Device: d, Precision: hw.FP16}, "no-such-model", 8); !errors.Is(err, ErrNoModel) {
+		t.Errorf("model without generator: %v, want ErrNoModel", err)
+	}
+	if _, err := LawAt(Config{Device: d, Precision: hw.FP64}, "resnet50", 8); err == nil {
+		t.Error("fp64: no error")
+	}
+	if _, err := LawAt(Config{Device: builtin(t, "v100-sxm2-16gb"), Precision: hw.BF16}, "resnet50", 8); err == nil {
+		t.Error("bf16 on V100 (no peak): no error")
+	}
+	if _, err := LawAt(Config{Device: d, Precision: hw.FP16}, "resnet50", 0); err == nil {
+		t.Error("batch 0: no error")
+	}
+	if _, err := ParseMode("jit"); err == nil {
+		t.Error("mode jit: no error")
+	}
+	if m, err := ParseMode(""); err != nil || m != Eager {
+		t.Errorf("mode \"\": %v, %v; want eager", m, err)
+	}
+}
+
+// BenchmarkResNet50Step is the operator model's step of ResNet-50 at batch
+// 256 in fp16 on an H100: the generator's operators and their times.
+func BenchmarkResNet50Step(b *testing.B) {
+	benchStep(b, "resnet50", 256)
+}
+
+// BenchmarkLlama405BStep is the same for one 8,192-token sequence of
+// Llama 3 405B, all 126 layers.
+func BenchmarkLlama405BStep(b *testing.B) {
+	benchStep(b, "llama3-405b", 1)
+}
+
+func benchStep(b *testing.B, name string, batch int) {
+	c := &Config{Device: builtin(b, "h100-sxm5-80gb"), Precision: hw.BF16, Mode: Eager}
+	for b.Loop() {
+		ops, err := model.Ops(name, model.Shape{Batch: batch, Precision: model.BF16})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := Step(c, ops); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// TestCatalogueSMs checks the built-in GPUs' SM counts against their
+// architecture whitepapers (V100: Table 1 of the Volta whitepaper; A100:
+// of the A100 whitepaper; H100 SXM5: of the H100 whitepaper).
+func TestCatalogueSMs(t *testing.T) {
+	for name, want := range map[string]int{"v100-sxm2-16gb": 80, "p100-sxm2": 56, "a100-sxm4-80gb": 108, "a100-sxm4-40gb": 108, "h100-sxm5-80gb": 132, "h200-sxm-141gb": 132, "t4": 40} {
+		if got := builtin(t, name).SMs; got != want {
+			t.Errorf("%s: %d SMs, want %d", name, got, want)
+		}
+	}
+	if builtin(t, "gc200").SMs != 0 || Covers(builtin(t, "gc200"), "resnet50") {
+		t.Error("the IPU has an SM count: the operator model would apply to it")
+	}
+}
+
+func TestNCHWTransposes(t *testing.T) {
+	op := model.Op{Kind: model.Conv, FLOPs: 2 * 1280 * 1280 * 4096, M: 1280, N: 1280, K: 4096, Groups: 1, Read: 4e8, Write: 1e8}
+	mem := 5e8 / (1e12 * 0.83)
+	comp := op.FLOPs / (100e12 * 0.8)
+	c := &Config{Device: toy(), Precision: hw.FP16, NCHW: true}
+	got, _ := OpTime(c, &op)
+	near(t, "NCHW fp16 conv (s)", float64(got), math.Max(comp, mem)+2*mem)
+	if k := c.Kernels(&op); k != 3 {
+		t.Errorf("NCHW fp16 conv: %d kernels, want 3 (two transposes)", k)
+	}
+	// fp32 convolutions run on the CUDA cores in NCHW, and a grouped one
+	// is not a tensor-core convolution: neither is transposed.
+	fp32 := &Config{Device: toy(), Precision: hw.FP32, NCHW: true}
+	got, _ = OpTime(fp32, &op)
+	near(t, "NCHW fp32 conv (s)", float64(got), math.Max(op.FLOPs/(10e12*0.8), mem))
+	g := op
+	g.Kind = model.GroupedConv
+	if c.Kernels(&g) != 1 || fp32.Kernels(&op) != 1 {
+		t.Error("a grouped or fp32 convolution is transposed")
+	}
+}

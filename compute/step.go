@@ -1,0 +1,180 @@
+package compute
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+
+	"scaleplan/hw"
+	"scaleplan/internal/units"
+	"scaleplan/model"
+)
+
+// StepTime is the time of a step's operators under a Config.
+type StepTime struct {
+	// Forward and Backward are the device and launch time of the forward
+	// and backward operators; Update that of the optimizer's.
+	Forward, Backward, Update units.Seconds
+	// Launch is the host's share of the three: kernels times the mode's
+	// launch cost.
+	Launch units.Seconds
+	// Ops counts the operators.
+	Ops int
+}
+
+// Compute returns Forward + Backward: a micro-batch's compute without the
+// optimizer's update.
+func (s StepTime) Compute() units.Seconds { return s.Forward + s.Backward }
+
+// Step returns the time of ops under c: per operator its OpTime plus
+// launch(mode) for each of its kernels, summed by pass.
+func Step(c *Config, ops []model.Op) (StepTime, error) {
+	var s StepTime
+	if err := c.check(); err != nil {
+		return s, err
+	}
+	l := c.Mode.Launch()
+	for i := range ops {
+		o := &ops[i]
+		launch := units.Seconds(c.Kernels(o)) * l
+		t := opTime(c, o) + launch
+		s.Launch += launch
+		switch o.Pass {
+		case model.Forward:
+			s.Forward += t
+		case model.Backward:
+			s.Backward += t
+		default:
+			s.Update += t
+		}
+	}
+	s.Ops = len(ops)
+	return s, nil
+}
+
+// storage returns the precision a step's tensors are stored in when its
+// products compute at p (one of fp32, tf32, fp16, bf16, as Config.check
+// accepts): TF32 rounds inside the tensor cores only, so its tensors are
+// fp32; the others are stored as they compute.
+func storage(p hw.Precision) model.Precision {
+	if p == hw.TF32 {
+		return model.FP32
+	}
+	return model.Precision(p)
+}
+
+// Law is the simulator's compute law of one device at a micro-batch b:
+// b·PerSample + Fixed, with ForwardFraction of it in the forward pass.
+type Law struct {
+	PerSample, Fixed units.Seconds
+	ForwardFraction  float64
+}
+
+// lawKey names a cached law: everything LawAt's result depends on.
+type lawKey struct {
+	model, device  string
+	sms            int
+	peak, fp32, bw float64
+	prec           hw.Precision
+	mode           Mode
+	nchw           bool
+	seqLen         int
+	batch          int
+}
+
+var (
+	lawMu    sync.Mutex
+	lawCache = map[lawKey]Law{}
+)
+
+// LawAt returns the law of model name (a model.OpModels name) on c's
+// device at micro-batch b, from the step's forward and backward
+// operators (model.Ops) at b and 2b:
+//
+//	PerSample = (t(2b) − t(b))/b,  Fixed = 2·t(b) − t(2b)
+//
+// so that b·PerSample + Fixed = t(b). Where t grows faster than linearly
+// (Fixed < 0) or not at all, the law is t(b)/b per sample with no fixed
+// part. c.FusedAttention is taken from the model's transformer shape. The
+// result is cached per model, device, precision, mode, layout, sequence
+// length and batch. It
+// returns an error wrapping ErrNoModel when the device has no SM count or
+// the model no generator.
+func LawAt(c Config, name string, b int) (Law, error) {
+	if err := c.check(); err != nil {
+		return Law{}, err
+	}
+	if b < 1 {
+		return Law{}, fmt.Errorf("model %s: batch %d: want at least 1", name, b)
+	}
+	d := c.Device
+	key := lawKey{name, d.Name, d.SMs, float64(d.PeakFLOPs(c.Precision)), float64(d.PeakFLOPs(hw.FP32)), float64(d.MemoryBandwidth), c.Precision, c.Mode, c.NCHW, c.SeqLen, b}
+	lawMu.Lock()
+	l, ok := lawCache[key]
+	lawMu.Unlock()
+	if ok {
+		return l, nil
+	}
+	l, err := law(c, name, b)
+	if err != nil {
+		return Law{}, err
+	}
+	lawMu.Lock()
+	lawCache[key] = l
+	lawMu.Unlock()
+	return l, nil
+}
+
+// law is LawAt without the cache.
+func law(c Config, name string, b int) (Law, error) {
+	sp := storage(c.Precision)
+	if !hasGenerator(name) {
+		return Law{}, fmt.Errorf("%w: model %s has no operator generator", ErrNoModel, name)
+	}
+	if t, err := model.LookupTransformer(name); err == nil {
+		c.FusedAttention = t.FusedAttention
+	}
+	at := func(n int) (StepTime, error) {
+		ops, err := model.Ops(name, model.Shape{Batch: n, Precision: sp, SeqLen: c.SeqLen})
+		if err != nil {
+			return StepTime{}, err
+		}
+		return Step(&c, ops)
+	}
+	s1, err := at(b)
+	if err != nil {
+		return Law{}, err
+	}
+	s2, err := at(2 * b)
+	if err != nil {
+		return Law{}, err
+	}
+	t1, t2 := s1.Compute(), s2.Compute()
+	if !(t1 > 0) {
+		return Law{}, errors.New("model " + name + ": a step of no time")
+	}
+	l := Law{PerSample: (t2 - t1) / units.Seconds(b), Fixed: 2*t1 - t2, ForwardFraction: float64(s1.Forward / t1)}
+	if !(l.ForwardFraction > 0 && l.ForwardFraction < 1) {
+		l.ForwardFraction = 0 // the simulator's default
+	}
+	if !(l.Fixed >= 0) || !(l.PerSample > 0) {
+		l.PerSample, l.Fixed = t1/units.Seconds(b), 0
+	}
+	return l, nil
+}
+
+// hasGenerator reports whether name has an operator generator.
+func hasGenerator(name string) bool {
+	for _, n := range model.OpModels() {
+		if n == name {
+			return true
+		}
+	}
+	return false
+}
+
+// Covers reports whether the operator model predicts name on d: d gives
+// its SM count and name has an operator generator.
+func Covers(d *hw.Device, name string) bool {
+	return d != nil && d.SMs > 0 && hasGenerator(name)
+}

@@ -1,0 +1,146 @@
+package model
+
+import "fmt"
+
+// Sample conventions of the sequence models' generators (Shape.Batch and
+// Shape.SeqLen):
+//
+//   - a transformer shape (gpt3-*, llama*, mixtral-8x7b, bert-*): Batch
+//     sequences of SeqLen tokens (default the shape's SeqLen);
+//   - transformer-base, transformer-big: Batch token pairs, the unit of
+//     the shipped profiles' wmt-en-de-tokens, in sentences of SeqLen
+//     tokens that attention spans (default 32), so ⌈Batch/SeqLen⌉
+//     sentences per stack;
+//   - gnmt: Batch sentence pairs of SeqLen source and SeqLen target
+//     tokens (default 28, the profile's estimate).
+
+// shapeOps returns the generator of the shipped transformer shape name,
+// a step of Batch sequences.
+func shapeOps(name string) Generator {
+	return func(s Shape) ([]Op, error) {
+		t, err := LookupTransformer(name)
+		if err != nil {
+			return nil, err
+		}
+		return t.Ops(TransformerStep{Batch: s.Batch, SeqLen: s.SeqLen, Precision: s.Precision})
+	}
+}
+
+// translationOps returns the generator of the translation Transformer
+// name, a step of Batch token pairs.
+func translationOps(name string) Generator {
+	return func(s Shape) ([]Op, error) {
+		t, err := LookupTransformer(name)
+		if err != nil {
+			return nil, err
+		}
+		st, err := t.step(TransformerStep{Batch: s.Batch, SeqLen: s.SeqLen, Precision: s.Precision})
+		if err != nil {
+			return nil, err
+		}
+		return t.stepOps(float64(s.Batch), st.SeqLen, st.Precision, RecomputeNone), nil
+	}
+}
+
+// GNMT's shape, MLPerf's rnn_translator (gnmt/pytorch/seq2seq/models):
+// hidden 1024, the shared 32,320-token vocabulary, 4 encoder layers (the
+// first bidirectional, residual from the third), an attention LSTM and 3
+// decoder layers fed the attention context (residual from the third),
+// normalized Bahdanau attention, dropout 0.2 on each layer's input.
+const (
+	gnmtHidden = 1024
+	gnmtVocab  = 32320
+	gnmtSeqLen = 28
+	// gnmtMaxSeqLen bounds the time steps, each a few operators; MLPerf
+	// trains on sentences of at most 65 or 75 tokens.
+	gnmtMaxSeqLen = 4096
+)
+
+// gnmtOps lists a GNMT training step of s.Batch sentence pairs of s.SeqLen
+// source and target tokens. Each LSTM layer runs its input product over
+// the whole sequence as one matrix product and its recurrent product one
+// time step after another, M = batch, N = 4·1024, K = 1024; the gates'
+// nonlinearities are one operator per layer. Forward matrix-product and
+// attention FLOPs per sentence pair:
+//
+//	2·s·(Σ 4h·(in+h) over the 8 LSTMs + 2·h² + 2·s·h + V·h)
+//
+// which at s = 28 is the profile's 7.141392384 GFLOP.
+func gnmtOps(s Shape) ([]Op, error) {
+	seq := s.SeqLen
+	if seq == 0 {
+		seq = gnmtSeqLen
+	}
+	if seq > gnmtMaxSeqLen {
+		return nil, fmt.Errorf("model gnmt: sequence length %d: want at most %d (an operator per time step)", seq, gnmtMaxSeqLen)
+	}
+	o := &seqOps{p: s.Precision.Size()}
+	b, sl := float64(s.Batch), float64(seq)
+	tokens := b * sl
+	const h, v = gnmtHidden, gnmtVocab
+	o.embedding("encoder.embedder", tokens, h, v*h)
+	gnmtLSTM(o, "encoder.rnn_layers.0", h, b, seq)
+	gnmtLSTM(o, "encoder.rnn_layers.0_reverse", h, b, seq)
+	gnmtLSTM(o, "encoder.rnn_layers.1", 2*h, b, seq)
+	for i := 2; i < 4; i++ {
+		gnmtLSTM(o, fmt.Sprintf("encoder.rnn_layers.%d", i), h, b, seq)
+		o.pointwise(fmt.Sprintf("encoder.rnn_layers.%d.residual", i), Elementwise, tokens*h, 2, 1, 0, 0)
+	}
+	o.embedding("decoder.embedder", tokens, h, 0) // shared with the encoder
+	gnmtLSTM(o, "decoder.att_rnn", h, b, seq)
+	gnmtAttention(o, b, sl)
+	for i := 1; i < 4; i++ {
+		gnmtLSTM(o, fmt.Sprintf("decoder.rnn_layers.%d", i), 2*h, b, seq)
+		if i > 1 {
+			o.pointwise(fmt.Sprintf("decoder.rnn_layers.%d.residual", i), Elementwise, tokens*h, 2, 1, 0, 0)
+		}
+	}
+	o.linear("decoder.classifier", tokens, h, v, 1, v*h+v)
+	o.loss(tokens, v)
+	return o.list(o.adam(o.sumParams())), nil
+}
+
+// gnmtLSTM appends one LSTM layer of in inputs over b sequences of seq
+// steps, with dropout on its input: the input product (weight_ih and
+// bias_ih), the recurrent product per step (weight_hh and bias_hh, owned
+// by the first), and the gates. Per token it keeps its input, the
+// previous hidden state, the four gates and the cell (the profile's rule).
+func gnmtLSTM(o *seqOps, name string, in int64, b float64, seq int) {
+	const h = gnmtHidden
+	tokens := b * float64(seq)
+	o.dropout(name+".dropout", tokens*float64(in))
+	o.linear(name+".ih", tokens, in, 4*h, 1, 4*h*in+4*h)
+	for t := 0; t < seq; t++ {
+		var params int64
+		if t == 0 {
+			params = 4*h*h + 4*h
+		}
+		o.linear(fmt.Sprintf("%s.hh.%d", name, t), b, h, 4*h, 1, params)
+	}
+	o.pointwise(name+".gates", Elementwise, tokens*4*h, 2, seqLSTMFLOPs, o.bytes(tokens*5*h), 0)
+}
+
+// gnmtAttention appends the normalized Bahdanau attention of the
+// attention LSTM's outputs over the encoder's: query and key projections,
+// tanh(q + k + bias) for every query-key pair (which PyTorch keeps), and
+// the score (the normalized linear_att, h multiply-adds per pair) and
+// context (h per pair) products as one attention operator of
+// 4·b·s²·h FLOPs, which owns linear_att, normalize_bias and
+// normalize_scalar.
+func gnmtAttention(o *seqOps, b, sl float64) {
+	const h = gnmtHidden
+	tokens := b * sl
+	o.linear("decoder.attn.linear_q", tokens, h, h, 1, h*h)
+	o.linear("decoder.attn.linear_k", tokens, h, h, 1, h*h)
+	pairs := tokens * sl * h
+	o.pointwise("decoder.attn.tanh", Elementwise, pairs, 2, 2, o.bytes(pairs), 0)
+	fl := 4 * tokens * sl * h
+	probs := o.bytes(tokens * sl)
+	f := Op{Name: "decoder.attn", Kind: Attention, FLOPs: fl, Params: 2*h + 1,
+		Read: o.bytes(pairs+tokens*h) + probs, Write: o.bytes(tokens*h) + 2*probs, Saved: probs,
+		M: seqCeil(sl), N: h, K: seqCeil(sl), Groups: seqCeil(b)}
+	g := f
+	g.Name, g.FLOPs, g.Params, g.Saved = "decoder.attn.grad", 2*fl, 0, 0
+	g.Read, g.Write = f.Read+o.bytes(tokens*h), o.bytes(pairs+tokens*h)
+	o.push(f, g)
+}

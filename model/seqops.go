@@ -1,0 +1,137 @@
+package model
+
+import (
+	"math"
+
+	"scaleplan/internal/units"
+)
+
+// seqOps collects a sequence model's operators: the forward operators in
+// order, and the backward operators in groups, one per forward operator
+// (or per recomputation), which the step runs in reverse order.
+type seqOps struct {
+	fwd []Op
+	bwd [][]Op
+	p   float64 // bytes per activation and weight value
+}
+
+// Per-element FLOPs of the memory-bound operators: estimates counted from
+// their definitions (these operators sit outside the matrix-product
+// convention of docs/models.md; their bytes, not their FLOPs, set their
+// time), and the sizes of the values they keep.
+const (
+	seqNormFLOPs   = 5  // mean, variance, subtract, divide, scale and shift
+	seqRMSFLOPs    = 4  // square, mean, divide, scale
+	seqGELUFLOPs   = 8  // tanh approximation (Hendrycks and Gimpel 2016)
+	seqSwiGLUFLOPs = 5  // sigmoid (exp, add, divide), two multiplies
+	seqLossFLOPs   = 4  // max, exp, sum, log over the logits
+	seqLSTMFLOPs   = 14 // per gate value: its sigmoid or tanh and its share of the cell update
+	seqMaskBytes   = 1  // a dropout mask value (Korthikanti et al. 2022)
+	seqIDBytes     = 8  // a token id (int64)
+	seqLSEBytes    = 4  // FlashAttention's fp32 log-sum-exp per row and head
+	seqAdamFLOPs   = 14 // torch.optim.Adam: m 3, v 4, bias corrections, sqrt, eps, divide, step 7
+)
+
+func (o *seqOps) bytes(values float64) units.Bytes { return units.Bytes(values * o.p) }
+
+// push appends a forward operator and its backward group.
+func (o *seqOps) push(f Op, bwd ...Op) {
+	f.Pass = Forward
+	o.fwd = append(o.fwd, f)
+	for i := range bwd {
+		bwd[i].Pass = Backward
+	}
+	o.bwd = append(o.bwd, bwd)
+}
+
+// linear appends y = x·W of m rows, k inputs and n outputs (groups
+// independent products of that size): forward 2·m·n·k FLOPs, and the
+// gradients of the input (m×n by n×k) and of the weight (k×m by m×n). It
+// keeps its input for the weight's gradient.
+func (o *seqOps) linear(name string, rows float64, k, n, groups, params int64) {
+	g := float64(groups)
+	m, mf, kf, nf := seqCeil(rows), rows, float64(k), float64(n)
+	fl := 2 * g * mf * nf * kf
+	o.push(Op{Name: name, Kind: MatMul, FLOPs: fl, Params: params,
+		Read: o.bytes(g * (mf*kf + kf*nf)), Write: o.bytes(g * mf * nf), Saved: o.bytes(g * mf * kf),
+		M: m, N: n, K: k, Groups: groups},
+		Op{Name: name + ".grad_input", Kind: MatMul, FLOPs: fl,
+			Read: o.bytes(g * (mf*nf + nf*kf)), Write: o.bytes(g * mf * kf), M: m, N: k, K: n, Groups: groups},
+		Op{Name: name + ".grad_weight", Kind: MatMul, FLOPs: fl,
+			Read: o.bytes(g * (mf*kf + mf*nf)), Write: o.bytes(g * kf * nf), M: k, N: n, K: m, Groups: groups})
+}
+
+// pointwise appends a memory-bound operator over elems values read from
+// ins tensors, flops per output value, keeping saved bytes; its backward
+// operator reads the output gradient and what was kept and writes ins
+// input gradients.
+func (o *seqOps) pointwise(name string, kind OpKind, elems float64, ins int, flops float64, saved units.Bytes, params int64) {
+	o.push(Op{Name: name, Kind: kind, FLOPs: flops * elems, Params: params,
+		Read: o.bytes(float64(ins) * elems), Write: o.bytes(elems), Saved: saved},
+		Op{Name: name + ".grad", Kind: kind, FLOPs: flops * elems,
+			Read: o.bytes(elems) + saved, Write: o.bytes(float64(ins) * elems)})
+}
+
+// dropout appends a dropout over elems values that keeps its 1-byte mask.
+func (o *seqOps) dropout(name string, elems float64) {
+	o.pointwise(name, Elementwise, elems, 1, 1, units.Bytes(seqMaskBytes*elems), 0)
+}
+
+// embedding appends a lookup of tokens rows of width d from a table of
+// params values, and its scatter-add.
+func (o *seqOps) embedding(name string, tokens, d float64, params int64) {
+	o.push(Op{Name: name, Kind: Embedding, Params: params,
+		Read: o.bytes(tokens*d) + units.Bytes(seqIDBytes*tokens), Write: o.bytes(tokens * d), Saved: units.Bytes(seqIDBytes * tokens)},
+		Op{Name: name + ".grad", Kind: Embedding, FLOPs: tokens * d,
+			Read: o.bytes(2*tokens*d) + units.Bytes(seqIDBytes*tokens), Write: o.bytes(tokens * d)})
+}
+
+// loss appends the cross-entropy of tokens over a vocabulary of v: it
+// reads the logits, writes one loss per token and keeps the logits for
+// its gradient, which it writes.
+func (o *seqOps) loss(tokens, v float64) {
+	logits := tokens * v
+	o.push(Op{Name: "loss", Kind: Loss, FLOPs: seqLossFLOPs * logits, Read: o.bytes(logits), Write: o.bytes(tokens), Saved: o.bytes(logits)},
+		Op{Name: "loss.grad", Kind: Loss, FLOPs: 2 * logits, Read: o.bytes(logits), Write: o.bytes(logits)})
+}
+
+// adam returns the optimizer's update of n parameters: Adam with fp32
+// weights and moments, and under 16-bit training an fp32 master copy from
+// which the 16-bit weights are written again. It reads the weight, its
+// gradient and two moments and writes the weight and the moments.
+func (o *seqOps) adam(n int64) Op {
+	v := float64(n)
+	write := 12 * v
+	if o.p < 4 {
+		write += o.p * v
+	}
+	return Op{Name: "optimizer.adam", Kind: Update, Pass: UpdatePass, FLOPs: seqAdamFLOPs * v,
+		Read: units.Bytes((12 + o.p) * v), Write: units.Bytes(write)}
+}
+
+// list returns the step's operators: the forward ones, the backward groups
+// in reverse order, then update.
+func (o *seqOps) list(update Op) []Op {
+	n := len(o.fwd) + 1
+	for _, g := range o.bwd {
+		n += len(g)
+	}
+	out := make([]Op, 0, n)
+	out = append(out, o.fwd...)
+	for i := len(o.bwd) - 1; i >= 0; i-- {
+		out = append(out, o.bwd[i]...)
+	}
+	return append(out, update)
+}
+
+// sumParams returns the forward operators' parameters.
+func (o *seqOps) sumParams() int64 {
+	var n int64
+	for i := range o.fwd {
+		n += o.fwd[i].Params
+	}
+	return n
+}
+
+// seqCeil returns ⌈x⌉ as an int64, at least 1.
+func seqCeil(x float64) int64 { return max(1, int64(math.Ceil(x))) }

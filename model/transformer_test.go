@@ -1,0 +1,365 @@
+package model
+
+import (
+	"math"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+func tfShape(t testing.TB, name string) TransformerShape {
+	t.Helper()
+	s, err := LookupTransformer(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// TestTransformerParams compares the closed-form parameter counts with the
+// published figures, within 2 %, and with exact counts where the
+// publishers give them.
+func TestTransformerParams(t *testing.T) {
+	for _, c := range []struct {
+		name      string
+		published float64 // what the source states
+		exact     int64   // an exact published count; 0 where none
+		source    string
+	}{
+		{"gpt3-125m", 125e6, 0, "Brown et al. 2020, Table 2.1"},
+		{"gpt3-350m", 350e6, 0, "Brown et al. 2020, Table 2.1"},
+		{"gpt3-760m", 760e6, 0, "Brown et al. 2020, Table 2.1"},
+		{"gpt3-1.3b", 1.3e9, 0, "Brown et al. 2020, Table 2.1"},
+		{"gpt3-2.7b", 2.7e9, 0, "Brown et al. 2020, Table 2.1"},
+		{"gpt3-6.7b", 6.7e9, 0, "Brown et al. 2020, Table 2.1"},
+		{"gpt3-13b", 13e9, 0, "Brown et al. 2020, Table 2.1"},
+		{"gpt3-175b", 175e9, 0, "Brown et al. 2020, Table 2.1"},
+		{"llama2-7b", 6.74e9, 6738415616, "meta-llama/Llama-2-7b-hf model card (6.74 B) and safetensors index"},
+		{"llama2-13b", 13e9, 0, "Touvron et al. 2023, Table 1"},
+		{"llama2-70b", 70e9, 0, "Touvron et al. 2023, Table 1"},
+		{"llama3-8b", 8.03e9, 0, "meta-llama/Meta-Llama-3-8B model card (8.03 B)"},
+		{"llama3-70b", 70.6e9, 0, "meta-llama/Meta-Llama-3-70B model card (70.6 B)"},
+		{"llama3-405b", 405e9, 0, "Llama Team 2024, Table 3"},
+		{"mixtral-8x7b", 46.7e9, 0, "mistral.ai/news/mixtral-of-experts (46.7 B)"},
+		{"bert-base", 110e6, 109482240, "Devlin et al. 2019 (110 M); Hugging Face bert-base-uncased"},
+		{"bert-large", 340e6, 335141888, "Devlin et al. 2019 (340 M); Hugging Face bert-large-uncased (335 M)"},
+	} {
+		s := tfShape(t, c.name)
+		got := s.Params()
+		if e := relErr(float64(got), c.published); e > 0.02 {
+			t.Errorf("%s: %d parameters, %.3g published (%s): off by %.2f %%", c.name, got, c.published, c.source, 100*e)
+		}
+		if c.exact != 0 && got != c.exact {
+			t.Errorf("%s: %d parameters, exactly %d published (%s)", c.name, got, c.exact, c.source)
+		}
+	}
+	// Mixtral: 12.9 B of the parameters serve each token.
+	if got := tfShape(t, "mixtral-8x7b").ActiveParams(); relErr(float64(got), 12.9e9) > 0.02 {
+		t.Errorf("mixtral-8x7b: %d active parameters, 12.9 B published", got)
+	}
+	if s := tfShape(t, "llama2-7b"); s.ActiveParams() != s.Params() {
+		t.Errorf("dense llama2-7b: active %d, all %d", s.ActiveParams(), s.Params())
+	}
+}
+
+// TestTransformerParamsByHand recounts GPT-3 175B's parameters from its
+// parts: the token and position tables, 96 layers of 12·d² + 13·d, and
+// the final norm.
+func TestTransformerParamsByHand(t *testing.T) {
+	const d, L, V, P = 12288, 96, 50257, 2048
+	want := int64(V*d+P*d) + L*(12*d*d+13*d) + 2*d
+	if got := tfShape(t, "gpt3-175b").Params(); got != want {
+		t.Errorf("gpt3-175b: %d parameters, by hand %d", got, want)
+	}
+}
+
+// TestTranslationTransformerParams checks the fairseq counts of the
+// shipped profiles and the paper's: with Vaswani et al.'s shared
+// vocabulary of about 37,000 tokens the architecture gives 63.1 M for the
+// base model (the paper says 65 M) and 214.2 M for the big one (213 M).
+func TestTranslationTransformerParams(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		paper  float64
+		within float64
+	}{
+		{"transformer-base", 65e6, 0.035},
+		{"transformer-big", 213e6, 0.01},
+	} {
+		s := tfShape(t, c.name)
+		if m := defaultModel(t, c.name); s.Params() != m.Params {
+			t.Errorf("%s: %d parameters, the shipped profile %d", c.name, s.Params(), m.Params)
+		}
+		s.Vocab = 37000
+		if e := relErr(float64(s.Params()), c.paper); e > c.within {
+			t.Errorf("%s with 37,000 tokens: %d parameters, the paper %.3g: off by %.2f %%", c.name, s.Params(), c.paper, 100*e)
+		}
+	}
+}
+
+// narayanan returns Narayanan et al. 2021 eq. (3): a training iteration's
+// FLOPs for B sequences of s tokens of a GPT of l layers, width h and
+// vocabulary V, with full recomputation (96) or without (72: one forward
+// pass fewer over the layers, and the logits' 6·B·s·h·V either way).
+func narayanan(B, s, l, h, V float64, recompute bool) float64 {
+	if recompute {
+		return 96 * B * s * l * h * h * (1 + s/(6*h) + V/(16*l*h))
+	}
+	return 72 * B * s * l * h * h * (1 + s/(6*h) + V/(12*l*h))
+}
+
+// tfModelFLOPs sums the matrix-product and attention FLOPs of ops.
+func tfModelFLOPs(ops []Op) float64 {
+	tot := Totals(ops)
+	return tot.ByKind[MatMul] + tot.ByKind[Attention]
+}
+
+// TestTransformerTrainFLOPs compares a GPT step's matrix-product and
+// attention FLOPs with Narayanan et al. 2021 eq. (3), without and with
+// full recomputation.
+func TestTransformerTrainFLOPs(t *testing.T) {
+	for _, s := range TransformerShapes() {
+		if !strings.HasPrefix(s.Name, "gpt3-") {
+			continue
+		}
+		const b, seq = 4, 2048
+		want := narayanan(b, seq, float64(s.Layers), float64(s.Hidden), float64(s.Vocab), false)
+		if got := s.TrainFLOPs(b, seq); relErr(got, want) > 1e-9 {
+			t.Errorf("%s: TrainFLOPs %.12g, eq. (3) %.12g", s.Name, got, want)
+		}
+		for _, rc := range []Recompute{RecomputeNone, RecomputeFull} {
+			ops, err := s.Ops(TransformerStep{Batch: b, Precision: BF16, Recompute: rc})
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := narayanan(b, seq, float64(s.Layers), float64(s.Hidden), float64(s.Vocab), rc == RecomputeFull)
+			if got := tfModelFLOPs(ops); relErr(got, want) > 1e-9 {
+				t.Errorf("%s, recompute %s: operators' FLOPs %.12g, eq. (3) %.12g", s.Name, rc, got, want)
+			}
+		}
+	}
+}
+
+// TestTransformerTrainFLOPsMatchOps checks the closed form against the
+// operator list for the other shapes (GQA, SwiGLU, MoE, encoders), and
+// the attention conventions: causal halving only under CausalSkip, a
+// fused backward 2.5 times the forward.
+func TestTransformerTrainFLOPsMatchOps(t *testing.T) {
+	for _, s := range TransformerShapes() {
+		for _, v := range []struct {
+			causal, fused bool
+		}{{false, false}, {true, true}} {
+			s.CausalSkip, s.FusedAttention = v.causal, v.fused
+			ops, err := s.Ops(TransformerStep{Batch: 2, SeqLen: 256})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got, want := tfModelFLOPs(ops), s.TrainFLOPs(2, 256); relErr(got, want) > 1e-9 {
+				t.Errorf("%s %+v: operators %.12g, TrainFLOPs %.12g", s.Name, v, got, want)
+			}
+		}
+	}
+	s := tfShape(t, "llama2-7b")
+	attn := func(s TransformerShape) (fwd, bwd float64) {
+		ops, err := s.Ops(TransformerStep{Batch: 1, SeqLen: 1024})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, o := range ops {
+			if o.Kind == Attention && o.Pass == Forward {
+				fwd += o.FLOPs
+			} else if o.Kind == Attention {
+				bwd += o.FLOPs
+			}
+		}
+		return fwd, bwd
+	}
+	// 4·b·s²·d per layer forward.
+	f, b := attn(s)
+	if want := 4.0 * 1024 * 1024 * 4096 * 32; f != want || b != 2*want {
+		t.Errorf("attention forward %g, backward %g: want %g and twice", f, b, want)
+	}
+	s.CausalSkip, s.FusedAttention = true, true
+	if f2, b2 := attn(s); f2 != f/2 || b2 != 2.5*f2 {
+		t.Errorf("causal fused attention forward %g, backward %g: want %g and 2.5 times", f2, b2, f/2)
+	}
+}
+
+// korthikanti returns Korthikanti et al. 2022's activation bytes per
+// layer without parallelism (Section 4.1; Table 2 with t = 1).
+func korthikanti(s, b, h, a float64, rc Recompute) float64 {
+	switch rc {
+	case RecomputeSelective:
+		return 34 * s * b * h
+	case RecomputeFull:
+		return 2 * s * b * h
+	}
+	return s * b * h * (34 + 5*a*s/h)
+}
+
+// TestTransformerActivations compares the bytes a layer keeps with
+// Korthikanti et al. 2022 for the configurations of their Table 3
+// (sequence 2,048; micro-batch 4 for 22B, 1 otherwise), at 16-bit.
+func TestTransformerActivations(t *testing.T) {
+	for _, c := range []struct {
+		name                  string
+		heads, hidden, layers int
+		micro                 int
+	}{
+		{"22b", 64, 6144, 48, 4},
+		{"175b", 96, 12288, 96, 1},
+		{"530b", 128, 20480, 105, 1},
+		{"1t", 160, 25600, 128, 1},
+	} {
+		s := gpt3(c.name, c.layers, c.hidden, c.heads, 0)
+		s.Vocab = 51200 // Megatron's padded GPT-2 vocabulary; no bearing on a layer
+		for _, rc := range []Recompute{RecomputeNone, RecomputeSelective, RecomputeFull} {
+			got, err := s.ActivationBytesPerLayer(TransformerStep{Batch: c.micro, SeqLen: 2048, Precision: FP16, Recompute: rc})
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := korthikanti(2048, float64(c.micro), float64(c.hidden), float64(c.heads), rc)
+			if relErr(float64(got), want) > 1e-12 {
+				t.Errorf("%s, recompute %s: %v per layer, Korthikanti %g B", c.name, rc, float64(got), want)
+			}
+		}
+	}
+}
+
+// TestTransformerActivationsFused checks the fused kernel keeps no s²
+// matrix: 34·s·b·d plus the fp32 log-sum-exp, 4·a·s·b bytes.
+func TestTransformerActivationsFused(t *testing.T) {
+	s := tfShape(t, "gpt3-175b")
+	s.FusedAttention = true
+	got, err := s.ActivationBytesPerLayer(TransformerStep{Batch: 2, Precision: BF16})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := 34.0*2048*2*12288 + 4*96*2048*2; relErr(float64(got), want) > 1e-12 {
+		t.Errorf("fused: %v per layer, want %g B", float64(got), want)
+	}
+}
+
+// TestTransformerValidate checks the shapes Validate refuses, and that
+// the shipped ones pass.
+func TestTransformerValidate(t *testing.T) {
+	for _, s := range TransformerShapes() {
+		if err := s.Validate(); err != nil {
+			t.Errorf("shipped %s: %v", s.Name, err)
+		}
+	}
+	good := tfShape(t, "llama3-8b")
+	for _, c := range []struct {
+		edit func(*TransformerShape)
+		msg  string
+	}{
+		{func(s *TransformerShape) { s.Stack = "ring" }, `stack "ring"`},
+		{func(s *TransformerShape) { s.Layers = 0 }, "layers 0: want 1 to 10000"},
+		{func(s *TransformerShape) { s.DecoderLayers = 2 }, "decoder layers 2"},
+		{func(s *TransformerShape) { s.Heads = 0 }, "heads 0"},
+		{func(s *TransformerShape) { s.Hidden = 4095 }, "hidden 4095"},
+		{func(s *TransformerShape) { s.KVHeads = 5 }, "kv heads 5"},
+		{func(s *TransformerShape) { s.Vocab = 0 }, "vocab 0"},
+		{func(s *TransformerShape) { s.Activation = "tanh" }, `activation "tanh"`},
+		{func(s *TransformerShape) { s.Positions = "alibi" }, `positions "alibi"`},
+		{func(s *TransformerShape) { s.Norm = "batchnorm" }, `norm "batchnorm"`},
+		{func(s *TransformerShape) { s.Experts, s.TopK = 8, 9 }, "top-k 9"},
+		{func(s *TransformerShape) { s.CapacityFactor = 0.5 }, "capacity factor 0.5"},
+	} {
+		s := good
+		c.edit(&s)
+		err := s.Validate()
+		if err == nil || !strings.Contains(err.Error(), c.msg) {
+			t.Errorf("Validate: %v; want %q", err, c.msg)
+		}
+		if _, err := s.Ops(TransformerStep{Batch: 1}); err == nil {
+			t.Errorf("Ops of an invalid shape (%s): no error", c.msg)
+		}
+	}
+	for _, st := range []TransformerStep{
+		{Batch: 0}, {Batch: 1, SeqLen: -1}, {Batch: 1, Precision: "fp8"}, {Batch: 1, Recompute: "some"},
+	} {
+		if _, err := good.Ops(st); err == nil {
+			t.Errorf("Ops(%+v): no error", st)
+		}
+		if _, err := good.ActivationBytesPerLayer(st); err == nil {
+			t.Errorf("ActivationBytesPerLayer(%+v): no error", st)
+		}
+	}
+	if _, err := LookupTransformer("gpt5"); err == nil || !strings.Contains(err.Error(), "gpt3-175b") {
+		t.Errorf("LookupTransformer(gpt5): %v; want the valid names", err)
+	}
+}
+
+// TestTransformerMoE checks the expert products: TopK × capacity of the
+// tokens through E groups, and the router.
+func TestTransformerMoE(t *testing.T) {
+	s := tfShape(t, "mixtral-8x7b")
+	s.CapacityFactor = 1.25
+	ops, err := s.Ops(TransformerStep{Batch: 1, SeqLen: 4096, Precision: BF16})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var found bool
+	for _, o := range ops {
+		if o.Name == "layers.0.ffn.experts.fc1" {
+			found = true
+			// 2 experts × 1.25 × 4096 tokens over 8 experts: 1280 rows each.
+			if o.Groups != 8 || o.M != 1280 || o.K != 4096 || o.N != 2*14336 {
+				t.Errorf("expert fc1 %+v: want 8 groups of 1280×4096 by 4096×28672", o)
+			}
+			if want := 2.0 * 2 * 1.25 * 4096 * 4096 * 2 * 14336; math.Abs(o.FLOPs-want) > 1e-9*want {
+				t.Errorf("expert fc1 FLOPs %g, want %g", o.FLOPs, want)
+			}
+		}
+	}
+	if !found {
+		t.Error("no layers.0.ffn.experts.fc1")
+	}
+}
+
+// BenchmarkTransformerOps generates the operators of a Llama 3 405B step.
+func BenchmarkTransformerOps(b *testing.B) {
+	s := tfShape(b, "llama3-405b")
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := s.Ops(TransformerStep{Batch: 1, Precision: BF16, Recompute: RecomputeSelective}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// TestTransformerShapesDoc checks docs/models.md's table of shapes against
+// the closed forms: every shipped shape has a row whose parameter count
+// (and active count under MoE) is the one Params gives.
+func TestTransformerShapesDoc(t *testing.T) {
+	doc, err := os.ReadFile("../docs/models.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := map[string]string{}
+	for _, line := range strings.Split(string(doc), "\n") {
+		if f := strings.Split(line, "|"); len(f) == 11 {
+			rows[strings.TrimSpace(f[1])] = strings.TrimSpace(f[7])
+		}
+	}
+	for _, s := range TransformerShapes() {
+		want := tfCommas(s.Params())
+		if s.Experts > 0 {
+			want += " (active " + tfCommas(s.ActiveParams()) + ")"
+		}
+		if got, ok := rows[s.Name]; !ok || got != want {
+			t.Errorf("docs/models.md: %s's parameters %q, want %q", s.Name, got, want)
+		}
+	}
+}
+
+// tfCommas writes n with thousands separators.
+func tfCommas(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}

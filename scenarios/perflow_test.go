@@ -1,0 +1,83 @@
+package scenarios
+
+import (
+	"testing"
+
+	"scaleplan/hw"
+	"scaleplan/internal/units"
+	"scaleplan/sim"
+)
+
+// TestNetworkPerFlow: a transport's per-flow limit and streams reach the
+// simulator's network in bytes/s, and without them the network has none.
+func TestNetworkPerFlow(t *testing.T) {
+	cat, err := hw.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sys := *cat.Systems["tsubame3"]
+	sys.Transports = map[string]hw.Transport{"tcp": {Efficiency: 0.94, PerFlow: 10 * units.Gbps, Streams: 4}, "nccl": {Efficiency: 0.8, Scope: hw.ScopeNode}}
+	cat.Systems["tcp-cluster"] = &sys
+	p := Point{Devices: 8, Nodes: 2, DevicesPerNode: 4}
+	var c sim.Config
+	if _, _, err := Network(cat, "tcp-cluster", "tcp", "", &c, p); err != nil {
+		t.Fatal(err)
+	}
+	if c.Network.PerFlow != 10e9/8 || c.Network.Streams != 4 {
+		t.Errorf("per flow %v, streams %d; want 1.25 GB/s, 4", c.Network.PerFlow, c.Network.Streams)
+	}
+	c = sim.Config{}
+	if _, _, err := Network(cat, "tsubame3", "verbs", "", &c, p); err != nil {
+		t.Fatal(err)
+	}
+	if c.Network.PerFlow != 0 || c.Network.Streams != 0 {
+		t.Errorf("verbs: per flow %v, streams %d; want none", c.Network.PerFlow, c.Network.Streams)
+	}
+}
+
+// TestNetworkPCIeTree: a node's PCIe tree reaches the simulator scaled by
+// the intra transport's efficiency, with the node's sockets, and a
+// simulation of it runs.
+func TestNetworkPCIeTree(t *testing.T) {
+	cat, err := hw.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sys := *cat.Systems["tsubame3"]
+	node := *cat.Nodes[sys.Node]
+	node.PCIeTree = &hw.PCIeTree{DevicesPerSwitch: 2, Uplink: 16 * units.GBps, InterSocket: 20 * units.GBps}
+	cat.Nodes["switched"], sys.Node = &node, "switched"
+	cat.Systems["switched"] = &sys
+	var c sim.Config
+	if _, _, err := Network(cat, "switched", "verbs", "nccl", &c, Point{Devices: 4, Nodes: 1, DevicesPerNode: 4}); err != nil {
+		t.Fatal(err)
+	}
+	eff := sys.Transports["nccl"].Efficiency
+	n := c.Network
+	if n.DevicesPerSwitch != 2 || n.Sockets != node.CPU.Sockets || n.SwitchUplink.Bandwidth != units.BytesPerSec(16e9*eff) || n.InterSocket.Bandwidth != units.BytesPerSec(20e9*eff) {
+		t.Errorf("tree %d per switch, %d sockets, uplink %v, inter-socket %v", n.DevicesPerSwitch, n.Sockets, n.SwitchUplink.Bandwidth, n.InterSocket.Bandwidth)
+	}
+	c.Nodes, c.DevicesPerNode = 1, 4
+	if _, err := sim.AllReduceTime(c, units.MB); err != nil {
+		t.Errorf("all-reduce on the tree: %v", err)
+	}
+}
+
+// TestNetworkRails: a rail-optimised fabric and its spine's
+// oversubscription reach the simulator.
+func TestNetworkRails(t *testing.T) {
+	cat, err := hw.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sys := *cat.Systems["dgx-a100"]
+	sys.Fabric.RailOptimized, sys.Fabric.Oversubscription = true, 4
+	cat.Systems["railed"] = &sys
+	var c sim.Config
+	if _, _, err := Network(cat, "railed", "verbs", "", &c, Point{Devices: 16, Nodes: 2, DevicesPerNode: 8}); err != nil {
+		t.Fatal(err)
+	}
+	if !c.Network.Rails || c.Network.Oversubscription != 4 {
+		t.Errorf("rails %v, oversubscription %v; want true, 4", c.Network.Rails, c.Network.Oversubscription)
+	}
+}

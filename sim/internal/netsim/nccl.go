@@ -1,0 +1,458 @@
+package netsim
+
+import (
+	"fmt"
+	"math"
+	"math/bits"
+
+	"scaleplan/internal/units"
+)
+
+// This file is NCCL's choice of algorithm and protocol per call, written
+// from NCCL's public tuning model: NVIDIA/nccl v2.30.7,
+// src/graph/tuning.cc (ncclTopoTuneModel, ncclTopoGetAlgoTime), the line
+// formats of src/include/device.h and src/device/prims_ll128.h, and the
+// point-to-point protocol choice of src/enqueue.cc. The constants below
+// are NCCL's; the model around them is ours (see the package
+// documentation, "NCCL").
+
+// Protocol is one of NCCL's three protocols (NCCL_PROTO).
+type Protocol int
+
+const (
+	// ProtoAuto lets the tuning model choose the protocol.
+	ProtoAuto Protocol = iota
+	// LL is NCCL's low-latency protocol: 16-byte lines of two 4-byte data
+	// words, each with a 4-byte flag (src/include/device.h,
+	// union ncclLLFifoLine), so half of the wire carries the payload.
+	LL
+	// LL128 is NCCL's 128-byte-line protocol: 120 bytes of payload and 8
+	// of flag per line (src/device/prims_ll128.h, NCCL_LL128_LINEELEMS 16
+	// words of which NCCL_LL128_DATAELEMS 15).
+	LL128
+	// Simple is NCCL's bulk protocol: the whole link carries payload, with
+	// a memory fence per step.
+	Simple
+)
+
+var protocolNames = [...]string{"auto", "ll", "ll128", "simple"}
+
+// String returns the protocol's name as ParseProtocol reads it.
+func (p Protocol) String() string {
+	if p < 0 || int(p) >= len(protocolNames) {
+		return fmt.Sprintf("Protocol(%d)", int(p))
+	}
+	return protocolNames[p]
+}
+
+// ParseProtocol returns the protocol named s: ll, ll128 or simple, or
+// auto (also "") for the tuning model's choice.
+func ParseProtocol(s string) (Protocol, error) {
+	if s == "" {
+		return ProtoAuto, nil
+	}
+	for i, n := range protocolNames {
+		if s == n {
+			return Protocol(i), nil
+		}
+	}
+	return 0, fmt.Errorf("%w: unknown NCCL protocol %q; want one of %q", ErrCollective, s, protocolNames[:])
+}
+
+// wire returns the bytes the protocol puts on the wire per payload byte.
+func (p Protocol) wire() float64 {
+	switch p {
+	case LL:
+		return 2 // 8 of 16 bytes are flags
+	case LL128:
+		return 128.0 / 120 // 8 of 128 bytes are flags
+	}
+	return 1
+}
+
+// NCCLAlgorithm is one of NCCL's collective algorithms (NCCL_ALGO).
+type NCCLAlgorithm int
+
+const (
+	// NCCLAuto lets the tuning model choose the algorithm.
+	NCCLAuto NCCLAlgorithm = iota
+	// NCCLRing is NCCL's ring, one channel per NIC as Ring's.
+	NCCLRing
+	// NCCLTree is NCCL's tree all-reduce: a chain inside each node and a
+	// double binary tree between the nodes' first ranks.
+	NCCLTree
+	// NCCLNVLS is NVLink SHARP: the NVSwitch reduces (one node, where
+	// NCCLConfig.NVLS says the switch can).
+	NCCLNVLS
+	// NCCLCollNet is CollNet Direct: a reduce-scatter inside each node,
+	// the fabric's switches reduce each rank's share (InfiniBand SHARP,
+	// where NCCLConfig.CollNet says they can), an all-gather inside each
+	// node.
+	NCCLCollNet
+)
+
+var ncclAlgorithmNames = [...]string{"auto", "ring", "tree", "nvls", "collnet"}
+
+// String returns the algorithm's name as ParseNCCLAlgorithm reads it.
+func (a NCCLAlgorithm) String() string {
+	if a < 0 || int(a) >= len(ncclAlgorithmNames) {
+		return fmt.Sprintf("NCCLAlgorithm(%d)", int(a))
+	}
+	return ncclAlgorithmNames[a]
+}
+
+// ParseNCCLAlgorithm returns the algorithm named s: ring, tree, nvls or
+// collnet, or auto (also "") for the tuning model's choice.
+func ParseNCCLAlgorithm(s string) (NCCLAlgorithm, error) {
+	if s == "" {
+		return NCCLAuto, nil
+	}
+	for i, n := range ncclAlgorithmNames {
+		if s == n {
+			return NCCLAlgorithm(i), nil
+		}
+	}
+	return 0, fmt.Errorf("%w: unknown NCCL algorithm %q; want one of %q", ErrCollective, s, ncclAlgorithmNames[:])
+}
+
+// NCCLConfig is what the NCCL algorithm needs to know of the fabric, and
+// the caller's overrides. The zero value is an NVLink node, no in-network
+// reduction, NCCL's choice.
+type NCCLConfig struct {
+	// IntraPCI says the devices of a node talk over PCIe (NCCL's PCI link
+	// class) rather than NVLink. It sets the hop latencies and disables
+	// LL128 by default, as NCCL does beyond NVLink. Default false.
+	IntraPCI bool
+	// NVLS says the node's NVSwitch reduces in the network (NVLink SHARP,
+	// NVSwitch 3: H100, H200 and B200 nodes). Default false.
+	NVLS bool
+	// CollNet says the fabric between nodes reduces in the network
+	// (InfiniBand SHARP). Default false.
+	CollNet bool
+	// Algorithm and Protocol fix the choice, as NCCL_ALGO and NCCL_PROTO
+	// do; default NCCLAuto and ProtoAuto, the tuning model's choice.
+	Algorithm NCCLAlgorithm
+	Protocol  Protocol
+}
+
+func (c NCCLConfig) validate() []error {
+	var errs []error
+	if c.Algorithm < 0 || int(c.Algorithm) >= len(ncclAlgorithmNames) {
+		errs = append(errs, fmt.Errorf("%w: unknown NCCL algorithm %d; want one of %q", ErrConfig, int(c.Algorithm), ncclAlgorithmNames[:]))
+	}
+	if c.Protocol < 0 || int(c.Protocol) >= len(protocolNames) {
+		errs = append(errs, fmt.Errorf("%w: unknown NCCL protocol %d; want one of %q", ErrConfig, int(c.Protocol), protocolNames[:]))
+	}
+	return errs
+}
+
+// NCCL's link classes, algorithms and protocols as tuning.cc indexes its
+// tables.
+const (
+	hwNVLink = iota
+	hwPCI
+	hwNet
+)
+
+const (
+	tTree = iota
+	tRing
+	tCollNet
+	tNVLS
+)
+
+// ncclBase is baseLatencies of tuning.cc (v2.30.7), microseconds, by
+// algorithm (tree, ring, CollNet Direct, NVLS) and protocol (LL, LL128,
+// Simple).
+var ncclBase = [4][3]float64{{6.8, 14.0, 8.4}, {6.6, 14.0, 8.4}, {0, 0, 0}, {0, 0, 0}}
+
+// ncclHW is hwLatencies of tuning.cc (v2.30.7), microseconds per hop, by
+// link class (NVLink, PCI, network), algorithm and protocol.
+var ncclHW = [3][4][3]float64{
+	{{0.6, 1.25, 4.0}, {0.6, 1.9, 3.4}, {0, 0, 3.7}, {0, 0, 25}},
+	{{1.0, 1.9, 4.0}, {1.0, 2.5, 5.7}, {0, 0, 3.7}, {0, 0, 0}},
+	{{5.0, 8.5, 14}, {2.7, 4.0, 14.0}, {0, 0, 31}, {0, 0, 18}},
+}
+
+// ncclTreeCorrection is treeCorrectionFactor of tuning.cc (v2.30.7): the
+// tree all-reduce's bandwidth factor by protocol and log2(S/64), S from
+// 64 B to 256 MiB.
+var ncclTreeCorrection = [3][23]float64{
+	{1.0, 1.0, 1.0, 1.0, .9, .8, .7, .7, .7, .7, .6, .5, .4, .4, .5, .6, .7, .8, .9, 1.0, 1.0, 1.0, 1.0},
+	{1.0, 1.0, 1.0, 1.0, 1.0, .9, .8, .8, .8, .7, .6, .6, .6, .6, .6, .6, .8, .9, .9, .9, .9, 1.0, 1.0},
+	{.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5, .5, .5, .5, .6, .7, .8, .7, .7, .8, .9, .9},
+}
+
+// Other constants of tuning.cc (v2.30.7) and enqueue.cc.
+const (
+	ncclNetOverhead  = 1.0   // getNetOverhead, µs, x86 Intel default; ×3 for Simple
+	ncclRingPlateau  = 1.4   // ring Simple all-reduce latency factor between nodes, compute capability ≥ 8.0
+	ncclNVLSEff      = 0.85  // nvlsEfficiency, Hopper
+	ncclCollNetArity = 0.4   // CollNet Direct's arity serialization, µs per local rank
+	ncclP2PLLMax     = 16384 // NCCL_P2P_LL_THRESHOLD: point-to-point uses LL up to this many bytes per peer and channel
+)
+
+// NCCLChoice is the algorithm and protocol of one NCCL call and the time
+// NCCL's tuning model predicts for it.
+type NCCLChoice struct {
+	Algorithm NCCLAlgorithm
+	Protocol  Protocol
+	Predicted units.Seconds
+}
+
+// ncclGeom is what the tuning model reads of the ranks and the topology.
+type ncclGeom struct {
+	p, nodes, k, c int     // ranks, nodes, ranks per node, channels between nodes
+	intra, net     float64 // bandwidth of a rank's port in the node, and of a NIC
+	bus            float64 // the bus bandwidth: the port's up to two nodes of k > 1 (tuning.cc's bwIntra), else min(port, c NICs)
+	cls            int     // link class inside a node
+	even           bool    // every node holds as many of the ranks
+}
+
+// ncclGeometry returns the geometry of ranks on t.
+func (t *Topology) ncclGeometry(ranks []int) ncclGeom {
+	index := make(map[int]int)
+	for _, r := range ranks {
+		index[t.Node(r)]++
+	}
+	g := ncclGeom{p: len(ranks), nodes: len(index), cls: hwNVLink}
+	g.k = g.p / g.nodes
+	g.even = g.k*g.nodes == g.p
+	for _, n := range index {
+		g.even = g.even && n == g.k
+	}
+	if t.cfg.NCCL.IntraPCI || t.cfg.NoPeerToPeer {
+		g.cls = hwPCI
+	}
+	g.intra = float64(t.cfg.Intra.Bandwidth)
+	if t.cfg.NoPeerToPeer {
+		g.intra = float64(t.cfg.PCIe.Bandwidth)
+	}
+	g.bus = math.Inf(1)
+	if g.k > 1 {
+		g.bus = g.intra
+	}
+	if g.nodes > 1 {
+		g.c = max(1, min(t.cfg.NICsPerNode, g.k))
+		g.net = float64(float64(t.cfg.NIC.Bandwidth) * t.cfg.Efficiency)
+		if g.nodes > 2 || g.k == 1 {
+			// tuning.cc takes the graph's bandwidth inside a node up to
+			// two nodes, and between nodes beyond.
+			g.bus = min(g.bus, float64(float64(g.c)*g.net))
+		}
+	}
+	return g
+}
+
+// ncclCandidates returns the (algorithm, protocol) pairs op may run with
+// on g, in the order tuning.cc tries them (tree, ring, CollNet, NVLS;
+// LL, LL128, Simple), with the caller's overrides applied.
+func (t *Topology) ncclCandidates(op Op, g ncclGeom) ([][2]int, error) {
+	cfg := t.cfg.NCCL
+	ll128 := g.cls == hwNVLink || g.k == 1 // LL128 by default up to NVLink (tuning.cc, protoEnable)
+	var out [][2]int
+	for _, a := range []int{tTree, tRing, tCollNet, tNVLS} {
+		switch {
+		case a == tTree && (op != OpAllReduce || !g.even),
+			a == tCollNet && (op != OpAllReduce || !cfg.CollNet || g.nodes < 2 || !g.even),
+			a == tNVLS && (op != OpAllReduce || !cfg.NVLS || g.nodes > 1 || g.k < 2 || g.cls != hwNVLink),
+			cfg.Algorithm != NCCLAuto && ncclAlgOf(a) != cfg.Algorithm:
+			continue
+		}
+		for pr := range 3 {
+			switch {
+			case (a == tCollNet || a == tNVLS) && pr != 2,
+				cfg.Protocol == ProtoAuto && pr == 1 && !ll128,
+				cfg.Protocol != ProtoAuto && Protocol(pr+1) != cfg.Protocol:
+				continue
+			}
+			out = append(out, [2]int{a, pr})
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%w: NCCL %v on %d ranks over %d nodes cannot run as algorithm %v with protocol %v (tree is an all-reduce's on nodes holding as many of the ranks; nvls needs one node with NVLS, collnet an all-reduce over such nodes with CollNet; nvls and collnet run simple only)",
+			ErrCollective, op, g.p, g.nodes, cfg.Algorithm, cfg.Protocol)
+	}
+	return out, nil
+}
+
+func ncclAlgOf(a int) NCCLAlgorithm {
+	return [...]NCCLAlgorithm{NCCLTree, NCCLRing, NCCLCollNet, NCCLNVLS}[a]
+}
+
+// ncclLatency is tuning.cc's latency of op by algorithm a and protocol
+// pr on g, in seconds.
+func ncclLatency(op Op, a, pr int, g ncclGeom) float64 {
+	base := ncclBase[a][pr]
+	intraLat := ncclHW[g.cls][a][pr]
+	interLat := ncclHW[hwNet][a][pr]
+	if g.k == 1 {
+		interLat = ncclHW[hwNet][tTree][pr] // one rank per node: the tree's network latency
+	}
+	var l float64
+	switch a {
+	case tRing:
+		if op == OpBroadcast {
+			cls := g.cls
+			if g.nodes > 1 {
+				cls = hwNet
+			}
+			l = base + ncclHW[cls][tRing][pr] // one hop: NCCL counts the chain's latency once
+			break
+		}
+		steps, inter := ncclRingSteps(op, g)
+		l = base + float64(steps-inter)*ncclIntraRingLat(pr, g) + float64(inter)*interLat
+	case tTree:
+		l = base + 2*(float64(g.k-1)*intraLat+float64(bits.Len(uint(g.nodes))-1)*interLat)
+	case tCollNet:
+		l = 2*(float64(min(1, g.k-1))*intraLat+float64(g.k-1)*ncclCollNetArity) + interLat
+	case tNVLS:
+		l = intraLat
+	}
+	return l * 1e-6
+}
+
+// ncclRingSteps returns the steps of a ring and how many of them cross
+// between nodes.
+func ncclRingSteps(op Op, g ncclGeom) (steps, inter int) {
+	steps, inter = g.p-1, g.nodes-1
+	if op == OpAllReduce {
+		steps, inter = 2*steps, 2*inter
+	}
+	if g.nodes == 1 {
+		inter = 0
+	}
+	return steps, inter
+}
+
+// ncclIntraRingLat is the ring's hop latency inside a node, µs: at least
+// the network's post overhead when the ring crosses nodes.
+func ncclIntraRingLat(pr int, g ncclGeom) float64 {
+	l := ncclHW[g.cls][tRing][pr]
+	if g.nodes > 1 {
+		o := ncclNetOverhead
+		if pr == 2 {
+			o *= 3
+		}
+		l = max(l, o)
+	}
+	return l
+}
+
+// ncclBandwidth is tuning.cc's algorithm bandwidth of op by algorithm a
+// and protocol pr on g, bytes/s, before the tree's size correction.
+func ncclBandwidth(op Op, a, pr int, g ncclGeom) float64 {
+	bus := g.bus
+	switch a {
+	case tRing:
+		bus *= [3]float64{0.5, 0.92, 1}[pr]
+		steps, _ := ncclRingSteps(op, g)
+		if op == OpBroadcast {
+			steps = g.p
+		}
+		return bus * float64(g.p) / float64(steps)
+	case tTree:
+		bus *= 0.92
+		switch pr {
+		case 0:
+			bus /= 3.8
+		case 1:
+			if g.nodes == 1 {
+				bus *= 7.0 / 9
+			} else {
+				bus *= 120.0 / 128
+			}
+		}
+		return bus / 2
+	case tCollNet:
+		if g.k > 1 {
+			bus = g.intra
+		}
+		r := float64(g.k) / float64(g.c) // GPUs per NIC
+		return bus / (r - (r-1)/2) / 2
+	}
+	bus = 2 * g.intra * ncclNVLSEff // NVLS pipelines the reduce and the broadcast
+	return bus * float64(g.p) / float64(2*(g.p-1))
+}
+
+// ncclPlateau is the factor on the latency of the ring's Simple
+// all-reduce between nodes once each rank's share per channel reaches 64
+// bytes (tuning.cc's "plateau effect of ring"), else 1.
+func ncclPlateau(op Op, a, pr int, g ncclGeom, S float64) float64 {
+	if a == tRing && pr == 2 && g.nodes > 1 && op == OpAllReduce && S/float64(g.c*g.p) >= 64 {
+		return ncclRingPlateau
+	}
+	return 1
+}
+
+// ncclTime is ncclTopoGetAlgoTime for one operation of S bytes.
+func ncclTime(op Op, a, pr int, g ncclGeom, S float64) float64 {
+	lat, bw := ncclLatency(op, a, pr, g), ncclBandwidth(op, a, pr, g)
+	if a == tTree {
+		if ls := bits.Len64(uint64(S)>>6) - 1; ls >= 0 && ls < len(ncclTreeCorrection[pr]) {
+			bw *= ncclTreeCorrection[pr][ls]
+		}
+	}
+	return lat*ncclPlateau(op, a, pr, g, S) + S/bw
+}
+
+// NCCLChoose returns the algorithm and protocol NCCL's tuning model picks
+// for op of bytes S on ranks (nil means all), with the topology's
+// NCCLConfig overrides: the least predicted time, ties to the first
+// tried. All-to-all and send/recv are point-to-point: always the ring's
+// hops, LL up to 16 KiB per peer, else Simple. It returns an error
+// wrapping ErrCollective when the request is invalid or the overrides
+// leave nothing to run.
+func (t *Topology) NCCLChoose(op Op, bytes units.Bytes, ranks []int) (NCCLChoice, error) {
+	if !nonNegative(float64(bytes)) {
+		return NCCLChoice{}, fmt.Errorf("%w: %v: bytes %v is not a non-negative finite number", ErrCollective, op, float64(bytes))
+	}
+	_, ranks, err := t.rankKey(ranks)
+	if err != nil {
+		return NCCLChoice{}, err
+	}
+	c, _, err := t.ncclChoose(op, float64(bytes), ranks)
+	return c, err
+}
+
+func (t *Topology) ncclChoose(op Op, S float64, ranks []int) (NCCLChoice, ncclGeom, error) {
+	g := t.ncclGeometry(ranks)
+	if op == OpAllToAll || op == OpSendRecv {
+		return t.ncclP2PChoice(op, S, g)
+	}
+	cands, err := t.ncclCandidates(op, g)
+	if err != nil {
+		return NCCLChoice{}, g, err
+	}
+	best, bt := cands[0], math.Inf(1)
+	for _, c := range cands {
+		if x := ncclTime(op, c[0], c[1], g, S); x < bt {
+			best, bt = c, x
+		}
+	}
+	return NCCLChoice{Algorithm: ncclAlgOf(best[0]), Protocol: Protocol(best[1] + 1), Predicted: units.Seconds(bt)}, g, nil
+}
+
+// ncclP2PChoice is the protocol of NCCL's point-to-point operations: LL when
+// each peer gets at most ncclP2PLLMax bytes (enqueue.cc, one channel),
+// else Simple; the algorithm is the ring's.
+func (t *Topology) ncclP2PChoice(op Op, S float64, g ncclGeom) (NCCLChoice, ncclGeom, error) {
+	cfg := t.cfg.NCCL
+	if cfg.Algorithm != NCCLAuto && cfg.Algorithm != NCCLRing {
+		return NCCLChoice{}, g, fmt.Errorf("%w: NCCL %v is point-to-point; algorithm %v does not apply (want auto or ring)", ErrCollective, op, cfg.Algorithm)
+	}
+	per := S
+	if op == OpAllToAll {
+		per = S / float64(g.p)
+	}
+	pr := Simple
+	switch {
+	case cfg.Protocol == LL128:
+		return NCCLChoice{}, g, fmt.Errorf("%w: NCCL %v runs LL or simple, not ll128", ErrCollective, op)
+	case cfg.Protocol != ProtoAuto:
+		pr = cfg.Protocol
+	case per <= ncclP2PLLMax:
+		pr = LL
+	}
+	return NCCLChoice{Algorithm: NCCLRing, Protocol: pr}, g, nil
+}
