@@ -44,23 +44,44 @@ func (f *Flow) eff() []Use {
 	return f.path.uses
 }
 
+// claimOrNot claims p, which has no listed flow yet, unless most of its
+// links are already hot when its first flow moves: listed on them, its
+// flows would cost as much as on a path not claimed, plus the virtual
+// link (a parameter server's pushes cross the servers' NICs that every
+// worker crosses). Such a path is never claimed; the choice changes how
+// flows are listed, not the constraints.
+func (n *Network) claimOrNot(p *Path) {
+	s := &n.ls
+	hot := 0
+	for _, u := range p.uses {
+		if r := &s.l[u.slot]; len(r.claims) > 0 || r.nfree > 0 {
+			hot++
+		}
+	}
+	if 2*hot > len(p.uses) {
+		p.unclaimed = true
+		return
+	}
+	n.claimPath(p)
+}
+
 // claimPath claims p, which has no listed flow yet.
 func (n *Network) claimPath(p *Path) {
 	s := &n.ls
 	v := &Link{name: "virtual", bw: math.Inf(1), id: -1, net: n}
 	n.addSlot(v)
 	c := &claim{p: p, v: v, at: make([]int32, len(p.uses)), vbw: math.Inf(1)}
-	c.eff, c.effUse = append(c.eff, Use{Link: v, Weight: 1}), append(c.effUse, -1)
+	c.eff, c.effUse = append(c.eff, Use{Link: v, Weight: 1, slot: v.slot}), append(c.effUse, -1)
 	p.claim = c
 	for i, u := range p.uses {
-		id := u.Link.slot
-		s.claims[id] = append(s.claims[id], claimRef{c, int32(i)})
-		if len(s.claims[id]) == 2 && s.nfree[id] == 0 {
-			o := s.claims[id][0]
+		id := u.slot
+		s.l[id].claims = append(s.l[id].claims, claimRef{c, int32(i)})
+		if len(s.l[id].claims) == 2 && s.l[id].nfree == 0 {
+			o := s.l[id].claims[0]
 			n.setHot(o.c, o.u, true)
 		}
 		c.at[i] = -1
-		if len(s.claims[id]) >= 2 || s.nfree[id] > 0 {
+		if len(s.l[id].claims) >= 2 || s.l[id].nfree > 0 {
 			c.at[i] = int32(len(c.eff))
 			c.eff, c.effUse = append(c.eff, u), append(c.effUse, int32(i))
 		} else {
@@ -74,11 +95,11 @@ func (n *Network) claimPath(p *Path) {
 // turns hot for the path claiming it, if one does.
 func (n *Network) freeJoins(id int32) {
 	s := &n.ls
-	if s.nfree[id] == 0 && len(s.claims[id]) == 1 {
-		o := s.claims[id][0]
+	if s.l[id].nfree == 0 && len(s.l[id].claims) == 1 {
+		o := s.l[id].claims[0]
 		n.setHot(o.c, o.u, true)
 	}
-	s.nfree[id]++
+	s.l[id].nfree++
 }
 
 // freeLeaves counts a flow of a path not claimed leaving link id. If the
@@ -86,13 +107,13 @@ func (n *Network) freeJoins(id int32) {
 // recomputed (they may speed up) from the virtual link.
 func (n *Network) freeLeaves(id int32) {
 	s := &n.ls
-	if s.nfree[id]--; s.nfree[id] > 0 || len(s.claims[id]) != 1 {
+	if s.l[id].nfree--; s.l[id].nfree > 0 || len(s.l[id].claims) != 1 {
 		return
 	}
-	o := s.claims[id][0]
+	o := s.l[id].claims[0]
 	n.setHot(o.c, o.u, false)
-	if v := o.c.v.slot; len(s.flows[v]) > 0 {
-		s.bind[v] = true
+	if v := o.c.v.slot; len(s.l[v].flows) > 0 {
+		s.l[v].bind = true
 		n.seeds = append(n.seeds, v)
 	}
 }
@@ -103,8 +124,8 @@ func (n *Network) freeLeaves(id int32) {
 func (n *Network) setHot(c *claim, i int32, hot bool) {
 	s := &n.ls
 	u := c.p.uses[i]
-	id := u.Link.slot
-	movers := s.flows[c.v.slot]
+	id := u.slot
+	movers := s.l[c.v.slot].flows
 	if hot {
 		k := int32(len(c.eff))
 		c.at[i] = k
@@ -112,29 +133,29 @@ func (n *Network) setHot(c *claim, i int32, hot bool) {
 		w := float64(u.Weight)
 		for _, r := range movers {
 			f := r.f
-			f.pos = append(f.pos, int32(len(s.flows[id])))
-			s.flows[id] = append(s.flows[id], flowRef{f, k})
-			s.wsum[id] += w
-			s.load[id] += float64(w * f.rate)
+			f.pos = append(f.pos, int32(len(s.l[id].flows)))
+			s.l[id].flows = append(s.l[id].flows, flowRef{f, k, int32(u.Weight)})
+			s.l[id].wsum += w
+			s.l[id].load += float64(w * f.rate)
 		}
-		if len(movers) > 0 && s.load[id] > float64(s.bw[id]*(1-bindMargin)) {
-			s.bind[id] = true
+		if len(movers) > 0 && s.l[id].load > float64(s.l[id].bw*(1-bindMargin)) {
+			s.l[id].bind = true
 		}
 		c.removeCold(u)
 		n.setVirtual(c)
 		return
 	}
 	// Only c's flows are listed on the link.
-	clear(s.flows[id])
-	s.flows[id] = s.flows[id][:0]
-	s.wsum[id], s.load[id], s.fresh[id], s.bind[id] = 0, 0, 0, false
+	clear(s.l[id].flows)
+	s.l[id].flows = s.l[id].flows[:0]
+	s.l[id].wsum, s.l[id].load, s.l[id].fresh, s.l[id].bind = 0, 0, 0, false
 	k, last := c.at[i], int32(len(c.eff)-1)
 	if k != last {
-		moved := c.eff[last].Link.slot
+		moved := c.eff[last].slot
 		for _, r := range movers {
 			f := r.f
 			f.pos[k] = f.pos[last]
-			s.flows[moved][f.pos[k]].u = k
+			s.l[moved].flows[f.pos[k]].u = k
 		}
 		c.eff[k], c.effUse[k] = c.eff[last], c.effUse[last]
 		c.at[c.effUse[k]] = k
@@ -179,9 +200,9 @@ func (c *claim) removeCold(u Use) {
 func (n *Network) setVirtual(c *claim) {
 	s := &n.ls
 	id := c.v.slot
-	c.v.bw, s.bw[id] = c.vbw, c.vbw
-	if len(s.flows[id]) > 0 && s.load[id] > float64(c.vbw*(1-bindMargin)) {
-		s.bind[id] = true
+	c.v.bw, s.l[id].bw = c.vbw, c.vbw
+	if len(s.l[id].flows) > 0 && s.l[id].load > float64(c.vbw*(1-bindMargin)) {
+		s.l[id].bind = true
 	}
 }
 
@@ -190,9 +211,9 @@ func (n *Network) setVirtual(c *claim) {
 func (n *Network) coldLoad(l *Link) float64 {
 	s := &n.ls
 	x := 0.0
-	for _, r := range s.claims[l.slot] {
+	for _, r := range s.l[l.slot].claims {
 		if r.c.at[r.u] < 0 {
-			x += float64(float64(r.c.p.uses[r.u].Weight) * s.load[r.c.v.slot])
+			x += float64(float64(r.c.p.uses[r.u].Weight) * s.l[r.c.v.slot].load)
 		}
 	}
 	return x

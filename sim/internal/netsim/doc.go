@@ -347,11 +347,14 @@
 // relative under MaxMin and, in that test's cases, bit for bit under
 // EqualShare (TestIncrementalSharing checks 1e-12 against that serial
 // computation, kept in the test, on networks with limited paths). A path
-// of 16 links or more (a flow group across many ranks) is claimed: its flows are listed only on the links they
-// share with other flows, plus one virtual link of bandwidth the minimum
-// of B(l)/w(l) over the others, which only they cross; the constraints
-// are the same, and a ring step alone on its links costs a few links
-// instead of one per rank.
+// of 16 links or more (a flow group across many ranks) is claimed unless
+// more than half its links already carry flows when its first flow
+// moves: its flows are listed only on the links they share with other
+// flows, plus one virtual link of bandwidth the minimum of B(l)/w(l) over
+// the others, which only they cross; the constraints are the same, and a
+// ring step alone on its links costs a few links instead of one per rank.
+// A parameter server's pushes, through the servers' NICs that every
+// worker crosses, are not claimed.
 //
 // # Observing the links
 //

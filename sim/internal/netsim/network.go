@@ -84,7 +84,8 @@ func (l *Link) ID() int { return l.id }
 // cross it.
 type Use struct {
 	Link   *Link
-	Weight int // streams crossing Link; at least 1
+	Weight int   // streams crossing Link; at least 1
+	slot   int32 // Link's slot in the network's link state
 }
 
 // Path is the set of links a flow crosses, each with a weight: the number
@@ -107,6 +108,7 @@ type Path struct {
 	moved      float64 // stream bytes moved by this path's flows, for Stats
 	registered bool
 	claim      *claim // how its flows are listed, for a path of claimMin links or more
+	unclaimed  bool   // a path of claimMin links or more found mostly shared
 }
 
 // Uses returns the path's links with their weights, in link order. The
@@ -203,7 +205,7 @@ func (b *PathBuilder) Path() *Path {
 	for i, id := range b.touched {
 		l := b.net.links[id]
 		w := int(b.weight[id])
-		p.uses[i] = Use{Link: l, Weight: w}
+		p.uses[i] = Use{Link: l, Weight: w, slot: l.slot}
 		if s := l.bw / float64(w); s < p.share {
 			p.share = s
 		}
@@ -333,32 +335,41 @@ type Network struct {
 	pool      []*Flow
 }
 
-// linkState is what the network keeps per link, indexed by link ID.
+// linkState is what the network keeps per link, indexed by link slot:
+// a record per link, and the scratch of overloads.
 type linkState struct {
-	bw     []float64     // bandwidth
-	claims [][]claimRef  // claimed paths crossing the link
-	nfree  []int32       // listed flows of paths not claimed
-	flows  []([]flowRef) // moving flows listed on the link
-	wsum   []float64     // sum of the weights of the moving flows (exact: integers)
-	load   []float64     // sum of rate·weight of the moving flows
-	fresh  []int32       // updates of load since it was last summed exactly
-	bind   []bool        // may limit a rate: in the binding set (see maxMinFrom)
-	mark   []uint64      // epoch at which the link joined the component
-	sat    []uint64      // epoch at which filling found it full
-	dmark  []uint64      // epoch of dl
-	dl     []float64     // tentative change of load
-	fill   []float64     // filling: rate·weight of the frozen flows
-	wun    []float64     // filling: weight of the flows not yet frozen
-	lvl    []float64     // filling: the level at which the link is full
-	hpos   []int32       // filling: position in lheap, or -1
-	dirty  []bool        // filling: in Network.dirty
+	l     []linkRec
+	dmark []uint64  // epoch of dl
+	dl    []float64 // tentative change of load
 }
 
-// flowRef is a flow on a link's list and the index of the link in the
-// flow's path.
+// linkRec is the state of one link, real or virtual, in two cache lines:
+// what a start or finish reads, then what filling reads.
+type linkRec struct {
+	flows []flowRef // moving flows listed on the link
+	wsum  float64   // sum of the weights of the moving flows (exact: integers)
+	load  float64   // sum of rate·weight of the moving flows
+	bw    float64   // bandwidth
+	nfree int32     // listed flows of paths not claimed
+	fresh int32     // updates of load since it was last summed exactly
+	hpos  int32     // filling: position in lheap, or -1
+	bind  bool      // may limit a rate: in the binding set (see maxMinFrom)
+	dirty bool      // filling: in Network.dirty
+
+	claims []claimRef // claimed paths crossing the link
+	mark   uint64     // epoch at which the link joined the component
+	sat    uint64     // epoch at which filling found it full
+	fill   float64    // filling: rate·weight of the frozen flows
+	wun    float64    // filling: weight of the flows not yet frozen
+	lvl    float64    // filling: the level at which the link is full
+}
+
+// flowRef is a flow on a link's list, the index of the link in the
+// flow's path and its weight there.
 type flowRef struct {
 	f *Flow
 	u int32
+	w int32 // the flow's weight on the link
 }
 
 // NewNetwork returns an empty network whose flows run on s.
@@ -399,24 +410,10 @@ func (n *Network) addLink(l *Link) {
 // addSlot gives a link, real or virtual (see claim), its state.
 func (n *Network) addSlot(l *Link) {
 	s := &n.ls
-	l.slot = int32(len(s.bw))
-	s.bw = append(s.bw, l.bw)
-	s.flows = append(s.flows, nil)
-	s.claims = append(s.claims, nil)
-	s.nfree = append(s.nfree, 0)
-	s.wsum = append(s.wsum, 0)
-	s.load = append(s.load, 0)
-	s.fresh = append(s.fresh, 0)
-	s.bind = append(s.bind, false)
-	s.mark = append(s.mark, 0)
-	s.sat = append(s.sat, 0)
+	l.slot = int32(len(s.l))
+	s.l = append(s.l, linkRec{bw: l.bw, hpos: -1})
 	s.dmark = append(s.dmark, 0)
 	s.dl = append(s.dl, 0)
-	s.fill = append(s.fill, 0)
-	s.wun = append(s.wun, 0)
-	s.lvl = append(s.lvl, 0)
-	s.hpos = append(s.hpos, -1)
-	s.dirty = append(s.dirty, false)
 }
 
 // Links returns the network's links in the order they were added. The
@@ -460,6 +457,19 @@ func (n *Network) Transfer(p *Path, bytes units.Bytes, done func(*Flow)) *Flow {
 		panic(badBytes)
 	}
 	return n.transfer(p, bytes, n.Label, done, false)
+}
+
+// Send starts a flow as Transfer does, for a caller that keeps no
+// reference to it: the network reuses the flow once done returns, so done
+// must not keep it either. It spares an allocation per flow.
+func (n *Network) Send(p *Path, bytes units.Bytes, done func(*Flow)) {
+	if p.net != n {
+		panic(foreignPath)
+	}
+	if !(bytes >= 0) || math.IsInf(float64(bytes), 0) {
+		panic(badBytes)
+	}
+	n.transfer(p, bytes, n.Label, done, true)
 }
 
 // transfer is Transfer; a pooled flow is reused once done returns, so
@@ -568,8 +578,8 @@ func (n *Network) unsolo() {
 func (n *Network) enlist(f *Flow, seed bool) {
 	s := &n.ls
 	p := f.path
-	if p.claim == nil && len(p.uses) >= claimMin {
-		n.claimPath(p)
+	if p.claim == nil && !p.unclaimed && len(p.uses) >= claimMin {
+		n.claimOrNot(p)
 	}
 	free := p.claim == nil
 	share := p.share
@@ -579,21 +589,21 @@ func (n *Network) enlist(f *Flow, seed bool) {
 		f.pos = f.pos4[:0]
 	}
 	for i, u := range eff {
-		id := u.Link.slot
+		id := u.slot
 		if free {
 			n.freeJoins(id)
 		}
-		f.pos = append(f.pos, int32(len(s.flows[id])))
-		s.flows[id] = append(s.flows[id], flowRef{f, int32(i)})
+		f.pos = append(f.pos, int32(len(s.l[id].flows)))
+		s.l[id].flows = append(s.l[id].flows, flowRef{f, int32(i), int32(u.Weight)})
 		w := float64(u.Weight)
-		if s.load[id]+float64(w*share) > float64(s.bw[id]*(1-bindMargin)) {
-			s.bind[id] = true
+		if s.l[id].load+float64(w*share) > float64(s.l[id].bw*(1-bindMargin)) {
+			s.l[id].bind = true
 		}
 		if seed {
 			n.addCompLink(id)
 		}
-		s.wsum[id] += w
-		s.load[id] += float64(w * f.rate)
+		s.l[id].wsum += w
+		s.l[id].load += float64(w * f.rate)
 	}
 }
 
@@ -620,8 +630,8 @@ func (n *Network) detach(f *Flow) {
 	all := n.Sharing == EqualShare
 	free := f.path.claim == nil
 	for i, u := range f.eff() {
-		id := u.Link.slot
-		list := s.flows[id]
+		id := u.slot
+		list := s.l[id].flows
 		k, last := f.pos[i], len(list)-1
 		if int(k) != last {
 			m := list[last]
@@ -629,13 +639,13 @@ func (n *Network) detach(f *Flow) {
 			m.f.pos[m.u] = k
 		}
 		list[last] = flowRef{}
-		s.flows[id] = list[:last]
+		s.l[id].flows = list[:last]
 		if last == 0 {
-			s.wsum[id], s.load[id], s.fresh[id], s.bind[id] = 0, 0, 0, false
+			s.l[id].wsum, s.l[id].load, s.l[id].fresh, s.l[id].bind = 0, 0, 0, false
 		} else {
-			s.wsum[id] -= float64(u.Weight)
-			s.load[id] -= float64(float64(u.Weight) * f.rate)
-			if all || s.bind[id] {
+			s.l[id].wsum -= float64(u.Weight)
+			s.l[id].load -= float64(float64(u.Weight) * f.rate)
+			if all || s.l[id].bind {
 				n.seeds = append(n.seeds, id)
 			}
 		}
@@ -776,7 +786,7 @@ const (
 func (n *Network) equalShareFrom(uses []Use) {
 	n.seeds = n.seeds[:0]
 	for _, u := range uses {
-		n.seeds = append(n.seeds, int32(u.Link.slot))
+		n.seeds = append(n.seeds, int32(u.slot))
 	}
 	n.equalShareIDs(n.seeds)
 }
@@ -789,7 +799,7 @@ func (n *Network) equalShareIDs(ids []int32) {
 	n.epoch++
 	n.comp = n.comp[:0]
 	for _, id := range ids {
-		for _, r := range s.flows[id] {
+		for _, r := range s.l[id].flows {
 			if f := r.f; f.mark != n.epoch {
 				f.mark = n.epoch
 				n.comp = append(n.comp, f)
@@ -799,7 +809,7 @@ func (n *Network) equalShareIDs(ids []int32) {
 	for _, f := range n.comp {
 		r := f.path.limit
 		for _, u := range f.eff() {
-			if x := u.Link.bw / s.wsum[u.Link.slot]; x < r {
+			if x := s.l[u.slot].bw / s.l[u.slot].wsum; x < r {
 				r = x
 			}
 		}
@@ -822,8 +832,8 @@ func (n *Network) maxMinIDs(ids []int32) {
 // addCompLink adds a binding link to the component, once.
 func (n *Network) addCompLink(id int32) {
 	s := &n.ls
-	if s.bind[id] && s.mark[id] != n.epoch {
-		s.mark[id] = n.epoch
+	if s.l[id].bind && s.l[id].mark != n.epoch {
+		s.l[id].mark = n.epoch
 		n.compLinks = append(n.compLinks, id)
 	}
 }
@@ -853,8 +863,8 @@ func (n *Network) maxMinComponent() {
 	}
 	s := &n.ls
 	for _, id := range n.compLinks {
-		if s.sat[id] != n.epoch && s.load[id] <= float64(s.bw[id]*(1-unbindMargin)) {
-			s.bind[id] = false
+		if s.l[id].sat != n.epoch && s.l[id].load <= float64(s.l[id].bw*(1-unbindMargin)) {
+			s.l[id].bind = false
 		}
 	}
 }
@@ -864,7 +874,7 @@ func (n *Network) maxMinComponent() {
 func (n *Network) expand(from int) {
 	s := &n.ls
 	for i := from; i < len(n.compLinks); i++ {
-		for _, r := range s.flows[n.compLinks[i]] {
+		for _, r := range s.l[n.compLinks[i]].flows {
 			f := r.f
 			if f.mark == n.epoch {
 				continue
@@ -872,7 +882,7 @@ func (n *Network) expand(from int) {
 			f.mark = n.epoch
 			n.comp = append(n.comp, f)
 			for _, u := range f.eff() {
-				n.addCompLink(int32(u.Link.slot))
+				n.addCompLink(int32(u.slot))
 			}
 		}
 	}
@@ -897,9 +907,9 @@ func (n *Network) fill() {
 	slices.SortFunc(n.capped, func(a, b *Flow) int { return cmp.Compare(a.path.limit, b.path.limit) })
 	n.lheap = n.lheap[:0]
 	for _, id := range n.compLinks {
-		s.fill[id], s.wun[id] = 0, s.wsum[id]
-		s.lvl[id] = s.bw[id] / s.wun[id]
-		s.hpos[id] = int32(len(n.lheap))
+		s.l[id].fill, s.l[id].wun = 0, s.l[id].wsum
+		s.l[id].lvl = s.l[id].bw / s.l[id].wun
+		s.l[id].hpos = int32(len(n.lheap))
 		n.lheap = append(n.lheap, id)
 	}
 	for i := len(n.lheap)/2 - 1; i >= 0; i-- {
@@ -915,9 +925,9 @@ func (n *Network) fill() {
 			capLevel = n.capped[next].path.limit
 		}
 		switch {
-		case len(n.lheap) > 0 && s.lvl[n.lheap[0]] < capLevel:
+		case len(n.lheap) > 0 && s.l[n.lheap[0]].lvl < capLevel:
 			id := n.lpop()
-			level = max(level, s.lvl[id])
+			level = max(level, s.l[id].lvl)
 			n.freezeOn(id, level)
 		case next < len(n.capped):
 			level = max(level, capLevel)
@@ -949,8 +959,8 @@ func (n *Network) freezeFull(level float64) {
 	s := &n.ls
 	for len(n.lheap) > 0 {
 		top := n.lheap[0]
-		bw := s.bw[top]
-		if float64(bw-s.fill[top])-float64(s.wun[top]*level) > float64(saturated*bw) {
+		bw := s.l[top].bw
+		if float64(bw-s.l[top].fill)-float64(s.l[top].wun*level) > float64(saturated*bw) {
 			return
 		}
 		n.lpop()
@@ -962,8 +972,8 @@ func (n *Network) freezeFull(level float64) {
 // updating the levels of their other binding links.
 func (n *Network) freezeOn(id int32, level float64) {
 	s := &n.ls
-	s.sat[id] = n.epoch
-	for _, r := range s.flows[id] {
+	s.l[id].sat = n.epoch
+	for _, r := range s.l[id].flows {
 		if f := r.f; !f.frozen {
 			n.freeze(f, min(level, f.path.limit))
 		}
@@ -977,15 +987,15 @@ func (n *Network) freeze(f *Flow, rate float64) {
 	s := &n.ls
 	f.frozen, f.nrate = true, rate
 	for _, u := range f.eff() {
-		j := int32(u.Link.slot)
-		if s.hpos[j] < 0 {
+		j := int32(u.slot)
+		if s.l[j].hpos < 0 {
 			continue
 		}
 		w := float64(u.Weight)
-		s.fill[j] += float64(w * rate)
-		s.wun[j] -= w
-		if !s.dirty[j] {
-			s.dirty[j] = true
+		s.l[j].fill += float64(w * rate)
+		s.l[j].wun -= w
+		if !s.l[j].dirty {
+			s.l[j].dirty = true
 			n.dirty = append(n.dirty, j)
 		}
 	}
@@ -996,13 +1006,13 @@ func (n *Network) freeze(f *Flow, rate float64) {
 func (n *Network) relevel() {
 	s := &n.ls
 	for _, j := range n.dirty {
-		s.dirty[j] = false
+		s.l[j].dirty = false
 		switch {
-		case s.hpos[j] < 0:
-		case s.wun[j] <= 0:
+		case s.l[j].hpos < 0:
+		case s.l[j].wun <= 0:
 			n.lremove(j)
 		default:
-			s.lvl[j] = (s.bw[j] - s.fill[j]) / s.wun[j]
+			s.l[j].lvl = (s.l[j].bw - s.l[j].fill) / s.l[j].wun
 			n.lfix(j)
 		}
 	}
@@ -1021,8 +1031,8 @@ func (n *Network) overloads() bool {
 			continue // it unloads its links: leaving it out only overstates loads
 		}
 		for _, u := range f.eff() {
-			id := int32(u.Link.slot)
-			if s.bind[id] {
+			id := int32(u.slot)
+			if s.l[id].bind {
 				continue
 			}
 			if s.dmark[id] != n.depoch {
@@ -1034,20 +1044,20 @@ func (n *Network) overloads() bool {
 	}
 	grew := false
 	for _, id := range n.touched {
-		bw := s.bw[id]
-		if s.load[id]+s.dl[id] <= float64(bw*(1-bindMargin)) {
+		bw := s.l[id].bw
+		if s.l[id].load+s.dl[id] <= float64(bw*(1-bindMargin)) {
 			continue
 		}
 		x := 0.0 // the load at the new rates, summed exactly
-		for _, r := range s.flows[id] {
+		for _, r := range s.l[id].flows {
 			rate := r.f.rate
 			if r.f.mark == n.epoch {
 				rate = r.f.nrate
 			}
-			x += float64(float64(r.f.eff()[r.u].Weight) * rate)
+			x += float64(float64(r.w) * rate)
 		}
 		if x > float64(bw*(1-bindMargin)) {
-			s.bind[id] = true
+			s.l[id].bind = true
 			n.addCompLink(id)
 			grew = true
 		}
@@ -1073,12 +1083,12 @@ func (n *Network) commit() {
 		old := f.rate
 		f.rate = f.nrate
 		for _, u := range f.eff() {
-			id := u.Link.slot
-			if s.fresh[id]++; int(s.fresh[id]) > 4*len(s.flows[id])+64 {
+			id := u.slot
+			if s.l[id].fresh++; int(s.l[id].fresh) > 4*len(s.l[id].flows)+64 {
 				n.sumLoad(id)
 				continue
 			}
-			s.load[id] += float64(float64(u.Weight) * (f.rate - old))
+			s.l[id].load += float64(float64(u.Weight) * (f.rate - old))
 		}
 		if !bulk {
 			n.setFinish(f, now)
@@ -1101,23 +1111,23 @@ func (n *Network) commit() {
 func (n *Network) sumLoad(id int32) {
 	s := &n.ls
 	x := 0.0
-	for _, r := range s.flows[id] {
-		x += float64(float64(r.f.eff()[r.u].Weight) * r.f.rate)
+	for _, r := range s.l[id].flows {
+		x += float64(float64(r.w) * r.f.rate)
 	}
-	s.load[id], s.fresh[id] = x, 0
+	s.l[id].load, s.l[id].fresh = x, 0
 }
 
 // The filling heap: compLinks by level, then ID.
 
 func (n *Network) lless(a, b int32) bool {
-	la, lb := n.ls.lvl[a], n.ls.lvl[b]
+	la, lb := n.ls.l[a].lvl, n.ls.l[b].lvl
 	return la < lb || la == lb && a < b
 }
 
 func (n *Network) lswap(i, j int) {
 	h := n.lheap
 	h[i], h[j] = h[j], h[i]
-	n.ls.hpos[h[i]], n.ls.hpos[h[j]] = int32(i), int32(j)
+	n.ls.l[h[i]].hpos, n.ls.l[h[j]].hpos = int32(i), int32(j)
 }
 
 func (n *Network) lup(i int) {
@@ -1149,7 +1159,7 @@ func (n *Network) ldown(i int) {
 }
 
 func (n *Network) lpush(id int32) {
-	n.ls.hpos[id] = int32(len(n.lheap))
+	n.ls.l[id].hpos = int32(len(n.lheap))
 	n.lheap = append(n.lheap, id)
 	n.lup(len(n.lheap) - 1)
 }
@@ -1161,12 +1171,12 @@ func (n *Network) lpop() int32 {
 }
 
 func (n *Network) lremove(id int32) {
-	i, last := int(n.ls.hpos[id]), len(n.lheap)-1
+	i, last := int(n.ls.l[id].hpos), len(n.lheap)-1
 	if i != last {
 		n.lswap(i, last)
 	}
 	n.lheap = n.lheap[:last]
-	n.ls.hpos[id] = -1
+	n.ls.l[id].hpos = -1
 	if i != last {
 		n.ldown(i)
 		n.lup(i)
@@ -1174,7 +1184,7 @@ func (n *Network) lremove(id int32) {
 }
 
 func (n *Network) lfix(id int32) {
-	i := int(n.ls.hpos[id])
+	i := int(n.ls.l[id].hpos)
 	n.ldown(i)
 	n.lup(i)
 }
@@ -1282,8 +1292,8 @@ func (n *Network) Load(l *Link) units.BytesPerSec {
 	if l.net != n {
 		return 0
 	}
-	for _, r := range n.ls.flows[l.slot] {
-		x += float64(r.f.rate * float64(r.f.eff()[r.u].Weight))
+	for _, r := range n.ls.l[l.slot].flows {
+		x += float64(r.f.rate * float64(r.w))
 	}
 	return units.BytesPerSec(x + n.coldLoad(l))
 }

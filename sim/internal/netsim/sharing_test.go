@@ -87,11 +87,12 @@ func refRates(links []*Link, flows []*Flow, sharing Sharing) []float64 {
 // by a core whose bandwidth is the sum of the clusters' first links times
 // scale, and starts nflows flows over 1 ms: most inside one cluster, one
 // in eight through the core to another cluster, most of them groups of up
-// to 4 routes, one in six of 12 routes (a path of claimMin links or more,
-// most often). One path in four has a stream limit, of 0.2 to 20 GB/s, on
-// one of its routes, so that some flows freeze below what their links
-// leave them and others take up the rest. The core binds or not depending
-// on scale, so components merge through it and split again.
+// to 4 routes, one in six of 12 routes each through two links of its own
+// (a path of claimMin links or more, claimed). One path in four has a
+// stream limit, of 0.2 to 20 GB/s, on one of its routes, so that some
+// flows freeze below what their links leave them and others take up the
+// rest. The core binds or not depending on scale, so components merge
+// through it and split again.
 func clusteredNetwork(s *event.Scheduler, rng *rand.Rand, nc, nflows int, scale float64) *Network {
 	n := NewNetwork(s)
 	var cl [][]*Link
@@ -105,11 +106,14 @@ func clusteredNetwork(s *event.Scheduler, rng *rand.Rand, nc, nflows int, scale 
 		cl = append(cl, c)
 	}
 	core := n.AddLink("core", units.BytesPerSec(total*scale), 1e-6)
-	for range nflows {
+	for i := range nflows {
 		b := n.NewPathBuilder()
-		routes := 1 + rng.IntN(4)
+		routes, lanes := 1+rng.IntN(4), 0
 		if rng.IntN(6) == 0 {
-			routes = 12 // a flow group over many clusters: claimed
+			// A flow group over many clusters, each route through two
+			// links of its own as a ring step through its ranks' ports:
+			// claimed, its shared links turning hot and cold.
+			routes, lanes = 12, 2
 		}
 		limited := rng.IntN(4) == 0
 		for r := range routes {
@@ -117,6 +121,9 @@ func clusteredNetwork(s *event.Scheduler, rng *rand.Rand, nc, nflows int, scale 
 			route := []*Link{a[rng.IntN(4)], a[rng.IntN(4)]}
 			if rng.IntN(8) == 0 {
 				route = append(route, a[0], core, cl[rng.IntN(nc)][1+rng.IntN(3)])
+			}
+			for j := range lanes {
+				route = append(route, n.AddLink(fmt.Sprintf("lane%d.%d.%d", i, r, j), units.BytesPerSec(1e9*(1+99*rng.Float64())), 0))
 			}
 			extra := units.Seconds(1e-6 * rng.Float64())
 			if limited && r == 0 {
@@ -244,7 +251,7 @@ func TestSharingAllocs(t *testing.T) {
 		paths := []*Path{b.Path(), n.NewPath(0, ls[1], ls[3]), n.NewPath(0, ls[4]), n.NewPath(0, ls[3], ls[5], ls[0])}
 		round := func() {
 			for i, p := range paths {
-				n.transfer(p, units.Bytes(1e5*float64(i+1)), "", nil, true)
+				n.Send(p, units.Bytes(1e5*float64(i+1)), nil)
 			}
 			s.Run()
 		}
@@ -300,6 +307,45 @@ func TestClaimedPath(t *testing.T) {
 		}
 		if got := float64(fs.End()); math.Abs(got-1e-3) > 1e-12*1e-3 {
 			t.Errorf("single flow ends at %v, want 1 ms", got)
+		}
+	}
+}
+
+// TestSharedPathNotClaimed checks that a path of claimMin links, more
+// than half of which already carry a flow when its own first flow moves,
+// is not claimed, and that the rates are those of TestClaimedPath: a
+// single flow on 9 of the claimMin links of 1 GB/s (0.5 MB) and the group
+// over all of them (2 MB) move at 0.5 GB/s each; the single flow ends at
+// 1 ms, the group at 2.5 ms.
+func TestSharedPathNotClaimed(t *testing.T) {
+	var s event.Scheduler
+	n := NewNetwork(&s)
+	gb, sb := n.NewPathBuilder(), n.NewPathBuilder()
+	for i := range claimMin {
+		l := n.AddLink("", 1*units.GBps, 0)
+		gb.Add(0, l)
+		if i < 9 {
+			sb.Add(0, l)
+		}
+	}
+	single, group := sb.Path(), gb.Path()
+	fs := n.Transfer(single, 0.5*units.MB, nil)
+	fg := n.Transfer(group, 2*units.MB, nil)
+	s.At(0.5e-3, func() {
+		if fg.Rate() != 0.5*units.GBps || fs.Rate() != 0.5*units.GBps {
+			t.Errorf("rates %v and %v, want 0.5 GB/s each", fg.Rate(), fs.Rate())
+		}
+	})
+	s.Run()
+	if group.claim != nil || !group.unclaimed {
+		t.Errorf("mostly shared path claimed (%v) or not marked (%v)", group.claim != nil, group.unclaimed)
+	}
+	for _, c := range []struct {
+		f    *Flow
+		want float64
+	}{{fs, 1e-3}, {fg, 2.5e-3}} {
+		if got := float64(c.f.End()); math.Abs(got-c.want) > 1e-12*c.want {
+			t.Errorf("flow of %v ends at %v, want %v", c.f.Bytes(), got, c.want)
 		}
 	}
 }
