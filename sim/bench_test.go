@@ -56,6 +56,75 @@ func resnet50OnDGXA100(tb testing.TB, nodes int) Config {
 	}
 }
 
+// transformerPipeline returns Transformer (big) in fp16 with Adam on
+// nodes of the catalogue's dgx-a100, pipelined over 16 stages (two nodes
+// per replica, so the boundary between stages 7 and 8 crosses the fabric)
+// with 1F1B and 32 micro-batches of 2,048 token pairs; the replicas
+// all-reduce each stage's gradient hierarchically. The boundary activation
+// is a layer's share of the model's stored activations, as scenarios
+// builds it, about 6 MB per micro-batch.
+func transformerPipeline(tb testing.TB, nodes int) Config {
+	cat, err := hw.Default()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	prof, err := model.Default()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	sys, node, dev, err := cat.Resolve("dgx-a100")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	m, err := prof.Model("transformer-big")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	ps, err := Roofline(m, dev, hw.FP16)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	verbs, nccl := sys.Transports[hw.Verbs], sys.Transports[hw.NCCL]
+	return Config{
+		Nodes: nodes, DevicesPerNode: node.Devices, MicroBatch: 2048, Accumulation: 32,
+		Stages: 16, Schedule: OneFOneB,
+		Compute: Compute{PerSample: ps, Update: UpdateTime(m, dev, model.Adam, model.FP16, model.FP32)},
+		Memory:  ModelMemory(m, dev, model.Adam, model.FP16, model.FP32),
+		Comm: Comm{Algorithm: Hierarchical, Layers: GradientLayers(m, 2),
+			Boundary: m.ActivationBytes(model.FP16) / units.Bytes(max(len(m.Layers), 1))},
+		Network: Network{
+			Intra:         Link{units.BytesPerSec(float64(node.Link.Bandwidth) * nccl.Efficiency), node.Link.Latency + nccl.Overhead},
+			PCIe:          Link{Bandwidth: node.HostBandwidth(dev)},
+			NICs:          8,
+			NIC:           Link{Bandwidth: sys.Fabric.Bandwidth.Bytes()},
+			FabricLatency: sys.Fabric.Latency, Efficiency: verbs.Efficiency, Overhead: verbs.Overhead,
+		},
+		Jitter: 0.05, Seed: 1, Steps: 1,
+	}
+}
+
+// BenchmarkPipeline times one 1F1B step of transformerPipeline on 1,024,
+// 4,096 and 16,384 GPUs (64 to 1,024 replicas of 16 stages): the whole
+// Run, topology included. s/step is the wall time per simulated step.
+func BenchmarkPipeline(b *testing.B) {
+	for _, gpus := range []int{1024, 4096, 16384} {
+		b.Run(fmt.Sprintf("gpus=%d", gpus), func(b *testing.B) {
+			c := transformerPipeline(b, gpus/8)
+			var events int64
+			b.ReportAllocs()
+			for range b.N {
+				res, err := Run(c)
+				if err != nil {
+					b.Fatal(err)
+				}
+				events = res.Events
+			}
+			b.ReportMetric(b.Elapsed().Seconds()/float64(b.N*c.Steps), "s/step")
+			b.ReportMetric(float64(events)/float64(c.Steps), "events/step")
+		})
+	}
+}
+
 // BenchmarkStep times data-parallel ResNet-50 steps on 1024 GPUs (128
 // DGX A100 nodes). steps=1 is a whole Run of one step, building the
 // topology and its paths; steps=11 amortizes that, and ms/step is the

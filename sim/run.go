@@ -189,10 +189,14 @@ type run struct {
 	tr *tracer
 
 	sends      []sendReq // transfers sent at this instant
+	spare      []sendReq // the other buffer of sends, for flush
 	flushing   bool
 	keyBuf     []byte
 	groupPaths map[string]*netsim.Path
 	sendIndex  map[[3]int]int
+	batches    []batch        // flush's scratch: its flow groups
+	routes     []*netsim.Path // by 2·src + back: the route of a lone send
+	free       []*delivery    // deliveries whose flows are done, for reuse
 
 	// onDeliver, when set (tests), is called for every micro-batch the
 	// input pipeline delivers: the replica, the global micro-batch index
@@ -233,13 +237,18 @@ func newRun(c *Config) (*run, error) {
 	}
 	R := c.Ranks()
 	r.ranks = make([]rank, R)
+	r.routes = make([]*netsim.Path, 2*R)
 	nodeOf := c.nodeOf()
+	var times []float64 // the pipeline's per micro-batch times, rank after rank
+	if S > 1 {
+		times = make([]float64, 4*M*R)
+	}
 	for i := range r.ranks {
 		k := &r.ranks[i]
 		*k = rank{r: r, id: i, node: nodeOf[i], stage: i % S, rep: i / S, tasks: r.sched[i%S]}
 		if S > 1 {
-			k.actAt, k.actSent = make([]float64, M), make([]float64, M)
-			k.gradAt, k.gradSent = make([]float64, M), make([]float64, M)
+			t := times[4*M*i : 4*M*(i+1) : 4*M*(i+1)]
+			k.actAt, k.actSent, k.gradAt, k.gradSent = t[:M:M], t[M:2*M:2*M], t[2*M:3*M:3*M], t[3*M:]
 		}
 	}
 	r.groups = make([]group, S)
@@ -579,6 +588,50 @@ type sendReq struct {
 	back         bool
 }
 
+// batch is a flow group that flush starts: the sends of one stage
+// boundary, direction and micro-batch.
+type batch struct {
+	src []int
+	d   *delivery
+}
+
+// delivery is what a flow group of flush delivers when it is done: its
+// micro-batch to each of dst. Deliveries are reused, so that a send
+// allocates neither its callback nor its destinations.
+type delivery struct {
+	r        *run
+	dst      []int
+	mb, step int
+	back     bool
+	done     func(*netsim.Flow) // bound to arrived once
+}
+
+// arrived hands the micro-batch to every destination, unless the step
+// it was sent in has ended, and frees the delivery.
+func (d *delivery) arrived(*netsim.Flow) {
+	r := d.r
+	if r.step == d.step {
+		for _, k := range d.dst {
+			r.arrive(k, d.mb, d.back)
+		}
+	}
+	r.free = append(r.free, d)
+}
+
+// newDelivery returns a free delivery for micro-batch mb sent now.
+func (r *run) newDelivery(mb int, back bool) *delivery {
+	var d *delivery
+	if k := len(r.free); k > 0 {
+		d = r.free[k-1]
+		r.free = r.free[:k-1]
+	} else {
+		d = &delivery{r: r}
+		d.done = d.arrived
+	}
+	d.dst, d.mb, d.step, d.back = d.dst[:0], mb, r.step, back
+	return d
+}
+
 type flushEvent run
 
 func (e *flushEvent) Fire() { (*run)(e).flush() }
@@ -588,15 +641,9 @@ func (e *flushEvent) Fire() { (*run)(e).flush() }
 func (r *run) flush() {
 	r.flushing = false
 	sends := r.sends
-	r.sends = nil
-	bytes := units.Bytes(float64(r.c.Comm.Boundary) * float64(r.c.MicroBatch))
+	r.sends, r.spare = r.spare[:0], sends
 	S := r.c.Stages
-	type batch struct {
-		src, dst []int
-		mb       int
-		back     bool
-	}
-	var groups []batch
+	groups := r.batches[:0]
 	clear(r.sendIndex)
 	for _, a := range sends {
 		b := 0
@@ -608,47 +655,69 @@ func (r *run) flush() {
 		if !ok {
 			i = len(groups)
 			r.sendIndex[id] = i
-			groups = append(groups, batch{mb: a.mb, back: a.back})
+			if i < cap(groups) {
+				groups = groups[:i+1]
+				groups[i].src = groups[i].src[:0]
+			} else {
+				groups = append(groups, batch{})
+			}
+			groups[i].d = r.newDelivery(a.mb, a.back)
 		}
 		groups[i].src = append(groups[i].src, a.src)
-		groups[i].dst = append(groups[i].dst, a.dst)
+		groups[i].d.dst = append(groups[i].d.dst, a.dst)
 	}
-	for _, g := range groups {
-		src, dst := g.src, g.dst
+	for i := range groups {
+		r.startBatch(&groups[i])
+		groups[i].d = nil
+	}
+	r.batches = groups
+}
+
+// startBatch starts a flow group of flush on the routes of its sends.
+func (r *run) startBatch(g *batch) {
+	src, d := g.src, g.d
+	S := r.c.Stages
+	var path *netsim.Path
+	if len(src) == 1 {
+		path = r.route(src[0], d.dst[0], d.back)
+	} else {
 		key := r.keyBuf[:0]
-		if g.back {
+		if d.back {
 			key = append(key, 'b')
 		}
 		for _, x := range src {
 			key = strconv.AppendInt(append(key, ','), int64(x), 10)
 		}
 		r.keyBuf = key
-		var path *netsim.Path
-		if len(src) == 1 {
-			path = r.topo.Route(src[0], dst[0])
-		} else if path = r.groupPaths[string(key)]; path == nil {
-			path = r.topo.Routes(src, dst)
+		if path = r.groupPaths[string(key)]; path == nil {
+			path = r.topo.Routes(src, d.dst)
 			r.groupPaths[string(key)] = path
 		}
-		mb, back, step := g.mb, g.back, r.step
-		net := r.topo.Network()
-		if r.tr != nil {
-			what, to := "activations", src[0]%S+1
-			if back {
-				what, to = "gradients", src[0]%S-1
-			}
-			net.Label = fmt.Sprintf("%s stage %d→%d, micro-batch %d", what, src[0]%S, to, mb)
-		}
-		net.Transfer(path, bytes, func(*netsim.Flow) {
-			if r.step != step {
-				return
-			}
-			for _, d := range dst {
-				r.arrive(d, mb, back)
-			}
-		})
-		net.Label = ""
 	}
+	net := r.topo.Network()
+	if r.tr != nil {
+		what, to := "activations", src[0]%S+1
+		if d.back {
+			what, to = "gradients", src[0]%S-1
+		}
+		net.Label = fmt.Sprintf("%s stage %d→%d, micro-batch %d", what, src[0]%S, to, d.mb)
+	}
+	bytes := units.Bytes(float64(r.c.Comm.Boundary) * float64(r.c.MicroBatch))
+	net.Send(path, bytes, d.done)
+	net.Label = ""
+}
+
+// route returns the path of a lone send from src to its neighbour dst,
+// looked up once per rank and direction.
+func (r *run) route(src, dst int, back bool) *netsim.Path {
+	i := 2 * src
+	if back {
+		i++
+	}
+	if r.routes[i] == nil {
+		r.routes[i] = r.topo.Route(src, dst)
+	}
+	return r.routes[i]
 }
 
 // arrive records that micro-batch mb's activations (or gradients) reached

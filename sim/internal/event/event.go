@@ -18,8 +18,16 @@ type Scheduler struct {
 	now    units.Seconds
 	seq    uint64
 	events int64
-	heap   []*item
+	heap   []entry // a 4-ary heap by time, then scheduling order
 	free   []*item
+}
+
+// entry is a queued item with its key, kept in the heap so that ordering
+// the heap reads no item.
+type entry struct {
+	t   units.Seconds
+	seq uint64
+	it  *item
 }
 
 // item is one pending event.
@@ -111,9 +119,8 @@ func (s *Scheduler) push(t units.Seconds, fn func(), e Event) Handle {
 	}
 	s.seq++
 	it.t, it.seq, it.fn, it.ev = t, s.seq, fn, e
-	it.idx = len(s.heap)
-	s.heap = append(s.heap, it)
-	s.up(it.idx)
+	s.heap = append(s.heap, entry{t, s.seq, it})
+	s.up(len(s.heap) - 1)
 	return Handle{it: it, seq: it.seq}
 }
 
@@ -137,16 +144,7 @@ func (s *Scheduler) Cancel(h Handle) bool {
 		return false
 	}
 	it := h.it
-	i := it.idx
-	last := len(s.heap) - 1
-	if i != last {
-		s.swap(i, last)
-	}
-	s.heap = s.heap[:last]
-	if i != last {
-		s.down(i)
-		s.up(i)
-	}
+	s.remove(it.idx)
 	s.release(it)
 	return true
 }
@@ -157,15 +155,8 @@ func (s *Scheduler) Step() bool {
 	if len(s.heap) == 0 {
 		return false
 	}
-	it := s.heap[0]
-	last := len(s.heap) - 1
-	if last > 0 {
-		s.swap(0, last)
-	}
-	s.heap = s.heap[:last]
-	if last > 0 {
-		s.down(0)
-	}
+	it := s.heap[0].it
+	s.remove(0)
 	s.now = it.t
 	s.events++
 	fn, e := it.fn, it.ev
@@ -205,45 +196,66 @@ func (s *Scheduler) release(it *item) {
 	s.free = append(s.free, it)
 }
 
-func less(a, b *item) bool {
+// remove takes the entry at position i out of the heap.
+func (s *Scheduler) remove(i int) {
+	last := len(s.heap) - 1
+	e := s.heap[last]
+	s.heap[last] = entry{}
+	s.heap = s.heap[:last]
+	if i == last {
+		return
+	}
+	s.set(i, e)
+	s.down(i)
+	s.up(e.it.idx)
+}
+
+func less(a, b *entry) bool {
 	return a.t < b.t || (a.t == b.t && a.seq < b.seq)
 }
 
-func (s *Scheduler) swap(i, j int) {
-	h := s.heap
-	h[i], h[j] = h[j], h[i]
-	h[i].idx = i
-	h[j].idx = j
+// set puts e at position i of the heap.
+func (s *Scheduler) set(i int, e entry) {
+	s.heap[i] = e
+	e.it.idx = i
 }
 
+// up moves the entry at i toward the root while it precedes its parent.
 func (s *Scheduler) up(i int) {
 	h := s.heap
+	e := h[i]
 	for i > 0 {
-		p := (i - 1) / 2
-		if !less(h[i], h[p]) {
+		p := (i - 1) / 4
+		if !less(&e, &h[p]) {
 			break
 		}
-		s.swap(i, p)
+		s.set(i, h[p])
 		i = p
 	}
+	s.set(i, e)
 }
 
+// down moves the entry at i toward the leaves while a child precedes it.
 func (s *Scheduler) down(i int) {
 	h := s.heap
 	n := len(h)
+	e := h[i]
 	for {
-		l := 2*i + 1
-		if l >= n {
-			return
+		c := 4*i + 1
+		if c >= n {
+			break
 		}
-		m := l
-		if r := l + 1; r < n && less(h[r], h[l]) {
-			m = r
+		m := c
+		for j := c + 1; j < min(c+4, n); j++ {
+			if less(&h[j], &h[m]) {
+				m = j
+			}
 		}
-		if !less(h[m], h[i]) {
-			return
+		if !less(&h[m], &e) {
+			break
 		}
-		s.swap(i, m)
+		s.set(i, h[m])
 		i = m
 	}
+	s.set(i, e)
 }

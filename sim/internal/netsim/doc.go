@@ -353,6 +353,32 @@
 // steps) and paths are cached in the Topology by algorithm, ranks and size,
 // so gradient buckets of the same size reuse them step after step.
 //
+// A start or finish recomputes only the rates it can change. Under MaxMin
+// the network keeps a binding set: the links progressive filling found
+// full and those whose load comes within 1e-9 of their bandwidth. A link
+// outside it limits no flow, so leaving it out changes no rate; the rates
+// recomputed are those of the flows reachable from the changed flow
+// through binding links, by progressive filling over those links with a
+// heap of their filling levels; a flow whose path has a limit freezes at
+// it when the level reaches it first, as behind a private link of that
+// bandwidth. If the new rates would bring another link
+// within 1e-9 of its bandwidth, it joins the set and the enlarged
+// component is filled again. Flows elsewhere keep their rates and finish
+// times, and a flow moving alone costs nothing per link. Under EqualShare
+// the flows sharing a link with the changed one are recomputed. The rates
+// are those of filling the whole network from scratch to a few 1e-15
+// relative under MaxMin and, in that test's cases, bit for bit under
+// EqualShare (TestIncrementalSharing checks 1e-12 against that serial
+// computation, kept in the test, on networks with limited paths). A path
+// of 16 links or more (a flow group across many ranks) is claimed unless
+// more than half its links already carry flows when its first flow
+// moves: its flows are listed only on the links they share with other
+// flows, plus one virtual link of bandwidth the minimum of B(l)/w(l) over
+// the others, which only they cross; the constraints are the same, and a
+// ring step alone on its links costs a few links instead of one per rank.
+// A parameter server's pushes, through the servers' NICs that every
+// worker crosses, are not claimed.
+//
 // # Observing the links
 //
 // Network.OnChange, when set, is called after every change of the moving

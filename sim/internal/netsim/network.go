@@ -1,6 +1,7 @@
 package netsim
 
 import (
+	"cmp"
 	"math"
 	"slices"
 	"strconv"
@@ -54,6 +55,7 @@ type Link struct {
 	bw   float64
 	lat  units.Seconds
 	id   int
+	slot int32 // index in the network's linkState
 	net  *Network
 }
 
@@ -82,7 +84,8 @@ func (l *Link) ID() int { return l.id }
 // cross it.
 type Use struct {
 	Link   *Link
-	Weight int // streams crossing Link; at least 1
+	Weight int   // streams crossing Link; at least 1
+	slot   int32 // Link's slot in the network's link state
 }
 
 // Path is the set of links a flow crosses, each with a weight: the number
@@ -104,6 +107,8 @@ type Path struct {
 
 	moved      float64 // stream bytes moved by this path's flows, for Stats
 	registered bool
+	claim      *claim // how its flows are listed, for a path of claimMin links or more
+	unclaimed  bool   // a path of claimMin links or more found mostly shared
 }
 
 // Uses returns the path's links with their weights, in link order. The
@@ -200,7 +205,7 @@ func (b *PathBuilder) Path() *Path {
 	for i, id := range b.touched {
 		l := b.net.links[id]
 		w := int(b.weight[id])
-		p.uses[i] = Use{Link: l, Weight: w}
+		p.uses[i] = Use{Link: l, Weight: w, slot: l.slot}
 		if s := l.bw / float64(w); s < p.share {
 			p.share = s
 		}
@@ -237,8 +242,17 @@ type Flow struct {
 	rate   float64 // bytes/s per stream
 	last   float64 // time rem and moved were brought up to date
 	finish float64 // time rem reaches 0 at the current rate
-	frozen bool    // progressive filling scratch
 	pooled bool    // reused by the network once done returns
+	listed bool    // on its links' lists (see Network.unsolo)
+
+	seq    uint64   // start order among the flows that moved
+	aidx   int32    // index in the network's active list
+	hidx   int32    // index in the finish queue, or -1
+	pos    []int32  // index in each link's list of flows, by entry of eff
+	pos4   [4]int32 // storage of pos for a path of up to 4 links
+	mark   uint64   // epoch at which the flow joined a recomputation
+	nrate  float64  // recomputation: the new rate
+	frozen bool     // progressive filling: rate set
 }
 
 // Path returns the flow's path.
@@ -296,19 +310,66 @@ type Network struct {
 
 	links  []*Link
 	paths  []*Path // paths that have carried a flow, for Stats
-	active []*Flow // moving flows in start order
+	active []*Flow // moving flows in start order; nil where one finished
+	dead   int     // nils in active
+	seq    uint64  // start order of the next flow to move
+	finq   []*Flow // moving flows, a heap by finish time then start order
+	solo   *Flow   // the only moving flow, not on its links' lists
 
 	wake   event.Handle
 	wakeAt float64
 
-	// Progressive-filling scratch, indexed by link ID.
-	mark    []uint64
-	epoch   uint64
-	rem     []float64
-	wsum    []float64
-	touched []int
-	doneBuf []*Flow
-	pool    []*Flow
+	ls linkState
+
+	// Recomputation scratch.
+	epoch     uint64  // marks of a recomputation's component
+	depoch    uint64  // marks of an overload check
+	comp      []*Flow // flows whose rates are recomputed
+	capped    []*Flow // filling: flows of comp with a limit, by limit
+	compLinks []int32 // binding links of comp
+	lheap     []int32 // compLinks by filling level
+	seeds     []int32 // links whose flows' rates a change can reach
+	touched   []int32 // links an overload check looks at
+	dirty     []int32 // links whose filling level changed
+	doneBuf   []*Flow
+	pool      []*Flow
+}
+
+// linkState is what the network keeps per link, indexed by link slot:
+// a record per link, and the scratch of overloads.
+type linkState struct {
+	l     []linkRec
+	dmark []uint64  // epoch of dl
+	dl    []float64 // tentative change of load
+}
+
+// linkRec is the state of one link, real or virtual, in two cache lines:
+// what a start or finish reads, then what filling reads.
+type linkRec struct {
+	flows []flowRef // moving flows listed on the link
+	wsum  float64   // sum of the weights of the moving flows (exact: integers)
+	load  float64   // sum of rate·weight of the moving flows
+	bw    float64   // bandwidth
+	nfree int32     // listed flows of paths not claimed
+	fresh int32     // updates of load since it was last summed exactly
+	hpos  int32     // filling: position in lheap, or -1
+	bind  bool      // may limit a rate: in the binding set (see maxMinFrom)
+	dirty bool      // filling: in Network.dirty
+
+	claims []claimRef // claimed paths crossing the link
+	mark   uint64     // epoch at which the link joined the component
+	sat    uint64     // epoch at which filling found it full
+	fill   float64    // filling: rate·weight of the frozen flows
+	wun    float64    // filling: weight of the flows not yet frozen
+	lvl    float64    // filling: the level at which the link is full
+}
+
+// flowRef is a flow on a link's list, the index of the link in the
+// flow's path and its weight there.
+type flowRef struct {
+	f *Flow
+	u int32
+	w int32 // the flow's weight on the link
 }
 
 // NewNetwork returns an empty network whose flows run on s.
@@ -343,9 +404,16 @@ func (n *Network) addIndexed(kind string, i, j int, bw units.BytesPerSec, latenc
 
 func (n *Network) addLink(l *Link) {
 	n.links = append(n.links, l)
-	n.mark = append(n.mark, 0)
-	n.rem = append(n.rem, 0)
-	n.wsum = append(n.wsum, 0)
+	n.addSlot(l)
+}
+
+// addSlot gives a link, real or virtual (see claim), its state.
+func (n *Network) addSlot(l *Link) {
+	s := &n.ls
+	l.slot = int32(len(s.l))
+	s.l = append(s.l, linkRec{bw: l.bw, hpos: -1})
+	s.dmark = append(s.dmark, 0)
+	s.dl = append(s.dl, 0)
 }
 
 // Links returns the network's links in the order they were added. The
@@ -354,7 +422,28 @@ func (n *Network) Links() []*Link { return n.links }
 
 // Active returns the flows now moving bytes, in start order. The slice is
 // valid until the next event and must not be modified.
-func (n *Network) Active() []*Flow { return n.active }
+func (n *Network) Active() []*Flow {
+	n.compact()
+	return n.active
+}
+
+// compact removes the finished flows from active, keeping the order.
+func (n *Network) compact() {
+	if n.dead == 0 {
+		return
+	}
+	k := 0
+	for _, f := range n.active {
+		if f != nil {
+			f.aidx = int32(k)
+			n.active[k] = f
+			k++
+		}
+	}
+	clear(n.active[k:])
+	n.active = n.active[:k]
+	n.dead = 0
+}
 
 // Transfer starts a flow of bytes on every stream of p. After p's latency
 // the flow moves its bytes; when the last byte arrives, done (if not nil)
@@ -370,6 +459,19 @@ func (n *Network) Transfer(p *Path, bytes units.Bytes, done func(*Flow)) *Flow {
 	return n.transfer(p, bytes, n.Label, done, false)
 }
 
+// Send starts a flow as Transfer does, for a caller that keeps no
+// reference to it: the network reuses the flow once done returns, so done
+// must not keep it either. It spares an allocation per flow.
+func (n *Network) Send(p *Path, bytes units.Bytes, done func(*Flow)) {
+	if p.net != n {
+		panic(foreignPath)
+	}
+	if !(bytes >= 0) || math.IsInf(float64(bytes), 0) {
+		panic(badBytes)
+	}
+	n.transfer(p, bytes, n.Label, done, true)
+}
+
 // transfer is Transfer; a pooled flow is reused once done returns, so
 // nothing may keep it.
 func (n *Network) transfer(p *Path, bytes units.Bytes, label string, done func(*Flow), pooled bool) *Flow {
@@ -380,7 +482,8 @@ func (n *Network) transfer(p *Path, bytes units.Bytes, label string, done func(*
 	} else {
 		f = new(Flow)
 	}
-	*f = Flow{net: n, path: p, bytes: float64(bytes), done: done, label: label, start: n.s.Now(), rem: float64(bytes), pooled: pooled}
+	*f = Flow{net: n, path: p, bytes: float64(bytes), done: done, label: label, start: n.s.Now(), rem: float64(bytes), pooled: pooled,
+		pos: f.pos[:0], hidx: -1}
 	if !p.registered {
 		p.registered = true
 		n.paths = append(n.paths, p)
@@ -403,7 +506,7 @@ func (f *Flow) beginMoving() {
 	n := f.net
 	now := n.s.Now()
 	f.begin = now
-	if f.bytes == 0 || len(f.path.uses) == 0 {
+	if f.bytes == 0 || len(f.eff()) == 0 {
 		f.moved = f.bytes
 		f.path.moved += f.bytes
 		f.rem = 0
@@ -415,11 +518,37 @@ func (f *Flow) beginMoving() {
 		n.recycle(f)
 		return
 	}
-	n.settle(float64(now))
 	f.moving = true
 	f.last = float64(now)
+	f.seq = n.seq
+	n.seq++
+	f.aidx = int32(len(n.active))
 	n.active = append(n.active, f)
-	n.allocate()
+	switch {
+	case len(n.finq) == 0:
+		// Alone on the network, the flow moves at its path's rate under
+		// either policy; it goes on its links' lists only once another
+		// flow moves, so that a lone flow costs nothing per link.
+		n.solo = f
+		f.rate = f.path.share
+		n.setFinish(f, float64(now))
+	case n.Sharing == EqualShare:
+		n.unsolo()
+		n.enlist(f, false)
+		n.equalShareFrom(f.eff())
+	default:
+		n.unsolo()
+		n.epoch++
+		n.comp, n.compLinks = n.comp[:0], n.compLinks[:0]
+		n.enlist(f, true)
+		if len(n.compLinks) == 0 {
+			// Held by its limit, the flow may bring no link near its
+			// bandwidth: it starts the component alone.
+			f.mark = n.epoch
+			n.comp = append(n.comp, f)
+		}
+		n.maxMinComponent()
+	}
 	n.reschedule()
 	if n.OnChange != nil {
 		n.OnChange()
@@ -428,21 +557,112 @@ func (f *Flow) beginMoving() {
 
 func (n *Network) recycle(f *Flow) {
 	if f.pooled {
-		*f = Flow{}
+		*f = Flow{pos: f.pos[:0]}
 		n.pool = append(n.pool, f)
 	}
 }
 
-// settle brings every moving flow's progress up to time now.
-func (n *Network) settle(now float64) {
-	for _, f := range n.active {
-		if dt := now - f.last; dt > 0 {
-			x := float64(f.rate * dt)
-			f.rem -= x
-			f.moved += x
-			f.path.moved += x
-			f.last = now
+// unsolo puts the flow that moved alone, if any, on its links' lists.
+func (n *Network) unsolo() {
+	if n.solo != nil {
+		n.enlist(n.solo, false)
+		n.solo = nil
+	}
+}
+
+// enlist puts a moving flow on its links' lists, adding its weight and
+// its load at its rate, and adds to the binding set the links on which
+// the flow could bring the load within bindMargin of the bandwidth if it
+// ran at its rate alone: at least the link that limits it alone. With
+// seed, the flow's binding links start the component to recompute.
+func (n *Network) enlist(f *Flow, seed bool) {
+	s := &n.ls
+	p := f.path
+	if p.claim == nil && !p.unclaimed && len(p.uses) >= claimMin {
+		n.claimOrNot(p)
+	}
+	free := p.claim == nil
+	share := p.share
+	f.listed = true
+	eff := f.eff()
+	if f.pos == nil && len(eff) <= len(f.pos4) {
+		f.pos = f.pos4[:0]
+	}
+	for i, u := range eff {
+		id := u.slot
+		if free {
+			n.freeJoins(id)
 		}
+		f.pos = append(f.pos, int32(len(s.l[id].flows)))
+		s.l[id].flows = append(s.l[id].flows, flowRef{f, int32(i), int32(u.Weight)})
+		w := float64(u.Weight)
+		if s.l[id].load+float64(w*share) > float64(s.l[id].bw*(1-bindMargin)) {
+			s.l[id].bind = true
+		}
+		if seed {
+			n.addCompLink(id)
+		}
+		s.l[id].wsum += w
+		s.l[id].load += float64(w * f.rate)
+	}
+}
+
+// setFinish sets the time a moving flow finishes at its rate and puts it
+// in the finish queue.
+func (n *Network) setFinish(f *Flow, now float64) {
+	f.finish = now + f.rem/f.rate
+	if f.finish < now {
+		f.finish = now
+	}
+	if f.hidx < 0 {
+		n.finqPush(f)
+	} else {
+		n.finqFix(f)
+	}
+}
+
+// detach takes a finished flow off its links' lists and adds to seeds
+// those whose flows' rates may change: under MaxMin the binding links
+// left with flows, under EqualShare all links left with flows. A link left
+// without flows leaves the binding set.
+func (n *Network) detach(f *Flow) {
+	s := &n.ls
+	all := n.Sharing == EqualShare
+	free := f.path.claim == nil
+	for i, u := range f.eff() {
+		id := u.slot
+		list := s.l[id].flows
+		k, last := f.pos[i], len(list)-1
+		if int(k) != last {
+			m := list[last]
+			list[k] = m
+			m.f.pos[m.u] = k
+		}
+		list[last] = flowRef{}
+		s.l[id].flows = list[:last]
+		if last == 0 {
+			s.l[id].wsum, s.l[id].load, s.l[id].fresh, s.l[id].bind = 0, 0, 0, false
+		} else {
+			s.l[id].wsum -= float64(u.Weight)
+			s.l[id].load -= float64(float64(u.Weight) * f.rate)
+			if all || s.l[id].bind {
+				n.seeds = append(n.seeds, id)
+			}
+		}
+		if free {
+			n.freeLeaves(id)
+		}
+	}
+}
+
+// settleFlow brings a moving flow's progress up to time now.
+func (f *Flow) settleFlow(now float64) {
+	if dt := now - f.last; dt > 0 {
+		x := float64(f.rate * dt)
+		f.rem -= x
+		f.moved += x
+		f.path.moved += x
+		f.last = now
 	}
 }
 
@@ -450,30 +670,40 @@ func (n *Network) settle(now float64) {
 func (n *Network) onWake() {
 	now := float64(n.s.Now())
 	n.wake = event.Handle{}
-	n.settle(now)
 	done := n.doneBuf[:0]
-	k := 0
-	for _, f := range n.active {
-		if f.finish <= now || f.rem <= 0 {
-			// The flow has delivered its bytes; what settle did not count
-			// (a flow shorter than the rounding of now, or the rounding of
-			// its rate) is counted here, so that Stats adds up.
-			f.moved += f.rem
-			f.path.moved += f.rem
-			f.moving, f.finished = false, true
-			f.rem = 0
-			f.end = units.Seconds(now)
-			done = append(done, f)
+	for len(n.finq) > 0 {
+		f := n.finq[0]
+		if f.finish > now && f.rem-float64(f.rate*(now-f.last)) > 0 {
+			break
+		}
+		n.finqRemove(f)
+		done = append(done, f)
+	}
+	slices.SortFunc(done, func(a, b *Flow) int { return cmp.Compare(a.seq, b.seq) })
+	n.seeds = n.seeds[:0]
+	for _, f := range done {
+		// The flow has delivered its bytes, including what the rounding
+		// of its rate or of now leaves uncounted, so that Stats adds up.
+		f.moved += f.rem
+		f.path.moved += f.rem
+		f.moving, f.finished = false, true
+		f.rem = 0
+		f.end = units.Seconds(now)
+		n.active[f.aidx] = nil
+		n.dead++
+		if !f.listed {
+			n.solo = nil
 			continue
 		}
-		n.active[k] = f
-		k++
+		n.detach(f)
 	}
-	clear(n.active[k:])
-	n.active = n.active[:k]
-	n.allocate()
+	if n.dead > len(n.active)/2 {
+		n.compact()
+	}
+	n.recomputeAfter()
 	n.reschedule()
 	if n.OnChange != nil && len(done) > 0 {
+		n.compact()
 		n.OnChange()
 	}
 	for _, f := range done {
@@ -486,21 +716,29 @@ func (n *Network) onWake() {
 	n.doneBuf = done[:0]
 }
 
+// recomputeAfter recomputes the rates that the finished flows' links,
+// listed in seeds, can change.
+func (n *Network) recomputeAfter() {
+	if len(n.seeds) == 0 {
+		return
+	}
+	if n.Sharing == EqualShare {
+		n.equalShareIDs(n.seeds)
+	} else {
+		n.maxMinIDs(n.seeds)
+	}
+}
+
 // reschedule sets the wake-up for the earliest finishing flow.
 func (n *Network) reschedule() {
-	if len(n.active) == 0 {
+	if len(n.finq) == 0 {
 		if n.s.Pending(n.wake) {
 			n.s.Cancel(n.wake)
 		}
 		n.wake = event.Handle{}
 		return
 	}
-	next := math.Inf(1)
-	for _, f := range n.active {
-		if f.finish < next {
-			next = f.finish
-		}
-	}
+	next := n.finq[0].finish
 	if n.s.Pending(n.wake) {
 		if n.wakeAt == next {
 			return
@@ -511,122 +749,508 @@ func (n *Network) reschedule() {
 	n.wake = n.s.AtEvent(units.Seconds(next), (*wakeEvent)(n))
 }
 
-// allocate sets the rate and finish time of every moving flow; their
-// progress must be settled to now.
-func (n *Network) allocate() {
-	now := float64(n.s.Now())
-	switch {
-	case len(n.active) == 0:
-		return
-	case len(n.active) == 1:
-		f := n.active[0]
-		f.rate = f.path.share
-	case n.Sharing == EqualShare:
-		n.equalShare()
-	default:
-		n.maxMin()
+// Rates are recomputed only where a change can reach them. Under
+// EqualShare a flow's rate depends on the total weight on its own links,
+// so a flow starting or finishing changes the rates of the flows that
+// share a link with it and no others.
+//
+// Under MaxMin the network keeps a binding set of links, those that may
+// limit a rate: every link that filling found full, and every link whose
+// load comes within bindMargin of its bandwidth. A link outside the set is
+// not full, so leaving it out of progressive filling changes no rate (a
+// flow's bottleneck is a full link; a max-min allocation of a relaxed
+// problem that the left-out links can carry is the allocation of the
+// whole). Rates are then recomputed for the component of the change: the
+// flows reachable from the changed flow's links through binding links.
+// Components that share no binding link with it keep their rates and their
+// finish times. When the new rates would bring a link outside the set
+// within bindMargin of its bandwidth, the link joins the set and the
+// enlarged component is filled again. A flow is listed on the links of
+// Flow.eff: its path's, or for a claimed path those of the claim.
+
+const (
+	// saturated is the fraction of a link's bandwidth below which its
+	// remaining capacity counts as zero in progressive filling.
+	saturated = 1e-12
+	// bindMargin is the fraction of a link's bandwidth within which its
+	// load makes it a binding link; far above saturated and the rounding
+	// of the loads kept incrementally (see commit).
+	bindMargin = 1e-9
+	// unbindMargin is the fraction below which a link filling did not
+	// find full leaves the binding set.
+	unbindMargin = 1e-6
+)
+
+// equalShareFrom recomputes the rates of the flows sharing a link with
+// uses, under EqualShare.
+func (n *Network) equalShareFrom(uses []Use) {
+	n.seeds = n.seeds[:0]
+	for _, u := range uses {
+		n.seeds = append(n.seeds, int32(u.slot))
 	}
-	for _, f := range n.active {
-		f.finish = now + f.rem/f.rate
-		if f.finish < now {
-			f.finish = now
-		}
-	}
+	n.equalShareIDs(n.seeds)
 }
 
-// gather sums the weights of the moving flows on each link they cross and
-// resets the links' remaining capacity.
-func (n *Network) gather() {
+// equalShareIDs recomputes the rates of the flows on the given links:
+// each the minimum over its links of bandwidth over total weight, and its
+// path's limit.
+func (n *Network) equalShareIDs(ids []int32) {
+	s := &n.ls
 	n.epoch++
-	n.touched = n.touched[:0]
-	for _, f := range n.active {
-		for _, u := range f.path.uses {
-			id := u.Link.id
-			if n.mark[id] != n.epoch {
-				n.mark[id] = n.epoch
-				n.rem[id] = u.Link.bw
-				n.wsum[id] = 0
-				n.touched = append(n.touched, id)
+	n.comp = n.comp[:0]
+	for _, id := range ids {
+		for _, r := range s.l[id].flows {
+			if f := r.f; f.mark != n.epoch {
+				f.mark = n.epoch
+				n.comp = append(n.comp, f)
 			}
-			n.wsum[id] += float64(u.Weight)
 		}
 	}
-}
-
-func (n *Network) equalShare() {
-	n.gather()
-	for _, f := range n.active {
+	for _, f := range n.comp {
 		r := f.path.limit
-		for _, u := range f.path.uses {
-			if s := u.Link.bw / n.wsum[u.Link.id]; s < r {
-				r = s
+		for _, u := range f.eff() {
+			if x := s.l[u.slot].bw / s.l[u.slot].wsum; x < r {
+				r = x
 			}
 		}
-		f.rate = r
+		f.nrate = r
+	}
+	n.commit()
+}
+
+// maxMinIDs recomputes, under MaxMin, the rates of the component of the
+// binding links among ids.
+func (n *Network) maxMinIDs(ids []int32) {
+	n.epoch++
+	n.comp, n.compLinks = n.comp[:0], n.compLinks[:0]
+	for _, id := range ids {
+		n.addCompLink(id)
+	}
+	n.maxMinComponent()
+}
+
+// addCompLink adds a binding link to the component, once.
+func (n *Network) addCompLink(id int32) {
+	s := &n.ls
+	if s.l[id].bind && s.l[id].mark != n.epoch {
+		s.l[id].mark = n.epoch
+		n.compLinks = append(n.compLinks, id)
 	}
 }
 
-// saturated is the fraction of a link's bandwidth below which its remaining
-// capacity counts as zero in progressive filling.
-const saturated = 1e-12
-
-func (n *Network) maxMin() {
-	n.gather()
-	for _, f := range n.active {
-		f.rate = 0
-		f.frozen = false
+// maxMinComponent closes the component over the binding links from
+// compLinks, fills it until no link outside the binding set would be
+// overloaded, and commits the rates.
+func (n *Network) maxMinComponent() {
+	single := false
+	for from := 0; ; {
+		n.expand(from)
+		if single = len(n.comp) == 1; single {
+			// A flow alone on its binding links moves at its path's rate,
+			// as progressive filling would give it.
+			n.comp[0].nrate = n.comp[0].path.share
+		} else {
+			n.fill()
+		}
+		from = len(n.compLinks)
+		if !n.overloads() {
+			break
+		}
 	}
-	left := len(n.active)
-	for left > 0 {
-		inc := math.Inf(1)
-		for _, id := range n.touched {
-			if w := n.wsum[id]; w > 0 {
-				if x := n.rem[id] / w; x < inc {
-					inc = x
-				}
-			}
+	n.commit()
+	if single {
+		return
+	}
+	s := &n.ls
+	for _, id := range n.compLinks {
+		if s.l[id].sat != n.epoch && s.l[id].load <= float64(s.l[id].bw*(1-unbindMargin)) {
+			s.l[id].bind = false
 		}
-		for _, f := range n.active {
-			if !f.frozen && f.path.limit-f.rate < inc {
-				inc = f.path.limit - f.rate
-			}
-		}
-		if math.IsInf(inc, 1) {
-			panic("netsim: progressive filling found no bottleneck")
-		}
-		for _, id := range n.touched {
-			if w := n.wsum[id]; w > 0 {
-				if n.rem[id]/w == inc {
-					n.rem[id] = 0
-				} else {
-					n.rem[id] -= float64(inc * w)
-					if n.rem[id] <= saturated*n.links[id].bw {
-						n.rem[id] = 0
-					}
-				}
-			}
-		}
-		for _, f := range n.active {
-			if f.frozen {
+	}
+}
+
+// expand adds to comp every flow on the component's links from index
+// from on, and their binding links, until the component is closed.
+func (n *Network) expand(from int) {
+	s := &n.ls
+	for i := from; i < len(n.compLinks); i++ {
+		for _, r := range s.l[n.compLinks[i]].flows {
+			f := r.f
+			if f.mark == n.epoch {
 				continue
 			}
-			f.rate += inc
-			if f.rate >= f.path.limit*(1-saturated) {
-				f.rate, f.frozen = min(f.rate, f.path.limit), true
-			}
-			for _, u := range f.path.uses {
-				if f.frozen {
-					break
-				}
-				f.frozen = n.rem[u.Link.id] == 0
-			}
-			if f.frozen {
-				left--
-				for _, u := range f.path.uses {
-					n.wsum[u.Link.id] -= float64(u.Weight)
-				}
+			f.mark = n.epoch
+			n.comp = append(n.comp, f)
+			for _, u := range f.eff() {
+				n.addCompLink(int32(u.slot))
 			}
 		}
+	}
+}
+
+// fill sets nrate for every flow of the component by progressive filling
+// over its binding links: all rates rise together; the link that fills
+// first (a heap by level) freezes its flows at that level, with every
+// link left within saturated of its bandwidth; the rest keep rising. A
+// flow whose path has a limit freezes at it when the level reaches it
+// first (within saturated), leaving its links' remaining capacity to the
+// others, as a private link of bandwidth limit would.
+func (n *Network) fill() {
+	s := &n.ls
+	n.capped = n.capped[:0]
+	for _, f := range n.comp {
+		f.frozen = false
+		if !math.IsInf(f.path.limit, 1) {
+			n.capped = append(n.capped, f)
+		}
+	}
+	slices.SortFunc(n.capped, func(a, b *Flow) int { return cmp.Compare(a.path.limit, b.path.limit) })
+	n.lheap = n.lheap[:0]
+	for _, id := range n.compLinks {
+		s.l[id].fill, s.l[id].wun = 0, s.l[id].wsum
+		s.l[id].lvl = s.l[id].bw / s.l[id].wun
+		s.l[id].hpos = int32(len(n.lheap))
+		n.lheap = append(n.lheap, id)
+	}
+	for i := len(n.lheap)/2 - 1; i >= 0; i-- {
+		n.ldown(i)
+	}
+	level, next := 0.0, 0
+	for {
+		for next < len(n.capped) && n.capped[next].frozen {
+			next++
+		}
+		capLevel := math.Inf(1)
+		if next < len(n.capped) {
+			capLevel = n.capped[next].path.limit
+		}
+		switch {
+		case len(n.lheap) > 0 && s.l[n.lheap[0]].lvl < capLevel:
+			id := n.lpop()
+			level = max(level, s.l[id].lvl)
+			n.freezeOn(id, level)
+		case next < len(n.capped):
+			level = max(level, capLevel)
+			n.freezeCapped(next, level)
+		default:
+			return
+		}
+		n.freezeFull(level)
+	}
+}
+
+// freezeCapped freezes at their limits the flows of capped from index
+// next on whose limits the level reaches, within saturated.
+func (n *Network) freezeCapped(next int, level float64) {
+	for _, f := range n.capped[next:] {
+		if f.path.limit*(1-saturated) > level {
+			break
+		}
+		if !f.frozen {
+			n.freeze(f, f.path.limit)
+		}
+	}
+	n.relevel()
+}
+
+// freezeFull freezes the flows of every link in the heap left within
+// saturated of its bandwidth at the level.
+func (n *Network) freezeFull(level float64) {
+	s := &n.ls
+	for len(n.lheap) > 0 {
+		top := n.lheap[0]
+		bw := s.l[top].bw
+		if float64(bw-s.l[top].fill)-float64(s.l[top].wun*level) > float64(saturated*bw) {
+			return
+		}
+		n.lpop()
+		n.freezeOn(top, level)
+	}
+}
+
+// freezeOn marks link id full and freezes its moving flows at rate level,
+// updating the levels of their other binding links.
+func (n *Network) freezeOn(id int32, level float64) {
+	s := &n.ls
+	s.l[id].sat = n.epoch
+	for _, r := range s.l[id].flows {
+		if f := r.f; !f.frozen {
+			n.freeze(f, min(level, f.path.limit))
+		}
+	}
+	n.relevel()
+}
+
+// freeze sets a flow's new rate and takes it off the filling of its
+// binding links, which join Network.dirty.
+func (n *Network) freeze(f *Flow, rate float64) {
+	s := &n.ls
+	f.frozen, f.nrate = true, rate
+	for _, u := range f.eff() {
+		j := int32(u.slot)
+		if s.l[j].hpos < 0 {
+			continue
+		}
+		w := float64(u.Weight)
+		s.l[j].fill += float64(w * rate)
+		s.l[j].wun -= w
+		if !s.l[j].dirty {
+			s.l[j].dirty = true
+			n.dirty = append(n.dirty, j)
+		}
+	}
+}
+
+// relevel updates the filling level and heap place of each dirty link,
+// once however many of its flows froze.
+func (n *Network) relevel() {
+	s := &n.ls
+	for _, j := range n.dirty {
+		s.l[j].dirty = false
+		switch {
+		case s.l[j].hpos < 0:
+		case s.l[j].wun <= 0:
+			n.lremove(j)
+		default:
+			s.l[j].lvl = (s.l[j].bw - s.l[j].fill) / s.l[j].wun
+			n.lfix(j)
+		}
+	}
+	n.dirty = n.dirty[:0]
+}
+
+// overloads reports whether the new rates bring a link outside the
+// binding set within bindMargin of its bandwidth; such links join the set
+// and the component.
+func (n *Network) overloads() bool {
+	s := &n.ls
+	n.depoch++
+	n.touched = n.touched[:0]
+	for _, f := range n.comp {
+		if f.nrate <= f.rate {
+			continue // it unloads its links: leaving it out only overstates loads
+		}
+		for _, u := range f.eff() {
+			id := int32(u.slot)
+			if s.l[id].bind {
+				continue
+			}
+			if s.dmark[id] != n.depoch {
+				s.dmark[id], s.dl[id] = n.depoch, 0
+				n.touched = append(n.touched, id)
+			}
+			s.dl[id] += float64(float64(u.Weight) * (f.nrate - f.rate))
+		}
+	}
+	grew := false
+	for _, id := range n.touched {
+		bw := s.l[id].bw
+		if s.l[id].load+s.dl[id] <= float64(bw*(1-bindMargin)) {
+			continue
+		}
+		x := 0.0 // the load at the new rates, summed exactly
+		for _, r := range s.l[id].flows {
+			rate := r.f.rate
+			if r.f.mark == n.epoch {
+				rate = r.f.nrate
+			}
+			x += float64(float64(r.w) * rate)
+		}
+		if x > float64(bw*(1-bindMargin)) {
+			s.l[id].bind = true
+			n.addCompLink(id)
+			grew = true
+		}
+	}
+	return grew
+}
+
+// commit sets the component's new rates: each flow whose rate changes is
+// settled to now and gets a new finish time; the others keep theirs. The
+// links' loads follow the rates, and are summed afresh once they have been
+// updated more often than they have flows, which bounds their rounding.
+func (n *Network) commit() {
+	s := &n.ls
+	now := float64(n.s.Now())
+	// A component of many of the moving flows rebuilds the finish queue
+	// at once rather than moving each flow in it.
+	bulk := 8*len(n.comp) > len(n.finq)
+	for _, f := range n.comp {
+		if f.nrate == f.rate {
+			continue
+		}
+		f.settleFlow(now)
+		old := f.rate
+		f.rate = f.nrate
+		for _, u := range f.eff() {
+			id := u.slot
+			if s.l[id].fresh++; int(s.l[id].fresh) > 4*len(s.l[id].flows)+64 {
+				n.sumLoad(id)
+				continue
+			}
+			s.l[id].load += float64(float64(u.Weight) * (f.rate - old))
+		}
+		if !bulk {
+			n.setFinish(f, now)
+			continue
+		}
+		f.finish = max(now+f.rem/f.rate, now)
+		if f.hidx < 0 {
+			f.hidx = int32(len(n.finq))
+			n.finq = append(n.finq, f)
+		}
+	}
+	if bulk {
+		for i := len(n.finq)/2 - 1; i >= 0; i-- {
+			n.fdown(i)
+		}
+	}
+}
+
+// sumLoad sets a link's load to the sum over its flows of rate·weight.
+func (n *Network) sumLoad(id int32) {
+	s := &n.ls
+	x := 0.0
+	for _, r := range s.l[id].flows {
+		x += float64(float64(r.w) * r.f.rate)
+	}
+	s.l[id].load, s.l[id].fresh = x, 0
+}
+
+// The filling heap: compLinks by level, then ID.
+
+func (n *Network) lless(a, b int32) bool {
+	la, lb := n.ls.l[a].lvl, n.ls.l[b].lvl
+	return la < lb || la == lb && a < b
+}
+
+func (n *Network) lswap(i, j int) {
+	h := n.lheap
+	h[i], h[j] = h[j], h[i]
+	n.ls.l[h[i]].hpos, n.ls.l[h[j]].hpos = int32(i), int32(j)
+}
+
+func (n *Network) lup(i int) {
+	for i > 0 {
+		p := (i - 1) / 2
+		if !n.lless(n.lheap[i], n.lheap[p]) {
+			return
+		}
+		n.lswap(i, p)
+		i = p
+	}
+}
+
+func (n *Network) ldown(i int) {
+	for h := n.lheap; ; {
+		c := 2*i + 1
+		if c >= len(h) {
+			return
+		}
+		if c+1 < len(h) && n.lless(h[c+1], h[c]) {
+			c++
+		}
+		if !n.lless(h[c], h[i]) {
+			return
+		}
+		n.lswap(i, c)
+		i = c
+	}
+}
+
+func (n *Network) lpush(id int32) {
+	n.ls.l[id].hpos = int32(len(n.lheap))
+	n.lheap = append(n.lheap, id)
+	n.lup(len(n.lheap) - 1)
+}
+
+func (n *Network) lpop() int32 {
+	id := n.lheap[0]
+	n.lremove(id)
+	return id
+}
+
+func (n *Network) lremove(id int32) {
+	i, last := int(n.ls.l[id].hpos), len(n.lheap)-1
+	if i != last {
+		n.lswap(i, last)
+	}
+	n.lheap = n.lheap[:last]
+	n.ls.l[id].hpos = -1
+	if i != last {
+		n.ldown(i)
+		n.lup(i)
+	}
+}
+
+func (n *Network) lfix(id int32) {
+	i := int(n.ls.l[id].hpos)
+	n.ldown(i)
+	n.lup(i)
+}
+
+// The finish queue: moving flows by finish time, then start order.
+
+func fless(a, b *Flow) bool {
+	return a.finish < b.finish || a.finish == b.finish && a.seq < b.seq
+}
+
+func (n *Network) fswap(i, j int) {
+	q := n.finq
+	q[i], q[j] = q[j], q[i]
+	q[i].hidx, q[j].hidx = int32(i), int32(j)
+}
+
+func (n *Network) fup(i int) {
+	for i > 0 {
+		p := (i - 1) / 2
+		if !fless(n.finq[i], n.finq[p]) {
+			return
+		}
+		n.fswap(i, p)
+		i = p
+	}
+}
+
+func (n *Network) fdown(i int) {
+	for q := n.finq; ; {
+		c := 2*i + 1
+		if c >= len(q) {
+			return
+		}
+		if c+1 < len(q) && fless(q[c+1], q[c]) {
+			c++
+		}
+		if !fless(q[c], q[i]) {
+			return
+		}
+		n.fswap(i, c)
+		i = c
+	}
+}
+
+func (n *Network) finqPush(f *Flow) {
+	f.hidx = int32(len(n.finq))
+	n.finq = append(n.finq, f)
+	n.fup(len(n.finq) - 1)
+}
+
+func (n *Network) finqFix(f *Flow) {
+	n.fdown(int(f.hidx))
+	n.fup(int(f.hidx))
+}
+
+func (n *Network) finqRemove(f *Flow) {
+	i, last := int(f.hidx), len(n.finq)-1
+	if i != last {
+		n.fswap(i, last)
+	}
+	n.finq[last] = nil
+	n.finq = n.finq[:last]
+	f.hidx = -1
+	if i != last {
+		n.fdown(i)
+		n.fup(i)
 	}
 }
 
@@ -643,7 +1267,7 @@ type LinkUsage struct {
 func (n *Network) Stats() []LinkUsage {
 	now := float64(n.s.Now())
 	moving := make(map[*Path]float64)
-	for _, f := range n.active {
+	for _, f := range n.Active() {
 		moving[f.path] += float64(f.rate * (now - f.last))
 	}
 	bytes := make([]float64, len(n.links))
@@ -665,12 +1289,11 @@ func (n *Network) Stats() []LinkUsage {
 // policy it never exceeds l's bandwidth (up to rounding).
 func (n *Network) Load(l *Link) units.BytesPerSec {
 	var x float64
-	for _, f := range n.active {
-		for _, u := range f.path.uses {
-			if u.Link == l {
-				x += float64(f.rate * float64(u.Weight))
-			}
-		}
+	if l.net != n {
+		return 0
 	}
-	return units.BytesPerSec(x)
+	for _, r := range n.ls.l[l.slot].flows {
+		x += float64(r.f.rate * float64(r.w))
+	}
+	return units.BytesPerSec(x + n.coldLoad(l))
 }
