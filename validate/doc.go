@@ -1,7 +1,8 @@
 // Package validate sets the predictions of package predict against what
 // was measured: published figures (CompareCases), a log's records
-// (CompareMeasured, CompareCalibrated) and collective benchmarks
-// (CompareCollectives), each with its error.
+// (CompareMeasured, CompareCalibrated), collective benchmarks
+// (CompareCollectives) and step times per placement (ComparePlacements),
+// each with its error.
 //
 // # Published figures
 //
@@ -38,4 +39,16 @@
 // (nccl-tests' all_reduce_perf, as MeasuredCollective) with the
 // simulator's network on the test's system, and compares times and bus
 // bandwidths.
+//
+// # Placements
+//
+// ComparePlacements takes a table of step times per placement of the
+// devices over nodes (logs.Placements: the Pollux artifact's traces, one
+// digit a node, "1234"), fits the throughput law to its rows of one
+// device, and simulates one data-parallel step of every other row on its
+// placement of the system's nodes, uneven counts included
+// (sim.Config.Placement), with the system's catalogue network. Its report
+// gives each row's step and exposed exchange against the measured ones,
+// and per class (ClassOf: one node, several nodes with equal counts,
+// uneven counts) the mean error and bias (docs/validation-placements.md).
 package validate

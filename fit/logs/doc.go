@@ -8,7 +8,9 @@
 // of Horovod's PyTorch synthetic benchmark, of tf_cnn_benchmarks, of
 // torchvision's reference train.py, of the Hugging Face Trainer, of
 // Megatron-LM, of DeepSpeed's engine and of torchtitan, and PyTorch
-// Lightning's metrics.csv with its ThroughputMonitor columns;
+// Lightning's metrics.csv with its ThroughputMonitor columns, nccl-tests'
+// output (Log.Collectives) and tables of step times per placement of
+// devices over nodes (Log.Placements, the Pollux artifact's traces);
 // torchvision's, the Trainer's, Megatron's and torchtitan's also give
 // training runs (Log.Runs).
 // Malformed lines are counted and the first MaxQuoted kept with their line
@@ -20,10 +22,11 @@
 // No input makes a reader hold more than bounded memory or quote more
 // than 80 bytes of it in a message (longer text is cut, followed by
 // "…(N bytes)"). A line over MaxLineBytes (1 MiB; a file of NULs, a
-// binary file) ends the reading with an error naming its line. CSV and
-// bench logs are read line by line, up to MaxBytes (4 GiB); the other
-// formats are read whole, up to MaxWholeBytes (256 MiB). A log may give
-// at most MaxRecords (500,000) records; past AggregateRows (10^5) CSV
+// binary file) ends the reading with an error naming its line. CSV,
+// bench logs and placement tables are read line by line, up to MaxBytes
+// (4 GiB); the other formats are read whole, up to MaxWholeBytes (256
+// MiB). A log may give at most MaxRecords (500,000) records (placement
+// rows included); past AggregateRows (10^5) CSV
 // measurement rows, the rows are merged into one measurement per
 // configuration and batch at their mean throughput, and Log.Notes says
 // so. Going over a limit is an error wrapping ErrLimit.

@@ -319,6 +319,11 @@ func parseFrom(r io.Reader, name string, f Format) (*Log, error) {
 			return nil, err
 		}
 		return lg.finish()
+	case Placements:
+		if err := readPlacements(newLineReader(r, name, MaxBytes), lg); err != nil {
+			return nil, err
+		}
+		return lg.finish()
 	}
 	if !slices.Contains(Formats, f) {
 		return nil, fmt.Errorf("%s: unknown format %s (valid: %s)", name, quote(string(f)), formatNames())

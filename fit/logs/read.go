@@ -56,13 +56,19 @@ const (
 	// NCCLTests is the output of NVIDIA's nccl-tests (and ROCm's
 	// rccl-tests): collectives timed at a sweep of message sizes.
 	NCCLTests Format = "nccl-tests"
+	// Placements is a table of step and gradient-synchronisation times per
+	// placement of devices over nodes and batch per device, under the
+	// header "placement,local_bsz,step_time,sync_time" (the Pollux
+	// artifact's simulator traces, petuum/adaptdl branch osdi21-artifact,
+	// simulator/traces/MODEL/placements.csv).
+	Placements Format = "placements"
 	// CSV is comma-, semicolon- or tab-separated values under a header that
 	// names the columns.
 	CSV Format = "csv"
 )
 
 // Formats lists the formats in the order Detect tries them.
-var Formats = []Format{Benchlog, MLPerf, MLPerfV06, TFCNN, Horovod, Torchvision, HFTrainer, Megatron, DeepSpeed, Torchtitan, Lightning, NCCLTests, CSV}
+var Formats = []Format{Benchlog, MLPerf, MLPerfV06, TFCNN, Horovod, Torchvision, HFTrainer, Megatron, DeepSpeed, Torchtitan, Lightning, NCCLTests, Placements, CSV}
 
 // Describe returns a short description of the format for messages.
 func (f Format) Describe() string {
@@ -91,6 +97,8 @@ func (f Format) Describe() string {
 		return "PyTorch Lightning metrics.csv (CSVLogger, ThroughputMonitor)"
 	case NCCLTests:
 		return "nccl-tests output (all_reduce_perf, ...)"
+	case Placements:
+		return "placement table (placement, local_bsz, step_time, sync_time)"
 	case CSV:
 		return "CSV with a header"
 	}
@@ -124,6 +132,8 @@ func (f Format) expect() string {
 		return "a header with " + plTime + ", " + plBatches + ", " + plSamples + " and " + plDeviceRate + " (the ThroughputMonitor callback), then the logger's rows"
 	case NCCLTests:
 		return `a "#  size  count  type ... time  algbw  busbw ..." header, then a row per message size`
+	case Placements:
+		return "a header placement,local_bsz,step_time,sync_time, then rows such as 1234,64,0.41,0.05 (one digit a node: its devices)"
 	case CSV:
 		return "a header naming a batch column (batch, global_batch) and samples_per_s, step_time or steps_to_target, then rows"
 	}
@@ -152,6 +162,8 @@ type Log struct {
 	Runs    []Run             // training runs with their time to train (MLPerf, torchvision)
 	// Collectives are the collective tests of an nccl-tests log.
 	Collectives []Collective
+	// Placements are the rows of a placement table (Format Placements).
+	Placements []PlacementStep
 
 	Malformed int                   // lines that could not be read
 	Errors    []*benchlog.LineError // the first MaxQuoted of them
@@ -257,12 +269,18 @@ func (lg *Log) add(r benchlog.Record, line int) {
 // holds MaxRecords records, runs and collective tests: that marks lg over
 // the limit, which finish turns into an error.
 func (lg *Log) appendRecord(r benchlog.Record, line int) {
-	if len(lg.Records)+len(lg.Runs)+len(lg.Collectives) >= MaxRecords {
+	if lg.count() >= MaxRecords {
 		lg.over = true
 		return
 	}
 	lg.Records = append(lg.Records, r)
 	lg.Lines = append(lg.Lines, line)
+}
+
+// count returns the records, runs, collective tests and placement steps
+// lg holds, which MaxRecords bounds.
+func (lg *Log) count() int {
+	return len(lg.Records) + len(lg.Runs) + len(lg.Collectives) + len(lg.Placements)
 }
 
 // addValid adds r if it validates, else counts line as malformed.
@@ -320,10 +338,10 @@ func parse(data []byte, name string, f Format) (*Log, error) {
 // usable record.
 func (lg *Log) finish() (*Log, error) {
 	if lg.over {
-		return nil, fmt.Errorf("%s: more than %d records, runs or collective tests (the limit of one log; %s): %w",
+		return nil, fmt.Errorf("%s: more than %d records, runs, collective tests or placement rows (the limit of one log; %s): %w",
 			lg.Name, MaxRecords, "split it, or give a CSV whose rows repeat configurations", ErrLimit)
 	}
-	if len(lg.Records) == 0 && len(lg.Runs) == 0 && len(lg.Collectives) == 0 {
+	if lg.count() == 0 {
 		msg := fmt.Sprintf("%s: %v in %s: want %s", lg.Name, ErrNoRecords, lg.Format.Describe(), lg.Format.expect())
 		if s := lg.MalformedSummary(); s != "" {
 			msg += "; " + s
@@ -389,6 +407,8 @@ func formatNames() string {
 //   - Lightning if the first non-blank line that is not a # comment is
 //     a header with the ThroughputMonitor's train/time, train/batches and
 //     train/samples columns (isLightningHeader);
+//   - Placements if the first non-blank line that is not a # comment is a
+//     header naming placement, local_bsz, step_time and sync_time;
 //   - CSV if the first non-blank line that is not a # comment is a header
 //     with a batch column and a samples/s, step time or steps column.
 //
@@ -473,6 +493,9 @@ func (d *detector) result() (Format, error) {
 	if h := d.header; h != nil {
 		if isLightningHeader(string(h)) {
 			return Lightning, nil
+		}
+		if _, ok := placementHeader(string(h)); ok {
+			return Placements, nil
 		}
 		if _, asCSV = parseHeader(string(h)); asCSV == nil {
 			return CSV, nil

@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"slices"
@@ -9,8 +10,10 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"scaleplan/fit/logs"
+	"scaleplan/hw"
 	"scaleplan/internal/config"
 	"scaleplan/internal/tables"
+	"scaleplan/model"
 	"scaleplan/plots"
 	"scaleplan/predict"
 	"scaleplan/scenarios"
@@ -20,7 +23,7 @@ import (
 
 // measuredFlag is validate's --measured.
 func measuredFlag() cli.Flag {
-	return &cli.StringSliceFlag{Name: "measured", Usage: "compare the measurements of log `FILE` (any format fit reads: scaleplan bench, engine/torchbench on GPUs, CSV, Horovod, tf_cnn_benchmarks, torchvision, Hugging Face Trainer, Megatron-LM, DeepSpeed, torchtitan, Lightning; and nccl-tests, whose all_reduce, reduce_scatter, all_gather, broadcast, alltoall and sendrecv tests are predicted on --system) with the simulator's prediction for devices of that kind from the catalogue alone (roofline, no calibration) and with its memory model's largest batch; those of several devices with --system; --device renames what the log names; repeatable"}
+	return &cli.StringSliceFlag{Name: "measured", Usage: "compare the measurements of log `FILE` (any format fit reads: scaleplan bench, engine/torchbench on GPUs, CSV, Horovod, tf_cnn_benchmarks, torchvision, Hugging Face Trainer, Megatron-LM, DeepSpeed, torchtitan, Lightning; nccl-tests, whose all_reduce, reduce_scatter, all_gather, broadcast, alltoall and sendrecv tests are predicted on --system; and placement tables, placement,local_bsz,step_time,sync_time, calibrated on their one-device rows and predicted per placement on --system for --model) with the simulator's prediction for devices of that kind from the catalogue alone (roofline, no calibration) and with its memory model's largest batch; those of several devices with --system; --device renames what the log names; repeatable"}
 }
 
 // measuredFlags are the flags of validate that apply to --measured logs
@@ -97,6 +100,26 @@ func runValidateMeasured(c *cli.Context, maxErr float64) error {
 	if err != nil {
 		return fmt.Errorf("validate: %w", err)
 	}
+	lgs, tabs := splitPlacements(lgs)
+	var tabErr error // the placement tables' --max-error, returned once the rest is written
+	if len(tabs) > 0 {
+		if tabErr, err = runValidatePlacements(c, cat, prof, tabs, len(lgs) > 0, maxErr); err != nil {
+			return err
+		}
+		if len(lgs) == 0 {
+			return tabErr
+		}
+		fmt.Fprintln(c.App.Writer)
+	}
+	if err := runValidateLogs(c, cat, prof, in, lgs, maxErr); err != nil {
+		return errors.Join(err, tabErr)
+	}
+	return tabErr
+}
+
+// runValidateLogs is `validate --measured` of the logs lgs other than
+// placement tables.
+func runValidateLogs(c *cli.Context, cat *hw.Catalog, prof *model.Profiles, in *validate.LogReader, lgs []*logs.Log, maxErr float64) error {
 	if err := nameModel("validate", c.String("model"), lgs, prof); err != nil {
 		return err
 	}
@@ -262,4 +285,64 @@ func measuredCalibrationsUsed(cals []scenarios.CalibrationFile, rep *validate.Me
 		return nil, errors.New(strings.Join(errs, "\n"))
 	}
 	return notes, nil
+}
+
+// splitPlacements returns the logs of lgs that are not placement tables
+// and those that are.
+func splitPlacements(lgs []*logs.Log) (rest, tabs []*logs.Log) {
+	for _, lg := range lgs {
+		if lg.Format == logs.Placements {
+			tabs = append(tabs, lg)
+		} else {
+			rest = append(rest, lg)
+		}
+	}
+	return rest, tabs
+}
+
+// runValidatePlacements compares each placement table of tabs with the
+// simulator (validate.ComparePlacements) on --system for --model at
+// --precision (default fp32), and writes its tables; more says other logs
+// follow, whose tables --format json and csv cannot join. It returns
+// --max-error's error apart, to be returned once everything is written.
+func runValidatePlacements(c *cli.Context, cat *hw.Catalog, prof *model.Profiles, tabs []*logs.Log, more bool, maxErr float64) (maxErrErr, err error) {
+	names := make([]string, len(tabs))
+	for i, lg := range tabs {
+		names[i] = lg.Name
+	}
+	what := "placement table " + strings.Join(names, ", ")
+	switch {
+	case !c.IsSet("system"):
+		return nil, usagef("validate: --measured %s: name the system it ran on with --system", what)
+	case c.String("model") == "":
+		return nil, usagef("validate: --measured %s: name its model with --model (a table does not say it): %s", what, strings.Join(prof.ModelNames(), ", "))
+	case len(c.StringSlice("calibration")) > 0:
+		return nil, usagef("validate: --calibration: a placement table (%s) is calibrated on its own rows of one device, not by a file", what)
+	case more && (c.String("format") == "json" || c.String("format") == "csv"):
+		return nil, usagef("validate: --format %s takes placement tables or other logs, not both in one call", c.String("format"))
+	}
+	alg, err := sim.ParseAlgorithm(c.String("allreduce"))
+	if err != nil || !slices.Contains(collectiveAlgorithms, c.String("allreduce")) {
+		return nil, usagef("validate: --allreduce %q: want %s", c.String("allreduce"), strings.Join(collectiveAlgorithms, ", "))
+	}
+	for i, lg := range tabs {
+		tab := &validate.PlacementTable{Source: lg.Name, Model: c.String("model"), Precision: cmp.Or(c.String("precision"), "fp32"),
+			System: c.String("system"), Transport: c.String("transport"), IntraTransport: c.String("intra-transport"),
+			Algorithm: alg, Steps: lg.Placements, SimSteps: c.Int("steps")}
+		rep, err := validate.ComparePlacements(tab, cat, prof)
+		if err != nil {
+			return nil, fmt.Errorf("validate: %w", err)
+		}
+		if i > 0 {
+			fmt.Fprintln(c.App.Writer)
+		}
+		ts, lines := tables.Placements(rep)
+		if err := tables.WriteReport(c.App.Writer, c.String("format"), ts, nil, lines); err != nil {
+			return nil, err
+		}
+		if c.IsSet("max-error") && rep.MAE > maxErr/100 && maxErrErr == nil {
+			maxErrErr = fmt.Errorf("validate: %s: mean absolute error %.1f%% of the step time exceeds --max-error %g%%", lg.Name, 100*rep.MAE, maxErr)
+		}
+	}
+	return maxErrErr, nil
 }

@@ -63,7 +63,8 @@ var unitWords = map[string]float64{"ms": 1e-3, "us": 1e-6, "ns": 1e-9}
 // not say its unit, because each cell carries its own ("56.5 min",
 // "32 GiB"): by "TABLE.header" where a header means different things in
 // different tables, else by header. "text" is a column that is not a
-// quantity where the header alone would declare one.
+// quantity where the header alone would declare one; "label" one whose
+// cells stay strings even where they are digits (a placement "1234").
 var declaredUnits = map[string]string{
 	// catalog
 	"devices.fp32":          "flop_rate",
@@ -147,6 +148,9 @@ func columnUnit(scope, h string, own map[string]string) (string, converter) {
 	}
 	if ok && kind == "text" {
 		return h, converter{"", plainCell}
+	}
+	if ok && kind == "label" {
+		return h, converter{"", func(c string) any { return c }}
 	}
 	if ok {
 		q, known := kinds[kind]

@@ -505,6 +505,8 @@ func LogRead(lg *logs.Log) []string {
 	fmt.Fprintf(&b, "%s: read as %s (%s): ", lg.Name, lg.Format, lg.Format.Describe())
 	if n := len(lg.Collectives); n > 0 && len(lg.Records) == 0 {
 		fmt.Fprintf(&b, "%d collective %s", n, Plural(n, "test", "tests"))
+	} else if n := len(lg.Placements); n > 0 && len(lg.Records) == 0 {
+		fmt.Fprintf(&b, "%d placement %s", n, Plural(n, "row", "rows"))
 	} else {
 		fmt.Fprintf(&b, "%d %s", len(lg.Records), Plural(len(lg.Records), "record", "records"))
 	}

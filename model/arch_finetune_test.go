@@ -1,0 +1,81 @@
+package model
+
+import (
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// TestResNet18CIFARArchitecture rebuilds the CIFAR ResNet-18 of
+// kuangliu/pytorch-cifar (a 3x3 stem of 64 channels without pooling, two
+// BasicBlocks a stage at 64, 128, 256 and 512 channels on 32, 16, 8 and 4
+// pixels, a 1x1 projection shortcut where the width changes, a 512x10
+// classifier) and checks the profile's parameters, stage by stage, and
+// forward FLOPs.
+func TestResNet18CIFARArchitecture(t *testing.T) {
+	m := defaultModel(t, "resnet18-cifar")
+	want := map[string]int64{"conv1": 3 * 3 * 3 * 64, "bn1": 2 * 64, "linear": 512*10 + 10}
+	macs := convMACs(32, 32, 3, 64, 3, 1) + 512*10
+	h, cin := 32, 64
+	for i, cout := range []int{64, 128, 256, 512} {
+		stage := "layer" + strconv.Itoa(i+1)
+		if cout != cin {
+			h /= 2
+			want[stage] += int64(cin*cout + 2*cout) // projection and its batch norm
+			macs += convMACs(h, h, cin, cout, 1, 1)
+		}
+		want[stage] += int64(9*cin*cout+2*cout) + int64(9*cout*cout+2*cout) + 2*int64(9*cout*cout+2*cout)
+		macs += convMACs(h, h, cin, cout, 3, 1) + 3*convMACs(h, h, cout, cout, 3, 1)
+		cin = cout
+	}
+	got := sumsBy(m, func(n string) string { s, _, _ := strings.Cut(n, "."); return s })
+	var total int64
+	for k, v := range want {
+		total += v
+		if got[k] != v {
+			t.Errorf("%s: profile %d parameters, architecture %d", k, got[k], v)
+		}
+	}
+	if m.Params != total || total != 11173962 {
+		t.Errorf("params %d, architecture %d, want 11173962", m.Params, total)
+	}
+	if f := float64(m.ForwardFLOPs); f != 2*float64(macs) || macs != 555422720 {
+		t.Errorf("forward FLOPs %g, architecture 2 x %d multiply-adds", f, macs)
+	}
+}
+
+// TestBERTBaseSQuADArchitecture rebuilds BERT-base (Devlin et al. 2019:
+// 12 layers, d 768, FFN 3072; the uncased vocabulary of 30,522, 512
+// positions, 2 segments) with transformers' question-answering head, a
+// 768x2 linear layer and no pooler, and checks the profile's parameters
+// per layer and forward FLOPs at 384 tokens.
+func TestBERTBaseSQuADArchitecture(t *testing.T) {
+	const d, f, layers, s = 768, 3072, 12, 384
+	m := defaultModel(t, "bert-base-squad")
+	layer := int64(4*(d*d+d) + 2*d + (d*f + f) + (f*d + d) + 2*d)
+	embed := int64((30522+512+2)*d + 2*d)
+	head := int64(2*d + 2)
+	got := sumsBy(m, func(n string) string {
+		if rest, ok := strings.CutPrefix(n, "bert.encoder.layer."); ok {
+			i, _, _ := strings.Cut(rest, ".")
+			return "layer" + i
+		}
+		s, _, _ := strings.Cut(strings.TrimPrefix(n, "bert."), ".")
+		return s
+	})
+	if got["embeddings"] != embed || got["qa_outputs"] != head {
+		t.Errorf("embeddings %d, head %d; architecture %d and %d", got["embeddings"], got["qa_outputs"], embed, head)
+	}
+	for i := range layers {
+		if k := "layer" + strconv.Itoa(i); got[k] != layer {
+			t.Errorf("%s: %d parameters, architecture %d", k, got[k], layer)
+		}
+	}
+	if total := embed + layers*layer + head; m.Params != total || total != 108893186 {
+		t.Errorf("params %d, architecture %d, want 108893186", m.Params, total)
+	}
+	macs := float64(s)*float64(layers*(4*d*d+2*d*f)+2*d) + layers*2*float64(s)*float64(s)*d
+	if f := float64(m.ForwardFLOPs); relErr(f, 2*macs) > 1e-12 {
+		t.Errorf("forward FLOPs %g, architecture 2 x %g multiply-adds", f, macs)
+	}
+}
