@@ -138,6 +138,22 @@ type Config struct {
 	// which attention spans (model.Shape.SeqLen); 0 takes the model's
 	// default. Not used by OpTime or Step, whose operators are given.
 	SeqLen int
+	// Autocast says the step runs under PyTorch's autocast at Precision
+	// fp16 or bf16 (automatic mixed precision): the operators autocast
+	// runs in float32 (model.Op.Float32) move their bytes at 4 bytes a
+	// value after a cast kernel of their own, and every parameter tensor
+	// of a product or convolution is cast to 16 bits once per forward
+	// pass and its gradient back in the backward pass (weightCasts).
+	Autocast bool
+	// GradScaler says the step scales its loss with torch.amp.GradScaler:
+	// its kernels (scalerKernels and a foreach unscaling), and the
+	// host's wait for the device in scaler.step, which reads the
+	// found-inf flag with .item() before the optimizer runs.
+	GradScaler bool
+	// Optimizer is the torch.optim optimizer whose foreach step the host
+	// issues (optimizerDepths); "" issues none (a framework that is not
+	// PyTorch, or a scenario, whose update is the simulator's alone).
+	Optimizer model.Optimizer
 }
 
 // TransposeKernels is the kernels a dense convolution in NCHW at a
@@ -214,8 +230,14 @@ func OpTime(c *Config, op *model.Op) (units.Seconds, error) {
 // opTime is OpTime for a checked c.
 func opTime(c *Config, op *model.Op) units.Seconds {
 	d := c.Device
-	mem := float64(op.Read+op.Write) / (float64(d.MemoryBandwidth) * EffMemory)
+	bw := float64(d.MemoryBandwidth) * EffMemory
+	mem := float64(op.Read+op.Write) / bw
 	cuda := float64(d.PeakFLOPs(hw.FP32)) * EffGEMM
+	if op.Float32 && c.autocasts() {
+		// In float32 under autocast: twice the bytes of the 16-bit
+		// figures, after a cast of its own.
+		return units.Seconds(math.Max(op.FLOPs/cuda, 2*mem) + float64(float32Cast(op))/bw)
+	}
 	var comp float64
 	switch op.Kind {
 	case model.MatMul, model.Conv:
@@ -242,13 +264,16 @@ func opTime(c *Config, op *model.Op) units.Seconds {
 
 // Kernels returns the kernels one operator launches: an unfused attention
 // runs its score product, softmax and value product (three), a transposed
-// convolution itself and TransposeKernels, every other operator one.
+// convolution itself and TransposeKernels, a Float32 operator under
+// autocast itself and its input's cast, every other operator one.
 func (c *Config) Kernels(op *model.Op) int {
 	switch {
 	case op.Kind == model.Attention && !c.FusedAttention:
 		return 3
 	case c.transposed(op):
 		return 1 + TransposeKernels
+	case op.Float32 && c.autocasts():
+		return 2
 	}
 	return 1
 }

@@ -20,8 +20,8 @@ func ExampleSearch() {
 	}
 	fmt.Println("recommended: devices", res.Recommended.Config.Devices)
 	// Output:
-	// devices 32, batch 52 × 1: 8.6 min, $23.47
-	// devices 16, batch 104 × 1: 17.1 min, $23.41
-	// devices 1, batch 416 × 1: 3.90 h, $19.98
-	// recommended: devices 16
+	// devices 32, batch 52 × 1: 8.6 min, $23.41
+	// devices 8, batch 208 × 1: 34.3 min, $23.41
+	// devices 1, batch 416 × 4: 3.84 h, $19.66
+	// recommended: devices 8
 }
