@@ -37,6 +37,18 @@ const (
 	// Volta GPU Architecture via Microbenchmarking" (arXiv:1804.06826),
 	// Section 3, measure 750 GB/s of V100's 900 GB/s, 0.83.
 	EffMemory = 0.83
+	// EffDepthwise is the fraction of the datasheet's DRAM bandwidth that
+	// a grouped or depthwise convolution achieves. T. Liu, "Depth-wise
+	// Separable Convolutions: Performance Investigations" (tlkh.dev,
+	// 2020; notebook conv_microbenchmark.ipynb of
+	// github.com/tlkh/depsep-conv-benchmarks) measures a 3×3
+	// SeparableConv2D on 16 images of 224×224×128 in fp16 at 4,335
+	// images/s on a V100 (TensorFlow 2.1, cuDNN 7.6.5): its depthwise
+	// and pointwise convolutions move 50.7 MB an image (12.8 MB in, 12.6
+	// MB out, each) in 231 µs, 220 GB/s, 0.24 of the V100's 900 GB/s.
+	// The depthwise convolution alone reaches less; cuDNN 8.1's release
+	// notes claim depthwise convolutions 1.7 to 2.9 times faster.
+	EffDepthwise = 0.24
 )
 
 // Tile and split sizes of the matrix products' quantisation.
@@ -256,7 +268,10 @@ func opTime(c *Config, op *model.Op) units.Seconds {
 			comp = op.FLOPs / (float64(d.PeakFLOPs(c.Precision)) * EffGEMM * q)
 			return units.Seconds(comp + mem)
 		}
-	default: // grouped convolutions and memory-bound operators run on the CUDA cores
+	case model.GroupedConv: // on the CUDA cores, far below the bandwidth
+		comp = op.FLOPs / cuda
+		mem = float64(op.Read+op.Write) / (float64(d.MemoryBandwidth) * EffDepthwise)
+	default: // memory-bound operators run on the CUDA cores
 		comp = op.FLOPs / cuda
 	}
 	return units.Seconds(math.Max(comp, mem))

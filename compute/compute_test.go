@@ -397,3 +397,37 @@ func TestNCHWTransposes(t *testing.T) {
 		t.Error("a grouped or fp32 convolution is transposed")
 	}
 }
+
+// TestDepthwise checks a grouped convolution's memory term at EffDepthwise
+// of the bandwidth, 0.24 against a streaming kernel's 0.83.
+func TestDepthwise(t *testing.T) {
+	c := &Config{Device: toy(), Precision: hw.FP16}
+	op := model.Op{Kind: model.GroupedConv, FLOPs: 1e6, Read: 6e8, Write: 6e8, M: 1000, N: 1, K: 9, Groups: 32}
+	got, _ := OpTime(c, &op)
+	near(t, "depthwise conv (s)", float64(got), 1.2e9/(1e12*0.24))
+	ew := op
+	ew.Kind = model.Elementwise
+	got2, _ := OpTime(c, &ew)
+	near(t, "depthwise over elementwise", float64(got/got2), 0.83/0.24)
+}
+
+func TestParamSizes(t *testing.T) {
+	ops := []model.Op{
+		{Kind: model.MatMul, Pass: model.Forward, Params: 1001000, K: 1000, N: 1000, Groups: 1},
+		{Kind: model.GroupedConv, Pass: model.Forward, Params: 32*9 + 32, K: 9, N: 1, Groups: 32},
+		{Kind: model.Norm, Pass: model.Forward, Params: 128},
+		{Kind: model.Conv, Pass: model.Forward, Params: 147 * 64, K: 147, N: 64, Groups: 1},
+		{Kind: model.MatMul, Pass: model.Backward, K: 1000, N: 1000},
+	}
+	want := []int64{1000000, 1000, 288, 32, 64, 64, 147 * 64}
+	got := paramSizes(ops)
+	if len(got) != len(want) {
+		t.Fatalf("sizes %v, want %v", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("sizes %v, want %v", got, want)
+			break
+		}
+	}
+}

@@ -14,7 +14,8 @@
 // reaches on large problems (EffGEMM, EffFlash); q(op) is the tile and
 // wave quantisation of the operator's matrix product over the device's
 // SMs (Quantisation); and bw·e_mem is the DRAM bandwidth a streaming
-// kernel achieves (EffMemory). Under autocast (Config.Autocast) the
+// kernel achieves (EffMemory), a grouped or depthwise convolution less
+// (EffDepthwise). Under autocast (Config.Autocast) the
 // operators PyTorch runs in float32 move twice their 16-bit bytes after
 // a cast, and each weight is cast once a pass.
 //

@@ -92,7 +92,8 @@ func paramSizes(ops []model.Op) []int64 {
 		case n == 2 && o.Kind == model.Norm:
 			out = append(out, o.Params/2, o.Params-o.Params/2)
 		case n == 2:
-			out = append(out, o.Params-o.N, o.N)
+			w := o.K * o.N * max(o.Groups, 1)
+			out = append(out, w, o.Params-w)
 		case n == 1:
 			out = append(out, o.Params)
 		}
