@@ -37,6 +37,18 @@ const (
 	// Volta GPU Architecture via Microbenchmarking" (arXiv:1804.06826),
 	// Section 3, measure 750 GB/s of V100's 900 GB/s, 0.83.
 	EffMemory = 0.83
+	// EffDepthwise is the fraction of the datasheet's DRAM bandwidth that
+	// a grouped or depthwise convolution achieves. T. Liu, "Depth-wise
+	// Separable Convolutions: Performance Investigations" (tlkh.dev,
+	// 2020; notebook conv_microbenchmark.ipynb of
+	// github.com/tlkh/depsep-conv-benchmarks) measures a 3×3
+	// SeparableConv2D on 16 images of 224×224×128 in fp16 at 4,335
+	// images/s on a V100 (TensorFlow 2.1, cuDNN 7.6.5): its depthwise
+	// and pointwise convolutions move 50.7 MB an image (12.8 MB in, 12.6
+	// MB out, each) in 231 µs, 220 GB/s, 0.24 of the V100's 900 GB/s.
+	// The depthwise convolution alone reaches less; cuDNN 8.1's release
+	// notes claim depthwise convolutions 1.7 to 2.9 times faster.
+	EffDepthwise = 0.24
 )
 
 // Tile and split sizes of the matrix products' quantisation.
@@ -138,6 +150,22 @@ type Config struct {
 	// which attention spans (model.Shape.SeqLen); 0 takes the model's
 	// default. Not used by OpTime or Step, whose operators are given.
 	SeqLen int
+	// Autocast says the step runs under PyTorch's autocast at Precision
+	// fp16 or bf16 (automatic mixed precision): the operators autocast
+	// runs in float32 (model.Op.Float32) move their bytes at 4 bytes a
+	// value after a cast kernel of their own, and every parameter tensor
+	// of a product or convolution is cast to 16 bits once per forward
+	// pass and its gradient back in the backward pass (weightCasts).
+	Autocast bool
+	// GradScaler says the step scales its loss with torch.amp.GradScaler:
+	// its kernels (scalerKernels and a foreach unscaling), and the
+	// host's wait for the device in scaler.step, which reads the
+	// found-inf flag with .item() before the optimizer runs.
+	GradScaler bool
+	// Optimizer is the torch.optim optimizer whose foreach step the host
+	// issues (optimizerDepths); "" issues none (a framework that is not
+	// PyTorch, or a scenario, whose update is the simulator's alone).
+	Optimizer model.Optimizer
 }
 
 // TransposeKernels is the kernels a dense convolution in NCHW at a
@@ -214,8 +242,14 @@ func OpTime(c *Config, op *model.Op) (units.Seconds, error) {
 // opTime is OpTime for a checked c.
 func opTime(c *Config, op *model.Op) units.Seconds {
 	d := c.Device
-	mem := float64(op.Read+op.Write) / (float64(d.MemoryBandwidth) * EffMemory)
+	bw := float64(d.MemoryBandwidth) * EffMemory
+	mem := float64(op.Read+op.Write) / bw
 	cuda := float64(d.PeakFLOPs(hw.FP32)) * EffGEMM
+	if op.Float32 && c.autocasts() {
+		// In float32 under autocast: twice the bytes of the 16-bit
+		// figures, after a cast of its own.
+		return units.Seconds(math.Max(op.FLOPs/cuda, 2*mem) + float64(float32Cast(op))/bw)
+	}
 	var comp float64
 	switch op.Kind {
 	case model.MatMul, model.Conv:
@@ -234,7 +268,10 @@ func opTime(c *Config, op *model.Op) units.Seconds {
 			comp = op.FLOPs / (float64(d.PeakFLOPs(c.Precision)) * EffGEMM * q)
 			return units.Seconds(comp + mem)
 		}
-	default: // grouped convolutions and memory-bound operators run on the CUDA cores
+	case model.GroupedConv: // on the CUDA cores, far below the bandwidth
+		comp = op.FLOPs / cuda
+		mem = float64(op.Read+op.Write) / (float64(d.MemoryBandwidth) * EffDepthwise)
+	default: // memory-bound operators run on the CUDA cores
 		comp = op.FLOPs / cuda
 	}
 	return units.Seconds(math.Max(comp, mem))
@@ -242,13 +279,16 @@ func opTime(c *Config, op *model.Op) units.Seconds {
 
 // Kernels returns the kernels one operator launches: an unfused attention
 // runs its score product, softmax and value product (three), a transposed
-// convolution itself and TransposeKernels, every other operator one.
+// convolution itself and TransposeKernels, a Float32 operator under
+// autocast itself and its input's cast, every other operator one.
 func (c *Config) Kernels(op *model.Op) int {
 	switch {
 	case op.Kind == model.Attention && !c.FusedAttention:
 		return 3
 	case c.transposed(op):
 		return 1 + TransposeKernels
+	case op.Float32 && c.autocasts():
+		return 2
 	}
 	return 1
 }

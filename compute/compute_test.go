@@ -101,26 +101,141 @@ func TestPrecisionPeaks(t *testing.T) {
 	near(t, "grouped conv at fp16 (s)", float64(got), op.FLOPs/(10e12*0.8))
 }
 
+// TestStepLaunch checks each mode's host time against the device's, which
+// it overlaps: eager PyTorch's host (a dispatch, a launch, a module call
+// and an autograd record per forward operator; a dispatch and a launch
+// per backward one) is longer than these small operators and decides the
+// step; a CUDA graph's or compiled step's launches hide behind the device.
 func TestStepLaunch(t *testing.T) {
 	ops := []model.Op{
 		{Kind: model.Elementwise, Pass: model.Forward, Read: 1e6},
 		{Kind: model.Elementwise, Pass: model.Backward, Read: 2e6},
 		{Kind: model.Update, Pass: model.UpdatePass, Read: 3e6},
 	}
-	mem := func(b float64) units.Seconds { return units.Seconds(b / (1e12 * 0.83)) }
+	mem := func(b float64) float64 { return b / (1e12 * 0.83) }
+	eagerFwd, eagerBwd := 4.2e-6+5e-6+1.8e-6, 4.2e-6
 	for _, c := range []struct {
-		m      Mode
-		launch float64
-	}{{Eager, 4.2e-6}, {Graphs, 0.5e-6}, {Compiled, 0.9e-6}} {
+		m        Mode
+		launch   float64
+		fwd, bwd float64
+	}{
+		{Eager, 4.2e-6, eagerFwd, eagerBwd},
+		{Graphs, 0.5e-6, mem(1e6), mem(2e6)},
+		{Compiled, 0.9e-6, mem(1e6), mem(2e6)},
+	} {
 		s, err := Step(&Config{Device: toy(), Precision: hw.FP16, Mode: c.m}, ops)
 		if err != nil {
 			t.Fatal(err)
 		}
-		near(t, string(c.m)+" forward", float64(s.Forward), float64(mem(1e6))+c.launch)
-		near(t, string(c.m)+" backward", float64(s.Backward), float64(mem(2e6))+c.launch)
-		near(t, string(c.m)+" update", float64(s.Update), float64(mem(3e6))+c.launch)
+		near(t, string(c.m)+" forward", float64(s.Forward), c.fwd)
+		near(t, string(c.m)+" backward", float64(s.Backward), c.bwd)
+		near(t, string(c.m)+" update", float64(s.Update), mem(3e6))
 		near(t, string(c.m)+" launch", float64(s.Launch), 3*c.launch)
 	}
+}
+
+// paramOps is a step of one linear layer of 1,000×1,000 weights and a
+// bias (two parameter tensors) whose products take 1 s on the toy device,
+// far longer than any host cost.
+func paramOps() []model.Op {
+	const fl = 0.8 * 100e12 // 1 s at fp16 on the toy device
+	m := model.Op{Kind: model.MatMul, FLOPs: fl, M: 12800, N: 1000, K: 1000, Groups: 1, Params: 1001000}
+	fwd, bwd := m, m
+	fwd.Pass, bwd.Pass, bwd.Params = model.Forward, model.Backward, 0
+	return []model.Op{fwd, bwd}
+}
+
+// TestOverlapSync checks the step's closed forms: the host's optimizer
+// step hides behind a long device pass without a synchronisation, and
+// follows it with the gradient scaler's.
+func TestOverlapSync(t *testing.T) {
+	ops := paramOps()
+	q := Quantisation(12800, 1000, 1000, 1, 100)
+	dev := 2 / q // two products of 1/q s each
+	sizes := []int64{1000000, 1000}
+	// Momentum SGD: four foreach calls, each one launch (2 tensors).
+	opt := 4 * (3.3e-6 + 0.9e-6)
+	c := &Config{Device: toy(), Precision: hw.FP16, Mode: Eager, Optimizer: model.Momentum}
+	s, err := Step(c, ops)
+	if err != nil {
+		t.Fatal(err)
+	}
+	near(t, "optimizer host", float64(s.Host.Optimizer), opt)
+	near(t, "no sync: max(host, device)", float64(s.Compute()), dev)
+	c.GradScaler = true
+	s, _ = Step(c, ops)
+	before, after := c.scalerHost(sizes)
+	near(t, "scaler before", float64(before), 3*4.2e-6+3.3e-6+0.9e-6)
+	near(t, "scaler after", float64(after), 4.2e-6)
+	near(t, "sync: device, then the optimizer", float64(s.Compute()), dev+opt+float64(after))
+	if !s.Sync {
+		t.Error("a gradient scaler's step: want Sync")
+	}
+	// A host longer than the device decides: 10,000 tiny forward ops.
+	tiny := make([]model.Op, 10000)
+	for i := range tiny {
+		tiny[i] = model.Op{Kind: model.Elementwise, Pass: model.Forward, Read: 8}
+	}
+	s, _ = Step(&Config{Device: toy(), Precision: hw.FP16, Mode: Eager}, tiny)
+	near(t, "host-bound step", float64(s.Compute()), 10000*(4.2e-6+5e-6+1.8e-6))
+}
+
+func TestForeachLaunches(t *testing.T) {
+	ones := func(n int) []int64 {
+		s := make([]int64, n)
+		for i := range s {
+			s[i] = 1
+		}
+		return s
+	}
+	for _, c := range []struct {
+		depth int
+		sizes []int64
+		want  int
+	}{
+		{1, nil, 0},
+		{1, ones(110), 1},
+		{1, ones(111), 2},
+		{2, ones(65), 2}, // 64 tensors a launch at depth 2
+		{5, ones(61), 3}, // 30 at depth 5
+		{1, []int64{320 * 65536}, 1},
+		{1, []int64{320*65536 + 1}, 2}, // 321 chunks: a second launch
+	} {
+		if got := foreachLaunches(c.depth, c.sizes); got != c.want {
+			t.Errorf("depth %d, %d tensors: %d launches, want %d", c.depth, len(c.sizes), got, c.want)
+		}
+	}
+}
+
+// TestAutocast checks autocast's float32 operators (twice the 16-bit bytes
+// and a cast of three times their Write) and weight casts (6 bytes a
+// parameter, a kernel per tensor, in each pass).
+func TestAutocast(t *testing.T) {
+	op := model.Op{Kind: model.Norm, Pass: model.Forward, FLOPs: 1, Read: 1e6, Write: 1e6, Float32: true}
+	bw := 1e12 * 0.83
+	on := &Config{Device: toy(), Precision: hw.FP16, Autocast: true}
+	off := &Config{Device: toy(), Precision: hw.FP16}
+	got, _ := OpTime(on, &op)
+	near(t, "float32 op under autocast", float64(got), 4e6/bw+3e6/bw)
+	got, _ = OpTime(off, &op)
+	near(t, "float32 op without autocast", float64(got), 2e6/bw)
+	if on.Kernels(&op) != 2 || off.Kernels(&op) != 1 {
+		t.Errorf("kernels: %d under autocast, %d without; want 2 and 1", on.Kernels(&op), off.Kernels(&op))
+	}
+	fp32 := &Config{Device: toy(), Precision: hw.FP32, Autocast: true}
+	if got, _ := OpTime(fp32, &op); math.Abs(float64(got)-2e6/bw) > 1e-15 {
+		t.Errorf("autocast at fp32: %v, want the plain %v", got, 2e6/bw)
+	}
+	ops := paramOps()
+	k, b := weightCasts(ops)
+	if k != 2 || b != 6*1001000 {
+		t.Errorf("weight casts: %d kernels, %v bytes; want 2 and %d", k, b, 6*1001000)
+	}
+	son, _ := Step(&Config{Device: toy(), Precision: hw.FP16, Mode: Graphs, Autocast: true}, ops)
+	soff, _ := Step(&Config{Device: toy(), Precision: hw.FP16, Mode: Graphs}, ops)
+	near(t, "casts' device time, forward", float64(son.DeviceForward-soff.DeviceForward), 6*1001000/bw)
+	near(t, "casts' device time, backward", float64(son.DeviceBackward-soff.DeviceBackward), 6*1001000/bw)
+	near(t, "casts' launches", float64(son.Launch-soff.Launch), 4*0.5e-6)
 }
 
 // builtin returns the built-in catalogue's device called name.
@@ -280,5 +395,39 @@ func TestNCHWTransposes(t *testing.T) {
 	g.Kind = model.GroupedConv
 	if c.Kernels(&g) != 1 || fp32.Kernels(&op) != 1 {
 		t.Error("a grouped or fp32 convolution is transposed")
+	}
+}
+
+// TestDepthwise checks a grouped convolution's memory term at EffDepthwise
+// of the bandwidth, 0.24 against a streaming kernel's 0.83.
+func TestDepthwise(t *testing.T) {
+	c := &Config{Device: toy(), Precision: hw.FP16}
+	op := model.Op{Kind: model.GroupedConv, FLOPs: 1e6, Read: 6e8, Write: 6e8, M: 1000, N: 1, K: 9, Groups: 32}
+	got, _ := OpTime(c, &op)
+	near(t, "depthwise conv (s)", float64(got), 1.2e9/(1e12*0.24))
+	ew := op
+	ew.Kind = model.Elementwise
+	got2, _ := OpTime(c, &ew)
+	near(t, "depthwise over elementwise", float64(got/got2), 0.83/0.24)
+}
+
+func TestParamSizes(t *testing.T) {
+	ops := []model.Op{
+		{Kind: model.MatMul, Pass: model.Forward, Params: 1001000, K: 1000, N: 1000, Groups: 1},
+		{Kind: model.GroupedConv, Pass: model.Forward, Params: 32*9 + 32, K: 9, N: 1, Groups: 32},
+		{Kind: model.Norm, Pass: model.Forward, Params: 128},
+		{Kind: model.Conv, Pass: model.Forward, Params: 147 * 64, K: 147, N: 64, Groups: 1},
+		{Kind: model.MatMul, Pass: model.Backward, K: 1000, N: 1000},
+	}
+	want := []int64{1000000, 1000, 288, 32, 64, 64, 147 * 64}
+	got := paramSizes(ops)
+	if len(got) != len(want) {
+		t.Fatalf("sizes %v, want %v", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("sizes %v, want %v", got, want)
+			break
+		}
 	}
 }

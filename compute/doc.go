@@ -3,9 +3,9 @@
 // catalogue figures (peak rates per precision, memory bandwidth, SM count)
 // and a few published efficiencies, none fitted to a validation case.
 //
-// An operator's time is a roofline with quantisation plus a host cost:
+// An operator's device time is a roofline with quantisation:
 //
-//	t(op) = max(FLOPs / (peak(class) · e(class) · q(op)), bytes / (bw · e_mem)) + launch(mode)
+//	t(op) = max(FLOPs / (peak(class) · e(class) · q(op)), bytes / (bw · e_mem))
 //
 // where peak(class) is the tensor-core peak at the precision for matrix
 // products and convolutions (fp16, bf16, tf32), the fp32 CUDA-core peak
@@ -13,15 +13,22 @@
 // operators; e(class) is the fraction of that peak a vendor library
 // reaches on large problems (EffGEMM, EffFlash); q(op) is the tile and
 // wave quantisation of the operator's matrix product over the device's
-// SMs (Quantisation); bw·e_mem is the DRAM bandwidth a streaming kernel
-// achieves (EffMemory); and launch(mode) is the host's cost of issuing one
-// operator in the framework's mode (Mode).
+// SMs (Quantisation); and bw·e_mem is the DRAM bandwidth a streaming
+// kernel achieves (EffMemory), a grouped or depthwise convolution less
+// (EffDepthwise). Under autocast (Config.Autocast) the
+// operators PyTorch runs in float32 move twice their 16-bit bytes after
+// a cast, and each weight is cast once a pass.
 //
-// A step's time at batch b is the sum over model.Ops(b) of the forward
-// and backward operators' times (Step); the optimizer's update is left to
-// the caller (sim.UpdateTime), which knows the recipe's optimizer. The
-// simulator's linear law b·PerSample + Fixed is taken at a micro-batch b
-// from t(b) and t(2b) (LawAt):
+// The host issues the kernels: launch(mode) each (Mode), and in eager
+// PyTorch a module call and an autograd record per forward operator
+// (ModuleCall, AutogradRecord), the optimizer's foreach calls and the
+// gradient scaler's kernels (HostTime). Host and device overlap, so a
+// step takes max(host, device), plus the optimizer's host time after the
+// gradient scaler's synchronisation where there is one (Step); the
+// optimizer's device time is left to the caller (sim.UpdateTime), which
+// knows the recipe's optimizer. The simulator's linear law b·PerSample +
+// Fixed is taken at a micro-batch b from the step's t(b) and t(2b)
+// (LawAt):
 //
 //	PerSample = (t(2b) − t(b)) / b        Fixed = 2·t(b) − t(2b)
 //

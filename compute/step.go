@@ -12,22 +12,42 @@ import (
 
 // StepTime is the time of a step's operators under a Config.
 type StepTime struct {
-	// Forward and Backward are the device and launch time of the forward
-	// and backward operators; Update that of the optimizer's.
+	// Forward and Backward are the passes' shares of the step's compute
+	// time, Compute (the device's or the host's split, whichever
+	// decides); Update is the device time of the optimizer's operators.
 	Forward, Backward, Update units.Seconds
-	// Launch is the host's share of the three: kernels times the mode's
-	// launch cost.
+	// DeviceForward and DeviceBackward are the device time of the
+	// passes' operators and of autocast's casts.
+	DeviceForward, DeviceBackward units.Seconds
+	// Host is the host's time issuing the step, by phase.
+	Host HostTime
+	// Launch is the kernels times the mode's launch cost, every pass.
 	Launch units.Seconds
+	// Sync says the host waits for the device within the step (the
+	// gradient scaler's .item()).
+	Sync bool
 	// Ops counts the operators.
 	Ops int
 }
 
 // Compute returns Forward + Backward: a micro-batch's compute without the
-// optimizer's update.
+// optimizer's device time.
 func (s StepTime) Compute() units.Seconds { return s.Forward + s.Backward }
 
-// Step returns the time of ops under c: per operator its OpTime plus
-// launch(mode) for each of its kernels, summed by pass.
+// Step returns the time of ops under c. The host issues the kernels ahead
+// of the device, so that the two overlap: without a synchronisation the
+// step takes
+//
+//	max(H_fwd + H_bwd + H_scaler + H_opt, D_fwd + D_bwd)
+//
+// and with the gradient scaler's, which waits for the device before the
+// optimizer runs,
+//
+//	max(H_fwd + H_bwd + H_scaler, D_fwd + D_bwd) + H_opt
+//
+// with D the operators' device time (OpTime, autocast's casts) and H the
+// host's (HostTime). The optimizer's device time, Update, is left to the
+// simulator's update.
 func Step(c *Config, ops []model.Op) (StepTime, error) {
 	var s StepTime
 	if err := c.check(); err != nil {
@@ -37,19 +57,72 @@ func Step(c *Config, ops []model.Op) (StepTime, error) {
 	for i := range ops {
 		o := &ops[i]
 		launch := units.Seconds(c.Kernels(o)) * l
-		t := opTime(c, o) + launch
 		s.Launch += launch
+		t := opTime(c, o)
 		switch o.Pass {
 		case model.Forward:
-			s.Forward += t
+			s.DeviceForward += t
+			s.Host.Forward += launch
+			if c.Mode == Eager {
+				s.Host.Forward += ModuleCall + AutogradRecord
+			}
 		case model.Backward:
-			s.Backward += t
+			s.DeviceBackward += t
+			s.Host.Backward += launch
 		default:
 			s.Update += t
 		}
 	}
+	c.addCasts(&s, ops)
+	sizes := paramSizes(ops)
+	if c.Optimizer != "" {
+		s.Host.Optimizer = c.optimizerHost(sizes)
+	}
+	if c.GradScaler {
+		before, after := c.scalerHost(sizes)
+		s.Host.Scaler, s.Host.Optimizer, s.Sync = before, s.Host.Optimizer+after, true
+	}
+	s.overlap()
 	s.Ops = len(ops)
 	return s, nil
+}
+
+// addCasts adds autocast's weight casts (weightCasts) to both passes of s:
+// their device time and their launches.
+func (c *Config) addCasts(s *StepTime, ops []model.Op) {
+	if !c.autocasts() {
+		return
+	}
+	k, b := weightCasts(ops)
+	dev := units.Seconds(float64(b) / (float64(c.Device.MemoryBandwidth) * EffMemory))
+	launch := units.Seconds(k) * c.Mode.Launch()
+	s.DeviceForward += dev
+	s.DeviceBackward += dev
+	s.Host.Forward += launch
+	s.Host.Backward += launch
+	s.Launch += 2 * launch
+}
+
+// overlap sets s's Forward and Backward from its device and host times,
+// as Step says, split between the passes as the device's times are when
+// the device decides and as the host's are when the host does.
+func (s *StepTime) overlap() {
+	dev := s.DeviceForward + s.DeviceBackward
+	host := s.Host.Forward + s.Host.Backward + s.Host.Scaler
+	after := s.Host.Optimizer
+	if !s.Sync {
+		host, after = host+after, 0
+	}
+	total := max(dev, host) + after
+	share := 0.0
+	switch {
+	case dev >= host && dev > 0:
+		share = float64(s.DeviceForward / dev)
+	case host > 0:
+		share = float64(s.Host.Forward / host)
+	}
+	s.Forward = units.Seconds(share) * total
+	s.Backward = total - s.Forward
 }
 
 // storage returns the precision a step's tensors are stored in when its
@@ -80,6 +153,9 @@ type lawKey struct {
 	nchw           bool
 	seqLen         int
 	batch          int
+	autocast       bool
+	scaler         bool
+	optimizer      model.Optimizer
 }
 
 var (
@@ -97,7 +173,7 @@ var (
 // (Fixed < 0) or not at all, the law is t(b)/b per sample with no fixed
 // part. c.FusedAttention is taken from the model's transformer shape. The
 // result is cached per model, device, precision, mode, layout, sequence
-// length and batch. It
+// length, batch, autocast, scaler and optimizer. It
 // returns an error wrapping ErrNoModel when the device has no SM count or
 // the model no generator.
 func LawAt(c Config, name string, b int) (Law, error) {
@@ -108,7 +184,7 @@ func LawAt(c Config, name string, b int) (Law, error) {
 		return Law{}, fmt.Errorf("model %s: batch %d: want at least 1", name, b)
 	}
 	d := c.Device
-	key := lawKey{name, d.Name, d.SMs, float64(d.PeakFLOPs(c.Precision)), float64(d.PeakFLOPs(hw.FP32)), float64(d.MemoryBandwidth), c.Precision, c.Mode, c.NCHW, c.SeqLen, b}
+	key := lawKey{name, d.Name, d.SMs, float64(d.PeakFLOPs(c.Precision)), float64(d.PeakFLOPs(hw.FP32)), float64(d.MemoryBandwidth), c.Precision, c.Mode, c.NCHW, c.SeqLen, b, c.Autocast, c.GradScaler, c.Optimizer}
 	lawMu.Lock()
 	l, ok := lawCache[key]
 	lawMu.Unlock()

@@ -83,6 +83,32 @@ type Op struct {
 	// a dense one, the batch × heads of attention). 0 where there is none.
 	M, N, K int64
 	Groups  int64
+	// Float32 says that under automatic mixed precision the operator runs
+	// in float32, inputs and outputs: PyTorch's autocast lists layer
+	// norms, softmax, log-softmax and the losses among the "CUDA Ops
+	// that can autocast to float32" (pytorch.org/docs/stable/amp.html),
+	// and a residual addition of such a float32 output stays float32 by
+	// type promotion. Set on the forward operator and its backward ones;
+	// the operator's Read and Write are still at the step's precision.
+	Float32 bool
+}
+
+// ParamTensors returns the parameter tensors the operator owns: 0 without
+// parameters; a norm's scale and shift (2); a product or convolution's
+// weight, K×N per group, and a bias of N when Params holds one more
+// than the weights (2, else 1); one for any other owner (a table).
+func (o *Op) ParamTensors() int {
+	switch {
+	case o.Params <= 0:
+		return 0
+	case o.Kind == Norm:
+		return 2
+	case o.Kind == MatMul || o.Kind == Conv || o.Kind == GroupedConv:
+		if w := o.K * o.N * max(o.Groups, 1); o.N > 0 && o.Params >= w+o.N {
+			return 2
+		}
+	}
+	return 1
 }
 
 // Intensity returns the operator's arithmetic intensity, FLOPs per byte

@@ -46,3 +46,63 @@ func TestOpsErrors(t *testing.T) {
 		}
 	}
 }
+
+func TestParamTensors(t *testing.T) {
+	for _, c := range []struct {
+		op   Op
+		want int
+	}{
+		{Op{Kind: Elementwise}, 0},
+		{Op{Kind: Norm, Params: 128}, 2},
+		{Op{Kind: MatMul, Params: 1024*10 + 10, K: 1024, N: 10, Groups: 1}, 2}, // a linear layer with a bias
+		{Op{Kind: Conv, Params: 64 * 147, K: 147, N: 64, Groups: 1}, 1},        // a convolution without
+		{Op{Kind: GroupedConv, Params: 32*9 + 32, K: 9, N: 1, Groups: 32}, 2},  // depthwise, 32 channels, biased
+		{Op{Kind: Embedding, Params: 1000}, 1},
+	} {
+		if got := c.op.ParamTensors(); got != c.want {
+			t.Errorf("%s of %d parameters: %d tensors, want %d", c.op.Kind, c.op.Params, got, c.want)
+		}
+	}
+	// The engine's MLP: three linear layers with biases, six tensors.
+	ops, err := Ops("mlp", Shape{Batch: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for i := range ops {
+		n += ops[i].ParamTensors()
+	}
+	if n != 6 {
+		t.Errorf("mlp: %d parameter tensors, want 6", n)
+	}
+}
+
+// TestFloat32Ops checks which operators autocast runs in float32: the
+// classifier's log-softmax and loss and their gradients, a transformer's
+// layer norms and residual additions; never a product or a batch norm.
+func TestFloat32Ops(t *testing.T) {
+	want := map[string]map[string]bool{
+		"resnet50":         {"loss.log_softmax": true, "loss.nll.grad": true, "bn1": false, "conv1": false, "layer1.0.add": false},
+		"transformer-base": {"encoder.layers.0.self_attn_norm": true, "encoder.layers.0.self_attn.residual": true, "encoder.layers.0.self_attn.residual.grad": true, "loss": true, "encoder.layers.0.ffn.fc1": false, "encoder.layers.0.ffn.dropout": false},
+	}
+	for name, w := range want {
+		ops, err := Ops(name, Shape{Batch: 2, Precision: FP16})
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen := map[string]bool{}
+		for i := range ops {
+			if f, ok := w[ops[i].Name]; ok {
+				seen[ops[i].Name] = true
+				if ops[i].Float32 != f {
+					t.Errorf("%s %s: Float32 %v, want %v", name, ops[i].Name, ops[i].Float32, f)
+				}
+			}
+		}
+		for op := range w {
+			if !seen[op] {
+				t.Errorf("%s: no operator %s", name, op)
+			}
+		}
+	}
+}

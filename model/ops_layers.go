@@ -143,6 +143,15 @@ func (b *convNet) push(f Op, back ...Op) {
 	}
 }
 
+// float32Last marks the last forward operator and its backward ones as
+// running in float32 under automatic mixed precision (Op.Float32).
+func (b *convNet) float32Last() {
+	b.fwd[len(b.fwd)-1].Float32 = true
+	for i := range b.bwd[len(b.bwd)-1] {
+		b.bwd[len(b.bwd)-1][i].Float32 = true
+	}
+}
+
 // ops returns the step's operators: forward, backward in reverse, update
 // in the order the backward pass releases the gradients.
 func (b *convNet) ops() []Op {
@@ -390,11 +399,13 @@ func (b *convNet) classifierLoss(name string, x *fmap) {
 		Read: b.bytes(x), Write: b.bytes(y), Saved: b.keep(y)},
 		Op{Name: name + ".log_softmax.grad", Kind: Softmax, FLOPs: flopsSoftmaxBwd * e,
 			Read: 2 * b.bytes(y), Write: b.bytes(x)})
+	b.float32Last()
 	rows := float64(x.n)
 	b.push(Op{Name: name + ".nll", Kind: Loss, FLOPs: flopsLoss * rows,
 		Read: units.Bytes(rows * (b.size + indexBytes)), Write: units.Bytes(b.size)},
 		Op{Name: name + ".nll.grad", Kind: Loss, FLOPs: rows,
 			Read: units.Bytes(rows * indexBytes), Write: b.bytes(y)})
+	b.float32Last()
 }
 
 // elementLoss adds an element-wise loss over n predicted values and as
@@ -404,6 +415,7 @@ func (b *convNet) elementLoss(name string, n int64, fwd float64) {
 	v := b.values(n)
 	b.push(Op{Name: name, Kind: Loss, FLOPs: fwd * float64(n), Read: 2 * v, Write: units.Bytes(b.size)},
 		Op{Name: name + ".grad", Kind: Loss, FLOPs: fwd * float64(n), Read: 2 * v, Write: v})
+	b.float32Last()
 }
 
 // maxOpBatch is the largest batch the image generators take: a million

@@ -93,6 +93,7 @@ func (o *seqOps) loss(tokens, v float64) {
 	logits := tokens * v
 	o.push(Op{Name: "loss", Kind: Loss, FLOPs: seqLossFLOPs * logits, Read: o.bytes(logits), Write: o.bytes(tokens), Saved: o.bytes(logits)},
 		Op{Name: "loss.grad", Kind: Loss, FLOPs: 2 * logits, Read: o.bytes(logits), Write: o.bytes(logits)})
+	o.float32Last()
 }
 
 // adam returns the optimizer's update of n parameters: Adam with fp32
@@ -107,6 +108,15 @@ func (o *seqOps) adam(n int64) Op {
 	}
 	return Op{Name: "optimizer.adam", Kind: Update, Pass: UpdatePass, FLOPs: seqAdamFLOPs * v,
 		Read: units.Bytes((12 + o.p) * v), Write: units.Bytes(write)}
+}
+
+// float32Last marks the last forward operator and its backward group as
+// running in float32 under automatic mixed precision (Op.Float32).
+func (o *seqOps) float32Last() {
+	o.fwd[len(o.fwd)-1].Float32 = true
+	for i := range o.bwd[len(o.bwd)-1] {
+		o.bwd[len(o.bwd)-1][i].Float32 = true
+	}
 }
 
 // list returns the step's operators: the forward ones, the backward groups

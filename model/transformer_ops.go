@@ -156,6 +156,7 @@ func (c *tfCtx) norm(name string) {
 	}
 	e := c.tokens * float64(c.t.Hidden)
 	c.o.pointwise(name, Norm, e, 1, fl, c.o.bytes(e), c.t.normParams())
+	c.o.float32Last() // autocast: layer_norm is a float32 op
 }
 
 // layer appends one transformer layer: self-attention, cross-attention
@@ -185,6 +186,7 @@ func (c *tfCtx) branch(name string, body func()) {
 		c.o.dropout(name+".dropout", e)
 	}
 	c.o.pointwise(name+".residual", Elementwise, e, 2, 1, 0, 0)
+	c.o.float32Last() // the residual stream carries the norms' float32 outputs
 	if !c.t.PreNorm {
 		c.norm(name + "_norm")
 	}
@@ -284,6 +286,8 @@ func (c *tfCtx) ffn(name string) {
 	d, e := int64(t.Hidden), int64(t.Experts)
 	c.o.linear(name+".router", c.tokens, d, e, 1, d*e)
 	c.o.pointwise(name+".router_softmax", Softmax, c.tokens*float64(e), 1, seqLossFLOPs, c.o.bytes(c.tokens*float64(e)), 0)
+	c.o.float32Last() // autocast: softmax is a float32 op
+
 	routed := c.tokens * float64(t.TopK) * t.capacity() // token copies the experts process
 	c.o.pointwise(name+".dispatch", Elementwise, routed*float64(d), 1, 0, 0, 0)
 	c.mlp(name+".experts", routed/float64(e), e)

@@ -166,6 +166,9 @@ func (in *LogReader) Measurements(lg *logs.Log, prof *model.Profiles, left map[s
 		if header.Machine != nil {
 			m.Framework = header.Machine.Framework
 		}
+		if m.Framework == "" {
+			m.Framework = rec.Labels["framework"] // a CSV's framework column
+		}
 		if m.Devices > 1 {
 			m.System, m.Transport, m.IntraTransport = system, in.Transport, in.IntraTransport
 			m.Nodes = rec.Nodes // the placement a bench log gives (engine/torchbench across nodes)

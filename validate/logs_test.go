@@ -106,3 +106,21 @@ func TestThroughputCharts(t *testing.T) {
 		t.Errorf("calibrated error %v over %d, sources %q", mae, n, rep.CalibrationSources())
 	}
 }
+
+// TestLogFramework reads a row's framework from a CSV's framework column
+// where the log's header names none, and from the header where it does.
+func TestLogFramework(t *testing.T) {
+	cat, prof := defaults(t)
+	rec := benchlog.Record{Kind: benchlog.KindMeasurement, Device: "v100-sxm2-16gb", Model: "resnet50", Precision: "fp32",
+		Workers: 1, Batch: 32, SamplesPerSec: 500, Labels: map[string]string{"framework": "mxnet"}}
+	in := &LogReader{Catalog: cat}
+	ms, err := in.Measurements(&logs.Log{Name: "t.csv", Lines: []int{2}, Records: []benchlog.Record{rec}}, prof, map[string]int{})
+	if err != nil || len(ms) != 1 || ms[0].Framework != "mxnet" || measuredMode(&ms[0]) != "compiled" {
+		t.Fatalf("%+v, %v: want framework mxnet, compiled", ms, err)
+	}
+	header := benchlog.Record{Kind: benchlog.KindHeader, Machine: &benchlog.Machine{Framework: "torch 2.11"}}
+	ms, err = in.Measurements(&logs.Log{Name: "t.jsonl", Lines: []int{1, 2}, Records: []benchlog.Record{header, rec}}, prof, map[string]int{})
+	if err != nil || len(ms) != 1 || ms[0].Framework != "torch 2.11" {
+		t.Errorf("%+v, %v: want the header's framework", ms, err)
+	}
+}

@@ -80,9 +80,10 @@ type Measured struct {
 	// catalogue's efficiencies do not model memory formats or compilers.
 	Variant string
 	// Framework is the framework the log's header names, such as
-	// "torch 2.11.0+cu130"; "" when it does not say. PyTorch keeps
+	// "torch 2.11.0+cu130", or a CSV row's framework column ("torch",
+	// "tensorflow", "mxnet"); "" when it does not say. PyTorch keeps
 	// activations channels-first unless Variant says channels_last
-	// (measuredLayout).
+	// (measuredNCHW).
 	Framework string
 	// Source says where the record is (file:line); free text.
 	Source string
@@ -315,7 +316,7 @@ func measuredConfig(m *model.Model, d *hw.Device, ms *Measured, b, seq int) (sim
 	upd := sim.UpdateTime(m, d, opt, sp, master)
 	cp := sim.Compute{Update: upd}
 	if compute.Covers(d, m.Name) {
-		l, err := compute.LawAt(compute.Config{Device: d, Precision: prec, Mode: measuredMode(ms.Variant), NCHW: measuredNCHW(ms), SeqLen: seq}, m.Name, b)
+		l, err := compute.LawAt(measuredCompute(ms, d, prec, opt, seq), m.Name, b)
 		if err != nil {
 			return sim.Config{}, err
 		}
@@ -335,14 +336,37 @@ func measuredConfig(m *model.Model, d *hw.Device, ms *Measured, b, seq int) (sim
 	}, nil
 }
 
-// measuredMode returns the framework mode of a log's variant: compiled
-// where its labels say "compile" or "compile=…" (torch.compile, XLA),
-// eager otherwise.
-func measuredMode(variant string) compute.Mode {
-	for _, f := range strings.Fields(variant) {
+// measuredCompute returns the operator model's configuration of ms on d
+// at compute precision prec with optimizer opt: the mode and layout of
+// its framework and variant (measuredMode, measuredNCHW), and for
+// PyTorch's logs its host's optimizer step, autocast under automatic
+// mixed precision and the gradient scaler under amp-fp16.
+func measuredCompute(ms *Measured, d *hw.Device, prec hw.Precision, opt model.Optimizer, seq int) compute.Config {
+	c := compute.Config{Device: d, Precision: prec, Mode: measuredMode(ms), NCHW: measuredNCHW(ms), SeqLen: seq}
+	if isTorch(ms) {
+		amp := ms.Precision != string(prec) // amp-fp16, amp, amp-bf16
+		c.Optimizer, c.Autocast = opt, amp
+		c.GradScaler = amp && prec == hw.FP16
+	}
+	return c
+}
+
+// isTorch reports whether ms's framework is PyTorch.
+func isTorch(ms *Measured) bool { return strings.HasPrefix(ms.Framework, "torch") }
+
+// measuredMode returns the framework mode of a log: compiled where its
+// variant's labels say "compile" or "compile=…" (torch.compile, XLA) or
+// its framework runs a graph of kernels without Python between them
+// (MXNet's hybridised graphs, TensorFlow's graphs), eager otherwise
+// (PyTorch, or a log that does not name its framework).
+func measuredMode(ms *Measured) compute.Mode {
+	for _, f := range strings.Fields(ms.Variant) {
 		if f == "compile" || strings.HasPrefix(f, "compile=") {
 			return compute.Compiled
 		}
+	}
+	if strings.HasPrefix(ms.Framework, "mxnet") || strings.HasPrefix(ms.Framework, "tensorflow") {
+		return compute.Compiled
 	}
 	return compute.Eager
 }
@@ -353,7 +377,7 @@ func measuredMode(variant string) compute.Mode {
 // that do not name theirs, are taken as NHWC (MXNet's and TensorFlow's
 // tensor-core programs, the published tables).
 func measuredNCHW(ms *Measured) bool {
-	return strings.HasPrefix(ms.Framework, "torch") && !slices.Contains(strings.Fields(ms.Variant), "channels_last")
+	return isTorch(ms) && !slices.Contains(strings.Fields(ms.Variant), "channels_last")
 }
 
 // placeMeasured spreads cfg, one device of kind d, over the ms.Devices

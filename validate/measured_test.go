@@ -694,8 +694,40 @@ func TestMeasuredLayout(t *testing.T) {
 		}
 	}
 	for v, want := range map[string]compute.Mode{"": compute.Eager, "channels_last": compute.Eager, "channels_last compile": compute.Compiled, "compile=xla": compute.Compiled, "compiled_not": compute.Eager} {
-		if got := measuredMode(v); got != want {
+		if got := measuredMode(&Measured{Framework: "torch", Variant: v}); got != want {
 			t.Errorf("variant %q: mode %s, want %s", v, got, want)
+		}
+	}
+	// Graph executors launch their kernels without Python between them.
+	for fw, want := range map[string]compute.Mode{"mxnet": compute.Compiled, "tensorflow 2.4": compute.Compiled, "torch": compute.Eager, "": compute.Eager} {
+		if got := measuredMode(&Measured{Framework: fw}); got != want {
+			t.Errorf("framework %q: mode %s, want %s", fw, got, want)
+		}
+	}
+}
+
+// TestMeasuredCompute checks the host's mechanisms each log gets: PyTorch
+// logs their optimizer, autocast under automatic mixed precision and the
+// gradient scaler under amp-fp16 only; other frameworks none.
+func TestMeasuredCompute(t *testing.T) {
+	d := &hw.Device{Name: "d", SMs: 1}
+	for _, c := range []struct {
+		framework, precision string
+		prec                 hw.Precision
+		autocast, scaler     bool
+		opt                  model.Optimizer
+	}{
+		{"torch 2.11", "amp-fp16", hw.FP16, true, true, model.Momentum},
+		{"torch", "amp-bf16", hw.BF16, true, false, model.Momentum},
+		{"torch", "fp16", hw.FP16, false, false, model.Momentum},
+		{"torch", "tf32", hw.TF32, false, false, model.Momentum},
+		{"mxnet", "amp-fp16", hw.FP16, false, false, ""},
+	} {
+		ms := &Measured{Framework: c.framework, Precision: c.precision}
+		got := measuredCompute(ms, d, c.prec, model.Momentum, 0)
+		if got.Autocast != c.autocast || got.GradScaler != c.scaler || got.Optimizer != c.opt {
+			t.Errorf("%s %s: autocast %v, scaler %v, optimizer %q; want %v, %v, %q", c.framework, c.precision,
+				got.Autocast, got.GradScaler, got.Optimizer, c.autocast, c.scaler, c.opt)
 		}
 	}
 }

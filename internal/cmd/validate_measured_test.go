@@ -48,10 +48,11 @@ type logEntry struct {
 	PeakMemory  float64           `json:"peak_memory_bytes"`
 	Labels      map[string]string `json:"labels"`
 	// Of a CSV of throughputs: the device as the catalogue names it, the
-	// device count and the system.
-	Device  string  `json:"-"`
-	System  string  `json:"-"`
-	Devices float64 `json:"-"`
+	// device count, the system and the framework.
+	Device    string  `json:"-"`
+	System    string  `json:"-"`
+	Devices   float64 `json:"-"`
+	Framework string  `json:"-"`
 }
 
 // variant is the labels of e that name a variant of its run, sorted and
@@ -137,6 +138,9 @@ func readCSVEntries(t *testing.T, path, body string, out map[string]logEntry) {
 		line, _ := r.FieldPos(0)
 		e := logEntry{Kind: "measurement", Model: rec[col["model"]], Device: rec[col["device"]],
 			Precision: rec[col["precision"]], Devices: nums[0], Batch: nums[1], SamplesPerS: nums[2], System: rec[col["system"]]}
+		if i, ok := col["framework"]; ok {
+			e.Framework = rec[i]
+		}
 		for _, k := range []string{"channels_last", "compile"} { // the run labels a CSV may give
 			if i, ok := col[k]; ok && rec[i] != "" {
 				if e.Labels == nil {
@@ -234,14 +238,22 @@ func checkRows(t *testing.T, rows []map[string]any, entries map[string]logEntry,
 	for k, g := range groups {
 		sort.SliceStable(g, func(i, j int) bool { return g[i].entry.Batch < g[j].entry.Batch })
 		// The roofline's step is a fixed time plus a time per sample, so
-		// samples/s = b/(a + c·b) cannot fall as b grows.
-		last := 0.0
+		// samples/s = b/(a + c·b) cannot fall as b grows. By operators a
+		// device-bound step can lose up to a percent per sample to tile
+		// and wave quantisation (fewer split-K slices at a larger batch).
+		// A group may hold the tables of two frameworks (a CSV's framework
+		// column), predicted in their own modes and layouts: each its own.
+		lastBy := map[string]float64{}
 		for _, m := range g {
 			if p, ok := num(m.row["predicted_samples_per_s"]); ok {
-				if p < last {
+				slack, last := 1.0, lastBy[m.entry.Framework]
+				if m.row["compute"] == "by operators" {
+					slack = 0.99
+				}
+				if p < slack*last {
 					t.Errorf("%s: predicted %g samples/s at batch %g, below %g at a smaller batch", k, p, m.entry.Batch, last)
 				}
-				last = p
+				lastBy[m.entry.Framework] = p
 			}
 		}
 	}
@@ -1128,8 +1140,8 @@ func TestValidateMeasuredPublished(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	checkContains(t, "validate", stdout, "device          model     precision  devices  system       batch  measured (samples/s)  predicted (samples/s)  error (%)  compute       exchange",
-		"v100-sxm2-16gb  resnet50  amp-fp16   8        dgx1         192    10723 ")
+	checkContains(t, "validate", stdout, "device          model     precision  devices  system          batch  measured (samples/s)  predicted (samples/s)  error (%)  compute       exchange",
+		"v100-sxm2-16gb  resnet50  amp-fp16   8        dgx1            192    10723 ")
 	if again, _, code := runCLI("validate", "--measured", published[0], "--system", "dgx-h200"); code != exitOK || again != stdout {
 		t.Errorf("--system dgx-h200 beside every row's own: exit %d, output changed:\n%s", code, again)
 	}
@@ -1191,7 +1203,7 @@ func TestValidateMeasuredCalibrated(t *testing.T) {
 	}
 	checkContains(t, "--calibration published", stdout,
 		"Measured against predicted (compute by a calibration where one applies, else by operators where the model has them, else the roofline; several devices on the system's nodes, synthetic input)",
-		"v100-sxm2-16gb  resnet50  amp-fp16   1        -            192    1376 ", "fitted (not a prediction)",
+		"v100-sxm2-16gb  resnet50  amp-fp16   1        -               192    1376 ", "fitted (not a prediction)",
 		"calibrated by published (validate case dle-mxnet-dgx1-1gpu: ")
 
 	h200 := filepath.Join(t.TempDir(), "h200.yaml")

@@ -1,0 +1,167 @@
+package compute
+
+import (
+	"scaleplan/hw"
+	"scaleplan/internal/units"
+	"scaleplan/model"
+)
+
+// Host costs of eager PyTorch beyond one dispatch and launch per kernel,
+// seconds.
+const (
+	// ModuleCall is the host's cost of calling an nn.Module rather than
+	// its function: pytorch/pytorch#50431 (2021) measures nn.Linear at
+	// 9.7 µs per call against 4.7 µs for F.linear, "~5 microseconds extra
+	// per module call".
+	ModuleCall units.Seconds = 5 * units.Microsecond
+	// AutogradRecord is the host's cost of recording an operator in
+	// autograd's graph: pytorch/pytorch#41383 measures 6.8 µs per small
+	// operator on a tensor that requires a gradient against 5.0 µs on one
+	// that does not.
+	AutogradRecord units.Seconds = 1.8 * units.Microsecond
+)
+
+// Multi-tensor apply, the kernels of torch.optim's foreach implementations
+// and of the gradient scaler's unscaling: PyTorch's
+// aten/src/ATen/native/cuda/MultiTensorApply.cuh launches a kernel when
+// its argument block holds depth_to_max_tensors[depth−1] = {110, 64, 48,
+// 36, 30} tensors or depth_to_max_blocks = 320 chunks of kChunkSize =
+// 65,536 values (CUDA before 13; 13 raises the limits sevenfold).
+var foreachMaxTensors = [5]int{110, 64, 48, 36, 30}
+
+const (
+	foreachMaxChunks = 320
+	foreachChunk     = 65536
+)
+
+// foreachLaunches returns the kernels one foreach call of depth tensor
+// lists (1 to 5) launches over parameter tensors of sizes: enough for the
+// tensors, foreachMaxTensors[depth−1] a launch, and for their chunks,
+// foreachMaxChunks a launch; 0 for no tensors.
+func foreachLaunches(depth int, sizes []int64) int {
+	if len(sizes) == 0 {
+		return 0
+	}
+	depth = min(max(depth, 1), len(foreachMaxTensors))
+	var chunks int64
+	for _, n := range sizes {
+		chunks += ceilDiv(max(n, 1), foreachChunk)
+	}
+	byTensors := ceilDiv(int64(len(sizes)), int64(foreachMaxTensors[depth-1]))
+	return int(max(byTensors, ceilDiv(chunks, foreachMaxChunks)))
+}
+
+// optimizerDepths lists the foreach calls of one optimizer step by their
+// depth (tensor lists), from torch/optim's _multi_tensor_* functions
+// (PyTorch 2.x, the default on CUDA): momentum SGD with weight decay
+// (sgd.py: grads + wd·params, bufs ·= μ, bufs += grads, params −= lr·bufs);
+// plain SGD (params −= lr·grads); Adam (adam.py: lerp of the first
+// moment, the second's scale and addcmul, its square root, division by
+// the bias correction, + ε, and the addcdiv into the parameters; the step
+// counters are host tensors); AdamW adds the decoupled decay (params ·=
+// 1 − lr·wd).
+func optimizerDepths(o model.Optimizer) []int {
+	switch o {
+	case model.SGD:
+		return []int{2}
+	case model.Adam, model.FusedAdam:
+		return []int{2, 1, 3, 2, 1, 1, 3}
+	case model.AdamW:
+		return []int{1, 2, 1, 3, 2, 1, 1, 3}
+	}
+	return []int{3, 1, 2, 2} // momentum and the others
+}
+
+// scalerKernels are the single kernels of torch.amp.GradScaler's step
+// besides its foreach unscaling (torch/amp/grad_scaler.py): the loss's
+// scaling, the inverse scale and the found-inf flag in unscale_, and
+// _amp_update_scale_ in update.
+const scalerKernels = 4
+
+// paramSizes returns the sizes of the parameter tensors the forward
+// operators of ops own (model.Op.ParamTensors: a weight and its bias, a
+// norm's scale and shift).
+func paramSizes(ops []model.Op) []int64 {
+	var out []int64
+	for i := range ops {
+		o := &ops[i]
+		if o.Pass != model.Forward {
+			continue
+		}
+		switch n := o.ParamTensors(); {
+		case n == 2 && o.Kind == model.Norm:
+			out = append(out, o.Params/2, o.Params-o.Params/2)
+		case n == 2:
+			w := o.K * o.N * max(o.Groups, 1)
+			out = append(out, w, o.Params-w)
+		case n == 1:
+			out = append(out, o.Params)
+		}
+	}
+	return out
+}
+
+// HostTime is the host's time of a step by phase.
+type HostTime struct {
+	// Forward and Backward are the host's time issuing the passes'
+	// kernels: each kernel's launch(mode), and in eager mode a module
+	// call and an autograd record per forward operator.
+	Forward, Backward units.Seconds
+	// Scaler is the gradient scaler's host time before its
+	// synchronisation (the loss's scaling and unscale_).
+	Scaler units.Seconds
+	// Optimizer is the optimizer step's and the scaler's update's host
+	// time: what follows the synchronisation when there is one.
+	Optimizer units.Seconds
+}
+
+// Total returns the host's time of the whole step.
+func (h HostTime) Total() units.Seconds { return h.Forward + h.Backward + h.Scaler + h.Optimizer }
+
+// optimizerHost returns the host's time of c's optimizer step over the
+// parameter tensors of sizes: each foreach call's dispatch and launches.
+func (c *Config) optimizerHost(sizes []int64) units.Seconds {
+	var t units.Seconds
+	for _, d := range optimizerDepths(c.Optimizer) {
+		t += DispatchEager + units.Seconds(foreachLaunches(d, sizes))*LaunchKernel
+	}
+	return t
+}
+
+// scalerHost returns the gradient scaler's host time before and after its
+// synchronisation: the scaling of the loss, the inverse scale, the flag
+// and the foreach unscaling before; _amp_update_scale_ after.
+func (c *Config) scalerHost(sizes []int64) (before, after units.Seconds) {
+	l := Eager.Launch()
+	before = (scalerKernels-1)*l + DispatchEager + units.Seconds(foreachLaunches(1, sizes))*LaunchKernel
+	return before, l
+}
+
+// autocasts reports whether c runs under autocast at a 16-bit precision.
+func (c *Config) autocasts() bool {
+	return c.Autocast && (c.Precision == hw.FP16 || c.Precision == hw.BF16)
+}
+
+// weightCasts returns the casts autocast runs in each pass and their
+// bytes: every parameter tensor of a forward product or convolution cast
+// to 16 bits once per forward pass (autocast caches it within the pass;
+// read at 4 bytes a value, written at 2), and its gradient cast back to
+// float32 in the backward pass (as many kernels and bytes).
+func weightCasts(ops []model.Op) (kernels int, bytes units.Bytes) {
+	for i := range ops {
+		o := &ops[i]
+		if o.Pass != model.Forward || (o.Kind != model.MatMul && o.Kind != model.Conv && o.Kind != model.GroupedConv) {
+			continue
+		}
+		if n := o.ParamTensors(); n > 0 {
+			kernels += n
+			bytes += units.Bytes(6 * o.Params)
+		}
+	}
+	return kernels, bytes
+}
+
+// float32Cast returns the bytes of the cast autocast adds before a
+// Float32 operator: its output's values read at 2 bytes and written at 4,
+// three times its 16-bit Write.
+func float32Cast(op *model.Op) units.Bytes { return 3 * op.Write }
