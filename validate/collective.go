@@ -7,6 +7,7 @@ import (
 	"math"
 	"strings"
 
+	"scaleplan/compute"
 	"scaleplan/fit"
 	"scaleplan/hw"
 	"scaleplan/internal/units"
@@ -52,6 +53,11 @@ type MeasuredCollective struct {
 	// Algorithm is the exchange the simulator runs (sim.CollectiveTime):
 	// sim.Ring (the zero value), sim.NCCL or another synchronous one.
 	Algorithm sim.Algorithm
+	// GPUsPerThread is the devices each thread of the test drives
+	// (nccl-tests' nGpus, -g): the calls its host enqueues each
+	// iteration (NCCLTestsHostTime). 0 means 1, a process or thread a
+	// device.
+	GPUsPerThread int
 	// Sizes are the message sizes as nccl-tests counts them (the whole
 	// buffer of each rank for all-reduce and broadcast, the full output of
 	// all-gather and input of reduce-scatter, each rank's send buffer for
@@ -155,6 +161,10 @@ func compareCollective(cat *hw.Catalog, t MeasuredCollective) (CollectiveCompari
 		return c, err
 	}
 	c.SystemName, c.Exchange, c.DevicesPerNode, c.Calibrated = sys.Name, exchange, per, applied
+	if t.GPUsPerThread < 0 || t.GPUsPerThread > t.Ranks {
+		return c, fmt.Errorf("%d devices a thread: want 0 to the %d ranks", t.GPUsPerThread, t.Ranks)
+	}
+	host := NCCLTestsHostTime(max(1, t.GPUsPerThread))
 	bus, _ := fit.BusFactor(c.Op, t.Ranks)
 	for i, s := range t.Sizes {
 		m := t.Times[i]
@@ -165,6 +175,7 @@ func compareCollective(cat *hw.Catalog, t MeasuredCollective) (CollectiveCompari
 		if err != nil {
 			return c, err
 		}
+		pt = max(pt, host)
 		r := CollectiveRow{Bytes: s, Measured: m, Predicted: pt, Error: float64((pt - m) / m),
 			MeasuredBusBW:  units.BytesPerSec(float64(s) / float64(m) * bus),
 			PredictedBusBW: units.BytesPerSec(float64(s) / float64(pt) * bus)}
@@ -175,4 +186,30 @@ func compareCollective(cat *hw.Catalog, t MeasuredCollective) (CollectiveCompari
 		c.MAE += math.Abs(r.Error) / float64(len(t.Sizes))
 	}
 	return c, nil
+}
+
+// ncclEnqueue is the host's cost of an NCCL call beyond its kernel's
+// launch: XLA's GPU cost model estimates an NCCL kernel's launch at 5 µs
+// against 1 µs for another kernel (openxla/xla,
+// xla/service/gpu/model/gpu_performance_model_base.h,
+// kNcclKernelLaunchOverhead and kKernelLaunchOverhead, "estimated values
+// in the absence of easy ways to query them"); the 4 µs between them is
+// NCCL's own work on the host: planning the call and building its kernel's
+// arguments (NVIDIA/nccl src/enqueue.cc, ncclLaunchPrepare).
+const ncclEnqueue = 4 * units.Microsecond
+
+// NCCLTestsHostTime is the host's time per iteration of an nccl-tests loop
+// whose threads each drive gpus devices: nccl-tests times iters calls back
+// to back on the host's clock and synchronises the streams once after them
+// (NVIDIA/nccl-tests src/common.cu, BenchTime), and with nGpus above 1 a
+// thread enqueues its devices' calls in one ncclGroupStart/End, whose end
+// prepares and launches each device's kernel in turn on that thread
+// (NVIDIA/nccl src/group.cc, doLaunches: ncclLaunchPrepare, then
+// ncclLaunchKernel, per communicator). Each costs a kernel launch
+// (compute.LaunchKernel) and NCCL's enqueue (ncclEnqueue). A loop
+// whose device time per call is less than this is timed at this rate, so
+// CompareCollectives predicts the larger of the two; threads run their
+// devices' calls in parallel and do not add.
+func NCCLTestsHostTime(gpus int) units.Seconds {
+	return units.Seconds(float64(gpus)) * (compute.LaunchKernel + ncclEnqueue)
 }

@@ -95,6 +95,36 @@ func TestCompareCollectivesOps(t *testing.T) {
 
 // TestCompareCollectivesRefuses checks the tests CompareCollectives cannot
 // place or predict, each an error naming its source and the reason.
+// TestCompareCollectivesHostTime checks nccl-tests' host time per call:
+// one thread driving 8 GPUs enqueues 8 calls an iteration, each a kernel
+// launch (0.9 µs, NVIDIA's CUDA Graphs blog) and NCCL's enqueue (4 µs,
+// XLA's estimates 5 − 1 µs), so a small all-reduce is timed at 8 × 4.9 =
+// 39.2 µs; a large one at the devices' time, as with a process a device.
+func TestCompareCollectivesHostTime(t *testing.T) {
+	cat, _ := defaults(t)
+	if got := float64(NCCLTestsHostTime(8)); math.Abs(got-39.2e-6) > 1e-12 {
+		t.Fatalf("host time of 8 GPUs a thread %v, want 39.2 µs", got)
+	}
+	sizes := []units.Bytes{8, 1 << 30}
+	m := MeasuredCollective{Ranks: 8, System: "dgx-h200", Algorithm: sim.NCCL, Sizes: sizes, Times: []units.Seconds{40e-6, 5e-3}}
+	one, err := CompareCollectives(cat, []MeasuredCollective{m})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.GPUsPerThread = 8
+	eight, err := CompareCollectives(cat, []MeasuredCollective{m})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dev := one[0].Rows
+	if !(dev[0].Predicted > 4.9e-6 && dev[0].Predicted < 39.2e-6) {
+		t.Fatalf("device time of 8 B %v: want between one call's host time (4.9 µs) and eight's (39.2 µs)", dev[0].Predicted)
+	}
+	if got := eight[0].Rows; math.Abs(float64(got[0].Predicted)-39.2e-6) > 1e-12 || got[1].Predicted != dev[1].Predicted {
+		t.Errorf("8 GPUs a thread: %v at 8 B, %v at 1 GiB; want 39.2 µs and the devices' %v", got[0].Predicted, got[1].Predicted, dev[1].Predicted)
+	}
+}
+
 func TestCompareCollectivesRefuses(t *testing.T) {
 	cat, _ := defaults(t)
 	ok := MeasuredCollective{Source: "x.log:5", Ranks: 8, System: "dgx-h200", Sizes: []units.Bytes{1 << 20}, Times: []units.Seconds{1e-4}}
@@ -115,6 +145,8 @@ func TestCompareCollectivesRefuses(t *testing.T) {
 		{"sizes and times", func(m *MeasuredCollective) { m.Times = nil }, "1 sizes, 0 times and 0 lines"},
 		{"zero time", func(m *MeasuredCollective) { m.Times = []units.Seconds{0} }, "want both above 0"},
 		{"parameter server", func(m *MeasuredCollective) { m.Algorithm = sim.ParameterServer }, "ps is not a collective"},
+		{"negative devices a thread", func(m *MeasuredCollective) { m.GPUsPerThread = -1 }, "-1 devices a thread: want 0 to the 8 ranks"},
+		{"more devices a thread than ranks", func(m *MeasuredCollective) { m.GPUsPerThread = 9 }, "9 devices a thread: want 0 to the 8 ranks"},
 	} {
 		m := ok
 		tc.edit(&m)

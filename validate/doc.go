@@ -38,7 +38,10 @@
 // CompareCollectives predicts each message size of an all-reduce test
 // (nccl-tests' all_reduce_perf, as MeasuredCollective) with the
 // simulator's network on the test's system, and compares times and bus
-// bandwidths.
+// bandwidths. nccl-tests times its calls back to back on the host's clock,
+// so a call is predicted at the larger of the devices' time and the host's
+// (NCCLTestsHostTime: a kernel launch and NCCL's enqueue for each device a
+// thread drives).
 //
 // # Placements
 //

@@ -91,7 +91,7 @@ func (in *LogReader) Collectives(lgs []*logs.Log, algorithm sim.Algorithm, left 
 				left[LeftCollectiveSystem]++
 				continue
 			}
-			m := MeasuredCollective{Source: fmt.Sprintf("%s:%d", lg.Name, t.Line), Op: t.Op, Device: t.Device, Ranks: t.Ranks, Nodes: t.Nodes,
+			m := MeasuredCollective{Source: fmt.Sprintf("%s:%d", lg.Name, t.Line), Op: t.Op, Device: t.Device, Ranks: t.Ranks, Nodes: t.Nodes, GPUsPerThread: t.GPUs,
 				System: in.System, Transport: in.Transport, IntraTransport: in.IntraTransport, Algorithm: algorithm}
 			for _, p := range t.Points {
 				m.Sizes, m.Times, m.Lines = append(m.Sizes, p.Bytes), append(m.Times, p.Time), append(m.Lines, p.Line)

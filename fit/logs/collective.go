@@ -12,6 +12,11 @@ type Collective struct {
 	Nodes  int    // distinct hosts of those ranks; 0 if it lists none
 	Device string // device name of rank 0 ("NVIDIA H100 80GB HBM3"); "" if it lists none
 	Type   string // data type of the first row, "float"
+	// Threads and GPUs are the header's "nThread T nGpus G": the threads
+	// of each process, and the devices each thread drives (one
+	// ncclGroupStart/End enqueueing G calls a test); 0 where the header
+	// does not say.
+	Threads, GPUs int
 	// AvgBusBW is the mean bus bandwidth the test prints at its end ("# Avg
 	// bus bandwidth"); 0 if it prints none.
 	AvgBusBW units.BytesPerSec

@@ -18,6 +18,7 @@ var (
 	ncRank = regexp.MustCompile(`^#\s+Rank\s+(\d+)\s+(?:Group\s+\d+\s+)?Pid\s+\d+\s+on\s+(\S+)\s+device\s+\d+\s+\[[^\]]*\]\s+(.*?)\s*$`)
 	ncOp   = regexp.MustCompile(`# Collective test starting: (\w+?)(?:_perf)?(?:_mpi)?\s*$`) // all_reduce_perf_mpi: the binary built with MPI=1 in releases that name it so
 	ncAvg  = regexp.MustCompile(`# Avg bus bandwidth\s*:\s*([\d.]+)`)
+	ncHead = regexp.MustCompile(`^# nThread\s+(\d{1,6})\s+nGpus\s+(\d{1,6})(?:\s|$)`)
 	// ncLabel is what a launcher puts before each line of a rank's
 	// output: Slurm's srun --label ("0: ") and Open MPI's mpirun
 	// --tag-output ("[1,0]<stdout>:").
@@ -63,7 +64,8 @@ var ncColumns = []string{"size", "time", "algbw", "busbw"}
 //	# Avg bus bandwidth    : 220.921
 //
 // Each "# nThread" line starts a test (Collective): its ranks are the
-// "Rank" lines, its nodes their distinct hosts, its device rank 0's name,
+// "Rank" lines, its threads and devices a thread the header's nThread
+// and nGpus, its nodes their distinct hosts, its device rank 0's name,
 // its op the "Collective test starting" line (newer releases; older ones
 // name it only in the command: a line before the test that runs
 // NAME_perf gives it, and where there is none Op is "" and a note says
@@ -145,6 +147,10 @@ func (r *ncReader) line(n int, l []byte) {
 		}
 	case strings.HasPrefix(s, "# nThread "):
 		r.begin(n)
+		if m := ncHead.FindStringSubmatch(s); m != nil {
+			r.cur.Threads, _ = strconv.Atoi(m[1])
+			r.cur.GPUs, _ = strconv.Atoi(m[2])
+		}
 	case strings.HasPrefix(s, "#") && strings.Contains(s, " Rank ") && strings.Contains(s, " Pid "):
 		r.rank(n, s)
 	case strings.HasPrefix(s, "#") && strings.Contains(s, "algbw") && strings.Contains(s, "busbw"):

@@ -25,7 +25,7 @@ func TestReadNCCL(t *testing.T) {
 		t.Fatalf("format %s, %s, notes %q, %d records, %d collectives", lg.Format, lg.MalformedSummary(), lg.Notes, len(lg.Records), len(lg.Collectives))
 	}
 	c := lg.Collectives[0]
-	if c.Line != 6 || c.Op != "all_reduce" || c.Ranks != 16 || c.Nodes != 2 || c.Device != "NVIDIA H100 80GB HBM3" || c.Type != "float" || len(c.Points) != 16 {
+	if c.Line != 6 || c.Op != "all_reduce" || c.Ranks != 16 || c.Nodes != 2 || c.Threads != 1 || c.GPUs != 1 || c.Device != "NVIDIA H100 80GB HBM3" || c.Type != "float" || len(c.Points) != 16 {
 		t.Fatalf("%+v", c)
 	}
 	for i, p := range c.Points {
@@ -40,6 +40,16 @@ func TestReadNCCL(t *testing.T) {
 	}
 	if c.AvgBusBW < 125e9 || c.AvgBusBW > 125.3e9 {
 		t.Errorf("avg busbw %v, want the log's 125.2 GB/s", c.AvgBusBW)
+	}
+
+	// The published A100 notes: one thread driving 8 GPUs (-g 8), then 8
+	// processes of one GPU (mpirun -np 8 ... -g 1).
+	lg, err = ReadFile("../../testdata/measurements/nccl-tests/a100x8-nvswitch-all_reduce.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(lg.Collectives) != 2 || lg.Collectives[0].Threads != 1 || lg.Collectives[0].GPUs != 8 || lg.Collectives[1].Threads != 1 || lg.Collectives[1].GPUs != 1 {
+		t.Fatalf("A100 notes: %d collectives %+v", len(lg.Collectives), lg.Collectives)
 	}
 
 	lg, err = ReadFile("../testdata/nccl_mixed.txt")
