@@ -138,6 +138,9 @@ type Config struct {
 	// which attention spans (model.Shape.SeqLen); 0 takes the model's
 	// default. Not used by OpTime or Step, whose operators are given.
 	SeqLen int
+	// Eff is a calibration's efficiencies and launch cost (nil: the
+	// published constants and the mode's launch; see calibrate.go).
+	Eff *Efficiencies
 }
 
 // TransposeKernels is the kernels a dense convolution in NCHW at a
@@ -214,13 +217,13 @@ func OpTime(c *Config, op *model.Op) (units.Seconds, error) {
 // opTime is OpTime for a checked c.
 func opTime(c *Config, op *model.Op) units.Seconds {
 	d := c.Device
-	mem := float64(op.Read+op.Write) / (float64(d.MemoryBandwidth) * EffMemory)
-	cuda := float64(d.PeakFLOPs(hw.FP32)) * EffGEMM
+	mem := float64(op.Read+op.Write) / (float64(d.MemoryBandwidth) * c.eff(MemoryBound))
+	e := c.eff(c.ClassOf(op))
 	var comp float64
 	switch op.Kind {
 	case model.MatMul, model.Conv:
 		q := Quantisation(op.M, op.N, op.K, op.Groups, d.SMs)
-		comp = op.FLOPs / (float64(d.PeakFLOPs(c.Precision)) * EffGEMM * q)
+		comp = op.FLOPs / (float64(d.PeakFLOPs(c.Precision)) * e * q)
 		if c.transposed(op) {
 			// The transposes read and write the operator's bytes once
 			// more each, in kernels of their own.
@@ -228,14 +231,12 @@ func opTime(c *Config, op *model.Op) units.Seconds {
 		}
 	case model.Attention:
 		q := Quantisation(op.M, op.N, op.K, op.Groups, d.SMs)
-		if c.FusedAttention {
-			comp = op.FLOPs / (float64(d.PeakFLOPs(c.Precision)) * EffFlash * q)
-		} else {
-			comp = op.FLOPs / (float64(d.PeakFLOPs(c.Precision)) * EffGEMM * q)
+		comp = op.FLOPs / (float64(d.PeakFLOPs(c.Precision)) * e * q)
+		if !c.FusedAttention {
 			return units.Seconds(comp + mem)
 		}
 	default: // grouped convolutions and memory-bound operators run on the CUDA cores
-		comp = op.FLOPs / cuda
+		comp = op.FLOPs / (float64(d.PeakFLOPs(hw.FP32)) * e)
 	}
 	return units.Seconds(math.Max(comp, mem))
 }

@@ -33,7 +33,7 @@ func Step(c *Config, ops []model.Op) (StepTime, error) {
 	if err := c.check(); err != nil {
 		return s, err
 	}
-	l := c.Mode.Launch()
+	l := c.launch()
 	for i := range ops {
 		o := &ops[i]
 		launch := units.Seconds(c.Kernels(o)) * l
@@ -47,6 +47,10 @@ func Step(c *Config, ops []model.Op) (StepTime, error) {
 		default:
 			s.Update += t
 		}
+	}
+	if h := effKey(c.Eff).StepHost; h > 0 { // a calibration's host cost per step
+		s.Forward += h
+		s.Launch += h
 	}
 	s.Ops = len(ops)
 	return s, nil
@@ -80,6 +84,7 @@ type lawKey struct {
 	nchw           bool
 	seqLen         int
 	batch          int
+	eff            Efficiencies
 }
 
 var (
@@ -108,7 +113,7 @@ func LawAt(c Config, name string, b int) (Law, error) {
 		return Law{}, fmt.Errorf("model %s: batch %d: want at least 1", name, b)
 	}
 	d := c.Device
-	key := lawKey{name, d.Name, d.SMs, float64(d.PeakFLOPs(c.Precision)), float64(d.PeakFLOPs(hw.FP32)), float64(d.MemoryBandwidth), c.Precision, c.Mode, c.NCHW, c.SeqLen, b}
+	key := lawKey{name, d.Name, d.SMs, float64(d.PeakFLOPs(c.Precision)), float64(d.PeakFLOPs(hw.FP32)), float64(d.MemoryBandwidth), c.Precision, c.Mode, c.NCHW, c.SeqLen, b, effKey(c.Eff)}
 	lawMu.Lock()
 	l, ok := lawCache[key]
 	lawMu.Unlock()

@@ -114,10 +114,14 @@ func (l measuredLayout) row(g *validate.MeasuredGroup, r validate.MeasuredRow) [
 	if l.calibrated || l.operators {
 		how := "by roofline"
 		switch {
+		case r.Fitted && r.Operators != "":
+			how = "calibrating (operators " + r.Operators + ")"
 		case r.Fitted:
 			how = "fitted (not a prediction)"
 		case r.Calibration != "":
 			how = "calibrated"
+		case r.ByOperators && r.Operators != "":
+			how = "by operators " + r.Operators
 		case r.ByOperators:
 			how = "by operators"
 		}

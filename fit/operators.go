@@ -1,0 +1,270 @@
+package fit
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+
+	"gonum.org/v1/gonum/mat"
+	"gonum.org/v1/gonum/optimize"
+	"gonum.org/v1/gonum/stat/distuv"
+)
+
+// OperatorParam is one figure of an operator calibration: a class's
+// efficiency (Max 1) or the host's cost per kernel (Max 0, unbounded).
+type OperatorParam struct {
+	Name string
+	// Default is the figure before the fit, > 0: where the search starts
+	// and what an undetermined figure keeps.
+	Default float64
+	// Max bounds the figure from above; 0 for no bound.
+	Max float64
+}
+
+// OperatorModel returns the predicted time of every row at the figures
+// values (one per OperatorParam, each > 0), in the order of the measured
+// times.
+type OperatorModel func(values []float64) ([]float64, error)
+
+// MinShare is the least sensitivity d ln t / d ln figure, over the rows,
+// for which a figure counts as determined by them: a class that bounds
+// less than 0.1 % of every row's time is not.
+const MinShare = 1e-3
+
+// OperatorsFit is the result of FitOperators.
+type OperatorsFit struct {
+	Params []OperatorParam
+	// Values are the fitted figures; an undetermined one is its Default.
+	Values []float64
+	// Low and High bound each figure at Level (from the Jacobian of the
+	// log residuals at the fit); NaN where the fit gives none (an
+	// undetermined figure, fewer rows than figures, a singular Jacobian).
+	Low, High []float64
+	// Undetermined marks the figures no row depended on (MinShare).
+	Undetermined []bool
+	// Rows is the rows fitted.
+	Rows int
+	// ErrorBefore and Error are the mean |predicted/measured − 1| of the
+	// rows' times at the defaults and at the fit.
+	ErrorBefore, Error float64
+	Level              float64
+}
+
+// FitOperators fits the figures of params so that f's times match measured
+// in the least-squares sense of their logarithms, Σ ln(f_i/measured_i)²,
+// by Nelder–Mead over the figures' logarithms within their bounds (from a
+// coordinate search over the decade below and above each default). A
+// figure no row's time depends on (|d ln t_i / d ln v| < MinShare for
+// every row at the defaults) keeps its default and is marked
+// Undetermined.
+func FitOperators(measured []float64, params []OperatorParam, f OperatorModel, s *Settings) (*OperatorsFit, error) {
+	set := s.orDefault()
+	if len(measured) == 0 || len(params) == 0 {
+		return nil, errors.New("operator fit: no rows or no figures to fit")
+	}
+	for i, m := range measured {
+		if !(m > 0) || math.IsInf(m, 0) {
+			return nil, fmt.Errorf("operator fit: row %d: measured time %v: want a finite time > 0", i+1, m)
+		}
+	}
+	def := make([]float64, len(params))
+	for j, p := range params {
+		if !(p.Default > 0) || (p.Max > 0 && p.Default > p.Max) {
+			return nil, fmt.Errorf("operator fit: figure %s: default %v: want > 0 and at most %v", p.Name, p.Default, p.Max)
+		}
+		def[j] = p.Default
+	}
+	fit := &OperatorsFit{Params: params, Values: slices.Clone(def), Rows: len(measured), Level: set.Level}
+	full := func(x []float64, free []int) []float64 {
+		v := slices.Clone(def)
+		for i, j := range free {
+			v[j] = math.Exp(x[i])
+		}
+		return v
+	}
+	res := func(free []int) func([]float64) ([]float64, error) {
+		return func(x []float64) ([]float64, error) {
+			return logResiduals(f, full(x, free), measured)
+		}
+	}
+	all := make([]int, len(params))
+	x0 := make([]float64, len(params))
+	for j := range params {
+		all[j], x0[j] = j, math.Log(def[j])
+	}
+	J, err := jacobian(res(all), x0, len(measured))
+	if err != nil {
+		return nil, fmt.Errorf("operator fit: %w", err)
+	}
+	var free []int
+	fit.Undetermined = make([]bool, len(params))
+	for j := range params {
+		if colMax(J, j) < MinShare {
+			fit.Undetermined[j] = true
+		} else {
+			free = append(free, j)
+		}
+	}
+	if fit.ErrorBefore, err = meanError(f, def, measured); err != nil {
+		return nil, fmt.Errorf("operator fit: %w", err)
+	}
+	if len(free) == 0 {
+		fit.Error = fit.ErrorBefore
+		fit.Low, fit.High = nanSlice(len(params)), nanSlice(len(params))
+		return fit, nil
+	}
+	lo, hi := make([]float64, len(free)), make([]float64, len(free))
+	x := make([]float64, len(free))
+	for i, j := range free {
+		x[i] = x0[j]
+		lo[i], hi[i] = x0[j]-searchDecades*math.Ln10, x0[j]+searchDecades*math.Ln10
+		if params[j].Max > 0 {
+			hi[i] = math.Log(params[j].Max)
+		}
+	}
+	x = minimizeBounded(res(free), x, lo, hi)
+	fit.Values = full(x, free)
+	if fit.Error, err = meanError(f, fit.Values, measured); err != nil {
+		return nil, fmt.Errorf("operator fit: %w", err)
+	}
+	fit.intervals(res(free), x, free, len(measured))
+	return fit, nil
+}
+
+// logResiduals returns ln(f_i(v)/measured_i).
+func logResiduals(f OperatorModel, v, measured []float64) ([]float64, error) {
+	t, err := f(v)
+	if err != nil {
+		return nil, err
+	}
+	if len(t) != len(measured) {
+		return nil, fmt.Errorf("model gave %d times for %d rows", len(t), len(measured))
+	}
+	r := make([]float64, len(t))
+	for i := range t {
+		if !(t[i] > 0) || math.IsInf(t[i], 0) {
+			return nil, fmt.Errorf("row %d: predicted time %v", i+1, t[i])
+		}
+		r[i] = math.Log(t[i] / measured[i])
+	}
+	return r, nil
+}
+
+// meanError returns the mean |f_i(v)/measured_i − 1|.
+func meanError(f OperatorModel, v, measured []float64) (float64, error) {
+	t, err := f(v)
+	if err != nil {
+		return 0, err
+	}
+	var s float64
+	for i := range measured {
+		s += math.Abs(t[i]/measured[i] - 1)
+	}
+	return s / float64(len(measured)), nil
+}
+
+// colMax returns the largest |J_ij| of column j.
+func colMax(J *mat.Dense, j int) float64 {
+	r, _ := J.Dims()
+	var m float64
+	for i := range r {
+		m = math.Max(m, math.Abs(J.At(i, j)))
+	}
+	return m
+}
+
+// minimizeBounded returns the x in [lo, hi] that minimises the sum of
+// squares of res: a coordinate search (each coordinate over 0.05-decade
+// steps within a decade of where it is, twice), then Nelder–Mead
+// restarted from each optimum until the sum stops falling (at most eight
+// runs). A point outside the bounds, or where res fails, costs +Inf.
+func minimizeBounded(res func([]float64) ([]float64, error), x, lo, hi []float64) []float64 {
+	sum := func(x []float64) float64 {
+		for i := range x {
+			if x[i] < lo[i] || x[i] > hi[i] {
+				return math.Inf(1)
+			}
+		}
+		r, err := res(x)
+		if err != nil {
+			return math.Inf(1)
+		}
+		var s float64
+		for _, v := range r {
+			s += v * v
+		}
+		return s
+	}
+	x = slices.Clone(x)
+	best := sum(x)
+	for range 2 {
+		for i := range x {
+			c := x[i]
+			for k := -20; k <= 20; k++ {
+				y := slices.Clone(x)
+				y[i] = c + float64(k)*0.05*math.Ln10
+				if v := sum(y); v < best {
+					x, best = y, v
+				}
+			}
+		}
+	}
+	for range 8 {
+		p := optimize.Problem{Func: sum}
+		set := &optimize.Settings{Converger: &optimize.FunctionConverge{Absolute: 1e-18, Relative: 1e-13, Iterations: 60},
+			MajorIterations: 20000, Concurrent: 1}
+		r, err := optimize.Minimize(p, x, set, &optimize.NelderMead{SimplexSize: 0.2})
+		if r == nil || !(r.F < best) {
+			break
+		}
+		done := best-r.F <= 1e-12*best || err != nil
+		x, best = r.X, r.F
+		if done {
+			break
+		}
+	}
+	return x
+}
+
+// intervals sets Low and High from the Jacobian of the log residuals at x
+// (the free figures' logarithms): cov = s²(JᵀJ)⁻¹ with s² the residual
+// variance over n − p degrees of freedom, and ln v ± t·√cov_jj, the high
+// end cut at the figure's bound.
+func (f *OperatorsFit) intervals(res func([]float64) ([]float64, error), x []float64, free []int, n int) {
+	f.Low, f.High = nanSlice(len(f.Params)), nanSlice(len(f.Params))
+	p := len(free)
+	if n <= p {
+		return
+	}
+	r, err := res(x)
+	if err != nil {
+		return
+	}
+	J, err := jacobian(res, x, n)
+	if err != nil {
+		return
+	}
+	var ssr float64
+	for _, v := range r {
+		ssr += v * v
+	}
+	s2 := ssr / float64(n-p)
+	var jtj, inv mat.Dense
+	jtj.Mul(J.T(), J)
+	if err := inv.Inverse(&jtj); err != nil {
+		return
+	}
+	tq := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(n - p)}.Quantile(0.5 + f.Level/2)
+	for i, j := range free {
+		v := inv.At(i, i) * s2
+		if !(v >= 0) || math.IsInf(v, 0) {
+			continue
+		}
+		h := tq * math.Sqrt(v)
+		f.Low[j], f.High[j] = math.Exp(x[i]-h), math.Exp(x[i]+h)
+		if m := f.Params[j].Max; m > 0 {
+			f.High[j] = math.Min(f.High[j], m)
+		}
+	}
+}
