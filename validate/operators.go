@@ -224,21 +224,6 @@ func sourceFile(src string) string {
 	return src
 }
 
-// EntryEfficiencies returns the efficiencies of an operators entry; a
-// class it does not name keeps its default.
-func EntryEfficiencies(e *calib.OperatorsEntry) (*compute.Efficiencies, error) {
-	var eff compute.Efficiencies
-	for _, k := range e.Classes {
-		c, err := compute.ParseClass(k.Class)
-		if err != nil {
-			return nil, fmt.Errorf("operators entry of %s: %w", e.Device, err)
-		}
-		eff.Set(c, k.Efficiency)
-	}
-	eff.Launch, eff.StepHost = e.Launch, e.StepHost
-	return &eff, nil
-}
-
 // operatorsApplied is the operators entry a measurement on d in mode
 // takes from cals: the first of d's own kind, else the first of another
 // device (carried: its efficiencies on d's peaks, bandwidth and SMs). It
@@ -262,7 +247,7 @@ func operatorsApplied(cals []scenarios.CalibrationFile, d *hw.Device, m *Measure
 			return nil, "", false, -1, nil
 		}
 	}
-	eff, err := EntryEfficiencies(&e)
+	eff, err := scenarios.OperatorEfficiencies(&e)
 	if err != nil {
 		return nil, "", false, -1, err
 	}
