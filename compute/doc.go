@@ -27,4 +27,10 @@
 //
 // exact at b and with the step's slope around it. docs/compute.md gives
 // the equations, every constant's source and the validation results.
+//
+// A calibration replaces the published efficiencies and the launch cost
+// by fitted ones (Config.Eff, Efficiencies, one per operator Class, and a
+// host cost per step); Profile evaluates a step under many of them
+// quickly, for the fit. Kept on another device they carry the
+// calibration there, Habitat-style (calibrate.go).
 package compute

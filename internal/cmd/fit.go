@@ -84,6 +84,7 @@ func fitCommand() *cli.Command {
 			&cli.StringFlag{Name: "plot", Usage: "write the throughput and steps-to-target charts as PNG and SVG into `DIR`"},
 			&cli.StringFlag{Name: "system", Usage: "fit the links of catalogue system `NAME` to the nccl-tests tests of the logs (all_reduce, reduce_scatter, all_gather, broadcast, alltoall, sendrecv) (the level inside a node from tests on one node, between nodes from tests on several), by inverting the simulator; --out writes them as fabric entries"},
 			&cli.BoolFlag{Name: "operators", Usage: "also fit, per device and framework mode, each operator class's efficiency and the host's cost per kernel to the measurements of one device that the operator model covers (least squares of the log step time over every model, batch and precision); --out writes them as operators entries, which validate and scenarios carry to other devices (docs/calibrate.md)"},
+			&cli.StringSliceFlag{Name: "profile", Usage: "fit each operator class's efficiency to the per-operator profile `FILE` (what bench --framework torch --profile writes beside its log, or a Chrome trace of torch.profiler run with with_flops): FLOPs over device time at the class's peak; repeatable; with no LOG, only the profiles are fitted"},
 			&cli.StringFlag{Name: "allreduce", Value: "ring", Usage: "with --system: the all-reduce `ALG` the simulator runs for the tests, whose links are fitted: " + strings.Join(collectiveAlgorithms, ", ")},
 		},
 		Action: withArgs(runFit),
@@ -94,6 +95,9 @@ func runFit(c *cli.Context, args []string) error {
 	format := c.String("format")
 	if err := checkFormat(format); err != nil {
 		return err
+	}
+	if len(args) == 0 && len(c.StringSlice("profile")) > 0 {
+		return runProfileFit(c)
 	}
 	if len(args) == 0 {
 		return usagef("fit: no LOG given (want %s, or nccl-tests output)", logFormats)
@@ -141,6 +145,11 @@ func runFit(c *cli.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	profiled, err := fitProfiles(c)
+	if err != nil {
+		return err
+	}
+	ops = mergeOperators(stderr, ops, profiled)
 	out := tables.Fit(rep, opt.GroupBy)
 	if ops != nil {
 		out = append(out, tables.OperatorsFit(ops)...)
