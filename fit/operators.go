@@ -27,6 +27,14 @@ type OperatorParam struct {
 // times.
 type OperatorModel func(values []float64) ([]float64, error)
 
+// MaxCollinear is the largest share of a figure's column of sensitivities
+// that the other figures' columns may leave unexplained for it to count as
+// collinear with them: (1 − R²) of the column regressed on the others
+// below 1e-8. Two figures whose rows move the times alike (the host's
+// cost per kernel and per step, when every row runs one model, whose
+// kernels per step do not change with the batch) cannot both be fitted.
+const MaxCollinear = 1e-8
+
 // MinShare is the least sensitivity d ln t / d ln figure, over the rows,
 // for which a figure counts as determined by them: a class that bounds
 // less than 0.1 % of every row's time is not.
@@ -41,8 +49,12 @@ type OperatorsFit struct {
 	// log residuals at the fit); NaN where the fit gives none (an
 	// undetermined figure, fewer rows than figures, a singular Jacobian).
 	Low, High []float64
-	// Undetermined marks the figures no row depended on (MinShare).
+	// Undetermined marks the figures no row depended on (MinShare) or
+	// that moved the rows' times as figures before them did (Collinear).
 	Undetermined []bool
+	// Collinear marks the undetermined figures that the rows depended on,
+	// but as they did on figures before them (MaxCollinear).
+	Collinear []bool
 	// Rows is the rows fitted.
 	Rows int
 	// ErrorBefore and Error are the mean |predicted/measured − 1| of the
@@ -106,6 +118,8 @@ func FitOperators(measured []float64, params []OperatorParam, f OperatorModel, s
 			free = append(free, j)
 		}
 	}
+	fit.Collinear = make([]bool, len(params))
+	free = independent(J, free, fit.Undetermined, fit.Collinear)
 	if fit.ErrorBefore, err = meanError(f, def, measured); err != nil {
 		return nil, fmt.Errorf("operator fit: %w", err)
 	}
@@ -130,6 +144,50 @@ func FitOperators(measured []float64, params []OperatorParam, f OperatorModel, s
 	}
 	fit.intervals(res(free), x, free, len(measured))
 	return fit, nil
+}
+
+// independent returns the figures of free whose columns of J are not
+// collinear with those of the figures before them (MaxCollinear), marking
+// the others undetermined and collinear: of two that move the rows' times alike, the
+// later in params keeps its default.
+func independent(J *mat.Dense, free []int, undetermined, collinear []bool) []int {
+	var kept []int
+	for _, j := range free {
+		if len(kept) > 0 && unexplained(J, kept, j) < MaxCollinear {
+			undetermined[j], collinear[j] = true, true
+			continue
+		}
+		kept = append(kept, j)
+	}
+	return kept
+}
+
+// unexplained returns the share of column j's squared norm that the least
+// squares fit of it by the columns cols of J leaves: 1 − R² without an
+// intercept.
+func unexplained(J *mat.Dense, cols []int, j int) float64 {
+	n, _ := J.Dims()
+	A := mat.NewDense(n, len(cols), nil)
+	for k, c := range cols {
+		for i := range n {
+			A.Set(i, k, J.At(i, c))
+		}
+	}
+	y := mat.NewVecDense(n, nil)
+	for i := range n {
+		y.SetVec(i, J.At(i, j))
+	}
+	var x, fitted, r mat.VecDense
+	if err := x.SolveVec(A, y); err != nil {
+		return 1
+	}
+	fitted.MulVec(A, &x)
+	r.SubVec(y, &fitted)
+	yy := mat.Dot(y, y)
+	if yy == 0 {
+		return 0
+	}
+	return mat.Dot(&r, &r) / yy
 }
 
 // logResiduals returns ln(f_i(v)/measured_i).

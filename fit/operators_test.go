@@ -78,3 +78,25 @@ func TestFitOperatorsErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestFitOperatorsCollinear fits t_i = a_i·(L + H) where two figures, L
+// and H, move every row alike: the later, H, is undetermined at its
+// default and L takes the whole sum.
+func TestFitOperatorsCollinear(t *testing.T) {
+	a := []float64{1, 2, 3, 5}
+	f := func(v []float64) ([]float64, error) {
+		ts := make([]float64, len(a))
+		for i := range a {
+			ts[i] = a[i] * (v[0] + v[1])
+		}
+		return ts, nil
+	}
+	measured, _ := f([]float64{4, 6})
+	fit, err := FitOperators(measured, []OperatorParam{{Name: "L", Default: 1}, {Name: "H", Default: 2}}, f, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fit.Undetermined[0] || !fit.Undetermined[1] || !fit.Collinear[1] || fit.Values[1] != 2 || math.Abs(fit.Values[0]-8) > 1e-6 {
+		t.Errorf("values %v, undetermined %v: want L = 10 − 2 = 8, H undetermined at 2", fit.Values, fit.Undetermined)
+	}
+}

@@ -31,7 +31,10 @@ func OperatorsFit(fits []validate.OperatorsFit) []Named {
 			case "step":
 				name, def = "host (µs per step)", "0"
 			}
-			if f.Fit.Undetermined[i] {
+			switch {
+			case f.Fit.Collinear != nil && f.Fit.Collinear[i]:
+				note = "undetermined: the rows depend on it as on a figure above; the default is kept"
+			case f.Fit.Undetermined[i]:
 				note = "undetermined: no row depends on it; the default is kept"
 			}
 			t.Rows = append(t.Rows, []string{e.Device, string(f.Mode), strconv.Itoa(e.Rows), strings.Join(e.Models, " "),
