@@ -33,12 +33,13 @@ type OperatorsFit struct {
 // measured step time and the model's step time as a function of the
 // efficiencies, accumulation × profile + update.
 type operatorRow struct {
-	measured float64
-	profile  *compute.Profile
-	accum    float64
-	update   units.Seconds
-	model    string
-	source   string
+	measured  float64
+	profile   *compute.Profile
+	accum     float64
+	update    units.Seconds
+	model     string
+	source    string
+	framework string
 }
 
 // FitOperators fits, per device kind and framework mode, the efficiency
@@ -121,12 +122,13 @@ func newOperatorRow(m *Measured, cat *hw.Catalog, prof *model.Profiles) (operato
 	}
 	acc := max(m.Accumulation, 1)
 	return operatorRow{
-		measured: float64(m.Batch*acc) / m.SamplesPerSec,
-		profile:  p,
-		accum:    float64(acc),
-		update:   sim.UpdateTime(mdl, d, cmp.Or(m.Optimizer, model.Momentum), sp, master),
-		model:    mdl.Name,
-		source:   m.Source,
+		measured:  float64(m.Batch*acc) / m.SamplesPerSec,
+		profile:   p,
+		accum:     float64(acc),
+		update:    sim.UpdateTime(mdl, d, cmp.Or(m.Optimizer, model.Momentum), sp, master),
+		model:     mdl.Name,
+		source:    m.Source,
+		framework: frameworkOf(m),
 	}, d.Name, true, nil
 }
 
@@ -179,6 +181,13 @@ func fitOperatorGroup(rows []operatorRow, mode compute.Mode, s *fit.Settings) (*
 // to rows.
 func operatorsEntry(device string, mode compute.Mode, f *fit.OperatorsFit, rows []operatorRow) calib.OperatorsEntry {
 	e := calib.OperatorsEntry{Device: device, Mode: string(mode), ErrorBefore: f.ErrorBefore, Error: f.Error, Rows: f.Rows}
+	for i, r := range rows {
+		if i == 0 {
+			e.Framework = r.framework
+		} else if r.framework != e.Framework {
+			e.Framework = "" // rows of several frameworks: none carries
+		}
+	}
 	pair := func(lo, hi float64) []float64 {
 		if math.IsNaN(lo) || math.IsNaN(hi) {
 			return nil
@@ -226,9 +235,11 @@ func sourceFile(src string) string {
 
 // operatorsApplied is the operators entry a measurement on d in mode
 // takes from cals: the first of d's own kind, else the first of another
-// device (carried: its efficiencies on d's peaks, bandwidth and SMs). It
-// returns nil when cals have none for mode, with the text a row shows
-// ("fitted on H200", "carried from H200") and whether m is one of the
+// device (carried: its efficiencies on d's peaks, bandwidth and SMs, and
+// its host costs where it was fitted under m's framework, else the mode's
+// defaults). It returns nil when cals have none for mode, with the text a
+// row shows ("fitted on H200", "carried from H200", "efficiencies carried
+// from H200") and whether m is one of the
 // rows the entry was fitted to (d's kind and a log the entry names).
 func operatorsApplied(cals []scenarios.CalibrationFile, d *hw.Device, m *Measured) (*compute.Efficiencies, string, bool, int, error) {
 	mode := string(measuredMode(m.Variant))
@@ -252,6 +263,12 @@ func operatorsApplied(cals []scenarios.CalibrationFile, d *hw.Device, m *Measure
 		return nil, "", false, -1, err
 	}
 	if !own {
+		if !sameFramework(e.Framework, m) {
+			// The host's costs are the framework's: only the kernels'
+			// efficiencies carry to another framework's rows.
+			eff.Launch, eff.StepHost = 0, 0
+			return eff, "efficiencies carried from " + e.Device, false, from, nil
+		}
 		return eff, "carried from " + e.Device, false, from, nil
 	}
 	fitted := false
@@ -267,8 +284,8 @@ func operatorsApplied(cals []scenarios.CalibrationFile, d *hw.Device, m *Measure
 // model with efficiencies carried from another device, by the ratio of
 // that device's measured step to its operator-model step, where cals hold
 // a throughput entry of m's model, precision and variant on one device of
-// a kind that an operators entry was fitted on, at a batch within the
-// entry's: Habitat's wave scaling (Yu et al. 2021, USENIX ATC '21, Section 3) of a measured
+// a kind that an operators entry was fitted on under m's framework, at a
+// batch within the entry's: Habitat's wave scaling (Yu et al. 2021, USENIX ATC '21, Section 3) of a measured
 // time by the ratio of the predicted times, t_B = t_A,measured ·
 // t_B,model / t_A,model, with the whole step for the operator. It returns
 // the device the measurement came from, "" when none applies.
@@ -288,8 +305,8 @@ func carryLaw(cfg *sim.Config, cals []scenarios.CalibrationFile, cat *hw.Catalog
 			if err != nil {
 				return "", err
 			}
-			if from < 0 {
-				continue
+			if from < 0 || !operatorsOfFramework(cals[from].Cal, a, m) {
+				continue // a law measured under another framework, or without A's efficiencies
 			}
 			cfgA, err := measuredConfig(mdl, a, m, b, seq, effA)
 			if err != nil {
@@ -314,4 +331,27 @@ func carryLaw(cfg *sim.Config, cals []scenarios.CalibrationFile, cat *hw.Catalog
 // accumulations: acc·(b·PerSample + Fixed) + Update, seconds.
 func stepOf(c sim.Compute, b, acc int) float64 {
 	return float64(acc)*(float64(b)*float64(c.PerSample)+float64(c.Fixed)) + float64(c.Update)
+}
+
+// frameworkOf returns the first word of m's framework, lower-cased
+// ("torch" of "torch 2.11.0+cu130"); "" when its log does not say.
+func frameworkOf(m *Measured) string {
+	f := strings.Fields(strings.ToLower(m.Framework))
+	if len(f) == 0 {
+		return ""
+	}
+	return f[0]
+}
+
+// sameFramework reports whether an operators entry fitted under framework
+// applies to m's host: both name the same framework.
+func sameFramework(framework string, m *Measured) bool {
+	return framework != "" && framework == frameworkOf(m)
+}
+
+// operatorsOfFramework reports whether c has an operators entry of device
+// a in m's mode fitted under m's framework.
+func operatorsOfFramework(c *calib.Calibration, a *hw.Device, m *Measured) bool {
+	e, ok := c.OperatorsFor(a.Is, string(measuredMode(m.Variant)))
+	return ok && sameFramework(e.Framework, m)
 }

@@ -28,7 +28,8 @@ func trueEff() *compute.Efficiencies {
 
 // synthetic returns measurements of one device of kind dev whose samples/s
 // come from the operator model's Step (the serial sum over model.Ops) under
-// e, plus the simulator's update: ResNet-50 at fp32, tf32 and amp-fp16 and
+// e, plus the simulator's update, as PyTorch logs them in channels_last
+// (NHWC, as Step's Config is here): ResNet-50 at fp32, tf32 and amp-fp16 and
 // the engine's MLP at fp32, at several batches.
 func synthetic(t *testing.T, cat *hw.Catalog, prof *model.Profiles, dev string, e *compute.Efficiencies) []Measured {
 	t.Helper()
@@ -66,7 +67,7 @@ func synthetic(t *testing.T, cat *hw.Catalog, prof *model.Profiles, dev string, 
 				t.Fatal(err)
 			}
 			step := float64(s.Compute() + upd)
-			ms = append(ms, Measured{Model: g.model, Device: dev, Precision: g.prec, Batch: b, Devices: 1,
+			ms = append(ms, Measured{Model: g.model, Device: dev, Precision: g.prec, Batch: b, Devices: 1, Framework: "torch 2.11.0+cu130", Variant: "channels_last",
 				SamplesPerSec: float64(b) / step, Source: fmt.Sprintf("%s.jsonl:%d", dev, len(ms)+1)})
 		}
 	}
@@ -133,9 +134,15 @@ func TestCalibrateOnAPredictB(t *testing.T) {
 	cal := &calib.Calibration{Operators: []calib.OperatorsEntry{fits[0].Entry}}
 	cals := []scenarios.CalibrationFile{{Path: "ops.yaml", Cal: cal}}
 	ms := append(synthetic(t, cat, prof, "h100-sxm5-80gb", e), onA...)
+	other := ms[0] // the same run, of a log that names no framework
+	other.Framework, other.Source = "", "other.csv:2"
+	ms = append(ms, other)
 	rep, err := CompareCalibrated(ms, cat, prof, cals, predict.Options{})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if fits[0].Entry.Framework != "torch" {
+		t.Errorf("entry framework %q, want torch", fits[0].Entry.Framework)
 	}
 	if rep.Fitted != len(onA) {
 		t.Errorf("%d rows fitted, want the %d of the H200", rep.Fitted, len(onA))
@@ -143,6 +150,10 @@ func TestCalibrateOnAPredictB(t *testing.T) {
 	for _, g := range rep.Groups {
 		for _, r := range g.Rows {
 			switch {
+			case r.Source == "other.csv:2":
+				if r.Operators != "efficiencies carried from h200-sxm-141gb" || r.Fitted {
+					t.Errorf("a row of another framework: operators %q, fitted %v: want the efficiencies only", r.Operators, r.Fitted)
+				}
 			case g.Device == "h200-sxm-141gb":
 				if !r.Fitted || r.Operators != "fitted on h200-sxm-141gb" {
 					t.Errorf("%s: fitted %v, operators %q: want a calibrating row", r.Source, r.Fitted, r.Operators)

@@ -19,6 +19,11 @@ import (
 type OperatorsEntry struct {
 	Device string `yaml:"device"`         // device kind the rows ran on
 	Mode   string `yaml:"mode,omitempty"` // framework mode (eager, compiled, cuda-graphs); "" eager
+	// Framework is the framework the rows ran under, the first word of
+	// their logs' framework ("torch"); "" when they do not say. The host's
+	// costs, and a measured law scaled to another device, carry only to
+	// rows of the same framework.
+	Framework string `yaml:"framework,omitempty"`
 	// Classes are the fitted classes, in the order of compute.Classes.
 	Classes []OperatorClass `yaml:"classes"`
 	// Launch is the host's cost per kernel; LaunchInterval its interval,
