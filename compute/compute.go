@@ -107,16 +107,22 @@ func ParseMode(s string) (Mode, error) {
 	if s == "" {
 		return Eager, nil
 	}
-	for _, m := range Modes {
-		if string(m) == s {
-			return m, nil
+	return parseName("framework mode", s, Modes)
+}
+
+// parseName returns the one of all called s, or an error naming what
+// (a framework mode, an operator class) and the valid names.
+func parseName[T ~string](what, s string, all []T) (T, error) {
+	for _, v := range all {
+		if string(v) == s {
+			return v, nil
 		}
 	}
-	names := make([]string, len(Modes))
-	for i, m := range Modes {
-		names[i] = string(m)
+	names := make([]string, len(all))
+	for i, v := range all {
+		names[i] = string(v)
 	}
-	return "", fmt.Errorf("framework mode %q: want one of %s", s, strings.Join(names, ", "))
+	return "", fmt.Errorf("%s %q: want one of %s", what, s, strings.Join(names, ", "))
 }
 
 // Launch returns the host's cost of issuing one kernel in mode m.
@@ -166,6 +172,9 @@ type Config struct {
 	// issues (optimizerDepths); "" issues none (a framework that is not
 	// PyTorch, or a scenario, whose update is the simulator's alone).
 	Optimizer model.Optimizer
+	// Eff is a calibration's efficiencies and launch cost (nil: the
+	// published constants and the mode's launch; see calibrate.go).
+	Eff *Efficiencies
 }
 
 // TransposeKernels is the kernels a dense convolution in NCHW at a
@@ -242,19 +251,20 @@ func OpTime(c *Config, op *model.Op) (units.Seconds, error) {
 // opTime is OpTime for a checked c.
 func opTime(c *Config, op *model.Op) units.Seconds {
 	d := c.Device
-	bw := float64(d.MemoryBandwidth) * EffMemory
+	bw := float64(d.MemoryBandwidth) * c.eff(MemoryBound)
 	mem := float64(op.Read+op.Write) / bw
-	cuda := float64(d.PeakFLOPs(hw.FP32)) * EffGEMM
+	cuda := float64(d.PeakFLOPs(hw.FP32)) * c.eff(CUDACore)
 	if op.Float32 && c.autocasts() {
 		// In float32 under autocast: twice the bytes of the 16-bit
 		// figures, after a cast of its own.
 		return units.Seconds(math.Max(op.FLOPs/cuda, 2*mem) + float64(float32Cast(op))/bw)
 	}
+	e := c.eff(c.ClassOf(op))
 	var comp float64
 	switch op.Kind {
 	case model.MatMul, model.Conv:
 		q := Quantisation(op.M, op.N, op.K, op.Groups, d.SMs)
-		comp = op.FLOPs / (float64(d.PeakFLOPs(c.Precision)) * EffGEMM * q)
+		comp = op.FLOPs / (float64(d.PeakFLOPs(c.Precision)) * e * q)
 		if c.transposed(op) {
 			// The transposes read and write the operator's bytes once
 			// more each, in kernels of their own.
@@ -262,15 +272,13 @@ func opTime(c *Config, op *model.Op) units.Seconds {
 		}
 	case model.Attention:
 		q := Quantisation(op.M, op.N, op.K, op.Groups, d.SMs)
-		if c.FusedAttention {
-			comp = op.FLOPs / (float64(d.PeakFLOPs(c.Precision)) * EffFlash * q)
-		} else {
-			comp = op.FLOPs / (float64(d.PeakFLOPs(c.Precision)) * EffGEMM * q)
+		comp = op.FLOPs / (float64(d.PeakFLOPs(c.Precision)) * e * q)
+		if !c.FusedAttention {
 			return units.Seconds(comp + mem)
 		}
 	case model.GroupedConv: // on the CUDA cores, far below the bandwidth
 		comp = op.FLOPs / cuda
-		mem = float64(op.Read+op.Write) / (float64(d.MemoryBandwidth) * EffDepthwise)
+		mem = float64(op.Read+op.Write) / (float64(d.MemoryBandwidth) * e)
 	default: // memory-bound operators run on the CUDA cores
 		comp = op.FLOPs / cuda
 	}

@@ -34,4 +34,12 @@
 //
 // exact at b and with the step's slope around it. docs/compute.md gives
 // the equations, every constant's source and the validation results.
+//
+// A calibration replaces the published efficiencies (EffDepthwise as the
+// Grouped class's share of the bandwidth) and the launch cost per kernel
+// by fitted ones (Config.Eff, Efficiencies, one per operator Class), and
+// adds a host cost per step to the host's time (HostTime.Step), which
+// overlaps the device like the rest; Profile evaluates a step under many
+// of them quickly, for the fit. Kept on another device they carry the
+// calibration there, Habitat-style (calibrate.go).
 package compute

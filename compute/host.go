@@ -103,6 +103,9 @@ func paramSizes(ops []model.Op) []int64 {
 
 // HostTime is the host's time of a step by phase.
 type HostTime struct {
+	// Step is a calibration's host cost per step beyond the phases below
+	// (Efficiencies.StepHost), before the forward pass's kernels.
+	Step units.Seconds
 	// Forward and Backward are the host's time issuing the passes'
 	// kernels: each kernel's launch(mode), and in eager mode a module
 	// call and an autograd record per forward operator.
@@ -116,7 +119,9 @@ type HostTime struct {
 }
 
 // Total returns the host's time of the whole step.
-func (h HostTime) Total() units.Seconds { return h.Forward + h.Backward + h.Scaler + h.Optimizer }
+func (h HostTime) Total() units.Seconds {
+	return h.Step + h.Forward + h.Backward + h.Scaler + h.Optimizer
+}
 
 // optimizerHost returns the host's time of c's optimizer step over the
 // parameter tensors of sizes: each foreach call's dispatch and launches.

@@ -21,7 +21,7 @@ type StepTime struct {
 	DeviceForward, DeviceBackward units.Seconds
 	// Host is the host's time issuing the step, by phase.
 	Host HostTime
-	// Launch is the kernels times the mode's launch cost, every pass.
+	// Launch is the kernels times the launch cost (c.launch), every pass.
 	Launch units.Seconds
 	// Sync says the host waits for the device within the step (the
 	// gradient scaler's .item()).
@@ -49,16 +49,21 @@ func (s StepTime) Compute() units.Seconds { return s.Forward + s.Backward }
 // host's (HostTime). The optimizer's device time, Update, is left to the
 // simulator's update.
 func Step(c *Config, ops []model.Op) (StepTime, error) {
-	var s StepTime
 	if err := c.check(); err != nil {
-		return s, err
+		return StepTime{}, err
 	}
-	l := c.Mode.Launch()
+	return c.step(ops, func(i int) units.Seconds { return opTime(c, &ops[i]) }), nil
+}
+
+// step is Step for a checked c, with ops[i]'s device time dev(i).
+func (c *Config) step(ops []model.Op, dev func(i int) units.Seconds) StepTime {
+	var s StepTime
+	l := c.launch()
 	for i := range ops {
 		o := &ops[i]
 		launch := units.Seconds(c.Kernels(o)) * l
 		s.Launch += launch
-		t := opTime(c, o)
+		t := dev(i)
 		switch o.Pass {
 		case model.Forward:
 			s.DeviceForward += t
@@ -82,9 +87,10 @@ func Step(c *Config, ops []model.Op) (StepTime, error) {
 		before, after := c.scalerHost(sizes)
 		s.Host.Scaler, s.Host.Optimizer, s.Sync = before, s.Host.Optimizer+after, true
 	}
+	s.Host.Step = effKey(c.Eff).StepHost // a calibration's host cost per step
 	s.overlap()
 	s.Ops = len(ops)
-	return s, nil
+	return s
 }
 
 // addCasts adds autocast's weight casts (weightCasts) to both passes of s:
@@ -94,8 +100,8 @@ func (c *Config) addCasts(s *StepTime, ops []model.Op) {
 		return
 	}
 	k, b := weightCasts(ops)
-	dev := units.Seconds(float64(b) / (float64(c.Device.MemoryBandwidth) * EffMemory))
-	launch := units.Seconds(k) * c.Mode.Launch()
+	dev := units.Seconds(float64(b) / (float64(c.Device.MemoryBandwidth) * c.eff(MemoryBound)))
+	launch := units.Seconds(k) * c.launch()
 	s.DeviceForward += dev
 	s.DeviceBackward += dev
 	s.Host.Forward += launch
@@ -108,7 +114,7 @@ func (c *Config) addCasts(s *StepTime, ops []model.Op) {
 // the device decides and as the host's are when the host does.
 func (s *StepTime) overlap() {
 	dev := s.DeviceForward + s.DeviceBackward
-	host := s.Host.Forward + s.Host.Backward + s.Host.Scaler
+	host := s.Host.Step + s.Host.Forward + s.Host.Backward + s.Host.Scaler
 	after := s.Host.Optimizer
 	if !s.Sync {
 		host, after = host+after, 0
@@ -119,7 +125,7 @@ func (s *StepTime) overlap() {
 	case dev >= host && dev > 0:
 		share = float64(s.DeviceForward / dev)
 	case host > 0:
-		share = float64(s.Host.Forward / host)
+		share = float64((s.Host.Step + s.Host.Forward) / host)
 	}
 	s.Forward = units.Seconds(share) * total
 	s.Backward = total - s.Forward
@@ -156,6 +162,7 @@ type lawKey struct {
 	autocast       bool
 	scaler         bool
 	optimizer      model.Optimizer
+	eff            Efficiencies
 }
 
 var (
@@ -173,7 +180,7 @@ var (
 // (Fixed < 0) or not at all, the law is t(b)/b per sample with no fixed
 // part. c.FusedAttention is taken from the model's transformer shape. The
 // result is cached per model, device, precision, mode, layout, sequence
-// length, batch, autocast, scaler and optimizer. It
+// length, batch, autocast, scaler, optimizer and efficiencies. It
 // returns an error wrapping ErrNoModel when the device has no SM count or
 // the model no generator.
 func LawAt(c Config, name string, b int) (Law, error) {
@@ -184,7 +191,7 @@ func LawAt(c Config, name string, b int) (Law, error) {
 		return Law{}, fmt.Errorf("model %s: batch %d: want at least 1", name, b)
 	}
 	d := c.Device
-	key := lawKey{name, d.Name, d.SMs, float64(d.PeakFLOPs(c.Precision)), float64(d.PeakFLOPs(hw.FP32)), float64(d.MemoryBandwidth), c.Precision, c.Mode, c.NCHW, c.SeqLen, b, c.Autocast, c.GradScaler, c.Optimizer}
+	key := lawKey{name, d.Name, d.SMs, float64(d.PeakFLOPs(c.Precision)), float64(d.PeakFLOPs(hw.FP32)), float64(d.MemoryBandwidth), c.Precision, c.Mode, c.NCHW, c.SeqLen, b, c.Autocast, c.GradScaler, c.Optimizer, effKey(c.Eff)}
 	lawMu.Lock()
 	l, ok := lawCache[key]
 	lawMu.Unlock()

@@ -175,8 +175,19 @@ const searchDecades = 6
 // searchDecades from x, costs +Inf.
 func minimize(res func([]float64) ([]float64, error), x []float64) []float64 {
 	x0 := slices.Clone(x)
-	sum := func(x []float64) float64 {
-		if math.Abs(x[0]-x0[0]) > searchDecades*math.Ln10 || math.Abs(x[1]-x0[1]) > searchDecades*math.Ln10 {
+	sum := sumSquares(res, func(x []float64) bool {
+		return math.Abs(x[0]-x0[0]) > searchDecades*math.Ln10 || math.Abs(x[1]-x0[1]) > searchDecades*math.Ln10
+	})
+	x, best := gridStart(sum, x)
+	conv := &optimize.FunctionConverge{Absolute: 1e-16, Relative: 1e-12, Iterations: 40}
+	return nelderMeadRestarts(sum, x, best, conv, 4000, 0.5)
+}
+
+// sumSquares returns the sum of squares of res at x, +Inf where out(x)
+// or res fails.
+func sumSquares(res func([]float64) ([]float64, error), out func([]float64) bool) func([]float64) float64 {
+	return func(x []float64) float64 {
+		if out(x) {
 			return math.Inf(1)
 		}
 		r, err := res(x)
@@ -189,12 +200,17 @@ func minimize(res func([]float64) ([]float64, error), x []float64) []float64 {
 		}
 		return s
 	}
-	x, best := gridStart(sum, x)
+}
+
+// nelderMeadRestarts minimises sum from x, where it is best, by
+// Nelder–Mead (converging by conv within iters iterations, from a simplex
+// of size simplex) restarted from each optimum until the sum stops
+// falling by more than a part in 10¹², at most eight runs.
+func nelderMeadRestarts(sum func([]float64) float64, x []float64, best float64, conv *optimize.FunctionConverge, iters int, simplex float64) []float64 {
 	for range 8 {
 		p := optimize.Problem{Func: sum}
-		set := &optimize.Settings{Converger: &optimize.FunctionConverge{Absolute: 1e-16, Relative: 1e-12, Iterations: 40},
-			MajorIterations: 4000, Concurrent: 1}
-		r, err := optimize.Minimize(p, x, set, &optimize.NelderMead{SimplexSize: 0.5})
+		set := &optimize.Settings{Converger: conv, MajorIterations: iters, Concurrent: 1}
+		r, err := optimize.Minimize(p, x, set, &optimize.NelderMead{SimplexSize: simplex})
 		if r == nil || !(r.F < best) {
 			break
 		}

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"scaleplan/compute"
 	"scaleplan/hw"
 	"scaleplan/internal/calib"
 	"scaleplan/model"
@@ -190,6 +191,9 @@ func (f CalibrationFile) Entries() string {
 	for _, e := range f.Cal.Fabric {
 		have = append(have, fmt.Sprintf("fabric of system %s (%s)", e.System, e.Level))
 	}
+	for _, e := range f.Cal.Operators {
+		have = append(have, fmt.Sprintf("operators of %s (%s)", e.Device, calib.OperatorMode(e.Mode)))
+	}
 	if len(have) == 0 {
 		return "none"
 	}
@@ -230,7 +234,7 @@ func CalibrationsUsed(files []CalibrationFile, rs []*Resolved) error {
 			continue
 		}
 		used := slices.ContainsFunc(rs, func(r *Resolved) bool {
-			return r.CalibratedBy == f.Path || r.CommBy == f.Path ||
+			return r.CalibratedBy == f.Path || r.CommBy == f.Path || r.OperatorCompute() && r.OperatorsBy == f.Path ||
 				slices.ContainsFunc(r.Fabric, func(g CalibrationFile) bool { return g.Path == f.Path })
 		})
 		if !used {
@@ -238,9 +242,42 @@ func CalibrationsUsed(files []CalibrationFile, rs []*Resolved) error {
 			if len(rs) > 1 {
 				what = fmt.Sprintf("any of the %d scenarios (they need", len(rs))
 			}
-			return fmt.Errorf("calibration %s: no throughput, comm or fabric entry applies to %s %s; the file has: %s)",
+			return fmt.Errorf("calibration %s: no throughput, comm, fabric or operators entry applies to %s %s; the file has: %s)",
 				f.Path, what, strings.Join(want, ", "), f.Entries())
 		}
 	}
 	return nil
+}
+
+// PickOperators returns the efficiencies of the first operators entry of
+// files fitted on a device of dev's kind (dev.Is) in mode, and its file;
+// nil and "" if none. A scenario computes by it wherever the operator
+// model covers it (Resolved.OperatorCompute); a throughput entry of the
+// scenario's model takes precedence, as it replaces the operator model.
+func PickOperators(files []CalibrationFile, dev *hw.Device, mode compute.Mode) (*compute.Efficiencies, string, error) {
+	for _, f := range files {
+		if e, ok := f.Cal.OperatorsFor(dev.Is, string(mode)); ok {
+			eff, err := OperatorEfficiencies(&e)
+			if err != nil {
+				return nil, "", fmt.Errorf("calibration %s: %w", f.Path, err)
+			}
+			return eff, f.Path, nil
+		}
+	}
+	return nil, "", nil
+}
+
+// OperatorEfficiencies returns the efficiencies of an operators entry; a
+// class it does not name keeps its default.
+func OperatorEfficiencies(e *calib.OperatorsEntry) (*compute.Efficiencies, error) {
+	var eff compute.Efficiencies
+	for _, k := range e.Classes {
+		c, err := compute.ParseClass(k.Class)
+		if err != nil {
+			return nil, fmt.Errorf("operators entry of %s: %w", e.Device, err)
+		}
+		eff.Set(c, k.Efficiency)
+	}
+	eff.Launch, eff.StepHost = e.Launch, e.StepHost
+	return &eff, nil
 }

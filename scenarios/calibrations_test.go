@@ -143,7 +143,7 @@ func TestCalibrationsUsed(t *testing.T) {
 	if err := CalibrationsUsed(files[:1], []*Resolved{r}); err != nil {
 		t.Errorf("the P100's file: %v", err)
 	}
-	want := "calibration " + files[1].Path + ": no throughput, comm or fabric entry applies to the scenario (it needs resnet50 on p100-sxm2 at fp32 on system tsubame3; the file has: resnet50 on 1 a100-sxm4-80gb, fp16)"
+	want := "calibration " + files[1].Path + ": no throughput, comm, fabric or operators entry applies to the scenario (it needs resnet50 on p100-sxm2 at fp32 on system tsubame3; the file has: resnet50 on 1 a100-sxm4-80gb, fp16)"
 	if err := CalibrationsUsed(files, []*Resolved{r, r}); err == nil || !strings.Contains(err.Error(), "any of the 2 scenarios (they need resnet50 on p100-sxm2 at fp32 on system tsubame3;") {
 		t.Errorf("two scenarios, the A100's file: %v", err)
 	}

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"scaleplan/compute"
 	"slices"
 	"strconv"
 	"strings"
@@ -335,6 +336,12 @@ type Resolved struct {
 	// the scenario's system: Build sets the network's levels they give
 	// (ApplyFabric). Default nil.
 	Fabric []CalibrationFile
+	// Operators is the efficiencies of an Options.Calibrations operators
+	// entry fitted on the scenario's device kind in eager mode
+	// (PickOperators), and OperatorsBy its file; nil and "" if none.
+	// Build's operator model computes by them.
+	Operators   *compute.Efficiencies
+	OperatorsBy string
 	// Comm is the Options.Calibrations comm entry of the scenario's model,
 	// device and precision (PickComm), and CommBy its file; nil and "" if
 	// none. Build sets the effective bandwidth of the level its device
@@ -442,6 +449,9 @@ func Parse(r io.Reader, file string, opt Options) (*Resolved, error) {
 			res.Calibration, res.CalibratedBy = cal, opt.Calibrations[i].Path
 		}
 		res.Fabric = FabricFiles(opt.Calibrations, res.Sys.Name)
+		if res.Operators, res.OperatorsBy, err = PickOperators(opt.Calibrations, res.Device, compute.Eager); err != nil {
+			return nil, fmt.Errorf("scenario %s: %w", res.Name, err)
+		}
 		if e, i := PickComm(opt.Calibrations, res.Mdl.Name, res.Device, res.Precision); e != nil {
 			res.Comm, res.CommBy, res.commBW = e, opt.Calibrations[i].Path, &commLevel{}
 		}

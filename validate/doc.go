@@ -35,6 +35,12 @@
 //
 // # Collectives
 //
+// FitOperators fits the operator model's class efficiencies and host
+// costs per device and framework mode to measurements of one device, and
+// FitProfiles to per-operator profiles; CompareCalibrated applies an
+// operators entry of a calibration to its own device's rows (calibrating
+// ones marked Fitted) and carries it to other devices (MeasuredRow.Operators).
+//
 // CompareCollectives predicts each message size of an all-reduce test
 // (nccl-tests' all_reduce_perf, as MeasuredCollective) with the
 // simulator's network on the test's system, and compares times and bus

@@ -100,6 +100,13 @@ type MeasuredRow struct {
 	// ByOperators marks a prediction whose compute came from the operator
 	// model (package compute) rather than the roofline or a calibration.
 	ByOperators bool
+	// Operators says where the operator model's figures came from when a
+	// calibration's operators entry gave them: "fitted on H200" (the
+	// row's own device kind; Fitted when the entry's source names the
+	// row's log) or "carried from H200" (another device's efficiencies on
+	// this device's peaks, bandwidth and SMs); "" for the published
+	// constants.
+	Operators string
 	// Footprint is the memory the simulator gives one device at the batch
 	// (sim.Config.PeakFootprint).
 	Footprint units.Bytes
@@ -307,7 +314,7 @@ func measuredPrecisions(p string) (compute hw.Precision, storage, master model.P
 // the model's default), with the device's memory as capacity: compute from the operator model where it covers m and d
 // (compute.Covers; the framework's mode from the log's variant,
 // measuredMode), else from the roofline.
-func measuredConfig(m *model.Model, d *hw.Device, ms *Measured, b, seq int) (sim.Config, error) {
+func measuredConfig(m *model.Model, d *hw.Device, ms *Measured, b, seq int, eff *compute.Efficiencies) (sim.Config, error) {
 	prec, sp, master, err := measuredPrecisions(ms.Precision)
 	if err != nil {
 		return sim.Config{}, err
@@ -316,7 +323,11 @@ func measuredConfig(m *model.Model, d *hw.Device, ms *Measured, b, seq int) (sim
 	upd := sim.UpdateTime(m, d, opt, sp, master)
 	cp := sim.Compute{Update: upd}
 	if compute.Covers(d, m.Name) {
-		l, err := compute.LawAt(measuredCompute(ms, d, prec, opt, seq), m.Name, b)
+		c, err := operatorConfig(d, ms, seq, eff)
+		if err != nil {
+			return sim.Config{}, err
+		}
+		l, err := compute.LawAt(c, m.Name, b)
 		if err != nil {
 			return sim.Config{}, err
 		}
@@ -334,6 +345,38 @@ func measuredConfig(m *model.Model, d *hw.Device, ms *Measured, b, seq int) (sim
 		Memory:         sim.ModelMemory(m, d, opt, sp, master),
 		Comm:           sim.Comm{Algorithm: sim.Ring, Layers: sim.GradientLayers(m, sp.Size())},
 	}, nil
+}
+
+// operatorConfig is the operator model's configuration of ms on d
+// (measuredCompute at the log's compute precision and optimizer), with
+// sentences of seq tokens (0: the model's default) and a calibration's
+// efficiencies (nil: the published constants).
+func operatorConfig(d *hw.Device, ms *Measured, seq int, eff *compute.Efficiencies) (compute.Config, error) {
+	prec, _, _, err := measuredPrecisions(ms.Precision)
+	if err != nil {
+		return compute.Config{}, err
+	}
+	c := measuredCompute(ms, d, prec, cmp.Or(ms.Optimizer, model.Momentum), seq)
+	c.Eff = eff
+	return c, nil
+}
+
+// measuredShape returns the batch of m in mdl's samples and the tokens per
+// sentence its attention spans (0: the model's default), checking m's
+// sample scale: a log's sentence of a model profiled per token is scale
+// tokens.
+func measuredShape(m *Measured, mdl *model.Model, prof *model.Profiles) (b, seq int, err error) {
+	scale := m.SampleScale
+	if scale == 0 {
+		scale = 1
+	}
+	if !(scale > 0) || math.IsInf(scale, 0) || scale != math.Trunc(scale) {
+		return 0, 0, fmt.Errorf("sample scale %v: must be a positive whole number of %s's samples", m.SampleScale, mdl.Name)
+	}
+	if unit, err := prof.SampleUnit(mdl.Name); err == nil && unit == model.Token && scale > 1 {
+		seq = int(scale)
+	}
+	return int(float64(m.Batch) * scale), seq, nil
 }
 
 // measuredCompute returns the operator model's configuration of ms on d
@@ -653,21 +696,24 @@ func CompareCalibrated(ms []Measured, cat *hw.Catalog, prof *model.Profiles, cal
 		if m.Batch < 1 {
 			return nil, fmt.Errorf("%s: batch %d: must be at least 1", where, m.Batch)
 		}
-		scale := m.SampleScale
-		if scale == 0 {
-			scale = 1
-		}
-		if !(scale > 0) || math.IsInf(scale, 0) || scale != math.Trunc(scale) {
-			return nil, fmt.Errorf("%s: sample scale %v: must be a positive whole number of %s's samples", where, m.SampleScale, mdl.Name)
-		}
 		if m.Devices < 0 || m.Accumulation < 0 {
 			return nil, fmt.Errorf("%s: devices %d, accumulation %d: must be at least 1 (0 for 1)", where, m.Devices, m.Accumulation)
 		}
-		seq := 0 // a log's sentence of a model profiled per token: attention spans the sentence
-		if unit, err := prof.SampleUnit(mdl.Name); err == nil && unit == model.Token && scale > 1 {
-			seq = int(scale)
+		b, seq, err := measuredShape(m, mdl, prof)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", where, err)
 		}
-		cfg, err := measuredConfig(mdl, d, m, int(float64(m.Batch)*scale), seq)
+		scale := float64(b) / float64(m.Batch)
+		eff, opText, opFitted, opFrom, err := operatorsApplied(cals, d, m)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", where, err)
+		}
+		if opFrom >= 0 && compute.Covers(d, mdl.Name) {
+			used[opFrom] = true
+		} else {
+			opText, opFitted = "", false
+		}
+		cfg, err := measuredConfig(mdl, d, m, b, seq, eff)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", where, err)
 		}
@@ -677,6 +723,15 @@ func CompareCalibrated(ms []Measured, cat *hw.Catalog, prof *model.Profiles, cal
 		}
 		if from >= 0 {
 			used[from] = true
+		}
+		if calSource == "" && strings.HasPrefix(opText, "carried") {
+			src, err := carryLaw(&cfg, cals, cat, mdl, d, m, b, seq)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", where, err)
+			}
+			if src != "" {
+				opText += ", scaling the law measured on " + src
+			}
 		}
 		devices, system, transport := max(m.Devices, 1), "", ""
 		if devices > 1 {
@@ -706,6 +761,10 @@ func CompareCalibrated(ms []Measured, cat *hw.Catalog, prof *model.Profiles, cal
 		}
 		row := MeasuredRow{Measured: *m, Exchange: transport, Calibration: calSource, Fitted: fitted && !m.OOM,
 			ByOperators: calSource == "" && compute.Covers(d, mdl.Name)}
+		if row.ByOperators {
+			row.Operators = opText
+			row.Fitted = row.Fitted || opFitted && !m.OOM
+		}
 		f, _ := cfg.PeakFootprint()
 		row.Footprint = f.Total()
 		if m.OOM {

@@ -224,7 +224,7 @@ func placementRow(tab *PlacementTable, cat *hw.Catalog, sys *hw.System, node *hw
 		return row, "", fmt.Errorf("system %s has %d nodes of %d devices", sys.Name, sys.MaxNodes, node.Devices)
 	}
 	m := Measured{Model: mdl.Name, Precision: tab.Precision, Batch: st.Batch}
-	cfg, err := measuredConfig(mdl, d, &m, st.Batch, 0)
+	cfg, err := measuredConfig(mdl, d, &m, st.Batch, 0, nil)
 	if err != nil {
 		return row, "", err
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	_ "embed"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -151,6 +152,13 @@ type Options struct {
 	Threads int
 	// StepRecords adds a step record for every timed step. Default false.
 	StepRecords bool
+	// Profile, when not "", runs the script's --profile (after each
+	// batch's timed steps, a few steps under torch.profiler) and writes
+	// its per-operator profiles (JSON: per model, precision and batch,
+	// each operator's calls, CPU and device time and FLOPs per step) to
+	// the file Profile, atomically, once the run succeeded. One worker
+	// only. Default "".
+	Profile string
 	// Run is the run identifier written in every record. Default
 	// "torchbench-" and the UTC time the script started.
 	Run string
@@ -184,6 +192,9 @@ func (o *Options) Validate() error {
 		if b <= 0 {
 			add("batch %d: must be > 0", b)
 		}
+	}
+	if o.Profile != "" && (o.NProc > 1 || o.Nodes > 1) {
+		add("profile: one worker only (nproc %d, nodes %d)", o.NProc, o.Nodes)
 	}
 	precs := o.precisions()
 	for _, p := range precs {
@@ -364,6 +375,9 @@ func (o *Options) Args() ([]string, error) {
 	num("threads", o.Threads)
 	if o.StepRecords {
 		args = append(args, "--step-records")
+	}
+	if o.Profile != "" {
+		args = append(args, "--profile")
 	}
 	if o.Run != "" {
 		flag("run", o.Run)
@@ -547,8 +561,32 @@ func Bench(ctx context.Context, opt Options, w io.Writer, progress io.Writer) er
 	if _, err := check(b); err != nil {
 		return fmt.Errorf("torchbench: the script wrote an invalid log: %w", err)
 	}
+	if opt.Profile != "" {
+		if err := copyProfile(filepath.Join(dir, "log.profile.json"), opt.Profile); err != nil {
+			return err
+		}
+	}
 	_, err = w.Write(b)
 	return err
+}
+
+// copyProfile writes the script's profile file from to the file to,
+// atomically, after checking that it is a profile (its kind).
+func copyProfile(from, to string) error {
+	b, err := os.ReadFile(from)
+	if err != nil {
+		return fmt.Errorf("torchbench: the script wrote no profile: %w", err)
+	}
+	var head struct {
+		Kind string `json:"kind"`
+	}
+	if err := json.Unmarshal(b, &head); err != nil || head.Kind != "torch-profile" {
+		return fmt.Errorf("torchbench: the script wrote an invalid profile (kind %q): %v", head.Kind, err)
+	}
+	return atomicfile.Write(to, func(w io.Writer) error {
+		_, err := w.Write(b)
+		return err
+	})
 }
 
 // check reads a log and returns how many measurement and oom records it

@@ -207,6 +207,10 @@ def make_parser():
                    help="CPU threads per worker for torch (default: OMP_NUM_THREADS if set, else on the CPU "
                         "the available cores divided by the workers; on CUDA torch's default)")
     p.add_argument("--step-records", action="store_true", help="also write a step record for every timed step")
+    p.add_argument("--profile", action="store_true",
+                   help="after each batch's timed steps, run PROFILE_STEPS more under torch.profiler and write its "
+                        "per-operator table (key_averages: calls, CPU and device time, FLOPs per step) to OUT with "
+                        ".profile.json for .jsonl; needs --out and one worker")
     p.add_argument("--run", default="", help="run identifier written in every record (default torchbench-<UTC time>)")
     p.add_argument("--seed", type=int, default=1, help="seed for weights and synthetic data (default 1)")
     p.add_argument("--launcher", choices=["auto", "torchrun", "spawn"], default="auto",
@@ -248,6 +252,10 @@ def check_args(p, a):
         bad = [m for m in a.model if MODELS[m]["task"] != "classify"]
         if bad:
             p.error("--data-dir applies to image classification models only, not %s" % ", ".join(bad))
+    if a.profile and not a.out:
+        p.error("--profile: name the bench log with --out; the profile is written beside it")
+    if a.profile and (a.nproc > 1 or a.nodes > 1):
+        p.error("--profile: one worker only (--nproc 1, --nodes 1)")
     if a.batch is not None:
         a.batch = sorted(set(a.batch))
     a.model = list(dict.fromkeys(a.model))
@@ -969,7 +977,7 @@ def trial(tr, name, a, batch, dev, rank, world, gen, timer):
         with torch.no_grad():  # undo the probe's local update
             for p in tr.ddp.module.parameters():
                 torch.distributed.broadcast(p, 0)
-    sync = nosync = None
+    sync = nosync = prof = None
     try:
         warm = a.warmup - 1 if world > 1 else a.warmup
         if warm > 0:
@@ -983,6 +991,8 @@ def trial(tr, name, a, batch, dev, rank, world, gen, timer):
             nosync = tr.steps(data, timer, a.steps, sync=False)
         if dev.type == "cuda":
             torch.cuda.synchronize(dev)
+        if a.profile:
+            prof = profile_steps(tr, data, timer, dev)
     except Exception as e:
         if not is_oom(e):
             raise
@@ -997,7 +1007,40 @@ def trial(tr, name, a, batch, dev, rank, world, gen, timer):
     res["phases"] = dict(data_wait_s=phases[0], forward_s=phases[1], backward_s=phases[2], update_s=phases[3])
     if nosync is not None:
         res["nosync"] = reduce_max([sum(iv) for iv in nosync], dev, world)
+    if prof is not None:
+        res["profile"] = prof
     return res
+
+
+# PROFILE_STEPS is the steps run under torch.profiler for --profile, after
+# the timed steps (the profiler's own cost stays out of the step times).
+PROFILE_STEPS = 3
+
+
+def profile_steps(tr, data, timer, dev):
+    """Runs PROFILE_STEPS steps under torch.profiler and returns its
+    per-operator table (key_averages), per step: calls, CPU time (self and
+    total), self device time and the FLOPs torch counts (with_flops: the
+    matrix products and convolutions), most device time first."""
+    acts = [torch.profiler.ProfilerActivity.CPU]
+    if dev.type == "cuda":
+        acts.append(torch.profiler.ProfilerActivity.CUDA)
+    with torch.profiler.profile(activities=acts, with_flops=True) as prof:
+        tr.steps(data, timer, PROFILE_STEPS)
+        if dev.type == "cuda":
+            torch.cuda.synchronize(dev)
+    ops = []
+    for e in prof.key_averages():
+        device_us = getattr(e, "self_device_time_total", None)
+        if device_us is None:  # torch < 2.4
+            device_us = getattr(e, "self_cuda_time_total", 0)
+        ops.append(dict(name=e.key, calls=e.count / PROFILE_STEPS,
+                        self_cpu_s=e.self_cpu_time_total * 1e-6 / PROFILE_STEPS,
+                        cpu_s=e.cpu_time_total * 1e-6 / PROFILE_STEPS,
+                        self_device_s=device_us * 1e-6 / PROFILE_STEPS,
+                        flops=float(getattr(e, "flops", 0) or 0) / PROFILE_STEPS))
+    ops.sort(key=lambda o: (-o["self_device_s"], -o["self_cpu_s"], o["name"]))
+    return ops
 
 
 # TEST_OOM names an environment variable for tests: "B" or "B:R" makes
@@ -1098,6 +1141,9 @@ def sweep(name, prec, a, dev, rank, world, base, info, records):
             records.append(dict(common, kind="measurement", batch=batch, global_batch=gb, steps=a.steps,
                                 step_time_s=m, step_time_std_s=s, samples_per_s=gb / m, phases=phases,
                                 peak_memory_bytes=res["peak"]))
+            if "profile" in res:
+                PROFILES.append(dict(model=name, precision=prec, batch=batch, labels=labels, step_time_s=m,
+                                     steps=PROFILE_STEPS, ops=res["profile"]))
             progress("%s %s batch %d x%d: %.4g s/step (sd %.2g), %.1f samples/s, peak %s%s" % (
                 name, prec, batch, world, m, s, gb / m, fmt_bytes(res["peak"]), extra))
         return ""
@@ -1142,12 +1188,32 @@ def clean(rec):
     return out
 
 
+# PROFILES collects the per-operator profiles of --profile, one per batch.
+PROFILES = []
+
+
+def profile_path(out):
+    """The profile's file beside the bench log OUT: its name with
+    .profile.json in place of .jsonl (or added)."""
+    root, ext = os.path.splitext(out)
+    return (root if ext == ".jsonl" else out) + ".profile.json"
+
+
+def write_json(obj, path):
+    write_text(json.dumps(obj, allow_nan=False, indent=1) + "\n", path)
+
+
 def write_records(records, path):
     lines = "".join(json.dumps(clean(r), allow_nan=False, sort_keys=False) + "\n" for r in records)
     if not path:
         sys.stdout.write(lines)
         sys.stdout.flush()
         return
+    write_text(lines, path)
+
+
+def write_text(lines, path):
+    """Writes lines to path atomically."""
     d, base = os.path.split(os.path.abspath(path))
     fd, tmp = tempfile.mkstemp(prefix="." + base + ".tmp", dir=d)
     try:
@@ -1233,6 +1299,11 @@ def worker(a, argv, rank, world, local_rank):
         write_records([header] + records, a.out)
         if a.out:
             progress("wrote %d records to %s" % (len(records) + 1, a.out))
+        if a.profile:
+            path = profile_path(a.out)
+            write_json(dict(kind="torch-profile", run=a.run, tool=TOOL, device=device_name, torch=torch.__version__,
+                            profiles=PROFILES), path)
+            progress("wrote the per-operator profiles of %d batches to %s" % (len(PROFILES), path))
     if world > 1:
         torch.distributed.barrier()
         torch.distributed.destroy_process_group()

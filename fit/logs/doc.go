@@ -38,6 +38,11 @@
 // over MaxDevices (10^7). An MLPerf run whose run_stop has no run_start
 // before it, or is not after it in time, is refused.
 //
+// ReadProfiles reads per-operator profiles: the file `bench --framework
+// torch --profile` writes beside its log (torch.profiler's key_averages
+// per model, precision and batch) and Chrome traces of torch.profiler;
+// AtenClass gives an aten operator's class (model.OpKind's names).
+//
 // Nothing in the package reads the clock or a global random source: the
 // same bytes give the same log.
 package logs

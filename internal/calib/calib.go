@@ -58,6 +58,7 @@ type Calibration struct {
 	Comm       []CommEntry       `yaml:"comm,omitempty"`
 	Steps      []StepsEntry      `yaml:"steps,omitempty"`
 	Fabric     []FabricEntry     `yaml:"fabric,omitempty"`
+	Operators  []OperatorsEntry  `yaml:"operators,omitempty"`
 }
 
 // ThroughputEntry is the throughput law v = b/(b/v0 + t) of one group: b
@@ -131,6 +132,9 @@ const header = `# scaleplan calibration, written by "scaleplan fit".
 # steps: S(B) = s_min * (1 + b_noise / B); B global batch.
 # fabric: the link bandwidth and latency of one level of a system's network
 #   that make the simulator's collective times match nccl-tests' times.
+# operators: per device and framework mode, each operator class's efficiency
+#   and the host's cost per kernel that make the operator model's step times
+#   match the measured ones.
 `
 
 // Encode writes c as YAML.
@@ -272,6 +276,7 @@ func (c *Calibration) validate() *config.Problems {
 		checkInterval(p+".bandwidth_interval", floats(e.BandwidthInterval))
 	}
 	c.validateFabric(ps)
+	c.validateOperators(ps)
 	seen = map[string]int{}
 	for i, e := range c.Steps {
 		p := fmt.Sprintf("steps[%d]", i)

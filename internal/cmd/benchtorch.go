@@ -27,13 +27,14 @@ func torchFlags() []cli.Flag {
 		&cli.StringFlag{Name: "master-addr", Usage: "torch: `HOST` name or IP address of node rank 0 as every node reaches it (torchrun's --master_addr); needed with --nodes above 1"},
 		&cli.IntFlag{Name: "master-port", Usage: "torch: TCP `PORT` of the rendezvous on node rank 0 (torchrun's --master_port); default 29500 with several nodes, a free port on one"},
 		&cli.StringFlag{Name: "backend", Value: "auto", Usage: "torch: torch.distributed backend: auto (nccl on CUDA, gloo on the CPU), nccl or gloo"},
+		&cli.BoolFlag{Name: "profile", Usage: "torch: after each batch's timed steps, profile 3 more with torch.profiler and write the per-operator table (calls, CPU and device time, FLOPs per step) beside --out, its .jsonl replaced by .profile.json, for fit --profile; one worker"},
 	}
 }
 
 // Flags of `bench throughput` that only one framework reads; setting one
 // for the other framework is a usage error rather than silently ignored.
 var (
-	torchOnlyFlags  = []string{"precision", "device", "python", "image-size", "channels-last", "compile", "nodes", "node-rank", "master-addr", "master-port", "backend"}
+	torchOnlyFlags  = []string{"precision", "device", "python", "image-size", "channels-last", "compile", "nodes", "node-rank", "master-addr", "master-port", "backend", "profile"}
 	engineOnlyFlags = []string{"hidden", "data", "seed", "transport", "overlap", "bucket", "prefetch", "accumulate", "chunk", "lr", "repeat", "rounds", "warm-rounds", "core-guard"}
 )
 
@@ -62,6 +63,13 @@ func torchOptions(c *cli.Context) (torchbench.Options, error) {
 		StepRecords: c.Bool("step-records"), Run: runName(c, "throughput"),
 		Nodes: c.Int("nodes"), NodeRank: c.Int("node-rank"), MasterAddr: c.String("master-addr"), MasterPort: c.Int("master-port"),
 		Backend: c.String("backend"),
+	}
+	if c.Bool("profile") {
+		out := c.String("out")
+		if out == "" {
+			return opt, usagef("--profile: name the log with --out; the profile is written beside it")
+		}
+		opt.Profile = profilePath(out)
 	}
 	if c.IsSet("timeout") {
 		if opt.Timeout = c.Duration("timeout"); opt.Timeout <= 0 {
@@ -150,4 +158,11 @@ func otherNode(c *cli.Context, opt torchbench.Options, berr error) error {
 		fmt.Fprintf(c.App.ErrWriter, "bench: node rank %d: %s left as it was; the log is node rank 0's\n", opt.NodeRank, out)
 	}
 	return nil
+}
+
+// profilePath is the file of the per-operator profile beside the bench
+// log out: its name with .profile.json in place of .jsonl (or added), as
+// torchbench.py names it.
+func profilePath(out string) string {
+	return strings.TrimSuffix(out, ".jsonl") + ".profile.json"
 }

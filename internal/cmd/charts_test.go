@@ -347,7 +347,7 @@ func TestPlotCalibration(t *testing.T) {
 		{[]string{"plot", "breakdown", "ipu-pod16-efficientnet-b4", "--calibration", scenarios.Published, "-o", dir}, exitOK,
 			"plot: ipu-pod16-efficientnet-b4: compute: roofline of gc200 at fp16"},
 		{[]string{"plot", "breakdown", "ipu-pod16-efficientnet-b4", "--calibration", "testdata/calib-a100-resnet50.yaml", "-o", dir}, exitRuntime,
-			"plot breakdown: calibration testdata/calib-a100-resnet50.yaml: no throughput, comm or fabric entry applies to the scenario (it needs efficientnet-b4-g16 on gc200 at fp16 on system ipu-pod16"},
+			"plot breakdown: calibration testdata/calib-a100-resnet50.yaml: no throughput, comm, fabric or operators entry applies to the scenario (it needs efficientnet-b4-g16 on gc200 at fp16 on system ipu-pod16"},
 		{[]string{"plot", "scaling", name, "--calibration", "testdata/no-such-file.yaml", "-o", dir}, exitRuntime, "no-such-file.yaml"},
 		{[]string{"plot", "throughput", "--calibration", scenarios.Published, "testdata/bench.jsonl"}, exitUsage,
 			"plot throughput: --calibration is for the scenario kinds (scaling, efficiency, breakdown, timeline)"},

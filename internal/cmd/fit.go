@@ -83,6 +83,8 @@ func fitCommand() *cli.Command {
 			&cli.IntFlag{Name: "min-batch", Usage: "fit only the global batches of `B` samples and more (on a GPU the smallest batches are bound by the host launching kernels, which the law's t does not describe)"},
 			&cli.StringFlag{Name: "plot", Usage: "write the throughput and steps-to-target charts as PNG and SVG into `DIR`"},
 			&cli.StringFlag{Name: "system", Usage: "fit the links of catalogue system `NAME` to the nccl-tests tests of the logs (all_reduce, reduce_scatter, all_gather, broadcast, alltoall, sendrecv) (the level inside a node from tests on one node, between nodes from tests on several), by inverting the simulator; --out writes them as fabric entries"},
+			&cli.BoolFlag{Name: "operators", Usage: "also fit, per device and framework mode, each operator class's efficiency and the host's cost per kernel to the measurements of one device that the operator model covers (least squares of the log step time over every model, batch and precision); --out writes them as operators entries, which validate and scenarios carry to other devices (docs/calibrate.md)"},
+			&cli.StringSliceFlag{Name: "profile", Usage: "fit each operator class's efficiency to the per-operator profile `FILE` (what bench --framework torch --profile writes beside its log, or a Chrome trace of torch.profiler run with with_flops): FLOPs over device time at the class's peak; repeatable; with no LOG, only the profiles are fitted"},
 			&cli.StringFlag{Name: "allreduce", Value: "nccl", Usage: "with --system: the exchange `ALG` the simulator runs for the tests, whose links are fitted (nccl, the default, as validate --measured runs them): " + strings.Join(collectiveAlgorithms, ", ")},
 		},
 		Action: withArgs(runFit),
@@ -93,6 +95,9 @@ func runFit(c *cli.Context, args []string) error {
 	format := c.String("format")
 	if err := checkFormat(format); err != nil {
 		return err
+	}
+	if len(args) == 0 && len(c.StringSlice("profile")) > 0 {
+		return runProfileFit(c)
 	}
 	if len(args) == 0 {
 		return usagef("fit: no LOG given (want %s, or nccl-tests output)", logFormats)
@@ -136,7 +141,19 @@ func runFit(c *cli.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	ops, err := fitOperators(c, lgs)
+	if err != nil {
+		return err
+	}
+	profiled, err := fitProfiles(c)
+	if err != nil {
+		return err
+	}
+	ops = mergeOperators(stderr, ops, profiled)
 	out := tables.Fit(rep, opt.GroupBy)
+	if ops != nil {
+		out = append(out, tables.OperatorsFit(ops)...)
+	}
 	if fabric != nil {
 		out = append(out, tables.FabricFit(fabric)...)
 		printLines(stderr, "fit", tables.FabricLines(fabric))
@@ -147,7 +164,7 @@ func runFit(c *cli.Context, args []string) error {
 	if err := noneFitted(rep); err != nil {
 		return err
 	}
-	return writeFitOutputs(c, rep, lgs, fabric)
+	return writeFitOutputs(c, rep, lgs, fabric, operatorEntries(ops))
 }
 
 // fitFabric fits the links of --system to the logs' collective tests
@@ -202,14 +219,14 @@ func fitOptions(c *cli.Context) (*fit.Options, error) {
 
 // writeFitOutputs writes the calibration of --out, saying which scenarios
 // take its entries, and the charts of --plot.
-func writeFitOutputs(c *cli.Context, rep *fit.Report, lgs []*logs.Log, fabric *validate.FabricCalibration) error {
+func writeFitOutputs(c *cli.Context, rep *fit.Report, lgs []*logs.Log, fabric *validate.FabricCalibration, ops []calib.OperatorsEntry) error {
 	stderr := c.App.ErrWriter
 	if out := c.String("out"); out != "" {
 		cat, prof, err := loadCatalogAndProfiles(c)
 		if err != nil {
 			return err
 		}
-		cal, err := writeCalibration(stderr, rep, fabric, out)
+		cal, err := writeCalibration(stderr, rep, fabric, ops, out)
 		if err != nil {
 			return err
 		}
@@ -232,14 +249,15 @@ func noneFitted(rep *fit.Report) error {
 }
 
 // writeCalibration writes the report's calibration, with the fabric
-// entries of fabric (nil: none), to path, says on w what it holds
+// entries of fabric (nil: none) and the operators entries ops, to path, says on w what it holds
 // (tables.CalibrationWritten) and returns it.
-func writeCalibration(w io.Writer, rep *fit.Report, fabric *validate.FabricCalibration, path string) (*calib.Calibration, error) {
+func writeCalibration(w io.Writer, rep *fit.Report, fabric *validate.FabricCalibration, ops []calib.OperatorsEntry, path string) (*calib.Calibration, error) {
 	cal := rep.Calibration()
 	if fabric != nil {
 		cal.Fabric = fabric.Entries()
 	}
-	n := len(cal.Throughput) + len(cal.Comm) + len(cal.Steps) + len(cal.Fabric)
+	cal.Operators = ops
+	n := len(cal.Throughput) + len(cal.Comm) + len(cal.Steps) + len(cal.Fabric) + len(cal.Operators)
 	if n == 0 {
 		switch {
 		case fabric != nil:

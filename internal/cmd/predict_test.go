@@ -217,9 +217,9 @@ func TestPlanningErrors(t *testing.T) {
 		{[]string{"plan", "--recipe", "mlperf-v0.7-resnet50", "--systems", "dgx-h100", "--calibration", "testdata/calib-a100-resnet50.yaml"}, exitRuntime,
 			"scaleplan: plan: calibration testdata/calib-a100-resnet50.yaml: no throughput entry applies to a candidate system (the plan needs model resnet50 on one of: h100-sxm5-80gb fp16, "},
 		{[]string{"predict", "--calibration", "testdata/calib-a100-resnet50.yaml"}, exitRuntime,
-			"scaleplan: predict: calibration testdata/calib-a100-resnet50.yaml: no throughput, comm or fabric entry applies to any of the 3 scenarios (they need resnet50 on p100-sxm2 at fp32 on system tsubame3; the file has: resnet50 on 1 a100-sxm4-80gb, fp16)"},
+			"scaleplan: predict: calibration testdata/calib-a100-resnet50.yaml: no throughput, comm, fabric or operators entry applies to any of the 3 scenarios (they need resnet50 on p100-sxm2 at fp32 on system tsubame3; the file has: resnet50 on 1 a100-sxm4-80gb, fp16)"},
 		{[]string{"simulate", "--calibration", "testdata/calib-a100-resnet50.yaml", "tsubame3-resnet50-caffe2-verbs"}, exitRuntime,
-			"scaleplan: simulate: calibration testdata/calib-a100-resnet50.yaml: no throughput, comm or fabric entry applies to the scenario (it needs resnet50 on p100-sxm2 at fp32 on system tsubame3; the file has: "},
+			"scaleplan: simulate: calibration testdata/calib-a100-resnet50.yaml: no throughput, comm, fabric or operators entry applies to the scenario (it needs resnet50 on p100-sxm2 at fp32 on system tsubame3; the file has: "},
 		{[]string{"report", "--calibration", "testdata/none.yaml", "tsubame3-resnet50-caffe2-verbs"}, exitRuntime, "scaleplan: report: calibration: open testdata/none.yaml"},
 		{[]string{"predict", "--calibration", "testdata/none.yaml"}, exitRuntime, "scaleplan: predict: calibration: open testdata/none.yaml"},
 		{[]string{"validate", "x"}, exitUsage, "validate takes no argument"},
@@ -320,7 +320,7 @@ func TestPublishedCalibrationFlag(t *testing.T) {
 	// A file the user wrote that applies to nothing is refused, in predict
 	// and in plan.
 	_, stderr, code = runCLI("predict", "--calibration", "testdata/calib-a100-resnet50.yaml", "ipu-pod16-efficientnet-b4")
-	if code != exitRuntime || !strings.Contains(stderr, "calibration testdata/calib-a100-resnet50.yaml: no throughput, comm or fabric entry applies") {
+	if code != exitRuntime || !strings.Contains(stderr, "calibration testdata/calib-a100-resnet50.yaml: no throughput, comm, fabric or operators entry applies") {
 		t.Errorf("IPU with an A100 file: exit %d, %s", code, stderr)
 	}
 	stdout, stderr, code = runCLI("plan", "--recipe", "mlperf-v0.7-resnet50", "--systems", "tsubame3", "--max-devices", "8", "--calibration", "published")

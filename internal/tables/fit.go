@@ -535,10 +535,13 @@ func LogRead(lg *logs.Log) []string {
 // it leaves out for want of a model name. `scaleplan fit --out` prints
 // them on stderr after "fit: ".
 func CalibrationWritten(rep *fit.Report, cal *calib.Calibration, path string) []string {
-	n := len(cal.Throughput) + len(cal.Comm) + len(cal.Steps) + len(cal.Fabric)
+	n := len(cal.Throughput) + len(cal.Comm) + len(cal.Steps) + len(cal.Fabric) + len(cal.Operators)
 	fabric := ""
 	if len(cal.Fabric) > 0 {
 		fabric = fmt.Sprintf(", %d fabric", len(cal.Fabric))
+	}
+	if len(cal.Operators) > 0 {
+		fabric += fmt.Sprintf(", %d operators", len(cal.Operators))
 	}
 	lines := []string{fmt.Sprintf("wrote %s: %d throughput, %d comm, %d steps%s %s", path,
 		len(cal.Throughput), len(cal.Comm), len(cal.Steps), fabric, Plural(n, "entry", "entries"))}

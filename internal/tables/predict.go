@@ -225,10 +225,13 @@ func ComputeNote(r *scenarios.Resolved) string {
 // computeSource says in a word or two what r's compute time comes from,
 // for a prediction's title, so that the same scenario predicted alone and
 // in a study says which calibration each used: "by operators" (package
-// compute), "by roofline", or
+// compute; "by operators calibrated by FILE" with an operators entry of
+// the device), "by roofline", or
 // "calibrated" and the calibration's file where a --calibration gave it.
 func computeSource(r *scenarios.Resolved) string {
 	switch {
+	case r.OperatorCompute() && r.OperatorsBy != "":
+		return "by operators calibrated by " + r.OperatorsBy
 	case r.OperatorCompute():
 		return "by operators"
 	case r.Calibration == nil:

@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 
 	"scaleplan/validate"
 )
@@ -114,10 +115,14 @@ func (l measuredLayout) row(g *validate.MeasuredGroup, r validate.MeasuredRow) [
 	if l.calibrated || l.operators {
 		how := "by roofline"
 		switch {
+		case r.Fitted && r.Operators != "":
+			how = "calibrating (operators " + r.Operators + ")"
 		case r.Fitted:
 			how = "fitted (not a prediction)"
 		case r.Calibration != "":
 			how = "calibrated"
+		case r.ByOperators && r.Operators != "":
+			how = "by operators " + r.Operators
 		case r.ByOperators:
 			how = "by operators"
 		}
@@ -210,6 +215,7 @@ func measuredLines(rep *validate.MeasuredReport, left map[string]int, testsWritt
 	for _, src := range sources {
 		lines = append(lines, "calibrated by "+src)
 	}
+	lines = append(lines, operatorLines(rep)...)
 	if rep.ScalingRows > 0 {
 		lines = append(lines, fmt.Sprintf("scaling efficiency against one device at the same batch, over %d %s: predicted %.1f points from measured, mean absolute", rep.ScalingRows, Plural(rep.ScalingRows, "measurement", "measurements"), 100*rep.ScalingError))
 	}
@@ -231,4 +237,73 @@ func pctOrDash(f float64) string {
 		return "-"
 	}
 	return fmt.Sprintf("%.1f", 100*f)
+}
+
+// operatorLines says, per source of a calibration's operator figures
+// ("fitted on h200-sxm-141gb", "carried from h200-sxm-141gb"), how many
+// rows it predicted and their mean absolute error, of them how many
+// scaled another device's measured law, and how many rows it was fitted
+// to (calibrating, left out).
+func operatorLines(rep *validate.MeasuredReport) []string {
+	type tally struct {
+		n, scaled, fitted int
+		sum, scaledSum    float64
+	}
+	by := map[string]*tally{}
+	var order []string
+	for _, g := range rep.Groups {
+		for _, r := range g.Rows {
+			if r.Operators == "" || r.OOM {
+				continue
+			}
+			src, _, scaled := strings.Cut(r.Operators, ", scaling the law measured on ")
+			t := by[src]
+			if t == nil {
+				t = &tally{}
+				by[src] = t
+				order = append(order, src)
+			}
+			e := math.Abs(r.Error())
+			switch {
+			case r.Fitted:
+				t.fitted++
+			case math.IsNaN(e):
+			default:
+				t.n++
+				t.sum += e
+				if scaled {
+					t.scaled++
+					t.scaledSum += e
+				}
+			}
+		}
+	}
+	var lines []string
+	for _, src := range order {
+		t := by[src]
+		l := "operators " + src + ":"
+		if t.n > 0 {
+			l += fmt.Sprintf(" %d %s, %.1f%% mean absolute", t.n, Plural(t.n, "prediction", "predictions"), 100*t.sum/float64(t.n))
+			if t.scaled > 0 {
+				l += fmt.Sprintf(" (%.1f%% over the %d that scale the other device's measured law, %s over the rest)", 100*t.scaledSum/float64(t.scaled), t.scaled,
+					restPct(t.sum-t.scaledSum, t.n-t.scaled))
+			}
+		}
+		if t.fitted > 0 {
+			if t.n > 0 {
+				l += ";"
+			}
+			l += fmt.Sprintf(" %d calibrating %s (fitted to, left out)", t.fitted, Plural(t.fitted, "row", "rows"))
+		}
+		lines = append(lines, l)
+	}
+	return lines
+}
+
+// restPct is sum/n as a percentage, "none" for n = 0.
+func restPct(sum float64, n int) string {
+	if n == 0 {
+		return "none"
+	}
+	return fmt.Sprintf("%.1f%%", 100*sum/float64(n))
 }

@@ -1,0 +1,164 @@
+package compute
+
+import (
+	"math"
+	"testing"
+
+	"scaleplan/hw"
+	"scaleplan/internal/units"
+	"scaleplan/model"
+)
+
+// someEff are efficiencies unlike the defaults, for the tests.
+func someEff() *Efficiencies {
+	e := &Efficiencies{Launch: 17 * units.Microsecond, StepHost: 300 * units.Microsecond}
+	for i, k := range Classes {
+		e.Set(k, 0.3+0.08*float64(i))
+	}
+	return e
+}
+
+// TestProfileMatchesStep checks that a Profile's time under efficiencies
+// is Step's compute time under the same efficiencies, for models of every
+// class, every precision, both layouts, fused attention and autocast with
+// its scaler and an optimizer's host.
+func TestProfileMatchesStep(t *testing.T) {
+	d := builtin(t, "h100-sxm5-80gb")
+	for _, name := range []string{"resnet50", "efficientnet-b4", "transformer-base", "mlp", "cnn", "gpt3-125m"} {
+		for _, p := range []hw.Precision{hw.FP32, hw.TF32, hw.FP16, hw.BF16} {
+			for _, v := range []struct{ nchw, amp bool }{{false, false}, {true, false}, {true, true}} {
+				nchw := v.nchw
+				c := Config{Device: d, Precision: p, Mode: Eager, NCHW: nchw}
+				if v.amp { // autocast's float32 operators and casts, the scaler's sync, Adam's host
+					c.Autocast, c.GradScaler, c.Optimizer = true, p == hw.FP16, model.Adam
+				}
+				if tr, err := model.LookupTransformer(name); err == nil {
+					c.FusedAttention = tr.FusedAttention
+				}
+				ops, err := model.Ops(name, model.Shape{Batch: 8, Precision: storage(p)})
+				if err != nil {
+					t.Fatalf("%s: %v", name, err)
+				}
+				prof, err := NewProfile(c, ops)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, e := range []*Efficiencies{nil, someEff()} {
+					c.Eff = e
+					s, err := Step(&c, ops)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if got, want := float64(prof.Time(e)), float64(s.Compute()); math.Abs(got-want) > 1e-9*want {
+						t.Errorf("%s %s nchw=%v amp=%v eff=%v: profile %g s, step %g s", name, p, nchw, v.amp, e != nil, got, want)
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestCarryTwiceResources checks Habitat's scaling in closed form: on a
+// device with twice every peak, twice the memory bandwidth and twice the
+// SMs, an operator's time under the same efficiencies is half, for a
+// product whose tiles fill whole waves on both (264 tiles: two waves of
+// 132, one of 264), a memory-bound operator and a grouped convolution.
+func TestCarryTwiceResources(t *testing.T) {
+	a := *builtin(t, "h100-sxm5-80gb")
+	b := a
+	b.Name, b.SMs, b.MemoryBandwidth = "twice", 2*a.SMs, 2*a.MemoryBandwidth
+	pk := a.Peak
+	b.Peak = hw.Peak{FP64: 2 * pk.FP64, FP32: 2 * pk.FP32, TF32: 2 * pk.TF32, FP16: 2 * pk.FP16, BF16: 2 * pk.BF16}
+	ops := []model.Op{
+		{Kind: model.MatMul, FLOPs: 2 * 128 * 264 * 128 * 4096, M: 128 * 264, N: 128, K: 4096, Groups: 1, Read: 1 << 20, Write: 1 << 20},
+		{Kind: model.Elementwise, FLOPs: 1e6, Read: 1 << 28, Write: 1 << 28},
+		{Kind: model.GroupedConv, FLOPs: 1e12, Read: 1 << 20, Write: 1 << 20},
+	}
+	e := someEff()
+	for _, p := range []hw.Precision{hw.FP16, hw.FP32} {
+		for i := range ops {
+			ta, err := OpTime(&Config{Device: &a, Precision: p, Eff: e}, &ops[i])
+			if err != nil {
+				t.Fatal(err)
+			}
+			tb, err := OpTime(&Config{Device: &b, Precision: p, Eff: e}, &ops[i])
+			if err != nil {
+				t.Fatal(err)
+			}
+			if math.Abs(float64(tb)/float64(ta)-0.5) > 1e-12 {
+				t.Errorf("%s op %d: %v on the device twice as fast, %v on the other: want half", p, i, tb, ta)
+			}
+		}
+	}
+	// The product's time from the constants by hand on a: FLOPs/(peak·e).
+	want := ops[0].FLOPs / (float64(a.PeakFLOPs(hw.FP16)) * e.Of(TensorFP16))
+	if got, _ := OpTime(&Config{Device: &a, Precision: hw.FP16, Eff: e}, &ops[0]); math.Abs(float64(got)/want-1) > 1e-12 {
+		t.Errorf("product: %v, want %v s", got, want)
+	}
+}
+
+// TestEfficienciesDefaults checks that the zero Efficiencies is the
+// uncalibrated model and that ParseClass knows every class.
+func TestEfficienciesDefaults(t *testing.T) {
+	if len(Classes) != numClasses {
+		t.Fatalf("%d classes, numClasses %d", len(Classes), numClasses)
+	}
+	var e *Efficiencies
+	for _, k := range Classes {
+		if got := e.Of(k); got != DefaultEfficiency(k) || got <= 0 {
+			t.Errorf("%s: %v", k, got)
+		}
+		if c, err := ParseClass(string(k)); err != nil || c != k {
+			t.Errorf("ParseClass(%s) = %v, %v", k, c, err)
+		}
+	}
+	if e.Of(MemoryBound) != EffMemory || e.Of(Flash) != EffFlash || e.Of(TensorTF32) != EffGEMM {
+		t.Error("defaults are not the published constants")
+	}
+	if _, err := ParseClass("tensor-fp8"); err == nil {
+		t.Error("ParseClass(tensor-fp8): no error")
+	}
+	c := Config{Mode: Compiled}
+	if c.launch() != LaunchKernel {
+		t.Errorf("launch %v, want %v", c.launch(), LaunchKernel)
+	}
+}
+
+// TestStepHostOverlapped checks that a calibration's host cost per step
+// is host time, overlapped with the device once: with a StepHost far
+// above the device's time the step is the host's time in closed form,
+// StepHost plus each forward operator's kernels at the calibrated launch
+// cost, module call and autograd record, plus each backward operator's
+// kernels; with none, the device's time when the device decides.
+func TestStepHostOverlapped(t *testing.T) {
+	d := builtin(t, "h100-sxm5-80gb")
+	ops, err := model.Ops("resnet50", model.Shape{Batch: 256, Precision: model.FP16})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &Efficiencies{Launch: 7 * units.Microsecond, StepHost: 10}
+	c := Config{Device: d, Precision: hw.FP16, Mode: Eager, Eff: e}
+	want := float64(e.StepHost)
+	for i := range ops {
+		switch ops[i].Pass {
+		case model.Forward:
+			want += float64(units.Seconds(c.Kernels(&ops[i]))*e.Launch + ModuleCall + AutogradRecord)
+		case model.Backward:
+			want += float64(units.Seconds(c.Kernels(&ops[i])) * e.Launch)
+		}
+	}
+	s, err := Step(&c, ops)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := float64(s.Compute()); math.Abs(got-want) > 1e-9*want {
+		t.Errorf("host-bound step: %g s, want %g s", got, want)
+	}
+	c.Eff = &Efficiencies{Launch: e.Launch}
+	if s, err = Step(&c, ops); err != nil {
+		t.Fatal(err)
+	}
+	if dev := s.DeviceForward + s.DeviceBackward; s.Host.Total() >= dev || s.Compute() != dev {
+		t.Errorf("device-bound step: %v s, want the device's %v s (host %v s)", s.Compute(), dev, s.Host.Total())
+	}
+}

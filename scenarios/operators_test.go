@@ -1,0 +1,60 @@
+package scenarios
+
+import (
+	"math"
+	"testing"
+
+	"scaleplan/compute"
+	"scaleplan/hw"
+	"scaleplan/internal/units"
+)
+
+// TestOperatorsCalibration: an operators entry fitted on the scenario's
+// device kind sets the efficiencies its operator model computes by (the
+// law is compute.LawAt's under them), and is named in OperatorsBy; an
+// entry of another device leaves the scenario as it is, and
+// CalibrationsUsed refuses it.
+func TestOperatorsCalibration(t *testing.T) {
+	files := writeCalibrations(t,
+		"operators:\n  - {device: h100-sxm5-80gb, mode: eager, classes: [{class: tensor-fp16, efficiency: 0.3}, {class: memory, efficiency: 0.6}], launch: 20 us, step_host: 1 ms, error_before: 0.5, error: 0.2, rows: 60, models: [resnet50]}\n",
+		"operators:\n  - {device: v100-sxm2-16gb, classes: [{class: tensor-fp16, efficiency: 0.5}], launch: 20 us, error_before: 0.5, error: 0.2, rows: 10, models: [resnet50]}\n")
+	const name = "dgx-h100-resnet50-mlperf-v3.0"
+	r, err := Load(name, Options{Calibrations: files})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.OperatorsBy != files[0].Path || r.Operators == nil || !r.OperatorCompute() {
+		t.Fatalf("operators by %q, %+v", r.OperatorsBy, r.Operators)
+	}
+	want := compute.Efficiencies{Launch: 20 * units.Microsecond, StepHost: units.Millisecond}
+	want.Set(compute.TensorFP16, 0.3)
+	want.Set(compute.MemoryBound, 0.6)
+	if *r.Operators != want {
+		t.Errorf("efficiencies %+v, want %+v", *r.Operators, want)
+	}
+	p := r.Points()[0]
+	cfg, err := r.Build(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := compute.LawAt(compute.Config{Device: r.Device, Precision: hw.FP16, Mode: compute.Eager, Eff: &want}, r.Mdl.Name, p.BatchPerDevice)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if math.Abs(float64(cfg.Compute.PerSample/l.PerSample)-1) > 1e-12 || cfg.Compute.Fixed != l.Fixed {
+		t.Errorf("compute %+v, want the law %+v", cfg.Compute, l)
+	}
+	if err := CalibrationsUsed(files[:1], []*Resolved{r}); err != nil {
+		t.Errorf("the H100's entry: %v", err)
+	}
+	other, err := Load(name, Options{Calibrations: files[1:]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if other.Operators != nil || other.OperatorsBy != "" {
+		t.Errorf("a V100 entry applied to an H100 scenario: %q", other.OperatorsBy)
+	}
+	if err := CalibrationsUsed(files[1:], []*Resolved{other}); err == nil {
+		t.Error("a V100 operators entry for an H100 scenario was not refused")
+	}
+}

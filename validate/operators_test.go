@@ -1,0 +1,175 @@
+package validate
+
+import (
+	"fmt"
+	"math"
+	"testing"
+
+	"scaleplan/compute"
+	"scaleplan/hw"
+	"scaleplan/internal/calib"
+	"scaleplan/internal/units"
+	"scaleplan/model"
+	"scaleplan/predict"
+	"scaleplan/scenarios"
+	"scaleplan/sim"
+)
+
+// trueEff are the efficiencies the synthetic measurements are made with:
+// none of them a default.
+func trueEff() *compute.Efficiencies {
+	e := &compute.Efficiencies{Launch: 12 * units.Microsecond, StepHost: 700 * units.Microsecond}
+	e.Set(compute.TensorFP16, 0.45)
+	e.Set(compute.TensorTF32, 0.6)
+	e.Set(compute.CUDACore, 0.7)
+	e.Set(compute.MemoryBound, 0.65)
+	return e
+}
+
+// synthetic returns measurements of one device of kind dev whose samples/s
+// come from the operator model's Step under e, with eager PyTorch's host
+// (momentum SGD; autocast and the gradient scaler at amp-fp16), plus the
+// simulator's update, as PyTorch logs them in channels_last (NHWC, as
+// Step's Config is here): ResNet-50 at fp32, tf32 and amp-fp16 and
+// the engine's MLP at fp32, at several batches.
+func synthetic(t *testing.T, cat *hw.Catalog, prof *model.Profiles, dev string, e *compute.Efficiencies) []Measured {
+	t.Helper()
+	d, err := cat.Device(dev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ms []Measured
+	for _, g := range []struct {
+		model, prec string
+		hp          hw.Precision
+		sp          model.Precision
+	}{
+		{"resnet50", "fp32", hw.FP32, model.FP32},
+		{"resnet50", "tf32", hw.TF32, model.FP32},
+		{"resnet50", "amp-fp16", hw.FP16, model.FP16},
+		{"mlp", "fp32", hw.FP32, model.FP32},
+	} {
+		mdl, err := prof.Model(g.model)
+		if err != nil {
+			t.Fatal(err)
+		}
+		master := g.sp
+		if g.prec != string(g.hp) {
+			master = model.FP32
+		}
+		upd := sim.UpdateTime(mdl, d, model.Momentum, g.sp, master)
+		for _, b := range []int{8, 32, 128, 512} {
+			ops, err := model.Ops(g.model, model.Shape{Batch: b, Precision: g.sp})
+			if err != nil {
+				t.Fatal(err)
+			}
+			m := Measured{Model: g.model, Device: dev, Precision: g.prec, Batch: b, Devices: 1, Framework: "torch 2.11.0+cu130", Variant: "channels_last",
+				Source: fmt.Sprintf("%s.jsonl:%d", dev, len(ms)+1)}
+			// PyTorch's eager host: momentum SGD's foreach step, and at
+			// amp-fp16 autocast and the gradient scaler.
+			c := compute.Config{Device: d, Precision: g.hp, Mode: compute.Eager, Eff: e, Optimizer: model.Momentum}
+			c.Autocast = g.prec != string(g.hp)
+			c.GradScaler = c.Autocast
+			s, err := compute.Step(&c, ops)
+			if err != nil {
+				t.Fatal(err)
+			}
+			m.SamplesPerSec = float64(b) / float64(s.Compute()+upd)
+			ms = append(ms, m)
+		}
+	}
+	return ms
+}
+
+// TestFitOperatorsRecovers fits the operator figures to synthetic step
+// times made with known efficiencies and checks that each figure the rows
+// depend on comes back within 1 %, and that the classes no row uses
+// (bf16, grouped convolutions, fused attention) are reported undetermined
+// at their defaults.
+func TestFitOperatorsRecovers(t *testing.T) {
+	cat, prof := defaults(t)
+	want := trueEff()
+	fits, err := FitOperators(synthetic(t, cat, prof, "h200-sxm-141gb", want), cat, prof, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(fits) != 1 || fits[0].Device != "h200-sxm-141gb" || fits[0].Mode != compute.Eager {
+		t.Fatalf("fits %+v: want one, of h200-sxm-141gb eager", fits)
+	}
+	f := fits[0].Fit
+	undetermined := map[string]bool{string(compute.TensorBF16): true, string(compute.Grouped): true, string(compute.Flash): true}
+	for i, p := range f.Params {
+		var w float64
+		switch p.Name {
+		case "launch":
+			w = float64(want.Launch / units.Microsecond)
+		case "step":
+			w = float64(want.StepHost / units.Microsecond)
+		default:
+			k, _ := compute.ParseClass(p.Name)
+			w = want.Of(k)
+		}
+		if f.Undetermined[i] != undetermined[p.Name] {
+			t.Errorf("%s: undetermined %v, want %v", p.Name, f.Undetermined[i], undetermined[p.Name])
+		}
+		if got := f.Values[i]; math.Abs(got/w-1) > 0.01 {
+			t.Errorf("%s: fitted %.4g, want %.4g within 1%%", p.Name, got, w)
+		}
+	}
+	if f.Error > 1e-3 {
+		t.Errorf("mean error after the fit %.3g: want about 0", f.Error)
+	}
+	e := fits[0].Entry
+	if err := (&calib.Calibration{Operators: []calib.OperatorsEntry{e}}).Validate(); err != nil {
+		t.Errorf("entry does not validate: %v", err)
+	}
+}
+
+// TestCalibrateOnAPredictB fits the operator figures on synthetic H200
+// measurements and predicts synthetic H100 measurements made with the same
+// efficiencies: the premise of Habitat's scaling holds exactly, so each
+// prediction is within 1 % of the measurement and is marked as carried,
+// while the H200 rows are marked calibrating and left out of the errors.
+func TestCalibrateOnAPredictB(t *testing.T) {
+	cat, prof := defaults(t)
+	e := trueEff()
+	onA := synthetic(t, cat, prof, "h200-sxm-141gb", e)
+	fits, err := FitOperators(onA, cat, prof, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cal := &calib.Calibration{Operators: []calib.OperatorsEntry{fits[0].Entry}}
+	cals := []scenarios.CalibrationFile{{Path: "ops.yaml", Cal: cal}}
+	ms := append(synthetic(t, cat, prof, "h100-sxm5-80gb", e), onA...)
+	other := ms[0] // the same run, of a log that names no framework
+	other.Framework, other.Source = "", "other.csv:2"
+	ms = append(ms, other)
+	rep, err := CompareCalibrated(ms, cat, prof, cals, predict.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fits[0].Entry.Framework != "torch" {
+		t.Errorf("entry framework %q, want torch", fits[0].Entry.Framework)
+	}
+	if rep.Fitted != len(onA) {
+		t.Errorf("%d rows fitted, want the %d of the H200", rep.Fitted, len(onA))
+	}
+	for _, g := range rep.Groups {
+		for _, r := range g.Rows {
+			switch {
+			case r.Source == "other.csv:2":
+				if r.Operators != "efficiencies carried from h200-sxm-141gb" || r.Fitted {
+					t.Errorf("a row of another framework: operators %q, fitted %v: want the efficiencies only", r.Operators, r.Fitted)
+				}
+			case g.Device == "h200-sxm-141gb":
+				if !r.Fitted || r.Operators != "fitted on h200-sxm-141gb" {
+					t.Errorf("%s: fitted %v, operators %q: want a calibrating row", r.Source, r.Fitted, r.Operators)
+				}
+			case r.Operators != "carried from h200-sxm-141gb":
+				t.Errorf("%s: operators %q: want carried from the H200", r.Source, r.Operators)
+			case math.Abs(r.Error()) > 0.01:
+				t.Errorf("%s %s %s b=%d: predicted %.4g, measured %.4g", g.Device, g.Model, g.Precision, r.Batch, r.Predicted, r.SamplesPerSec)
+			}
+		}
+	}
+}
