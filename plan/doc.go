@@ -18,4 +18,10 @@
 // configuration is predicted exactly as predict.Predict would predict its
 // Candidate.Scenario. Configurations that cannot run are listed in
 // Result.Infeasible with their reason.
+//
+// LLM searches the parallel layouts of a transformer (llm.Search) on a
+// catalogue system, timing each operator by package compute's operator
+// model (OperatorTime; the roofline for a device without SMs) and each
+// collective by sim.CollectiveTime on the system's network. LLMCases and
+// ValidateLLM set it against published LLM training runs (docs/llm.md).
 package plan

@@ -1,11 +1,12 @@
 package plan
 
 import (
-	"cmp"
+	"errors"
 	"fmt"
 	"math"
 	"math/bits"
 
+	"scaleplan/compute"
 	"scaleplan/hw"
 	"scaleplan/internal/units"
 	"scaleplan/llm"
@@ -33,8 +34,10 @@ type LLMRequest struct {
 	Tokens float64
 	// Top is the layouts to return; default 10.
 	Top int
-	// Efficiency is the roofline's fraction of peak for matrix products;
-	// default llm.DefaultMatMulEfficiency.
+	// Efficiency, when set, times compute on the roofline at that
+	// fraction of peak for matrix products; 0 takes the operator model
+	// (OperatorTime), or for a device without an SM count the roofline at
+	// llm.DefaultMatMulEfficiency.
 	Efficiency float64
 	// Catalog is the hardware catalogue; nil takes hw.Default().
 	Catalog *hw.Catalog
@@ -47,6 +50,9 @@ type LLMPlan struct {
 	GlobalBatch, SeqLen      int
 	// Peak is one GPU's dense bf16 peak, MFU's denominator.
 	Peak units.FLOPsPerSec
+	// Compute says how operators are timed: "operator model" or
+	// "roofline at E of peak".
+	Compute string
 	// Tokens is the token budget; Steps the steps it takes (0 without a
 	// budget).
 	Tokens float64
@@ -58,7 +64,7 @@ type LLMPlan struct {
 }
 
 // LLM searches the layouts of req.Model on req.GPUs GPUs of req.System
-// (llm.Search) with the roofline compute model and the system's network,
+// (llm.Search) with the operator model (llmHardware) and the system's network,
 // whose collectives sim.CollectiveTime times as NCCL runs them.
 func LLM(req LLMRequest) (LLMPlan, error) {
 	cat := req.Catalog
@@ -84,13 +90,13 @@ func LLM(req LLMRequest) (LLMPlan, error) {
 	if req.GPUs < 1 || req.GPUs > g && req.GPUs%g != 0 || req.GPUs > sim.MaxRanks {
 		return LLMPlan{}, fmt.Errorf("llm plan: gpus %d: want 1 to %d GPUs of one node, or a multiple of its %d up to %d", req.GPUs, g, g, sim.MaxRanks)
 	}
-	h, err := llmHardware(cat, req.System, cmp.Or(req.Efficiency, llm.DefaultMatMulEfficiency))
+	h, how, err := llmHardware(cat, req.System, req.Efficiency, t.FusedAttention)
 	if err != nil {
 		return LLMPlan{}, err
 	}
 	h.GPUsPerNode = min(g, req.GPUs)
 	out := LLMPlan{Model: t.Name, System: sys.Name, Device: dev.Name, GPUs: req.GPUs, Nodes: (req.GPUs + g - 1) / g,
-		GPUsPerNode: h.GPUsPerNode, SeqLen: t.SeqLen, Peak: h.Peak, Tokens: req.Tokens}
+		GPUsPerNode: h.GPUsPerNode, SeqLen: t.SeqLen, Peak: h.Peak, Compute: how, Tokens: req.Tokens}
 	out.BeyondSystem = out.Nodes > sys.MaxNodes
 	out.GlobalBatch = req.GlobalBatch
 	if out.GlobalBatch == 0 {
@@ -107,23 +113,39 @@ func LLM(req LLMRequest) (LLMPlan, error) {
 }
 
 // llmHardware returns the llm.Hardware of the catalogue's system: its
-// node's GPUs, a GPU's memory and bf16 peak, the roofline at efficiency e
-// and the network's collectives (commGrid).
-func llmHardware(cat *hw.Catalog, system string, e float64) (llm.Hardware, error) {
+// node's GPUs, a GPU's memory and bf16 peak, the network's collectives
+// (commGrid) and the operators' time, with a description of how they are
+// timed: the roofline at efficiency e when e is set, else the operator
+// model in bf16 (OperatorTime, attention fused or not), else, for a
+// device without an SM count, the roofline at
+// llm.DefaultMatMulEfficiency.
+func llmHardware(cat *hw.Catalog, system string, e float64, fused bool) (llm.Hardware, string, error) {
 	sys, node, dev, err := cat.Resolve(system)
 	if err != nil {
-		return llm.Hardware{}, err
+		return llm.Hardware{}, "", err
 	}
 	peak := dev.PeakFLOPs(hw.BF16)
 	if !(peak > 0) || !(dev.MemoryBandwidth > 0) {
-		return llm.Hardware{}, fmt.Errorf("llm plan: device %q of system %q has no bf16 peak or memory bandwidth", dev.Name, sys.Name)
+		return llm.Hardware{}, "", fmt.Errorf("llm plan: device %q of system %q has no bf16 peak or memory bandwidth", dev.Name, sys.Name)
 	}
-	if !(e > 0 && e <= 1) {
-		return llm.Hardware{}, fmt.Errorf("llm plan: efficiency %g: want in (0, 1]", e)
+	if e < 0 || e > 1 || math.IsNaN(e) {
+		return llm.Hardware{}, "", fmt.Errorf("llm plan: efficiency %g: want in (0, 1], or 0 for the operator model", e)
 	}
 	grid := &commGrid{cat: cat, system: sys.Name, times: map[gridKey]units.Seconds{}}
-	return llm.Hardware{GPUsPerNode: node.Devices, Memory: dev.Memory, Peak: peak,
-		Compute: llm.RooflineTime(peak, dev.MemoryBandwidth, e), Comm: grid.time}, nil
+	h := llm.Hardware{GPUsPerNode: node.Devices, Memory: dev.Memory, Peak: peak, Comm: grid.time}
+	if e == 0 {
+		op, err := OperatorTime(dev, hw.BF16, fused)
+		if err == nil {
+			h.Compute = op
+			return h, "operator model", nil
+		}
+		if !errors.Is(err, compute.ErrNoModel) {
+			return h, "", err
+		}
+		e = llm.DefaultMatMulEfficiency
+	}
+	h.Compute = llm.RooflineTime(peak, dev.MemoryBandwidth, e)
+	return h, fmt.Sprintf("roofline at %.2f of peak", e), nil
 }
 
 // TrainTime returns the time to train the token budget with c: Steps

@@ -53,3 +53,37 @@ func TestPlanLLMErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestValidateLLM: validate --llm prints every published LLM case with its
+// source and the mean absolute error, in text and json; --max-error below
+// it fails; it refuses the other modes.
+func TestValidateLLM(t *testing.T) {
+	out, stderr, code := runCLI("validate", "--llm", "--format", "json")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var doc map[string][]map[string]any
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if len(doc["cases"]) < 20 || len(doc["summary"]) != 1 {
+		t.Fatalf("%d cases, %d summary lines", len(doc["cases"]), len(doc["summary"]))
+	}
+	for _, r := range doc["cases"] {
+		if src, _ := r["source"].(string); !strings.Contains(src, "arXiv:") {
+			t.Errorf("case %v cites no paper", r["case"])
+		}
+	}
+	text, _, code := runCLI("validate", "--llm")
+	if code != exitOK || !strings.Contains(text, "korthikanti-175B-selective") || !strings.Contains(text, "mean absolute error") {
+		t.Errorf("text: exit %d:\n%s", code, text)
+	}
+	if _, stderr, code := runCLI("validate", "--llm", "--max-error", "1"); code == exitOK || !strings.Contains(stderr, "exceeds --max-error 1%") {
+		t.Errorf("--max-error 1: exit %d, %s", code, stderr)
+	}
+	for _, bad := range [][]string{{"--cases", "x.yaml"}, {"--steps", "5"}, {"--engine"}} {
+		if _, stderr, code := runCLI(append([]string{"validate", "--llm"}, bad...)...); code != exitUsage || !strings.Contains(stderr, "exclusive") {
+			t.Errorf("validate --llm %v: exit %d, %s", bad, code, stderr)
+		}
+	}
+}

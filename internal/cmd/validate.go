@@ -8,6 +8,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"scaleplan/internal/tables"
+	"scaleplan/plan"
 	"scaleplan/predict"
 	"scaleplan/sim"
 	"scaleplan/validate"
@@ -15,7 +16,7 @@ import (
 
 // exclusiveModes is the usage error of validate given more than one of
 // its modes.
-const exclusiveModes = "validate: --measured, --engine and --cases are exclusive"
+const exclusiveModes = "validate: --measured, --engine, --cases and --llm are exclusive"
 
 // validateCommand is `scaleplan validate`.
 func validateCommand() *cli.Command {
@@ -84,6 +85,7 @@ func validateCommand() *cli.Command {
 			&cli.StringFlag{Name: "cases", Usage: "validation case `FILE` (YAML; docs/validation.md); default the built-in cases"},
 			&cli.Float64Flag{Name: "max-error", Usage: "exit 1 if the mean absolute error exceeds `PCT` percent"},
 			&cli.IntFlag{Name: "steps", Value: sim.DefaultSteps, Usage: "optimizer steps to simulate per configuration, `N` ≥ 2"},
+			&cli.BoolFlag{Name: "llm", Usage: "published LLM training runs (Megatron-LM, BLOOM, Llama 3) against plan --llm's step model instead of the cases"},
 			measuredFlag(),
 			formatFlag(),
 		}, append(measuredFlags(), validateEngineFlags()...)...),
@@ -109,7 +111,7 @@ func runValidate(c *cli.Context) error {
 		}
 	}
 	if c.Bool("engine") {
-		if c.IsSet("cases") || measured {
+		if c.IsSet("cases") || measured || c.IsSet("llm") {
 			return usagef(exclusiveModes)
 		}
 		if c.IsSet("steps") {
@@ -128,6 +130,12 @@ func runValidate(c *cli.Context) error {
 	maxErr := c.Float64("max-error")
 	if c.IsSet("max-error") && !(maxErr >= 0 && maxErr < math.Inf(1)) {
 		return usagef("validate: --max-error %v: want a percentage >= 0", maxErr)
+	}
+	if c.Bool("llm") {
+		if c.IsSet("cases") || measured || c.IsSet("steps") {
+			return usagef("%s; --steps applies to the cases", exclusiveModes)
+		}
+		return runValidateLLM(c, format, maxErr)
 	}
 	if measured {
 		if c.IsSet("cases") {
@@ -165,6 +173,23 @@ func runValidateCases(c *cli.Context, format string, maxErr float64) error {
 			why = append(why, fmt.Sprintf("%d cases failed", rep.Failed))
 		}
 		return fmt.Errorf("validate: %s", strings.Join(why, "; "))
+	}
+	return nil
+}
+
+// runValidateLLM is `validate --llm`: the published LLM runs against
+// plan --llm's step model, and --max-error (maxErr, in percent) applied
+// to their mean absolute error.
+func runValidateLLM(c *cli.Context, format string, maxErr float64) error {
+	v, err := plan.ValidateLLM(nil)
+	if err != nil {
+		return err
+	}
+	if err := tables.LLMValidation(c.App.Writer, format, v); err != nil {
+		return err
+	}
+	if c.IsSet("max-error") && v.MAE > maxErr/100 {
+		return fmt.Errorf("validate --llm: mean absolute error %.1f%% exceeds --max-error %g%%", 100*v.MAE, maxErr)
 	}
 	return nil
 }

@@ -6,7 +6,6 @@ import (
 	"strconv"
 
 	"scaleplan/internal/units"
-	"scaleplan/llm"
 	"scaleplan/plan"
 	"scaleplan/predict"
 )
@@ -52,8 +51,8 @@ func (r *LLMPlanReport) summary() []string {
 			p.Model, p.GPUs, p.System, p.Nodes, p.GPUsPerNode, p.Device, p.GlobalBatch, p.SeqLen),
 		fmt.Sprintf("%d valid layouts (TP × PP × virtual stages × DP × CP × EP × micro-batch × recompute × ZeRO): %d fit memory, %d do not",
 			res.Layouts, res.Fit, res.TooLarge),
-		fmt.Sprintf("step time: analytic Megatron-LM schedule; compute on the roofline at %.2f of the bf16 peak %v for matrix products; collectives as NCCL runs them on the system's network (docs/llm.md)",
-			llm.DefaultMatMulEfficiency, p.Peak),
+		fmt.Sprintf("step time: analytic Megatron-LM schedule; compute by the %s in bf16 (peak %v); collectives as NCCL runs them on the system's network (docs/llm.md)",
+			p.Compute, p.Peak),
 	}
 	if p.Steps > 0 {
 		out = append(out, fmt.Sprintf("token budget %.4g: %d steps", p.Tokens, p.Steps))

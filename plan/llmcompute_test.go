@@ -1,0 +1,87 @@
+package plan
+
+import (
+	"errors"
+	"math"
+	"testing"
+
+	"scaleplan/compute"
+	"scaleplan/hw"
+	"scaleplan/internal/units"
+	"scaleplan/llm"
+	"scaleplan/model"
+)
+
+// TestOperatorTimeGEMM times one bf16 product of 4096×4096 by 4096×4096
+// on the H100 SXM5 (132 SMs, 989.5 TFLOP/s dense bf16: catalogue,
+// datasheet) by hand: 32×32 = 1,024 tiles of 128×128 in ⌈1024/132⌉ = 8
+// waves, a wave quantisation of 1024/(8·132); the product's 2·4096³ FLOPs
+// at 0.8 of the peak (cuBLAS's large-GEMM fraction) times that.
+func TestOperatorTimeGEMM(t *testing.T) {
+	dev := device(t, "h100-sxm5-80gb")
+	f, err := OperatorTime(dev, hw.BF16, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 4096
+	op := model.Op{Name: "layers.0.mlp.fc1", Kind: model.MatMul, Pass: model.Forward, M: n, N: n, K: n,
+		FLOPs: 2 * n * n * n, Read: 2 * 2 * n * n, Write: 2 * n * n}
+	want := 2.0 * n * n * n / (989.5e12 * 0.8 * (1024.0 / (8 * 132)))
+	if got := float64(f(op)); math.Abs(got-want) > 1e-9*want {
+		t.Errorf("4096³ GEMM: %.6g s, want %.6g s", got, want)
+	}
+	// A product of one tile is shorter than its launch: the host's eager
+	// dispatch and launch, 3.3 + 0.9 µs, bound it.
+	tiny := model.Op{Name: "tiny", Kind: model.MatMul, Pass: model.Forward, M: 8, N: 8, K: 8, FLOPs: 2 * 512, Read: 256, Write: 128}
+	if got, want := f(tiny), 4.2*units.Microsecond; math.Abs(float64(got-want)) > 1e-15 {
+		t.Errorf("one-tile product: %v, want the launch %v", got, want)
+	}
+}
+
+// TestLLMHardwareFallback: a device without an SM count gets the roofline
+// at llm.DefaultMatMulEfficiency; one with SMs the operator model; a set
+// efficiency the roofline at it.
+func TestLLMHardwareFallback(t *testing.T) {
+	cat, err := hw.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, how, err := llmHardware(cat, "dgx-h100", 0, true)
+	if err != nil || how != "operator model" {
+		t.Errorf("dgx-h100: %q, %v", how, err)
+	}
+	if _, how, _ = llmHardware(cat, "dgx-h100", 0.5, true); how != "roofline at 0.50 of peak" {
+		t.Errorf("efficiency 0.5: %q", how)
+	}
+	_, _, dev, err := cat.Resolve("dgx-h100")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sms := dev.SMs
+	dev.SMs = 0
+	defer func() { dev.SMs = sms }()
+	if _, err := OperatorTime(dev, hw.BF16, true); !errors.Is(err, compute.ErrNoModel) {
+		t.Errorf("no SMs: %v, want compute.ErrNoModel", err)
+	}
+	h, how, err := llmHardware(cat, "dgx-h100", 0, true)
+	if err != nil || how != "roofline at 0.79 of peak" {
+		t.Fatalf("no SMs: %q, %v", how, err)
+	}
+	op := model.Op{Kind: model.MatMul, FLOPs: 1e12}
+	if got, want := h.Compute(op), llm.RooflineTime(dev.PeakFLOPs(hw.BF16), dev.MemoryBandwidth, llm.DefaultMatMulEfficiency)(op); got != want {
+		t.Errorf("fallback: %v, want the roofline's %v", got, want)
+	}
+}
+
+func device(t *testing.T, name string) *hw.Device {
+	t.Helper()
+	cat, err := hw.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, ok := cat.Devices[name]
+	if !ok {
+		t.Fatalf("no device %s", name)
+	}
+	return d
+}
