@@ -62,6 +62,10 @@ type Row struct {
 	//
 	//	Training + Staging + CacheWarmup + Evaluation + Startup
 	Time units.Seconds
+	// TimeRange is Time with the steps at the low and the high ends of the
+	// steps curve's intervals (scenarios.StepsToTarget.StepsRange): the
+	// spread of runs. Zero without a curve with intervals.
+	TimeRange [2]units.Seconds
 
 	// Efficiency is the scaling efficiency against the first row of the
 	// same per-device batch on the fewest devices (see Predict); 0 before
@@ -185,6 +189,7 @@ func (p *Prediction) evaluate(pt scenarios.Point, opt Options) Row {
 	}
 	row.Result = res
 	row.setTime(res)
+	row.setRange(p.Steps)
 	row.DeviceHours = float64(pt.Devices) * float64(row.Time) / float64(units.Hour)
 	row.Cost = row.DeviceHours * p.Price
 	row.Energy = p.Energy.KWh(pt, row.Time)
@@ -203,6 +208,19 @@ func (row *Row) setTime(res *sim.Result) {
 	row.Training = units.Seconds(float64(row.StepsToTarget) * float64(res.StepTime))
 	row.Staging, row.CacheWarmup = res.Staging, res.CacheWarmup
 	row.Time = row.Training + row.Overheads()
+}
+
+// setRange fills TimeRange from the steps at the ends of s's curve's
+// intervals, each at the row's step time.
+func (row *Row) setRange(s StepsModel) {
+	lo, hi, ok := s.Range(row.Point.GlobalBatch)
+	if !ok || row.Result == nil {
+		return
+	}
+	at := func(steps int) units.Seconds {
+		return row.Time + units.Seconds(float64(steps-row.StepsToTarget)*float64(row.Result.StepTime))
+	}
+	row.TimeRange = [2]units.Seconds{at(lo), at(hi)}
 }
 
 // TimeToTarget returns the time to target of the configuration of r that
@@ -296,6 +314,16 @@ func (s StepsModel) Steps(b int) int {
 		return s.Curve.Steps(b)
 	}
 	return s.Recipe.Steps(b)
+}
+
+// Range returns the steps at global batch b > 0 at the ends of the
+// curve's intervals (scenarios.StepsToTarget.StepsRange); ok is false
+// without a curve or its intervals.
+func (s StepsModel) Range(b int) (lo, hi int, ok bool) {
+	if s.Curve == nil {
+		return 0, 0, false
+	}
+	return s.Curve.StepsRange(b)
 }
 
 // Limit returns the largest global batch known to reach the target: the

@@ -502,3 +502,33 @@ func TestStepsModelString(t *testing.T) {
 		}
 	}
 }
+
+// TestStepsRange checks the time at the ends of a steps curve's
+// intervals: steps ⌈s_min·(1 + b_noise/B)⌉ at each end, each at the row's
+// step time, the overheads unchanged.
+func TestStepsRange(t *testing.T) {
+	r := parse(t, `name: curve-range
+system: tsubame3
+recipe: tsubame3-resnet50
+input: {storage: synthetic}
+sweep: {devices: [4], batch: [32]}
+calibration: {v0: 200, t: 0, devices: 1}
+steps_to_target: {s_min: 1000, b_noise: 2048, s_min_interval: [900, 1100], b_noise_interval: [1024, 4096], source: test}
+`)
+	p, err := Predict(r, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	row := p.Rows[0] // global batch 128
+	lo, hi := 900*(1+8), 1100*(1+32)
+	step := float64(row.Result.StepTime)
+	for i, steps := range []int{lo, hi} {
+		want := float64(row.Time) + float64(steps-row.StepsToTarget)*step
+		if got := float64(row.TimeRange[i]); math.Abs(got-want) > 1e-9*want {
+			t.Errorf("end %d: %g s, want %g s (%d steps)", i, got, want, steps)
+		}
+	}
+	if !(row.TimeRange[0] < row.Time && row.Time < row.TimeRange[1]) {
+		t.Errorf("range %v does not hold time %v", row.TimeRange, row.Time)
+	}
+}

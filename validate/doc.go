@@ -12,7 +12,10 @@
 // from a fitted law) and is left out of the error; cases that use those
 // parameters name them in calibrated_by; cases whose figure was in view
 // when a parameter was chosen are marked tuned. The mean absolute error is
-// taken over the rest.
+// taken over the rest. A time-to-train case may count its steps with the
+// MLPerf epochs law (CaseEpochs, docs/validation-mlperf.md), fitted when
+// it runs to the submissions of every other round, so that no case
+// predicts the runs its law was fitted to.
 //
 // # Measured logs
 //

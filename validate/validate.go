@@ -117,6 +117,10 @@ type Case struct {
 	// Default "" (none).
 	Tuned string `yaml:"tuned"`
 	Note  string `yaml:"note"` // free text; default ""
+	// Epochs replaces the scenario's steps to target with the epochs law
+	// fitted to MLPerf history without the case's round (time_to_train
+	// only). Default nil: the scenario's.
+	Epochs *CaseEpochs `yaml:"epochs"`
 }
 
 // CaseScenario is a case's scenario: a reference or an inline scenario.
@@ -340,6 +344,7 @@ func (f *CaseFile) check(i int, byName map[string]int, ps *config.Problems) {
 		ps.Addf(p+".fits", "only a calibrating case (calibrates: true) sets parameters")
 	}
 	f.checkWith(i, byName, ps)
+	checkEpochs(c, p, ps)
 	for _, fit := range c.Fits {
 		switch {
 		case fit == T && c.Metric != T && c.With == "":
@@ -767,7 +772,14 @@ func (v *validator) load(c *Case, params Params) (*scenarios.Resolved, error) {
 	if v.f.File != "" && !slices.Contains(scenarios.Names(), ref) && !filepath.IsAbs(ref) && !strings.HasPrefix(v.f.File, "validate/") {
 		ref = filepath.Join(filepath.Dir(v.f.File), ref)
 	}
-	return scenarios.Load(ref, sopt)
+	r, err := scenarios.Load(ref, sopt)
+	if err != nil || c.Epochs == nil {
+		return r, err
+	}
+	if r.StepsToTarget, err = c.Epochs.epochsCurve(float64(r.Data.TrainSamples)); err != nil {
+		return nil, err
+	}
+	return r, nil
 }
 
 // metric predicts the case's metric with params. It also returns the

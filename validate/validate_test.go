@@ -117,6 +117,11 @@ func TestBuiltinCasesCoverSeeds(t *testing.T) {
 		{"mlperf-v1.1-ipu-pod64-resnet50-epoch", EpochTime, "11.862 s", false},
 		{"mlperf-v1.1-ipu-pod128-resnet50-epoch", EpochTime, "7.0615 s", false},
 		{"mlperf-v1.1-ipu-pod256-resnet50-epoch", EpochTime, "3.8235 s", false},
+		{"mlperf-v2.0-dgxa100-n527-resnet50-ttt", TimeToTrain, "19.17 s", false},
+		{"mlperf-v2.1-azure-n8-resnet50-ttt", TimeToTrain, "275.23 s", false},
+		{"mlperf-v2.1-hpe-xl675d-n16-resnet50-ttt", TimeToTrain, "169.24 s", false},
+		{"mlperf-v3.0-coreweave-h100-n448-resnet50-ttt", TimeToTrain, "10.98 s", false},
+		{"mlperf-v1.1-ipu-pod256-resnet50-ttt", TimeToTrain, "227.69 s", false},
 	} {
 		got := byName[c.name]
 		if got == nil || got.Metric != c.metric || got.Published != c.published || got.Calibrates != c.calibrates {
@@ -128,8 +133,8 @@ func TestBuiltinCasesCoverSeeds(t *testing.T) {
 			t.Errorf("%s: no source URL in MLPerf's %s results: %q", c.Name, v[:4], c.URL)
 		}
 	}
-	if len(f.Cases) != 71 {
-		t.Errorf("%d built-in cases, want 71", len(f.Cases))
+	if len(f.Cases) != 82 {
+		t.Errorf("%d built-in cases, want 82", len(f.Cases))
 	}
 }
 

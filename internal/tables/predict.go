@@ -186,8 +186,11 @@ func predictionNotes(p *predict.Prediction) []string {
 	r := p.Scenario
 	out := []string{
 		"steps to target: " + p.Steps.String(),
-		"learning rate: " + p.Rule.Describe(r.Rcp),
 	}
+	if n := spreadNote(p); n != "" {
+		out = append(out, n)
+	}
+	out = append(out, "learning rate: "+p.Rule.Describe(r.Rcp))
 	out = append(out, ComputeNote(r))
 	if n := NetworkNote(r); n != "" {
 		out = append(out, n)
@@ -206,6 +209,21 @@ func predictionNotes(p *predict.Prediction) []string {
 	}
 	out = append(out, p.Energy.String())
 	return out
+}
+
+// spreadNote gives each row's time at the ends of the steps curve's
+// intervals, or "" when the curve has none.
+func spreadNote(p *predict.Prediction) string {
+	var parts []string
+	for _, row := range p.Rows {
+		if row.TimeRange[1] > 0 {
+			parts = append(parts, fmt.Sprintf("%d devices %s to %s", row.Point.Devices, predict.Duration(row.TimeRange[0]), predict.Duration(row.TimeRange[1])))
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "spread of runs, the steps law's intervals: " + strings.Join(parts, "; ")
 }
 
 // ComputeNote says what r's compute time comes from: its device's roofline

@@ -86,3 +86,20 @@ func TestSideBySideTable(t *testing.T) {
 		t.Errorf("sideBySideTable:\n got %+v\nwant %+v", got, want)
 	}
 }
+
+// spreadNote lists the rows whose time has a range, each end in words as
+// the table's time-to-train column writes it.
+func TestSpreadNote(t *testing.T) {
+	p := &predict.Prediction{Rows: []predict.Row{
+		{Point: scenarios.Point{Devices: 64}, TimeRange: [2]units.Seconds{240, 300}},
+		{Point: scenarios.Point{Devices: 128}},
+		{Point: scenarios.Point{Devices: 1024}, TimeRange: [2]units.Seconds{28, 30}},
+	}}
+	want := "spread of runs, the steps law's intervals: 64 devices 4.0 min to 5.0 min; 1024 devices 28 s to 30 s"
+	if got := spreadNote(p); got != want {
+		t.Errorf("spreadNote = %q, want %q", got, want)
+	}
+	if got := spreadNote(&predict.Prediction{Rows: []predict.Row{{}}}); got != "" {
+		t.Errorf("without ranges: %q, want none", got)
+	}
+}

@@ -15,8 +15,8 @@ import (
 // Validation returns the tables and lines of `scaleplan validate` for rep,
 // in format: the cases, predicted against published with the error, and
 // the error summary (ValidationSummary). Text and Markdown have the tuned
-// parameters and the links as notes under the table; csv and json have
-// them as columns, with predicted and published as numbers in the unit the
+// parameters as notes under the table, text the links too, Markdown each
+// source as a link to its URL; csv and json have them as columns, with predicted and published as numbers in the unit the
 // row's unit column names and the bound's sign apart.
 func Validation(rep *validate.Report, format string) (ts []Named, notes, lines []string) {
 	full := format == "json" || format == "csv"
@@ -37,7 +37,10 @@ func Validation(rep *validate.Report, format string) (ts []Named, notes, lines [
 			if c.Tuned != "" {
 				notes = append(notes, fmt.Sprintf("%s is tuned: %s", c.Name, c.Tuned))
 			}
-			if c.URL != "" {
+			switch {
+			case c.URL != "" && format == "md":
+				row[8] = "[" + row[8] + "](" + c.URL + ")"
+			case c.URL != "":
 				notes = append(notes, fmt.Sprintf("%s: %s", c.Name, c.URL))
 			}
 		}

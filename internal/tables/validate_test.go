@@ -71,3 +71,20 @@ func TestLeftLines(t *testing.T) {
 		t.Errorf("LeftLines of the records' reasons:\n%q\nwant\n%q", got, want[:1])
 	}
 }
+
+// Markdown links a case's source to its URL in the source cell; text
+// lists the URL as a note under the table.
+func TestValidationSourceLink(t *testing.T) {
+	rep := &validate.Report{Results: []validate.CaseResult{{
+		Case:      &validate.Case{Name: "c", Metric: validate.TimeToTrain, Source: "MLPerf v2.1", URL: "https://example.org/logs"},
+		Published: validate.Published{Value: 10}, Predicted: 11, Error: 0.1,
+	}}}
+	ts, notes, _ := Validation(rep, "md")
+	if got := ts[0].T.Rows[0][8]; got != "[MLPerf v2.1](https://example.org/logs)" || len(notes) != 0 {
+		t.Errorf("md: source cell %q, notes %q; want the link and no note", got, notes)
+	}
+	ts, notes, _ = Validation(rep, "text")
+	if got := ts[0].T.Rows[0][8]; got != "MLPerf v2.1" || !reflect.DeepEqual(notes, []string{"c: https://example.org/logs"}) {
+		t.Errorf("text: source cell %q, notes %q; want the source and the URL as a note", got, notes)
+	}
+}

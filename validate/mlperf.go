@@ -1,0 +1,169 @@
+package validate
+
+import (
+	"encoding/csv"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+
+	"scaleplan/fit"
+	"scaleplan/internal/config"
+	"scaleplan/scenarios"
+)
+
+// CaseEpochs makes a time-to-train case count its steps to target with
+// the epochs law E(B) = E_min·(1 + B/B_noise) (fit.Epochs) fitted to the
+// MLPerf Training submissions of a table written by scripts/mlperfepochs
+// (testdata/measurements/mlperf-epochs, docs/mlperf-epochs.md) without
+// the case's own round: leave one round out, so that no case predicts the
+// runs its law was fitted to.
+type CaseEpochs struct {
+	// Data is the table's path, relative to the repository root (found
+	// from the working directory or one of its parents). Required.
+	Data string `yaml:"data"`
+	// Optimizer is the optimizer family whose closed-division rows are
+	// fitted: lars, sgd, lamb, adam. Required.
+	Optimizer string `yaml:"optimizer"`
+	// Round is the case's MLPerf round ("v2.1"); its rows are left out of
+	// the fit. Required.
+	Round string `yaml:"round"`
+	// System is the submission's system directory name; its rows of
+	// every round are left out too, since MLPerf rounds re-publish a
+	// system's earlier runs (CoreWeave's 448-node ResNet-50 logs of v3.0
+	// are in v3.1 and v4.0 again). Default "" (none).
+	System string `yaml:"system"`
+}
+
+// epochsRow is one submission of a scripts/mlperfepochs table.
+type epochsRow struct {
+	Round, System, Division, Optimizer string
+	Batch, Epochs                      float64
+}
+
+// readEpochsRows reads the columns round, system, division, optimizer,
+// global_batch and mean of a scripts/mlperfepochs table.
+func readEpochsRows(r io.Reader, name string) ([]epochsRow, error) {
+	recs, err := csv.NewReader(r).ReadAll()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	if len(recs) < 2 {
+		return nil, fmt.Errorf("%s: no rows", name)
+	}
+	col := map[string]int{}
+	for i, h := range recs[0] {
+		col[h] = i
+	}
+	for _, h := range []string{"round", "system", "division", "optimizer", "global_batch", "mean"} {
+		if _, ok := col[h]; !ok {
+			return nil, fmt.Errorf("%s: header has no %s column (want round, system, division, optimizer, global_batch, mean)", name, h)
+		}
+	}
+	var rows []epochsRow
+	for i, rec := range recs[1:] {
+		b, err1 := strconv.ParseFloat(rec[col["global_batch"]], 64)
+		e, err2 := strconv.ParseFloat(rec[col["mean"]], 64)
+		if err1 != nil || err2 != nil || !(b > 0) || !(e > 0) {
+			return nil, fmt.Errorf("%s:%d: global_batch %q and mean %q: want numbers > 0", name, i+2, rec[col["global_batch"]], rec[col["mean"]])
+		}
+		rows = append(rows, epochsRow{Round: rec[col["round"]], System: rec[col["system"]], Division: rec[col["division"]],
+			Optimizer: optimizerFamily(rec[col["optimizer"]]), Batch: b, Epochs: e})
+	}
+	return rows, nil
+}
+
+// optimizerFamily groups optimizers that share a law, as
+// scripts/mlperfepochs does: SGD with or without momentum is "sgd".
+func optimizerFamily(opt string) string {
+	if opt == "sgd_with_momentum" || opt == "momentum" {
+		return "sgd"
+	}
+	return opt
+}
+
+// leaveRoundOut returns the batches and epochs of the closed-division
+// rows of optimizer opt that are neither of round nor of system (when
+// system is not "").
+func leaveRoundOut(rows []epochsRow, opt, round, system string) (batch, epochs []float64) {
+	for _, r := range rows {
+		if r.Division == "closed" && r.Optimizer == opt && r.Round != round && (system == "" || r.System != system) {
+			batch, epochs = append(batch, r.Batch), append(epochs, r.Epochs)
+		}
+	}
+	return batch, epochs
+}
+
+// epochsCurve fits the case's law without its round, for a data set of n
+// samples per epoch, and returns it as a steps-to-target curve.
+func (e *CaseEpochs) epochsCurve(n float64) (*scenarios.StepsToTarget, error) {
+	path, err := findUp(e.Data)
+	if err != nil {
+		return nil, err
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("epochs.data: %w", err)
+	}
+	defer f.Close()
+	rows, err := readEpochsRows(f, e.Data)
+	if err != nil {
+		return nil, fmt.Errorf("epochs.data: %w", err)
+	}
+	b, ep := leaveRoundOut(rows, e.Optimizer, e.Round, e.System)
+	law, err := fit.Epochs(b, ep, n, nil)
+	if err != nil {
+		return nil, fmt.Errorf("epochs: %s without round %s (%d rows): %w", e.Optimizer, e.Round, len(b), err)
+	}
+	st := law.Steps
+	curve := &scenarios.StepsToTarget{SMin: st.SMin, BNoise: st.BNoise,
+		Source: fmt.Sprintf("%s, %s, fitted without round %s (%d submissions)", e.Data, e.Optimizer, e.Round, len(b))}
+	if finiteInterval(st.SMinInterval) && finiteInterval(st.BNoiseInterval) {
+		curve.SMinInterval, curve.BNoiseInterval = st.SMinInterval[:], st.BNoiseInterval[:]
+	}
+	return curve, nil
+}
+
+// findUp returns path if it exists relative to the working directory, or
+// else relative to the nearest parent directory where it exists.
+func findUp(path string) (string, error) {
+	if filepath.IsAbs(path) {
+		return path, nil
+	}
+	dir := "."
+	for range 8 {
+		p := filepath.Join(dir, path)
+		if _, err := os.Stat(p); err == nil {
+			return p, nil
+		}
+		dir = filepath.Join(dir, "..")
+	}
+	return "", fmt.Errorf("epochs.data %s: not found from the working directory or its parents (run from the repository)", path)
+}
+
+// checkEpochs adds the problems of case c's epochs law, at path p, to ps.
+func checkEpochs(c *Case, p string, ps *config.Problems) {
+	e := c.Epochs
+	if e == nil {
+		return
+	}
+	if c.Metric != TimeToTrain {
+		ps.Addf(p+".epochs", "only a %s case counts epochs, not %s", TimeToTrain, c.Metric)
+	}
+	if e.Data == "" {
+		ps.Addf(p+".epochs.data", "required: a table of scripts/mlperfepochs, such as testdata/measurements/mlperf-epochs/resnet.csv")
+	}
+	if e.Optimizer == "" {
+		ps.Addf(p+".epochs.optimizer", "required: the optimizer family fitted (lars, sgd, lamb, adam)")
+	}
+	if e.Round == "" {
+		ps.Addf(p+".epochs.round", "required: the case's MLPerf round, left out of the fit (v2.1)")
+	}
+}
+
+// finiteInterval reports whether both ends of iv are finite.
+func finiteInterval(iv [2]float64) bool {
+	return !math.IsNaN(iv[0]) && !math.IsNaN(iv[1]) && !math.IsInf(iv[0], 0) && !math.IsInf(iv[1], 0)
+}

@@ -1,0 +1,145 @@
+package validate
+
+import (
+	"encoding/csv"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestLeaveRoundOut checks the rows a case's law is fitted to: closed
+// division, the case's optimizer, neither its round nor its system.
+func TestLeaveRoundOut(t *testing.T) {
+	rows := []epochsRow{
+		{Round: "v1.0", System: "a", Division: "closed", Optimizer: "lars", Batch: 1, Epochs: 10},
+		{Round: "v2.0", System: "b", Division: "closed", Optimizer: "lars", Batch: 2, Epochs: 20},
+		{Round: "v2.0", System: "c", Division: "closed", Optimizer: "lars", Batch: 3, Epochs: 30},
+		{Round: "v3.0", System: "b", Division: "closed", Optimizer: "lars", Batch: 4, Epochs: 40}, // b re-published
+		{Round: "v3.0", System: "d", Division: "open", Optimizer: "lars", Batch: 5, Epochs: 50},
+		{Round: "v3.0", System: "e", Division: "closed", Optimizer: "sgd", Batch: 6, Epochs: 60},
+		{Round: "v3.0", System: "f", Division: "closed", Optimizer: "lars", Batch: 7, Epochs: 70},
+	}
+	b, e := leaveRoundOut(rows, "lars", "v2.0", "b")
+	if !slices.Equal(b, []float64{1, 7}) || !slices.Equal(e, []float64{10, 70}) {
+		t.Errorf("v2.0 without b: batches %v epochs %v, want [1 7] [10 70]", b, e)
+	}
+	b, _ = leaveRoundOut(rows, "lars", "v3.0", "")
+	if !slices.Equal(b, []float64{1, 2, 3}) {
+		t.Errorf("v3.0: batches %v, want [1 2 3]", b)
+	}
+}
+
+// TestEpochsCurveClosedForm fits a table whose rounds v1 and v2 lie on
+// E(B) = E_min·(1 + B/B_noise) with E_min = 10, B_noise = 1000 and N =
+// 100 samples per epoch, so S_min = E_min·N/B_noise = 1, and whose round
+// v3 ran five times the epochs: the case of round v3 must get the law of
+// v1 and v2 alone, and that of round v1 a law pulled off by v3.
+func TestEpochsCurveClosedForm(t *testing.T) {
+	var sb strings.Builder
+	sb.WriteString("round,submitter,system,division,accelerators,global_batch,optimizer,mean\n")
+	for i, b := range []float64{100, 300, 1000, 3000, 10000} {
+		e := 10 * (1 + b/1000)
+		fmt.Fprintf(&sb, "v1,x,s%d,closed,8,%g,lars,%g\n", i, b, e)
+		fmt.Fprintf(&sb, "v2,x,t%d,closed,8,%g,lars,%g\n", i, b*1.5, 10*(1+b*1.5/1000))
+		fmt.Fprintf(&sb, "v3,x,u%d,closed,8,%g,lars,%g\n", i, b, 5*e)
+	}
+	path := filepath.Join(t.TempDir(), "law.csv")
+	if err := os.WriteFile(path, []byte(sb.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c, err := (&CaseEpochs{Data: path, Optimizer: "lars", Round: "v3"}).epochsCurve(100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if math.Abs(c.SMin-1) > 1e-6 || math.Abs(c.BNoise-1000)/1000 > 1e-6 {
+		t.Errorf("without v3: S_min %g, B_noise %g; want 1 and 1000", c.SMin, c.BNoise)
+	}
+	// Steps at B = 2000: ⌈1·(1 + 1000/2000)⌉ = 2; epochs 2·2000/100 = 40 =
+	// 10·(1 + 2000/1000).
+	if got := c.Steps(2000); got != 2 {
+		t.Errorf("steps at 2000: %d, want 2", got)
+	}
+	with, err := (&CaseEpochs{Data: path, Optimizer: "lars", Round: "v1"}).epochsCurve(100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if math.Abs(with.SMin*with.BNoise-1000) < 1 {
+		t.Errorf("without v1 (v3 kept): S_min·B_noise %g, want v3's larger epochs to show", with.SMin*with.BNoise)
+	}
+	if _, err := (&CaseEpochs{Data: path, Optimizer: "adam", Round: "v3"}).epochsCurve(100); err == nil {
+		t.Error("an optimizer without rows: no error")
+	}
+	if _, err := (&CaseEpochs{Data: "no/such.csv", Optimizer: "lars", Round: "v3"}).epochsCurve(100); err == nil {
+		t.Error("a missing table: no error")
+	}
+}
+
+// TestBuiltinEpochsCases checks every built-in case that takes the epochs
+// law: a time to train with a source and a link to the logs, whose round
+// and system are rows of its table (read here with encoding/csv), so that
+// leaving them out leaves out something.
+func TestBuiltinEpochsCases(t *testing.T) {
+	n := 0
+	for _, c := range BuiltinCases().Cases {
+		e := c.Epochs
+		if e == nil {
+			continue
+		}
+		n++
+		if c.Metric != TimeToTrain || c.Source == "" || !strings.HasPrefix(c.URL, "https://github.com/mlcommons/training_results_") {
+			t.Errorf("%s: metric %s, source %q, url %q: want a time to train citing the logs", c.Name, c.Metric, c.Source, c.URL)
+		}
+		if !strings.Contains(c.URL, "/"+e.System+"/") {
+			t.Errorf("%s: url %s does not name system %s", c.Name, c.URL, e.System)
+		}
+		path, err := findUp(e.Data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, err := os.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		recs, err := csv.NewReader(f).ReadAll()
+		f.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		found := false
+		for _, r := range recs[1:] {
+			found = found || (r[0] == e.Round && r[2] == e.System)
+		}
+		if !found {
+			t.Errorf("%s: %s has no row of round %s and system %s", c.Name, e.Data, e.Round, e.System)
+		}
+	}
+	if n < 10 {
+		t.Errorf("%d cases take the epochs law, want at least 10", n)
+	}
+}
+
+// TestEpochsChecked checks that a case's epochs law is checked: only on a
+// time to train, with its table, optimizer and round.
+func TestEpochsChecked(t *testing.T) {
+	src := `cases:
+  - name: x
+    scenario: dgx-a100-resnet50-mlperf-v2.0
+    metric: epoch_time
+    published: 1 s
+    source: test
+    epochs: {data: ""}
+`
+	_, err := ReadCases(strings.NewReader(src), "x.yaml")
+	if err == nil {
+		t.Fatal("no error")
+	}
+	for _, want := range []string{"epochs: only a time_to_train case", "epochs.data: required", "epochs.optimizer: required", "epochs.round: required"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q lacks %q", err, want)
+		}
+	}
+}
