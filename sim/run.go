@@ -95,44 +95,57 @@ const (
 	phaseDone
 )
 
+// rank is one device's state. The fields a task's start and end touch
+// come first, in the first three of its cache lines, the rest after.
 type rank struct {
 	r     *run
-	id    int
-	node  int
-	stage int
-	rep   int
 	tasks []task
 	next  int
 	phase int
 	cur   task
 	begin float64 // start of the running task
 	dur   float64 // its duration
+	id    int
+	stage int
+
+	waiting   int
+	waitStart float64
+	f, b      float64 // jittered forward and backward of this step
+
+	// For pipelines: per micro-batch arrival and send times, -1 if none.
+	mbs []mbTimes
+
+	inflt         int // micro-batches in flight
+	peakInf       int
+	compute, comm float64 // accumulated this step
+	lastBack      bool
+	slowed        bool // its rate has changed at least once
+
+	node int
+	rep  int
 
 	// The last backward's progress under interference (see setRate):
 	// work w0 (seconds at full rate) done by t0, progressing at rate
 	// since; ev is its end event.
-	lastBack     bool
-	slowed       bool // its rate has changed at least once
 	w0, t0, rate float64
 	ev           event.Handle
 
-	waiting   int
-	waitStart float64
-
-	phi     float64 // jitter factor of this step
-	f, b    float64 // jittered forward and backward of this step
-	bEnd    float64 // end of the last backward
-	doneAt  float64 // end of the update
-	inflt   int     // micro-batches in flight
-	peakInf int
-
-	// For pipelines: per micro-batch arrival and send times, -1 if none.
-	actAt, actSent   []float64
-	gradAt, gradSent []float64
+	phi    float64 // jitter factor of this step
+	bEnd   float64 // end of the last backward
+	doneAt float64 // end of the update
 
 	// Accumulated this step.
-	compute, input, bubble, comm, straggler float64
-	busy                                    float64 // compute of the traced step, for sampling
+	input, bubble, straggler float64
+	busy                     float64 // compute of the traced step, for sampling
+
+	_ [2]float64 // to 320 bytes, five cache lines, so each rank starts a line
+}
+
+// mbTimes is when a micro-batch's activations and gradients reached a
+// rank and were sent to it, -1 if not yet: a wait reads the arrival and
+// the send of one micro-batch, from one record.
+type mbTimes struct {
+	actAt, actSent, gradAt, gradSent float64
 }
 
 type group struct {
@@ -239,16 +252,15 @@ func newRun(c *Config) (*run, error) {
 	r.ranks = make([]rank, R)
 	r.routes = make([]*netsim.Path, 2*R)
 	nodeOf := c.nodeOf()
-	var times []float64 // the pipeline's per micro-batch times, rank after rank
+	var times []mbTimes // the pipeline's per micro-batch times, rank after rank
 	if S > 1 {
-		times = make([]float64, 4*M*R)
+		times = make([]mbTimes, M*R)
 	}
 	for i := range r.ranks {
 		k := &r.ranks[i]
 		*k = rank{r: r, id: i, node: nodeOf[i], stage: i % S, rep: i / S, tasks: r.sched[i%S]}
 		if S > 1 {
-			t := times[4*M*i : 4*M*(i+1) : 4*M*(i+1)]
-			k.actAt, k.actSent, k.gradAt, k.gradSent = t[:M:M], t[M:2*M:2*M], t[2*M:3*M:3*M], t[3*M:]
+			k.mbs = times[M*i : M*(i+1) : M*(i+1)]
 		}
 	}
 	r.groups = make([]group, S)
@@ -425,8 +437,8 @@ func (r *run) startStep() {
 		k.f, k.b = r.fwd*k.phi, r.bwd*k.phi
 		k.next, k.phase, k.waiting = 0, phaseTask, waitNone
 		k.compute, k.input, k.bubble, k.comm, k.straggler = 0, 0, 0, 0, 0
-		for j := range k.actAt {
-			k.actAt[j], k.actSent[j], k.gradAt[j], k.gradSent[j] = -1, -1, -1, -1
+		for j := range k.mbs {
+			k.mbs[j] = mbTimes{-1, -1, -1, -1}
 		}
 	}
 	if r.tr != nil && r.step == r.tr.from {
@@ -455,12 +467,12 @@ func (k *rank) try() {
 			l.take(q)
 		}
 	case !t.back:
-		if k.actAt[t.mb] < 0 {
+		if k.mbs[t.mb].actAt < 0 {
 			k.wait(waitAct, now)
 			return
 		}
 	case k.stage < S-1:
-		if k.gradAt[t.mb] < 0 {
+		if k.mbs[t.mb].gradAt < 0 {
 			k.wait(waitGrad, now)
 			return
 		}
@@ -510,9 +522,9 @@ func (k *rank) resume(now float64) {
 		k.r.traceWait(k, "input wait", k.waitStart, now)
 		return
 	case waitAct:
-		sent = k.actSent[k.tasks[k.next].mb]
+		sent = k.mbs[k.tasks[k.next].mb].actSent
 	case waitGrad:
-		sent = k.gradSent[k.tasks[k.next].mb]
+		sent = k.mbs[k.tasks[k.next].mb].gradSent
 	}
 	split := min(max(sent, k.waitStart), now)
 	k.bubble += split - k.waitStart
@@ -572,9 +584,9 @@ func (r *run) send(src, dst, mb int, back bool) {
 	k := &r.ranks[dst]
 	now := float64(r.s.Now())
 	if back {
-		k.gradSent[mb] = now
+		k.mbs[mb].gradSent = now
 	} else {
-		k.actSent[mb] = now
+		k.mbs[mb].actSent = now
 	}
 	r.sends = append(r.sends, sendReq{src: src, dst: dst, mb: mb, back: back})
 	if !r.flushing {
@@ -644,17 +656,25 @@ func (r *run) flush() {
 	r.sends, r.spare = r.spare[:0], sends
 	S := r.c.Stages
 	groups := r.batches[:0]
-	clear(r.sendIndex)
+	indexed := len(sends) > 1 // a lone send (out of lockstep) needs no index
+	if indexed {
+		clear(r.sendIndex)
+	}
 	for _, a := range sends {
 		b := 0
 		if a.back {
 			b = 1
 		}
 		id := [3]int{b, a.mb, a.src % S}
-		i, ok := r.sendIndex[id]
+		i, ok := 0, false
+		if indexed {
+			i, ok = r.sendIndex[id]
+		}
 		if !ok {
 			i = len(groups)
-			r.sendIndex[id] = i
+			if indexed {
+				r.sendIndex[id] = i
+			}
 			if i < cap(groups) {
 				groups = groups[:i+1]
 				groups[i].src = groups[i].src[:0]
@@ -726,9 +746,9 @@ func (r *run) arrive(dst, mb int, back bool) {
 	k := &r.ranks[dst]
 	t := float64(r.s.Now())
 	if back {
-		k.gradAt[mb] = t
+		k.mbs[mb].gradAt = t
 	} else {
-		k.actAt[mb] = t
+		k.mbs[mb].actAt = t
 	}
 	if k.phase == phaseTask && k.next < len(k.tasks) {
 		n := k.tasks[k.next]

@@ -3,12 +3,15 @@
 //
 // # Overview
 //
-// A Scheduler holds pending events in a binary heap ordered by
+// A Scheduler holds pending events in a 4-ary heap ordered by
 //
 //	(time, sequence)
 //
 // where sequence is the order in which At was called, so events at the same
-// time run in the order they were scheduled. Step pops the earliest event,
+// time run in the order they were scheduled. An event scheduled at the
+// current time (a model deferring work to the end of the instant) joins a
+// first-in first-out queue instead, which Step merges with the heap by the
+// same order, so it costs no heap operation. Step pops the earliest event,
 // advances the clock to its time and runs it; Run repeats until the queue is
 // empty and RunUntil stops before the first event later than a given time.
 // An event may schedule or cancel others. AtEvent takes an Event (a type

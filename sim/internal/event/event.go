@@ -14,29 +14,45 @@ const (
 
 // Scheduler is a discrete-event clock and queue. The zero value is an
 // empty scheduler at time 0, ready to use.
+//
+// A pending event lives in a slot: its heap position in pos and its
+// action in acts, dense arrays indexed by slot that freed slots are
+// reused from, so that moving an entry in the heap writes 4 bytes of a
+// small array rather than a record somewhere in the heap of the program.
+//
+// An event scheduled at the current time skips the heap: it joins a queue
+// of such events, in scheduling order, and Step takes the queue's first
+// unless the heap's earliest precedes it (same time, scheduled before).
+// The order of events is the heap's alone would give.
 type Scheduler struct {
 	now    units.Seconds
 	seq    uint64
 	events int64
-	heap   []entry // a 4-ary heap by time, then scheduling order
-	free   []*item
+	heap   []entry  // a 4-ary heap by time, then scheduling order
+	pos    []int32  // by slot: position in heap, nowAt-i in nowq, or -1
+	acts   []action // by slot: what it runs
+	free   []int32  // slots not in use
+
+	nowq    []entry // events scheduled at now, in order; slot -1 if cancelled
+	nowHead int     // first entry of nowq not run
+	nowLive int     // entries of nowq neither run nor cancelled
 }
 
-// entry is a queued item with its key, kept in the heap so that ordering
-// the heap reads no item.
+// nowAt is the pos of the first entry of nowq; entry i's is nowAt-i.
+const nowAt = -2
+
+// entry is a queued event with its key, kept in the heap so that
+// ordering the heap reads nothing else.
 type entry struct {
-	t   units.Seconds
-	seq uint64
-	it  *item
+	t    units.Seconds
+	seq  uint64
+	slot int32
 }
 
-// item is one pending event.
-type item struct {
-	t   units.Seconds
-	seq uint64
-	fn  func()
-	ev  Event
-	idx int // position in the heap, -1 when not queued
+// action is what a pending event runs: fn, or ev.Fire when ev is set.
+type action struct {
+	fn func()
+	ev Event
 }
 
 // Event is an action to run at a simulated time. Scheduling a pointer
@@ -47,10 +63,10 @@ type Event interface {
 }
 
 // Handle names a scheduled event so that it can be cancelled. The zero
-// Handle names no event.
+// Handle names no event (scheduling numbers start at 1).
 type Handle struct {
-	it  *item
-	seq uint64
+	slot int32
+	seq  uint64
 }
 
 // Now returns the current simulated time: the time of the event running or
@@ -61,11 +77,14 @@ func (s *Scheduler) Now() units.Seconds { return s.now }
 func (s *Scheduler) Events() int64 { return s.events }
 
 // Len returns the number of pending events.
-func (s *Scheduler) Len() int { return len(s.heap) }
+func (s *Scheduler) Len() int { return len(s.heap) + s.nowLive }
 
 // Next returns the time of the earliest pending event, and false if there
 // is none.
 func (s *Scheduler) Next() (units.Seconds, bool) {
+	if s.nowLive > 0 {
+		return s.now, true
+	}
 	if len(s.heap) == 0 {
 		return 0, false
 	}
@@ -110,18 +129,26 @@ func (s *Scheduler) AfterEvent(d units.Seconds, e Event) Handle {
 }
 
 func (s *Scheduler) push(t units.Seconds, fn func(), e Event) Handle {
-	var it *item
+	var slot int32
 	if n := len(s.free); n > 0 {
-		it = s.free[n-1]
+		slot = s.free[n-1]
 		s.free = s.free[:n-1]
 	} else {
-		it = new(item)
+		slot = int32(len(s.pos))
+		s.pos = append(s.pos, -1)
+		s.acts = append(s.acts, action{})
 	}
 	s.seq++
-	it.t, it.seq, it.fn, it.ev = t, s.seq, fn, e
-	s.heap = append(s.heap, entry{t, s.seq, it})
-	s.up(len(s.heap) - 1)
-	return Handle{it: it, seq: it.seq}
+	s.acts[slot] = action{fn, e}
+	if t == s.now {
+		s.pos[slot] = nowAt - int32(len(s.nowq))
+		s.nowq = append(s.nowq, entry{t, s.seq, slot})
+		s.nowLive++
+	} else {
+		s.heap = append(s.heap, entry{t, s.seq, slot})
+		s.up(len(s.heap) - 1)
+	}
+	return Handle{slot: slot, seq: s.seq}
 }
 
 // After schedules fn to run d seconds after Now; d must not be negative.
@@ -134,7 +161,14 @@ func (s *Scheduler) After(d units.Seconds, fn func()) Handle {
 
 // Pending reports whether the event named by h is still queued.
 func (s *Scheduler) Pending(h Handle) bool {
-	return h.it != nil && h.it.seq == h.seq && h.it.idx >= 0
+	if h.seq == 0 || int(h.slot) >= len(s.pos) {
+		return false
+	}
+	i := s.pos[h.slot]
+	if i <= nowAt {
+		return s.nowq[nowAt-i].seq == h.seq
+	}
+	return i >= 0 && s.heap[i].seq == h.seq
 }
 
 // Cancel removes the event named by h from the queue. It returns false if
@@ -143,30 +177,58 @@ func (s *Scheduler) Cancel(h Handle) bool {
 	if !s.Pending(h) {
 		return false
 	}
-	it := h.it
-	s.remove(it.idx)
-	s.release(it)
+	if i := s.pos[h.slot]; i <= nowAt {
+		s.nowq[nowAt-i].slot = -1
+		if s.nowLive--; s.nowLive == 0 {
+			s.nowq, s.nowHead = s.nowq[:0], 0
+		}
+	} else {
+		s.remove(int(i))
+	}
+	s.release(h.slot)
 	return true
 }
 
 // Step runs the earliest pending event, advancing the clock to its time.
 // It returns false if there was none.
 func (s *Scheduler) Step() bool {
-	if len(s.heap) == 0 {
+	top, ok := s.pop()
+	if !ok {
 		return false
 	}
-	it := s.heap[0].it
-	s.remove(0)
-	s.now = it.t
+	s.now = top.t
 	s.events++
-	fn, e := it.fn, it.ev
-	s.release(it)
-	if e != nil {
-		e.Fire()
+	a := s.acts[top.slot]
+	s.release(top.slot)
+	if a.ev != nil {
+		a.ev.Fire()
 	} else {
-		fn()
+		a.fn()
 	}
 	return true
+}
+
+// pop takes the earliest pending event out of the queue.
+func (s *Scheduler) pop() (entry, bool) {
+	if s.nowLive > 0 {
+		for s.nowq[s.nowHead].slot < 0 {
+			s.nowHead++
+		}
+		e := s.nowq[s.nowHead]
+		if len(s.heap) == 0 || !less(&s.heap[0], &e) {
+			s.nowHead++
+			if s.nowLive--; s.nowLive == 0 {
+				s.nowq, s.nowHead = s.nowq[:0], 0
+			}
+			return e, true
+		}
+	}
+	if len(s.heap) == 0 {
+		return entry{}, false
+	}
+	e := s.heap[0]
+	s.remove(0)
+	return e, true
 }
 
 // Run runs events until none is pending.
@@ -184,16 +246,19 @@ func (s *Scheduler) RunUntil(t units.Seconds) {
 	if t < s.now {
 		panic(pastTime)
 	}
-	for len(s.heap) > 0 && s.heap[0].t <= t {
+	for {
+		if next, ok := s.Next(); !ok || next > t {
+			break
+		}
 		s.Step()
 	}
 	s.now = t
 }
 
-func (s *Scheduler) release(it *item) {
-	it.fn, it.ev = nil, nil
-	it.idx = -1
-	s.free = append(s.free, it)
+func (s *Scheduler) release(slot int32) {
+	s.acts[slot] = action{}
+	s.pos[slot] = -1
+	s.free = append(s.free, slot)
 }
 
 // remove takes the entry at position i out of the heap.
@@ -207,7 +272,7 @@ func (s *Scheduler) remove(i int) {
 	}
 	s.set(i, e)
 	s.down(i)
-	s.up(e.it.idx)
+	s.up(int(s.pos[e.slot]))
 }
 
 func less(a, b *entry) bool {
@@ -217,7 +282,7 @@ func less(a, b *entry) bool {
 // set puts e at position i of the heap.
 func (s *Scheduler) set(i int, e entry) {
 	s.heap[i] = e
-	e.it.idx = i
+	s.pos[e.slot] = int32(i)
 }
 
 // up moves the entry at i toward the root while it precedes its parent.

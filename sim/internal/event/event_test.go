@@ -224,3 +224,80 @@ func TestAtEvent(t *testing.T) {
 		}()
 	}
 }
+
+// TestNowOrder checks events that schedule others at the current time
+// (which skip the heap), later, or cancel pending ones, against a serial
+// reference: a list searched for its least (time, sequence) at each step.
+func TestNowOrder(t *testing.T) {
+	for _, seed := range []uint64{1, 5, 9} {
+		rng := rand.New(rand.NewPCG(seed, 11))
+		type ref struct {
+			t    units.Seconds
+			seq  int
+			live bool
+		}
+		var (
+			s       Scheduler
+			refs    []ref
+			handles []Handle
+			got     []int
+		)
+		var spawn func(at units.Seconds)
+		act := func(id int) {
+			got = append(got, id)
+			for range 1 + rng.IntN(2) {
+				switch rng.IntN(3) {
+				case 0:
+					spawn(s.Now())
+				default:
+					spawn(s.Now() + units.Seconds(rng.IntN(3)))
+				}
+			}
+			if rng.IntN(3) == 0 {
+				i := rng.IntN(len(handles))
+				pending := refs[i].live
+				if s.Pending(handles[i]) != pending {
+					t.Fatalf("seed %d: Pending of event %d = %v, want %v", seed, i, !pending, pending)
+				}
+				if s.Cancel(handles[i]) != pending {
+					t.Fatalf("seed %d: Cancel of event %d disagrees with the reference", seed, i)
+				}
+				refs[i].live = false
+			}
+		}
+		spawn = func(at units.Seconds) {
+			if len(refs) >= 3000 {
+				return
+			}
+			id := len(refs)
+			refs = append(refs, ref{at, id, true})
+			handles = append(handles, s.At(at, func() { refs[id].live = false; act(id) }))
+		}
+		for range 20 {
+			spawn(units.Seconds(rng.IntN(4)))
+		}
+		var want []int
+		for s.Len() > 0 {
+			best, live := -1, 0
+			for i, r := range refs {
+				if r.live {
+					live++
+				}
+				if r.live && (best < 0 || r.t < refs[best].t) {
+					best = i
+				}
+			}
+			if s.Len() != live {
+				t.Fatalf("seed %d: Len = %d, want %d", seed, s.Len(), live)
+			}
+			want = append(want, best)
+			if next, _ := s.Next(); next != refs[best].t {
+				t.Fatalf("seed %d: Next = %v, want %v", seed, next, refs[best].t)
+			}
+			s.Step()
+		}
+		if len(got) < 1000 || !slices.Equal(got, want) {
+			t.Fatalf("seed %d: ran %d events, order equal to the reference's: %v", seed, len(got), slices.Equal(got, want))
+		}
+	}
+}

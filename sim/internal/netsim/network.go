@@ -309,12 +309,12 @@ type Network struct {
 	OnChange func()
 
 	links  []*Link
-	paths  []*Path // paths that have carried a flow, for Stats
-	active []*Flow // moving flows in start order; nil where one finished
-	dead   int     // nils in active
-	seq    uint64  // start order of the next flow to move
-	finq   []*Flow // moving flows, a heap by finish time then start order
-	solo   *Flow   // the only moving flow, not on its links' lists
+	paths  []*Path  // paths that have carried a flow, for Stats
+	active []*Flow  // moving flows in start order; nil where one finished
+	dead   int      // nils in active
+	seq    uint64   // start order of the next flow to move
+	finq   []fentry // moving flows, a heap by finish time then start order
+	solo   *Flow    // the only moving flow, not on its links' lists
 
 	wake   event.Handle
 	wakeAt float64
@@ -617,6 +617,7 @@ func (n *Network) setFinish(f *Flow, now float64) {
 	if f.hidx < 0 {
 		n.finqPush(f)
 	} else {
+		n.finq[f.hidx].finish = f.finish
 		n.finqFix(f)
 	}
 }
@@ -672,7 +673,7 @@ func (n *Network) onWake() {
 	n.wake = event.Handle{}
 	done := n.doneBuf[:0]
 	for len(n.finq) > 0 {
-		f := n.finq[0]
+		f := n.finq[0].f
 		if f.finish > now && f.rem-float64(f.rate*(now-f.last)) > 0 {
 			break
 		}
@@ -1097,7 +1098,9 @@ func (n *Network) commit() {
 		f.finish = max(now+f.rem/f.rate, now)
 		if f.hidx < 0 {
 			f.hidx = int32(len(n.finq))
-			n.finq = append(n.finq, f)
+			n.finq = append(n.finq, fentry{f.finish, f.seq, f})
+		} else {
+			n.finq[f.hidx].finish = f.finish
 		}
 	}
 	if bulk {
@@ -1189,22 +1192,31 @@ func (n *Network) lfix(id int32) {
 	n.lup(i)
 }
 
-// The finish queue: moving flows by finish time, then start order.
+// The finish queue: moving flows by finish time, then start order. An
+// entry holds its flow's keys, so that ordering the queue reads no flow.
 
-func fless(a, b *Flow) bool {
+// fentry is a flow in the finish queue with copies of its finish time and
+// start order.
+type fentry struct {
+	finish float64
+	seq    uint64
+	f      *Flow
+}
+
+func fless(a, b *fentry) bool {
 	return a.finish < b.finish || a.finish == b.finish && a.seq < b.seq
 }
 
 func (n *Network) fswap(i, j int) {
 	q := n.finq
 	q[i], q[j] = q[j], q[i]
-	q[i].hidx, q[j].hidx = int32(i), int32(j)
+	q[i].f.hidx, q[j].f.hidx = int32(i), int32(j)
 }
 
 func (n *Network) fup(i int) {
 	for i > 0 {
 		p := (i - 1) / 2
-		if !fless(n.finq[i], n.finq[p]) {
+		if !fless(&n.finq[i], &n.finq[p]) {
 			return
 		}
 		n.fswap(i, p)
@@ -1218,10 +1230,10 @@ func (n *Network) fdown(i int) {
 		if c >= len(q) {
 			return
 		}
-		if c+1 < len(q) && fless(q[c+1], q[c]) {
+		if c+1 < len(q) && fless(&q[c+1], &q[c]) {
 			c++
 		}
-		if !fless(q[c], q[i]) {
+		if !fless(&q[c], &q[i]) {
 			return
 		}
 		n.fswap(i, c)
@@ -1231,7 +1243,7 @@ func (n *Network) fdown(i int) {
 
 func (n *Network) finqPush(f *Flow) {
 	f.hidx = int32(len(n.finq))
-	n.finq = append(n.finq, f)
+	n.finq = append(n.finq, fentry{f.finish, f.seq, f})
 	n.fup(len(n.finq) - 1)
 }
 
@@ -1245,7 +1257,7 @@ func (n *Network) finqRemove(f *Flow) {
 	if i != last {
 		n.fswap(i, last)
 	}
-	n.finq[last] = nil
+	n.finq[last] = fentry{}
 	n.finq = n.finq[:last]
 	f.hidx = -1
 	if i != last {
