@@ -23,7 +23,8 @@ import (
 // calibrate reads and writes bench log records and sizes
 // (internal/benchlog, internal/units), and llm (LLM layouts and their
 // memory) reads the transformer shapes (model), sizes (internal/units) and
-// the catalogue (hw).
+// the catalogue (hw); validate reads the MLPerf epochs tables embedded in
+// internal/mlperfepochs.
 var allowed = map[string][]string{
 	"scaleplan":           {"internal/cmd"},
 	"internal/cmd":        {"*"},
@@ -32,7 +33,7 @@ var allowed = map[string][]string{
 	"scenarios":           {"compute", "sim/...", "hw", "model", "internal/units", "internal/config", "internal/calib"},
 	"predict":             {"scenarios", "sim", "sim/...", "hw", "model", "internal/units", "internal/config", "internal/calib", "internal/atomicfile"},
 	"plan":                {"compute", "predict", "scenarios", "sim", "hw", "model", "llm", "internal/units", "internal/config"},
-	"validate":            {"compute", "predict", "fit", "fit/logs", "scenarios", "sim", "hw", "model", "internal/units", "internal/config", "internal/calib", "internal/benchlog"},
+	"validate":            {"compute", "predict", "fit", "fit/logs", "scenarios", "sim", "hw", "model", "internal/units", "internal/config", "internal/calib", "internal/benchlog", "internal/mlperfepochs"},
 	"report":              {"predict", "plots", "scenarios", "sim", "hw", "internal/units"},
 	"sim":                 {"sim/internal/...", "hw", "model", "internal/units"},
 	"sim/internal/...":    {"sim/internal/...", "internal/units"},
@@ -59,6 +60,9 @@ var allowed = map[string][]string{
 	"internal/procout":    {},
 	"internal/tables":     {"internal/units", "llm", "fit", "fit/logs", "predict", "plan", "validate", "calibrate", "scenarios", "sim", "hw", "model", "report", "plots", "engine/dist", "engine/measure", "engine/torchbench", "internal/benchlog", "internal/calib", "internal/config"},
 	"internal/units":      {},
+
+	// The MLPerf epochs tables, embedded for validate's cases.
+	"internal/mlperfepochs": {},
 
 	// A program run by hand on the MLPerf results repositories: it fits
 	// (fit), draws (plots) and writes a calibration (internal/calib).

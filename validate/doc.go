@@ -15,7 +15,8 @@
 // taken over the rest. A time-to-train case may count its steps with the
 // MLPerf epochs law (CaseEpochs, docs/validation-mlperf.md), fitted when
 // it runs to the submissions of every other round, so that no case
-// predicts the runs its law was fitted to.
+// predicts the runs its law was fitted to; the built-in cases' tables are
+// embedded (internal/mlperfepochs), so they run from any directory.
 //
 // # Measured logs
 //

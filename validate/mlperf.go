@@ -1,28 +1,34 @@
 package validate
 
 import (
+	"bytes"
 	"encoding/csv"
 	"fmt"
 	"io"
 	"math"
-	"os"
+	"path"
 	"path/filepath"
+	"slices"
 	"strconv"
+	"strings"
 
 	"scaleplan/fit"
 	"scaleplan/internal/config"
+	"scaleplan/internal/mlperfepochs"
 	"scaleplan/scenarios"
 )
 
 // CaseEpochs makes a time-to-train case count its steps to target with
 // the epochs law E(B) = E_min·(1 + B/B_noise) (fit.Epochs) fitted to the
 // MLPerf Training submissions of a table written by scripts/mlperfepochs
-// (testdata/measurements/mlperf-epochs, docs/mlperf-epochs.md) without
+// (internal/mlperfepochs, docs/mlperf-epochs.md) without
 // the case's own round: leave one round out, so that no case predicts the
 // runs its law was fitted to.
 type CaseEpochs struct {
-	// Data is the table's path, relative to the repository root (found
-	// from the working directory or one of its parents). Required.
+	// Data is the name of a table embedded in scaleplan (resnet, bert,
+	// ssd, retinanet, maskrcnn: internal/mlperfepochs, read wherever
+	// scaleplan runs) or else the path of a table scripts/mlperfepochs
+	// extract wrote, relative to the case file's directory. Required.
 	Data string `yaml:"data"`
 	// Optimizer is the optimizer family whose closed-division rows are
 	// fitted: lars, sgd, lamb, adam. Required.
@@ -97,18 +103,14 @@ func leaveRoundOut(rows []epochsRow, opt, round, system string) (batch, epochs [
 }
 
 // epochsCurve fits the case's law without its round, for a data set of n
-// samples per epoch, and returns it as a steps-to-target curve.
-func (e *CaseEpochs) epochsCurve(n float64) (*scenarios.StepsToTarget, error) {
-	path, err := findUp(e.Data)
-	if err != nil {
-		return nil, err
-	}
-	f, err := os.Open(path)
+// samples per epoch, and returns it as a steps-to-target curve. dir is the
+// case file's directory, which a table's relative path is taken from.
+func (e *CaseEpochs) epochsCurve(n float64, dir string) (*scenarios.StepsToTarget, error) {
+	data, name, err := e.table(dir)
 	if err != nil {
 		return nil, fmt.Errorf("epochs.data: %w", err)
 	}
-	defer f.Close()
-	rows, err := readEpochsRows(f, e.Data)
+	rows, err := readEpochsRows(bytes.NewReader(data), name)
 	if err != nil {
 		return nil, fmt.Errorf("epochs.data: %w", err)
 	}
@@ -119,28 +121,29 @@ func (e *CaseEpochs) epochsCurve(n float64) (*scenarios.StepsToTarget, error) {
 	}
 	st := law.Steps
 	curve := &scenarios.StepsToTarget{SMin: st.SMin, BNoise: st.BNoise,
-		Source: fmt.Sprintf("%s, %s, fitted without round %s (%d submissions)", e.Data, e.Optimizer, e.Round, len(b))}
+		Source: fmt.Sprintf("%s, %s, fitted without round %s (%d submissions)", name, e.Optimizer, e.Round, len(b))}
 	if finiteInterval(st.SMinInterval) && finiteInterval(st.BNoiseInterval) {
 		curve.SMinInterval, curve.BNoiseInterval = st.SMinInterval[:], st.BNoiseInterval[:]
 	}
 	return curve, nil
 }
 
-// findUp returns path if it exists relative to the working directory, or
-// else relative to the nearest parent directory where it exists.
-func findUp(path string) (string, error) {
-	if filepath.IsAbs(path) {
-		return path, nil
+// table returns the bytes of the case's table and the name to cite it by:
+// an embedded table's repository path, or the file's path.
+func (e *CaseEpochs) table(dir string) ([]byte, string, error) {
+	if slices.Contains(mlperfepochs.Names(), e.Data) {
+		data, err := mlperfepochs.Read(e.Data)
+		return data, path.Join(mlperfepochs.Dir, e.Data+".csv"), err
 	}
-	dir := "."
-	for range 8 {
-		p := filepath.Join(dir, path)
-		if _, err := os.Stat(p); err == nil {
-			return p, nil
-		}
-		dir = filepath.Join(dir, "..")
+	p := e.Data
+	if !filepath.IsAbs(p) && dir != "" {
+		p = filepath.Join(dir, p)
 	}
-	return "", fmt.Errorf("epochs.data %s: not found from the working directory or its parents (run from the repository)", path)
+	data, err := config.ReadFile(p, "epochs table")
+	if err != nil {
+		return nil, "", fmt.Errorf("%s: not an embedded table (%s) nor a readable file: %w", e.Data, strings.Join(mlperfepochs.Names(), ", "), err)
+	}
+	return data, p, nil
 }
 
 // checkEpochs adds the problems of case c's epochs law, at path p, to ps.
@@ -153,7 +156,7 @@ func checkEpochs(c *Case, p string, ps *config.Problems) {
 		ps.Addf(p+".epochs", "only a %s case counts epochs, not %s", TimeToTrain, c.Metric)
 	}
 	if e.Data == "" {
-		ps.Addf(p+".epochs.data", "required: a table of scripts/mlperfepochs, such as testdata/measurements/mlperf-epochs/resnet.csv")
+		ps.Addf(p+".epochs.data", "required: an embedded table (%s) or the path of a table of scripts/mlperfepochs", strings.Join(mlperfepochs.Names(), ", "))
 	}
 	if e.Optimizer == "" {
 		ps.Addf(p+".epochs.optimizer", "required: the optimizer family fitted (lars, sgd, lamb, adam)")

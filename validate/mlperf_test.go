@@ -1,6 +1,7 @@
 package validate
 
 import (
+	"bytes"
 	"encoding/csv"
 	"fmt"
 	"math"
@@ -51,7 +52,7 @@ func TestEpochsCurveClosedForm(t *testing.T) {
 	if err := os.WriteFile(path, []byte(sb.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	c, err := (&CaseEpochs{Data: path, Optimizer: "lars", Round: "v3"}).epochsCurve(100)
+	c, err := (&CaseEpochs{Data: path, Optimizer: "lars", Round: "v3"}).epochsCurve(100, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,18 +64,23 @@ func TestEpochsCurveClosedForm(t *testing.T) {
 	if got := c.Steps(2000); got != 2 {
 		t.Errorf("steps at 2000: %d, want 2", got)
 	}
-	with, err := (&CaseEpochs{Data: path, Optimizer: "lars", Round: "v1"}).epochsCurve(100)
+	with, err := (&CaseEpochs{Data: path, Optimizer: "lars", Round: "v1"}).epochsCurve(100, "")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if math.Abs(with.SMin*with.BNoise-1000) < 1 {
 		t.Errorf("without v1 (v3 kept): S_min·B_noise %g, want v3's larger epochs to show", with.SMin*with.BNoise)
 	}
-	if _, err := (&CaseEpochs{Data: path, Optimizer: "adam", Round: "v3"}).epochsCurve(100); err == nil {
+	if _, err := (&CaseEpochs{Data: path, Optimizer: "adam", Round: "v3"}).epochsCurve(100, ""); err == nil {
 		t.Error("an optimizer without rows: no error")
 	}
-	if _, err := (&CaseEpochs{Data: "no/such.csv", Optimizer: "lars", Round: "v3"}).epochsCurve(100); err == nil {
-		t.Error("a missing table: no error")
+	rel, err := (&CaseEpochs{Data: "law.csv", Optimizer: "lars", Round: "v3"}).epochsCurve(100, filepath.Dir(path))
+	if err != nil || rel.SMin != c.SMin || rel.BNoise != c.BNoise {
+		t.Errorf("the table's path relative to the case file's directory: %+v, %v; want the law of its absolute path", rel, err)
+	}
+	_, err = (&CaseEpochs{Data: "no/such.csv", Optimizer: "lars", Round: "v3"}).epochsCurve(100, "")
+	if err == nil || !strings.Contains(err.Error(), "resnet") {
+		t.Errorf("a missing table: %v, want an error naming the embedded tables", err)
 	}
 }
 
@@ -96,16 +102,11 @@ func TestBuiltinEpochsCases(t *testing.T) {
 		if !strings.Contains(c.URL, "/"+e.System+"/") {
 			t.Errorf("%s: url %s does not name system %s", c.Name, c.URL, e.System)
 		}
-		path, err := findUp(e.Data)
+		data, _, err := e.table("")
 		if err != nil {
 			t.Fatal(err)
 		}
-		f, err := os.Open(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		recs, err := csv.NewReader(f).ReadAll()
-		f.Close()
+		recs, err := csv.NewReader(bytes.NewReader(data)).ReadAll()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -119,6 +120,30 @@ func TestBuiltinEpochsCases(t *testing.T) {
 	}
 	if n < 10 {
 		t.Errorf("%d cases take the epochs law, want at least 10", n)
+	}
+}
+
+// TestEpochsCasesOutsideRepository runs the built-in cases from a
+// directory outside the repository, as a shipped binary runs: the tables
+// of the cases that take the epochs law are embedded, so every case is
+// predicted, the epochs cases among them.
+func TestEpochsCasesOutsideRepository(t *testing.T) {
+	t.Chdir(t.TempDir())
+	rep := CompareCases(BuiltinCases(), Options{})
+	n, got := 0, 0
+	for _, r := range rep.Results {
+		if r.Case.Epochs != nil {
+			n++
+		}
+		switch {
+		case r.Err != nil:
+			t.Errorf("%s, run outside the repository: %v", r.Case.Name, r.Err)
+		case r.Case.Epochs != nil && r.Predicted > 0:
+			got++
+		}
+	}
+	if got != n || n < 10 {
+		t.Errorf("%d of %d epochs cases predicted outside the repository, want all and at least 10", got, n)
 	}
 }
 

@@ -234,6 +234,16 @@ func BuiltinCases() *CaseFile {
 	return f
 }
 
+// dir returns the directory that the case file's relative paths are
+// taken from: the file's own, or "" (the working directory) for the
+// built-in cases, whose scenarios and tables are embedded.
+func (f *CaseFile) dir() string {
+	if f.File == "" || strings.HasPrefix(f.File, "validate/") {
+		return ""
+	}
+	return filepath.Dir(f.File)
+}
+
 // ReadCasesFile reads the case file at path, through config.MaxFileSize.
 func ReadCasesFile(path string) (*CaseFile, error) {
 	data, err := config.ReadFile(path, "case file")
@@ -768,15 +778,15 @@ func (v *validator) load(c *Case, params Params) (*scenarios.Resolved, error) {
 		}
 		return scenarios.Parse(bytes.NewReader(data), v.f.File+": case "+c.Name, sopt)
 	}
-	ref := c.Scenario.Ref
-	if v.f.File != "" && !slices.Contains(scenarios.Names(), ref) && !filepath.IsAbs(ref) && !strings.HasPrefix(v.f.File, "validate/") {
-		ref = filepath.Join(filepath.Dir(v.f.File), ref)
+	ref, dir := c.Scenario.Ref, v.f.dir()
+	if dir != "" && !slices.Contains(scenarios.Names(), ref) && !filepath.IsAbs(ref) {
+		ref = filepath.Join(dir, ref)
 	}
 	r, err := scenarios.Load(ref, sopt)
 	if err != nil || c.Epochs == nil {
 		return r, err
 	}
-	if r.StepsToTarget, err = c.Epochs.epochsCurve(float64(r.Data.TrainSamples)); err != nil {
+	if r.StepsToTarget, err = c.Epochs.epochsCurve(float64(r.Data.TrainSamples), dir); err != nil {
 		return nil, err
 	}
 	return r, nil

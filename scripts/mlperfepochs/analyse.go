@@ -148,7 +148,7 @@ func (g *Group) entry() calib.StepsEntry {
 		Labels: map[string]string{"optimizer": g.Optimizer, "source": "mlperf"},
 		SMin:   f.SMin, BNoise: f.BNoise, R2: f.R2, Points: f.Used,
 		MaxBatch: int(slices.Max(distinctOf(g.batches()))),
-		Source:   "testdata/measurements/mlperf-epochs/" + g.Bench + ".csv",
+		Source:   "internal/mlperfepochs/" + g.Bench + ".csv",
 	}
 	if iv := f.SMinInterval; !math.IsNaN(iv[0]) {
 		e.SMinInterval = []float64{iv[0], iv[1]}
@@ -176,7 +176,7 @@ func (g *Group) batches() []float64 { b, _, _ := g.points(); return b }
 
 func runFit(args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("fit", flag.ContinueOnError)
-	data := fs.String("data", "testdata/measurements/mlperf-epochs", "directory of the tables extract wrote")
+	data := fs.String("data", "internal/mlperfepochs", "directory of the tables extract wrote")
 	calOut := fs.String("calibration", "", "write the fitted laws as a calibration file here")
 	charts := fs.String("charts", "", "write the charts (PNG and SVG) into this directory")
 	table := fs.String("table", "", "write the Markdown tables here (default: standard output)")
@@ -243,7 +243,7 @@ func writeOutputs(groups []*Group, calOut, charts, table string, stdout io.Write
 // calibrationNote heads the calibration in place of calib's header.
 const calibrationNote = `# Epochs to target against global batch from MLPerf Training results v0.6 to
 # v4.1 (closed division), written by "go run ./scripts/mlperfepochs fit" from
-# testdata/measurements/mlperf-epochs (docs/mlperf-epochs.md). Each entry is
+# internal/mlperfepochs (docs/mlperf-epochs.md). Each entry is
 # S(B) = s_min * (1 + b_noise / B) in optimizer steps, B the global batch;
 # epochs to target are S(B) * B / N for N samples per epoch; for BERT,
 # S(B) * B is the samples to target. Intervals are at level.

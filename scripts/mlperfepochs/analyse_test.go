@@ -18,7 +18,7 @@ func TestShippedCalibration(t *testing.T) {
 	dir := t.TempDir()
 	out := filepath.Join(dir, "cal.yaml")
 	var sb strings.Builder
-	err := run([]string{"fit", "-data", filepath.Join(root, "testdata", "measurements", "mlperf-epochs"), "-calibration", out}, &sb)
+	err := run([]string{"fit", "-data", filepath.Join(root, "internal", "mlperfepochs"), "-calibration", out}, &sb)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,9 +3,9 @@
 // repositories (github.com/mlcommons/training_results_vX.Y), and fits the
 // epochs-to-target law to them (docs/mlperf-epochs.md).
 //
-//	go run ./scripts/mlperfepochs extract -out testdata/measurements/mlperf-epochs \
+//	go run ./scripts/mlperfepochs extract -out internal/mlperfepochs \
 //	    v3.1=/tmp/training_results_v3.1@d06288b2bd675a9d88e0e6181f5bb5626b71ec19 ...
-//	go run ./scripts/mlperfepochs fit -data testdata/measurements/mlperf-epochs \
+//	go run ./scripts/mlperfepochs fit -data internal/mlperfepochs \
 //	    -calibration scenarios/calibrations/mlperf-epochs.yaml -charts docs/images -table docs/mlperf-epochs-table.md
 //
 // extract writes one table per benchmark (resnet, bert, ssd, retinanet,
@@ -49,7 +49,7 @@ func run(args []string, stdout io.Writer) error {
 
 func runExtract(args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("extract", flag.ContinueOnError)
-	out := fs.String("out", "testdata/measurements/mlperf-epochs", "directory of the tables")
+	out := fs.String("out", "internal/mlperfepochs", "directory of the tables")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
