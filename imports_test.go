@@ -32,7 +32,7 @@ var allowed = map[string][]string{
 	"compute":             {"hw", "model", "internal/units"},
 	"scenarios":           {"compute", "sim/...", "hw", "model", "internal/units", "internal/config", "internal/calib"},
 	"predict":             {"scenarios", "sim", "sim/...", "hw", "model", "internal/units", "internal/config", "internal/calib", "internal/atomicfile"},
-	"plan":                {"compute", "predict", "scenarios", "sim", "hw", "model", "llm", "internal/units", "internal/config"},
+	"plan":                {"compute", "predict", "scenarios", "sim", "hw", "model", "llm", "internal/units", "internal/config", "internal/calib"},
 	"validate":            {"compute", "predict", "fit", "fit/logs", "scenarios", "sim", "hw", "model", "internal/units", "internal/config", "internal/calib", "internal/benchlog", "internal/mlperfepochs"},
 	"report":              {"predict", "plots", "scenarios", "sim", "hw", "internal/units"},
 	"sim":                 {"sim/internal/...", "hw", "model", "internal/units"},

@@ -24,4 +24,7 @@
 // model (OperatorTime; the roofline for a device without SMs) and each
 // collective by sim.CollectiveTime on the system's network. LLMCases and
 // ValidateLLM set it against published LLM training runs (docs/llm.md).
+// FitLLM fits, to a logged layout's measured steps, the factor on the
+// operator times that makes its step time match; LLM and LLMStep apply a
+// calibration file's factor to the system's device.
 package plan

@@ -8,6 +8,7 @@ import (
 
 	"scaleplan/compute"
 	"scaleplan/hw"
+	"scaleplan/internal/calib"
 	"scaleplan/internal/units"
 	"scaleplan/llm"
 	"scaleplan/model"
@@ -39,6 +40,11 @@ type LLMRequest struct {
 	// (OperatorTime), or for a device without an SM count the roofline at
 	// llm.DefaultMatMulEfficiency.
 	Efficiency float64
+	// Calibrations are calibration files (FitLLM's llm entries, written
+	// by `fit --llm --out`): the first entry of the system's device in
+	// bf16 multiplies its operator times by its factor. A file list
+	// without such an entry is an error.
+	Calibrations []string
 	// Catalog is the hardware catalogue; nil takes hw.Default().
 	Catalog *hw.Catalog
 }
@@ -60,7 +66,11 @@ type LLMPlan struct {
 	// BeyondSystem says the GPUs exceed the system's nodes: the plan is
 	// for a larger cluster of the same nodes and fabric.
 	BeyondSystem bool
-	Result       llm.SearchResult
+	// Calibration is the llm entry that scaled the operator times, nil
+	// without one; CalibrationFile the file it came from.
+	Calibration     *calib.LLMEntry
+	CalibrationFile string
+	Result          llm.SearchResult
 }
 
 // LLM searches the layouts of req.Model on req.GPUs GPUs of req.System
@@ -95,9 +105,17 @@ func LLM(req LLMRequest) (LLMPlan, error) {
 		return LLMPlan{}, err
 	}
 	h.GPUsPerNode = min(g, req.GPUs)
+	cal, file, err := llmCalibration(req.Calibrations, dev.Name)
+	if err != nil {
+		return LLMPlan{}, err
+	}
+	if cal != nil {
+		h.Compute = ScaledOpTime(h.Compute, cal.Factor)
+	}
 	out := LLMPlan{Model: t.Name, System: sys.Name, Device: dev.Name, GPUs: req.GPUs, Nodes: (req.GPUs + g - 1) / g,
 		GPUsPerNode: h.GPUsPerNode, SeqLen: t.SeqLen, Peak: h.Peak, Compute: how, Tokens: req.Tokens}
 	out.BeyondSystem = out.Nodes > sys.MaxNodes
+	out.Calibration, out.CalibrationFile = cal, file
 	out.GlobalBatch = req.GlobalBatch
 	if out.GlobalBatch == 0 {
 		out.GlobalBatch = 1 << (bits.Len(uint(DefaultLLMBatchTokens/t.SeqLen)) - 1)

@@ -187,10 +187,22 @@ type Run struct {
 	StepTime    units.Seconds // mean step over its measured epochs (or blocks); 0 if none was measured
 	DataWait    units.Seconds // of StepTime, the mean wait for data (torchvision's data:); 0 if the log does not say
 
+	// Intervals are the run's measured log intervals in order, the
+	// warm-up left out (Megatron-LM: each iteration line but a run's
+	// first and the first at each global batch); nil for other formats.
+	Intervals []StepInterval
+
 	// Evals are the run's evaluations in order, each after the optimizer
 	// steps taken so far (torchvision: one after each epoch). With a
 	// target (fit.Options.Target) they give the run's steps to reach it.
 	Evals []Eval
+}
+
+// StepInterval is one log line's mean step over the iterations it covers.
+type StepInterval struct {
+	GlobalBatch int           // samples per step
+	Iterations  int           // iterations since the last line
+	Step        units.Seconds // their mean step
 }
 
 // StatusUnknown is the Run.Status of a run whose log does not say whether

@@ -111,6 +111,7 @@ type mgRun struct {
 	world, dp, tp, pp, cp int
 	lastIter, lines       int
 	batches               []*mgBatch
+	intervals             []StepInterval
 	peak                  float64 // bytes
 	start, end            float64 // seconds since 1970 of the datetimes
 	started, ended        bool    // whether they were printed
@@ -252,6 +253,7 @@ func (g *mgReader) iteration(n int, l []byte, s string) {
 		return
 	}
 	b.line = n
+	cur.intervals = append(cur.intervals, StepInterval{GlobalBatch: gbs, Iterations: covered, Step: units.Seconds(ms / 1000)})
 	b.weighted += ms / 1000 * float64(covered)
 	b.iter += float64(covered)
 }
@@ -340,7 +342,7 @@ func (g *mgReader) flush() {
 // out returns the Run of r on world devices, of stepSum seconds over
 // iterSum measured iterations.
 func (r *mgRun) out(world int, stepSum, iterSum float64) Run {
-	out := Run{Line: r.line, Run: strconv.Itoa(r.id), Device: "?"}
+	out := Run{Line: r.line, Run: strconv.Itoa(r.id), Device: "?", Intervals: r.intervals}
 	if world > 0 {
 		out.Device = fmt.Sprintf("%dxGPU", world)
 	}

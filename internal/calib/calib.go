@@ -59,6 +59,7 @@ type Calibration struct {
 	Steps      []StepsEntry      `yaml:"steps,omitempty"`
 	Fabric     []FabricEntry     `yaml:"fabric,omitempty"`
 	Operators  []OperatorsEntry  `yaml:"operators,omitempty"`
+	LLM        []LLMEntry        `yaml:"llm,omitempty"`
 }
 
 // ThroughputEntry is the throughput law v = b/(b/v0 + t) of one group: b
@@ -135,6 +136,8 @@ const header = `# scaleplan calibration, written by "scaleplan fit".
 # operators: per device and framework mode, each operator class's efficiency
 #   and the host's cost per kernel that make the operator model's step times
 #   match the measured ones.
+# llm: per transformer, system and layout, the factor on the operator model's
+#   times that makes the LLM step model's time match the measured step.
 `
 
 // Encode writes c as YAML.
@@ -277,6 +280,7 @@ func (c *Calibration) validate() *config.Problems {
 	}
 	c.validateFabric(ps)
 	c.validateOperators(ps)
+	c.validateLLM(ps)
 	seen = map[string]int{}
 	for i, e := range c.Steps {
 		p := fmt.Sprintf("steps[%d]", i)

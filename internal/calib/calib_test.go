@@ -360,3 +360,33 @@ func TestLookupFabric(t *testing.T) {
 		}
 	}
 }
+
+// TestLLMEntries reads an llm entry back and refuses bad ones, naming the
+// field.
+func TestLLMEntries(t *testing.T) {
+	good := "llm:\n  - model: llama2-7b\n    system: dgx-h100\n    device: h100-sxm5-80gb\n    layout: tp2 pp1 cp1 dp4\n" +
+		"    micro_batch: 2\n    global_batch: 128\n    seq_len: 4096\n    step: 6.5 s\n    predicted: 5.2 s\n    factor: 1.25\n" +
+		"    factor_interval: [1.2, 1.3]\n    mfu: 0.48\n    iterations: 90\n    lines: 9\n"
+	c, err := Read(strings.NewReader(good))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e, ok := c.LLMFor("h100-sxm5-80gb", "bf16"); !ok || e.Factor != 1.25 || e.Step != 6.5 {
+		t.Errorf("LLMFor: %+v, %v", e, ok)
+	}
+	if _, ok := c.LLMFor("h100-sxm5-80gb", "fp8"); ok {
+		t.Error("LLMFor fp8: found a bf16 entry")
+	}
+	for _, c := range []struct{ from, to, want string }{
+		{"factor: 1.25", "factor: 0", "llm[0].factor"},
+		{"factor_interval: [1.2, 1.3]", "factor_interval: [1.3, 1.2]", "llm[0].factor_interval"},
+		{"mfu: 0.48", "mfu: 1.5", "llm[0].mfu"},
+		{"lines: 9", "lines: 0", "llm[0].iterations"},
+		{"    device: h100-sxm5-80gb\n", "", "llm[0]"},
+	} {
+		_, err := Read(strings.NewReader(strings.Replace(good, c.from, c.to, 1)))
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v; want %q", c.to, err, c.want)
+		}
+	}
+}

@@ -85,6 +85,8 @@ func fitCommand() *cli.Command {
 			&cli.StringFlag{Name: "system", Usage: "fit the links of catalogue system `NAME` to the nccl-tests tests of the logs (all_reduce, reduce_scatter, all_gather, broadcast, alltoall, sendrecv) (the level inside a node from tests on one node, between nodes from tests on several), by inverting the simulator; --out writes them as fabric entries"},
 			&cli.BoolFlag{Name: "operators", Usage: "also fit, per device and framework mode, each operator class's efficiency and the host's cost per kernel to the measurements of one device that the operator model covers (least squares of the log step time over every model, batch and precision); --out writes them as operators entries, which validate and scenarios carry to other devices (docs/calibrate.md)"},
 			&cli.StringSliceFlag{Name: "profile", Usage: "fit each operator class's efficiency to the per-operator profile `FILE` (what bench --framework torch --profile writes beside its log, or a Chrome trace of torch.profiler run with with_flops): FLOPs over device time at the class's peak; repeatable; with no LOG, only the profiles are fitted"},
+			&cli.StringFlag{Name: "llm", Usage: "fit, with --system, the compute factor of transformer `MODEL` (`scaleplan catalog` lists them) to each measured layout of Megatron-LM, torchtitan or DeepSpeed LOGs: the multiplier on the operator model's times that makes plan --llm's step of the logged layout equal the measured step (warm-up left out), with its interval over the logged intervals; --out writes llm entries that plan --llm --calibration applies (docs/llm.md)"},
+			&cli.StringFlag{Name: "layout", Usage: "with --llm: the parallel `LAYOUT` ('tp2 pp4 cp1 dp8', optionally with ep, v and a sharding zero1, zero2, zero3, fsdp, distopt) when the log prints none (default: data parallel over its devices)"},
 			&cli.StringFlag{Name: "allreduce", Value: "nccl", Usage: "with --system: the exchange `ALG` the simulator runs for the tests, whose links are fitted (nccl, the default, as validate --measured runs them): " + strings.Join(collectiveAlgorithms, ", ")},
 		},
 		Action: withArgs(runFit),
@@ -95,6 +97,9 @@ func runFit(c *cli.Context, args []string) error {
 	format := c.String("format")
 	if err := checkFormat(format); err != nil {
 		return err
+	}
+	if c.IsSet("llm") {
+		return runFitLLM(c, args, format)
 	}
 	if len(args) == 0 && len(c.StringSlice("profile")) > 0 {
 		return runProfileFit(c)
@@ -109,12 +114,8 @@ func runFit(c *cli.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	rename, err := deviceRenamer("fit", c.String("device"))
-	if err != nil {
-		return err
-	}
 	stderr := c.App.ErrWriter
-	lgs, err := readLogs(args, func(lg *logs.Log) { reportLog(stderr, "fit", lg) }, rename)
+	lgs, err := readFitLogs(c, args)
 	if err != nil {
 		return err
 	}
@@ -165,6 +166,17 @@ func runFit(c *cli.Context, args []string) error {
 		return err
 	}
 	return writeFitOutputs(c, rep, lgs, fabric, operatorEntries(ops))
+}
+
+// readFitLogs reads fit's LOGs, renaming their devices as --device says
+// and reporting each on stderr.
+func readFitLogs(c *cli.Context, args []string) ([]*logs.Log, error) {
+	rename, err := deviceRenamer("fit", c.String("device"))
+	if err != nil {
+		return nil, err
+	}
+	stderr := c.App.ErrWriter
+	return readLogs(args, func(lg *logs.Log) { reportLog(stderr, "fit", lg) }, rename)
 }
 
 // fitFabric fits the links of --system to the logs' collective tests

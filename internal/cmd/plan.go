@@ -60,7 +60,7 @@ func planCommand() *cli.Command {
 			&cli.StringFlag{Name: "storage", Usage: "`STORAGE,...`: local, staged, shared, shared-db (default staged,shared with a file server, else local)"},
 			&cli.StringFlag{Name: "decode", Value: "host", Usage: "where samples are decoded: `host` (the nodes' CPU cores) or device (on the accelerators, as NVIDIA DALI does)"},
 			&cli.StringFlag{Name: "precisions", Usage: "compute precisions `P,...` (default those the device has)"},
-			&cli.StringSliceFlag{Name: "calibration", Usage: "calibration `FILE` written by `scaleplan fit --out`, or published (the published figures built in: ResNet-50 at fp16 on the V100, A100 and H100): the systems whose device and precision it measured compute by its law instead of the roofline, and its fabric entries set the links of the systems they name; repeatable"},
+			&cli.StringSliceFlag{Name: "calibration", Usage: "calibration `FILE` written by `scaleplan fit --out`, or published (the published figures built in: ResNet-50 at fp16 on the V100, A100 and H100): the systems whose device and precision it measured compute by its law instead of the roofline, and its fabric entries set the links of the systems they name; with --llm, the first llm entry (fit --llm) of the system's device multiplies its operator times; repeatable"},
 			&cli.IntFlag{Name: "steps", Value: sim.DefaultSteps, Usage: "optimizer steps to simulate for each kept configuration, `N` ≥ 2"},
 			&cli.IntFlag{Name: "examples", Value: 3, Usage: "infeasible examples `N` to show per reason in text and md"},
 			&cli.StringFlag{Name: "plot", Usage: "write the Pareto front (time vs cost) as PNG and SVG into `DIR`"},
@@ -219,7 +219,7 @@ func splitList(s string) []string {
 // runPlanLLM is `scaleplan plan --llm`.
 func runPlanLLM(c *cli.Context, format string) error {
 	req := plan.LLMRequest{Model: c.String("llm"), System: c.String("system"), GPUs: c.Int("gpus"),
-		GlobalBatch: c.Int("global-batch"), Top: c.Int("top")}
+		GlobalBatch: c.Int("global-batch"), Top: c.Int("top"), Calibrations: c.StringSlice("calibration")}
 	if req.System == "" || req.GPUs < 1 {
 		return usagef("plan --llm: want --system SYSTEM and --gpus N ≥ 1")
 	}

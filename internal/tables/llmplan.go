@@ -54,6 +54,14 @@ func (r *LLMPlanReport) summary() []string {
 		fmt.Sprintf("step time: analytic Megatron-LM schedule; compute by the %s in bf16 (peak %v); collectives as NCCL runs them on the system's network (docs/llm.md)",
 			p.Compute, p.Peak),
 	}
+	if c := p.Calibration; c != nil {
+		iv := ""
+		if len(c.FactorInterval) == 2 {
+			iv = fmt.Sprintf(" [%.3f, %.3f]", c.FactorInterval[0], c.FactorInterval[1])
+		}
+		out = append(out, fmt.Sprintf("compute calibrated from %s: operator times × %.3f%s, fitted to %s with %s on %s (measured step %v, MFU %.1f%%)",
+			p.CalibrationFile, c.Factor, iv, c.Model, c.Layout, c.System, c.Step, 100*c.MFU))
+	}
 	if p.Steps > 0 {
 		out = append(out, fmt.Sprintf("token budget %.4g: %d steps", p.Tokens, p.Steps))
 	}
