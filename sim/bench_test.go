@@ -9,12 +9,19 @@ import (
 	"scaleplan/model"
 )
 
-// resnet50OnDGXA100 returns data-parallel ResNet-50 (fp16, momentum SGD,
-// batch 256 per GPU) on nodes of the catalogue's dgx-a100: a roofline
-// compute law, the model's gradient layout in 25 MiB buckets, a
-// hierarchical all-reduce over NVLink and 8 HDR NICs with verbs, local
-// NVMe input and 5 % per-rank jitter.
-func resnet50OnDGXA100(tb testing.TB, nodes int) Config {
+// dgxA100 is a model on the catalogue's dgx-a100, for the benchmarks'
+// configurations.
+type dgxA100 struct {
+	prof      *model.Profiles
+	m         *model.Model
+	sys       *hw.System
+	node      *hw.Node
+	dev       *hw.Device
+	perSample units.Seconds // the roofline at fp16
+}
+
+// onDGXA100 looks up the model called name and the dgx-a100 system.
+func onDGXA100(tb testing.TB, name string) dgxA100 {
 	cat, err := hw.Default()
 	if err != nil {
 		tb.Fatal(err)
@@ -23,32 +30,47 @@ func resnet50OnDGXA100(tb testing.TB, nodes int) Config {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	sys, node, dev, err := cat.Resolve("dgx-a100")
-	if err != nil {
+	d := dgxA100{prof: prof}
+	if d.sys, d.node, d.dev, err = cat.Resolve("dgx-a100"); err != nil {
 		tb.Fatal(err)
 	}
-	m, err := prof.Model("resnet50")
-	if err != nil {
+	if d.m, err = prof.Model(name); err != nil {
 		tb.Fatal(err)
 	}
-	data, _ := prof.Dataset(m.Dataset)
-	ps, err := Roofline(m, dev, hw.FP16)
-	if err != nil {
+	if d.perSample, err = Roofline(d.m, d.dev, hw.FP16); err != nil {
 		tb.Fatal(err)
 	}
-	verbs, nccl := sys.Transports[hw.Verbs], sys.Transports[hw.NCCL]
+	return d
+}
+
+// network is the hierarchical exchange's links: NVLink under NCCL inside
+// a node, 8 HDR NICs with verbs between nodes.
+func (d dgxA100) network() Network {
+	verbs, nccl := d.sys.Transports[hw.Verbs], d.sys.Transports[hw.NCCL]
+	return Network{
+		Intra:         Link{units.BytesPerSec(float64(d.node.Link.Bandwidth) * nccl.Efficiency), d.node.Link.Latency + nccl.Overhead},
+		PCIe:          Link{Bandwidth: d.node.HostBandwidth(d.dev)},
+		NICs:          8,
+		NIC:           Link{Bandwidth: d.sys.Fabric.Bandwidth.Bytes()},
+		FabricLatency: d.sys.Fabric.Latency, Efficiency: verbs.Efficiency, Overhead: verbs.Overhead,
+	}
+}
+
+// resnet50OnDGXA100 returns data-parallel ResNet-50 (fp16, momentum SGD,
+// batch 256 per GPU) on nodes of the catalogue's dgx-a100: a roofline
+// compute law, the model's gradient layout in 25 MiB buckets, a
+// hierarchical all-reduce over NVLink and 8 HDR NICs with verbs, local
+// NVMe input and 5 % per-rank jitter.
+func resnet50OnDGXA100(tb testing.TB, nodes int) Config {
+	d := onDGXA100(tb, "resnet50")
+	m, dev, node := d.m, d.dev, d.node
+	data, _ := d.prof.Dataset(m.Dataset)
 	return Config{
 		Nodes: nodes, DevicesPerNode: node.Devices, MicroBatch: 256,
-		Compute: Compute{PerSample: ps, Update: UpdateTime(m, dev, model.Momentum, model.FP16, model.FP32)},
+		Compute: Compute{PerSample: d.perSample, Update: UpdateTime(m, dev, model.Momentum, model.FP16, model.FP32)},
 		Memory:  ModelMemory(m, dev, model.Momentum, model.FP16, model.FP32),
 		Comm:    Comm{Algorithm: Hierarchical, Layers: GradientLayers(m, 2)},
-		Network: Network{
-			Intra:         Link{units.BytesPerSec(float64(node.Link.Bandwidth) * nccl.Efficiency), node.Link.Latency + nccl.Overhead},
-			PCIe:          Link{Bandwidth: node.HostBandwidth(dev)},
-			NICs:          8,
-			NIC:           Link{Bandwidth: sys.Fabric.Bandwidth.Bytes()},
-			FabricLatency: sys.Fabric.Latency, Efficiency: verbs.Efficiency, Overhead: verbs.Overhead,
-		},
+		Network: d.network(),
 		Input: Input{Storage: Local, SampleBytes: data.BytesPerSample, Samples: data.TrainSamples,
 			Local: node.Storage[0].ReadBandwidth(), Decode: data.CPUSecondsPerSample, Cores: node.CPU.Cores(),
 			Copy: units.Bytes(2 * data.InputElements()), HostToDevice: node.HostBandwidth(dev)},
@@ -64,42 +86,17 @@ func resnet50OnDGXA100(tb testing.TB, nodes int) Config {
 // is a layer's share of the model's stored activations, as scenarios
 // builds it, about 6 MB per micro-batch.
 func transformerPipeline(tb testing.TB, nodes int) Config {
-	cat, err := hw.Default()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	prof, err := model.Default()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	sys, node, dev, err := cat.Resolve("dgx-a100")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	m, err := prof.Model("transformer-big")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	ps, err := Roofline(m, dev, hw.FP16)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	verbs, nccl := sys.Transports[hw.Verbs], sys.Transports[hw.NCCL]
+	d := onDGXA100(tb, "transformer-big")
+	m, dev, node := d.m, d.dev, d.node
 	return Config{
 		Nodes: nodes, DevicesPerNode: node.Devices, MicroBatch: 2048, Accumulation: 32,
 		Stages: 16, Schedule: OneFOneB,
-		Compute: Compute{PerSample: ps, Update: UpdateTime(m, dev, model.Adam, model.FP16, model.FP32)},
+		Compute: Compute{PerSample: d.perSample, Update: UpdateTime(m, dev, model.Adam, model.FP16, model.FP32)},
 		Memory:  ModelMemory(m, dev, model.Adam, model.FP16, model.FP32),
 		Comm: Comm{Algorithm: Hierarchical, Layers: GradientLayers(m, 2),
 			Boundary: m.ActivationBytes(model.FP16) / units.Bytes(max(len(m.Layers), 1))},
-		Network: Network{
-			Intra:         Link{units.BytesPerSec(float64(node.Link.Bandwidth) * nccl.Efficiency), node.Link.Latency + nccl.Overhead},
-			PCIe:          Link{Bandwidth: node.HostBandwidth(dev)},
-			NICs:          8,
-			NIC:           Link{Bandwidth: sys.Fabric.Bandwidth.Bytes()},
-			FabricLatency: sys.Fabric.Latency, Efficiency: verbs.Efficiency, Overhead: verbs.Overhead,
-		},
-		Jitter: 0.05, Seed: 1, Steps: 1,
+		Network: d.network(),
+		Jitter:  0.05, Seed: 1, Steps: 1,
 	}
 }
 
