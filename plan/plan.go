@@ -286,7 +286,15 @@ type Candidate struct {
 	Bottleneck string
 	// Pareto marks a candidate no other is both faster and cheaper than.
 	Pareto bool
+	// Compute is what the candidate's compute time comes from
+	// (predict.SourceOf): a calibration of its device, or the operator
+	// model or roofline from the device's datasheet.
+	Compute predict.Source
 }
+
+// Calibrated reports whether the candidate's compute rests on a
+// calibration of its device (Compute.Calibrated).
+func (c *Candidate) Calibrated() bool { return c.Compute.Calibrated() }
 
 // Meets reports whether the candidate meets the deadline and budget.
 func (c *Candidate) Meets() bool { return len(c.Misses) == 0 }
@@ -1050,7 +1058,8 @@ func (g *group) search(opt predict.Options) {
 	}
 	sc := r.Scenario
 	sc.Catalog, sc.Profiles = nil, nil
-	g.best = &Candidate{Config: g.config(g.computes[bestC], bestK), Row: row, Scenario: sc, Bottleneck: Bottleneck(r, row)}
+	g.best = &Candidate{Config: g.config(g.computes[bestC], bestK), Row: row, Scenario: sc, Bottleneck: Bottleneck(r, row),
+		Compute: predict.SourceOf(r)}
 }
 
 // config describes a configuration of the group.

@@ -400,6 +400,9 @@ func TestPlanCalibration(t *testing.T) {
 	}
 	found := false
 	for _, c := range res.Candidates {
+		if c.Calibrated() != (c.Config.System == "dgx-a100") {
+			t.Errorf("%s: calibrated %v (compute %s)", c.Config, c.Calibrated(), c.Compute)
+		}
 		if c.Config.System != "dgx-a100" {
 			continue
 		}

@@ -51,6 +51,15 @@
 // fastest configuration, the fastest within the known batch, and the
 // fastest whose efficiency is at least EfficiencyThreshold.
 //
+// # How sure a row is
+//
+// Prediction.Source says what the compute time comes from (a calibration,
+// the operator model, the roofline). Row.TrainRange is the time to target
+// at the ends of the calibration's v0 and t intervals, in closed form
+// through the law t(b) = b·D/v0 + t (LawRange), or, uncalibrated, Time ∓
+// the model's measured error of samples/s (Source.Error) times the steps'
+// time.
+//
 // # Studies
 //
 // A Study predicts several scenarios side by side over the same device

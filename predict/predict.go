@@ -66,6 +66,11 @@ type Row struct {
 	// steps curve's intervals (scenarios.StepsToTarget.StepsRange): the
 	// spread of runs. Zero without a curve with intervals.
 	TimeRange [2]units.Seconds
+	// TrainRange is Time at the ends of the compute's interval: the
+	// calibration's v0 and t intervals, or the uncalibrated model's
+	// measured error (Source.Error); zero for a calibration without
+	// intervals. See Prediction.Source.
+	TrainRange [2]units.Seconds
 
 	// Efficiency is the scaling efficiency against the first row of the
 	// same per-device batch on the fewest devices (see Predict); 0 before
@@ -102,6 +107,8 @@ type Prediction struct {
 	Energy EnergyModel // how energy is counted
 	// Price is the system's price per device-hour, US dollars; 0 unknown.
 	Price float64
+	// Source is what the compute time comes from (SourceOf).
+	Source Source
 
 	Rows []Row
 }
@@ -162,6 +169,7 @@ func newPrediction(r *scenarios.Resolved) (*Prediction, error) {
 		Steps:    stepsModel(r),
 		Energy:   EnergyOf(r.Node, r.Device),
 		Price:    r.Sys.PricePerDeviceHour,
+		Source:   SourceOf(r),
 	}, nil
 }
 
@@ -190,6 +198,7 @@ func (p *Prediction) evaluate(pt scenarios.Point, opt Options) Row {
 	row.Result = res
 	row.setTime(res)
 	row.setRange(p.Steps)
+	row.setComputeRange(p.Source, r.Calibration)
 	row.DeviceHours = float64(pt.Devices) * float64(row.Time) / float64(units.Hour)
 	row.Cost = row.DeviceHours * p.Price
 	row.Energy = p.Energy.KWh(pt, row.Time)

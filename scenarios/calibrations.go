@@ -152,7 +152,9 @@ func EntryCalibration(path string, e *calib.ThroughputEntry) (*Calibration, erro
 	if e.Source != "" {
 		source += " (" + e.Source + ")"
 	}
-	return &Calibration{V0: e.V0, T: e.T, Device: e.Device, Devices: e.Devices, Source: source}, nil
+	c := &Calibration{V0: e.V0, T: e.T, Device: e.Device, Devices: e.Devices, Source: source}
+	c.SetIntervals(e)
+	return c, nil
 }
 
 // PickEntry is the entry of files that PickCalibration takes its law from,

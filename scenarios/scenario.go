@@ -231,6 +231,20 @@ type Calibration struct {
 	Devices int `yaml:"devices"`
 
 	Source string `yaml:"source"` // where the figures come from; default ""
+
+	// V0Interval and TInterval are the calibration file's intervals of V0
+	// and T at its level (calib.ThroughputEntry), [low, high]; zero when
+	// the figures were given inline or the file has none.
+	V0Interval [2]float64       `yaml:"-"`
+	TInterval  [2]units.Seconds `yaml:"-"`
+}
+
+// SetIntervals copies e's v0 and t intervals into c where e has both.
+func (c *Calibration) SetIntervals(e *calib.ThroughputEntry) {
+	if len(e.V0Interval) == 2 && len(e.TInterval) == 2 {
+		c.V0Interval = [2]float64{e.V0Interval[0], e.V0Interval[1]}
+		c.TInterval = [2]units.Seconds{e.TInterval[0], e.TInterval[1]}
+	}
 }
 
 // Stragglers describes per-step variation of compute time.
@@ -575,6 +589,7 @@ func (r *Resolved) loadCalibration(ps *config.Problems) {
 		return
 	}
 	c.V0, c.T, c.Devices = best.V0, best.T, best.Devices
+	c.SetIntervals(best)
 	if c.Source == "" {
 		c.Source = c.File + " (" + best.Source + ")"
 	}

@@ -92,9 +92,13 @@ func TestOutputCSVMatchesJSON(t *testing.T) {
 	}
 	// 32 devices: the text table's figures, in SI units.
 	text, _, _ := runCLI("predict", "--devices", "4,32")
-	line := "\n32       8      32            1024          112680  176.67     167.20        9.48               0.00                78.3           19986     5.55 h         5796       94.6            177.7         53.3          ok\n"
+	line := "\n32       8      32            1024          112680  176.67     167.20        9.48               0.00                78.3           19986     5.55 h         -      calibrated  5796       94.6            177.7         53.3          ok\n"
 	if !strings.Contains(text, line) {
 		t.Fatalf("the text table of (b) staged changed; update this test's line:\n%s", text)
+	}
+	// An inline law has no intervals: no range, in json null.
+	if rows[1]["compute"] != "calibrated" || rows[1]["time_to_train_low_s"] != nil || rows[1]["time_to_train_high_s"] != nil {
+		t.Errorf("compute %v, range %v to %v; want calibrated, null, null", rows[1]["compute"], rows[1]["time_to_train_low_s"], rows[1]["time_to_train_high_s"])
 	}
 	for k, want := range map[string]float64{"step_s": 0.17667, "exposed_comm_s": 0.00948, "time_s": 19986, "time_to_train_s": 5.55 * 3600,
 		"efficiency_percent": 94.6, "device_hours": 177.7, "energy_j": 53.3 * 3.6e6} {

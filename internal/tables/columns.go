@@ -74,7 +74,9 @@ var declaredUnits = map[string]string{
 	"devices.TDP":           "watts",
 	"models.forward/sample": "flops",
 	// predict, plan
-	"time to train": "seconds",
+	"time to train":      "seconds",
+	"time to train low":  "seconds",
+	"time to train high": "seconds",
 	// fit
 	"runs.step":            "seconds",
 	"runs.data wait":       "seconds",

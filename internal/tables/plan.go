@@ -134,7 +134,11 @@ func recommendation(res *plan.Result) string {
 		if c.Row.Risk.Unknown() {
 			s += "; " + c.Row.Risk.String()
 		}
-		return s + "; " + c.Bottleneck
+		s += "; " + c.Bottleneck
+		if !c.Calibrated() {
+			s += "; " + uncalibratedText(c)
+		}
+		return s
 	}
 	fastest := res.Candidates[0]
 	cheapest := res.Pareto[len(res.Pareto)-1]
@@ -157,7 +161,7 @@ func costText(res *plan.Result, c *plan.Candidate) string {
 // candidateTable lists candidates, one row each.
 func candidateTable(title string, cs []plan.Candidate) *Table {
 	t := &Table{Title: title, Header: []string{"system", "devices", "nodes", "precision", "batch/device", "accumulation", "stages", "global batch",
-		"allreduce", "transport", "storage", "time (s)", "time to train", "device-hours", "cost ($)", "energy (kWh)", "target", "bottleneck"}}
+		"allreduce", "transport", "storage", "time (s)", "time to train", "compute", "device-hours", "cost ($)", "energy (kWh)", "target", "bottleneck"}}
 	for _, c := range cs {
 		cfg, row := c.Config, c.Row
 		transport := cfg.Transport
@@ -175,10 +179,33 @@ func candidateTable(title string, cs []plan.Candidate) *Table {
 		}
 		t.Rows = append(t.Rows, []string{cfg.System, strconv.Itoa(cfg.Devices), strconv.Itoa(cfg.Nodes), cfg.Precision, strconv.Itoa(cfg.BatchPerDevice),
 			strconv.Itoa(cfg.Accumulation), strconv.Itoa(cfg.Stages), strconv.Itoa(cfg.GlobalBatch), cfg.Exchange(), transport, cfg.Storage,
-			WholeCell(float64(row.Time)), predict.Duration(row.Time), strconv.FormatFloat(row.DeviceHours, 'f', 2, 64),
+			WholeCell(float64(row.Time)), predict.Duration(row.Time), calibratedCell(&c), strconv.FormatFloat(row.DeviceHours, 'f', 2, 64),
 			orNone(row.Cost, 2), orNone(row.Energy, 1), target, c.Bottleneck})
 	}
 	return t
+}
+
+// calibratedCell marks whether c's compute rests on a calibration of its
+// device: "calibrated" or "uncalibrated".
+func calibratedCell(c *plan.Candidate) string {
+	if c.Calibrated() {
+		return "calibrated"
+	}
+	return "uncalibrated"
+}
+
+// uncalibratedText says that c's compute rests on no calibration of its
+// device and how far off such predictions were measured to be.
+func uncalibratedText(c *plan.Candidate) string {
+	how := "the roofline of the device's datasheet"
+	switch {
+	case c.Compute.Kind == "operators" && c.Compute.By != "":
+		how = "the operator model calibrated on another device (" + c.Compute.By + ")"
+	case c.Compute.Kind == "operators":
+		how = "the operator model of the device's datasheet"
+	}
+	return fmt.Sprintf("uncalibrated: its compute is %s, %.1f %% mean absolute error of samples/s on published measurements (docs/compute.md, Validation); --calibration FILE measures it",
+		how, 100*c.Compute.Error())
 }
 
 func orNone(x float64, prec int) string {

@@ -118,3 +118,44 @@ func TestPlanJSON(t *testing.T) {
 		t.Errorf("last summary line %q, want the recommendation", s)
 	}
 }
+
+// TestPlanCalibratedMarks checks that each candidate row says whether its
+// compute rests on a calibration of its device, and that the
+// recommendation says so when it does not, with the model's published
+// error.
+func TestPlanCalibratedMarks(t *testing.T) {
+	res := planResult()
+	c := &res.Candidates[0]
+	c.Misses = nil
+	res.Recommended = c
+	for _, tc := range []struct {
+		src       predict.Source
+		cell, rec string
+	}{
+		{predict.Source{Kind: "calibrated", By: "cal.yaml"}, "calibrated", ""},
+		{predict.Source{Kind: "roofline"}, "uncalibrated", "; uncalibrated: its compute is the roofline of the device's datasheet, 99.6 % mean absolute error of samples/s"},
+		{predict.Source{Kind: "operators"}, "uncalibrated", "; uncalibrated: its compute is the operator model of the device's datasheet, 75.6 % mean absolute error of samples/s"},
+		{predict.Source{Kind: "operators", By: "ops.yaml"}, "uncalibrated", "; uncalibrated: its compute is the operator model calibrated on another device (ops.yaml), 17.3 % mean absolute error"},
+	} {
+		c.Compute = tc.src
+		res.Pareto = []plan.Candidate{*c}
+		var b strings.Builder
+		if err := tables.Plan(res, 1).Write(&b, "json"); err != nil {
+			t.Fatal(err)
+		}
+		var got struct {
+			Pareto  []map[string]any
+			Summary []map[string]any
+		}
+		if err := json.Unmarshal([]byte(b.String()), &got); err != nil {
+			t.Fatal(err)
+		}
+		if cell := got.Pareto[0]["compute"]; cell != tc.cell {
+			t.Errorf("%s: compute %v, want %s", tc.src, cell, tc.cell)
+		}
+		reco, _ := got.Summary[len(got.Summary)-1]["summary"].(string)
+		if has := strings.Contains(reco, "uncalibrated"); has != (tc.rec != "") || !strings.Contains(reco, tc.rec) {
+			t.Errorf("%s: recommendation %q, want it to contain %q", tc.src, reco, tc.rec)
+		}
+	}
+}

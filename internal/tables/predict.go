@@ -36,7 +36,7 @@ func (r *PredictReport) Write(w io.Writer, format string) error {
 	notes := &Table{Title: "Notes", Header: []string{"variant", "note"}}
 	pnotes := make([][]string, len(ps)) // of each prediction
 	for i, p := range ps {
-		ts = append(ts, Named{Key: Snake(p.Label), T: predictionTable(p)})
+		ts = append(ts, Named{Key: Snake(p.Label), T: predictionTable(p, format == "json" || format == "csv")})
 		pnotes[i] = predictionNotes(p)
 		for _, n := range pnotes[i] {
 			notes.Rows = append(notes.Rows, []string{p.Label, n})
@@ -80,8 +80,10 @@ func (r *PredictReport) Write(w io.Writer, format string) error {
 	return nil
 }
 
-// predictionTable is one prediction, a row per configuration.
-func predictionTable(p *predict.Prediction) *Table {
+// predictionTable is one prediction, a row per configuration; machine
+// (json, csv) gives the time to train's interval as two columns, "time to
+// train low" and "time to train high", where text has one "range".
+func predictionTable(p *predict.Prediction, machine bool) *Table {
 	r := p.Scenario
 	transport := r.Parallelism.Transport
 	if transport == "" {
@@ -115,7 +117,13 @@ func predictionTable(p *predict.Prediction) *Table {
 	if straggler {
 		t.Header = append(t.Header, "straggler (ms)")
 	}
-	t.Header = append(t.Header, "overheads (s)", "time (s)", "time to train", "samples/s", "efficiency (%)", "device-hours")
+	t.Header = append(t.Header, "overheads (s)", "time (s)", "time to train")
+	if machine {
+		t.Header = append(t.Header, "time to train low", "time to train high")
+	} else {
+		t.Header = append(t.Header, "range")
+	}
+	t.Header = append(t.Header, "compute", "samples/s", "efficiency (%)", "device-hours")
 	if p.Price > 0 {
 		t.Header = append(t.Header, "cost ($)")
 	}
@@ -152,7 +160,9 @@ func predictionTable(p *predict.Prediction) *Table {
 		cells = append(cells,
 			strconv.FormatFloat(float64(row.Overheads()), 'f', 1, 64),
 			WholeCell(float64(row.Time)),
-			predict.Duration(row.Time),
+			predict.Duration(row.Time))
+		cells = append(cells, rangeCells(row.TrainRange, machine)...)
+		cells = append(cells, p.Source.String(),
 			WholeCell(res.SamplesPerSec),
 			strconv.FormatFloat(100*row.Efficiency, 'f', 1, 64),
 			strconv.FormatFloat(row.DeviceHours, 'f', 1, 64))
@@ -169,6 +179,20 @@ func predictionTable(p *predict.Prediction) *Table {
 		t.Rows = append(t.Rows, cells)
 	}
 	return t
+}
+
+// rangeCells is the time to train's interval r: "low – high" for text,
+// the two ends for machine; "-" where r is zero.
+func rangeCells(r [2]units.Seconds, machine bool) []string {
+	switch {
+	case r[1] <= 0 && machine:
+		return []string{"-", "-"}
+	case r[1] <= 0:
+		return []string{"-"}
+	case machine:
+		return []string{predict.Duration(r[0]), predict.Duration(r[1])}
+	}
+	return []string{predict.Duration(r[0]) + " – " + predict.Duration(r[1])}
 }
 
 func stepMS(s units.Seconds) string { return strconv.FormatFloat(float64(s)*1e3, 'f', 2, 64) }
@@ -191,7 +215,7 @@ func predictionNotes(p *predict.Prediction) []string {
 		out = append(out, n)
 	}
 	out = append(out, "learning rate: "+p.Rule.Describe(r.Rcp))
-	out = append(out, ComputeNote(r))
+	out = append(out, ComputeNote(r), RangeNote(p))
 	if n := NetworkNote(r); n != "" {
 		out = append(out, n)
 	}
@@ -238,6 +262,27 @@ func ComputeNote(r *scenarios.Resolved) string {
 		s += " (" + c.Source + ")"
 	}
 	return s
+}
+
+// RangeNote says what the range column of p's rows is: the time to train
+// at the ends of the calibration's v0 and t intervals, or the band of the
+// uncalibrated compute model's measured error.
+func RangeNote(p *predict.Prediction) string {
+	src := p.Source
+	if src.Calibrated() {
+		c := p.Scenario.Calibration
+		if _, _, ok := predict.LawRange(c, 1); !ok {
+			return "range: none, the calibration gives no intervals of v0 and t"
+		}
+		return fmt.Sprintf("range: time to train with the compute of the law t(b) = b/v0 + t at the ends of its intervals (closed form: v0 %s to %s samples/s, t %v to %v), the change taken on every step",
+			predict.Rate(c.V0Interval[0]), predict.Rate(c.V0Interval[1]), c.TInterval[0], c.TInterval[1])
+	}
+	name := src.Kind + " model's"
+	if src.By != "" {
+		name += " (calibrated on another device by " + src.By + ")"
+	}
+	return fmt.Sprintf("range: time to train with the steps' time ∓ %.1f %%, the %s measured mean absolute error of samples/s (docs/compute.md, Validation); not an interval at a level",
+		100*src.Error(), name)
 }
 
 // computeSource says in a word or two what r's compute time comes from,

@@ -103,3 +103,35 @@ func TestSpreadNote(t *testing.T) {
 		t.Errorf("without ranges: %q, want none", got)
 	}
 }
+
+// RangeNote states the band of an uncalibrated source as the model's
+// published error, and a calibration's interval ends; rangeCells prints
+// the interval as one text cell or two machine cells.
+func TestRangeNote(t *testing.T) {
+	r := &scenarios.Resolved{Device: &hw.Device{Name: "v100-sxm2"}}
+	p := &predict.Prediction{Scenario: r, Source: predict.Source{Kind: "roofline"}}
+	want := "range: time to train with the steps' time ∓ 99.6 %, the roofline model's measured mean absolute error of samples/s (docs/compute.md, Validation); not an interval at a level"
+	if got := RangeNote(p); got != want {
+		t.Errorf("roofline:\n got %s\nwant %s", got, want)
+	}
+	r.Calibration = &scenarios.Calibration{V0: 200, T: 0.01, Devices: 1}
+	p.Source = predict.Source{Kind: "calibrated", By: "cal.yaml"}
+	if got, want := RangeNote(p), "range: none, the calibration gives no intervals of v0 and t"; got != want {
+		t.Errorf("no intervals: %q, want %q", got, want)
+	}
+	r.Calibration.V0Interval, r.Calibration.TInterval = [2]float64{180, 220}, [2]units.Seconds{0.005, 0.015}
+	want = "range: time to train with the compute of the law t(b) = b/v0 + t at the ends of its intervals (closed form: v0 180 to 220 samples/s, t 5 ms to 15 ms), the change taken on every step"
+	if got := RangeNote(p); got != want {
+		t.Errorf("calibrated:\n got %s\nwant %s", got, want)
+	}
+	tr := [2]units.Seconds{1800, 5400}
+	if got := rangeCells(tr, false); !reflect.DeepEqual(got, []string{"30.0 min – 90.0 min"}) {
+		t.Errorf("text range %q", got)
+	}
+	if got := rangeCells(tr, true); !reflect.DeepEqual(got, []string{"30.0 min", "90.0 min"}) {
+		t.Errorf("machine range %q", got)
+	}
+	if got := rangeCells([2]units.Seconds{}, true); !reflect.DeepEqual(got, []string{"-", "-"}) {
+		t.Errorf("no range %q", got)
+	}
+}

@@ -1,0 +1,127 @@
+package predict
+
+import (
+	"scaleplan/internal/units"
+	"scaleplan/scenarios"
+)
+
+// Measured uncalibrated errors of the compute models: the mean absolute
+// error of samples/s over the five published measurement files together
+// (99 rows of DeepLearningExamples and MLPerf tables, V100, A100, H100),
+// docs/compute.md, "Validation", the row "the five published files
+// together": the roofline 99.6 %, the operators with every mechanism
+// 75.6 %. Operators calibrated on another device and carried to this one:
+// the larger of the two cross-device errors of docs/compute.md,
+// "Calibrated operator classes" (`validate --measured` of our H100 sweep
+// with the H200's operators 16.0 %, of our H200 sweep with the H100's
+// 17.3 %).
+const (
+	RooflineError         = 0.996
+	OperatorsError        = 0.756
+	CarriedOperatorsError = 0.173
+)
+
+// Source says what a scenario's compute time comes from.
+type Source struct {
+	// Kind is "calibrated", "operators" or "roofline".
+	Kind string
+	// By is the calibration file that gave the law or the operators'
+	// efficiencies; "" when none did (or the law was given inline).
+	By string
+}
+
+// SourceOf returns what r's compute time comes from, in the order
+// scenarios.Resolved.Build uses: the operator model where it applies (its
+// efficiencies calibrated by OperatorsBy if set), else the calibration,
+// else the device's roofline.
+func SourceOf(r *scenarios.Resolved) Source {
+	switch {
+	case r.OperatorCompute():
+		return Source{Kind: "operators", By: r.OperatorsBy}
+	case r.Calibration == nil:
+		return Source{Kind: "roofline"}
+	case r.CalibratedBy != "":
+		return Source{Kind: "calibrated", By: r.CalibratedBy}
+	}
+	return Source{Kind: "calibrated", By: r.Calibration.File}
+}
+
+// Calibrated reports whether the compute law was measured on the device:
+// a throughput calibration. Operators carried from a calibration of
+// another device are not.
+func (s Source) Calibrated() bool { return s.Kind == "calibrated" }
+
+// String is the source as a table cell: "calibrated FILE", "operators",
+// "operators calibrated by FILE", "roofline".
+func (s Source) String() string {
+	switch {
+	case s.By == "":
+		return s.Kind
+	case s.Kind == "operators":
+		return "operators calibrated by " + s.By
+	}
+	return s.Kind + " " + s.By
+}
+
+// Error returns the relative error of the uncalibrated compute models
+// (RooflineError, OperatorsError, CarriedOperatorsError) the band of an
+// uncalibrated row spans; 0 for a calibrated source.
+func (s Source) Error() float64 {
+	switch {
+	case s.Kind == "roofline":
+		return RooflineError
+	case s.Kind == "operators" && s.By != "":
+		return CarriedOperatorsError
+	case s.Kind == "operators":
+		return OperatorsError
+	}
+	return 0
+}
+
+// LawRange returns the compute time of a step of b samples on one device
+// by c's law t(b) = b·Devices/V0 + T at the ends of its intervals, in
+// closed form: the fastest at the high end of v0 and the low end of t,
+// the slowest at the low end of v0 and the high end of t; ok is false when
+// c has no intervals.
+func LawRange(c *scenarios.Calibration, b int) (lo, hi units.Seconds, ok bool) {
+	if c == nil {
+		return 0, 0, false
+	}
+	v, t := c.V0Interval, c.TInterval
+	if !(v[0] > 0 && v[1] >= v[0]) || t[1] < t[0] {
+		return 0, 0, false
+	}
+	d := float64(max(c.Devices, 1))
+	at := func(v0 float64, t units.Seconds) units.Seconds {
+		return units.Seconds(float64(b)*d/v0) + t
+	}
+	return at(v[1], t[0]), at(v[0], t[1]), true
+}
+
+// setComputeRange fills TrainRange from src and the calibration c: where
+// the compute is calibrated, Time moved by the steps times the change of
+// the law's compute per step at the ends of its intervals (LawRange; the
+// compute is taken to be on the step's critical path); where it is not,
+// Time ∓ src.Error() · Training, the uncalibrated model's measured
+// relative error of samples/s applied to the steps' time. Zero where a
+// calibration has no intervals.
+func (row *Row) setComputeRange(src Source, c *scenarios.Calibration) {
+	if row.Result == nil {
+		return
+	}
+	if !src.Calibrated() {
+		e := units.Seconds(src.Error() * float64(row.Training))
+		row.TrainRange = [2]units.Seconds{row.Time - e, row.Time + e}
+		return
+	}
+	lo, hi, ok := LawRange(c, row.Point.BatchPerDevice)
+	if !ok {
+		return
+	}
+	mid := units.Seconds(float64(row.Point.BatchPerDevice)*float64(max(c.Devices, 1))/c.V0) + c.T
+	steps := float64(row.StepsToTarget)
+	row.TrainRange = [2]units.Seconds{
+		row.Time + units.Seconds(steps*float64(lo-mid)),
+		row.Time + units.Seconds(steps*float64(hi-mid)),
+	}
+}
