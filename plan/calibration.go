@@ -2,6 +2,7 @@ package plan
 
 import (
 	"fmt"
+	"scaleplan/compute"
 	"slices"
 	"strings"
 
@@ -58,6 +59,8 @@ func calibrationsFor(base *scenarios.Resolved, precs []string, cals []scenarios.
 			used[from] = true
 			src.Calibration = cal
 			byPrec[p] = cal
+		} else {
+			src.Operators = compute.Covers(base.Device, base.Mdl.Name)
 		}
 		srcs = append(srcs, src)
 	}

@@ -342,6 +342,10 @@ type ComputeSource struct {
 	// covers others of the system's precisions, and the request did not
 	// name precisions (Space.Precisions).
 	Skipped bool
+	// Operators is set where no calibration applies and package compute's
+	// operator model covers the model on the device: the scenario computes
+	// by operators, not by the roofline (scenarios.Resolved.OperatorCompute).
+	Operators bool
 }
 
 // String says where the compute comes from, such as "fp16: calibrated,
@@ -352,6 +356,9 @@ func (c ComputeSource) String() string {
 		n := max(cal.Devices, 1)
 		return fmt.Sprintf("%s: calibrated, v0 = %s samples/s on %d %s, t = %s (%s)",
 			c.Precision, predict.Rate(cal.V0), n, plural(n, "device"), cal.T, cal.Source)
+	}
+	if c.Operators {
+		return fmt.Sprintf("%s: operator model of the device's datasheet", c.Precision)
 	}
 	return fmt.Sprintf("%s: roofline, %.2f of the %s peak", c.Precision, c.Efficiency, c.Precision)
 }

@@ -307,7 +307,7 @@ func TestPublishedCalibrationFlag(t *testing.T) {
 	}
 	checkContains(t, "plan", stdout,
 		"compute on dgx-h100 (h100-sxm5-80gb): fp16: calibrated, v0 = 7558 samples/s on 1 device, t = 3.79 ms (published (validate case mlperf-v3.0-dgx-h100-resnet50-epoch",
-		"compute on tsubame3 (p100-sxm2): fp16, fp32: roofline")
+		"compute on tsubame3 (p100-sxm2): fp16, fp32: operator model of the device's datasheet")
 	// The published figures are of NVIDIA GPUs: for the IPU's scenario
 	// none applies, and it computes by its roofline, as the same scenario
 	// without --calibration does, saying so in its title and note.
@@ -327,7 +327,7 @@ func TestPublishedCalibrationFlag(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("plan on tsubame3 alone: exit %d: %s", code, stderr)
 	}
-	checkContains(t, "plan on tsubame3 alone", stdout, "compute on tsubame3 (p100-sxm2): fp16, fp32: roofline")
+	checkContains(t, "plan on tsubame3 alone", stdout, "compute on tsubame3 (p100-sxm2): fp16, fp32: operator model of the device's datasheet")
 }
 
 // A plan of a recipe with no known batch limit says so beside each

@@ -97,23 +97,28 @@ func computeLines(srcs []plan.ComputeSource) []string {
 	anyRoof := false
 	for i := 0; i < len(srcs); {
 		j := i
-		var parts, roof, skipped []string
+		var parts, ops, roof, skipped []string
 		for ; j < len(srcs) && srcs[j].System == srcs[i].System; j++ {
 			switch {
 			case srcs[j].Skipped:
 				skipped = append(skipped, srcs[j].Precision)
 			case srcs[j].Calibration != nil:
 				parts = append(parts, srcs[j].String())
+			case srcs[j].Operators:
+				ops = append(ops, srcs[j].Precision)
 			default:
 				roof = append(roof, srcs[j].Precision)
 			}
+		}
+		if len(ops) > 0 {
+			parts = append(parts, fmt.Sprintf("%s: operator model of the device's datasheet (docs/compute.md)", strings.Join(ops, ", ")))
 		}
 		if len(roof) > 0 {
 			parts = append(parts, fmt.Sprintf("%s: roofline, %.2f of the peak", strings.Join(roof, ", "), srcs[i].Efficiency))
 			anyRoof = true
 		}
 		if len(skipped) > 0 {
-			parts = append(parts, fmt.Sprintf("%s: not searched, as measured and assumed speeds do not compare (--precisions searches them on the roofline)", strings.Join(skipped, ", ")))
+			parts = append(parts, fmt.Sprintf("%s: not searched, as measured and assumed speeds do not compare (--precisions searches them uncalibrated)", strings.Join(skipped, ", ")))
 		}
 		lines = append(lines, fmt.Sprintf("compute on %s (%s): %s", srcs[i].System, srcs[i].Device, strings.Join(parts, "; ")))
 		i = j

@@ -59,7 +59,7 @@ func TestPlanText(t *testing.T) {
 		fmt.Sprintf("searched 12,345 feasible configurations: simulated 40 (%d steps each), kept the fastest of each system and device count (1), predicted with 2 steps", plan.ScreenSteps),
 		"cost: device-hours (tsubame3 has no price)",
 		"compute on dgx-a100 (a100): fp16, tf32: roofline, 0.35 of the peak",
-		"compute on tsubame3 (p100): fp32: not searched, as measured and assumed speeds do not compare (--precisions searches them on the roofline)",
+		"compute on tsubame3 (p100): fp32: not searched, as measured and assumed speeds do not compare (--precisions searches them uncalibrated)",
 		"roofline: the model's assumed",
 	}, "\n")
 	if !strings.HasPrefix(out, head) {

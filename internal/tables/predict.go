@@ -254,7 +254,12 @@ func spreadNote(p *predict.Prediction) string {
 // or a calibration, with the calibration's law and source.
 func ComputeNote(r *scenarios.Resolved) string {
 	c := r.Calibration
-	if c == nil {
+	switch {
+	case c == nil && r.OperatorCompute() && r.OperatorsBy != "":
+		return "compute: operator model of " + r.Device.Name + " at " + r.Precision + ", calibrated by " + r.OperatorsBy
+	case c == nil && r.OperatorCompute():
+		return "compute: operator model of " + r.Device.Name + " at " + r.Precision
+	case c == nil:
 		return "compute: roofline of " + r.Device.Name + " at " + r.Precision
 	}
 	s := fmt.Sprintf("compute: calibrated, v0 = %s samples/s on %d device(s), t = %v", predict.Rate(c.V0), c.Devices, c.T)
