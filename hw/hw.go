@@ -294,6 +294,13 @@ type Link struct {
 	// transfers are staged through host memory over each device's host link.
 	// Default false.
 	PeerToPeer bool `yaml:"peer_to_peer"`
+
+	// InNetworkReduction says the node's switch reduces in the network:
+	// NVLink SHARP on third-generation (and later) NVSwitch, which NCCL
+	// 2.17 and later drive as its NVLS algorithm (NCCL_NVLS_ENABLE, on by
+	// default where the switch supports it). Only an NVLink link with
+	// peer-to-peer may set it. Default false.
+	InNetworkReduction bool `yaml:"in_network_reduction,omitempty"`
 }
 
 // NIC is a group of identical network adapters of a node.

@@ -792,3 +792,24 @@ func TestDGXVariants(t *testing.T) {
 		t.Errorf("dgx-a100-320gb nics = %+v, want %+v", n40.NICs, wantNICs)
 	}
 }
+
+// TestInNetworkReduction: the third-generation (and later) NVSwitch nodes
+// reduce in the switch (NVLink SHARP; DGX H100 user guide, NVIDIA's NVLink
+// page), the earlier ones do not, and only an NVLink link with
+// peer-to-peer may say so.
+func TestInNetworkReduction(t *testing.T) {
+	c := mustDefault(t)
+	want := map[string]bool{"dgx-h100": true, "dgx-h200": true, "dgx-b200": true, "aws-p5-48xlarge": true, "gcp-a3-megagpu-8g": true}
+	for name, n := range c.Nodes {
+		if n.Link.InNetworkReduction != want[name] {
+			t.Errorf("%s: in_network_reduction %v, want %v", name, n.Link.InNetworkReduction, want[name])
+		}
+	}
+	n := *c.Nodes["primergy-rx2540-m5-t4x4"]
+	n.Link.InNetworkReduction = true
+	c.Nodes["primergy-rx2540-m5-t4x4"] = &n
+	err := c.Validate()
+	if err == nil || !strings.Contains(err.Error(), "nodes.primergy-rx2540-m5-t4x4.link.in_network_reduction: needs kind nvlink with peer_to_peer") {
+		t.Errorf("pcie node with in_network_reduction: %v", err)
+	}
+}

@@ -210,6 +210,9 @@ func (c *Catalog) validateNode(ps *config.Problems, name string, n *Node, rn *re
 	oneOf(ps, lp+".kind", "link kind", string(n.Link.Kind), linkKinds)
 	need(ps, lp+".bandwidth", n.Link.Bandwidth, byteRateSpan)
 	latency(ps, lp+".latency", n.Link.Latency)
+	if n.Link.InNetworkReduction && (n.Link.Kind != NVLink || !n.Link.PeerToPeer) {
+		ps.Addf(lp+".in_network_reduction", "needs kind nvlink with peer_to_peer (an NVSwitch that reduces), not kind %q with peer_to_peer %v", n.Link.Kind, n.Link.PeerToPeer)
+	}
 
 	optional(ps, p+".host_to_device", n.HostToDevice, byteRateSpan)
 	if dev != nil && n.HostToDevice == 0 && !(dev.HostLink.Bandwidth > 0) {

@@ -228,6 +228,7 @@ func (r *Resolved) network(c *sim.Config, p Point) error {
 	link := node.Link
 	n.Intra = sim.Link{Bandwidth: units.BytesPerSec(float64(link.Bandwidth) * intraEff), Latency: link.Latency + intraOver}
 	n.IntraPCI = link.Kind == hw.PCIe
+	n.NVLS = link.InNetworkReduction
 	if t := node.PCIeTree; t != nil && link.PeerToPeer {
 		n.DevicesPerSwitch, n.Sockets = t.DevicesPerSwitch, max(node.CPU.Sockets, 1)
 		n.SwitchUplink = sim.Link{Bandwidth: units.BytesPerSec(float64(t.Uplink) * intraEff)}

@@ -605,3 +605,40 @@ func TestDefaultAllReduce(t *testing.T) {
 		}
 	}
 }
+
+// TestNCCLNVLS: a dgx-h100 node's in_network_reduction reaches the network
+// as NVLS, and one node's 8 ranks run NVLS as netsim's closed form says:
+// T = 25 µs + (k−1)/k·S/(0.85·β) (NCCL v2.30.7 tuning.cc: NVLS base
+// latency 25 µs, nvlsEfficiency 0.85 on Hopper), β the NVLink bandwidth a
+// device gets; NCCL's own choice takes it for 1 GiB.
+func TestNCCLNVLS(t *testing.T) {
+	load := func(algo string) sim.Config {
+		r, err := Load("coreweave-h100-resnet50-mlperf-v3.1", Options{Edit: func(s *Scenario) {
+			s.Sweep.Devices = []int{8}
+			s.Parallelism.AllReduce, s.Parallelism.NCCLAlgo, s.Parallelism.NCCLProto = "nccl", algo, ""
+		}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := r.Build(r.Points()[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	c := load("nvls")
+	if !c.Network.NVLS {
+		t.Fatal("dgx-h100: NVLS not set")
+	}
+	const S = units.GiB
+	beta := float64(c.Network.Intra.Bandwidth)
+	want := 25e-6 + 7.0/8*float64(S)/(0.85*beta)
+	got, err := sim.AllReduceTime(c, S)
+	if err != nil || math.Abs(float64(got)-want) > 1e-3*want {
+		t.Errorf("nvls, 1 GiB: %v (%v), want %v s", got, err, want)
+	}
+	auto, err := sim.AllReduceTime(load(""), S)
+	if err != nil || auto != got {
+		t.Errorf("auto, 1 GiB: %v (%v), want nvls's %v", auto, err, got)
+	}
+}

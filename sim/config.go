@@ -405,7 +405,8 @@ type Network struct {
 	IntraPCI bool
 	// NVLS says the node's NVSwitch reduces in the network (NVLink SHARP),
 	// CollNet that the fabric between nodes does (InfiniBand SHARP); the
-	// NCCL exchange may then choose them. Default false.
+	// NCCL exchange may then choose them. Default false; scenarios sets
+	// NVLS from the node's link.in_network_reduction (hw.Link).
 	NVLS, CollNet bool
 }
 
