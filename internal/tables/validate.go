@@ -192,9 +192,9 @@ func Collectives(comps []validate.CollectiveComparison, left map[string]int) (ts
 				strconv.Itoa(r.Line)})
 		}
 		first, last := c.Rows[0], c.Rows[len(c.Rows)-1]
-		lines = append(lines, fmt.Sprintf("%s: %s over %d ranks, %d %s of %s (%s, %s): mean absolute error of the time %.1f%% over %d %s; at %s %v measured, %v predicted (%s%%); at %s bus bandwidth %v measured, %v predicted (%s%% in time)",
+		lines = append(lines, fmt.Sprintf("%s: %s over %d ranks, %d %s of %s (%s, %s): mean absolute error of the time %.1f%% over %d %s; at %s %v measured, %v predicted (%s%%); at %s bus bandwidth %.1f GB/s measured, %.1f GB/s predicted (%s%% in time)",
 			c.Source, c.Op, c.Ranks, nodes, Plural(nodes, "node", "nodes"), c.SystemName, Dash(c.Exchange), c.Algorithm, 100*c.MAE, len(c.Rows), Plural(len(c.Rows), "size", "sizes"),
-			first.Bytes, first.Measured, first.Predicted, signedPct(first.Error), last.Bytes, last.MeasuredBusBW, last.PredictedBusBW, signedPct(last.Error)))
+			first.Bytes, first.Measured, first.Predicted, signedPct(first.Error), last.Bytes, float64(last.MeasuredBusBW)/1e9, float64(last.PredictedBusBW)/1e9, signedPct(last.Error)))
 	}
 	lines = append(lines, LeftLines(left, validate.TestReasons)...)
 	return []Named{{Key: "collectives", T: t}}, lines
