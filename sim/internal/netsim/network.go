@@ -1161,12 +1161,6 @@ func (n *Network) ldown(i int) {
 	}
 }
 
-func (n *Network) lpush(id int32) {
-	n.ls.l[id].hpos = int32(len(n.lheap))
-	n.lheap = append(n.lheap, id)
-	n.lup(len(n.lheap) - 1)
-}
-
 func (n *Network) lpop() int32 {
 	id := n.lheap[0]
 	n.lremove(id)
