@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -69,7 +70,7 @@ func analyse(bench string, rows []Row) ([]*Group, error) {
 		byOpt[family(r.Optimizer)] = append(byOpt[family(r.Optimizer)], r)
 	}
 	var out []*Group
-	for _, opt := range slices.Sorted(mapsKeys(byOpt)) {
+	for _, opt := range slices.Sorted(maps.Keys(byOpt)) {
 		g := &Group{Bench: bench, Optimizer: opt, Subject: sub, Rows: byOpt[opt]}
 		b, e, rounds := g.points()
 		if n := len(distinctOf(b)); n < minBatches {
@@ -127,16 +128,6 @@ func distinctOf(x []float64) []float64 {
 	s := slices.Clone(x)
 	slices.Sort(s)
 	return slices.Compact(s)
-}
-
-func mapsKeys[V any](m map[string]V) func(func(string) bool) {
-	return func(yield func(string) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
-	}
 }
 
 // entry is the calibration's steps entry of a fitted group: S(B) in steps
