@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"strings"
@@ -292,7 +293,7 @@ func (r *Resolved) calibrateNetwork(c *sim.Config, p Point) error {
 	if lv.level == calib.Intra {
 		n.Intra.Bandwidth = lv.bw
 	} else {
-		n.NIC.Bandwidth = units.BytesPerSec(float64(lv.bw) / cmpOr(n.Efficiency, 1))
+		n.NIC.Bandwidth = units.BytesPerSec(float64(lv.bw) / cmp.Or(n.Efficiency, 1))
 	}
 	c.Comm.NoOverlap = true
 	if cal := r.Calibration; cal != nil && cal.Devices > 1 {
@@ -320,13 +321,6 @@ func (l *commLevel) get(r *Resolved, c sim.Config) *commFitted {
 	}
 	l.fits[key] = f
 	return f
-}
-
-func cmpOr(x, def float64) float64 {
-	if x == 0 {
-		return def
-	}
-	return x
 }
 
 // commFit returns the level r.Comm's device counts spanned and the
