@@ -160,7 +160,7 @@ func ComparePlacements(tab *PlacementTable, cat *hw.Catalog, prof *model.Profile
 	for _, st := range tab.Steps {
 		row, exchange, err := placementRow(tab, cat, sys, node, d, mdl, law, st)
 		if err != nil {
-			return nil, fmt.Errorf("%s:%d: placement %s: %w", tab.Source, st.Line, placementName(st.Placement), err)
+			return nil, fmt.Errorf("%s:%d: placement %s: %w", tab.Source, st.Line, PlacementName(st.Placement), err)
 		}
 		switch { // the exchange of the first row over nodes, else of one node
 		case len(st.Placement) > 1 && !overNodes:
@@ -174,9 +174,9 @@ func ComparePlacements(tab *PlacementTable, cat *hw.Catalog, prof *model.Profile
 	return rep, nil
 }
 
-// placementName writes a placement as the table does, "1234"; counts
-// over 9 are written in brackets.
-func placementName(pl []int) string {
+// PlacementName returns placement pl as a table writes it, one digit a
+// node ("1234"); counts over 9 are written in brackets.
+func PlacementName(pl []int) string {
 	var b strings.Builder
 	for _, k := range pl {
 		if k >= 1 && k <= 9 {
@@ -187,10 +187,6 @@ func placementName(pl []int) string {
 	}
 	return b.String()
 }
-
-// PlacementName returns placement pl as a table writes it, one digit a
-// node ("1234").
-func PlacementName(pl []int) string { return placementName(pl) }
 
 // oneDeviceLaw fits the throughput law to the rows of placement [1].
 func oneDeviceLaw(tab *PlacementTable) (*fit.ThroughputFit, error) {
