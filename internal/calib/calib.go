@@ -198,7 +198,6 @@ func (c *Calibration) Validate() error {
 
 func (c *Calibration) validate() *config.Problems {
 	ps := &config.Problems{}
-	finite := func(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
 	checkInterval := func(path string, iv []float64) { checkPair(ps, path, iv) }
 	if !(c.Level > 0 && c.Level < 1) && c.Level != 0 {
 		ps.Addf("level", "%v: must be in (0, 1)", c.Level)
@@ -316,6 +315,9 @@ func (c *Calibration) validate() *config.Problems {
 	}
 	return ps
 }
+
+// finite says x is neither NaN nor infinite.
+func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
 
 // floats returns the quantities of s as float64s; nil for nil.
 func floats[T ~float64](s []T) []float64 {

@@ -66,7 +66,6 @@ type FabricEntry struct {
 
 // validateFabric adds the problems of c's fabric entries to ps.
 func (c *Calibration) validateFabric(ps *config.Problems) {
-	finite := func(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
 	seen := map[string]int{}
 	for i, e := range c.Fabric {
 		p := fmt.Sprintf("fabric[%d]", i)

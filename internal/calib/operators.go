@@ -2,7 +2,6 @@ package calib
 
 import (
 	"fmt"
-	"math"
 	"slices"
 
 	"scaleplan/internal/config"
@@ -60,7 +59,6 @@ type OperatorClass struct {
 
 // validateOperators adds the problems of c's operators entries to ps.
 func (c *Calibration) validateOperators(ps *config.Problems) {
-	finite := func(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
 	seen := map[string]int{}
 	for i, e := range c.Operators {
 		p := fmt.Sprintf("operators[%d]", i)
