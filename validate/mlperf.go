@@ -76,18 +76,9 @@ func readEpochsRows(r io.Reader, name string) ([]epochsRow, error) {
 			return nil, fmt.Errorf("%s:%d: global_batch %q and mean %q: want numbers > 0", name, i+2, rec[col["global_batch"]], rec[col["mean"]])
 		}
 		rows = append(rows, epochsRow{Round: rec[col["round"]], System: rec[col["system"]], Division: rec[col["division"]],
-			Optimizer: optimizerFamily(rec[col["optimizer"]]), Batch: b, Epochs: e})
+			Optimizer: mlperfepochs.OptimizerFamily(rec[col["optimizer"]]), Batch: b, Epochs: e})
 	}
 	return rows, nil
-}
-
-// optimizerFamily groups optimizers that share a law, as
-// scripts/mlperfepochs does: SGD with or without momentum is "sgd".
-func optimizerFamily(opt string) string {
-	if opt == "sgd_with_momentum" || opt == "momentum" {
-		return "sgd"
-	}
-	return opt
 }
 
 // leaveRoundOut returns the batches and epochs of the closed-division

@@ -13,6 +13,7 @@ import (
 
 	"scaleplan/fit"
 	"scaleplan/internal/calib"
+	"scaleplan/internal/mlperfepochs"
 	"scaleplan/plots"
 )
 
@@ -48,7 +49,7 @@ const minBatches = 3
 type Group struct {
 	Bench, Optimizer string
 	Subject          subject
-	Rows             []Row
+	Rows             []mlperfepochs.Row
 	Fit              *fit.EpochsFit
 	Power            *fit.PowerFit
 	Holdouts         []fit.Holdout // the law's, per round
@@ -57,17 +58,17 @@ type Group struct {
 
 // analyse groups rows by optimizer family and fits each group with enough
 // distinct batches.
-func analyse(bench string, rows []Row) ([]*Group, error) {
+func analyse(bench string, rows []mlperfepochs.Row) ([]*Group, error) {
 	sub, ok := subjects[bench]
 	if !ok {
 		return nil, fmt.Errorf("benchmark %q: want one of resnet, bert, ssd, retinanet, maskrcnn", bench)
 	}
-	byOpt := map[string][]Row{}
+	byOpt := map[string][]mlperfepochs.Row{}
 	for _, r := range rows {
 		if r.Division == "open" {
 			continue // open division: other models and hyperparameters
 		}
-		byOpt[family(r.Optimizer)] = append(byOpt[family(r.Optimizer)], r)
+		byOpt[mlperfepochs.OptimizerFamily(r.Optimizer)] = append(byOpt[mlperfepochs.OptimizerFamily(r.Optimizer)], r)
 	}
 	var out []*Group
 	for _, opt := range slices.Sorted(maps.Keys(byOpt)) {
@@ -180,7 +181,7 @@ func runFit(args []string, stdout io.Writer) error {
 		if err != nil {
 			return err
 		}
-		rows, err := readCSV(f, f.Name())
+		rows, err := mlperfepochs.ReadRows(f, f.Name())
 		f.Close()
 		if err != nil {
 			return err

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"scaleplan/internal/calib"
+	"scaleplan/internal/mlperfepochs"
 )
 
 // The shipped calibration is what fit makes of the committed tables: a
@@ -55,15 +56,15 @@ func TestShippedCalibration(t *testing.T) {
 // batches is listed, not fitted; one whose B_noise the data leave unbounded
 // is not shipped.
 func TestAnalyseGroups(t *testing.T) {
-	var rows []Row
+	var rows []mlperfepochs.Row
 	for i, B := range []float64{1024, 2048, 4096, 8192, 16384, 32768} {
 		e := 35 * (1 + B/40000)
-		rows = append(rows, Row{Round: []string{"v1.0", "v2.0"}[i%2], Division: "closed", GlobalBatch: B, Optimizer: "lars", Mean: e})
+		rows = append(rows, mlperfepochs.Row{Round: []string{"v1.0", "v2.0"}[i%2], Division: "closed", GlobalBatch: B, Optimizer: "lars", Mean: e})
 	}
 	rows = append(rows,
-		Row{Round: "v1.0", Division: "open", GlobalBatch: 512, Optimizer: "lars", Mean: 1000},
-		Row{Round: "v1.0", Division: "closed", GlobalBatch: 512, Optimizer: "sgd", Mean: 40},
-		Row{Round: "v2.0", Division: "closed", GlobalBatch: 1024, Optimizer: "sgd_with_momentum", Mean: 41})
+		mlperfepochs.Row{Round: "v1.0", Division: "open", GlobalBatch: 512, Optimizer: "lars", Mean: 1000},
+		mlperfepochs.Row{Round: "v1.0", Division: "closed", GlobalBatch: 512, Optimizer: "sgd", Mean: 40},
+		mlperfepochs.Row{Round: "v2.0", Division: "closed", GlobalBatch: 1024, Optimizer: "sgd_with_momentum", Mean: 41})
 	gs, err := analyse("resnet", rows)
 	if err != nil {
 		t.Fatal(err)

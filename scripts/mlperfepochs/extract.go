@@ -184,15 +184,6 @@ func optimizerOf(r runLog, b benchmark) string {
 	return b.Optimizer
 }
 
-// family groups optimizers that share a law: plain SGD with or without
-// momentum is "sgd".
-func family(opt string) string {
-	if opt == "sgd_with_momentum" || opt == "momentum" {
-		return "sgd"
-	}
-	return opt
-}
-
 // toTarget is a run's epochs (or samples) to target: the last evaluation's
 // epoch_num; for BERT the last train_samples, which NVIDIA's and most
 // others' logs print at the end as the samples trained, or else an

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"scaleplan/internal/mlperfepochs"
 )
 
 // The expected values are read off the sample logs' lines
@@ -114,7 +116,7 @@ func TestCSVRoundTrip(t *testing.T) {
 	if err := writeCSV(&buf, []*Submission{s}); err != nil {
 		t.Fatal(err)
 	}
-	rows, err := readCSV(&buf, "t.csv")
+	rows, err := mlperfepochs.ReadRows(&buf, "t.csv")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,7 +126,7 @@ func TestCSVRoundTrip(t *testing.T) {
 		r.Source != "mlcommons/training_results_v3.1@c:A/results/s/resnet" {
 		t.Errorf("row %+v", r)
 	}
-	if _, err := readCSV(strings.NewReader("round\n"), "bad.csv"); err == nil || !strings.Contains(err.Error(), "bad.csv: line 1") {
+	if _, err := mlperfepochs.ReadRows(strings.NewReader("round\n"), "bad.csv"); err == nil || !strings.Contains(err.Error(), "bad.csv: line 1") {
 		t.Errorf("bad header: %v", err)
 	}
 }

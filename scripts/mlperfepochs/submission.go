@@ -13,6 +13,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"scaleplan/internal/mlperfepochs"
 )
 
 // source is one results repository checked out (or extracted) at dir.
@@ -183,14 +185,10 @@ func system(p string) (accelerators int, div string) {
 	return int(math.Round(n * a)), div
 }
 
-// header is the CSV header of a benchmark's table.
-var header = []string{"round", "submitter", "system", "division", "accelerators", "global_batch", "optimizer",
-	"unit", "runs", "reached", "mean", "std", "min", "max", "repo", "commit", "path"}
-
 // writeCSV writes subs as a benchmark's table.
 func writeCSV(w io.Writer, subs []*Submission) error {
 	cw := csv.NewWriter(w)
-	if err := cw.Write(header); err != nil {
+	if err := cw.Write(mlperfepochs.Header); err != nil {
 		return err
 	}
 	g := func(v float64) string { return strconv.FormatFloat(v, 'g', 6, 64) }
@@ -205,47 +203,4 @@ func writeCSV(w io.Writer, subs []*Submission) error {
 	}
 	cw.Flush()
 	return cw.Error()
-}
-
-// Row is one row of a benchmark's table as read back.
-type Row struct {
-	Round, Submitter, System, Division string
-	Accelerators                       int
-	GlobalBatch                        float64
-	Optimizer, Unit                    string
-	Runs, Reached                      int
-	Mean, Std, Min, Max                float64
-	Source                             string // repo@commit:path
-}
-
-// readCSV reads a benchmark's table, naming the line of a bad field.
-func readCSV(r io.Reader, name string) ([]Row, error) {
-	recs, err := csv.NewReader(r).ReadAll()
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
-	}
-	if len(recs) == 0 || !slices.Equal(recs[0], header) {
-		return nil, fmt.Errorf("%s: line 1: want the header %s", name, strings.Join(header, ","))
-	}
-	var rows []Row
-	for i, rec := range recs[1:] {
-		var row Row
-		var nums [8]float64
-		for j, col := range []int{4, 5, 8, 9, 10, 11, 12, 13} {
-			v, err := strconv.ParseFloat(rec[col], 64)
-			if err != nil || math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
-				return nil, fmt.Errorf("%s: line %d: %s %q: want a finite number >= 0", name, i+2, header[col], rec[col])
-			}
-			nums[j] = v
-		}
-		row.Round, row.Submitter, row.System, row.Division, row.Optimizer, row.Unit = rec[0], rec[1], rec[2], rec[3], rec[6], rec[7]
-		row.Accelerators, row.GlobalBatch, row.Runs, row.Reached = int(nums[0]), nums[1], int(nums[2]), int(nums[3])
-		row.Mean, row.Std, row.Min, row.Max = nums[4], nums[5], nums[6], nums[7]
-		row.Source = rec[14] + "@" + rec[15] + ":" + rec[16]
-		if !(row.GlobalBatch >= 1) || !(row.Mean > 0) {
-			return nil, fmt.Errorf("%s: line %d: global_batch %v, mean %v: want >= 1 and > 0", name, i+2, row.GlobalBatch, row.Mean)
-		}
-		rows = append(rows, row)
-	}
-	return rows, nil
 }
