@@ -21,19 +21,22 @@ func (t *Topology) ncclRun(op Op, bytes units.Bytes, ranks []int, done func(*Res
 		return fmt.Errorf("%v: %w", op, err)
 	}
 	S := float64(bytes)
-	ch, g, err := t.ncclChoose(op, S, ranks)
-	if err != nil {
-		return err
-	}
+	// The choice depends only on the plan's key and the configuration,
+	// so a cached plan keeps the choice it was made with.
 	pk := planKey{op: op, alg: NCCL, ranks: key, bytes: S, root: -1}
 	steps, ok := t.plans[pk]
+	ch := t.ncclChoices[pk]
 	if !ok {
+		var g ncclGeom
+		if ch, g, err = t.ncclChoose(op, S, ranks); err != nil {
+			return err
+		}
 		p := &plan{t: t, key: fmt.Sprintf("nccl/%v/%v/%v/%s", op, ch.Algorithm, ch.Protocol, key)}
 		if err := p.nccl(op, ch, g, ranks, S); err != nil {
 			return err
 		}
 		steps = p.steps
-		t.plans[pk] = steps
+		t.plans[pk], t.ncclChoices[pk] = steps, ch
 	}
 	res := &Result{Op: op, Algorithm: NCCL, NCCL: ch, Bytes: bytes, Ranks: len(ranks), Start: t.s.Now()}
 	r := &run{t: t, steps: steps, done: done, res: res, label: t.net.Label}

@@ -417,6 +417,8 @@ type Topology struct {
 	b     *PathBuilder
 	paths map[string]*Path
 	plans map[planKey][]step
+	// ncclChoices is NCCL's choice for each cached NCCL plan.
+	ncclChoices map[planKey]NCCLChoice
 }
 
 // NewTopology builds the links of cfg on a new Network driven by s. It
@@ -425,7 +427,7 @@ func NewTopology(s *event.Scheduler, cfg Config) (*Topology, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	t := &Topology{cfg: cfg, s: s, net: NewNetwork(s), nodes: cfg.nodes(), paths: make(map[string]*Path), plans: make(map[planKey][]step)}
+	t := &Topology{cfg: cfg, s: s, net: NewNetwork(s), nodes: cfg.nodes(), paths: make(map[string]*Path), plans: make(map[planKey][]step), ncclChoices: make(map[planKey]NCCLChoice)}
 	n := t.net
 	p := cfg.Ranks
 	t.all = make([]int, p)
