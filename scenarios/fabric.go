@@ -18,21 +18,27 @@ import (
 // sim.CollectiveTime of another op.
 type CollectiveTime func(cfg sim.Config, size units.Bytes) (units.Seconds, error)
 
-// SetFabric sets the level of n that a fabric calibration fits to a link
-// of bandwidth bw per direction and latency lat per message:
+// SetFabric sets the level of n that a fabric calibration fits, under
+// the exchange alg it was fitted with, to a link of bandwidth bw per
+// direction and latency lat per message:
 //
 //   - calib.Intra: each device's port into the node's fabric, n.Intra;
+//     under sim.NCCL the latency is that of NCCL's LL ring hop inside a
+//     node (n.NCCLHopLatency), the one NCCL's tuning model scales all of
+//     that level's hop latencies from, and n.Intra keeps its own;
 //   - calib.Inter: each NIC, n.NIC, at bw, with the whole latency of a
 //     hop between nodes in n.FabricLatency; the transport's efficiency
 //     and overhead are in bw and lat (n.Efficiency 1, n.Overhead 0).
 //
 // The NIC count per node and the oversubscription stay the catalogue's.
 // It panics on another level (a programmer's error: calib validates it).
-func SetFabric(n *sim.Network, level string, bw units.BytesPerSec, lat units.Seconds) {
-	switch level {
-	case calib.Intra:
+func SetFabric(n *sim.Network, level string, alg sim.Algorithm, bw units.BytesPerSec, lat units.Seconds) {
+	switch {
+	case level == calib.Intra && alg == sim.NCCL:
+		n.Intra.Bandwidth, n.NCCLHopLatency = bw, lat
+	case level == calib.Intra:
 		n.Intra = sim.Link{Bandwidth: bw, Latency: lat}
-	case calib.Inter:
+	case level == calib.Inter:
 		n.NIC = sim.Link{Bandwidth: bw}
 		n.FabricLatency, n.Efficiency, n.Overhead = lat, 1, 0
 	default:
@@ -106,9 +112,12 @@ func PlaceFabric(cat *hw.Catalog, system string, ranks, nodes int, alg sim.Algor
 	}
 	s.Applied = ApplyFabric(files, sys.Name, inter, intra, &s.Config.Network, p)
 	n := s.Config.Network
-	if level == calib.Intra {
+	switch {
+	case level == calib.Intra && alg == sim.NCCL:
+		s.Transport, s.Bandwidth, s.Latency = intra, n.Intra.Bandwidth, n.NCCLHop()
+	case level == calib.Intra:
 		s.Transport, s.Bandwidth, s.Latency = intra, n.Intra.Bandwidth, n.Intra.Latency
-	} else {
+	default:
 		eff := n.Efficiency
 		if eff == 0 {
 			eff = 1
@@ -126,7 +135,7 @@ func PlaceFabric(cat *hw.Catalog, system string, ranks, nodes int, alg sim.Algor
 func (s *FabricSetup) Model(t CollectiveTime) func(bw units.BytesPerSec, lat units.Seconds, size units.Bytes) (units.Seconds, error) {
 	return func(bw units.BytesPerSec, lat units.Seconds, size units.Bytes) (units.Seconds, error) {
 		c := s.Config
-		SetFabric(&c.Network, s.Level, bw, lat)
+		SetFabric(&c.Network, s.Level, c.Comm.Algorithm, bw, lat)
 		return t(c, size)
 	}
 }
@@ -158,7 +167,8 @@ func ApplyFabric(files []CalibrationFile, system, inter, intra string, n *sim.Ne
 		}
 		for _, f := range files {
 			if e, ok := f.Cal.LookupFabric(system, lv.level, lv.transport); ok {
-				SetFabric(n, lv.level, e.Bandwidth, e.Latency)
+				alg, _ := sim.ParseAlgorithm(e.Algorithm) // calib checked it is set; an unknown one is not NCCL's
+				SetFabric(n, lv.level, alg, e.Bandwidth, e.Latency)
 				applied = append(applied, Applied{lv.level, f.Path})
 				break
 			}

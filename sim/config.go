@@ -408,6 +408,12 @@ type Network struct {
 	// NCCL exchange may then choose them. Default false; scenarios sets
 	// NVLS from the node's link.in_network_reduction (hw.Link).
 	NVLS, CollNet bool
+	// NCCLHopLatency is the latency of one NCCL ring hop inside a node
+	// with the LL protocol, as a fabric calibration fits it; NCCL's other
+	// hop latencies inside a node (every algorithm and protocol of
+	// tuning.cc's hwLatencies for the node's link class) scale with it.
+	// Default 0: tuning.cc's own (0.6 us on NVLink, 1 us on PCIe).
+	NCCLHopLatency units.Seconds
 }
 
 // Input is the input pipeline: each node's loader reads, decodes and
@@ -781,6 +787,9 @@ func (c *Config) validate() error {
 	if n.Oversubscription > 1e6 {
 		bad("oversubscription %v is more than 1e6", n.Oversubscription)
 	}
+	if !(n.NCCLHopLatency >= 0) || !finite(float64(n.NCCLHopLatency)) {
+		bad("NCCL hop latency %v is not a finite time >= 0", float64(n.NCCLHopLatency))
+	}
 	c.checkRanges(bad)
 	if len(errs) > 0 {
 		return errors.Join(errs...)
@@ -877,11 +886,21 @@ func (c *Config) topology() netsim.Config {
 	}
 }
 
+// NCCLHop returns the latency of NCCL's LL ring hop inside a node that
+// the NCCL exchange takes on n: NCCLHopLatency, or by default NCCL's
+// tuning model's (0.6 us on NVLink, 1 us on PCIe or without peer-to-peer).
+func (n Network) NCCLHop() units.Seconds {
+	if n.NCCLHopLatency > 0 {
+		return n.NCCLHopLatency
+	}
+	return netsim.NCCLHopLatency(n.IntraPCI || n.NoPeerToPeer)
+}
+
 // ncclConfig is the NCCL exchange's view of the fabric and its overrides;
 // validate has checked the names.
 func (c *Config) ncclConfig() netsim.NCCLConfig {
 	a, _ := netsim.ParseNCCLAlgorithm(c.Comm.NCCLAlgo)
 	p, _ := netsim.ParseProtocol(c.Comm.NCCLProto)
 	n := c.Network
-	return netsim.NCCLConfig{IntraPCI: n.IntraPCI, NVLS: n.NVLS, CollNet: n.CollNet, Algorithm: a, Protocol: p}
+	return netsim.NCCLConfig{IntraPCI: n.IntraPCI, NVLS: n.NVLS, CollNet: n.CollNet, Algorithm: a, Protocol: p, HopLatency: n.NCCLHopLatency}
 }

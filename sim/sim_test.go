@@ -493,6 +493,8 @@ func TestBadConfigs(t *testing.T) {
 		{func(c *Config) { c.Network.NIC.Bandwidth = 0 }, "need a NIC bandwidth"},
 		{func(c *Config) { c.Network.Intra.Bandwidth = 0 }, "intra-node bandwidth"},
 		{func(c *Config) { c.Network.Efficiency = 1.5 }, "efficiency 1.5 is not in"},
+		{func(c *Config) { c.Network.NCCLHopLatency = -1e-6 }, "NCCL hop latency -1e-06"},
+		{func(c *Config) { c.Network.NCCLHopLatency = units.Seconds(math.Inf(1)) }, "NCCL hop latency +Inf"},
 		{func(c *Config) { c.Network.NICs = 3 }, "NICs per node 3"},
 		{func(c *Config) { c.Comm.Algorithm = ParameterServer }, "needs at least one server"},
 		{func(c *Config) { c.Comm.Algorithm = Algorithm(99) }, "unknown algorithm"},

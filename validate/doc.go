@@ -53,6 +53,14 @@
 // (NCCLTestsHostTime: a kernel launch and NCCL's enqueue for each device a
 // thread drives).
 //
+// FitFabric fits a system's links to such tests (fit.FitFabric around the
+// simulator, the host's time per call included): under the NCCL exchange
+// the level inside a node by its port's bandwidth and NCCL's LL ring hop
+// latency, from which its tuning model's other hop latencies scale, the
+// level between nodes by each NIC's bandwidth and the network's latency
+// per hop, so that a fit of one op or node count predicts another
+// (validate --fabric-from; docs/validation-collectives.md).
+//
 // # Placements
 //
 // ComparePlacements takes a table of step times per placement of the

@@ -49,7 +49,14 @@ type OpTime func(cfg sim.Config, op sim.Op, size units.Bytes) (units.Seconds, er
 // several nodes fit the level between them with the level inside a node
 // held at that fit (or at the catalogue's figures where no test ran on
 // one node or its fit failed). t times one collective
-// (sim.CollectiveTime); alg is the exchange it runs. Tests of another op
+// (sim.CollectiveTime); alg is the exchange it runs. Each test's time is
+// the larger of the simulator's and the host's per call
+// (NCCLTestsHostTime of its devices a thread), as CompareCollectives
+// predicts it: sizes the host bounds do not move with the links. Under
+// sim.NCCL the latency of the level inside a node is that of NCCL's LL
+// ring hop, from which its tuning model's other hop latencies scale
+// (scenarios.SetFabric), and between nodes the network's own latency that
+// every hop between nodes adds. Tests of another op
 // or of one rank are left out (Left); a test that cannot be placed on the
 // system is an error naming it; a level the tests do not determine has
 // its Err.
@@ -141,8 +148,11 @@ func fitLevel(cat *hw.Catalog, system, lv string, tests []sourced, alg sim.Algor
 		} else if setup.Transport != first.Transport {
 			return nil, fmt.Errorf("%s: crosses transport %s, %s crosses %s", s.where, setup.Transport, tests[0].where, first.Transport)
 		}
-		op := CollectiveOps[s.c.Op]
-		time := func(cfg sim.Config, size units.Bytes) (units.Seconds, error) { return t(cfg, op, size) }
+		op, host := CollectiveOps[s.c.Op], NCCLTestsHostTime(max(1, s.c.GPUs))
+		time := func(cfg sim.Config, size units.Bytes) (units.Seconds, error) {
+			d, err := t(cfg, op, size)
+			return max(d, host), err
+		}
 		fts = append(fts, fit.FabricTest{Source: s.where, Collective: s.c, Model: setup.Model(time)})
 	}
 	l := &FabricLevelFit{Level: lv, Tests: wheres(tests),

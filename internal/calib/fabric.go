@@ -44,7 +44,11 @@ type FabricEntry struct {
 	Bandwidth         units.BytesPerSec   `yaml:"bandwidth"`
 	BandwidthInterval []units.BytesPerSec `yaml:"bandwidth_interval,flow,omitempty"` // [low, high]; absent where the fit gives none
 	// Latency is the time each message (hop) on the level adds, with the
-	// transport's overhead and the switches' latency.
+	// transport's overhead and the switches' latency. Fitted with the
+	// "nccl" algorithm, inside a node it is the latency of NCCL's LL ring
+	// hop, from which NCCL's other hop latencies of the node's link class
+	// scale (sim.Network.NCCLHopLatency); between nodes the network's own
+	// latency NCCL adds to each hop.
 	Latency         units.Seconds   `yaml:"latency"`
 	LatencyInterval []units.Seconds `yaml:"latency_interval,flow,omitempty"` // [low, high]; absent where the fit gives none
 
@@ -53,7 +57,8 @@ type FabricEntry struct {
 	// them all, and the figure is where the search stopped.
 	Undetermined []string `yaml:"undetermined,flow,omitempty"`
 
-	// Algorithm is the simulator's all-reduce the fit inverted ("ring").
+	// Algorithm is the simulator's exchange the fit inverted ("ring",
+	// "nccl", ...); it sets what Latency means inside a node.
 	Algorithm string `yaml:"algorithm"`
 	// Error is the mean |predicted − measured|/measured time over the
 	// sizes fitted, after the fit.

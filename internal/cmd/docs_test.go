@@ -161,9 +161,13 @@ func expandDocArgs(args []string) ([]string, error) {
 			out = append(out, a)
 			continue
 		}
+		a, line := docArgLine(a)
 		files, err := filepath.Glob(filepath.Join("../..", a))
 		if err != nil || len(files) == 0 {
 			return nil, fmt.Errorf("%s matches no file (%v)", a, err)
+		}
+		if line != "" {
+			files[0] += line
 		}
 		if len(files) > 1 && (i == 0 || args[i-1] != "--measured") {
 			return nil, fmt.Errorf("%s matches %d files; only --measured repeats", a, len(files))
@@ -174,6 +178,16 @@ func expandDocArgs(args []string) ([]string, error) {
 		}
 	}
 	return out, nil
+}
+
+// docArgLine splits a path argument FILE:LINE (validate --fabric-from)
+// into FILE and ":LINE"; another argument comes back whole, with "".
+func docArgLine(a string) (string, string) {
+	i := strings.LastIndex(a, ":")
+	if i < 0 || strings.Trim(a[i+1:], "0123456789") != "" || i == len(a)-1 {
+		return a, ""
+	}
+	return a[:i], a[i:]
 }
 
 // TestDocBlocksParse checks the markers' reading: a block's command, its

@@ -29,7 +29,7 @@ func measuredFlag() cli.Flag {
 // measuredFlags are the flags of validate that apply to --measured logs
 // alone.
 func measuredFlags() []cli.Flag {
-	return append([]cli.Flag{measuredSystemFlag(), measuredPrecisionFlag(), measuredCalibrationFlag(), deviceFlag(), modelFlag(), measuredPlotFlag(), measuredAllReduceFlag()},
+	return append([]cli.Flag{measuredSystemFlag(), measuredPrecisionFlag(), measuredCalibrationFlag(), measuredFabricFromFlag(), deviceFlag(), modelFlag(), measuredPlotFlag(), measuredAllReduceFlag()},
 		measuredTransportFlags()...)
 }
 
@@ -146,17 +146,21 @@ func runValidateLogs(c *cli.Context, cat *hw.Catalog, prof *model.Profiles, in *
 	if err != nil {
 		return fmt.Errorf("validate: calibration: %w", err)
 	}
+	fitted, fabricNotes, err := fabricFrom(c, cat, algorithm)
+	if err != nil {
+		return err
+	}
 	var collErr error // the collectives' --max-error, returned once the measurements are written
 	if len(colls) > 0 {
 		for i := range colls {
-			colls[i].Fabric = cals
+			colls[i].Fabric = append(slices.Clone(fitted), cals...)
 		}
 		comps, err := validate.CompareCollectives(cat, colls)
 		if err != nil {
 			return fmt.Errorf("validate: %w", err)
 		}
 		ts, lines := tables.Collectives(comps, left)
-		if err := tables.WriteReport(c.App.Writer, format, ts, nil, lines); err != nil {
+		if err := tables.WriteReport(c.App.Writer, format, ts, fabricNotes, lines); err != nil {
 			return err
 		}
 		collErr = collectivesMaxError(c, comps, maxErr)

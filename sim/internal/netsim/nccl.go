@@ -133,6 +133,10 @@ type NCCLConfig struct {
 	// do; default NCCLAuto and ProtoAuto, the tuning model's choice.
 	Algorithm NCCLAlgorithm
 	Protocol  Protocol
+	// HopLatency is a fabric calibration's latency of a ring hop inside a
+	// node with LL; tuning.cc's other hop latencies of the node's link
+	// class scale with it. Default 0: tuning.cc's own.
+	HopLatency units.Seconds
 }
 
 func (c NCCLConfig) validate() []error {
@@ -142,6 +146,9 @@ func (c NCCLConfig) validate() []error {
 	}
 	if c.Protocol < 0 || int(c.Protocol) >= len(protocolNames) {
 		errs = append(errs, fmt.Errorf("%w: unknown NCCL protocol %d; want one of %q", ErrConfig, int(c.Protocol), protocolNames[:]))
+	}
+	if !nonNegative(float64(c.HopLatency)) {
+		errs = append(errs, fmt.Errorf("%w: NCCL hop latency %v is not a finite time >= 0", ErrConfig, float64(c.HopLatency)))
 	}
 	return errs
 }
@@ -206,6 +213,7 @@ type ncclGeom struct {
 	intra, net     float64 // bandwidth of a rank's port in the node, and of a NIC
 	bus, busTree   float64 // the ring's and the tree's bus bandwidth (ncclBus)
 	netLat         float64 // the network's own latency, µs (ncclInterLat)
+	hop            float64 // factor on hwLatencies inside a node (NCCLConfig.HopLatency)
 	cls            int     // link class inside a node
 	even           bool    // every node holds as many of the ranks
 }
@@ -226,6 +234,10 @@ func (t *Topology) ncclGeometry(ranks []int) ncclGeom {
 		g.cls = hwPCI
 	}
 	g.intra = float64(t.cfg.Intra.Bandwidth)
+	g.hop = 1
+	if l := float64(t.cfg.NCCL.HopLatency); l > 0 {
+		g.hop = l * 1e6 / ncclHW[g.cls][tRing][0]
+	}
 	if t.cfg.NoPeerToPeer {
 		g.intra = float64(t.cfg.PCIe.Bandwidth)
 	}
@@ -322,7 +334,7 @@ func ncclInterLat(a, pr int, g ncclGeom) float64 {
 // pr on g, in seconds.
 func ncclLatency(op Op, a, pr int, g ncclGeom) float64 {
 	base := ncclBase[a][pr]
-	intraLat := ncclHW[g.cls][a][pr]
+	intraLat := ncclHW[g.cls][a][pr] * g.hop
 	interLat := ncclInterLat(a, pr, g)
 	var l float64
 	switch a {
@@ -349,7 +361,7 @@ func ncclHopLat(pr int, g ncclGeom) float64 {
 	if g.nodes > 1 {
 		return ncclInterLat(tRing, pr, g)
 	}
-	return ncclHW[g.cls][tRing][pr]
+	return ncclHW[g.cls][tRing][pr] * g.hop
 }
 
 // ncclRingSteps returns the steps of a ring and how many of them cross
@@ -368,7 +380,7 @@ func ncclRingSteps(op Op, g ncclGeom) (steps, inter int) {
 // ncclIntraRingLat is the ring's hop latency inside a node, µs: at least
 // the network's post overhead when the ring crosses nodes.
 func ncclIntraRingLat(pr int, g ncclGeom) float64 {
-	l := ncclHW[g.cls][tRing][pr]
+	l := ncclHW[g.cls][tRing][pr] * g.hop
 	if g.nodes > 1 {
 		o := ncclNetOverhead
 		if pr == 2 {
