@@ -306,6 +306,7 @@ func (r *Resolved) network(c *sim.Config, p Point) error {
 	n.Efficiency = t.Efficiency
 	n.Overhead = t.Overhead
 	n.PerFlow, n.Streams = t.PerFlow.Bytes(), t.Streams
+	n.NetProtocols = t.NCCLProtocols
 	n.ServerNIC = bw.Bytes()
 	return nil
 }
