@@ -105,3 +105,26 @@ func TestNetworkNCCLProtocols(t *testing.T) {
 		}
 	}
 }
+
+// TestNetworkNCCLChannels: a device's NCCL channels reach the simulator's
+// network on an NVLink node (dgx-a100's A100: 24), and not on a PCIe node,
+// for which the catalogue's count does not hold.
+func TestNetworkNCCLChannels(t *testing.T) {
+	cat, err := hw.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		sys  string
+		k    int
+		want int
+	}{{"dgx-a100", 8, 24}, {"aws-g4dn", 4, 0}} {
+		var cfg sim.Config
+		if _, _, err := Network(cat, c.sys, "", "", &cfg, Point{Devices: c.k, Nodes: 1, DevicesPerNode: c.k}); err != nil {
+			t.Fatal(err)
+		}
+		if cfg.Network.NCCLChannels != c.want {
+			t.Errorf("%s: %d NCCL channels, want %d", c.sys, cfg.Network.NCCLChannels, c.want)
+		}
+	}
+}

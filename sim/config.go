@@ -402,6 +402,11 @@ type Network struct {
 	// nodes when Comm.NCCLProto fixes none (netsim.NCCLConfig). Default
 	// nil: NCCL's defaults.
 	NetProtocols []string
+	// NCCLChannels is the number of channels NCCL opens between the
+	// devices of a node (the device's nccl_channels on NVLink), 0 to 64:
+	// on one node the NCCL exchange runs a call on as many as its size
+	// fills (netsim.NCCLConfig.Channels). Default 0: unknown, all.
+	NCCLChannels int
 	// ServerNIC is each parameter server's NIC line rate; default NIC.
 	ServerNIC units.BytesPerSec
 	// IntraPCI says the devices of a node talk over PCIe, NCCL's PCI link
@@ -783,6 +788,9 @@ func (c *Config) validate() error {
 	if n.Streams < 1 || n.Streams > netsim.MaxStreams {
 		bad("streams %d is not in [1, %d]", n.Streams, netsim.MaxStreams)
 	}
+	if n.NCCLChannels < 0 || n.NCCLChannels > 64 {
+		bad("NCCL channels %d is not in [0, 64]", n.NCCLChannels)
+	}
 	for i, s := range n.NetProtocols {
 		if p, err := netsim.ParseProtocol(s); err != nil || p == netsim.ProtoAuto {
 			bad("NCCL net protocol %d %q: want ll, ll128 or simple", i, s)
@@ -898,5 +906,5 @@ func (c *Config) ncclConfig() netsim.NCCLConfig {
 		q, _ := netsim.ParseProtocol(s)
 		net = append(net, q)
 	}
-	return netsim.NCCLConfig{IntraPCI: n.IntraPCI, NVLS: n.NVLS, CollNet: n.CollNet, Algorithm: a, Protocol: p, NetProtocols: net}
+	return netsim.NCCLConfig{IntraPCI: n.IntraPCI, NVLS: n.NVLS, CollNet: n.CollNet, Algorithm: a, Protocol: p, NetProtocols: net, Channels: n.NCCLChannels}
 }

@@ -126,7 +126,7 @@ func TestPerFlow(t *testing.T) {
 // transport's overhead, twice for Simple) = 144.4 µs (the Simple ring's
 // 8.4 + 4·3.4 + 2·64 = 150 µs is slower); without the restriction the LL
 // ring's 6.6 + 4·1.0 + 2·(2.7 + 25) = 66 µs. A name that is not a protocol
-// is refused.
+// and a channel count beyond NCCL's 64 are refused.
 func TestNetProtocols(t *testing.T) {
 	c := uneven()
 	c.Placement, c.Nodes, c.DevicesPerNode = nil, 2, 2
@@ -144,7 +144,11 @@ func TestNetProtocols(t *testing.T) {
 			t.Errorf("protocols %q: %v s, want %v s", tc.protos, float64(got), tc.want)
 		}
 	}
-	c.Network.NetProtocols = []string{"fast"}
+	c.Network.NetProtocols, c.Network.NCCLChannels = nil, 65
+	if _, err := CollectiveTime(c, OpAllReduce, 8); !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), "NCCL channels 65 is not in [0, 64]") {
+		t.Errorf("65 channels: %v", err)
+	}
+	c.Network.NetProtocols, c.Network.NCCLChannels = []string{"fast"}, 0
 	if _, err := CollectiveTime(c, OpAllReduce, 8); !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), `NCCL net protocol 0 "fast"`) {
 		t.Errorf("protocol fast: %v", err)
 	}

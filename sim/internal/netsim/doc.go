@@ -351,6 +351,13 @@
 // bound by the NICs, T = L + (C+1)·c·w/(corr·β_NIC) with C chunks of S/c
 // (TestNCCLTreeClosedForms).
 //
+// On one node with NCCLConfig.Channels = C (the device's channels), a ring
+// or tree call runs on nc = min(C, max(1, ⌊S/(nt·t)⌋)) of them, as
+// enqueue.cc drops channels while S < nc·nt·t (nt the protocol's threads
+// per channel, 512, 640, 512; t its bytes per thread, 8 (× p for the
+// ring's LL), 8, 64), and its payload moves at nc/C of the bandwidth:
+// tuning.cc's bus bandwidth is its channels' sum (TestNCCLChannelRamp).
+//
 // The NVLS tree runs as one step after its L: every rank, the head of one
 // of its node's k channels, moves its 1/k share of S through its port k − 1
 // times (the switch reads the other heads' shares from it and multicasts

@@ -147,6 +147,11 @@ type NCCLConfig struct {
 	// enables what it lists, unless Protocol fixes one (the plugin leaves
 	// a user's NCCL_PROTO alone). Default nil: NCCL's defaults.
 	NetProtocols []Protocol
+	// Channels is the number of channels NCCL opens between the ranks of
+	// one node (the device's catalogue nccl_channels), 1 to 64: on one
+	// node a ring or tree call runs on as many of them as its size fills
+	// (ncclChannelsUsed). Default 0: unknown, every call on all.
+	Channels int
 }
 
 func (c NCCLConfig) validate() []error {
@@ -156,6 +161,9 @@ func (c NCCLConfig) validate() []error {
 	}
 	if c.Protocol < 0 || int(c.Protocol) >= len(protocolNames) {
 		errs = append(errs, fmt.Errorf("%w: unknown NCCL protocol %d; want one of %q", ErrConfig, int(c.Protocol), protocolNames[:]))
+	}
+	if c.Channels < 0 || c.Channels > ncclMaxChannels {
+		errs = append(errs, fmt.Errorf("%w: NCCL channels %d: want 0 (unknown) to %d", ErrConfig, c.Channels, ncclMaxChannels))
 	}
 	for _, p := range c.NetProtocols {
 		if p <= ProtoAuto || int(p) >= len(protocolNames) {
@@ -211,6 +219,34 @@ const (
 	ncclCollNetArity = 0.4   // CollNet Direct's arity serialization, µs per local rank
 	ncclP2PLLMax     = 16384 // NCCL_P2P_LL_THRESHOLD: point-to-point uses LL up to this many bytes per peer and channel
 )
+
+// NCCL's channels and threads per channel (v2.30.7): MAXCHANNELS
+// (src/include/device.h), the most threads a channel runs by protocol,
+// NCCL_LL_MAX_NTHREADS, NCCL_LL128_MAX_NTHREADS and
+// NCCL_SIMPLE_MAX_NTHREADS (device.h), and the bytes each thread must
+// have before another channel or thread is used, NCCL_LL_THREAD_THRESHOLD
+// (× the ranks for the ring), NCCL_LL128_THREAD_THRESHOLD and
+// NCCL_SIMPLE_THREAD_THRESHOLD (src/include/comm.h; tuning.cc sets
+// threadThresholds from them).
+const ncclMaxChannels = 64
+
+var (
+	ncclThreads         = [3]float64{512, 640, 512}
+	ncclThreadThreshold = [3]float64{8, 8, 64}
+)
+
+// ncclChannelsUsed is the number of the node's C channels NCCL runs a
+// ring or tree call of S bytes on with protocol pr (src/enqueue.cc,
+// topoGetAlgoInfo): it drops one channel at a time while S is under
+// nc·nt·threshold, down to one, so nc = min(C, max(1, ⌊S/(nt·threshold)⌋)).
+// The threads it then drops on the last channel are not modelled.
+func ncclChannelsUsed(a, pr int, g ncclGeom, S float64, C int) int {
+	per := ncclThreads[pr] * ncclThreadThreshold[pr]
+	if a == tRing && pr == 0 {
+		per *= float64(g.p)
+	}
+	return min(C, max(1, int(S/per)))
+}
 
 // ncclNVLSTreeMax is perChMaxNVLSTreeBws of tuning.cc (v2.30.7), Hopper,
 // bytes/s: the most one channel of the NVLS tree moves (bus bandwidth) on

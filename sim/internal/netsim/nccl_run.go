@@ -53,13 +53,24 @@ func (p *plan) nccl(op Op, ch NCCLChoice, g ncclGeom, ranks []int, S float64) er
 	if len(ranks) < 2 {
 		return nil
 	}
+	// On one node a ring or tree call moves its bytes on the channels its
+	// size fills, nc of the C: tuning.cc's bus bandwidth is the sum of its
+	// channels' (busBw = nChannels·bw), so nc of them move nc/C of it.
+	share := 1.0
+	if C := p.t.cfg.NCCL.Channels; C > 0 && g.nodes == 1 && (ch.Algorithm == NCCLRing || ch.Algorithm == NCCLTree) {
+		a := tRing
+		if ch.Algorithm == NCCLTree {
+			a = tTree
+		}
+		share = float64(ncclChannelsUsed(a, pr, g, S, C)) / float64(C)
+	}
 	switch {
 	case op == OpAllToAll || op == OpSendRecv:
 		p.ncclP2P(op, pr, g, ranks, S, w)
 	case ch.Algorithm == NCCLRing:
-		p.ncclRing(op, pr, g, ranks, S, w)
+		p.ncclRing(op, pr, g, ranks, S, w/share)
 	case ch.Algorithm == NCCLTree:
-		return p.ncclTree(pr, g, ranks, S, w)
+		return p.ncclTree(pr, g, ranks, S, w/share)
 	case ch.Algorithm == NCCLNVLS:
 		// Each rank's port carries (k−1)/k of S each way at NVLS's
 		// efficiency, the reduce and the multicast pipelined.

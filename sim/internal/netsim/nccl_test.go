@@ -565,3 +565,44 @@ func TestNCCLNetProtocols(t *testing.T) {
 		t.Errorf("net protocol auto: %v, want ErrConfig", err)
 	}
 }
+
+// TestNCCLChannelRamp: on one node of 8 ranks with 12 channels, NCCL runs
+// a call on nc = min(12, max(1, ⌊S/(nt·threshold)⌋)) of them (enqueue.cc),
+// nt·threshold by hand from device.h and comm.h: 512·8·8 = 32 KiB for the
+// ring's LL (its threshold × the 8 ranks), 640·8 = 5 KiB for LL128, 512·64
+// = 32 KiB for Simple, 512·8 = 4 KiB for the tree's LL; the payload then
+// moves at nc/12 of the bandwidth. Across nodes the count does not bind.
+func TestNCCLChannelRamp(t *testing.T) {
+	node := twoLevel(8, 8, 1, 1)
+	node.NCCL.Channels = 12
+	for _, c := range []struct {
+		pr Protocol
+		i  int
+		S  units.Bytes
+		nc float64
+	}{{LL, 0, 8, 1}, {LL, 0, 64 * units.KiB, 2}, {LL128, 1, 4 * units.KiB, 1}, {Simple, 2, 256 * units.KiB, 8}, {Simple, 2, 3 * units.MiB, 12}} {
+		s := float64(c.S)
+		got := runNCCL(t, ncclCfg(node, NCCLRing, c.pr), OpAllReduce, c.S)
+		want := (refBaseRing[c.i]+14*refNVRing[c.i])*1e-6 + 14.0/8*s*refWire[c.i]*12/c.nc/float64(intraBW)
+		checkForm(t, fmt.Sprintf("ring %v %v", c.pr, c.S), float64(got.Time()), want)
+	}
+	S := 4 * units.KiB
+	got := runNCCL(t, ncclCfg(node, NCCLTree, LL), OpAllReduce, S)
+	want := (refBaseTree[0]+2*7*refNVTree[0])*1e-6 + chainLoads(8, 1)*float64(S)*refWire[0]*12/refTreeCorr(0, S)/float64(intraBW)
+	checkForm(t, "tree LL 4 KiB", float64(got.Time()), want)
+
+	two := twoLevel(16, 8, 8, 1)
+	ramp := two
+	ramp.NCCL.Channels = 12
+	for _, S := range ncclSizes {
+		a, b := runNCCL(t, two, OpAllReduce, S), runNCCL(t, ramp, OpAllReduce, S)
+		if a.Time() != b.Time() {
+			t.Errorf("2 nodes %v: %v s with 12 channels, %v s without", S, b.Time(), a.Time())
+		}
+	}
+	var s event.Scheduler
+	node.NCCL.Channels = 65
+	if _, err := NewTopology(&s, node); !errors.Is(err, ErrConfig) {
+		t.Errorf("65 channels: %v, want ErrConfig", err)
+	}
+}
