@@ -383,6 +383,10 @@ func (c *Catalog) Clone() *Catalog {
 		if s != nil {
 			s2 := *s
 			s2.Transports = maps.Clone(s.Transports)
+			for tn, t := range s2.Transports {
+				t.NCCLProtocols = slices.Clone(t.NCCLProtocols)
+				s2.Transports[tn] = t
+			}
 			if s.SharedStorage != nil {
 				st := *s.SharedStorage
 				s2.SharedStorage = &st

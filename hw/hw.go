@@ -411,6 +411,12 @@ type Transport struct {
 	// NCCL_NSOCKS_PERTHREAD sockets), 1 to 64; a transfer moves at most
 	// Streams × PerFlow. Default 0, meaning 1.
 	Streams int `yaml:"streams"`
+	// NCCLProtocols are the NCCL protocols (ll, ll128, simple) NCCL may run
+	// over the transport between nodes, as its net plugin restricts them:
+	// aws-ofi-nccl sets NCCL_PROTO=simple where EFA does not deliver
+	// 128-byte lines in order, which LL and LL128 need. Default none:
+	// NCCL's defaults.
+	NCCLProtocols []string `yaml:"nccl_protocols,omitempty"`
 
 	// Scope says where the transport can carry traffic: ScopeNode (between
 	// the devices of a node), ScopeFabric (between nodes) or ScopeBoth.

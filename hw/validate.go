@@ -16,6 +16,7 @@ var (
 	storageKinds    = []string{string(NVMe), string(SSD), string(HDD)}
 	transportNames  = []string{Verbs, IPoIB, TCP, TCPXO, GRPC, NCCL, GCL, SHM}
 	transportScopes = []string{ScopeNode, ScopeFabric, ScopeBoth}
+	ncclProtocols   = []string{"ll", "ll128", "simple"} // NCCL_PROTO's names
 	validName       = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]*$`)
 )
 
@@ -303,6 +304,9 @@ func (c *Catalog) validateSystem(ps *config.Problems, name string, s *System, rn
 		}
 		if t.Scope != "" {
 			oneOf(ps, tp+".scope", "transport scope", t.Scope, transportScopes)
+		}
+		for i, pr := range t.NCCLProtocols {
+			oneOf(ps, fmt.Sprintf("%s.nccl_protocols[%d]", tp, i), "NCCL protocol", pr, ncclProtocols)
 		}
 		if tn == IPoIB && f.Kind != "" && f.Kind != InfiniBandEDR && f.Kind != InfiniBandHDR && f.Kind != InfiniBandNDR && f.Kind != OmniPath {
 			ps.Addf(tp, "needs an InfiniBand or Omni-Path fabric, not %s", f.Kind)

@@ -229,6 +229,9 @@ func (r *Resolved) network(c *sim.Config, p Point) error {
 	n.Intra = sim.Link{Bandwidth: units.BytesPerSec(float64(link.Bandwidth) * intraEff), Latency: link.Latency + intraOver}
 	n.IntraPCI = link.Kind == hw.PCIe
 	n.NVLS = link.InNetworkReduction
+	if link.Kind == hw.NVLink {
+		n.NCCLChannels = dev.NCCLChannels // the catalogue's count is an NVLink node's
+	}
 	if t := node.PCIeTree; t != nil && link.PeerToPeer {
 		n.DevicesPerSwitch, n.Sockets = t.DevicesPerSwitch, max(node.CPU.Sockets, 1)
 		n.SwitchUplink = sim.Link{Bandwidth: units.BytesPerSec(float64(t.Uplink) * intraEff)}
@@ -306,6 +309,7 @@ func (r *Resolved) network(c *sim.Config, p Point) error {
 	n.Efficiency = t.Efficiency
 	n.Overhead = t.Overhead
 	n.PerFlow, n.Streams = t.PerFlow.Bytes(), t.Streams
+	n.NetProtocols = t.NCCLProtocols
 	n.ServerNIC = bw.Bytes()
 	return nil
 }

@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"slices"
 	"testing"
 
 	"scaleplan/hw"
@@ -79,5 +80,51 @@ func TestNetworkRails(t *testing.T) {
 	}
 	if !c.Network.Rails || c.Network.Oversubscription != 4 {
 		t.Errorf("rails %v, oversubscription %v; want true, 4", c.Network.Rails, c.Network.Oversubscription)
+	}
+}
+
+// TestNetworkNCCLProtocols: the protocols a transport lets NCCL run between
+// nodes reach the simulator's network (aws-p4de's EFA: Simple only, as
+// aws-ofi-nccl sets it), and a transport without them leaves none.
+func TestNetworkNCCLProtocols(t *testing.T) {
+	cat, err := hw.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := Point{Devices: 16, Nodes: 2, DevicesPerNode: 8}
+	for _, c := range []struct {
+		sys  string
+		want []string
+	}{{"aws-p4de", []string{"simple"}}, {"aws-p5", nil}} {
+		var cfg sim.Config
+		if _, _, err := Network(cat, c.sys, "verbs", "", &cfg, p); err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(cfg.Network.NetProtocols, c.want) {
+			t.Errorf("%s: NCCL protocols %q, want %q", c.sys, cfg.Network.NetProtocols, c.want)
+		}
+	}
+}
+
+// TestNetworkNCCLChannels: a device's NCCL channels reach the simulator's
+// network on an NVLink node (dgx-a100's A100: 24), and not on a PCIe node,
+// for which the catalogue's count does not hold.
+func TestNetworkNCCLChannels(t *testing.T) {
+	cat, err := hw.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		sys  string
+		k    int
+		want int
+	}{{"dgx-a100", 8, 24}, {"aws-g4dn", 4, 0}} {
+		var cfg sim.Config
+		if _, _, err := Network(cat, c.sys, "", "", &cfg, Point{Devices: c.k, Nodes: 1, DevicesPerNode: c.k}); err != nil {
+			t.Fatal(err)
+		}
+		if cfg.Network.NCCLChannels != c.want {
+			t.Errorf("%s: %d NCCL channels, want %d", c.sys, cfg.Network.NCCLChannels, c.want)
+		}
 	}
 }

@@ -286,7 +286,7 @@ var (
 	AllReduceAlgorithms = []string{"ring", "halving-doubling", "tree", "double-tree", "hierarchical", "torus-2d", "ps", "async-ps", "host-staged", "nccl"}
 	// NCCLAlgorithms and NCCLProtocols are what parallelism.nccl_algo and
 	// nccl_proto may fix.
-	NCCLAlgorithms = []string{"ring", "tree", "nvls", "collnet"}
+	NCCLAlgorithms = []string{"ring", "tree", "nvls", "collnet", "nvlstree"}
 	NCCLProtocols  = []string{"ll", "ll128", "simple"}
 	// InterNodeAlgorithms are the all-reduces hierarchical may run between
 	// nodes (parallelism.inter_node).

@@ -331,7 +331,7 @@ type Comm struct {
 	// stages: activations forward, their gradients backward. Default 0.
 	Boundary units.Bytes
 	// NCCLAlgo and NCCLProto fix NCCL's algorithm (ring, tree, nvls,
-	// collnet) and protocol (ll, ll128, simple) for the NCCL exchange, as
+	// collnet, nvlstree) and protocol (ll, ll128, simple) for the NCCL exchange, as
 	// NCCL_ALGO and NCCL_PROTO do. Default "": NCCL's tuning model
 	// chooses per call.
 	NCCLAlgo, NCCLProto string
@@ -397,6 +397,16 @@ type Network struct {
 	// another node over, in [1, 64]; a transfer moves at most
 	// Streams·PerFlow. Default 1.
 	Streams int
+	// NetProtocols are the NCCL protocols (ll, ll128, simple) the
+	// inter-node transport lets the NCCL exchange run on calls across
+	// nodes when Comm.NCCLProto fixes none (netsim.NCCLConfig). Default
+	// nil: NCCL's defaults.
+	NetProtocols []string
+	// NCCLChannels is the number of channels NCCL opens between the
+	// devices of a node (the device's nccl_channels on NVLink), 0 to 64:
+	// on one node the NCCL exchange runs a call on as many as its size
+	// fills (netsim.NCCLConfig.Channels). Default 0: unknown, all.
+	NCCLChannels int
 	// ServerNIC is each parameter server's NIC line rate; default NIC.
 	ServerNIC units.BytesPerSec
 	// IntraPCI says the devices of a node talk over PCIe, NCCL's PCI link
@@ -666,7 +676,7 @@ func (c *Config) validate() error {
 		bad("inter-node algorithm %v is not ring, halving-doubling, tree or double-tree", cm.InterNode)
 	}
 	if _, err := netsim.ParseNCCLAlgorithm(cm.NCCLAlgo); err != nil {
-		bad("NCCL algorithm %q: want ring, tree, nvls or collnet", cm.NCCLAlgo)
+		bad("NCCL algorithm %q: want ring, tree, nvls, collnet or nvlstree", cm.NCCLAlgo)
 	}
 	if _, err := netsim.ParseProtocol(cm.NCCLProto); err != nil {
 		bad("NCCL protocol %q: want ll, ll128 or simple", cm.NCCLProto)
@@ -783,6 +793,14 @@ func (c *Config) validate() error {
 	}
 	if n.Streams < 1 || n.Streams > netsim.MaxStreams {
 		bad("streams %d is not in [1, %d]", n.Streams, netsim.MaxStreams)
+	}
+	if n.NCCLChannels < 0 || n.NCCLChannels > 64 {
+		bad("NCCL channels %d is not in [0, 64]", n.NCCLChannels)
+	}
+	for i, s := range n.NetProtocols {
+		if p, err := netsim.ParseProtocol(s); err != nil || p == netsim.ProtoAuto {
+			bad("NCCL net protocol %d %q: want ll, ll128 or simple", i, s)
+		}
 	}
 	if n.Oversubscription > 1e6 {
 		bad("oversubscription %v is more than 1e6", n.Oversubscription)
@@ -902,5 +920,10 @@ func (c *Config) ncclConfig() netsim.NCCLConfig {
 	a, _ := netsim.ParseNCCLAlgorithm(c.Comm.NCCLAlgo)
 	p, _ := netsim.ParseProtocol(c.Comm.NCCLProto)
 	n := c.Network
-	return netsim.NCCLConfig{IntraPCI: n.IntraPCI, NVLS: n.NVLS, CollNet: n.CollNet, Algorithm: a, Protocol: p, HopLatency: n.NCCLHopLatency}
+	var net []netsim.Protocol
+	for _, s := range n.NetProtocols {
+		q, _ := netsim.ParseProtocol(s)
+		net = append(net, q)
+	}
+	return netsim.NCCLConfig{IntraPCI: n.IntraPCI, NVLS: n.NVLS, CollNet: n.CollNet, Algorithm: a, Protocol: p, NetProtocols: net, Channels: n.NCCLChannels, HopLatency: n.NCCLHopLatency}
 }

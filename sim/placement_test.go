@@ -118,3 +118,38 @@ func TestPerFlow(t *testing.T) {
 		t.Errorf("65 streams: %v", err)
 	}
 }
+
+// TestNetProtocols: the NCCL exchange over 2 nodes of 2 devices whose
+// transport lets NCCL run Simple only between nodes takes, at 8 B, the
+// Simple tree's tuning.cc latency, by hand 8.4 µs + 2·(1 hop of 4.0 µs in
+// the node + one network hop of 14 µs + 2·25 µs, the NIC's latency and the
+// transport's overhead, twice for Simple) = 144.4 µs (the Simple ring's
+// 8.4 + 4·3.4 + 2·64 = 150 µs is slower); without the restriction the LL
+// ring's 6.6 + 4·1.0 + 2·(2.7 + 25) = 66 µs. A name that is not a protocol
+// and a channel count beyond NCCL's 64 are refused.
+func TestNetProtocols(t *testing.T) {
+	c := uneven()
+	c.Placement, c.Nodes, c.DevicesPerNode = nil, 2, 2
+	c.Comm.Algorithm = NCCL
+	for _, tc := range []struct {
+		protos []string
+		want   float64
+	}{{[]string{"simple"}, 144.4e-6}, {nil, 66e-6}} {
+		c.Network.NetProtocols = tc.protos
+		got, err := CollectiveTime(c, OpAllReduce, 8)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !near(float64(got), tc.want, 1e-4) {
+			t.Errorf("protocols %q: %v s, want %v s", tc.protos, float64(got), tc.want)
+		}
+	}
+	c.Network.NetProtocols, c.Network.NCCLChannels = nil, 65
+	if _, err := CollectiveTime(c, OpAllReduce, 8); !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), "NCCL channels 65 is not in [0, 64]") {
+		t.Errorf("65 channels: %v", err)
+	}
+	c.Network.NetProtocols, c.Network.NCCLChannels = []string{"fast"}, 0
+	if _, err := CollectiveTime(c, OpAllReduce, 8); !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), `NCCL net protocol 0 "fast"`) {
+		t.Errorf("protocol fast: %v", err)
+	}
+}

@@ -275,7 +275,7 @@
 //	T(a, P) = L(a, P) + S/B_alg(a, P)
 //
 // and the least is taken (ties to the first tried: tree, ring, CollNet,
-// NVLS; LL, LL128, Simple). With h_X(a, P) tuning.cc's hwLatencies of link
+// NVLS, NVLS tree; LL, LL128, Simple). With h_X(a, P) tuning.cc's hwLatencies of link
 // class X (NVLink, PCI, network), base(a, P) its baseLatencies and l the
 // network's own latency (the NIC's, the fabric's and the transport's per
 // message, which NCCL takes from its net plugin as the graph's
@@ -294,12 +294,29 @@
 //	         B_alg = 0.92·B_t·g_P/2 · corr(P, ⌊log2(S/64)⌋),
 //	         g = 1/3.8, 7/9 (one node) or 120/128, 1
 //	NVLS:    L = 25 µs, B_alg = 2·0.85·B_intra·p/(2(p−1))   (one node)
+//	NVLS tree: L = 25 µs + 2·⌊log2 N⌋·h_net', h_net = 20.9 µs (Simple),
+//	         B_alg = k·b·p/(2(p−1)), b = min(2·0.85·s_i·(k−1)/k, m·s_n, b_max)
 //	CollNet: L = 2·(3.7 + 0.4·(k−1)) µs + 31 µs + 2l (14 µs + 2l if k = 1),
 //	         B_alg = B_intra/(r − (r−1)/2)/2, r = k/c
 //
+// The NVLS tree's b is tuning.cc's bus bandwidth of one channel of NCCL's
+// NVLS graph, which has one channel a GPU (its heads, each with its NIC):
+// s_i is the fastest of search.cc's sm90 intra speeds (60, 50, 40, 30, 24,
+// 20, 15, ... GB/s) not above port/(k+1) (a head's port carries its
+// channel twice, every other port once), s_n the fastest sm90 inter speed
+// (48, 45, 42, 40, 30, 24, 22, 20, ... GB/s) not above a NIC's rate, m = 2
+// and b_max = 57.7 GB/s on two nodes (perChMaxNVLSTreeBw, Hopper), m = 1
+// and 45.5 GB/s on more.
+//
 // Tree is the all-reduce's alone; NVLS needs Config.NCCL.NVLS and one node
-// of NVLink, CollNet Config.NCCL.CollNet and several nodes; LL128 is on by
-// default only over NVLink. All-to-all and send/recv are point-to-point: LL
+// of NVLink, the NVLS tree NVLS and several nodes holding as many of the
+// ranks, CollNet Config.NCCL.CollNet and several nodes; LL128 is on by
+// default only over NVLink. NCCLConfig.NetProtocols, the protocols the
+// transport between nodes lets NCCL run (aws-ofi-nccl sets
+// NCCL_PROTO=simple where EFA does not deliver 128-byte lines in order),
+// are those the calls across nodes choose among, LL128 included beyond
+// NVLink as NCCL_PROTO enables what it lists, unless Protocol fixes one
+// (the plugin leaves a user's NCCL_PROTO alone). All-to-all and send/recv are point-to-point: LL
 // when each peer gets at most 16 KiB (enqueue.cc's NCCL_P2P_LL_THRESHOLD),
 // else Simple. NCCLConfig.Algorithm and Protocol fix the choice, as
 // NCCL_ALGO and NCCL_PROTO do; a pair the request cannot run is an error.
@@ -312,6 +329,7 @@
 //	ring all-reduce:     T = base + n·h̄ + n/p·S·w/β,  h̄ = L_hops/n
 //	ring broadcast:      T = base + (C+p−2)·(h + c·w/β), a chain of C chunks
 //	NVLS:                T = 25 µs + (k−1)/k·S/(0.85·β)
+//	NVLS tree:           T = L + S/B_alg
 //	CollNet:             T = L + 2(k−1)/k·S/β_intra + S/(c·β_net)
 //	all-to-all:          T = base + h + (p−1)/p·S·w/β
 //	send/recv (a ring shift of S): T = base + h + S·w/β
@@ -333,13 +351,33 @@
 // bound by the NICs, T = L + (C+1)·c·w/(corr·β_NIC) with C chunks of S/c
 // (TestNCCLTreeClosedForms).
 //
+// On one node with NCCLConfig.Channels = C (the device's channels), a ring
+// or tree call runs on nc = min(C, max(1, ⌊S/(nt·t)⌋)) of them, as
+// enqueue.cc drops channels while S < nc·nt·t (nt the protocol's threads
+// per channel, 512, 640, 512; t its bytes per thread, 8 (× p for the
+// ring's LL), 8, 64), and its payload moves at nc/C of the bandwidth:
+// tuning.cc's bus bandwidth is its channels' sum (TestNCCLChannelRamp).
+//
+// The NVLS tree runs as one step after its L: every rank, the head of one
+// of its node's k channels, moves its 1/k share of S through its port k − 1
+// times (the switch reads the other heads' shares from it and multicasts
+// the reduced shares back) and through its NIC to the rank of its place on
+// the next node m times (on two nodes each of the double binary tree's two
+// trees moves half the share up and back between the pair; on more, a
+// node interior in one tree takes two children's halves and sends its
+// parent one, and back), each stream at most the channel's B_alg/k: the
+// per-channel bound NCCL's kernels reach before the links (NVIDIA measured
+// perChMaxNVLSTreeBw), so on an idle network T is tuning.cc's, and shared
+// links slow it further.
+//
 // (TestNCCLRingClosedForms, TestNCCLTreeClosedForms,
-// TestNCCLInNetworkClosedForms, TestNCCLPointToPointClosedForms, to 1e-9.)
+// TestNCCLInNetworkClosedForms, TestNCCLPointToPointClosedForms,
+// TestNCCLNVLSTreeClosedForm, to 1e-9.)
 // Over nodes with c channels the tree runs c trees at once, each with S/c,
 // tree j's chains turned by j·k/c so that its leader sends through NIC j.
 // Left out: tuning.cc's per-channel bandwidth caps and LL's absolute cap
-// (they need NCCL's channel search), NVLS between nodes, NVLS tree, PAT,
-// CollNet Chain, and the overlap of the tree's reduce and broadcast.
+// (they need NCCL's channel search), NVLS between nodes, PAT, CollNet
+// Chain, and the overlap of the tree's reduce and broadcast.
 //
 // Topology.AsyncPS runs an asynchronous parameter server: workers loop
 // pull, compute, push with no barrier; it reports the throughput in updates

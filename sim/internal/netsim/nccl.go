@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+	"slices"
 
 	"scaleplan/internal/units"
 )
@@ -89,9 +90,14 @@ const (
 	// where NCCLConfig.CollNet says they can), an all-gather inside each
 	// node.
 	NCCLCollNet
+	// NCCLNVLSTree is NVLS tree (NCCL 2.18 and later): NVLS reduces inside
+	// each node, a tree between the nodes carries each rank's share of the
+	// node's sum, NVLS multicasts the result (several nodes, each with
+	// NVLS).
+	NCCLNVLSTree
 )
 
-var ncclAlgorithmNames = [...]string{"auto", "ring", "tree", "nvls", "collnet"}
+var ncclAlgorithmNames = [...]string{"auto", "ring", "tree", "nvls", "collnet", "nvlstree"}
 
 // String returns the algorithm's name as ParseNCCLAlgorithm reads it.
 func (a NCCLAlgorithm) String() string {
@@ -101,8 +107,8 @@ func (a NCCLAlgorithm) String() string {
 	return ncclAlgorithmNames[a]
 }
 
-// ParseNCCLAlgorithm returns the algorithm named s: ring, tree, nvls or
-// collnet, or auto (also "") for the tuning model's choice.
+// ParseNCCLAlgorithm returns the algorithm named s: ring, tree, nvls,
+// collnet or nvlstree, or auto (also "") for the tuning model's choice.
 func ParseNCCLAlgorithm(s string) (NCCLAlgorithm, error) {
 	if s == "" {
 		return NCCLAuto, nil
@@ -137,6 +143,19 @@ type NCCLConfig struct {
 	// node with LL; tuning.cc's other hop latencies of the node's link
 	// class scale with it. Default 0: tuning.cc's own.
 	HopLatency units.Seconds
+	// NetProtocols are the protocols the transport between nodes lets
+	// NCCL run, as its net plugin restricts them (aws-ofi-nccl sets
+	// NCCL_PROTO=simple where EFA does not deliver 128-byte lines in
+	// order); on calls whose ranks span nodes they are the protocols the
+	// tuning model may choose, LL128 included beyond NVLink, as NCCL_PROTO
+	// enables what it lists, unless Protocol fixes one (the plugin leaves
+	// a user's NCCL_PROTO alone). Default nil: NCCL's defaults.
+	NetProtocols []Protocol
+	// Channels is the number of channels NCCL opens between the ranks of
+	// one node (the device's catalogue nccl_channels), 1 to 64: on one
+	// node a ring or tree call runs on as many of them as its size fills
+	// (ncclChannelsUsed). Default 0: unknown, every call on all.
+	Channels int
 }
 
 func (c NCCLConfig) validate() []error {
@@ -149,6 +168,14 @@ func (c NCCLConfig) validate() []error {
 	}
 	if !nonNegative(float64(c.HopLatency)) {
 		errs = append(errs, fmt.Errorf("%w: NCCL hop latency %v is not a finite time >= 0", ErrConfig, float64(c.HopLatency)))
+	}
+	if c.Channels < 0 || c.Channels > ncclMaxChannels {
+		errs = append(errs, fmt.Errorf("%w: NCCL channels %d: want 0 (unknown) to %d", ErrConfig, c.Channels, ncclMaxChannels))
+	}
+	for _, p := range c.NetProtocols {
+		if p <= ProtoAuto || int(p) >= len(protocolNames) {
+			errs = append(errs, fmt.Errorf("%w: NCCL net protocol %d: want one of %q", ErrConfig, int(p), protocolNames[1:]))
+		}
 	}
 	return errs
 }
@@ -166,19 +193,20 @@ const (
 	tRing
 	tCollNet
 	tNVLS
+	tNVLSTree
 )
 
 // ncclBase is baseLatencies of tuning.cc (v2.30.7), microseconds, by
-// algorithm (tree, ring, CollNet Direct, NVLS) and protocol (LL, LL128,
-// Simple).
-var ncclBase = [4][3]float64{{6.8, 14.0, 8.4}, {6.6, 14.0, 8.4}, {0, 0, 0}, {0, 0, 0}}
+// algorithm (tree, ring, CollNet Direct, NVLS, NVLS tree) and protocol
+// (LL, LL128, Simple).
+var ncclBase = [5][3]float64{{6.8, 14.0, 8.4}, {6.6, 14.0, 8.4}, {0, 0, 0}, {0, 0, 0}, {0, 0, 0}}
 
 // ncclHW is hwLatencies of tuning.cc (v2.30.7), microseconds per hop, by
 // link class (NVLink, PCI, network), algorithm and protocol.
-var ncclHW = [3][4][3]float64{
-	{{0.6, 1.25, 4.0}, {0.6, 1.9, 3.4}, {0, 0, 3.7}, {0, 0, 25}},
-	{{1.0, 1.9, 4.0}, {1.0, 2.5, 5.7}, {0, 0, 3.7}, {0, 0, 0}},
-	{{5.0, 8.5, 14}, {2.7, 4.0, 14.0}, {0, 0, 31}, {0, 0, 18}},
+var ncclHW = [3][5][3]float64{
+	{{0.6, 1.25, 4.0}, {0.6, 1.9, 3.4}, {0, 0, 3.7}, {0, 0, 25}, {0, 0, 25}},
+	{{1.0, 1.9, 4.0}, {1.0, 2.5, 5.7}, {0, 0, 3.7}, {0, 0, 0}, {0, 0, 0}},
+	{{5.0, 8.5, 14}, {2.7, 4.0, 14.0}, {0, 0, 31}, {0, 0, 18}, {0, 0, 20.9}},
 }
 
 // ncclTreeCorrection is treeCorrectionFactor of tuning.cc (v2.30.7): the
@@ -197,6 +225,48 @@ const (
 	ncclNVLSEff      = 0.85  // nvlsEfficiency, Hopper
 	ncclCollNetArity = 0.4   // CollNet Direct's arity serialization, µs per local rank
 	ncclP2PLLMax     = 16384 // NCCL_P2P_LL_THRESHOLD: point-to-point uses LL up to this many bytes per peer and channel
+)
+
+// NCCL's channels and threads per channel (v2.30.7): MAXCHANNELS
+// (src/include/device.h), the most threads a channel runs by protocol,
+// NCCL_LL_MAX_NTHREADS, NCCL_LL128_MAX_NTHREADS and
+// NCCL_SIMPLE_MAX_NTHREADS (device.h), and the bytes each thread must
+// have before another channel or thread is used, NCCL_LL_THREAD_THRESHOLD
+// (× the ranks for the ring), NCCL_LL128_THREAD_THRESHOLD and
+// NCCL_SIMPLE_THREAD_THRESHOLD (src/include/comm.h; tuning.cc sets
+// threadThresholds from them).
+const ncclMaxChannels = 64
+
+var (
+	ncclThreads         = [3]float64{512, 640, 512}
+	ncclThreadThreshold = [3]float64{8, 8, 64}
+)
+
+// ncclChannelsUsed is the number of the node's C channels NCCL runs a
+// ring or tree call of S bytes on with protocol pr (src/enqueue.cc,
+// topoGetAlgoInfo): it drops one channel at a time while S is under
+// nc·nt·threshold, down to one, so nc = min(C, max(1, ⌊S/(nt·threshold)⌋)).
+// The threads it then drops on the last channel are not modelled.
+func ncclChannelsUsed(a, pr int, g ncclGeom, S float64, C int) int {
+	per := ncclThreads[pr] * ncclThreadThreshold[pr]
+	if a == tRing && pr == 0 {
+		per *= float64(g.p)
+	}
+	return min(C, max(1, int(S/per)))
+}
+
+// ncclNVLSTreeMax is perChMaxNVLSTreeBws of tuning.cc (v2.30.7), Hopper,
+// bytes/s: the most one channel of the NVLS tree moves (bus bandwidth) on
+// two nodes (index 0) and on more (index 1).
+var ncclNVLSTreeMax = [2]float64{57.7e9, 45.5e9}
+
+// ncclSpeedsIntra and ncclSpeedsInter are sm90SpeedArrayIntra and
+// sm90SpeedArrayInter of NCCL v2.30.7 src/graph/search.cc, GB/s: the
+// bandwidths per channel NCCL's graph search tries for a graph inside a
+// node and across the network, fastest first.
+var (
+	ncclSpeedsIntra = []float64{60, 50, 40, 30, 24, 20, 15, 12, 11, 6, 3}
+	ncclSpeedsInter = []float64{48, 45, 42, 40, 30, 24, 22, 20, 17.5, 15, 12, 6, 3, 2.4, 1.2, 0.24, 0.12}
 )
 
 // NCCLChoice is the algorithm and protocol of one NCCL call and the time
@@ -281,35 +351,49 @@ func ncclBus(g ncclGeom) (ring, tree float64) {
 // LL, LL128, Simple), with the caller's overrides applied.
 func (t *Topology) ncclCandidates(op Op, g ncclGeom) ([][2]int, error) {
 	cfg := t.cfg.NCCL
-	ll128 := g.cls == hwNVLink || g.k == 1 // LL128 by default up to NVLink (tuning.cc, protoEnable)
 	var out [][2]int
-	for _, a := range []int{tTree, tRing, tCollNet, tNVLS} {
+	nvls := op == OpAllReduce && cfg.NVLS && g.k > 1 && g.cls == hwNVLink
+	for _, a := range []int{tTree, tRing, tCollNet, tNVLS, tNVLSTree} {
 		switch {
 		case a == tTree && (op != OpAllReduce || !g.even),
 			a == tCollNet && (op != OpAllReduce || !cfg.CollNet || g.nodes < 2 || !g.even),
-			a == tNVLS && (op != OpAllReduce || !cfg.NVLS || g.nodes > 1 || g.k < 2 || g.cls != hwNVLink),
+			a == tNVLS && (!nvls || g.nodes > 1),
+			a == tNVLSTree && (!nvls || g.nodes < 2 || !g.even),
 			cfg.Algorithm != NCCLAuto && ncclAlgOf(a) != cfg.Algorithm:
 			continue
 		}
 		for pr := range 3 {
-			switch {
-			case (a == tCollNet || a == tNVLS) && pr != 2,
-				cfg.Protocol == ProtoAuto && pr == 1 && !ll128,
-				cfg.Protocol != ProtoAuto && Protocol(pr+1) != cfg.Protocol:
+			if (a == tCollNet || a == tNVLS || a == tNVLSTree) && pr != 2 || !t.ncclProtoEnabled(g, pr) {
 				continue
 			}
 			out = append(out, [2]int{a, pr})
 		}
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("%w: NCCL %v on %d ranks over %d nodes cannot run as algorithm %v with protocol %v (tree is an all-reduce's on nodes holding as many of the ranks; nvls needs one node with NVLS, collnet an all-reduce over such nodes with CollNet; nvls and collnet run simple only)",
+		return nil, fmt.Errorf("%w: NCCL %v on %d ranks over %d nodes cannot run as algorithm %v with protocol %v (tree is an all-reduce's on nodes holding as many of the ranks; nvls needs one node with NVLS, nvlstree several such nodes holding as many of the ranks, collnet an all-reduce over such nodes with CollNet; nvls, nvlstree and collnet run simple only)",
 			ErrCollective, op, g.p, g.nodes, cfg.Algorithm, cfg.Protocol)
 	}
 	return out, nil
 }
 
+// ncclProtoEnabled reports whether protocol pr may run on g: the caller's
+// Protocol when it fixes one; when the ranks span nodes and the transport
+// lists NetProtocols, those (as the plugin's NCCL_PROTO enables what it
+// lists, LL128 included); else all but LL128 beyond NVLink (tuning.cc,
+// protoEnable: LL128 on by default only up to NVLink).
+func (t *Topology) ncclProtoEnabled(g ncclGeom, pr int) bool {
+	cfg := t.cfg.NCCL
+	switch {
+	case cfg.Protocol != ProtoAuto:
+		return Protocol(pr+1) == cfg.Protocol
+	case g.nodes > 1 && len(cfg.NetProtocols) > 0:
+		return slices.Contains(cfg.NetProtocols, Protocol(pr+1))
+	}
+	return pr != 1 || g.cls == hwNVLink || g.k == 1
+}
+
 func ncclAlgOf(a int) NCCLAlgorithm {
-	return [...]NCCLAlgorithm{NCCLTree, NCCLRing, NCCLCollNet, NCCLNVLS}[a]
+	return [...]NCCLAlgorithm{NCCLTree, NCCLRing, NCCLCollNet, NCCLNVLS, NCCLNVLSTree}[a]
 }
 
 // ncclInterLat is tuning.cc's latency of a hop between nodes by algorithm
@@ -351,6 +435,8 @@ func ncclLatency(op Op, a, pr int, g ncclGeom) float64 {
 		l = 2*(float64(min(1, g.k-1))*intraLat+float64(g.k-1)*ncclCollNetArity) + interLat
 	case tNVLS:
 		l = intraLat
+	case tNVLSTree:
+		l = base + intraLat + 2*float64(bits.Len(uint(g.nodes))-1)*interLat
 	}
 	return l * 1e-6
 }
@@ -422,9 +508,45 @@ func ncclBandwidth(op Op, a, pr int, g ncclGeom) float64 {
 		}
 		r := float64(g.k) / float64(g.c) // GPUs per NIC
 		return bus / (r - (r-1)/2) / 2
+	case tNVLSTree:
+		bus = float64(g.k) * ncclNVLSTreeChannel(g)
+	default:
+		bus = 2 * g.intra * ncclNVLSEff // NVLS pipelines the reduce and the broadcast
 	}
-	bus = 2 * g.intra * ncclNVLSEff // NVLS pipelines the reduce and the broadcast
 	return bus * float64(g.p) / float64(2*(g.p-1))
+}
+
+// ncclNVLSTreeChannel is the bus bandwidth of one channel of the NVLS
+// tree, bytes/s, as tuning.cc computes it from NCCL's NVLS graph: one
+// channel a rank of the node (its NVLS heads, one a GPU and its NIC;
+// search.cc lets an NVLS graph have as many channels as GPUs), each
+// carrying bwIntra in the node and bwInter through its NIC, and
+//
+//	min(2 · nvlsEfficiency · bwIntra · (k−1)/k, m · bwInter, perChMaxNVLSTreeBw)
+//
+// (the reduce and the multicast pipelined, m = 2 on two nodes, as for
+// the tree, else 1). bwIntra is the fastest of search.cc's speeds that a
+// port carries k + 1 times (ncclTopoSearchTryNvls: the head's port twice,
+// every other GPU's once), bwInter the fastest not above a NIC's rate.
+func ncclNVLSTreeChannel(g ncclGeom) float64 {
+	k := float64(g.k)
+	intra := ncclSpeed(ncclSpeedsIntra, g.intra/(k+1))
+	inter, most := ncclSpeed(ncclSpeedsInter, g.net), ncclNVLSTreeMax[1]
+	if g.nodes <= 2 {
+		inter, most = 2*inter, ncclNVLSTreeMax[0]
+	}
+	return min(2*ncclNVLSEff*intra*(k-1)/k, inter, most)
+}
+
+// ncclSpeed returns the fastest of speeds (GB/s, fastest first) not above
+// bw bytes/s, in bytes/s; the slowest when none is.
+func ncclSpeed(speeds []float64, bw float64) float64 {
+	for _, s := range speeds {
+		if s*1e9 <= bw {
+			return s * 1e9
+		}
+	}
+	return speeds[len(speeds)-1] * 1e9
 }
 
 // ncclPlateau is the factor on the latency of the ring's Simple
@@ -494,8 +616,8 @@ func (t *Topology) ncclChoose(op Op, S float64, ranks []int) (NCCLChoice, ncclGe
 }
 
 // ncclP2PChoice is the protocol of NCCL's point-to-point operations: LL when
-// each peer gets at most ncclP2PLLMax bytes (enqueue.cc, one channel),
-// else Simple; the algorithm is the ring's.
+// each peer gets at most ncclP2PLLMax bytes (enqueue.cc, one channel) and
+// the transport lets LL run, else Simple; the algorithm is the ring's.
 func (t *Topology) ncclP2PChoice(op Op, S float64, g ncclGeom) (NCCLChoice, ncclGeom, error) {
 	cfg := t.cfg.NCCL
 	if cfg.Algorithm != NCCLAuto && cfg.Algorithm != NCCLRing {
@@ -511,7 +633,7 @@ func (t *Topology) ncclP2PChoice(op Op, S float64, g ncclGeom) (NCCLChoice, nccl
 		return NCCLChoice{}, g, fmt.Errorf("%w: NCCL %v runs LL or simple, not ll128", ErrCollective, op)
 	case cfg.Protocol != ProtoAuto:
 		pr = cfg.Protocol
-	case per <= ncclP2PLLMax:
+	case per <= ncclP2PLLMax && t.ncclProtoEnabled(g, 0):
 		pr = LL
 	}
 	return NCCLChoice{Algorithm: NCCLRing, Protocol: pr}, g, nil

@@ -53,13 +53,24 @@ func (p *plan) nccl(op Op, ch NCCLChoice, g ncclGeom, ranks []int, S float64) er
 	if len(ranks) < 2 {
 		return nil
 	}
+	// On one node a ring or tree call moves its bytes on the channels its
+	// size fills, nc of the C: tuning.cc's bus bandwidth is the sum of its
+	// channels' (busBw = nChannels·bw), so nc of them move nc/C of it.
+	share := 1.0
+	if C := p.t.cfg.NCCL.Channels; C > 0 && g.nodes == 1 && (ch.Algorithm == NCCLRing || ch.Algorithm == NCCLTree) {
+		a := tRing
+		if ch.Algorithm == NCCLTree {
+			a = tTree
+		}
+		share = float64(ncclChannelsUsed(a, pr, g, S, C)) / float64(C)
+	}
 	switch {
 	case op == OpAllToAll || op == OpSendRecv:
 		p.ncclP2P(op, pr, g, ranks, S, w)
 	case ch.Algorithm == NCCLRing:
-		p.ncclRing(op, pr, g, ranks, S, w)
+		p.ncclRing(op, pr, g, ranks, S, w/share)
 	case ch.Algorithm == NCCLTree:
-		return p.ncclTree(pr, g, ranks, S, w)
+		return p.ncclTree(pr, g, ranks, S, w/share)
 	case ch.Algorithm == NCCLNVLS:
 		// Each rank's port carries (k−1)/k of S each way at NVLS's
 		// efficiency, the reduce and the multicast pipelined.
@@ -73,8 +84,68 @@ func (p *plan) nccl(op Op, ch NCCLChoice, g ncclGeom, ranks []int, S float64) er
 		p.retime(from, ncclLatency(op, tNVLS, 2, g), 1)
 	case ch.Algorithm == NCCLCollNet:
 		return p.ncclCollNet(g, ranks, S)
+	case ch.Algorithm == NCCLNVLSTree:
+		return p.ncclNVLSTree(g, ranks, S)
 	}
 	return nil
+}
+
+// ncclNVLSTree adds NCCL's NVLS tree all-reduce: tuning.cc's latency
+// once, then one step in which every rank, the head of one of its node's
+// k channels (ncclNVLSTreeChannel), moves its 1/k share of S:
+//
+//   - through its own port, k − 1 times (NVLS: the switch reads the
+//     share of every other head from it, and multicasts the reduced
+//     shares back to it);
+//   - through its NIC to the rank of its place on the next node, m times:
+//     m = 1 on two nodes (each of the double binary tree's two trees
+//     moves half the share up and back between the pair), m = 2 on more
+//     (a node interior in one tree takes two children's halves and sends
+//     its parent one, and back).
+//
+// Every stream moves at most the channel's algorithm bandwidth, b·p/(2(p−1))
+// with b the channel's bus bandwidth: the per-channel bound of NCCL's
+// tuning model, which NVIDIA measured (perChMaxNVLSTreeBw) and which its
+// kernels reach before the links do. On an idle network the call takes
+// tuning.cc's time, L + S/(k·b·p/(2(p−1)))); links shared with other
+// flows slow it further.
+func (p *plan) ncclNVLSTree(g ncclGeom, ranks []int, S float64) error {
+	nodes := p.t.byNode(ranks)
+	if !even(nodes) {
+		return fmt.Errorf("%w: NCCL nvlstree: the nodes hold different numbers of the ranks (ring runs on such placements)", ErrCollective)
+	}
+	p.base(ncclLatency(OpAllReduce, tNVLSTree, 2, g))
+	k, m := len(nodes[0]), 1
+	if len(nodes) > 2 {
+		m = 2
+	}
+	t := p.t
+	path := p.path("nvlstree", func() {
+		for n, nd := range nodes {
+			next := nodes[(n+1)%len(nodes)]
+			for i, r := range nd {
+				t.b.Add(0, slices.Repeat([]*Link{t.devOut[r], t.devIn[r]}, k-1)...)
+				for range m {
+					t.route(r, next[i])
+				}
+			}
+		}
+	})
+	lim := ncclNVLSTreeChannel(g) * float64(g.p) / float64(2*(g.p-1))
+	p.add(p.limited(p.retimed(path, 0), lim), S/float64(k), 1)
+	return nil
+}
+
+// limited returns a copy of path whose streams move at most lim bytes/s,
+// cached.
+func (p *plan) limited(path *Path, lim float64) *Path {
+	key := fmt.Sprintf("nccl-limit/%p/%v", path, lim)
+	if q, ok := p.t.paths[key]; ok {
+		return q
+	}
+	q := &Path{net: path.net, uses: path.uses, latency: path.latency, streams: path.streams, share: min(path.share, lim), limit: min(path.limit, lim)}
+	p.t.paths[key] = q
+	return q
 }
 
 // base adds a step of no bytes that waits lat seconds.

@@ -442,3 +442,167 @@ func TestNCCLPredicted(t *testing.T) {
 		}
 	}
 }
+
+// TestNCCLNVLSTreeClosedForm: NCCL's NVLS tree over nodes of 8 ranks with
+// NVLS and 8 NICs, on an idle network, takes tuning.cc's time L + S/B. By
+// hand: NCCL's NVLS graph has one channel a GPU (8); a port of 150 GB/s
+// carries a channel 8 + 1 times, so bwIntra is the fastest of search.cc's
+// sm90 intra speeds (60, 50, 40, 30, 24, 20, 15, ... GB/s) not above
+// 150/9 = 16.7 GB/s: 15 GB/s; a NIC moves 12.5·0.9 = 11.25 GB/s, so
+// bwInter is the fastest sm90 inter speed (..., 15, 12, 6, ... GB/s) not
+// above it: 6 GB/s. A channel's bus bandwidth is min(2·0.85·15·7/8, m·6,
+// cap) GB/s: m = 2 and cap 57.7 on two nodes (12 GB/s), m = 1 and cap 45.5
+// on four (6 GB/s); B = 8 channels × that × p/(2(p−1)). The latency is
+// 25 µs (NVLink) + 2·log2(N)·(20.9 + 2l) µs, l the network's own
+// latency (refNetLat, twice for Simple).
+func TestNCCLNVLSTreeClosedForm(t *testing.T) {
+	for _, c := range []struct {
+		p, levels int
+		bus       float64 // per channel, bytes/s
+	}{{16, 1, 12e9}, {32, 2, 6e9}} {
+		cfg := twoLevel(c.p, 8, 8, 1)
+		cfg.NCCL.NVLS = true
+		B := 8 * c.bus * float64(c.p) / float64(2*(c.p-1))
+		L := (25 + 2*float64(c.levels)*(20.9+refNetLat(2))) * 1e-6
+		for _, S := range ncclSizes {
+			got := runNCCL(t, ncclCfg(cfg, NCCLNVLSTree, ProtoAuto), OpAllReduce, S)
+			checkForm(t, fmt.Sprintf("%d ranks %v", c.p, S), float64(got.Time()), L+float64(S)/B)
+			if got.NCCL.Algorithm != NCCLNVLSTree || got.NCCL.Protocol != Simple {
+				t.Errorf("%d ranks %v: ran %v/%v, want nvlstree/simple", c.p, S, got.NCCL.Algorithm, got.NCCL.Protocol)
+			}
+		}
+	}
+}
+
+// TestNCCLNVLSTreeChoice: which of NCCL's algorithms two NVLS nodes of 8
+// ranks take, by hand from tuning.cc. At 1 GiB on NICs of 11.25 GB/s the
+// NVLS tree takes 82.8 µs + S/(8·12·16/30 GB/s = 51.2 GB/s) = 21.0 ms
+// (TestNCCLNVLSTreeClosedForm) and the Simple tree 108.4 µs +
+// S/(0.92·150/2 GB/s) = 15.7 ms: the tree wins. On NICs 8 times faster
+// (90 GB/s: bwInter 48 GB/s, a channel's bus min(22.3, 96, 57.7) = 22.3
+// GB/s, B = 95.2 GB/s) the NVLS tree takes 11.4 ms and wins over the tree
+// (15.7 ms) and the ring (S/(150·16/30 GB/s) = 13.4 ms); at 8 B the LL tree
+// (6.8 + 2·(7·0.6 + 5 + 4) = 33.2 µs) wins. Without NVLS on the nodes the
+// NVLS tree is never a candidate, and fixing it is an error.
+func TestNCCLNVLSTreeChoice(t *testing.T) {
+	var s event.Scheduler
+	cfg := twoLevel(16, 8, 8, 1)
+	cfg.NCCL.NVLS = true
+	for _, c := range []struct {
+		nic  units.BytesPerSec
+		S    units.Bytes
+		want NCCLAlgorithm
+	}{{nicBW, units.GiB, NCCLTree}, {8 * nicBW, units.GiB, NCCLNVLSTree}, {8 * nicBW, 8, NCCLTree}} {
+		cfg.NIC.Bandwidth = c.nic
+		topo, err := NewTopology(&s, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ch, err := topo.NCCLChoose(OpAllReduce, c.S, nil); err != nil || ch.Algorithm != c.want {
+			t.Errorf("NIC %v, %v: chose %v/%v (%v), want %v", c.nic, c.S, ch.Algorithm, ch.Protocol, err, c.want)
+		}
+	}
+	cfg.NCCL.NVLS = false
+	topo, _ := NewTopology(&s, cfg)
+	if ch, _ := topo.NCCLChoose(OpAllReduce, units.GiB, nil); ch.Algorithm == NCCLNVLSTree {
+		t.Errorf("no NVLS: chose %v", ch.Algorithm)
+	}
+	topo, _ = NewTopology(&s, ncclCfg(cfg, NCCLNVLSTree, ProtoAuto))
+	if err := topo.AllReduce(NCCL, units.MiB, nil, nil); !errors.Is(err, ErrCollective) {
+		t.Errorf("nvlstree without NVLS: %v, want ErrCollective", err)
+	}
+}
+
+// TestNCCLNetProtocols: a transport that lets NCCL run Simple only between
+// nodes (aws-ofi-nccl's NCCL_PROTO=simple on EFA) leaves an all-reduce
+// across two nodes of 8 ranks Simple at every size; at 8 B the tree, by
+// hand from tuning.cc: 8.4 µs base + 2·(7 hops of 4.0 µs in the node + one
+// network hop of 14 µs + 2l) with l = 4 µs the network's own latency
+// (1.5 NIC + 0.5 fabric + 2 transport), 8.4 + 2·(28 + 14 + 8) = 108.4 µs;
+// the ring would take 8.4 + 28·3.4 + 2·(14 + 8) = 147.6 µs. Inside one node
+// the transport does not bind; a fixed protocol (the user's NCCL_PROTO)
+// overrides it, as the plugin leaves a set NCCL_PROTO alone; a send/recv
+// of 8 B across the nodes runs Simple. A listed LL128 runs between PCIe
+// nodes too, where NCCL leaves it off by default: a listed protocol is
+// enabled, as NCCL_PROTO enables it.
+func TestNCCLNetProtocols(t *testing.T) {
+	cfg := twoLevel(16, 8, 8, 1)
+	cfg.NCCL.NetProtocols = []Protocol{Simple}
+	got := runNCCL(t, cfg, OpAllReduce, 8)
+	if d := float64(got.Time())/108.4e-6 - 1; !(math.Abs(d) < 1e-5) {
+		t.Errorf("8 B: %v s, want 108.4 µs (its 8 bytes take under a nanosecond)", float64(got.Time()))
+	}
+	if got.NCCL.Algorithm != NCCLTree || got.NCCL.Protocol != Simple {
+		t.Errorf("8 B: ran %v/%v, want tree/simple", got.NCCL.Algorithm, got.NCCL.Protocol)
+	}
+	for _, S := range ncclSizes {
+		if r := runNCCL(t, cfg, OpAllReduce, S); r.NCCL.Protocol != Simple {
+			t.Errorf("%v: ran %v/%v, want simple", S, r.NCCL.Algorithm, r.NCCL.Protocol)
+		}
+	}
+	if r := runNCCL(t, ncclCfg(cfg, NCCLRing, Simple), OpAllReduce, 8); math.Abs(float64(r.Time())-147.6e-6) > 0.1e-6 {
+		t.Errorf("ring 8 B: %v s, want 147.6 µs", float64(r.Time()))
+	}
+	if r := runNCCL(t, ncclCfg(cfg, NCCLAuto, LL), OpAllReduce, 8); r.NCCL.Protocol != LL {
+		t.Errorf("NCCL_PROTO=ll: ran %v", r.NCCL.Protocol)
+	}
+	if r := runNCCL(t, cfg, OpSendRecv, 8); r.NCCL.Protocol != Simple {
+		t.Errorf("send/recv 8 B: ran %v, want simple", r.NCCL.Protocol)
+	}
+	pci := twoLevel(16, 8, 8, 1)
+	pci.NCCL.IntraPCI, pci.NCCL.NetProtocols = true, []Protocol{LL128}
+	if r := runNCCL(t, pci, OpAllReduce, units.MiB); r.NCCL.Protocol != LL128 {
+		t.Errorf("PCIe nodes, ll128 listed: ran %v, want ll128", r.NCCL.Protocol)
+	}
+	node := twoLevel(8, 8, 1, 1)
+	node.NCCL.NetProtocols = []Protocol{Simple}
+	if r := runNCCL(t, node, OpAllReduce, 8); r.NCCL.Protocol != LL {
+		t.Errorf("one node 8 B: ran %v, want ll", r.NCCL.Protocol)
+	}
+	var s event.Scheduler
+	cfg.NCCL.NetProtocols = []Protocol{ProtoAuto}
+	if _, err := NewTopology(&s, cfg); !errors.Is(err, ErrConfig) {
+		t.Errorf("net protocol auto: %v, want ErrConfig", err)
+	}
+}
+
+// TestNCCLChannelRamp: on one node of 8 ranks with 12 channels, NCCL runs
+// a call on nc = min(12, max(1, ⌊S/(nt·threshold)⌋)) of them (enqueue.cc),
+// nt·threshold by hand from device.h and comm.h: 512·8·8 = 32 KiB for the
+// ring's LL (its threshold × the 8 ranks), 640·8 = 5 KiB for LL128, 512·64
+// = 32 KiB for Simple, 512·8 = 4 KiB for the tree's LL; the payload then
+// moves at nc/12 of the bandwidth. Across nodes the count does not bind.
+func TestNCCLChannelRamp(t *testing.T) {
+	node := twoLevel(8, 8, 1, 1)
+	node.NCCL.Channels = 12
+	for _, c := range []struct {
+		pr Protocol
+		i  int
+		S  units.Bytes
+		nc float64
+	}{{LL, 0, 8, 1}, {LL, 0, 64 * units.KiB, 2}, {LL128, 1, 4 * units.KiB, 1}, {Simple, 2, 256 * units.KiB, 8}, {Simple, 2, 3 * units.MiB, 12}} {
+		s := float64(c.S)
+		got := runNCCL(t, ncclCfg(node, NCCLRing, c.pr), OpAllReduce, c.S)
+		want := (refBaseRing[c.i]+14*refNVRing[c.i])*1e-6 + 14.0/8*s*refWire[c.i]*12/c.nc/float64(intraBW)
+		checkForm(t, fmt.Sprintf("ring %v %v", c.pr, c.S), float64(got.Time()), want)
+	}
+	S := 4 * units.KiB
+	got := runNCCL(t, ncclCfg(node, NCCLTree, LL), OpAllReduce, S)
+	want := (refBaseTree[0]+2*7*refNVTree[0])*1e-6 + chainLoads(8, 1)*float64(S)*refWire[0]*12/refTreeCorr(0, S)/float64(intraBW)
+	checkForm(t, "tree LL 4 KiB", float64(got.Time()), want)
+
+	two := twoLevel(16, 8, 8, 1)
+	ramp := two
+	ramp.NCCL.Channels = 12
+	for _, S := range ncclSizes {
+		a, b := runNCCL(t, two, OpAllReduce, S), runNCCL(t, ramp, OpAllReduce, S)
+		if a.Time() != b.Time() {
+			t.Errorf("2 nodes %v: %v s with 12 channels, %v s without", S, b.Time(), a.Time())
+		}
+	}
+	var s event.Scheduler
+	node.NCCL.Channels = 65
+	if _, err := NewTopology(&s, node); !errors.Is(err, ErrConfig) {
+		t.Errorf("65 channels: %v, want ErrConfig", err)
+	}
+}
