@@ -257,10 +257,37 @@ type HostCPU struct {
 	Sockets        int         `yaml:"sockets"`          // required, 1 to 64
 	CoresPerSocket int         `yaml:"cores_per_socket"` // physical cores; required, 1 to 65536
 	Clock          units.Hertz `yaml:"clock"`            // base clock, Hz; required, 1 MHz to 100 GHz
+	Boost          units.Hertz `yaml:"boost_clock"`      // maximum boost (turbo) clock of a lightly loaded processor, Hz, at least Clock; default Clock
+	ThreadsPerCore int         `yaml:"threads_per_core"` // hardware threads of a core (SMT, Hyper-Threading); default 1, at most 8
 }
 
 // Cores returns the node's total number of CPU cores.
 func (c HostCPU) Cores() int { return c.Sockets * c.CoresPerSocket }
+
+// Threads returns the node's hardware threads: Cores times
+// ThreadsPerCore (1 where not given).
+func (c HostCPU) Threads() int { return c.Cores() * max(c.ThreadsPerCore, 1) }
+
+// ClockAt returns the clock of each of busy cores of the node while the
+// rest idle: the boost clock with one busy core, the base clock with all
+// of them, and in between linearly,
+//
+//	f(k) = Boost − (Boost − Clock)·(k − 1)/(Cores − 1),  1 ≤ k ≤ Cores
+//
+// Datasheets give the two ends (the base clock every core sustains, the
+// maximum boost of a lightly loaded processor); the straight line between
+// them stands for the turbo bins a vendor publishes per number of active
+// cores, which fall as more cores run. busy is clamped to [1, Cores]; a
+// processor without a boost clock runs at Clock.
+func (c HostCPU) ClockAt(busy int) units.Hertz {
+	n := c.Cores()
+	if c.Boost <= c.Clock || n <= 1 {
+		return c.Clock
+	}
+	k := min(max(busy, 1), n)
+	drop := units.Hertz(float64((c.Boost - c.Clock) * units.Hertz(float64(k-1)/float64(n-1))))
+	return c.Boost - drop
+}
 
 // Storage is a set of identical local drives of a node.
 type Storage struct {

@@ -793,6 +793,48 @@ func TestDGXVariants(t *testing.T) {
 	}
 }
 
+// TestClockAt checks the clock of k busy cores against the straight line
+// from the boost clock (one core) to the base clock (all cores), and the
+// DGX nodes' clocks and threads against their datasheets.
+func TestClockAt(t *testing.T) {
+	cpu := HostCPU{Sockets: 2, CoresPerSocket: 20, Clock: 2.2 * units.GHz, Boost: 3.6 * units.GHz, ThreadsPerCore: 2}
+	for _, tc := range []struct {
+		busy int
+		want float64 // GHz
+	}{
+		{-3, 3.6}, {1, 3.6}, {8, 3.6 - 1.4*7/39}, {40, 2.2}, {64, 2.2},
+	} {
+		if got := float64(cpu.ClockAt(tc.busy)) / 1e9; math.Abs(got-tc.want) > 1e-12 {
+			t.Errorf("ClockAt(%d) = %v GHz, want %v", tc.busy, got, tc.want)
+		}
+	}
+	if cpu.Threads() != 80 {
+		t.Errorf("threads = %d, want 80", cpu.Threads())
+	}
+	if noBoost := (HostCPU{Sockets: 1, CoresPerSocket: 8, Clock: 3 * units.GHz}); noBoost.ClockAt(1) != noBoost.Clock || noBoost.Threads() != 8 {
+		t.Errorf("without a boost clock: %v at 1 core, %d threads; want the base clock, 8", noBoost.ClockAt(1), noBoost.Threads())
+	}
+	c := mustDefault(t)
+	for _, tc := range []struct {
+		node          string
+		base, boost   float64 // GHz
+		cores, thread int
+	}{
+		{"dgx-1", 2.2, 3.6, 40, 80},       // Intel ARK, E5-2698 v4
+		{"dgx-a100", 2.25, 3.4, 128, 256}, // DGX A100 datasheet; AMD, EPYC 7742
+		{"dgx-h100", 2.0, 3.8, 112, 224},  // DGX H100 datasheet; Intel ARK, 8480+
+	} {
+		n, err := c.Node(tc.node)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := n.CPU; float64(got.Clock) != tc.base*1e9 || float64(got.Boost) != tc.boost*1e9 || got.Cores() != tc.cores || got.Threads() != tc.thread {
+			t.Errorf("%s: %v base, %v boost, %d cores, %d threads; want %v GHz, %v GHz, %d, %d",
+				tc.node, got.Clock, got.Boost, got.Cores(), got.Threads(), tc.base, tc.boost, tc.cores, tc.thread)
+		}
+	}
+}
+
 // TestInNetworkReduction: the third-generation (and later) NVSwitch nodes
 // reduce in the switch (NVLink SHARP; DGX H100 user guide, NVIDIA's NVLink
 // page), the earlier ones do not, and only an NVLink link with

@@ -57,6 +57,7 @@ const (
 	maxNodeDevices      = 4096             // devices in a node [1 to 16]
 	maxNodes            = 1 << 17          // nodes in a system, the simulator's rank limit [1 to 540]
 	maxSockets          = 64               // CPU sockets in a node [1 to 2]
+	maxThreadsPerCore   = 8                // [1 to 2]; IBM POWER runs 8
 	maxCoresPerSocket   = 1 << 16          // [4 to 64]; localhost counts every logical CPU of the machine
 	maxDrives           = 1024             // drives of one kind in a node [1 to 8]
 	maxNICs             = 1024             // adapters of one kind in a node [1 to 8]

@@ -187,6 +187,11 @@ func (c *Catalog) validateNode(ps *config.Problems, name string, n *Node, rn *re
 	count(ps, cp+".sockets", n.CPU.Sockets, maxSockets)
 	count(ps, cp+".cores_per_socket", n.CPU.CoresPerSocket, maxCoresPerSocket)
 	need(ps, cp+".clock", n.CPU.Clock, clockSpan)
+	optional(ps, cp+".boost_clock", n.CPU.Boost, clockSpan)
+	optionalCount(ps, cp+".threads_per_core", n.CPU.ThreadsPerCore, maxThreadsPerCore)
+	if b := n.CPU.Boost; b > 0 && b < n.CPU.Clock {
+		ps.Addf(cp+".boost_clock", "%v is below the base clock %v", b, n.CPU.Clock)
+	}
 	if rn != nil && n.CPU.Device != "" {
 		d, ok := c.Devices[n.CPU.Device]
 		switch {

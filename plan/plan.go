@@ -1228,8 +1228,12 @@ func inputStages(c *sim.Config) []inputStage {
 			}
 		}
 	}
-	if in.Decode > 0 && in.Cores > 0 {
-		st = append(st, inputStage{float64(in.Cores) / float64(in.Decode), fmt.Sprintf("decoding on %d cores", in.Cores)})
+	if p := in.DecodeParallelism(); in.Decode > 0 && p > 0 {
+		where := fmt.Sprintf("decoding on %d cores", in.Cores)
+		if p != float64(in.Cores) {
+			where = fmt.Sprintf("decoding on %d workers (%.4g cores' worth)", in.Workers, p)
+		}
+		st = append(st, inputStage{p / float64(in.Decode), where})
 	}
 	if in.Copy > 0 && in.HostToDevice > 0 {
 		st = append(st, inputStage{float64(in.HostToDevice) / float64(in.Copy) * float64(c.DevicesPerNode), "copying to the devices"})

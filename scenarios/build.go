@@ -29,6 +29,14 @@ const (
 	// clients, one lock callback round trip for each other holder.
 	DBPerReader = 30 * units.Microsecond
 
+	// SMTYield is the throughput a core's second hardware thread adds to
+	// decoding, as a share of one thread alone: the "up to 30 %" that
+	// Intel measured for Hyper-Threading on server benchmarks (Marr et
+	// al., "Hyper-Threading Technology Architecture and
+	// Microarchitecture", Intel Technology Journal 6(1), 2002), taken as
+	// the gain of data loader processes sharing a core.
+	SMTYield = 0.3
+
 	// PageCacheShare is the share of a node's host memory the page cache
 	// may give to the data set (input.page_cache: auto); the rest is the
 	// framework's, the loader's pinned buffers' and the operating
@@ -74,7 +82,9 @@ const (
 //     bandwidth;
 //   - the input pipeline from the dataset, the node's drives, CPU and host
 //     links, and the system's shared storage; staging makes reads local and
-//     adds its one-time copy. With decode on the device the host's cores do
+//     adds its one-time copy. Host decoding runs input.workers processes
+//     per device (all cores when 0) on the node's cores and threads
+//     (HostDecode). With decode on the device the host's cores do
 //     not decode, the host copies each sample's stored bytes, and the
 //     device's compute per sample grows by DeviceDecode. A node whose
 //     catalogue entry lists no drives reads "local" data from host memory
@@ -407,13 +417,8 @@ func (r *Resolved) input(c *sim.Config, p Point) error {
 		in.DB = sim.DB{Service: DBService, PerReader: DBPerReader}
 	}
 	onDevice := r.Input.Decode == "device"
-	if d := data.CPUSecondsPerSample; d > 0 && !onDevice {
-		clock := node.CPU.Clock
-		if !(clock > 0) {
-			clock = ReferenceClock
-		}
-		in.Decode = units.Seconds(float64(d) * float64(ReferenceClock/clock))
-		in.Cores = max(node.CPU.Cores(), 1)
+	if !onDevice {
+		HostDecode(in, data, node, r.Input.Workers*c.DevicesPerNode)
 	}
 	if onDevice {
 		c.Compute.PerSample += r.Input.DeviceDecode
@@ -458,4 +463,31 @@ func Network(cat *hw.Catalog, system, transport, intra string, c *sim.Config, p 
 		usedTransport = r.Parallelism.Transport
 	}
 	return usedTransport, r.Parallelism.IntraTransport, nil
+}
+
+// HostDecode sets the decoding of in: node's host decodes and augments
+// the samples of data with workers processes (0: one on every core), on
+// its cores and their second hardware threads (sim.Input.Threads, with
+// SMTYield). Each sample costs the dataset's CPUSecondsPerSample on the
+// reference core, scaled by ReferenceClock over the clock of each busy
+// core, hw.HostCPU.ClockAt of the cores that workers keep busy: the base
+// clock with every core busy, up to the boost clock with few. A dataset
+// that costs no decoding leaves in as it is.
+func HostDecode(in *sim.Input, data *model.Dataset, node *hw.Node, workers int) {
+	d := data.CPUSecondsPerSample
+	if !(d > 0) {
+		return
+	}
+	cores := max(node.CPU.Cores(), 1)
+	busy := cores
+	if workers > 0 {
+		busy = min(workers, cores)
+	}
+	clock := node.CPU.ClockAt(busy)
+	if !(clock > 0) {
+		clock = ReferenceClock
+	}
+	in.Decode = units.Seconds(float64(d) * float64(ReferenceClock/clock))
+	in.Cores, in.Threads, in.Workers = cores, max(node.CPU.Threads(), cores), workers
+	in.SMTYield = SMTYield
 }

@@ -355,10 +355,40 @@ func TestDecodeOnDevice(t *testing.T) {
 		{func(s *Scenario) { s.Input.Decode = "gpu" }, `input.decode: unknown decode site "gpu"`},
 		{func(s *Scenario) { s.Input.Decode, s.Input.DeviceDecode = "host", units.Millisecond }, "input.device_decode: is the device's decode time; it needs decode: device"},
 		{func(s *Scenario) { s.Input.DeviceDecode = -units.Millisecond }, "input.device_decode: must be a finite time >= 0"},
+		{func(s *Scenario) { s.Input.Workers = 4 }, "input.workers: are the host's decoding processes; they need decode: host"},
+		{func(s *Scenario) { s.Input.Decode, s.Input.Workers = "host", -1 }, "input.workers: must be 0 (the node's cores) to 4096"},
 	} {
 		if _, err := Load("dgx1-resnet50-mlperf-v0.7", Options{Edit: tc.edit}); err == nil || !strings.Contains(err.Error(), tc.msg) {
 			t.Errorf("got %v, want %q", err, tc.msg)
 		}
+	}
+}
+
+// TestDecodeWorkers: input.workers processes per device decode on a
+// node's cores, Workers × devices of them where fewer than the cores: two
+// per GPU on a DGX-1 are 16 of its 40 cores, which run at the clock of 16
+// busy cores, between the E5-2698 v4's 3.6 GHz boost and 2.2 GHz base
+// (3.6 − 1.4·15/39 GHz), against 2.2 GHz with all 40 busy: its host-bound
+// step takes 40/16 · 2.2/f(16) times as long.
+func TestDecodeWorkers(t *testing.T) {
+	build := func(w int) sim.Config {
+		return buildFirst(t, "dgx1-resnet50-mlperf-v0.7", func(s *Scenario) { s.Input.Decode, s.Input.Workers = "host", w })
+	}
+	all, two := build(0), build(2)
+	if all.Input.Workers != 0 || two.Input.Workers != 2*two.DevicesPerNode || two.Input.DecodeParallelism() != 16 || all.Input.DecodeParallelism() != 40 {
+		t.Fatalf("workers %d and %d, parallelism %v and %v; want 0 and 16, 40 and 16",
+			all.Input.Workers, two.Input.Workers, all.Input.DecodeParallelism(), two.Input.DecodeParallelism())
+	}
+	ra, rt := mustRun(t, all), mustRun(t, two)
+	f16 := 3.6 - 1.4*15/39
+	if got, want := float64(rt.StepTime)/float64(ra.StepTime), 40.0/16*2.2/f16; math.Abs(got-want) > 1e-6 {
+		t.Errorf("step with 16 workers / step on 40 cores = %v, want %v (both host-bound)", got, want)
+	}
+	// Every worker on a thread: 64 workers per GPU are 512 processes on
+	// the DGX-1's 80 threads, 40 cores and 40 second threads at SMTYield.
+	many := build(64)
+	if p := many.Input.DecodeParallelism(); math.Abs(p-(40+40*SMTYield)) > 1e-12 {
+		t.Errorf("512 workers: %v cores' worth, want %v", p, 40+40*SMTYield)
 	}
 }
 

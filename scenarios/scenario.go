@@ -182,6 +182,13 @@ type Input struct {
 	// the stored bytes and its cores do not decode). Default host.
 	Decode string `yaml:"decode"`
 
+	// Workers is the number of decoding processes per device when Decode
+	// is host (PyTorch's DataLoader num_workers; DeepLearningExamples'
+	// ResNet-50 runs 8 on a DGX-1): a node decodes at most Workers ×
+	// devices samples at once, and at most one per core. 0 to 4096.
+	// Default 0: as many as the node's cores.
+	Workers int `yaml:"workers"`
+
 	// DeviceDecode is the accelerator time to decode and augment one
 	// sample when Decode is device, seconds; it is added to the compute
 	// time per sample. Default 0: the decode's cost on the device is not
@@ -720,6 +727,11 @@ func (r *Resolved) check(ps *config.Problems) {
 	oneOf(ps, "input.storage", "storage", s.Input.Storage, StorageKinds)
 	oneOf(ps, "input.precision", "input precision", s.Input.Precision, InputPrecisions)
 	oneOf(ps, "input.decode", "decode site", s.Input.Decode, DecodeSites)
+	if w := s.Input.Workers; w < 0 || w > 4096 {
+		ps.Addf("input.workers", "must be 0 (the node's cores) to 4096 decoding processes per device, got %d", w)
+	} else if w > 0 && s.Input.Decode == "device" {
+		ps.Addf("input.workers", "are the host's decoding processes; they need decode: host (decode is %q)", s.Input.Decode)
+	}
 	oneOf(ps, "input.page_cache", "page cache mode", s.Input.PageCache, PageCacheModes)
 	switch dd := float64(s.Input.DeviceDecode); {
 	case !(dd >= 0) || math.IsInf(dd, 0):

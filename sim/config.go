@@ -451,6 +451,18 @@ type Input struct {
 	// Cores is the number of CPU cores per node that decode. Required when
 	// Decode > 0.
 	Cores int
+	// Workers is the number of decoding processes a node runs, all of its
+	// devices' together (PyTorch's DataLoader runs num_workers per device):
+	// a sample decodes on one process (DecodeParallelism). Default 0: one
+	// on each of the Cores.
+	Workers int
+	// Threads is the node's hardware threads that decoding processes may
+	// run on, at least Cores (two per core with SMT); default Cores.
+	Threads int
+	// SMTYield is the extra throughput of a core that runs a second
+	// decoding process on its second hardware thread, a fraction of one
+	// process alone, in [0, 1]; default 0.
+	SMTYield float64
 	// Copy is the bytes per sample copied from host to device; default 0.
 	Copy units.Bytes
 	// HostToDevice is each device's host-to-device bandwidth, bytes/s.
@@ -468,6 +480,25 @@ type Input struct {
 	// to the drives. The first epoch reads everything from the drives;
 	// Result.CacheWarmup is its extra time.
 	CacheHit float64
+}
+
+// DecodeParallelism returns how many cores' worth of decoding a node's
+// host does at once: its P = Workers processes (Cores when 0) run on
+// b = min(P, max(Threads, Cores)) hardware threads, one per core first,
+// and a core's second thread adds SMTYield of a core,
+//
+//	E = min(b, Cores) + SMTYield · max(0, b − Cores)
+//
+// so that a node decodes E samples per Decode seconds. It is 0 for a node
+// without cores.
+func (in *Input) DecodeParallelism() float64 {
+	C := max(in.Cores, 0)
+	p := in.Workers
+	if p <= 0 {
+		p = C
+	}
+	b := min(p, max(in.Threads, C))
+	return float64(min(b, C)) + float64(in.SMTYield*float64(max(0, b-C))) // no fused multiply-add: the same bytes on every platform
 }
 
 // SharedStorage is a file server all nodes read from.
@@ -749,6 +780,15 @@ func (c *Config) validate() error {
 	if in.Storage != Synthetic {
 		if in.Decode > 0 && in.Cores < 1 {
 			bad("decoding needs at least one core, got %d", in.Cores)
+		}
+		if in.Workers < 0 || in.Workers > 1<<20 {
+			bad("decoding workers %d is not in [0, %d]", in.Workers, 1<<20)
+		}
+		if in.Threads < 0 || in.Threads > 1<<20 || in.Threads > 0 && in.Threads < in.Cores {
+			bad("hardware threads %d are not 0 (the cores) or %d cores to %d", in.Threads, in.Cores, 1<<20)
+		}
+		if !(in.SMTYield >= 0 && in.SMTYield <= 1) {
+			bad("SMT yield %v is not in [0, 1]", in.SMTYield)
 		}
 		if in.Copy > 0 && in.HostToDevice == 0 {
 			bad("copying %v per sample needs a host-to-device bandwidth", in.Copy)

@@ -83,7 +83,8 @@
 //
 //	read    n·s/B_local (local drives), or a netsim flow of n·s through
 //	        the file server, the node's client limit and NIC (shared)
-//	decode  n·Decode/Cores
+//	decode  n·Decode/P, P = Input.DecodeParallelism(): the Workers
+//	        processes on the Cores and their second hardware threads
 //	copy    b·Copy/B_host_to_device (the devices copy in parallel)
 //
 // A shared database file is one server for the whole system, first come

@@ -36,11 +36,12 @@ type Evaluation struct {
 // evaluation batch b, each costing the forward share of a training
 // micro-batch's compute, f·(b·PerSample + Fixed), split over the S
 // pipeline stages (the first step fills the pipeline), unless the node's
-// input is slower: its Cores decode the D·b samples of its D devices at
-// Decode each, and each device copies b·Copy bytes to itself, both
-// overlapping the forward passes through the prefetch queue:
+// input is slower: its P = DecodeParallelism() cores' worth of processes
+// decode the D·b samples of its D devices at Decode each, and each device
+// copies b·Copy bytes to itself, both overlapping the forward passes
+// through the prefetch queue:
 //
-//	step = max(f·(b·PerSample + Fixed)/S, D·b·Decode/Cores, b·Copy/HostToDevice)
+//	step = max(f·(b·PerSample + Fixed)/S, D·b·Decode/P, b·Copy/HostToDevice)
 //	pass = (⌈Samples/(R·b)⌉ + S − 1) · step + all-reduce(MetricBytes) + Scoring
 //
 // The all-reduce is c's own (a ring under a parameter server, which has
@@ -87,8 +88,8 @@ func EvalPassTime(c Config, e Evaluation) (units.Seconds, error) {
 func evalInputStep(c *Config, batch int) float64 {
 	in := &c.Input
 	var decode, copyT float64
-	if in.Decode > 0 && in.Cores > 0 {
-		decode = float64(c.DevicesPerNode) * float64(batch) * float64(in.Decode) / float64(in.Cores)
+	if p := in.DecodeParallelism(); in.Decode > 0 && p > 0 {
+		decode = float64(c.DevicesPerNode) * float64(batch) * float64(in.Decode) / p
 	}
 	if in.Copy > 0 && in.HostToDevice > 0 {
 		copyT = float64(batch) * float64(in.Copy) / float64(in.HostToDevice)

@@ -117,7 +117,7 @@ func (r *run) newLoaders() {
 			l.flowDone = func(*netsim.Flow) { l.readDone() }
 		}
 		if in.Decode > 0 {
-			l.dDecode = float64(l.n*float64(in.Decode)) / float64(in.Cores)
+			l.dDecode = float64(l.n*float64(in.Decode)) / in.DecodeParallelism()
 		}
 		if in.Copy > 0 {
 			l.dCopy = float64(b*float64(in.Copy)) / float64(in.HostToDevice)

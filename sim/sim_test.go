@@ -249,6 +249,15 @@ func TestInputBound(t *testing.T) {
 	}{
 		{"read", func(in *Input) { in.Local = 10e6 }, 4 * b * 100e3 / 10e6},
 		{"decode", func(in *Input) { in.Decode = 1 }, 4 * b * 1.0 / 8},
+		// 4 devices' DataLoaders of 1 worker each use 4 of the 8 cores.
+		{"decode on workers", func(in *Input) { in.Decode, in.Workers = 1, 4 }, 4 * b * 1.0 / 4},
+		// More workers than cores decode on the cores.
+		{"decode on cores", func(in *Input) { in.Decode, in.Workers = 1, 64 }, 4 * b * 1.0 / 8},
+		// 12 workers on 8 cores of 2 threads: 4 cores run two, each
+		// adding 0.3 of a core: 8 + 4·0.3 cores' worth.
+		{"decode on threads", func(in *Input) { in.Decode, in.Workers, in.Threads, in.SMTYield = 1, 12, 16, 0.3 }, 4 * b * 1.0 / 9.2},
+		// 64 workers fill the 16 threads: 8 + 8·0.3.
+		{"decode on all threads", func(in *Input) { in.Decode, in.Workers, in.Threads, in.SMTYield = 1, 64, 16, 0.3 }, 4 * b * 1.0 / 10.4},
 		{"copy", func(in *Input) { in.HostToDevice = 10e6 }, b * 1e6 / 10e6},
 	} {
 		in := base
@@ -501,6 +510,9 @@ func TestBadConfigs(t *testing.T) {
 		{func(c *Config) { c.Comm.Algorithm = HostStaged }, "PCIe and host memory"},
 		{func(c *Config) { c.Input.Storage = Local }, "local storage needs a read bandwidth"},
 		{func(c *Config) { c.Input.Storage = SharedDB }, "aggregate and per-client"},
+		{func(c *Config) { c.Input = Input{Storage: Cached, Decode: 1e-3, Cores: 8, Threads: 4} }, "hardware threads 4 are not 0 (the cores) or 8 cores"},
+		{func(c *Config) { c.Input = Input{Storage: Cached, Decode: 1e-3, Cores: 8, SMTYield: 1.5} }, "SMT yield 1.5 is not in [0, 1]"},
+		{func(c *Config) { c.Input = Input{Storage: Cached, Decode: 1e-3, Cores: 8, Workers: -1} }, "decoding workers -1"},
 		{func(c *Config) { c.Steps = MaxSteps + 1 }, "steps 1001"},
 		{func(c *Config) { c.Nodes, c.DevicesPerNode = 1<<16, 1<<16 }, "exceed"},
 		{func(c *Config) { c.Jitter = -1 }, "jitter -1"},

@@ -36,6 +36,11 @@ type LogReader struct {
 // ran on (a CSV's system column); it takes precedence over LogReader.System.
 const systemLabel = "system"
 
+// decodeWorkersLabel is the label by which a record gives the processes
+// per device that decoded its input on the host (a CSV's decode_workers
+// column): Measured.DecodeWorkers.
+const decodeWorkersLabel = "decode_workers"
+
 // platformNodes reads the node count of an MLPerf platform, "NxNODE"
 // (1xGX2570M5, 8xDGX-A100); 0 when platform is not of that form.
 func platformNodes(platform string) int {
@@ -172,6 +177,12 @@ func (in *LogReader) Measurements(lg *logs.Log, prof *model.Profiles, left map[s
 		if m.Devices > 1 {
 			m.System, m.Transport, m.IntraTransport = system, in.Transport, in.IntraTransport
 			m.Nodes = rec.Nodes // the placement a bench log gives (engine/torchbench across nodes)
+		}
+		if w := rec.Labels[decodeWorkersLabel]; w != "" {
+			if m.DecodeWorkers, err = strconv.Atoi(w); err != nil || m.DecodeWorkers < 0 {
+				return nil, fmt.Errorf("%s: %s %q: want a whole number of processes per device", where, decodeWorkersLabel, w)
+			}
+			m.System = system // the host that decoded, for one device too
 		}
 		if m.Batch == 0 {
 			g, per := max(rec.GlobalBatch, rec.EffectiveGlobalBatch()), m.Devices*m.Accumulation

@@ -47,8 +47,9 @@ type Measured struct {
 	// one when fewer).
 	Nodes int
 	// System is the catalogue's system the devices were in: it gives the
-	// node's links between them and the fabric between its nodes. Required
-	// when Devices is more than 1; not used otherwise.
+	// node's links between them and the fabric between its nodes, and the
+	// host that decoded the input (DecodeWorkers). Required when Devices
+	// is more than 1 or DecodeWorkers is set; not used otherwise.
 	System string
 	// Transport and IntraTransport are the transports of System that
 	// carried the gradients between nodes and inside a node, as a
@@ -85,6 +86,14 @@ type Measured struct {
 	// activations channels-first unless Variant says channels_last
 	// (measuredNCHW).
 	Framework string
+	// DecodeWorkers is the number of processes per device that decoded
+	// and augmented the input on the host's cores, as the run's data
+	// loader was configured (PyTorch's DataLoader num_workers; a CSV's
+	// decode_workers column). The prediction then decodes the model's
+	// dataset on System's node (measuredInput). Default 0: the input is
+	// not modelled (synthetic data, decoding on the device, or not
+	// known).
+	DecodeWorkers int
 	// Source says where the record is (file:line); free text.
 	Source string
 }
@@ -451,6 +460,44 @@ func placeMeasured(cfg *sim.Config, cat *hw.Catalog, d *hw.Device, ms *Measured,
 	return sys.Name, exchange, applied, err
 }
 
+// measuredInput gives cfg the input pipeline of a measurement whose host
+// decoded its samples (ms.DecodeWorkers > 0): each node of ms.System
+// decodes the model's dataset on its cores (scenarios.HostDecode), with
+// at most DecodeWorkers × devices processes at once, from host memory (a
+// benchmark's epochs of ImageNet stay in the page cache), and each device
+// copies its decoded samples as bytes (the data loader collates uint8
+// pixels and normalises them on the device). It leaves cfg as it is for
+// other measurements and for a dataset that costs no decoding.
+func measuredInput(cfg *sim.Config, cat *hw.Catalog, prof *model.Profiles, mdl *model.Model, d *hw.Device, ms *Measured) error {
+	if ms.DecodeWorkers == 0 {
+		return nil
+	}
+	if ms.DecodeWorkers < 0 || ms.DecodeWorkers > 4096 {
+		return fmt.Errorf("decode workers %d: want 1 to 4096 processes per device (0: input not modelled)", ms.DecodeWorkers)
+	}
+	if ms.System == "" {
+		return fmt.Errorf("%d decode workers per device: name the system whose host decoded the input", ms.DecodeWorkers)
+	}
+	_, node, err := systemOf(cat, ms.System, d)
+	if err != nil {
+		return err
+	}
+	data, err := prof.Dataset(mdl.Dataset)
+	if err != nil {
+		return err
+	}
+	hd := node.HostBandwidth(d)
+	if hd == 0 {
+		return fmt.Errorf("device %s of node %s has no host-to-device bandwidth for its input", d.Name, node.Name)
+	}
+	in := sim.Input{Storage: sim.Cached, SampleBytes: data.BytesPerSample, Copy: units.Bytes(data.InputElements()), HostToDevice: hd}
+	scenarios.HostDecode(&in, data, node, ms.DecodeWorkers*cfg.DevicesPerNode)
+	if in.Decode > 0 {
+		cfg.Input = in
+	}
+	return nil
+}
+
 // systemOf returns the catalogue's system named system and its node, and
 // an error when the node's device is not d (nil: any device).
 func systemOf(cat *hw.Catalog, system string, d *hw.Device) (*hw.System, *hw.Node, error) {
@@ -747,6 +794,9 @@ func CompareCalibrated(ms []Measured, cat *hw.Catalog, prof *model.Profiles, cal
 					used[i] = true
 				}
 			}
+		}
+		if err := measuredInput(&cfg, cat, prof, mdl, d, m); err != nil {
+			return nil, fmt.Errorf("%s: %w", where, err)
 		}
 		k := measuredKey{d.Name, mdl.Name, m.Precision, m.Variant, devices, system}
 		g := groups[k]
