@@ -276,8 +276,9 @@ const (
 // backward pass at all), FPN on C2-C5 with P6 by max-pool, the RPN head
 // on P2-P6. Approximated: every image has 512 sampled RoIs, 128 of them
 // positive (the most MLPerf's sampler keeps; fewer when an image has few
-// objects); proposal generation (top-k and NMS) is not listed (no FLOPs
-// to speak of, no gradient); RoIAlign reads 16 values per output element
+// objects); the proposal selection, matching, sampling and mask targets
+// are DeepLearningExamples' calls (ops_detect.go), each image given
+// 1,000 proposals and 128 positive RoIs; RoIAlign reads 16 values per output element
 // at most the pyramid's size, and its backward writes the whole
 // pyramid's gradient; the mask loss is on the ground-truth class's
 // channel.
@@ -307,6 +308,7 @@ func maskRCNNOps(s Shape) ([]Op, error) {
 	}
 	ps := maskRCNNFPN(b, cs)
 	maskRCNNRPN(b, ps)
+	rpnProposals(b, ps)
 	maskRCNNHeads(b, ps[:4])
 	return b.ops(), nil
 }
@@ -380,16 +382,20 @@ func roiAlign(b *convNet, name string, ps []*fmap, rois int64, bins int) *fmap {
 // the positive ones, with their losses.
 func maskRCNNHeads(b *convNet, ps []*fmap) {
 	rois := b.batch * mrcnnBoxRoIs
+	poolerLevels(b, "roi_heads.box_roi_pool", rois)
 	x := roiAlign(b, "roi_heads.box_roi_pool", ps, rois, 7)
 	x = b.relu("roi_heads.box_head.relu6", b.linear("roi_heads.box_head.fc6", x, 1024))
 	x = b.relu("roi_heads.box_head.relu7", b.linear("roi_heads.box_head.fc7", x, 1024))
 	b.fork("roi_heads.box_predictor", x)
 	cls := b.linear("roi_heads.box_predictor.cls_score", x, mrcnnClasses)
 	b.linear("roi_heads.box_predictor.bbox_pred", x, 4*mrcnnClasses)
+	boxLossTargets(b)
 	b.classifierLoss("roi_heads.loss_classifier", cls)
 	pos := b.batch * mrcnnMaskRoIs
 	b.elementLoss("roi_heads.loss_box_reg", 4*pos, flopsSmoothL1)
 
+	maskPositive(b)
+	poolerLevels(b, "roi_heads.mask_roi_pool", pos)
 	m := roiAlign(b, "roi_heads.mask_roi_pool", ps, pos, 14)
 	for i := 1; i <= 4; i++ {
 		n := "roi_heads.mask_head.mask_fcn" + strconv.Itoa(i)
@@ -397,6 +403,7 @@ func maskRCNNHeads(b *convNet, ps []*fmap) {
 	}
 	m = b.relu("roi_heads.mask_predictor.relu", deconv2(b, "roi_heads.mask_predictor.conv5_mask", m))
 	m = b.conv("roi_heads.mask_predictor.mask_fcn_logits", m, convSpec{cout: mrcnnClasses, k: 1, stride: 1, bias: true})
+	maskTargets(b)
 	b.elementLoss("roi_heads.loss_mask", pos*m.h*m.w, flopsBCE)
 }
 
