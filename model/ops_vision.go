@@ -196,7 +196,7 @@ func effRound(c int) int {
 // mbconv adds one MBConv block: 1×1 expansion (unless expand is 1),
 // depthwise k×k of the stride, squeeze-and-excitation to a quarter of
 // the block's input channels, 1×1 projection, and the residual sum when
-// the shape is kept. Stochastic depth is left out.
+// the shape is kept, under stochastic depth (dropPathAdd).
 func mbconv(b *convNet, name string, x *fmap, st efficientNetStage, out, stride int) *fmap {
 	residual := stride == 1 && x.c == int64(out)
 	if residual {
@@ -217,9 +217,30 @@ func mbconv(b *convNet, name string, x *fmap, st efficientNetStage, out, stride 
 	y = b.scale(name+".se.scale", y, g)
 	y = b.convBN(name+".project", y, convSpec{cout: out, k: 1, stride: 1})
 	if residual {
-		y = b.add(name+".add", y, x)
+		y = b.dropPathAdd(name+".add", y, x)
 	}
 	return y
+}
+
+// dropPathAdd adds the residual sum of an MBConv block under stochastic
+// depth as DeepLearningExamples trains EfficientNet-B4
+// (PyTorch/Classification/ConvNets at 729963dd,
+// image_classification/models/common.py StochasticDepthResidual, with
+// survival_prob 0.8 for efficientnet-b4 in models/efficientnet.py): a
+// 0-d mask drawn by F.dropout under torch.no_grad (one kernel), then
+// torch.addcmul(x, mask, y), whose backward multiplies the gradient of y
+// by the mask (one pass over y). torchvision's StochasticDepth draws a
+// mask per sample and multiplies y by it in a kernel of its own, one more
+// forward pass than counted here.
+func (b *convNet) dropPathAdd(name string, y, x *fmap) *fmap {
+	b.fwd = append(b.fwd, Op{Name: name + ".mask", Kind: Elementwise, Pass: Forward,
+		Read: units.Bytes(b.size), Write: units.Bytes(b.size), Untracked: true})
+	z := like(x)
+	z.grad = x.grad || y.grad
+	e := float64(z.elems())
+	b.push(Op{Name: name, Kind: Elementwise, FLOPs: 2 * e, Read: b.bytes(x) + b.bytes(y), Write: b.bytes(z)},
+		Op{Name: name + ".grad", Kind: Elementwise, FLOPs: e, Read: b.bytes(z), Write: b.bytes(y)})
+	return z
 }
 
 // efficientNetB4Ops lists EfficientNet-B4 (Tan and Le 2019; width 1.4,

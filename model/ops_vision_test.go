@@ -482,3 +482,30 @@ func TestMaskRCNNSyncs(t *testing.T) {
 		}
 	}
 }
+
+// TestEfficientNetDropPath checks stochastic depth on EfficientNet-B4's
+// residual blocks: B4 repeats the B0 stages ⌈1.8·(1, 2, 2, 3, 3, 4, 1)⌉ =
+// (2, 4, 4, 6, 6, 8, 2) times, 32 blocks, of which all but each stage's
+// first (7) keep their shape: 25 masks, and 25 gradient passes each
+// reading and writing the block's output once.
+func TestEfficientNetDropPath(t *testing.T) {
+	ops := opsOf(t, "efficientnet-b4", Shape{Batch: 2, Precision: FP16})
+	masks, grads := 0, 0
+	for _, o := range ops {
+		switch {
+		case strings.HasSuffix(o.Name, ".add.mask"):
+			masks++
+			if !o.Untracked || o.Pass != Forward {
+				t.Errorf("%s: want an untracked forward call", o.Name)
+			}
+		case strings.HasSuffix(o.Name, ".add.grad"):
+			grads++
+			if o.Read != o.Write || o.Read <= 0 {
+				t.Errorf("%s: read %v, write %v: want one pass over the output", o.Name, o.Read, o.Write)
+			}
+		}
+	}
+	if masks != 25 || grads != 25 {
+		t.Errorf("masks %d, gradient passes %d: want 25 each", masks, grads)
+	}
+}
