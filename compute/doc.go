@@ -24,8 +24,11 @@
 // (ModuleCall, AutogradRecord), the optimizer's foreach calls and the
 // gradient scaler's kernels (HostTime). Host and device overlap, so a
 // step takes max(host, device), plus the optimizer's host time after the
-// gradient scaler's synchronisation where there is one (Step); the
-// optimizer's device time is left to the caller (sim.UpdateTime), which
+// gradient scaler's synchronisation where there is one (Step). In eager
+// mode an operator whose result the host reads (model.Op.Sync: a
+// torch.nonzero, an .item(), a copy) closes a segment of the step, which
+// takes max(host, device) + SyncLatency on its own: the host cannot run
+// ahead across it. The optimizer's device time is left to the caller (sim.UpdateTime), which
 // knows the recipe's optimizer. The simulator's linear law b·PerSample +
 // Fixed is taken at a micro-batch b from the step's t(b) and t(2b)
 // (LawAt):

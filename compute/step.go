@@ -26,6 +26,11 @@ type StepTime struct {
 	// Sync says the host waits for the device within the step (the
 	// gradient scaler's .item()).
 	Sync bool
+	// Syncs counts the operators after which the host waits for the
+	// device (model.Op.Sync), and Waited is the time of the segments they
+	// close (Step), part of Forward and Backward.
+	Syncs  int
+	Waited units.Seconds
 	// Ops counts the operators.
 	Ops int
 }
@@ -46,8 +51,16 @@ func (s StepTime) Compute() units.Seconds { return s.Forward + s.Backward }
 //	max(H_fwd + H_bwd + H_scaler, D_fwd + D_bwd) + H_opt
 //
 // with D the operators' device time (OpTime, autocast's casts) and H the
-// host's (HostTime). The optimizer's device time, Update, is left to the
-// simulator's update.
+// host's (HostTime). In eager mode an operator that makes the host wait
+// (model.Op.Sync) ends a segment of the step (a graph executor or a
+// compiled program keeps data-dependent work on the device): the host cannot issue what follows before
+// the device has run what came before, so the step is
+//
+//	Σ_{k<S} ( max(H_k, D_k) + SyncLatency ) + the form above over the rest
+//
+// over the S segments its S syncs close, H_k and D_k the host's and the
+// device's time of segment k's operators. The optimizer's device time,
+// Update, is left to the simulator's update.
 func Step(c *Config, ops []model.Op) (StepTime, error) {
 	if err := c.check(); err != nil {
 		return StepTime{}, err
@@ -55,10 +68,26 @@ func Step(c *Config, ops []model.Op) (StepTime, error) {
 	return c.step(ops, func(i int) units.Seconds { return opTime(c, &ops[i]) }), nil
 }
 
+// segment is the host's and the device's time of the operators between
+// two of a step's synchronisations, each split into the forward [0] and
+// backward [1] passes.
+type segment struct{ host, dev [2]units.Seconds }
+
+// add adds the host time h and device time d of an operator of pass p.
+func (g *segment) add(p model.Pass, h, d units.Seconds) {
+	i := 0
+	if p == model.Backward {
+		i = 1
+	}
+	g.host[i] += h
+	g.dev[i] += d
+}
+
 // step is Step for a checked c, with ops[i]'s device time dev(i).
 func (c *Config) step(ops []model.Op, dev func(i int) units.Seconds) StepTime {
 	var s StepTime
 	l := c.launch()
+	segs := make([]segment, 1, 1+model.Syncs(ops))
 	for i := range ops {
 		o := &ops[i]
 		launch := units.Seconds(c.Kernels(o)) * l
@@ -66,19 +95,26 @@ func (c *Config) step(ops []model.Op, dev func(i int) units.Seconds) StepTime {
 		t := dev(i)
 		switch o.Pass {
 		case model.Forward:
-			s.DeviceForward += t
-			s.Host.Forward += launch
-			if c.Mode == Eager {
-				s.Host.Forward += ModuleCall + AutogradRecord
+			h := launch
+			if c.Mode == Eager && !o.Untracked {
+				h += ModuleCall + AutogradRecord
 			}
+			s.DeviceForward += t
+			s.Host.Forward += h
+			segs[len(segs)-1].add(o.Pass, h, t)
 		case model.Backward:
 			s.DeviceBackward += t
 			s.Host.Backward += launch
+			segs[len(segs)-1].add(o.Pass, launch, t)
 		default:
 			s.Update += t
 		}
+		if o.Sync && c.Mode == Eager && o.Pass != model.UpdatePass {
+			s.Syncs++
+			segs = append(segs, segment{})
+		}
 	}
-	c.addCasts(&s, ops)
+	c.addCasts(&s, ops, segs)
 	sizes := paramSizes(ops)
 	if c.Optimizer != "" {
 		s.Host.Optimizer = c.optimizerHost(sizes)
@@ -88,14 +124,17 @@ func (c *Config) step(ops []model.Op, dev func(i int) units.Seconds) StepTime {
 		s.Host.Scaler, s.Host.Optimizer, s.Sync = before, s.Host.Optimizer+after, true
 	}
 	s.Host.Step = effKey(c.Eff).StepHost // a calibration's host cost per step
-	s.overlap()
+	segs[0].host[0] += s.Host.Step
+	s.overlap(segs)
 	s.Ops = len(ops)
 	return s
 }
 
 // addCasts adds autocast's weight casts (weightCasts) to both passes of s:
-// their device time and their launches.
-func (c *Config) addCasts(s *StepTime, ops []model.Op) {
+// their device time and their launches, the forward ones in the first
+// segment (autocast casts a weight at its first use) and the backward ones
+// in the last.
+func (c *Config) addCasts(s *StepTime, ops []model.Op, segs []segment) {
 	if !c.autocasts() {
 		return
 	}
@@ -107,28 +146,48 @@ func (c *Config) addCasts(s *StepTime, ops []model.Op) {
 	s.Host.Forward += launch
 	s.Host.Backward += launch
 	s.Launch += 2 * launch
+	segs[0].add(model.Forward, launch, dev)
+	segs[len(segs)-1].add(model.Backward, launch, dev)
 }
 
-// overlap sets s's Forward and Backward from its device and host times,
-// as Step says, split between the passes as the device's times are when
-// the device decides and as the host's are when the host does.
-func (s *StepTime) overlap() {
-	dev := s.DeviceForward + s.DeviceBackward
-	host := s.Host.Step + s.Host.Forward + s.Host.Backward + s.Host.Scaler
+// overlap sets s's Forward and Backward from the segments' device and
+// host times, as Step says: each segment a sync closes takes the longer
+// of its two and SyncLatency, the last the overlap of Step's first two
+// forms. Each part is split between the passes as the device's times are
+// when the device decides it and as the host's are when the host does.
+func (s *StepTime) overlap(segs []segment) {
+	last := len(segs) - 1
+	for _, g := range segs[:last] {
+		f, b := split(g.host, g.dev, max(g.host[0]+g.host[1], g.dev[0]+g.dev[1])+SyncLatency)
+		s.Forward += f
+		s.Backward += b
+		s.Waited += f + b
+	}
+	g := segs[last]
+	host := g.host
+	host[1] += s.Host.Scaler
 	after := s.Host.Optimizer
 	if !s.Sync {
-		host, after = host+after, 0
+		host[1], after = host[1]+after, 0
 	}
-	total := max(dev, host) + after
+	f, b := split(host, g.dev, max(host[0]+host[1], g.dev[0]+g.dev[1])+after)
+	s.Forward += f
+	s.Backward += b
+}
+
+// split divides t between the passes: as dev divides when the device's
+// time is the longer, as host divides otherwise.
+func split(host, dev [2]units.Seconds, t units.Seconds) (fwd, bwd units.Seconds) {
+	d, h := dev[0]+dev[1], host[0]+host[1]
 	share := 0.0
 	switch {
-	case dev >= host && dev > 0:
-		share = float64(s.DeviceForward / dev)
-	case host > 0:
-		share = float64((s.Host.Step + s.Host.Forward) / host)
+	case d >= h && d > 0:
+		share = float64(dev[0] / d)
+	case h > 0:
+		share = float64(host[0] / h)
 	}
-	s.Forward = units.Seconds(share) * total
-	s.Backward = total - s.Forward
+	fwd = units.Seconds(share) * t
+	return fwd, t - fwd
 }
 
 // storage returns the precision a step's tensors are stored in when its

@@ -91,6 +91,38 @@ type Op struct {
 	// type promotion. Set on the forward operator and its backward ones;
 	// the operator's Read and Write are still at the step's precision.
 	Float32 bool
+	// Kernels is the CUDA kernels the operator launches when it is more
+	// than one (a bookkeeping operator such as NMS: a sort, a gather, the
+	// suppression kernel); 0 means one.
+	Kernels int
+	// Sync says the host waits for the device after the operator: it
+	// reads the operator's result on the host (torch.nonzero,
+	// masked_select and boolean indexing, whose output size depends on
+	// the data; .item(), .tolist(); a copy between host and device
+	// memory), so that the host cannot issue the next operator before
+	// the device has run everything issued before it.
+	Sync bool
+	// Untracked says the operator is called outside an nn.Module and
+	// outside autograd (a detector's proposal and target bookkeeping
+	// under torch.no_grad or on integer tensors): the eager host charges
+	// it no module call and no autograd record.
+	Untracked bool
+}
+
+// KernelCount returns the kernels the operator launches: Kernels, at
+// least 1.
+func (o *Op) KernelCount() int { return max(o.Kernels, 1) }
+
+// Syncs returns how many of ops make the host wait for the device
+// (Op.Sync).
+func Syncs(ops []Op) int {
+	n := 0
+	for i := range ops {
+		if ops[i].Sync {
+			n++
+		}
+	}
+	return n
 }
 
 // ParamTensors returns the parameter tensors the operator owns: 0 without

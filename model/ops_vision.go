@@ -196,7 +196,7 @@ func effRound(c int) int {
 // mbconv adds one MBConv block: 1×1 expansion (unless expand is 1),
 // depthwise k×k of the stride, squeeze-and-excitation to a quarter of
 // the block's input channels, 1×1 projection, and the residual sum when
-// the shape is kept. Stochastic depth is left out.
+// the shape is kept, under stochastic depth (dropPathAdd).
 func mbconv(b *convNet, name string, x *fmap, st efficientNetStage, out, stride int) *fmap {
 	residual := stride == 1 && x.c == int64(out)
 	if residual {
@@ -217,9 +217,30 @@ func mbconv(b *convNet, name string, x *fmap, st efficientNetStage, out, stride 
 	y = b.scale(name+".se.scale", y, g)
 	y = b.convBN(name+".project", y, convSpec{cout: out, k: 1, stride: 1})
 	if residual {
-		y = b.add(name+".add", y, x)
+		y = b.dropPathAdd(name+".add", y, x)
 	}
 	return y
+}
+
+// dropPathAdd adds the residual sum of an MBConv block under stochastic
+// depth as DeepLearningExamples trains EfficientNet-B4
+// (PyTorch/Classification/ConvNets at 729963dd,
+// image_classification/models/common.py StochasticDepthResidual, with
+// survival_prob 0.8 for efficientnet-b4 in models/efficientnet.py): a
+// 0-d mask drawn by F.dropout under torch.no_grad (one kernel), then
+// torch.addcmul(x, mask, y), whose backward multiplies the gradient of y
+// by the mask (one pass over y). torchvision's StochasticDepth draws a
+// mask per sample and multiplies y by it in a kernel of its own, one more
+// forward pass than counted here.
+func (b *convNet) dropPathAdd(name string, y, x *fmap) *fmap {
+	b.fwd = append(b.fwd, Op{Name: name + ".mask", Kind: Elementwise, Pass: Forward,
+		Read: units.Bytes(b.size), Write: units.Bytes(b.size), Untracked: true})
+	z := like(x)
+	z.grad = x.grad || y.grad
+	e := float64(z.elems())
+	b.push(Op{Name: name, Kind: Elementwise, FLOPs: 2 * e, Read: b.bytes(x) + b.bytes(y), Write: b.bytes(z)},
+		Op{Name: name + ".grad", Kind: Elementwise, FLOPs: e, Read: b.bytes(z), Write: b.bytes(y)})
+	return z
 }
 
 // efficientNetB4Ops lists EfficientNet-B4 (Tan and Le 2019; width 1.4,
@@ -276,8 +297,9 @@ const (
 // backward pass at all), FPN on C2-C5 with P6 by max-pool, the RPN head
 // on P2-P6. Approximated: every image has 512 sampled RoIs, 128 of them
 // positive (the most MLPerf's sampler keeps; fewer when an image has few
-// objects); proposal generation (top-k and NMS) is not listed (no FLOPs
-// to speak of, no gradient); RoIAlign reads 16 values per output element
+// objects); the proposal selection, matching, sampling and mask targets
+// are DeepLearningExamples' calls (ops_detect.go), each image given
+// 1,000 proposals and 128 positive RoIs; RoIAlign reads 16 values per output element
 // at most the pyramid's size, and its backward writes the whole
 // pyramid's gradient; the mask loss is on the ground-truth class's
 // channel.
@@ -307,6 +329,7 @@ func maskRCNNOps(s Shape) ([]Op, error) {
 	}
 	ps := maskRCNNFPN(b, cs)
 	maskRCNNRPN(b, ps)
+	rpnProposals(b, ps)
 	maskRCNNHeads(b, ps[:4])
 	return b.ops(), nil
 }
@@ -380,16 +403,20 @@ func roiAlign(b *convNet, name string, ps []*fmap, rois int64, bins int) *fmap {
 // the positive ones, with their losses.
 func maskRCNNHeads(b *convNet, ps []*fmap) {
 	rois := b.batch * mrcnnBoxRoIs
+	poolerLevels(b, "roi_heads.box_roi_pool", rois)
 	x := roiAlign(b, "roi_heads.box_roi_pool", ps, rois, 7)
 	x = b.relu("roi_heads.box_head.relu6", b.linear("roi_heads.box_head.fc6", x, 1024))
 	x = b.relu("roi_heads.box_head.relu7", b.linear("roi_heads.box_head.fc7", x, 1024))
 	b.fork("roi_heads.box_predictor", x)
 	cls := b.linear("roi_heads.box_predictor.cls_score", x, mrcnnClasses)
 	b.linear("roi_heads.box_predictor.bbox_pred", x, 4*mrcnnClasses)
+	boxLossTargets(b)
 	b.classifierLoss("roi_heads.loss_classifier", cls)
 	pos := b.batch * mrcnnMaskRoIs
 	b.elementLoss("roi_heads.loss_box_reg", 4*pos, flopsSmoothL1)
 
+	maskPositive(b)
+	poolerLevels(b, "roi_heads.mask_roi_pool", pos)
 	m := roiAlign(b, "roi_heads.mask_roi_pool", ps, pos, 14)
 	for i := 1; i <= 4; i++ {
 		n := "roi_heads.mask_head.mask_fcn" + strconv.Itoa(i)
@@ -397,6 +424,7 @@ func maskRCNNHeads(b *convNet, ps []*fmap) {
 	}
 	m = b.relu("roi_heads.mask_predictor.relu", deconv2(b, "roi_heads.mask_predictor.conv5_mask", m))
 	m = b.conv("roi_heads.mask_predictor.mask_fcn_logits", m, convSpec{cout: mrcnnClasses, k: 1, stride: 1, bias: true})
+	maskTargets(b)
 	b.elementLoss("roi_heads.loss_mask", pos*m.h*m.w, flopsBCE)
 }
 

@@ -449,3 +449,63 @@ func BenchmarkResNet50Ops(b *testing.B) {
 		}
 	}
 }
+
+// TestMaskRCNNSyncs counts the host's waits in a Mask R-CNN step against
+// a tally of DeepLearningExamples' maskrcnn_benchmark (at 729963dd) by
+// file: per image, 4 at each of the 5 RPN levels (two masked_select, NMS's
+// cudaMemcpy of its mask and the kept indices' copy back), 2 in the
+// levels' selection (boolean indexing of boxes and scores), 3 in the RPN
+// loss (the matcher's low-quality torch.nonzero, the sampler's two), 3 in
+// the box head's sampling (the sampler's two and the sampled indices'), 1
+// in keep_only_positive_boxes, 4 in the mask targets (torch.nonzero and
+// three .cuda() copies) and 2 per positive RoI (SegmentationMask indexed
+// by iterating a CUDA tensor, twice) of the 128; per batch, 5 image-size
+// copies (one per level), 2 in the RPN loss, 2 in the box loss, 4 per
+// pooler (box and mask) and 1 in the mask loss.
+func TestMaskRCNNSyncs(t *testing.T) {
+	perImage := 5*4 + 2 + 3 + 3 + 1 + 4 + 2*128
+	perBatch := 5 + 2 + 2 + 2*4 + 1
+	for _, b := range []int{1, 2, 12} {
+		ops := opsOf(t, "maskrcnn-r50-fpn", Shape{Batch: b})
+		if got, want := Syncs(ops), perImage*b+perBatch; got != want {
+			t.Errorf("batch %d: %d syncs, want %d", b, got, want)
+		}
+		for _, o := range ops {
+			if o.Sync && (!o.Untracked || o.Pass != Forward || o.Params != 0 || o.FLOPs != 0) {
+				t.Errorf("batch %d: %s: a sync must be an untracked forward call without parameters or FLOPs", b, o.Name)
+			}
+		}
+	}
+	for _, name := range []string{"resnet50", "efficientnet-b4", "transformer-base"} {
+		if n := Syncs(opsOf(t, name, Shape{Batch: 2})); n != 0 {
+			t.Errorf("%s: %d syncs, want 0", name, n)
+		}
+	}
+}
+
+// TestEfficientNetDropPath checks stochastic depth on EfficientNet-B4's
+// residual blocks: B4 repeats the B0 stages ⌈1.8·(1, 2, 2, 3, 3, 4, 1)⌉ =
+// (2, 4, 4, 6, 6, 8, 2) times, 32 blocks, of which all but each stage's
+// first (7) keep their shape: 25 masks, and 25 gradient passes each
+// reading and writing the block's output once.
+func TestEfficientNetDropPath(t *testing.T) {
+	ops := opsOf(t, "efficientnet-b4", Shape{Batch: 2, Precision: FP16})
+	masks, grads := 0, 0
+	for _, o := range ops {
+		switch {
+		case strings.HasSuffix(o.Name, ".add.mask"):
+			masks++
+			if !o.Untracked || o.Pass != Forward {
+				t.Errorf("%s: want an untracked forward call", o.Name)
+			}
+		case strings.HasSuffix(o.Name, ".add.grad"):
+			grads++
+			if o.Read != o.Write || o.Read <= 0 {
+				t.Errorf("%s: read %v, write %v: want one pass over the output", o.Name, o.Read, o.Write)
+			}
+		}
+	}
+	if masks != 25 || grads != 25 {
+		t.Errorf("masks %d, gradient passes %d: want 25 each", masks, grads)
+	}
+}

@@ -16,6 +16,7 @@ import (
 
 	"scaleplan/hw"
 	"scaleplan/internal/units"
+	"scaleplan/predict"
 )
 
 // measuredLogs returns the n bench logs that pattern, under
@@ -1405,4 +1406,33 @@ func TestValidateMeasuredCollectives(t *testing.T) {
 		t.Fatalf("mixed, nccl: exit %d: %s", code, stderr)
 	}
 	checkContains(t, "mixed, nccl", out, "all_gather  8      1      dgx-a100  nccl      nccl", "1 test left out, of an op the simulator does not model")
+}
+
+// TestOperatorsErrorMeasured checks predict.OperatorsError, the band an
+// uncalibrated prediction prints, against what it states it is: the mean
+// absolute error of samples/s of validate --measured over the five
+// published files together (docs/compute.md, "Validation"), recomputed
+// here from the files, to the constant's three decimals.
+func TestOperatorsErrorMeasured(t *testing.T) {
+	var files []string
+	for _, f := range []string{"published-resnet50", "published-dle-resnet50", "published-dle-efficientnet-b4",
+		"published-dle-maskrcnn-r50-fpn", "published-dle-transformer-big"} {
+		files = append(files, "../../testdata/measurements/"+f+".csv")
+	}
+	out := runMeasured(t, files)
+	for _, s := range out["summary"] {
+		m := maeLine.FindStringSubmatch(s["summary"].(string))
+		if m == nil {
+			continue
+		}
+		got, err := strconv.ParseFloat(m[3], 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if math.Abs(got/100-predict.OperatorsError) > 0.0005 {
+			t.Errorf("%s, predict.OperatorsError %.3f", m[0], predict.OperatorsError)
+		}
+		return
+	}
+	t.Fatalf("no mean absolute error in the summary %v", out["summary"])
 }
