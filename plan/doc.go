@@ -20,9 +20,12 @@
 // Result.Infeasible with their reason.
 //
 // LLM searches the parallel layouts of a transformer (llm.Search) on a
-// catalogue system, timing each operator by package compute's operator
-// model (OperatorTime; the roofline for a device without SMs) and each
-// collective by sim.CollectiveTime on the system's network. LLMCases and
+// catalogue system, over a range of GPU counts (GPUChoices) and the
+// model's published batches (PublishedBatches), for the fastest, or the
+// cheapest within a deadline; it times each operator by package
+// compute's operator model (OperatorTime; the roofline for a device
+// without SMs) and each collective on the system's network, built once
+// per group (sim.Collectives). LLMCases and
 // ValidateLLM set it against published LLM training runs (docs/llm.md).
 // FitLLM fits, to a logged layout's measured steps, the factor on the
 // operator times that makes its step time match; LLM and LLMStep apply a

@@ -45,6 +45,12 @@ func TestPlanLLMErrors(t *testing.T) {
 		{[]string{"plan", "--llm", "llama3-8b", "--system", "dgx-h100", "--gpus", "8", "--tokens", "lots"}, exitUsage, "--tokens"},
 		{[]string{"plan", "--llm", "llama3-8b", "--system", "dgx-h100", "--gpus", "12"}, exitRuntime, "gpus 12"},
 		{[]string{"plan", "--llm", "gpt5", "--system", "dgx-h100", "--gpus", "8"}, exitRuntime, "gpt5"},
+		{[]string{"plan", "--llm", "llama3-8b", "--system", "dgx-h100", "--gpus", "64-32"}, exitUsage, "LO-HI"},
+		{[]string{"plan", "--llm", "llama3-8b", "--system", "dgx-h100", "--gpus", "64-100"}, exitRuntime, "whole nodes"},
+		{[]string{"plan", "--llm", "llama3-8b", "--system", "dgx-h100", "--gpus", "64", "--deadline", "3d"}, exitUsage, "--tokens"},
+		{[]string{"plan", "--llm", "llama3-8b", "--system", "dgx-h100", "--gpus", "64", "--global-batch", "0"}, exitUsage, "--global-batch"},
+		{[]string{"plan", "--llm", "llama3-8b", "--system", "dgx-h100", "--gpus", "64", "--tokens", "1T", "--budget", "5 kWh"}, exitRuntime, "energy"},
+		{[]string{"plan", "--llm", "llama3-8b", "--system", "dgx-h100", "--gpus", "64", "--tokens", "1T", "--deadline", "1h"}, exitRuntime, "meets the deadline"},
 		{[]string{"plan", "--recipe", "mlperf-v0.7-resnet50", "--gpus", "8"}, exitUsage, "--gpus goes with --llm"},
 	} {
 		_, stderr, code := runCLI(c.args...)
