@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -40,6 +41,10 @@ type LLMRequest struct {
 	Tokens   float64
 	Deadline units.Seconds
 	Budget   Budget
+	// Precision is the matrix products' precision: bf16 (the default) or
+	// fp8 (Transformer Engine's FP8 linear layers, bf16 elsewhere:
+	// FP8GEMMs).
+	Precision hw.Precision
 	// Top is the layouts to return; default 10.
 	Top int
 	// Efficiency, when set, times compute on the roofline at that
@@ -48,8 +53,8 @@ type LLMRequest struct {
 	// llm.DefaultMatMulEfficiency.
 	Efficiency float64
 	// Calibrations are calibration files (FitLLM's llm entries, written
-	// by `fit --llm --out`): the first entry of the system's device in
-	// bf16 multiplies its operator times by its factor. A file list
+	// by `fit --llm --out`): the first entry of the system's device at
+	// Precision multiplies its operator times by its factor. A file list
 	// without such an entry is an error.
 	Calibrations []string
 	// Catalog is the hardware catalogue; nil takes hw.Default().
@@ -65,11 +70,13 @@ type LLMPlan struct {
 	// GlobalBatches are the batches searched, in sequences of SeqLen.
 	GlobalBatches []int
 	SeqLen        int
-	// Peak is one GPU's dense bf16 peak, MFU's denominator.
+	// Peak is one GPU's dense bf16 peak, MFU's denominator (at fp8 too,
+	// as NVIDIA's and MLPerf's reports count it).
 	Peak units.FLOPsPerSec
 	// Compute says how operators are timed: "operator model" or
-	// "roofline at E of peak".
-	Compute string
+	// "roofline at E of peak"; Precision is the matrix products'.
+	Compute   string
+	Precision hw.Precision
 	// Tokens is the token budget; Deadline and MaxGPUHours the bounds
 	// on its training (0: none), PricePerGPUHour the system's price.
 	Tokens          float64
@@ -114,12 +121,12 @@ func LLM(req LLMRequest) (LLMPlan, error) {
 	if err != nil {
 		return LLMPlan{}, err
 	}
-	h, how, err := llmHardware(cat, req.System, req.Efficiency, t.FusedAttention)
+	h, how, err := llmHardware(cat, req.System, req.Precision, req.Efficiency, t.FusedAttention)
 	if err != nil {
 		return LLMPlan{}, err
 	}
 	h.GPUsPerNode = min(g, gpus[0])
-	cal, file, err := llmCalibration(req.Calibrations, dev.Name)
+	cal, file, err := llmCalibration(req.Calibrations, dev.Name, cmp.Or(req.Precision, hw.BF16))
 	if err != nil {
 		return LLMPlan{}, err
 	}
@@ -127,7 +134,7 @@ func LLM(req LLMRequest) (LLMPlan, error) {
 		h.Compute = ScaledOpTime(h.Compute, cal.Factor)
 	}
 	out := LLMPlan{Model: t.Name, System: sys.Name, Device: dev.Name, GPUs: gpus, Nodes: (gpus[len(gpus)-1] + g - 1) / g,
-		GPUsPerNode: h.GPUsPerNode, SeqLen: t.SeqLen, Peak: h.Peak, Compute: how, Tokens: req.Tokens,
+		GPUsPerNode: h.GPUsPerNode, SeqLen: t.SeqLen, Peak: h.Peak, Compute: how, Precision: cmp.Or(req.Precision, hw.BF16), Tokens: req.Tokens,
 		Deadline: req.Deadline, PricePerGPUHour: sys.PricePerDeviceHour, GlobalBatches: batches}
 	out.BeyondSystem = out.Nodes > sys.MaxNodes
 	out.Calibration, out.CalibrationFile = cal, file
@@ -192,20 +199,25 @@ func (r LLMRequest) gpuHours(system string, price float64) (float64, error) {
 }
 
 // llmHardware returns the llm.Hardware of the catalogue's system: its
-// node's GPUs, a GPU's memory and bf16 peak, the network's collectives
-// (commGrid) and the operators' time, with a description of how they are
-// timed: the roofline at efficiency e when e is set, else the operator
-// model in bf16 (OperatorTime, attention fused or not), else, for a
-// device without an SM count, the roofline at
+// node's GPUs, a GPU's memory and bf16 peak (MFU's denominator at either
+// precision), the network's collectives (commGrid) and the operators'
+// time at precision p (bf16, the default, or fp8: FP8GEMMs), with a
+// description of how they are timed: the roofline at efficiency e when
+// e is set, else the operator model (OperatorTime, attention fused or
+// not), else, for a device without an SM count, the roofline at
 // llm.DefaultMatMulEfficiency.
-func llmHardware(cat *hw.Catalog, system string, e float64, fused bool) (llm.Hardware, string, error) {
+func llmHardware(cat *hw.Catalog, system string, p hw.Precision, e float64, fused bool) (llm.Hardware, string, error) {
 	sys, node, dev, err := cat.Resolve(system)
 	if err != nil {
 		return llm.Hardware{}, "", err
 	}
+	p = cmp.Or(p, hw.BF16)
 	peak := dev.PeakFLOPs(hw.BF16)
 	if !(peak > 0) || !(dev.MemoryBandwidth > 0) {
 		return llm.Hardware{}, "", fmt.Errorf("llm plan: device %q of system %q has no bf16 peak or memory bandwidth", dev.Name, sys.Name)
+	}
+	if p != hw.BF16 && p != hw.FP8 || p == hw.FP8 && !(dev.PeakFLOPs(hw.FP8) > 0) {
+		return llm.Hardware{}, "", fmt.Errorf("llm plan: precision %q on %s: want bf16, or fp8 on a device with an fp8 peak", p, dev.Name)
 	}
 	if e < 0 || e > 1 || math.IsNaN(e) {
 		return llm.Hardware{}, "", fmt.Errorf("llm plan: efficiency %g: want in (0, 1], or 0 for the operator model", e)
@@ -213,7 +225,7 @@ func llmHardware(cat *hw.Catalog, system string, e float64, fused bool) (llm.Har
 	grid := newCommGrid(cat, sys.Name)
 	h := llm.Hardware{GPUsPerNode: node.Devices, Memory: dev.Memory, Peak: peak, Comm: grid.time}
 	if e == 0 {
-		op, err := OperatorTime(dev, hw.BF16, fused)
+		op, err := OperatorTime(dev, p, fused)
 		if err == nil {
 			h.Compute = op
 			return h, "operator model", nil
@@ -224,6 +236,9 @@ func llmHardware(cat *hw.Catalog, system string, e float64, fused bool) (llm.Har
 		e = llm.DefaultMatMulEfficiency
 	}
 	h.Compute = llm.RooflineTime(peak, dev.MemoryBandwidth, e)
+	if p == hw.FP8 {
+		h.Compute = FP8GEMMs(llm.RooflineTime(dev.PeakFLOPs(hw.FP8), dev.MemoryBandwidth, e), h.Compute)
+	}
 	return h, fmt.Sprintf("roofline at %.2f of peak", e), nil
 }
 

@@ -42,6 +42,9 @@ type LLMCase struct {
 	MicroBatches []int
 	Virtual      []int
 	Shardings    []llm.Sharding
+	// Precision is the matrix products' precision: "" (bf16) or fp8
+	// (Transformer Engine's FP8 linear layers: FP8GEMMs).
+	Precision hw.Precision
 	// FLOPsLayers, when set, counts the model FLOPs of this many layers
 	// (a run whose pipeline holds fewer layers than its stages' share).
 	FLOPsLayers int
@@ -71,7 +74,7 @@ func gptShape(name string, heads, hidden, layers int) model.TransformerShape {
 
 // EvalLLMCase predicts c on cat's system with the operator model.
 func EvalLLMCase(cat *hw.Catalog, c LLMCase) (LLMResult, error) {
-	h, _, err := llmHardware(cat, c.System, 0, c.Shape.FusedAttention)
+	h, _, err := llmHardware(cat, c.System, c.Precision, 0, c.Shape.FusedAttention)
 	if err != nil {
 		return LLMResult{}, fmt.Errorf("llm case %s: %w", c.Name, err)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"scaleplan/hw"
 	"scaleplan/internal/config"
 	"scaleplan/internal/tables"
 	"scaleplan/internal/units"
@@ -73,6 +74,7 @@ func planCommand() *cli.Command {
 			&cli.StringFlag{Name: "tokens", Usage: "with --llm: the token budget `T` (such as 15T or 1e12) to time the training of"},
 			&cli.StringFlag{Name: "global-batch", Usage: "with --llm: sequences per step `B,B,...` to search (default the powers of two in the model's published range of tokens per step, else 4 Mi tokens' worth)"},
 			&cli.IntFlag{Name: "top", Value: 10, Usage: "with --llm: layouts `N` to print"},
+			&cli.StringFlag{Name: "precision", Value: "bf16", Usage: "with --llm: the matrix products' precision `P`: bf16, or fp8 (Transformer Engine's FP8 linear layers, bf16 elsewhere; the device needs an fp8 peak)"},
 			formatFlag(),
 		},
 		Action: runPlan,
@@ -90,7 +92,7 @@ func runPlan(c *cli.Context) error {
 	if c.IsSet("llm") {
 		return runPlanLLM(c, format)
 	}
-	for _, f := range []string{"system", "gpus", "tokens", "global-batch", "top"} {
+	for _, f := range []string{"system", "gpus", "tokens", "global-batch", "top", "precision"} {
 		if c.IsSet(f) {
 			return usagef("plan: --%s goes with --llm", f)
 		}
@@ -221,7 +223,11 @@ func splitList(s string) []string {
 
 // runPlanLLM is `scaleplan plan --llm`.
 func runPlanLLM(c *cli.Context, format string) error {
-	req := plan.LLMRequest{Model: c.String("llm"), System: c.String("system"), Top: c.Int("top"), Calibrations: c.StringSlice("calibration")}
+	req := plan.LLMRequest{Model: c.String("llm"), System: c.String("system"), Top: c.Int("top"), Calibrations: c.StringSlice("calibration"),
+		Precision: hw.Precision(c.String("precision"))}
+	if req.Precision != hw.BF16 && req.Precision != hw.FP8 {
+		return usagef("plan --llm: --precision %q: want bf16 or fp8", req.Precision)
+	}
 	var err error
 	if req.GPUs, req.MaxGPUs, err = parseGPURange(c.String("gpus")); err != nil || req.System == "" {
 		return usagef("plan --llm: want --system SYSTEM and --gpus N or LO-HI (such as 1024-16384), GPUs ≥ 1")

@@ -46,6 +46,8 @@ func TestPlanLLMErrors(t *testing.T) {
 		{[]string{"plan", "--llm", "llama3-8b", "--system", "dgx-h100", "--gpus", "12"}, exitRuntime, "gpus 12"},
 		{[]string{"plan", "--llm", "gpt5", "--system", "dgx-h100", "--gpus", "8"}, exitRuntime, "gpt5"},
 		{[]string{"plan", "--llm", "llama3-8b", "--system", "dgx-h100", "--gpus", "64-32"}, exitUsage, "LO-HI"},
+		{[]string{"plan", "--llm", "llama3-8b", "--system", "dgx-h100", "--gpus", "64", "--precision", "fp16"}, exitUsage, "--precision"},
+		{[]string{"plan", "--llm", "llama3-8b", "--system", "dgx-a100", "--gpus", "64", "--precision", "fp8"}, exitRuntime, "fp8 peak"},
 		{[]string{"plan", "--llm", "llama3-8b", "--system", "dgx-h100", "--gpus", "64-100"}, exitRuntime, "whole nodes"},
 		{[]string{"plan", "--llm", "llama3-8b", "--system", "dgx-h100", "--gpus", "64", "--deadline", "3d"}, exitUsage, "--tokens"},
 		{[]string{"plan", "--llm", "llama3-8b", "--system", "dgx-h100", "--gpus", "64", "--global-batch", "0"}, exitUsage, "--global-batch"},

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"scaleplan/hw"
 	"scaleplan/internal/units"
 	"scaleplan/plan"
 	"scaleplan/predict"
@@ -52,8 +53,8 @@ func (r *LLMPlanReport) summary() []string {
 			p.Model, ints(p.GPUs), p.System, p.Nodes, p.GPUsPerNode, p.Device, ints(p.GlobalBatches), p.SeqLen),
 		fmt.Sprintf("%d valid layouts (GPUs × batch × TP × sequence parallel × PP × virtual stages × DP × CP × EP × micro-batch × recompute × ZeRO): %d fit memory, %d do not",
 			res.Layouts, res.Fit, res.TooLarge),
-		fmt.Sprintf("step time: analytic Megatron-LM schedule; compute by the %s in bf16 (peak %v); collectives as NCCL runs them on the system's network (docs/llm.md)",
-			p.Compute, p.Peak),
+		fmt.Sprintf("step time: analytic Megatron-LM schedule; compute by the %s in %s; MFU of the bf16 peak %v; collectives as NCCL runs them on the system's network (docs/llm.md)",
+			p.Compute, precisionNote(p.Precision), p.Peak),
 	}
 	if c := p.Calibration; c != nil {
 		iv := ""
@@ -75,6 +76,14 @@ func (r *LLMPlanReport) summary() []string {
 		out = append(out, fmt.Sprintf("%d nodes exceed the system's: the plan is for a larger cluster of the same nodes and fabric", p.Nodes))
 	}
 	return out
+}
+
+// precisionNote says what runs at precision p.
+func precisionNote(p hw.Precision) string {
+	if p == hw.FP8 {
+		return "fp8 in Transformer Engine's linear layers, bf16 elsewhere"
+	}
+	return "bf16"
 }
 
 // ints joins xs with commas.
