@@ -25,8 +25,10 @@
 // cheapest within a deadline; it times each operator by package
 // compute's operator model (OperatorTime; the roofline for a device
 // without SMs) and each collective on the system's network, built once
-// per group (sim.Collectives). LLMCases and
-// ValidateLLM set it against published LLM training runs (docs/llm.md).
+// per group (sim.Collectives), in bf16 or fp8 (FP8GEMMs). LLMCases
+// (papers' runs) and MLPerfGPT3Cases (MLPerf Training's GPT-3 175B on
+// H100, in fp8) are published LLM training runs; ValidateLLM predicts
+// them (docs/llm.md, docs/llm-mlperf.md).
 // FitLLM fits, to a logged layout's measured steps, the factor on the
 // operator times that makes its step time match; LLM and LLMStep apply a
 // calibration file's factor to the system's device.
