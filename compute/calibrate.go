@@ -40,6 +40,10 @@ const (
 	// MemoryBound is e_mem: the fraction of the DRAM bandwidth an
 	// operator's bytes move at.
 	MemoryBound Class = "memory"
+	// TensorFP8 is the dense matrix products on the tensor cores at fp8
+	// (Transformer Engine's FP8 GEMMs). It is not one of Classes: no
+	// calibration measures it, and it takes EffGEMM.
+	TensorFP8 Class = "tensor-fp8"
 )
 
 // Classes lists the calibrated classes in the order of Efficiencies.E.
@@ -76,7 +80,7 @@ func DefaultEfficiency(k Class) float64 {
 		return EffMemory
 	case Grouped:
 		return EffDepthwise
-	case TensorFP16, TensorBF16, TensorTF32, CUDACore:
+	case TensorFP16, TensorBF16, TensorTF32, TensorFP8, CUDACore:
 		return EffGEMM
 	}
 	return 0
@@ -155,6 +159,8 @@ func tensorClass(p hw.Precision) Class {
 		return TensorBF16
 	case hw.TF32:
 		return TensorTF32
+	case hw.FP8:
+		return TensorFP8
 	}
 	return CUDACore
 }

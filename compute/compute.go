@@ -146,7 +146,7 @@ func (m Mode) Launch() units.Seconds {
 type Config struct {
 	Device *hw.Device
 	// Precision is the precision the matrix products compute in: fp32
-	// (CUDA cores), tf32, fp16 or bf16 (tensor cores).
+	// (CUDA cores), tf32, fp16, bf16 or fp8 (tensor cores).
 	Precision hw.Precision
 	Mode      Mode
 	// FusedAttention runs Attention operators as one fused kernel
@@ -207,8 +207,8 @@ func (c *Config) check() error {
 		}
 		return fmt.Errorf("%w: device %s gives no SM count (sms)", ErrNoModel, name)
 	}
-	if c.Precision == hw.FP64 || !slices.Contains(hw.Precisions, c.Precision) {
-		return fmt.Errorf("precision %q: want fp32, tf32, fp16 or bf16", c.Precision)
+	if c.Precision == hw.FP64 || !slices.Contains(hw.PeakPrecisions, c.Precision) {
+		return fmt.Errorf("precision %q: want fp32, tf32, fp16, bf16 or fp8", c.Precision)
 	}
 	if !(d.PeakFLOPs(c.Precision) > 0) || !(d.PeakFLOPs(hw.FP32) > 0) || !(d.MemoryBandwidth > 0) {
 		return fmt.Errorf("device %s has no %s peak, fp32 peak or memory bandwidth", d.Name, c.Precision)

@@ -28,10 +28,19 @@ const (
 	TF32 Precision = "tf32"
 	FP16 Precision = "fp16"
 	BF16 Precision = "bf16"
+	// FP8 is the 8-bit floating-point tensor-core rate (E4M3 and E5M2
+	// run at the same rate) of Hopper and later GPUs. It is not one of
+	// Precisions: scenarios and calibrations do not compute at it; the
+	// LLM planner runs Transformer Engine's FP8 matrix products at it.
+	FP8 Precision = "fp8"
 )
 
-// Precisions lists the precisions of Peak in a fixed order.
+// Precisions lists the precisions of Peak that scenarios and calibrations
+// compute at, in a fixed order; Peak also has FP8 (PeakPrecisions).
 var Precisions = []Precision{FP64, FP32, TF32, FP16, BF16}
+
+// PeakPrecisions lists every precision of Peak: Precisions and FP8.
+var PeakPrecisions = []Precision{FP64, FP32, TF32, FP16, BF16, FP8}
 
 // NetKind is the kind of a network: a cluster fabric or a node's NIC.
 type NetKind string
@@ -93,8 +102,8 @@ const (
 // Peak holds a device's peak rates by precision. A zero rate means the
 // precision is not supported (or not published).
 //
-// FP64 and FP32 are the vector (non-tensor) rates. TF32, FP16 and BF16 are
-// dense matrix rates (tensor cores, without sparsity); FP16 is the vector rate
+// FP64 and FP32 are the vector (non-tensor) rates. TF32, FP16, BF16 and FP8
+// are dense matrix rates (tensor cores, without sparsity); FP16 is the vector rate
 // on devices without matrix units (P100).
 //
 // A device's rates other than 0 lie within 1 MFLOP/s to 1 EFLOP/s, a
@@ -105,10 +114,11 @@ type Peak struct {
 	TF32 units.FLOPsPerSec `yaml:"tf32"` // FLOP/s; default 0 (unsupported)
 	FP16 units.FLOPsPerSec `yaml:"fp16"` // FLOP/s; default 0 (unsupported)
 	BF16 units.FLOPsPerSec `yaml:"bf16"` // FLOP/s; default 0 (unsupported)
+	FP8  units.FLOPsPerSec `yaml:"fp8"`  // FLOP/s; default 0 (unsupported)
 }
 
 // Of returns the peak rate at precision p. It panics if p is not one of
-// Precisions.
+// PeakPrecisions.
 func (pk Peak) Of(p Precision) units.FLOPsPerSec {
 	switch p {
 	case FP64:
@@ -121,6 +131,8 @@ func (pk Peak) Of(p Precision) units.FLOPsPerSec {
 		return pk.FP16
 	case BF16:
 		return pk.BF16
+	case FP8:
+		return pk.FP8
 	}
 	panic(badPrecision)
 }

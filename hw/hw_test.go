@@ -636,15 +636,18 @@ func TestPeakOf(t *testing.T) {
 			t.Errorf("ParsePrecision(%s) = %s, %v", p, q, err)
 		}
 	}
+	if got := (Peak{FP8: 7}).Of(FP8); got != 7 {
+		t.Errorf("Of(fp8) = %g", got)
+	}
 	if _, err := ParsePrecision("fp8"); err == nil || !strings.Contains(err.Error(), `unknown precision "fp8"`) {
 		t.Errorf("ParsePrecision(fp8) = %v", err)
 	}
 	defer func() {
 		if r := recover(); r != badPrecision {
-			t.Errorf("Of(fp8) panicked with %v, want %q", r, badPrecision)
+			t.Errorf("Of(fp4) panicked with %v, want %q", r, badPrecision)
 		}
 	}()
-	pk.Of("fp8")
+	pk.Of("fp4")
 }
 
 // TestDeviceNames: a device is called by its key or by one of its names
@@ -853,5 +856,23 @@ func TestInNetworkReduction(t *testing.T) {
 	err := c.Validate()
 	if err == nil || !strings.Contains(err.Error(), "nodes.primergy-rx2540-m5-t4x4.link.in_network_reduction: needs kind nvlink with peer_to_peer") {
 		t.Errorf("pcie node with in_network_reduction: %v", err)
+	}
+}
+
+// TestFP8Peaks: the H100 SXM5's and H200 SXM's dense fp8 rate is their
+// datasheets' 3,958 TFLOP/s with sparsity, halved; the A100 has none.
+func TestFP8Peaks(t *testing.T) {
+	cat, err := Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]units.FLOPsPerSec{"h100-sxm5-80gb": 3958e12 / 2, "h200-sxm-141gb": 3958e12 / 2, "a100-sxm4-80gb": 0} {
+		d := cat.DeviceCalled(name)
+		if d == nil {
+			t.Fatalf("no device %s", name)
+		}
+		if got := d.PeakFLOPs(FP8); got != want {
+			t.Errorf("%s fp8 peak %v, want %v", name, got, want)
+		}
 	}
 }

@@ -334,7 +334,7 @@ func (c *Catalog) validateSystem(ps *config.Problems, name string, s *System, rn
 		ps.Addf(p+".price_per_device_hour", "must be at most %d, not %g", maxPrice, pr)
 	}
 	optional(ps, p+".power", s.Power, powerSpan)
-	for _, pr := range Precisions {
+	for _, pr := range PeakPrecisions {
 		optional(ps, p+".published_peak."+string(pr), s.PublishedPeak.Of(pr), systemPeakSpan)
 	}
 }

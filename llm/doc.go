@@ -76,8 +76,10 @@
 // with the send/recv of one hidden state per micro-batch and boundary;
 // the data-parallel reduction past the backward pass it overlaps; Adam's
 // update. RooflineTime is the default operator time. Search enumerates
-// TP × CP × PP × v × DP × EP × micro-batch × recomputation × sharding
-// and returns the fastest layouts that fit.
+// GPU counts × global batches × TP × sequence parallel × CP × PP × v ×
+// DP × EP × micro-batch × recomputation × sharding and returns the
+// fastest layouts that fit, or with a token budget the cheapest within a
+// deadline or the fastest within a budget of GPU-hours.
 //
 // # Time to train
 //

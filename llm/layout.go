@@ -2,6 +2,7 @@ package llm
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"scaleplan/model"
@@ -126,81 +127,133 @@ func (l Layout) Validate(t model.TransformerShape) error {
 	if err := t.Validate(); err != nil {
 		return err
 	}
-	var p []string
-	bad := func(ok bool, format string, args ...any) {
-		if !ok {
-			p = append(p, fmt.Sprintf(format, args...))
-		}
+	p := &problems{}
+	if !l.check(t, p) {
+		return fmt.Errorf("layout: %s", strings.Join(p.list, "; "))
 	}
-	bad(l.TP >= 1 && l.PP >= 1 && l.DP >= 1 && l.CP >= 1 && l.EP >= 1 && l.VirtualStages >= 0,
-		"tp %d, pp %d, dp %d, cp %d, ep %d, virtual stages %d: want degrees of at least 1 (virtual stages 0 or more)",
-		l.TP, l.PP, l.DP, l.CP, l.EP, l.VirtualStages)
-	if len(p) > 0 {
-		return fmt.Errorf("layout: %s", strings.Join(p, "; "))
-	}
-	l.validateSplits(t, bad)
-	l.validateBatch(t, bad)
-	l.validateSharding(bad)
-	if len(p) > 0 {
-		return fmt.Errorf("layout of %s: %s", t.Name, strings.Join(p, "; "))
+	if len(p.list) > 0 {
+		return fmt.Errorf("layout of %s: %s", t.Name, strings.Join(p.list, "; "))
 	}
 	return nil
 }
 
+// check adds l's problems with t to p; false when its degrees are not
+// even positive (nothing else is checked then).
+func (l Layout) check(t model.TransformerShape, p *problems) bool {
+	p.need(l.TP >= 1 && l.PP >= 1 && l.DP >= 1 && l.CP >= 1 && l.EP >= 1 && l.VirtualStages >= 0, func() string {
+		return fmt.Sprintf("tp %d, pp %d, dp %d, cp %d, ep %d, virtual stages %d: want degrees of at least 1 (virtual stages 0 or more)",
+			l.TP, l.PP, l.DP, l.CP, l.EP, l.VirtualStages)
+	})
+	if p.n > 0 {
+		return false
+	}
+	l.validateSplits(t, p)
+	l.validateBatch(t, p)
+	l.validateSharding(p)
+	return true
+}
+
+// valid reports whether l fits t, a valid shape: Validate's verdict,
+// without its messages.
+func (l Layout) valid(t model.TransformerShape) bool {
+	p := problems{quiet: true}
+	l.check(t, &p)
+	return p.n == 0
+}
+
+// problems collects Validate's problems. Each message is a function,
+// called only for a problem, and not at all when quiet: a search checks
+// hundreds of thousands of layouts, and formatting (or boxing the values
+// of) messages nobody reads would cost more than the checks.
+type problems struct {
+	list  []string
+	n     int
+	quiet bool
+}
+
+// need counts a problem, and adds msg's message unless quiet, unless ok.
+func (p *problems) need(ok bool, msg func() string) {
+	if ok {
+		return
+	}
+	p.n++
+	if !p.quiet {
+		p.list = append(p.list, msg())
+	}
+}
+
 // validateSplits checks the tensor, pipeline, context and expert splits.
-func (l Layout) validateSplits(t model.TransformerShape, bad func(bool, string, ...any)) {
+func (l Layout) validateSplits(t model.TransformerShape, p *problems) {
 	kv := kvHeads(t)
-	bad(t.Heads%l.TP == 0, "tp %d: want a divisor of the %d heads", l.TP, t.Heads)
-	bad(kv%l.TP == 0 || l.TP%kv == 0,
-		"tp %d: want a divisor of the %d kv heads, or a multiple of them (each kv head then replicated, as Megatron-LM does)", l.TP, kv)
-	bad(t.FFN%l.TP == 0, "tp %d: want a divisor of the feed-forward width %d", l.TP, t.FFN)
-	bad(t.Stack != model.EncoderDecoder, "stack %q: want decoder or encoder (a layout spreads one stack)", t.Stack)
-	bad(t.Layers%(l.PP*l.chunks()) == 0,
-		"pp %d × virtual stages %d: want a divisor of the %d layers", l.PP, l.chunks(), t.Layers)
-	bad(l.chunks() == 1 || l.PP > 1, "virtual stages %d: want 0 or 1 without pipeline parallelism", l.VirtualStages)
+	p.need(t.Heads%l.TP == 0, func() string { return fmt.Sprintf("tp %d: want a divisor of the %d heads", l.TP, t.Heads) })
+	p.need(kv%l.TP == 0 || l.TP%kv == 0, func() string {
+		return fmt.Sprintf("tp %d: want a divisor of the %d kv heads, or a multiple of them (each kv head then replicated, as Megatron-LM does)", l.TP, kv)
+	})
+	p.need(t.FFN%l.TP == 0, func() string { return fmt.Sprintf("tp %d: want a divisor of the feed-forward width %d", l.TP, t.FFN) })
+	p.need(t.Stack != model.EncoderDecoder, func() string {
+		return fmt.Sprintf("stack %q: want decoder or encoder (a layout spreads one stack)", t.Stack)
+	})
+	p.need(t.Layers%(l.PP*l.chunks()) == 0, func() string {
+		return fmt.Sprintf("pp %d × virtual stages %d: want a divisor of the %d layers", l.PP, l.chunks(), t.Layers)
+	})
+	p.need(l.chunks() == 1 || l.PP > 1, func() string {
+		return fmt.Sprintf("virtual stages %d: want 0 or 1 without pipeline parallelism", l.VirtualStages)
+	})
 	s := l.seqLen(t)
-	bad(l.CP == 1 || s%(2*l.CP) == 0, "cp %d: want sequence length %d a multiple of 2·cp (Megatron-LM's load-balanced split)", l.CP, s)
-	bad(l.CP == 1 || t.FusedAttention, "cp %d: want fused attention (context parallelism runs FlashAttention-style ring attention)", l.CP)
-	bad(!l.SequenceParallel || (s/l.CP)%l.TP == 0, "sequence parallel: want the %d tokens per rank a multiple of tp %d", s/l.CP, l.TP)
-	bad(l.EP == 1 || t.Experts > 0 && t.Experts%l.EP == 0, "ep %d: want 1, or a divisor of the %d experts", l.EP, t.Experts)
-	bad((l.DP*l.CP)%l.EP == 0, "ep %d: want a divisor of dp·cp %d (expert parallelism runs inside the data-parallel ranks)", l.EP, l.DP*l.CP)
+	p.need(l.CP == 1 || s%(2*l.CP) == 0, func() string {
+		return fmt.Sprintf("cp %d: want sequence length %d a multiple of 2·cp (Megatron-LM's load-balanced split)", l.CP, s)
+	})
+	p.need(l.CP == 1 || t.FusedAttention, func() string {
+		return fmt.Sprintf("cp %d: want fused attention (context parallelism runs FlashAttention-style ring attention)", l.CP)
+	})
+	p.need(!l.SequenceParallel || (s/l.CP)%l.TP == 0, func() string {
+		return fmt.Sprintf("sequence parallel: want the %d tokens per rank a multiple of tp %d", s/l.CP, l.TP)
+	})
+	p.need(l.EP == 1 || t.Experts > 0 && t.Experts%l.EP == 0, func() string { return fmt.Sprintf("ep %d: want 1, or a divisor of the %d experts", l.EP, t.Experts) })
+	p.need((l.DP*l.CP)%l.EP == 0, func() string {
+		return fmt.Sprintf("ep %d: want a divisor of dp·cp %d (expert parallelism runs inside the data-parallel ranks)", l.EP, l.DP*l.CP)
+	})
 	rc := l.recompute()
-	bad(rc == model.RecomputeNone || rc == model.RecomputeSelective || rc == model.RecomputeFull,
-		"recompute %q: want none, selective or full", l.Recompute)
+	p.need(rc == model.RecomputeNone || rc == model.RecomputeSelective || rc == model.RecomputeFull, func() string { return fmt.Sprintf("recompute %q: want none, selective or full", l.Recompute) })
 }
 
 // validateBatch checks the batch and its micro-batches.
-func (l Layout) validateBatch(t model.TransformerShape, bad func(bool, string, ...any)) {
-	bad(l.MicroBatch >= 1, "micro-batch %d: want at least 1", l.MicroBatch)
+func (l Layout) validateBatch(t model.TransformerShape, p *problems) {
+	p.need(l.MicroBatch >= 1, func() string { return fmt.Sprintf("micro-batch %d: want at least 1", l.MicroBatch) })
 	if l.MicroBatch < 1 {
 		return
 	}
-	bad(l.GlobalBatch >= 1 && l.GlobalBatch%(l.MicroBatch*l.DP) == 0,
-		"global batch %d: want a positive multiple of micro-batch × dp = %d", l.GlobalBatch, l.MicroBatch*l.DP)
+	p.need(l.GlobalBatch >= 1 && l.GlobalBatch%(l.MicroBatch*l.DP) == 0, func() string {
+		return fmt.Sprintf("global batch %d: want a positive multiple of micro-batch × dp = %d", l.GlobalBatch, l.MicroBatch*l.DP)
+	})
 	m := l.GlobalBatch / (l.MicroBatch * l.DP)
-	bad(l.chunks() == 1 || m%l.PP == 0,
-		"global batch %d: the interleaved schedule wants its %d micro-batches a multiple of pp %d", l.GlobalBatch, m, l.PP)
-	bad(l.SeqLen >= 0, "sequence length %d: want 0 (the shape's) or more", l.SeqLen)
+	p.need(l.chunks() == 1 || m%l.PP == 0, func() string {
+		return fmt.Sprintf("global batch %d: the interleaved schedule wants its %d micro-batches a multiple of pp %d", l.GlobalBatch, m, l.PP)
+	})
+	p.need(l.SeqLen >= 0, func() string { return fmt.Sprintf("sequence length %d: want 0 (the shape's) or more", l.SeqLen) })
 }
 
 // validateSharding checks the sharding and its group.
-func (l Layout) validateSharding(bad func(bool, string, ...any)) {
+func (l Layout) validateSharding(p *problems) {
 	sh := l.sharding()
-	known := false
-	names := make([]string, len(shardings))
-	for i, s := range shardings {
-		known = known || s == sh
-		names[i] = string(s)
-	}
-	bad(known, "sharding %q: want one of %s", l.Sharding, strings.Join(names, ", "))
+	p.need(slices.Contains(shardings, sh), func() string {
+		names := make([]string, len(shardings))
+		for i, s := range shardings {
+			names[i] = string(s)
+		}
+		return fmt.Sprintf("sharding %q: want one of %s", l.Sharding, strings.Join(names, ", "))
+	})
 	if sh != ShardHSDP {
 		return
 	}
-	bad(l.NodeGPUs >= 1 && l.NodeGPUs%l.TP == 0, "node gpus %d: want a positive multiple of tp %d for hsdp", l.NodeGPUs, l.TP)
+	p.need(l.NodeGPUs >= 1 && l.NodeGPUs%l.TP == 0, func() string {
+		return fmt.Sprintf("node gpus %d: want a positive multiple of tp %d for hsdp", l.NodeGPUs, l.TP)
+	})
 	if l.NodeGPUs >= 1 && l.NodeGPUs%l.TP == 0 {
 		g := l.shardGroup()
-		bad((l.DP*l.CP)%g == 0 && g%l.EP == 0,
-			"node gpus %d: hsdp's shard group of %d ranks must divide dp·cp %d and be a multiple of ep %d", l.NodeGPUs, g, l.DP*l.CP, l.EP)
+		p.need((l.DP*l.CP)%g == 0 && g%l.EP == 0, func() string {
+			return fmt.Sprintf("node gpus %d: hsdp's shard group of %d ranks must divide dp·cp %d and be a multiple of ep %d", l.NodeGPUs, g, l.DP*l.CP, l.EP)
+		})
 	}
 }
 

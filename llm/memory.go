@@ -81,12 +81,17 @@ func (l Layout) MemoryWith(t model.TransformerShape, a Allowance) (Memory, error
 	if a.Fixed < 0 || a.Fraction < 0 || a.Fraction >= 1 {
 		return Memory{}, fmt.Errorf("allowance: fixed %v, fraction %g: want fixed ≥ 0 and 0 ≤ fraction < 1", a.Fixed, a.Fraction)
 	}
+	return l.memory(t, a), nil
+}
+
+// memory is MemoryWith for a valid l and allowance a.
+func (l Layout) memory(t model.TransformerShape, a Allowance) Memory {
 	m := Memory{First: l.stage(t, 0, a), Last: l.stage(t, l.PP-1, a)}
 	m.Peak = m.First
 	if m.Last.Total() > m.First.Total() {
 		m.Peak = m.Last
 	}
-	return m, nil
+	return m
 }
 
 // stage returns the memory of one GPU of stage s.

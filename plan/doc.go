@@ -20,10 +20,15 @@
 // Result.Infeasible with their reason.
 //
 // LLM searches the parallel layouts of a transformer (llm.Search) on a
-// catalogue system, timing each operator by package compute's operator
-// model (OperatorTime; the roofline for a device without SMs) and each
-// collective by sim.CollectiveTime on the system's network. LLMCases and
-// ValidateLLM set it against published LLM training runs (docs/llm.md).
+// catalogue system, over a range of GPU counts (GPUChoices) and the
+// model's published batches (PublishedBatches), for the fastest, or the
+// cheapest within a deadline; it times each operator by package
+// compute's operator model (OperatorTime; the roofline for a device
+// without SMs) and each collective on the system's network, built once
+// per group (sim.Collectives), in bf16 or fp8 (FP8GEMMs). LLMCases
+// (papers' runs) and MLPerfGPT3Cases (MLPerf Training's GPT-3 175B on
+// H100, in fp8) are published LLM training runs; ValidateLLM predicts
+// them (docs/llm.md, docs/llm-mlperf.md).
 // FitLLM fits, to a logged layout's measured steps, the factor on the
 // operator times that makes its step time match; LLM and LLMStep apply a
 // calibration file's factor to the system's device.

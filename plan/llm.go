@@ -1,10 +1,11 @@
 package plan
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
-	"math/bits"
+	"slices"
 
 	"scaleplan/compute"
 	"scaleplan/hw"
@@ -21,18 +22,29 @@ import (
 // (Touvron et al. 2023, Section 2.2), as a power of two of sequences.
 const DefaultLLMBatchTokens = 1 << 22
 
-// LLMRequest asks for the fastest layouts of a transformer on a system.
+// LLMRequest asks for the best layouts of a transformer on a system.
 type LLMRequest struct {
 	// Model is a shipped transformer shape (model.TransformerShapes);
 	// System a catalogue system; GPUs the GPUs to use, a multiple of a
-	// node's (or fewer than one node).
+	// node's (or fewer than one node). MaxGPUs, when above GPUs, searches
+	// the counts of GPUChoices from GPUs to MaxGPUs, whole nodes.
 	Model, System string
-	GPUs          int
-	// GlobalBatch is the sequences per step; 0 takes
-	// DefaultLLMBatchTokens of the model's sequence length.
-	GlobalBatch int
-	// Tokens is a token budget to train; 0 for none.
-	Tokens float64
+	GPUs, MaxGPUs int
+	// GlobalBatches is the sequences per step to search; none takes the
+	// powers of two within the model's published range
+	// (PublishedBatches), or DefaultLLMBatchTokens of its sequence length.
+	GlobalBatches []int
+	// Tokens is a token budget to train; 0 for none. Deadline bounds the
+	// time to train it and Budget its device-hours and dollars (at the
+	// system's price); with a deadline the plan ranks the layouts that
+	// meet both cheapest first, else fastest first. Either wants Tokens.
+	Tokens   float64
+	Deadline units.Seconds
+	Budget   Budget
+	// Precision is the matrix products' precision: bf16 (the default) or
+	// fp8 (Transformer Engine's FP8 linear layers, bf16 elsewhere:
+	// FP8GEMMs).
+	Precision hw.Precision
 	// Top is the layouts to return; default 10.
 	Top int
 	// Efficiency, when set, times compute on the roofline at that
@@ -41,8 +53,8 @@ type LLMRequest struct {
 	// llm.DefaultMatMulEfficiency.
 	Efficiency float64
 	// Calibrations are calibration files (FitLLM's llm entries, written
-	// by `fit --llm --out`): the first entry of the system's device in
-	// bf16 multiplies its operator times by its factor. A file list
+	// by `fit --llm --out`): the first entry of the system's device at
+	// Precision multiplies its operator times by its factor. A file list
 	// without such an entry is an error.
 	Calibrations []string
 	// Catalog is the hardware catalogue; nil takes hw.Default().
@@ -51,18 +63,26 @@ type LLMRequest struct {
 
 // LLMPlan is the answer to an LLMRequest.
 type LLMPlan struct {
-	Model, System, Device    string
-	GPUs, Nodes, GPUsPerNode int
-	GlobalBatch, SeqLen      int
-	// Peak is one GPU's dense bf16 peak, MFU's denominator.
+	Model, System, Device string
+	// GPUs are the GPU counts searched, Nodes the nodes of the largest.
+	GPUs               []int
+	Nodes, GPUsPerNode int
+	// GlobalBatches are the batches searched, in sequences of SeqLen.
+	GlobalBatches []int
+	SeqLen        int
+	// Peak is one GPU's dense bf16 peak, MFU's denominator (at fp8 too,
+	// as NVIDIA's and MLPerf's reports count it).
 	Peak units.FLOPsPerSec
 	// Compute says how operators are timed: "operator model" or
-	// "roofline at E of peak".
-	Compute string
-	// Tokens is the token budget; Steps the steps it takes (0 without a
-	// budget).
-	Tokens float64
-	Steps  int
+	// "roofline at E of peak"; Precision is the matrix products'.
+	Compute   string
+	Precision hw.Precision
+	// Tokens is the token budget; Deadline and MaxGPUHours the bounds
+	// on its training (0: none), PricePerGPUHour the system's price.
+	Tokens          float64
+	Deadline        units.Seconds
+	MaxGPUHours     float64
+	PricePerGPUHour float64
 	// BeyondSystem says the GPUs exceed the system's nodes: the plan is
 	// for a larger cluster of the same nodes and fabric.
 	BeyondSystem bool
@@ -73,9 +93,10 @@ type LLMPlan struct {
 	Result          llm.SearchResult
 }
 
-// LLM searches the layouts of req.Model on req.GPUs GPUs of req.System
-// (llm.Search) with the operator model (llmHardware) and the system's network,
-// whose collectives sim.CollectiveTime times as NCCL runs them.
+// LLM searches the layouts of req.Model on req.GPUs (to req.MaxGPUs) GPUs
+// of req.System (llm.Search) with the operator model (llmHardware) and
+// the system's network, whose collectives sim.Collectives times as NCCL
+// runs them.
 func LLM(req LLMRequest) (LLMPlan, error) {
 	cat := req.Catalog
 	if cat == nil {
@@ -84,75 +105,127 @@ func LLM(req LLMRequest) (LLMPlan, error) {
 			return LLMPlan{}, err
 		}
 	}
-	if req.Tokens < 0 || math.IsNaN(req.Tokens) || math.IsInf(req.Tokens, 0) {
-		return LLMPlan{}, fmt.Errorf("llm plan: tokens %g: want 0 or a positive budget", req.Tokens)
+	if err := req.check(); err != nil {
+		return LLMPlan{}, err
 	}
-	t, err := model.LookupTransformer(req.Model)
+	t, err := llmShape(req.Model)
 	if err != nil {
 		return LLMPlan{}, err
 	}
-	t.FusedAttention = true // FlashAttention, as current LLM training runs
 	sys, node, dev, err := cat.Resolve(req.System)
 	if err != nil {
 		return LLMPlan{}, err
 	}
 	g := node.Devices
-	if req.GPUs < 1 || req.GPUs > g && req.GPUs%g != 0 || req.GPUs > sim.MaxRanks {
-		return LLMPlan{}, fmt.Errorf("llm plan: gpus %d: want 1 to %d GPUs of one node, or a multiple of its %d up to %d", req.GPUs, g, g, sim.MaxRanks)
-	}
-	h, how, err := llmHardware(cat, req.System, req.Efficiency, t.FusedAttention)
+	gpus, batches, err := req.choices(t, g)
 	if err != nil {
 		return LLMPlan{}, err
 	}
-	h.GPUsPerNode = min(g, req.GPUs)
-	cal, file, err := llmCalibration(req.Calibrations, dev.Name)
+	h, how, err := llmHardware(cat, req.System, req.Precision, req.Efficiency, t.FusedAttention)
+	if err != nil {
+		return LLMPlan{}, err
+	}
+	h.GPUsPerNode = min(g, gpus[0])
+	cal, file, err := llmCalibration(req.Calibrations, dev.Name, cmp.Or(req.Precision, hw.BF16))
 	if err != nil {
 		return LLMPlan{}, err
 	}
 	if cal != nil {
 		h.Compute = ScaledOpTime(h.Compute, cal.Factor)
 	}
-	out := LLMPlan{Model: t.Name, System: sys.Name, Device: dev.Name, GPUs: req.GPUs, Nodes: (req.GPUs + g - 1) / g,
-		GPUsPerNode: h.GPUsPerNode, SeqLen: t.SeqLen, Peak: h.Peak, Compute: how, Tokens: req.Tokens}
+	out := LLMPlan{Model: t.Name, System: sys.Name, Device: dev.Name, GPUs: gpus, Nodes: (gpus[len(gpus)-1] + g - 1) / g,
+		GPUsPerNode: h.GPUsPerNode, SeqLen: t.SeqLen, Peak: h.Peak, Compute: how, Precision: cmp.Or(req.Precision, hw.BF16), Tokens: req.Tokens,
+		Deadline: req.Deadline, PricePerGPUHour: sys.PricePerDeviceHour, GlobalBatches: batches}
 	out.BeyondSystem = out.Nodes > sys.MaxNodes
 	out.Calibration, out.CalibrationFile = cal, file
-	out.GlobalBatch = req.GlobalBatch
-	if out.GlobalBatch == 0 {
-		out.GlobalBatch = 1 << (bits.Len(uint(DefaultLLMBatchTokens/t.SeqLen)) - 1)
-	}
-	s := llm.Search{Shape: t, GPUs: req.GPUs, GlobalBatch: out.GlobalBatch, Top: req.Top, Hardware: h}
-	if out.Result, err = s.Run(); err != nil {
+	if out.MaxGPUHours, err = req.gpuHours(sys.Name, sys.PricePerDeviceHour); err != nil {
 		return out, err
 	}
-	if req.Tokens > 0 {
-		out.Steps = int(math.Ceil(req.Tokens / (float64(out.GlobalBatch) * float64(t.SeqLen))))
+	s := llm.Search{Shape: t, GPUChoices: gpus, GlobalBatches: out.GlobalBatches, Top: req.Top, Hardware: h,
+		Tokens: req.Tokens, Deadline: req.Deadline, MaxGPUHours: out.MaxGPUHours}
+	out.Result, err = s.Run()
+	return out, err
+}
+
+// choices returns the GPU counts (GPUChoices) and global batches (the
+// request's, else batchChoices) to search for t on nodes of g GPUs.
+func (r LLMRequest) choices(t model.TransformerShape, g int) (gpus, batches []int, err error) {
+	batches = r.GlobalBatches
+	if len(batches) == 0 {
+		batches = batchChoices(t.Name, t.SeqLen)
 	}
-	return out, nil
+	if hi := max(r.GPUs, r.MaxGPUs); hi > sim.MaxRanks {
+		return nil, nil, fmt.Errorf("llm plan: gpus %d: want 1 to %d GPUs of one node, or multiples of its %d up to %d", hi, g, g, sim.MaxRanks)
+	}
+	gpus, err = GPUChoices(r.GPUs, max(r.GPUs, r.MaxGPUs), g, t.Layers, batches)
+	return gpus, batches, err
+}
+
+// check reports the fields of r out of range.
+func (r LLMRequest) check() error {
+	bad := func(x float64) bool { return x < 0 || math.IsNaN(x) || math.IsInf(x, 0) }
+	if bad(r.Tokens) {
+		return fmt.Errorf("llm plan: tokens %g: want 0 or a positive budget", r.Tokens)
+	}
+	if bad(float64(r.Deadline)) || bad(r.Budget.DeviceHours) || bad(r.Budget.Dollars) {
+		return fmt.Errorf("llm plan: deadline %v, budget %v: want each 0 or positive", r.Deadline, r.Budget)
+	}
+	if r.Budget.KWh != 0 {
+		return fmt.Errorf("llm plan: budget %v: an energy budget is not planned for LLMs; want device-hours or dollars", r.Budget)
+	}
+	if r.Tokens == 0 && (r.Deadline > 0 || !r.Budget.IsZero()) {
+		return fmt.Errorf("llm plan: a deadline or budget wants a token budget to train (tokens)")
+	}
+	if slices.ContainsFunc(r.GlobalBatches, func(b int) bool { return b < 1 }) {
+		return fmt.Errorf("llm plan: global batches %v: want each at least 1", r.GlobalBatches)
+	}
+	return nil
+}
+
+// gpuHours returns the GPU-hours the budget allows on a system of price
+// dollars per GPU-hour: the fewer of its device-hours and its dollars'
+// worth; 0 without a budget.
+func (r LLMRequest) gpuHours(system string, price float64) (float64, error) {
+	h := r.Budget.DeviceHours
+	if d := r.Budget.Dollars; d > 0 {
+		if !(price > 0) {
+			return 0, fmt.Errorf("llm plan: budget $%g: the catalogue has no price per device-hour for %s; give device-hours", d, system)
+		}
+		if h == 0 || d/price < h {
+			h = d / price
+		}
+	}
+	return h, nil
 }
 
 // llmHardware returns the llm.Hardware of the catalogue's system: its
-// node's GPUs, a GPU's memory and bf16 peak, the network's collectives
-// (commGrid) and the operators' time, with a description of how they are
-// timed: the roofline at efficiency e when e is set, else the operator
-// model in bf16 (OperatorTime, attention fused or not), else, for a
-// device without an SM count, the roofline at
+// node's GPUs, a GPU's memory and bf16 peak (MFU's denominator at either
+// precision), the network's collectives (commGrid) and the operators'
+// time at precision p (bf16, the default, or fp8: FP8GEMMs), with a
+// description of how they are timed: the roofline at efficiency e when
+// e is set, else the operator model (OperatorTime, attention fused or
+// not), else, for a device without an SM count, the roofline at
 // llm.DefaultMatMulEfficiency.
-func llmHardware(cat *hw.Catalog, system string, e float64, fused bool) (llm.Hardware, string, error) {
+func llmHardware(cat *hw.Catalog, system string, p hw.Precision, e float64, fused bool) (llm.Hardware, string, error) {
 	sys, node, dev, err := cat.Resolve(system)
 	if err != nil {
 		return llm.Hardware{}, "", err
 	}
+	p = cmp.Or(p, hw.BF16)
 	peak := dev.PeakFLOPs(hw.BF16)
 	if !(peak > 0) || !(dev.MemoryBandwidth > 0) {
 		return llm.Hardware{}, "", fmt.Errorf("llm plan: device %q of system %q has no bf16 peak or memory bandwidth", dev.Name, sys.Name)
 	}
+	if p != hw.BF16 && p != hw.FP8 || p == hw.FP8 && !(dev.PeakFLOPs(hw.FP8) > 0) {
+		return llm.Hardware{}, "", fmt.Errorf("llm plan: precision %q on %s: want bf16, or fp8 on a device with an fp8 peak", p, dev.Name)
+	}
 	if e < 0 || e > 1 || math.IsNaN(e) {
 		return llm.Hardware{}, "", fmt.Errorf("llm plan: efficiency %g: want in (0, 1], or 0 for the operator model", e)
 	}
-	grid := &commGrid{cat: cat, system: sys.Name, times: map[gridKey]units.Seconds{}}
+	grid := newCommGrid(cat, sys.Name)
 	h := llm.Hardware{GPUsPerNode: node.Devices, Memory: dev.Memory, Peak: peak, Comm: grid.time}
 	if e == 0 {
-		op, err := OperatorTime(dev, hw.BF16, fused)
+		op, err := OperatorTime(dev, p, fused)
 		if err == nil {
 			h.Compute = op
 			return h, "operator model", nil
@@ -163,13 +236,10 @@ func llmHardware(cat *hw.Catalog, system string, e float64, fused bool) (llm.Har
 		e = llm.DefaultMatMulEfficiency
 	}
 	h.Compute = llm.RooflineTime(peak, dev.MemoryBandwidth, e)
+	if p == hw.FP8 {
+		h.Compute = FP8GEMMs(llm.RooflineTime(dev.PeakFLOPs(hw.FP8), dev.MemoryBandwidth, e), h.Compute)
+	}
 	return h, fmt.Sprintf("roofline at %.2f of peak", e), nil
-}
-
-// TrainTime returns the time to train the token budget with c: Steps
-// step times; 0 without a budget.
-func (p LLMPlan) TrainTime(c llm.Candidate) units.Seconds {
-	return units.Seconds(p.Steps) * c.Step.Time
 }
 
 // commGrid times collectives with sim.CollectiveTime on a system's
@@ -177,11 +247,18 @@ func (p LLMPlan) TrainTime(c llm.Candidate) units.Seconds {
 // between them: NCCL's cost of one algorithm and protocol is
 // latency + size/bandwidth, linear in the size, so the interpolation is
 // exact where the choice does not change between two powers of two. A
-// search asks for thousands of sizes; this times a few per group.
+// search asks for thousands of sizes; this times a few per group, on
+// one network per group built once (sim.Collectives).
 type commGrid struct {
 	cat    *hw.Catalog
 	system string
 	times  map[gridKey]units.Seconds
+	nets   map[llm.Group]*sim.Collectives
+}
+
+// newCommGrid returns an empty grid of system's collectives.
+func newCommGrid(cat *hw.Catalog, system string) *commGrid {
+	return &commGrid{cat: cat, system: system, times: map[gridKey]units.Seconds{}, nets: map[llm.Group]*sim.Collectives{}}
 }
 
 type gridKey struct {
@@ -210,16 +287,33 @@ func (cg *commGrid) at(c llm.Collective, g llm.Group, size units.Bytes) (units.S
 	if d, ok := cg.times[k]; ok {
 		return d, nil
 	}
-	cfg := sim.Config{Nodes: g.Nodes, DevicesPerNode: g.PerNode}
-	cfg.Comm.Algorithm = sim.NCCL
-	p := scenarios.Point{Devices: g.Size(), Nodes: g.Nodes, DevicesPerNode: g.PerNode}
-	if _, _, err := scenarios.Network(cg.cat, cg.system, "", "", &cfg, p); err != nil {
+	n, err := cg.network(g)
+	if err != nil {
 		return 0, err
 	}
-	d, err := sim.CollectiveTime(cfg, simOps[c], size)
+	d, err := n.Time(simOps[c], size)
 	if err != nil {
 		return 0, err
 	}
 	cg.times[k] = d
 	return d, nil
+}
+
+// network returns g's network on the system, built once.
+func (cg *commGrid) network(g llm.Group) (*sim.Collectives, error) {
+	if n, ok := cg.nets[g]; ok {
+		return n, nil
+	}
+	cfg := sim.Config{Nodes: g.Nodes, DevicesPerNode: g.PerNode}
+	cfg.Comm.Algorithm = sim.NCCL
+	p := scenarios.Point{Devices: g.Size(), Nodes: g.Nodes, DevicesPerNode: g.PerNode}
+	if _, _, err := scenarios.Network(cg.cat, cg.system, "", "", &cfg, p); err != nil {
+		return nil, err
+	}
+	n, err := sim.NewCollectives(cfg)
+	if err != nil {
+		return nil, err
+	}
+	cg.nets[g] = n
+	return n, nil
 }

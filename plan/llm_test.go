@@ -1,11 +1,10 @@
 package plan
 
 import (
-	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"scaleplan/hw"
 	"scaleplan/internal/units"
@@ -13,27 +12,33 @@ import (
 )
 
 // TestLLMPlan plans Llama-3-70B on 1,024 H100s: the best layout fits,
-// ranks first and keeps tensor groups inside a node.
+// ranks first and keeps tensor groups inside a node; its batches are
+// Llama 3's published 4 to 16 Mi tokens.
 func TestLLMPlan(t *testing.T) {
 	p, err := LLM(LLMRequest{Model: "llama3-70b", System: "dgx-h100", GPUs: 1024, Tokens: 15e12, Top: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p.GlobalBatch != 512 || p.Nodes != 128 || !p.BeyondSystem || p.Steps != int(math.Ceil(15e12/(512*8192))) {
-		t.Errorf("plan: batch %d, nodes %d, beyond %t, steps %d", p.GlobalBatch, p.Nodes, p.BeyondSystem, p.Steps)
+	if !slices.Equal(p.GlobalBatches, []int{512, 1024, 2048}) || p.Nodes != 128 || !p.BeyondSystem || !slices.Equal(p.GPUs, []int{1024}) {
+		t.Errorf("plan: batches %v, nodes %d, beyond %t, gpus %v", p.GlobalBatches, p.Nodes, p.BeyondSystem, p.GPUs)
 	}
 	c := p.Result.Best[0]
 	if c.Layout.TP > 8 || c.Layout.World() != 1024 || c.Memory.Peak.Total() > 80*units.GiB {
 		t.Errorf("best %+v needs %v", c.Layout, c.Memory.Peak.Total())
 	}
-	if tt := p.TrainTime(c); tt != units.Seconds(p.Steps)*c.Step.Time {
-		t.Errorf("train time %v", tt)
+	steps := int(math.Ceil(15e12 / (float64(c.Layout.GlobalBatch) * 8192)))
+	if c.Steps != steps || c.TrainTime != units.Seconds(steps)*c.Step.Time || c.GPUHours != 1024*float64(c.TrainTime)/3600 {
+		t.Errorf("steps %d, train time %v, gpu-hours %g: want %d steps", c.Steps, c.TrainTime, c.GPUHours, steps)
 	}
 	for _, bad := range []LLMRequest{
 		{Model: "llama3-70b", System: "dgx-h100", GPUs: 12},
+		{Model: "llama3-70b", System: "dgx-h100", GPUs: 1024, MaxGPUs: 1028},
 		{Model: "nope", System: "dgx-h100", GPUs: 8},
 		{Model: "llama3-70b", System: "dgx-h100", GPUs: 8, Tokens: -1},
 		{Model: "llama3-70b", System: "dgx-h100", GPUs: 8, Efficiency: 2},
+		{Model: "llama3-70b", System: "dgx-h100", GPUs: 8, Deadline: 3600},
+		{Model: "llama3-70b", System: "dgx-h100", GPUs: 8, Tokens: 1e9, Budget: Budget{KWh: 5}},
+		{Model: "llama3-70b", System: "dgx-h100", GPUs: 8, GlobalBatches: []int{0}},
 	} {
 		if _, err := LLM(bad); err == nil {
 			t.Errorf("%+v accepted", bad)
@@ -41,11 +46,88 @@ func TestLLMPlan(t *testing.T) {
 	}
 }
 
+// TestLLMPlanRange plans Llama-3-70B on 1,024 to 16,384 H100s to train
+// 15T tokens within 30 days: tens of thousands of layouts; the cheapest
+// that meets the deadline ranks first, and no layout of the range meets
+// it more cheaply (each count searched alone); a dollar budget converts
+// at the system's price, and one without a price is refused.
+func TestLLMPlanRange(t *testing.T) {
+	req := LLMRequest{Model: "llama3-70b", System: "dgx-h100", GPUs: 1024, MaxGPUs: 16384, Tokens: 15e12,
+		Deadline: 30 * 86400, GlobalBatches: []int{1024}, Top: 2}
+	p, err := LLM(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Result.Layouts < 10000 || len(p.GPUs) != 9 {
+		t.Errorf("%d layouts over %v GPUs: want at least 10^4 over 9 counts", p.Result.Layouts, p.GPUs)
+	}
+	best := p.Result.Best[0]
+	for _, g := range p.GPUs {
+		one := req
+		one.GPUs, one.MaxGPUs, one.Top = g, 0, 1
+		q, err := LLM(one)
+		if err != nil {
+			continue // no layout of g GPUs meets the deadline
+		}
+		if c := q.Result.Best[0]; c.GPUHours < best.GPUHours*(1-1e-12) {
+			t.Errorf("%d GPUs alone: %+v at %g GPU-hours, cheaper than the range's %+v at %g", g, c.Layout, c.GPUHours, best.Layout, best.GPUHours)
+		}
+	}
+	if best.TrainTime > req.Deadline {
+		t.Errorf("best trains in %v, past the deadline", best.TrainTime)
+	}
+	cat, _ := hw.Default()
+	sys, _, _, _ := cat.Resolve("dgx-h100")
+	req.Deadline, req.Budget, req.MaxGPUs = 0, Budget{Dollars: 1e6}, 0
+	if sys.PricePerDeviceHour > 0 {
+		q, err := LLM(req)
+		if err == nil && q.MaxGPUHours != 1e6/sys.PricePerDeviceHour {
+			t.Errorf("$1e6 at $%g: %g GPU-hours", sys.PricePerDeviceHour, q.MaxGPUHours)
+		}
+	} else if _, err := LLM(req); err == nil || !strings.Contains(err.Error(), "no price") {
+		t.Errorf("dollars without a price: %v", err)
+	}
+}
+
+// TestGPUChoices: the ends, and the whole nodes between them whose odd
+// factor a pipeline depth (a divisor of the layers) and a data-parallel
+// degree (a divisor of a batch) can make, counted by hand.
+func TestGPUChoices(t *testing.T) {
+	pow2 := []int{512, 1024, 2048}
+	for _, c := range []struct {
+		lo, hi, per, layers int
+		batches             []int
+		want                []int
+	}{
+		{1024, 16384, 8, 80, pow2, []int{1024, 1280, 2048, 2560, 4096, 5120, 8192, 10240, 16384}},
+		{1024, 2048, 8, 80, []int{1536}, []int{1024, 1280, 1536, 1920, 2048}},
+		{40, 100, 4, 6, []int{8}, []int{40, 48, 64, 96, 100}},
+		{4, 4, 8, 80, pow2, []int{4}},
+		{24, 24, 8, 80, pow2, []int{24}},
+	} {
+		got, err := GPUChoices(c.lo, c.hi, c.per, c.layers, c.batches)
+		if err != nil || !slices.Equal(got, c.want) {
+			t.Errorf("GPUChoices(%d, %d, %d, %d, %v) = %v, %v; want %v", c.lo, c.hi, c.per, c.layers, c.batches, got, err, c.want)
+		}
+	}
+	for _, c := range [][3]int{{0, 8, 8}, {16, 8, 8}, {4, 16, 8}, {12, 12, 8}, {8, 20, 8}} {
+		if _, err := GPUChoices(c[0], c[1], c[2], 80, pow2); err == nil {
+			t.Errorf("GPUChoices%v accepted", c)
+		}
+	}
+	if got := batchChoices("llama3-8b", 8192); !slices.Equal(got, []int{512, 1024, 2048}) {
+		t.Errorf("llama3-8b batches %v: want 4, 8 and 16 Mi tokens of 8,192", got)
+	}
+	if got := batchChoices("llama2-7b", 4096); !slices.Equal(got, []int{1024}) {
+		t.Errorf("llama2-7b batches %v: want 4 Mi tokens of 4,096", got)
+	}
+}
+
 // TestCommGridExact: on a power of two the grid is sim.CollectiveTime
 // itself, and between two it lies between them.
 func TestCommGridExact(t *testing.T) {
 	cat, _ := hw.Default()
-	g := &commGrid{cat: cat, system: "dgx-h100", times: map[gridKey]units.Seconds{}}
+	g := newCommGrid(cat, "dgx-h100")
 	grp := llm.Group{Nodes: 4, PerNode: 1}
 	a, err := g.time(llm.AllReduce, grp, 1<<20)
 	if err != nil {
@@ -59,30 +141,40 @@ func TestCommGridExact(t *testing.T) {
 	if _, err := g.time(llm.AllReduce, llm.Group{Nodes: 1, PerNode: 8}, 1<<20); err != nil {
 		t.Error(err)
 	}
-	if _, err := (&commGrid{cat: cat, system: "nope", times: map[gridKey]units.Seconds{}}).time(llm.AllReduce, grp, 1); err == nil ||
+	if _, err := newCommGrid(cat, "nope").time(llm.AllReduce, grp, 1); err == nil ||
 		!strings.Contains(err.Error(), "nope") {
 		t.Errorf("unknown system: %v", err)
 	}
 }
 
-// BenchmarkLLMSearch plans Llama-3-70B on 1,024 and 16,384 H100s, each
-// with a fresh cache of collective times (docs/performance.md): at the
-// default 4 Mi tokens per step, and at Llama 3's final 16 Mi (2,048
-// sequences; Llama Team 2024, Section 3.4.1).
+// BenchmarkLLMSearch plans Llama-3-70B on H100s, each search with fresh
+// caches of operator and collective times (docs/performance.md): on
+// 1,024 and on 16,384 GPUs at Llama 3's batches of 4, 8 and 16 Mi tokens
+// (Section 3.4.1 of Llama Team 2024), and over every count of
+// GPUChoices from 1,024 to 16,384 with the 15T tokens to train in 30
+// days, the README's examples.
 func BenchmarkLLMSearch(b *testing.B) {
-	for _, c := range []struct{ gpus, batch int }{{1024, 0}, {16384, 0}, {1024, 2048}, {16384, 2048}} {
-		b.Run(fmt.Sprintf("gpus=%d/batch=%d", c.gpus, c.batch), func(b *testing.B) {
+	for _, c := range []struct {
+		name string
+		req  LLMRequest
+	}{
+		{"gpus=1024", LLMRequest{GPUs: 1024}},
+		{"gpus=16384", LLMRequest{GPUs: 16384}},
+		{"gpus=1024-16384/deadline=30d", LLMRequest{GPUs: 1024, MaxGPUs: 16384, Tokens: 15e12, Deadline: 30 * 86400}},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			req := c.req
+			req.Model, req.System = "llama3-70b", "dgx-h100"
 			var layouts int
 			for range b.N {
-				start := time.Now()
-				p, err := LLM(LLMRequest{Model: "llama3-70b", System: "dgx-h100", GPUs: c.gpus, GlobalBatch: c.batch})
+				p, err := LLM(req)
 				if err != nil {
 					b.Fatal(err)
 				}
 				layouts = p.Result.Layouts
-				b.ReportMetric(time.Since(start).Seconds(), "s/search")
 			}
 			b.ReportMetric(float64(layouts), "layouts")
+			b.ReportMetric(float64(layouts*b.N)/b.Elapsed().Seconds(), "layouts/s")
 		})
 	}
 }

@@ -60,7 +60,7 @@ func FitLLM(req LLMFitRequest) (calib.LLMEntry, error) {
 	if len(req.Intervals) == 0 {
 		return calib.LLMEntry{}, fmt.Errorf("llm fit: %s on %s: no measured interval (the log's warm-up is left out)", req.Model, req.System)
 	}
-	st, err := newLLMStepper(req.Model, req.System, req.Layout, 0, req.Catalog)
+	st, err := newLLMStepper(req.Model, req.System, req.Layout, hw.BF16, 0, req.Catalog)
 	if err != nil {
 		return calib.LLMEntry{}, err
 	}
@@ -106,11 +106,11 @@ func FitLLM(req LLMFitRequest) (calib.LLMEntry, error) {
 // operator times scaled by the factor of req.Calibrations' entry for the
 // system's device. l's tensor groups must fit a node.
 func LLMStep(req LLMRequest, l llm.Layout) (llm.StepTime, error) {
-	st, err := newLLMStepper(req.Model, req.System, l, req.Efficiency, req.Catalog)
+	st, err := newLLMStepper(req.Model, req.System, l, cmp.Or(req.Precision, hw.BF16), req.Efficiency, req.Catalog)
 	if err != nil {
 		return llm.StepTime{}, err
 	}
-	cal, _, err := llmCalibration(req.Calibrations, st.dev.Name)
+	cal, _, err := llmCalibration(req.Calibrations, st.dev.Name, cmp.Or(req.Precision, hw.BF16))
 	if err != nil {
 		return llm.StepTime{}, err
 	}
@@ -207,8 +207,9 @@ type llmStepper struct {
 }
 
 // newLLMStepper resolves the model and system of a fit as LLM does, its
-// operators timed as llmHardware times them at efficiency e.
-func newLLMStepper(name, system string, l llm.Layout, e float64, cat *hw.Catalog) (*llmStepper, error) {
+// operators timed as llmHardware times them at precision p and
+// efficiency e.
+func newLLMStepper(name, system string, l llm.Layout, p hw.Precision, e float64, cat *hw.Catalog) (*llmStepper, error) {
 	if cat == nil {
 		var err error
 		if cat, err = hw.Default(); err != nil {
@@ -224,7 +225,7 @@ func newLLMStepper(name, system string, l llm.Layout, e float64, cat *hw.Catalog
 	if err != nil {
 		return nil, err
 	}
-	h, _, err := llmHardware(cat, system, e, t.FusedAttention)
+	h, _, err := llmHardware(cat, system, p, e, t.FusedAttention)
 	if err != nil {
 		return nil, err
 	}
@@ -279,17 +280,17 @@ func ScaledOpTime(op llm.OpTime, f float64) llm.OpTime {
 	return func(o model.Op) units.Seconds { return op(o) * units.Seconds(f) }
 }
 
-// llmCalibration returns the first llm entry of the files for device in
-// bf16 and its file; nil without files. Files without one are an error
+// llmCalibration returns the first llm entry of the files for device at
+// precision p and its file; nil without files. Files without one are an error
 // that lists what they have.
-func llmCalibration(files []string, device string) (*calib.LLMEntry, string, error) {
+func llmCalibration(files []string, device string, p hw.Precision) (*calib.LLMEntry, string, error) {
 	var have []string
 	for _, f := range files {
 		c, err := calib.ReadFile(f)
 		if err != nil {
 			return nil, "", fmt.Errorf("llm plan: %w", err)
 		}
-		if e, ok := c.LLMFor(device, "bf16"); ok {
+		if e, ok := c.LLMFor(device, string(p)); ok {
 			return &e, f, nil
 		}
 		for _, e := range c.LLM {
@@ -299,6 +300,6 @@ func llmCalibration(files []string, device string) (*calib.LLMEntry, string, err
 	if len(files) == 0 {
 		return nil, "", nil
 	}
-	return nil, "", fmt.Errorf("llm plan: calibration %s: no llm entry of device %s in bf16 (the files have: %s); write one with fit --llm",
-		strings.Join(files, ", "), device, cmp.Or(strings.Join(have, ", "), "none"))
+	return nil, "", fmt.Errorf("llm plan: calibration %s: no llm entry of device %s in %s (the files have: %s); write one with fit --llm",
+		strings.Join(files, ", "), device, p, cmp.Or(strings.Join(have, ", "), "none"))
 }

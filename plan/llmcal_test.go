@@ -100,7 +100,7 @@ func TestLLMStepScalesOtherLayouts(t *testing.T) {
 // calibration, and refuses files with no entry for the device.
 func TestLLMPlanCalibrated(t *testing.T) {
 	f := writeFactor(t, 1.25)
-	req := LLMRequest{Model: "llama2-7b", System: "dgx-h100", GPUs: 8, GlobalBatch: 32, Top: 1}
+	req := LLMRequest{Model: "llama2-7b", System: "dgx-h100", GPUs: 8, GlobalBatches: []int{32}, Top: 1}
 	plain, err := LLM(req)
 	if err != nil {
 		t.Fatal(err)

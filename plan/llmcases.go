@@ -42,6 +42,9 @@ type LLMCase struct {
 	MicroBatches []int
 	Virtual      []int
 	Shardings    []llm.Sharding
+	// Precision is the matrix products' precision: "" (bf16) or fp8
+	// (Transformer Engine's FP8 linear layers: FP8GEMMs).
+	Precision hw.Precision
 	// FLOPsLayers, when set, counts the model FLOPs of this many layers
 	// (a run whose pipeline holds fewer layers than its stages' share).
 	FLOPsLayers int
@@ -71,7 +74,7 @@ func gptShape(name string, heads, hidden, layers int) model.TransformerShape {
 
 // EvalLLMCase predicts c on cat's system with the operator model.
 func EvalLLMCase(cat *hw.Catalog, c LLMCase) (LLMResult, error) {
-	h, _, err := llmHardware(cat, c.System, 0, c.Shape.FusedAttention)
+	h, _, err := llmHardware(cat, c.System, c.Precision, 0, c.Shape.FusedAttention)
 	if err != nil {
 		return LLMResult{}, fmt.Errorf("llm case %s: %w", c.Name, err)
 	}
@@ -143,15 +146,24 @@ func Eq3FLOPs(b, s, l, h, v float64) float64 {
 	return 96 * b * s * l * h * h * (1 + s/(6*h) + v/(16*l*h))
 }
 
-// LLMValidation is every LLMCase predicted, and the mean absolute error
-// over them (none calibrates).
+// LLMValidation is every case predicted (LLMCases, then
+// MLPerfGPT3Cases), the mean absolute error over them (none calibrates)
+// and over each group of cases.
 type LLMValidation struct {
 	Results []LLMResult
 	MAE     float64
+	Groups  []LLMGroup
 }
 
-// ValidateLLM predicts every case of LLMCases on cat (nil takes
-// hw.Default()).
+// LLMGroup is a group of cases and their mean absolute error.
+type LLMGroup struct {
+	Name  string
+	Cases int
+	MAE   float64
+}
+
+// ValidateLLM predicts every case of LLMCases and MLPerfGPT3Cases on cat
+// (nil takes hw.Default()).
 func ValidateLLM(cat *hw.Catalog) (LLMValidation, error) {
 	var v LLMValidation
 	if cat == nil {
@@ -160,17 +172,27 @@ func ValidateLLM(cat *hw.Catalog) (LLMValidation, error) {
 			return v, err
 		}
 	}
-	cs, err := LLMCases()
+	papers, err := LLMCases()
 	if err != nil {
 		return v, err
 	}
-	for _, c := range cs {
-		r, err := EvalLLMCase(cat, c)
-		if err != nil {
-			return v, err
+	groups := []struct {
+		name  string
+		cases []LLMCase
+	}{{"published papers' runs (bf16)", papers}, {"MLPerf GPT-3 175B on H100 (fp8)", MLPerfGPT3Cases()}}
+	n := len(papers) + len(groups[1].cases)
+	for _, g := range groups {
+		grp := LLMGroup{Name: g.name, Cases: len(g.cases)}
+		for _, c := range g.cases {
+			r, err := EvalLLMCase(cat, c)
+			if err != nil {
+				return v, err
+			}
+			v.Results = append(v.Results, r)
+			v.MAE += math.Abs(r.Error) / float64(n)
+			grp.MAE += math.Abs(r.Error) / float64(len(g.cases))
 		}
-		v.Results = append(v.Results, r)
-		v.MAE += math.Abs(r.Error) / float64(len(cs))
+		v.Groups = append(v.Groups, grp)
 	}
 	return v, nil
 }

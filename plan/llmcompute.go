@@ -2,6 +2,7 @@ package plan
 
 import (
 	"fmt"
+	"strings"
 
 	"scaleplan/compute"
 	"scaleplan/hw"
@@ -22,8 +23,23 @@ const LLMFramework = compute.Eager
 // LLMFramework's mode (compute.Mode.Launch): the host runs ahead of the
 // device, so a step's stream of operators goes at the slower of the two,
 // operator by operator. fused runs attention as one FlashAttention
-// kernel. It wraps compute.ErrNoModel for a device without an SM count.
+// kernel. At fp8 the transformer layers' linear layers run at the fp8
+// rate and the rest in bf16 (FP8GEMMs). It wraps compute.ErrNoModel for a
+// device without an SM count.
 func OperatorTime(dev *hw.Device, p hw.Precision, fused bool) (llm.OpTime, error) {
+	if p != hw.FP8 {
+		return operatorTime(dev, p, fused)
+	}
+	gemm, err := operatorTime(dev, hw.FP8, fused)
+	if err != nil {
+		return nil, err
+	}
+	rest, err := operatorTime(dev, hw.BF16, fused)
+	return FP8GEMMs(gemm, rest), err
+}
+
+// operatorTime is OperatorTime at one precision for every operator.
+func operatorTime(dev *hw.Device, p hw.Precision, fused bool) (llm.OpTime, error) {
 	c := &compute.Config{Device: dev, Precision: p, Mode: LLMFramework, FusedAttention: fused}
 	if _, err := compute.OpTime(c, &model.Op{}); err != nil {
 		return nil, fmt.Errorf("llm compute: %w", err)
@@ -33,4 +49,39 @@ func OperatorTime(dev *hw.Device, p hw.Precision, fused bool) (llm.OpTime, error
 		d, _ := compute.OpTime(c, &op) // c was checked above
 		return max(d, units.Seconds(c.Kernels(&op))*launch)
 	}, nil
+}
+
+// FP8GEMMs returns the operator time of mixed FP8 training as NVIDIA's
+// Transformer Engine runs it: the matrix products of a transformer
+// layer's linear layers (te.Linear, te.LayerNormLinear, te.LayerNormMLP:
+// q/k/v, the attention's output, the feed-forward's two) in FP8, timed
+// by gemm; the rest in bf16, timed by rest: attention (FlashAttention in
+// bf16, TE's default), the norms and activations, the embedding, the
+// output projection and the MoE router, which Megatron-LM and NeMo keep
+// out of TE's fp8_autocast ("Using FP8 with Transformer Engine",
+// docs.nvidia.com/deeplearning/transformer-engine/user-guide/examples/fp8_primer.html).
+// TE's casts to FP8 and its scaling bookkeeping are not counted.
+func FP8GEMMs(gemm, rest llm.OpTime) llm.OpTime {
+	return func(op model.Op) units.Seconds {
+		if op.Kind == model.MatMul && fp8Linear(op.Name) {
+			return gemm(op)
+		}
+		return rest(op)
+	}
+}
+
+// fp8Linear reports whether the operator called name belongs to a
+// transformer layer's linear layer that TE runs in FP8.
+func fp8Linear(name string) bool {
+	if !strings.HasPrefix(name, "layers.") {
+		return false
+	}
+	base, _, _ := strings.Cut(strings.TrimPrefix(name, "layers."), ".grad")
+	base = strings.TrimSuffix(base, ".recompute")
+	for _, s := range []string{".qkv", ".q", ".kv", ".out", ".fc1", ".fc2"} {
+		if strings.HasSuffix(base, s) {
+			return true
+		}
+	}
+	return false
 }

@@ -77,14 +77,29 @@ func AllReduceTime(c Config, size units.Bytes) (units.Seconds, error) {
 // compute, memory and steps are not, and need not be set. The parameter
 // servers are not a collective: their algorithms are refused.
 func CollectiveTime(c Config, op Op, size units.Bytes) (units.Seconds, error) {
+	n, err := NewCollectives(c)
+	if err != nil {
+		return 0, err
+	}
+	return n.Time(op, size)
+}
+
+// Collectives is c's network built once, on which Time times one
+// collective after another: a search that times many collectives on the
+// same ranks builds their network (most of a collective's cost on
+// thousands of ranks) once. Each collective runs alone, after the one
+// before has finished; a Collectives is not safe for concurrent use.
+type Collectives struct {
+	c    Config
+	s    event.Scheduler
+	topo *netsim.Topology
+}
+
+// NewCollectives builds c's network for Time. Only the placement,
+// Network and Comm of c are used; the parameter servers are refused.
+func NewCollectives(c Config) (*Collectives, error) {
 	if c.Comm.Algorithm == ParameterServer || c.Comm.Algorithm == AsyncParameterServer {
-		return 0, fmt.Errorf("%w: %v is not a collective", ErrConfig, c.Comm.Algorithm)
-	}
-	if op < 0 || int(op) >= len(opNames) {
-		return 0, fmt.Errorf("%w: unknown collective %d; want one of %q", ErrConfig, int(op), opNames[:])
-	}
-	if !positive(float64(size)) {
-		return 0, fmt.Errorf("%w: %v of %v bytes", ErrConfig, op, float64(size))
+		return nil, fmt.Errorf("%w: %v is not a collective", ErrConfig, c.Comm.Algorithm)
 	}
 	// Compute, memory and steps are not simulated: neutral values pass
 	// validate.
@@ -94,22 +109,35 @@ func CollectiveTime(c Config, op Op, size units.Bytes) (units.Seconds, error) {
 	c.Comm.Layers = nil
 	c.Input = Input{}
 	if err := c.validate(); err != nil {
-		return 0, err
+		return nil, err
 	}
-	var s event.Scheduler
-	topo, err := netsim.NewTopology(&s, c.topology())
+	n := &Collectives{c: c}
+	topo, err := netsim.NewTopology(&n.s, c.topology())
 	if err != nil {
-		return 0, fmt.Errorf("%w: %w", ErrConfig, err)
+		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
+	}
+	n.topo = topo
+	return n, nil
+}
+
+// Time is CollectiveTime of op at size on n's network: the same time,
+// from the call until the last rank has its result.
+func (n *Collectives) Time(op Op, size units.Bytes) (units.Seconds, error) {
+	if op < 0 || int(op) >= len(opNames) {
+		return 0, fmt.Errorf("%w: unknown collective %d; want one of %q", ErrConfig, int(op), opNames[:])
+	}
+	if !positive(float64(size)) {
+		return 0, fmt.Errorf("%w: %v of %v bytes", ErrConfig, op, float64(size))
 	}
 	var t units.Seconds
 	done := false
-	alg := op.netsim(c.Comm.Algorithm, c.Ranks())
-	if err := topo.Collective(netsim.Op(op), alg, size, nil, func(r *netsim.Result) { t, done = r.Time(), true }); err != nil {
+	alg := op.netsim(n.c.Comm.Algorithm, n.c.Ranks())
+	if err := n.topo.Collective(netsim.Op(op), alg, size, nil, func(r *netsim.Result) { t, done = r.Time(), true }); err != nil {
 		return 0, fmt.Errorf("%w: %w", ErrConfig, err)
 	}
-	s.Run()
+	n.s.Run()
 	if !done {
-		return 0, fmt.Errorf("%w: the %v of %v over %d ranks did not finish", ErrConfig, op, size, c.Ranks())
+		return 0, fmt.Errorf("%w: the %v of %v over %d ranks did not finish", ErrConfig, op, size, n.c.Ranks())
 	}
 	return t, nil
 }

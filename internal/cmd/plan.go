@@ -9,6 +9,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"scaleplan/hw"
 	"scaleplan/internal/config"
 	"scaleplan/internal/tables"
 	"scaleplan/internal/units"
@@ -38,18 +39,21 @@ func planCommand() *cli.Command {
 			"   scaleplan plan --recipe mlperf-v0.7-resnet50 --deadline 2h --systems dgx-a100,dgx-h100,zinrai-200h,tsubame3\n" +
 			"   scaleplan plan --recipe tsubame3-resnet50 --systems tsubame3 --budget '200 device-hours' --storage staged,shared-db\n" +
 			"   scaleplan plan --recipe mlperf-v0.7-resnet50 --systems dgx-a100 --budget '$50, 100 kWh' --format json\n\n" +
-			"With --llm, plans an LLM instead: searches tensor, pipeline (with virtual stages), data, context\n" +
-			"and expert parallelism, micro-batch, recomputation and ZeRO stage for a transformer on --gpus GPUs\n" +
-			"of one --system, keeps the layouts that fit memory, and prints the fastest with their step time,\n" +
-			"tokens/s, MFU, memory per GPU and bottleneck (docs/llm.md):\n" +
-			"   scaleplan plan --llm llama3-70b --system dgx-h100 --gpus 1024 --tokens 15T",
+			"With --llm, plans an LLM instead: searches GPU counts (--gpus N or LO-HI), global batches\n" +
+			"(the model's published range), tensor, sequence, pipeline (with virtual stages), data, context\n" +
+			"and expert parallelism, micro-batch, recomputation and ZeRO stage for a transformer on one\n" +
+			"--system, keeps the layouts that fit memory, and prints the fastest, or with --tokens and\n" +
+			"--deadline the cheapest that trains them in time (--budget: the fastest within it), with their\n" +
+			"step time, tokens/s, MFU, memory per GPU, GPU-hours and bottleneck (docs/llm-plan.md):\n" +
+			"   scaleplan plan --llm llama3-70b --system dgx-h100 --gpus 1024 --tokens 15T\n" +
+			"   scaleplan plan --llm llama3-70b --system dgx-h100 --gpus 1024-16384 --tokens 15T --deadline 30d",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "recipe", Usage: "training `RECIPE` of the profiles (required)"},
 			&cli.StringFlag{Name: "model", Usage: "`MODEL` (default the recipe's)"},
 			&cli.StringFlag{Name: "systems", Usage: "candidate `SYSTEMS`, comma-separated (default every catalogue system but localhost)"},
 			&cli.IntFlag{Name: "max-devices", Value: plan.DefaultMaxDevices, Usage: "largest device count `N` to search"},
-			&cli.StringFlag{Name: "deadline", Usage: "time to target to meet, a `DURATION` such as 2h or 90 min"},
-			&cli.StringFlag{Name: "budget", Usage: "`BUDGETS`, comma-separated: '100 device-hours', '$5000' or '5000 USD', '500 kWh'"},
+			&cli.StringFlag{Name: "deadline", Usage: "time to target to meet, a `DURATION` such as 2h or 90 min; with --llm and --tokens, the time to train the tokens, and the cheapest layout that meets it ranks first"},
+			&cli.StringFlag{Name: "budget", Usage: "`BUDGETS`, comma-separated: '100 device-hours', '$5000' or '5000 USD', '500 kWh' (with --llm and --tokens: device-hours or dollars, the fastest within it ranking first)"},
 			&cli.StringFlag{Name: "devices", Usage: "device counts `N,N,...` to search (default 1 and whole nodes in powers of two)"},
 			&cli.StringFlag{Name: "batch", Usage: "per-device batches `B,B,...` (default the recipe's × 2, 1, 1/2, 1/4, 1/8)"},
 			&cli.StringFlag{Name: "accumulation", Usage: "micro-batches per step `M,M,...` (default 1,2,4 and the recipe's)"},
@@ -66,10 +70,11 @@ func planCommand() *cli.Command {
 			&cli.StringFlag{Name: "plot", Usage: "write the Pareto front (time vs cost) as PNG and SVG into `DIR`"},
 			&cli.StringFlag{Name: "llm", Usage: "plan the layouts of the transformer `MODEL` (llama3-70b, gpt3-175b, ...; `scaleplan catalog` lists them) instead of a recipe"},
 			&cli.StringFlag{Name: "system", Usage: "with --llm: the `SYSTEM` to plan on"},
-			&cli.IntFlag{Name: "gpus", Usage: "with --llm: the GPUs `N` to use, whole nodes"},
+			&cli.StringFlag{Name: "gpus", Usage: "with --llm: the GPUs `N` to use, whole nodes, or a range LO-HI (such as 1024-16384) whose whole-node counts of a power of two or three times one are searched"},
 			&cli.StringFlag{Name: "tokens", Usage: "with --llm: the token budget `T` (such as 15T or 1e12) to time the training of"},
-			&cli.IntFlag{Name: "global-batch", Usage: "with --llm: sequences per step `B` (default 4 Mi tokens' worth)"},
+			&cli.StringFlag{Name: "global-batch", Usage: "with --llm: sequences per step `B,B,...` to search (default the powers of two in the model's published range of tokens per step, else 4 Mi tokens' worth)"},
 			&cli.IntFlag{Name: "top", Value: 10, Usage: "with --llm: layouts `N` to print"},
+			&cli.StringFlag{Name: "precision", Value: "bf16", Usage: "with --llm: the matrix products' precision `P`: bf16, or fp8 (Transformer Engine's FP8 linear layers, bf16 elsewhere; the device needs an fp8 peak)"},
 			formatFlag(),
 		},
 		Action: runPlan,
@@ -87,7 +92,7 @@ func runPlan(c *cli.Context) error {
 	if c.IsSet("llm") {
 		return runPlanLLM(c, format)
 	}
-	for _, f := range []string{"system", "gpus", "tokens", "global-batch", "top"} {
+	for _, f := range []string{"system", "gpus", "tokens", "global-batch", "top", "precision"} {
 		if c.IsSet(f) {
 			return usagef("plan: --%s goes with --llm", f)
 		}
@@ -218,13 +223,22 @@ func splitList(s string) []string {
 
 // runPlanLLM is `scaleplan plan --llm`.
 func runPlanLLM(c *cli.Context, format string) error {
-	req := plan.LLMRequest{Model: c.String("llm"), System: c.String("system"), GPUs: c.Int("gpus"),
-		GlobalBatch: c.Int("global-batch"), Top: c.Int("top"), Calibrations: c.StringSlice("calibration")}
-	if req.System == "" || req.GPUs < 1 {
-		return usagef("plan --llm: want --system SYSTEM and --gpus N ≥ 1")
+	req := plan.LLMRequest{Model: c.String("llm"), System: c.String("system"), Top: c.Int("top"), Calibrations: c.StringSlice("calibration"),
+		Precision: hw.Precision(c.String("precision"))}
+	if req.Precision != hw.BF16 && req.Precision != hw.FP8 {
+		return usagef("plan --llm: --precision %q: want bf16 or fp8", req.Precision)
 	}
-	if req.GlobalBatch < 0 || req.Top < 1 {
-		return usagef("plan --llm: --global-batch %d, --top %d: want ≥ 0 and ≥ 1", req.GlobalBatch, req.Top)
+	var err error
+	if req.GPUs, req.MaxGPUs, err = parseGPURange(c.String("gpus")); err != nil || req.System == "" {
+		return usagef("plan --llm: want --system SYSTEM and --gpus N or LO-HI (such as 1024-16384), GPUs ≥ 1")
+	}
+	if req.Top < 1 {
+		return usagef("plan --llm: --top %d: want ≥ 1", req.Top)
+	}
+	if s := c.String("global-batch"); s != "" {
+		if req.GlobalBatches, err = parseInts("global-batch", s); err != nil {
+			return usagef("plan --llm: --global-batch %q: want sequences per step, positive and comma-separated, such as 512,1024", s)
+		}
 	}
 	if s := c.String("tokens"); s != "" {
 		v, err := parseTokens(s)
@@ -233,11 +247,39 @@ func runPlanLLM(c *cli.Context, format string) error {
 		}
 		req.Tokens = v
 	}
+	if s := c.String("deadline"); s != "" {
+		if req.Deadline, err = units.ParseSeconds(s); err != nil || !(req.Deadline > 0) {
+			return usagef("plan --llm: --deadline %q: want a positive duration such as 30d or 720h", s)
+		}
+	}
+	if s := c.String("budget"); s != "" {
+		if req.Budget, err = plan.ParseBudget(s); err != nil {
+			return usagef("plan --llm: --budget: %v", err)
+		}
+	}
+	if (req.Deadline > 0 || !req.Budget.IsZero()) && req.Tokens == 0 {
+		return usagef("plan --llm: --deadline and --budget want --tokens, the token budget to train")
+	}
 	p, err := plan.LLM(req)
 	if err != nil {
 		return err
 	}
 	return tables.LLMPlan(p).Write(c.App.Writer, format)
+}
+
+// parseGPURange reads --gpus: N, or LO-HI.
+func parseGPURange(s string) (lo, hi int, err error) {
+	a, b, ok := strings.Cut(s, "-")
+	if lo, err = strconv.Atoi(strings.TrimSpace(a)); err != nil || lo < 1 {
+		return 0, 0, fmt.Errorf("--gpus %q: want N or LO-HI", s)
+	}
+	if !ok {
+		return lo, lo, nil
+	}
+	if hi, err = strconv.Atoi(strings.TrimSpace(b)); err != nil || hi < lo {
+		return 0, 0, fmt.Errorf("--gpus %q: want N or LO-HI with LO ≤ HI", s)
+	}
+	return lo, hi, nil
 }
 
 // tokenSuffixes are the multipliers --tokens reads after a number: K, M,

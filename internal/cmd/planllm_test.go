@@ -45,6 +45,14 @@ func TestPlanLLMErrors(t *testing.T) {
 		{[]string{"plan", "--llm", "llama3-8b", "--system", "dgx-h100", "--gpus", "8", "--tokens", "lots"}, exitUsage, "--tokens"},
 		{[]string{"plan", "--llm", "llama3-8b", "--system", "dgx-h100", "--gpus", "12"}, exitRuntime, "gpus 12"},
 		{[]string{"plan", "--llm", "gpt5", "--system", "dgx-h100", "--gpus", "8"}, exitRuntime, "gpt5"},
+		{[]string{"plan", "--llm", "llama3-8b", "--system", "dgx-h100", "--gpus", "64-32"}, exitUsage, "LO-HI"},
+		{[]string{"plan", "--llm", "llama3-8b", "--system", "dgx-h100", "--gpus", "64", "--precision", "fp16"}, exitUsage, "--precision"},
+		{[]string{"plan", "--llm", "llama3-8b", "--system", "dgx-a100", "--gpus", "64", "--precision", "fp8"}, exitRuntime, "fp8 peak"},
+		{[]string{"plan", "--llm", "llama3-8b", "--system", "dgx-h100", "--gpus", "64-100"}, exitRuntime, "whole nodes"},
+		{[]string{"plan", "--llm", "llama3-8b", "--system", "dgx-h100", "--gpus", "64", "--deadline", "3d"}, exitUsage, "--tokens"},
+		{[]string{"plan", "--llm", "llama3-8b", "--system", "dgx-h100", "--gpus", "64", "--global-batch", "0"}, exitUsage, "--global-batch"},
+		{[]string{"plan", "--llm", "llama3-8b", "--system", "dgx-h100", "--gpus", "64", "--tokens", "1T", "--budget", "5 kWh"}, exitRuntime, "energy"},
+		{[]string{"plan", "--llm", "llama3-8b", "--system", "dgx-h100", "--gpus", "64", "--tokens", "1T", "--deadline", "1h"}, exitRuntime, "meets the deadline"},
 		{[]string{"plan", "--recipe", "mlperf-v0.7-resnet50", "--gpus", "8"}, exitUsage, "--gpus goes with --llm"},
 	} {
 		_, stderr, code := runCLI(c.args...)
@@ -70,8 +78,8 @@ func TestValidateLLM(t *testing.T) {
 		t.Fatalf("%d cases, %d summary lines", len(doc["cases"]), len(doc["summary"]))
 	}
 	for _, r := range doc["cases"] {
-		if src, _ := r["source"].(string); !strings.Contains(src, "arXiv:") {
-			t.Errorf("case %v cites no paper", r["case"])
+		if src, _ := r["source"].(string); !strings.Contains(src, "arXiv:") && !strings.Contains(src, "github.com/mlcommons/training_results_") {
+			t.Errorf("case %v cites no paper or MLPerf result", r["case"])
 		}
 	}
 	text, _, code := runCLI("validate", "--llm")

@@ -26,6 +26,9 @@ func LLMValidation(w io.Writer, format string, v plan.LLMValidation) error {
 			strconv.FormatFloat(100*res.Error, 'f', 1, 64), c.Source})
 	}
 	line := fmt.Sprintf("%d cases, none calibrating: mean absolute error %.1f %%", len(v.Results), 100*v.MAE)
+	for _, g := range v.Groups {
+		line += fmt.Sprintf("; %d %s %.1f %%", g.Cases, g.Name, 100*g.MAE)
+	}
 	if format == "json" || format == "csv" {
 		return Write(w, format, []Named{{Key: "cases", T: cases}, {Key: "summary", T: &Table{Header: []string{"summary"}, Rows: [][]string{{line}}}}})
 	}

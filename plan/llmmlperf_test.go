@@ -1,0 +1,51 @@
+package plan
+
+import (
+	"math"
+	"strings"
+	"testing"
+
+	"scaleplan/hw"
+)
+
+// TestMLPerfGPT3Cases checks each MLPerf GPT-3 175B case against its
+// result log: the layout occupies the submission's nodes of 8 GPUs and
+// reproduces the log's gradient_accumulation_steps, the model has GPT-3
+// 175B's parameters (Brown et al. 2020, Table 2.1: 175.0B), the source
+// names the results repository of its version; then it predicts each,
+// logs the error and bounds each at 50 % as TestLLMCases does. The
+// errors are reported, not fitted (docs/llm-mlperf.md).
+func TestMLPerfGPT3Cases(t *testing.T) {
+	cat, err := hw.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs := MLPerfGPT3Cases()
+	if len(cs) != len(mlperfRuns) || len(cs) < 15 {
+		t.Fatalf("%d cases of %d runs", len(cs), len(mlperfRuns))
+	}
+	if p := float64(cs[0].Shape.Params()); math.Abs(p/175e9-1) > 0.01 {
+		t.Errorf("the benchmark's GPT-3 has %.4g parameters, want 175e9 within 1 %%", p)
+	}
+	var sum float64
+	for i, c := range cs {
+		r, l := mlperfRuns[i], c.Layout
+		if l.World() != 8*r.nodes || l.MicroBatches() != r.accum || l.Validate(c.Shape) != nil {
+			t.Errorf("%s: %d GPUs, %d micro-batches a step (%v): want %d and the log's %d", c.Name, l.World(), l.MicroBatches(),
+				l.Validate(c.Shape), 8*r.nodes, r.accum)
+		}
+		if !strings.Contains(c.Source, "training_results_"+r.version+", "+r.dir) {
+			t.Errorf("%s: source %q", c.Name, c.Source)
+		}
+		res, err := EvalLLMCase(cat, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum += math.Abs(res.Error)
+		t.Logf("%-34s published %6.3f s predicted %6.3f s  %+6.1f %%", c.Name, c.Published, res.Predicted, 100*res.Error)
+		if math.Abs(res.Error) > 0.5 {
+			t.Errorf("%s: predicted %.4g s, published %.4g s", c.Name, res.Predicted, c.Published)
+		}
+	}
+	t.Logf("%d MLPerf cases, mean absolute error %.1f %%", len(cs), 100*sum/float64(len(cs)))
+}
