@@ -349,6 +349,20 @@ func TestPlanLimitUnknown(t *testing.T) {
 	}
 }
 
+// TestPlanStepsToTargetFlag: plan --steps-to-target counts the steps by
+// the shipped MLPerf epochs law (docs/mlperf-epochs.md) and gives the
+// recommendation's spread of runs from the law's intervals.
+func TestPlanStepsToTargetFlag(t *testing.T) {
+	stdout, stderr, code := runCLI("plan", "--recipe", "mlperf-v0.7-resnet50", "--systems", "dgx-a100", "--devices", "8", "--batch", "208",
+		"--accumulation", "1", "--stages", "1", "--precisions", "fp16", "--steps-to-target", "../../scenarios/calibrations/mlperf-epochs.yaml")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	checkContains(t, "plan --steps-to-target", stdout,
+		"(fitted steps-to-target curve S(B) = 1033.96 · (1 + 41257.4/B)",
+		"; spread of runs, the steps law's intervals: ")
+}
+
 // editedScenario writes the shipped scenario name with its first old
 // replaced by new to a temporary file, and returns the file's path.
 func editedScenario(t *testing.T, name, old, new string) string {
