@@ -135,6 +135,8 @@ func TestTimedRegionChecks(t *testing.T) {
 		{TimedRegion{EvalEverySamples: -5, Source: "s"}, "timed_region.eval_every_samples: must be positive, got -5"},
 		{TimedRegion{Startup: -1, Source: "s"}, "timed_region.startup: must be 0 or within 1 us to 1 h"},
 		{TimedRegion{EvalScoring: 1e9, Source: "s"}, "timed_region.eval_scoring: must be 0 or within 1 us to 1 h"},
+		{TimedRegion{Checkpoint: -2, Source: "s"}, "timed_region.checkpoint: must be 0 or within 1 us to 1 h"},
+		{TimedRegion{EvalSetup: 1e5, Source: "s"}, "timed_region.eval_setup: must be 0 or within 1 us to 1 h"},
 	} {
 		var ck checker
 		ck.timedRegion(&c.t)
@@ -148,8 +150,123 @@ func TestTimedRegionChecks(t *testing.T) {
 		}
 	}
 	var ck checker
-	ck.timedRegion(&TimedRegion{EvalEpochs: []float64{40, 50}, EvalScoring: 1, Startup: 2, Source: "s"})
+	ck.timedRegion(&TimedRegion{EvalEpochs: []float64{40, 50}, EvalScoring: 1, Startup: 2, Checkpoint: 1.9, EvalSetup: 27, Source: "s"})
 	if len(ck.issues) != 0 {
 		t.Errorf("a good region: %v", ck.issues)
+	}
+}
+
+// median returns the median of v (sorted in place).
+func median(v []float64) float64 {
+	slices.Sort(v)
+	n := len(v)
+	if n%2 == 1 {
+		return v[n/2]
+	}
+	return (v[n/2-1] + v[n/2]) / 2
+}
+
+// ipuRun holds one Graphcore log's stamps, seconds: each epoch's start,
+// the training's end (the first block_stop after the last epoch) and the
+// evaluations' starts and stops.
+type ipuRun struct {
+	epochs               map[int]float64
+	trainEnd             float64
+	evalStart, evalStops []float64
+}
+
+// readIPURuns reads testdata/measurements/mlperf-timed/ipu-pod16-v1.1-stamps.csv.
+func readIPURuns(t *testing.T) map[string]*ipuRun {
+	t.Helper()
+	f, err := os.Open(filepath.Join("..", "testdata", "measurements", "mlperf-timed", "ipu-pod16-v1.1-stamps.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	recs, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs := map[string]*ipuRun{}
+	for _, r := range recs[1:] {
+		ms, err := strconv.ParseFloat(r[3], 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		run := runs[r[0]]
+		if run == nil {
+			run = &ipuRun{epochs: map[int]float64{}}
+			runs[r[0]] = run
+		}
+		s := ms / 1000
+		switch r[1] {
+		case "epoch_start":
+			e, _ := strconv.Atoi(r[2])
+			run.epochs[e] = s
+		case "block_stop":
+			if run.trainEnd == 0 && len(run.epochs) > 1 {
+				run.trainEnd = s
+			}
+		case "eval_start":
+			run.evalStart = append(run.evalStart, s)
+		case "eval_stop":
+			run.evalStops = append(run.evalStops, s)
+		}
+	}
+	return runs
+}
+
+// TestGraphcoreCheckpointFromLogs recomputes the Graphcore recipe's
+// checkpoint and eval_setup from the MLLOG stamps of the five v1.1
+// ipu-pod16-TF1 ResNet-50 logs: per run, the median excess over the
+// median epoch of the saving epochs (2, 6, ..., 34), and the last epoch's
+// excess less one save plus the wait to the first eval_start plus the
+// first evaluation's excess over the median later one; the recipe takes
+// the medians over the runs.
+func TestGraphcoreCheckpointFromLogs(t *testing.T) {
+	p, err := Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := p.Recipe("graphcore-resnet50-mlperf-v1.1")
+	if err != nil || r.TimedRegion == nil {
+		t.Fatalf("%v, timed region %v", err, r)
+	}
+	runs := readIPURuns(t)
+	if len(runs) != 5 {
+		t.Fatalf("%d runs, want 5", len(runs))
+	}
+	var ckpts, setups []float64
+	for name, run := range runs {
+		last := len(run.epochs)
+		var epochs, saves []float64
+		for e := 2; e < last; e++ {
+			d := run.epochs[e+1] - run.epochs[e]
+			epochs = append(epochs, d)
+			if e%4 == 2 {
+				saves = append(saves, d)
+			}
+		}
+		med := median(epochs)
+		for i := range saves {
+			saves[i] -= med
+		}
+		ck := median(saves)
+		var passes []float64
+		for i := range run.evalStart {
+			passes = append(passes, run.evalStops[i]-run.evalStart[i])
+		}
+		if len(passes) < 2 || run.trainEnd == 0 {
+			t.Fatalf("%s: %d evaluations, training end %v", name, len(passes), run.trainEnd)
+		}
+		first := passes[0]
+		setup := (run.trainEnd - run.epochs[last] - med - ck) + (run.evalStart[0] - run.trainEnd) + (first - median(passes[1:]))
+		ckpts, setups = append(ckpts, ck), append(setups, setup)
+	}
+	if got, want := float64(r.TimedRegion.Checkpoint), median(ckpts); got < want-0.005 || got > want+0.005 {
+		t.Errorf("checkpoint %v s, want the logs' median %.3f s (%v)", got, want, ckpts)
+	}
+	if got, want := float64(r.TimedRegion.EvalSetup), median(setups); got < want-0.05 || got > want+0.05 {
+		t.Errorf("eval_setup %v s, want the logs' median %.2f s (%v)", got, want, setups)
 	}
 }

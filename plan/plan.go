@@ -86,6 +86,14 @@ type Request struct {
 	// calibrations built in.
 	Calibrations []string
 
+	// StepsToTarget is a calibration file of steps-to-target laws
+	// S(B) = S_min·(1 + B_noise/B) (scenarios.StepsToTarget.File, such as
+	// scenarios/calibrations/mlperf-epochs.yaml): the model's entry of the
+	// recipe's optimizer counts every candidate's steps, and its intervals
+	// give each candidate's spread of runs (predict.Row.TimeRange).
+	// Default "": the recipe's epochs or iterations.
+	StepsToTarget string
+
 	Scenario scenarios.Options // extra catalogue and profile files
 	Predict  predict.Options   // simulation of the kept configurations
 }
@@ -460,7 +468,7 @@ func Search(req Request) (*Result, error) {
 		if res.Target == "" {
 			res.Model = base.Mdl.Name
 			rc := base.Rcp
-			res.Target = fmt.Sprintf("%s to %s (%s)", base.Mdl.Name, predict.RiskOf(rc, 0, 0).TargetText(), predict.StepsModel{Recipe: rc, TrainSamples: int(base.Data.TrainSamples)})
+			res.Target = fmt.Sprintf("%s to %s (%s)", base.Mdl.Name, predict.RiskOf(rc, 0, 0).TargetText(), predict.StepsModel{Recipe: rc, Curve: base.StepsToTarget, TrainSamples: int(base.Data.TrainSamples)})
 		}
 		if base.Sys.PricePerDeviceHour > 0 {
 			priced = append(priced, name)
@@ -622,6 +630,9 @@ func baseScenario(system string, req Request) (*scenarios.Resolved, error) {
 	src := fmt.Sprintf("name: plan-%s\nsystem: %q\nrecipe: %q\nsweep: {devices: [1], batch: [1]}\ninput: {storage: local, decode: %q}\nparallelism: {pipeline_stages: 1, accumulation: 1}\n", system, system, req.Recipe, req.Decode)
 	if req.Model != "" {
 		src += fmt.Sprintf("model: %q\n", req.Model)
+	}
+	if req.StepsToTarget != "" {
+		src += fmt.Sprintf("steps_to_target: {file: %q}\n", req.StepsToTarget)
 	}
 	r, err := scenarios.Parse(strings.NewReader(src), "plan", req.Scenario)
 	if err != nil {

@@ -608,3 +608,45 @@ func TestPlanInterNode(t *testing.T) {
 		t.Errorf("unknown inter-node: %v", err)
 	}
 }
+
+// TestPlanStepsToTarget checks a plan whose steps come from a law: each
+// candidate runs ⌈S_min·(1 + B_noise/B)⌉ steps at its global batch B, the
+// law's entry written here, and its spread of runs is the time at the
+// ends of the intervals, ⌈1,000·(1 + 30,000/B)⌉ and ⌈1,100·(1 + 50,000/B)⌉
+// steps of its step time.
+func TestPlanStepsToTarget(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "law.yaml")
+	law := "steps:\n  - model: resnet50\n    s_min: 1050\n    b_noise: 40000\n    s_min_interval: [1000, 1100]\n" +
+		"    b_noise_interval: [30000, 50000]\n    max_batch: 70000\n    points: 10\n    labels: {optimizer: lars}\n"
+	if err := os.WriteFile(path, []byte(law), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	req := resnetPlan()
+	req.Systems, req.StepsToTarget = []string{"dgx-a100"}, path
+	res, err := Search(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Candidates) == 0 || res.Recommended == nil {
+		t.Fatalf("%d candidates, recommended %v", len(res.Candidates), res.Recommended)
+	}
+	if !strings.Contains(res.Target, "S(B) = 1050 · (1 + 40000/B)") {
+		t.Errorf("target %q: want the law", res.Target)
+	}
+	for _, c := range res.Candidates {
+		row, b := c.Row, float64(c.Config.GlobalBatch)
+		if want := int(math.Ceil(1050 * (1 + 40000/b))); row.StepsToTarget != want {
+			t.Errorf("%s: %d steps, want %d", c.Config, row.StepsToTarget, want)
+		}
+		step := float64(row.Result.StepTime)
+		lo := float64(row.Time) + (math.Ceil(1000*(1+30000/b))-float64(row.StepsToTarget))*step
+		hi := float64(row.Time) + (math.Ceil(1100*(1+50000/b))-float64(row.StepsToTarget))*step
+		if math.Abs(float64(row.TimeRange[0])-lo) > 1e-9*lo || math.Abs(float64(row.TimeRange[1])-hi) > 1e-9*hi {
+			t.Errorf("%s: spread %v, want [%v %v]", c.Config, row.TimeRange, lo, hi)
+		}
+	}
+	req.StepsToTarget = filepath.Join(t.TempDir(), "none.yaml")
+	if _, err := Search(req); err == nil || !strings.Contains(err.Error(), "steps_to_target.file") {
+		t.Errorf("a missing law file: %v", err)
+	}
+}

@@ -21,7 +21,8 @@
 // Staging is the simulated one-time copy of the data set onto the nodes;
 // evaluation and start-up are MLPerf's timed region (the recipe's
 // model.TimedRegion: evaluations at the rules' cadence, each a pass of
-// forward-only steps, sim.EvalPassTime, and the start-up after run_start),
+// forward-only steps, sim.EvalPassTime, plus any checkpoint per evaluation
+// and one-time evaluation setup, and the start-up after run_start),
 // or the scenario's overheads where positive. A Row also holds
 // the step's breakdown (compute, exposed communication, exposed input,
 // pipeline bubble, straggler wait), samples/s, device-hours (devices ·

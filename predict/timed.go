@@ -13,8 +13,9 @@ import (
 // or overheads.startup of the scenario replaces the modelled figure;
 // otherwise they come from the recipe's timed_region (none without one):
 //
-//	evaluation = evaluations(E) · pass time,  E = steps / ⌈N/B⌉
+//	evaluation = evaluations(E) · (pass time + checkpoint) + eval setup,  E = steps / ⌈N/B⌉
 //
+// (eval setup only when there is an evaluation)
 // with N the training set (epochs of whole steps, as model.Recipe.Steps
 // counts them), evaluations from model.TimedRegion.Evaluations
 // and the pass from sim.EvalPassTime over the data set's eval_samples at
@@ -45,5 +46,5 @@ func timedCosts(r *scenarios.Resolved, cfg sim.Config, steps, globalBatch int) (
 	if err != nil {
 		return 0, 0, fmt.Errorf("evaluation of %s: %w", r.Name, err)
 	}
-	return units.Seconds(float64(n) * float64(pass)), startup, nil
+	return units.Seconds(float64(n)*float64(pass+t.Checkpoint)) + t.EvalSetup, startup, nil
 }

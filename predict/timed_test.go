@@ -61,6 +61,30 @@ func TestTimedRegionClosedForm(t *testing.T) {
 	}
 }
 
+// TestTimedRegionCheckpoint checks that a checkpoint per evaluation and a
+// one-time evaluation setup add n·checkpoint + setup to the evaluation
+// time: 37 epochs evaluated every 4 are 10 evaluations, so 2 s a
+// checkpoint and 30 s of setup add 10·2 + 30 = 50 s.
+func TestTimedRegionCheckpoint(t *testing.T) {
+	r := parse(t, timedScenario("[2]", ""))
+	p, err := Predict(r, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := float64(p.Rows[0].Evaluation)
+	rcp := *r.Rcp
+	tr := *rcp.TimedRegion
+	tr.Checkpoint, tr.EvalSetup = 2, 30
+	rcp.TimedRegion = &tr
+	r.Rcp = &rcp
+	if p, err = Predict(r, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := float64(p.Rows[0].Evaluation), base+10*2+30; math.Abs(got-want) > 1e-9*want {
+		t.Errorf("evaluation %v s, want %v s (%v s without checkpoints and setup)", got, want, base)
+	}
+}
+
 // TestTimedRegionOverride checks that the scenario's positive overheads
 // replace the modelled ones and that a recipe without a timed region
 // counts none.

@@ -482,6 +482,7 @@ func TestInterNode(t *testing.T) {
 	}{{"", sim.Ring, 2 * 447}, {"ring", sim.Ring, 2 * 447}, {"double-tree", sim.DoubleTree, 2 * 8}, {"tree", sim.Tree, 2 * 8}} {
 		r, err := Load("coreweave-h100-resnet50-mlperf-v3.1", Options{Edit: func(s *Scenario) {
 			s.Sweep.Devices = []int{3584}
+			s.Parallelism.AllReduce = "hierarchical" // the shipped scenario runs nccl
 			s.Parallelism.InterNode = tc.interNode
 		}})
 		if err != nil {

@@ -16,7 +16,9 @@
 // MLPerf epochs law (CaseEpochs, docs/validation-mlperf.md), fitted when
 // it runs to the submissions of every other round, so that no case
 // predicts the runs its law was fitted to; the built-in cases' tables are
-// embedded (internal/mlperfepochs), so they run from any directory.
+// embedded (internal/mlperfepochs), so they run from any directory. The
+// report gives those cases' error by accelerators too (Report.Sizes:
+// 64-128, 129-512 and above 512, SizeBuckets).
 //
 // # Measured logs
 //

@@ -3,11 +3,13 @@ package validate
 import (
 	"bytes"
 	"encoding/csv"
+	"errors"
 	"fmt"
 	"math"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -166,5 +168,97 @@ func TestEpochsChecked(t *testing.T) {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q lacks %q", err, want)
 		}
+	}
+}
+
+// TestTimeToTrainScores recomputes the published figure of every built-in
+// MLPerf time-to-train case from its runs, run_stop − run_start of each
+// result_N.txt (testdata/measurements/mlperf-timed/ttt-runs.csv, read from
+// the logs the case links): MLPerf's score drops the fastest and the
+// slowest run, a run that did not reach the target counting as the
+// slowest, and averages the rest (mlcommons/training_policies,
+// training_rules.adoc, "Benchmark results").
+func TestTimeToTrainScores(t *testing.T) {
+	f, err := os.Open("../testdata/measurements/mlperf-timed/ttt-runs.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	recs, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs := map[string][]float64{}
+	for _, r := range recs[1:] {
+		s := math.Inf(1)
+		if r[3] == "success" {
+			if s, err = strconv.ParseFloat(r[2], 64); err != nil {
+				t.Fatalf("%v: %v", r, err)
+			}
+		}
+		runs[r[0]] = append(runs[r[0]], s)
+	}
+	n := 0
+	for _, c := range BuiltinCases().Cases {
+		if !strings.HasSuffix(c.Name, "-ttt") {
+			continue
+		}
+		n++
+		rs := slices.Sorted(slices.Values(runs[c.Name]))
+		if len(rs) < 5 {
+			t.Errorf("%s: %d runs in ttt-runs.csv, want at least 5", c.Name, len(rs))
+			continue
+		}
+		sum := 0.0
+		for _, s := range rs[1 : len(rs)-1] {
+			sum += s
+		}
+		score := sum / float64(len(rs)-2)
+		pub, err := strconv.ParseFloat(strings.TrimSuffix(c.Published, " s"), 64)
+		if err != nil || math.Abs(score-pub) > 0.005 {
+			t.Errorf("%s: published %q, the runs' score %.3f s", c.Name, c.Published, score)
+		}
+	}
+	if n < 19 {
+		t.Errorf("%d time-to-train cases, want at least 19", n)
+	}
+}
+
+// TestSizeBuckets checks the errors by accelerators against sums worked
+// by hand: the independent time-to-train cases with an epochs law and 64
+// accelerators or more count, in the bucket of their size; a tuned case,
+// one without the law, one below 64 and a failed one do not.
+func TestSizeBuckets(t *testing.T) {
+	law := &CaseEpochs{Data: "resnet", Optimizer: "lars", Round: "v1.1"}
+	res := func(devices int, e float64, c Case) CaseResult {
+		c.Metric = TimeToTrain
+		return CaseResult{Case: &c, Devices: devices, Error: e}
+	}
+	rep := &Report{Results: []CaseResult{
+		res(64, 0.10, Case{Epochs: law}),
+		res(128, -0.30, Case{Epochs: law}),
+		res(256, -0.20, Case{Epochs: law}),
+		res(4096, 0.05, Case{Epochs: law}),
+		res(512, 0.50, Case{Epochs: law, Tuned: "chosen after"}),
+		res(512, 0.50, Case{}),
+		res(32, 0.50, Case{Epochs: law}),
+		{Case: &Case{Epochs: law, Metric: TimeToTrain}, Devices: 600, Err: errors.New("x")},
+	}}
+	rep.sizes()
+	want := []SizeBucket{
+		{Min: 64, Max: 128, N: 2, MAE: 0.20, Bias: -0.10},
+		{Min: 129, Max: 512, N: 1, MAE: 0.20, Bias: -0.20},
+		{Min: 513, N: 1, MAE: 0.05, Bias: 0.05},
+	}
+	near := func(a, b SizeBucket) bool {
+		return a.Min == b.Min && a.Max == b.Max && a.N == b.N && math.Abs(a.MAE-b.MAE) < 1e-12 && math.Abs(a.Bias-b.Bias) < 1e-12
+	}
+	for i, w := range want {
+		if !near(rep.Sizes[i], w) {
+			t.Errorf("bucket %d: %+v, want %+v", i, rep.Sizes[i], w)
+		}
+	}
+	if s := rep.Scale; s.N != 4 || math.Abs(s.MAE-0.65/4) > 1e-12 || math.Abs(s.Bias-(-0.35/4)) > 1e-12 {
+		t.Errorf("all sizes: %+v, want 4 cases, MAE 0.1625, bias -0.0875", s)
 	}
 }

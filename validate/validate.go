@@ -490,7 +490,10 @@ type CaseResult struct {
 	Fitted Params
 	// Used are the parameters of its calibrated_by cases it used.
 	Used Params
-	Err  error // the case could not be predicted
+	// Devices is the accelerators of a time-to-train case that counts
+	// epochs by the law (Case.Epochs); 0 otherwise.
+	Devices int
+	Err     error // the case could not be predicted
 }
 
 // Role returns "calibrates v0", "tuned", "bound" or "prediction".
@@ -531,6 +534,54 @@ type Report struct {
 	// Worst is the independent case with the largest absolute error; nil
 	// when there is none.
 	Worst *CaseResult
+	// Sizes are the errors of the independent time-to-train cases that
+	// count epochs by the law (Case.Epochs: MLPerf's), by accelerators
+	// (SizeBuckets); Scale is the same over all of them.
+	Sizes []SizeBucket
+	Scale SizeBucket
+}
+
+// SizeBucket is the error over the independent MLPerf time-to-train
+// cases whose accelerators lie in [Min, Max] (Max 0: no upper end).
+type SizeBucket struct {
+	Min, Max int
+	// N counts the cases; MAE is their mean absolute relative error and
+	// Bias their mean signed one (a fraction; positive: predicted slow).
+	N         int
+	MAE, Bias float64
+}
+
+// SizeBuckets are the accelerator ranges issue 48 judges MLPerf's time
+// to train by: 64 to 128, 129 to 512 and above 512.
+var SizeBuckets = [][2]int{{64, 128}, {129, 512}, {513, 0}}
+
+// add counts a case of relative error e.
+func (b *SizeBucket) add(e float64) {
+	b.MAE = (b.MAE*float64(b.N) + math.Abs(e)) / float64(b.N+1)
+	b.Bias = (b.Bias*float64(b.N) + e) / float64(b.N+1)
+	b.N++
+}
+
+// sizes fills rep.Sizes and rep.Scale from its independent results that
+// count epochs by the law and have a device count.
+func (rep *Report) sizes() {
+	rep.Sizes = make([]SizeBucket, len(SizeBuckets))
+	for i, b := range SizeBuckets {
+		rep.Sizes[i].Min, rep.Sizes[i].Max = b[0], b[1]
+	}
+	rep.Scale.Min = SizeBuckets[0][0]
+	for i := range rep.Results {
+		r := &rep.Results[i]
+		if r.Err != nil || r.Case.Epochs == nil || !r.Independent() || r.Devices < rep.Scale.Min {
+			continue
+		}
+		rep.Scale.add(r.Error)
+		for j := range rep.Sizes {
+			if b := &rep.Sizes[j]; r.Devices >= b.Min && (b.Max == 0 || r.Devices <= b.Max) {
+				b.add(r.Error)
+			}
+		}
+	}
 }
 
 // Options controls a validation.
@@ -582,6 +633,7 @@ func CompareCases(f *CaseFile, opt Options) *Report {
 	if rep.NTuned > 0 {
 		rep.MAETuned = sumT / float64(rep.NTuned)
 	}
+	rep.sizes()
 	return rep
 }
 
@@ -651,6 +703,9 @@ func (v *validator) eval(i int) *CaseResult {
 		params.merge(fitted)
 	}
 	res.Predicted, _, err = v.metric(c, params)
+	if err == nil && c.Epochs != nil {
+		res.Devices, err = v.devices(c, params)
+	}
 	if err != nil {
 		res.Err = err
 		return res
@@ -790,6 +845,19 @@ func (v *validator) load(c *Case, params Params) (*scenarios.Resolved, error) {
 		return nil, err
 	}
 	return r, nil
+}
+
+// devices returns the accelerators of the case's one configuration.
+func (v *validator) devices(c *Case, params Params) (int, error) {
+	r, err := v.load(c, params)
+	if err != nil {
+		return 0, err
+	}
+	pts := r.Points()
+	if len(pts) != 1 {
+		return 0, fmt.Errorf("scenario %s has %d configurations; pick one with set: {devices: N, batch: B}", r.Name, len(pts))
+	}
+	return pts[0].Devices, nil
 }
 
 // metric predicts the case's metric with params. It also returns the

@@ -133,8 +133,8 @@ func TestBuiltinCasesCoverSeeds(t *testing.T) {
 			t.Errorf("%s: no source URL in MLPerf's %s results: %q", c.Name, v[:4], c.URL)
 		}
 	}
-	if len(f.Cases) != 82 {
-		t.Errorf("%d built-in cases, want 82", len(f.Cases))
+	if len(f.Cases) != 94 {
+		t.Errorf("%d built-in cases, want 94", len(f.Cases))
 	}
 }
 

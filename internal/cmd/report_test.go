@@ -369,7 +369,7 @@ func BenchmarkCharts(b *testing.B) {
 // TestReportExchange checks that the report names hierarchical's
 // all-reduce between nodes as predict's header does.
 func TestReportExchange(t *testing.T) {
-	scen := editedScenario(t, "dgx-a100-resnet50-mlperf-v1.1", "  allreduce: hierarchical\n", "  allreduce: hierarchical\n  inter_node: double-tree\n")
+	scen := editedScenario(t, "dgx-a100-resnet50-mlperf-v1.1", "  allreduce: nccl\n", "  allreduce: hierarchical\n  inter_node: double-tree\n")
 	out := filepath.Join(t.TempDir(), "tree.html")
 	if _, stderr, code := runCLI("report", "--devices", "16", "--steps", "2", "-o", out, scen); code != exitOK {
 		t.Fatalf("exit %d: %s", code, stderr)

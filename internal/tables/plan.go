@@ -136,6 +136,9 @@ func recommendation(res *plan.Result) string {
 	}
 	if c := res.Recommended; c != nil {
 		s := fmt.Sprintf("%s — %s, %s", c.Config, predict.Duration(c.Row.Time), costText(res, c))
+		if r := c.Row.TimeRange; r[1] > 0 {
+			s += fmt.Sprintf("; spread of runs, the steps law's intervals: %s to %s", predict.Duration(r[0]), predict.Duration(r[1]))
+		}
 		if c.Row.Risk.Unknown() {
 			s += "; " + c.Row.Risk.String()
 		}

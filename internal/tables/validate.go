@@ -112,6 +112,9 @@ func ValidationSummary(rep *validate.Report) []string {
 	if rep.NTuned > rep.N {
 		out = append(out, fmt.Sprintf("including the %d tuned cases: %.1f%% over %d cases", rep.NTuned-rep.N, 100*rep.MAETuned, rep.NTuned))
 	}
+	if l := sizesLine(rep); l != "" {
+		out = append(out, l)
+	}
 	var cal []string
 	for _, r := range rep.Results {
 		if r.Case.Calibrates {
@@ -128,6 +131,29 @@ func ValidationSummary(rep *validate.Report) []string {
 		out = append(out, fmt.Sprintf("failed: %d %s could not be predicted", rep.Failed, Plural(rep.Failed, "case", "cases")))
 	}
 	return out
+}
+
+// sizesLine states the error of the independent MLPerf time-to-train
+// cases at 64 accelerators or more and its mean signed error by size; ""
+// without such cases.
+func sizesLine(rep *validate.Report) string {
+	if rep.Scale.N == 0 {
+		return ""
+	}
+	var parts []string
+	for _, b := range rep.Sizes {
+		size := fmt.Sprintf("%d-%d", b.Min, b.Max)
+		if b.Max == 0 {
+			size = fmt.Sprintf("above %d", b.Min-1)
+		}
+		if b.N == 0 {
+			parts = append(parts, size+": none")
+			continue
+		}
+		parts = append(parts, fmt.Sprintf("%s: %+.1f%% (%d, |error| %.1f%%)", size, 100*b.Bias, b.N, 100*b.MAE))
+	}
+	return fmt.Sprintf("MLPerf time to train at %d accelerators or more (cases with the epochs law): %.1f%% over %d independent cases; mean signed error by accelerators: %s",
+		rep.Scale.Min, 100*rep.Scale.MAE, rep.Scale.N, strings.Join(parts, "; "))
 }
 
 // metricValue formats a value of metric with its unit.

@@ -44,10 +44,13 @@ func TestValidationSummary(t *testing.T) {
 	rep := &validate.Report{
 		Results: []validate.CaseResult{worst, {Case: cal}, {Case: &validate.Case{Name: "x"}, Err: errors.New("no")}},
 		N:       1, MAE: 0.2345, NTuned: 2, MAETuned: 0.15, Bounds: 2, BoundsHeld: 1, Failed: 1, Worst: &worst,
+		Scale: validate.SizeBucket{Min: 64, N: 3, MAE: 0.1, Bias: -0.05},
+		Sizes: []validate.SizeBucket{{Min: 64, Max: 128, N: 2, MAE: 0.125, Bias: -0.125}, {Min: 129, Max: 512}, {Min: 513, N: 1, MAE: 0.05, Bias: 0.05}},
 	}
 	want := []string{
 		"mean absolute error over the 1 independent cases (not calibrating, not tuned, not bounds): 23.4%; worst: w (-23.4%)",
 		"including the 1 tuned cases: 15.0% over 2 cases",
+		"MLPerf time to train at 64 accelerators or more (cases with the epochs law): 10.0% over 3 independent cases; mean signed error by accelerators: 64-128: -12.5% (2, |error| 12.5%); 129-512: none; above 512: +5.0% (1, |error| 5.0%)",
 		"calibrating cases, left out of the error: cal",
 		"bounds: 1 of 2 hold",
 		"failed: 1 case could not be predicted",
