@@ -379,7 +379,7 @@
 // TestNCCLNVLSTreeClosedForm, to 1e-9.)
 // Over nodes with c channels the tree runs c trees at once, each with S/c,
 // tree j's chains turned by j·k/c so that its leader sends through NIC j.
-// Left out: tuning.cc's per-channel bandwidth caps and LL's absolute cap
+// Left out: tuning.cc's ring and tree per-channel caps and LL's absolute cap
 // (they need NCCL's channel search), NVLS between nodes, PAT, CollNet
 // Chain, and the overlap of the tree's reduce and broadcast.
 //
