@@ -639,9 +639,11 @@ func TestDefaultAllReduce(t *testing.T) {
 
 // TestNCCLNVLS: a dgx-h100 node's in_network_reduction reaches the network
 // as NVLS, and one node's 8 ranks run NVLS as netsim's closed form says:
-// T = 25 µs + (k−1)/k·S/(0.85·β) (NCCL v2.30.7 tuning.cc: NVLS base
-// latency 25 µs, nvlsEfficiency 0.85 on Hopper), β the NVLink bandwidth a
-// device gets; NCCL's own choice takes it for 1 GiB.
+// T = 25 µs + S/(8·b·8/14) (NCCL v2.30.7 tuning.cc: NVLS latency 25 µs;
+// the NVLS graph's 8 channels of b = min(2·0.85·40·7/8, 60) = 59.5 GB/s,
+// 40 GB/s the fastest sm90 speed a port of β = 360 GB/s, the catalogue's
+// 450 GB/s of NVLink at 80 %, carries 9 times); NCCL's own choice takes it
+// for 1 GiB.
 func TestNCCLNVLS(t *testing.T) {
 	load := func(algo string) sim.Config {
 		r, err := Load("coreweave-h100-resnet50-mlperf-v3.1", Options{Edit: func(s *Scenario) {
@@ -662,8 +664,10 @@ func TestNCCLNVLS(t *testing.T) {
 		t.Fatal("dgx-h100: NVLS not set")
 	}
 	const S = units.GiB
-	beta := float64(c.Network.Intra.Bandwidth)
-	want := 25e-6 + 7.0/8*float64(S)/(0.85*beta)
+	if beta := c.Network.Intra.Bandwidth; math.Abs(float64(beta)/360e9-1) > 1e-9 {
+		t.Fatalf("dgx-h100: NVLink %v a device, want 360 GB/s", beta)
+	}
+	want := 25e-6 + float64(S)/(8*59.5e9*8/14)
 	got, err := sim.AllReduceTime(c, S)
 	if err != nil || math.Abs(float64(got)-want) > 1e-3*want {
 		t.Errorf("nvls, 1 GiB: %v (%v), want %v s", got, err, want)

@@ -293,17 +293,22 @@
 //	tree:    L = base + 2·((k−1)·h_intra + ⌊log2 N⌋·h_net'),
 //	         B_alg = 0.92·B_t·g_P/2 · corr(P, ⌊log2(S/64)⌋),
 //	         g = 1/3.8, 7/9 (one node) or 120/128, 1
-//	NVLS:    L = 25 µs, B_alg = 2·0.85·B_intra·p/(2(p−1))   (one node)
+//	NVLS:    L = 25 µs, B_alg = k·b·p/(2(p−1)) (one node),
+//	         b = min(2·0.85·s_i·(k−1)/k, s_o)
 //	NVLS tree: L = 25 µs + 2·⌊log2 N⌋·h_net', h_net = 20.9 µs (Simple),
 //	         B_alg = k·b·p/(2(p−1)), b = min(2·0.85·s_i·(k−1)/k, m·s_n, b_max)
 //	CollNet: L = 2·(3.7 + 0.4·(k−1)) µs + 31 µs + 2l (14 µs + 2l if k = 1),
 //	         B_alg = B_intra/(r − (r−1)/2)/2, r = k/c
 //
-// The NVLS tree's b is tuning.cc's bus bandwidth of one channel of NCCL's
-// NVLS graph, which has one channel a GPU (its heads, each with its NIC):
-// s_i is the fastest of search.cc's sm90 intra speeds (60, 50, 40, 30, 24,
-// 20, 15, ... GB/s) not above port/(k+1) (a head's port carries its
-// channel twice, every other port once), s_n the fastest sm90 inter speed
+// NVLS's and the NVLS tree's b is tuning.cc's bus bandwidth of one channel
+// of NCCL's NVLS graph, which has one channel a GPU (its heads, each with
+// its NIC): s_i is the fastest of search.cc's sm90 intra speeds (60, 50,
+// 40, 30, 24, 20, 15, ... GB/s) not above port/(k+1) (a head's port
+// carries its channel twice, every other port once); on one node s_o the
+// slowest of them at least 2·s_i, else 60 (search.cc raises the graph's
+// bwInter, unchecked there, while it is under twice bwIntra); on an
+// H100 node (port 360 GB/s) b = min(59.5, 60), B = 476 GB/s of bus
+// bandwidth. Between nodes s_n is the fastest sm90 inter speed
 // (48, 45, 42, 40, 30, 24, 22, 20, ... GB/s) not above a NIC's rate, m = 2
 // and b_max = 57.7 GB/s on two nodes (perChMaxNVLSTreeBw, Hopper), m = 1
 // and 45.5 GB/s on more.
@@ -328,8 +333,7 @@
 //
 //	ring all-reduce:     T = base + n·h̄ + n/p·S·w/β,  h̄ = L_hops/n
 //	ring broadcast:      T = base + (C+p−2)·(h + c·w/β), a chain of C chunks
-//	NVLS:                T = 25 µs + (k−1)/k·S/(0.85·β)
-//	NVLS tree:           T = L + S/B_alg
+//	NVLS, NVLS tree:     T = L + S/B_alg
 //	CollNet:             T = L + 2(k−1)/k·S/β_intra + S/(c·β_net)
 //	all-to-all:          T = base + h + (p−1)/p·S·w/β
 //	send/recv (a ring shift of S): T = base + h + S·w/β
@@ -358,16 +362,16 @@
 // ring's LL), 8, 64), and its payload moves at nc/C of the bandwidth:
 // tuning.cc's bus bandwidth is its channels' sum (TestNCCLChannelRamp).
 //
-// The NVLS tree runs as one step after its L: every rank, the head of one
-// of its node's k channels, moves its 1/k share of S through its port k − 1
-// times (the switch reads the other heads' shares from it and multicasts
-// the reduced shares back) and through its NIC to the rank of its place on
-// the next node m times (on two nodes each of the double binary tree's two
+// NVLS and the NVLS tree run as one step after their L: every rank, the
+// head of one of its node's k channels, moves its 1/k share of S through
+// its port k − 1 times (the switch reads the other heads' shares from it
+// and multicasts the reduced shares back) and, for the NVLS tree, through
+// its NIC to the rank of its place on the next node m times (on two nodes each of the double binary tree's two
 // trees moves half the share up and back between the pair; on more, a
 // node interior in one tree takes two children's halves and sends its
 // parent one, and back), each stream at most the channel's B_alg/k: the
 // per-channel bound NCCL's kernels reach before the links (NVIDIA measured
-// perChMaxNVLSTreeBw), so on an idle network T is tuning.cc's, and shared
+// nvlsEfficiency and perChMaxNVLSTreeBw), so on an idle network T is tuning.cc's, and shared
 // links slow it further.
 //
 // (TestNCCLRingClosedForms, TestNCCLTreeClosedForms,
@@ -375,7 +379,7 @@
 // TestNCCLNVLSTreeClosedForm, to 1e-9.)
 // Over nodes with c channels the tree runs c trees at once, each with S/c,
 // tree j's chains turned by j·k/c so that its leader sends through NIC j.
-// Left out: tuning.cc's per-channel bandwidth caps and LL's absolute cap
+// Left out: tuning.cc's ring and tree per-channel caps and LL's absolute cap
 // (they need NCCL's channel search), NVLS between nodes, PAT, CollNet
 // Chain, and the overlap of the tree's reduce and broadcast.
 //

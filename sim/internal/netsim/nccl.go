@@ -508,34 +508,54 @@ func ncclBandwidth(op Op, a, pr int, g ncclGeom) float64 {
 		}
 		r := float64(g.k) / float64(g.c) // GPUs per NIC
 		return bus / (r - (r-1)/2) / 2
-	case tNVLSTree:
-		bus = float64(g.k) * ncclNVLSTreeChannel(g)
-	default:
-		bus = 2 * g.intra * ncclNVLSEff // NVLS pipelines the reduce and the broadcast
+	default: // NVLS and the NVLS tree: k channels, one a GPU
+		bus = float64(g.k) * ncclNVLSChannel(a, g)
 	}
 	return bus * float64(g.p) / float64(2*(g.p-1))
 }
 
-// ncclNVLSTreeChannel is the bus bandwidth of one channel of the NVLS
-// tree, bytes/s, as tuning.cc computes it from NCCL's NVLS graph: one
-// channel a rank of the node (its NVLS heads, one a GPU and its NIC;
-// search.cc lets an NVLS graph have as many channels as GPUs), each
-// carrying bwIntra in the node and bwInter through its NIC, and
+// ncclNVLSChannel is the bus bandwidth of one channel of NCCL's NVLS
+// graph, bytes/s, for NVLS on one node (a = tNVLS) or the NVLS tree
+// (tNVLSTree), as NCCL v2.30.7 src/graph/tuning.cc (lines 307-324)
+// computes it:
 //
 //	min(2 · nvlsEfficiency · bwIntra · (k−1)/k, m · bwInter, perChMaxNVLSTreeBw)
 //
-// (the reduce and the multicast pipelined, m = 2 on two nodes, as for
-// the tree, else 1). bwIntra is the fastest of search.cc's speeds that a
-// port carries k + 1 times (ncclTopoSearchTryNvls: the head's port twice,
-// every other GPU's once), bwInter the fastest not above a NIC's rate.
-func ncclNVLSTreeChannel(g ncclGeom) float64 {
+// (the reduce and the multicast pipelined; m = 2 for the NVLS tree on two
+// nodes, as for the tree, else 1; no cap for NVLS), times the graph's
+// channels for the bus bandwidth (line 324): one a GPU, as search.cc
+// gives the NVLS graph as many channels as GPUs (line 1127) and on one
+// node forces all of them (line 1136).
+//
+// bwIntra is the fastest of search.cc's speeds that a port carries k + 1
+// times (ncclTopoSearchTryNvls: the head's port twice, every other GPU's
+// once). On one node search.cc then raises bwInter, which no link checks
+// there, from bwIntra one speed at a time while it is under 2·bwIntra
+// (lines 1274-1277: "tmpGraph.bwInter < tmpGraph.bwIntra * 2"): the slowest
+// speed of at least 2·bwIntra, or the fastest. Between nodes bwInter is
+// the fastest inter speed not above a NIC's rate.
+func ncclNVLSChannel(a int, g ncclGeom) float64 {
 	k := float64(g.k)
 	intra := ncclSpeed(ncclSpeedsIntra, g.intra/(k+1))
-	inter, most := ncclSpeed(ncclSpeedsInter, g.net), ncclNVLSTreeMax[1]
-	if g.nodes <= 2 {
-		inter, most = 2*inter, ncclNVLSTreeMax[0]
+	inter, most := ncclSpeedAtLeast(ncclSpeedsIntra, 2*intra), math.Inf(1)
+	if a == tNVLSTree {
+		inter, most = ncclSpeed(ncclSpeedsInter, g.net), ncclNVLSTreeMax[1]
+		if g.nodes <= 2 {
+			inter, most = 2*inter, ncclNVLSTreeMax[0]
+		}
 	}
 	return min(2*ncclNVLSEff*intra*(k-1)/k, inter, most)
+}
+
+// ncclSpeedAtLeast returns the slowest of speeds (GB/s, fastest first)
+// not below bw bytes/s, in bytes/s; the fastest when none is.
+func ncclSpeedAtLeast(speeds []float64, bw float64) float64 {
+	for i := len(speeds) - 1; i >= 0; i-- {
+		if speeds[i]*1e9 >= bw {
+			return speeds[i] * 1e9
+		}
+	}
+	return speeds[0] * 1e9
 }
 
 // ncclSpeed returns the fastest of speeds (GB/s, fastest first) not above

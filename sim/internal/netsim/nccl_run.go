@@ -72,55 +72,51 @@ func (p *plan) nccl(op Op, ch NCCLChoice, g ncclGeom, ranks []int, S float64) er
 	case ch.Algorithm == NCCLTree:
 		return p.ncclTree(pr, g, ranks, S, w/share)
 	case ch.Algorithm == NCCLNVLS:
-		// Each rank's port carries (k−1)/k of S each way at NVLS's
-		// efficiency, the reduce and the multicast pipelined.
-		k := float64(g.k)
-		from := len(p.steps)
-		p.add(p.path("nvls", func() {
-			for _, r := range ranks {
-				p.t.b.Add(0, p.t.devOut[r], p.t.devIn[r])
-			}
-		}), (k-1)/k/ncclNVLSEff*S, 1)
-		p.retime(from, ncclLatency(op, tNVLS, 2, g), 1)
+		return p.ncclNVLS(tNVLS, g, ranks, S)
 	case ch.Algorithm == NCCLCollNet:
 		return p.ncclCollNet(g, ranks, S)
 	case ch.Algorithm == NCCLNVLSTree:
-		return p.ncclNVLSTree(g, ranks, S)
+		return p.ncclNVLS(tNVLSTree, g, ranks, S)
 	}
 	return nil
 }
 
-// ncclNVLSTree adds NCCL's NVLS tree all-reduce: tuning.cc's latency
-// once, then one step in which every rank, the head of one of its node's
-// k channels (ncclNVLSTreeChannel), moves its 1/k share of S:
+// ncclNVLS adds NCCL's NVLS (a = tNVLS, one node) or NVLS tree
+// (tNVLSTree) all-reduce: tuning.cc's latency once, then one step in
+// which every rank, the head of one of its node's k channels
+// (ncclNVLSChannel), moves its 1/k share of S:
 //
 //   - through its own port, k − 1 times (NVLS: the switch reads the
 //     share of every other head from it, and multicasts the reduced
 //     shares back to it);
-//   - through its NIC to the rank of its place on the next node, m times:
-//     m = 1 on two nodes (each of the double binary tree's two trees
-//     moves half the share up and back between the pair), m = 2 on more
-//     (a node interior in one tree takes two children's halves and sends
-//     its parent one, and back).
+//   - for the NVLS tree, through its NIC to the rank of its place on the
+//     next node, m times: m = 1 on two nodes (each of the double binary
+//     tree's two trees moves half the share up and back between the
+//     pair), m = 2 on more (a node interior in one tree takes two
+//     children's halves and sends its parent one, and back).
 //
-// Every stream moves at most the channel's algorithm bandwidth, b·p/(2(p−1))
-// with b the channel's bus bandwidth: the per-channel bound of NCCL's
-// tuning model, which NVIDIA measured (perChMaxNVLSTreeBw) and which its
-// kernels reach before the links do. On an idle network the call takes
-// tuning.cc's time, L + S/(k·b·p/(2(p−1)))); links shared with other
-// flows slow it further.
-func (p *plan) ncclNVLSTree(g ncclGeom, ranks []int, S float64) error {
+// Every stream moves at most the channel's algorithm bandwidth,
+// b·p/(2(p−1)) with b the channel's bus bandwidth: the per-channel bound
+// of NCCL's tuning model (nvlsEfficiency, and for the NVLS tree
+// perChMaxNVLSTreeBw, both of which NVIDIA measured), which its kernels
+// reach before the links do. On an idle network the call takes tuning.cc's
+// time, L + S/(k·b·p/(2(p−1))); links shared with other flows slow it
+// further.
+func (p *plan) ncclNVLS(a int, g ncclGeom, ranks []int, S float64) error {
 	nodes := p.t.byNode(ranks)
 	if !even(nodes) {
-		return fmt.Errorf("%w: NCCL nvlstree: the nodes hold different numbers of the ranks (ring runs on such placements)", ErrCollective)
+		return fmt.Errorf("%w: NCCL %v: the nodes hold different numbers of the ranks (ring runs on such placements)", ErrCollective, ncclAlgOf(a))
 	}
-	p.base(ncclLatency(OpAllReduce, tNVLSTree, 2, g))
-	k, m := len(nodes[0]), 1
-	if len(nodes) > 2 {
+	p.base(ncclLatency(OpAllReduce, a, 2, g))
+	k, m := len(nodes[0]), 0
+	switch {
+	case len(nodes) > 2:
 		m = 2
+	case len(nodes) == 2:
+		m = 1
 	}
 	t := p.t
-	path := p.path("nvlstree", func() {
+	path := p.path(fmt.Sprintf("nvls/%d", m), func() {
 		for n, nd := range nodes {
 			next := nodes[(n+1)%len(nodes)]
 			for i, r := range nd {
@@ -131,7 +127,7 @@ func (p *plan) ncclNVLSTree(g ncclGeom, ranks []int, S float64) error {
 			}
 		}
 	})
-	lim := ncclNVLSTreeChannel(g) * float64(g.p) / float64(2*(g.p-1))
+	lim := ncclNVLSChannel(a, g) * float64(g.p) / float64(2*(g.p-1))
 	p.add(p.limited(p.retimed(path, 0), lim), S/float64(k), 1)
 	return nil
 }

@@ -183,22 +183,42 @@ func chainLoads(k, C int) float64 {
 	return float64(total)
 }
 
-// TestNCCLInNetworkClosedForms: NVLS on one node of 8 (25 µs, each port
-// moving 7/8 of S at 85 % of NVLink) and CollNet Direct on 4 nodes of 4
-// ranks with 2 NICs (a ring reduce-scatter and all-gather in the node
-// paying 3.7 µs + 0.4 µs per further local rank each way, the fabric's
-// reduction 31 µs and S over the node's two NICs).
+// TestNCCLInNetworkClosedForms: NVLS on one node and CollNet Direct on 4
+// nodes of 4 ranks with 2 NICs (a ring reduce-scatter and all-gather in
+// the node paying 3.7 µs + 0.4 µs per further local rank each way, the
+// fabric's reduction 31 µs and S over the node's two NICs).
+//
+// NVLS takes 25 µs (hwLatencies, NVLink) + S/B, B = k·b·k/(2(k−1)) with
+// b tuning.cc's bus bandwidth of one of the NVLS graph's k channels, by
+// hand from NCCL v2.30.7: bwIntra the fastest sm90 intra speed (60, 50,
+// 40, 30, 24, 20, 15, ... GB/s) not above port/(k+1), bwInter the slowest
+// of at least 2·bwIntra (else 60), b = min(2·0.85·bwIntra·(k−1)/k, bwInter):
+//
+//   - 8 ranks, port 150 GB/s: 16.7 → 15, bwInter 30, b = min(22.3125, 30);
+//   - 8 ranks, port 360 GB/s (H100's 450 GB/s at 80 %): 40 → 40, bwInter
+//     60, b = min(59.5, 60), a bus bandwidth of 8·59.5 = 476 GB/s;
+//   - 8 ranks, port 540 GB/s: 60 → 60, bwInter 60, b = min(89.25, 60);
+//   - 4 ranks, port 200 GB/s: 40 → 40, bwInter 60, b = min(51, 60).
 func TestNCCLInNetworkClosedForms(t *testing.T) {
-	node := twoLevel(8, 8, 1, 1)
-	node.NCCL.NVLS = true
 	multi := twoLevel(16, 4, 2, 1)
 	multi.NCCL.CollNet = true
+	nvls := []struct {
+		k    int
+		port units.BytesPerSec
+		b    float64 // bytes/s
+	}{{8, intraBW, 22.3125e9}, {8, 360 * units.GBps, 59.5e9}, {8, 540 * units.GBps, 60e9}, {4, 200 * units.GBps, 51e9}}
 	for _, S := range ncclSizes {
 		s := float64(S)
-		got := runNCCL(t, ncclCfg(node, NCCLNVLS, ProtoAuto), OpAllReduce, S)
-		checkForm(t, fmt.Sprintf("nvls %v", S), float64(got.Time()), 25e-6+7.0/8*s/(0.85*float64(intraBW)))
+		for _, c := range nvls {
+			node := twoLevel(c.k, c.k, 1, 1)
+			node.Intra.Bandwidth = c.port
+			node.NCCL.NVLS = true
+			got := runNCCL(t, ncclCfg(node, NCCLNVLS, ProtoAuto), OpAllReduce, S)
+			B := float64(c.k) * c.b * float64(c.k) / float64(2*(c.k-1))
+			checkForm(t, fmt.Sprintf("nvls %d ranks at %v, %v", c.k, c.port, S), float64(got.Time()), 25e-6+s/B)
+		}
 
-		got = runNCCL(t, ncclCfg(multi, NCCLCollNet, ProtoAuto), OpAllReduce, S)
+		got := runNCCL(t, ncclCfg(multi, NCCLCollNet, ProtoAuto), OpAllReduce, S)
 		want := 2*(3.7+3*0.4)*1e-6 + 2*3.0/4*s/float64(intraBW) + (31+refNetLat(2))*1e-6 + s/(2*betaNet())
 		checkForm(t, fmt.Sprintf("collnet %v", S), float64(got.Time()), want)
 	}
