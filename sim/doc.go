@@ -59,7 +59,9 @@
 // on the nodes (1, 2, 3, 4), in rank order; pipeline stages stay on
 // consecutive devices. Network.PerFlow and Streams cap each transfer
 // between nodes, Network.DevicesPerSwitch models the nodes' PCIe
-// switches and sockets, and Network.Rails a rail-optimised fabric (see
+// switches and sockets (NICsPerSwitch the NICs under them,
+// IntraBypassesTree an NVLink fabric beside them), and Network.Rails a
+// rail-optimised fabric (see
 // netsim's documentation for each).
 //
 // While a bucket's collective is in flight, the backward of every device
