@@ -378,9 +378,11 @@ type Node struct {
 	NICs  []NIC       `yaml:"nics"`  // network adapters; default none
 	Power units.Watts `yaml:"power"` // whole node, maximum, watts; default 0 (unpublished), else 1 W to 1 GW
 
-	// PCIeTree is how the devices hang off the CPUs, for nodes whose
-	// devices talk over PCIe; default nil: not modelled, every pair of
-	// devices at the link's bandwidth.
+	// PCIeTree is how the devices and NICs hang off the CPUs; default
+	// nil: not modelled, every pair of devices at the link's bandwidth.
+	// On a PCIe link it routes the devices' traffic; on an NVLink link
+	// the devices talk over NVLink and the tree routes their traffic to
+	// the NICs.
 	PCIeTree *PCIeTree `yaml:"pcie_tree"`
 }
 
@@ -388,15 +390,22 @@ type Node struct {
 // switches of DevicesPerSwitch, each switch with one uplink to a CPU
 // socket (switch s of m on socket s·sockets/m), the sockets joined by
 // inter-socket links (QPI, UPI, Infinity Fabric). NCCL uses peer-to-peer
-// only under a common switch by default, so transfers between switches
-// and to the NICs are staged through host memory (docs/simulator.md).
+// only under a common switch by default, so transfers between switches,
+// and to NICs not under the device's switch, are staged through host
+// memory (docs/simulator.md).
 type PCIeTree struct {
 	DevicesPerSwitch int               `yaml:"devices_per_switch"` // required, 1 to the node's devices
 	Uplink           units.BytesPerSec `yaml:"uplink"`             // per switch and direction, bytes/s; required, 1 MB/s to 1 PB/s
 	// InterSocket is the bandwidth between two sockets per direction,
 	// bytes/s, 1 MB/s to 1 PB/s; required when cpu.sockets is above 1.
 	InterSocket units.BytesPerSec `yaml:"inter_socket"`
-	Source      string            `yaml:"source"` // where the figures come from; default ""
+	// NICsPerSwitch puts the node's fabric NIC ports, in order, behind
+	// the switches, NICsPerSwitch to a switch (port i under switch
+	// i/NICsPerSwitch), where a device reaches a port under its own
+	// switch without crossing the uplink (GPUDirect RDMA). Default 0:
+	// the ports hang off the root complex, reached through host memory.
+	NICsPerSwitch int    `yaml:"nics_per_switch"`
+	Source        string `yaml:"source"` // where the figures come from; default ""
 }
 
 // NetworkBandwidth returns the sum over n's NIC ports of kind k of their

@@ -343,6 +343,9 @@ func TestPCIeTreeValidate(t *testing.T) {
 		{&PCIeTree{DevicesPerSwitch: 9, Uplink: 16e9, InterSocket: 20e9}, "nodes.node.pcie_tree.devices_per_switch: must be within 1 to the node's 8 devices, not 9"},
 		{&PCIeTree{DevicesPerSwitch: 2, InterSocket: 20e9}, "nodes.node.pcie_tree.uplink: must be > 0"},
 		{&PCIeTree{DevicesPerSwitch: 2, Uplink: 16e9}, "nodes.node.pcie_tree.inter_socket: must be > 0"},
+		{&PCIeTree{DevicesPerSwitch: 2, Uplink: 16e9, InterSocket: 20e9, NICsPerSwitch: 1}, ""},
+		{&PCIeTree{DevicesPerSwitch: 2, Uplink: 16e9, InterSocket: 20e9, NICsPerSwitch: -1}, "nodes.node.pcie_tree.nics_per_switch: must be within 0 (NICs on the root complex) to the node's 4 NIC ports, not -1"},
+		{&PCIeTree{DevicesPerSwitch: 2, Uplink: 16e9, InterSocket: 20e9, NICsPerSwitch: 5}, "nodes.node.pcie_tree.nics_per_switch: must be within 0 (NICs on the root complex) to the node's 4 NIC ports, not 5"},
 	} {
 		c := base.Clone()
 		c.Nodes["node"].PCIeTree = tc.tree

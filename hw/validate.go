@@ -251,9 +251,24 @@ func validateTree(ps *config.Problems, p string, t *PCIeTree, n *Node) {
 	} else {
 		optional(ps, p+".inter_socket", t.InterSocket, byteRateSpan)
 	}
+	if ports := n.fabricPorts(); t.NICsPerSwitch < 0 || t.NICsPerSwitch > ports {
+		ps.Addf(p+".nics_per_switch", "must be within 0 (NICs on the root complex) to the node's %d NIC ports, not %d", ports, t.NICsPerSwitch)
+	}
 	if n.CPU.Sockets > maxTreeSockets {
 		ps.Addf(p, "models at most %d CPU sockets; the node has %d", maxTreeSockets, n.CPU.Sockets)
 	}
+}
+
+// fabricPorts returns the number of n's NIC ports that are not the
+// host's own (NIC.Host).
+func (n *Node) fabricPorts() int {
+	ports := 0
+	for _, nic := range n.NICs {
+		if !nic.Host {
+			ports += nic.PortCount()
+		}
+	}
+	return ports
 }
 
 // validateSystem checks system s; rn, if not nil, checks the names it

@@ -63,7 +63,13 @@ const (
 //     cannot carry it inside a node;
 //   - a node's PCIe tree (hw.PCIeTree), with peer-to-peer devices: its
 //     switches, uplinks and inter-socket bandwidth, both scaled by the intra
-//     transport's efficiency, and the node's CPU sockets;
+//     transport's efficiency, the node's CPU sockets and the NICs under
+//     each switch; on an NVLink node the devices talk over NVLink
+//     whatever their switches (sim.Network.IntraBypassesTree). With NICs
+//     under the switches a node uses only those under its used devices'
+//     switches, as NCCL takes each GPU's nearest NIC; where that leaves
+//     more ports than devices, each device's merged NIC is under its own
+//     switch;
 //   - a rail-optimised fabric (hw.Fabric.RailOptimized): NIC j of every
 //     node on rail j's leaf, the oversubscription the spine's;
 //   - the transport's per-flow limit and streams (hw.Transport.PerFlow,
@@ -246,6 +252,8 @@ func (r *Resolved) network(c *sim.Config, p Point) error {
 		n.DevicesPerSwitch, n.Sockets = t.DevicesPerSwitch, max(node.CPU.Sockets, 1)
 		n.SwitchUplink = sim.Link{Bandwidth: units.BytesPerSec(float64(t.Uplink) * intraEff)}
 		n.InterSocket = sim.Link{Bandwidth: units.BytesPerSec(float64(t.InterSocket) * intraEff)}
+		n.NICsPerSwitch = t.NICsPerSwitch
+		n.IntraBypassesTree = link.Kind != hw.PCIe
 	}
 	host := node.HostBandwidth(dev)
 	if !link.PeerToPeer && p.DevicesPerNode > 1 {
@@ -306,10 +314,21 @@ func (r *Resolved) network(c *sim.Config, p Point) error {
 	if name == hw.IPoIB || name == hw.TCP || name == hw.GRPC {
 		ports = 1
 	}
+	if n.NICsPerSwitch > 0 {
+		// NCCL uses the NICs nearest each device (GPUDirect RDMA reaches
+		// only those under its switch): a node using fewer devices than it
+		// has uses only the NICs under their switches.
+		ports = min(ports, n.NICsPerSwitch*((p.DevicesPerNode+n.DevicesPerSwitch-1)/n.DevicesPerSwitch))
+	}
 	nicBW := bw.Bytes()
 	if ports > p.DevicesPerNode {
 		nicBW = nicBW * units.BytesPerSec(ports) / units.BytesPerSec(p.DevicesPerNode)
 		ports = p.DevicesPerNode
+		if n.NICsPerSwitch > 0 {
+			// Each device's merged NIC stands for the ports nearest it,
+			// under its own switch.
+			n.NICsPerSwitch = n.DevicesPerSwitch
+		}
 	}
 	n.NICs = ports
 	n.NIC = sim.Link{Bandwidth: nicBW}

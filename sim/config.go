@@ -389,6 +389,13 @@ type Network struct {
 	SwitchUplink     Link // per switch and direction; required with DevicesPerSwitch
 	Sockets          int  // CPU sockets per node, 1 to 8; default 1
 	InterSocket      Link // between two sockets, per direction; required with Sockets > 1 and a tree
+	// NICsPerSwitch puts each node's NICs behind its PCIe switches
+	// (netsim.Config.NICsPerSwitch); default 0, on the root complex.
+	NICsPerSwitch int
+	// IntraBypassesTree says the devices of a node talk over Intra (an
+	// NVLink fabric) whatever their switches, the tree carrying only
+	// their NIC traffic (netsim.Config.IntraBypassesTree); default false.
+	IntraBypassesTree bool
 	// PerFlow is the most one stream of the inter-node transport moves
 	// (one TCP connection, one cloud flow), bytes/s, not scaled by
 	// Efficiency; default 0, no limit.
@@ -936,6 +943,7 @@ func (c *Config) topology() netsim.Config {
 		FabricLatency: n.FabricLatency, Oversubscription: n.Oversubscription, Rails: n.Rails,
 		Efficiency: n.Efficiency, Overhead: n.Overhead, PerFlow: n.PerFlow, Streams: n.Streams,
 		DevicesPerSwitch: n.DevicesPerSwitch, Sockets: n.Sockets,
+		NICsPerSwitch: n.NICsPerSwitch, IntraBypassesTree: n.IntraBypassesTree,
 		SwitchUplink: netsim.LinkSpec{Bandwidth: n.SwitchUplink.Bandwidth, Latency: n.SwitchUplink.Latency},
 		InterSocket:  netsim.LinkSpec{Bandwidth: n.InterSocket.Bandwidth, Latency: n.InterSocket.Latency},
 		Servers:      servers, ServerNIC: n.ServerNIC,

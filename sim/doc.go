@@ -59,9 +59,11 @@
 // on the nodes (1, 2, 3, 4), in rank order; pipeline stages stay on
 // consecutive devices. Network.PerFlow and Streams cap each transfer
 // between nodes, Network.DevicesPerSwitch models the nodes' PCIe
-// switches and sockets, Network.Rails a rail-optimised fabric, and
-// Network.NetProtocols the NCCL protocols the transport between nodes lets
-// the NCCL exchange run (see netsim's documentation for each).
+// switches and sockets (NICsPerSwitch the NICs under them,
+// IntraBypassesTree an NVLink fabric beside them), Network.Rails a
+// rail-optimised fabric, and Network.NetProtocols the NCCL protocols the
+// transport between nodes lets the NCCL exchange run (see netsim's
+// documentation for each).
 //
 // While a bucket's collective is in flight, the backward of every device
 // of its stage progresses at 1 − Comm.Interference of its rate (NCCL's

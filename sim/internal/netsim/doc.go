@@ -96,8 +96,8 @@
 // sockets joined by InterSocket links. NCCL by default uses peer-to-peer
 // only under a common switch (P2P level PXB; NVIDIA/nccl
 // src/graph/paths.cc) and GPUDirect RDMA only to a NIC under it, so with a
-// tree a transfer between switches, or to or from a NIC on the root
-// complex, goes up the source switch's uplink, through host memory
+// tree a transfer between switches, or to or from a NIC not under the
+// device's switch, goes up the source switch's uplink, through host memory
 // (written and read, where modelled), across the inter-socket link where
 // the sockets differ, and down the destination's uplink or out of the NIC.
 // On one node of 4 devices behind 2 switches of 2, a ring 0,1,2,3 crosses
@@ -107,6 +107,18 @@
 //	T = 2(p−1)·(alpha_u + S/(p·U))   and   2(p−1)·(alpha_u + 2S/(p·U))
 //
 // alpha_u the port latency plus two uplink latencies (TestPCIeTreeRing).
+//
+// Config.NICsPerSwitch puts the NICs under the switches too (NIC i under
+// switch i/NICsPerSwitch): a device reaches a NIC under its own switch by
+// GPUDirect RDMA, off the uplink, and one under another switch up its
+// uplink, through host memory and down that switch's. Two devices under
+// one switch sending at once to another node through NICs on the root
+// complex share its uplink, T = alpha + 2S/U where U binds; through one
+// NIC under their switch they share the NIC, T = alpha_n + 2S/beta_n
+// (TestSwitchSharedUplink). Config.IntraBypassesTree gives the devices a
+// fabric of their own beside the tree (NVLink): transfers between them
+// use their ports whatever their switches, and only NIC traffic takes the
+// tree (TestIntraBypassesTree).
 //
 // Config.Rails makes the fabric rail-optimised: NIC j of every node sits
 // on rail j's leaf (non-blocking: its capacity is the rail's NICs

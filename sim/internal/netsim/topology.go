@@ -85,17 +85,31 @@ type Config struct {
 	// different switches is staged through host memory: up the source
 	// switch's uplink, across the inter-socket link when the switches hang
 	// off different sockets, and down the other switch's uplink; and so is
-	// every transfer to or from a NIC (NICs on the root complex, where
-	// NCCL's GPUDirect RDMA level PXB does not reach). Requires
+	// every transfer to or from a NIC not under the device's switch (see
+	// NICsPerSwitch; NCCL's GPUDirect RDMA level is PXB too). Requires
 	// peer-to-peer access. Default 0: no tree, today's routes.
 	DevicesPerSwitch int
+	// NICsPerSwitch puts each node's NICs, in order, behind its switches:
+	// NIC i under switch i/NICsPerSwitch. A device reaches a NIC under its
+	// own switch directly (GPUDirect RDMA), as without a tree; a NIC under
+	// another switch through host memory and that switch's uplink.
+	// Default 0: every NIC on the root complex of socket
+	// i·Sockets/NICsPerNode. Used with DevicesPerSwitch.
+	NICsPerSwitch int
+	// IntraBypassesTree says the devices of a node have a peer-to-peer
+	// fabric of their own beside the tree (NVLink): transfers between
+	// them use their ports (Intra) whatever their switches, and the tree
+	// routes only their traffic to and from the NICs. Default false: the
+	// devices talk over PCIe. Used with DevicesPerSwitch.
+	IntraBypassesTree bool
 	// SwitchUplink is each PCIe switch's link to its socket, per
 	// direction; its latency is paid on each crossing. Required with
 	// DevicesPerSwitch.
 	SwitchUplink LinkSpec
 	// Sockets is the number of CPU sockets per node, in [1, MaxSockets];
 	// switch s of a node's m switches hangs off socket s·Sockets/m, NIC i
-	// off socket i·Sockets/NICsPerNode. Default 1.
+	// off socket i·Sockets/NICsPerNode (with NICsPerSwitch, its switch's).
+	// Default 1.
 	Sockets int
 	// InterSocket is the link between two sockets (QPI, UPI, Infinity
 	// Fabric), one per ordered pair, per direction. Required with
@@ -302,6 +316,9 @@ func (c *Config) validateTree(bad func(string, ...any)) {
 	case c.Sockets > 1 && c.InterSocket.Bandwidth == 0:
 		bad("%d sockets need an inter-socket bandwidth", c.Sockets)
 	}
+	if c.NICsPerSwitch < 0 || c.NICsPerSwitch > MaxRanks {
+		bad("NICs per switch %d is not in [0, %d]", c.NICsPerSwitch, MaxRanks)
+	}
 }
 
 // validateNodeRanks checks NodeRanks and, when every node holds as many
@@ -379,11 +396,13 @@ func (c *Config) nodes() int {
 //	switch-up[n,s], switch-down[n,s]  SwitchUplink  its latency on each
 //	socket[n,x·Sockets+y]             InterSocket   its latency
 //
-// and a route between devices under different switches, or through a
-// NIC, becomes dev-out[a] switch-up host-mem×2 [socket] switch-down
-// dev-in[b], or dev-out[a] switch-up host-mem×2 [socket] nic-out core
-// nic-in [socket] host-mem×2 switch-down dev-in[b] (host memory where
-// modelled).
+// and a route between devices under different switches (unless
+// IntraBypassesTree), or through a NIC not under the device's switch,
+// becomes dev-out[a] switch-up host-mem×2 [socket] switch-down dev-in[b],
+// or dev-out[a] switch-up host-mem×2 [socket] [switch-down of the NIC's
+// switch] nic-out core nic-in [switch-up of the NIC's switch] [socket]
+// host-mem×2 switch-down dev-in[b] (host memory where modelled); a NIC
+// under the device's own switch is reached as without a tree.
 //
 // Host memory is crossed twice on each side of a staged copy: written by
 // one DMA and read by the next. With peer-to-peer access the NIC reads
@@ -745,22 +764,63 @@ func (t *Topology) route(src, dst int) {
 func (t *Topology) treeRoute(src, dst int) {
 	a, swa, sa := t.place(src)
 	c, swc, sc := t.place(dst)
-	if a == c && swa == swc {
+	if a == c && (swa == swc || t.cfg.IntraBypassesTree) {
 		t.b.Add(0, t.devOut[src], t.devIn[dst])
 		return
 	}
-	links := t.toRoot(src, a, swa)
 	if a == c {
-		links = append(links, t.cross(a, sa, sc)...)
+		links := append(t.toRoot(src, a, swa), t.cross(a, sa, sc)...)
 		t.b.Add(0, append(links, t.fromRoot(dst, c, swc)...)...)
 		return
 	}
 	i, j := t.nic(src), t.nic(dst)
-	links = append(links, t.cross(a, sa, t.nicSocket(i))...)
+	links := t.toNIC(src, a, i)
 	links = append(links, t.nicOut[a][i], t.fabric(i, j), t.nicIn[c][j])
-	links = append(links, t.cross(c, t.nicSocket(j), sc)...)
-	links = append(links, t.hostStage(c)...)
-	t.between(append(links, t.fromRoot(dst, c, swc)...)...)
+	t.between(append(links, t.fromNIC(dst, c, j)...)...)
+}
+
+// toNIC returns the links from rank r on node a to its NIC i, short of
+// the NIC: none when the NIC is under r's switch (GPUDirect RDMA, as
+// without a tree); else r's port and switch uplink, host memory, the
+// sockets crossed and, for a NIC under another switch, that switch's
+// downlink.
+func (t *Topology) toNIC(r, a, i int) []*Link {
+	_, sw, s := t.place(r)
+	nsw, ns := t.nicPlace(a, i)
+	if nsw == sw {
+		return nil
+	}
+	links := append(t.toRoot(r, a, sw), t.cross(a, s, ns)...)
+	if nsw >= 0 {
+		links = append(links, t.swDown[a][nsw])
+	}
+	return links
+}
+
+// fromNIC returns the links from NIC j of node c to rank r, after the
+// NIC: the mirror of toNIC.
+func (t *Topology) fromNIC(r, c, j int) []*Link {
+	_, sw, s := t.place(r)
+	nsw, ns := t.nicPlace(c, j)
+	if nsw == sw {
+		return nil
+	}
+	var links []*Link
+	if nsw >= 0 {
+		links = append(links, t.swUp[c][nsw])
+	}
+	links = append(append(append(links, t.cross(c, ns, s)...), t.hostStage(c)...), t.fromRoot(r, c, sw)...)
+	return links
+}
+
+// nicPlace returns the switch NIC i of node a hangs under, -1 for the
+// root complex, and its socket.
+func (t *Topology) nicPlace(a, i int) (sw, socket int) {
+	if t.cfg.NICsPerSwitch == 0 {
+		return -1, t.nicSocket(i)
+	}
+	sw = min(i/t.cfg.NICsPerSwitch, t.switches(a)-1)
+	return sw, sw * t.cfg.Sockets / t.switches(a)
 }
 
 // toRoot returns the links from rank r on node a, behind switch sw, to
@@ -820,9 +880,7 @@ func (t *Topology) toServer(r, s int) {
 	a := t.Node(r)
 	no := t.nicOut[a][t.nic(r)]
 	if t.swUp != nil {
-		_, sw, sa := t.place(r)
-		links := append(t.toRoot(r, a, sw), t.cross(a, sa, t.nicSocket(t.nic(r)))...)
-		t.between(append(links, no, t.core, t.srvIn[s])...)
+		t.between(append(t.toNIC(r, a, t.nic(r)), no, t.core, t.srvIn[s])...)
 		return
 	}
 	if !t.cfg.NoPeerToPeer {
@@ -838,10 +896,7 @@ func (t *Topology) fromServer(s, r int) {
 	a := t.Node(r)
 	ni := t.nicIn[a][t.nic(r)]
 	if t.swUp != nil {
-		_, sw, sa := t.place(r)
-		links := append([]*Link{t.srvOut[s], t.core, ni}, t.cross(a, t.nicSocket(t.nic(r)), sa)...)
-		links = append(links, t.hostStage(a)...)
-		t.between(append(links, t.fromRoot(r, a, sw)...)...)
+		t.between(append([]*Link{t.srvOut[s], t.core, ni}, t.fromNIC(r, a, t.nic(r))...)...)
 		return
 	}
 	if !t.cfg.NoPeerToPeer {
