@@ -42,7 +42,7 @@ const (
 	MemoryBound Class = "memory"
 	// TensorFP8 is the dense matrix products on the tensor cores at fp8
 	// (Transformer Engine's FP8 GEMMs). It is not one of Classes: no
-	// calibration measures it, and it takes EffGEMM.
+	// calibration measures it, and it takes EffGEMMFP8.
 	TensorFP8 Class = "tensor-fp8"
 )
 
@@ -71,7 +71,8 @@ type Efficiencies struct {
 }
 
 // DefaultEfficiency returns the published efficiency of class k (EffGEMM,
-// EffFlash, EffMemory or EffDepthwise); 0 for an unknown class.
+// EffGEMMFP8, EffFlash, EffMemory or EffDepthwise); 0 for an unknown
+// class.
 func DefaultEfficiency(k Class) float64 {
 	switch k {
 	case Flash:
@@ -80,7 +81,9 @@ func DefaultEfficiency(k Class) float64 {
 		return EffMemory
 	case Grouped:
 		return EffDepthwise
-	case TensorFP16, TensorBF16, TensorTF32, TensorFP8, CUDACore:
+	case TensorFP8:
+		return EffGEMMFP8
+	case TensorFP16, TensorBF16, TensorTF32, CUDACore:
 		return EffGEMM
 	}
 	return 0

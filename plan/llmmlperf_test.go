@@ -49,3 +49,38 @@ func TestMLPerfGPT3Cases(t *testing.T) {
 	}
 	t.Logf("%d MLPerf cases, mean absolute error %.1f %%", len(cs), 100*sum/float64(len(cs)))
 }
+
+// TestFP8SpeedupNeMoGPT3 checks the fp8 model against a measured FP8
+// speed-up of the MLPerf layout, not against the MLPerf runs: NVIDIA's
+// DGX Cloud benchmark of NeMo Megatron GPT-3 175B on H100s
+// (github.com/NVIDIA/dgxc-benchmarking, nemo_megatron/README_175b.md: TP
+// 4, PP 8, 12 virtual stages, micro-batch 1, sequences of 2,048, a
+// global batch of 2 per GPU, its vocabulary of 51,200) steps 512 GPUs in
+// 8.42 s in bf16 and 5.774 s in fp8, a ratio of 0.686. The model's
+// fp8 step over its bf16 step, on the same layout, must be within 8 %
+// of it; the fp8 model without TE's casts and with bf16's cuBLAS
+// fraction at fp8 gave 0.608, 11 % short.
+func TestFP8SpeedupNeMoGPT3(t *testing.T) {
+	cat, err := hw.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := MLPerfGPT3Cases()[0]
+	c.Shape.Vocab = 51200
+	c.Layout.DP, c.Layout.GlobalBatch = 512/(4*8), 2*512
+	step := map[hw.Precision]float64{}
+	for _, p := range []hw.Precision{hw.BF16, hw.FP8} {
+		c.Precision = p
+		r, err := EvalLLMCase(cat, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		step[p] = float64(r.Step.Time)
+	}
+	const measured = 5.774 / 8.42
+	got := step[hw.FP8] / step[hw.BF16]
+	t.Logf("fp8 %.3f s, bf16 %.3f s: ratio %.3f, measured %.3f", step[hw.FP8], step[hw.BF16], got, measured)
+	if math.Abs(got/measured-1) > 0.08 {
+		t.Errorf("fp8 over bf16 step: %.3f, want the measured %.3f within 8 %%", got, measured)
+	}
+}
