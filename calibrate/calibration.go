@@ -62,11 +62,11 @@ var Modes = []string{Step, Each, One}
 // (SimConfig). Independent workers that take turns are no measure
 // of workers that do: with nothing to wait for, each runs its steps as the
 // scheduler leaves it, not in step with the others (docs/validation.md,
-// "A sweep for each worker count"). With Step, as Each,
+// "`validate --engine`", step 1). With Step, as Each,
 // but W > cores workers have a sweep for each transport of their own: W
 // workers that take turns on the cores in step, meeting once a step over
 // the transport where exchanging workers all-reduce, and exchanging
-// nothing (dist.Config.InStep; docs/validation.md, "Workers in step").
+// nothing (dist.Config.InStep; docs/validation.md, "`validate --engine`").
 func Sweeps(mode string, workers []int, transports []string, cores, calThreads int) []*Sweep {
 	if mode == One {
 		return []*Sweep{{Copies: calibrationCopies(cores, calThreads), Threads: calThreads}}

@@ -65,7 +65,7 @@ func probeLink(ctx context.Context, transport string, evict int) (*dist.Link, er
 // every worker, more than the cache holds for the MLP; a probe whose 4 MiB
 // messages stayed in the cache from step to step measured the in-process
 // ring at two to two and a half times the bandwidth it has on cold buffers
-// (docs/validation.md, "The link probe on cold buffers").
+// (docs/validation.md, "`validate --engine`", step 3).
 func LinkEvict() int {
 	return min(max(2*dist.LastLevelCache(), 64<<20), 1<<30)
 }

@@ -392,7 +392,7 @@ type Node struct {
 // inter-socket links (QPI, UPI, Infinity Fabric). NCCL uses peer-to-peer
 // only under a common switch by default, so transfers between switches,
 // and to NICs not under the device's switch, are staged through host
-// memory (docs/simulator.md).
+// memory (docs/network.md, "Links and transports").
 type PCIeTree struct {
 	DevicesPerSwitch int               `yaml:"devices_per_switch"` // required, 1 to the node's devices
 	Uplink           units.BytesPerSec `yaml:"uplink"`             // per switch and direction, bytes/s; required, 1 MB/s to 1 PB/s

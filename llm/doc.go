@@ -91,5 +91,5 @@
 // PublishedInterruptions holds measured interruption rates; YoungInterval,
 // DalyInterval and Waste give the best checkpoint interval and the
 // goodput; TrainWallTime and EstimateTraining turn compute time into wall
-// time with its breakdown. docs/llm.md has the equations and sources.
+// time with its breakdown. docs/llm-time.md has the equations and sources.
 package llm

@@ -16,7 +16,7 @@ type Reliability struct {
 	// Restart is the time from an interruption to training again, lost
 	// work aside: detecting the failure, replacing or excluding the node,
 	// relaunching, re-initialising communicators and reading the
-	// checkpoint back. It depends on the site's automation; docs/llm.md
+	// checkpoint back. It depends on the site's automation; docs/llm-time.md
 	// lists published figures.
 	Restart units.Seconds
 }

@@ -150,7 +150,7 @@
 // (`scaleplan bench steps`), and Training trains a configuration to a
 // target accuracy evaluating every epoch (`scaleplan bench train`). All
 // return bench log records; `scaleplan bench` writes them and
-// docs/engine.md lists measurements. MeasureLink times one ring step of
+// docs/bench.md lists measurements. MeasureLink times one ring step of
 // a transport at two message sizes and fits a latency and a bandwidth to
 // them, the simulator's model of a link; with LinkProbe.Evict every step
 // finds its buffers out of the cache, as an all-reduce does after

@@ -27,7 +27,7 @@ const MaxWarmRounds = 9
 // Before the rounds, warm rounds measure every configuration once each,
 // as measure(-1, i), and set the results aside: a fresh process's first
 // measurements run slow while its memory is new to it (docs/validation.md,
-// "A warm-up round"), and the first configurations of a sweep would carry
+// "Rounds, and cores apart"), and the first configurations of a sweep would carry
 // that into every later figure. They are made without the guard and
 // without afterRound.
 func Rounds(n, warm, rounds int, measure func(r, i int) (*dist.Measurement, error), afterRound func(r int) error, guard *Guard) ([]*dist.Measurement, [][]*dist.Measurement, error) {
@@ -172,7 +172,7 @@ func RoundPrefix(r, rounds int) string {
 // a sweep of 1 and 2 workers, not both cores at one worker and one core
 // each at two. fit's split of the fixed time across device counts,
 // t(p) = t_fixed + 2(p−1)/p · t_comm, compares the counts' t and holds
-// only for the same device (docs/engine.md, "Throughput and the fitted
+// only for the same device (docs/bench.md, "Throughput and the fitted
 // law"). A sweep of one count gets dist's default, NumCPU/W.
 func SweepThreads(workers []int) int {
 	return dist.Threads(runtime.NumCPU(), slices.Max(workers))

@@ -30,13 +30,13 @@ func benchThroughputCommand() *cli.Command {
 			"Every worker of the sweep computes on --threads goroutines, by default the\n" +
 			"cores' share at the largest worker count (one core of two for --workers 1,2),\n" +
 			"so that a worker is the same device at every count and fit can split the\n" +
-			"fixed time between the counts (docs/engine.md).\n\n" +
+			"fixed time between the counts (docs/bench.md).\n\n" +
 			"With --rounds N every configuration is measured in N rounds, each of which runs\n" +
 			"the whole sweep (warm-up and timed steps), and its measurement is taken over the\n" +
 			"timed steps of all N: on a shared machine whose speed drifts, every\n" +
 			"configuration then sees the same spells of load. Before them, --warm-rounds\n" +
 			"(default 1) sweeps are measured and set aside: a fresh process's first\n" +
-			"measurements run slow (docs/validation.md, \"A warm-up round\").\n\n" +
+			"measurements run slow (docs/validation.md, \"Rounds, and cores apart\").\n\n" +
 			"With --core-guard (by default on with two CPUs) every measurement is made\n" +
 			"while the first two CPUs share a cache: a probe of the time a cache line takes\n" +
 			"from one to the other, before and after it, waits for them or has it repeated\n" +

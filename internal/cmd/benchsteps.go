@@ -30,7 +30,7 @@ func benchStepsCommand() *cli.Command {
 			"target, accuracy, reached, steps_to_target, learning_rate) from which\n" +
 			"`scaleplan fit` draws S(B) = S_min (1 + B_noise/B) and its three regimes.\n\n" +
 			"The defaults (MLP, Fashion-MNIST, target 0.85, batches 16 to 4096) run in\n" +
-			"minutes with an OpenBLAS build on two cores; see docs/engine.md.\n\n" +
+			"minutes with an OpenBLAS build on two cores; see docs/bench.md.\n\n" +
 			"Example:\n" +
 			"   OPENBLAS_CORETYPE=SkylakeX scaleplan bench steps --out steps.jsonl",
 		Flags: append([]cli.Flag{

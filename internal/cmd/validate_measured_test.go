@@ -392,7 +392,7 @@ func checkContains(t *testing.T, what, out string, wants ...string) {
 // TestValidateMeasuredH200 runs validate --measured on the committed H200
 // logs (94 batches that ran, 4 out of memory; CUDA's "NVIDIA H200" is the
 // catalogue's h200-sxm-141gb) and checks the tables against the logs and
-// against their own columns (checkMeasured); docs/validation.md's blocks
+// against their own columns (checkMeasured); docs/validation-gpus.md's blocks
 // keep the figures themselves (TestValidationDocCurrent).
 func TestValidateMeasuredH200(t *testing.T) {
 	out := checkMeasured(t, h200Logs(t), "h200-sxm-141gb")
@@ -738,7 +738,7 @@ func TestValidateMeasuredH100TF32(t *testing.T) {
 // both ran, each device's measured samples/s there, B/A measured and
 // predicted as the ratios of those rows, and the error of the one from
 // the other; and the measured ratio's share of memory bandwidth that
-// docs/validation.md quotes (of the logs and the catalogue alone).
+// docs/validation-gpus.md quotes (of the logs and the catalogue alone).
 func TestValidateMeasuredH100AgainstH200(t *testing.T) {
 	var logs []string
 	for dir, n := range map[string]int{"h100-2026-11-26": 10, "h100-2026-11-26-rest": 4, "h100-2026-11-26-tf32": 1, "h200-2026-11-26": 8, "h200-2026-11-26-tuned": 8} {
@@ -883,7 +883,7 @@ func checkDocH200(t *testing.T, rows []map[string]any) {
 // checkBandwidthShares checks the share of the H100's step that the
 // measured ratio r puts on memory bandwidth, if the rest of the step is
 // the same on both, (1 − 1/r)/(1 − B_H100/B_H200) with the catalogue's
-// bandwidths, that docs/validation.md quotes: figures of the logs and
+// bandwidths, that docs/validation-gpus.md quotes: figures of the logs and
 // the catalogue, which no compute model changes.
 func checkBandwidthShares(t *testing.T, rows []map[string]any) {
 	t.Helper()
@@ -897,7 +897,7 @@ func checkBandwidthShares(t *testing.T, rows []map[string]any) {
 		"maskrcnn-r50-fpn amp-fp16 -": 53, "resnet50 amp-fp16 -": 32, "resnet50 amp-fp16 channels_last": 69,
 		"resnet50 fp32 -": 22, "transformer-base amp-fp16 -": 38, "transformer-base fp32 -": 16,
 		"mlp fp32 -": 5, "resnet50 amp-bf16 channels_last": 53, "resnet50 tf32 -": 52, "transformer-base amp-bf16 -": 38,
-		"mlp amp-fp16 -": -163, // r < 1: the hosts differ, not the cards; docs/validation.md gives no share
+		"mlp amp-fp16 -": -163, // r < 1: the hosts differ, not the cards; docs/validation-gpus.md gives no share
 	}
 	if len(rows) != len(shares) {
 		t.Errorf("%d comparisons, want one for each of the %d shares", len(rows), len(shares))

@@ -326,7 +326,7 @@ func exchangeNote(c *predict.ExchangeCheck) string {
 		c.Devices, name(c.Algorithm, c.InterNode), c.Bucket, c.Time, 100*float64(c.Latency)/float64(c.Time), c.Latency)
 	if c.FasterTime < c.Time {
 		alg := name(c.Faster, c.FasterInterNode)
-		s += fmt.Sprintf("; of the simulator's all-reduces, %s takes it in %v (parallelism.allreduce, inter_node; docs/simulator.md, \"Rings at scale\")", alg, c.FasterTime)
+		s += fmt.Sprintf("; of the simulator's all-reduces, %s takes it in %v (parallelism.allreduce, inter_node; docs/network.md, \"Rings at scale\")", alg, c.FasterTime)
 	}
 	return s
 }

@@ -19,7 +19,7 @@ func TestExchangeNote(t *testing.T) {
 	c := &predict.ExchangeCheck{Devices: 512, Algorithm: sim.Ring, Bucket: 25 << 20,
 		Time: 7.292e-3, Latency: 7.154e-3, Faster: sim.HalvingDoubling, FasterTime: 329.2e-6}
 	want := "exchange: latency-bound at 512 devices: ring all-reduces a 25 MiB bucket in 7.292 ms, 98% of it the latency its steps cost (one byte takes 7.154 ms)" +
-		"; of the simulator's all-reduces, halving-doubling takes it in 329.2 us (parallelism.allreduce, inter_node; docs/simulator.md, \"Rings at scale\")"
+		"; of the simulator's all-reduces, halving-doubling takes it in 329.2 us (parallelism.allreduce, inter_node; docs/network.md, \"Rings at scale\")"
 	if got := exchangeNote(c); got != want {
 		t.Errorf("exchangeNote:\n got %s\nwant %s", got, want)
 	}
