@@ -31,6 +31,14 @@ type TimedRegion struct {
 	// forward passes (COCO's mAP, BLEU's detokenised scoring), seconds.
 	// Default 0.
 	EvalScoring units.Seconds `yaml:"eval_scoring"`
+	// EvalHostPerSample is the host's time per evaluation sample on each
+	// rank, after its forward passes and before training resumes: the
+	// conversion of the predictions to the metric's format where the code
+	// does it on the critical path (Mask R-CNN's masks pasted into the
+	// image and RLE-encoded on the CPU before the scoring is handed to a
+	// background process). A rank's share is ⌈samples/replicas⌉. Seconds;
+	// default 0.
+	EvalHostPerSample units.Seconds `yaml:"eval_host_per_sample"`
 	// Checkpoint is the time to save the weights for each evaluation,
 	// seconds, where the code evaluates saved weights rather than the live
 	// ones (Graphcore's ResNet-50 saves them every evaluation's epochs and
@@ -86,6 +94,26 @@ func (t *TimedRegion) Evaluations(epochs float64, trainSamples int64) int {
 	return 0
 }
 
+// RegionProblem is one problem of a timed region checked on its own: the
+// field's path inside the region ("eval_every_epochs", "eval_epochs[1]";
+// "" for the region as a whole) and the message.
+type RegionProblem struct {
+	Field, Msg string
+}
+
+// Problems checks a timed region on its own (one given outside a recipe,
+// as a scenario's) and returns its problems; none for a good region.
+func (t *TimedRegion) Problems() []RegionProblem {
+	c := &checker{}
+	c.timedRegion(t)
+	out := make([]RegionProblem, len(c.issues))
+	for i, is := range c.issues {
+		f := strings.TrimPrefix(is.rest, "timed_region")
+		out[i] = RegionProblem{Field: strings.TrimPrefix(f, "."), Msg: is.msg}
+	}
+	return out
+}
+
 // maxEvalEpochs bounds the cadence in epochs [1 to 80 in the shipped profiles].
 const maxEvalEpochs = 1e4
 
@@ -121,6 +149,7 @@ func (c *checker) timedRegion(t *TimedRegion) {
 		c.addf("timed_region", "give one of eval_every_epochs, eval_epochs and eval_every_samples, not %d", set)
 	}
 	c.within("timed_region.eval_scoring", float64(t.EvalScoring), timedSpan, true)
+	c.within("timed_region.eval_host_per_sample", float64(t.EvalHostPerSample), timedSpan, true)
 	c.within("timed_region.startup", float64(t.Startup), timedSpan, true)
 	c.within("timed_region.checkpoint", float64(t.Checkpoint), timedSpan, true)
 	c.within("timed_region.eval_setup", float64(t.EvalSetup), timedSpan, true)

@@ -137,6 +137,7 @@ func TestTimedRegionChecks(t *testing.T) {
 		{TimedRegion{EvalScoring: 1e9, Source: "s"}, "timed_region.eval_scoring: must be 0 or within 1 us to 1 h"},
 		{TimedRegion{Checkpoint: -2, Source: "s"}, "timed_region.checkpoint: must be 0 or within 1 us to 1 h"},
 		{TimedRegion{EvalSetup: 1e5, Source: "s"}, "timed_region.eval_setup: must be 0 or within 1 us to 1 h"},
+		{TimedRegion{EvalHostPerSample: -0.03, Source: "s"}, "timed_region.eval_host_per_sample: must be 0 or within 1 us to 1 h"},
 	} {
 		var ck checker
 		ck.timedRegion(&c.t)
@@ -153,6 +154,29 @@ func TestTimedRegionChecks(t *testing.T) {
 	ck.timedRegion(&TimedRegion{EvalEpochs: []float64{40, 50}, EvalScoring: 1, Startup: 2, Checkpoint: 1.9, EvalSetup: 27, Source: "s"})
 	if len(ck.issues) != 0 {
 		t.Errorf("a good region: %v", ck.issues)
+	}
+}
+
+// TestTimedRegionProblems checks the region checked on its own, as a
+// scenario gives it: each problem named by its field inside the region,
+// "" for the region as a whole, none for a good region.
+func TestTimedRegionProblems(t *testing.T) {
+	got := (&TimedRegion{EvalEveryEpochs: 5, EvalEpochs: []float64{40}, EvalHostPerSample: -1}).Problems()
+	want := map[string]string{
+		"":                     "give one of eval_every_epochs",
+		"source":               "missing source",
+		"eval_host_per_sample": "must be 0 or within 1 us to 1 h",
+	}
+	if len(got) != len(want) {
+		t.Errorf("problems %+v, want %d", got, len(want))
+	}
+	for _, p := range got {
+		if w, ok := want[p.Field]; !ok || !strings.Contains(p.Msg, w) {
+			t.Errorf("problem %+v, want field %q with %q", p, p.Field, w)
+		}
+	}
+	if p := (&TimedRegion{EvalEveryEpochs: 5, EvalHostPerSample: 0.0337, Source: "s"}).Problems(); len(p) != 0 {
+		t.Errorf("a good region: %+v", p)
 	}
 }
 

@@ -42,7 +42,7 @@ func timedCosts(r *scenarios.Resolved, cfg sim.Config, steps, globalBatch int) (
 	if batch == 0 {
 		batch = cfg.MicroBatch
 	}
-	pass, err := sim.EvalPassTime(cfg, sim.Evaluation{Samples: r.Data.EvalSamples, Batch: batch, Scoring: t.EvalScoring})
+	pass, err := sim.EvalPassTime(cfg, sim.Evaluation{Samples: r.Data.EvalSamples, Batch: batch, Scoring: t.EvalScoring, HostPerSample: t.EvalHostPerSample})
 	if err != nil {
 		return 0, 0, fmt.Errorf("evaluation of %s: %w", r.Name, err)
 	}

@@ -109,3 +109,32 @@ func TestTimedRegionOverride(t *testing.T) {
 		t.Errorf("no timed region: evaluation %v, start-up %v; want 0", row.Evaluation, row.Startup)
 	}
 }
+
+// TestScenarioTimedRegion checks a scenario's own timed_region replacing
+// the recipe's: evaluated every 5 epochs, 37 epochs are ⌈37/5⌉ = 8 passes
+// (the recipe's every 4 gives 10), each adding its rank's ⌈50,000/2⌉ =
+// 25,000 images at 1 ms of host time and 3 s of scoring to the forward
+// passes; start-up is the scenario's 2 s.
+func TestScenarioTimedRegion(t *testing.T) {
+	base := parse(t, timedScenario("[2]", ""))
+	p, err := Predict(base, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pass := float64(p.Rows[0].Evaluation) / 10 // the recipe's 10 forward-only passes
+	own := parse(t, timedScenario("[2]", ", timed_region: {eval_every_epochs: 5, eval_host_per_sample: 1 ms, "+
+		"eval_scoring: 3 s, startup: 2 s, source: a test}"))
+	if p, err = Predict(own, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	row := p.Rows[0]
+	if want := 8 * (pass + 25000*1e-3 + 3); math.Abs(float64(row.Evaluation)-want) > 1e-9*want {
+		t.Errorf("evaluation %v s, want %v s", float64(row.Evaluation), want)
+	}
+	if row.Startup != 2 {
+		t.Errorf("start-up %v, want the scenario's 2 s", row.Startup)
+	}
+	if base.Rcp.TimedRegion.EvalEveryEpochs != 4 {
+		t.Errorf("the recipe's region changed: every %v epochs", base.Rcp.TimedRegion.EvalEveryEpochs)
+	}
+}

@@ -81,7 +81,8 @@ const (
 //     (sim.Comm.Interference) from parallelism.interference, else
 //     DefaultInterference of the device and node; 0 for parameter
 //     servers, whose pushes and pulls go through the host;
-//   - host-staged exchanges run after the backward pass (sim.Comm.NoOverlap)
+//   - host-staged exchanges, and any with parallelism.delay_allreduce, run
+//     after the backward pass (sim.Comm.NoOverlap)
 //     and their host side moves at one core's share of its socket's memory
 //     bandwidth, for staged copies through pageable buffers and a CPU sum
 //     run by one thread; other staged copies get the sockets' whole memory
@@ -181,7 +182,7 @@ func (r *Resolved) Build(p Point) (sim.Config, error) {
 		InterNode: inter,
 		Layers:    sim.GradientLayers(m, sp.Size()),
 		Bucket:    par.Bucket,
-		NoOverlap: alg == sim.HostStaged,
+		NoOverlap: alg == sim.HostStaged || par.DelayAllReduce,
 		Boundary:  m.ActivationBytes(sp) / units.Bytes(max(len(m.Layers), 1)),
 		NCCLAlgo:  par.NCCLAlgo,
 		NCCLProto: par.NCCLProto,

@@ -68,6 +68,12 @@ type Scenario struct {
 	Stragglers Stragglers `yaml:"stragglers"`
 	Overheads  Overheads  `yaml:"overheads"`
 
+	// TimedRegion replaces the recipe's timed_region (model.TimedRegion):
+	// the evaluation cadence of the round's rules and the evaluation and
+	// start-up costs of the submission's code, where the scenario's round
+	// or code differs from the recipe's. Default nil (the recipe's).
+	TimedRegion *model.TimedRegion `yaml:"timed_region"`
+
 	// Seed seeds every random choice of a simulation; default 1.
 	Seed uint64 `yaml:"seed"`
 
@@ -146,6 +152,12 @@ type Parallelism struct {
 	// Bucket is the gradient bucket size: the all-reduce of a bucket starts
 	// as soon as backward has produced it; 1 B to 1 TiB. Default 25 MiB.
 	Bucket units.Bytes `yaml:"bucket"`
+
+	// DelayAllReduce all-reduces the whole gradient after the backward
+	// pass instead of bucket by bucket during it, as apex's
+	// DistributedDataParallel does with delay_allreduce=True (NVIDIA's
+	// v0.7 Mask R-CNN, tools/train_mlperf.py). Default false.
+	DelayAllReduce bool `yaml:"delay_allreduce"`
 
 	// Interference is the share of a device's compute rate an overlapped
 	// gradient exchange takes: the backward pass runs at 1 − interference
@@ -522,6 +534,18 @@ func (r *Resolved) resolve(ps *config.Problems) {
 		r.Rcp = rc
 		if s.Model == "" {
 			s.Model = rc.Model
+		}
+		if s.TimedRegion != nil {
+			for _, pr := range s.TimedRegion.Problems() {
+				path := "timed_region"
+				if pr.Field != "" {
+					path += "." + pr.Field
+				}
+				ps.Addf(path, "%s", pr.Msg)
+			}
+			own := *rc
+			own.TimedRegion = s.TimedRegion
+			r.Rcp = &own
 		}
 	}
 	if s.Model != "" {

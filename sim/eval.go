@@ -29,6 +29,10 @@ type Evaluation struct {
 	// Scoring is the host's time to score the pass (COCO mAP, BLEU), after
 	// the all-reduce. Default 0.
 	Scoring units.Seconds
+	// HostPerSample is each rank's host time per evaluation sample after
+	// its forward passes, serial (the predictions converted to the
+	// metric's format before training resumes). Default 0.
+	HostPerSample units.Seconds
 }
 
 // EvalPassTime returns the time of one evaluation pass on the devices of
@@ -42,7 +46,8 @@ type Evaluation struct {
 // through the prefetch queue:
 //
 //	step = max(f·(b·PerSample + Fixed)/S, D·b·Decode/P, b·Copy/HostToDevice)
-//	pass = (⌈Samples/(R·b)⌉ + S − 1) · step + all-reduce(MetricBytes) + Scoring
+//	pass = (⌈Samples/(R·b)⌉ + S − 1) · step + ⌈Samples/R⌉ · HostPerSample
+//	       + all-reduce(MetricBytes) + Scoring
 //
 // The all-reduce is c's own (a ring under a parameter server, which has
 // no collective). c is the training configuration; its micro-batch and
@@ -52,8 +57,9 @@ func EvalPassTime(c Config, e Evaluation) (units.Seconds, error) {
 	if e.Samples < 1 || e.Batch < 1 || e.Batch > MaxBatch {
 		return 0, fmt.Errorf("%w: evaluation of %d samples at batch %d; want at least 1 of each, batch at most %d", ErrConfig, e.Samples, e.Batch, MaxBatch)
 	}
-	if !nonNegative(float64(e.Scoring)) || !nonNegativeB(e.MetricBytes) {
-		return 0, fmt.Errorf("%w: evaluation scoring %v and metric bytes %v must be non-negative finite numbers", ErrConfig, float64(e.Scoring), float64(e.MetricBytes))
+	if !nonNegative(float64(e.Scoring)) || !nonNegative(float64(e.HostPerSample)) || !nonNegativeB(e.MetricBytes) {
+		return 0, fmt.Errorf("%w: evaluation scoring %v, host time per sample %v and metric bytes %v must be non-negative finite numbers",
+			ErrConfig, float64(e.Scoring), float64(e.HostPerSample), float64(e.MetricBytes))
 	}
 	c.MicroBatch, c.Accumulation, c.Steps, c.TraceSteps = e.Batch, 1, 1, 0
 	c.Memory = Memory{}
@@ -65,7 +71,8 @@ func EvalPassTime(c Config, e Evaluation) (units.Seconds, error) {
 	steps := math.Ceil(float64(e.Samples)/perStep) + float64(S-1)
 	fwd := c.Compute.ForwardFraction * (float64(e.Batch)*float64(c.Compute.PerSample) + float64(c.Compute.Fixed)) / float64(S)
 	step := max(fwd, evalInputStep(&c, e.Batch))
-	t := units.Seconds(steps*step) + e.Scoring
+	share := math.Ceil(float64(e.Samples) / float64(c.Replicas()))
+	t := units.Seconds(steps*step+share*float64(e.HostPerSample)) + e.Scoring
 	if c.Ranks() > 1 {
 		if c.Comm.Algorithm == ParameterServer || c.Comm.Algorithm == AsyncParameterServer {
 			c.Comm.Algorithm = Ring

@@ -53,6 +53,32 @@ func TestEvalPassClosedForm(t *testing.T) {
 	}
 }
 
+// TestEvalPassHostPerSample checks the host's share worked by hand: COCO's
+// 5,000 images on 8 devices is ⌈5,000/8⌉ = 625 images a rank, each 37 ms
+// on its host after the forward passes (625 steps at batch 1), 23.125 s;
+// on 3 devices ⌈5,000/3⌉ = 1,667 images and 1,667 steps.
+func TestEvalPassHostPerSample(t *testing.T) {
+	c := evalBase()
+	ar, err := AllReduceTime(c, EvalMetricBytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := EvalPassTime(c, Evaluation{Samples: 5000, Batch: 1, HostPerSample: 37e-3, Scoring: 2})
+	if want := 625*(1e-3+3e-3)/3 + 625*37e-3 + float64(ar) + 2; err != nil || math.Abs(float64(got)-want) > 1e-9 {
+		t.Errorf("8 devices: %v s (%v), want %v s", float64(got), err, want)
+	}
+	three := evalBase()
+	three.DevicesPerNode = 3
+	ar3, err := AllReduceTime(three, EvalMetricBytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err = EvalPassTime(three, Evaluation{Samples: 5000, Batch: 1, HostPerSample: 37e-3})
+	if want := 1667*(1e-3+3e-3)/3 + 1667*37e-3 + float64(ar3); err != nil || math.Abs(float64(got)-want) > 1e-9 {
+		t.Errorf("3 devices: %v s (%v), want %v s", float64(got), err, want)
+	}
+}
+
 // TestEvalPassInputBound checks the host's decode and the copy bounding a
 // step of one device: 250 images × 5 ms over 2 cores is 0.625 s a step,
 // more than the forward's 84.3 ms; 250 × 150 kB over 10 MB/s is 3.75 s.
@@ -80,6 +106,8 @@ func TestEvalPassErrors(t *testing.T) {
 		{Samples: 1, Batch: MaxBatch + 1},
 		{Samples: 1, Batch: 1, Scoring: units.Seconds(math.NaN())},
 		{Samples: 1, Batch: 1, MetricBytes: -1},
+		{Samples: 1, Batch: 1, HostPerSample: -1e-3},
+		{Samples: 1, Batch: 1, HostPerSample: units.Seconds(math.Inf(1))},
 	} {
 		if _, err := EvalPassTime(evalBase(), e); !errors.Is(err, ErrConfig) {
 			t.Errorf("%+v: error %v, want ErrConfig", e, err)
