@@ -3,23 +3,29 @@
 //
 // # Overview
 //
-// A Scheduler holds pending events in a 4-ary heap ordered by
+// A Scheduler runs pending events in the order
 //
 //	(time, sequence)
 //
 // where sequence is the order in which At was called, so events at the same
-// time run in the order they were scheduled. An event scheduled at the
-// current time (a model deferring work to the end of the instant) joins a
-// first-in first-out queue instead, which Step merges with the heap by the
-// same order, so it costs no heap operation. Step pops the earliest event,
-// advances the clock to its time and runs it; Run repeats until the queue is
-// empty and RunUntil stops before the first event later than a given time.
-// An event may schedule or cancel others. AtEvent takes an Event (a type
-// with a Fire method) instead of a func, which lets a model schedule a
-// pointer it already holds without allocating a closure; both kinds share
-// one queue and one sequence. There are no goroutines, no locks
-// and no wall clock: the simulated time is a value that only Step changes,
-// and it never decreases.
+// time run in the order they were scheduled. It keeps them in a calendar
+// queue (package timeq; R. Brown, Communications of the ACM 31(10), 1988):
+// a ring of buckets each covering an interval of time, about two events a
+// bucket, so that scheduling and running an event cost a constant rather
+// than the logarithm of the number pending. UseSortedQueue swaps it for a
+// sorted list, the reference it is tested against: the order of events,
+// and so every time a model computes, is the same on both. An event
+// scheduled at the current time (a model deferring work to the end of the
+// instant) joins a first-in first-out queue instead, which Step merges
+// with the others by the same order, so it costs no queue operation. Step
+// pops the earliest event, advances the clock to its time and runs it; Run
+// repeats until the queue is empty and RunUntil stops before the first
+// event later than a given time. An event may schedule or cancel others.
+// AtEvent takes an Event (a type with a Fire method) instead of a func,
+// which lets a model schedule a pointer it already holds without
+// allocating a closure; both kinds share one queue and one sequence. There
+// are no goroutines, no locks and no wall clock: the simulated time is a
+// value that only Step changes, and it never decreases.
 //
 // # Time
 //

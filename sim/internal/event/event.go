@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"scaleplan/internal/units"
+	"scaleplan/sim/internal/timeq"
 )
 
 const (
@@ -15,34 +16,40 @@ const (
 // Scheduler is a discrete-event clock and queue. The zero value is an
 // empty scheduler at time 0, ready to use.
 //
-// A pending event lives in a slot: its heap position in pos and its
-// action in acts, dense arrays indexed by slot that freed slots are
-// reused from, so that moving an entry in the heap writes 4 bytes of a
-// small array rather than a record somewhere in the heap of the program.
-//
-// An event scheduled at the current time skips the heap: it joins a queue
-// of such events, in scheduling order, and Step takes the queue's first
-// unless the heap's earliest precedes it (same time, scheduled before).
-// The order of events is the heap's alone would give.
+// A pending event lives in a slot: its action, sequence number and handle
+// in dense arrays indexed by slot that freed slots are reused from.
+// Events later than now wait in q, a calendar queue of slots (package
+// timeq). An event scheduled at the current time skips it: it joins a
+// queue of such events, in scheduling order, and Step takes the queue's
+// first unless q's earliest precedes it (same time, scheduled before).
+// The order of events is the one q's alone would give.
 type Scheduler struct {
 	now    units.Seconds
 	seq    uint64
 	events int64
-	heap   []entry  // a 4-ary heap by time, then scheduling order
-	pos    []int32  // by slot: position in heap, nowAt-i in nowq, or -1
-	acts   []action // by slot: what it runs
-	free   []int32  // slots not in use
+	q      timeq.Queue    // slots of the events after now
+	acts   []action       // by slot: what it runs
+	sseq   []uint64       // by slot: its event's sequence number, 0 if free
+	qh     []timeq.Handle // by slot: its event's handle in q
+	where  []int32        // by slot: its index in nowq, or -1 in q
+	free   []int32        // slots not in use
 
 	nowq    []entry // events scheduled at now, in order; slot -1 if cancelled
 	nowHead int     // first entry of nowq not run
 	nowLive int     // entries of nowq neither run nor cancelled
 }
 
-// nowAt is the pos of the first entry of nowq; entry i's is nowAt-i.
-const nowAt = -2
+// UseSortedQueue makes s keep its events in a sorted list rather than a
+// calendar queue (timeq.Queue.UseSorted): the same events in the same
+// order, at a cost linear in the number pending. It is the reference the
+// calendar queue is tested against; the events pending move over.
+func (s *Scheduler) UseSortedQueue() { s.q.UseSorted() }
 
-// entry is a queued event with its key, kept in the heap so that
-// ordering the heap reads nothing else.
+// SortedQueue reports whether UseSortedQueue was called, for a model
+// whose own queues follow the scheduler's choice.
+func (s *Scheduler) SortedQueue() bool { return s.q.Sorted() }
+
+// entry is an event scheduled at the current time.
 type entry struct {
 	t    units.Seconds
 	seq  uint64
@@ -77,7 +84,7 @@ func (s *Scheduler) Now() units.Seconds { return s.now }
 func (s *Scheduler) Events() int64 { return s.events }
 
 // Len returns the number of pending events.
-func (s *Scheduler) Len() int { return len(s.heap) + s.nowLive }
+func (s *Scheduler) Len() int { return s.q.Len() + s.nowLive }
 
 // Next returns the time of the earliest pending event, and false if there
 // is none.
@@ -85,10 +92,10 @@ func (s *Scheduler) Next() (units.Seconds, bool) {
 	if s.nowLive > 0 {
 		return s.now, true
 	}
-	if len(s.heap) == 0 {
-		return 0, false
+	if e, ok := s.q.Min(); ok {
+		return units.Seconds(e.T), true
 	}
-	return s.heap[0].t, true
+	return 0, false
 }
 
 // At schedules fn to run at time t, which must not be before Now. Events at
@@ -134,19 +141,22 @@ func (s *Scheduler) push(t units.Seconds, fn func(), e Event) Handle {
 		slot = s.free[n-1]
 		s.free = s.free[:n-1]
 	} else {
-		slot = int32(len(s.pos))
-		s.pos = append(s.pos, -1)
+		slot = int32(len(s.acts))
 		s.acts = append(s.acts, action{})
+		s.sseq = append(s.sseq, 0)
+		s.qh = append(s.qh, timeq.Handle{})
+		s.where = append(s.where, -1)
 	}
 	s.seq++
 	s.acts[slot] = action{fn, e}
+	s.sseq[slot] = s.seq
 	if t == s.now {
-		s.pos[slot] = nowAt - int32(len(s.nowq))
+		s.where[slot] = int32(len(s.nowq))
 		s.nowq = append(s.nowq, entry{t, s.seq, slot})
 		s.nowLive++
 	} else {
-		s.heap = append(s.heap, entry{t, s.seq, slot})
-		s.up(len(s.heap) - 1)
+		s.where[slot] = -1
+		s.qh[slot] = s.q.Push(float64(t), s.seq, slot)
 	}
 	return Handle{slot: slot, seq: s.seq}
 }
@@ -161,14 +171,7 @@ func (s *Scheduler) After(d units.Seconds, fn func()) Handle {
 
 // Pending reports whether the event named by h is still queued.
 func (s *Scheduler) Pending(h Handle) bool {
-	if h.seq == 0 || int(h.slot) >= len(s.pos) {
-		return false
-	}
-	i := s.pos[h.slot]
-	if i <= nowAt {
-		return s.nowq[nowAt-i].seq == h.seq
-	}
-	return i >= 0 && s.heap[i].seq == h.seq
+	return h.seq != 0 && int(h.slot) < len(s.sseq) && s.sseq[h.slot] == h.seq
 }
 
 // Cancel removes the event named by h from the queue. It returns false if
@@ -177,13 +180,13 @@ func (s *Scheduler) Cancel(h Handle) bool {
 	if !s.Pending(h) {
 		return false
 	}
-	if i := s.pos[h.slot]; i <= nowAt {
-		s.nowq[nowAt-i].slot = -1
+	if i := s.where[h.slot]; i >= 0 {
+		s.nowq[i].slot = -1
 		if s.nowLive--; s.nowLive == 0 {
 			s.nowq, s.nowHead = s.nowq[:0], 0
 		}
 	} else {
-		s.remove(int(i))
+		s.q.Remove(s.qh[h.slot])
 	}
 	s.release(h.slot)
 	return true
@@ -215,7 +218,7 @@ func (s *Scheduler) pop() (entry, bool) {
 			s.nowHead++
 		}
 		e := s.nowq[s.nowHead]
-		if len(s.heap) == 0 || !less(&s.heap[0], &e) {
+		if m, ok := s.q.Min(); !ok || !(m.T < float64(e.t) || m.T == float64(e.t) && m.Seq < e.seq) {
 			s.nowHead++
 			if s.nowLive--; s.nowLive == 0 {
 				s.nowq, s.nowHead = s.nowq[:0], 0
@@ -223,12 +226,11 @@ func (s *Scheduler) pop() (entry, bool) {
 			return e, true
 		}
 	}
-	if len(s.heap) == 0 {
+	if s.q.Len() == 0 {
 		return entry{}, false
 	}
-	e := s.heap[0]
-	s.remove(0)
-	return e, true
+	e := s.q.Pop()
+	return entry{units.Seconds(e.T), e.Seq, e.V}, true
 }
 
 // Run runs events until none is pending.
@@ -257,70 +259,6 @@ func (s *Scheduler) RunUntil(t units.Seconds) {
 
 func (s *Scheduler) release(slot int32) {
 	s.acts[slot] = action{}
-	s.pos[slot] = -1
+	s.sseq[slot] = 0
 	s.free = append(s.free, slot)
-}
-
-// remove takes the entry at position i out of the heap.
-func (s *Scheduler) remove(i int) {
-	last := len(s.heap) - 1
-	e := s.heap[last]
-	s.heap[last] = entry{}
-	s.heap = s.heap[:last]
-	if i == last {
-		return
-	}
-	s.set(i, e)
-	s.down(i)
-	s.up(int(s.pos[e.slot]))
-}
-
-func less(a, b *entry) bool {
-	return a.t < b.t || (a.t == b.t && a.seq < b.seq)
-}
-
-// set puts e at position i of the heap.
-func (s *Scheduler) set(i int, e entry) {
-	s.heap[i] = e
-	s.pos[e.slot] = int32(i)
-}
-
-// up moves the entry at i toward the root while it precedes its parent.
-func (s *Scheduler) up(i int) {
-	h := s.heap
-	e := h[i]
-	for i > 0 {
-		p := (i - 1) / 4
-		if !less(&e, &h[p]) {
-			break
-		}
-		s.set(i, h[p])
-		i = p
-	}
-	s.set(i, e)
-}
-
-// down moves the entry at i toward the leaves while a child precedes it.
-func (s *Scheduler) down(i int) {
-	h := s.heap
-	n := len(h)
-	e := h[i]
-	for {
-		c := 4*i + 1
-		if c >= n {
-			break
-		}
-		m := c
-		for j := c + 1; j < min(c+4, n); j++ {
-			if less(&h[j], &h[m]) {
-				m = j
-			}
-		}
-		if !less(&h[m], &e) {
-			break
-		}
-		s.set(i, h[m])
-		i = m
-	}
-	s.set(i, e)
 }

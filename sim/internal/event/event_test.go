@@ -226,7 +226,7 @@ func TestAtEvent(t *testing.T) {
 }
 
 // TestNowOrder checks events that schedule others at the current time
-// (which skip the heap), later, or cancel pending ones, against a serial
+// (which skip the queue), later, or cancel pending ones, against a serial
 // reference: a list searched for its least (time, sequence) at each step.
 func TestNowOrder(t *testing.T) {
 	for _, seed := range []uint64{1, 5, 9} {

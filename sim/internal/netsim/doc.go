@@ -433,6 +433,12 @@
 // A parameter server's pushes, through the servers' NICs that every
 // worker crosses, are not claimed.
 //
+// The moving flows wait for their last byte in a calendar queue (package
+// timeq), keyed by finish time and start order: a finish, or a new finish
+// time after a change of rate, costs a constant where a heap of the
+// thousands of flows a large pipeline keeps moving cost a cache miss a
+// level.
+//
 // # Observing the links
 //
 // Network.OnChange, when set, is called after every change of the moving

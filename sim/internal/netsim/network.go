@@ -8,6 +8,7 @@ import (
 
 	"scaleplan/internal/units"
 	"scaleplan/sim/internal/event"
+	"scaleplan/sim/internal/timeq"
 )
 
 const (
@@ -245,14 +246,16 @@ type Flow struct {
 	pooled bool    // reused by the network once done returns
 	listed bool    // on its links' lists (see Network.unsolo)
 
-	seq    uint64   // start order among the flows that moved
-	aidx   int32    // index in the network's active list
-	hidx   int32    // index in the finish queue, or -1
-	pos    []int32  // index in each link's list of flows, by entry of eff
-	pos4   [4]int32 // storage of pos for a path of up to 4 links
-	mark   uint64   // epoch at which the flow joined a recomputation
-	nrate  float64  // recomputation: the new rate
-	frozen bool     // progressive filling: rate set
+	seq    uint64       // start order among the flows that moved
+	aidx   int32        // index in the network's active list
+	queued bool         // in the finish queue, at finish
+	qid    int32        // while queued: its index in the network's fids
+	qh     timeq.Handle // while queued: its entry in the finish queue
+	pos    []int32      // index in each link's list of flows, by entry of eff
+	pos4   [4]int32     // storage of pos for a path of up to 4 links
+	mark   uint64       // epoch at which the flow joined a recomputation
+	nrate  float64      // recomputation: the new rate
+	frozen bool         // progressive filling: rate set
 }
 
 // Path returns the flow's path.
@@ -309,12 +312,14 @@ type Network struct {
 	OnChange func()
 
 	links  []*Link
-	paths  []*Path  // paths that have carried a flow, for Stats
-	active []*Flow  // moving flows in start order; nil where one finished
-	dead   int      // nils in active
-	seq    uint64   // start order of the next flow to move
-	finq   []fentry // moving flows, a heap by finish time then start order
-	solo   *Flow    // the only moving flow, not on its links' lists
+	paths  []*Path     // paths that have carried a flow, for Stats
+	active []*Flow     // moving flows in start order; nil where one finished
+	dead   int         // nils in active
+	seq    uint64      // start order of the next flow to move
+	finq   timeq.Queue // moving flows by finish time, then start order
+	fids   []*Flow     // the flows of finq's entries, by index
+	freeID []int32     // indices of fids not in use
+	solo   *Flow       // the only moving flow, not on its links' lists
 
 	wake   event.Handle
 	wakeAt float64
@@ -483,7 +488,7 @@ func (n *Network) transfer(p *Path, bytes units.Bytes, label string, done func(*
 		f = new(Flow)
 	}
 	*f = Flow{net: n, path: p, bytes: float64(bytes), done: done, label: label, start: n.s.Now(), rem: float64(bytes), pooled: pooled,
-		pos: f.pos[:0], hidx: -1}
+		pos: f.pos[:0]}
 	if !p.registered {
 		p.registered = true
 		n.paths = append(n.paths, p)
@@ -525,7 +530,7 @@ func (f *Flow) beginMoving() {
 	f.aidx = int32(len(n.active))
 	n.active = append(n.active, f)
 	switch {
-	case len(n.finq) == 0:
+	case n.finq.Len() == 0:
 		// Alone on the network, the flow moves at its path's rate under
 		// either policy; it goes on its links' lists only once another
 		// flow moves, so that a lone flow costs nothing per link.
@@ -610,16 +615,27 @@ func (n *Network) enlist(f *Flow, seed bool) {
 // setFinish sets the time a moving flow finishes at its rate and puts it
 // in the finish queue.
 func (n *Network) setFinish(f *Flow, now float64) {
+	if f.queued {
+		n.finq.Remove(f.qh)
+	} else if n.finq.Len() == 0 && n.s.SortedQueue() && !n.finq.Sorted() {
+		n.finq.UseSorted() // the scheduler's reference, for its tests
+	}
 	f.finish = now + f.rem/f.rate
 	if f.finish < now {
 		f.finish = now
 	}
-	if f.hidx < 0 {
-		n.finqPush(f)
-	} else {
-		n.finq[f.hidx].finish = f.finish
-		n.finqFix(f)
+	if !f.queued {
+		f.queued = true
+		if k := len(n.freeID); k > 0 {
+			f.qid = n.freeID[k-1]
+			n.freeID = n.freeID[:k-1]
+		} else {
+			f.qid = int32(len(n.fids))
+			n.fids = append(n.fids, nil)
+		}
+		n.fids[f.qid] = f
 	}
+	f.qh = n.finq.Push(f.finish, f.seq, f.qid)
 }
 
 // detach takes a finished flow off its links' lists and adds to seeds
@@ -672,12 +688,16 @@ func (n *Network) onWake() {
 	now := float64(n.s.Now())
 	n.wake = event.Handle{}
 	done := n.doneBuf[:0]
-	for len(n.finq) > 0 {
-		f := n.finq[0].f
+	for n.finq.Len() > 0 {
+		m, _ := n.finq.Min()
+		f := n.fids[m.V]
 		if f.finish > now && f.rem-float64(f.rate*(now-f.last)) > 0 {
 			break
 		}
-		n.finqRemove(f)
+		n.finq.Pop()
+		f.queued = false
+		n.fids[f.qid] = nil
+		n.freeID = append(n.freeID, f.qid)
 		done = append(done, f)
 	}
 	slices.SortFunc(done, func(a, b *Flow) int { return cmp.Compare(a.seq, b.seq) })
@@ -732,14 +752,15 @@ func (n *Network) recomputeAfter() {
 
 // reschedule sets the wake-up for the earliest finishing flow.
 func (n *Network) reschedule() {
-	if len(n.finq) == 0 {
+	if n.finq.Len() == 0 {
 		if n.s.Pending(n.wake) {
 			n.s.Cancel(n.wake)
 		}
 		n.wake = event.Handle{}
 		return
 	}
-	next := n.finq[0].finish
+	m, _ := n.finq.Min()
+	next := m.T
 	if n.s.Pending(n.wake) {
 		if n.wakeAt == next {
 			return
@@ -1073,9 +1094,6 @@ func (n *Network) overloads() bool {
 func (n *Network) commit() {
 	s := &n.ls
 	now := float64(n.s.Now())
-	// A component of many of the moving flows rebuilds the finish queue
-	// at once rather than moving each flow in it.
-	bulk := 8*len(n.comp) > len(n.finq)
 	for _, f := range n.comp {
 		if f.nrate == f.rate {
 			continue
@@ -1091,22 +1109,7 @@ func (n *Network) commit() {
 			}
 			s.l[id].load += float64(float64(u.Weight) * (f.rate - old))
 		}
-		if !bulk {
-			n.setFinish(f, now)
-			continue
-		}
-		f.finish = max(now+f.rem/f.rate, now)
-		if f.hidx < 0 {
-			f.hidx = int32(len(n.finq))
-			n.finq = append(n.finq, fentry{f.finish, f.seq, f})
-		} else {
-			n.finq[f.hidx].finish = f.finish
-		}
-	}
-	if bulk {
-		for i := len(n.finq)/2 - 1; i >= 0; i-- {
-			n.fdown(i)
-		}
+		n.setFinish(f, now)
 	}
 }
 
@@ -1184,80 +1187,6 @@ func (n *Network) lfix(id int32) {
 	i := int(n.ls.l[id].hpos)
 	n.ldown(i)
 	n.lup(i)
-}
-
-// The finish queue: moving flows by finish time, then start order. An
-// entry holds its flow's keys, so that ordering the queue reads no flow.
-
-// fentry is a flow in the finish queue with copies of its finish time and
-// start order.
-type fentry struct {
-	finish float64
-	seq    uint64
-	f      *Flow
-}
-
-func fless(a, b *fentry) bool {
-	return a.finish < b.finish || a.finish == b.finish && a.seq < b.seq
-}
-
-func (n *Network) fswap(i, j int) {
-	q := n.finq
-	q[i], q[j] = q[j], q[i]
-	q[i].f.hidx, q[j].f.hidx = int32(i), int32(j)
-}
-
-func (n *Network) fup(i int) {
-	for i > 0 {
-		p := (i - 1) / 2
-		if !fless(&n.finq[i], &n.finq[p]) {
-			return
-		}
-		n.fswap(i, p)
-		i = p
-	}
-}
-
-func (n *Network) fdown(i int) {
-	for q := n.finq; ; {
-		c := 2*i + 1
-		if c >= len(q) {
-			return
-		}
-		if c+1 < len(q) && fless(&q[c+1], &q[c]) {
-			c++
-		}
-		if !fless(&q[c], &q[i]) {
-			return
-		}
-		n.fswap(i, c)
-		i = c
-	}
-}
-
-func (n *Network) finqPush(f *Flow) {
-	f.hidx = int32(len(n.finq))
-	n.finq = append(n.finq, fentry{f.finish, f.seq, f})
-	n.fup(len(n.finq) - 1)
-}
-
-func (n *Network) finqFix(f *Flow) {
-	n.fdown(int(f.hidx))
-	n.fup(int(f.hidx))
-}
-
-func (n *Network) finqRemove(f *Flow) {
-	i, last := int(f.hidx), len(n.finq)-1
-	if i != last {
-		n.fswap(i, last)
-	}
-	n.finq[last] = fentry{}
-	n.finq = n.finq[:last]
-	f.hidx = -1
-	if i != last {
-		n.fdown(i)
-		n.fup(i)
-	}
 }
 
 // LinkUsage is the traffic a link carried.
