@@ -261,10 +261,10 @@ func TestSeed001(t *testing.T) {
 	if !(c[3] < b[3]) {
 		t.Errorf("(c): verbs at 128 GPUs take %.0f s, not less than IPoIB's %.0f s", c[3], b[3])
 	}
-	// Cells the model explains, within 25 %; docs/validation.md discusses
-	// the two it does not: (b) at 4 GPUs, faster than the 1-GPU rate allows,
-	// and (b) at 128 GPUs, where IPoIB collapses beyond what the model's
-	// bandwidth and latency show.
+	// Cells the model explains, within 25 %; docs/validation-tsubame.md
+	// discusses the two it does not (TestSeed001RowB): (b) at 4 GPUs, faster
+	// than the 1-GPU rate allows, and (b) at 128 GPUs, where IPoIB collapses
+	// beyond what any bandwidth and latency bounded by 32 GPUs show.
 	for i := range 3 {
 		for j := range 4 {
 			if (i == 1 && (j == 1 || j == 3)) || j == 0 {
