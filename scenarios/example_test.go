@@ -77,5 +77,5 @@ func ExampleReadCalibrationFiles_published() {
 	c := s.Calibration
 	fmt.Printf("calibrated by %s: v0 = %.0f samples/s on %d device, t = %v\n", s.CalibratedBy, c.V0, c.Devices, c.T)
 	// Output:
-	// calibrated by published: v0 = 7506 samples/s on 1 device, t = 3.571 ms
+	// calibrated by published: v0 = 7510 samples/s on 1 device, t = 3.575 ms
 }

@@ -336,7 +336,7 @@ func TestPlotCalibration(t *testing.T) {
 	if code != exitOK || len(strings.Fields(stdout)) != 2 {
 		t.Fatalf("exit %d, stdout %q; stderr:\n%s", code, stdout, stderr)
 	}
-	if want := "plot: " + name + ": compute: calibrated, v0 = 7506 samples/s on 1 device(s), t = 3.571 ms (published"; !strings.Contains(stderr, want) {
+	if want := "plot: " + name + ": compute: calibrated, v0 = 7510 samples/s on 1 device(s), t = 3.575 ms (published"; !strings.Contains(stderr, want) {
 		t.Errorf("no %q in stderr:\n%s", want, stderr)
 	}
 	for _, tc := range []struct {

@@ -285,8 +285,8 @@ func TestValidateCarryError(t *testing.T) {
 
 // TestPublishedCalibrationFlag: --calibration published computes by the
 // published figures built in: the DGX H100's law from its MLPerf v3.0
-// epochs on one node and on eight, v0 = 7,506.5 samples/s a GPU and
-// t = 3.571 ms, takes 400/v0 + t of compute for its batch of 400 per GPU,
+// epochs on one node and on eight, v0 = 7,510.4 samples/s a GPU and
+// t = 3.575 ms, takes 400/v0 + t of compute for its batch of 400 per GPU,
 // in predict and in plan.
 func TestPublishedCalibrationFlag(t *testing.T) {
 	stdout, stderr, code := runCLI("predict", "--calibration", "published", "--devices", "8", "dgx-h100-resnet50-mlperf-v3.0")
@@ -294,8 +294,8 @@ func TestPublishedCalibrationFlag(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	for _, want := range []string{
-		"compute: calibrated, v0 = 7506 samples/s on 1 device(s), t = 3.571 ms (published (validate case mlperf-v3.0-dgx-h100-resnet50-epoch with mlperf-v3.0-dgx-h100-n8-resnet50-epoch:",
-		fmt.Sprintf(" %.2f ", (400/7506.5+0.003571)*1000),
+		"compute: calibrated, v0 = 7510 samples/s on 1 device(s), t = 3.575 ms (published (validate case mlperf-v3.0-dgx-h100-resnet50-epoch with mlperf-v3.0-dgx-h100-n8-resnet50-epoch:",
+		fmt.Sprintf(" %.2f ", (400/7510.4+0.003575)*1000),
 	} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("predict: no %q in:\n%s", want, stdout)
@@ -306,7 +306,7 @@ func TestPublishedCalibrationFlag(t *testing.T) {
 		t.Fatalf("plan: exit %d: %s", code, stderr)
 	}
 	checkContains(t, "plan", stdout,
-		"compute on dgx-h100 (h100-sxm5-80gb): fp16: calibrated, v0 = 7506 samples/s on 1 device, t = 3.571 ms (published (validate case mlperf-v3.0-dgx-h100-resnet50-epoch",
+		"compute on dgx-h100 (h100-sxm5-80gb): fp16: calibrated, v0 = 7510 samples/s on 1 device, t = 3.575 ms (published (validate case mlperf-v3.0-dgx-h100-resnet50-epoch",
 		"compute on tsubame3 (p100-sxm2): fp16, fp32: operator model of the device's datasheet")
 	// The published figures are of NVIDIA GPUs: for the IPU's scenario
 	// none applies, and it computes by its roofline, as the same scenario

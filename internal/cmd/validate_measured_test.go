@@ -1325,7 +1325,7 @@ func TestFitH200Calibration(t *testing.T) {
 	}
 	// One H100 by the published figure, which docs/calibrate.md sets beside it.
 	stdout, stderr, code = runCLI("plan", "--recipe", "mlperf-v0.7-resnet50", "--deadline", "2h", "--systems", "dgx-h100", "--calibration", "published")
-	if code != exitOK || !strings.Contains(stdout, "1664          nccl              -          local    6734      112.2 min") {
+	if code != exitOK || !strings.Contains(stdout, "1664          nccl              -          local    6732      112.2 min") {
 		t.Errorf("plan --calibration published: exit %d, no 1-GPU row of 112.2 min:\n%s%s", code, stdout, stderr)
 	}
 }
