@@ -192,6 +192,9 @@ type Config struct {
 	// issues (optimizerDepths); "" issues none (a framework that is not
 	// PyTorch, or a scenario, whose update is the simulator's alone).
 	Optimizer model.Optimizer
+	// Host is eager PyTorch's host costs beyond each kernel's launch
+	// (nil: MeasuredHost).
+	Host *HostCosts
 	// Eff is a calibration's efficiencies and launch cost (nil: the
 	// published constants and the mode's launch; see calibrate.go).
 	Eff *Efficiencies

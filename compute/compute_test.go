@@ -1,8 +1,11 @@
 package compute
 
 import (
+	"encoding/csv"
 	"errors"
 	"math"
+	"os"
+	"strconv"
 	"testing"
 
 	"scaleplan/hw"
@@ -124,8 +127,8 @@ func TestPrecisionPeaks(t *testing.T) {
 // TestStepLaunch checks each mode's host time against the device's, which
 // it overlaps: eager PyTorch's host (a dispatch, a launch, a module call
 // and an autograd record per forward operator; a dispatch and a launch
-// per backward one) is longer than these small operators and decides the
-// step; a CUDA graph's or compiled step's launches hide behind the device.
+// per backward one, at PublishedHost's figures) is longer than these
+// small operators and decides the step; a CUDA graph's or compiled step's launches hide behind the device.
 func TestStepLaunch(t *testing.T) {
 	ops := []model.Op{
 		{Kind: model.Elementwise, Pass: model.Forward, Read: 1e6},
@@ -143,7 +146,7 @@ func TestStepLaunch(t *testing.T) {
 		{Graphs, 0.5e-6, mem(1e6), mem(2e6)},
 		{Compiled, 0.9e-6, mem(1e6), mem(2e6)},
 	} {
-		s, err := Step(&Config{Device: toy(), Precision: hw.FP16, Mode: c.m}, ops)
+		s, err := Step(&Config{Device: toy(), Precision: hw.FP16, Mode: c.m, Host: &PublishedHost}, ops)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -173,8 +176,9 @@ func TestOverlapSync(t *testing.T) {
 	q := Quantisation(12800, 1000, 1000, 1, 100)
 	dev := 2 / q // two products of 1/q s each
 	sizes := []int64{1000000, 1000}
-	// Momentum SGD: four foreach calls, each one launch (2 tensors).
-	opt := 4 * (3.3e-6 + 0.9e-6)
+	// Momentum SGD: four foreach calls, each one launch (2 tensors), and
+	// the step's 1.815 µs a tensor (compute/testdata/torch-host.csv).
+	opt := 4*(3.3e-6+0.9e-6) + 2*1.815e-6
 	c := &Config{Device: toy(), Precision: hw.FP16, Mode: Eager, Optimizer: model.Momentum}
 	s, err := Step(c, ops)
 	if err != nil {
@@ -185,7 +189,7 @@ func TestOverlapSync(t *testing.T) {
 	c.GradScaler = true
 	s, _ = Step(c, ops)
 	before, after := c.scalerHost(sizes)
-	near(t, "scaler before", float64(before), 3*4.2e-6+3.3e-6+0.9e-6)
+	near(t, "scaler before", float64(before), 3*4.2e-6+3.3e-6+0.9e-6+2*1.465e-6)
 	near(t, "scaler after", float64(after), 4.2e-6)
 	near(t, "sync: device, then the optimizer", float64(s.Compute()), dev+opt+float64(after))
 	if !s.Sync {
@@ -197,7 +201,50 @@ func TestOverlapSync(t *testing.T) {
 		tiny[i] = model.Op{Kind: model.Elementwise, Pass: model.Forward, Read: 8}
 	}
 	s, _ = Step(&Config{Device: toy(), Precision: hw.FP16, Mode: Eager}, tiny)
-	near(t, "host-bound step", float64(s.Compute()), 10000*(4.2e-6+5e-6+1.8e-6))
+	near(t, "host-bound step, measured", float64(s.Compute()), 10000*(4.2e-6+1.118e-6+0.418e-6))
+	s, _ = Step(&Config{Device: toy(), Precision: hw.FP16, Mode: Eager, Host: &PublishedHost}, tiny)
+	near(t, "host-bound step, published", float64(s.Compute()), 10000*(4.2e-6+5e-6+1.8e-6))
+	// Adam: 6.842 µs a tensor beyond its seven foreach calls.
+	c = &Config{Device: toy(), Precision: hw.FP16, Mode: Eager, Optimizer: model.Adam}
+	s, _ = Step(c, ops)
+	near(t, "adam host", float64(s.Host.Optimizer), 7*(3.3e-6+0.9e-6)+2*6.842e-6)
+}
+
+// TestMeasuredHost checks MeasuredHost against the table it is taken from,
+// scripts/torchhost.py's output in testdata/torch-host.csv.
+func TestMeasuredHost(t *testing.T) {
+	f, err := os.Open("testdata/torch-host.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	r := csv.NewReader(f)
+	r.Comment = '#'
+	rows, err := r.ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	table := map[string]float64{}
+	for _, row := range rows[1:] {
+		v, err := strconv.ParseFloat(row[1], 64)
+		if err != nil {
+			t.Fatalf("%s: %v", row[0], err)
+		}
+		table[row[0]] = v
+	}
+	for name, got := range map[string]units.Seconds{
+		"module_call": MeasuredHost.ModuleCall, "autograd_record": MeasuredHost.AutogradRecord,
+		"sgd_tensor": MeasuredHost.SGDTensor, "adam_tensor": MeasuredHost.AdamTensor,
+		"scaler_tensor": MeasuredHost.ScalerTensor,
+	} {
+		want, ok := table[name]
+		if !ok {
+			t.Errorf("%s: not in the table", name)
+		}
+		if math.Abs(float64(got)/1e-6-want) > 5e-4 {
+			t.Errorf("%s: %g µs, the table %g µs", name, float64(got)/1e-6, want)
+		}
+	}
 }
 
 func TestForeachLaunches(t *testing.T) {
@@ -455,8 +502,8 @@ func TestParamSizes(t *testing.T) {
 // TestSyncSegments checks the step of operators with synchronisations
 // against the closed form Σ_k (max(H_k, D_k) + SyncLatency) + max(H, D)
 // of the last segment, by hand on the toy device: a memory-bound forward
-// operator of 1 GB (D = 1/830 s) issued in eager mode (H = 4.2 + 5 + 1.8
-// µs), then an untracked operator of 3 kernels and 8 bytes that syncs (H
+// operator of 1 GB (D = 1/830 s) issued in eager mode at PublishedHost's
+// figures (H = 4.2 + 5 + 1.8 µs), then an untracked operator of 3 kernels and 8 bytes that syncs (H
 // = 3·4.2 µs, D = 8/830e9 s), then 200 tiny tracked operators (each H =
 // 11 µs, D = 8/830e9 s) and a 1 GB backward operator (H = 4.2 µs).
 func TestSyncSegments(t *testing.T) {
@@ -469,7 +516,7 @@ func TestSyncSegments(t *testing.T) {
 	back := big
 	back.Pass = model.Backward
 	ops = append(ops, back)
-	c := &Config{Device: toy(), Precision: hw.FP16, Mode: Eager}
+	c := &Config{Device: toy(), Precision: hw.FP16, Mode: Eager, Host: &PublishedHost}
 	s, err := Step(c, ops)
 	if err != nil {
 		t.Fatal(err)

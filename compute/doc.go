@@ -20,9 +20,10 @@
 // a cast, and each weight is cast once a pass.
 //
 // The host issues the kernels: launch(mode) each (Mode), and in eager
-// PyTorch a module call and an autograd record per forward operator
-// (ModuleCall, AutogradRecord), the optimizer's foreach calls and the
-// gradient scaler's kernels (HostTime). Host and device overlap, so a
+// PyTorch a module call and an autograd record per forward operator, the
+// optimizer's foreach calls and the gradient scaler's kernels, and their
+// bookkeeping per parameter tensor (HostTime; HostCosts, by default
+// MeasuredHost, scripts/torchhost.py's measurement). Host and device overlap, so a
 // step takes max(host, device), plus the optimizer's host time after the
 // gradient scaler's synchronisation where there is one (Step). In eager
 // mode an operator whose result the host reads (model.Op.Sync: a

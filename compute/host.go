@@ -6,20 +6,62 @@ import (
 	"scaleplan/model"
 )
 
-// Host costs of eager PyTorch beyond one dispatch and launch per kernel,
-// seconds.
-const (
-	// ModuleCall is the host's cost of calling an nn.Module rather than
-	// its function: pytorch/pytorch#50431 (2021) measures nn.Linear at
-	// 9.7 µs per call against 4.7 µs for F.linear, "~5 microseconds extra
-	// per module call".
-	ModuleCall units.Seconds = 5 * units.Microsecond
-	// AutogradRecord is the host's cost of recording an operator in
-	// autograd's graph: pytorch/pytorch#41383 measures 6.8 µs per small
-	// operator on a tensor that requires a gradient against 5.0 µs on one
-	// that does not.
-	AutogradRecord units.Seconds = 1.8 * units.Microsecond
-)
+// HostCosts is eager PyTorch's host cost beyond each kernel's dispatch
+// and launch (Mode.Launch): per forward operator a module call and an
+// autograd record, and per parameter tensor the Python bookkeeping of the
+// optimizer's step and of the gradient scaler's unscale_ beyond their
+// foreach calls.
+type HostCosts struct {
+	// ModuleCall is the cost of calling an nn.Module rather than its
+	// function.
+	ModuleCall units.Seconds
+	// AutogradRecord is the cost of recording an operator in autograd's
+	// graph.
+	AutogradRecord units.Seconds
+	// SGDTensor and AdamTensor are torch.optim's foreach step's cost per
+	// parameter tensor, momentum SGD's and Adam's (AdamW's), beyond its
+	// foreach calls: the loop that gathers the tensors, their state and
+	// (Adam) their step counts.
+	SGDTensor, AdamTensor units.Seconds
+	// ScalerTensor is GradScaler.unscale_'s cost per parameter tensor
+	// beyond its foreach call: the loop that groups the gradients by
+	// device and type.
+	ScalerTensor units.Seconds
+}
+
+// PublishedHost holds the published figures, of PyTorch 1.x in 2020–2021
+// on desktop CPUs: pytorch/pytorch#50431 (2021) measures nn.Linear at
+// 9.7 µs per call against 4.7 µs for F.linear, "~5 microseconds extra
+// per module call"; pytorch/pytorch#41383 (2020) 6.8 µs per small
+// operator on a tensor that requires a gradient against 5.0 µs on one
+// that does not. Neither measures the optimizer's or the scaler's cost
+// per tensor (0 here).
+var PublishedHost = HostCosts{ModuleCall: 5 * units.Microsecond, AutogradRecord: 1.8 * units.Microsecond}
+
+// MeasuredHost is the default: scripts/torchhost.py's measurement on
+// CPU tensors of one element, the table compute/testdata/torch-host.csv
+// (PyTorch 1.13.1, the last release before 2.0, whose eager mode 2.0
+// keeps, "torch.compile is a fully additive (and optional) feature":
+// pytorch.org/get-started/pytorch-2.0), on a shared, loaded 2-core AMD
+// EPYC virtual machine at 2.6 GHz, each figure the least of nine medians
+// of 31 timings (TestMeasuredHost reads the table).
+var MeasuredHost = HostCosts{
+	ModuleCall:     1.118 * units.Microsecond,
+	AutogradRecord: 0.418 * units.Microsecond,
+	SGDTensor:      1.815 * units.Microsecond,
+	AdamTensor:     6.842 * units.Microsecond,
+	ScalerTensor:   1.465 * units.Microsecond,
+}
+
+// optimizerTensor returns h's cost per parameter tensor of optimizer o's
+// step: Adam's for the Adam family, momentum SGD's for the rest.
+func (h *HostCosts) optimizerTensor(o model.Optimizer) units.Seconds {
+	switch o {
+	case model.Adam, model.FusedAdam, model.AdamW:
+		return h.AdamTensor
+	}
+	return h.SGDTensor
+}
 
 // Multi-tensor apply, the kernels of torch.optim's foreach implementations
 // and of the gradient scaler's unscaling: PyTorch's
@@ -124,9 +166,10 @@ func (h HostTime) Total() units.Seconds {
 }
 
 // optimizerHost returns the host's time of c's optimizer step over the
-// parameter tensors of sizes: each foreach call's dispatch and launches.
+// parameter tensors of sizes: each foreach call's dispatch and launches,
+// and the step's bookkeeping per tensor.
 func (c *Config) optimizerHost(sizes []int64) units.Seconds {
-	var t units.Seconds
+	t := units.Seconds(len(sizes)) * c.host().optimizerTensor(c.Optimizer)
 	for _, d := range optimizerDepths(c.Optimizer) {
 		t += DispatchEager + units.Seconds(foreachLaunches(d, sizes))*LaunchKernel
 	}
@@ -134,12 +177,22 @@ func (c *Config) optimizerHost(sizes []int64) units.Seconds {
 }
 
 // scalerHost returns the gradient scaler's host time before and after its
-// synchronisation: the scaling of the loss, the inverse scale, the flag
-// and the foreach unscaling before; _amp_update_scale_ after.
+// synchronisation: the scaling of the loss, the inverse scale, the flag,
+// unscale_'s bookkeeping per tensor and its foreach call before;
+// _amp_update_scale_ after.
 func (c *Config) scalerHost(sizes []int64) (before, after units.Seconds) {
 	l := Eager.Launch()
-	before = (scalerKernels-1)*l + DispatchEager + units.Seconds(foreachLaunches(1, sizes))*LaunchKernel
+	before = (scalerKernels-1)*l + DispatchEager + units.Seconds(foreachLaunches(1, sizes))*LaunchKernel +
+		units.Seconds(len(sizes))*c.host().ScalerTensor
 	return before, l
+}
+
+// host returns c's host costs: c.Host, or MeasuredHost where nil.
+func (c *Config) host() *HostCosts {
+	if c.Host != nil {
+		return c.Host
+	}
+	return &MeasuredHost
 }
 
 // autocasts reports whether c runs under autocast at a 16-bit precision.

@@ -97,7 +97,7 @@ func (c *Config) step(ops []model.Op, dev func(i int) units.Seconds) StepTime {
 		case model.Forward:
 			h := launch
 			if c.Mode == Eager && !o.Untracked {
-				h += ModuleCall + AutogradRecord
+				h += c.host().ModuleCall + c.host().AutogradRecord
 			}
 			s.DeviceForward += t
 			s.Host.Forward += h
