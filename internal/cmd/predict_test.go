@@ -225,7 +225,7 @@ func TestPlanningErrors(t *testing.T) {
 		{[]string{"validate", "x"}, exitUsage, "validate takes no argument"},
 		{[]string{"validate", "--max-error", "-1"}, exitUsage, "--max-error -1"},
 		{[]string{"validate", "--cases", "testdata/validate/none.yaml"}, exitRuntime, "none.yaml"},
-		{[]string{"validate", "--max-error", "10"}, exitRuntime, "validate: mean absolute error 10.4% exceeds --max-error 10%"},
+		{[]string{"validate", "--max-error", "9"}, exitRuntime, "validate: mean absolute error 10.0% exceeds --max-error 9%"},
 		{[]string{"validate", "--cases", "testdata/validate/cases.yaml", "--max-error", "5"}, exitRuntime, "validate: mean absolute error 6.7% exceeds --max-error 5%; 1 of 1 bounds do not hold"},
 	} {
 		_, stderr, code := runCLI(c.args...)
