@@ -79,3 +79,53 @@ func TestBERTBaseSQuADArchitecture(t *testing.T) {
 		t.Errorf("forward FLOPs %g, architecture 2 x %g multiply-adds", f, macs)
 	}
 }
+
+// TestBERTLargePretrainingArchitecture rebuilds BERT-large (Devlin et al.
+// 2019: 24 layers, d 1024, FFN 4096; the uncased vocabulary of 30,522,
+// 512 positions, 2 segments, the pooler) with the pre-training heads of
+// MLPerf's BERT (the masked-LM transform and its LayerNorm, the output
+// bias over the vocabulary under the tied token table, the next-sentence
+// classifier) and checks the profile's parameters per layer, the encoder's
+// against the bert-large transformer shape's (BertModel's 335,141,888),
+// and the forward FLOPs at 512 tokens with 76 masked-LM predictions.
+func TestBERTLargePretrainingArchitecture(t *testing.T) {
+	const d, f, layers, s, v, pred = 1024, 4096, 24, 512, 30522, 76
+	m := defaultModel(t, "bert-large")
+	layer := int64(4*(d*d+d) + 2*d + (d*f + f) + (f*d + d) + 2*d)
+	embed := int64((v+512+2)*d + 2*d)
+	got := sumsBy(m, func(n string) string {
+		if rest, ok := strings.CutPrefix(n, "bert.encoder.layer."); ok {
+			i, _, _ := strings.Cut(rest, ".")
+			return "layer" + i
+		}
+		s, _, _ := strings.Cut(strings.TrimPrefix(n, "bert."), ".")
+		return s
+	})
+	want := map[string]int64{"embeddings": embed, "pooler": d*d + d, "cls": (d*d + d + 2*d) + v + (2*d + 2)}
+	for k, w := range want {
+		if got[k] != w {
+			t.Errorf("%s: profile %d parameters, architecture %d", k, got[k], w)
+		}
+	}
+	for i := range layers {
+		if k := "layer" + strconv.Itoa(i); got[k] != layer {
+			t.Errorf("%s: %d parameters, architecture %d", k, got[k], layer)
+		}
+	}
+	shape, err := LookupTransformer("bert-large")
+	if err != nil {
+		t.Fatal(err)
+	}
+	encoder := embed + layers*layer + want["pooler"]
+	if encoder != shape.Params() || encoder != 335141888 {
+		t.Errorf("encoder and pooler %d, shape %d, want 335141888", encoder, shape.Params())
+	}
+	if total := encoder + want["cls"]; m.Params != total {
+		t.Errorf("params %d, architecture %d", m.Params, total)
+	}
+	macs := float64(s)*float64(layers*(4*d*d+2*d*f)) + layers*2*float64(s)*float64(s)*d +
+		d*d + pred*(d*d+d*v) + 2*d
+	if f := float64(m.ForwardFLOPs); relErr(f, 2*macs) > 1e-12 {
+		t.Errorf("forward FLOPs %g, architecture 2 x %g multiply-adds", f, macs)
+	}
+}

@@ -59,7 +59,7 @@ func TestErrorsLocated(t *testing.T) {
 		{"wrong-unit", `line 11: "8 GB" is not a quantity of FLOPs`},
 		{"bad-syntax", "line 20: mapping values are not allowed in this context"},
 		{"layer-sum", "line 14: models.resnet50.layers: layers sum to 99 parameters, but params is 100 (off by -1)"},
-		{"unknown-optimizer", `line 21: recipes.mine.optimizer: unknown optimizer "lamb"`},
+		{"unknown-optimizer", `line 21: recipes.mine.optimizer: unknown optimizer "larz"`},
 		{"unknown-schedule", `line 25: recipes.mine.schedule.kind: unknown schedule "cosin"; did you mean "cosine"?`},
 		{"percent-target", "line 29: recipes.mine.targets[0].value: 75.9 is not a fraction: write 0.759 for 75.9%"},
 	}

@@ -19,14 +19,19 @@ const (
 	Adam      Optimizer = "adam"      // Adam
 	FusedAdam Optimizer = "fusedadam" // Adam in one fused kernel (NVIDIA apex); same state as Adam
 	AdamW     Optimizer = "adamw"     // Adam with decoupled weight decay
+	// LAMB is Adam's update scaled per layer by the trust ratio
+	// ‖w‖/‖update‖ (You et al. 2020, "Large batch optimization for deep
+	// learning: training BERT in 76 minutes", Algorithm 2), MLPerf BERT's
+	// optimizer; Adam's state.
+	LAMB Optimizer = "lamb"
 )
 
-var optimizers = []string{string(SGD), string(Momentum), string(Nesterov), string(LARS), string(RMSProp), string(Adam), string(FusedAdam), string(AdamW)}
+var optimizers = []string{string(SGD), string(Momentum), string(Nesterov), string(LARS), string(RMSProp), string(Adam), string(FusedAdam), string(AdamW), string(LAMB)}
 
 // StateValues returns how many values of optimizer state the optimizer
 // keeps per parameter, besides any master copy of the weights:
 //
-//	sgd 0; momentum, nesterov, lars 1; rmsprop, adam, fusedadam, adamw 2
+//	sgd 0; momentum, nesterov, lars 1; rmsprop, adam, fusedadam, adamw, lamb 2
 //
 // (RMSProp's two are the mean square and the momentum.)
 // It returns 0 for an unknown optimizer.
@@ -34,7 +39,7 @@ func (o Optimizer) StateValues() int {
 	switch o {
 	case Momentum, Nesterov, LARS:
 		return 1
-	case RMSProp, Adam, FusedAdam, AdamW:
+	case RMSProp, Adam, FusedAdam, AdamW, LAMB:
 		return 2
 	}
 	return 0
@@ -44,7 +49,8 @@ func (o Optimizer) usesMomentum() bool {
 	return o == Momentum || o == Nesterov || o == LARS
 }
 
-func (o Optimizer) isAdam() bool { return o == Adam || o == FusedAdam || o == AdamW }
+// isAdam reports whether o keeps Adam's moments and takes its β and ε.
+func (o Optimizer) isAdam() bool { return o == Adam || o == FusedAdam || o == AdamW || o == LAMB }
 
 // ScheduleKind names a learning-rate schedule.
 type ScheduleKind string

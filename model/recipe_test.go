@@ -298,7 +298,7 @@ func TestTarget(t *testing.T) {
 	if got := (&Recipe{}).Target(); got != (Target{}) {
 		t.Errorf("target of an empty recipe %+v", got)
 	}
-	for o, n := range map[Optimizer]int{SGD: 0, Momentum: 1, Nesterov: 1, LARS: 1, RMSProp: 2, Adam: 2, FusedAdam: 2, AdamW: 2, "lamb": 0} {
+	for o, n := range map[Optimizer]int{SGD: 0, Momentum: 1, Nesterov: 1, LARS: 1, RMSProp: 2, Adam: 2, FusedAdam: 2, AdamW: 2, LAMB: 2, "novograd": 0} {
 		if got := o.StateValues(); got != n {
 			t.Errorf("%s.StateValues() = %d, want %d", o, got, n)
 		}

@@ -21,12 +21,16 @@ import (
 // later rounds) of model initialisation ("Run results").
 type TimedRegion struct {
 	// EvalEveryEpochs is the epochs between evaluations. Default 0; at most
-	// one of EvalEveryEpochs, EvalEpochs and EvalEverySamples.
+	// one of EvalEveryEpochs, EvalEpochs, EvalEverySamples and
+	// EvalSamplesRule.
 	EvalEveryEpochs float64 `yaml:"eval_every_epochs"`
 	// EvalEpochs are fixed epochs at which the run evaluates, ascending.
 	EvalEpochs []float64 `yaml:"eval_epochs"`
 	// EvalEverySamples is the training samples between evaluations.
 	EvalEverySamples int64 `yaml:"eval_every_samples"`
+	// EvalSamplesRule is the training samples between evaluations as a
+	// function of the global batch, MLPerf BERT's rule. Default nil.
+	EvalSamplesRule *EvalSamplesRule `yaml:"eval_samples_rule"`
 	// EvalScoring is the host's time to score one evaluation after the
 	// forward passes (COCO's mAP, BLEU's detokenised scoring), seconds.
 	// Default 0.
@@ -57,8 +61,28 @@ type TimedRegion struct {
 	Source string `yaml:"source"`
 }
 
+// EvalSamplesRule is a cadence in training samples that grows with the
+// global batch B:
+//
+//	interval(B) = ⌊Fraction·(PerBatch·B + Offset) / Multiple⌋·Multiple
+//
+// at least Multiple (MLPerf BERT: eval_interval_samples =
+// FLOOR(0.05·(230.23·GBS + 3,000,000), 25,000), skipping 0).
+type EvalSamplesRule struct {
+	Fraction float64 `yaml:"fraction"`  // required, > 0
+	PerBatch float64 `yaml:"per_batch"` // samples per sample of global batch; ≥ 0
+	Offset   float64 `yaml:"offset"`    // samples; ≥ 0
+	Multiple float64 `yaml:"multiple"`  // the interval's rounding down; required, > 0
+}
+
+// Interval returns the samples between evaluations at global batch b.
+func (r *EvalSamplesRule) Interval(b int) float64 {
+	v := math.Floor(r.Fraction*(r.PerBatch*float64(b)+r.Offset)/r.Multiple) * r.Multiple
+	return max(v, r.Multiple)
+}
+
 // Evaluations returns how many evaluations a run of epochs epochs over
-// trainSamples samples makes. MLPerf's runs stop at the first evaluation
+// trainSamples samples at globalBatch makes. MLPerf's runs stop at the first evaluation
 // that meets the target, so the run's last epoch is an evaluation; with a
 // cadence of k epochs the evaluations are the run's end and every k epochs
 // before it, whatever the offset (0 to k−1) the rules allow:
@@ -66,10 +90,11 @@ type TimedRegion struct {
 //	⌈E/k⌉                          every k epochs
 //	#{e ∈ EvalEpochs : e ≤ E} (+1 if E is past them or between them)
 //	⌈E·N/s⌉                         every s samples
+//	⌈E·N/interval(B)⌉               EvalSamplesRule at global batch B
 //
 // with E = epochs and N = trainSamples. It returns 0 for a nil region or
 // one without a cadence, and for epochs not positive.
-func (t *TimedRegion) Evaluations(epochs float64, trainSamples int64) int {
+func (t *TimedRegion) Evaluations(epochs float64, trainSamples int64, globalBatch int) int {
 	if t == nil || !(epochs > 0) || math.IsInf(epochs, 0) {
 		return 0
 	}
@@ -90,6 +115,8 @@ func (t *TimedRegion) Evaluations(epochs float64, trainSamples int64) int {
 		return n
 	case t.EvalEverySamples > 0 && trainSamples > 0:
 		return int(math.Ceil(epochs*float64(trainSamples)/float64(t.EvalEverySamples) - tol))
+	case t.EvalSamplesRule != nil && trainSamples > 0 && globalBatch > 0:
+		return int(math.Ceil(epochs*float64(trainSamples)/t.EvalSamplesRule.Interval(globalBatch) - tol))
 	}
 	return 0
 }
@@ -145,8 +172,15 @@ func (c *checker) timedRegion(t *TimedRegion) {
 		set++
 		c.positiveInt("timed_region.eval_every_samples", t.EvalEverySamples, maxSamples)
 	}
+	if r := t.EvalSamplesRule; r != nil {
+		set++
+		if !(r.Fraction > 0 && r.Fraction <= 1) || !(r.PerBatch >= 0 && r.PerBatch <= maxSamples) ||
+			!(r.Offset >= 0 && r.Offset <= maxSamples) || !(r.Multiple > 0 && r.Multiple <= maxSamples) {
+			c.addf("timed_region.eval_samples_rule", "fraction in (0, 1], per_batch and offset in [0, %g], multiple in (0, %g]; got %+v", float64(maxSamples), float64(maxSamples), *r)
+		}
+	}
 	if set > 1 {
-		c.addf("timed_region", "give one of eval_every_epochs, eval_epochs and eval_every_samples, not %d", set)
+		c.addf("timed_region", "give one of eval_every_epochs, eval_epochs, eval_every_samples and eval_samples_rule, not %d", set)
 	}
 	c.within("timed_region.eval_scoring", float64(t.EvalScoring), timedSpan, true)
 	c.within("timed_region.eval_host_per_sample", float64(t.EvalHostPerSample), timedSpan, true)

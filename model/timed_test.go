@@ -16,28 +16,39 @@ func TestEvaluationsByHand(t *testing.T) {
 	every4 := &TimedRegion{EvalEveryEpochs: 4}
 	ssd := &TimedRegion{EvalEpochs: []float64{40, 50, 55, 60, 65, 70, 75, 80}}
 	bert := &TimedRegion{EvalEverySamples: 500000}
+	// MLPerf BERT's rule: at B = 4,096, ⌊0.05·(230.23·4096 + 3e6)/25,000⌋
+	// = ⌊7.886⌋, so 175,000 samples; at B = 448 ⌊6.206⌋, 150,000; at
+	// B = 16,384 ⌊13.54⌋, 325,000 (the training_policies README's table:
+	// 150,000 at 256 to 2,048, 175,000 at 3,072 to 8,192).
+	rule := &TimedRegion{EvalSamplesRule: &EvalSamplesRule{Fraction: 0.05, PerBatch: 230.23, Offset: 3e6, Multiple: 25000}}
 	for _, c := range []struct {
 		name   string
 		t      *TimedRegion
 		epochs float64
 		n      int64
 		want   int
+		batch  int
 	}{
-		{"37 epochs every 4: epochs 1, 5, ..., 37", every4, 37, 0, 10},
-		{"50 epochs every 4: epochs 2, 6, ..., 50", every4, 50, 0, 13},
-		{"40 epochs every 4: epochs 4, 8, ..., 40", every4, 40, 0, 10},
-		{"3 epochs every 4: the closing one", every4, 3, 0, 1},
-		{"SSD to epoch 50: 40 and 50", ssd, 50, 0, 2},
-		{"SSD to epoch 52: 40, 50 and the end", ssd, 52, 0, 3},
-		{"SSD to epoch 30: the end alone", ssd, 30, 0, 1},
-		{"SSD to epoch 90: all eight and the end", ssd, 90, 0, 9},
-		{"2.25 epochs of 1e6 every 5e5 samples", bert, 2.25, 1000000, 5},
-		{"2 epochs of 1e6 every 5e5 samples", bert, 2, 1000000, 4},
-		{"no cadence", &TimedRegion{Startup: 1}, 10, 0, 0},
-		{"no region", nil, 10, 0, 0},
-		{"no epochs", every4, 0, 0, 0},
+		{"37 epochs every 4: epochs 1, 5, ..., 37", every4, 37, 0, 10, 0},
+		{"50 epochs every 4: epochs 2, 6, ..., 50", every4, 50, 0, 13, 0},
+		{"40 epochs every 4: epochs 4, 8, ..., 40", every4, 40, 0, 10, 0},
+		{"3 epochs every 4: the closing one", every4, 3, 0, 1, 0},
+		{"SSD to epoch 50: 40 and 50", ssd, 50, 0, 2, 0},
+		{"SSD to epoch 52: 40, 50 and the end", ssd, 52, 0, 3, 0},
+		{"SSD to epoch 30: the end alone", ssd, 30, 0, 1, 0},
+		{"SSD to epoch 90: all eight and the end", ssd, 90, 0, 9, 0},
+		{"2.25 epochs of 1e6 every 5e5 samples", bert, 2.25, 1000000, 5, 0},
+		{"2 epochs of 1e6 every 5e5 samples", bert, 2, 1000000, 4, 0},
+		{"BERT rule, 2,627,000 samples at 4,096: 175,000 each", rule, 1, 2627000, 16, 4096},
+		{"BERT rule, 2,625,000 samples at 4,096: exactly 15", rule, 1, 2625000, 15, 4096},
+		{"BERT rule, 2,703,232 samples at 448: 150,000 each", rule, 1, 2703232, 19, 448},
+		{"BERT rule, 5,205,540 samples at 16,384: 325,000 each", rule, 1, 5205540, 17, 16384},
+		{"BERT rule without a batch", rule, 1, 2627000, 0, 0},
+		{"no cadence", &TimedRegion{Startup: 1}, 10, 0, 0, 0},
+		{"no region", nil, 10, 0, 0, 0},
+		{"no epochs", every4, 0, 0, 0, 0},
 	} {
-		if got := c.t.Evaluations(c.epochs, c.n); got != c.want {
+		if got := c.t.Evaluations(c.epochs, c.n, c.batch); got != c.want {
 			t.Errorf("%s: %d evaluations, want %d", c.name, got, c.want)
 		}
 	}
@@ -116,7 +127,7 @@ func TestTimedRegionFromLogs(t *testing.T) {
 		if epochs == 0 {
 			t.Fatalf("%s: no epochs", c.recipe)
 		}
-		if got := r.TimedRegion.Evaluations(epochs, r.TrainSamples()); got != logged {
+		if got := r.TimedRegion.Evaluations(epochs, r.TrainSamples(), int(r.GlobalBatch)); got != logged {
 			t.Errorf("%s: %d evaluations at %v epochs, NVIDIA's DGX-1 log has %d", c.recipe, got, epochs, logged)
 		}
 	}
@@ -129,7 +140,9 @@ func TestTimedRegionChecks(t *testing.T) {
 		want string
 	}{
 		{TimedRegion{EvalEveryEpochs: 4}, "timed_region.source: missing source"},
-		{TimedRegion{EvalEveryEpochs: 4, EvalEverySamples: 10, Source: "s"}, "give one of eval_every_epochs, eval_epochs and eval_every_samples, not 2"},
+		{TimedRegion{EvalEveryEpochs: 4, EvalEverySamples: 10, Source: "s"}, "give one of eval_every_epochs, eval_epochs, eval_every_samples and eval_samples_rule, not 2"},
+		{TimedRegion{EvalSamplesRule: &EvalSamplesRule{Fraction: 0.05, Offset: 3e6}, Source: "s"}, "timed_region.eval_samples_rule: fraction in (0, 1], per_batch and offset in [0, 1e+13], multiple in (0, 1e+13]"},
+		{TimedRegion{EvalEverySamples: 10, EvalSamplesRule: &EvalSamplesRule{Fraction: 1, Multiple: 1}, Source: "s"}, "not 2"},
 		{TimedRegion{EvalEveryEpochs: -1, Source: "s"}, "timed_region.eval_every_epochs: must be in (0, 10000], got -1"},
 		{TimedRegion{EvalEpochs: []float64{40, 30}, Source: "s"}, "timed_region.eval_epochs[1]: must be ascending"},
 		{TimedRegion{EvalEverySamples: -5, Source: "s"}, "timed_region.eval_every_samples: must be positive, got -5"},

@@ -34,7 +34,7 @@ func timedCosts(r *scenarios.Resolved, cfg sim.Config, steps, globalBatch int) (
 	}
 	n64, b64 := r.Data.TrainSamples, int64(max(globalBatch, 1))
 	epochs := float64(steps) / float64((n64+b64-1)/b64)
-	n := t.Evaluations(epochs, r.Data.TrainSamples)
+	n := t.Evaluations(epochs, r.Data.TrainSamples, globalBatch)
 	if n == 0 {
 		return 0, startup, nil
 	}

@@ -62,18 +62,19 @@ func Roofline(m *model.Model, d *hw.Device, p hw.Precision) (units.Seconds, erro
 // and optimizer state of w bytes, and a low-precision working copy of c
 // bytes rewritten under mixed precision (c = 0 otherwise):
 //
-//	g + 2w + 2·k·w + [lars](w + g) + c
+//	g + 2w + 2·k·w + [lars, lamb](w + g) + c
 //
 // that is: read the gradient, read and write the weight, read and write
 // each of the k state values (model.Optimizer.StateValues: sgd 0,
-// momentum, nesterov and lars 1, adam and rmsprop 2), LARS reads the
-// weight and the gradient once more for the layer norms, and mixed
+// momentum, nesterov and lars 1, adam, rmsprop and lamb 2), LARS reads the
+// weight and the gradient once more for the layer norms (LAMB the weight
+// and its update, counted alike: You et al. 2020, Algorithm 2), and mixed
 // precision writes the working copy. Plain fp32 momentum SGD moves 20
 // bytes, Adam 28.
 func UpdateBytesPerParam(o model.Optimizer, g, w, c float64) float64 {
 	k := float64(o.StateValues())
 	b := g + 2*w + float64(2*k*w) + c
-	if o == model.LARS {
+	if o == model.LARS || o == model.LAMB {
 		b += w + g
 	}
 	return b

@@ -41,6 +41,10 @@ const systemLabel = "system"
 // column): Measured.DecodeWorkers.
 const decodeWorkersLabel = "decode_workers"
 
+// seqLenLabel is the label by which a record gives the tokens of each of
+// its samples (a CSV's seq_len column): Measured.SeqLen.
+const seqLenLabel = "seq_len"
+
 // platformNodes reads the node count of an MLPerf platform, "NxNODE"
 // (1xGX2570M5, 8xDGX-A100); 0 when platform is not of that form.
 func platformNodes(platform string) int {
@@ -193,6 +197,14 @@ func (in *LogReader) Measurements(lg *logs.Log, prof *model.Profiles, left map[s
 		}
 		if m.Model == "" || m.Precision == "" || m.Device == "" {
 			return nil, fmt.Errorf("%s: a %s record needs model, precision and device (the header's machine.device_name or --device names the device for a log that does not, --precision the precision, --model the model)", where, rec.Kind)
+		}
+		if v := rec.Labels[seqLenLabel]; v != "" {
+			if m.SeqLen, err = strconv.Atoi(v); err != nil || m.SeqLen < 1 {
+				return nil, fmt.Errorf("%s: %s %q: want a whole number of tokens per sample", where, seqLenLabel, v)
+			}
+			// A group and a scaling pair of their own: another length
+			// is another workload.
+			m.Variant = strings.TrimSpace(m.Variant + " " + seqLenLabel + "=" + v)
 		}
 		if rec.Labels[calib.SampleLabel] == "sentence-pair" {
 			if m.SampleScale, err = sentenceScale(header, rec.Model, prof); err != nil {

@@ -63,6 +63,11 @@ type Measured struct {
 	// log's (a sentence pair of 128 source and 128 target tokens is 128
 	// of transformer-base's token pairs). Default 1.
 	SampleScale float64
+	// SeqLen is the tokens of each sample of a model profiled per
+	// sequence (a CSV's seq_len column: BERT pre-trained on 128 or 512
+	// tokens, fine-tuned on 384), which its operators are listed at.
+	// Default 0: the profile's dataset's sequence length.
+	SeqLen int
 	// Optimizer is the training algorithm, for the update time and the
 	// optimizer state. Default model.Momentum.
 	Optimizer model.Optimizer
@@ -328,6 +333,10 @@ func measuredConfig(m *model.Model, d *hw.Device, ms *Measured, b, seq int, eff 
 	if err != nil {
 		return sim.Config{}, err
 	}
+	mem, err := atSeqLen(m, ms.SeqLen)
+	if err != nil {
+		return sim.Config{}, err
+	}
 	opt := cmp.Or(ms.Optimizer, model.Momentum)
 	upd := sim.UpdateTime(m, d, opt, sp, master)
 	cp := sim.Compute{Update: upd}
@@ -351,9 +360,35 @@ func measuredConfig(m *model.Model, d *hw.Device, ms *Measured, b, seq int, eff 
 		MicroBatch:     b,
 		Accumulation:   max(ms.Accumulation, 1),
 		Compute:        cp,
-		Memory:         sim.ModelMemory(m, d, opt, sp, master),
+		Memory:         sim.ModelMemory(mem, d, opt, sp, master),
 		Comm:           sim.Comm{Algorithm: sim.Ring, Layers: sim.GradientLayers(m, sp.Size())},
 	}, nil
+}
+
+// atSeqLen returns m with its stored activations at samples of seq
+// tokens: the profile's, at its transformer shape's length, scaled by what
+// one layer of the shape keeps at seq against at that length
+// (model.TransformerShape.ActivationBytesPerLayer: linear in the tokens,
+// attention's scores in their square). It returns m itself where seq is 0
+// or the shape's length, or m has no transformer shape.
+func atSeqLen(m *model.Model, seq int) (*model.Model, error) {
+	t, err := model.LookupTransformer(m.Name)
+	if seq == 0 || err != nil || seq == t.SeqLen {
+		return m, nil
+	}
+	at, err := t.ActivationBytesPerLayer(model.TransformerStep{Batch: 1, SeqLen: seq})
+	if err != nil {
+		return nil, err
+	}
+	ref, err := t.ActivationBytesPerLayer(model.TransformerStep{Batch: 1})
+	if err != nil {
+		return nil, err
+	}
+	r := float64(at) / float64(ref)
+	c := *m
+	c.Activations.FP32 = units.Bytes(float64(m.Activations.FP32) * r)
+	c.Activations.FP16 = units.Bytes(float64(m.Activations.FP16) * r)
+	return &c, nil
 }
 
 // operatorConfig is the operator model's configuration of ms on d
@@ -382,8 +417,18 @@ func measuredShape(m *Measured, mdl *model.Model, prof *model.Profiles) (b, seq 
 	if !(scale > 0) || math.IsInf(scale, 0) || scale != math.Trunc(scale) {
 		return 0, 0, fmt.Errorf("sample scale %v: must be a positive whole number of %s's samples", m.SampleScale, mdl.Name)
 	}
-	if unit, err := prof.SampleUnit(mdl.Name); err == nil && unit == model.Token && scale > 1 {
+	unit, err := prof.SampleUnit(mdl.Name)
+	if err != nil {
+		return 0, 0, err
+	}
+	if unit == model.Token && scale > 1 {
 		seq = int(scale)
+	}
+	if m.SeqLen != 0 {
+		if m.SeqLen < 1 || unit != model.Sentence {
+			return 0, 0, fmt.Errorf("sequence length %d: want a positive number of tokens, of a model profiled per sentence (%s is profiled per %s)", m.SeqLen, mdl.Name, cmp.Or(unit, model.Image))
+		}
+		seq = m.SeqLen
 	}
 	return int(float64(m.Batch) * scale), seq, nil
 }

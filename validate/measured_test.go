@@ -758,3 +758,44 @@ func TestCompareMeasuredSentence(t *testing.T) {
 		t.Errorf("sentence pairs/s %v, want %v from the law at sequence length 128", got, want)
 	}
 }
+
+// TestCompareMeasuredSeqLen checks Measured.SeqLen: BERT-large at its
+// profile's 512 tokens predicts as without it; at 128 tokens a sequence
+// costs a quarter of the FLOPs or less (model.TransformerShape.TrainFLOPs:
+// the products linear in the tokens, attention's in their square), so it
+// runs more than three times the sequences a second (the update and the
+// launches do not shrink) and less than sixteen (the square), and fits
+// more than twice as many in memory; a length on a model profiled per
+// image is refused.
+func TestCompareMeasuredSeqLen(t *testing.T) {
+	cat, prof := defaults(t)
+	at := func(seq int) MeasuredGroup {
+		t.Helper()
+		rep, err := CompareMeasured([]Measured{{Device: "a100-sxm4-80gb", Model: "bert-large", Precision: "amp-fp16",
+			Batch: 32, SeqLen: seq, SamplesPerSec: 100}}, cat, prof, predict.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rep.Groups[0]
+	}
+	def, full, short := at(0), at(512), at(128)
+	if def.Rows[0].Predicted != full.Rows[0].Predicted || def.PredictedMax != full.PredictedMax {
+		t.Errorf("512 tokens: %v samples/s, largest batch %d; the profile's length %v, %d", full.Rows[0].Predicted, full.PredictedMax, def.Rows[0].Predicted, def.PredictedMax)
+	}
+	shape, err := model.LookupTransformer("bert-large")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ratio := shape.TrainFLOPs(1, 512) / shape.TrainFLOPs(1, 128)
+	if r := short.Rows[0].Predicted / full.Rows[0].Predicted; !(ratio > 4 && r > 3 && r < 16) {
+		t.Errorf("128 against 512 tokens: %.3g times the samples/s (the FLOPs %.3g times), want between 3 and 16", r, ratio)
+	}
+	if !(short.PredictedMax > 2*full.PredictedMax) {
+		t.Errorf("largest batch %d at 128 tokens, %d at 512: want more than twice", short.PredictedMax, full.PredictedMax)
+	}
+	_, err = CompareMeasured([]Measured{{Device: "a100-sxm4-80gb", Model: "resnet50", Precision: "amp-fp16",
+		Batch: 32, SeqLen: 128, SamplesPerSec: 100}}, cat, prof, predict.Options{})
+	if err == nil || !strings.Contains(err.Error(), "sequence length 128") {
+		t.Errorf("resnet50 at 128 tokens: %v, want the length refused", err)
+	}
+}

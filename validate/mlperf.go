@@ -46,11 +46,15 @@ type CaseEpochs struct {
 // epochsRow is one submission of a scripts/mlperfepochs table.
 type epochsRow struct {
 	Round, System, Division, Optimizer string
-	Batch, Epochs                      float64
+	// Unit is what Epochs counts: "samples" (BERT's tables) or epochs
+	// (any other value, or a table without a unit column).
+	Unit          string
+	Batch, Epochs float64
 }
 
 // readEpochsRows reads the columns round, system, division, optimizer,
-// global_batch and mean of a scripts/mlperfepochs table.
+// global_batch and mean of a scripts/mlperfepochs table, and its unit
+// where it has one.
 func readEpochsRows(r io.Reader, name string) ([]epochsRow, error) {
 	recs, err := csv.NewReader(r).ReadAll()
 	if err != nil {
@@ -75,27 +79,38 @@ func readEpochsRows(r io.Reader, name string) ([]epochsRow, error) {
 		if err1 != nil || err2 != nil || !(b > 0) || !(e > 0) {
 			return nil, fmt.Errorf("%s:%d: global_batch %q and mean %q: want numbers > 0", name, i+2, rec[col["global_batch"]], rec[col["mean"]])
 		}
-		rows = append(rows, epochsRow{Round: rec[col["round"]], System: rec[col["system"]], Division: rec[col["division"]],
-			Optimizer: mlperfepochs.OptimizerFamily(rec[col["optimizer"]]), Batch: b, Epochs: e})
+		row := epochsRow{Round: rec[col["round"]], System: rec[col["system"]], Division: rec[col["division"]],
+			Optimizer: mlperfepochs.OptimizerFamily(rec[col["optimizer"]]), Batch: b, Epochs: e}
+		if u, ok := col["unit"]; ok {
+			row.Unit = rec[u]
+		}
+		rows = append(rows, row)
 	}
 	return rows, nil
 }
 
 // leaveRoundOut returns the batches and epochs of the closed-division
 // rows of optimizer opt that are neither of round nor of system (when
-// system is not "").
-func leaveRoundOut(rows []epochsRow, opt, round, system string) (batch, epochs []float64) {
+// system is not ""), and whether they count samples rather than epochs
+// (all of them: a table mixing the two is an error).
+func leaveRoundOut(rows []epochsRow, opt, round, system string) (batch, epochs []float64, samples bool, err error) {
+	kinds := map[bool]int{}
 	for _, r := range rows {
 		if r.Division == "closed" && r.Optimizer == opt && r.Round != round && (system == "" || r.System != system) {
 			batch, epochs = append(batch, r.Batch), append(epochs, r.Epochs)
+			kinds[r.Unit == "samples"]++
 		}
 	}
-	return batch, epochs
+	if len(kinds) > 1 {
+		return nil, nil, false, fmt.Errorf("%d rows count samples and %d epochs: want one unit", kinds[true], kinds[false])
+	}
+	return batch, epochs, kinds[true] > 0, nil
 }
 
 // epochsCurve fits the case's law without its round, for a data set of n
-// samples per epoch, and returns it as a steps-to-target curve. dir is the
-// case file's directory, which a table's relative path is taken from.
+// samples per epoch (1 where the table counts samples, BERT's), and
+// returns it as a steps-to-target curve. dir is the case file's
+// directory, which a table's relative path is taken from.
 func (e *CaseEpochs) epochsCurve(n float64, dir string) (*scenarios.StepsToTarget, error) {
 	data, name, err := e.table(dir)
 	if err != nil {
@@ -105,7 +120,13 @@ func (e *CaseEpochs) epochsCurve(n float64, dir string) (*scenarios.StepsToTarge
 	if err != nil {
 		return nil, fmt.Errorf("epochs.data: %w", err)
 	}
-	b, ep := leaveRoundOut(rows, e.Optimizer, e.Round, e.System)
+	b, ep, samples, err := leaveRoundOut(rows, e.Optimizer, e.Round, e.System)
+	if err != nil {
+		return nil, fmt.Errorf("epochs.data: %s: %w", name, err)
+	}
+	if samples {
+		n = 1
+	}
 	law, err := fit.Epochs(b, ep, n, nil)
 	if err != nil {
 		return nil, fmt.Errorf("epochs: %s without round %s (%d rows): %w", e.Optimizer, e.Round, len(b), err)

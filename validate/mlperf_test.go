@@ -26,13 +26,46 @@ func TestLeaveRoundOut(t *testing.T) {
 		{Round: "v3.0", System: "e", Division: "closed", Optimizer: "sgd", Batch: 6, Epochs: 60},
 		{Round: "v3.0", System: "f", Division: "closed", Optimizer: "lars", Batch: 7, Epochs: 70},
 	}
-	b, e := leaveRoundOut(rows, "lars", "v2.0", "b")
-	if !slices.Equal(b, []float64{1, 7}) || !slices.Equal(e, []float64{10, 70}) {
-		t.Errorf("v2.0 without b: batches %v epochs %v, want [1 7] [10 70]", b, e)
+	b, e, samples, err := leaveRoundOut(rows, "lars", "v2.0", "b")
+	if !slices.Equal(b, []float64{1, 7}) || !slices.Equal(e, []float64{10, 70}) || samples || err != nil {
+		t.Errorf("v2.0 without b: batches %v epochs %v, samples %v, %v; want [1 7] [10 70], epochs", b, e, samples, err)
 	}
-	b, _ = leaveRoundOut(rows, "lars", "v3.0", "")
+	b, _, _, _ = leaveRoundOut(rows, "lars", "v3.0", "")
 	if !slices.Equal(b, []float64{1, 2, 3}) {
 		t.Errorf("v3.0: batches %v, want [1 2 3]", b)
+	}
+	for i := range rows {
+		rows[i].Unit = "samples"
+	}
+	if _, _, samples, err = leaveRoundOut(rows, "lars", "v3.0", ""); !samples || err != nil {
+		t.Errorf("rows of samples: samples %v, %v; want true", samples, err)
+	}
+	rows[0].Unit = "epochs"
+	if _, _, _, err = leaveRoundOut(rows, "lars", "v3.0", ""); err == nil {
+		t.Error("rows of samples and of epochs: no error")
+	}
+}
+
+// TestEpochsCurveSamples checks a table that counts samples (BERT's): the
+// law is fitted in samples whatever the data set's size, so that S_min
+// and B_noise are those of S = samples/B. Rows on samples(B) =
+// 2e6·(1 + B/4000): S_min = 2e6/4000 = 500, B_noise = 4000.
+func TestEpochsCurveSamples(t *testing.T) {
+	var sb strings.Builder
+	sb.WriteString("round,submitter,system,division,accelerators,global_batch,optimizer,unit,mean\n")
+	for i, b := range []float64{256, 1024, 3072, 8192, 16384} {
+		fmt.Fprintf(&sb, "v1,x,s%d,closed,8,%g,lamb,samples,%g\n", i, b, 2e6*(1+b/4000))
+	}
+	path := filepath.Join(t.TempDir(), "bert.csv")
+	if err := os.WriteFile(path, []byte(sb.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c, err := (&CaseEpochs{Data: path, Optimizer: "lamb", Round: "v2"}).epochsCurve(157696000, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if math.Abs(c.SMin-500)/500 > 1e-6 || math.Abs(c.BNoise-4000)/4000 > 1e-6 {
+		t.Errorf("S_min %g, B_noise %g; want 500 and 4000", c.SMin, c.BNoise)
 	}
 }
 

@@ -122,6 +122,9 @@ func TestBuiltinCasesCoverSeeds(t *testing.T) {
 		{"mlperf-v2.1-hpe-xl675d-n16-resnet50-ttt", TimeToTrain, "169.24 s", false},
 		{"mlperf-v3.0-coreweave-h100-n448-resnet50-ttt", TimeToTrain, "10.98 s", false},
 		{"mlperf-v1.1-ipu-pod256-resnet50-ttt", TimeToTrain, "227.69 s", false},
+		{"mlperf-v2.0-dgxa100-bert-n1-throughput", SamplesPerSecond, "2402.95 samples/s", true},
+		{"mlperf-v2.0-dgxa100-n512-bert-ttt", TimeToTrain, "12.341 s", false},
+		{"mlperf-v1.1-azure-n256-bert-ttt", TimeToTrain, "25.330 s", false},
 	} {
 		got := byName[c.name]
 		if got == nil || got.Metric != c.metric || got.Published != c.published || got.Calibrates != c.calibrates {
@@ -133,8 +136,8 @@ func TestBuiltinCasesCoverSeeds(t *testing.T) {
 			t.Errorf("%s: no source URL in MLPerf's %s results: %q", c.Name, v[:4], c.URL)
 		}
 	}
-	if len(f.Cases) != 94 {
-		t.Errorf("%d built-in cases, want 94", len(f.Cases))
+	if len(f.Cases) != 110 {
+		t.Errorf("%d built-in cases, want 110", len(f.Cases))
 	}
 }
 

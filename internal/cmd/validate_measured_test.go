@@ -109,7 +109,7 @@ func readEntries(t *testing.T, logs []string) map[string]logEntry {
 
 // readCSVEntries adds to out the rows of body, the CSV of throughputs
 // at path (model, device, precision, devices, batch, samples_per_s,
-// system, and the run labels channels_last and compile where it has those
+// system, and the run labels channels_last, compile and seq_len where it has those
 // columns; lines of # before the header), keyed by "path:line".
 func readCSVEntries(t *testing.T, path, body string, out map[string]logEntry) {
 	t.Helper()
@@ -142,7 +142,7 @@ func readCSVEntries(t *testing.T, path, body string, out map[string]logEntry) {
 		if i, ok := col["framework"]; ok {
 			e.Framework = rec[i]
 		}
-		for _, k := range []string{"channels_last", "compile"} { // the run labels a CSV may give
+		for _, k := range []string{"channels_last", "compile", "seq_len"} { // the run labels a CSV may give
 			if i, ok := col[k]; ok && rec[i] != "" {
 				if e.Labels == nil {
 					e.Labels = map[string]string{}
@@ -1154,11 +1154,12 @@ func TestValidateMeasuredPublished(t *testing.T) {
 // predicted on the system it names (the DGX-1 with 32 GB V100s and the DGX
 // A100 320GB among them), one per row of the CSVs, with the table's
 // columns checked against them; 1 and 8 GPUs of V100, A100 and H100
-// devices in fp32, tf32 and amp-fp16. The BERT-large file waits for a
-// profile of that name, and validate says so.
+// devices in fp32, tf32 and amp-fp16. BERT-large's rows run at the
+// sequence length of their seq_len column, each length a variant of its
+// own.
 func TestValidateMeasuredPublishedDLE(t *testing.T) {
 	var published []string
-	for _, m := range []string{"resnet50", "efficientnet-b4", "maskrcnn-r50-fpn", "transformer-big"} {
+	for _, m := range []string{"resnet50", "efficientnet-b4", "maskrcnn-r50-fpn", "transformer-big", "bert-large"} {
 		published = append(published, "../../testdata/measurements/published-dle-"+m+".csv")
 	}
 	out := runMeasured(t, published)
@@ -1183,9 +1184,10 @@ func TestValidateMeasuredPublishedDLE(t *testing.T) {
 			t.Errorf("no row of %s", want)
 		}
 	}
-	_, stderr, code := runCLI("validate", "--measured", "../../testdata/measurements/published-dle-bert-large.csv")
-	if code == exitOK || !strings.Contains(stderr, `unknown model "bert-large"`) {
-		t.Errorf("validate --measured published-dle-bert-large.csv: exit %d: %s; want the unknown model refused", code, stderr)
+	for _, want := range []string{"seq_len=128", "seq_len=384", "seq_len=512"} {
+		if !strings.Contains(fmt.Sprint(out["groups"]), want) {
+			t.Errorf("no group of the variant %s", want)
+		}
 	}
 }
 
