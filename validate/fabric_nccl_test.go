@@ -72,25 +72,11 @@ func TestFitFabricNCCLRecoversLinks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(fc.Levels) != 2 {
-		t.Fatalf("fitted %d levels, want 2", len(fc.Levels))
-	}
-	want := map[string][2]float64{calib.Intra: {ncclBIntra, ncclLIntra}, calib.Inter: {ncclBInter, ncclLInter}}
-	for _, l := range fc.Levels {
-		if l.Err != nil {
-			t.Fatalf("%s: %v", l.Level, l.Err)
-		}
-		w := want[l.Entry.Level]
-		if e := math.Abs(float64(l.Entry.Bandwidth)/w[0] - 1); e > 0.01 {
-			t.Errorf("%s bandwidth %v, want %v within 1%%", l.Entry.Level, l.Entry.Bandwidth, units.BytesPerSec(w[0]))
-		}
-		if e := math.Abs(float64(l.Entry.Latency)/w[1] - 1); e > 0.01 {
-			t.Errorf("%s latency %v, want %v within 1%%", l.Entry.Level, l.Entry.Latency, units.Seconds(w[1]))
-		}
+	checkFittedLevels(t, fc, map[string][2]float64{calib.Intra: {ncclBIntra, ncclLIntra}, calib.Inter: {ncclBInter, ncclLInter}}, func(l FabricLevelFit) {
 		if l.Entry.Algorithm != "nccl" || len(l.Entry.Undetermined) > 0 {
 			t.Errorf("%s: algorithm %q, undetermined %v; want nccl, both determined", l.Entry.Level, l.Entry.Algorithm, l.Entry.Undetermined)
 		}
-	}
+	})
 	fitted := []scenarios.CalibrationFile{{Path: "fit", Cal: &calib.Calibration{Fabric: fc.Entries()}}}
 	for _, c := range []struct {
 		name         string

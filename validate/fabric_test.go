@@ -142,25 +142,11 @@ func TestFitFabricRecoversLinks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(fc.Levels) != 2 {
-		t.Fatalf("fitted %d levels, want 2", len(fc.Levels))
-	}
-	want := map[string][2]float64{calib.Intra: {bIntra, lIntra}, calib.Inter: {bInter, lInter}}
-	for _, l := range fc.Levels {
-		if l.Err != nil {
-			t.Fatalf("%s: %v", l.Level, l.Err)
-		}
-		w := want[l.Entry.Level]
-		if e := math.Abs(float64(l.Entry.Bandwidth)/w[0] - 1); e > 0.01 {
-			t.Errorf("%s bandwidth %v, want %v within 1%%", l.Entry.Level, l.Entry.Bandwidth, units.BytesPerSec(w[0]))
-		}
-		if e := math.Abs(float64(l.Entry.Latency)/w[1] - 1); e > 0.01 {
-			t.Errorf("%s latency %v, want %v within 1%%", l.Entry.Level, l.Entry.Latency, units.Seconds(w[1]))
-		}
+	checkFittedLevels(t, fc, map[string][2]float64{calib.Intra: {bIntra, lIntra}, calib.Inter: {bInter, lInter}}, func(l FabricLevelFit) {
 		if l.Entry.Error > 0.01 {
 			t.Errorf("%s: mean error %.3g after the fit, want under 1%%", l.Entry.Level, l.Entry.Error)
 		}
-	}
+	})
 	fitted := []scenarios.CalibrationFile{{Path: "fit", Cal: &calib.Calibration{Fabric: []calib.FabricEntry{fc.Levels[0].Entry, fc.Levels[1].Entry}}}}
 	four := simulated(t, cat, 4, 1, fitted)
 	predicted := simulated(t, cat, 32, 4, fitted)
@@ -227,5 +213,28 @@ func TestFitFabricErrors(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: error %v, want one naming %q", tc.name, err, tc.want)
 		}
+	}
+}
+
+// checkFittedLevels checks that fc fitted two levels, each without error
+// and with the bandwidth and latency of want[level] within 1 %, then runs
+// more on each.
+func checkFittedLevels(t *testing.T, fc *FabricCalibration, want map[string][2]float64, more func(FabricLevelFit)) {
+	t.Helper()
+	if len(fc.Levels) != 2 {
+		t.Fatalf("fitted %d levels, want 2", len(fc.Levels))
+	}
+	for _, l := range fc.Levels {
+		if l.Err != nil {
+			t.Fatalf("%s: %v", l.Level, l.Err)
+		}
+		w := want[l.Entry.Level]
+		if e := math.Abs(float64(l.Entry.Bandwidth)/w[0] - 1); e > 0.01 {
+			t.Errorf("%s bandwidth %v, want %v within 1%%", l.Entry.Level, l.Entry.Bandwidth, units.BytesPerSec(w[0]))
+		}
+		if e := math.Abs(float64(l.Entry.Latency)/w[1] - 1); e > 0.01 {
+			t.Errorf("%s latency %v, want %v within 1%%", l.Entry.Level, l.Entry.Latency, units.Seconds(w[1]))
+		}
+		more(l)
 	}
 }
