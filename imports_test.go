@@ -24,11 +24,12 @@ import (
 // (internal/benchlog, internal/units), and llm (LLM layouts and their
 // memory) reads the transformer shapes (model), sizes (internal/units) and
 // the catalogue (hw); validate reads the MLPerf epochs tables embedded in
-// internal/mlperfepochs.
+// internal/mlperfepochs, which groups and fits them (fit), and plots draws
+// its groups.
 var allowed = map[string][]string{
 	"scaleplan":           {"internal/cmd"},
 	"internal/cmd":        {"*"},
-	"plots":               {"sim", "fit", "fit/logs", "internal/units", "internal/atomicfile"},
+	"plots":               {"sim", "fit", "fit/logs", "internal/units", "internal/atomicfile", "internal/mlperfepochs"},
 	"compute":             {"hw", "model", "internal/units"},
 	"scenarios":           {"compute", "sim/...", "hw", "model", "internal/units", "internal/config", "internal/calib"},
 	"predict":             {"scenarios", "sim", "sim/...", "hw", "model", "internal/units", "internal/config", "internal/calib", "internal/atomicfile"},
@@ -61,8 +62,10 @@ var allowed = map[string][]string{
 	"internal/tables":     {"internal/units", "llm", "fit", "fit/logs", "predict", "plan", "validate", "calibrate", "scenarios", "sim", "hw", "model", "report", "plots", "engine/dist", "engine/measure", "engine/torchbench", "internal/benchlog", "internal/calib", "internal/config"},
 	"internal/units":      {},
 
-	// The MLPerf epochs tables, embedded for validate's cases.
-	"internal/mlperfepochs": {},
+	// The MLPerf epochs tables, embedded for validate's cases, and their
+	// grouping and fit by benchmark and optimizer (fit), which plots
+	// charts for scripts/mlperfepochs and `scaleplan plot epochs`.
+	"internal/mlperfepochs": {"fit"},
 
 	// A program run by hand on the MLPerf results repositories: it fits
 	// (fit), draws (plots) and writes a calibration (internal/calib).

@@ -29,8 +29,9 @@
 //     chosen plan ringed.
 //  8. [Epochs]: epochs to target vs global batch, log-log, a point per
 //     submission coloured by MLPerf round with its runs' range, and the
-//     law E(B) = E_min (1 + B/B_noise) (fit.Epochs); drawn by
-//     scripts/mlperfepochs for docs/mlperf-epochs.md.
+//     law E(B) = E_min (1 + B/B_noise) (fit.Epochs); [EpochsFromGroup]
+//     makes its input from a group of mlperfepochs.Analyse, for
+//     `scaleplan plot epochs` and scripts/mlperfepochs (docs/mlperf-epochs.md).
 //
 // ThroughputFromReport and StepsFromReport turn a fit.Report into the
 // inputs of charts 1 and 2.

@@ -10,6 +10,7 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 
 	"scaleplan/fit"
+	"scaleplan/internal/mlperfepochs"
 )
 
 // roundGlyphs are the shapes of the rounds' points, a shape for each
@@ -120,4 +121,15 @@ func Epochs(d EpochsData) (*Chart, error) {
 		bd.points(name, name, cols, xy, glyph(roundGlyphs[(i/(len(Palette)-1))%len(roundGlyphs)], pick(i%(len(Palette)-1)+1), vg.Points(3.5)))
 	}
 	return bd.finish(), nil
+}
+
+// EpochsFromGroup is the chart data of a group of MLPerf submissions
+// (mlperfepochs.Analyse): one point per submission with its runs' range,
+// and the group's fit (nil when the group has too few batches).
+func EpochsFromGroup(g *mlperfepochs.Group) EpochsData {
+	d := EpochsData{Subject: g.Bench + " " + g.Optimizer, Unit: g.Subject.Unit(), Fit: g.Fit}
+	for _, r := range g.Rows {
+		d.Points = append(d.Points, EpochsPoint{Batch: r.GlobalBatch, Epochs: r.Mean, Min: r.Min, Max: r.Max, Round: r.Round})
+	}
+	return d
 }

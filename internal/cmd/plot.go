@@ -3,12 +3,15 @@ package cmd
 import (
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/urfave/cli/v2"
 
 	"scaleplan/fit"
 	"scaleplan/fit/logs"
+	"scaleplan/internal/mlperfepochs"
 	"scaleplan/internal/tables"
 	"scaleplan/plots"
 	"scaleplan/report"
@@ -17,6 +20,7 @@ import (
 // plotKind is one kind of chart `scaleplan plot` draws.
 type plotKind struct {
 	name  string // the KIND argument
+	group string // which of kindFlags' groups of flags it takes
 	args  string // what follows KIND, for messages: "LOG..."
 	usage string // one line for --help
 	// charts reads args and returns the charts to write. Errors in the
@@ -26,42 +30,45 @@ type plotKind struct {
 
 // plotKinds lists the kinds in the order --help shows them.
 var plotKinds = []plotKind{
-	{"throughput", "LOG...", "samples/s vs global batch, fitted v = b/(b/v0 + t), per device count", throughputCharts},
-	{"steps", "LOG...", "steps to target vs global batch, S(B) = S_min (1 + B_noise/B), regimes", stepsCharts},
-	{report.Scaling, "SCENARIO...", "time to train vs devices, one line per scenario, published times as squares", scenarioKind(report.Scaling)},
-	{report.Efficiency, "SCENARIO...", "scaling efficiency T(n0)·n0 / (T(n)·n) vs devices, one line per scenario", scenarioKind(report.Efficiency)},
-	{report.Breakdown, "SCENARIO...", "step time split into compute, exposed communication and input, bubble, straggler", scenarioKind(report.Breakdown)},
-	{report.Timeline, "SCENARIO", "one simulated step of the largest (or --devices N) configuration as a timeline", scenarioKind(report.Timeline)},
+	{"throughput", "log", "LOG...", "samples/s vs global batch, fitted v = b/(b/v0 + t), per device count", throughputCharts},
+	{"steps", "log", "LOG...", "steps to target vs global batch, S(B) = S_min (1 + B_noise/B), regimes", stepsCharts},
+	{"epochs", "MLPerf epochs", "", "MLPerf submissions' epochs to target vs global batch, E(B) = E_min (1 + B/B_noise)", epochsCharts},
+	{report.Scaling, "scenario", "SCENARIO...", "time to train vs devices, one line per scenario, published times as squares", scenarioKind(report.Scaling)},
+	{report.Efficiency, "scenario", "SCENARIO...", "scaling efficiency T(n0)·n0 / (T(n)·n) vs devices, one line per scenario", scenarioKind(report.Efficiency)},
+	{report.Breakdown, "scenario", "SCENARIO...", "step time split into compute, exposed communication and input, bubble, straggler", scenarioKind(report.Breakdown)},
+	{report.Timeline, "scenario", "SCENARIO", "one simulated step of the largest (or --devices N) configuration as a timeline", scenarioKind(report.Timeline)},
 }
 
-// The flags of `scaleplan plot` that only the log kinds or only the
-// scenario kinds take.
-var (
-	logKindFlags      = []string{"group-by", "device", "target", "keep-outliers"}
-	scenarioKindFlags = []string{"devices", "calibration"}
-)
+// kindFlags are, by group of kinds, the flags of `scaleplan plot` that
+// only the kinds of that group take.
+var kindFlags = map[string][]string{
+	"log":           {"group-by", "device", "target", "keep-outliers"},
+	"scenario":      {"devices", "calibration"},
+	"MLPerf epochs": {"benchmark", "optimizer", "epochs"},
+}
 
-// logKind reports whether k charts logs (the others chart scenarios).
-func (k *plotKind) logKind() bool { return k.args == "LOG..." }
+// kindsOf names the kinds of a group, in plotKinds' order.
+func kindsOf(group string) string {
+	var names []string
+	for _, p := range plotKinds {
+		if p.group == group {
+			names = append(names, p.name)
+		}
+	}
+	return strings.Join(names, ", ")
+}
 
 // checkFlags refuses a flag that k does not take, which would otherwise
 // change nothing and say nothing.
 func (k *plotKind) checkFlags(c *cli.Context) error {
-	var mine, theirs []string
-	for _, p := range plotKinds {
-		if p.logKind() == k.logKind() {
-			mine = append(mine, p.name)
-		} else {
-			theirs = append(theirs, p.name)
+	for _, group := range slices.Sorted(maps.Keys(kindFlags)) {
+		if group == k.group {
+			continue
 		}
-	}
-	other, what := scenarioKindFlags, "scenario"
-	if !k.logKind() {
-		other, what = logKindFlags, "log"
-	}
-	for _, f := range other {
-		if c.IsSet(f) {
-			return usagef("plot %s: --%s is for the %s kinds (%s), not %s", k.name, f, what, strings.Join(theirs, ", "), strings.Join(mine, ", "))
+		for _, f := range kindFlags[group] {
+			if c.IsSet(f) {
+				return usagef("plot %s: --%s is for the %s kinds (%s), not %s", k.name, f, group, kindsOf(group), kindsOf(k.group))
+			}
 		}
 	}
 	return nil
@@ -76,18 +83,25 @@ type plotOptions struct {
 	devices      string   // device counts that replace a scenario's sweep, "N,N,..."
 	calibrations []string // --calibration files for the scenario kinds
 	target       string   // --target for runs that evaluate without one
+	benchmark    string   // epochs: the MLPerf benchmark
+	optimizer    string   // epochs: the optimizer family, "" for each
+	epochs       string   // epochs: a table of scripts/mlperfepochs, "" for the embedded one
 }
 
 // plotCommand is `scaleplan plot KIND ARGS... [-o DIR]`.
 func plotCommand() *cli.Command {
 	var kinds strings.Builder
 	for _, k := range plotKinds {
-		fmt.Fprintf(&kinds, "   %-11s %-12s %s\n", k.name, k.args, k.usage)
+		args := k.args
+		if args == "" {
+			args = "--benchmark"
+		}
+		fmt.Fprintf(&kinds, "   %-11s %-12s %s\n", k.name, args, k.usage)
 	}
 	return &cli.Command{
 		Name:      "plot",
 		Usage:     "draw charts as PNG and SVG",
-		ArgsUsage: "KIND LOG...|SCENARIO... [-o DIR]",
+		ArgsUsage: "KIND LOG...|SCENARIO...|--benchmark NAME [-o DIR]",
 		Description: "Draws a chart of KIND and writes it as DIR/KIND.png and DIR/KIND.svg (800 x 600\n" +
 			"pixels), or DIR/KIND-SUBJECT.png and .svg when there are several subjects\n" +
 			"(models, device kinds, precisions, targets, scenarios); prints the paths written.\n" +
@@ -102,11 +116,15 @@ func plotCommand() *cli.Command {
 			"batch times the step time, plus staging and overheads.\n" +
 			"With --calibration (a file `scaleplan fit --out` wrote, or published) a scenario\n" +
 			"whose model, device and precision the file measured computes by its law, as in\n" +
-			"`scaleplan predict`; stderr says which.\n\n" +
+			"`scaleplan predict`; stderr says which.\n" +
+			"epochs draws the MLPerf Training submissions of --benchmark (a table of\n" +
+			"scripts/mlperfepochs, by default the one built in; docs/mlperf-epochs.md) with\n" +
+			"the law fitted to each optimizer family, or to --optimizer's alone.\n\n" +
 			"Examples:\n" +
 			"   scaleplan plot throughput bench.jsonl -o charts\n" +
 			"   scaleplan plot steps --group-by optimizer convergence.csv\n" +
 			"   scaleplan plot scaling tsubame3-resnet50-caffe2-default tsubame3-resnet50-caffe2-staged tsubame3-resnet50-caffe2-verbs\n" +
+			"   scaleplan plot epochs --benchmark resnet --optimizer lars -o charts\n" +
 			"   scaleplan plot timeline tsubame3-resnet50-caffe2-verbs --devices 32\n" +
 			"   scaleplan plot breakdown dgx-h100-resnet50-mlperf-v3.0 --calibration published",
 		Flags: []cli.Flag{
@@ -117,13 +135,17 @@ func plotCommand() *cli.Command {
 			&cli.BoolFlag{Name: "keep-outliers", Usage: "fit every point; do not exclude points the law does not explain"},
 			&cli.StringFlag{Name: "devices", Usage: "scenario kinds: simulate device counts `N,N,...` instead of the sweep's (timeline: the last)"},
 			calibrationFlag(),
+			&cli.StringFlag{Name: "benchmark", Usage: "epochs: the MLPerf benchmark `NAME` (" + strings.Join(mlperfepochs.Names(), ", ") + ")"},
+			&cli.StringFlag{Name: "optimizer", Usage: "epochs: draw only the optimizer family `NAME` (e.g. lars, sgd; default each)"},
+			&cli.StringFlag{Name: "epochs", Usage: "epochs: read the submissions from `FILE`, a table of scripts/mlperfepochs (default the built-in one)"},
 		},
 		Action: withArgs(runPlot),
 	}
 }
 
 func runPlot(c *cli.Context, args []string) error {
-	o := &plotOptions{out: c.String("out"), groupBy: c.StringSlice("group-by"), device: c.String("device"), keepOutliers: c.Bool("keep-outliers"), devices: c.String("devices"), calibrations: c.StringSlice("calibration"), target: c.String("target")}
+	o := &plotOptions{out: c.String("out"), groupBy: c.StringSlice("group-by"), device: c.String("device"), keepOutliers: c.Bool("keep-outliers"), devices: c.String("devices"), calibrations: c.StringSlice("calibration"), target: c.String("target"),
+		benchmark: c.String("benchmark"), optimizer: c.String("optimizer"), epochs: c.String("epochs")}
 	var names []string
 	for _, k := range plotKinds {
 		names = append(names, k.name)

@@ -4,7 +4,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -17,118 +16,21 @@ import (
 	"scaleplan/plots"
 )
 
-// subject is what a benchmark trains, to what quality, on how many
-// samples per epoch.
-type subject struct {
-	Model  string  // the catalogue's name (model/profiles), or the benchmark's where the catalogue has none
-	Target float64 // MLPerf Training's quality target, fraction
-	// N is the training samples of an epoch; 1 for BERT, whose table
-	// counts samples. ImageNet-1k 1,281,167 and COCO 2017's 117,266
-	// annotated images (fit/logs mlperfTrainSamples, model/profiles
-	// datasets.yaml); MLPerf's OpenImages subset for RetinaNet 1,170,301
-	// images (mlcommons/training single_stage_detector README, "Dataset").
-	N float64
-}
+// Group is the submissions of one benchmark and optimizer family, fitted
+// (mlperfepochs.Analyse), with what only this program writes of it.
+type Group struct{ *mlperfepochs.Group }
 
-// subjects are the MLPerf Training targets (training rules, "Benchmarks"
-// table: ResNet-50 75.90 % top-1, BERT 0.720 masked-LM accuracy, SSD 23.0
-// mAP, RetinaNet 34.0 mAP, Mask R-CNN 0.377 box mAP).
-var subjects = map[string]subject{
-	"resnet":    {Model: "resnet50", Target: 0.759, N: 1281167},
-	"bert":      {Model: "bert-large", Target: 0.720, N: 1},
-	"ssd":       {Model: "ssd-resnet34", Target: 0.23, N: 117266},
-	"retinanet": {Model: "retinanet-resnext50", Target: 0.34, N: 1170301},
-	"maskrcnn":  {Model: "maskrcnn-r50-fpn", Target: 0.377, N: 117266},
-}
-
-// minBatches is the fewest distinct global batches a group needs to be
-// fitted: two parameters and at least one degree of freedom.
-const minBatches = 3
-
-// Group is the submissions of one benchmark and optimizer family, fitted.
-type Group struct {
-	Bench, Optimizer string
-	Subject          subject
-	Rows             []mlperfepochs.Row
-	Fit              *fit.EpochsFit
-	Power            *fit.PowerFit
-	Holdouts         []fit.Holdout // the law's, per round
-	PowerHoldouts    []fit.Holdout // the power law's, per round
-}
-
-// analyse groups rows by optimizer family and fits each group with enough
-// distinct batches.
+// analyse groups and fits a benchmark's rows as mlperfepochs.Analyse does.
 func analyse(bench string, rows []mlperfepochs.Row) ([]*Group, error) {
-	sub, ok := subjects[bench]
-	if !ok {
-		return nil, fmt.Errorf("benchmark %q: want one of resnet, bert, ssd, retinanet, maskrcnn", bench)
-	}
-	byOpt := map[string][]mlperfepochs.Row{}
-	for _, r := range rows {
-		if r.Division == "open" {
-			continue // open division: other models and hyperparameters
-		}
-		byOpt[mlperfepochs.OptimizerFamily(r.Optimizer)] = append(byOpt[mlperfepochs.OptimizerFamily(r.Optimizer)], r)
-	}
-	var out []*Group
-	for _, opt := range slices.Sorted(maps.Keys(byOpt)) {
-		g := &Group{Bench: bench, Optimizer: opt, Subject: sub, Rows: byOpt[opt]}
-		b, e, rounds := g.points()
-		if n := len(distinctOf(b)); n < minBatches {
-			out = append(out, g) // listed, not fitted
-			continue
-		}
-		var err error
-		if g.Fit, err = fit.Epochs(b, e, sub.N, nil); err != nil {
-			return nil, fmt.Errorf("%s %s: %w", bench, opt, err)
-		}
-		if g.Power, err = fit.Power(b, e); err != nil {
-			return nil, fmt.Errorf("%s %s: %w", bench, opt, err)
-		}
-		g.Holdouts, _ = fit.LeaveOneGroupOut(b, e, rounds, lawFitter(sub.N))
-		g.PowerHoldouts, _ = fit.LeaveOneGroupOut(b, e, rounds, powerFitter)
-		out = append(out, g)
-	}
-	return out, nil
-}
-
-// lawFitter fits E(B) = E_min·(1 + B/B_noise) with n samples per epoch.
-func lawFitter(n float64) fit.Fitter {
-	return func(b, e []float64) (func(float64) float64, error) {
-		if len(distinctOf(b)) < minBatches {
-			return nil, fmt.Errorf("%d distinct batches: want %d", len(distinctOf(b)), minBatches)
-		}
-		f, err := fit.Epochs(b, e, n, nil)
-		if err != nil {
-			return nil, err
-		}
-		return f.Predict, nil
-	}
-}
-
-func powerFitter(b, e []float64) (func(float64) float64, error) {
-	if len(distinctOf(b)) < minBatches {
-		return nil, fmt.Errorf("%d distinct batches: want %d", len(distinctOf(b)), minBatches)
-	}
-	f, err := fit.Power(b, e)
+	gs, err := mlperfepochs.Analyse(bench, rows)
 	if err != nil {
 		return nil, err
 	}
-	return f.Predict, nil
-}
-
-// points are the group's (batch, mean epochs, round) per submission.
-func (g *Group) points() (b, e []float64, rounds []string) {
-	for _, r := range g.Rows {
-		b, e, rounds = append(b, r.GlobalBatch), append(e, r.Mean), append(rounds, r.Round)
+	out := make([]*Group, len(gs))
+	for i, g := range gs {
+		out[i] = &Group{g}
 	}
-	return b, e, rounds
-}
-
-func distinctOf(x []float64) []float64 {
-	s := slices.Clone(x)
-	slices.Sort(s)
-	return slices.Compact(s)
+	return out, nil
 }
 
 // entry is the calibration's steps entry of a fitted group: S(B) in steps
@@ -139,7 +41,7 @@ func (g *Group) entry() calib.StepsEntry {
 		Model: g.Subject.Model, Target: g.Subject.Target,
 		Labels: map[string]string{"optimizer": g.Optimizer, "source": "mlperf"},
 		SMin:   f.SMin, BNoise: f.BNoise, R2: f.R2, Points: f.Used,
-		MaxBatch: int(slices.Max(distinctOf(g.batches()))),
+		MaxBatch: int(slices.Max(g.Batches())),
 		Source:   "internal/mlperfepochs/" + g.Bench + ".csv",
 	}
 	if iv := f.SMinInterval; !math.IsNaN(iv[0]) {
@@ -161,10 +63,8 @@ func (g *Group) shipped() bool {
 		return false
 	}
 	iv := g.Fit.Steps.BNoiseInterval
-	return iv[0] > 0 && !math.IsInf(iv[1], 0) && iv[1] < 10*slices.Max(g.batches())
+	return iv[0] > 0 && !math.IsInf(iv[1], 0) && iv[1] < 10*slices.Max(g.Batches())
 }
-
-func (g *Group) batches() []float64 { b, _, _ := g.points(); return b }
 
 func runFit(args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("fit", flag.ContinueOnError)
@@ -216,7 +116,7 @@ func writeOutputs(groups []*Group, calOut, charts, table string, stdout io.Write
 			if g.Fit == nil {
 				continue
 			}
-			c, err := plots.Epochs(g.chartData())
+			c, err := plots.Epochs(plots.EpochsFromGroup(g.Group))
 			if err != nil {
 				return err
 			}
@@ -255,19 +155,6 @@ func writeCalibration(w io.Writer, c *calib.Calibration) error {
 	return err
 }
 
-// chartData is the chart of a fitted group.
-func (g *Group) chartData() plots.EpochsData {
-	unit := "epochs"
-	if g.Subject.N == 1 {
-		unit = "samples"
-	}
-	d := plots.EpochsData{Subject: fmt.Sprintf("%s %s", g.Bench, g.Optimizer), Unit: unit, Fit: g.Fit}
-	for _, r := range g.Rows {
-		d.Points = append(d.Points, plots.EpochsPoint{Batch: r.GlobalBatch, Epochs: r.Mean, Min: r.Min, Max: r.Max, Round: r.Round})
-	}
-	return d
-}
-
 // writeTables writes, per benchmark, the fitted laws and the
 // leave-one-round-out errors as Markdown.
 func writeTables(w io.Writer, groups []*Group) error {
@@ -275,7 +162,7 @@ func writeTables(w io.Writer, groups []*Group) error {
 	b.WriteString("| benchmark | optimizer | submissions | batches | B_noise (95 %) | S_min, steps (95 %) | E_min | R² | rel. resid. | power law k | power resid. |\n")
 	b.WriteString("|---|---|---:|---|---|---|---:|---:|---:|---:|---:|\n")
 	for _, g := range groups {
-		bs := distinctOf(g.batches())
+		bs := mlperfepochs.Distinct(g.Batches())
 		if g.Fit == nil {
 			fmt.Fprintf(&b, "| %s | %s | %d | %s | not fitted: %d distinct batches | | | | | | |\n",
 				g.Bench, g.Optimizer, len(g.Rows), batchRange(bs), len(bs))
