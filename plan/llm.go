@@ -299,16 +299,30 @@ func (cg *commGrid) at(c llm.Collective, g llm.Group, size units.Bytes) (units.S
 	return d, nil
 }
 
-// network returns g's network on the system, built once.
+// network returns g's network on the system, built once. A group
+// spanning nodes with fewer ranks on each than the node has GPUs runs at
+// the same time as the node's other groups of its shape (every tensor
+// rank's data-parallel group, every GPU's pipeline send): it gets
+// PerNode/GPUsPerNode of the node's NIC bandwidth (llm.CommTime), not
+// the NICs a node running only it would give its ranks.
 func (cg *commGrid) network(g llm.Group) (*sim.Collectives, error) {
 	if n, ok := cg.nets[g]; ok {
 		return n, nil
 	}
-	cfg := sim.Config{Nodes: g.Nodes, DevicesPerNode: g.PerNode}
-	cfg.Comm.Algorithm = sim.NCCL
-	p := scenarios.Point{Devices: g.Size(), Nodes: g.Nodes, DevicesPerNode: g.PerNode}
-	if _, _, err := scenarios.Network(cg.cat, cg.system, "", "", &cfg, p); err != nil {
+	cfg, err := cg.config(g.Nodes, g.PerNode)
+	if err != nil {
 		return nil, err
+	}
+	_, node, _, err := cg.cat.Resolve(cg.system)
+	if err != nil {
+		return nil, err
+	}
+	if g.Nodes > 1 && g.PerNode < node.Devices {
+		full, err := cg.config(g.Nodes, node.Devices)
+		if err != nil {
+			return nil, err
+		}
+		cfg.Network.NIC.Bandwidth = nicShare(full.Network, cfg.Network, g.PerNode, node.Devices)
 	}
 	n, err := sim.NewCollectives(cfg)
 	if err != nil {
@@ -316,4 +330,26 @@ func (cg *commGrid) network(g llm.Group) (*sim.Collectives, error) {
 	}
 	cg.nets[g] = n
 	return n, nil
+}
+
+// config returns the simulator's configuration of nodes nodes of perNode
+// GPUs each on the system, NCCL's collectives.
+func (cg *commGrid) config(nodes, perNode int) (sim.Config, error) {
+	cfg := sim.Config{Nodes: nodes, DevicesPerNode: perNode}
+	cfg.Comm.Algorithm = sim.NCCL
+	p := scenarios.Point{Devices: nodes * perNode, Nodes: nodes, DevicesPerNode: perNode}
+	_, _, err := scenarios.Network(cg.cat, cg.system, "", "", &cfg, p)
+	return cfg, err
+}
+
+// nicShare returns the bandwidth of each of group's NICs when the
+// group's perNode ranks get perNode/devices of the NIC bandwidth of the
+// whole node (full): at most the group's own, which a node running only
+// the group gives it.
+func nicShare(full, group sim.Network, perNode, devices int) units.BytesPerSec {
+	if group.NICs < 1 {
+		return group.NIC.Bandwidth
+	}
+	share := full.NIC.Bandwidth * units.BytesPerSec(full.NICs*perNode) / units.BytesPerSec(devices*group.NICs)
+	return min(group.NIC.Bandwidth, share)
 }

@@ -9,6 +9,7 @@ import (
 	"scaleplan/hw"
 	"scaleplan/internal/units"
 	"scaleplan/llm"
+	"scaleplan/sim"
 )
 
 // TestLLMPlan plans Llama-3-70B on 1,024 H100s: the best layout fits,
@@ -176,5 +177,57 @@ func BenchmarkLLMSearch(b *testing.B) {
 			b.ReportMetric(float64(layouts), "layouts")
 			b.ReportMetric(float64(layouts*b.N)/b.Elapsed().Seconds(), "layouts/s")
 		})
+	}
+}
+
+// TestNICShare: a group with perNode of a node's devices gets that share
+// of the node's NIC bandwidth, spread over its own NICs, and never more
+// than a node running only it gives it.
+func TestNICShare(t *testing.T) {
+	port := units.BytesPerSec(50e9) // one 400 Gb/s NDR port
+	eight := sim.Network{NICs: 8, NIC: sim.Link{Bandwidth: port}}
+	one := sim.Network{NICs: 1, NIC: sim.Link{Bandwidth: port}}
+	for _, c := range []struct {
+		name        string
+		full, group sim.Network
+		perNode     int
+		want        units.BytesPerSec
+	}{
+		// DGX H100: 1 rank a node is given the 8 ports merged into one;
+		// with the node's 7 other groups at once, one port's worth.
+		{"one rank, all ports merged", eight, sim.Network{NICs: 1, NIC: sim.Link{Bandwidth: 8 * port}}, 1, port},
+		// 2 ranks a node, 4 ports each: 2 ports' worth, one a rank.
+		{"two ranks", eight, sim.Network{NICs: 2, NIC: sim.Link{Bandwidth: 4 * port}}, 2, port},
+		// DGX A100's PCIe tree: one rank gets its switch's 2 ports
+		// merged; its share is still one port.
+		{"one rank under a switch of 2 ports", eight, sim.Network{NICs: 1, NIC: sim.Link{Bandwidth: 2 * port}}, 1, port},
+		// A node of one port for its 8 GPUs: a rank gets 1/8 of it.
+		{"one port a node", one, one, 1, port / 8},
+		// A whole node keeps its own.
+		{"whole node", eight, eight, 8, port},
+	} {
+		if got := nicShare(c.full, c.group, c.perNode, 8); math.Abs(float64(got/c.want)-1) > 1e-12 {
+			t.Errorf("%s: %v a NIC, want %v", c.name, got, c.want)
+		}
+	}
+}
+
+// TestCommGridNICShare: a reduce-scatter over 16 DGX H100 nodes, one rank
+// on each, runs as all eight GPUs' groups do at once, on one 400 Gb/s
+// ConnectX-7 port a GPU (DGX H100 datasheet): a ring moves (n−1)/n of
+// its S bytes through each rank's port, S·15/16 / 50 GB/s = 20.1 ms for
+// 1 GiB at the line rate, slower by the transport's efficiency; not the
+// 2.5 ms the node's eight ports would give one group.
+func TestCommGridNICShare(t *testing.T) {
+	cat, _ := hw.Default()
+	g := newCommGrid(cat, "dgx-h100")
+	const size = 1 << 30
+	got, err := g.time(llm.ReduceScatter, llm.Group{Nodes: 16, PerNode: 1}, size)
+	if err != nil {
+		t.Fatal(err)
+	}
+	line := units.Seconds(size * 15.0 / 16 / 50e9)
+	if got < line || got > 1.25*line {
+		t.Errorf("reduce-scatter of 1 GiB on 16×1 ranks: %v, want within [1, 1.25] of %v", got, line)
 	}
 }

@@ -84,3 +84,30 @@ func TestFP8SpeedupNeMoGPT3(t *testing.T) {
 		t.Errorf("fp8 over bf16 step: %.3f, want the measured %.3f within 8 %%", got, measured)
 	}
 }
+
+// TestValidateLLMIssueBound: issue 47's "done when", a mean absolute
+// error of at most 15 % over every LLM case that calibrates nothing (the
+// papers' runs and the MLPerf runs together), and the same bound on each
+// group; the groups' errors average to the whole's by their sizes.
+func TestValidateLLMIssueBound(t *testing.T) {
+	v, err := ValidateLLM(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	var sum float64
+	for _, g := range v.Groups {
+		n += g.Cases
+		sum += g.MAE * float64(g.Cases)
+		t.Logf("%s: %d cases, %.1f %%", g.Name, g.Cases, 100*g.MAE)
+		if g.MAE > 0.15 {
+			t.Errorf("%s: mean absolute error %.1f %%, want at most 15 %%", g.Name, 100*g.MAE)
+		}
+	}
+	if n != len(v.Results) || math.Abs(sum/float64(n)-v.MAE) > 1e-12 {
+		t.Errorf("groups of %d cases averaging %.4f; %d results, %.4f", n, sum/float64(n), len(v.Results), v.MAE)
+	}
+	if v.MAE > 0.15 {
+		t.Errorf("mean absolute error %.1f %% over %d cases, want at most 15 %%", 100*v.MAE, len(v.Results))
+	}
+}

@@ -1,11 +1,14 @@
 package cmd
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"scaleplan/plan"
 )
 
 // TestREADMELLM runs each `go run . plan --llm` command of the README and
@@ -66,3 +69,26 @@ func TestREADMELLM(t *testing.T) {
 
 // norm joins a line's fields with one space.
 func norm(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// TestREADMELLMError checks the README's figures of the LLM validation,
+// the mean absolute error of the papers' runs and of the MLPerf runs,
+// against what plan.ValidateLLM computes now.
+func TestREADMELLMError(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := plan.ValidateLLM(nil)
+	if err != nil || len(v.Groups) != 2 {
+		t.Fatalf("%d groups: %v", len(v.Groups), err)
+	}
+	text := norm(string(readme))
+	for _, want := range []string{
+		fmt.Sprintf("%d published runs: %.1f %% mean absolute error", v.Groups[0].Cases, 100*v.Groups[0].MAE),
+		fmt.Sprintf("%d MLPerf GPT-3 175B runs in fp8: %.1f %%", v.Groups[1].Cases, 100*v.Groups[1].MAE),
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("README lacks %q", want)
+		}
+	}
+}
