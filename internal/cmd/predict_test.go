@@ -398,3 +398,43 @@ func TestExchangeNote(t *testing.T) {
 		t.Errorf("shipped scenario at 64 GPUs: an exchange note:\n%s", stdout)
 	}
 }
+
+// TestPredictStepsToTargetFlag: predict --steps-to-target counts each
+// size's steps by the shipped MLPerf epochs law (docs/mlperf-epochs.md),
+// S(B) = S_min·(1 + B_noise/B) at the global batch, and gives each size's
+// spread of runs from the law's intervals; a missing file is refused by
+// name.
+func TestPredictStepsToTargetFlag(t *testing.T) {
+	stdout, stderr, code := runCLI("predict", "--devices", "8,64", "--format", "json", "--steps-to-target", "../../scenarios/calibrations/mlperf-epochs.yaml", "dgx-a100-resnet50-mlperf-v2.0")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var out map[string][]map[string]any
+	if err := json.Unmarshal([]byte(stdout), &out); err != nil {
+		t.Fatalf("%v:\n%s", err, stdout)
+	}
+	const sMin, bNoise = 1033.96, 41257.4 // the law the plan test reads from the same file
+	n := 0
+	for _, r := range out["dgx_a100_resnet50_mlperf_v2_0"] {
+		steps, ok1 := r["steps"].(float64)
+		b, ok2 := r["global_batch"].(float64)
+		if !ok1 || !ok2 {
+			continue
+		}
+		n++
+		if want := sMin * (1 + bNoise/b); math.Abs(steps-want) > 0.001*want+1 {
+			t.Errorf("global batch %v: %v steps, want S(B) = %.0f", b, steps, want)
+		}
+	}
+	if n != 2 {
+		t.Errorf("%d rows with steps, want 2:\n%s", n, stdout)
+	}
+	text, stderr, code := runCLI("predict", "--devices", "8,64", "--steps-to-target", "../../scenarios/calibrations/mlperf-epochs.yaml", "dgx-a100-resnet50-mlperf-v2.0")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	checkContains(t, "predict --steps-to-target", text, "spread of runs, the steps law's intervals: 8 devices ", "; 64 devices ")
+	if _, stderr, code := runCLI("predict", "--steps-to-target", "testdata/none.yaml", "dgx-a100-resnet50-mlperf-v2.0"); code == exitOK || !strings.Contains(stderr, "none.yaml") {
+		t.Errorf("missing file: exit %d, stderr %q", code, stderr)
+	}
+}

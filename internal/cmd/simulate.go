@@ -102,6 +102,7 @@ type simOverrides struct {
 	decode                      string
 	seed                        uint64
 	seedSet                     bool
+	stepsToTarget               string // a steps-to-target laws file, absolute
 }
 
 func (o *simOverrides) edit(s *scenarios.Scenario) {
@@ -135,6 +136,9 @@ func (o *simOverrides) edit(s *scenarios.Scenario) {
 	if o.seedSet {
 		s.Seed = o.seed
 	}
+	if o.stepsToTarget != "" {
+		s.StepsToTarget = &scenarios.StepsToTarget{File: o.stepsToTarget}
+	}
 }
 
 // sources returns the YAML paths edit changes and the flags their values
@@ -164,6 +168,9 @@ func (o *simOverrides) sources() map[string]string {
 	}
 	if o.seedSet {
 		m["seed"] = "--seed"
+	}
+	if o.stepsToTarget != "" {
+		m["steps_to_target"] = "--steps-to-target"
 	}
 	return m
 }
