@@ -130,6 +130,20 @@ func ParseMode(s string) (Mode, error) {
 	return parseName("framework mode", s, Modes)
 }
 
+// FrameworkMode returns the mode a framework runs a step in by default:
+// Compiled for the graph executors, MXNet's hybridised symbolic graph and
+// TensorFlow's graph (no Python between kernels; "mxnet", "tensorflow",
+// or a name beginning with either, as a log's header writes "mxnet
+// 1.9"), Eager otherwise (PyTorch, or a framework not named). A scenario
+// or a measured row that says its mode overrides it.
+func FrameworkMode(framework string) Mode {
+	f := strings.ToLower(strings.TrimSpace(framework))
+	if strings.HasPrefix(f, "mxnet") || strings.HasPrefix(f, "tensorflow") {
+		return Compiled
+	}
+	return Eager
+}
+
 // parseName returns the one of all called s, or an error naming what
 // (a framework mode, an operator class) and the valid names.
 func parseName[T ~string](what, s string, all []T) (T, error) {

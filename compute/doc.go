@@ -19,7 +19,9 @@
 // operators PyTorch runs in float32 move twice their 16-bit bytes after
 // a cast, and each weight is cast once a pass.
 //
-// The host issues the kernels: launch(mode) each (Mode), and in eager
+// The host issues the kernels: launch(mode) each (Mode; a framework's
+// default mode is FrameworkMode's, which a scenario's or a measured row's
+// stated mode overrides), and in eager
 // PyTorch a module call and an autograd record per forward operator, the
 // optimizer's foreach calls and the gradient scaler's kernels, and their
 // bookkeeping per parameter tensor (HostTime; HostCosts, by default

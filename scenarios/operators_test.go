@@ -13,10 +13,11 @@ import (
 // device kind sets the efficiencies its operator model computes by (the
 // law is compute.LawAt's under them), and is named in OperatorsBy; an
 // entry of another device leaves the scenario as it is, and
-// CalibrationsUsed refuses it.
+// CalibrationsUsed refuses it. The scenario's mode (cuda-graphs, its
+// submission's) picks the entry and sets the law's host cost per kernel.
 func TestOperatorsCalibration(t *testing.T) {
 	files := writeCalibrations(t,
-		"operators:\n  - {device: h100-sxm5-80gb, mode: eager, classes: [{class: tensor-fp16, efficiency: 0.3}, {class: memory, efficiency: 0.6}], launch: 20 us, step_host: 1 ms, error_before: 0.5, error: 0.2, rows: 60, models: [resnet50]}\n",
+		"operators:\n  - {device: h100-sxm5-80gb, mode: cuda-graphs, classes: [{class: tensor-fp16, efficiency: 0.3}, {class: memory, efficiency: 0.6}], launch: 20 us, step_host: 1 ms, error_before: 0.5, error: 0.2, rows: 60, models: [resnet50]}\n",
 		"operators:\n  - {device: v100-sxm2-16gb, classes: [{class: tensor-fp16, efficiency: 0.5}], launch: 20 us, error_before: 0.5, error: 0.2, rows: 10, models: [resnet50]}\n")
 	const name = "dgx-h100-resnet50-mlperf-v3.0"
 	r, err := Load(name, Options{Calibrations: files})
@@ -37,7 +38,7 @@ func TestOperatorsCalibration(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l, err := compute.LawAt(compute.Config{Device: r.Device, Precision: hw.FP16, Mode: compute.Eager, Eff: &want}, r.Mdl.Name, p.BatchPerDevice)
+	l, err := compute.LawAt(compute.Config{Device: r.Device, Precision: hw.FP16, Mode: compute.Graphs, Eff: &want}, r.Mdl.Name, p.BatchPerDevice)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,5 +57,61 @@ func TestOperatorsCalibration(t *testing.T) {
 	}
 	if err := CalibrationsUsed(files[1:], []*Resolved{other}); err == nil {
 		t.Error("a V100 operators entry for an H100 scenario was not refused")
+	}
+}
+
+// TestFrameworkMode checks a scenario's mode: its own where it names one
+// (the MLPerf scenarios', from their submissions' configurations), else
+// its framework's (compiled for MXNet's and TensorFlow's graph executors,
+// eager otherwise), and that Build computes the operator model in it.
+func TestFrameworkMode(t *testing.T) {
+	for _, c := range []struct {
+		name, framework string
+		want            compute.Mode
+	}{
+		{"dgx-h100-resnet50-mlperf-v3.0", "", compute.Graphs}, // MXNET_ENABLE_CUDA_GRAPHS=1
+		{"dgx-a100-ssd-mlperf-v1.1", "", compute.Compiled},    // hybridized, no CUDA graphs
+		{"dgx1-transformer-mlperf-v0.7", "", compute.Eager},   // fairseq, eager
+		{"dgx-h100-resnet50-mlperf-v3.0", "mxnet", compute.Compiled},
+		{"dgx-h100-resnet50-mlperf-v3.0", "tensorflow 2.4", compute.Compiled},
+		{"dgx-h100-resnet50-mlperf-v3.0", "pytorch", compute.Eager},
+		{"dgx-h100-resnet50-mlperf-v3.0", "caffe2", compute.Eager},
+	} {
+		edit := func(s *Scenario) {}
+		if c.framework != "" { // the framework's default: the file's mode left out
+			edit = func(s *Scenario) { s.Framework, s.Mode = c.framework, "" }
+		}
+		r, err := Load(c.name, Options{Edit: edit})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Mode != c.want {
+			t.Errorf("%s, framework %q: mode %q, want %q", c.name, r.Framework, r.Mode, c.want)
+		}
+	}
+	// At 8 images a GPU eager PyTorch's dispatch bounds the step; without
+	// it the device does (cuda-graphs and compiled alike).
+	fixed := map[compute.Mode]units.Seconds{}
+	for _, m := range compute.Modes {
+		r, err := Load("dgx-h100-resnet50-mlperf-v3.0", Options{Edit: func(s *Scenario) { s.Mode, s.BatchPerDevice = m, 8 }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := r.Points()[0]
+		cfg, err := r.Build(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l, err := compute.LawAt(compute.Config{Device: r.Device, Precision: hw.FP16, Mode: m}, r.Mdl.Name, p.BatchPerDevice)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !r.OperatorCompute() || math.Abs(float64(cfg.Compute.PerSample/l.PerSample)-1) > 1e-12 || cfg.Compute.Fixed != l.Fixed {
+			t.Errorf("%s: compute %+v, want the law %+v", m, cfg.Compute, l)
+		}
+		fixed[m] = cfg.Compute.Fixed + units.Seconds(p.BatchPerDevice)*cfg.Compute.PerSample
+	}
+	if !(fixed[compute.Graphs] <= fixed[compute.Compiled] && fixed[compute.Compiled] < fixed[compute.Eager]) {
+		t.Errorf("steps by mode %v: want cuda-graphs ≤ compiled < eager at 8 images a GPU", fixed)
 	}
 }

@@ -45,6 +45,13 @@ type Scenario struct {
 	// (caffe2, tensorflow, chainermn, pytorch, mxnet, poplar); default "".
 	Framework string `yaml:"framework"`
 
+	// Mode is how the framework issued the step's kernels, which sets the
+	// host's cost per kernel of the operator model (compute.Mode): eager,
+	// cuda-graphs or compiled. Default the framework's
+	// (compute.FrameworkMode: compiled for mxnet and tensorflow, eager
+	// otherwise).
+	Mode compute.Mode `yaml:"mode"`
+
 	// Precision of compute and gradients: fp32, tf32, fp16 or bf16 (the
 	// last two mixed precision). Default the recipe's.
 	Precision string `yaml:"precision"`
@@ -482,7 +489,7 @@ func Parse(r io.Reader, file string, opt Options) (*Resolved, error) {
 			res.Calibration, res.CalibratedBy = cal, opt.Calibrations[i].Path
 		}
 		res.Fabric = FabricFiles(opt.Calibrations, res.Sys.Name)
-		if res.Operators, res.OperatorsBy, err = PickOperators(opt.Calibrations, res.Device, compute.Eager); err != nil {
+		if res.Operators, res.OperatorsBy, err = PickOperators(opt.Calibrations, res.Device, res.Mode); err != nil {
 			return nil, fmt.Errorf("scenario %s: %w", res.Name, err)
 		}
 		if e, i := PickComm(opt.Calibrations, res.Mdl.Name, res.Device, res.Precision); e != nil {
@@ -524,6 +531,12 @@ func (r *Resolved) resolve(ps *config.Problems) {
 		ps.Addf("system", "%v", err)
 	} else {
 		r.Sys, r.Node, r.Device = sys, node, dev
+	}
+
+	if s.Mode == "" {
+		s.Mode = compute.FrameworkMode(s.Framework)
+	} else if _, err := compute.ParseMode(string(s.Mode)); err != nil {
+		ps.Addf("mode", "%v", err)
 	}
 
 	if s.Recipe == "" {

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"scaleplan/fit/logs"
+	"scaleplan/hw"
+	"scaleplan/model"
 	"scaleplan/predict"
 	"scaleplan/scenarios"
 	"scaleplan/sim"
@@ -123,13 +125,7 @@ func TestReadDecodeWorkers(t *testing.T) {
 	csv := "model,device,precision,devices,batch,samples_per_s,system,decode_workers\n" +
 		"resnet50,v100-sxm2-16gb,amp-fp16,1,256,1200,dgx1,8\n" +
 		"resnet50,v100-sxm2-16gb,amp-fp16,8,256,8322,dgx1,\n"
-	read := func(text string) ([]Measured, error) {
-		lg, err := logs.Read(strings.NewReader(text), "t.csv")
-		if err != nil {
-			t.Fatal(err)
-		}
-		return (&LogReader{Catalog: cat}).Measurements(lg, prof, map[string]int{})
-	}
+	read := func(text string) ([]Measured, error) { return readCSV(t, cat, prof, text) }
 	ms, err := read(csv)
 	if err != nil || len(ms) != 2 || ms[0].DecodeWorkers != 8 || ms[0].System != "dgx1" || ms[1].DecodeWorkers != 0 {
 		t.Fatalf("read %+v, %v; want 8 workers on dgx1, then none", ms, err)
@@ -138,4 +134,14 @@ func TestReadDecodeWorkers(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), `t.csv:2: decode_workers "eight": want a whole number of processes per device`) {
 		t.Errorf("decode_workers eight: %v", err)
 	}
+}
+
+// readCSV reads text as a CSV file t.csv into measurements.
+func readCSV(t *testing.T, cat *hw.Catalog, prof *model.Profiles, text string) ([]Measured, error) {
+	t.Helper()
+	lg, err := logs.Read(strings.NewReader(text), "t.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return (&LogReader{Catalog: cat}).Measurements(lg, prof, map[string]int{})
 }

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"scaleplan/compute"
 	"scaleplan/fit/logs"
 	"scaleplan/hw"
 	"scaleplan/internal/benchlog"
@@ -40,6 +41,11 @@ const systemLabel = "system"
 // per device that decoded its input on the host (a CSV's decode_workers
 // column): Measured.DecodeWorkers.
 const decodeWorkersLabel = "decode_workers"
+
+// modeLabel is the label by which a record gives the framework mode its
+// source states it ran in (a CSV's mode column: eager, cuda-graphs or
+// compiled): Measured.Mode.
+const modeLabel = "mode"
 
 // seqLenLabel is the label by which a record gives the tokens of each of
 // its samples (a CSV's seq_len column): Measured.SeqLen.
@@ -181,6 +187,11 @@ func (in *LogReader) Measurements(lg *logs.Log, prof *model.Profiles, left map[s
 		if m.Devices > 1 {
 			m.System, m.Transport, m.IntraTransport = system, in.Transport, in.IntraTransport
 			m.Nodes = rec.Nodes // the placement a bench log gives (engine/torchbench across nodes)
+		}
+		if md := rec.Labels[modeLabel]; md != "" {
+			if m.Mode, err = compute.ParseMode(md); err != nil {
+				return nil, fmt.Errorf("%s: %s: %w", where, modeLabel, err)
+			}
 		}
 		if w := rec.Labels[decodeWorkersLabel]; w != "" {
 			if m.DecodeWorkers, err = strconv.Atoi(w); err != nil || m.DecodeWorkers < 0 {

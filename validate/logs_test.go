@@ -3,8 +3,10 @@ package validate
 import (
 	"math"
 	"slices"
+	"strings"
 	"testing"
 
+	"scaleplan/compute"
 	"scaleplan/fit/logs"
 	"scaleplan/internal/benchlog"
 	"scaleplan/model"
@@ -122,5 +124,32 @@ func TestLogFramework(t *testing.T) {
 	ms, err = in.Measurements(&logs.Log{Name: "t.jsonl", Lines: []int{1, 2}, Records: []benchlog.Record{header, rec}}, prof, map[string]int{})
 	if err != nil || len(ms) != 1 || ms[0].Framework != "torch 2.11" {
 		t.Errorf("%+v, %v: want the header's framework", ms, err)
+	}
+}
+
+// TestLogMode reads a row's framework mode from a CSV's mode column: it
+// overrides the framework's (a torch row replayed as CUDA graphs), an
+// empty cell leaves the framework's (eager for torch, compiled for mxnet),
+// and a name that is not a mode is refused with the file and line.
+func TestLogMode(t *testing.T) {
+	cat, prof := defaults(t)
+	csv := "model,device,precision,devices,batch,samples_per_s,framework,mode\n" +
+		"resnet50,v100-sxm2-16gb,amp-fp16,1,256,1200,torch,cuda-graphs\n" +
+		"resnet50,v100-sxm2-16gb,amp-fp16,1,256,1200,torch,\n" +
+		"resnet50,v100-sxm2-16gb,amp-fp16,1,256,1200,mxnet,\n" +
+		"resnet50,v100-sxm2-16gb,amp-fp16,1,256,1200,mxnet,eager\n"
+	read := func(text string) ([]Measured, error) { return readCSV(t, cat, prof, text) }
+	ms, err := read(csv)
+	if err != nil || len(ms) != 4 {
+		t.Fatalf("read %+v, %v", ms, err)
+	}
+	for i, want := range []compute.Mode{compute.Graphs, compute.Eager, compute.Compiled, compute.Eager} {
+		if got := measuredMode(&ms[i]); got != want {
+			t.Errorf("row %d: mode %q, want %q", i+2, got, want)
+		}
+	}
+	_, err = read(strings.Replace(csv, "torch,cuda-graphs", "torch,graphs", 1))
+	if err == nil || !strings.Contains(err.Error(), `t.csv:2: mode: framework mode "graphs": want one of eager, cuda-graphs, compiled`) {
+		t.Errorf("mode graphs: %v", err)
 	}
 }

@@ -91,6 +91,10 @@ type Measured struct {
 	// activations channels-first unless Variant says channels_last
 	// (measuredNCHW).
 	Framework string
+	// Mode is the framework mode the row's source states it ran in (a
+	// CSV's mode column: eager, cuda-graphs or compiled); "" takes it from
+	// Variant and Framework (measuredMode).
+	Mode compute.Mode
 	// DecodeWorkers is the number of processes per device that decoded
 	// and augmented the input on the host's cores, as the run's data
 	// loader was configured (PyTorch's DataLoader num_workers; a CSV's
@@ -451,21 +455,22 @@ func measuredCompute(ms *Measured, d *hw.Device, prec hw.Precision, opt model.Op
 // isTorch reports whether ms's framework is PyTorch.
 func isTorch(ms *Measured) bool { return strings.HasPrefix(ms.Framework, "torch") }
 
-// measuredMode returns the framework mode of a log: compiled where its
-// variant's labels say "compile" or "compile=…" (torch.compile, XLA) or
-// its framework runs a graph of kernels without Python between them
-// (MXNet's hybridised graphs, TensorFlow's graphs), eager otherwise
-// (PyTorch, or a log that does not name its framework).
+// measuredMode returns the framework mode of a log: the row's own where
+// it states one (a CSV's mode column, Measured.Mode), compiled where its
+// variant's labels say "compile" or "compile=…" (torch.compile, XLA),
+// else its framework's (compute.FrameworkMode: compiled for MXNet's and
+// TensorFlow's graphs, eager for PyTorch or a log that does not name its
+// framework).
 func measuredMode(ms *Measured) compute.Mode {
+	if ms.Mode != "" {
+		return ms.Mode
+	}
 	for _, f := range strings.Fields(ms.Variant) {
 		if f == "compile" || strings.HasPrefix(f, "compile=") {
 			return compute.Compiled
 		}
 	}
-	if strings.HasPrefix(ms.Framework, "mxnet") || strings.HasPrefix(ms.Framework, "tensorflow") {
-		return compute.Compiled
-	}
-	return compute.Eager
+	return compute.FrameworkMode(ms.Framework)
 }
 
 // measuredNCHW reports whether ms's activations were channels-first:
