@@ -39,7 +39,7 @@ func FabricFit(fc *validate.FabricCalibration) []Named {
 		row[5] = strconv.Itoa(f.Sizes)
 		bwi := "—"
 		if e.BandwidthInterval != nil {
-			bwi = "[" + e.BandwidthInterval[0].String() + ", " + e.BandwidthInterval[1].String() + "]"
+			bwi = "[" + e.BandwidthInterval[0].Decimal() + ", " + e.BandwidthInterval[1].Decimal() + "]"
 		}
 		note := ""
 		if len(e.Undetermined) > 0 {

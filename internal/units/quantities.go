@@ -103,6 +103,11 @@ func ParseBytesPerSec(s string) (BytesPerSec, error) {
 // String formats x with the largest unit that keeps the number at least 1.
 func (x BytesPerSec) String() string { return byteRateQ.format(float64(x)) }
 
+// Decimal formats x in decimal units only (kB/s, MB/s, GB/s, ...), never
+// the binary ones String picks for a rate that is exact in them: the two
+// ends of an interval read in one kind of unit.
+func (x BytesPerSec) Decimal() string { return byteRateQ.formatSI(float64(x)) }
+
 // MarshalText implements encoding.TextMarshaler.
 func (x BytesPerSec) MarshalText() ([]byte, error) { return []byte(x.String()), nil }
 

@@ -297,3 +297,24 @@ func TestBytesDecimal(t *testing.T) {
 		}
 	}
 }
+
+// BytesPerSec.Decimal never picks a binary unit, where String does for a
+// rate exact in one: 420.2 GiB/s is 451.2 GB/s, the upper end of an
+// interval whose lower end String writes in GB/s.
+func TestBytesPerSecDecimal(t *testing.T) {
+	for _, c := range []struct {
+		r        BytesPerSec
+		str, dec string
+	}{
+		{BytesPerSec(420.2 * float64(GiB)), "420.2 GiB/s", "451.2 GB/s"},
+		{BytesPerSec(448.8e9), "448.8 GB/s", "448.8 GB/s"},
+		{0, "0 B/s", "0 B/s"},
+	} {
+		if got := c.r.String(); got != c.str {
+			t.Errorf("%v B/s: String %q, want %q", float64(c.r), got, c.str)
+		}
+		if got := c.r.Decimal(); got != c.dec {
+			t.Errorf("%v B/s: Decimal %q, want %q", float64(c.r), got, c.dec)
+		}
+	}
+}
