@@ -43,7 +43,7 @@ func TestPipelineBubble(t *testing.T) {
 						t.Errorf("%v: step %v, want %v", sched, float64(res.StepTime), float64(M+S-1)*stage)
 					}
 					for s, k := range rr.ranks {
-						if want := InFlight(sched, S, s, M); k.peakInf != want {
+						if want := InFlight(sched, S, s, M); int(k.peakInf) != want {
 							t.Errorf("%v: stage %d had %d micro-batches in flight, want %d", sched, s, k.peakInf, want)
 						}
 					}

@@ -14,10 +14,13 @@ import (
 // configurations on the calendar queues (the scheduler's and the
 // network's finish queue) and on their reference, sorted lists
 // (event.Scheduler.UseSortedQueue), and requires the same Result, bit for
-// bit: the same events in the same order give the same times.
+// bit: the same events in the same order give the same times. It
+// compares the same way an arrival that reads the micro-batch its rank
+// waits for with its reference, which reads the rank's next task
+// (run.refArrive).
 func TestCalendarQueuesSameResults(t *testing.T) {
 	cases := map[string]Config{}
-	for _, nodes := range []int{16, 64} {
+	for _, nodes := range []int{16, 64, 128} {
 		c := transformerPipeline(t, nodes)
 		cases[fmt.Sprintf("1f1b/gpus=%d", 8*nodes)] = c
 		c.Schedule, c.Steps, c.Jitter = GPipe, 2, 0
@@ -43,16 +46,21 @@ func TestCalendarQueuesSameResults(t *testing.T) {
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
 			got, err := Run(c)
-			if err != nil {
-				t.Skipf("not a valid configuration: %v", err)
-			}
-			want, err := runWith(c, func(r *run) { r.s.UseSortedQueue() })
-			if err != nil {
-				t.Fatalf("sorted: %v", err)
+			want, werr := runWith(c, func(r *run) { r.s.UseSortedQueue() })
+			ref, rerr := runWith(c, func(r *run) { r.refArrive = true })
+			if err != nil || werr != nil || rerr != nil {
+				if err != nil && werr != nil && rerr != nil && err.Error() == werr.Error() && err.Error() == rerr.Error() {
+					t.Skipf("not a valid configuration: %v", err)
+				}
+				t.Fatalf("calendar queues: %v; sorted lists: %v; reference arrivals: %v", err, werr, rerr)
 			}
 			if !reflect.DeepEqual(got, want) {
 				t.Errorf("calendar queues: step %v, %d events; sorted lists: step %v, %d events",
 					got.StepTime, got.Events, want.StepTime, want.Events)
+			}
+			if !reflect.DeepEqual(got, ref) {
+				t.Errorf("waits naming their micro-batch: step %v, %d events; reference (run.refArrive): step %v, %d events",
+					got.StepTime, got.Events, ref.StepTime, ref.Events)
 			}
 		})
 	}

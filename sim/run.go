@@ -96,7 +96,10 @@ const (
 )
 
 // rank is one device's state. The fields a task's start and end touch
-// come first, in the first three of its cache lines, the rest after.
+// come first, in the first three of its cache lines, the rest after. An
+// arrival (run.arrive) reads only the third line, which the send
+// (run.send) touched a few hundred events before, and the micro-batch's
+// record, unless it resumes the rank.
 type rank struct {
 	r     *run
 	tasks []task
@@ -108,15 +111,16 @@ type rank struct {
 	id    int
 	stage int
 
-	waiting   int
 	waitStart float64
 	f, b      float64 // jittered forward and backward of this step
+	inflt     int32   // micro-batches in flight
+	peakInf   int32
 
 	// For pipelines: per micro-batch arrival and send times, -1 if none.
 	mbs []mbTimes
 
-	inflt         int // micro-batches in flight
-	peakInf       int
+	waiting       int32
+	waitMB        int32   // the micro-batch waited for, under waitAct or waitGrad
 	compute, comm float64 // accumulated this step
 	lastBack      bool
 	slowed        bool // its rate has changed at least once
@@ -138,7 +142,7 @@ type rank struct {
 	input, bubble, straggler float64
 	busy                     float64 // compute of the traced step, for sampling
 
-	_ [2]float64 // to 320 bytes, five cache lines, so each rank starts a line
+	_ [3]float64 // to 320 bytes, five cache lines, so each rank starts a line
 }
 
 // mbTimes is when a micro-batch's activations and gradients reached a
@@ -220,6 +224,9 @@ type run struct {
 	// onStep, when set (tests), is called when a step has ended, with the
 	// ranks' accounts of it still in place.
 	onStep func()
+	// refArrive, when set (tests), makes arrive find the waiting task
+	// from the rank's task list (arriveRef), the reference for its wait.
+	refArrive bool
 }
 
 func newRun(c *Config) (*run, error) {
@@ -461,19 +468,19 @@ func (k *rank) try() {
 		if l := k.loader(); l != nil {
 			q := r.step*c.Accumulation + t.mb
 			if !l.isReady(q) {
-				k.wait(waitInput, now)
+				k.wait(waitInput, t.mb, now)
 				return
 			}
 			l.take(q)
 		}
 	case !t.back:
 		if k.mbs[t.mb].actAt < 0 {
-			k.wait(waitAct, now)
+			k.wait(waitAct, t.mb, now)
 			return
 		}
 	case k.stage < S-1:
 		if k.mbs[t.mb].gradAt < 0 {
-			k.wait(waitGrad, now)
+			k.wait(waitGrad, t.mb, now)
 			return
 		}
 	}
@@ -498,9 +505,9 @@ func (k *rank) loader() *loader {
 	return k.r.loaders[k.node]
 }
 
-func (k *rank) wait(kind int, now float64) {
+func (k *rank) wait(kind int32, mb int, now float64) {
 	if k.waiting == waitNone {
-		k.waiting, k.waitStart = kind, now
+		k.waiting, k.waitMB, k.waitStart = kind, int32(mb), now
 	}
 }
 
@@ -741,8 +748,32 @@ func (r *run) route(src, dst int, back bool) *netsim.Path {
 }
 
 // arrive records that micro-batch mb's activations (or gradients) reached
-// rank dst, and resumes it if it was waiting for them.
+// rank dst, and resumes it if it was waiting for them. A rank waits for a
+// micro-batch only before the task that needs it (try), so its wait names
+// the task: arrive reads no task.
 func (r *run) arrive(dst, mb int, back bool) {
+	if r.refArrive {
+		r.arriveRef(dst, mb, back)
+		return
+	}
+	k := &r.ranks[dst]
+	t := float64(r.s.Now())
+	want := int32(waitAct)
+	if back {
+		k.mbs[mb].gradAt = t
+		want = waitGrad
+	} else {
+		k.mbs[mb].actAt = t
+	}
+	if k.waiting == want && k.waitMB == int32(mb) {
+		k.try()
+	}
+}
+
+// arriveRef is arrive as refArrive makes it, the reference of tests: the
+// rank resumes if its next task is the one that needs the micro-batch and
+// it waits.
+func (r *run) arriveRef(dst, mb int, back bool) {
 	k := &r.ranks[dst]
 	t := float64(r.s.Now())
 	if back {

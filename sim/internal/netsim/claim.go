@@ -54,7 +54,7 @@ func (n *Network) claimOrNot(p *Path) {
 	s := &n.ls
 	hot := 0
 	for _, u := range p.uses {
-		if r := &s.l[u.slot]; len(r.claims) > 0 || r.nfree > 0 {
+		if r := &s.l[u.slot]; r.ncl > 0 || r.nfree > 0 {
 			hot++
 		}
 	}
@@ -76,6 +76,9 @@ func (n *Network) claimPath(p *Path) {
 	for i, u := range p.uses {
 		id := u.slot
 		s.l[id].claims = append(s.l[id].claims, claimRef{c, int32(i)})
+		if s.l[id].ncl < 2 {
+			s.l[id].ncl++
+		}
 		if len(s.l[id].claims) == 2 && s.l[id].nfree == 0 {
 			o := s.l[id].claims[0]
 			n.setHot(o.c, o.u, true)
@@ -95,7 +98,7 @@ func (n *Network) claimPath(p *Path) {
 // turns hot for the path claiming it, if one does.
 func (n *Network) freeJoins(id int32) {
 	s := &n.ls
-	if s.l[id].nfree == 0 && len(s.l[id].claims) == 1 {
+	if s.l[id].nfree == 0 && s.l[id].ncl == 1 {
 		o := s.l[id].claims[0]
 		n.setHot(o.c, o.u, true)
 	}
@@ -107,7 +110,7 @@ func (n *Network) freeJoins(id int32) {
 // recomputed (they may speed up) from the virtual link.
 func (n *Network) freeLeaves(id int32) {
 	s := &n.ls
-	if s.l[id].nfree--; s.l[id].nfree > 0 || len(s.l[id].claims) != 1 {
+	if s.l[id].nfree--; s.l[id].nfree > 0 || s.l[id].ncl != 1 {
 		return
 	}
 	o := s.l[id].claims[0]

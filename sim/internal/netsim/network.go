@@ -357,12 +357,13 @@ type linkRec struct {
 	bw    float64   // bandwidth
 	nfree int32     // listed flows of paths not claimed
 	fresh int32     // updates of load since it was last summed exactly
-	hpos  int32     // filling: position in lheap, or -1
+	mark  uint32    // low 32 bits of the epoch at which the link joined the component (see nextEpoch)
 	bind  bool      // may limit a rate: in the binding set (see maxMinFrom)
 	dirty bool      // filling: in Network.dirty
+	ncl   uint8     // len(claims), 2 for two or more: read with nfree, in the first cache line
 
 	claims []claimRef // claimed paths crossing the link
-	mark   uint64     // epoch at which the link joined the component
+	hpos   int32      // filling: position in lheap, or -1
 	sat    uint64     // epoch at which filling found it full
 	fill   float64    // filling: rate·weight of the frozen flows
 	wun    float64    // filling: weight of the flows not yet frozen
@@ -543,7 +544,7 @@ func (f *Flow) beginMoving() {
 		n.equalShareFrom(f.eff())
 	default:
 		n.unsolo()
-		n.epoch++
+		n.nextEpoch()
 		n.comp, n.compLinks = n.comp[:0], n.compLinks[:0]
 		n.enlist(f, true)
 		if len(n.compLinks) == 0 {
@@ -818,7 +819,7 @@ func (n *Network) equalShareFrom(uses []Use) {
 // path's limit.
 func (n *Network) equalShareIDs(ids []int32) {
 	s := &n.ls
-	n.epoch++
+	n.nextEpoch()
 	n.comp = n.comp[:0]
 	for _, id := range ids {
 		for _, r := range s.l[id].flows {
@@ -840,10 +841,24 @@ func (n *Network) equalShareIDs(ids []int32) {
 	n.commit()
 }
 
+// nextEpoch starts the marks of a new recomputation. A link keeps only
+// the low 32 bits of its epoch (linkRec.mark), in the cache line that a
+// start or finish reads anyway; when they wrap around to 0, every link's
+// mark is cleared and that epoch skipped, so that no stale mark matches.
+func (n *Network) nextEpoch() {
+	n.epoch++
+	if uint32(n.epoch) == 0 {
+		for i := range n.ls.l {
+			n.ls.l[i].mark = 0
+		}
+		n.epoch++
+	}
+}
+
 // maxMinIDs recomputes, under MaxMin, the rates of the component of the
 // binding links among ids.
 func (n *Network) maxMinIDs(ids []int32) {
-	n.epoch++
+	n.nextEpoch()
 	n.comp, n.compLinks = n.comp[:0], n.compLinks[:0]
 	for _, id := range ids {
 		n.addCompLink(id)
@@ -854,8 +869,8 @@ func (n *Network) maxMinIDs(ids []int32) {
 // addCompLink adds a binding link to the component, once.
 func (n *Network) addCompLink(id int32) {
 	s := &n.ls
-	if s.l[id].bind && s.l[id].mark != n.epoch {
-		s.l[id].mark = n.epoch
+	if e := uint32(n.epoch); s.l[id].bind && s.l[id].mark != e {
+		s.l[id].mark = e
 		n.compLinks = append(n.compLinks, id)
 	}
 }

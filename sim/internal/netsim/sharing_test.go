@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"scaleplan/internal/units"
@@ -144,7 +145,8 @@ func clusteredNetwork(s *event.Scheduler, rng *rand.Rand, nc, nflows int, scale 
 // incrementally are those the serial reference computes from scratch for
 // all the moving flows, to 1e-12 relative, under both policies, and that
 // no link carries more than its bandwidth. Some flows must be held at
-// their path's limit, some paths claimed.
+// their path's limit, some paths claimed; each link's count of claims in
+// its first cache line (ncl) must match its list of claims.
 func TestIncrementalSharing(t *testing.T) {
 	for _, sharing := range []Sharing{MaxMin, EqualShare} {
 		for seed := range uint64(12) {
@@ -180,6 +182,11 @@ func TestIncrementalSharing(t *testing.T) {
 				for _, p := range n.paths {
 					if p.claim != nil {
 						claimed++
+					}
+				}
+				for id := range n.ls.l {
+					if r := &n.ls.l[id]; int(r.ncl) != min(len(r.claims), 2) {
+						t.Errorf("link slot %d: ncl %d for %d claims", id, r.ncl, len(r.claims))
 					}
 				}
 				t.Logf("%d changes, %d claimed paths, %d rates at a limit, largest relative difference %.3g", changes, claimed, atLimit, worst)
@@ -347,5 +354,61 @@ func TestSharedPathNotClaimed(t *testing.T) {
 		if got := float64(c.f.End()); math.Abs(got-c.want) > 1e-12*c.want {
 			t.Errorf("flow of %v ends at %v, want %v", c.f.Bytes(), got, c.want)
 		}
+	}
+}
+
+// TestEpochWrap checks that the links' marks, which keep the low 32 bits
+// of the network's epoch, give the same rates at every change, bit for
+// bit, when the epoch starts just below a wrap of those bits as when it
+// starts at 0: the wrap skips the epoch whose low bits are 0, the mark of
+// a link never marked.
+func TestEpochWrap(t *testing.T) {
+	for seed := range uint64(4) {
+		var runs [2][]float64
+		for k, start := range []uint64{0, 1<<32 - 40} {
+			rng := rand.New(rand.NewPCG(seed, 47))
+			var s event.Scheduler
+			n := clusteredNetwork(&s, rng, 4+int(seed)*4, 300, []float64{0.05, 0.3, 1, 4}[seed])
+			n.epoch = start
+			n.OnChange = func() {
+				runs[k] = append(runs[k], float64(s.Now()))
+				for _, f := range n.Active() {
+					runs[k] = append(runs[k], float64(f.Rate()))
+				}
+			}
+			s.Run()
+			if k == 1 && n.epoch < 1<<32 {
+				t.Fatalf("seed %d: epoch %d did not wrap: the test needs more changes", seed, n.epoch)
+			}
+		}
+		if !slices.Equal(runs[0], runs[1]) {
+			t.Errorf("seed %d: times and rates differ when the epoch wraps (%d and %d values)", seed, len(runs[0]), len(runs[1]))
+		}
+	}
+}
+
+// TestNextEpochClearsMarks checks that when the low 32 bits of the epoch
+// wrap around, nextEpoch clears the marks that links keep from the round
+// before (any of which a later epoch would match) and skips epoch 0.
+func TestNextEpochClearsMarks(t *testing.T) {
+	var s event.Scheduler
+	n := clusteredNetwork(&s, rand.New(rand.NewPCG(1, 48)), 4, 10, 1)
+	for i := range n.ls.l {
+		n.ls.l[i].mark = uint32(1 + i)
+	}
+	n.epoch = 3<<32 - 1
+	n.nextEpoch()
+	if n.epoch != 3<<32+1 {
+		t.Errorf("epoch %#x after the wrap, want %#x", n.epoch, uint64(3<<32+1))
+	}
+	for i := range n.ls.l {
+		if m := n.ls.l[i].mark; m != 0 {
+			t.Errorf("link slot %d keeps mark %d", i, m)
+		}
+	}
+	n.ls.l[0].mark = 7
+	n.nextEpoch()
+	if n.epoch != 3<<32+2 || n.ls.l[0].mark != 7 {
+		t.Errorf("without a wrap: epoch %#x, mark %d; want %#x, 7", n.epoch, n.ls.l[0].mark, uint64(3<<32+2))
 	}
 }
