@@ -55,14 +55,7 @@ func TestBERTBaseSQuADArchitecture(t *testing.T) {
 	layer := int64(4*(d*d+d) + 2*d + (d*f + f) + (f*d + d) + 2*d)
 	embed := int64((30522+512+2)*d + 2*d)
 	head := int64(2*d + 2)
-	got := sumsBy(m, func(n string) string {
-		if rest, ok := strings.CutPrefix(n, "bert.encoder.layer."); ok {
-			i, _, _ := strings.Cut(rest, ".")
-			return "layer" + i
-		}
-		s, _, _ := strings.Cut(strings.TrimPrefix(n, "bert."), ".")
-		return s
-	})
+	got := sumsBy(m, bertPart)
 	if got["embeddings"] != embed || got["qa_outputs"] != head {
 		t.Errorf("embeddings %d, head %d; architecture %d and %d", got["embeddings"], got["qa_outputs"], embed, head)
 	}
@@ -93,14 +86,7 @@ func TestBERTLargePretrainingArchitecture(t *testing.T) {
 	m := defaultModel(t, "bert-large")
 	layer := int64(4*(d*d+d) + 2*d + (d*f + f) + (f*d + d) + 2*d)
 	embed := int64((v+512+2)*d + 2*d)
-	got := sumsBy(m, func(n string) string {
-		if rest, ok := strings.CutPrefix(n, "bert.encoder.layer."); ok {
-			i, _, _ := strings.Cut(rest, ".")
-			return "layer" + i
-		}
-		s, _, _ := strings.Cut(strings.TrimPrefix(n, "bert."), ".")
-		return s
-	})
+	got := sumsBy(m, bertPart)
 	want := map[string]int64{"embeddings": embed, "pooler": d*d + d, "cls": (d*d + d + 2*d) + v + (2*d + 2)}
 	for k, w := range want {
 		if got[k] != w {
@@ -128,4 +114,16 @@ func TestBERTLargePretrainingArchitecture(t *testing.T) {
 	if f := float64(m.ForwardFLOPs); relErr(f, 2*macs) > 1e-12 {
 		t.Errorf("forward FLOPs %g, architecture 2 x %g multiply-adds", f, macs)
 	}
+}
+
+// bertPart groups a BERT parameter by what it belongs to: "layerI" for
+// encoder layer I, else the first name after "bert." (embeddings, pooler)
+// or the head's own first name (qa_outputs, cls).
+func bertPart(n string) string {
+	if rest, ok := strings.CutPrefix(n, "bert.encoder.layer."); ok {
+		i, _, _ := strings.Cut(rest, ".")
+		return "layer" + i
+	}
+	s, _, _ := strings.Cut(strings.TrimPrefix(n, "bert."), ".")
+	return s
 }
