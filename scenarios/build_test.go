@@ -480,18 +480,11 @@ func TestInterNode(t *testing.T) {
 		want      sim.Algorithm
 		steps     float64 // between nodes
 	}{{"", sim.Ring, 2 * 447}, {"ring", sim.Ring, 2 * 447}, {"double-tree", sim.DoubleTree, 2 * 8}, {"tree", sim.Tree, 2 * 8}} {
-		r, err := Load("coreweave-h100-resnet50-mlperf-v3.1", Options{Edit: func(s *Scenario) {
+		c := buildFirst(t, "coreweave-h100-resnet50-mlperf-v3.1", func(s *Scenario) {
 			s.Sweep.Devices = []int{3584}
 			s.Parallelism.AllReduce = "hierarchical" // the shipped scenario runs nccl
 			s.Parallelism.InterNode = tc.interNode
-		}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		c, err := r.Build(r.Points()[0])
-		if err != nil {
-			t.Fatal(err)
-		}
+		})
 		got, err := sim.AllReduceTime(c, 1)
 		if want := 2*7*intra + tc.steps*inter; err != nil || c.Comm.InterNode != tc.want || math.Abs(float64(got)-want) > 1e-3*want {
 			t.Errorf("inter_node %q: %v between nodes, one byte in %v (%v); want %v, %v s", tc.interNode, c.Comm.InterNode, got, err, tc.want, want)
@@ -561,19 +554,11 @@ func TestNCCLOverrides(t *testing.T) {
 // 5.7 µs (tuning.cc), 42.6 µs in all, and NCCL's choice never takes LL128.
 func TestNCCLIntraPCI(t *testing.T) {
 	load := func(proto string) sim.Config {
-		r, err := Load("coreweave-h100-resnet50-mlperf-v3.1", Options{Edit: func(s *Scenario) {
+		return buildFirst(t, "coreweave-h100-resnet50-mlperf-v3.1", func(s *Scenario) {
 			s.System, s.Sweep.Devices = "zinrai-200e-t4x4", []int{4}
 			s.Parallelism.AllReduce, s.Parallelism.NCCLAlgo, s.Parallelism.NCCLProto = "nccl", "ring", proto
 			s.Parallelism.Transport = ""
-		}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		c, err := r.Build(r.Points()[0])
-		if err != nil {
-			t.Fatal(err)
-		}
-		return c
+		})
 	}
 	c := load("simple")
 	if !c.Network.IntraPCI {
@@ -646,18 +631,10 @@ func TestDefaultAllReduce(t *testing.T) {
 // for 1 GiB.
 func TestNCCLNVLS(t *testing.T) {
 	load := func(algo string) sim.Config {
-		r, err := Load("coreweave-h100-resnet50-mlperf-v3.1", Options{Edit: func(s *Scenario) {
+		return buildFirst(t, "coreweave-h100-resnet50-mlperf-v3.1", func(s *Scenario) {
 			s.Sweep.Devices = []int{8}
 			s.Parallelism.AllReduce, s.Parallelism.NCCLAlgo, s.Parallelism.NCCLProto = "nccl", algo, ""
-		}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		c, err := r.Build(r.Points()[0])
-		if err != nil {
-			t.Fatal(err)
-		}
-		return c
+		})
 	}
 	c := load("nvls")
 	if !c.Network.NVLS {

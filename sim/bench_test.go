@@ -107,15 +107,7 @@ func BenchmarkPipeline(b *testing.B) {
 	for _, gpus := range []int{1024, 4096, 16384} {
 		b.Run(fmt.Sprintf("gpus=%d", gpus), func(b *testing.B) {
 			c := transformerPipeline(b, gpus/8)
-			var events int64
-			b.ReportAllocs()
-			for range b.N {
-				res, err := Run(c)
-				if err != nil {
-					b.Fatal(err)
-				}
-				events = res.Events
-			}
+			events := runAll(b, c)
 			b.ReportMetric(b.Elapsed().Seconds()/float64(b.N*c.Steps), "s/step")
 			b.ReportMetric(float64(events)/float64(c.Steps), "events/step")
 		})
@@ -131,15 +123,7 @@ func BenchmarkStep(b *testing.B) {
 		b.Run(fmt.Sprintf("gpus=1024/steps=%d", steps), func(b *testing.B) {
 			c := resnet50OnDGXA100(b, 128)
 			c.Steps = steps
-			var events int64
-			b.ReportAllocs()
-			for range b.N {
-				res, err := Run(c)
-				if err != nil {
-					b.Fatal(err)
-				}
-				events = res.Events
-			}
+			events := runAll(b, c)
 			b.ReportMetric(b.Elapsed().Seconds()*1e3/float64(b.N*steps), "ms/step")
 			b.ReportMetric(float64(events)/float64(steps), "events/step")
 		})
@@ -179,4 +163,20 @@ type countWriter int
 func (w *countWriter) Write(p []byte) (int, error) {
 	*w += countWriter(len(p))
 	return len(p), nil
+}
+
+// runAll runs c b.N times, reporting allocations, and returns the events
+// of the last run.
+func runAll(b *testing.B, c Config) int64 {
+	b.Helper()
+	var events int64
+	b.ReportAllocs()
+	for range b.N {
+		res, err := Run(c)
+		if err != nil {
+			b.Fatal(err)
+		}
+		events = res.Events
+	}
+	return events
 }
