@@ -57,14 +57,9 @@ func TestEvaluationsByHand(t *testing.T) {
 // timedRows reads testdata/measurements/mlperf-timed/timed-region.csv.
 func timedRows(t *testing.T) []map[string]string {
 	t.Helper()
-	f, err := os.Open(filepath.Join("..", "testdata", "measurements", "mlperf-timed", "timed-region.csv"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	recs, err := csv.NewReader(f).ReadAll()
-	if err != nil || len(recs) < 100 {
-		t.Fatalf("%d records, %v", len(recs), err)
+	recs := timedRecords(t, "timed-region.csv")
+	if len(recs) < 100 {
+		t.Fatalf("%d records, want 100 or more", len(recs))
 	}
 	var rows []map[string]string
 	for _, r := range recs[1:] {
@@ -215,15 +210,7 @@ type ipuRun struct {
 // readIPURuns reads testdata/measurements/mlperf-timed/ipu-pod16-v1.1-stamps.csv.
 func readIPURuns(t *testing.T) map[string]*ipuRun {
 	t.Helper()
-	f, err := os.Open(filepath.Join("..", "testdata", "measurements", "mlperf-timed", "ipu-pod16-v1.1-stamps.csv"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	recs, err := csv.NewReader(f).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
+	recs := timedRecords(t, "ipu-pod16-v1.1-stamps.csv")
 	runs := map[string]*ipuRun{}
 	for _, r := range recs[1:] {
 		ms, err := strconv.ParseFloat(r[3], 64)
@@ -306,4 +293,20 @@ func TestGraphcoreCheckpointFromLogs(t *testing.T) {
 	if got, want := float64(r.TimedRegion.EvalSetup), median(setups); got < want-0.05 || got > want+0.05 {
 		t.Errorf("eval_setup %v s, want the logs' median %.2f s (%v)", got, want, setups)
 	}
+}
+
+// timedRecords reads the CSV name of testdata/measurements/mlperf-timed,
+// its header first.
+func timedRecords(t *testing.T, name string) [][]string {
+	t.Helper()
+	f, err := os.Open(filepath.Join("..", "testdata", "measurements", "mlperf-timed", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	recs, err := csv.NewReader(f).ReadAll()
+	if err != nil || len(recs) == 0 {
+		t.Fatalf("%s: %d records, %v", name, len(recs), err)
+	}
+	return recs
 }
