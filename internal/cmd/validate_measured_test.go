@@ -1191,6 +1191,92 @@ func TestValidateMeasuredPublishedDLE(t *testing.T) {
 	}
 }
 
+// publishedNodeFiles are the published single-server tables that hold
+// H100 rows beside A100 and V100 ones (testdata/measurements/README.md):
+// Lambda's PyTorch benchmark of ResNet-50 and BERT, and MLPerf logs of
+// Mask R-CNN on other vendors' H100 servers.
+var publishedNodeFiles = []string{
+	"../../testdata/measurements/published-lambda-resnet50.csv",
+	"../../testdata/measurements/published-lambda-bert.csv",
+	"../../testdata/measurements/published-h100-mlperf-maskrcnn.csv",
+}
+
+// TestValidateMeasuredPublishedNodes runs validate --measured on
+// publishedNodeFiles: every row is read and predicted on the system it
+// names, the table checked against the CSVs (checkRows, checkGroups,
+// checkSummary, checkScaling), and the rows span what issue 45 asks of
+// published cases: at least 60, three GPU generations, four models, 1
+// and 8 GPUs, fp32, tf32 and amp-fp16.
+func TestValidateMeasuredPublishedNodes(t *testing.T) {
+	out := runMeasured(t, publishedNodeFiles)
+	entries := readEntries(t, publishedNodeFiles)
+	if len(entries) < 60 {
+		t.Errorf("%d rows, want at least 60", len(entries))
+	}
+	seen := map[string]bool{}
+	for _, e := range entries {
+		for _, k := range []string{e.Device, e.Model, e.Precision, e.System, strconv.FormatFloat(e.Devices, 'g', -1, 64) + " devices"} {
+			seen[k] = true
+		}
+	}
+	rows := checkRows(t, out["measurements"], entries, "")
+	checkGroups(t, out["groups"], rows)
+	checkSummary(t, out, "measurements")
+	checkScaling(t, out)
+	for _, want := range []string{"v100-sxm2-16gb", "a100-sxm4-80gb", "h100-sxm5-80gb",
+		"resnet50", "bert-base-squad", "bert-large", "maskrcnn-r50-fpn", "fp32", "tf32", "amp-fp16",
+		"1 devices", "8 devices", "dgx1", "dgx-a100", "dgx-h100"} {
+		if !seen[want] {
+			t.Errorf("no row of %s", want)
+		}
+	}
+	// docs/compute.md's Validation table states these files' error and
+	// that of the nine published files together.
+	all, err := filepath.Glob("../../testdata/measurements/published-*.csv")
+	if err != nil || len(all) != 9 {
+		t.Fatalf("published files %v (%v): want 9", all, err)
+	}
+	for row, files := range map[string][]string{
+		"| `published-lambda-*.csv`":          publishedNodeFiles,
+		"| the nine published files together": all,
+	} {
+		if got, want := computeDocMAE(t, row), measuredMAE(t, runMeasured(t, files)); got != want {
+			t.Errorf("docs/compute.md %s: %s, validate prints %s", row, got, want)
+		}
+	}
+}
+
+// measuredMAE returns the mean absolute error of samples/s that the
+// summary of out prints, as "48.1 %".
+func measuredMAE(t *testing.T, out measuredRun) string {
+	t.Helper()
+	for _, s := range out["summary"] {
+		if m := maeLine.FindStringSubmatch(s["summary"].(string)); m != nil {
+			return m[3] + " %"
+		}
+	}
+	t.Fatalf("no mean absolute error in the summary %v", out["summary"])
+	return ""
+}
+
+// computeDocMAE returns the last cell, its bold marks dropped, of the
+// row of docs/compute.md's Validation table that begins with prefix.
+func computeDocMAE(t *testing.T, prefix string) string {
+	t.Helper()
+	b, err := os.ReadFile("../../docs/compute.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(line, prefix) {
+			cells := strings.Split(strings.Trim(line, "| "), "|")
+			return strings.Trim(cells[len(cells)-1], " *")
+		}
+	}
+	t.Fatalf("docs/compute.md: no row %q", prefix)
+	return ""
+}
+
 // TestValidateMeasuredCalibrated runs validate --measured with
 // --calibration: the published figures built in predict the published
 // nodes of testdata/measurements/published-resnet50.csv, and a calibration
