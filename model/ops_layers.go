@@ -20,7 +20,8 @@ import (
 //     linear layer is two operators of one forward's FLOPs each, the
 //     gradient of the input (grad_input, left out where no gradient flows
 //     into the input: the first layer, frozen layers) and of the weights
-//     (grad_weight, which also sums the bias gradient).
+//     (grad_weight). A bias is added in a kernel of its own and its
+//     gradient summed in another (biasAdd).
 //   - Memory-bound operators count the arithmetic of their textbook
 //     formula per element (the flops* constants below); they are a few
 //     percent of a convnet's FLOPs and their time is their bytes.
@@ -28,6 +29,10 @@ import (
 //     the outputs written, each once, at the shape's precision (4 bytes
 //     for fp32, 2 for fp16 and bf16); normalisation scales and statistics
 //     are counted at that size too (they are per channel, negligible).
+//     Where the framework's kernels read a tensor again, so do the
+//     counts: a training batch norm's two passes (batchNorm), a broadcast
+//     product's backward (scale), a bias added after the convolution
+//     (biasAdd).
 //   - Saved is the activation bytes an autograd framework keeps for the
 //     backward pass (PyTorch's saved tensors): a convolution's or linear
 //     layer's input, a batch norm's input, a ReLU's or sigmoid's output, a
@@ -223,7 +228,31 @@ func (b *convNet) conv(name string, x *fmap, s convSpec) *fmap {
 			M: x.n * x.h * x.w, N: cin, K: cout * phase * phase, Groups: g})
 	}
 	b.push(f, back...)
+	if s.bias {
+		b.biasAdd(name, y, !s.frozen)
+	}
 	return y
+}
+
+// biasAdd adds the bias of a convolution whose output is y as PyTorch
+// runs it with cuDNN (aten/src/ATen/native/Convolution.cpp): forward,
+// output.add_(bias) after at::cudnn_convolution, a kernel of its own that
+// reads and writes y; backward, convolution_backward's "bias gradients
+// outside of the backend", grad_output.sum over the batch and pixels,
+// which reads dy once more, for a trained bias. It is part of the
+// convolution's call (Untracked: no module call or autograd record of its
+// own); the convolution owns the bias parameters.
+func (b *convNet) biasAdd(name string, y *fmap, trained bool) {
+	e := float64(y.elems())
+	bias := b.values(y.c)
+	f := Op{Name: name + ".bias", Kind: Elementwise, FLOPs: flopsAdd * e,
+		Read: b.bytes(y) + bias, Write: b.bytes(y), Untracked: true}
+	if !trained {
+		b.push(f)
+		return
+	}
+	b.push(f, Op{Name: name + ".grad_bias", Kind: Elementwise, FLOPs: flopsAdd * e,
+		Read: b.bytes(y), Write: bias})
 }
 
 func ceilDivInt(a, b int) int { return (a + b - 1) / b }
@@ -276,9 +305,23 @@ func (b *convNet) pointwise(name string, k OpKind, x *fmap, fwd, bwd float64, sa
 }
 
 // batchNorm adds a training-mode batch norm with a scale and a shift per
-// channel; it keeps its input.
+// channel; it keeps its input. Each pass reads its inputs twice: the
+// output needs the channel's statistics over the whole batch, so the
+// forward pass reads x once for the mean and variance and again to
+// normalise it, and the backward pass reads dy and x once for Σdy and
+// Σdy·x̂ and again to form dx (PyTorch's batch_norm_stats and
+// batch_norm_elemt forward, batch_norm_backward_reduce and
+// batch_norm_backward_elemt backward, aten/src/ATen/native/cuda/
+// Normalization.cu; cuDNN's training kernels face the same dependency).
+// A tensor the L2 cache holds is read once from memory, which this
+// count does not credit.
 func (b *convNet) batchNorm(name string, x *fmap) *fmap {
-	return b.pointwise(name, Norm, x, flopsBNFwd, flopsBNBwd, b.keep(x), 2*x.c)
+	y := b.pointwise(name, Norm, x, flopsBNFwd, flopsBNBwd, b.keep(x), 2*x.c)
+	f := &b.fwd[len(b.fwd)-1]
+	f.Read += b.bytes(x)
+	back := b.bwd[len(b.bwd)-1]
+	back[0].Read += b.bytes(x) + b.bytes(y)
+	return y
 }
 
 // frozenNorm adds a frozen batch norm (torchvision's FrozenBatchNorm2d:
@@ -377,7 +420,13 @@ func (b *convNet) avgPool(name string, x *fmap) *fmap {
 }
 
 // scale adds the product of x and a per-channel factor s (squeeze and
-// excitation); it keeps both.
+// excitation: s is N×C×1×1, broadcast over x's pixels); it keeps both.
+// Its backward pass is autograd's for a broadcast product (PyTorch's
+// derivatives.yaml, mul.Tensor: each input's gradient is the output's
+// gradient times the other input; the engine then sums a broadcast
+// input's gradient down to its shape with at::sum_to), three kernels:
+// dx = dy·s, the full-size product t = dy·x, and ds = Σ_{h,w} t, so that
+// dy is read twice and t written and read once.
 func (b *convNet) scale(name string, x, s *fmap) *fmap {
 	y := like(x)
 	y.grad = x.grad || s.grad
@@ -386,9 +435,15 @@ func (b *convNet) scale(name string, x, s *fmap) *fmap {
 	b.push(Op{Name: name, Kind: Elementwise, FLOPs: flopsMul * e,
 		Read: b.bytes(x) + b.bytes(s), Write: b.bytes(y), Saved: saved},
 		Op{Name: name + ".grad", Kind: Elementwise, FLOPs: 3 * flopsMul * e,
-			Read: b.bytes(y) + b.bytes(x) + b.bytes(s), Write: b.bytes(x) + b.bytes(s)})
+			Read:    3*b.bytes(y) + b.bytes(x) + b.bytes(s),
+			Write:   2*b.bytes(x) + b.bytes(s),
+			Kernels: scaleGradKernels})
 	return y
 }
+
+// scaleGradKernels is the kernels of scale's backward pass: dx = dy·s,
+// t = dy·x and the sum of t over the pixels.
+const scaleGradKernels = 3
 
 // classifierLoss adds the log-softmax over x's c classes for each of its
 // n rows and the negative log-likelihood loss over the rows.

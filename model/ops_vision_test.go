@@ -509,3 +509,46 @@ func TestEfficientNetDropPath(t *testing.T) {
 		t.Errorf("masks %d, gradient passes %d: want 25 each", masks, grads)
 	}
 }
+
+// TestMBConvBlockCounts checks one MBConv block of EfficientNet-B4 against
+// a hand count of its kernels and bytes as PyTorch runs them: blocks.3,
+// the second block of the B0 stage (k 3, expand 6, 24 channels), at
+// 95×95 with 32 channels in and out (round_filters(24) at width 1.4),
+// 192 expanded and 8 squeezed (a quarter of 32). With E = n·32·95² and
+// M = n·192·95² values, the forward pass moves 8E + 17M + 1,584n +
+// 18,122 values in 18 kernels: the expansion (E in, 6,144 weights, M
+// out), its batch norm (2M in: statistics and normalisation, 384
+// parameters, M out), SiLU (2M), the depthwise convolution (2M, 1,728
+// weights), its norm (3M + 384) and SiLU (2M), the pool (M + 192n), the
+// squeeze and excitation's two 1×1 convolutions (200n + 1,536 each) with
+// a bias kernel each (16n + 8 and 384n + 192), their SiLU (16n) and
+// sigmoid (384n), the scale (2M + 192n), the projection (M + 6,144 + E),
+// its norm (3E + 64), the drop-path mask (2) and the residual addcmul
+// (3E). The backward pass moves 14E + 34M + 1,984n + 36,040 values in 26
+// kernels (24 operators): two batch-norm gradients of 5M + 768 (dy and x read twice),
+// one of 5E + 128, the scale's 6M + 384n in 3 kernels (dx = dy·s, dy·x,
+// its sum over the pixels), the bias gradients' sums (8n + 8, 192n +
+// 192), and each layer's input and weight gradients.
+func TestMBConvBlockCounts(t *testing.T) {
+	const n, size = 2, 2 // batch, fp16 bytes
+	const e, m = n * 32 * 95 * 95, n * 192 * 95 * 95
+	want := map[Pass]struct{ values, kernels int }{
+		Forward:  {8*e + 17*m + 1584*n + 18122, 18},
+		Backward: {14*e + 34*m + 1984*n + 36040, 26},
+	}
+	got := map[Pass]struct{ values, kernels int }{}
+	for _, o := range opsOf(t, "efficientnet-b4", Shape{Batch: n, Precision: FP16}) {
+		if !strings.HasPrefix(o.Name, "blocks.3.") || o.Pass == UpdatePass {
+			continue
+		}
+		g := got[o.Pass]
+		g.values += int(o.Read+o.Write) / size
+		g.kernels += o.KernelCount()
+		got[o.Pass] = g
+	}
+	for p, w := range want {
+		if got[p] != w {
+			t.Errorf("blocks.3 %s: %d values in %d kernels, hand count %d in %d", p, got[p].values, got[p].kernels, w.values, w.kernels)
+		}
+	}
+}

@@ -20,9 +20,9 @@ func ExampleSearch() {
 	}
 	fmt.Println("recommended: devices", res.Recommended.Config.Devices)
 	// Output:
-	// devices 32, batch 52 × 1: 8.7 min, $23.70
+	// devices 32, batch 52 × 1: 8.9 min, $24.22
 	// devices 16, batch 104 × 1: 17.3 min, $23.69
 	// devices 8, batch 208 × 1: 34.7 min, $23.68
-	// devices 1, batch 416 × 4: 3.86 h, $19.74
+	// devices 1, batch 416 × 1: 4.38 h, $22.45
 	// recommended: devices 8
 }

@@ -73,8 +73,8 @@ func ExampleCompareMeasured() {
 			g.Device, g.Precision, r.Batch, r.Predicted, r.SamplesPerSec, 100*r.Error(), g.PredictedMax, g.MemoryAgrees())
 	}
 	// Output:
-	// h200-sxm-141gb amp-fp16 batch 2048: 8800 samples/s predicted, 3088 measured (+185.0%); largest batch 3214, agrees true
-	// h200-sxm-141gb fp32 batch 512: 1451 samples/s predicted, 1084 measured (+33.8%); largest batch 1607, agrees true
+	// h200-sxm-141gb amp-fp16 batch 2048: 7670 samples/s predicted, 3088 measured (+148.4%); largest batch 3214, agrees true
+	// h200-sxm-141gb fp32 batch 512: 1384 samples/s predicted, 1084 measured (+27.6%); largest batch 1607, agrees true
 }
 
 // ResNet-50 in fp32 at 32 images per GPU: measured on one H200
@@ -112,7 +112,7 @@ func ExampleCompareMeasured_system() {
 			g.Devices, g.System, r.Exchange, r.Predicted, 100*r.Predicted/(float64(g.Devices)*one))
 	}
 	// Output:
-	// 1 GPU: 1335 samples/s predicted, 837 measured (+59.5%)
-	// 8 GPUs of dgx-h200 over nccl: 10549 samples/s predicted, efficiency 98.8%
-	// 16 GPUs of dgx-h200 over nccl, verbs: 20929 samples/s predicted, efficiency 98.0%
+	// 1 GPU: 1278 samples/s predicted, 837 measured (+52.6%)
+	// 8 GPUs of dgx-h200 over nccl: 10103 samples/s predicted, efficiency 98.8%
+	// 16 GPUs of dgx-h200 over nccl, verbs: 20051 samples/s predicted, efficiency 98.1%
 }
