@@ -402,7 +402,8 @@ func formatNames() string {
 //   - MLPerf if a line contains ":::MLLOG";
 //   - MLPerfV06 if a line contains ":::MLL " (the v0.6 compliance log);
 //   - NCCLTests if a comment line names the algbw and busbw columns of
-//     nccl-tests' header;
+//     nccl-tests' header (or a line "size count type ... algbw busbw",
+//     the header printed without its "#");
 //   - TFCNN if a line contains "total images/sec:" or a step line
 //     "images/sec: X +/- Y (jitter = Z)";
 //   - Horovod if a line contains "Img/sec per " or "Total img/sec on ";
@@ -482,7 +483,7 @@ func (d *detector) line(l []byte) bool {
 		d.tt = isTorchtitanStep(l)
 	}
 	if !d.nc && bytes.Contains(l, []byte("busbw")) && bytes.Contains(l, []byte("algbw")) {
-		d.nc = strings.HasPrefix(ncUnlabel(strings.TrimSpace(string(l))), "#")
+		d.nc = strings.HasPrefix(ncComment(strings.TrimSpace(string(l))), "#")
 	}
 	return false
 }

@@ -41,6 +41,31 @@ func ncUnlabel(s string) string {
 	return s
 }
 
+// ncBare are the starts of nccl-tests' comment lines that a page
+// rendering the output may print without their "#" (dstack's README
+// examples do).
+var ncBare = []string{"nThread ", "Avg bus bandwidth", "Out of bounds values", "Collective test starting:", "(B) "}
+
+// ncComment returns line s, a launcher's label taken off, with the "#"
+// of nccl-tests' comment lines put back where a page dropped it: the
+// lines starting as ncBare does, and the results' header ("size count
+// type ... algbw busbw ...").
+func ncComment(s string) string {
+	s = ncUnlabel(s)
+	if strings.HasPrefix(s, "#") {
+		return s
+	}
+	for _, b := range ncBare {
+		if strings.HasPrefix(s, b) {
+			return "# " + s
+		}
+	}
+	if strings.HasPrefix(s, "size ") && strings.Contains(s, "algbw") && strings.Contains(s, "busbw") {
+		return "# " + s
+	}
+	return s
+}
+
 // ncColumns are the columns of a result row that readNCCL reads, by the
 // names of the header line.
 var ncColumns = []string{"size", "time", "algbw", "busbw"}
@@ -77,7 +102,8 @@ var ncColumns = []string{"size", "time", "algbw", "busbw"}
 // numbers do not parse or whose time is not above 0. Other lines (NCCL's
 // INFO lines, the in-place half) are not read. A launcher's label before
 // each line (srun --label's "0: ", mpirun --tag-output's
-// "[1,0]<stdout>:") is dropped. An excerpt published without its device
+// "[1,0]<stdout>:") is dropped, and a page that printed the comment lines
+// without their "#" reads alike (ncComment). An excerpt published without its device
 // list or test name (a README that shows the table alone) takes them
 // from a line "# scaleplan: op all_reduce ranks 16 nodes 2" before it,
 // written from what its source states: the test's own lines win.
@@ -135,7 +161,7 @@ func (r *ncReader) begin(n int) {
 
 // line reads line n of the tests' output.
 func (r *ncReader) line(n int, l []byte) {
-	s := ncUnlabel(strings.TrimSpace(string(l)))
+	s := ncComment(strings.TrimSpace(string(l)))
 	switch {
 	case s == "":
 	case ncNote.MatchString(s):

@@ -88,8 +88,9 @@ func TestDetectNCCL(t *testing.T) {
 // ("[1,0]<stdout>:"), a table without its device list given its op,
 // ranks and nodes by a "# scaleplan:" line, a test of the binary built
 // with MPI=1 (reduce_scatter_perf_mpi), and an older release's test whose
-// op only its command line names. The expected values are the
-// lines written here.
+// op only its command line names, and a page that printed the comment
+// lines without their "#" (dstack's README examples). The expected values
+// are the lines written here.
 func TestReadNCCLLabelled(t *testing.T) {
 	const hdr = "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n"
 	for _, tc := range []struct {
@@ -120,6 +121,14 @@ func TestReadNCCLLabelled(t *testing.T) {
 			"           8             2   float     sum    48.46    0.00    0.00  1e-07    48.17    0.00    0.00  1e-07\n" +
 			"          16             4   float     sum    48.61    0.00    0.00  6e-08    49.16    0.00    0.00  6e-08\n",
 			"all_gather", 2, 2},
+		{"no hashes", "# scaleplan: op all_gather ranks 16 nodes 2\n" +
+			"nThread 1 nGpus 1 minBytes 8 maxBytes 16 step: 2(factor) warmup iters: 5 iters: 200 agg iters: 1 validation: 0 graph: 0\n" +
+			"                                   out-of-place                       in-place\n" + strings.TrimPrefix(hdr, "#") +
+			"       (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)\n" +
+			"           8             0     float    none      -1    45.49    0.00    0.00    N/A    45.29    0.00    0.00    N/A\n" +
+			"          16             0     float    none      -1    45.52    0.00    0.00    N/A    45.37    0.00    0.00    N/A\n" +
+			"Out of bounds values : 0 OK\nAvg bus bandwidth    : 0.0001\n",
+			"all_gather", 16, 2},
 	} {
 		lg, err := Read(strings.NewReader(tc.log), tc.name)
 		if err != nil {
