@@ -20,9 +20,9 @@ func ExampleSearch() {
 	}
 	fmt.Println("recommended: devices", res.Recommended.Config.Devices)
 	// Output:
-	// devices 32, batch 52 × 1: 8.7 min, $23.70
-	// devices 16, batch 104 × 1: 17.3 min, $23.69
-	// devices 8, batch 208 × 1: 34.7 min, $23.68
-	// devices 1, batch 416 × 4: 3.86 h, $19.74
+	// devices 32, batch 52 × 1: 10.5 min, $28.60
+	// devices 16, batch 104 × 1: 20.0 min, $27.35
+	// devices 8, batch 208 × 1: 39.1 min, $26.72
+	// devices 1, batch 416 × 1: 5.15 h, $26.36
 	// recommended: devices 8
 }
