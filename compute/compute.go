@@ -301,6 +301,9 @@ func opTime(c *Config, op *model.Op) units.Seconds {
 	switch op.Kind {
 	case model.MatMul, model.Conv:
 		q := Quantisation(op.M, op.N, op.K, op.Groups, d.SMs)
+		if op.Kind == model.Conv {
+			e *= convScale(d, c.Precision)
+		}
 		comp = op.FLOPs / (float64(d.PeakFLOPs(c.Precision)) * e * q)
 		if c.transposed(op) {
 			// The transposes read and write the operator's bytes once
@@ -320,6 +323,23 @@ func opTime(c *Config, op *model.Op) units.Seconds {
 		comp = op.FLOPs / cuda
 	}
 	return units.Seconds(math.Max(comp, mem))
+}
+
+// convScale returns how much of its class's efficiency a dense
+// convolution at precision p reaches on d: the device's measured
+// convolution efficiency (hw.Device.ConvEfficiency, on the tensor cores or,
+// at fp32, on the CUDA cores) over the class's published one, or 1 where
+// the device gives none. A calibration's efficiency for the class scales
+// with it, so the device's convolutions keep their measured relation to
+// its matrix products.
+//
+//	scale = conv_efficiency(d, units) / DefaultEfficiency(class)
+func convScale(d *hw.Device, p hw.Precision) float64 {
+	m := d.ConvEfficiency.Of(p != hw.FP32)
+	if def := DefaultEfficiency(tensorClass(p)); m > 0 && def > 0 {
+		return m / def
+	}
+	return 1
 }
 
 // Kernels returns the kernels one operator launches: an unfused attention

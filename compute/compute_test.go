@@ -541,3 +541,56 @@ func TestSyncSegments(t *testing.T) {
 		t.Errorf("compiled: syncs %d, want 0", s.Syncs)
 	}
 }
+
+// TestConvEfficiencyMeasured checks the A100's convolutions against the
+// runtimes NVIDIA's CUTLASS profiler documentation (media/docs/profiler.md,
+// "Example Tensor Core Convolution Operation" and "Example CUDA Core
+// Convolution Operation") prints for a 3×3 forward convolution of 8 images
+// of 224×224×128 to 128 channels, 118,482,796,544 FLOPs: 0.945071 ms in
+// fp16 on the tensor cores and 8.13237 ms in fp32 on the CUDA cores; and
+// the V100's against DeepBench's 0.379 ms for a 3×3 convolution of 16
+// inputs of 175×40×128 to 128 channels in fp16 (results/train/
+// DeepBench_NV_V100.xlsx). The same product as a matrix product runs at
+// EffGEMM, and a device that gives no convolution efficiency (the H100)
+// runs both alike.
+func TestConvEfficiencyMeasured(t *testing.T) {
+	const flops = 118482796544
+	// Implicit GEMM M = 8·224·224, N = 128, K = 128·3·3; bytes: the fp16
+	// activations in and the fp32 output (the page's --Output=f32).
+	conv := model.Op{Kind: model.Conv, FLOPs: flops, M: 8 * 224 * 224, N: 128, K: 1152, Groups: 1,
+		Read: 8 * 224 * 224 * 128 * 2, Write: 8 * 224 * 224 * 128 * 4}
+	a100 := builtin(t, "a100-sxm4-40gb")
+	for _, tc := range []struct {
+		p    hw.Precision
+		want float64 // seconds, the page's runtime
+	}{{hw.FP16, 0.945071e-3}, {hw.FP32, 8.13237e-3}} {
+		got, err := OpTime(&Config{Device: a100, Precision: tc.p}, &conv)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r := float64(got) / tc.want; math.Abs(r-1) > 0.005 {
+			t.Errorf("A100 %s conv: %.4g ms, CUTLASS measured %.4g ms (ratio %.4f)", tc.p, float64(got)*1e3, tc.want*1e3, r)
+		}
+	}
+	gemm := conv
+	gemm.Kind = model.MatMul
+	got, _ := OpTime(&Config{Device: a100, Precision: hw.FP16}, &gemm)
+	q := 3136.0 / (30 * 108) // 3,136 tiles of 128×128 in 30 waves of 108 SMs
+	near(t, "A100 fp16 product of the conv's shape (s)", float64(got), flops/(312e12*EffGEMM*q))
+	// DeepBench's V100 convolution: M = 16·175·40, N = 128, K = 1,152.
+	db := model.Op{Kind: model.Conv, FLOPs: 2 * 112000 * 128 * 1152, M: 112000, N: 128, K: 1152, Groups: 1,
+		Read: 112000 * 128 * 2, Write: 112000 * 128 * 2}
+	got, _ = OpTime(&Config{Device: builtin(t, "v100-sxm2-16gb"), Precision: hw.FP16}, &db)
+	if r := float64(got) / 0.379e-3; math.Abs(r-1) > 0.005 {
+		t.Errorf("V100 fp16 conv: %.4g ms, DeepBench measured 0.379 ms (ratio %.4f)", float64(got)*1e3, r)
+	}
+	h100 := builtin(t, "h100-sxm5-80gb")
+	tc, _ := OpTime(&Config{Device: h100, Precision: hw.FP16}, &conv)
+	tg, _ := OpTime(&Config{Device: h100, Precision: hw.FP16}, &gemm)
+	near(t, "H100 conv over product", float64(tc/tg), 1)
+	// A calibration's tensor-core efficiency scales the measured one.
+	var e Efficiencies
+	e.Set(TensorFP16, 0.4)
+	cal, _ := OpTime(&Config{Device: a100, Precision: hw.FP16, Eff: &e}, &conv)
+	near(t, "calibrated A100 conv (s)", float64(cal), flops/(312e12*0.4*(0.415/EffGEMM)*q))
+}

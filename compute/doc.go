@@ -11,7 +11,9 @@
 // products and convolutions (fp16, bf16, tf32), the fp32 CUDA-core peak
 // for fp32 and for grouped and depthwise convolutions and memory-bound
 // operators; e(class) is the fraction of that peak a vendor library
-// reaches on large problems (EffGEMM, at fp8 EffGEMMFP8, EffFlash); q(op) is the tile and
+// reaches on large problems (EffGEMM, at fp8 EffGEMMFP8, EffFlash; a dense
+// convolution's scaled by its device's measured convolution efficiency over
+// EffGEMM where the catalogue gives one, hw.Device.ConvEfficiency); q(op) is the tile and
 // wave quantisation of the operator's matrix product over the device's
 // SMs (Quantisation); and bw·e_mem is the DRAM bandwidth a streaming
 // kernel achieves (EffMemory), a grouped or depthwise convolution less

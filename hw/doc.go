@@ -7,8 +7,9 @@
 // A Device is one GPU, IPU or CPU socket: peak FLOP/s per precision (zero
 // when unsupported), memory capacity and bandwidth, on-chip SRAM, TDP, its
 // PCIe host link, and for a GPU its SMs (for package compute's operator
-// model and NCCL's share of them) and the NCCL channels its NVLink board
-// gets. A Node is one server: Devices of one Device, host CPUs,
+// model and NCCL's share of them), the NCCL channels its NVLink board
+// gets and, where published, the efficiency its convolutions were measured
+// at (ConvEfficiency). A Node is one server: Devices of one Device, host CPUs,
 // host memory, local drives, the intra-node Link between its devices, the
 // host-to-device bandwidth of each device, and its NICs. A System is up to
 // MaxNodes identical nodes joined by a Fabric, with the Transports that can

@@ -237,10 +237,37 @@ type Device struct {
 	// 64 (NCCL's MAXCHANNELS).
 	NCCLChannels int `yaml:"nccl_channels"`
 
+	// ConvEfficiency is the fraction of the peak that an implicit-GEMM
+	// convolution reaches on this device's full waves of tiles, from a
+	// published measurement of the device; default none (a convolution
+	// reaches what a matrix product does).
+	ConvEfficiency ConvEfficiency `yaml:"conv_efficiency,omitempty"`
+
 	SRAM     units.Bytes `yaml:"sram"`      // on-chip memory (IPU In-Processor-Memory), bytes; default 0, else 1 KiB to 100 TiB
 	TDP      units.Watts `yaml:"tdp"`       // thermal design power, watts; default 0 (unpublished), else 1 W to 1 GW
 	HostLink HostLink    `yaml:"host_link"` // link to the host; default none
 	Source   string      `yaml:"source"`    // where the figures come from; default ""
+}
+
+// ConvEfficiency is how much of a peak a device's dense convolutions
+// reach, measured on full waves of tiles (the tile and wave quantisation
+// of the measured problem divided out), by the units that run them.
+type ConvEfficiency struct {
+	// Tensor is a convolution on the tensor cores, as a fraction of the
+	// precision's tensor peak; default 0 (not measured), else in (0, 1].
+	Tensor float64 `yaml:"tensor"`
+	// CUDA is a convolution at fp32 on the CUDA cores, as a fraction of
+	// the fp32 peak; default 0 (not measured), else in (0, 1].
+	CUDA float64 `yaml:"cuda"`
+}
+
+// Of returns the efficiency of a convolution on the tensor cores (tensor)
+// or on the CUDA cores; 0 where the device gives none.
+func (e ConvEfficiency) Of(tensor bool) float64 {
+	if tensor {
+		return e.Tensor
+	}
+	return e.CUDA
 }
 
 // Is reports whether name names d: its catalogue key or one of its Names,

@@ -142,6 +142,8 @@ func (c *Catalog) validateDevice(ps *config.Problems, name string, d *Device) {
 	optional(ps, p+".tdp", d.TDP, powerSpan)
 	optionalCount(ps, p+".sms", d.SMs, maxSMs)
 	optionalCount(ps, p+".nccl_channels", d.NCCLChannels, maxNCCLChannels)
+	measuredFraction(ps, p+".conv_efficiency.tensor", d.ConvEfficiency.Tensor)
+	measuredFraction(ps, p+".conv_efficiency.cuda", d.ConvEfficiency.CUDA)
 	hl := p + ".host_link"
 	switch {
 	case d.HostLink.Gen == 0:
@@ -160,6 +162,14 @@ func (c *Catalog) validateDevice(ps *config.Problems, name string, d *Device) {
 		}
 	}
 	optional(ps, hl+".bandwidth", d.HostLink.Bandwidth, byteRateSpan)
+}
+
+// measuredFraction checks that a measured efficiency v is 0 (not
+// measured) or in (0, 1].
+func measuredFraction(ps *config.Problems, path string, v float64) {
+	if v != 0 && !(v > 0 && v <= 1) {
+		ps.Addf(path, "must be 0 (not measured) or in (0, 1], not %g", v)
+	}
 }
 
 // validateNode checks node n; rn, if not nil, checks the names it refers to.

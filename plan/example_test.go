@@ -20,9 +20,9 @@ func ExampleSearch() {
 	}
 	fmt.Println("recommended: devices", res.Recommended.Config.Devices)
 	// Output:
-	// devices 32, batch 52 × 1: 8.9 min, $24.22
-	// devices 16, batch 104 × 1: 17.3 min, $23.69
-	// devices 8, batch 208 × 1: 34.7 min, $23.68
-	// devices 1, batch 416 × 1: 4.38 h, $22.45
+	// devices 32, batch 52 × 1: 11.4 min, $31.25
+	// devices 16, batch 104 × 1: 22.0 min, $30.01
+	// devices 8, batch 208 × 1: 43.0 min, $29.38
+	// devices 1, batch 416 × 1: 5.67 h, $29.03
 	// recommended: devices 8
 }
