@@ -40,7 +40,7 @@ func schemaRuns(t *testing.T) []schemaRun {
 		{section: "simulate", args: []string{"simulate", "seed003-resnet50-2gpu-nop2p"}},
 		{section: "simulate", args: []string{"simulate", "--allreduce", "async-ps", "--devices", "4", "tsubame3-resnet50-tensorflow-ps"}},
 		{section: "simulate", args: []string{"simulate", "--devices", "32", "tsubame3-resnet50-caffe2-staged"}},
-		{section: "simulate", args: []string{"simulate", "zinrai-200h-resnet50-mlperf-v0.7"}},
+		{section: "simulate", args: []string{"simulate", "--calibration", "published", "zinrai-200h-resnet50-mlperf-v0.7"}},
 		{section: "simulate", args: []string{"simulate", "--placement", "1,2,3,4", "--allreduce", "ring", "--steps", "3", "tsubame3-resnet50-caffe2-verbs"}},
 		{section: "predict", args: []string{"predict", "--placement", "1,3", "dgx1-ssd-mlperf-v0.7"}, variants: []string{"dgx1_ssd_mlperf_v0_7"}},
 		{section: "predict", args: []string{"predict", "--devices", "4,32"}, variants: []string{"a_default", "b_staged", "c_staged_verbs"}},
