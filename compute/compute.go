@@ -190,6 +190,10 @@ type Config struct {
 	// which attention spans (model.Shape.SeqLen); 0 takes the model's
 	// default. Not used by OpTime or Step, whose operators are given.
 	SeqLen int
+	// Framework names the program whose operators LawAt lists where a
+	// model's implementations differ (model.Shape.Framework); "" takes
+	// the PyTorch program's.
+	Framework string
 	// Autocast says the step runs under PyTorch's autocast at Precision
 	// fp16 or bf16 (automatic mixed precision): the operators autocast
 	// runs in float32 (model.Op.Float32) move their bytes at 4 bytes a

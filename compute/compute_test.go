@@ -541,3 +541,36 @@ func TestSyncSegments(t *testing.T) {
 		t.Errorf("compiled: syncs %d, want 0", s.Syncs)
 	}
 }
+
+// TestHostOp checks an operator the host computes (model.Op.HostCPU)
+// against the closed form by hand on the toy device, in compiled mode,
+// where no other operator syncs: a 1 GB forward operator (D = 1/830 s,
+// H = 0.9 µs), the host's 50 ms operator of 8 bytes on the device, then
+// a 1 GB backward operator; each of the first two segments takes
+// max(H, D) + SyncLatency.
+func TestHostOp(t *testing.T) {
+	const bw = 1e12 * 0.83
+	big := model.Op{Kind: model.Elementwise, Pass: model.Forward, Read: 5e8, Write: 5e8}
+	back := big
+	back.Pass = model.Backward
+	ops := []model.Op{big, {Kind: model.Elementwise, Pass: model.Forward, Read: 8, HostCPU: 0.05, Untracked: true}, back}
+	for _, m := range []Mode{Compiled, Eager} {
+		c := &Config{Device: toy(), Precision: hw.FP16, Mode: m, Host: &PublishedHost}
+		s, err := Step(c, ops)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l := float64(m.Launch())
+		if m == Eager {
+			l += 5e-6 + 1.8e-6 // the first operator's module call and record
+		}
+		first := math.Max(l, 1e9/bw) + 5.8e-6
+		host := math.Max(float64(m.Launch())+0.05, 8/bw) + 5.8e-6
+		last := math.Max(float64(m.Launch()), 1e9/bw)
+		near(t, string(m)+" step", float64(s.Compute()), first+host+last)
+		near(t, string(m)+" waited", float64(s.Waited), first+host)
+		if s.Syncs != 2 {
+			t.Errorf("%s: syncs %d, want 2", m, s.Syncs)
+		}
+	}
+}

@@ -438,12 +438,12 @@ func measuredShape(m *Measured, mdl *model.Model, prof *model.Profiles) (b, seq 
 }
 
 // measuredCompute returns the operator model's configuration of ms on d
-// at compute precision prec with optimizer opt: the mode and layout of
-// its framework and variant (measuredMode, measuredNCHW), and for
+// at compute precision prec with optimizer opt: the program, mode and
+// layout of its framework and variant (measuredMode, measuredNCHW), and for
 // PyTorch's logs its host's optimizer step, autocast under automatic
 // mixed precision and the gradient scaler under amp-fp16.
 func measuredCompute(ms *Measured, d *hw.Device, prec hw.Precision, opt model.Optimizer, seq int) compute.Config {
-	c := compute.Config{Device: d, Precision: prec, Mode: measuredMode(ms), NCHW: measuredNCHW(ms), SeqLen: seq}
+	c := compute.Config{Device: d, Precision: prec, Mode: measuredMode(ms), NCHW: measuredNCHW(ms), SeqLen: seq, Framework: ms.Framework}
 	if isTorch(ms) {
 		amp := ms.Precision != string(prec) // amp-fp16, amp, amp-bf16
 		c.Optimizer, c.Autocast = opt, amp
