@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"strconv"
+	"strings"
 	"testing"
 
 	"scaleplan/hw"
@@ -571,6 +572,29 @@ func TestHostOp(t *testing.T) {
 		near(t, string(m)+" waited", float64(s.Waited), first+host)
 		if s.Syncs != 2 {
 			t.Errorf("%s: syncs %d, want 2", m, s.Syncs)
+		}
+	}
+}
+
+// TestHostCores checks a host operator's time when its pieces share the
+// host's cores (Config.HostCores): the longer of HostCPU and HostWork
+// over the cores, by hand: 50 ms of 400 core-ms over 4 cores takes
+// 100 ms, over 16 its 50 ms; cores that are not a finite number ≥ 0 are
+// an error.
+func TestHostCores(t *testing.T) {
+	op := model.Op{Kind: model.Elementwise, Pass: model.Forward, Read: 8, HostCPU: 0.05, HostWork: 0.4, Untracked: true}
+	for _, c := range []struct{ cores, want float64 }{{0, 0.05}, {4, 0.1}, {16, 0.05}} {
+		cfg := &Config{Device: toy(), Precision: hw.FP16, Mode: Compiled, HostCores: c.cores}
+		s, err := Step(cfg, []model.Op{op})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := math.Max(0.9e-6+c.want, 8/(1e12*0.83)) + 2*5.8e-6 // the empty segment before it closes too
+		near(t, "host cores", float64(s.Compute()), want)
+	}
+	for _, bad := range []float64{-1, math.Inf(1), math.NaN()} {
+		if _, err := Step(&Config{Device: toy(), Precision: hw.FP16, HostCores: bad}, []model.Op{op}); err == nil || !strings.Contains(err.Error(), "host cores") {
+			t.Errorf("host cores %v: error %v, want one naming them", bad, err)
 		}
 	}
 }

@@ -96,7 +96,7 @@ func (c *Config) step(ops []model.Op, dev func(i int) units.Seconds) StepTime {
 		s.Launch += launch
 		t := dev(i)
 		if o.HostCPU > 0 && o.Pass != model.UpdatePass {
-			s.hostOp(&segs, o, launch, t)
+			s.hostOp(&segs, o, c.hostTime(o)+launch, t)
 			continue
 		}
 		switch o.Pass {
@@ -136,13 +136,22 @@ func (c *Config) step(ops []model.Op, dev func(i int) units.Seconds) StepTime {
 	return s
 }
 
-// hostOp adds an operator the host computes (model.Op.HostCPU) to s, in
-// every mode: a segment of its own, after the device has run what came
-// before (its inputs reach the host) and before the device runs what
-// follows (its outputs come back), each wait a sync. Its device time t
-// (the copies' bytes on the device) and launch are in the same segment.
-func (s *StepTime) hostOp(segs *[]segment, o *model.Op, launch, t units.Seconds) {
-	h := launch + o.HostCPU
+// hostTime returns the host's time of an operator it computes: its
+// HostCPU, or its HostWork over c.HostCores where that is longer.
+func (c *Config) hostTime(o *model.Op) units.Seconds {
+	if c.HostCores > 0 && o.HostWork > 0 {
+		return max(o.HostCPU, units.Seconds(float64(o.HostWork)/c.HostCores))
+	}
+	return o.HostCPU
+}
+
+// hostOp adds an operator the host computes (model.Op.HostCPU) for h, its
+// launch included, to s, in every mode: a segment of its own, after the
+// device has run what came before (its inputs reach the host) and before
+// the device runs what follows (its outputs come back), each wait a sync.
+// Its device time t (the copies' bytes on the device) is in the same
+// segment.
+func (s *StepTime) hostOp(segs *[]segment, o *model.Op, h, t units.Seconds) {
 	if o.Pass == model.Backward {
 		s.DeviceBackward += t
 		s.Host.Backward += h
@@ -244,6 +253,7 @@ type lawKey struct {
 	nchw           bool
 	seqLen         int
 	framework      string
+	hostCores      float64
 	batch          int
 	autocast       bool
 	scaler         bool
@@ -277,7 +287,7 @@ func LawAt(c Config, name string, b int) (Law, error) {
 		return Law{}, fmt.Errorf("model %s: batch %d: want at least 1", name, b)
 	}
 	d := c.Device
-	key := lawKey{name, d.Name, d.SMs, float64(d.PeakFLOPs(c.Precision)), float64(d.PeakFLOPs(hw.FP32)), float64(d.MemoryBandwidth), c.Precision, c.Mode, c.NCHW, c.SeqLen, c.Framework, b, c.Autocast, c.GradScaler, c.Optimizer, effKey(c.Eff)}
+	key := lawKey{name, d.Name, d.SMs, float64(d.PeakFLOPs(c.Precision)), float64(d.PeakFLOPs(hw.FP32)), float64(d.MemoryBandwidth), c.Precision, c.Mode, c.NCHW, c.SeqLen, c.Framework, c.HostCores, b, c.Autocast, c.GradScaler, c.Optimizer, effKey(c.Eff)}
 	lawMu.Lock()
 	l, ok := lawCache[key]
 	lawMu.Unlock()

@@ -116,6 +116,11 @@ type Op struct {
 	// (its outputs are copied back), in every framework mode; 0: the
 	// device computes the operator.
 	HostCPU units.Seconds
+	// HostWork is the core-seconds of all the host operator's pieces, on
+	// the same core: HostCPU when they run one after another, more when
+	// some run at once. A host with fewer cores than the pieces need takes
+	// HostWork over its cores (compute.Config.HostCores); 0 is HostCPU.
+	HostWork units.Seconds
 }
 
 // KernelCount returns the kernels the operator launches: Kernels, at

@@ -332,19 +332,21 @@ func nmsHost(n int64) units.Seconds {
 // and the graph's five suppressions are independent, which TensorFlow's
 // executor runs at once on its inter-op threads: on a host with at least
 // as many cores as levels times images, the step waits for the slowest
-// level of one image (HostCPU). A host with fewer cores, and several
-// replicas in one process sharing it (tf.distribute.MirroredStrategy,
-// mrcnn_tf2/runtime/run.py), wait longer; neither is modelled.
+// level of one image (HostCPU); the levels of every image take HostWork
+// of the host's cores, which a host with fewer cores than pieces, or
+// devices driven by one process (tf.distribute.MirroredStrategy,
+// mrcnn_tf2/runtime/run.py), share (compute.Config.HostCores).
 func hostNMS(b *convNet, ps []*fmap) {
-	var slowest units.Seconds
+	var slowest, work units.Seconds
 	var boxes int64
 	for _, p := range ps {
 		n := mrcnnAnchors * p.h * p.w
 		slowest = max(slowest, nmsHost(n))
+		work += units.Seconds(b.batch) * nmsHost(n)
 		boxes += n
 	}
 	v := units.Bytes(20 * boxes * b.batch)
 	back := units.Bytes(20 * mrcnnProposals * int64(len(ps)) * b.batch)
 	b.fwd = append(b.fwd, Op{Name: "rpn.proposals.nms_cpu", Kind: Elementwise, Pass: Forward,
-		Read: v, Write: back, Sync: true, Untracked: true, HostCPU: slowest})
+		Read: v, Write: back, Sync: true, Untracked: true, HostCPU: slowest, HostWork: work})
 }

@@ -139,10 +139,13 @@ func TestNMSCPUTable(t *testing.T) {
 // TestMaskRCNNFrameworks checks the TensorFlow 2 program's operators
 // against the PyTorch one's: one host operator whose time is P2's
 // suppression of one image by hand (800 × 1344: 200·336·3 = 201,600
-// boxes, 1,999,000 IoUs), whatever the batch; no suppression on the
-// device and no reads per positive RoI.
+// boxes, 1,999,000 IoUs), whatever the batch, and whose work is the five
+// levels' of every image (P3 to P5: 50,400, 12,600 and 3,150 boxes
+// keeping 2,000; P6: 819 boxes keeping all); no suppression on the device
+// and no reads per positive RoI.
 func TestMaskRCNNFrameworks(t *testing.T) {
 	p2 := 201600*14.45e-9 + 1999000*13.17e-9
+	all := p2 + (50400+12600+3150+819)*14.45e-9 + (3*1999000+819*818/2)*13.17e-9
 	for _, batch := range []int{1, 4} {
 		tf, err := Ops("maskrcnn-r50-fpn", Shape{Batch: batch, Framework: "tensorflow 2.4"})
 		if err != nil {
@@ -163,6 +166,9 @@ func TestMaskRCNNFrameworks(t *testing.T) {
 		}
 		if len(host) != 1 || math.Abs(float64(host[0].HostCPU)/p2-1) > 1e-9 || !host[0].Sync {
 			t.Errorf("tensorflow, batch %d: host operators %+v, want one of %.6g s that syncs", batch, host, p2)
+		}
+		if len(host) == 1 && math.Abs(float64(host[0].HostWork)/(float64(batch)*all)-1) > 1e-9 {
+			t.Errorf("tensorflow, batch %d: host work %v, want %.6g s", batch, host[0].HostWork, float64(batch)*all)
 		}
 		for _, o := range torch {
 			if o.HostCPU != 0 {

@@ -510,6 +510,41 @@ func placeMeasured(cfg *sim.Config, cat *hw.Catalog, d *hw.Device, ms *Measured,
 	return sys.Name, exchange, applied, err
 }
 
+// sharedHost sets cfg's compute law, for a TensorFlow row on several
+// devices of a node, with the node's cores shared by its devices' host
+// operators (compute.Config.HostCores): DeepLearningExamples' TensorFlow
+// 2 Mask R-CNN, whose program alone has host operators, drives every GPU
+// of a node from one process (tf.distribute.MirroredStrategy,
+// mrcnn_tf2/runtime/run.py), whose CPU kernels share its thread pools.
+// A node's cores count their second hardware threads at
+// scenarios.SMTYield, as its decoding does (sim.Input.DecodeParallelism).
+// Other rows keep the law of one device.
+func sharedHost(cfg *sim.Config, cat *hw.Catalog, mdl *model.Model, d *hw.Device, ms *Measured, b, seq int, eff *compute.Efficiencies) error {
+	if !strings.HasPrefix(strings.ToLower(ms.Framework), "tensorflow") || cfg.DevicesPerNode < 2 {
+		return nil
+	}
+	_, node, err := systemOf(cat, ms.System, d)
+	if err != nil {
+		return err
+	}
+	cpu := sim.Input{Cores: node.CPU.Cores(), Threads: node.CPU.Threads(), Workers: node.CPU.Threads(), SMTYield: scenarios.SMTYield}
+	cores := cpu.DecodeParallelism()
+	if !(cores > 0) {
+		return nil // a node without a CPU in the catalogue: as one device
+	}
+	c, err := operatorConfig(d, ms, seq, eff)
+	if err != nil {
+		return err
+	}
+	c.HostCores = cores / float64(cfg.DevicesPerNode)
+	l, err := compute.LawAt(c, mdl.Name, b)
+	if err != nil {
+		return err
+	}
+	cfg.Compute.PerSample, cfg.Compute.Fixed, cfg.Compute.ForwardFraction = l.PerSample, l.Fixed, l.ForwardFraction
+	return nil
+}
+
 // measuredInput gives cfg the input pipeline of a measurement whose host
 // decoded its samples (ms.DecodeWorkers > 0): each node of ms.System
 // decodes the model's dataset on its cores (scenarios.HostDecode), with
@@ -842,6 +877,11 @@ func CompareCalibrated(ms []Measured, cat *hw.Catalog, prof *model.Profiles, cal
 			for i, f := range cals {
 				if slices.ContainsFunc(applied, func(a scenarios.Applied) bool { return a.Path == f.Path }) {
 					used[i] = true
+				}
+			}
+			if calSource == "" && !strings.HasPrefix(opText, "carried") && compute.Covers(d, mdl.Name) {
+				if err := sharedHost(&cfg, cat, mdl, d, m, b, seq, eff); err != nil {
+					return nil, fmt.Errorf("%s: %w", where, err)
 				}
 			}
 		}
