@@ -25,9 +25,10 @@ import (
 // boolean mask (labels[mask] = −1) are not counted as waits. The calls are
 // untracked (Op.Untracked): they run under torch.no_grad or on integer and
 // boolean tensors, outside any nn.Module. DeepLearningExamples'
-// TensorFlow 2 program keeps these shapes fixed on the device, except its
-// proposals' suppression, which it runs on the host (hostNMS, at the end
-// of this file); the calls below stand for its device work otherwise.
+// TensorFlow 2 program keeps its shapes fixed on the device, runs its
+// proposals' suppression on the host (hostNMS, at the end of this file)
+// and its anchors and RPN targets outside the step (tfProposals); the
+// calls below stand for its device work otherwise.
 
 // detectCall is one bookkeeping call of a detector's step.
 type detectCall struct {
@@ -197,12 +198,15 @@ func (b *convNet) bookkeep(name string, d *detectShape, calls []detectCall) {
 // rpnProposals adds the RPN's anchors and proposal selection for the
 // pyramid ps (P2–P6, 3 anchors a location), its loss's matching and
 // sampling, and the box head's: PyTorch's calls, or where tf is set
-// TensorFlow 2's suppression on the host (hostNMS) in place of the
-// per-level selection and NMS on the device.
+// TensorFlow 2's (tfProposals).
 func rpnProposals(b *convNet, ps []*fmap, tf bool) {
 	d := detectShape{preNMS: mrcnnPreNMS, proposals: mrcnnProposals, rois: mrcnnBoxRoIs, positive: mrcnnMaskRoIs}
 	for _, p := range ps {
 		d.anchors += mrcnnAnchors * p.h * p.w
+	}
+	if tf {
+		tfProposals(b, ps, &d)
+		return
 	}
 	for i, p := range ps {
 		d.level = mrcnnAnchors * p.h * p.w
@@ -212,13 +216,7 @@ func rpnProposals(b *convNet, ps []*fmap, tf bool) {
 			b.bookkeep(lv+".image"+strconv.FormatInt(img, 10), &d, anchorImageLevelCalls)
 		}
 	}
-	if tf {
-		hostNMS(b, ps)
-	}
 	for i, p := range ps {
-		if tf {
-			break
-		}
 		d.level = mrcnnAnchors * p.h * p.w
 		lv := "rpn.proposals.p" + strconv.Itoa(i+2)
 		b.bookkeep(lv, &d, rpnLevelCalls)
@@ -231,9 +229,41 @@ func rpnProposals(b *convNet, ps []*fmap, tf bool) {
 		b.bookkeep("rpn.image"+strconv.FormatInt(img, 10), &d, rpnImageCalls)
 	}
 	b.bookkeep("rpn", &d, rpnLossBatchCalls)
+	boxSampling(b, &d)
+}
+
+// boxSampling adds the box head's matching and sampling of every image.
+func boxSampling(b *convNet, d *detectShape) {
 	for img := range b.batch {
-		b.bookkeep("roi_heads.box.image"+strconv.FormatInt(img, 10), &d, boxImageCalls)
+		b.bookkeep("roi_heads.box.image"+strconv.FormatInt(img, 10), d, boxImageCalls)
 	}
+}
+
+// TensorFlow 2's proposals (mrcnn_tf2/model/mask_rcnn.py call): its
+// anchors are numpy constants of the graph (model/anchors.py) and its
+// RPN's targets come from the input pipeline (dataset/dataset_parser.py,
+// process_targets_for_training: AnchorLabeler on the CPU), so neither is
+// work of the step; the selection over the levels (roi_post_nms_topk),
+// the ground truth's boxes added to the proposals (training_ops.py
+// proposal_label_op) and the RPN loss's reshapes are PyTorch's
+// counterparts without their host reads.
+var (
+	tfRPNImageCalls = []detectCall{{"cat_levels", 2, false, proposals}, {"add_gt", 3, false, proposals}}
+	tfRPNLossCalls  = []detectCall{{"loss.flatten", 14, false, allAnchors}}
+)
+
+// tfProposals adds TensorFlow 2's proposals for the pyramid ps: the
+// suppression on the host (hostNMS), the selection over the levels, the
+// ground truth added, the RPN loss's reshapes and the box head's
+// matching and sampling (proposal_label_op, kept as PyTorch's calls).
+func tfProposals(b *convNet, ps []*fmap, d *detectShape) {
+	hostNMS(b, ps)
+	b.bookkeep("rpn.proposals", d, rpnBatchCalls)
+	for img := range b.batch {
+		b.bookkeep("rpn.image"+strconv.FormatInt(img, 10), d, tfRPNImageCalls)
+	}
+	b.bookkeep("rpn", d, tfRPNLossCalls)
+	boxSampling(b, d)
 }
 
 // poolerLevels adds a multi-level RoIAlign's assignment of the RoIs to
