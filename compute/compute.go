@@ -190,6 +190,15 @@ type Config struct {
 	// which attention spans (model.Shape.SeqLen); 0 takes the model's
 	// default. Not used by OpTime or Step, whose operators are given.
 	SeqLen int
+	// Framework names the program whose operators LawAt lists where a
+	// model's implementations differ (model.Shape.Framework); "" takes
+	// the PyTorch program's.
+	Framework string
+	// HostCores is the host's cores (SMT threads counted at their yield)
+	// one device's host operators (model.Op.HostCPU) may use at once: an
+	// operator takes the longer of its HostCPU and its HostWork over
+	// HostCores. 0: as many as its pieces, HostCPU.
+	HostCores float64
 	// Autocast says the step runs under PyTorch's autocast at Precision
 	// fp16 or bf16 (automatic mixed precision): the operators autocast
 	// runs in float32 (model.Op.Float32) move their bytes at 4 bytes a
@@ -243,6 +252,9 @@ func (c *Config) check() error {
 	}
 	if !(d.PeakFLOPs(c.Precision) > 0) || !(d.PeakFLOPs(hw.FP32) > 0) || !(d.MemoryBandwidth > 0) {
 		return fmt.Errorf("device %s has no %s peak, fp32 peak or memory bandwidth", d.Name, c.Precision)
+	}
+	if !(c.HostCores >= 0) || math.IsInf(c.HostCores, 0) {
+		return fmt.Errorf("host cores %v: want a finite number, at least 0 (0: as many as the host operators' pieces)", c.HostCores)
 	}
 	return nil
 }

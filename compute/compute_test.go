@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"strconv"
+	"strings"
 	"testing"
 
 	"scaleplan/hw"
@@ -593,4 +594,60 @@ func TestConvEfficiencyMeasured(t *testing.T) {
 	e.Set(TensorFP16, 0.4)
 	cal, _ := OpTime(&Config{Device: a100, Precision: hw.FP16, Eff: &e}, &conv)
 	near(t, "calibrated A100 conv (s)", float64(cal), flops/(312e12*0.4*(0.415/EffGEMM)*q))
+}
+
+// TestHostOp checks an operator the host computes (model.Op.HostCPU)
+// against the closed form by hand on the toy device, in compiled mode,
+// where no other operator syncs: a 1 GB forward operator (D = 1/830 s,
+// H = 0.9 µs), the host's 50 ms operator of 8 bytes on the device, then
+// a 1 GB backward operator; each of the first two segments takes
+// max(H, D) + SyncLatency.
+func TestHostOp(t *testing.T) {
+	const bw = 1e12 * 0.83
+	big := model.Op{Kind: model.Elementwise, Pass: model.Forward, Read: 5e8, Write: 5e8}
+	back := big
+	back.Pass = model.Backward
+	ops := []model.Op{big, {Kind: model.Elementwise, Pass: model.Forward, Read: 8, HostCPU: 0.05, Untracked: true}, back}
+	for _, m := range []Mode{Compiled, Eager} {
+		c := &Config{Device: toy(), Precision: hw.FP16, Mode: m, Host: &PublishedHost}
+		s, err := Step(c, ops)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l := float64(m.Launch())
+		if m == Eager {
+			l += 5e-6 + 1.8e-6 // the first operator's module call and record
+		}
+		first := math.Max(l, 1e9/bw) + 5.8e-6
+		host := math.Max(float64(m.Launch())+0.05, 8/bw) + 5.8e-6
+		last := math.Max(float64(m.Launch()), 1e9/bw)
+		near(t, string(m)+" step", float64(s.Compute()), first+host+last)
+		near(t, string(m)+" waited", float64(s.Waited), first+host)
+		if s.Syncs != 2 {
+			t.Errorf("%s: syncs %d, want 2", m, s.Syncs)
+		}
+	}
+}
+
+// TestHostCores checks a host operator's time when its pieces share the
+// host's cores (Config.HostCores): the longer of HostCPU and HostWork
+// over the cores, by hand: 50 ms of 400 core-ms over 4 cores takes
+// 100 ms, over 16 its 50 ms; cores that are not a finite number ≥ 0 are
+// an error.
+func TestHostCores(t *testing.T) {
+	op := model.Op{Kind: model.Elementwise, Pass: model.Forward, Read: 8, HostCPU: 0.05, HostWork: 0.4, Untracked: true}
+	for _, c := range []struct{ cores, want float64 }{{0, 0.05}, {4, 0.1}, {16, 0.05}} {
+		cfg := &Config{Device: toy(), Precision: hw.FP16, Mode: Compiled, HostCores: c.cores}
+		s, err := Step(cfg, []model.Op{op})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := math.Max(0.9e-6+c.want, 8/(1e12*0.83)) + 2*5.8e-6 // the empty segment before it closes too
+		near(t, "host cores", float64(s.Compute()), want)
+	}
+	for _, bad := range []float64{-1, math.Inf(1), math.NaN()} {
+		if _, err := Step(&Config{Device: toy(), Precision: hw.FP16, HostCores: bad}, []model.Op{op}); err == nil || !strings.Contains(err.Error(), "host cores") {
+			t.Errorf("host cores %v: error %v, want one naming them", bad, err)
+		}
+	}
 }

@@ -59,8 +59,10 @@ func (s StepTime) Compute() units.Seconds { return s.Forward + s.Backward }
 //	Σ_{k<S} ( max(H_k, D_k) + SyncLatency ) + the form above over the rest
 //
 // over the S segments its S syncs close, H_k and D_k the host's and the
-// device's time of segment k's operators. The optimizer's device time,
-// Update, is left to the simulator's update.
+// device's time of segment k's operators. An operator the host computes
+// (model.Op.HostCPU, in every mode) is a segment of its own, closed by a
+// sync, after a sync that closes the segment before it. The optimizer's
+// device time, Update, is left to the simulator's update.
 func Step(c *Config, ops []model.Op) (StepTime, error) {
 	if err := c.check(); err != nil {
 		return StepTime{}, err
@@ -93,6 +95,10 @@ func (c *Config) step(ops []model.Op, dev func(i int) units.Seconds) StepTime {
 		launch := units.Seconds(c.Kernels(o)) * l
 		s.Launch += launch
 		t := dev(i)
+		if o.HostCPU > 0 && o.Pass != model.UpdatePass {
+			s.hostOp(&segs, o, c.hostTime(o)+launch, t)
+			continue
+		}
 		switch o.Pass {
 		case model.Forward:
 			h := launch
@@ -128,6 +134,35 @@ func (c *Config) step(ops []model.Op, dev func(i int) units.Seconds) StepTime {
 	s.overlap(segs)
 	s.Ops = len(ops)
 	return s
+}
+
+// hostTime returns the host's time of an operator it computes: its
+// HostCPU, or its HostWork over c.HostCores where that is longer.
+func (c *Config) hostTime(o *model.Op) units.Seconds {
+	if c.HostCores > 0 && o.HostWork > 0 {
+		return max(o.HostCPU, units.Seconds(float64(o.HostWork)/c.HostCores))
+	}
+	return o.HostCPU
+}
+
+// hostOp adds an operator the host computes (model.Op.HostCPU) for h, its
+// launch included, to s, in every mode: a segment of its own, after the
+// device has run what came before (its inputs reach the host) and before
+// the device runs what follows (its outputs come back), each wait a sync.
+// Its device time t (the copies' bytes on the device) is in the same
+// segment.
+func (s *StepTime) hostOp(segs *[]segment, o *model.Op, h, t units.Seconds) {
+	if o.Pass == model.Backward {
+		s.DeviceBackward += t
+		s.Host.Backward += h
+	} else {
+		s.DeviceForward += t
+		s.Host.Forward += h
+	}
+	s.Syncs += 2
+	g := segment{}
+	g.add(o.Pass, h, t)
+	*segs = append(*segs, g, segment{})
 }
 
 // addCasts adds autocast's weight casts (weightCasts) to both passes of s:
@@ -217,6 +252,8 @@ type lawKey struct {
 	mode           Mode
 	nchw           bool
 	seqLen         int
+	framework      string
+	hostCores      float64
 	batch          int
 	autocast       bool
 	scaler         bool
@@ -250,7 +287,7 @@ func LawAt(c Config, name string, b int) (Law, error) {
 		return Law{}, fmt.Errorf("model %s: batch %d: want at least 1", name, b)
 	}
 	d := c.Device
-	key := lawKey{name, d.Name, d.SMs, float64(d.PeakFLOPs(c.Precision)), float64(d.PeakFLOPs(hw.FP32)), float64(d.MemoryBandwidth), c.Precision, c.Mode, c.NCHW, c.SeqLen, b, c.Autocast, c.GradScaler, c.Optimizer, effKey(c.Eff)}
+	key := lawKey{name, d.Name, d.SMs, float64(d.PeakFLOPs(c.Precision)), float64(d.PeakFLOPs(hw.FP32)), float64(d.MemoryBandwidth), c.Precision, c.Mode, c.NCHW, c.SeqLen, c.Framework, c.HostCores, b, c.Autocast, c.GradScaler, c.Optimizer, effKey(c.Eff)}
 	lawMu.Lock()
 	l, ok := lawCache[key]
 	lawMu.Unlock()
@@ -277,7 +314,7 @@ func law(c Config, name string, b int) (Law, error) {
 		c.FusedAttention = t.FusedAttention
 	}
 	at := func(n int) (StepTime, error) {
-		ops, err := model.Ops(name, model.Shape{Batch: n, Precision: sp, SeqLen: c.SeqLen})
+		ops, err := model.Ops(name, model.Shape{Batch: n, Precision: sp, SeqLen: c.SeqLen, Framework: c.Framework})
 		if err != nil {
 			return StepTime{}, err
 		}

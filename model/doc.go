@@ -66,7 +66,11 @@
 // for matrix products and convolutions, the product's dimensions. The
 // image models' and the engine's generators share the layer builders of
 // ops_layers.go, whose doc comment states the conventions; their totals
-// are tested against published parameter and FLOP counts.
+// are tested against published parameter and FLOP counts. Where a
+// model's programs differ between frameworks, Shape.Framework picks one:
+// Mask R-CNN's TensorFlow 2 program suppresses its proposals on the host
+// (an operator with Op.HostCPU, ops_detect.go), its PyTorch one on the
+// device.
 //
 // # Files
 //

@@ -107,6 +107,20 @@ type Op struct {
 	// under torch.no_grad or on integer tensors): the eager host charges
 	// it no module call and no autograd record.
 	Untracked bool
+	// HostCPU is the time the host's CPU computes the operator, which a
+	// framework placed on the CPU (TensorFlow 2 Mask R-CNN's RPN
+	// non-maximum suppression, ops_detect.go), on one core of the
+	// reference host (scripts/nmscpu.c's), its pieces that run in
+	// parallel counted once. It waits for the device's work before it
+	// (its inputs are copied to the host) and the device waits for it
+	// (its outputs are copied back), in every framework mode; 0: the
+	// device computes the operator.
+	HostCPU units.Seconds
+	// HostWork is the core-seconds of all the host operator's pieces, on
+	// the same core: HostCPU when they run one after another, more when
+	// some run at once. A host with fewer cores than the pieces need takes
+	// HostWork over its cores (compute.Config.HostCores); 0 is HostCPU.
+	HostWork units.Seconds
 }
 
 // KernelCount returns the kernels the operator launches: Kernels, at
@@ -202,6 +216,12 @@ type Shape struct {
 	// Precision is the precision of activations and weights in the
 	// matrix products; "" is FP32.
 	Precision Precision
+	// Framework names the program whose operators are listed where a
+	// model's implementations differ between frameworks: for
+	// maskrcnn-r50-fpn, "tensorflow" (or a name beginning with it, as a
+	// log writes "tensorflow 2.4") lists DeepLearningExamples' TensorFlow
+	// 2 program, anything else its PyTorch one (ops_detect.go).
+	Framework string
 }
 
 // Generator lists the operators of one training step of a model family

@@ -24,7 +24,11 @@ import (
 // with memcpy_and_sync unless non_blocking). Assignments through a
 // boolean mask (labels[mask] = −1) are not counted as waits. The calls are
 // untracked (Op.Untracked): they run under torch.no_grad or on integer and
-// boolean tensors, outside any nn.Module.
+// boolean tensors, outside any nn.Module. DeepLearningExamples'
+// TensorFlow 2 program keeps its shapes fixed on the device, runs its
+// proposals' suppression on the host (hostNMS, at the end of this file)
+// and its anchors and RPN targets outside the step (tfProposals); the
+// calls below stand for its device work otherwise.
 
 // detectCall is one bookkeeping call of a detector's step.
 type detectCall struct {
@@ -193,11 +197,16 @@ func (b *convNet) bookkeep(name string, d *detectShape, calls []detectCall) {
 
 // rpnProposals adds the RPN's anchors and proposal selection for the
 // pyramid ps (P2–P6, 3 anchors a location), its loss's matching and
-// sampling, and the box head's.
-func rpnProposals(b *convNet, ps []*fmap) {
+// sampling, and the box head's: PyTorch's calls, or where tf is set
+// TensorFlow 2's (tfProposals).
+func rpnProposals(b *convNet, ps []*fmap, tf bool) {
 	d := detectShape{preNMS: mrcnnPreNMS, proposals: mrcnnProposals, rois: mrcnnBoxRoIs, positive: mrcnnMaskRoIs}
 	for _, p := range ps {
 		d.anchors += mrcnnAnchors * p.h * p.w
+	}
+	if tf {
+		tfProposals(b, ps, &d)
+		return
 	}
 	for i, p := range ps {
 		d.level = mrcnnAnchors * p.h * p.w
@@ -220,9 +229,41 @@ func rpnProposals(b *convNet, ps []*fmap) {
 		b.bookkeep("rpn.image"+strconv.FormatInt(img, 10), &d, rpnImageCalls)
 	}
 	b.bookkeep("rpn", &d, rpnLossBatchCalls)
+	boxSampling(b, &d)
+}
+
+// boxSampling adds the box head's matching and sampling of every image.
+func boxSampling(b *convNet, d *detectShape) {
 	for img := range b.batch {
-		b.bookkeep("roi_heads.box.image"+strconv.FormatInt(img, 10), &d, boxImageCalls)
+		b.bookkeep("roi_heads.box.image"+strconv.FormatInt(img, 10), d, boxImageCalls)
 	}
+}
+
+// TensorFlow 2's proposals (mrcnn_tf2/model/mask_rcnn.py call): its
+// anchors are numpy constants of the graph (model/anchors.py) and its
+// RPN's targets come from the input pipeline (dataset/dataset_parser.py,
+// process_targets_for_training: AnchorLabeler on the CPU), so neither is
+// work of the step; the selection over the levels (roi_post_nms_topk),
+// the ground truth's boxes added to the proposals (training_ops.py
+// proposal_label_op) and the RPN loss's reshapes are PyTorch's
+// counterparts without their host reads.
+var (
+	tfRPNImageCalls = []detectCall{{"cat_levels", 2, false, proposals}, {"add_gt", 3, false, proposals}}
+	tfRPNLossCalls  = []detectCall{{"loss.flatten", 14, false, allAnchors}}
+)
+
+// tfProposals adds TensorFlow 2's proposals for the pyramid ps: the
+// suppression on the host (hostNMS), the selection over the levels, the
+// ground truth added, the RPN loss's reshapes and the box head's
+// matching and sampling (proposal_label_op, kept as PyTorch's calls).
+func tfProposals(b *convNet, ps []*fmap, d *detectShape) {
+	hostNMS(b, ps)
+	b.bookkeep("rpn.proposals", d, rpnBatchCalls)
+	for img := range b.batch {
+		b.bookkeep("rpn.image"+strconv.FormatInt(img, 10), d, tfRPNImageCalls)
+	}
+	b.bookkeep("rpn", d, tfRPNLossCalls)
+	boxSampling(b, d)
 }
 
 // poolerLevels adds a multi-level RoIAlign's assignment of the RoIs to
@@ -243,8 +284,25 @@ func maskPositive(b *convNet) {
 	}
 }
 
-// maskTargets adds the mask loss's targets.
-func maskTargets(b *convNet) {
+// TensorFlow 2's mask targets over the batch (mrcnn_tf2/ops/
+// training_ops.py): select_fg_for_masks's top-k of the positive RoIs and
+// its gathers, then get_mask_targets's crop and resize of the masks the
+// input pipeline cropped to the ground truth's boxes (cropped_gt_masks)
+// and its threshold, on the device, with no value read on the host.
+var tfMaskTargetCalls = []detectCall{
+	{"select_fg", 3, false, positives},
+	{"crop_and_resize", 1, false, positives},
+	{"threshold", 1, false, positives},
+}
+
+// maskTargets adds the mask loss's targets: PyTorch's per image, or where
+// tf is set TensorFlow 2's over the batch.
+func maskTargets(b *convNet, tf bool) {
+	if tf {
+		d := detectShape{positive: b.batch * mrcnnMaskRoIs}
+		b.bookkeep("roi_heads.mask.targets", &d, tfMaskTargetCalls)
+		return
+	}
 	d := detectShape{rois: mrcnnBoxRoIs, positive: mrcnnMaskRoIs}
 	for img := range b.batch {
 		n := "roi_heads.mask.image" + strconv.FormatInt(img, 10) + ".targets"
@@ -259,4 +317,66 @@ func maskTargets(b *convNet) {
 // boxLossTargets adds the box loss's selection of the positive RoIs.
 func boxLossTargets(b *convNet) {
 	b.bookkeep("roi_heads.box.loss", &detectShape{rois: b.batch * mrcnnBoxRoIs}, boxLossBatchCalls)
+}
+
+// TensorFlow 2's Mask R-CNN (DeepLearningExamples at 729963dd,
+// TensorFlow2/Segmentation/MaskRCNN/mrcnn_tf2/ops/roi_ops.py,
+// _propose_rois_gpu) suppresses each pyramid level's proposals with
+// tf.image.combined_non_max_suppression under tf.device('CPU:0'), over
+// every anchor of the level (no top-k before it), keeping at most
+// train_rpn_pre_nms_topn = 2000 boxes (max_output_size_per_class) at an IoU
+// of 0.7 (mrcnn_tf2/config.py). TensorFlow's CPU kernel
+// (tensorflow/core/kernels/image/non_max_suppression_op.cc, DoNMSPerClass)
+// pushes the level's n boxes onto a binary heap, then pops the best and
+// compares it with every box selected so far until one overlaps it: when
+// n is much larger than k = min(2000, n), nearly every box popped is
+// selected, and the k selected cost k(k−1)/2 IoUs (the suppressed ones'
+// comparisons are not counted: 1 % more at P2, 4 % at P3, 15 % at P4, in
+// scripts/nmscpu.c's run on random scores; fewer at P5 and P6, where the
+// heap empties before 2000 are selected). scripts/nmscpu.c times the same
+// work on one core of the reference host (a 2.6 GHz AMD EPYC virtual
+// machine; its table is model/testdata/nms-cpu.csv, P2's row):
+//
+//	host(level) = n·nmsPush + k(k−1)/2·nmsIoU
+const (
+	nmsKeep = 2000
+	// nmsPush is the heap's cost per box pushed: 3.030 ms for P2's
+	// 209,664 boxes.
+	nmsPush units.Seconds = 14.45 * units.Nanosecond
+	// nmsIoU is the cost per IoU evaluated, the pops included: 26.553 ms
+	// for P2's 2,016,606.
+	nmsIoU units.Seconds = 13.17 * units.Nanosecond
+)
+
+// nmsHost returns the host's time of TensorFlow's CPU non-maximum
+// suppression of n boxes of one image (the formula above).
+func nmsHost(n int64) units.Seconds {
+	k := min(n, nmsKeep)
+	return units.Seconds(n)*nmsPush + units.Seconds(k*(k-1)/2)*nmsIoU
+}
+
+// hostNMS adds TensorFlow 2's suppression of the RPN's proposals on the
+// host as one operator: each level's boxes and scores (20 bytes an anchor)
+// copied to the host, suppressed, and the 1,000 kept copied back. The
+// kernel's parallelFor runs the images of the batch on their own threads
+// and the graph's five suppressions are independent, which TensorFlow's
+// executor runs at once on its inter-op threads: on a host with at least
+// as many cores as levels times images, the step waits for the slowest
+// level of one image (HostCPU); the levels of every image take HostWork
+// of the host's cores, which a host with fewer cores than pieces, or
+// devices driven by one process (tf.distribute.MirroredStrategy,
+// mrcnn_tf2/runtime/run.py), share (compute.Config.HostCores).
+func hostNMS(b *convNet, ps []*fmap) {
+	var slowest, work units.Seconds
+	var boxes int64
+	for _, p := range ps {
+		n := mrcnnAnchors * p.h * p.w
+		slowest = max(slowest, nmsHost(n))
+		work += units.Seconds(b.batch) * nmsHost(n)
+		boxes += n
+	}
+	v := units.Bytes(20 * boxes * b.batch)
+	back := units.Bytes(20 * mrcnnProposals * int64(len(ps)) * b.batch)
+	b.fwd = append(b.fwd, Op{Name: "rpn.proposals.nms_cpu", Kind: Elementwise, Pass: Forward,
+		Read: v, Write: back, Sync: true, Untracked: true, HostCPU: slowest, HostWork: work})
 }

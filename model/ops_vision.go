@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 
 	"scaleplan/internal/units"
 )
@@ -299,7 +300,9 @@ const (
 // positive (the most MLPerf's sampler keeps; fewer when an image has few
 // objects); the proposal selection, matching, sampling and mask targets
 // are DeepLearningExamples' calls (ops_detect.go), each image given
-// 1,000 proposals and 128 positive RoIs; RoIAlign reads 16 values per output element
+// 1,000 proposals and 128 positive RoIs, its PyTorch program's or, where
+// s.Framework names TensorFlow, its TensorFlow 2 program's suppression on
+// the host and mask targets on the device in their place; RoIAlign reads 16 values per output element
 // at most the pyramid's size, and its backward writes the whole
 // pyramid's gradient; the mask loss is on the ground-truth class's
 // channel.
@@ -329,8 +332,9 @@ func maskRCNNOps(s Shape) ([]Op, error) {
 	}
 	ps := maskRCNNFPN(b, cs)
 	maskRCNNRPN(b, ps)
-	rpnProposals(b, ps)
-	maskRCNNHeads(b, ps[:4])
+	tf := strings.HasPrefix(strings.ToLower(s.Framework), "tensorflow")
+	rpnProposals(b, ps, tf)
+	maskRCNNHeads(b, ps[:4], tf)
 	return b.ops(), nil
 }
 
@@ -400,8 +404,9 @@ func roiAlign(b *convNet, name string, ps []*fmap, rois int64, bins int) *fmap {
 // maskRCNNHeads adds the box head (two 1024-wide layers, class scores and
 // class-specific boxes) on the sampled RoIs and the mask head (four 3×3
 // convolutions, a 2×2 transposed convolution, per-class 28×28 logits) on
-// the positive ones, with their losses.
-func maskRCNNHeads(b *convNet, ps []*fmap) {
+// the positive ones, with their losses (tf: TensorFlow 2's mask targets,
+// maskTargets).
+func maskRCNNHeads(b *convNet, ps []*fmap, tf bool) {
 	rois := b.batch * mrcnnBoxRoIs
 	poolerLevels(b, "roi_heads.box_roi_pool", rois)
 	x := roiAlign(b, "roi_heads.box_roi_pool", ps, rois, 7)
@@ -424,7 +429,7 @@ func maskRCNNHeads(b *convNet, ps []*fmap) {
 	}
 	m = b.relu("roi_heads.mask_predictor.relu", deconv2(b, "roi_heads.mask_predictor.conv5_mask", m))
 	m = b.conv("roi_heads.mask_predictor.mask_fcn_logits", m, convSpec{cout: mrcnnClasses, k: 1, stride: 1, bias: true})
-	maskTargets(b)
+	maskTargets(b, tf)
 	b.elementLoss("roi_heads.loss_mask", pos*m.h*m.w, flopsBCE)
 }
 

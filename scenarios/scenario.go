@@ -43,6 +43,9 @@ type Scenario struct {
 
 	// Framework is a label for the software that ran the experiment
 	// (caffe2, tensorflow, chainermn, pytorch, mxnet, poplar); default "".
+	// Where a model's programs differ, it picks the one whose operators
+	// the operator model lists (compute.Config.Framework: tensorflow runs
+	// Mask R-CNN's TensorFlow 2 program).
 	Framework string `yaml:"framework"`
 
 	// Mode is how the framework issued the step's kernels, which sets the

@@ -155,3 +155,47 @@ func readCSV(t *testing.T, cat *hw.Catalog, prof *model.Profiles, text string) (
 	}
 	return (&LogReader{Catalog: cat}).Measurements(lg, prof, map[string]int{})
 }
+
+// TestSharedHostMirrored checks a TensorFlow Mask R-CNN row on eight GPUs
+// of a DGX-1, whose one process's host suppresses every device's
+// proposals (sharedHost), against the closed form by hand: at 4 images
+// per GPU each device's step grows by max(0, W/c − H) over one device's,
+// W = 4 images × the five levels' 113.6 ms of host work
+// (TestMaskRCNNFrameworks's figures), H = P2's 29.2 ms, c = (40 cores +
+// 40 threads · SMTYield)/8 = 6.5: 40.7 ms.
+// A PyTorch row and a row of one GPU keep one device's law.
+func TestSharedHostMirrored(t *testing.T) {
+	cat, prof := defaults(t)
+	mdl, err := prof.Model("maskrcnn-r50-fpn")
+	d := cat.DeviceCalled("v100-sxm2-16gb")
+	if err != nil || d == nil {
+		t.Fatalf("the catalogue's Mask R-CNN (%v) and V100 16GB (%v)", err, d)
+	}
+	p2 := 201600*14.45e-9 + 1999000*13.17e-9
+	all := p2 + (50400+12600+3150+819)*14.45e-9 + (3*1999000+819*818/2)*13.17e-9
+	cores := (40 + 40*scenarios.SMTYield) / 8
+	for _, tc := range []struct {
+		framework string
+		perNode   int
+		grows     float64
+	}{
+		{"tensorflow", 8, math.Max(0, 4*all/cores-p2)},
+		{"torch", 8, 0},
+		{"tensorflow", 1, 0},
+	} {
+		m := Measured{Device: d.Name, Model: mdl.Name, Precision: "amp-fp16", Batch: 4, Devices: 8, System: "dgx1", Framework: tc.framework}
+		cfg, err := measuredConfig(mdl, d, &m, 4, 0, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		alone := 4*float64(cfg.Compute.PerSample) + float64(cfg.Compute.Fixed)
+		cfg.DevicesPerNode = tc.perNode
+		if err := sharedHost(&cfg, cat, mdl, d, &m, 4, 0, nil); err != nil {
+			t.Fatal(err)
+		}
+		shared := 4*float64(cfg.Compute.PerSample) + float64(cfg.Compute.Fixed)
+		if math.Abs(shared-alone-tc.grows) > 1e-9 {
+			t.Errorf("%s on %d GPUs of a node: the step grows %.6g s, want %.6g s", tc.framework, tc.perNode, shared-alone, tc.grows)
+		}
+	}
+}

@@ -438,12 +438,12 @@ func measuredShape(m *Measured, mdl *model.Model, prof *model.Profiles) (b, seq 
 }
 
 // measuredCompute returns the operator model's configuration of ms on d
-// at compute precision prec with optimizer opt: the mode and layout of
-// its framework and variant (measuredMode, measuredNCHW), and for
+// at compute precision prec with optimizer opt: the program, mode and
+// layout of its framework and variant (measuredMode, measuredNCHW), and for
 // PyTorch's logs its host's optimizer step, autocast under automatic
 // mixed precision and the gradient scaler under amp-fp16.
 func measuredCompute(ms *Measured, d *hw.Device, prec hw.Precision, opt model.Optimizer, seq int) compute.Config {
-	c := compute.Config{Device: d, Precision: prec, Mode: measuredMode(ms), NCHW: measuredNCHW(ms), SeqLen: seq}
+	c := compute.Config{Device: d, Precision: prec, Mode: measuredMode(ms), NCHW: measuredNCHW(ms), SeqLen: seq, Framework: ms.Framework}
 	if isTorch(ms) {
 		amp := ms.Precision != string(prec) // amp-fp16, amp, amp-bf16
 		c.Optimizer, c.Autocast = opt, amp
@@ -508,6 +508,41 @@ func placeMeasured(cfg *sim.Config, cat *hw.Catalog, d *hw.Device, ms *Measured,
 	cfg.Comm.Interference = scenarios.DefaultInterference(d, node) // as a scenario on the system
 	exchange, applied, err = onNodes(cat, sys, n, per, ms.Transport, ms.IntraTransport, cals, cfg)
 	return sys.Name, exchange, applied, err
+}
+
+// sharedHost sets cfg's compute law, for a TensorFlow row on several
+// devices of a node, with the node's cores shared by its devices' host
+// operators (compute.Config.HostCores): DeepLearningExamples' TensorFlow
+// 2 Mask R-CNN, whose program alone has host operators, drives every GPU
+// of a node from one process (tf.distribute.MirroredStrategy,
+// mrcnn_tf2/runtime/run.py), whose CPU kernels share its thread pools.
+// A node's cores count their second hardware threads at
+// scenarios.SMTYield, as its decoding does (sim.Input.DecodeParallelism).
+// Other rows keep the law of one device.
+func sharedHost(cfg *sim.Config, cat *hw.Catalog, mdl *model.Model, d *hw.Device, ms *Measured, b, seq int, eff *compute.Efficiencies) error {
+	if !strings.HasPrefix(strings.ToLower(ms.Framework), "tensorflow") || cfg.DevicesPerNode < 2 {
+		return nil
+	}
+	_, node, err := systemOf(cat, ms.System, d)
+	if err != nil {
+		return err
+	}
+	cpu := sim.Input{Cores: node.CPU.Cores(), Threads: node.CPU.Threads(), Workers: node.CPU.Threads(), SMTYield: scenarios.SMTYield}
+	cores := cpu.DecodeParallelism()
+	if !(cores > 0) {
+		return nil // a node without a CPU in the catalogue: as one device
+	}
+	c, err := operatorConfig(d, ms, seq, eff)
+	if err != nil {
+		return err
+	}
+	c.HostCores = cores / float64(cfg.DevicesPerNode)
+	l, err := compute.LawAt(c, mdl.Name, b)
+	if err != nil {
+		return err
+	}
+	cfg.Compute.PerSample, cfg.Compute.Fixed, cfg.Compute.ForwardFraction = l.PerSample, l.Fixed, l.ForwardFraction
+	return nil
 }
 
 // measuredInput gives cfg the input pipeline of a measurement whose host
@@ -842,6 +877,11 @@ func CompareCalibrated(ms []Measured, cat *hw.Catalog, prof *model.Profiles, cal
 			for i, f := range cals {
 				if slices.ContainsFunc(applied, func(a scenarios.Applied) bool { return a.Path == f.Path }) {
 					used[i] = true
+				}
+			}
+			if calSource == "" && !strings.HasPrefix(opText, "carried") && compute.Covers(d, mdl.Name) {
+				if err := sharedHost(&cfg, cat, mdl, d, m, b, seq, eff); err != nil {
+					return nil, fmt.Errorf("%s: %w", where, err)
 				}
 			}
 		}
