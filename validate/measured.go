@@ -68,6 +68,12 @@ type Measured struct {
 	// tokens, fine-tuned on 384), which its operators are listed at.
 	// Default 0: the profile's dataset's sequence length.
 	SeqLen int
+	// WorkShare is the share of a sample padded to SeqLen that one of the
+	// log's samples costs, where the program pads less (a CSV's
+	// work_share column: sequence binning, each batch padded to its
+	// longest sequence only). The prediction, of padded samples, is
+	// divided by it. Default 0: 1, every sample padded.
+	WorkShare float64
 	// Optimizer is the training algorithm, for the update time and the
 	// optimizer state. Default model.Momentum.
 	Optimizer model.Optimizer
@@ -450,6 +456,14 @@ func measuredCompute(ms *Measured, d *hw.Device, prec hw.Precision, opt model.Op
 		c.GradScaler = amp && prec == hw.FP16
 	}
 	return c
+}
+
+// workShare returns ms.WorkShare, 1 where it is 0.
+func (ms *Measured) workShare() float64 {
+	if ms.WorkShare == 0 {
+		return 1
+	}
+	return ms.WorkShare
 }
 
 // isTorch reports whether ms's framework is PyTorch.
@@ -882,7 +896,7 @@ func CompareCalibrated(ms []Measured, cat *hw.Catalog, prof *model.Profiles, cal
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", where, err)
 			}
-			row.Predicted = res.SamplesPerSec / scale
+			row.Predicted = res.SamplesPerSec / scale / m.workShare()
 			g.LargestRun = max(g.LargestRun, m.Batch)
 		}
 		g.Rows = append(g.Rows, row)
