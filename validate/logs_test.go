@@ -202,3 +202,25 @@ func TestLogOptimizerAndWorkShare(t *testing.T) {
 		}
 	}
 }
+
+// TestGradientBytes checks the gradient precision of the exchange: float32
+// under PyTorch's autocast, whose parameters stay float32; the storage
+// precision for another framework's mixed precision or a plain precision.
+func TestGradientBytes(t *testing.T) {
+	for _, c := range []struct {
+		framework, precision string
+		want                 float64
+	}{
+		{"torch", "amp-fp16", 4}, {"torch", "amp-bf16", 4}, {"torch", "fp16", 2}, {"torch", "fp32", 4},
+		{"mxnet", "amp-fp16", 2}, {"tensorflow", "amp-fp16", 2}, {"", "amp-fp16", 2},
+	} {
+		ms := Measured{Framework: c.framework, Precision: c.precision}
+		prec, sp, _, err := measuredPrecisions(c.precision)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := gradientBytes(&ms, prec, sp); got != c.want {
+			t.Errorf("%s %s: %g bytes a gradient, want %g", c.framework, c.precision, got, c.want)
+		}
+	}
+}

@@ -371,8 +371,21 @@ func measuredConfig(m *model.Model, d *hw.Device, ms *Measured, b, seq int, eff 
 		Accumulation:   max(ms.Accumulation, 1),
 		Compute:        cp,
 		Memory:         sim.ModelMemory(mem, d, opt, sp, master),
-		Comm:           sim.Comm{Algorithm: sim.Ring, Layers: sim.GradientLayers(m, sp.Size())},
+		Comm:           sim.Comm{Algorithm: sim.Ring, Layers: sim.GradientLayers(m, gradientBytes(ms, prec, sp))},
 	}, nil
+}
+
+// gradientBytes returns the bytes of one gradient value that ms's
+// data-parallel exchange carries: 4 under PyTorch's autocast (a torch row
+// of a mixed precision, amp-fp16 or amp-bf16), which casts its operators'
+// inputs and leaves the module's parameters, and so their .grad, float32
+// (pytorch.org/docs/stable/amp.html), and DistributedDataParallel (apex's
+// too) all-reduces the .grad as it is; else the storage precision's.
+func gradientBytes(ms *Measured, prec hw.Precision, sp model.Precision) float64 {
+	if isTorch(ms) && ms.Precision != string(prec) {
+		return 4
+	}
+	return sp.Size()
 }
 
 // atSeqLen returns m with its stored activations at samples of seq
