@@ -79,11 +79,19 @@ func TestParamTensors(t *testing.T) {
 
 // TestFloat32Ops checks which operators autocast runs in float32: the
 // classifier's log-softmax and loss and their gradients, a transformer's
-// layer norms and residual additions; never a product or a batch norm.
+// layer norms and residual additions, fairseq's attention softmax and
+// dropout; never a product or a batch norm.
 func TestFloat32Ops(t *testing.T) {
 	want := map[string]map[string]bool{
-		"resnet50":         {"loss.log_softmax": true, "loss.nll.grad": true, "bn1": false, "conv1": false, "layer1.0.add": false},
-		"transformer-base": {"encoder.layers.0.self_attn_norm": true, "encoder.layers.0.self_attn.residual": true, "encoder.layers.0.self_attn.residual.grad": true, "loss": true, "encoder.layers.0.ffn.fc1": false, "encoder.layers.0.ffn.dropout": false},
+		"resnet50": {"loss.log_softmax": true, "loss.nll.grad": true, "bn1": false, "conv1": false, "layer1.0.add": false},
+		"transformer-base": {"encoder.layers.0.self_attn_norm": true, "encoder.layers.0.self_attn.residual": true, "encoder.layers.0.self_attn.residual.grad": true, "encoder.layers.0.ffn.fc1": false, "encoder.layers.0.ffn.dropout": false,
+			// The label-smoothed loss's log-softmax writes float32 itself
+			// (dtype=torch.float32).
+			"loss.log_softmax": false},
+		// DeepLearningExamples' attention: softmax and dropout under autocast.
+		"transformer-big": {"encoder.layers.0.self_attn.attention.softmax": true, "encoder.layers.0.self_attn.attention.dropout.grad": true,
+			"encoder.layers.0.self_attn.attention": false},
+		"gpt3-125m": {"loss": true, "layers.0.self_attn.attention": false},
 	}
 	for name, w := range want {
 		ops, err := Ops(name, Shape{Batch: 2, Precision: FP16})

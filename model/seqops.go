@@ -96,6 +96,32 @@ func (o *seqOps) loss(tokens, v float64) {
 	o.float32Last()
 }
 
+// labelSmoothedLoss appends fairseq's label-smoothed cross-entropy over
+// tokens rows of v logits, as DeepLearningExamples' Transformer computes
+// it (PyTorch/Translation/Transformer: fairseq/ddp_trainer.py's
+// F.log_softmax(logits, dtype=torch.float32), fairseq/criterions.py's
+// lprobs.gather and lprobs.sum(dim=-1)). Its bytes per logit are PyTorch's
+// kernels': the log-softmax reads the logits at the step's precision
+// (16-bit ones through its half-to-float path, no cast kernel) and
+// writes float32, which it keeps; the smoothing term reads them again.
+// Backward, the gather's gradient is a float32 zero tensor with one value
+// scattered per row, which autograd adds to the sum's broadcast
+// gradient (read, write), and the log-softmax's backward reads that sum
+// and its output and writes the logits' gradient at the step's precision:
+//
+//	forward  p + 4 + 4 bytes, backward 4 + 8 + 8 + p bytes per logit
+//
+// against 2p and 2p for the plain loss (loss).
+func (o *seqOps) labelSmoothedLoss(tokens, v float64) {
+	logits := tokens * v
+	f32 := units.Bytes(4 * logits)
+	o.push(Op{Name: "loss.log_softmax", Kind: Loss, FLOPs: seqLossFLOPs * logits, Read: o.bytes(logits), Write: f32, Saved: f32},
+		Op{Name: "loss.log_softmax.grad", Kind: Loss, FLOPs: 2 * logits, Read: 2 * f32, Write: o.bytes(logits)})
+	o.push(Op{Name: "loss.smoothing", Kind: Loss, FLOPs: logits, Read: f32, Write: units.Bytes(8 * tokens)},
+		Op{Name: "loss.gather.grad", Kind: Loss, Write: f32},
+		Op{Name: "loss.accumulate_grad", Kind: Loss, FLOPs: logits, Read: f32, Write: f32})
+}
+
 // adam returns the optimizer's update of n parameters: Adam with fp32
 // weights and moments, and under 16-bit training an fp32 master copy from
 // which the 16-bit weights are written again. It reads the weight, its

@@ -110,6 +110,26 @@ type TransformerShape struct {
 	// attention output and the feed-forward output, whose 1-byte masks
 	// the backward pass keeps.
 	Dropout bool
+	// FFNDropout applies dropout to the feed-forward block's inner
+	// activations too (fairseq's relu_dropout), keeping a 1-byte mask.
+	FFNDropout bool
+	// ScaledEmbeddings multiplies the token embeddings by √d, adds the
+	// positions and, with Dropout, drops out the sum before the first
+	// layer, each its own kernel (Vaswani et al. 2017, Sections 3.4 and
+	// 5.4; fairseq's TransformerEncoder and TransformerDecoder forward).
+	ScaledEmbeddings bool
+	// LabelSmoothing computes the loss as fairseq's label-smoothed
+	// cross-entropy (Szegedy et al. 2016): a float32 log-softmax of the
+	// logits, the target's log-probability gathered and all of them
+	// summed; labelSmoothedLoss counts its passes over the logits.
+	LabelSmoothing bool
+	// Float32Softmax runs unfused attention's softmax and dropout in
+	// float32 under autocast (F.softmax is on autocast's float32 list),
+	// as operators of their own between the two products, which take
+	// 16-bit inputs again (fairseq's MultiheadAttention in
+	// DeepLearningExamples); a causal mask is added to the scores in
+	// place before them.
+	Float32Softmax bool
 	// Experts is the feed-forward experts per layer (0: a dense layer);
 	// TopK the experts each token runs; CapacityFactor the tokens each
 	// expert processes, as a multiple of its even share TopK·tokens/
@@ -299,6 +319,8 @@ func (t TransformerShape) Validate() error {
 	bad(t.Experts == 0 && t.TopK == 0 || t.Experts >= 1 && t.TopK >= 1 && t.TopK <= t.Experts,
 		"experts %d, top-k %d: want both 0, or 1 ≤ top-k ≤ experts", t.Experts, t.TopK)
 	bad(t.CapacityFactor == 0 || t.CapacityFactor >= 1, "capacity factor %g: want 0 (dropless) or at least 1", t.CapacityFactor)
+	bad(!t.ScaledEmbeddings || t.TokenTypes == 0 && !t.EmbeddingNorm,
+		"scaled embeddings with %d token types and embedding norm %v: want neither (fairseq's embeddings have none)", t.TokenTypes, t.EmbeddingNorm)
 	if len(p) > 0 {
 		return fmt.Errorf("transformer %s: %s", t.Name, strings.Join(p, "; "))
 	}

@@ -110,7 +110,11 @@ func (t TransformerShape) stepOps(tokens float64, s int, p Precision, rc Recompu
 		head = int64(t.Vocab) * int64(t.Hidden)
 	}
 	c.o.linear("lm_head", tokens, int64(t.Hidden), int64(t.Vocab), 1, head)
-	c.o.loss(tokens, float64(t.Vocab))
+	if t.LabelSmoothing {
+		c.o.labelSmoothedLoss(tokens, float64(t.Vocab))
+	} else {
+		c.o.loss(tokens, float64(t.Vocab))
+	}
 	return c.o.list(c.o.adam(c.o.sumParams()))
 }
 
@@ -123,6 +127,10 @@ func (c *tfCtx) embeddings(prefix string, first bool) {
 		table = int64(t.Vocab) * d
 	}
 	c.o.embedding(prefix+"embed_tokens", c.tokens, float64(d), table)
+	if t.ScaledEmbeddings {
+		c.scaledEmbeddings(prefix)
+		return
+	}
 	tables := 1
 	if t.Positions == "" || t.Positions == LearnedPositions {
 		c.o.embedding(prefix+"embed_positions", c.tokens, float64(d), int64(t.maxPositions())*d)
@@ -137,6 +145,27 @@ func (c *tfCtx) embeddings(prefix string, first bool) {
 	}
 	if t.EmbeddingNorm && first {
 		c.norm(prefix + "embed_norm")
+	}
+}
+
+// scaledEmbeddings appends what follows the token lookup under
+// ScaledEmbeddings, as fairseq's encoder and decoder run it: the scaling
+// by √d, the positions (a lookup in a table without gradient, added in
+// place: no backward operators) and the dropout.
+func (c *tfCtx) scaledEmbeddings(prefix string) {
+	t, e := c.t, c.tokens*float64(c.t.Hidden)
+	c.o.pointwise(prefix+"embed_scale", Elementwise, e, 1, 1, 0, 0)
+	if t.Positions == "" || t.Positions == LearnedPositions || t.Positions == SinusoidalPositions {
+		var params int64
+		if t.Positions != SinusoidalPositions {
+			params = int64(t.maxPositions()) * int64(t.Hidden)
+		}
+		c.o.push(Op{Name: prefix + "embed_positions", Kind: Embedding, Params: params,
+			Read: c.o.bytes(e) + units.Bytes(seqIDBytes*c.tokens), Write: c.o.bytes(e)})
+		c.o.push(Op{Name: prefix + "embed_sum", Kind: Elementwise, FLOPs: e, Read: c.o.bytes(2 * e), Write: c.o.bytes(e)})
+	}
+	if t.Dropout {
+		c.o.dropout(prefix+"embed_dropout", e)
 	}
 }
 
@@ -241,6 +270,10 @@ func (c *tfCtx) crossAttention(name string) {
 // Q, K and V only and runs the forward again before the backward.
 func (c *tfCtx) attention(name string, causal bool) {
 	t, o := c.t, c.o
+	if t.Float32Softmax && !t.FusedAttention && c.rc != RecomputeSelective {
+		c.splitAttention(name, causal)
+		return
+	}
 	a, dh := float64(t.Heads), int64(t.headDim())
 	dq, dkv := float64(t.Heads*t.headDim()), float64(t.kvHeads()*t.headDim())
 	s := float64(c.s)
@@ -274,6 +307,41 @@ func (c *tfCtx) attention(name string, causal bool) {
 		return
 	}
 	o.push(f, g)
+}
+
+// splitAttention appends unfused attention as Float32Softmax runs it, in
+// the order of fairseq's MultiheadAttention.forward in
+// DeepLearningExamples (PyTorch/Translation/Transformer/fairseq/modules/
+// multihead_attention.py): the score product; for causal attention the
+// mask added to the scores in place (its backward is the identity); the
+// softmax and the dropout, autocast's float32 operators (model.Op.Float32:
+// the softmax's input cast up, the dropout's output cast back down to
+// 16 bits by the value product's custom_fwd(cast_inputs=torch.half)); and
+// the value product. The products' operator moves the scores it writes
+// and the probabilities it reads, and keeps Q, K, V and the 16-bit
+// probabilities; the softmax keeps its output, the dropout its mask.
+func (c *tfCtx) splitAttention(name string, causal bool) {
+	t, o := c.t, c.o
+	dq, dkv := float64(t.Heads*t.headDim()), float64(t.kvHeads()*t.headDim())
+	s := float64(c.s)
+	fl := 4 * c.tokens * s * dq * t.causalFactor(causal)
+	scores := c.tokens * s * float64(t.Heads)
+	qkv, out, sc := o.bytes(c.tokens*(dq+2*dkv)), o.bytes(c.tokens*dq), o.bytes(scores)
+	f := Op{Name: name, Kind: Attention, FLOPs: fl, Read: qkv + sc, Write: out + sc, Saved: qkv + sc,
+		M: int64(c.s), N: int64(c.s), K: int64(t.headDim()), Groups: seqCeil(c.tokens/s) * int64(t.Heads)}
+	g := f
+	g.Name, g.FLOPs, g.Saved = name+".grad", 2*fl, 0
+	g.Read, g.Write = qkv+out+2*sc, qkv+sc
+	o.push(f, g)
+	if causal {
+		o.push(Op{Name: name + ".mask", Kind: Elementwise, FLOPs: scores, Read: sc, Write: sc})
+	}
+	o.pointwise(name+".softmax", Softmax, scores, 1, seqLossFLOPs, sc, 0)
+	o.float32Last()
+	if t.Dropout {
+		o.dropout(name+".dropout", scores)
+		o.float32Last()
+	}
 }
 
 // ffn appends the feed-forward block, dense or mixture of experts.
@@ -310,5 +378,8 @@ func (c *tfCtx) mlp(name string, rows float64, groups int64) {
 	}
 	// The activation keeps its input (both halves for SwiGLU).
 	c.o.pointwise(name+"."+act, Elementwise, g*rows*float64(f), int(t.ffnMats()-1), fl, c.o.bytes(g*rows*float64(up)), 0)
+	if t.FFNDropout {
+		c.o.dropout(name+"."+act+"_dropout", g*rows*float64(f))
+	}
 	c.o.linear(name+".fc2", rows, f, d, groups, groups*(f*d+t.bias(d)))
 }

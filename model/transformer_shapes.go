@@ -44,11 +44,30 @@ func bert(name string, layers, d, heads int, published float64) TransformerShape
 // one token table of MLPerf's 33,708-token vocabulary shared by both
 // stacks and the output projection, biases, dropout; SeqLen 32 is the
 // sentence length attention spans (the profile's activation estimate).
+// The loss is the label-smoothed cross-entropy of fairseq's translation
+// scripts (--criterion label_smoothed_cross_entropy), which
+// engine/torchbench's transformer-base computes too (F.cross_entropy with
+// label_smoothing 0.1).
 func fairseq(name string, d, heads, ffn int, preNorm bool, published float64) TransformerShape {
 	return TransformerShape{Name: name, Source: "Vaswani et al. 2017, Table 3; fairseq transformer_wmt_en_de", Stack: EncoderDecoder,
 		Layers: 6, DecoderLayers: 6, Hidden: d, Heads: heads, FFN: ffn, Activation: FFNReLU, Vocab: 33708, SeqLen: 32,
 		Positions: SinusoidalPositions, TiedEmbeddings: true, Norm: NormLayer, PreNorm: preNorm, Bias: true, Dropout: true,
-		Published: published}
+		LabelSmoothing: true, Published: published}
+}
+
+// transformerBig returns the Transformer (big) of
+// transformer_wmt_en_de_big_t2t as NVIDIA's DeepLearningExamples trains
+// it, whose published throughputs validate compares with
+// (PyTorch/Translation/Transformer/fairseq at commit 729963dd,
+// models/transformer.py and modules/multihead_attention.py): pre-norm;
+// relu_dropout 0.1 after the feed-forward block's ReLU besides dropout
+// and attention_dropout 0.1; embeddings scaled by √d with the positions
+// added and dropped out; attention's softmax and dropout in float32 under
+// autocast between its two 16-bit products.
+func transformerBig() TransformerShape {
+	t := fairseq("transformer-big", 1024, 16, 4096, true, 213e6)
+	t.FFNDropout, t.ScaledEmbeddings, t.Float32Softmax = true, true, true
+	return t
 }
 
 // transformerShapes are the shipped shapes, with the parameter counts
@@ -83,7 +102,7 @@ var transformerShapes = []TransformerShape{
 	bert("bert-base", 12, 768, 12, 110e6),
 	bert("bert-large", 24, 1024, 16, 340e6),
 	fairseq("transformer-base", 512, 8, 2048, false, 65e6),
-	fairseq("transformer-big", 1024, 16, 4096, true, 213e6),
+	transformerBig(),
 }
 
 // mixtral8x7b returns Mixtral 8x7B: Jiang et al. 2024 ("Mixtral of

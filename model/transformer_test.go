@@ -266,6 +266,7 @@ func TestTransformerValidate(t *testing.T) {
 		{func(s *TransformerShape) { s.Norm = "batchnorm" }, `norm "batchnorm"`},
 		{func(s *TransformerShape) { s.Experts, s.TopK = 8, 9 }, "top-k 9"},
 		{func(s *TransformerShape) { s.CapacityFactor = 0.5 }, "capacity factor 0.5"},
+		{func(s *TransformerShape) { s.ScaledEmbeddings, s.TokenTypes = true, 2 }, "scaled embeddings with 2 token types"},
 	} {
 		s := good
 		c.edit(&s)

@@ -184,6 +184,11 @@ func (in *LogReader) Measurements(lg *logs.Log, prof *model.Profiles, left map[s
 		if m.Framework == "" {
 			m.Framework = rec.Labels["framework"] // a CSV's framework column
 		}
+		if o := rec.Labels[optimizerLabel]; o != "" {
+			if m.Optimizer, err = csvOptimizer(o); err != nil {
+				return nil, fmt.Errorf("%s: %w", where, err)
+			}
+		}
 		if m.Devices > 1 {
 			m.System, m.Transport, m.IntraTransport = system, in.Transport, in.IntraTransport
 			m.Nodes = rec.Nodes // the placement a bench log gives (engine/torchbench across nodes)
@@ -217,6 +222,11 @@ func (in *LogReader) Measurements(lg *logs.Log, prof *model.Profiles, left map[s
 			// is another workload.
 			m.Variant = strings.TrimSpace(m.Variant + " " + seqLenLabel + "=" + v)
 		}
+		if v := rec.Labels[workShareLabel]; v != "" {
+			if m.WorkShare, err = strconv.ParseFloat(v, 64); err != nil || !(m.WorkShare > 0 && m.WorkShare <= 1) {
+				return nil, fmt.Errorf("%s: %s %q: want the share of a padded sample's work, above 0 and at most 1", where, workShareLabel, v)
+			}
+		}
 		if rec.Labels[calib.SampleLabel] == "sentence-pair" {
 			if m.SampleScale, err = sentenceScale(header, rec.Model, prof); err != nil {
 				return nil, fmt.Errorf("%s: %w", where, err)
@@ -247,6 +257,29 @@ func sentenceScale(header benchlog.Record, name string, prof *model.Profiles) (f
 		return 0, fmt.Errorf("samples are sentence pairs and %s is profiled per token pair, but the log's header gives no config.seq_len (whole tokens per sentence) to convert them", name)
 	}
 	return n, nil
+}
+
+// workShareLabel is the share of a padded sample's work one of a
+// measurement's samples costs (a CSV's work_share column):
+// Measured.WorkShare.
+const workShareLabel = "work_share"
+
+// optimizerLabel is a measurement's optimizer (a CSV's optimizer column),
+// in place of the header's.
+const optimizerLabel = "optimizer"
+
+// csvOptimizer returns the optimizer a CSV's optimizer column names.
+func csvOptimizer(s string) (model.Optimizer, error) {
+	all := []model.Optimizer{model.SGD, model.Momentum, model.Nesterov, model.LARS, model.RMSProp,
+		model.Adam, model.FusedAdam, model.AdamW, model.LAMB}
+	names := make([]string, len(all))
+	for i, o := range all {
+		if string(o) == s {
+			return o, nil
+		}
+		names[i] = string(o)
+	}
+	return "", fmt.Errorf("%s %q: want one of %s", optimizerLabel, s, strings.Join(names, ", "))
 }
 
 // headerOptimizer reads the optimizer of model from a torchbench header's

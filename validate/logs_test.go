@@ -10,6 +10,7 @@ import (
 	"scaleplan/fit/logs"
 	"scaleplan/internal/benchlog"
 	"scaleplan/model"
+	"scaleplan/predict"
 	"scaleplan/sim"
 )
 
@@ -151,5 +152,75 @@ func TestLogMode(t *testing.T) {
 	_, err = read(strings.Replace(csv, "torch,cuda-graphs", "torch,graphs", 1))
 	if err == nil || !strings.Contains(err.Error(), `t.csv:2: mode: framework mode "graphs": want one of eager, cuda-graphs, compiled`) {
 		t.Errorf("mode graphs: %v", err)
+	}
+}
+
+// TestLogOptimizerAndWorkShare reads a row's optimizer and work_share
+// columns: a cell sets Measured.Optimizer or Measured.WorkShare, an empty
+// cell leaves the default, and a value outside the choices (an optimizer's
+// name; a share in (0, 1]) is refused with the file and line. A binned
+// sample that costs half a padded one is predicted at twice the padded
+// samples/s.
+func TestLogOptimizerAndWorkShare(t *testing.T) {
+	cat, prof := defaults(t)
+	csv := "model,device,precision,devices,batch,samples_per_s,seq_len,framework,optimizer,work_share\n" +
+		"bert-large,a100-sxm4-80gb,amp-fp16,1,32,200,512,torch,fusedadam,0.5\n" +
+		"bert-large,a100-sxm4-80gb,amp-fp16,1,32,100,512,torch,fusedadam,\n" +
+		"bert-large,a100-sxm4-80gb,amp-fp16,1,32,100,512,torch,,\n"
+	ms, err := readCSV(t, cat, prof, csv)
+	if err != nil || len(ms) != 3 {
+		t.Fatalf("read %+v, %v", ms, err)
+	}
+	if ms[0].Optimizer != model.FusedAdam || ms[0].WorkShare != 0.5 || ms[2].Optimizer != "" || ms[2].WorkShare != 0 {
+		t.Errorf("read %q, %v and %q, %v; want fusedadam, 0.5, then neither", ms[0].Optimizer, ms[0].WorkShare, ms[2].Optimizer, ms[2].WorkShare)
+	}
+	rep, err := CompareMeasured(ms[:2], cat, prof, predict.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var binned, padded float64
+	for _, g := range rep.Groups {
+		for _, r := range g.Rows {
+			if r.WorkShare > 0 {
+				binned = r.Predicted
+			} else {
+				padded = r.Predicted
+			}
+		}
+	}
+	if !(padded > 0) || math.Abs(binned/padded-2) > 1e-9 {
+		t.Errorf("predicted %v binned and %v padded: want twice", binned, padded)
+	}
+	for bad, want := range map[string]string{
+		"adafactor,0.5": `t.csv:2: optimizer "adafactor": want one of sgd, momentum`,
+		"adam,0":        "t.csv:2: work_share", "adam,1.5": "t.csv:2: work_share",
+		"adam,-0.2": "t.csv:2: work_share", "adam,half": "t.csv:2: work_share",
+	} {
+		_, err = readCSV(t, cat, prof, strings.Replace(csv, "fusedadam,0.5", bad, 1))
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v; want %q", bad, err, want)
+		}
+	}
+}
+
+// TestGradientBytes checks the gradient precision of the exchange: float32
+// under PyTorch's autocast, whose parameters stay float32; the storage
+// precision for another framework's mixed precision or a plain precision.
+func TestGradientBytes(t *testing.T) {
+	for _, c := range []struct {
+		framework, precision string
+		want                 float64
+	}{
+		{"torch", "amp-fp16", 4}, {"torch", "amp-bf16", 4}, {"torch", "fp16", 2}, {"torch", "fp32", 4},
+		{"mxnet", "amp-fp16", 2}, {"tensorflow", "amp-fp16", 2}, {"", "amp-fp16", 2},
+	} {
+		ms := Measured{Framework: c.framework, Precision: c.precision}
+		prec, sp, _, err := measuredPrecisions(c.precision)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := gradientBytes(&ms, prec, sp); got != c.want {
+			t.Errorf("%s %s: %g bytes a gradient, want %g", c.framework, c.precision, got, c.want)
+		}
 	}
 }

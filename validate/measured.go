@@ -68,6 +68,12 @@ type Measured struct {
 	// tokens, fine-tuned on 384), which its operators are listed at.
 	// Default 0: the profile's dataset's sequence length.
 	SeqLen int
+	// WorkShare is the share of a sample padded to SeqLen that one of the
+	// log's samples costs, where the program pads less (a CSV's
+	// work_share column: sequence binning, each batch padded to its
+	// longest sequence only). The prediction, of padded samples, is
+	// divided by it. Default 0: 1, every sample padded.
+	WorkShare float64
 	// Optimizer is the training algorithm, for the update time and the
 	// optimizer state. Default model.Momentum.
 	Optimizer model.Optimizer
@@ -365,8 +371,21 @@ func measuredConfig(m *model.Model, d *hw.Device, ms *Measured, b, seq int, eff 
 		Accumulation:   max(ms.Accumulation, 1),
 		Compute:        cp,
 		Memory:         sim.ModelMemory(mem, d, opt, sp, master),
-		Comm:           sim.Comm{Algorithm: sim.Ring, Layers: sim.GradientLayers(m, sp.Size())},
+		Comm:           sim.Comm{Algorithm: sim.Ring, Layers: sim.GradientLayers(m, gradientBytes(ms, prec, sp))},
 	}, nil
+}
+
+// gradientBytes returns the bytes of one gradient value that ms's
+// data-parallel exchange carries: 4 under PyTorch's autocast (a torch row
+// of a mixed precision, amp-fp16 or amp-bf16), which casts its operators'
+// inputs and leaves the module's parameters, and so their .grad, float32
+// (pytorch.org/docs/stable/amp.html), and DistributedDataParallel (apex's
+// too) all-reduces the .grad as it is; else the storage precision's.
+func gradientBytes(ms *Measured, prec hw.Precision, sp model.Precision) float64 {
+	if isTorch(ms) && ms.Precision != string(prec) {
+		return 4
+	}
+	return sp.Size()
 }
 
 // atSeqLen returns m with its stored activations at samples of seq
@@ -450,6 +469,14 @@ func measuredCompute(ms *Measured, d *hw.Device, prec hw.Precision, opt model.Op
 		c.GradScaler = amp && prec == hw.FP16
 	}
 	return c
+}
+
+// workShare returns ms.WorkShare, 1 where it is 0.
+func (ms *Measured) workShare() float64 {
+	if ms.WorkShare == 0 {
+		return 1
+	}
+	return ms.WorkShare
 }
 
 // isTorch reports whether ms's framework is PyTorch.
@@ -922,7 +949,7 @@ func CompareCalibrated(ms []Measured, cat *hw.Catalog, prof *model.Profiles, cal
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", where, err)
 			}
-			row.Predicted = res.SamplesPerSec / scale
+			row.Predicted = res.SamplesPerSec / scale / m.workShare()
 			g.LargestRun = max(g.LargestRun, m.Batch)
 		}
 		g.Rows = append(g.Rows, row)

@@ -122,7 +122,7 @@ func newOperatorRow(m *Measured, cat *hw.Catalog, prof *model.Profiles) (operato
 	}
 	acc := max(m.Accumulation, 1)
 	return operatorRow{
-		measured:  float64(m.Batch*acc) / m.SamplesPerSec,
+		measured:  float64(m.Batch*acc) / m.SamplesPerSec / m.workShare(), // the padded samples' step
 		profile:   p,
 		accum:     float64(acc),
 		update:    sim.UpdateTime(mdl, d, cmp.Or(m.Optimizer, model.Momentum), sp, master),
