@@ -68,6 +68,13 @@ type Efficiencies struct {
 	// pass. It is host time like the rest (HostTime.Step), overlapped
 	// with the device; 0 for none, the uncalibrated model's.
 	StepHost units.Seconds
+	// KernelTime is the device's time per kernel beyond the roofline time
+	// of its operator: what a kernel takes however little it does (its
+	// start on the device, the ramp and tail of its waves). Like the
+	// efficiencies it is taken as a property of an architecture's
+	// kernels and carried to another device unchanged; 0 for none, the
+	// uncalibrated model's.
+	KernelTime units.Seconds
 }
 
 // DefaultEfficiency returns the published efficiency of class k (EffGEMM,
@@ -129,6 +136,39 @@ func (c *Config) launch() units.Seconds {
 	}
 	return c.Mode.Launch()
 }
+
+// libraryLaunch returns the host's cost under c of a kernel that a
+// library launches inside an operator already dispatched: cuDNN's
+// transposes of an NCHW tensor-core convolution (TransposeKernels), which
+// PyTorch's at::cudnn_convolution calls as one operator
+// (aten/src/ATen/native/cudnn/ConvShared.cpp), so that they pass through
+// no Python, dispatcher or autograd of their own. With a calibrated
+// launch, which is the cost of a dispatched operator's kernel, such a
+// kernel costs a bare launch, LaunchKernel; uncalibrated, launch() like
+// every kernel.
+func (c *Config) libraryLaunch() units.Seconds {
+	if c.Eff != nil && c.Eff.Launch > 0 {
+		return LaunchKernel
+	}
+	return c.launch()
+}
+
+// launches returns the host's time under c issuing op's kernels: its
+// dispatched ones at launch() each, and those a library launches inside
+// it at libraryLaunch():
+//
+//	(Kernels(op) − lib)·launch + lib·libraryLaunch,  lib = TransposeKernels or 0
+func (c *Config) launches(op *model.Op) units.Seconds {
+	lib := 0
+	if c.transposed(op) {
+		lib = TransposeKernels
+	}
+	return units.Seconds(c.Kernels(op)-lib)*c.launch() + units.Seconds(lib)*c.libraryLaunch()
+}
+
+// kernelTime returns the device's time per kernel beyond the roofline
+// under c: a calibration's KernelTime, else 0.
+func (c *Config) kernelTime() units.Seconds { return effKey(c.Eff).KernelTime }
 
 // ClassOf returns the class whose efficiency bounds op under c: the
 // tensor-core class of the precision for a dense product, convolution or

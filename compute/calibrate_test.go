@@ -11,7 +11,7 @@ import (
 
 // someEff are efficiencies unlike the defaults, for the tests.
 func someEff() *Efficiencies {
-	e := &Efficiencies{Launch: 17 * units.Microsecond, StepHost: 300 * units.Microsecond}
+	e := &Efficiencies{Launch: 17 * units.Microsecond, StepHost: 300 * units.Microsecond, KernelTime: 2 * units.Microsecond}
 	for i, k := range Classes {
 		e.Set(k, 0.3+0.08*float64(i))
 	}
@@ -161,4 +161,80 @@ func TestStepHostOverlapped(t *testing.T) {
 	if dev := s.DeviceForward + s.DeviceBackward; s.Host.Total() >= dev || s.Compute() != dev {
 		t.Errorf("device-bound step: %v s, want the device's %v s (host %v s)", s.Compute(), dev, s.Host.Total())
 	}
+}
+
+// TestLibraryLaunch checks the host's closed form for an NCHW tensor-core
+// convolution, which runs as one dispatched operator and two transposes
+// that cuDNN launches inside it: calibrated, launch + 2·LaunchKernel a
+// pass (the forward adding its module call and autograd record);
+// uncalibrated, the mode's launch for each of the three kernels.
+func TestLibraryLaunch(t *testing.T) {
+	conv := model.Op{Kind: model.Conv, FLOPs: 1e6, M: 64, N: 64, K: 64, Groups: 1, Read: 1e4, Write: 1e4}
+	fwd, bwd := conv, conv
+	fwd.Pass, bwd.Pass = model.Forward, model.Backward
+	ops := []model.Op{fwd, bwd}
+	module := float64(MeasuredHost.ModuleCall + MeasuredHost.AutogradRecord)
+	const l = 20e-6
+	for _, c := range []struct {
+		name     string
+		eff      *Efficiencies
+		nchw     bool
+		fwd, bwd float64
+	}{
+		{"calibrated NCHW", &Efficiencies{Launch: l}, true, l + 2*0.9e-6 + module, l + 2*0.9e-6},
+		{"calibrated NHWC", &Efficiencies{Launch: l}, false, l + module, l},
+		{"uncalibrated NCHW", nil, true, 3*4.2e-6 + module, 3 * 4.2e-6},
+	} {
+		s, err := Step(&Config{Device: toy(), Precision: hw.FP16, Mode: Eager, NCHW: c.nchw, Eff: c.eff}, ops)
+		if err != nil {
+			t.Fatal(err)
+		}
+		near(t, c.name+" host forward", float64(s.Host.Forward), c.fwd)
+		near(t, c.name+" host backward", float64(s.Host.Backward), c.bwd)
+		near(t, c.name+" launches", float64(s.Launch), c.fwd+c.bwd-module)
+	}
+}
+
+// TestKernelTime checks that a calibration's KernelTime adds to the
+// device's time of a step exactly its kernels times it: every forward and
+// backward operator's kernels (model.Op.KernelCount, three for an NCHW
+// tensor-core convolution, two for a float32 operator under autocast) and
+// autocast's casts of the weights, one per parameter tensor of a product
+// or convolution in each pass.
+func TestKernelTime(t *testing.T) {
+	d := builtin(t, "h100-sxm5-80gb")
+	ops, err := model.Ops("resnet50", model.Shape{Batch: 32, Precision: model.FP16})
+	if err != nil {
+		t.Fatal(err)
+	}
+	kernels := 0
+	for i := range ops {
+		o := &ops[i]
+		switch {
+		case o.Pass == model.UpdatePass:
+			continue
+		case o.Kind == model.Conv:
+			kernels += 3
+		case o.Float32:
+			kernels += 2
+		default:
+			kernels += o.KernelCount()
+		}
+		if o.Pass == model.Forward && (o.Kind == model.Conv || o.Kind == model.MatMul || o.Kind == model.GroupedConv) {
+			kernels += 2 * o.ParamTensors()
+		}
+	}
+	const kt = 3 * units.Microsecond
+	base := Efficiencies{Launch: units.Microsecond}
+	with := base
+	with.KernelTime = kt
+	dev := func(e *Efficiencies) float64 {
+		c := Config{Device: d, Precision: hw.FP16, Mode: Eager, NCHW: true, Autocast: true, Eff: e}
+		s, err := Step(&c, ops)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return float64(s.DeviceForward + s.DeviceBackward)
+	}
+	near(t, "added device time (s)", dev(&with)-dev(&base), float64(kt)*float64(kernels))
 }

@@ -46,9 +46,12 @@
 //
 // A calibration replaces the published efficiencies (EffDepthwise as the
 // Grouped class's share of the bandwidth) and the launch cost per kernel
-// by fitted ones (Config.Eff, Efficiencies, one per operator Class), and
-// adds a host cost per step to the host's time (HostTime.Step), which
-// overlaps the device like the rest; Profile evaluates a step under many
+// by fitted ones (Config.Eff, Efficiencies, one per operator Class; the
+// kernels a library launches inside a dispatched operator, cuDNN's NCHW
+// transposes, then cost a bare LaunchKernel), adds a host cost per step
+// to the host's time (HostTime.Step), which overlaps the device like the
+// rest, and a device time per kernel (Efficiencies.KernelTime) to the
+// device's; Profile evaluates a step under many
 // of them quickly, for the fit. Kept on another device they carry the
 // calibration there, Habitat-style (calibrate.go).
 package compute

@@ -149,8 +149,10 @@ type HostTime struct {
 	// (Efficiencies.StepHost), before the forward pass's kernels.
 	Step units.Seconds
 	// Forward and Backward are the host's time issuing the passes'
-	// kernels: each kernel's launch(mode), and in eager mode a module
-	// call and an autograd record per forward operator.
+	// kernels: each kernel's launch(mode) (with a calibrated launch, a
+	// bare LaunchKernel for those a library launches inside an operator),
+	// and in eager mode a module call and an autograd record per forward
+	// operator.
 	Forward, Backward units.Seconds
 	// Scaler is the gradient scaler's host time before its
 	// synchronisation (the loss's scaling and unscale_).

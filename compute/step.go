@@ -50,8 +50,10 @@ func (s StepTime) Compute() units.Seconds { return s.Forward + s.Backward }
 //
 //	max(H_fwd + H_bwd + H_scaler, D_fwd + D_bwd) + H_opt
 //
-// with D the operators' device time (OpTime, autocast's casts) and H the
-// host's (HostTime). In eager mode an operator that makes the host wait
+// with D the operators' device time (OpTime, autocast's casts, and a
+// calibration's KernelTime per kernel) and H the host's (HostTime: each
+// kernel's launch, those a library launches inside an operator at a bare
+// launch where calibrated). In eager mode an operator that makes the host wait
 // (model.Op.Sync) ends a segment of the step (a graph executor or a
 // compiled program keeps data-dependent work on the device): the host cannot issue what follows before
 // the device has run what came before, so the step is
@@ -88,13 +90,13 @@ func (g *segment) add(p model.Pass, h, d units.Seconds) {
 // step is Step for a checked c, with ops[i]'s device time dev(i).
 func (c *Config) step(ops []model.Op, dev func(i int) units.Seconds) StepTime {
 	var s StepTime
-	l := c.launch()
+	kt := c.kernelTime()
 	segs := make([]segment, 1, 1+model.Syncs(ops))
 	for i := range ops {
 		o := &ops[i]
-		launch := units.Seconds(c.Kernels(o)) * l
+		launch := c.launches(o)
 		s.Launch += launch
-		t := dev(i)
+		t := dev(i) + units.Seconds(c.Kernels(o))*kt
 		if o.HostCPU > 0 && o.Pass != model.UpdatePass {
 			s.hostOp(&segs, o, c.hostTime(o)+launch, t)
 			continue
@@ -174,7 +176,7 @@ func (c *Config) addCasts(s *StepTime, ops []model.Op, segs []segment) {
 		return
 	}
 	k, b := weightCasts(ops)
-	dev := units.Seconds(float64(b) / (float64(c.Device.MemoryBandwidth) * c.eff(MemoryBound)))
+	dev := units.Seconds(float64(b)/(float64(c.Device.MemoryBandwidth)*c.eff(MemoryBound))) + units.Seconds(k)*c.kernelTime()
 	launch := units.Seconds(k) * c.launch()
 	s.DeviceForward += dev
 	s.DeviceBackward += dev

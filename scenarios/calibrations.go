@@ -280,6 +280,6 @@ func OperatorEfficiencies(e *calib.OperatorsEntry) (*compute.Efficiencies, error
 		}
 		eff.Set(c, k.Efficiency)
 	}
-	eff.Launch, eff.StepHost = e.Launch, e.StepHost
+	eff.Launch, eff.StepHost, eff.KernelTime = e.Launch, e.StepHost, e.KernelTime
 	return &eff, nil
 }

@@ -137,16 +137,29 @@ func newOperatorRow(m *Measured, cat *hw.Catalog, prof *model.Profiles) (operato
 // model has none); an undetermined figure is written as 0.
 const stepHostStart = 100
 
+// kernelTimeStart is where the fit of the device's time per kernel
+// starts, microseconds: a search start small enough to leave the
+// uncalibrated step times (which have none) all but unchanged, not a
+// model constant; an undetermined figure is written as 0.
+const kernelTimeStart = 0.1
+
 // operatorParams are the figures of an operator fit in mode: the
 // efficiency of each of compute.Classes, then the host's cost per kernel
-// and per step in microseconds.
+// and per step and, in eager mode, the device's time per kernel, in
+// microseconds. A compiler fuses kernels that the operator lists keep
+// apart (compute.Compiled), so that a time per listed kernel would stand
+// for no kernel the device runs: other modes fit none.
 func operatorParams(mode compute.Mode) []fit.OperatorParam {
-	ps := make([]fit.OperatorParam, 0, len(compute.Classes)+1)
+	ps := make([]fit.OperatorParam, 0, len(compute.Classes)+3)
 	for _, k := range compute.Classes {
 		ps = append(ps, fit.OperatorParam{Name: string(k), Default: compute.DefaultEfficiency(k), Max: 1})
 	}
-	return append(ps, fit.OperatorParam{Name: "launch", Default: float64(mode.Launch() / units.Microsecond)},
+	ps = append(ps, fit.OperatorParam{Name: "launch", Default: float64(mode.Launch() / units.Microsecond)},
 		fit.OperatorParam{Name: "step", Default: stepHostStart})
+	if mode == compute.Eager {
+		ps = append(ps, fit.OperatorParam{Name: "kernel", Default: kernelTimeStart})
+	}
+	return ps
 }
 
 // efficiencies returns the figures v of operatorParams as Efficiencies.
@@ -157,6 +170,9 @@ func efficiencies(v []float64) *compute.Efficiencies {
 	}
 	e.Launch = units.Seconds(v[len(compute.Classes)]) * units.Microsecond
 	e.StepHost = units.Seconds(v[len(compute.Classes)+1]) * units.Microsecond
+	if n := len(compute.Classes) + 2; len(v) > n {
+		e.KernelTime = units.Seconds(v[n]) * units.Microsecond
+	}
 	return &e
 }
 
@@ -204,11 +220,9 @@ func operatorsEntry(device string, mode compute.Mode, f *fit.OperatorsFit, rows 
 		e.LaunchInterval = []units.Seconds{units.Seconds(iv[0]) * units.Microsecond, units.Seconds(iv[1]) * units.Microsecond}
 	}
 	e.LaunchUndetermined = f.Undetermined[n]
-	if !f.Undetermined[n+1] {
-		e.StepHost = units.Seconds(f.Values[n+1]) * units.Microsecond
-		if iv := pair(f.Low[n+1], f.High[n+1]); iv != nil {
-			e.StepHostInterval = []units.Seconds{units.Seconds(iv[0]) * units.Microsecond, units.Seconds(iv[1]) * units.Microsecond}
-		}
+	e.StepHost, e.StepHostInterval = fittedTime(f, n+1)
+	if len(f.Values) > n+2 {
+		e.KernelTime, e.KernelTimeInterval = fittedTime(f, n+2)
 	}
 	var files []string
 	for _, r := range rows {
@@ -222,6 +236,21 @@ func operatorsEntry(device string, mode compute.Mode, f *fit.OperatorsFit, rows 
 	slices.Sort(e.Models)
 	e.Source = strings.Join(files, ",")
 	return e
+}
+
+// fittedTime returns f's figure j, microseconds, as a time with its
+// interval (none where the fit gives none or an unbounded one); 0 where
+// no row determined it, which stands for the uncalibrated model's none.
+func fittedTime(f *fit.OperatorsFit, j int) (units.Seconds, []units.Seconds) {
+	if f.Undetermined[j] {
+		return 0, nil
+	}
+	v := units.Seconds(f.Values[j]) * units.Microsecond
+	lo, hi := f.Low[j], f.High[j]
+	if math.IsNaN(lo) || math.IsNaN(hi) || math.IsInf(hi, 0) {
+		return v, nil
+	}
+	return v, []units.Seconds{units.Seconds(lo) * units.Microsecond, units.Seconds(hi) * units.Microsecond}
 }
 
 // sourceFile returns the file of a measurement's source, "file:line"
@@ -266,7 +295,7 @@ func operatorsApplied(cals []scenarios.CalibrationFile, d *hw.Device, m *Measure
 		if !sameFramework(e.Framework, m) {
 			// The host's costs are the framework's: only the kernels'
 			// efficiencies carry to another framework's rows.
-			eff.Launch, eff.StepHost = 0, 0
+			eff.Launch, eff.StepHost, eff.KernelTime = 0, 0, 0
 			return eff, "efficiencies carried from " + e.Device, false, from, nil
 		}
 		return eff, "carried from " + e.Device, false, from, nil

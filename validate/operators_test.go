@@ -18,7 +18,7 @@ import (
 // trueEff are the efficiencies the synthetic measurements are made with:
 // none of them a default.
 func trueEff() *compute.Efficiencies {
-	e := &compute.Efficiencies{Launch: 12 * units.Microsecond, StepHost: 700 * units.Microsecond}
+	e := &compute.Efficiencies{Launch: 12 * units.Microsecond, StepHost: 700 * units.Microsecond, KernelTime: 4 * units.Microsecond}
 	e.Set(compute.TensorFP16, 0.45)
 	e.Set(compute.TensorTF32, 0.6)
 	e.Set(compute.CUDACore, 0.7)
@@ -105,6 +105,8 @@ func TestFitOperatorsRecovers(t *testing.T) {
 			w = float64(want.Launch / units.Microsecond)
 		case "step":
 			w = float64(want.StepHost / units.Microsecond)
+		case "kernel":
+			w = float64(want.KernelTime / units.Microsecond)
 		default:
 			k, _ := compute.ParseClass(p.Name)
 			w = want.Of(k)

@@ -36,6 +36,12 @@ type OperatorsEntry struct {
 	// determine it. StepHostInterval is its interval.
 	StepHost         units.Seconds   `yaml:"step_host,omitempty"`
 	StepHostInterval []units.Seconds `yaml:"step_host_interval,flow,omitempty"`
+	// KernelTime is the device's time per kernel beyond its operator's
+	// roofline time; 0 where the rows did not determine it (a file
+	// written before it was fitted: none). KernelTimeInterval is its
+	// interval.
+	KernelTime         units.Seconds   `yaml:"kernel_time,omitempty"`
+	KernelTimeInterval []units.Seconds `yaml:"kernel_time_interval,flow,omitempty"`
 	// ErrorBefore and Error are the mean |predicted/measured − 1| of the
 	// rows' step times with the published constants and with the fit.
 	ErrorBefore float64  `yaml:"error_before"`
@@ -88,6 +94,10 @@ func (c *Calibration) validateOperators(ps *config.Problems) {
 			ps.Addf(p+".step_host", "%v: must be a finite time >= 0", float64(e.StepHost))
 		}
 		checkPair(ps, p+".step_host_interval", floats(e.StepHostInterval))
+		if !(e.KernelTime >= 0) || !finite(float64(e.KernelTime)) {
+			ps.Addf(p+".kernel_time", "%v: must be a finite time >= 0", float64(e.KernelTime))
+		}
+		checkPair(ps, p+".kernel_time_interval", floats(e.KernelTimeInterval))
 		if !(e.Error >= 0) || !finite(e.Error) || !(e.ErrorBefore >= 0) || !finite(e.ErrorBefore) {
 			ps.Addf(p+".error", "%v, %v: errors must be finite and >= 0", e.ErrorBefore, e.Error)
 		}

@@ -19,6 +19,7 @@ func opsSample() *Calibration {
 		},
 		Launch: 24e-6, LaunchInterval: []units.Seconds{20e-6, 30e-6},
 		StepHost: 0.001125, StepHostInterval: []units.Seconds{0.0009, 0.0013},
+		KernelTime: 11e-6, KernelTimeInterval: []units.Seconds{6e-6, 19e-6},
 		ErrorBefore: 0.55, Error: 0.21, Rows: 94, Models: []string{"mlp", "resnet50"}, Source: "a.jsonl,b.jsonl",
 	}}}
 }
@@ -38,7 +39,8 @@ func TestOperatorsRoundTrip(t *testing.T) {
 	g, w := got.Operators[0], want.Operators[0]
 	if !reflect.DeepEqual(g.Classes, w.Classes) || !reflect.DeepEqual(g.Models, w.Models) || g.Rows != w.Rows || g.Error != w.Error ||
 		!near(float64(g.Launch), float64(w.Launch)) || !near(float64(g.StepHost), float64(w.StepHost)) ||
-		!near(float64(g.StepHostInterval[1]), float64(w.StepHostInterval[1])) || g.Source != w.Source {
+		!near(float64(g.StepHostInterval[1]), float64(w.StepHostInterval[1])) || g.Source != w.Source ||
+		!near(float64(g.KernelTime), float64(w.KernelTime)) || !near(float64(g.KernelTimeInterval[0]), float64(w.KernelTimeInterval[0])) {
 		t.Errorf("read back %+v\nwant %+v", g, w)
 	}
 	var again bytes.Buffer
@@ -68,6 +70,8 @@ func TestOperatorsValidation(t *testing.T) {
 		{func(e *OperatorsEntry) { e.Classes[0].Interval = []float64{0.5, 0.4} }, "operators[0].classes[0].interval"},
 		{func(e *OperatorsEntry) { e.Launch = -1 }, "operators[0].launch"},
 		{func(e *OperatorsEntry) { e.StepHost = -1 }, "operators[0].step_host"},
+		{func(e *OperatorsEntry) { e.KernelTime = -1e-6 }, "operators[0].kernel_time"},
+		{func(e *OperatorsEntry) { e.KernelTimeInterval = []units.Seconds{2e-5, 1e-5} }, "operators[0].kernel_time_interval"},
 		{func(e *OperatorsEntry) { e.Rows = 0 }, "operators[0].rows"},
 		{func(e *OperatorsEntry) { e.Classes = nil }, "operators[0].classes"},
 	} {
@@ -83,5 +87,30 @@ func TestOperatorsValidation(t *testing.T) {
 	c.Operators[1].Mode = ""
 	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "same device and mode as operators[0]") {
 		t.Errorf("duplicate (eager and \"\"): %v", err)
+	}
+}
+
+// TestOperatorsWithoutKernelTime reads an entry written before the
+// device's time per kernel was fitted: it loads, with none.
+func TestOperatorsWithoutKernelTime(t *testing.T) {
+	text := `operators:
+  - device: h200-sxm-141gb
+    mode: eager
+    classes:
+      - class: tensor-fp16
+        efficiency: 0.23
+    launch: 31.21 us
+    step_host: 904.1 us
+    error_before: 0.57
+    error: 0.17
+    rows: 127
+    models: [resnet50]
+`
+	c, err := Read(strings.NewReader(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e := c.Operators[0]; e.KernelTime != 0 || e.KernelTimeInterval != nil || !near(float64(e.Launch), 31.21e-6) {
+		t.Errorf("read %+v: want no kernel time and the launch", e)
 	}
 }

@@ -9,7 +9,7 @@ import (
 
 // OperatorsFit is fit --operators' table: one row per device, framework
 // mode and figure (each operator class's efficiency, the host's cost per
-// kernel) with its default, the fitted value and interval, and the rows'
+// kernel and per step, the device's time per kernel) with its default, the fitted value and interval, and the rows'
 // mean error of the step time before and after.
 func OperatorsFit(fits []validate.OperatorsFit) []Named {
 	t := &Table{
@@ -30,6 +30,8 @@ func OperatorsFit(fits []validate.OperatorsFit) []Named {
 				name = "launch (µs per kernel)"
 			case "step":
 				name, def = "host (µs per step)", "0"
+			case "kernel":
+				name, def = "device (µs per kernel)", "0"
 			}
 			switch {
 			case f.Fit.Collinear != nil && f.Fit.Collinear[i]:
