@@ -313,10 +313,17 @@ func opTime(c *Config, op *model.Op) units.Seconds {
 	switch op.Kind {
 	case model.MatMul, model.Conv:
 		q := Quantisation(op.M, op.N, op.K, op.Groups, d.SMs)
+		ec := e
 		if op.Kind == model.Conv {
-			e *= convScale(d, c.Precision)
+			ec *= convScale(d, c.Precision)
 		}
-		comp = op.FLOPs / (float64(d.PeakFLOPs(c.Precision)) * e * q)
+		comp = op.FLOPs / (float64(d.PeakFLOPs(c.Precision)) * ec * q)
+		if w, ok := c.winogradRate(op); ok {
+			// The autotuner (cudnn.benchmark, MXNet's and TensorFlow's)
+			// takes the faster algorithm; a calibration's CUDA-core
+			// efficiency scales both.
+			comp = min(comp, op.FLOPs/(w*e/DefaultEfficiency(CUDACore)))
+		}
 		if c.transposed(op) {
 			// The transposes read and write the operator's bytes once
 			// more each, in kernels of their own.
@@ -335,6 +342,75 @@ func opTime(c *Config, op *model.Op) units.Seconds {
 		comp = op.FLOPs / cuda
 	}
 	return units.Seconds(math.Max(comp, mem))
+}
+
+// The least input channels at which cuDNN runs a 3×3 stride-1
+// convolution at fp32 by Winograd, from the algorithms and times of Baidu's
+// DeepBench on a V100 (results/train/DeepBench_NV_V100.xlsx, sheet
+// "Results FP32", github.com/baidu-research/DeepBench at 30c51150): its
+// forward passes of 3 and 16 input channels run IMPLICIT_GEMM or
+// IMPLICIT_PRECOMP_GEMM, those of 32 and more WINOGRAD or
+// WINOGRAD_NONFUSED; its weight gradients of 64 input channels run below
+// the fp32 peak in direct FLOPs (8.1 to 15.4 TFLOP/s: not Winograd), those
+// of 128 and more above it (17.8 to 38.6 TFLOP/s). The P100 sheet agrees
+// (6.2 TFLOP/s at 64 input channels, 16.3 to 20.7 at 128 and more).
+const (
+	WinogradMinChannels           = 32
+	WinogradGradWeightMinChannels = 128
+)
+
+// winogradRate returns the rate, direct FLOPs per second at the
+// published efficiencies, of a convolution that c's device runs by
+// Winograd (hw.Device.Winograd): a dense 3×3 stride-1 convolution at fp32
+// with enough input channels, in a pass the device gives a rate for. Its
+// output tiles of 4×4 pad an output of h×w pixels:
+//
+//	rate = Rate · fp32 peak / (1 + Channels · (1/C + 1/K)) · h·w / (16·⌈h/4⌉·⌈w/4⌉)
+//
+// ok is false for every other operator.
+func (c *Config) winogradRate(op *model.Op) (rate float64, ok bool) {
+	if c.Precision != hw.FP32 || op.Kind != model.Conv || op.Kernel != 3 || op.Stride != 1 {
+		return 0, false
+	}
+	w := &c.Device.Winograd
+	p, least := w.Forward, WinogradMinChannels
+	switch {
+	case op.GradWeight:
+		p, least = w.GradWeight, WinogradGradWeightMinChannels
+	case op.Pass == model.Backward:
+		p = w.GradInput
+	}
+	cin, cout := convChannels(op)
+	if !p.Measured() || cin < int64(least) || cout <= 0 {
+		return 0, false
+	}
+	rate = p.Rate * float64(c.Device.PeakFLOPs(hw.FP32)) /
+		(1 + p.Channels*(1/float64(cin)+1/float64(cout)))
+	return rate * winogradTiles(op.OutH, op.OutW), true
+}
+
+// convChannels returns a dense 3×3 stride-1 convolution's input and output
+// channels from its implicit GEMM (model/ops_layers.go's conv): forward K
+// = C·9, N = K; input gradient N = C, K = K·9; weight gradient M = K, N =
+// C·9.
+func convChannels(op *model.Op) (cin, cout int64) {
+	const area = 9
+	switch {
+	case op.GradWeight:
+		return op.N / area, op.M
+	case op.Pass == model.Backward:
+		return op.N, op.K / area
+	}
+	return op.K / area, op.N
+}
+
+// winogradTiles returns the useful share of the 4×4 output tiles that
+// cover an output of h×w pixels, 1 where the extent is not given.
+func winogradTiles(h, w int64) float64 {
+	if h <= 0 || w <= 0 {
+		return 1
+	}
+	return float64(h*w) / float64(16*ceilDiv(h, 4)*ceilDiv(w, 4))
 }
 
 // convScale returns how much of its class's efficiency a dense

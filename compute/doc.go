@@ -17,7 +17,10 @@
 // wave quantisation of the operator's matrix product over the device's
 // SMs (Quantisation); and bw·e_mem is the DRAM bandwidth a streaming
 // kernel achieves (EffMemory), a grouped or depthwise convolution less
-// (EffDepthwise). Under autocast (Config.Autocast) the
+// (EffDepthwise). A dense 3×3 stride-1 convolution at fp32 that cuDNN
+// runs by Winograd's minimal filtering runs instead at its device's
+// measured Winograd rate for its pass and channels, in direct FLOPs and
+// without q (hw.Device.Winograd, winogradRate). Under autocast (Config.Autocast) the
 // operators PyTorch runs in float32 move twice their 16-bit bytes after
 // a cast, and each weight is cast once a pass.
 //

@@ -242,6 +242,11 @@ type Device struct {
 	// published measurement of the device; default none (a convolution
 	// reaches what a matrix product does).
 	ConvEfficiency ConvEfficiency `yaml:"conv_efficiency,omitempty"`
+	// Winograd is how fast the device runs the 3×3 stride-1 dense
+	// convolutions at fp32 that cuDNN runs by Winograd's minimal
+	// filtering, from a published measurement of the device; default none
+	// (they run as implicit GEMMs).
+	Winograd Winograd `yaml:"winograd,omitempty"`
 
 	SRAM     units.Bytes `yaml:"sram"`      // on-chip memory (IPU In-Processor-Memory), bytes; default 0, else 1 KiB to 100 TiB
 	TDP      units.Watts `yaml:"tdp"`       // thermal design power, watts; default 0 (unpublished), else 1 W to 1 GW
@@ -269,6 +274,39 @@ func (e ConvEfficiency) Of(tensor bool) float64 {
 	}
 	return e.CUDA
 }
+
+// Winograd is how fast a device runs a 3×3 stride-1 dense convolution at
+// fp32 by Winograd's minimal filtering F(4×4, 3×3) (Lavin and Gray 2016,
+// "Fast Algorithms for Convolutional Neural Networks", CVPR: 36
+// multiplications per 4×4 output tile and channel pair where the direct
+// convolution does 144), per pass: the forward pass, the input gradient
+// and the weight gradient.
+type Winograd struct {
+	Forward    WinogradPass `yaml:"forward"`
+	GradInput  WinogradPass `yaml:"grad_input"`
+	GradWeight WinogradPass `yaml:"grad_weight"`
+}
+
+// WinogradPass is one pass's rate, counted in the direct convolution's
+// FLOPs (2 per multiply-add of the direct convolution): a convolution of
+// C input and K output channels whose output tiles are all full runs at
+//
+//	rate = Rate · fp32 peak / (1 + Channels · (1/C + 1/K))
+//
+// the tiles' element-wise products growing as C·K and the input's and
+// output's transforms as C and K.
+type WinogradPass struct {
+	// Rate is the rate of a convolution of many channels, a multiple of
+	// the fp32 peak; default 0 (not measured), else in (0, 4] (4 is the
+	// multiplications F(4×4, 3×3) saves).
+	Rate float64 `yaml:"rate"`
+	// Channels is the transforms' cost in channels: at C = K = 2·Channels
+	// the rate is half of Rate; default 0, else in [0, 4096].
+	Channels float64 `yaml:"channels"`
+}
+
+// Measured reports whether p gives a rate.
+func (p WinogradPass) Measured() bool { return p.Rate > 0 }
 
 // Is reports whether name names d: its catalogue key or one of its Names,
 // ignoring case and surrounding space.

@@ -144,6 +144,9 @@ func (c *Catalog) validateDevice(ps *config.Problems, name string, d *Device) {
 	optionalCount(ps, p+".nccl_channels", d.NCCLChannels, maxNCCLChannels)
 	measuredFraction(ps, p+".conv_efficiency.tensor", d.ConvEfficiency.Tensor)
 	measuredFraction(ps, p+".conv_efficiency.cuda", d.ConvEfficiency.CUDA)
+	validateWinograd(ps, p+".winograd.forward", d.Winograd.Forward)
+	validateWinograd(ps, p+".winograd.grad_input", d.Winograd.GradInput)
+	validateWinograd(ps, p+".winograd.grad_weight", d.Winograd.GradWeight)
 	hl := p + ".host_link"
 	switch {
 	case d.HostLink.Gen == 0:
@@ -171,6 +174,26 @@ func measuredFraction(ps *config.Problems, path string, v float64) {
 		ps.Addf(path, "must be 0 (not measured) or in (0, 1], not %g", v)
 	}
 }
+
+// validateWinograd checks one pass of a device's Winograd rates.
+func validateWinograd(ps *config.Problems, path string, w WinogradPass) {
+	if w.Rate != 0 && !(w.Rate > 0 && w.Rate <= maxWinogradRate) {
+		ps.Addf(path+".rate", "must be 0 (not measured) or in (0, %g] times the fp32 peak, not %g", maxWinogradRate, w.Rate)
+	}
+	if !(w.Channels >= 0 && w.Channels <= maxWinogradChannels) {
+		ps.Addf(path+".channels", "must be in [0, %d], not %g", maxWinogradChannels, w.Channels)
+	}
+	if w.Rate == 0 && w.Channels != 0 {
+		ps.Addf(path+".channels", "is %g without a rate", w.Channels)
+	}
+}
+
+// Bounds of a Winograd pass: F(4×4, 3×3)'s 144/36 multiplications saved,
+// and a transform cost far above any measured one.
+const (
+	maxWinogradRate     = 4.0
+	maxWinogradChannels = 4096
+)
 
 // validateNode checks node n; rn, if not nil, checks the names it refers to.
 func (c *Catalog) validateNode(ps *config.Problems, name string, n *Node, rn *refNames) {

@@ -83,6 +83,20 @@ type Op struct {
 	// a dense one, the batch × heads of attention). 0 where there is none.
 	M, N, K int64
 	Groups  int64
+	// Kernel and Stride are a Conv's or GroupedConv's square kernel side
+	// and its stride (3 and 1 for a 3×3 stride-1 convolution), on the
+	// forward operator and its backward ones, which a device's library
+	// chooses its algorithm by (cuDNN's Winograd for 3×3 stride 1); 0 on
+	// other operators.
+	Kernel, Stride int
+	// OutH and OutW are a Conv's or GroupedConv's forward output extent,
+	// pixels, on the forward operator and its backward ones (Winograd's
+	// output tiles pad it); 0 on other operators.
+	OutH, OutW int64
+	// GradWeight says the operator is a convolution's weight gradient
+	// (its grad_weight), which a library may run by another algorithm
+	// than the forward pass and the input gradient.
+	GradWeight bool
 	// Float32 says that under automatic mixed precision the operator runs
 	// in float32, inputs and outputs: PyTorch's autocast lists layer
 	// norms, softmax, log-softmax and the losses among the "CUDA Ops

@@ -213,19 +213,19 @@ func (b *convNet) conv(name string, x *fmap, s convSpec) *fmap {
 	}
 	f := Op{Name: name, Kind: kind, FLOPs: flops, Params: params,
 		Read: b.bytes(x) + b.values(weights), Write: b.bytes(y),
-		M: pix, N: cout, K: cin * kk, Groups: g}
+		M: pix, N: cout, K: cin * kk, Groups: g, Kernel: s.k, Stride: s.stride, OutH: y.h, OutW: y.w}
 	var back []Op
 	if !s.frozen {
 		f.Saved = b.keep(x)
 		back = append(back, Op{Name: name + ".grad_weight", Kind: kind, FLOPs: flops,
 			Read: b.bytes(y) + b.bytes(x), Write: b.values(weights),
-			M: cout, N: cin * kk, K: pix, Groups: g})
+			M: cout, N: cin * kk, K: pix, Groups: g, Kernel: s.k, Stride: s.stride, OutH: y.h, OutW: y.w, GradWeight: true})
 	}
 	if x.grad {
 		phase := int64(ceilDivInt(s.k, s.stride))
 		back = append(back, Op{Name: name + ".grad_input", Kind: kind, FLOPs: flops,
 			Read: b.bytes(y) + b.values(weights), Write: b.bytes(x),
-			M: x.n * x.h * x.w, N: cin, K: cout * phase * phase, Groups: g})
+			M: x.n * x.h * x.w, N: cin, K: cout * phase * phase, Groups: g, Kernel: s.k, Stride: s.stride, OutH: y.h, OutW: y.w})
 	}
 	b.push(f, back...)
 	if s.bias {

@@ -444,10 +444,10 @@ func deconv2(b *convNet, name string, x *fmap) *fmap {
 	flops := 2 * float64(pix) * float64(weights)
 	b.push(Op{Name: name, Kind: Conv, FLOPs: flops, Params: weights + cout,
 		Read: b.bytes(x) + b.values(weights), Write: b.bytes(y), Saved: b.keep(x),
-		M: pix, N: cout * 4, K: x.c, Groups: 1},
+		M: pix, N: cout * 4, K: x.c, Groups: 1, Kernel: 2, Stride: 2, OutH: y.h, OutW: y.w},
 		Op{Name: name + ".grad_weight", Kind: Conv, FLOPs: flops, Read: b.bytes(y) + b.bytes(x),
-			Write: b.values(weights), M: x.c, N: cout * 4, K: pix, Groups: 1},
+			Write: b.values(weights), M: x.c, N: cout * 4, K: pix, Groups: 1, Kernel: 2, Stride: 2, OutH: y.h, OutW: y.w, GradWeight: true},
 		Op{Name: name + ".grad_input", Kind: Conv, FLOPs: flops, Read: b.bytes(y) + b.values(weights),
-			Write: b.bytes(x), M: pix, N: x.c, K: cout * 4, Groups: 1})
+			Write: b.bytes(x), M: pix, N: x.c, K: cout * 4, Groups: 1, Kernel: 2, Stride: 2, OutH: y.h, OutW: y.w})
 	return y
 }

@@ -552,3 +552,60 @@ func TestMBConvBlockCounts(t *testing.T) {
 		}
 	}
 }
+
+// TestConvKernelStride checks the kernel and stride each convolution of
+// ResNet-50 carries against torchvision's resnet50 (v1.5: a 7×7 stride-2
+// stem; in each of the 16 bottlenecks a 3×3 convolution, of stride 2 in
+// the first block of layer2, layer3 and layer4, between two 1×1 ones; a
+// 1×1 downsample in each layer's first block, of stride 2 but in layer1),
+// and the output extent, on the forward operator and both backward ones,
+// and only the weight gradient marked GradWeight.
+func TestConvKernelStride(t *testing.T) {
+	ops := opsOf(t, "resnet50", Shape{Batch: 2})
+	type ks struct{ k, s int }
+	want := map[ks]int{{7, 2}: 1, {3, 1}: 13, {3, 2}: 3, {1, 1}: 16*2 + 1, {1, 2}: 3}
+	got := map[ks]int{}
+	for _, o := range ops {
+		if o.Kind != Conv {
+			if o.Kernel != 0 || o.Stride != 0 || o.GradWeight {
+				t.Errorf("%s (%s): kernel %d, stride %d, grad weight %v; want none", o.Name, o.Kind, o.Kernel, o.Stride, o.GradWeight)
+			}
+			continue
+		}
+		gw := strings.HasSuffix(o.Name, ".grad_weight")
+		if o.GradWeight != gw {
+			t.Errorf("%s: GradWeight %v, want %v", o.Name, o.GradWeight, gw)
+		}
+		if o.Pass == Forward {
+			got[ks{o.Kernel, o.Stride}]++
+		}
+	}
+	for k, n := range want {
+		if got[k] != n {
+			t.Errorf("%d×%d stride-%d forward convolutions: %d, want %d", k.k, k.k, k.s, got[k], n)
+		}
+	}
+	byName := map[string]Op{}
+	for _, o := range ops {
+		byName[o.Name] = o
+	}
+	for _, o := range ops {
+		if o.Pass != Backward || o.Kind != Conv {
+			continue
+		}
+		base := strings.TrimSuffix(strings.TrimSuffix(o.Name, ".grad_weight"), ".grad_input")
+		f := byName[base]
+		if o.Kernel != f.Kernel || o.Stride != f.Stride || o.OutH != f.OutH || o.OutW != f.OutW {
+			t.Errorf("%s: kernel %d stride %d output %d×%d, forward %s's %d, %d, %d×%d", o.Name,
+				o.Kernel, o.Stride, o.OutH, o.OutW, base, f.Kernel, f.Stride, f.OutH, f.OutW)
+		}
+	}
+	// At 224×224: the stem's output 112×112 (stride 2), layer1's 56×56
+	// after the max pool, halved by each later layer's first block.
+	for name, hw := range map[string]int64{"conv1": 112, "layer1.0.conv2": 56, "layer2.1.conv2": 28,
+		"layer3.0.conv2": 14, "layer4.2.conv2": 7} {
+		if o := byName[name]; o.OutH != hw || o.OutW != hw {
+			t.Errorf("%s: output %d×%d, want %d×%d", name, o.OutH, o.OutW, hw, hw)
+		}
+	}
+}
