@@ -212,9 +212,17 @@ type Config struct {
 	// found-inf flag with .item() before the optimizer runs.
 	GradScaler bool
 	// Optimizer is the torch.optim optimizer whose foreach step the host
-	// issues (optimizerDepths); "" issues none (a framework that is not
+	// issues (optimizerDepths; model.BertAdam's loop of single kernels
+	// instead, bertAdamHost); "" issues none (a framework that is not
 	// PyTorch, or a scenario, whose update is the simulator's alone).
 	Optimizer model.Optimizer
+	// ClipNorm says the step clips the gradients' global norm before the
+	// optimizer as DeepLearningExamples' GradientClipper does
+	// (PyTorch/LanguageModeling/BERT/run_squad.py at 729963dd): apex's
+	// multi_tensor_l2norm over the gradients, the norm read on the host
+	// (total_norm.item(), a wait for the device) and multi_tensor_scale
+	// (clipHost). Its bytes are the simulator's update's.
+	ClipNorm bool
 	// Host is eager PyTorch's host costs beyond each kernel's launch
 	// (nil: MeasuredHost).
 	Host *HostCosts

@@ -32,7 +32,9 @@
 // bookkeeping per parameter tensor (HostTime; HostCosts, by default
 // MeasuredHost, scripts/torchhost.py's measurement). Host and device overlap, so a
 // step takes max(host, device), plus the optimizer's host time after the
-// gradient scaler's synchronisation where there is one (Step). In eager
+// gradient scaler's or a norm clip's synchronisation where there is one
+// (Step; Config.ClipNorm). BertAdam's step (model.BertAdam) is a loop of
+// single kernels per parameter tensor instead of foreach calls. In eager
 // mode an operator whose result the host reads (model.Op.Sync: a
 // torch.nonzero, an .item(), a copy) closes a segment of the step, which
 // takes max(host, device) + SyncLatency on its own: the host cannot run

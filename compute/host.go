@@ -121,10 +121,18 @@ func optimizerDepths(o model.Optimizer) []int {
 const scalerKernels = 4
 
 // paramSizes returns the sizes of the parameter tensors the forward
-// operators of ops own (model.Op.ParamTensors: a weight and its bias, a
-// norm's scale and shift).
+// operators of ops own (eachParamTensor).
 func paramSizes(ops []model.Op) []int64 {
 	var out []int64
+	eachParamTensor(ops, func(n int64, _ bool) { out = append(out, n) })
+	return out
+}
+
+// eachParamTensor calls f with the size of each parameter tensor the
+// forward operators of ops own (model.Op.ParamTensors: a weight and its
+// bias, a norm's scale and shift), and whether it is a weight (a matrix or
+// a table) rather than a bias or a norm's.
+func eachParamTensor(ops []model.Op, f func(size int64, weight bool)) {
 	for i := range ops {
 		o := &ops[i]
 		if o.Pass != model.Forward {
@@ -132,15 +140,16 @@ func paramSizes(ops []model.Op) []int64 {
 		}
 		switch n := o.ParamTensors(); {
 		case n == 2 && o.Kind == model.Norm:
-			out = append(out, o.Params/2, o.Params-o.Params/2)
+			f(o.Params/2, false)
+			f(o.Params-o.Params/2, false)
 		case n == 2:
 			w := o.K * o.N * max(o.Groups, 1)
-			out = append(out, w, o.Params-w)
+			f(w, true)
+			f(o.Params-w, false)
 		case n == 1:
-			out = append(out, o.Params)
+			f(o.Params, o.Kind != model.Norm)
 		}
 	}
-	return out
 }
 
 // HostTime is the host's time of a step by phase.
@@ -176,6 +185,39 @@ func (c *Config) optimizerHost(sizes []int64) units.Seconds {
 		t += DispatchEager + units.Seconds(foreachLaunches(d, sizes))*LaunchKernel
 	}
 	return t
+}
+
+// bertAdamHost returns the host's time of model.BertAdam's step over the
+// parameter tensors the forward operators of ops own: each tensor's
+// kernels (model.BertAdamKernels in the weight-decay group,
+// BertAdamKernelsNoDecay for biases and norms, as run_squad.py's no_decay
+// list groups them) at an eager operator's dispatch and launch each.
+func bertAdamHost(ops []model.Op) units.Seconds {
+	var k int
+	eachParamTensor(ops, func(_ int64, weight bool) {
+		if weight {
+			k += model.BertAdamKernels
+		} else {
+			k += model.BertAdamKernelsNoDecay
+		}
+	})
+	return units.Seconds(k) * Eager.Launch()
+}
+
+// clipKernels is GradientClipper's kernels around its host read besides
+// the multi-tensor ones: multi_tensor_l2norm's final reduction over its
+// per-chunk norms (apex csrc/multi_tensor_l2norm_kernel.cu, cleanup).
+const clipKernels = 1
+
+// clipHost returns ClipNorm's host time before and after its read of the
+// norm: multi_tensor_l2norm (depth 1) and its reduction before,
+// multi_tensor_scale (depth 2) after. apex's multi_tensor_apply
+// (csrc/multi_tensor_apply.cuh) has PyTorch's limits per launch
+// (foreachLaunches).
+func clipHost(sizes []int64) (before, after units.Seconds) {
+	before = DispatchEager + units.Seconds(foreachLaunches(1, sizes)+clipKernels)*LaunchKernel
+	after = DispatchEager + units.Seconds(foreachLaunches(2, sizes))*LaunchKernel
+	return before, after
 }
 
 // scalerHost returns the gradient scaler's host time before and after its

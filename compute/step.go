@@ -24,7 +24,7 @@ type StepTime struct {
 	// Launch is the kernels times the launch cost (c.launch), every pass.
 	Launch units.Seconds
 	// Sync says the host waits for the device within the step (the
-	// gradient scaler's .item()).
+	// gradient scaler's or the clipper's .item()).
 	Sync bool
 	// Syncs counts the operators after which the host waits for the
 	// device (model.Op.Sync), and Waited is the time of the segments they
@@ -124,12 +124,20 @@ func (c *Config) step(ops []model.Op, dev func(i int) units.Seconds) StepTime {
 	}
 	c.addCasts(&s, ops, segs)
 	sizes := paramSizes(ops)
-	if c.Optimizer != "" {
+	switch c.Optimizer {
+	case "":
+	case model.BertAdam:
+		s.Host.Optimizer = bertAdamHost(ops)
+	default:
 		s.Host.Optimizer = c.optimizerHost(sizes)
 	}
 	if c.GradScaler {
 		before, after := c.scalerHost(sizes)
 		s.Host.Scaler, s.Host.Optimizer, s.Sync = before, s.Host.Optimizer+after, true
+	}
+	if c.ClipNorm {
+		before, after := clipHost(sizes)
+		s.Host.Scaler, s.Host.Optimizer, s.Sync = s.Host.Scaler+before, s.Host.Optimizer+after, true
 	}
 	s.Host.Step = effKey(c.Eff).StepHost // a calibration's host cost per step
 	segs[0].host[0] += s.Host.Step
@@ -259,6 +267,7 @@ type lawKey struct {
 	batch          int
 	autocast       bool
 	scaler         bool
+	clipNorm       bool
 	optimizer      model.Optimizer
 	eff            Efficiencies
 }
@@ -278,7 +287,7 @@ var (
 // (Fixed < 0) or not at all, the law is t(b)/b per sample with no fixed
 // part. c.FusedAttention is taken from the model's transformer shape. The
 // result is cached per model, device, precision, mode, layout, sequence
-// length, batch, autocast, scaler, optimizer and efficiencies. It
+// length, batch, autocast, scaler, clipping, optimizer and efficiencies. It
 // returns an error wrapping ErrNoModel when the device has no SM count or
 // the model no generator.
 func LawAt(c Config, name string, b int) (Law, error) {
@@ -289,7 +298,7 @@ func LawAt(c Config, name string, b int) (Law, error) {
 		return Law{}, fmt.Errorf("model %s: batch %d: want at least 1", name, b)
 	}
 	d := c.Device
-	key := lawKey{name, d.Name, d.SMs, float64(d.PeakFLOPs(c.Precision)), float64(d.PeakFLOPs(hw.FP32)), float64(d.MemoryBandwidth), c.Precision, c.Mode, c.NCHW, c.SeqLen, c.Framework, c.HostCores, b, c.Autocast, c.GradScaler, c.Optimizer, effKey(c.Eff)}
+	key := lawKey{name, d.Name, d.SMs, float64(d.PeakFLOPs(c.Precision)), float64(d.PeakFLOPs(hw.FP32)), float64(d.MemoryBandwidth), c.Precision, c.Mode, c.NCHW, c.SeqLen, c.Framework, c.HostCores, b, c.Autocast, c.GradScaler, c.ClipNorm, c.Optimizer, effKey(c.Eff)}
 	lawMu.Lock()
 	l, ok := lawCache[key]
 	lawMu.Unlock()
@@ -316,7 +325,7 @@ func law(c Config, name string, b int) (Law, error) {
 		c.FusedAttention = t.FusedAttention
 	}
 	at := func(n int) (StepTime, error) {
-		ops, err := model.Ops(name, model.Shape{Batch: n, Precision: sp, SeqLen: c.SeqLen, Framework: c.Framework})
+		ops, err := model.Ops(name, model.Shape{Batch: n, Precision: sp, SeqLen: c.SeqLen, Framework: c.Framework, Fused: c.Mode == Compiled})
 		if err != nil {
 			return StepTime{}, err
 		}

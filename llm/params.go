@@ -59,7 +59,8 @@ func layerParams(t model.TransformerShape, tp, ep int) (dense, expert int64) {
 // stage `stage` of pp holds on one GPU: the first stage the token table
 // split over TP by vocabulary (Megatron-LM's VocabParallelEmbedding), the
 // learned position and segment tables and the embedding norm; the last
-// the final norm, the pooler and the output projection split over TP —
+// the final norm, the pooler and the output projection split over TP (a
+// span head's 2d + 2 instead, not split) —
 // under tied embeddings a second copy of the token table when pp > 1, as
 // Megatron-LM keeps the word embeddings on both the first and the last
 // stage and all-reduces their gradients.
@@ -77,7 +78,10 @@ func embeddingParams(t model.TransformerShape, tp, pp, stage int) int64 {
 		}
 	}
 	if stage == pp-1 {
-		if !t.TiedEmbeddings || pp > 1 {
+		switch {
+		case t.SpanHead:
+			p += 2*d + 2
+		case !t.TiedEmbeddings || pp > 1:
 			p += table
 		}
 		if t.PreNorm {

@@ -51,8 +51,9 @@
 // parameters in closed form, the FLOPs of a training step (Narayanan et
 // al. 2021, eq. (3) for a GPT), the activations a layer keeps (Korthikanti
 // et al. 2022) and the step's operators. TransformerShapes lists the
-// shipped ones: GPT-3 125M to 175B, Llama 2 and 3, Mixtral 8x7B, BERT and
-// the translation Transformers. Ops lists the operators of the sequence
+// shipped ones: GPT-3 125M to 175B, Llama 2 and 3, Mixtral 8x7B, BERT
+// (base, large, and base with SQuAD's span head) and the translation
+// Transformers. Ops lists the operators of the sequence
 // models by name: for a shape, Shape.Batch counts sequences of
 // Shape.SeqLen tokens; for transformer-base and transformer-big it counts
 // token pairs, as their profiles do; for gnmt sentence pairs.

@@ -236,6 +236,11 @@ type Shape struct {
 	// log writes "tensorflow 2.4") lists DeepLearningExamples' TensorFlow
 	// 2 program, anything else its PyTorch one (ops_detect.go).
 	Framework string
+	// Fused says the program fuses chains of elementwise operators (a
+	// graph compiler such as torch.jit.script with nvFuser, or XLA); the
+	// generators that list such chains as kernels of their own
+	// (TransformerShape.ScoreKernels) then leave them out.
+	Fused bool
 }
 
 // Generator lists the operators of one training step of a model family
@@ -257,6 +262,7 @@ var generators = map[string]Generator{
 	"transformer-big":  translationOps("transformer-big"),
 	"gnmt":             gnmtOps,
 	"bert-base":        shapeOps("bert-base"),
+	"bert-base-squad":  shapeOps("bert-base-squad"),
 	"bert-large":       shapeOps("bert-large"),
 	"gpt3-125m":        shapeOps("gpt3-125m"),
 	"gpt3-350m":        shapeOps("gpt3-350m"),

@@ -22,7 +22,7 @@ func shapeOps(name string) Generator {
 		if err != nil {
 			return nil, err
 		}
-		return t.Ops(TransformerStep{Batch: s.Batch, SeqLen: s.SeqLen, Precision: s.Precision})
+		return t.Ops(TransformerStep{Batch: s.Batch, SeqLen: s.SeqLen, Precision: s.Precision, Fused: s.Fused})
 	}
 }
 

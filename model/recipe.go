@@ -24,14 +24,20 @@ const (
 	// learning: training BERT in 76 minutes", Algorithm 2), MLPerf BERT's
 	// optimizer; Adam's state.
 	LAMB Optimizer = "lamb"
+	// BertAdam is DeepLearningExamples' BertAdam (PyTorch/LanguageModeling/
+	// BERT/optimization.py at 729963dd): Adam without bias correction,
+	// the weight decay added to the update, each parameter tensor's
+	// gradient clipped to norm 1 first (clip_grad_norm_), in a Python loop
+	// of single kernels over the tensors (BertAdamKernels); Adam's state.
+	BertAdam Optimizer = "bertadam"
 )
 
-var optimizers = []string{string(SGD), string(Momentum), string(Nesterov), string(LARS), string(RMSProp), string(Adam), string(FusedAdam), string(AdamW), string(LAMB)}
+var optimizers = []string{string(SGD), string(Momentum), string(Nesterov), string(LARS), string(RMSProp), string(Adam), string(FusedAdam), string(AdamW), string(LAMB), string(BertAdam)}
 
 // StateValues returns how many values of optimizer state the optimizer
 // keeps per parameter, besides any master copy of the weights:
 //
-//	sgd 0; momentum, nesterov, lars 1; rmsprop, adam, fusedadam, adamw, lamb 2
+//	sgd 0; momentum, nesterov, lars 1; rmsprop, adam, fusedadam, adamw, lamb, bertadam 2
 //
 // (RMSProp's two are the mean square and the momentum.)
 // It returns 0 for an unknown optimizer.
@@ -39,7 +45,7 @@ func (o Optimizer) StateValues() int {
 	switch o {
 	case Momentum, Nesterov, LARS:
 		return 1
-	case RMSProp, Adam, FusedAdam, AdamW, LAMB:
+	case RMSProp, Adam, FusedAdam, AdamW, LAMB, BertAdam:
 		return 2
 	}
 	return 0
@@ -50,7 +56,23 @@ func (o Optimizer) usesMomentum() bool {
 }
 
 // isAdam reports whether o keeps Adam's moments and takes its β and ε.
-func (o Optimizer) isAdam() bool { return o == Adam || o == FusedAdam || o == AdamW || o == LAMB }
+func (o Optimizer) isAdam() bool {
+	return o == Adam || o == FusedAdam || o == AdamW || o == LAMB || o == BertAdam
+}
+
+// BertAdamKernels is the kernels BertAdam.step launches per parameter
+// tensor in the weight-decay group, and BertAdamKernelsNoDecay in the
+// other (biases and LayerNorms), read from optimization.py and PyTorch
+// 1.13's torch/nn/utils/clip_grad.py: clip_grad_norm_ of one tensor (its
+// norm, torch.stack, the norm of the norms, + 1e-6, the division, the
+// clamp, the gradient's mul_: 7), the moments (mul_, add_, mul_,
+// addcmul_: 4), next_m / (next_v.sqrt() + ε) (3), the decay (decay · p
+// and update +=: 2, decay group only), lr · update, its negation and
+// p.add_ (3).
+const (
+	BertAdamKernels        = 19
+	BertAdamKernelsNoDecay = 17
+)
 
 // ScheduleKind names a learning-rate schedule.
 type ScheduleKind string

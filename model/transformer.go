@@ -106,6 +106,13 @@ type TransformerShape struct {
 	Bias bool
 	// Pooler adds BERT's pooler, a Hidden × Hidden linear layer.
 	Pooler bool
+	// SpanHead replaces the language-model logits with the span head of
+	// extractive question answering (Devlin et al. 2019, Section 4.2;
+	// BertForQuestionAnswering's qa_outputs): a Hidden × 2 linear layer
+	// over every token giving its start and end logits, and the
+	// cross-entropy of each sequence's start and of its end position
+	// over the sequence's tokens.
+	SpanHead bool
 	// Dropout applies dropout after the attention probabilities, the
 	// attention output and the feed-forward output, whose 1-byte masks
 	// the backward pass keeps.
@@ -123,6 +130,23 @@ type TransformerShape struct {
 	// logits, the target's log-probability gathered and all of them
 	// summed; labelSmoothedLoss counts its passes over the logits.
 	LabelSmoothing bool
+	// SplitQKV projects the queries, keys and values with three linear
+	// layers of their own (BertSelfAttention's query, key and value in
+	// DeepLearningExamples' and Hugging Face's BERT) rather than one fused
+	// product: the same FLOPs and parameters, three times the weight and
+	// bias tensors.
+	SplitQKV bool
+	// ScoreKernels scales attention's scores by 1/√(d/a) and adds the
+	// additive padding mask as kernels of their own, each a pass over the
+	// s² scores, the scaling with a backward pass too (the mask's gradient
+	// is the identity, no kernel): BertSelfAttention.forward's
+	// attention_scores / math.sqrt(self.attention_head_size) and
+	// attention_scores + attention_mask in DeepLearningExamples
+	// (PyTorch/LanguageModeling/BERT/modeling.py at 729963dd), as in
+	// Hugging Face's BERT. A step whose program fuses elementwise chains
+	// (TransformerStep.Fused: torch.jit.script with nvFuser, as
+	// run_pretraining.py scripts the model) does not list them.
+	ScoreKernels bool
 	// Float32Softmax runs unfused attention's softmax and dropout in
 	// float32 under autocast (F.softmax is on autocast's float32 list),
 	// as operators of their own between the two products, which take
@@ -163,6 +187,9 @@ type TransformerStep struct {
 	Precision Precision
 	// Recompute is the activation recomputation; "" is none.
 	Recompute Recompute
+	// Fused says the program fuses chains of elementwise operators (a
+	// graph compiler): ScoreKernels' kernels are not listed.
+	Fused bool
 }
 
 // kvHeads returns the key and value heads.
@@ -242,7 +269,7 @@ func (t TransformerShape) stacks() int64 {
 // EmbeddingParams returns the parameters outside the layers: the token
 // table V·d, a learned position table per stack, the segment table, the
 // embedding norm, the output projection V·d unless tied, a final norm per
-// stack under pre-norm, and the pooler.
+// stack under pre-norm, the pooler and the span head.
 func (t TransformerShape) EmbeddingParams() int64 {
 	d := int64(t.Hidden)
 	p := int64(t.Vocab) * d
@@ -261,6 +288,9 @@ func (t TransformerShape) EmbeddingParams() int64 {
 	}
 	if t.Pooler {
 		p += d*d + d
+	}
+	if t.SpanHead {
+		p += 2*d + 2
 	}
 	return p
 }
@@ -335,7 +365,7 @@ func (t TransformerShape) Validate() error {
 // 2·mats·d·f for the feed-forward (mats 2, or 3 for SwiGLU; TopK ×
 // capacity of them plus the router's 2·d·E under MoE) and 4·s·d_q for
 // attention (halved for causal self-attention under CausalSkip); per
-// token 2·d·V for the output projection. For a dense decoder-only GPT
+// token 2·d·V for the output projection (2·d·2 for SpanHead's). For a dense decoder-only GPT
 // shape (MHA, GELU, f = 4d) it is Narayanan et al. 2021 eq. (3) without
 // recomputation:
 //
@@ -359,6 +389,9 @@ func (t TransformerShape) TrainFLOPs(b, s int) float64 {
 	f += float64(t.DecoderLayers) * (3*(2*proj+ffn) + attn(true) + attn(false))
 	if t.Pooler {
 		f += 3 * 2 * float64(b) * d * d
+	}
+	if t.SpanHead {
+		return f + 3*2*tokens*d*2
 	}
 	return f + 3*2*tokens*d*float64(t.Vocab)
 }

@@ -41,7 +41,7 @@ func (t TransformerShape) Ops(st TransformerStep) ([]Op, error) {
 	if err != nil {
 		return nil, err
 	}
-	return t.stepOps(float64(st.Batch)*float64(st.SeqLen), st.SeqLen, st.Precision, st.Recompute), nil
+	return t.fusedStepOps(float64(st.Batch)*float64(st.SeqLen), st.SeqLen, st.Precision, st.Recompute, st.Fused), nil
 }
 
 // ActivationBytesPerLayer returns the bytes one layer (the first; of an
@@ -74,6 +74,7 @@ type tfCtx struct {
 	tokens float64 // tokens per stack
 	s      int     // tokens each one attends over
 	rc     Recompute
+	fused  bool // TransformerStep.Fused
 }
 
 func (t TransformerShape) newCtx(tokens float64, s int, p Precision, rc Recompute) *tfCtx {
@@ -82,7 +83,14 @@ func (t TransformerShape) newCtx(tokens float64, s int, p Precision, rc Recomput
 
 // stepOps lists a step over tokens tokens per stack (sequences of s).
 func (t TransformerShape) stepOps(tokens float64, s int, p Precision, rc Recompute) []Op {
+	return t.fusedStepOps(tokens, s, p, rc, false)
+}
+
+// fusedStepOps is stepOps of a program that fuses elementwise chains or
+// not (TransformerStep.Fused).
+func (t TransformerShape) fusedStepOps(tokens float64, s int, p Precision, rc Recompute, fused bool) []Op {
 	c := t.newCtx(tokens, s, p, rc)
+	c.fused = fused
 	d := float64(t.Hidden)
 	enc := ""
 	if t.Stack == EncoderDecoder {
@@ -105,6 +113,10 @@ func (t TransformerShape) stepOps(tokens float64, s int, p Precision, rc Recompu
 		c.o.linear("pooler.dense", seqs, int64(t.Hidden), int64(t.Hidden), 1, int64(t.Hidden)*int64(t.Hidden)+int64(t.Hidden))
 		c.o.pointwise("pooler.tanh", Elementwise, seqs*d, 1, 1, c.o.bytes(seqs*d), 0)
 	}
+	if t.SpanHead {
+		c.spanHead()
+		return c.o.list(c.o.adam(c.o.sumParams()))
+	}
 	var head int64
 	if !t.TiedEmbeddings {
 		head = int64(t.Vocab) * int64(t.Hidden)
@@ -116,6 +128,15 @@ func (t TransformerShape) stepOps(tokens float64, s int, p Precision, rc Recompu
 		c.o.loss(tokens, float64(t.Vocab))
 	}
 	return c.o.list(c.o.adam(c.o.sumParams()))
+}
+
+// spanHead appends SpanHead's operators: the start and end logits of
+// every token, and two cross-entropies per sequence, each over its s
+// tokens' logits.
+func (c *tfCtx) spanHead() {
+	d := int64(c.t.Hidden)
+	c.o.linear("qa_outputs", c.tokens, d, 2, 1, 2*d+2)
+	c.o.loss(2*c.tokens/float64(c.s), float64(c.s))
 }
 
 // embeddings appends the token lookup (whose table the first stack owns),
@@ -238,12 +259,18 @@ func (c *tfCtx) recomputeAll(start int) {
 	c.o.bwd = append(c.o.bwd, again)
 }
 
-// selfAttention appends the fused q, k, v projection, attention and the
-// output projection.
+// selfAttention appends the fused q, k, v projection (three under
+// SplitQKV), attention and the output projection.
 func (c *tfCtx) selfAttention(name string, causal bool) {
 	t := c.t
 	d, dq, dkv := int64(t.Hidden), int64(t.Heads*t.headDim()), int64(t.kvHeads()*t.headDim())
-	c.o.linear(name+".qkv", c.tokens, d, dq+2*dkv, 1, d*(dq+2*dkv)+t.bias(dq+2*dkv))
+	if t.SplitQKV {
+		c.o.linear(name+".q", c.tokens, d, dq, 1, d*dq+t.bias(dq))
+		c.o.linear(name+".k", c.tokens, d, dkv, 1, d*dkv+t.bias(dkv))
+		c.o.linear(name+".v", c.tokens, d, dkv, 1, d*dkv+t.bias(dkv))
+	} else {
+		c.o.linear(name+".qkv", c.tokens, d, dq+2*dkv, 1, d*(dq+2*dkv)+t.bias(dq+2*dkv))
+	}
 	c.attention(name+".attention", causal)
 	c.o.linear(name+".out", c.tokens, dq, d, 1, dq*d+t.bias(d))
 }
@@ -307,6 +334,18 @@ func (c *tfCtx) attention(name string, causal bool) {
 		return
 	}
 	o.push(f, g)
+	if t.ScoreKernels && !t.FusedAttention && !c.fused {
+		c.scoreKernels(name, scores)
+	}
+}
+
+// scoreKernels appends ScoreKernels' scaling of the scores (forward and
+// backward, each a read and a write of them) and the mask's addition
+// (forward only).
+func (c *tfCtx) scoreKernels(name string, scores float64) {
+	o := c.o
+	o.pointwise(name+".scale", Elementwise, scores, 1, 1, 0, 0)
+	o.push(Op{Name: name + ".mask", Kind: Elementwise, FLOPs: scores, Read: o.bytes(scores), Write: o.bytes(scores)})
 }
 
 // splitAttention appends unfused attention as Float32Softmax runs it, in

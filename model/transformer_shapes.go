@@ -28,7 +28,9 @@ func llama(name, source string, layers, d, heads, kv, ffn, vocab, seq int, publi
 // vocabulary of 30,522 tokens (google-research/bert, bert_config.json),
 // 512 learned positions, 2 segment types, post-norm LayerNorm with one
 // after the embeddings, biases, GELU with f = 4d, dropout, the pooler;
-// the masked-language-model logits use the tied embedding. The
+// the masked-language-model logits use the tied embedding; queries, keys
+// and values are three products (SplitQKV), attention's scaling and
+// padding mask kernels of their own (ScoreKernels). The
 // pre-training heads' transform layer, output bias and next-sentence
 // classifier (about 1.1 M parameters for BERT-large) are left out, as in
 // the published counts.
@@ -36,7 +38,24 @@ func bert(name string, layers, d, heads int, published float64) TransformerShape
 	return TransformerShape{Name: name, Source: "Devlin et al. 2019, Section 3", Stack: EncoderOnly,
 		Layers: layers, Hidden: d, Heads: heads, FFN: 4 * d, Activation: FFNGELU, Vocab: 30522, SeqLen: 512, TokenTypes: 2,
 		Positions: LearnedPositions, TiedEmbeddings: true, Norm: NormLayer, EmbeddingNorm: true, Bias: true, Pooler: true,
-		Dropout: true, Published: published}
+		Dropout: true, SplitQKV: true, ScoreKernels: true, Published: published}
+}
+
+// bertSQuAD returns BERT-base fine-tuned for SQuAD as Hugging Face's
+// BertForQuestionAnswering and NVIDIA's DeepLearningExamples
+// (PyTorch/LanguageModeling/BERT/modeling.py, BertForQuestionAnswering)
+// build it: bert-base without its pooler, whose output the span head does
+// not read (DeepLearningExamples' run_squad.py leaves the pooler's
+// parameters out of the optimizer: "hack to remove pooler, which is not
+// used"), and the span head over sequences of 384 tokens
+// (run_squad.sh's max_seq_length). Published is Devlin et al.'s 110 M
+// of BERT-base, pooler included.
+func bertSQuAD() TransformerShape {
+	t := bert("bert-base-squad", 12, 768, 12, 110e6)
+	t.Source = "Devlin et al. 2019, Sections 3 and 4.2"
+	t.MaxPositions, t.SeqLen = 512, 384
+	t.Pooler, t.SpanHead = false, true
+	return t
 }
 
 // fairseq returns a Transformer for translation of Vaswani et al. 2017 as
@@ -101,6 +120,7 @@ var transformerShapes = []TransformerShape{
 	mixtral8x7b(),
 	bert("bert-base", 12, 768, 12, 110e6),
 	bert("bert-large", 24, 1024, 16, 340e6),
+	bertSQuAD(),
 	fairseq("transformer-base", 512, 8, 2048, false, 65e6),
 	transformerBig(),
 }

@@ -364,3 +364,92 @@ func tfCommas(n int64) string {
 	}
 	return s
 }
+
+// TestBERTSQuADShape checks bert-base-squad against Devlin et al. 2019's
+// BERT-base (110 M with the pooler, within 2 %) and against the counts by
+// hand of BertForQuestionAnswering: embeddings (30,522 + 512 + 2) × 768
+// and a LayerNorm, 12 layers of 4·(768² + 768) + 768·3072 + 3072 +
+// 3072·768 + 768 + 2 LayerNorms, the 768 × 2 span head; forward 2·384·(12·
+// (4·768² + 2·768·3072) + 2·768) FLOPs for the linear layers and 12 ·
+// 4·384²·768 for attention's two products per 384-token sequence.
+func TestBERTSQuADShape(t *testing.T) {
+	s, err := LookupTransformer("bert-base-squad")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const d, f = 768, 3072
+	layer := int64(4*(d*d+d) + d*f + f + f*d + d + 2*2*d)
+	want := int64((30522+512+2)*d+2*d) + 12*layer + 2*d + 2
+	if want != 108893186 || s.Params() != want {
+		t.Errorf("parameters %d, by hand %d, profile's 108,893,186", s.Params(), want)
+	}
+	if e := math.Abs(float64(s.Params())/110e6 - 1); e > 0.02 {
+		t.Errorf("parameters %d: %.1f %% from the published 110 M", s.Params(), 100*e)
+	}
+	ops, err := s.Ops(TransformerStep{Batch: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fwd float64
+	for _, o := range ops {
+		if o.Pass == Forward && (o.Kind == MatMul || o.Kind == Attention) {
+			fwd += o.FLOPs
+		}
+	}
+	wantFwd := 2*384*(12*(4*d*d+2*d*f)+2*d) + 12*4*384*384*d
+	if relErr(fwd, float64(wantFwd)) > 1e-12 {
+		t.Errorf("forward FLOPs %.12g, by hand %d", fwd, wantFwd)
+	}
+}
+
+// TestBERTScoreKernels checks BERT's attention as DeepLearningExamples'
+// modeling.py runs it eagerly: three projections, and the scores' scaling
+// (forward and backward) and mask (forward) each reading and writing the
+// b·a·s² scores, 4 bytes a value in fp32; none of them when the program
+// fuses (Fused), nor in a GPT shape.
+func TestBERTScoreKernels(t *testing.T) {
+	s, err := LookupTransformer("bert-base")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const b, seq = 2, 128
+	scores := float64(b * 12 * seq * seq)
+	byName := func(ops []Op) map[string][]Op {
+		m := map[string][]Op{}
+		for _, o := range ops {
+			m[o.Name] = append(m[o.Name], o)
+		}
+		return m
+	}
+	ops, err := s.Ops(TransformerStep{Batch: b, SeqLen: seq})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := byName(ops)
+	for _, n := range []string{"layers.0.self_attn.attention.scale", "layers.0.self_attn.attention.scale.grad", "layers.0.self_attn.attention.mask"} {
+		o := m[n]
+		if len(o) != 1 || float64(o[0].Read) != 4*scores || float64(o[0].Write) != 4*scores {
+			t.Errorf("%s: %+v, want one reading and writing %v bytes", n, o, 4*scores)
+		}
+	}
+	if len(m["layers.0.self_attn.attention.mask.grad"]) != 0 {
+		t.Error("the mask's gradient is the identity: want no kernel")
+	}
+	for _, n := range []string{"q", "k", "v"} {
+		if o := m["layers.11.self_attn."+n]; len(o) != 1 || o[0].Params != 768*768+768 {
+			t.Errorf("projection %s: %+v, want one of 768×768 + 768 parameters", n, o)
+		}
+	}
+	fused, err := s.Ops(TransformerStep{Batch: b, SeqLen: seq, Fused: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := len(fused), len(ops)-3*12; got != want {
+		t.Errorf("fused: %d operators, want %d (no scaling, its gradient or mask in 12 layers)", got, want)
+	}
+	g, _ := LookupTransformer("gpt3-125m")
+	gops, _ := g.Ops(TransformerStep{Batch: 1, SeqLen: seq})
+	if len(byName(gops)["layers.0.self_attn.attention.scale"]) != 0 {
+		t.Error("gpt3-125m: want no separate scaling kernel")
+	}
+}

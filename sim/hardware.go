@@ -70,8 +70,16 @@ func Roofline(m *model.Model, d *hw.Device, p hw.Precision) (units.Seconds, erro
 // weight and the gradient once more for the layer norms (LAMB the weight
 // and its update, counted alike: You et al. 2020, Algorithm 2), and mixed
 // precision writes the working copy. Plain fp32 momentum SGD moves 20
-// bytes, Adam 28.
+// bytes, Adam 28. BertAdam's loop of single kernels (model.BertAdam, its
+// weight-decay group) moves 27w + 6g + c instead, 132 bytes in fp32:
+// the clip's norm (g) and scale (2g); the moments' mul_ (2w each),
+// add_ (2w + g) and addcmul_ (2w + 2g); sqrt, + ε (2w each) and the
+// division (3w); decay · p (2w) and update += (3w); lr · update and its
+// negation (2w each) and p.add_ (3w).
 func UpdateBytesPerParam(o model.Optimizer, g, w, c float64) float64 {
+	if o == model.BertAdam {
+		return 27*w + 6*g + c
+	}
 	k := float64(o.StateValues())
 	b := g + 2*w + float64(2*k*w) + c
 	if o == model.LARS || o == model.LAMB {

@@ -47,6 +47,18 @@ const decodeWorkersLabel = "decode_workers"
 // compiled): Measured.Mode.
 const modeLabel = "mode"
 
+// The labels of a program's step (CSV columns): ampLabel the mixed
+// precision's implementation (Measured.AMP), clipLabel the clipping of the
+// gradients' norm each step (Measured.ClipNorm), stepsCountedLabel and
+// stepsTimedLabel the steps a throughput counts and those its timed
+// region ran (Measured.StepsCounted, StepsTimed).
+const (
+	ampLabel          = "amp"
+	clipLabel         = "clip"
+	stepsCountedLabel = "steps_counted"
+	stepsTimedLabel   = "steps_timed"
+)
+
 // seqLenLabel is the label by which a record gives the tokens of each of
 // its samples (a CSV's seq_len column): Measured.SeqLen.
 const seqLenLabel = "seq_len"
@@ -227,6 +239,9 @@ func (in *LogReader) Measurements(lg *logs.Log, prof *model.Profiles, left map[s
 				return nil, fmt.Errorf("%s: %s %q: want the share of a padded sample's work, above 0 and at most 1", where, workShareLabel, v)
 			}
 		}
+		if err := programLabels(&m, rec.Labels); err != nil {
+			return nil, fmt.Errorf("%s: %w", where, err)
+		}
 		if rec.Labels[calib.SampleLabel] == "sentence-pair" {
 			if m.SampleScale, err = sentenceScale(header, rec.Model, prof); err != nil {
 				return nil, fmt.Errorf("%s: %w", where, err)
@@ -259,6 +274,43 @@ func sentenceScale(header benchlog.Record, name string, prof *model.Profiles) (f
 	return n, nil
 }
 
+// programLabels reads a record's amp, clip, steps_counted and
+// steps_timed labels into m.
+func programLabels(m *Measured, labels map[string]string) error {
+	switch a := labels[ampLabel]; a {
+	case "", AMPAutocast:
+	case AMPApexO2:
+		m.AMP = a
+	default:
+		return fmt.Errorf("%s %q: want %s or %s (default)", ampLabel, a, AMPApexO2, AMPAutocast)
+	}
+	switch c := labels[clipLabel]; c {
+	case "", "none":
+	case ClipGlobalNorm:
+		m.ClipNorm = true
+	default:
+		return fmt.Errorf("%s %q: want %s or none (default)", clipLabel, c, ClipGlobalNorm)
+	}
+	for _, f := range []struct {
+		label string
+		to    *int
+	}{{stepsCountedLabel, &m.StepsCounted}, {stepsTimedLabel, &m.StepsTimed}} {
+		v := labels[f.label]
+		if v == "" {
+			continue
+		}
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			return fmt.Errorf("%s %q: want a whole number of steps, at least 1", f.label, v)
+		}
+		*f.to = n
+	}
+	if (m.StepsCounted == 0) != (m.StepsTimed == 0) {
+		return fmt.Errorf("%s %d and %s %d: give both or neither", stepsCountedLabel, m.StepsCounted, stepsTimedLabel, m.StepsTimed)
+	}
+	return nil
+}
+
 // workShareLabel is the share of a padded sample's work one of a
 // measurement's samples costs (a CSV's work_share column):
 // Measured.WorkShare.
@@ -271,7 +323,7 @@ const optimizerLabel = "optimizer"
 // csvOptimizer returns the optimizer a CSV's optimizer column names.
 func csvOptimizer(s string) (model.Optimizer, error) {
 	all := []model.Optimizer{model.SGD, model.Momentum, model.Nesterov, model.LARS, model.RMSProp,
-		model.Adam, model.FusedAdam, model.AdamW, model.LAMB}
+		model.Adam, model.FusedAdam, model.AdamW, model.LAMB, model.BertAdam}
 	names := make([]string, len(all))
 	for i, o := range all {
 		if string(o) == s {

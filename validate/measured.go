@@ -77,6 +77,18 @@ type Measured struct {
 	// Optimizer is the training algorithm, for the update time and the
 	// optimizer state. Default model.Momentum.
 	Optimizer model.Optimizer
+	// AMP is how a PyTorch row of a mixed precision ran it (a CSV's amp
+	// column): AMPApexO2, or "" for PyTorch's autocast (AMPAutocast).
+	AMP string
+	// ClipNorm says the program clipped the gradients' global norm each
+	// step, reading it on the host (a CSV's clip column, ClipGlobalNorm;
+	// compute.Config.ClipNorm).
+	ClipNorm bool
+	// StepsCounted and StepsTimed are the optimizer steps the log's
+	// throughput counts and the steps its timed region ran, where they
+	// differ (CSV columns steps_counted and steps_timed): the prediction
+	// is multiplied by StepsCounted/StepsTimed. Default 0: the same.
+	StepsCounted, StepsTimed int
 	// SamplesPerSec is the measured throughput in the log's samples, over
 	// all Devices; 0 for an out-of-memory record.
 	SamplesPerSec float64
@@ -348,8 +360,7 @@ func measuredConfig(m *model.Model, d *hw.Device, ms *Measured, b, seq int, eff 
 		return sim.Config{}, err
 	}
 	opt := cmp.Or(ms.Optimizer, model.Momentum)
-	upd := sim.UpdateTime(m, d, opt, sp, master)
-	cp := sim.Compute{Update: upd}
+	cp := sim.Compute{Update: measuredUpdate(m, d, ms, sp, master)}
 	if compute.Covers(d, m.Name) {
 		c, err := operatorConfig(d, ms, seq, eff)
 		if err != nil {
@@ -380,9 +391,10 @@ func measuredConfig(m *model.Model, d *hw.Device, ms *Measured, b, seq int, eff 
 // of a mixed precision, amp-fp16 or amp-bf16), which casts its operators'
 // inputs and leaves the module's parameters, and so their .grad, float32
 // (pytorch.org/docs/stable/amp.html), and DistributedDataParallel (apex's
-// too) all-reduces the .grad as it is; else the storage precision's.
+// too) all-reduces the .grad as it is; else the storage precision's (under
+// AMPApexO2 the model's own fp16 gradients).
 func gradientBytes(ms *Measured, prec hw.Precision, sp model.Precision) float64 {
-	if isTorch(ms) && ms.Precision != string(prec) {
+	if isTorch(ms) && ms.Precision != string(prec) && ms.AMP != AMPApexO2 {
 		return 4
 	}
 	return sp.Size()
@@ -465,11 +477,36 @@ func measuredCompute(ms *Measured, d *hw.Device, prec hw.Precision, opt model.Op
 	c := compute.Config{Device: d, Precision: prec, Mode: measuredMode(ms), NCHW: measuredNCHW(ms), SeqLen: seq, Framework: ms.Framework}
 	if isTorch(ms) {
 		amp := ms.Precision != string(prec) // amp-fp16, amp, amp-bf16
-		c.Optimizer, c.Autocast = opt, amp
+		c.Optimizer, c.Autocast, c.ClipNorm = opt, amp, ms.ClipNorm
 		c.GradScaler = amp && prec == hw.FP16
+		if amp && ms.AMP == AMPApexO2 {
+			c.Autocast = false // a fp16 model; apex's scaler as GradScaler
+		}
 	}
 	return c
 }
+
+// The values of Measured.AMP and of a CSV's clip column.
+const (
+	// AMPAutocast is PyTorch's autocast with torch.amp.GradScaler, the
+	// default of a PyTorch row of a mixed precision.
+	AMPAutocast = "autocast"
+	// AMPApexO2 is apex's amp at opt_level O2 (NVIDIA apex, amp.initialize;
+	// DeepLearningExamples' BERT run_squad.py): the model cast to fp16
+	// once, its batch norms too under keep_batchnorm_fp32=False, so no
+	// operator runs in float32 and no weight is cast per step; fp16
+	// gradients, which apex's DistributedDataParallel all-reduces; fp32
+	// master weights the optimizer updates. Each step its dynamic loss
+	// scaler unscales the fp16 gradients into the master ones (read 2,
+	// write 4 bytes a value) and reads the overflow flag on the host
+	// (apex/amp/scaler.py, update_scale: _overflow_buf.item()), and after
+	// the optimizer the master weights are copied into the model (read 4,
+	// write 2).
+	AMPApexO2 = "apex-o2"
+	// ClipGlobalNorm is a clip column's value for clipping the gradients'
+	// global norm each step with a host read of the norm.
+	ClipGlobalNorm = "global-norm"
+)
 
 // workShare returns ms.WorkShare, 1 where it is 0.
 func (ms *Measured) workShare() float64 {
@@ -477,6 +514,44 @@ func (ms *Measured) workShare() float64 {
 		return 1
 	}
 	return ms.WorkShare
+}
+
+// timedShare returns the steps ms's timed region ran per step its
+// throughput counts: StepsTimed/StepsCounted, 1 where they are not given.
+func (ms *Measured) timedShare() float64 {
+	if ms.StepsCounted == 0 {
+		return 1
+	}
+	return float64(ms.StepsTimed) / float64(ms.StepsCounted)
+}
+
+// measuredUpdate returns the optimizer update's device time of m trained
+// as ms on d, gradients in sp and master weights in master: the
+// optimizer's bytes (sim.UpdateTime) and those of the step's program
+// around it (programUpdateBytes).
+func measuredUpdate(m *model.Model, d *hw.Device, ms *Measured, sp, master model.Precision) units.Seconds {
+	t := sim.UpdateTime(m, d, cmp.Or(ms.Optimizer, model.Momentum), sp, master)
+	if b := programUpdateBytes(ms, sp, master); b > 0 && d.MemoryBandwidth > 0 {
+		t += units.Seconds(float64(m.Params) * b / float64(d.MemoryBandwidth))
+	}
+	return t
+}
+
+// programUpdateBytes returns the bytes per parameter ms's program moves
+// besides the optimizer's: under AMPApexO2 the unscaling into the master
+// gradients (sp read, master written) and the copy of the master weights
+// into the model, whose read (master) sim.UpdateBytesPerParam does not
+// count (it counts the write); with ClipNorm the norm's read of the
+// master gradients and the scale's read and write of them.
+func programUpdateBytes(ms *Measured, sp, master model.Precision) float64 {
+	var b float64
+	if ms.AMP == AMPApexO2 && sp != master {
+		b += sp.Size() + 2*master.Size()
+	}
+	if ms.ClipNorm {
+		b += 3 * master.Size()
+	}
+	return b
 }
 
 // isTorch reports whether ms's framework is PyTorch.
@@ -949,7 +1024,7 @@ func CompareCalibrated(ms []Measured, cat *hw.Catalog, prof *model.Profiles, cal
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", where, err)
 			}
-			row.Predicted = res.SamplesPerSec / scale / m.workShare()
+			row.Predicted = res.SamplesPerSec / scale / m.workShare() / m.timedShare()
 			g.LargestRun = max(g.LargestRun, m.Batch)
 		}
 		g.Rows = append(g.Rows, row)

@@ -122,10 +122,10 @@ func newOperatorRow(m *Measured, cat *hw.Catalog, prof *model.Profiles) (operato
 	}
 	acc := max(m.Accumulation, 1)
 	return operatorRow{
-		measured:  float64(m.Batch*acc) / m.SamplesPerSec / m.workShare(), // the padded samples' step
+		measured:  float64(m.Batch*acc) / m.SamplesPerSec / m.workShare() / m.timedShare(), // the padded samples' step
 		profile:   p,
 		accum:     float64(acc),
-		update:    sim.UpdateTime(mdl, d, cmp.Or(m.Optimizer, model.Momentum), sp, master),
+		update:    measuredUpdate(mdl, d, m, sp, master),
 		model:     mdl.Name,
 		source:    m.Source,
 		framework: frameworkOf(m),

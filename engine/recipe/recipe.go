@@ -53,9 +53,9 @@ func optimizer(r *model.Recipe) (optim.Settings, error) {
 	case model.LARS:
 		o, _ = optim.Defaults("lars")
 		o.Momentum, o.Eta = r.Momentum, r.LARSEta
-	case model.Adam, model.FusedAdam, model.AdamW:
+	case model.Adam, model.FusedAdam, model.AdamW, model.BertAdam:
 		kind := "adam"
-		if r.Optimizer == model.AdamW {
+		if r.Optimizer == model.AdamW || r.Optimizer == model.BertAdam {
 			kind = "adamw"
 		}
 		o, _ = optim.Defaults(kind)

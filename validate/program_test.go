@@ -1,0 +1,85 @@
+package validate
+
+import (
+	"math"
+	"strings"
+	"testing"
+
+	"scaleplan/hw"
+	"scaleplan/model"
+	"scaleplan/predict"
+)
+
+// TestProgramLabels checks the amp, clip, steps_counted and steps_timed
+// columns: read into Measured, and refused with the valid values named.
+func TestProgramLabels(t *testing.T) {
+	var m Measured
+	err := programLabels(&m, map[string]string{"amp": "apex-o2", "clip": "global-norm", "steps_counted": "100", "steps_timed": "101"})
+	if err != nil || m.AMP != AMPApexO2 || !m.ClipNorm || m.StepsCounted != 100 || m.StepsTimed != 101 {
+		t.Errorf("%+v, %v: want apex-o2, clipped, 100 of 101 steps", m, err)
+	}
+	if got, want := m.timedShare(), 1.01; math.Abs(got-want) > 1e-15 {
+		t.Errorf("timed share %v, want %v", got, want)
+	}
+	for labels, want := range map[[2]string]string{
+		{"amp", "o3"}:          "want apex-o2 or autocast",
+		{"clip", "yes"}:        "want global-norm or none",
+		{"steps_counted", "0"}: "at least 1",
+		{"steps_timed", "101"}: "give both or neither",
+	} {
+		var m Measured
+		err := programLabels(&m, map[string]string{labels[0]: labels[1]})
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s %q: %v, want %q", labels[0], labels[1], err, want)
+		}
+	}
+}
+
+// TestApexO2 checks what apex's O2 changes in a PyTorch row of amp-fp16:
+// no autocast (a fp16 model), the loss scaler's wait, fp16 gradients
+// exchanged (2 bytes against autocast's 4), and the bytes per parameter
+// around the optimizer: the unscaling (2 + 4), the master weights' read
+// for the copy into the model (4) and the clip's read, read and write of
+// the fp32 master gradients (12).
+func TestApexO2(t *testing.T) {
+	d := &hw.Device{Name: "d", SMs: 1}
+	ms := &Measured{Framework: "torch", Precision: "amp-fp16", AMP: AMPApexO2, ClipNorm: true}
+	c := measuredCompute(ms, d, hw.FP16, model.FusedAdam, 0)
+	if c.Autocast || !c.GradScaler || !c.ClipNorm {
+		t.Errorf("autocast %v, scaler %v, clip %v: want false, true, true", c.Autocast, c.GradScaler, c.ClipNorm)
+	}
+	if got := gradientBytes(ms, hw.FP16, model.FP16); got != 2 {
+		t.Errorf("apex O2: %v bytes a gradient, want 2", got)
+	}
+	if got := gradientBytes(&Measured{Framework: "torch", Precision: "amp-fp16"}, hw.FP16, model.FP16); got != 4 {
+		t.Errorf("autocast: %v bytes a gradient, want 4", got)
+	}
+	if got := programUpdateBytes(ms, model.FP16, model.FP32); got != 2+4+4+12 {
+		t.Errorf("apex O2 with clipping: %v bytes a parameter, want 22", got)
+	}
+	if got := programUpdateBytes(&Measured{ClipNorm: true}, model.FP32, model.FP32); got != 12 {
+		t.Errorf("fp32 with clipping: %v bytes a parameter, want 12", got)
+	}
+}
+
+// TestTimedSteps checks that a row whose timed region ran 101 steps for
+// the 100 its throughput counts is predicted 100/101 of the same row
+// without the columns.
+func TestTimedSteps(t *testing.T) {
+	cat, prof := defaults(t)
+	row := Measured{Device: "a100-sxm4-80gb", Model: "bert-base-squad", Precision: "tf32", Batch: 32, SeqLen: 384,
+		SamplesPerSec: 100, Framework: "torch", Optimizer: model.BertAdam}
+	timed := row
+	timed.StepsCounted, timed.StepsTimed = 100, 101
+	rep, err := CompareMeasured([]Measured{row, timed}, cat, prof, predict.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := rep.Groups[0].Rows
+	if len(rows) != 2 {
+		t.Fatalf("%d rows, want 2 in one group", len(rows))
+	}
+	if got, want := rows[1].Predicted, rows[0].Predicted*100/101; math.Abs(got-want) > 1e-9*want {
+		t.Errorf("timed 101 of 100 steps: %v samples/s, want %v", got, want)
+	}
+}
