@@ -345,7 +345,7 @@ func opTime(c *Config, op *model.Op) units.Seconds {
 		}
 	case model.GroupedConv: // on the CUDA cores, far below the bandwidth
 		comp = op.FLOPs / cuda
-		mem = float64(op.Read+op.Write) / (float64(d.MemoryBandwidth) * e)
+		mem = max(float64(op.Read+op.Write)/(float64(d.MemoryBandwidth)*e), c.depthwiseL2(op))
 	default: // memory-bound operators run on the CUDA cores
 		comp = op.FLOPs / cuda
 	}

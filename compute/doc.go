@@ -17,7 +17,11 @@
 // wave quantisation of the operator's matrix product over the device's
 // SMs (Quantisation); and bw·e_mem is the DRAM bandwidth a streaming
 // kernel achieves (EffMemory), a grouped or depthwise convolution less
-// (EffDepthwise). A dense 3×3 stride-1 convolution at fp32 that cuDNN
+// (EffDepthwise); the weight gradient of a depthwise convolution that
+// PyTorch runs with its own kernel (NCHW; ownDepthwise) reads its data
+// once per filter tap through the L2 cache, at EffL2 of the device's
+// L2Bandwidth where it is slower (depthwiseL2; docs/compute-depthwise.md).
+// A dense 3×3 stride-1 convolution at fp32 that cuDNN
 // runs by Winograd's minimal filtering runs instead at its device's
 // measured Winograd rate for its pass and channels, in direct FLOPs and
 // without q (hw.Device.Winograd, winogradRate). Under autocast (Config.Autocast) the

@@ -247,6 +247,13 @@ type Device struct {
 	// filtering, from a published measurement of the device; default none
 	// (they run as implicit GEMMs).
 	Winograd Winograd `yaml:"winograd,omitempty"`
+	// L2Bandwidth is the peak read bandwidth of a GPU's L2 cache, bytes/s:
+	// the bytes per clock of its architecture whitepaper times the boost
+	// clock. Only the operator model's depthwise weight gradient uses it
+	// (compute's EffL2 scales it to what a kernel measures). Default 0
+	// (not given: that pass is timed as the other depthwise passes), else
+	// 1 MB/s to 1 PB/s and at least MemoryBandwidth.
+	L2Bandwidth units.BytesPerSec `yaml:"l2_bandwidth,omitempty"`
 
 	SRAM     units.Bytes `yaml:"sram"`      // on-chip memory (IPU In-Processor-Memory), bytes; default 0, else 1 KiB to 100 TiB
 	TDP      units.Watts `yaml:"tdp"`       // thermal design power, watts; default 0 (unpublished), else 1 W to 1 GW

@@ -293,6 +293,8 @@ func TestPlausibleLimits(t *testing.T) {
 			c.Devices["gpu"].Winograd.GradWeight = WinogradPass{Rate: 2, Channels: pick(bad, 30, -1)}
 		}, "devices.gpu.winograd.grad_weight.channels", "must be in [0, 4096], not -1"},
 		{func(c *Catalog, bad bool) { c.Devices["gpu"].Winograd.GradInput.Channels = pick(bad, 0, 30) }, "devices.gpu.winograd.grad_input.channels", "is 30 without a rate"},
+		{func(c *Catalog, bad bool) { c.Devices["gpu"].L2Bandwidth = units.BytesPerSec(pick(bad, 900e9, 899e9)) }, "devices.gpu.l2_bandwidth", "must be at least memory_bandwidth (900 GB/s), not 899 GB/s"},
+		{func(c *Catalog, bad bool) { c.Devices["gpu"].L2Bandwidth = units.BytesPerSec(pick(bad, 1e15, 1.1e15)) }, "devices.gpu.l2_bandwidth", "must be 0 or within 1 MB/s to 1 PB/s, not 1.1 PB/s"},
 		{func(c *Catalog, bad bool) {
 			pr := map[bool]string{false: "simple", true: "Simple"}[bad]
 			c.Systems["sys"].Transports["nccl"] = Transport{Efficiency: 1, NCCLProtocols: []string{"ll128", pr}}

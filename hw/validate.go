@@ -147,6 +147,10 @@ func (c *Catalog) validateDevice(ps *config.Problems, name string, d *Device) {
 	validateWinograd(ps, p+".winograd.forward", d.Winograd.Forward)
 	validateWinograd(ps, p+".winograd.grad_input", d.Winograd.GradInput)
 	validateWinograd(ps, p+".winograd.grad_weight", d.Winograd.GradWeight)
+	optional(ps, p+".l2_bandwidth", d.L2Bandwidth, byteRateSpan)
+	if d.L2Bandwidth > 0 && d.L2Bandwidth < d.MemoryBandwidth {
+		ps.Addf(p+".l2_bandwidth", "must be at least memory_bandwidth (%s), not %s", d.MemoryBandwidth, d.L2Bandwidth)
+	}
 	hl := p + ".host_link"
 	switch {
 	case d.HostLink.Gen == 0:
