@@ -199,6 +199,17 @@ type Config struct {
 	// operator takes the longer of its HostCPU and its HostWork over
 	// HostCores. 0: as many as its pieces, HostCPU.
 	HostCores float64
+	// LoaderHost is the host's time per sample of an input loader that
+	// runs in the training process between two steps, after the step's
+	// last launch (DeepLearningExamples' PyTorch Mask R-CNN
+	// HybridDataLoader, model.HybridLoadHost): where the step waits for
+	// the device at its end (GradScaler, ClipNorm) the loader follows the
+	// device's step, else it overlaps the device's backward pass. LawAt
+	// charges it, b·LoaderHost a step; Step, given operators and no
+	// batch, does not. 0: a loader outside the training process.
+	LoaderHost units.Seconds
+	// loaderStep is LoaderHost times the batch LawAt lists (law).
+	loaderStep units.Seconds
 	// Autocast says the step runs under PyTorch's autocast at Precision
 	// fp16 or bf16 (automatic mixed precision): the operators autocast
 	// runs in float32 (model.Op.Float32) move their bytes at 4 bytes a
@@ -263,6 +274,9 @@ func (c *Config) check() error {
 	}
 	if !(c.HostCores >= 0) || math.IsInf(c.HostCores, 0) {
 		return fmt.Errorf("host cores %v: want a finite number, at least 0 (0: as many as the host operators' pieces)", c.HostCores)
+	}
+	if !(c.LoaderHost >= 0) || math.IsInf(float64(c.LoaderHost), 0) {
+		return fmt.Errorf("loader host time %v s a sample: want a finite time, at least 0 (0: a loader outside the training process)", float64(c.LoaderHost))
 	}
 	return nil
 }

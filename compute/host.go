@@ -169,11 +169,14 @@ type HostTime struct {
 	// Optimizer is the optimizer step's and the scaler's update's host
 	// time: what follows the synchronisation when there is one.
 	Optimizer units.Seconds
+	// Loader is the host's input loading after the step's last launch
+	// (Config.LoaderHost times the batch).
+	Loader units.Seconds
 }
 
 // Total returns the host's time of the whole step.
 func (h HostTime) Total() units.Seconds {
-	return h.Step + h.Forward + h.Backward + h.Scaler + h.Optimizer
+	return h.Step + h.Forward + h.Backward + h.Scaler + h.Optimizer + h.Loader
 }
 
 // optimizerHost returns the host's time of c's optimizer step over the

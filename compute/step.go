@@ -50,6 +50,10 @@ func (s StepTime) Compute() units.Seconds { return s.Forward + s.Backward }
 //
 //	max(H_fwd + H_bwd + H_scaler, D_fwd + D_bwd) + H_opt
 //
+// (an input loader in the training process, H_load = b·LoaderHost under
+// LawAt, joins H_opt in both forms: it overlaps the device's passes
+// unless the step waits for the device at its end)
+//
 // with D the operators' device time (OpTime, autocast's casts, and a
 // calibration's KernelTime per kernel) and H the host's (HostTime: each
 // kernel's launch, those a library launches inside an operator at a bare
@@ -139,6 +143,7 @@ func (c *Config) step(ops []model.Op, dev func(i int) units.Seconds) StepTime {
 		before, after := clipHost(sizes)
 		s.Host.Scaler, s.Host.Optimizer, s.Sync = s.Host.Scaler+before, s.Host.Optimizer+after, true
 	}
+	s.Host.Loader = c.loaderStep
 	s.Host.Step = effKey(c.Eff).StepHost // a calibration's host cost per step
 	segs[0].host[0] += s.Host.Step
 	s.overlap(segs)
@@ -211,7 +216,7 @@ func (s *StepTime) overlap(segs []segment) {
 	g := segs[last]
 	host := g.host
 	host[1] += s.Host.Scaler
-	after := s.Host.Optimizer
+	after := s.Host.Optimizer + s.Host.Loader
 	if !s.Sync {
 		host[1], after = host[1]+after, 0
 	}
@@ -264,6 +269,7 @@ type lawKey struct {
 	seqLen         int
 	framework      string
 	hostCores      float64
+	loaderHost     units.Seconds
 	batch          int
 	autocast       bool
 	scaler         bool
@@ -298,7 +304,7 @@ func LawAt(c Config, name string, b int) (Law, error) {
 		return Law{}, fmt.Errorf("model %s: batch %d: want at least 1", name, b)
 	}
 	d := c.Device
-	key := lawKey{name, d.Name, d.SMs, float64(d.PeakFLOPs(c.Precision)), float64(d.PeakFLOPs(hw.FP32)), float64(d.MemoryBandwidth), c.Precision, c.Mode, c.NCHW, c.SeqLen, c.Framework, c.HostCores, b, c.Autocast, c.GradScaler, c.ClipNorm, c.Optimizer, effKey(c.Eff)}
+	key := lawKey{name, d.Name, d.SMs, float64(d.PeakFLOPs(c.Precision)), float64(d.PeakFLOPs(hw.FP32)), float64(d.MemoryBandwidth), c.Precision, c.Mode, c.NCHW, c.SeqLen, c.Framework, c.HostCores, c.LoaderHost, b, c.Autocast, c.GradScaler, c.ClipNorm, c.Optimizer, effKey(c.Eff)}
 	lawMu.Lock()
 	l, ok := lawCache[key]
 	lawMu.Unlock()
@@ -329,6 +335,7 @@ func law(c Config, name string, b int) (Law, error) {
 		if err != nil {
 			return StepTime{}, err
 		}
+		c.loaderStep = units.Seconds(n) * c.LoaderHost
 		return Step(&c, ops)
 	}
 	s1, err := at(b)

@@ -4,7 +4,6 @@ import (
 	"container/heap"
 	"math"
 	"math/rand/v2"
-	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -104,21 +103,13 @@ func TestNMSHostCount(t *testing.T) {
 // taken from, scripts/nmscpu.c's output in testdata/nms-cpu.csv: P2's
 // heap time over its boxes and selection time over its IoUs.
 func TestNMSCPUTable(t *testing.T) {
-	data, err := os.ReadFile("testdata/nms-cpu.csv")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var rows [][]string
-	for line := range strings.Lines(string(data)) {
-		if line = strings.TrimSpace(line); line != "" && !strings.HasPrefix(line, "#") {
-			rows = append(rows, strings.Split(line, ","))
-		}
-	}
+	rows := csvRows(t, "testdata/nms-cpu.csv")
 	if len(rows) < 2 || strings.Join(rows[0], ",") != "level,boxes,selected,popped,ious,heap_ms,select_ms" || rows[1][0] != "p2" {
 		t.Fatalf("table: want the header and P2's row first, got %v", rows)
 	}
 	v := make([]float64, len(rows[1]))
 	for i := 1; i < len(v); i++ {
+		var err error
 		if v[i], err = strconv.ParseFloat(rows[1][i], 64); err != nil {
 			t.Fatal(err)
 		}

@@ -48,7 +48,8 @@ const decodeWorkersLabel = "decode_workers"
 const modeLabel = "mode"
 
 // The labels of a program's step (CSV columns): ampLabel the mixed
-// precision's implementation (Measured.AMP), clipLabel the clipping of the
+// precision's implementation (Measured.AMP), loaderLabel its input
+// loader (Measured.Loader), clipLabel the clipping of the
 // gradients' norm each step (Measured.ClipNorm), stepsCountedLabel and
 // stepsTimedLabel the steps a throughput counts and those its timed
 // region ran (Measured.StepsCounted, StepsTimed).
@@ -57,6 +58,7 @@ const (
 	clipLabel         = "clip"
 	stepsCountedLabel = "steps_counted"
 	stepsTimedLabel   = "steps_timed"
+	loaderLabel       = "loader"
 )
 
 // seqLenLabel is the label by which a record gives the tokens of each of
@@ -290,6 +292,16 @@ func programLabels(m *Measured, labels map[string]string) error {
 		m.ClipNorm = true
 	default:
 		return fmt.Errorf("%s %q: want %s or none (default)", clipLabel, c, ClipGlobalNorm)
+	}
+	switch l := labels[loaderLabel]; l {
+	case "", "none":
+	case LoaderHybrid:
+		if m.Model != hybridLoaderModel || !strings.HasPrefix(m.Framework, "torch") {
+			return fmt.Errorf("%s %s: DeepLearningExamples' PyTorch loader of %s's COCO images, not a %s row of %s", loaderLabel, l, hybridLoaderModel, cmp.Or(m.Framework, "framework-less"), m.Model)
+		}
+		m.Loader = l
+	default:
+		return fmt.Errorf("%s %q: want %s or none (default)", loaderLabel, l, LoaderHybrid)
 	}
 	for _, f := range []struct {
 		label string

@@ -84,6 +84,10 @@ type Measured struct {
 	// step, reading it on the host (a CSV's clip column, ClipGlobalNorm;
 	// compute.Config.ClipNorm).
 	ClipNorm bool
+	// Loader is the program's input loader where its step waits for it (a
+	// CSV's loader column): LoaderHybrid, or "" for a loader outside the
+	// training process or synthetic input.
+	Loader string
 	// StepsCounted and StepsTimed are the optimizer steps the log's
 	// throughput counts and the steps its timed region ran, where they
 	// differ (CSV columns steps_counted and steps_timed): the prediction
@@ -479,6 +483,9 @@ func measuredCompute(ms *Measured, d *hw.Device, prec hw.Precision, opt model.Op
 		amp := ms.Precision != string(prec) // amp-fp16, amp, amp-bf16
 		c.Optimizer, c.Autocast, c.ClipNorm = opt, amp, ms.ClipNorm
 		c.GradScaler = amp && prec == hw.FP16
+		if ms.Loader == LoaderHybrid {
+			c.LoaderHost = model.HybridLoadHost
+		}
 		if amp && ms.AMP == AMPApexO2 {
 			c.Autocast = false // a fp16 model; apex's scaler as GradScaler
 		}
@@ -486,8 +493,16 @@ func measuredCompute(ms *Measured, d *hw.Device, prec hw.Precision, opt model.Op
 	return c
 }
 
-// The values of Measured.AMP and of a CSV's clip column.
+// The values of Measured.AMP, of a CSV's clip column and of its loader column.
 const (
+	// LoaderHybrid is DeepLearningExamples' PyTorch Mask R-CNN hybrid
+	// loader (DATALOADER.HYBRID, coco.py's HybridDataLoader), which reads
+	// and decodes each image of the next batch in the training process
+	// between two steps (compute.Config.LoaderHost, model.HybridLoadHost).
+	LoaderHybrid = "hybrid"
+	// hybridLoaderModel is the model whose rows may name LoaderHybrid.
+	hybridLoaderModel = "maskrcnn-r50-fpn"
+
 	// AMPAutocast is PyTorch's autocast with torch.amp.GradScaler, the
 	// default of a PyTorch row of a mixed precision.
 	AMPAutocast = "autocast"

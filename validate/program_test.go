@@ -83,3 +83,34 @@ func TestTimedSteps(t *testing.T) {
 		t.Errorf("timed 101 of 100 steps: %v samples/s, want %v", got, want)
 	}
 }
+
+// TestHybridLoader checks the loader column: hybrid on a PyTorch Mask
+// R-CNN row charges model.HybridLoadHost per image to the step
+// (compute.Config.LoaderHost), and is refused on another model or
+// framework and for another value, the valid ones named.
+func TestHybridLoader(t *testing.T) {
+	m := Measured{Model: "maskrcnn-r50-fpn", Framework: "torch"}
+	if err := programLabels(&m, map[string]string{"loader": "hybrid"}); err != nil || m.Loader != LoaderHybrid {
+		t.Fatalf("%+v, %v: want the hybrid loader", m, err)
+	}
+	c := measuredCompute(&m, &hw.Device{Name: "d", SMs: 1}, hw.TF32, model.Momentum, 0)
+	if c.LoaderHost != model.HybridLoadHost {
+		t.Errorf("loader host %v, want %v", c.LoaderHost, model.HybridLoadHost)
+	}
+	if c := measuredCompute(&Measured{Model: "maskrcnn-r50-fpn", Framework: "torch"}, &hw.Device{Name: "d", SMs: 1}, hw.TF32, model.Momentum, 0); c.LoaderHost != 0 {
+		t.Errorf("no loader column: loader host %v, want 0", c.LoaderHost)
+	}
+	for _, c := range []struct {
+		m         Measured
+		loader    string
+		wantError string
+	}{
+		{Measured{Model: "resnet50", Framework: "torch"}, "hybrid", "not a torch row of resnet50"},
+		{Measured{Model: "maskrcnn-r50-fpn", Framework: "tensorflow"}, "hybrid", "not a tensorflow row"},
+		{Measured{Model: "maskrcnn-r50-fpn", Framework: "torch"}, "dali", "want hybrid or none"},
+	} {
+		if err := programLabels(&c.m, map[string]string{"loader": c.loader}); err == nil || !strings.Contains(err.Error(), c.wantError) {
+			t.Errorf("%s row of %s, loader %s: %v, want %q", c.m.Framework, c.m.Model, c.loader, err, c.wantError)
+		}
+	}
+}
