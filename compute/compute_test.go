@@ -651,3 +651,35 @@ func TestHostCores(t *testing.T) {
 		}
 	}
 }
+
+// TestLawCacheKeysDevice checks that LawAt's cache tells apart two
+// devices of one name whose convolutions run at different efficiencies,
+// and two host costs: an edited copy of the A100 whose tensor-core
+// convolutions reach half its catalogue figure takes longer per sample,
+// and PublishedHost's costlier module calls make the host-bound small
+// batch slower than MeasuredHost's.
+func TestLawCacheKeysDevice(t *testing.T) {
+	a100 := builtin(t, "a100-sxm4-80gb")
+	slow := *a100
+	slow.ConvEfficiency.Tensor /= 2
+	c := Config{Device: a100, Precision: hw.FP16, Mode: Eager}
+	l1, err := LawAt(c, "resnet50", 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Device = &slow
+	l2, err := LawAt(c, "resnet50", 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !(l2.PerSample > l1.PerSample) {
+		t.Errorf("A100 copy with half the convolution efficiency: %v per sample, the A100 %v", l2.PerSample, l1.PerSample)
+	}
+	c.Device = a100
+	m, _ := LawAt(c, "mlp", 1)
+	c.Host = &PublishedHost
+	p, _ := LawAt(c, "mlp", 1)
+	if !(p.PerSample+p.Fixed > m.PerSample+m.Fixed) {
+		t.Errorf("MLP at batch 1: %v with the published host costs, %v with the measured", p.PerSample+p.Fixed, m.PerSample+m.Fixed)
+	}
+}

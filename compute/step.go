@@ -260,22 +260,40 @@ type Law struct {
 
 // lawKey names a cached law: everything LawAt's result depends on.
 type lawKey struct {
-	model, device  string
+	model      string
+	device     deviceKey
+	host       HostCosts
+	prec       hw.Precision
+	mode       Mode
+	nchw       bool
+	seqLen     int
+	framework  string
+	hostCores  float64
+	loaderHost units.Seconds
+	batch      int
+	autocast   bool
+	scaler     bool
+	clipNorm   bool
+	optimizer  model.Optimizer
+	eff        Efficiencies
+}
+
+// deviceKey is what a device gives a law: every figure of it that OpTime
+// and Step read, so that two devices of one name and different figures
+// (a catalogue's entry and an edited copy) do not share a cached law.
+type deviceKey struct {
+	name           string
 	sms            int
 	peak, fp32, bw float64
-	prec           hw.Precision
-	mode           Mode
-	nchw           bool
-	seqLen         int
-	framework      string
-	hostCores      float64
-	loaderHost     units.Seconds
-	batch          int
-	autocast       bool
-	scaler         bool
-	clipNorm       bool
-	optimizer      model.Optimizer
-	eff            Efficiencies
+	conv           hw.ConvEfficiency
+	winograd       hw.Winograd
+	l2             units.BytesPerSec
+}
+
+// keyOf returns d's deviceKey at precision p.
+func keyOf(d *hw.Device, p hw.Precision) deviceKey {
+	return deviceKey{d.Name, d.SMs, float64(d.PeakFLOPs(p)), float64(d.PeakFLOPs(hw.FP32)), float64(d.MemoryBandwidth),
+		d.ConvEfficiency, d.Winograd, d.L2Bandwidth}
 }
 
 var (
@@ -292,8 +310,9 @@ var (
 // so that b·PerSample + Fixed = t(b). Where t grows faster than linearly
 // (Fixed < 0) or not at all, the law is t(b)/b per sample with no fixed
 // part. c.FusedAttention is taken from the model's transformer shape. The
-// result is cached per model, device, precision, mode, layout, sequence
-// length, batch, autocast, scaler, clipping, optimizer and efficiencies. It
+// result is cached per model, device (every figure the operators' times
+// read), host costs, precision, mode, layout, sequence length, batch,
+// autocast, scaler, clipping, optimizer and efficiencies. It
 // returns an error wrapping ErrNoModel when the device has no SM count or
 // the model no generator.
 func LawAt(c Config, name string, b int) (Law, error) {
@@ -303,8 +322,7 @@ func LawAt(c Config, name string, b int) (Law, error) {
 	if b < 1 {
 		return Law{}, fmt.Errorf("model %s: batch %d: want at least 1", name, b)
 	}
-	d := c.Device
-	key := lawKey{name, d.Name, d.SMs, float64(d.PeakFLOPs(c.Precision)), float64(d.PeakFLOPs(hw.FP32)), float64(d.MemoryBandwidth), c.Precision, c.Mode, c.NCHW, c.SeqLen, c.Framework, c.HostCores, c.LoaderHost, b, c.Autocast, c.GradScaler, c.ClipNorm, c.Optimizer, effKey(c.Eff)}
+	key := lawKey{name, keyOf(c.Device, c.Precision), *c.host(), c.Precision, c.Mode, c.NCHW, c.SeqLen, c.Framework, c.HostCores, c.LoaderHost, b, c.Autocast, c.GradScaler, c.ClipNorm, c.Optimizer, effKey(c.Eff)}
 	lawMu.Lock()
 	l, ok := lawCache[key]
 	lawMu.Unlock()
