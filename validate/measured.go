@@ -540,6 +540,12 @@ func (ms *Measured) timedShare() float64 {
 	return float64(ms.StepsTimed) / float64(ms.StepsCounted)
 }
 
+// logShare returns what turns the time of a step of padded samples, the
+// operators' and the simulator's, into the step the log's throughput
+// counts: workShare (the samples' share of the padded work) times
+// timedShare (the steps timed per step counted).
+func (ms *Measured) logShare() float64 { return ms.workShare() * ms.timedShare() }
+
 // measuredUpdate returns the optimizer update's device time of m trained
 // as ms on d, gradients in sp and master weights in master: the
 // optimizer's bytes (sim.UpdateTime) and those of the step's program
@@ -1039,7 +1045,7 @@ func CompareCalibrated(ms []Measured, cat *hw.Catalog, prof *model.Profiles, cal
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", where, err)
 			}
-			row.Predicted = res.SamplesPerSec / scale / m.workShare() / m.timedShare()
+			row.Predicted = res.SamplesPerSec / scale / m.logShare()
 			g.LargestRun = max(g.LargestRun, m.Batch)
 		}
 		g.Rows = append(g.Rows, row)

@@ -122,7 +122,7 @@ func newOperatorRow(m *Measured, cat *hw.Catalog, prof *model.Profiles) (operato
 	}
 	acc := max(m.Accumulation, 1)
 	return operatorRow{
-		measured:  float64(m.Batch*acc) / m.SamplesPerSec / m.workShare() / m.timedShare(), // the padded samples' step
+		measured:  float64(m.Batch*acc) / m.SamplesPerSec / m.logShare(), // the padded samples' step
 		profile:   p,
 		accum:     float64(acc),
 		update:    measuredUpdate(mdl, d, m, sp, master),
