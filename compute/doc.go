@@ -53,7 +53,10 @@
 //
 //	PerSample = (t(2b) − t(b)) / b        Fixed = 2·t(b) − t(2b)
 //
-// exact at b and with the step's slope around it. docs/compute.md gives
+// exact at b and with the step's slope around it. KindTimes splits a
+// step's device time by operator kind, autocast's casts apart, to see
+// where two devices or precisions differ
+// (docs/validation-efficientnet.md). docs/compute.md gives
 // the equations, every constant's source and the validation results.
 //
 // A calibration replaces the published efficiencies (EffDepthwise as the
