@@ -35,6 +35,17 @@ type OperatorModel func(values []float64) ([]float64, error)
 // kernels per step do not change with the batch) cannot both be fitted.
 const MaxCollinear = 1e-8
 
+// MaxSpread is the widest interval, High/Low at the fit's Level, of a
+// figure the rows determine. A figure fitted with a wider one (a class
+// whose rows are all of one model and whose time could go to its
+// arithmetic or to its memory traffic alike, such as tensor-tf32 on rows
+// of one ResNet-50 sweep: [0.003, 1]) is not measured by them but
+// extrapolated; it keeps its default, and the others are fitted again
+// without it. A factor 10 is the decade either way of a figure that the
+// fit's coordinate search first scans (minimizeBounded): an interval
+// wider than that tells less than the scan's own range.
+const MaxSpread = 10
+
 // MinShare is the least sensitivity d ln t / d ln figure, over the rows,
 // for which a figure counts as determined by them: a class that bounds
 // less than 0.1 % of every row's time is not.
@@ -55,6 +66,9 @@ type OperatorsFit struct {
 	// Collinear marks the undetermined figures that the rows depended on,
 	// but as they did on figures before them (MaxCollinear).
 	Collinear []bool
+	// Unresolved marks the undetermined figures whose interval at the
+	// fit was wider than MaxSpread.
+	Unresolved []bool
 	// Rows is the rows fitted.
 	Rows int
 	// ErrorBefore and Error are the mean |predicted/measured − 1| of the
@@ -69,7 +83,8 @@ type OperatorsFit struct {
 // coordinate search over the decade below and above each default). A
 // figure no row's time depends on (|d ln t_i / d ln v| < MinShare for
 // every row at the defaults) keeps its default and is marked
-// Undetermined.
+// Undetermined, and so does one whose interval at the fit is wider than
+// MaxSpread (Unresolved): the others are then fitted again without it.
 func FitOperators(measured []float64, params []OperatorParam, f OperatorModel, s *Settings) (*OperatorsFit, error) {
 	set := s.orDefault()
 	if len(measured) == 0 || len(params) == 0 {
@@ -118,32 +133,67 @@ func FitOperators(measured []float64, params []OperatorParam, f OperatorModel, s
 			free = append(free, j)
 		}
 	}
-	fit.Collinear = make([]bool, len(params))
+	fit.Collinear, fit.Unresolved = make([]bool, len(params)), make([]bool, len(params))
 	free = independent(J, free, fit.Undetermined, fit.Collinear)
 	if fit.ErrorBefore, err = meanError(f, def, measured); err != nil {
 		return nil, fmt.Errorf("operator fit: %w", err)
 	}
-	if len(free) == 0 {
-		fit.Error = fit.ErrorBefore
-		fit.Low, fit.High = nanSlice(len(params)), nanSlice(len(params))
-		return fit, nil
+	for len(free) > 0 {
+		lo, hi := searchBounds(params, def, free)
+		x := minimizeBounded(res(free), logsOf(def, free), lo, hi)
+		fit.Values = full(x, free)
+		if fit.Error, err = meanError(f, fit.Values, measured); err != nil {
+			return nil, fmt.Errorf("operator fit: %w", err)
+		}
+		fit.intervals(res(free), x, free, len(measured))
+		kept := fit.resolved(free)
+		if len(kept) == len(free) {
+			return fit, nil
+		}
+		free = kept
 	}
-	lo, hi := make([]float64, len(free)), make([]float64, len(free))
+	fit.Values, fit.Error = slices.Clone(def), fit.ErrorBefore
+	fit.Low, fit.High = nanSlice(len(params)), nanSlice(len(params))
+	return fit, nil
+}
+
+// resolved returns the figures of free whose interval is at most
+// MaxSpread wide (or not known), marking the others Undetermined and
+// Unresolved.
+func (f *OperatorsFit) resolved(free []int) []int {
+	var kept []int
+	for _, j := range free {
+		if f.High[j]/f.Low[j] > MaxSpread {
+			f.Undetermined[j], f.Unresolved[j] = true, true
+			continue
+		}
+		kept = append(kept, j)
+	}
+	return kept
+}
+
+// logsOf returns the logarithms of def's figures free.
+func logsOf(def []float64, free []int) []float64 {
 	x := make([]float64, len(free))
 	for i, j := range free {
-		x[i] = x0[j]
-		lo[i], hi[i] = x0[j]-searchDecades*math.Ln10, x0[j]+searchDecades*math.Ln10
+		x[i] = math.Log(def[j])
+	}
+	return x
+}
+
+// searchBounds returns the bounds of the search over the logarithms of
+// the figures free: searchDecades either side of each default, the high
+// end cut at the figure's Max.
+func searchBounds(params []OperatorParam, def []float64, free []int) (lo, hi []float64) {
+	lo, hi = make([]float64, len(free)), make([]float64, len(free))
+	for i, j := range free {
+		x := math.Log(def[j])
+		lo[i], hi[i] = x-searchDecades*math.Ln10, x+searchDecades*math.Ln10
 		if params[j].Max > 0 {
 			hi[i] = math.Log(params[j].Max)
 		}
 	}
-	x = minimizeBounded(res(free), x, lo, hi)
-	fit.Values = full(x, free)
-	if fit.Error, err = meanError(f, fit.Values, measured); err != nil {
-		return nil, fmt.Errorf("operator fit: %w", err)
-	}
-	fit.intervals(res(free), x, free, len(measured))
-	return fit, nil
+	return lo, hi
 }
 
 // independent returns the figures of free whose columns of J are not

@@ -47,10 +47,20 @@ func TestFitOperatorsClosedForm(t *testing.T) {
 }
 
 // TestFitOperatorsBound checks that a figure the rows push above its bound
-// stops at it: times made with e = 1.5 fitted with e in (0, 1].
+// stops at it: times made with e = 1.5 fitted with e in (0, 1], over six
+// rows (over two, Student's t at one degree of freedom, 12.7, widens the
+// interval past MaxSpread).
 func TestFitOperatorsBound(t *testing.T) {
-	f := func(v []float64) ([]float64, error) { return []float64{1 / v[0], 2 / v[0]}, nil }
-	fit, err := FitOperators([]float64{1 / 1.5, 2 / 1.5}, []OperatorParam{{Name: "e", Default: 0.5, Max: 1}}, f, nil)
+	a := []float64{1, 2, 3, 4, 5, 6}
+	f := func(v []float64) ([]float64, error) {
+		ts := make([]float64, len(a))
+		for i := range a {
+			ts[i] = a[i] / v[0]
+		}
+		return ts, nil
+	}
+	measured, _ := f([]float64{1.5})
+	fit, err := FitOperators(measured, []OperatorParam{{Name: "e", Default: 0.5, Max: 1}}, f, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,5 +108,73 @@ func TestFitOperatorsCollinear(t *testing.T) {
 	}
 	if fit.Undetermined[0] || !fit.Undetermined[1] || !fit.Collinear[1] || fit.Values[1] != 2 || math.Abs(fit.Values[0]-8) > 1e-6 {
 		t.Errorf("values %v, undetermined %v: want L = 10 − 2 = 8, H undetermined at 2", fit.Values, fit.Undetermined)
+	}
+}
+
+// TestFitOperatorsUnresolved fits t_i = a_i/e + b_i·h + c_i·w, where w
+// moves one row by about a tenth of a per cent (above MinShare) while
+// the rows' noise is up to half a per cent: its interval is far wider than
+// MaxSpread, so w keeps its default, is marked Unresolved, and e and h
+// are fitted again without it, within the noise of the values the times
+// were made with (e = 0.6, h = 3).
+func TestFitOperatorsUnresolved(t *testing.T) {
+	a := []float64{1, 2, 0.5, 4, 0.1, 3}
+	b := []float64{0.2, 0.1, 1, 0.3, 2, 0.05}
+	c := []float64{0.0015, 0, 0, 0, 0, 0}
+	noise := []float64{0.001, 0.003, 0.002, -0.005, 0.004, -0.001}
+	f := func(v []float64) ([]float64, error) {
+		ts := make([]float64, len(a))
+		for i := range a {
+			ts[i] = a[i]/v[0] + b[i]*v[1] + c[i]*v[2]
+		}
+		return ts, nil
+	}
+	measured, _ := f([]float64{0.6, 3, 1})
+	for i := range measured {
+		measured[i] *= 1 + noise[i]
+	}
+	params := []OperatorParam{{Name: "e", Default: 0.8, Max: 1}, {Name: "h", Default: 1}, {Name: "w", Default: 2}}
+	fit, err := FitOperators(measured, params, f, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fit.Undetermined[0] || fit.Undetermined[1] || !fit.Undetermined[2] || !fit.Unresolved[2] || fit.Collinear[2] {
+		t.Fatalf("undetermined %v, unresolved %v (values %v in %v, %v): want only w, unresolved", fit.Undetermined, fit.Unresolved, fit.Values, fit.Low, fit.High)
+	}
+	if fit.Values[2] != 2 || !math.IsNaN(fit.Low[2]) || !math.IsNaN(fit.High[2]) {
+		t.Errorf("w = %v in [%v, %v]: want its default 2 and no interval", fit.Values[2], fit.Low[2], fit.High[2])
+	}
+	for i, want := range []float64{0.6, 3} {
+		if math.Abs(fit.Values[i]/want-1) > 0.02 || !(fit.High[i]/fit.Low[i] <= MaxSpread) {
+			t.Errorf("%s = %.5g in [%.4g, %.4g], want %.5g", params[i].Name, fit.Values[i], fit.Low[i], fit.High[i], want)
+		}
+	}
+}
+
+// TestFitOperatorsAllUnresolved checks a fit whose only figure is
+// unresolved: every figure keeps its default, the error is the error
+// before, and no interval is given.
+func TestFitOperatorsAllUnresolved(t *testing.T) {
+	// t_i = 1 + c_i·w: w moves the rows by under 1 % against noise of 5 %.
+	c := []float64{0.002, 0.004, 0.006, 0.008}
+	noise := []float64{1.05, 0.95, 1.05, 0.95}
+	f := func(v []float64) ([]float64, error) {
+		ts := make([]float64, len(c))
+		for i := range c {
+			ts[i] = 1 + c[i]*v[0]
+		}
+		return ts, nil
+	}
+	measured, _ := f([]float64{1})
+	for i := range measured {
+		measured[i] *= noise[i]
+	}
+	fit, err := FitOperators(measured, []OperatorParam{{Name: "w", Default: 1}}, f, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !fit.Unresolved[0] || fit.Values[0] != 1 || fit.Error != fit.ErrorBefore || !math.IsNaN(fit.Low[0]) {
+		t.Errorf("unresolved %v, w = %v, error %v (before %v), low %v: want w unresolved at 1, no change, no interval",
+			fit.Unresolved[0], fit.Values[0], fit.Error, fit.ErrorBefore, fit.Low[0])
 	}
 }

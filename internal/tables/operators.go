@@ -36,6 +36,8 @@ func OperatorsFit(fits []validate.OperatorsFit) []Named {
 			switch {
 			case f.Fit.Collinear != nil && f.Fit.Collinear[i]:
 				note = "undetermined: the rows depend on it as on a figure above; the default is kept"
+			case f.Fit.Unresolved != nil && f.Fit.Unresolved[i]:
+				note = "undetermined: its fitted 95% interval spans more than a factor 10; the default is kept"
 			case f.Fit.Undetermined[i]:
 				note = "undetermined: no row depends on it; the default is kept"
 			}
