@@ -537,6 +537,16 @@ type Transport struct {
 	// 128-byte lines in order, which LL and LL128 need. Default none:
 	// NCCL's defaults.
 	NCCLProtocols []string `yaml:"nccl_protocols,omitempty"`
+	// NCCLBuffSize is NCCL_BUFFSIZE as the net plugin's environment sets
+	// it (GPUDirect-TCPXO's profile: 8 MiB), bytes, at most 1 GiB: NCCL
+	// moves a tree call with Simple in chunks of an eighth of it. Default
+	// 0: NCCL's 4 MiB.
+	NCCLBuffSize units.Bytes `yaml:"nccl_buffsize,omitempty"`
+	// NCCLNoNVLS says the net plugin's environment turns NCCL's NVLS
+	// algorithms off (NCCL_NVLS_ENABLE=0, as GPUDirect-TCPXO's profiles
+	// did up to August 2025), whatever the node's switch can do. Default
+	// false.
+	NCCLNoNVLS bool `yaml:"nccl_no_nvls,omitempty"`
 
 	// Scope says where the transport can carry traffic: ScopeNode (between
 	// the devices of a node), ScopeFabric (between nodes) or ScopeBoth.

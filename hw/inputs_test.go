@@ -299,6 +299,9 @@ func TestPlausibleLimits(t *testing.T) {
 			pr := map[bool]string{false: "simple", true: "Simple"}[bad]
 			c.Systems["sys"].Transports["nccl"] = Transport{Efficiency: 1, NCCLProtocols: []string{"ll128", pr}}
 		}, "systems.sys.transports.nccl.nccl_protocols[1]", `unknown NCCL protocol "Simple"; did you mean "simple"?`},
+		{func(c *Catalog, bad bool) {
+			c.Systems["sys"].Transports["nccl"] = Transport{Efficiency: 1, NCCLBuffSize: units.Bytes(pick(bad, float64(units.GiB), 2*float64(units.GiB)))}
+		}, "systems.sys.transports.nccl.nccl_buffsize", "must be within 0 (NCCL's default) to 1 GiB, not 2 GiB"},
 	}
 	for _, tc := range cases {
 		c := base.Clone()

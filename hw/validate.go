@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"scaleplan/internal/config"
+	"scaleplan/internal/units"
 )
 
 var (
@@ -364,6 +365,9 @@ func (c *Catalog) validateSystem(ps *config.Problems, name string, s *System, rn
 		}
 		for i, pr := range t.NCCLProtocols {
 			oneOf(ps, fmt.Sprintf("%s.nccl_protocols[%d]", tp, i), "NCCL protocol", pr, ncclProtocols)
+		}
+		if t.NCCLBuffSize < 0 || t.NCCLBuffSize > units.GiB {
+			ps.Addf(tp+".nccl_buffsize", "must be within 0 (NCCL's default) to 1 GiB, not %v", t.NCCLBuffSize)
 		}
 		if tn == IPoIB && f.Kind != "" && f.Kind != InfiniBandEDR && f.Kind != InfiniBandHDR && f.Kind != InfiniBandNDR && f.Kind != OmniPath {
 			ps.Addf(tp, "needs an InfiniBand or Omni-Path fabric, not %s", f.Kind)

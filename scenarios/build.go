@@ -340,6 +340,8 @@ func (r *Resolved) network(c *sim.Config, p Point) error {
 	n.Overhead = t.Overhead
 	n.PerFlow, n.Streams = t.PerFlow.Bytes(), t.Streams
 	n.NetProtocols = t.NCCLProtocols
+	n.NCCLBuffSize = t.NCCLBuffSize
+	n.NVLS = n.NVLS && !t.NCCLNoNVLS
 	n.ServerNIC = bw.Bytes()
 	return nil
 }

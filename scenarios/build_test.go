@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -581,7 +582,10 @@ func TestNCCLIntraPCI(t *testing.T) {
 
 // TestTCPXOAllNICs: GPUDirect-TCPXO (gcp-a3-mega's default transport
 // between nodes) drives every GPU NIC of a node, 8 of 200 Gbit/s at 0.94
-// of the line (catalogue), where tcp is one kernel stream through one NIC.
+// of the line (catalogue), where tcp is one kernel stream through one NIC;
+// and its plugin's environment profile (NCCL_PROTO=Simple,
+// NCCL_NVLS_ENABLE=0, NCCL_BUFFSIZE=8388608) reaches the network, where
+// tcp leaves the node's NVLS and NCCL's defaults.
 func TestTCPXOAllNICs(t *testing.T) {
 	cat, err := hw.Load()
 	if err != nil {
@@ -591,7 +595,8 @@ func TestTCPXOAllNICs(t *testing.T) {
 	for _, tc := range []struct {
 		transport string
 		nics      int
-	}{{"", 8}, {"tcpxo", 8}, {"tcp", 1}} {
+		profile   bool // the TCPXO plugin's NCCL environment
+	}{{"", 8, true}, {"tcpxo", 8, true}, {"tcp", 1, false}} {
 		var c sim.Config
 		used, _, err := Network(cat, "gcp-a3-mega", tc.transport, "", &c, p)
 		if err != nil {
@@ -599,6 +604,13 @@ func TestTCPXOAllNICs(t *testing.T) {
 		}
 		if c.Network.NICs != tc.nics || c.Network.NIC.Bandwidth != 25e9 || c.Network.Efficiency != 0.94 {
 			t.Errorf("%q (used %s): %d NICs of %v B/s at %v, want %d of 25e9 at 0.94", tc.transport, used, c.Network.NICs, float64(c.Network.NIC.Bandwidth), c.Network.Efficiency, tc.nics)
+		}
+		n := c.Network
+		if got := slices.Equal(n.NetProtocols, []string{"simple"}) && !n.NVLS && n.NCCLBuffSize == 8*units.MiB; got != tc.profile {
+			t.Errorf("%q: protocols %q, NVLS %v, buffer %v: profile %v, want %v", tc.transport, n.NetProtocols, n.NVLS, n.NCCLBuffSize, got, tc.profile)
+		}
+		if !tc.profile && (!n.NVLS || n.NCCLBuffSize != 0 || n.NetProtocols != nil) {
+			t.Errorf("%q: NVLS %v, buffer %v, protocols %q: want the node's NVLS and NCCL's defaults", tc.transport, n.NVLS, n.NCCLBuffSize, n.NetProtocols)
 		}
 	}
 }

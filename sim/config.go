@@ -414,6 +414,11 @@ type Network struct {
 	// on one node the NCCL exchange runs a call on as many as its size
 	// fills (netsim.NCCLConfig.Channels). Default 0: unknown, all.
 	NCCLChannels int
+	// NCCLBuffSize is NCCL_BUFFSIZE as the inter-node transport's net
+	// plugin sets it, at most 1 GiB: a tree call with Simple moves chunks
+	// of an eighth of it (netsim.NCCLConfig.BuffSize). Default 0: NCCL's
+	// 4 MiB.
+	NCCLBuffSize units.Bytes
 	// ServerNIC is each parameter server's NIC line rate; default NIC.
 	ServerNIC units.BytesPerSec
 	// IntraPCI says the devices of a node talk over PCIe, NCCL's PCI link
@@ -844,6 +849,9 @@ func (c *Config) validate() error {
 	if n.NCCLChannels < 0 || n.NCCLChannels > 64 {
 		bad("NCCL channels %d is not in [0, 64]", n.NCCLChannels)
 	}
+	if !(n.NCCLBuffSize >= 0 && n.NCCLBuffSize <= netsim.MaxBuffSize) {
+		bad("NCCL buffer size %v is not in [0, %v]", float64(n.NCCLBuffSize), netsim.MaxBuffSize)
+	}
 	for i, s := range n.NetProtocols {
 		if p, err := netsim.ParseProtocol(s); err != nil || p == netsim.ProtoAuto {
 			bad("NCCL net protocol %d %q: want ll, ll128 or simple", i, s)
@@ -973,5 +981,5 @@ func (c *Config) ncclConfig() netsim.NCCLConfig {
 		q, _ := netsim.ParseProtocol(s)
 		net = append(net, q)
 	}
-	return netsim.NCCLConfig{IntraPCI: n.IntraPCI, NVLS: n.NVLS, CollNet: n.CollNet, Algorithm: a, Protocol: p, NetProtocols: net, Channels: n.NCCLChannels, HopLatency: n.NCCLHopLatency}
+	return netsim.NCCLConfig{IntraPCI: n.IntraPCI, NVLS: n.NVLS, CollNet: n.CollNet, Algorithm: a, Protocol: p, NetProtocols: net, Channels: n.NCCLChannels, HopLatency: n.NCCLHopLatency, BuffSize: n.NCCLBuffSize}
 }

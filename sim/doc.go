@@ -61,8 +61,9 @@
 // between nodes, Network.DevicesPerSwitch models the nodes' PCIe
 // switches and sockets (NICsPerSwitch the NICs under them,
 // IntraBypassesTree an NVLink fabric beside them), Network.Rails a
-// rail-optimised fabric, and Network.NetProtocols the NCCL protocols the
-// transport between nodes lets the NCCL exchange run (see netsim's
+// rail-optimised fabric, Network.NetProtocols the NCCL protocols the
+// transport between nodes lets the NCCL exchange run, and
+// Network.NCCLBuffSize the NCCL_BUFFSIZE its net plugin sets (see netsim's
 // documentation for each).
 //
 // While a bucket's collective is in flight, the backward of every device

@@ -148,6 +148,11 @@ func TestNetProtocols(t *testing.T) {
 	if _, err := CollectiveTime(c, OpAllReduce, 8); !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), "NCCL channels 65 is not in [0, 64]") {
 		t.Errorf("65 channels: %v", err)
 	}
+	c.Network.NCCLChannels, c.Network.NCCLBuffSize = 0, -1
+	if _, err := CollectiveTime(c, OpAllReduce, 8); !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), "NCCL buffer size -1 is not in [0, 1 GiB]") {
+		t.Errorf("buffer -1 B: %v", err)
+	}
+	c.Network.NCCLBuffSize = 0
 	c.Network.NetProtocols, c.Network.NCCLChannels = []string{"fast"}, 0
 	if _, err := CollectiveTime(c, OpAllReduce, 8); !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), `NCCL net protocol 0 "fast"`) {
 		t.Errorf("protocol fast: %v", err)

@@ -352,7 +352,9 @@
 //
 // The tree pays its L once and then runs as one pipeline, as NCCL's tree
 // kernel runs the reduce and the broadcast at once on successive chunks
-// (src/device/all_reduce.h, runTreeSplit): C chunks of c (TreeChunk) pass
+// (src/device/all_reduce.h, runTreeSplit): C chunks of c (TreeChunk; with
+// Simple and NCCLConfig.BuffSize set, BuffSize/NCCL_STEPS, as NCCL 2.20
+// and later cut a tree call, TestNCCLTreeBuffSize) pass
 // through D = 2(k−1) + 2⌊log2 N⌋ stages (a chain reduce inside every node
 // toward its leader, the double binary tree's levels between the leaders
 // up, then down, a chain broadcast inside every node), every stage at once

@@ -156,7 +156,23 @@ type NCCLConfig struct {
 	// node a ring or tree call runs on as many of them as its size fills
 	// (ncclChannelsUsed). Default 0: unknown, every call on all.
 	Channels int
+	// BuffSize is NCCL_BUFFSIZE, the Simple protocol's buffer per
+	// connection, as the net plugin's environment profile sets it: NCCL
+	// 2.20 and later move a tree call with Simple in chunks of
+	// BuffSize/NCCL_STEPS (ncclTreeChunk). At most MaxBuffSize. Default 0:
+	// NCCL's 4 MiB, whose 512 KiB chunks are DefaultTreeChunk.
+	BuffSize units.Bytes
 }
+
+// MaxBuffSize bounds NCCLConfig.BuffSize: 1 GiB, far above the 4 MiB
+// NCCL defaults to and the 8 MiB GPUDirect-TCPXO's profile sets.
+const MaxBuffSize = units.GiB
+
+// ncclSteps is NCCL_STEPS, the slots a connection's buffer is divided
+// into (NVIDIA/nccl src/include/device.h, v2.21.5 line 22: #define
+// NCCL_STEPS 8). NCCL's default Simple buffer is 4 MiB (src/init.cc, line
+// 544: DEFAULT_BUFFSIZE), a step 512 KiB: DefaultTreeChunk.
+const ncclSteps = 8
 
 func (c NCCLConfig) validate() []error {
 	var errs []error
@@ -171,6 +187,9 @@ func (c NCCLConfig) validate() []error {
 	}
 	if c.Channels < 0 || c.Channels > ncclMaxChannels {
 		errs = append(errs, fmt.Errorf("%w: NCCL channels %d: want 0 (unknown) to %d", ErrConfig, c.Channels, ncclMaxChannels))
+	}
+	if !nonNegative(float64(c.BuffSize)) || c.BuffSize > MaxBuffSize {
+		errs = append(errs, fmt.Errorf("%w: NCCL buffer size %v: want 0 (NCCL's default) to %v", ErrConfig, float64(c.BuffSize), MaxBuffSize))
 	}
 	for _, p := range c.NetProtocols {
 		if p <= ProtoAuto || int(p) >= len(protocolNames) {

@@ -2,6 +2,7 @@ package netsim
 
 import (
 	"fmt"
+	"math"
 	"math/bits"
 	"slices"
 
@@ -193,7 +194,8 @@ func (p *plan) retimed(path *Path, lat float64) *Path {
 }
 
 // ncclTree adds NCCL's tree all-reduce as one pipeline: tuning.cc's tree
-// latency once, then the payload in C chunks of 512 KiB (Config.TreeChunk)
+// latency once, then the payload in C chunks (ncclTreeChunks: 512 KiB,
+// or a step of NCCLConfig.BuffSize with Simple)
 // through D = 2(k−1) + 2d stages: a chain reduce inside every node toward
 // its leader (k−1 hops), the reduce up the double binary tree between the
 // nodes' leaders (d = ⌊log2 N⌋ levels), the broadcast down it, and a chain
@@ -226,7 +228,7 @@ func (p *plan) ncclTree(pr int, g ncclGeom, ranks []int, S, w float64) error {
 			leaders[j] = append(leaders[j], order[0])
 		}
 	}
-	C, chunk := p.chunks(S / float64(ch))
+	C, chunk := p.ncclTreeChunks(pr, S/float64(ch))
 	stages := p.treeStages(chains, leaders)
 	from := len(p.steps)
 	for tau := range C + len(stages) - 1 {
@@ -241,6 +243,27 @@ func (p *plan) ncclTree(pr int, g ncclGeom, ranks []int, S, w float64) error {
 	}
 	p.retime(from, 0, w/ncclTreeCorr(pr, S))
 	return nil
+}
+
+// ncclTreeChunks splits a tree channel's S into its pipeline's C chunks
+// of c = S/C. With Simple and NCCLConfig.BuffSize set, C = ⌈S/b⌉ with b =
+// BuffSize/NCCL_STEPS: from NCCL 2.20 a tree call with Simple moves one
+// step of its buffer at a time, whatever its size (src/enqueue.cc,
+// computeCollChunkInfo: chunkSize = stepSize·chunkSteps with chunkSteps 1
+// off the ring, stepSize = buffSizes[proto]/NCCL_STEPS; v2.21.5 lines
+// 1722–1725); NCCL's default buffer, 4 MiB, gives DefaultTreeChunk. Other
+// protocols, and Simple without BuffSize, take Config.TreeChunk
+// (p.chunks).
+func (p *plan) ncclTreeChunks(pr int, S float64) (int, float64) {
+	b := float64(p.t.cfg.NCCL.BuffSize) / ncclSteps
+	if pr != 2 || b <= 0 {
+		return p.chunks(S)
+	}
+	C := 1
+	if S > 0 {
+		C = int(min(max(math.Ceil(S/b), 1), MaxChunks))
+	}
+	return C, S / float64(C)
 }
 
 // ncclTreeChannels is the number of trees an all-reduce runs at once: one

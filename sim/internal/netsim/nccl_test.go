@@ -626,3 +626,45 @@ func TestNCCLChannelRamp(t *testing.T) {
 		t.Errorf("65 channels: %v, want ErrConfig", err)
 	}
 }
+
+// TestNCCLTreeBuffSize: with NCCL_BUFFSIZE b set, a tree call with Simple
+// moves chunks of b/NCCL_STEPS, NCCL_STEPS = 8 (NVIDIA/nccl
+// src/include/device.h; src/enqueue.cc computeCollChunkInfo, v2.21.5):
+// two nodes of 4 ranks with 4 NICs and a port 10^6 times the NIC, 4
+// channels of S/4 in C = ⌈S/4/(b/8)⌉ chunks, T → L + (C+1)·(S/4/C)·w/(f·β)
+// as in TestNCCLTreeClosedForms. b = 8 MiB (GPUDirect-TCPXO's profile)
+// gives 1 MiB chunks: 3 MiB in one chunk (two ticks of 768 KiB) where
+// NCCL's default 4 MiB gives two of 384 KiB (three ticks); LL keeps the
+// default chunks whatever b.
+func TestNCCLTreeBuffSize(t *testing.T) {
+	wide := twoLevel(8, 4, 4, 1)
+	wide.Intra.Bandwidth = intraBW * 1e6
+	for _, tc := range []struct {
+		buff  units.Bytes
+		i     int // protocol index: 0 LL, 2 Simple
+		chunk float64
+	}{
+		{0, 2, 512 * 1024},
+		{8 * units.MiB, 2, 1024 * 1024},
+		{32 * units.MiB, 2, 4 * 1024 * 1024},
+		{8 * units.MiB, 0, 512 * 1024},
+	} {
+		cfg := ncclCfg(wide, NCCLTree, refProtocols[tc.i])
+		cfg.NCCL.BuffSize = tc.buff
+		for _, S := range []units.Bytes{3 * units.MiB, 1 * units.GiB} {
+			s := float64(S)
+			C := math.Max(1, math.Ceil(s/4/tc.chunk))
+			want := (refBaseTree[tc.i]+2*(3*refNVTree[tc.i]+refNetTree[tc.i]+refNetLat(tc.i)))*1e-6 + (C+1)*s/4/C*refWire[tc.i]/refTreeCorr(tc.i, S)/betaNet()
+			got := float64(runNCCL(t, cfg, OpAllReduce, S).Time())
+			if d := math.Abs(got-want) / want; !(d < 1e-5) {
+				t.Errorf("buffer %v, %v, %v: simulated %v s, form %v s (relative error %.2g)", tc.buff, refProtocols[tc.i], S, got, want, d)
+			}
+		}
+	}
+	bad := wide
+	bad.NCCL.BuffSize = 2 * units.GiB
+	var sch event.Scheduler
+	if _, err := NewTopology(&sch, bad); !errors.Is(err, ErrConfig) {
+		t.Errorf("NCCL buffer size 2 GiB: got %v, want an error wrapping ErrConfig", err)
+	}
+}
