@@ -117,7 +117,24 @@ const (
 	// measures 9.6 µs per 2.9 µs kernel with a cudaStreamSynchronize after
 	// each launch against 3.8 µs without: 5.8 µs.
 	SyncLatency units.Seconds = 5.8 * units.Microsecond
+	// CPUDispatch is one small operator's call on a CPU tensor, Python
+	// binding and dispatcher: scripts/torchhost.py's "dispatch" on the
+	// reference host (compute/testdata/torch-host.csv, TestMeasuredHost),
+	// without the device guard, caching allocator and stream a CUDA
+	// tensor's call adds (DispatchEager).
+	CPUDispatch units.Seconds = 0.729 * units.Microsecond
 )
+
+// HostCallsTime returns the host's time of calls in eager PyTorch: each
+// operator on a CPU tensor at CPUDispatch, each CUDA kernel at
+// DispatchEager + LaunchKernel, each synchronisation at SyncLatency (a
+// stream whose work is done by the time the host waits: a loader's own
+// stream, not the step's).
+func HostCallsTime(calls model.HostCalls) units.Seconds {
+	return units.Seconds(calls.CPU)*CPUDispatch +
+		units.Seconds(calls.Kernels)*(DispatchEager+LaunchKernel) +
+		units.Seconds(calls.Syncs)*SyncLatency
+}
 
 // Modes lists the framework modes.
 var Modes = []Mode{Eager, Graphs, Compiled}

@@ -236,7 +236,7 @@ func TestMeasuredHost(t *testing.T) {
 	for name, got := range map[string]units.Seconds{
 		"module_call": MeasuredHost.ModuleCall, "autograd_record": MeasuredHost.AutogradRecord,
 		"sgd_tensor": MeasuredHost.SGDTensor, "adam_tensor": MeasuredHost.AdamTensor,
-		"scaler_tensor": MeasuredHost.ScalerTensor,
+		"scaler_tensor": MeasuredHost.ScalerTensor, "dispatch": CPUDispatch,
 	} {
 		want, ok := table[name]
 		if !ok {

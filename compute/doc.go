@@ -45,8 +45,9 @@
 // ahead across it. An operator the host computes (model.Op.HostCPU) is a
 // segment of its own between two such waits, in every mode. An input
 // loader in the training process (Config.LoaderHost, DeepLearningExamples'
-// PyTorch Mask R-CNN hybrid loader) joins the optimizer's host time after
-// the step's last launch. The optimizer's device time is left to the caller (sim.UpdateTime), which
+// PyTorch Mask R-CNN hybrid loader: its decode and its counted calls,
+// HostCallsTime) joins the optimizer's host time after the step's last
+// launch. The optimizer's device time is left to the caller (sim.UpdateTime), which
 // knows the recipe's optimizer. The simulator's linear law b·PerSample +
 // Fixed is taken at a micro-batch b from the step's t(b) and t(2b)
 // (LawAt):

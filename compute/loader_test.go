@@ -71,3 +71,15 @@ func TestLoaderLaw(t *testing.T) {
 	near(t, "per sample", float64(l1.PerSample-l0.PerSample), float64(model.HybridLoadHost))
 	near(t, "fixed", float64(l1.Fixed), float64(l0.Fixed))
 }
+
+// TestHostCallsTime checks the eager host's time of counted calls: 10
+// CPU calls at the measured 0.729 µs (torch-host.csv's dispatch), 2
+// kernels at pytorch/pytorch#32194's 3.3 µs dispatch and the CUDA graphs
+// blog's 0.9 µs launch, and a sync at the blog's 5.8 µs.
+func TestHostCallsTime(t *testing.T) {
+	got := HostCallsTime(model.HostCalls{CPU: 10, Kernels: 2, Syncs: 1})
+	near(t, "host calls", float64(got), 10*0.729e-6+2*4.2e-6+5.8e-6)
+	if HostCallsTime(model.HostCalls{}) != 0 {
+		t.Error("no calls: want no time")
+	}
+}

@@ -49,3 +49,47 @@ func csvRows(t *testing.T, path string) [][]string {
 	}
 	return rows
 }
+
+// TestHybridTargetCalls checks the hybrid loader's calls per image
+// against a hand count of DeepLearningExamples' code path (729963dd,
+// maskrcnn_benchmark):
+//
+//	build_target     torch.tensor, reshape                        2
+//	                 BoxList as_tensor                            1
+//	                 convert: split, 2×(sub, clamp, add), cat,
+//	                          as_tensor                           9
+//	                 labels' torch.tensor                         1
+//	clip_to_image    4×(column, clamp_)                           8
+//	                 keep: 4 columns, 2 gt, and                   7
+//	                 self[keep]: boxes, as_tensor, labels,
+//	                          masks' nonzero, squeeze, tolist     6   = 34
+//	Resize           split, 4 mul, cat, as_tensor                 7
+//	flip (p = 0.5)   split, 2×2 sub, cat, as_tensor               7 · 0.5
+//	per polygon      as_tensor, pin_memory                        2
+//	                 resize: clone, 2×(slice, imul, setitem)      7
+//	                 flip: clone, slice, 2 sub, setitem           5 · 0.5
+//
+// so 44.5 + 11.5 per polygon CPU calls; on the device the image's copy 1,
+// resize 4, flip 1 · 0.5, convert 2, channel index 2, × 255 1, normalize
+// 7, the target's copies 2 + 1: 20.5 kernels; 4 syncs of the loader's
+// stream (index, mean, std, any).
+func TestHybridTargetCalls(t *testing.T) {
+	for _, c := range []struct {
+		polygons float64
+		want     HostCalls
+	}{
+		{0, HostCalls{CPU: 44.5, Kernels: 20.5, Syncs: 4}},
+		{1, HostCalls{CPU: 56, Kernels: 20.5, Syncs: 4}},
+		{7.7, HostCalls{CPU: 44.5 + 11.5*7.7, Kernels: 20.5, Syncs: 4}},
+	} {
+		got := HybridTargetCalls(c.polygons)
+		if math.Abs(got.CPU-c.want.CPU) > 1e-9 || got.Kernels != c.want.Kernels || got.Syncs != c.want.Syncs {
+			t.Errorf("%v polygons: %+v, want %+v", c.polygons, got, c.want)
+		}
+	}
+	// COCO's 7.7 instances an image (Lin et al. 2014, section 5), one
+	// polygon each.
+	if HybridTargets != HybridTargetCalls(7.7) {
+		t.Errorf("HybridTargets %+v, want the calls of 7.7 polygons", HybridTargets)
+	}
+}

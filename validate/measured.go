@@ -484,7 +484,7 @@ func measuredCompute(ms *Measured, d *hw.Device, prec hw.Precision, opt model.Op
 		c.Optimizer, c.Autocast, c.ClipNorm = opt, amp, ms.ClipNorm
 		c.GradScaler = amp && prec == hw.FP16
 		if ms.Loader == LoaderHybrid {
-			c.LoaderHost = model.HybridLoadHost
+			c.LoaderHost = model.HybridLoadHost + compute.HostCallsTime(model.HybridTargets)
 		}
 		if amp && ms.AMP == AMPApexO2 {
 			c.Autocast = false // a fp16 model; apex's scaler as GradScaler
@@ -498,7 +498,8 @@ const (
 	// LoaderHybrid is DeepLearningExamples' PyTorch Mask R-CNN hybrid
 	// loader (DATALOADER.HYBRID, coco.py's HybridDataLoader), which reads
 	// and decodes each image of the next batch in the training process
-	// between two steps (compute.Config.LoaderHost, model.HybridLoadHost).
+	// between two steps and builds its targets (compute.Config.LoaderHost:
+	// model.HybridLoadHost and model.HybridTargets' calls).
 	LoaderHybrid = "hybrid"
 	// hybridLoaderModel is the model whose rows may name LoaderHybrid.
 	hybridLoaderModel = "maskrcnn-r50-fpn"
