@@ -251,6 +251,12 @@ type Config struct {
 	// (total_norm.item(), a wait for the device) and multi_tensor_scale
 	// (clipHost). Its bytes are the simulator's update's.
 	ClipNorm bool
+	// LossSync says the host reads the loss after the forward pass and
+	// before it issues the backward pass (DeepLearningExamples' fairseq
+	// trainer, fairseq/ddp_trainer.py at 729963dd, line 129:
+	// utils.item(loss.data)): in eager mode the last forward operator
+	// closes a segment of the step as a model.Op.Sync does.
+	LossSync bool
 	// Host is eager PyTorch's host costs beyond each kernel's launch
 	// (nil: MeasuredHost).
 	Host *HostCosts

@@ -543,6 +543,37 @@ func TestSyncSegments(t *testing.T) {
 	}
 }
 
+// TestLossSync checks Config.LossSync on TestSyncSegments' toy step
+// without its syncing operator: the host reads the loss after the last
+// forward operator, so the step is max(H_fwd, D_fwd) + SyncLatency +
+// max(H_bwd, D_bwd), by hand; only in eager mode.
+func TestLossSync(t *testing.T) {
+	const bw = 1e12 * 0.83
+	big := model.Op{Kind: model.Elementwise, Pass: model.Forward, Read: 5e8, Write: 5e8}
+	ops := []model.Op{big}
+	for range 200 {
+		ops = append(ops, model.Op{Kind: model.Elementwise, Pass: model.Forward, Read: 8})
+	}
+	back := big
+	back.Pass = model.Backward
+	ops = append(ops, back)
+	c := &Config{Device: toy(), Precision: hw.FP16, Mode: Eager, Host: &PublishedHost, LossSync: true}
+	s, err := Step(c, ops)
+	if err != nil {
+		t.Fatal(err)
+	}
+	launch, tracked := 4.2e-6, 4.2e-6+5e-6+1.8e-6
+	fwd := math.Max(201*tracked, 1e9/bw+200*8/bw) + 5.8e-6
+	near(t, "loss read", float64(s.Compute()), fwd+math.Max(launch, 1e9/bw))
+	if s.Syncs != 1 {
+		t.Errorf("syncs %d, want 1", s.Syncs)
+	}
+	c.Mode = Compiled
+	if s, _ = Step(c, ops); s.Syncs != 0 {
+		t.Errorf("compiled: syncs %d, want 0", s.Syncs)
+	}
+}
+
 // TestConvEfficiencyMeasured checks the A100's convolutions against the
 // runtimes NVIDIA's CUTLASS profiler documentation (media/docs/profiler.md,
 // "Example Tensor Core Convolution Operation" and "Example CUDA Core

@@ -40,7 +40,8 @@
 // (Step; Config.ClipNorm). BertAdam's step (model.BertAdam) is a loop of
 // single kernels per parameter tensor instead of foreach calls. In eager
 // mode an operator whose result the host reads (model.Op.Sync: a
-// torch.nonzero, an .item(), a copy) closes a segment of the step, which
+// torch.nonzero, an .item(), a copy; with Config.LossSync the loss read
+// before the backward pass) closes a segment of the step, which
 // takes max(host, device) + SyncLatency on its own: the host cannot run
 // ahead across it. An operator the host computes (model.Op.HostCPU) is a
 // segment of its own between two such waits, in every mode. An input

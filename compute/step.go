@@ -58,7 +58,8 @@ func (s StepTime) Compute() units.Seconds { return s.Forward + s.Backward }
 // calibration's KernelTime per kernel) and H the host's (HostTime: each
 // kernel's launch, those a library launches inside an operator at a bare
 // launch where calibrated). In eager mode an operator that makes the host wait
-// (model.Op.Sync) ends a segment of the step (a graph executor or a
+// (model.Op.Sync; with Config.LossSync the last forward operator, the
+// loss) ends a segment of the step (a graph executor or a
 // compiled program keeps data-dependent work on the device): the host cannot issue what follows before
 // the device has run what came before, so the step is
 //
@@ -95,7 +96,11 @@ func (g *segment) add(p model.Pass, h, d units.Seconds) {
 func (c *Config) step(ops []model.Op, dev func(i int) units.Seconds) StepTime {
 	var s StepTime
 	kt := c.kernelTime()
-	segs := make([]segment, 1, 1+model.Syncs(ops))
+	segs := make([]segment, 1, 2+model.Syncs(ops))
+	lossAt := -1 // the operator after which the host reads the loss
+	if c.LossSync {
+		lossAt = lastForward(ops)
+	}
 	for i := range ops {
 		o := &ops[i]
 		launch := c.launches(o)
@@ -121,7 +126,7 @@ func (c *Config) step(ops []model.Op, dev func(i int) units.Seconds) StepTime {
 		default:
 			s.Update += t
 		}
-		if o.Sync && c.Mode == Eager && o.Pass != model.UpdatePass {
+		if (o.Sync || i == lossAt) && c.Mode == Eager && o.Pass != model.UpdatePass {
 			s.Syncs++
 			segs = append(segs, segment{})
 		}
@@ -149,6 +154,17 @@ func (c *Config) step(ops []model.Op, dev func(i int) units.Seconds) StepTime {
 	s.overlap(segs)
 	s.Ops = len(ops)
 	return s
+}
+
+// lastForward returns the index of the last forward operator of ops, −1
+// for none.
+func lastForward(ops []model.Op) int {
+	for i := len(ops) - 1; i >= 0; i-- {
+		if ops[i].Pass == model.Forward {
+			return i
+		}
+	}
+	return -1
 }
 
 // hostTime returns the host's time of an operator it computes: its
@@ -274,6 +290,7 @@ type lawKey struct {
 	autocast   bool
 	scaler     bool
 	clipNorm   bool
+	lossSync   bool
 	optimizer  model.Optimizer
 	eff        Efficiencies
 }
@@ -322,7 +339,7 @@ func LawAt(c Config, name string, b int) (Law, error) {
 	if b < 1 {
 		return Law{}, fmt.Errorf("model %s: batch %d: want at least 1", name, b)
 	}
-	key := lawKey{name, keyOf(c.Device, c.Precision), *c.host(), c.Precision, c.Mode, c.NCHW, c.SeqLen, c.Framework, c.HostCores, c.LoaderHost, b, c.Autocast, c.GradScaler, c.ClipNorm, c.Optimizer, effKey(c.Eff)}
+	key := lawKey{name, keyOf(c.Device, c.Precision), *c.host(), c.Precision, c.Mode, c.NCHW, c.SeqLen, c.Framework, c.HostCores, c.LoaderHost, b, c.Autocast, c.GradScaler, c.ClipNorm, c.LossSync, c.Optimizer, effKey(c.Eff)}
 	lawMu.Lock()
 	l, ok := lawCache[key]
 	lawMu.Unlock()

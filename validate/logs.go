@@ -276,8 +276,8 @@ func sentenceScale(header benchlog.Record, name string, prof *model.Profiles) (f
 	return n, nil
 }
 
-// programLabels reads a record's amp, clip, steps_counted and
-// steps_timed labels into m.
+// programLabels reads a record's amp, clip, trainer, loader,
+// steps_counted and steps_timed labels into m.
 func programLabels(m *Measured, labels map[string]string) error {
 	switch a := labels[ampLabel]; a {
 	case "", AMPAutocast:
@@ -286,12 +286,14 @@ func programLabels(m *Measured, labels map[string]string) error {
 	default:
 		return fmt.Errorf("%s %q: want %s or %s (default)", ampLabel, a, AMPApexO2, AMPAutocast)
 	}
-	switch c := labels[clipLabel]; c {
-	case "", "none":
-	case ClipGlobalNorm:
-		m.ClipNorm = true
-	default:
-		return fmt.Errorf("%s %q: want %s or none (default)", clipLabel, c, ClipGlobalNorm)
+	var err error
+	if m.ClipNorm, err = namedValue(labels, clipLabel, ClipGlobalNorm); err != nil {
+		return err
+	}
+	if fairseq, err := namedValue(labels, trainerLabel, TrainerDLEFairseq); err != nil {
+		return err
+	} else if fairseq {
+		m.Trainer = TrainerDLEFairseq
 	}
 	switch l := labels[loaderLabel]; l {
 	case "", "none":
@@ -321,6 +323,20 @@ func programLabels(m *Measured, labels map[string]string) error {
 		return fmt.Errorf("%s %d and %s %d: give both or neither", stepsCountedLabel, m.StepsCounted, stepsTimedLabel, m.StepsTimed)
 	}
 	return nil
+}
+
+// namedValue reads a label whose one value is value, absent as "" or
+// "none": whether labels give value, and an error naming both choices for
+// any other.
+func namedValue(labels map[string]string, label, value string) (bool, error) {
+	switch v := labels[label]; v {
+	case "", "none":
+		return false, nil
+	case value:
+		return true, nil
+	default:
+		return false, fmt.Errorf("%s %q: want %s or none (default)", label, v, value)
+	}
 }
 
 // workShareLabel is the share of a padded sample's work one of a

@@ -84,6 +84,10 @@ type Measured struct {
 	// step, reading it on the host (a CSV's clip column, ClipGlobalNorm;
 	// compute.Config.ClipNorm).
 	ClipNorm bool
+	// Trainer is the training program whose step the prediction adds
+	// beyond the operators, the optimizer and the exchange (a CSV's
+	// trainer column): TrainerDLEFairseq, or "" for none (fairseqStep).
+	Trainer string
 	// Loader is the program's input loader where its step waits for it (a
 	// CSV's loader column): LoaderHybrid, or "" for a loader outside the
 	// training process or synthetic input.
@@ -404,6 +408,16 @@ func gradientBytes(ms *Measured, prec hw.Precision, sp model.Precision) float64 
 	return sp.Size()
 }
 
+// trainerStep adds to cfg the step of m's training program beyond its
+// operators (fairseqStep), with the gradient exchange's bytes a value.
+func trainerStep(cfg *sim.Config, mdl *model.Model, d *hw.Device, m *Measured) error {
+	prec, sp, _, err := measuredPrecisions(m.Precision)
+	if err != nil {
+		return err
+	}
+	return fairseqStep(cfg, mdl, d, m, gradientBytes(m, prec, sp))
+}
+
 // atSeqLen returns m with its stored activations at samples of seq
 // tokens: the profile's, at its transformer shape's length, scaled by what
 // one layer of the shape keeps at seq against at that length
@@ -476,13 +490,15 @@ func measuredShape(m *Measured, mdl *model.Model, prof *model.Profiles) (b, seq 
 // at compute precision prec with optimizer opt: the program, mode and
 // layout of its framework and variant (measuredMode, measuredNCHW), and for
 // PyTorch's logs its host's optimizer step, autocast under automatic
-// mixed precision and the gradient scaler under amp-fp16.
+// mixed precision, the gradient scaler under amp-fp16 and the fairseq
+// trainer's read of the loss (TrainerDLEFairseq).
 func measuredCompute(ms *Measured, d *hw.Device, prec hw.Precision, opt model.Optimizer, seq int) compute.Config {
 	c := compute.Config{Device: d, Precision: prec, Mode: measuredMode(ms), NCHW: measuredNCHW(ms), SeqLen: seq, Framework: ms.Framework}
 	if isTorch(ms) {
 		amp := ms.Precision != string(prec) // amp-fp16, amp, amp-bf16
 		c.Optimizer, c.Autocast, c.ClipNorm = opt, amp, ms.ClipNorm
 		c.GradScaler = amp && prec == hw.FP16
+		c.LossSync = ms.Trainer == TrainerDLEFairseq // utils.item(loss.data) before the backward pass
 		if ms.Loader == LoaderHybrid {
 			c.LoaderHost = model.HybridLoadHost + compute.HostCallsTime(model.HybridTargets)
 		}
@@ -1008,6 +1024,9 @@ func CompareCalibrated(ms []Measured, cat *hw.Catalog, prof *model.Profiles, cal
 					return nil, fmt.Errorf("%s: %w", where, err)
 				}
 			}
+		}
+		if err := trainerStep(&cfg, mdl, d, m); err != nil {
+			return nil, fmt.Errorf("%s: %w", where, err)
 		}
 		if err := measuredInput(&cfg, cat, prof, mdl, d, m); err != nil {
 			return nil, fmt.Errorf("%s: %w", where, err)
