@@ -50,12 +50,14 @@ const modeLabel = "mode"
 // The labels of a program's step (CSV columns): ampLabel the mixed
 // precision's implementation (Measured.AMP), loaderLabel its input
 // loader (Measured.Loader), clipLabel the clipping of the
-// gradients' norm each step (Measured.ClipNorm), stepsCountedLabel and
+// gradients' norm each step (Measured.ClipNorm), zeroGradLabel how it
+// clears the gradients (Measured.ZeroGrad), stepsCountedLabel and
 // stepsTimedLabel the steps a throughput counts and those its timed
 // region ran (Measured.StepsCounted, StepsTimed).
 const (
 	ampLabel          = "amp"
 	clipLabel         = "clip"
+	zeroGradLabel     = "zero_grad"
 	stepsCountedLabel = "steps_counted"
 	stepsTimedLabel   = "steps_timed"
 	loaderLabel       = "loader"
@@ -276,8 +278,21 @@ func sentenceScale(header benchlog.Record, name string, prof *model.Profiles) (f
 	return n, nil
 }
 
-// programLabels reads a record's amp, clip, steps_counted and
-// steps_timed labels into m.
+// flagLabel reads a program column that is either on, its value on, or
+// off, "none" or absent.
+func flagLabel(labels map[string]string, label, on string) (bool, error) {
+	switch v := labels[label]; v {
+	case "", "none":
+		return false, nil
+	case on:
+		return true, nil
+	default:
+		return false, fmt.Errorf("%s %q: want %s or none (default)", label, v, on)
+	}
+}
+
+// programLabels reads a record's amp, clip, zero_grad, loader,
+// steps_counted and steps_timed labels into m.
 func programLabels(m *Measured, labels map[string]string) error {
 	switch a := labels[ampLabel]; a {
 	case "", AMPAutocast:
@@ -286,12 +301,12 @@ func programLabels(m *Measured, labels map[string]string) error {
 	default:
 		return fmt.Errorf("%s %q: want %s or %s (default)", ampLabel, a, AMPApexO2, AMPAutocast)
 	}
-	switch c := labels[clipLabel]; c {
-	case "", "none":
-	case ClipGlobalNorm:
-		m.ClipNorm = true
-	default:
-		return fmt.Errorf("%s %q: want %s or none (default)", clipLabel, c, ClipGlobalNorm)
+	var err error
+	if m.ClipNorm, err = flagLabel(labels, clipLabel, ClipGlobalNorm); err != nil {
+		return err
+	}
+	if m.ZeroGrad, err = flagLabel(labels, zeroGradLabel, ZeroGradZero); err != nil {
+		return err
 	}
 	switch l := labels[loaderLabel]; l {
 	case "", "none":
