@@ -257,6 +257,14 @@ type Config struct {
 	// utils.item(loss.data)): in eager mode the last forward operator
 	// closes a segment of the step as a model.Op.Sync does.
 	LossSync bool
+	// ZeroGrad says the program zeroes its gradients after each step
+	// rather than freeing them (zero_grad without set_to_none: torch.optim
+	// before PyTorch 2.0, whose default set_to_none=False 2.0 turned to
+	// True, and apex amp's patched zero_grad under O2, which zeroes the
+	// model's fp16 gradients), so that the backward pass adds each new
+	// gradient into the zeroed one in place (AccumulateGrad) instead of
+	// keeping it: zeroGrad's kernels, bytes and host time.
+	ZeroGrad bool
 	// Host is eager PyTorch's host costs beyond each kernel's launch
 	// (nil: MeasuredHost).
 	Host *HostCosts

@@ -37,7 +37,10 @@
 // MeasuredHost, scripts/torchhost.py's measurement). Host and device overlap, so a
 // step takes max(host, device), plus the optimizer's host time after the
 // gradient scaler's or a norm clip's synchronisation where there is one
-// (Step; Config.ClipNorm). BertAdam's step (model.BertAdam) is a loop of
+// (Step; Config.ClipNorm). A program that zeroes its gradients rather than
+// freeing them (Config.ZeroGrad: zero_grad before PyTorch 2.0, apex amp's
+// under O2) adds each new gradient into the zeroed one in the backward
+// pass and zeroes it again after the optimizer (addZeroGrad). BertAdam's step (model.BertAdam) is a loop of
 // single kernels per parameter tensor instead of foreach calls. In eager
 // mode an operator whose result the host reads (model.Op.Sync: a
 // torch.nonzero, an .item(), a copy; with Config.LossSync the loss read

@@ -133,6 +133,7 @@ func (c *Config) step(ops []model.Op, dev func(i int) units.Seconds) StepTime {
 	}
 	c.addCasts(&s, ops, segs)
 	sizes := paramSizes(ops)
+	c.addZeroGrad(&s, sizes, segs)
 	switch c.Optimizer {
 	case "":
 	case model.BertAdam:
@@ -291,6 +292,7 @@ type lawKey struct {
 	scaler     bool
 	clipNorm   bool
 	lossSync   bool
+	zeroGrad   bool
 	optimizer  model.Optimizer
 	eff        Efficiencies
 }
@@ -339,7 +341,7 @@ func LawAt(c Config, name string, b int) (Law, error) {
 	if b < 1 {
 		return Law{}, fmt.Errorf("model %s: batch %d: want at least 1", name, b)
 	}
-	key := lawKey{name, keyOf(c.Device, c.Precision), *c.host(), c.Precision, c.Mode, c.NCHW, c.SeqLen, c.Framework, c.HostCores, c.LoaderHost, b, c.Autocast, c.GradScaler, c.ClipNorm, c.LossSync, c.Optimizer, effKey(c.Eff)}
+	key := lawKey{name, keyOf(c.Device, c.Precision), *c.host(), c.Precision, c.Mode, c.NCHW, c.SeqLen, c.Framework, c.HostCores, c.LoaderHost, b, c.Autocast, c.GradScaler, c.ClipNorm, c.LossSync, c.ZeroGrad, c.Optimizer, effKey(c.Eff)}
 	lawMu.Lock()
 	l, ok := lawCache[key]
 	lawMu.Unlock()

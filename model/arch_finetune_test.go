@@ -73,6 +73,42 @@ func TestBERTBaseSQuADArchitecture(t *testing.T) {
 	}
 }
 
+// TestBERTLargeSQuADArchitecture rebuilds BERT-large (Devlin et al.
+// 2019: 24 layers, d 1024, FFN 4096; the uncased vocabulary of 30,522, 512
+// positions, 2 segments) with BertForQuestionAnswering's 1024x2 span head
+// and no pooler (DeepLearningExamples' run_squad.py leaves it out of the
+// optimizer), and checks the profile's parameters per layer, its total
+// against the bert-large shape's BertModel (335,141,888) less the pooler
+// (1024² + 1024) plus the head, and its forward FLOPs at 384 tokens.
+func TestBERTLargeSQuADArchitecture(t *testing.T) {
+	const d, f, layers, s = 1024, 4096, 24, 384
+	m := defaultModel(t, "bert-large-squad")
+	layer := int64(4*(d*d+d) + 2*d + (d*f + f) + (f*d + d) + 2*d)
+	embed := int64((30522+512+2)*d + 2*d)
+	head := int64(2*d + 2)
+	got := sumsBy(m, bertPart)
+	if got["embeddings"] != embed || got["qa_outputs"] != head || got["pooler"] != 0 {
+		t.Errorf("embeddings %d, head %d, pooler %d; architecture %d, %d and none", got["embeddings"], got["qa_outputs"], got["pooler"], embed, head)
+	}
+	for i := range layers {
+		if k := "layer" + strconv.Itoa(i); got[k] != layer {
+			t.Errorf("%s: %d parameters, architecture %d", k, got[k], layer)
+		}
+	}
+	shape, err := LookupTransformer("bert-large")
+	if err != nil {
+		t.Fatal(err)
+	}
+	total := embed + layers*layer + head
+	if m.Params != total || total != shape.Params()-(d*d+d)+head || total != 334094338 {
+		t.Errorf("params %d, architecture %d, want 334094338", m.Params, total)
+	}
+	macs := float64(s)*float64(layers*(4*d*d+2*d*f)+2*d) + layers*2*float64(s)*float64(s)*d
+	if f := float64(m.ForwardFLOPs); relErr(f, 2*macs) > 1e-12 {
+		t.Errorf("forward FLOPs %g, architecture 2 x %g multiply-adds", f, macs)
+	}
+}
+
 // TestBERTLargePretrainingArchitecture rebuilds BERT-large (Devlin et al.
 // 2019: 24 layers, d 1024, FFN 4096; the uncased vocabulary of 30,522,
 // 512 positions, 2 segments, the pooler) with the pre-training heads of

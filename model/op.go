@@ -264,6 +264,7 @@ var generators = map[string]Generator{
 	"bert-base":        shapeOps("bert-base"),
 	"bert-base-squad":  shapeOps("bert-base-squad"),
 	"bert-large":       shapeOps("bert-large"),
+	"bert-large-squad": shapeOps("bert-large-squad"),
 	"gpt3-125m":        shapeOps("gpt3-125m"),
 	"gpt3-350m":        shapeOps("gpt3-350m"),
 	"gpt3-760m":        shapeOps("gpt3-760m"),

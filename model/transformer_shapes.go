@@ -41,17 +41,16 @@ func bert(name string, layers, d, heads int, published float64) TransformerShape
 		Dropout: true, SplitQKV: true, ScoreKernels: true, Published: published}
 }
 
-// bertSQuAD returns BERT-base fine-tuned for SQuAD as Hugging Face's
-// BertForQuestionAnswering and NVIDIA's DeepLearningExamples
+// bertSQuAD returns a BERT shape of bert fine-tuned for SQuAD as Hugging
+// Face's BertForQuestionAnswering and NVIDIA's DeepLearningExamples
 // (PyTorch/LanguageModeling/BERT/modeling.py, BertForQuestionAnswering)
-// build it: bert-base without its pooler, whose output the span head does
-// not read (DeepLearningExamples' run_squad.py leaves the pooler's
+// build it: the encoder without its pooler, whose output the span head
+// does not read (DeepLearningExamples' run_squad.py leaves the pooler's
 // parameters out of the optimizer: "hack to remove pooler, which is not
-// used"), and the span head over sequences of 384 tokens
-// (run_squad.sh's max_seq_length). Published is Devlin et al.'s 110 M
-// of BERT-base, pooler included.
-func bertSQuAD() TransformerShape {
-	t := bert("bert-base-squad", 12, 768, 12, 110e6)
+// used"), and the span head over sequences of 384 tokens (run_squad.sh's
+// max_seq_length). Published is Devlin et al.'s count, pooler included.
+func bertSQuAD(name string, layers, d, heads int, published float64) TransformerShape {
+	t := bert(name, layers, d, heads, published)
 	t.Source = "Devlin et al. 2019, Sections 3 and 4.2"
 	t.MaxPositions, t.SeqLen = 512, 384
 	t.Pooler, t.SpanHead = false, true
@@ -120,7 +119,8 @@ var transformerShapes = []TransformerShape{
 	mixtral8x7b(),
 	bert("bert-base", 12, 768, 12, 110e6),
 	bert("bert-large", 24, 1024, 16, 340e6),
-	bertSQuAD(),
+	bertSQuAD("bert-base-squad", 12, 768, 12, 110e6),
+	bertSQuAD("bert-large-squad", 24, 1024, 16, 340e6),
 	fairseq("transformer-base", 512, 8, 2048, false, 65e6),
 	transformerBig(),
 }

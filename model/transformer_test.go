@@ -365,40 +365,51 @@ func tfCommas(n int64) string {
 	return s
 }
 
-// TestBERTSQuADShape checks bert-base-squad against Devlin et al. 2019's
-// BERT-base (110 M with the pooler, within 2 %) and against the counts by
-// hand of BertForQuestionAnswering: embeddings (30,522 + 512 + 2) × 768
-// and a LayerNorm, 12 layers of 4·(768² + 768) + 768·3072 + 3072 +
-// 3072·768 + 768 + 2 LayerNorms, the 768 × 2 span head; forward 2·384·(12·
-// (4·768² + 2·768·3072) + 2·768) FLOPs for the linear layers and 12 ·
-// 4·384²·768 for attention's two products per 384-token sequence.
+// TestBERTSQuADShape checks bert-base-squad and bert-large-squad against
+// Devlin et al. 2019's BERT-base and BERT-large (110 M and 340 M with the
+// pooler, within 2 %) and against the counts by hand of
+// BertForQuestionAnswering: embeddings (30,522 + 512 + 2) × d and a
+// LayerNorm, L layers of 4·(d² + d) + d·f + f + f·d + d + 2 LayerNorms,
+// the d × 2 span head; forward 2·384·(L·(4·d² + 2·d·f) + 2·d) FLOPs for
+// the linear layers and L·4·384²·d for attention's two products per
+// 384-token sequence.
 func TestBERTSQuADShape(t *testing.T) {
-	s, err := LookupTransformer("bert-base-squad")
-	if err != nil {
-		t.Fatal(err)
-	}
-	const d, f = 768, 3072
-	layer := int64(4*(d*d+d) + d*f + f + f*d + d + 2*2*d)
-	want := int64((30522+512+2)*d+2*d) + 12*layer + 2*d + 2
-	if want != 108893186 || s.Params() != want {
-		t.Errorf("parameters %d, by hand %d, profile's 108,893,186", s.Params(), want)
-	}
-	if e := math.Abs(float64(s.Params())/110e6 - 1); e > 0.02 {
-		t.Errorf("parameters %d: %.1f %% from the published 110 M", s.Params(), 100*e)
-	}
-	ops, err := s.Ops(TransformerStep{Batch: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var fwd float64
-	for _, o := range ops {
-		if o.Pass == Forward && (o.Kind == MatMul || o.Kind == Attention) {
-			fwd += o.FLOPs
+	for _, c := range []struct {
+		name      string
+		layers, d int64
+		want      int64
+		published float64
+	}{
+		{"bert-base-squad", 12, 768, 108893186, 110e6},
+		{"bert-large-squad", 24, 1024, 334094338, 340e6},
+	} {
+		s, err := LookupTransformer(c.name)
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
-	wantFwd := 2*384*(12*(4*d*d+2*d*f)+2*d) + 12*4*384*384*d
-	if relErr(fwd, float64(wantFwd)) > 1e-12 {
-		t.Errorf("forward FLOPs %.12g, by hand %d", fwd, wantFwd)
+		d, f := c.d, 4*c.d
+		layer := 4*(d*d+d) + d*f + f + f*d + d + 2*2*d
+		want := (30522+512+2)*d + 2*d + c.layers*layer + 2*d + 2
+		if want != c.want || s.Params() != want {
+			t.Errorf("%s: parameters %d, by hand %d, profile's %d", c.name, s.Params(), want, c.want)
+		}
+		if e := math.Abs(float64(s.Params())/c.published - 1); e > 0.02 {
+			t.Errorf("%s: parameters %d: %.1f %% from the published %g", c.name, s.Params(), 100*e, c.published)
+		}
+		ops, err := s.Ops(TransformerStep{Batch: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var fwd float64
+		for _, o := range ops {
+			if o.Pass == Forward && (o.Kind == MatMul || o.Kind == Attention) {
+				fwd += o.FLOPs
+			}
+		}
+		wantFwd := 2*384*(c.layers*(4*d*d+2*d*f)+2*d) + c.layers*4*384*384*d
+		if relErr(fwd, float64(wantFwd)) > 1e-12 {
+			t.Errorf("%s: forward FLOPs %.12g, by hand %d", c.name, fwd, wantFwd)
+		}
 	}
 }
 

@@ -50,12 +50,14 @@ const modeLabel = "mode"
 // The labels of a program's step (CSV columns): ampLabel the mixed
 // precision's implementation (Measured.AMP), loaderLabel its input
 // loader (Measured.Loader), clipLabel the clipping of the
-// gradients' norm each step (Measured.ClipNorm), stepsCountedLabel and
+// gradients' norm each step (Measured.ClipNorm), zeroGradLabel how it
+// clears the gradients (Measured.ZeroGrad), stepsCountedLabel and
 // stepsTimedLabel the steps a throughput counts and those its timed
 // region ran (Measured.StepsCounted, StepsTimed).
 const (
 	ampLabel          = "amp"
 	clipLabel         = "clip"
+	zeroGradLabel     = "zero_grad"
 	stepsCountedLabel = "steps_counted"
 	stepsTimedLabel   = "steps_timed"
 	loaderLabel       = "loader"
@@ -276,7 +278,7 @@ func sentenceScale(header benchlog.Record, name string, prof *model.Profiles) (f
 	return n, nil
 }
 
-// programLabels reads a record's amp, clip, trainer, loader,
+// programLabels reads a record's amp, clip, zero_grad, trainer, loader,
 // steps_counted and steps_timed labels into m.
 func programLabels(m *Measured, labels map[string]string) error {
 	switch a := labels[ampLabel]; a {
@@ -288,6 +290,9 @@ func programLabels(m *Measured, labels map[string]string) error {
 	}
 	var err error
 	if m.ClipNorm, err = namedValue(labels, clipLabel, ClipGlobalNorm); err != nil {
+		return err
+	}
+	if m.ZeroGrad, err = namedValue(labels, zeroGradLabel, ZeroGradZero); err != nil {
 		return err
 	}
 	if fairseq, err := namedValue(labels, trainerLabel, TrainerDLEFairseq); err != nil {

@@ -88,6 +88,10 @@ type Measured struct {
 	// beyond the operators, the optimizer and the exchange (a CSV's
 	// trainer column): TrainerDLEFairseq, or "" for none (fairseqStep).
 	Trainer string
+	// ZeroGrad says the program zeroed its gradients after each step
+	// rather than freeing them, so that the backward pass added into them
+	// (a CSV's zero_grad column, ZeroGradZero; compute.Config.ZeroGrad).
+	ZeroGrad bool
 	// Loader is the program's input loader where its step waits for it (a
 	// CSV's loader column): LoaderHybrid, or "" for a loader outside the
 	// training process or synthetic input.
@@ -496,7 +500,7 @@ func measuredCompute(ms *Measured, d *hw.Device, prec hw.Precision, opt model.Op
 	c := compute.Config{Device: d, Precision: prec, Mode: measuredMode(ms), NCHW: measuredNCHW(ms), SeqLen: seq, Framework: ms.Framework}
 	if isTorch(ms) {
 		amp := ms.Precision != string(prec) // amp-fp16, amp, amp-bf16
-		c.Optimizer, c.Autocast, c.ClipNorm = opt, amp, ms.ClipNorm
+		c.Optimizer, c.Autocast, c.ClipNorm, c.ZeroGrad = opt, amp, ms.ClipNorm, ms.ZeroGrad
 		c.GradScaler = amp && prec == hw.FP16
 		c.LossSync = ms.Trainer == TrainerDLEFairseq // utils.item(loss.data) before the backward pass
 		if ms.Loader == LoaderHybrid {
@@ -538,6 +542,12 @@ const (
 	// ClipGlobalNorm is a clip column's value for clipping the gradients'
 	// global norm each step with a host read of the norm.
 	ClipGlobalNorm = "global-norm"
+	// ZeroGradZero is a zero_grad column's value for a program whose
+	// optimizer.zero_grad() zeroes the gradients in place rather than
+	// setting them to None: torch.optim's before PyTorch 2.0
+	// (set_to_none=False by default) and apex amp's under O2
+	// (apex/amp/_process_optimizer.py, new_zero_grad).
+	ZeroGradZero = "zero"
 )
 
 // workShare returns ms.WorkShare, 1 where it is 0.

@@ -1224,7 +1224,7 @@ func TestValidateMeasuredPublishedNodes(t *testing.T) {
 	checkSummary(t, out, "measurements")
 	checkScaling(t, out)
 	for _, want := range []string{"v100-sxm2-16gb", "a100-sxm4-80gb", "h100-sxm5-80gb",
-		"resnet50", "bert-base-squad", "bert-large", "maskrcnn-r50-fpn", "fp32", "tf32", "amp-fp16",
+		"resnet50", "bert-base-squad", "bert-large-squad", "maskrcnn-r50-fpn", "fp32", "tf32", "amp-fp16",
 		"1 devices", "8 devices", "dgx1", "dgx-a100", "dgx-h100"} {
 		if !seen[want] {
 			t.Errorf("no row of %s", want)
