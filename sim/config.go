@@ -414,6 +414,10 @@ type Network struct {
 	// on one node the NCCL exchange runs a call on as many as its size
 	// fills (netsim.NCCLConfig.Channels). Default 0: unknown, all.
 	NCCLChannels int
+	// NCCLArch is the GPUs' row of NCCL's per-architecture tuning tables:
+	// volta, ampere, hopper or blackwell (netsim.NCCLConfig.Arch). Default
+	// "": none of their caps.
+	NCCLArch string
 	// ServerNIC is each parameter server's NIC line rate; default NIC.
 	ServerNIC units.BytesPerSec
 	// IntraPCI says the devices of a node talk over PCIe, NCCL's PCI link
@@ -841,6 +845,9 @@ func (c *Config) validate() error {
 	if n.Streams < 1 || n.Streams > netsim.MaxStreams {
 		bad("streams %d is not in [1, %d]", n.Streams, netsim.MaxStreams)
 	}
+	if _, err := netsim.ParseArch(n.NCCLArch); err != nil {
+		bad("NCCL architecture %q: want volta, ampere, hopper, blackwell or \"\"", n.NCCLArch)
+	}
 	if n.NCCLChannels < 0 || n.NCCLChannels > 64 {
 		bad("NCCL channels %d is not in [0, 64]", n.NCCLChannels)
 	}
@@ -973,5 +980,6 @@ func (c *Config) ncclConfig() netsim.NCCLConfig {
 		q, _ := netsim.ParseProtocol(s)
 		net = append(net, q)
 	}
-	return netsim.NCCLConfig{IntraPCI: n.IntraPCI, NVLS: n.NVLS, CollNet: n.CollNet, Algorithm: a, Protocol: p, NetProtocols: net, Channels: n.NCCLChannels, HopLatency: n.NCCLHopLatency}
+	arch, _ := netsim.ParseArch(n.NCCLArch)
+	return netsim.NCCLConfig{IntraPCI: n.IntraPCI, NVLS: n.NVLS, CollNet: n.CollNet, Algorithm: a, Protocol: p, NetProtocols: net, Channels: n.NCCLChannels, HopLatency: n.NCCLHopLatency, Arch: arch}
 }

@@ -148,6 +148,11 @@ func TestNetProtocols(t *testing.T) {
 	if _, err := CollectiveTime(c, OpAllReduce, 8); !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), "NCCL channels 65 is not in [0, 64]") {
 		t.Errorf("65 channels: %v", err)
 	}
+	c.Network.NetProtocols, c.Network.NCCLArch = nil, "kepler"
+	if _, err := CollectiveTime(c, OpAllReduce, 8); !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), `NCCL architecture "kepler": want volta, ampere, hopper, blackwell`) {
+		t.Errorf("architecture kepler: %v", err)
+	}
+	c.Network.NCCLArch = ""
 	c.Network.NetProtocols, c.Network.NCCLChannels = []string{"fast"}, 0
 	if _, err := CollectiveTime(c, OpAllReduce, 8); !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), `NCCL net protocol 0 "fast"`) {
 		t.Errorf("protocol fast: %v", err)
