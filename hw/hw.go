@@ -237,6 +237,12 @@ type Device struct {
 	// 64 (NCCL's MAXCHANNELS).
 	NCCLChannels int `yaml:"nccl_channels"`
 
+	// NCCLArch is the row of NCCL's per-architecture tuning tables
+	// (src/graph/tuning.cc, compCapIndex) the GPU takes by its compute
+	// capability: volta below 8.0, ampere for 8.x, hopper for 9.x,
+	// blackwell from 10.0. Default "" (not given: no per-architecture cap).
+	NCCLArch string `yaml:"nccl_arch,omitempty"`
+
 	// ConvEfficiency is the fraction of the peak that an implicit-GEMM
 	// convolution reaches on this device's full waves of tiles, from a
 	// published measurement of the device; default none (a convolution

@@ -285,6 +285,9 @@ func TestPlausibleLimits(t *testing.T) {
 		{func(c *Catalog, bad bool) { c.Devices["gpu"].SMs = int(pick(bad, 65536, 65537)) }, "devices.gpu.sms", "must be 0 (not given) or within 1 to 65536, not 65537"},
 		{func(c *Catalog, bad bool) { c.Devices["gpu"].SMs = int(pick(bad, 0, -1)) }, "devices.gpu.sms", "must be 0 (not given) or within 1 to 65536, not -1"},
 		{func(c *Catalog, bad bool) { c.Devices["gpu"].NCCLChannels = int(pick(bad, 64, 65)) }, "devices.gpu.nccl_channels", "must be 0 (not given) or within 1 to 64, not 65"},
+		{func(c *Catalog, bad bool) {
+			c.Devices["gpu"].NCCLArch = map[bool]string{false: "hopper", true: "Hopper"}[bad]
+		}, "devices.gpu.nccl_arch", `unknown NCCL architecture "Hopper"; did you mean "hopper"?`},
 		{func(c *Catalog, bad bool) { c.Devices["gpu"].ConvEfficiency.Tensor = pick(bad, 1, 1.01) }, "devices.gpu.conv_efficiency.tensor", "must be 0 (not measured) or in (0, 1], not 1.01"},
 		{func(c *Catalog, bad bool) { c.Devices["gpu"].ConvEfficiency.CUDA = pick(bad, 0, -0.5) }, "devices.gpu.conv_efficiency.cuda", "must be 0 (not measured) or in (0, 1], not -0.5"},
 		{func(c *Catalog, bad bool) { c.Devices["gpu"].ConvEfficiency.CUDA = pick(bad, 0.5, math.NaN()) }, "devices.gpu.conv_efficiency.cuda", "must be 0 (not measured) or in (0, 1], not NaN"},

@@ -104,6 +104,10 @@ func required(ps *config.Problems, path, v string) {
 	}
 }
 
+// ncclArchs are the rows of NCCL's per-architecture tuning tables
+// (Device.NCCLArch).
+var ncclArchs = []string{"volta", "ampere", "hopper", "blackwell"}
+
 func oneOf(ps *config.Problems, path, kind, v string, valid []string) {
 	if v == "" {
 		ps.Addf(path, "is required")
@@ -143,6 +147,9 @@ func (c *Catalog) validateDevice(ps *config.Problems, name string, d *Device) {
 	optional(ps, p+".tdp", d.TDP, powerSpan)
 	optionalCount(ps, p+".sms", d.SMs, maxSMs)
 	optionalCount(ps, p+".nccl_channels", d.NCCLChannels, maxNCCLChannels)
+	if d.NCCLArch != "" {
+		oneOf(ps, p+".nccl_arch", "NCCL architecture", d.NCCLArch, ncclArchs)
+	}
 	measuredFraction(ps, p+".conv_efficiency.tensor", d.ConvEfficiency.Tensor)
 	measuredFraction(ps, p+".conv_efficiency.cuda", d.ConvEfficiency.CUDA)
 	validateWinograd(ps, p+".winograd.forward", d.Winograd.Forward)

@@ -249,6 +249,7 @@ func (r *Resolved) network(c *sim.Config, p Point) error {
 	if link.Kind == hw.NVLink {
 		n.NCCLChannels = dev.NCCLChannels // the catalogue's count is an NVLink node's
 	}
+	n.NCCLArch = dev.NCCLArch
 	if t := node.PCIeTree; t != nil && link.PeerToPeer {
 		n.DevicesPerSwitch, n.Sockets = t.DevicesPerSwitch, max(node.CPU.Sockets, 1)
 		n.SwitchUplink = sim.Link{Bandwidth: units.BytesPerSec(float64(t.Uplink) * intraEff)}

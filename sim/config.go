@@ -419,6 +419,10 @@ type Network struct {
 	// of an eighth of it (netsim.NCCLConfig.BuffSize). Default 0: NCCL's
 	// 4 MiB.
 	NCCLBuffSize units.Bytes
+	// NCCLArch is the GPUs' row of NCCL's per-architecture tuning tables:
+	// volta, ampere, hopper or blackwell (netsim.NCCLConfig.Arch). Default
+	// "": none of their caps.
+	NCCLArch string
 	// ServerNIC is each parameter server's NIC line rate; default NIC.
 	ServerNIC units.BytesPerSec
 	// IntraPCI says the devices of a node talk over PCIe, NCCL's PCI link
@@ -846,6 +850,9 @@ func (c *Config) validate() error {
 	if n.Streams < 1 || n.Streams > netsim.MaxStreams {
 		bad("streams %d is not in [1, %d]", n.Streams, netsim.MaxStreams)
 	}
+	if _, err := netsim.ParseArch(n.NCCLArch); err != nil {
+		bad("NCCL architecture %q: want volta, ampere, hopper, blackwell or \"\"", n.NCCLArch)
+	}
 	if n.NCCLChannels < 0 || n.NCCLChannels > 64 {
 		bad("NCCL channels %d is not in [0, 64]", n.NCCLChannels)
 	}
@@ -981,5 +988,6 @@ func (c *Config) ncclConfig() netsim.NCCLConfig {
 		q, _ := netsim.ParseProtocol(s)
 		net = append(net, q)
 	}
-	return netsim.NCCLConfig{IntraPCI: n.IntraPCI, NVLS: n.NVLS, CollNet: n.CollNet, Algorithm: a, Protocol: p, NetProtocols: net, Channels: n.NCCLChannels, HopLatency: n.NCCLHopLatency, BuffSize: n.NCCLBuffSize}
+	arch, _ := netsim.ParseArch(n.NCCLArch)
+	return netsim.NCCLConfig{IntraPCI: n.IntraPCI, NVLS: n.NVLS, CollNet: n.CollNet, Algorithm: a, Protocol: p, NetProtocols: net, Channels: n.NCCLChannels, HopLatency: n.NCCLHopLatency, BuffSize: n.NCCLBuffSize, Arch: arch}
 }

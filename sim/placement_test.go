@@ -153,6 +153,11 @@ func TestNetProtocols(t *testing.T) {
 		t.Errorf("buffer -1 B: %v", err)
 	}
 	c.Network.NCCLBuffSize = 0
+	c.Network.NetProtocols, c.Network.NCCLArch = nil, "kepler"
+	if _, err := CollectiveTime(c, OpAllReduce, 8); !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), `NCCL architecture "kepler": want volta, ampere, hopper, blackwell`) {
+		t.Errorf("architecture kepler: %v", err)
+	}
+	c.Network.NCCLArch = ""
 	c.Network.NetProtocols, c.Network.NCCLChannels = []string{"fast"}, 0
 	if _, err := CollectiveTime(c, OpAllReduce, 8); !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), `NCCL net protocol 0 "fast"`) {
 		t.Errorf("protocol fast: %v", err)

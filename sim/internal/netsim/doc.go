@@ -376,6 +376,16 @@
 // ring's LL), 8, 64), and its payload moves at nc/C of the bandwidth:
 // tuning.cc's bus bandwidth is its channels' sum (TestNCCLChannelRamp).
 //
+// On one node of a known architecture (NCCLConfig.Arch) LL's bus
+// bandwidth is at most tuning.cc's llMaxBw (llMaxBws: 39, 87.7, 141, 282
+// GB/s for Volta, Ampere, Hopper, Blackwell): the ring's B_alg takes
+// min(llMaxBw, 0.5·B_r), the tree's g·0.92·B_t becomes min(0.92·B_t/3.8,
+// llMaxBw), and the simulated streams move no faster: a ring step's
+// stream at most min(llMaxBw, nc/C·B_r/w) of payload, each of the tree's
+// at most llMaxBw/2 (TestNCCLLLMax).
+// tuning.cc's columns of llMaxBws for several nodes, indexed by the host
+// CPU's vendor, and its per-channel LL128 and tree caps are not applied.
+//
 // NVLS and the NVLS tree run as one step after their L: every rank, the
 // head of one of its node's k channels, moves its 1/k share of S through
 // its port k − 1 times (the switch reads the other heads' shares from it

@@ -162,6 +162,67 @@ type NCCLConfig struct {
 	// BuffSize/NCCL_STEPS (ncclTreeChunk). At most MaxBuffSize. Default 0:
 	// NCCL's 4 MiB, whose 512 KiB chunks are DefaultTreeChunk.
 	BuffSize units.Bytes
+	// Arch is the GPUs' architecture, the row of tuning.cc's cap on the
+	// LL protocol's bus bandwidth on one node (ncclLLMax). Default
+	// ArchUnknown: no cap.
+	Arch Arch
+}
+
+// Arch is a GPU architecture as tuning.cc indexes its per-architecture
+// tables (compCapIndex: compute capability 7.x, 8.x, 9.x, 10.x and up).
+type Arch int
+
+const (
+	// ArchUnknown applies none of tuning.cc's per-architecture caps.
+	ArchUnknown Arch = iota
+	// Volta is compute capability 7.x (V100).
+	Volta
+	// Ampere is compute capability 8.x (A100).
+	Ampere
+	// Hopper is compute capability 9.x (H100, H200).
+	Hopper
+	// Blackwell is compute capability 10.0 and up (B200).
+	Blackwell
+)
+
+var archNames = [...]string{"", "volta", "ampere", "hopper", "blackwell"}
+
+// String returns the architecture's name as ParseArch reads it.
+func (a Arch) String() string {
+	if a < 0 || int(a) >= len(archNames) {
+		return fmt.Sprintf("Arch(%d)", int(a))
+	}
+	return archNames[a]
+}
+
+// ParseArch returns the architecture named s: volta, ampere, hopper or
+// blackwell, or ArchUnknown for "".
+func ParseArch(s string) (Arch, error) {
+	for i, n := range archNames {
+		if s == n {
+			return Arch(i), nil
+		}
+	}
+	return 0, fmt.Errorf("%w: unknown GPU architecture %q; want one of %q", ErrConfig, s, archNames[1:])
+}
+
+// ncclLLMax is the first column of llMaxBws in NCCL's tuning.cc
+// (NVIDIA/nccl master 5067397, src/graph/tuning.cc, the tuner constants:
+// "Volta-N1", "Ampere-N1", "Hopper-N1", "Blackwell-N1"), GB/s, by Arch:
+// the most bus bandwidth ncclTopoTuneModel gives the LL ring (busBw =
+// min(llMaxBw, busBw·0.5)) and the LL tree (min(busBw/3.8, llMaxBw)) on
+// one node. Its columns for two nodes and more are indexed by the host
+// CPU's vendor instead; they are not applied (see the package
+// documentation, "NCCL").
+var ncclLLMax = [...]float64{0, 39.0, 87.7, 141.0, 2 * 141.0}
+
+// ncclLLMaxBus returns tuning.cc's llMaxBw on g, bytes/s: on one node of
+// a known architecture ncclLLMax's, else +Inf.
+func ncclLLMaxBus(g ncclGeom) float64 {
+	if g.nodes != 1 || g.arch <= ArchUnknown || int(g.arch) >= len(ncclLLMax) {
+		return math.Inf(1)
+	}
+	return ncclLLMax[g.arch] * 1e9
 }
 
 // MaxBuffSize bounds NCCLConfig.BuffSize: 1 GiB, far above the 4 MiB
@@ -184,6 +245,9 @@ func (c NCCLConfig) validate() []error {
 	}
 	if !nonNegative(float64(c.HopLatency)) {
 		errs = append(errs, fmt.Errorf("%w: NCCL hop latency %v is not a finite time >= 0", ErrConfig, float64(c.HopLatency)))
+	}
+	if c.Arch < 0 || int(c.Arch) >= len(archNames) {
+		errs = append(errs, fmt.Errorf("%w: unknown GPU architecture %d; want one of %q", ErrConfig, int(c.Arch), archNames[1:]))
 	}
 	if c.Channels < 0 || c.Channels > ncclMaxChannels {
 		errs = append(errs, fmt.Errorf("%w: NCCL channels %d: want 0 (unknown) to %d", ErrConfig, c.Channels, ncclMaxChannels))
@@ -305,6 +369,7 @@ type ncclGeom struct {
 	hop            float64 // factor on hwLatencies inside a node (NCCLConfig.HopLatency)
 	cls            int     // link class inside a node
 	even           bool    // every node holds as many of the ranks
+	arch           Arch    // the GPUs' architecture (NCCLConfig.Arch)
 }
 
 // ncclGeometry returns the geometry of ranks on t.
@@ -313,7 +378,7 @@ func (t *Topology) ncclGeometry(ranks []int) ncclGeom {
 	for _, r := range ranks {
 		index[t.Node(r)]++
 	}
-	g := ncclGeom{p: len(ranks), nodes: len(index), cls: hwNVLink}
+	g := ncclGeom{p: len(ranks), nodes: len(index), cls: hwNVLink, arch: t.cfg.NCCL.Arch}
 	g.k = g.p / g.nodes
 	g.even = g.k*g.nodes == g.p
 	for _, n := range index {
@@ -503,6 +568,9 @@ func ncclBandwidth(op Op, a, pr int, g ncclGeom) float64 {
 	switch a {
 	case tRing:
 		bus *= [3]float64{0.5, 0.92, 1}[pr]
+		if pr == 0 {
+			bus = min(bus, ncclLLMaxBus(g))
+		}
 		steps, _ := ncclRingSteps(op, g)
 		if op == OpBroadcast {
 			steps = g.p
@@ -512,7 +580,7 @@ func ncclBandwidth(op Op, a, pr int, g ncclGeom) float64 {
 		bus = 0.92 * g.busTree
 		switch pr {
 		case 0:
-			bus /= 3.8
+			bus = min(bus/3.8, ncclLLMaxBus(g))
 		case 1:
 			if g.nodes == 1 {
 				bus *= 7.0 / 9

@@ -156,7 +156,13 @@ func (p *plan) base(lat float64) {
 // all-gather those of Ring (one ring per NIC), each paying the mean of
 // tuning.cc's hop latencies over the ring's steps inside and between
 // nodes; for broadcast a pipelined chain from the first rank, each tick
-// paying one hop.
+// paying one hop. With LL on one node the streams move at most
+// tuning.cc's llMaxBw (ncclLLMaxBus) of payload: a ring step's stream
+// carries a rank's share S/p, so its payload rate is the ring's bus
+// bandwidth (a broadcast chain's, S at the algorithm bandwidth, which
+// tuning.cc sets to the bus bandwidth), and w, the wire bytes a payload
+// byte times C/nc for the channels used, makes lim = w·llMaxBw hold it to
+// min(llMaxBw, nc/C·B/w_P).
 func (p *plan) ncclRing(op Op, pr int, g ncclGeom, ranks []int, S, w float64) {
 	f := ncclPlateau(op, tRing, pr, g, S)
 	base := ncclBase[tRing][pr] * 1e-6 * f
@@ -166,11 +172,22 @@ func (p *plan) ncclRing(op Op, pr int, g ncclGeom, ranks []int, S, w float64) {
 		C, c := p.chunks(S)
 		p.chain(ranks, C, c)
 		p.retime(from, ncclHopLat(pr, g)*1e-6, w)
-		return
+	} else {
+		steps, _ := ncclRingSteps(op, g)
+		p.rings([][]int{ranks}, S, "", steps)
+		p.retime(from, (ncclLatency(op, tRing, pr, g)*f-base)/float64(steps), w)
 	}
-	steps, _ := ncclRingSteps(op, g)
-	p.rings([][]int{ranks}, S, "", steps)
-	p.retime(from, (ncclLatency(op, tRing, pr, g)*f-base)/float64(steps), w)
+	if lim := ncclLLMaxBus(g); pr == 0 && !math.IsInf(lim, 1) {
+		p.limit(from, lim*w)
+	}
+}
+
+// limit caps the streams of the steps from index from at lim bytes/s of
+// wire bytes.
+func (p *plan) limit(from int, lim float64) {
+	for i := from; i < len(p.steps); i++ {
+		p.steps[i].path = p.limited(p.steps[i].path, lim)
+	}
 }
 
 // retime puts the steps from index from on copies of their paths whose
@@ -242,6 +259,11 @@ func (p *plan) ncclTree(pr int, g ncclGeom, ranks []int, S, w float64) error {
 		}), chunk, 1)
 	}
 	p.retime(from, 0, w/ncclTreeCorr(pr, S))
+	if lim := ncclLLMaxBus(g); pr == 0 && !math.IsInf(lim, 1) {
+		// The ch trees' streams move S/ch each at ch·rate·f/w of algorithm
+		// bandwidth; tuning.cc's is min(busBw/3.8, llMaxBw)·f/2.
+		p.limit(from, lim*w/float64(2*ch))
+	}
 	return nil
 }
 

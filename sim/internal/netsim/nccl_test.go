@@ -668,3 +668,78 @@ func TestNCCLTreeBuffSize(t *testing.T) {
 		t.Errorf("NCCL buffer size 2 GiB: got %v, want an error wrapping ErrConfig", err)
 	}
 }
+
+// TestNCCLLLMax: on one node NCCL's tuning model caps the LL protocol's
+// bus bandwidth at llMaxBw by architecture (tuning.cc, llMaxBws' first
+// column: Volta 39, Ampere 87.7, Hopper 141, Blackwell 282 GB/s), and the
+// simulated streams move no faster. One node of 8 ranks, ports of 150
+// GB/s (75 GB/s of LL payload):
+//   - Volta, ring all-reduce of S = 3 MiB on all 12 channels:
+//     T = (6.6 + 14·0.6) µs + 14/8·S/39 GB/s = 15 + 141.2 = 156.2 µs;
+//   - Volta, S = 64 KiB: 2 of the 12 channels (64 KiB / (512 threads ·
+//     8 B · 8 ranks)), 2/12 of 75 GB/s = 12.5 GB/s, under the cap:
+//     T = 15 µs + 14/8·65536/12.5e9 s = 15 + 9.2 = 24.2 µs, uncapped;
+//   - Ampere: 87.7 GB/s is above 75, T = 15 µs + 14/8·S/75 GB/s;
+//   - Volta, broadcast of 3 MiB: a chain of C = 6 chunks of 512 KiB over
+//     7 hops, C + 6 ticks of 0.6 µs + 512 KiB/39 GB/s each, after the base
+//     6.6 µs: 6.6 + 12·(0.6 + 13.44) = 175.1 µs;
+//   - Volta, tree all-reduce of 3 MiB with ports 10^6 times faster, so
+//     that only the cap binds: every stream moves at 39 GB/s of wire
+//     bytes, 19.5 of payload, and the C + D − 1 = 6 + 14 − 1 = 19 ticks
+//     each move a 512 KiB chunk times w/f = 2/0.6: T = (6.8 + 2·7·0.6) µs
+//     plus 19·524288·2/0.6/39e9 s, 15.2 + 851.4 µs; the tuning model's own
+//     time is L + S/(min(0.92·B/3.8, 39 GB/s)/2 · 0.6) = 15.2 + 268.9 µs.
+func TestNCCLLLMax(t *testing.T) {
+	node := twoLevel(8, 8, 1, 1)
+	node.NCCL.Channels = 12
+	node.NCCL.Arch = Volta
+	lat := (refBaseRing[0] + 14*refNVRing[0]) * 1e-6
+	for _, c := range []struct {
+		arch Arch
+		S    units.Bytes
+		bus  float64
+	}{{Volta, 3 * units.MiB, 39e9}, {Volta, 64 * units.KiB, 12.5e9}, {Ampere, 3 * units.MiB, 75e9}, {ArchUnknown, 3 * units.MiB, 75e9}} {
+		cfg := node
+		cfg.NCCL.Arch = c.arch
+		got := runNCCL(t, ncclCfg(cfg, NCCLRing, LL), OpAllReduce, c.S)
+		checkForm(t, fmt.Sprintf("%v ring LL %v", c.arch, c.S), float64(got.Time()), lat+14.0/8*float64(c.S)/c.bus)
+	}
+	got := runNCCL(t, ncclCfg(node, NCCLRing, LL), OpBroadcast, 3*units.MiB)
+	checkForm(t, "Volta broadcast LL 3 MiB", float64(got.Time()), refBaseRing[0]*1e-6+12*(refNVRing[0]*1e-6+524288/39e9))
+
+	fast := node
+	fast.NCCL.Channels = 0
+	fast.Intra.Bandwidth *= 1e6
+	S := 3 * units.MiB
+	L := (refBaseTree[0] + 2*7*refNVTree[0]) * 1e-6
+	got = runNCCL(t, ncclCfg(fast, NCCLTree, LL), OpAllReduce, S)
+	checkForm(t, "Volta tree LL 3 MiB", float64(got.Time()), L+19*524288*2/refTreeCorr(0, S)/39e9)
+	var s event.Scheduler
+	tp, err := NewTopology(&s, ncclCfg(fast, NCCLTree, LL))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch, err := tp.NCCLChoose(OpAllReduce, S, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkForm(t, "Volta tree LL 3 MiB, tuning model", float64(ch.Predicted), L+float64(S)/(39e9/2*refTreeCorr(0, S)))
+
+	node.NCCL.Arch = Blackwell + 1
+	if _, err := NewTopology(&s, node); !errors.Is(err, ErrConfig) {
+		t.Errorf("architecture %d: %v, want ErrConfig", int(node.NCCL.Arch), err)
+	}
+}
+
+// TestParseArch: the architectures' names read back, "" is unknown, and
+// any other name is an error naming the choices.
+func TestParseArch(t *testing.T) {
+	for _, a := range []Arch{ArchUnknown, Volta, Ampere, Hopper, Blackwell} {
+		if got, err := ParseArch(a.String()); err != nil || got != a {
+			t.Errorf("ParseArch(%q) = %v, %v; want %v", a.String(), got, err, a)
+		}
+	}
+	if _, err := ParseArch("kepler"); err == nil || !errors.Is(err, ErrConfig) {
+		t.Errorf("ParseArch(kepler) = %v, want ErrConfig", err)
+	}
+}
