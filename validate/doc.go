@@ -28,7 +28,11 @@
 // device alone or several on whole nodes of the system they ran on, with
 // its links and a ring all-reduce; and the largest batch the memory model
 // fits (sim.Config.LargestMicroBatch) against the largest batch that ran
-// and the first that ran out of memory. Where one device of two kinds ran
+// and the first that ran out of memory. The ring's buckets overlap the
+// backward pass, but for DeepLearningExamples' TensorFlow 2 Mask R-CNN
+// (model maskrcnn-r50-fpn, framework tensorflow), whose MirroredStrategy
+// all-reduces every float32 gradient in one pack after the backward pass
+// (docs/validation-detection.md). Where one device of two kinds ran
 // the same model, precision and variant, its report compares the kinds
 // (DeviceRatio): the speed of one over the other at the largest batch both
 // ran, measured and predicted. CompareCalibrated does the same with the

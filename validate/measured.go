@@ -394,8 +394,26 @@ func measuredConfig(m *model.Model, d *hw.Device, ms *Measured, b, seq int, eff 
 		Accumulation:   max(ms.Accumulation, 1),
 		Compute:        cp,
 		Memory:         sim.ModelMemory(mem, d, opt, sp, master),
-		Comm:           sim.Comm{Algorithm: sim.Ring, Layers: sim.GradientLayers(m, gradientBytes(ms, prec, sp))},
+		Comm:           sim.Comm{Algorithm: sim.Ring, Layers: sim.GradientLayers(m, gradientBytes(ms, prec, sp)), NoOverlap: mirrored(ms)},
 	}, nil
+}
+
+// mirrored reports whether ms's program is DeepLearningExamples'
+// TensorFlow 2 Mask R-CNN (the model maskrcnn-r50-fpn with a tensorflow
+// framework, as model.Shape.Framework selects it), which trains with
+// Keras' fit under tf.distribute.MirroredStrategy
+// (TensorFlow2/Segmentation/MaskRCNN/mrcnn_tf2/runtime/run.py:17 at
+// 729963dd). Its strategy's cross-device ops on a node's GPUs are
+// NcclAllReduce(num_packs=1) (tensorflow/python/distribute/
+// cross_device_ops.py, select_cross_device_ops), which concatenates every
+// gradient of a device into one pack and all-reduces it in one collective
+// (_do_batch_all_reduce, _pack_tensors): the exchange starts once the
+// backward pass has produced the last gradient (sim.Comm.NoOverlap). Under
+// Keras' mixed_float16 policy the variables, and so their gradients, stay
+// float32 (tensorflow.org/guide/mixed_precision), which gradientBytes
+// counts.
+func mirrored(ms *Measured) bool {
+	return ms.Model == "maskrcnn-r50-fpn" && strings.HasPrefix(strings.ToLower(ms.Framework), "tensorflow")
 }
 
 // gradientBytes returns the bytes of one gradient value that ms's
@@ -403,10 +421,11 @@ func measuredConfig(m *model.Model, d *hw.Device, ms *Measured, b, seq int, eff 
 // of a mixed precision, amp-fp16 or amp-bf16), which casts its operators'
 // inputs and leaves the module's parameters, and so their .grad, float32
 // (pytorch.org/docs/stable/amp.html), and DistributedDataParallel (apex's
-// too) all-reduces the .grad as it is; else the storage precision's (under
+// too) all-reduces the .grad as it is; 4 for a row of mirrored's program
+// (Keras' float32 variables); else the storage precision's (under
 // AMPApexO2 the model's own fp16 gradients).
 func gradientBytes(ms *Measured, prec hw.Precision, sp model.Precision) float64 {
-	if isTorch(ms) && ms.Precision != string(prec) && ms.AMP != AMPApexO2 {
+	if isTorch(ms) && ms.Precision != string(prec) && ms.AMP != AMPApexO2 || mirrored(ms) {
 		return 4
 	}
 	return sp.Size()
