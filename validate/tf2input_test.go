@@ -18,18 +18,7 @@ import (
 // published throughput), keyed "device precision devices batch".
 func tf2Steps(t *testing.T) map[string]float64 {
 	t.Helper()
-	f, err := os.Open("../testdata/measurements/published-dle-maskrcnn-r50-fpn.csv")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	r := csv.NewReader(f)
-	r.Comment = '#'
-	r.FieldsPerRecord = -1
-	recs, err := r.ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
+	recs := csvTable(t, "../testdata/measurements/published-dle-maskrcnn-r50-fpn.csv")
 	steps := map[string]float64{}
 	for _, rec := range recs[1:] { // the first is the header
 		if len(rec) < 9 || rec[8] != "tensorflow" {
@@ -46,6 +35,42 @@ func tf2Steps(t *testing.T) map[string]float64 {
 	return steps
 }
 
+// csvTable returns the records of a comma-separated file, its "#" lines
+// left out.
+func csvTable(t *testing.T, path string) [][]string {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	r := csv.NewReader(f)
+	r.Comment = '#'
+	r.FieldsPerRecord = -1
+	recs, err := r.ReadAll()
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return recs
+}
+
+// detectionDoc returns a check that docs/validation-detection.md, its
+// white space collapsed, holds a text.
+func detectionDoc(t *testing.T) func(string) {
+	t.Helper()
+	doc, err := os.ReadFile("../docs/validation-detection.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := strings.Join(strings.Fields(string(doc)), " ")
+	return func(s string) {
+		t.Helper()
+		if !strings.Contains(text, s) {
+			t.Errorf("docs/validation-detection.md lacks %q", s)
+		}
+	}
+}
+
 // TestTF2InputDocFigures checks the figures docs/validation-detection.md
 // ("The TensorFlow 2 program's input on eight GPUs") gives: the bytes a
 // device receives per image, from the shapes DeepLearningExamples'
@@ -54,17 +79,7 @@ func tf2Steps(t *testing.T) map[string]float64 {
 // the step; and the host's core-seconds per image the eight-GPU rows'
 // growth would take over the node's cores as validate counts them.
 func TestTF2InputDocFigures(t *testing.T) {
-	doc, err := os.ReadFile("../docs/validation-detection.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	text := strings.Join(strings.Fields(string(doc)), " ")
-	has := func(s string) {
-		t.Helper()
-		if !strings.Contains(text, s) {
-			t.Errorf("docs/validation-detection.md lacks %q", s)
-		}
-	}
+	has := detectionDoc(t)
 	positions := 0
 	for l := 2; l <= 6; l++ { // levels 2-6 of an 832 × 1344 image
 		positions += (832 >> l) * (1344 >> l)
