@@ -71,7 +71,9 @@
 // model's programs differ between frameworks, Shape.Framework picks one:
 // Mask R-CNN's TensorFlow 2 program suppresses its proposals on the host
 // (an operator with Op.HostCPU, ops_detect.go), its PyTorch one on the
-// device.
+// device; torchvision's MaskRCNN (ops_detect_tv.go) batches over the
+// images what maskrcnn-benchmark loops over, and makes its mask targets
+// on the device.
 //
 // # Files
 //

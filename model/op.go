@@ -234,7 +234,10 @@ type Shape struct {
 	// model's implementations differ between frameworks: for
 	// maskrcnn-r50-fpn, "tensorflow" (or a name beginning with it, as a
 	// log writes "tensorflow 2.4") lists DeepLearningExamples' TensorFlow
-	// 2 program, anything else its PyTorch one (ops_detect.go).
+	// 2 program, a name that contains "torchvision" (torchbench's "torch
+	// 2.11.0+cu130 torchvision 0.26.0+cu130") torchvision's MaskRCNN
+	// (ops_detect_tv.go), anything else DeepLearningExamples' PyTorch one
+	// (ops_detect.go).
 	Framework string
 	// Fused says the program fuses chains of elementwise operators (a
 	// graph compiler such as torch.jit.script with nvFuser, or XLA); the

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"strconv"
-	"strings"
 
 	"scaleplan/internal/units"
 )
@@ -302,7 +301,10 @@ const (
 // are DeepLearningExamples' calls (ops_detect.go), each image given
 // 1,000 proposals and 128 positive RoIs, its PyTorch program's or, where
 // s.Framework names TensorFlow, its TensorFlow 2 program's suppression on
-// the host and mask targets on the device in their place; RoIAlign reads 16 values per output element
+// the host and mask targets on the device in their place, and where it
+// names torchvision, torchvision's MaskRCNN's calls (ops_detect_tv.go:
+// 2,000 proposals an image, 91 classes, the input transform in the
+// step); RoIAlign reads 16 values per output element
 // at most the pyramid's size, and its backward writes the whole
 // pyramid's gradient; the mask loss is on the ground-truth class's
 // channel.
@@ -314,6 +316,10 @@ func maskRCNNOps(s Shape) ([]Op, error) {
 	h := ceilDivInt(r, 32) * 32
 	w := ceilDivInt(r*1333, 800*32) * 32
 	b := newConvNet(s.Precision, s.Batch)
+	prog := detectProgramOf(s.Framework)
+	if prog == programTorchvision {
+		tvTransform(b, int64(h), int64(w))
+	}
 	frozen := resnetNorm{frozen: true}
 	x := resnetStem(b, "backbone.", b.input(3, h, w), frozen, true)
 	var cs []*fmap
@@ -332,9 +338,12 @@ func maskRCNNOps(s Shape) ([]Op, error) {
 	}
 	ps := maskRCNNFPN(b, cs)
 	maskRCNNRPN(b, ps)
-	tf := strings.HasPrefix(strings.ToLower(s.Framework), "tensorflow")
-	rpnProposals(b, ps, tf)
-	maskRCNNHeads(b, ps[:4], tf)
+	if prog == programTorchvision {
+		tvProposalsOf(b, ps)
+	} else {
+		rpnProposals(b, ps, prog == programTF2)
+	}
+	maskRCNNHeads(b, ps[:4], prog)
 	return b.ops(), nil
 }
 
@@ -404,32 +413,54 @@ func roiAlign(b *convNet, name string, ps []*fmap, rois int64, bins int) *fmap {
 // maskRCNNHeads adds the box head (two 1024-wide layers, class scores and
 // class-specific boxes) on the sampled RoIs and the mask head (four 3×3
 // convolutions, a 2×2 transposed convolution, per-class 28×28 logits) on
-// the positive ones, with their losses (tf: TensorFlow 2's mask targets,
-// maskTargets).
-func maskRCNNHeads(b *convNet, ps []*fmap, tf bool) {
+// the positive ones, with their losses and the bookkeeping of program
+// prog (ops_detect.go, ops_detect_tv.go).
+func maskRCNNHeads(b *convNet, ps []*fmap, prog detectProgram) {
 	rois := b.batch * mrcnnBoxRoIs
-	poolerLevels(b, "roi_heads.box_roi_pool", rois)
+	tv := prog == programTorchvision
+	classes := mrcnnClasses
+	if tv {
+		classes = tvClasses
+	}
+	if tv {
+		tvPooler(b, "roi_heads.box_roi_pool", rois)
+	} else {
+		poolerLevels(b, "roi_heads.box_roi_pool", rois)
+	}
 	x := roiAlign(b, "roi_heads.box_roi_pool", ps, rois, 7)
 	x = b.relu("roi_heads.box_head.relu6", b.linear("roi_heads.box_head.fc6", x, 1024))
 	x = b.relu("roi_heads.box_head.relu7", b.linear("roi_heads.box_head.fc7", x, 1024))
 	b.fork("roi_heads.box_predictor", x)
-	cls := b.linear("roi_heads.box_predictor.cls_score", x, mrcnnClasses)
-	b.linear("roi_heads.box_predictor.bbox_pred", x, 4*mrcnnClasses)
-	boxLossTargets(b)
+	cls := b.linear("roi_heads.box_predictor.cls_score", x, classes)
+	b.linear("roi_heads.box_predictor.bbox_pred", x, 4*classes)
+	if tv {
+		tvBoxLoss(b)
+	} else {
+		boxLossTargets(b)
+	}
 	b.classifierLoss("roi_heads.loss_classifier", cls)
 	pos := b.batch * mrcnnMaskRoIs
 	b.elementLoss("roi_heads.loss_box_reg", 4*pos, flopsSmoothL1)
 
-	maskPositive(b)
-	poolerLevels(b, "roi_heads.mask_roi_pool", pos)
+	if tv {
+		tvMaskPositive(b)
+		tvPooler(b, "roi_heads.mask_roi_pool", pos)
+	} else {
+		maskPositive(b)
+		poolerLevels(b, "roi_heads.mask_roi_pool", pos)
+	}
 	m := roiAlign(b, "roi_heads.mask_roi_pool", ps, pos, 14)
 	for i := 1; i <= 4; i++ {
 		n := "roi_heads.mask_head.mask_fcn" + strconv.Itoa(i)
 		m = b.relu(n+".relu", b.conv(n, m, convSpec{cout: mrcnnFPN, k: 3, stride: 1, pad: 1, bias: true}))
 	}
 	m = b.relu("roi_heads.mask_predictor.relu", deconv2(b, "roi_heads.mask_predictor.conv5_mask", m))
-	m = b.conv("roi_heads.mask_predictor.mask_fcn_logits", m, convSpec{cout: mrcnnClasses, k: 1, stride: 1, bias: true})
-	maskTargets(b, tf)
+	m = b.conv("roi_heads.mask_predictor.mask_fcn_logits", m, convSpec{cout: classes, k: 1, stride: 1, bias: true})
+	if tv {
+		tvMaskTargets(b, 4*ps[0].h, 4*ps[0].w) // P2 is a quarter of the image
+	} else {
+		maskTargets(b, prog == programTF2)
+	}
 	b.elementLoss("roi_heads.loss_mask", pos*m.h*m.w, flopsBCE)
 }
 

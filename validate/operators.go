@@ -112,7 +112,7 @@ func newOperatorRow(m *Measured, cat *hw.Catalog, prof *model.Profiles) (operato
 	if err != nil {
 		return operatorRow{}, "", false, err
 	}
-	ops, err := model.Ops(mdl.Name, model.Shape{Batch: b, Precision: sp, SeqLen: seq})
+	ops, err := model.Ops(mdl.Name, model.Shape{Batch: b, Precision: sp, SeqLen: seq, Framework: c.Framework})
 	if err != nil {
 		return operatorRow{}, "", false, err
 	}

@@ -175,3 +175,41 @@ func TestCalibrateOnAPredictB(t *testing.T) {
 		}
 	}
 }
+
+// TestOperatorRowFramework checks that the operator fit times a
+// measurement with the program its framework names, as validate predicts
+// it (model.Shape.Framework): torchvision's Mask R-CNN, maskrcnn-
+// benchmark's and TensorFlow 2's differ in their bookkeeping, so that a
+// row fitted with another program's operators would differ from the
+// profile built here.
+func TestOperatorRowFramework(t *testing.T) {
+	cat, prof := defaults(t)
+	times := map[units.Seconds]string{}
+	for _, fw := range []string{"torch 2.11.0+cu130 torchvision 0.26.0+cu130", "torch 2.11.0", "tensorflow 2.4"} {
+		m := Measured{Model: "maskrcnn-r50-fpn", Device: "NVIDIA H200", Precision: "amp-fp16", Batch: 4, SamplesPerSec: 60, Framework: fw}
+		row, _, ok, err := newOperatorRow(&m, cat, prof)
+		if err != nil || !ok {
+			t.Fatalf("%s: row %v, %v", fw, ok, err)
+		}
+		c, err := operatorConfig(cat.DeviceCalled(m.Device), &m, 0, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ops, err := model.Ops(m.Model, model.Shape{Batch: 4, Precision: model.FP16, Framework: fw})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := compute.NewProfile(c, ops)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, want := row.profile.Time(nil), p.Time(nil) // the default efficiencies
+		if got != want {
+			t.Errorf("%s: the fit's row takes %v, its program %v", fw, got, want)
+		}
+		if other, dup := times[got]; dup {
+			t.Errorf("%s: the same time as %s's, %v: want the programs to differ", fw, other, got)
+		}
+		times[got] = fw
+	}
+}
