@@ -213,3 +213,53 @@ func TestOperatorRowFramework(t *testing.T) {
 		times[got] = fw
 	}
 }
+
+// TestOperatorRowCompiled checks that the fit's row of a compiled
+// program (torch.compile, the variant compile) of BERT, whose attention's
+// scaling and mask kernels a fusing program folds, takes the operators with
+// their elementwise chains fused, as compute.LawAt lists them for the
+// prediction, and that they differ from the eager program's.
+func TestOperatorRowCompiled(t *testing.T) {
+	cat, prof := defaults(t)
+	times := map[bool]units.Seconds{}
+	for _, compiled := range []bool{false, true} {
+		m := Measured{Model: "bert-large", Device: "NVIDIA H200", Precision: "amp-fp16", Batch: 16, SamplesPerSec: 300, Framework: "torch 2.11.0"}
+		if compiled {
+			m.Variant = "compile"
+		}
+		row, _, ok, err := newOperatorRow(&m, cat, prof)
+		if err != nil || !ok {
+			t.Fatalf("compiled %v: row %v, %v", compiled, ok, err)
+		}
+		mdl, err := prof.Model(m.Model)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, seq, err := measuredShape(&m, mdl, prof)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := operatorConfig(cat.DeviceCalled(m.Device), &m, seq, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tr, err := model.LookupTransformer(mdl.Name); err == nil {
+			c.FusedAttention = tr.FusedAttention
+		}
+		ops, err := model.Ops(mdl.Name, model.Shape{Batch: b, Precision: model.FP16, SeqLen: seq, Framework: m.Framework, Fused: compiled})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := compute.NewProfile(c, ops)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := row.profile.Time(nil), p.Time(nil); got != want {
+			t.Errorf("compiled %v: the fit's row takes %v, its program %v", compiled, got, want)
+		}
+		times[compiled] = row.profile.Time(nil)
+	}
+	if times[true] == times[false] {
+		t.Errorf("compiled and eager rows both take %v: want the fused program to differ", times[true])
+	}
+}
