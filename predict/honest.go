@@ -10,15 +10,15 @@ import (
 // (99 rows of DeepLearningExamples and MLPerf tables, V100, A100, H100),
 // docs/compute.md, "Validation", the row "the five published files
 // together": the roofline 99.6 %, the operators with every mechanism
-// 27.9 %. Operators calibrated on another device and carried to this one:
+// 27.4 %. Operators calibrated on another device and carried to this one:
 // the larger of the two cross-device errors of
 // docs/compute-calibration.md, "Calibrate on one device, predict the
 // other" (`validate --measured` of our H100 sweep with the H200's
-// operators 16.5 %, of our H200 sweep with the H100's 18.0 %).
+// operators 16.1 %, of our H200 sweep with the H100's 17.3 %).
 const (
 	RooflineError         = 0.996
-	OperatorsError        = 0.279
-	CarriedOperatorsError = 0.180
+	OperatorsError        = 0.274
+	CarriedOperatorsError = 0.173
 )
 
 // Source says what a scenario's compute time comes from.
