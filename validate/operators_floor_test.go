@@ -93,7 +93,7 @@ func machineRuns(t *testing.T, logsGlob, calFile string) map[string]machineRun {
 // the rows both machines measured (one model, precision, variant and
 // batch), the mean |t_B/t_A − 1| of the host-bound ones, counted against
 // every pair with the others at no error, is the least mean error of the
-// carried prediction, which docs/compute-calibration.md quotes: about 5 %
+// carried prediction, which docs/compute-calibration.md quotes: about 6 %
 // from the H200 to the H100 and 7 % the other way, of the issue's 10 %.
 func TestCarriedHostFloor(t *testing.T) {
 	h200 := machineRuns(t, "../testdata/measurements/h200-2026-11-26*/*.jsonl", "../testdata/calibrations/operators-h200-2026-11-26.yaml")
@@ -123,7 +123,7 @@ func TestCarriedHostFloor(t *testing.T) {
 		name     string
 		from, to map[string]machineRun
 		lo, hi   float64 // the floor docs/compute-calibration.md quotes, ±1 point
-	}{{"H200 to H100", h200, h100, 0.04, 0.06}, {"H100 to H200", h100, h200, 0.06, 0.08}} {
+	}{{"H200 to H100", h200, h100, 0.05, 0.07}, {"H100 to H200", h100, h200, 0.06, 0.08}} {
 		pairs, host, sum := 0, 0, 0.0
 		for k, b := range dir.to {
 			a, ok := dir.from[k]
@@ -138,8 +138,8 @@ func TestCarriedHostFloor(t *testing.T) {
 		}
 		floor := sum / float64(pairs)
 		t.Logf("%s: %d pairs, %d host-bound on both, their mean |t_B/t_A − 1| %.1f %%, the floor %.1f %%", dir.name, pairs, host, 100*sum/float64(host), 100*floor)
-		if pairs != 100 || host < 20 || host > 24 || floor < dir.lo || floor > dir.hi {
-			t.Errorf("%s: %d pairs, %d host-bound, floor %.3f: want 100 pairs, 22 host-bound and a floor in [%g, %g] (docs/compute-calibration.md)",
+		if pairs != 100 || host < 23 || host > 27 || floor < dir.lo || floor > dir.hi {
+			t.Errorf("%s: %d pairs, %d host-bound, floor %.3f: want 100 pairs, 25 host-bound and a floor in [%g, %g] (docs/compute-calibration.md)",
 				dir.name, pairs, host, floor, dir.lo, dir.hi)
 		}
 	}
