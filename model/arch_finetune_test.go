@@ -59,11 +59,7 @@ func TestBERTBaseSQuADArchitecture(t *testing.T) {
 	if got["embeddings"] != embed || got["qa_outputs"] != head {
 		t.Errorf("embeddings %d, head %d; architecture %d and %d", got["embeddings"], got["qa_outputs"], embed, head)
 	}
-	for i := range layers {
-		if k := "layer" + strconv.Itoa(i); got[k] != layer {
-			t.Errorf("%s: %d parameters, architecture %d", k, got[k], layer)
-		}
-	}
+	checkLayers(t, got, layers, layer)
 	if total := embed + layers*layer + head; m.Params != total || total != 108893186 {
 		t.Errorf("params %d, architecture %d, want 108893186", m.Params, total)
 	}
@@ -90,11 +86,7 @@ func TestBERTLargeSQuADArchitecture(t *testing.T) {
 	if got["embeddings"] != embed || got["qa_outputs"] != head || got["pooler"] != 0 {
 		t.Errorf("embeddings %d, head %d, pooler %d; architecture %d, %d and none", got["embeddings"], got["qa_outputs"], got["pooler"], embed, head)
 	}
-	for i := range layers {
-		if k := "layer" + strconv.Itoa(i); got[k] != layer {
-			t.Errorf("%s: %d parameters, architecture %d", k, got[k], layer)
-		}
-	}
+	checkLayers(t, got, layers, layer)
 	shape, err := LookupTransformer("bert-large")
 	if err != nil {
 		t.Fatal(err)
@@ -129,11 +121,7 @@ func TestBERTLargePretrainingArchitecture(t *testing.T) {
 			t.Errorf("%s: profile %d parameters, architecture %d", k, got[k], w)
 		}
 	}
-	for i := range layers {
-		if k := "layer" + strconv.Itoa(i); got[k] != layer {
-			t.Errorf("%s: %d parameters, architecture %d", k, got[k], layer)
-		}
-	}
+	checkLayers(t, got, layers, layer)
 	shape, err := LookupTransformer("bert-large")
 	if err != nil {
 		t.Fatal(err)
@@ -162,4 +150,15 @@ func bertPart(n string) string {
 	}
 	s, _, _ := strings.Cut(strings.TrimPrefix(n, "bert."), ".")
 	return s
+}
+
+// checkLayers checks that each of the n encoder layers of got (sumsBy's
+// parameters per part, "layer0" on) holds layer parameters.
+func checkLayers(t *testing.T, got map[string]int64, n int, layer int64) {
+	t.Helper()
+	for i := range n {
+		if k := "layer" + strconv.Itoa(i); got[k] != layer {
+			t.Errorf("%s: %d parameters, architecture %d", k, got[k], layer)
+		}
+	}
 }
