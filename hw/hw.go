@@ -431,10 +431,42 @@ type NIC struct {
 	// host NIC beside its GPU NICs), not the devices' exchange: the
 	// fabric's ports leave them out. Default false.
 	Host bool `yaml:"host,omitempty"`
+
+	// DeviceLocal says the ports are spread evenly over the node's
+	// devices, each behind its device's own PCIe switch (GPUDirect RDMA),
+	// so that a job using d of the node's D devices uses only the
+	// ceil(ports·d/D) ports local to them (Node.LocalPorts): NCCL builds
+	// each host's topology from the communicator's GPUs alone (NVIDIA/nccl
+	// v2.30.7 src/graph/topo.cc, ncclTopoGetSystem) and its graph search
+	// (src/graph/search.cc, ncclTopoCompute) widens the GPU-to-NIC path
+	// type past PXN only while it has no graph, so the NICs behind the
+	// host bridge (PHB, SYS) stay unused. Default false: the job gets every
+	// port whatever devices it uses. A node with a pcie_tree whose
+	// nics_per_switch is set gets the same from its switches.
+	DeviceLocal bool `yaml:"device_local,omitempty"`
 }
 
 // PortCount returns Count × Ports, with Ports 0 counted as 1.
 func (n NIC) PortCount() int { return n.Count * max(n.Ports, 1) }
+
+// LocalPorts returns how many of ports, a count of n's fabric ports of
+// kind k, a job using used of n's devices reaches: ports when any of
+// those NICs is not DeviceLocal or used is n.Devices or more, else
+//
+//	ceil(ports · used / n.Devices)
+//
+// and at least 1.
+func (n *Node) LocalPorts(k NetKind, ports, used int) int {
+	if used >= n.Devices || n.Devices < 1 {
+		return ports
+	}
+	for _, nic := range n.NICs {
+		if nic.Kind == k && !nic.Host && !nic.DeviceLocal {
+			return ports
+		}
+	}
+	return max(1, min(ports, (ports*max(used, 0)+n.Devices-1)/n.Devices))
+}
 
 // Node is one server of a cluster.
 type Node struct {

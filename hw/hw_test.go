@@ -876,3 +876,31 @@ func TestFP8Peaks(t *testing.T) {
 		}
 	}
 }
+
+// TestLocalPorts checks Node.LocalPorts against ceil(ports·used/devices)
+// for device-local NICs, and the whole count for NICs that are not, for
+// host NICs beside them, and for a job using the whole node.
+func TestLocalPorts(t *testing.T) {
+	gpu := func(local bool) NIC { return NIC{Count: 8, Kind: InfiniBandNDR, Bandwidth: 400e9, DeviceLocal: local} }
+	host := NIC{Count: 1, Kind: InfiniBandNDR, Bandwidth: 100e9, Host: true}
+	for _, tc := range []struct {
+		nics                 []NIC
+		devices, ports, used int
+		want                 int
+	}{
+		{[]NIC{gpu(true)}, 8, 8, 2, 2},
+		{[]NIC{gpu(true)}, 8, 8, 3, 3},
+		{[]NIC{gpu(true)}, 8, 8, 8, 8},
+		{[]NIC{gpu(true)}, 8, 4, 3, 2},   // a NIC per two GPUs: ceil(4·3/8)
+		{[]NIC{gpu(true)}, 8, 4, 1, 1},   // ceil(0.5)
+		{[]NIC{gpu(true)}, 8, 32, 3, 12}, // four NICs a GPU
+		{[]NIC{gpu(true), host}, 8, 8, 2, 2},
+		{[]NIC{gpu(false)}, 8, 8, 2, 8},
+		{[]NIC{gpu(true), gpu(false)}, 8, 16, 2, 16},
+	} {
+		n := Node{Devices: tc.devices, NICs: tc.nics}
+		if got := n.LocalPorts(InfiniBandNDR, tc.ports, tc.used); got != tc.want {
+			t.Errorf("%d of %d devices, %d ports, local %v: %d, want %d", tc.used, tc.devices, tc.ports, tc.nics[0].DeviceLocal, got, tc.want)
+		}
+	}
+}

@@ -69,7 +69,8 @@ const (
 //     under the switches a node uses only those under its used devices'
 //     switches, as NCCL takes each GPU's nearest NIC; where that leaves
 //     more ports than devices, each device's merged NIC is under its own
-//     switch;
+//     switch; NICs the catalogue marks device-local (hw.NIC.DeviceLocal)
+//     likewise give a node only the ports local to the devices it uses;
 //   - a rail-optimised fabric (hw.Fabric.RailOptimized): NIC j of every
 //     node on rail j's leaf, the oversubscription the spine's;
 //   - the transport's per-flow limit and streams (hw.Transport.PerFlow,
@@ -313,6 +314,9 @@ func (r *Resolved) network(c *sim.Config, p Point) error {
 	if ports == 0 || bw == 0 {
 		return fmt.Errorf("node %q has no %s NIC for the fabric of system %q", node.Name, sys.Fabric.Kind, sys.Name)
 	}
+	// NCCL uses only the NICs local to the devices it runs on
+	// (hw.NIC.DeviceLocal).
+	ports = node.LocalPorts(sys.Fabric.Kind, ports, p.DevicesPerNode)
 	if name == hw.IPoIB || name == hw.TCP || name == hw.GRPC {
 		ports = 1
 	}
