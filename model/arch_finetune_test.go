@@ -44,60 +44,47 @@ func TestResNet18CIFARArchitecture(t *testing.T) {
 	}
 }
 
-// TestBERTBaseSQuADArchitecture rebuilds BERT-base (Devlin et al. 2019:
-// 12 layers, d 768, FFN 3072; the uncased vocabulary of 30,522, 512
-// positions, 2 segments) with transformers' question-answering head, a
-// 768x2 linear layer and no pooler, and checks the profile's parameters
-// per layer and forward FLOPs at 384 tokens.
-func TestBERTBaseSQuADArchitecture(t *testing.T) {
-	const d, f, layers, s = 768, 3072, 12, 384
-	m := defaultModel(t, "bert-base-squad")
-	layer := int64(4*(d*d+d) + 2*d + (d*f + f) + (f*d + d) + 2*d)
-	embed := int64((30522+512+2)*d + 2*d)
-	head := int64(2*d + 2)
-	got := sumsBy(m, bertPart)
-	if got["embeddings"] != embed || got["qa_outputs"] != head {
-		t.Errorf("embeddings %d, head %d; architecture %d and %d", got["embeddings"], got["qa_outputs"], embed, head)
-	}
-	checkLayers(t, got, layers, layer)
-	if total := embed + layers*layer + head; m.Params != total || total != 108893186 {
-		t.Errorf("params %d, architecture %d, want 108893186", m.Params, total)
-	}
-	macs := float64(s)*float64(layers*(4*d*d+2*d*f)+2*d) + layers*2*float64(s)*float64(s)*d
-	if f := float64(m.ForwardFLOPs); relErr(f, 2*macs) > 1e-12 {
-		t.Errorf("forward FLOPs %g, architecture 2 x %g multiply-adds", f, macs)
-	}
-}
-
-// TestBERTLargeSQuADArchitecture rebuilds BERT-large (Devlin et al.
-// 2019: 24 layers, d 1024, FFN 4096; the uncased vocabulary of 30,522, 512
-// positions, 2 segments) with BertForQuestionAnswering's 1024x2 span head
-// and no pooler (DeepLearningExamples' run_squad.py leaves it out of the
-// optimizer), and checks the profile's parameters per layer, its total
-// against the bert-large shape's BertModel (335,141,888) less the pooler
-// (1024² + 1024) plus the head, and its forward FLOPs at 384 tokens.
-func TestBERTLargeSQuADArchitecture(t *testing.T) {
-	const d, f, layers, s = 1024, 4096, 24, 384
-	m := defaultModel(t, "bert-large-squad")
-	layer := int64(4*(d*d+d) + 2*d + (d*f + f) + (f*d + d) + 2*d)
-	embed := int64((30522+512+2)*d + 2*d)
-	head := int64(2*d + 2)
-	got := sumsBy(m, bertPart)
-	if got["embeddings"] != embed || got["qa_outputs"] != head || got["pooler"] != 0 {
-		t.Errorf("embeddings %d, head %d, pooler %d; architecture %d, %d and none", got["embeddings"], got["qa_outputs"], got["pooler"], embed, head)
-	}
-	checkLayers(t, got, layers, layer)
-	shape, err := LookupTransformer("bert-large")
-	if err != nil {
-		t.Fatal(err)
-	}
-	total := embed + layers*layer + head
-	if m.Params != total || total != shape.Params()-(d*d+d)+head || total != 334094338 {
-		t.Errorf("params %d, architecture %d, want 334094338", m.Params, total)
-	}
-	macs := float64(s)*float64(layers*(4*d*d+2*d*f)+2*d) + layers*2*float64(s)*float64(s)*d
-	if f := float64(m.ForwardFLOPs); relErr(f, 2*macs) > 1e-12 {
-		t.Errorf("forward FLOPs %g, architecture 2 x %g multiply-adds", f, macs)
+// TestBERTSQuADArchitecture rebuilds BERT-base and BERT-large (Devlin
+// et al. 2019: 12 layers, d 768, FFN 3072; 24 layers, d 1024, FFN 4096;
+// the uncased vocabulary of 30,522, 512 positions, 2 segments) with the
+// question-answering span head, a d×2 linear layer, and no pooler
+// (transformers' BertForQuestionAnswering; DeepLearningExamples'
+// run_squad.py leaves it out of the optimizer), and checks the profiles'
+// parameters per layer, their totals (BERT-large's against the bert-large
+// shape's BertModel, 335,141,888, less the pooler, d² + d, plus the head)
+// and their forward FLOPs at 384 tokens.
+func TestBERTSQuADArchitecture(t *testing.T) {
+	const s = 384
+	for _, tc := range []struct {
+		name, shape  string
+		d, f, layers int64
+		total        int64
+	}{
+		{"bert-base-squad", "bert-base", 768, 3072, 12, 108893186},
+		{"bert-large-squad", "bert-large", 1024, 4096, 24, 334094338},
+	} {
+		d, f, layers := tc.d, tc.f, tc.layers
+		m := defaultModel(t, tc.name)
+		layer := 4*(d*d+d) + 2*d + (d*f + f) + (f*d + d) + 2*d
+		embed := (30522+512+2)*d + 2*d
+		head := 2*d + 2
+		got := sumsBy(m, bertPart)
+		if got["embeddings"] != embed || got["qa_outputs"] != head || got["pooler"] != 0 {
+			t.Errorf("%s: embeddings %d, head %d, pooler %d; architecture %d, %d and none", tc.name, got["embeddings"], got["qa_outputs"], got["pooler"], embed, head)
+		}
+		checkLayers(t, got, int(layers), layer)
+		shape, err := LookupTransformer(tc.shape)
+		if err != nil {
+			t.Fatal(err)
+		}
+		total := embed + layers*layer + head
+		if m.Params != total || total != shape.Params()-(d*d+d)+head || total != tc.total {
+			t.Errorf("%s: params %d, architecture %d, want %d", tc.name, m.Params, total, tc.total)
+		}
+		macs := float64(s)*float64(layers*(4*d*d+2*d*f)+2*d) + float64(layers)*2*s*s*float64(d)
+		if fl := float64(m.ForwardFLOPs); relErr(fl, 2*macs) > 1e-12 {
+			t.Errorf("%s: forward FLOPs %g, architecture 2 x %g multiply-adds", tc.name, fl, macs)
+		}
 	}
 }
 
