@@ -89,3 +89,46 @@ func TestDeviceLocalNICsUneven(t *testing.T) {
 		t.Errorf("placement 1+2: %d NICs, ring all-reduce of %v %v s, want 2 NICs and %v s", c.Network.NICs, S, float64(got), want)
 	}
 }
+
+// TestDeviceLocalNICsCatalogue checks, for each catalogue node whose NICs
+// are marked device-local, the NICs a job on 1, 2, 4 and 8 of its GPUs
+// uses against the pairing its source states (cited in hw/catalog/
+// nodes.yaml):
+//   - dgx-h100, dgx-h200: one 400 Gbit/s ConnectX-7 a GPU (DGX H100/H200
+//     user guide, table 6): k GPUs, k NICs of 50 GB/s;
+//   - aws-p5: four 100 Gbit/s EFA NICs under each GPU's PCIe switch
+//     (aws-ofi-nccl topology/p5.48xl-topo.xml): k GPUs, 4k ports, merged
+//     into k NICs of 4 × 12.5 GB/s;
+//   - aws-p4de: one 100 Gbit/s EFA NIC under each PCIe switch of two GPUs
+//     (aws-ofi-nccl topology/p4de-24xl-topo.xml): GPUs 0 and 1 share NIC
+//     0, so 1 or 2 GPUs use 1 NIC, 4 use 2 and 8 use 4, of 12.5 GB/s;
+//   - azure-nd-a100-v4: one 200 Gbit/s HDR InfiniBand connection a GPU
+//     (Azure NDm A100 v4 series page): k GPUs, k NICs of 25 GB/s.
+func TestDeviceLocalNICsCatalogue(t *testing.T) {
+	cat, err := hw.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		system string
+		nics   [4]int // for 1, 2, 4, 8 GPUs a node
+		rate   float64
+	}{
+		{"dgx-h100", [4]int{1, 2, 4, 8}, 50e9},
+		{"dgx-h200", [4]int{1, 2, 4, 8}, 50e9},
+		{"aws-p5", [4]int{1, 2, 4, 8}, 4 * 12.5e9},
+		{"aws-p4de", [4]int{1, 1, 2, 4}, 12.5e9},
+		{"azure-nd-a100-v4", [4]int{1, 2, 4, 8}, 25e9},
+	} {
+		for i, k := range []int{1, 2, 4, 8} {
+			p := Point{Devices: 2 * k, Nodes: 2, DevicesPerNode: k, Replicas: 2 * k, BatchPerDevice: 1, GlobalBatch: 2 * k}
+			c := sim.Config{Nodes: 2, DevicesPerNode: k}
+			if _, _, err := Network(cat, tc.system, "", "", &c, p); err != nil {
+				t.Fatalf("%s: %v", tc.system, err)
+			}
+			if got := float64(c.Network.NIC.Bandwidth); c.Network.NICs != tc.nics[i] || math.Abs(got/tc.rate-1) > 1e-9 {
+				t.Errorf("%s, %d GPUs a node: %d NICs of %v B/s, want %d of %v", tc.system, k, c.Network.NICs, got, tc.nics[i], tc.rate)
+			}
+		}
+	}
+}
