@@ -198,7 +198,7 @@ func (in *LogReader) Measurements(lg *logs.Log, prof *model.Profiles, left map[s
 			m.Framework = header.Machine.Framework
 		}
 		if m.Framework == "" {
-			m.Framework = rec.Labels["framework"] // a CSV's framework column
+			m.Framework = rec.Labels[logs.FrameworkLabel] // a CSV's framework column, the torchvision reader's
 		}
 		if o := rec.Labels[optimizerLabel]; o != "" {
 			if m.Optimizer, err = csvOptimizer(o); err != nil {

@@ -224,3 +224,27 @@ func TestGradientBytes(t *testing.T) {
 		}
 	}
 }
+
+// TestTorchvisionLogFramework checks that a row read from a torchvision
+// reference script's log carries the framework the reader labels it with,
+// so that its Mask R-CNN is predicted as torchvision's program
+// (model.Shape.Framework), not maskrcnn-benchmark's.
+func TestTorchvisionLogFramework(t *testing.T) {
+	cat, prof := defaults(t)
+	log := `Namespace(data_path='/data/coco', dataset='coco', model='maskrcnn_resnet50_fpn', device='cuda', batch_size=2, epochs=26, world_size=1, distributed=False)
+Epoch: [0]  [   0/7329]  eta: 3:49:58  lr: 0.000040  loss: 6.0418 (6.0418)  time: 1.8807  data: 0.9510  max mem: 3186
+Epoch: [0]  [  20/7329]  eta: 0:51:13  lr: 0.000840  loss: 1.9031 (2.4077)  time: 0.4200  data: 0.0031  max mem: 3941
+Epoch: [0] Total time: 0:52:11
+`
+	lg, err := logs.Read(strings.NewReader(log), "detection.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ms, err := (&LogReader{Catalog: cat}).Measurements(lg, prof, map[string]int{})
+	if err != nil || len(ms) != 1 {
+		t.Fatalf("read %+v, %v; want one row", ms, err)
+	}
+	if ms[0].Model != "maskrcnn-r50-fpn" || ms[0].Framework != logs.TorchvisionFramework || !isTorch(&ms[0]) {
+		t.Errorf("row %s of framework %q; want maskrcnn-r50-fpn of %q, a PyTorch program", ms[0].Model, ms[0].Framework, logs.TorchvisionFramework)
+	}
+}

@@ -37,6 +37,17 @@ var (
 	tvDistributed = tvArgBool("distributed")
 )
 
+// FrameworkLabel is the label that names a record's training program,
+// as a CSV's framework column does: validate predicts the record with
+// that program's operators (model.Shape.Framework).
+const FrameworkLabel = "framework"
+
+// TorchvisionFramework is the framework the torchvision reader gives its
+// records: the reference scripts run torchvision's own models in eager
+// PyTorch, so that a detection log's Mask R-CNN is torchvision's, not
+// maskrcnn-benchmark's (model/ops_detect_tv.go).
+const TorchvisionFramework = "torchvision"
+
 // TorchvisionWindow is the number of iterations whose mean time a
 // torchvision MetricLogger line prints (its SmoothedValue's default window,
 // the same in every release of the references). The reader measures an
@@ -360,6 +371,7 @@ func (v *tvReader) flushEpoch(endLine int, text []byte) {
 		SamplesPerSec: float64(cur.batch*w) / st,
 		Phases:        &benchlog.Phases{DataWait: wait},
 		PeakMemory:    ep.peak,
+		Labels:        map[string]string{FrameworkLabel: TorchvisionFramework},
 	}, endLine, text)
 }
 

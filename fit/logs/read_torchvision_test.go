@@ -233,6 +233,9 @@ Training time 0:20:01
 		if lg.Format != Torchvision || len(lg.Records) != 1 || lg.Malformed != 0 || len(lg.Runs) != 1 {
 			t.Fatalf("%s: %s, %d records, %d malformed, %d runs", tc.name, lg.Format, len(lg.Records), lg.Malformed, len(lg.Runs))
 		}
+		if f := lg.Records[0].Labels[FrameworkLabel]; f != TorchvisionFramework {
+			t.Errorf("%s: framework %q, want %q (torchvision's own models)", tc.name, f, TorchvisionFramework)
+		}
 		run := lg.Runs[0]
 		if run.Model != tc.model || run.GlobalBatch != tc.batch || !reflect.DeepEqual(run.Evals, tc.evals) || run.Accuracy != tc.evals[0].Accuracy {
 			t.Errorf("%s: run %+v; want %s at global batch %d, evals %+v", tc.name, run, tc.model, tc.batch, tc.evals)
