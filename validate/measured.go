@@ -413,7 +413,7 @@ func measuredConfig(m *model.Model, d *hw.Device, ms *Measured, b, seq int, eff 
 // float32 (tensorflow.org/guide/mixed_precision), which gradientBytes
 // counts.
 func mirrored(ms *Measured) bool {
-	return ms.Model == "maskrcnn-r50-fpn" && strings.HasPrefix(strings.ToLower(ms.Framework), "tensorflow")
+	return ms.Model == "maskrcnn-r50-fpn" && isTensorFlow(ms)
 }
 
 // gradientBytes returns the bytes of one gradient value that ms's
@@ -624,6 +624,12 @@ func programUpdateBytes(ms *Measured, sp, master model.Precision) float64 {
 // isTorch reports whether ms's framework is PyTorch.
 func isTorch(ms *Measured) bool { return strings.HasPrefix(ms.Framework, "torch") }
 
+// isTensorFlow reports whether ms's log or CSV names TensorFlow as its
+// framework, in any case ("tensorflow 2.4", "TensorFlow").
+func isTensorFlow(ms *Measured) bool {
+	return strings.HasPrefix(strings.ToLower(ms.Framework), "tensorflow")
+}
+
 // measuredMode returns the framework mode of a log: the row's own where
 // it states one (a CSV's mode column, Measured.Mode), compiled where its
 // variant's labels say "compile" or "compile=…" (torch.compile, XLA),
@@ -689,7 +695,7 @@ func placeMeasured(cfg *sim.Config, cat *hw.Catalog, d *hw.Device, ms *Measured,
 // scenarios.SMTYield, as its decoding does (sim.Input.DecodeParallelism).
 // Other rows keep the law of one device.
 func sharedHost(cfg *sim.Config, cat *hw.Catalog, mdl *model.Model, d *hw.Device, ms *Measured, b, seq int, eff *compute.Efficiencies) error {
-	if !strings.HasPrefix(strings.ToLower(ms.Framework), "tensorflow") || cfg.DevicesPerNode < 2 {
+	if !isTensorFlow(ms) || cfg.DevicesPerNode < 2 {
 		return nil
 	}
 	_, node, err := systemOf(cat, ms.System, d)
