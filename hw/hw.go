@@ -485,6 +485,13 @@ type Node struct {
 	// bandwidth.
 	HostToDevice units.BytesPerSec `yaml:"host_to_device"`
 
+	// SHMBandwidth is what NCCL's shared-memory transport moves per
+	// device and direction between two of the node's devices that do not
+	// use peer-to-peer (a link without it, or NCCL_P2P_DISABLE=1), bytes/s,
+	// 1 MB/s to 1 PB/s, with every device sending and receiving at once,
+	// as in a ring. Default 0: DefaultSHMBandwidth.
+	SHMBandwidth units.BytesPerSec `yaml:"shm_bandwidth"`
+
 	NICs  []NIC       `yaml:"nics"`  // network adapters; default none
 	Power units.Watts `yaml:"power"` // whole node, maximum, watts; default 0 (unpublished), else 1 W to 1 GW
 
@@ -675,6 +682,26 @@ type Catalog struct {
 }
 
 const badPrecision = "hw: unknown precision"
+
+// DefaultSHMBandwidth is the rate per device and direction of NCCL's
+// shared-memory transport (SHM: each device writes into host memory, its
+// peer reads from there) while every device sends and receives at once:
+// the 3.9 GB/s all-reduce bus bandwidth NVIDIA/nccl issue 384 measures
+// between two GPUs on PCIe Gen3 x16 with NCCL_P2P_DISABLE=1, where a
+// broadcast, which moves data one way, reaches 10.3 GB/s. NCCL's author
+// answers there that some components, in particular some CPUs, do not
+// handle bidirectional traffic well: the limit is the host's, not the
+// link's, so the figure is not scaled by a device's PCIe generation.
+const DefaultSHMBandwidth units.BytesPerSec = 3.9e9
+
+// SHMRate returns n's SHMBandwidth, or DefaultSHMBandwidth where it
+// gives none.
+func (n *Node) SHMRate() units.BytesPerSec {
+	if n.SHMBandwidth > 0 {
+		return n.SHMBandwidth
+	}
+	return DefaultSHMBandwidth
+}
 
 // HostBandwidth returns the host-to-device bandwidth per direction of each of
 // n's devices: HostToDevice if set, otherwise d's host link bandwidth, where

@@ -266,6 +266,7 @@ func (c *Catalog) validateNode(ps *config.Problems, name string, n *Node, rn *re
 	}
 
 	optional(ps, p+".host_to_device", n.HostToDevice, byteRateSpan)
+	optional(ps, p+".shm_bandwidth", n.SHMBandwidth, byteRateSpan)
 	if dev != nil && n.HostToDevice == 0 && !(dev.HostLink.Bandwidth > 0) {
 		ps.Addf(p+".host_to_device", "is required: device %q has no host link bandwidth", n.Device)
 	}

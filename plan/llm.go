@@ -338,7 +338,7 @@ func (cg *commGrid) config(nodes, perNode int) (sim.Config, error) {
 	cfg := sim.Config{Nodes: nodes, DevicesPerNode: perNode}
 	cfg.Comm.Algorithm = sim.NCCL
 	p := scenarios.Point{Devices: nodes * perNode, Nodes: nodes, DevicesPerNode: perNode}
-	_, _, err := scenarios.Network(cg.cat, cg.system, "", "", &cfg, p)
+	_, _, err := scenarios.Network(cg.cat, cg.system, scenarios.Parallelism{}, &cfg, p)
 	return cfg, err
 }
 

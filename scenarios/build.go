@@ -71,6 +71,11 @@ const (
 //     more ports than devices, each device's merged NIC is under its own
 //     switch; NICs the catalogue marks device-local (hw.NIC.DeviceLocal)
 //     likewise give a node only the ports local to the devices it uses;
+//   - devices without peer-to-peer (a link without it, or
+//     parallelism.nccl_p2p_disable) exchange through host memory
+//     (sim.Network.NoPeerToPeer), each on its host link at the intra
+//     transport's efficiency, no faster than NCCL's shared-memory
+//     transport (hw.Node.SHMRate) unless the exchange is host-staged;
 //   - a rail-optimised fabric (hw.Fabric.RailOptimized): NIC j of every
 //     node on rail j's leaf, the oversubscription the spine's;
 //   - the transport's per-flow limit and streams (hw.Transport.PerFlow,
@@ -251,7 +256,8 @@ func (r *Resolved) network(c *sim.Config, p Point) error {
 		n.NCCLChannels = dev.NCCLChannels // the catalogue's count is an NVLink node's
 	}
 	n.NCCLArch = dev.NCCLArch
-	if t := node.PCIeTree; t != nil && link.PeerToPeer {
+	p2p := link.PeerToPeer && !par.NCCLP2PDisable
+	if t := node.PCIeTree; t != nil && p2p {
 		n.DevicesPerSwitch, n.Sockets = t.DevicesPerSwitch, max(node.CPU.Sockets, 1)
 		n.SwitchUplink = sim.Link{Bandwidth: units.BytesPerSec(float64(t.Uplink) * intraEff)}
 		n.InterSocket = sim.Link{Bandwidth: units.BytesPerSec(float64(t.InterSocket) * intraEff)}
@@ -259,17 +265,23 @@ func (r *Resolved) network(c *sim.Config, p Point) error {
 		n.IntraBypassesTree = link.Kind != hw.PCIe
 	}
 	host := node.HostBandwidth(dev)
-	if !link.PeerToPeer && p.DevicesPerNode > 1 {
+	staged := c.Comm.Algorithm == sim.HostStaged
+	if !p2p && p.DevicesPerNode > 1 {
 		n.NoPeerToPeer = true
 		bw := link.Bandwidth
 		if host > 0 && host < bw {
 			bw = host
 		}
-		n.PCIe = sim.Link{Bandwidth: units.BytesPerSec(float64(bw) * intraEff), Latency: link.Latency + intraOver}
+		bw = units.BytesPerSec(float64(bw) * intraEff)
+		if !staged {
+			// The devices' own collectives through host memory: NCCL's
+			// shared-memory transport, at the node's rate (hw.DefaultSHMBandwidth).
+			bw = min(bw, node.SHMRate())
+		}
+		n.PCIe = sim.Link{Bandwidth: bw, Latency: link.Latency + intraOver}
 	} else if host > 0 {
 		n.PCIe = sim.Link{Bandwidth: host}
 	}
-	staged := c.Comm.Algorithm == sim.HostStaged
 	if n.NoPeerToPeer || staged {
 		if staged && n.PCIe.Bandwidth == 0 {
 			return fmt.Errorf("host-staged exchange: device %q of node %q has no host link bandwidth", dev.Name, node.Name)
@@ -469,20 +481,22 @@ func (r *Resolved) input(c *sim.Config, p Point) error {
 
 // Network fills c.Network for point p on the catalogue's system named
 // system, as Build does for a scenario on it: the node's link between its
-// devices under the intra-node transport intra, and the fabric between
-// nodes under transport. An empty name takes a scenario's default
-// (Parallelism.Transport, Parallelism.IntraTransport). c.Comm must be set
-// first: a host-staged exchange or parameter servers need more of the
-// network. It returns the transports it used ("" for intra on a node
-// without a transport of its own, and for transport on one node).
-func Network(cat *hw.Catalog, system, transport, intra string, c *sim.Config, p Point) (usedTransport, usedIntra string, err error) {
+// devices under the intra-node transport par.IntraTransport, and the
+// fabric between nodes under par.Transport; an empty name takes a
+// scenario's default. Of par's other fields it reads NCCLP2PDisable.
+// c.Comm must be set first: a host-staged exchange or parameter servers
+// need more of the network. It returns the transports it used ("" for
+// intra on a node without a transport of its own, and for transport on
+// one node).
+func Network(cat *hw.Catalog, system string, par Parallelism, c *sim.Config, p Point) (usedTransport, usedIntra string, err error) {
 	sys, node, dev, err := cat.Resolve(system)
 	if err != nil {
 		return "", "", err
 	}
 	r := &Resolved{Catalog: cat, Sys: sys, Node: node, Device: dev}
-	r.Parallelism.Transport = cmp.Or(transport, defaultTransport(sys))
-	r.Parallelism.IntraTransport = cmp.Or(intra, defaultIntraTransport(sys))
+	r.Parallelism.Transport = cmp.Or(par.Transport, defaultTransport(sys))
+	r.Parallelism.IntraTransport = cmp.Or(par.IntraTransport, defaultIntraTransport(sys))
+	r.Parallelism.NCCLP2PDisable = par.NCCLP2PDisable
 	if err := r.network(c, p); err != nil {
 		return "", "", err
 	}

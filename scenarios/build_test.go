@@ -598,7 +598,7 @@ func TestTCPXOAllNICs(t *testing.T) {
 		profile   bool // the TCPXO plugin's NCCL environment
 	}{{"", 8, true}, {"tcpxo", 8, true}, {"tcp", 1, false}} {
 		var c sim.Config
-		used, _, err := Network(cat, "gcp-a3-mega", tc.transport, "", &c, p)
+		used, _, err := Network(cat, "gcp-a3-mega", Parallelism{Transport: tc.transport}, &c, p)
 		if err != nil {
 			t.Fatalf("%q: %v", tc.transport, err)
 		}

@@ -106,7 +106,7 @@ func PlaceFabric(cat *hw.Catalog, system string, ranks, nodes int, alg sim.Algor
 	}
 	s := &FabricSetup{Level: level, Config: sim.Config{Comm: sim.Comm{Algorithm: alg}, Nodes: nodes, DevicesPerNode: per}}
 	p := Point{Devices: ranks, Nodes: nodes, DevicesPerNode: per, Replicas: ranks, BatchPerDevice: 1, GlobalBatch: ranks}
-	inter, intra, err := Network(cat, sys.Name, "", "", &s.Config, p)
+	inter, intra, err := Network(cat, sys.Name, Parallelism{}, &s.Config, p)
 	if err != nil {
 		return nil, err
 	}

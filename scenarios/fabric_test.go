@@ -116,7 +116,7 @@ func TestApplyFabric(t *testing.T) {
 	} {
 		c := sim.Config{Nodes: tc.nodes, DevicesPerNode: tc.ranks / tc.nodes}
 		p := Point{Devices: tc.ranks, Nodes: tc.nodes, DevicesPerNode: tc.ranks / tc.nodes, Replicas: tc.ranks, BatchPerDevice: 1, GlobalBatch: tc.ranks}
-		inter, intra, err := Network(cat, "dgx-h100", tc.transport, "", &c, p)
+		inter, intra, err := Network(cat, "dgx-h100", Parallelism{Transport: tc.transport}, &c, p)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -29,7 +29,7 @@ func TestDeviceLocalNICs(t *testing.T) {
 	}{{1, 1}, {2, 2}, {3, 3}, {4, 4}, {8, 8}} {
 		p := Point{Devices: 2 * tc.perNode, Nodes: 2, DevicesPerNode: tc.perNode, Replicas: 2 * tc.perNode, BatchPerDevice: 1, GlobalBatch: 2 * tc.perNode}
 		c := sim.Config{Nodes: 2, DevicesPerNode: tc.perNode}
-		if _, _, err := Network(cat, "dgx-h100", "", "", &c, p); err != nil {
+		if _, _, err := Network(cat, "dgx-h100", Parallelism{}, &c, p); err != nil {
 			t.Fatal(err)
 		}
 		if c.Network.NICs != tc.nics || c.Network.NIC.Bandwidth != 50e9 {
@@ -46,7 +46,7 @@ func TestDeviceLocalNICs(t *testing.T) {
 		cat.Nodes["dgx-h100"] = &node
 		p := Point{Devices: 4, Nodes: 2, DevicesPerNode: 2, Replicas: 4, BatchPerDevice: 1, GlobalBatch: 4}
 		c := sim.Config{Nodes: 2, DevicesPerNode: 2, Comm: sim.Comm{Algorithm: sim.Ring}}
-		if _, _, err := Network(cat, "dgx-h100", "", "", &c, p); err != nil {
+		if _, _, err := Network(cat, "dgx-h100", Parallelism{}, &c, p); err != nil {
 			t.Fatal(err)
 		}
 		got, err := sim.AllReduceTime(c, S)
@@ -76,7 +76,7 @@ func TestDeviceLocalNICsUneven(t *testing.T) {
 	}
 	p := Point{Devices: 3, Nodes: 2, DevicesPerNode: 2, Replicas: 3, BatchPerDevice: 1, GlobalBatch: 3}
 	c := sim.Config{Nodes: 2, DevicesPerNode: 2, Placement: []int{1, 2}, Comm: sim.Comm{Algorithm: sim.Ring}}
-	if _, _, err := Network(cat, "dgx-h100", "", "", &c, p); err != nil {
+	if _, _, err := Network(cat, "dgx-h100", Parallelism{}, &c, p); err != nil {
 		t.Fatal(err)
 	}
 	const S = 8 * units.GiB
@@ -123,7 +123,7 @@ func TestDeviceLocalNICsCatalogue(t *testing.T) {
 		for i, k := range []int{1, 2, 4, 8} {
 			p := Point{Devices: 2 * k, Nodes: 2, DevicesPerNode: k, Replicas: 2 * k, BatchPerDevice: 1, GlobalBatch: 2 * k}
 			c := sim.Config{Nodes: 2, DevicesPerNode: k}
-			if _, _, err := Network(cat, tc.system, "", "", &c, p); err != nil {
+			if _, _, err := Network(cat, tc.system, Parallelism{}, &c, p); err != nil {
 				t.Fatalf("%s: %v", tc.system, err)
 			}
 			if got := float64(c.Network.NIC.Bandwidth); c.Network.NICs != tc.nics[i] || math.Abs(got/tc.rate-1) > 1e-9 {

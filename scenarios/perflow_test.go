@@ -21,14 +21,14 @@ func TestNetworkPerFlow(t *testing.T) {
 	cat.Systems["tcp-cluster"] = &sys
 	p := Point{Devices: 8, Nodes: 2, DevicesPerNode: 4}
 	var c sim.Config
-	if _, _, err := Network(cat, "tcp-cluster", "tcp", "", &c, p); err != nil {
+	if _, _, err := Network(cat, "tcp-cluster", Parallelism{Transport: "tcp"}, &c, p); err != nil {
 		t.Fatal(err)
 	}
 	if c.Network.PerFlow != 10e9/8 || c.Network.Streams != 4 {
 		t.Errorf("per flow %v, streams %d; want 1.25 GB/s, 4", c.Network.PerFlow, c.Network.Streams)
 	}
 	c = sim.Config{}
-	if _, _, err := Network(cat, "tsubame3", "verbs", "", &c, p); err != nil {
+	if _, _, err := Network(cat, "tsubame3", Parallelism{Transport: "verbs"}, &c, p); err != nil {
 		t.Fatal(err)
 	}
 	if c.Network.PerFlow != 0 || c.Network.Streams != 0 {
@@ -50,7 +50,7 @@ func TestNetworkPCIeTree(t *testing.T) {
 	cat.Nodes["switched"], sys.Node = &node, "switched"
 	cat.Systems["switched"] = &sys
 	var c sim.Config
-	if _, _, err := Network(cat, "switched", "verbs", "nccl", &c, Point{Devices: 4, Nodes: 1, DevicesPerNode: 4}); err != nil {
+	if _, _, err := Network(cat, "switched", Parallelism{Transport: "verbs", IntraTransport: "nccl"}, &c, Point{Devices: 4, Nodes: 1, DevicesPerNode: 4}); err != nil {
 		t.Fatal(err)
 	}
 	eff := sys.Transports["nccl"].Efficiency
@@ -75,7 +75,7 @@ func TestNetworkRails(t *testing.T) {
 	sys.Fabric.RailOptimized, sys.Fabric.Oversubscription = true, 4
 	cat.Systems["railed"] = &sys
 	var c sim.Config
-	if _, _, err := Network(cat, "railed", "verbs", "", &c, Point{Devices: 16, Nodes: 2, DevicesPerNode: 8}); err != nil {
+	if _, _, err := Network(cat, "railed", Parallelism{Transport: "verbs"}, &c, Point{Devices: 16, Nodes: 2, DevicesPerNode: 8}); err != nil {
 		t.Fatal(err)
 	}
 	if !c.Network.Rails || c.Network.Oversubscription != 4 {
@@ -97,7 +97,7 @@ func TestNetworkNCCLProtocols(t *testing.T) {
 		want []string
 	}{{"aws-p4de", []string{"simple"}}, {"aws-p5", nil}} {
 		var cfg sim.Config
-		if _, _, err := Network(cat, c.sys, "verbs", "", &cfg, p); err != nil {
+		if _, _, err := Network(cat, c.sys, Parallelism{Transport: "verbs"}, &cfg, p); err != nil {
 			t.Fatal(err)
 		}
 		if !slices.Equal(cfg.Network.NetProtocols, c.want) {
@@ -120,7 +120,7 @@ func TestNetworkNCCLChannels(t *testing.T) {
 		want int
 	}{{"dgx-a100", 8, 24}, {"aws-g4dn", 4, 0}} {
 		var cfg sim.Config
-		if _, _, err := Network(cat, c.sys, "", "", &cfg, Point{Devices: c.k, Nodes: 1, DevicesPerNode: c.k}); err != nil {
+		if _, _, err := Network(cat, c.sys, Parallelism{}, &cfg, Point{Devices: c.k, Nodes: 1, DevicesPerNode: c.k}); err != nil {
 			t.Fatal(err)
 		}
 		if cfg.Network.NCCLChannels != c.want {

@@ -145,6 +145,12 @@ type Parallelism struct {
 	NCCLAlgo  string `yaml:"nccl_algo"`
 	NCCLProto string `yaml:"nccl_proto"`
 
+	// NCCLP2PDisable is NCCL_P2P_DISABLE=1: NCCL leaves its peer-to-peer
+	// transport, NVLink included, and the devices of a node exchange
+	// through host memory with its shared-memory transport, at the
+	// node's hw.Node.SHMRate per device. Default false.
+	NCCLP2PDisable bool `yaml:"nccl_p2p_disable"`
+
 	// PSShards is the number of parameter-server shards (ps and async-ps).
 	// Default 1.
 	PSShards int `yaml:"ps_shards"`

@@ -20,7 +20,7 @@ func shipped(t *testing.T, system string, k int) sim.Config {
 	}
 	var c sim.Config
 	c.Comm.Algorithm = sim.Ring
-	if _, _, err := scenarios.Network(cat, system, "verbs", "nccl", &c, scenarios.Point{Devices: 2 * k, Nodes: 2, DevicesPerNode: k}); err != nil {
+	if _, _, err := scenarios.Network(cat, system, scenarios.Parallelism{Transport: "verbs", IntraTransport: "nccl"}, &c, scenarios.Point{Devices: 2 * k, Nodes: 2, DevicesPerNode: k}); err != nil {
 		t.Fatal(err)
 	}
 	c.Nodes, c.DevicesPerNode = 2, k

@@ -156,7 +156,7 @@ func compareCollective(cat *hw.Catalog, t MeasuredCollective) (CollectiveCompari
 		return c, fmt.Errorf("%d ranks, %d a node: system %s's nodes hold %d devices", t.Ranks, per, sys.Name, node.Devices)
 	}
 	cfg := sim.Config{Comm: sim.Comm{Algorithm: t.Algorithm}}
-	exchange, applied, err := onNodes(cat, sys, t.Ranks, per, t.Transport, t.IntraTransport, t.Fabric, &cfg)
+	exchange, applied, err := onNodes(cat, sys, t.Ranks, per, scenarios.Parallelism{Transport: t.Transport, IntraTransport: t.IntraTransport}, t.Fabric, &cfg)
 	if err != nil {
 		return c, err
 	}

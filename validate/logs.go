@@ -63,6 +63,23 @@ const (
 	loaderLabel       = "loader"
 )
 
+// p2pDisableLabel is the label by which a record gives the value of
+// NCCL_P2P_DISABLE its run had (a CSV's nccl_p2p_disable column):
+// Measured.NCCLP2PDisable.
+const p2pDisableLabel = "nccl_p2p_disable"
+
+// p2pDisable reads a p2pDisableLabel's value as NCCL reads its variable:
+// 1 disables the peer-to-peer transport, 0 or nothing leaves it on.
+func p2pDisable(v string) (bool, error) {
+	switch v {
+	case "", "0":
+		return false, nil
+	case "1":
+		return true, nil
+	}
+	return false, fmt.Errorf("%s %q: want 1 (NCCL_P2P_DISABLE=1: through host memory) or 0 (default)", p2pDisableLabel, v)
+}
+
 // seqLenLabel is the label by which a record gives the tokens of each of
 // its samples (a CSV's seq_len column): Measured.SeqLen.
 const seqLenLabel = "seq_len"
@@ -208,6 +225,9 @@ func (in *LogReader) Measurements(lg *logs.Log, prof *model.Profiles, left map[s
 		if m.Devices > 1 {
 			m.System, m.Transport, m.IntraTransport = system, in.Transport, in.IntraTransport
 			m.Nodes = rec.Nodes // the placement a bench log gives (engine/torchbench across nodes)
+			if m.NCCLP2PDisable, err = p2pDisable(rec.Labels[p2pDisableLabel]); err != nil {
+				return nil, fmt.Errorf("%s: %w", where, err)
+			}
 		}
 		if md := rec.Labels[modeLabel]; md != "" {
 			if m.Mode, err = compute.ParseMode(md); err != nil {

@@ -56,6 +56,10 @@ type Measured struct {
 	// scenario's parallelism.transport and intra_transport name them.
 	// Default "": those a scenario on the system takes by default.
 	Transport, IntraTransport string
+	// NCCLP2PDisable says the devices ran with NCCL_P2P_DISABLE=1 (a CSV's
+	// nccl_p2p_disable column, 1): they exchanged through host memory
+	// (scenarios.Parallelism.NCCLP2PDisable). Default false.
+	NCCLP2PDisable bool
 	// Accumulation is the number of micro-batches of Batch per optimizer
 	// step (gradient accumulation). Default 1.
 	Accumulation int
@@ -681,7 +685,8 @@ func placeMeasured(cfg *sim.Config, cat *hw.Catalog, d *hw.Device, ms *Measured,
 	}
 	cfg.Name = fmt.Sprintf("%s on %d devices of %s at %s, batch %d", ms.Model, n, sys.Name, ms.Precision, ms.Batch)
 	cfg.Comm.Interference = scenarios.DefaultInterference(d, node) // as a scenario on the system
-	exchange, applied, err = onNodes(cat, sys, n, per, ms.Transport, ms.IntraTransport, cals, cfg)
+	par := scenarios.Parallelism{Transport: ms.Transport, IntraTransport: ms.IntraTransport, NCCLP2PDisable: ms.NCCLP2PDisable}
+	exchange, applied, err = onNodes(cat, sys, n, per, par, cals, cfg)
 	return sys.Name, exchange, applied, err
 }
 
@@ -773,25 +778,29 @@ func systemOf(cat *hw.Catalog, system string, d *hw.Device) (*hw.System, *hw.Nod
 
 // onNodes places n devices on n/per nodes of sys, per on each, in cfg
 // (Nodes, DevicesPerNode) and builds cfg's network as a scenario on sys
-// would (scenarios.Network, with transport and intra or the system's
-// defaults), and returns the links and transports the exchange crosses:
-// "nccl" inside one node, "nccl, verbs" across nodes, followed by the
+// would (scenarios.Network, with par's transports or the system's
+// defaults, and its NCCLP2PDisable), and returns the links and transports
+// the exchange crosses: "nccl" inside one node ("nccl over shm" with
+// NCCLP2PDisable), "nccl, verbs" across nodes, followed by the
 // levels the fabric entries of fabric set (scenarios.ApplyFabric):
 // "nccl, verbs (calibrated: inter from f.yaml)", and those levels. More
 // nodes than sys has is an error.
-func onNodes(cat *hw.Catalog, sys *hw.System, n, per int, transport, intra string, fabric []scenarios.CalibrationFile, cfg *sim.Config) (exchange string, applied []scenarios.Applied, err error) {
+func onNodes(cat *hw.Catalog, sys *hw.System, n, per int, par scenarios.Parallelism, fabric []scenarios.CalibrationFile, cfg *sim.Config) (exchange string, applied []scenarios.Applied, err error) {
 	if nodes := n / per; nodes > sys.MaxNodes {
 		return "", nil, fmt.Errorf("%d devices need %d nodes of %d; system %s has %d", n, nodes, per, sys.Name, sys.MaxNodes)
 	}
 	p := scenarios.Point{Devices: n, Nodes: n / per, DevicesPerNode: per, Replicas: n,
 		BatchPerDevice: cfg.MicroBatch, GlobalBatch: cfg.MicroBatch * n * cfg.Accumulation}
 	cfg.Nodes, cfg.DevicesPerNode = p.Nodes, p.DevicesPerNode
-	inter, usedIntra, err := scenarios.Network(cat, sys.Name, transport, intra, cfg, p)
+	inter, usedIntra, err := scenarios.Network(cat, sys.Name, par, cfg, p)
 	if err != nil {
 		return "", nil, err // it names the system
 	}
 	var used []string
-	if per > 1 {
+	switch {
+	case per > 1 && par.NCCLP2PDisable:
+		used = append(used, cmp.Or(usedIntra, "the node's link")+" over shm")
+	case per > 1:
 		used = append(used, cmp.Or(usedIntra, "the node's link"))
 	}
 	if inter != "" {

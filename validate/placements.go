@@ -240,7 +240,7 @@ func placementRow(tab *PlacementTable, cat *hw.Catalog, sys *hw.System, node *hw
 		p := scenarios.Point{Devices: n, Nodes: len(pl), DevicesPerNode: slices.Max(pl), Replicas: n,
 			BatchPerDevice: st.Batch, GlobalBatch: st.Batch * n}
 		cfg.Nodes, cfg.DevicesPerNode = p.Nodes, p.DevicesPerNode
-		inter, intra, err := scenarios.Network(cat, sys.Name, tab.Transport, tab.IntraTransport, &cfg, p)
+		inter, intra, err := scenarios.Network(cat, sys.Name, scenarios.Parallelism{Transport: tab.Transport, IntraTransport: tab.IntraTransport}, &cfg, p)
 		if err != nil {
 			return row, "", err
 		}

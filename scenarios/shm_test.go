@@ -1,0 +1,73 @@
+package scenarios
+
+import (
+	"math"
+	"testing"
+
+	"scaleplan/hw"
+	"scaleplan/internal/units"
+	"scaleplan/sim"
+)
+
+// TestNCCLP2PDisable: with NCCL_P2P_DISABLE=1 a DGX A100's GPUs leave
+// NVLink and exchange through host memory at NCCL's shared-memory rate,
+// hw.DefaultSHMBandwidth per device, which the node's shm_bandwidth
+// replaces. A large ring all-reduce over p of them then costs the closed
+// form of a ring whose every hop crosses one device's link B:
+//
+//	T ≈ 2(p−1)/p · S/B
+//
+// (host memory, 2 × 190 GB/s on the DGX A100, is not what binds), where
+// the same node with peer-to-peer runs over NVLink, at least 20 times
+// faster. A host-staged exchange, whose copies are the devices' copy
+// engines, not NCCL's, keeps the host link's rate.
+func TestNCCLP2PDisable(t *testing.T) {
+	cat, err := hw.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	const S = 2 * units.GiB
+	run := func(par Parallelism, p int, alg sim.Algorithm) (units.Seconds, sim.Network) {
+		t.Helper()
+		pt := Point{Devices: p, Nodes: 1, DevicesPerNode: p, Replicas: p, BatchPerDevice: 1, GlobalBatch: p}
+		c := sim.Config{Nodes: 1, DevicesPerNode: p, Comm: sim.Comm{Algorithm: alg}}
+		if _, _, err := Network(cat, "dgx-a100", par, &c, pt); err != nil {
+			t.Fatal(err)
+		}
+		got, err := sim.AllReduceTime(c, S)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got, c.Network
+	}
+	for _, p := range []int{2, 4, 8} {
+		got, n := run(Parallelism{NCCLP2PDisable: true}, p, sim.Ring)
+		if !n.NoPeerToPeer || n.DevicesPerSwitch != 0 || n.PCIe.Bandwidth != hw.DefaultSHMBandwidth {
+			t.Fatalf("%d GPUs, P2P disabled: no peer-to-peer %v, tree %d, host link %v B/s; want true, 0, %v", p, n.NoPeerToPeer, n.DevicesPerSwitch, float64(n.PCIe.Bandwidth), float64(hw.DefaultSHMBandwidth))
+		}
+		want := 2 * float64(p-1) / float64(p) * float64(S) / float64(hw.DefaultSHMBandwidth)
+		if math.Abs(float64(got)/want-1) > 0.01 {
+			t.Errorf("%d GPUs, P2P disabled: ring all-reduce of %v in %v s, want %v s", p, S, float64(got), want)
+		}
+		nv, _ := run(Parallelism{}, p, sim.Ring)
+		if float64(got) < 20*float64(nv) {
+			t.Errorf("%d GPUs: through host memory %v s, over NVLink %v s; want at least 20 times slower", p, float64(got), float64(nv))
+		}
+		viaNCCL, _ := run(Parallelism{NCCLP2PDisable: true}, p, sim.NCCL)
+		if math.Abs(float64(viaNCCL)/want-1) > 0.1 {
+			t.Errorf("%d GPUs, P2P disabled, NCCL's choice: %v s, want within 10 %% of the ring's %v s", p, float64(viaNCCL), want)
+		}
+	}
+
+	node := *cat.Nodes["dgx-a100"]
+	node.SHMBandwidth = 2e9
+	cat.Nodes["dgx-a100"] = &node
+	got, _ := run(Parallelism{NCCLP2PDisable: true}, 2, sim.Ring)
+	if want := float64(S) / 2e9; math.Abs(float64(got)/want-1) > 0.01 {
+		t.Errorf("shm_bandwidth 2 GB/s: %v s, want %v s", float64(got), want)
+	}
+	_, staged := run(Parallelism{NCCLP2PDisable: true}, 2, sim.HostStaged)
+	if host := node.HostBandwidth(cat.Devices["a100-sxm4-80gb"]); staged.PCIe.Bandwidth < host/2 {
+		t.Errorf("host-staged, P2P disabled: host link %v B/s, want the host link's %v at the transport's efficiency", float64(staged.PCIe.Bandwidth), float64(host))
+	}
+}

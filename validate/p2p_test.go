@@ -1,0 +1,47 @@
+package validate
+
+import (
+	"strings"
+	"testing"
+
+	"scaleplan/hw"
+	"scaleplan/sim"
+)
+
+// TestP2PDisableLabel checks the nccl_p2p_disable column as NCCL reads
+// its variable (1 through host memory, 0 or nothing peer-to-peer, anything
+// else refused with the valid values named), and that a row with it runs
+// its exchange on the node's shared-memory rate, named in the exchange
+// column, where the same row without it talks over NVLink.
+func TestP2PDisableLabel(t *testing.T) {
+	for v, want := range map[string]bool{"1": true, "0": false, "": false} {
+		got, err := p2pDisable(v)
+		if err != nil || got != want {
+			t.Errorf("nccl_p2p_disable %q: %v, %v; want %v", v, got, err, want)
+		}
+	}
+	if _, err := p2pDisable("yes"); err == nil || !strings.Contains(err.Error(), `nccl_p2p_disable "yes": want 1`) {
+		t.Errorf("nccl_p2p_disable yes: %v, want the valid values named", err)
+	}
+
+	cat, err := hw.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := cat.Device("a100-sxm4-80gb")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, off := range []bool{false, true} {
+		m := Measured{Model: "resnet50", Device: d.Name, Precision: "tf32", Batch: 64, Devices: 8, System: "dgx-a100", NCCLP2PDisable: off}
+		cfg := sim.Config{MicroBatch: 64}
+		_, exchange, _, err := placeMeasured(&cfg, cat, d, &m, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		shm := cfg.Network.NoPeerToPeer && cfg.Network.PCIe.Bandwidth == hw.DefaultSHMBandwidth
+		if shm != off || strings.Contains(exchange, "over shm") != off {
+			t.Errorf("NCCL_P2P_DISABLE %v: exchange %q, through host memory at the SHM rate %v", off, exchange, shm)
+		}
+	}
+}
