@@ -330,6 +330,9 @@ func parallelismInputs(r *scenarios.Resolved) [][2]string {
 		{"between nodes", transport(r, par.Transport)},
 		{"inside a node", transport(r, par.IntraTransport)},
 	}
+	if row, ok := hostMemoryExchange(r); ok {
+		parRows = append(parRows, [2]string{"devices of a node", row})
+	}
 	if par.PipelineStages > 1 {
 		parRows = append(parRows, [2]string{"schedule", par.Schedule})
 	}
@@ -352,6 +355,26 @@ func parallelismInputs(r *scenarios.Resolved) [][2]string {
 	}
 
 	return parRows
+}
+
+// hostMemoryExchange describes how the devices of r's node exchange when
+// they do so through host memory (a link without peer-to-peer, or
+// NCCL_P2P_DISABLE=1), as scenarios.Build builds it: by host-staged copies
+// and a sum on the CPU, or with NCCL's shared-memory transport at the
+// node's rate (hw.Node.SHMRate). ok is false when they talk peer-to-peer.
+func hostMemoryExchange(r *scenarios.Resolved) (row string, ok bool) {
+	par := r.Parallelism
+	if r.Node == nil || (r.Node.Link.PeerToPeer && !par.NCCLP2PDisable) {
+		return "", false
+	}
+	why := "the node's link has no peer-to-peer"
+	if par.NCCLP2PDisable {
+		why = "NCCL_P2P_DISABLE=1"
+	}
+	if par.AllReduce == "host-staged" {
+		return fmt.Sprintf("exchange through host memory (%s): staged copies at the host link's rate, summed on the CPU", why), true
+	}
+	return fmt.Sprintf("exchange through host memory (%s): NCCL's shared memory at %v per device", why, r.Node.SHMRate()), true
 }
 
 // pipelineInputs are the rows of the input pipeline's group.
