@@ -74,8 +74,9 @@ const (
 //   - devices without peer-to-peer (a link without it, or
 //     parallelism.nccl_p2p_disable) exchange through host memory
 //     (sim.Network.NoPeerToPeer), each on its host link at the intra
-//     transport's efficiency, no faster than NCCL's shared-memory
-//     transport (hw.Node.SHMRate) unless the exchange is host-staged;
+//     transport's efficiency; between two devices of a node no faster
+//     than NCCL's shared-memory transport (hw.Node.SHMRate,
+//     sim.Network.SHM) unless the exchange is host-staged;
 //   - a rail-optimised fabric (hw.Fabric.RailOptimized): NIC j of every
 //     node on rail j's leaf, the oversubscription the spine's;
 //   - the transport's per-flow limit and streams (hw.Transport.PerFlow,
@@ -272,13 +273,12 @@ func (r *Resolved) network(c *sim.Config, p Point) error {
 		if host > 0 && host < bw {
 			bw = host
 		}
-		bw = units.BytesPerSec(float64(bw) * intraEff)
+		n.PCIe = sim.Link{Bandwidth: units.BytesPerSec(float64(bw) * intraEff), Latency: link.Latency + intraOver}
 		if !staged {
 			// The devices' own collectives through host memory: NCCL's
 			// shared-memory transport, at the node's rate (hw.DefaultSHMBandwidth).
-			bw = min(bw, node.SHMRate())
+			n.SHM = node.SHMRate()
 		}
-		n.PCIe = sim.Link{Bandwidth: bw, Latency: link.Latency + intraOver}
 	} else if host > 0 {
 		n.PCIe = sim.Link{Bandwidth: host}
 	}

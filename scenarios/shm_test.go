@@ -42,8 +42,8 @@ func TestNCCLP2PDisable(t *testing.T) {
 	}
 	for _, p := range []int{2, 4, 8} {
 		got, n := run(Parallelism{NCCLP2PDisable: true}, p, sim.Ring)
-		if !n.NoPeerToPeer || n.DevicesPerSwitch != 0 || n.PCIe.Bandwidth != hw.DefaultSHMBandwidth {
-			t.Fatalf("%d GPUs, P2P disabled: no peer-to-peer %v, tree %d, host link %v B/s; want true, 0, %v", p, n.NoPeerToPeer, n.DevicesPerSwitch, float64(n.PCIe.Bandwidth), float64(hw.DefaultSHMBandwidth))
+		if !n.NoPeerToPeer || n.DevicesPerSwitch != 0 || n.SHM != hw.DefaultSHMBandwidth || n.PCIe.Bandwidth < 4*n.SHM {
+			t.Fatalf("%d GPUs, P2P disabled: no peer-to-peer %v, tree %d, shared memory %v B/s, host link %v B/s; want true, 0, %v and the link's rate", p, n.NoPeerToPeer, n.DevicesPerSwitch, float64(n.SHM), float64(n.PCIe.Bandwidth), float64(hw.DefaultSHMBandwidth))
 		}
 		want := 2 * float64(p-1) / float64(p) * float64(S) / float64(hw.DefaultSHMBandwidth)
 		if math.Abs(float64(got)/want-1) > 0.01 {
@@ -67,7 +67,7 @@ func TestNCCLP2PDisable(t *testing.T) {
 		t.Errorf("shm_bandwidth 2 GB/s: %v s, want %v s", float64(got), want)
 	}
 	_, staged := run(Parallelism{NCCLP2PDisable: true}, 2, sim.HostStaged)
-	if host := node.HostBandwidth(cat.Devices["a100-sxm4-80gb"]); staged.PCIe.Bandwidth < host/2 {
-		t.Errorf("host-staged, P2P disabled: host link %v B/s, want the host link's %v at the transport's efficiency", float64(staged.PCIe.Bandwidth), float64(host))
+	if host := node.HostBandwidth(cat.Devices["a100-sxm4-80gb"]); staged.PCIe.Bandwidth < host/2 || staged.SHM != 0 {
+		t.Errorf("host-staged, P2P disabled: host link %v B/s, shared memory %v; want the host link's %v at the transport's efficiency and no shared memory", float64(staged.PCIe.Bandwidth), float64(staged.SHM), float64(host))
 	}
 }

@@ -360,6 +360,12 @@ type Network struct {
 	// and host reductions, bytes/s. Required with NoPeerToPeer or
 	// HostStaged.
 	HostMemory units.BytesPerSec
+	// SHM is, with NoPeerToPeer, the most each device moves per direction
+	// to and from another device of its node through host memory (NCCL's
+	// shared-memory transport, netsim.Config.SHM), bytes/s; copies for
+	// the NICs and host-staged exchanges keep PCIe's rate. Default 0: no
+	// limit but PCIe.
+	SHM units.BytesPerSec
 	// NICs is the number of NICs per node that carry gradient traffic, at
 	// most DevicesPerNode. Default 1.
 	NICs int
@@ -819,7 +825,7 @@ func (c *Config) validate() error {
 		name string
 		v    float64
 	}{{"intra-node bandwidth", float64(n.Intra.Bandwidth)}, {"intra-node latency", float64(n.Intra.Latency)},
-		{"PCIe bandwidth", float64(n.PCIe.Bandwidth)}, {"PCIe latency", float64(n.PCIe.Latency)}, {"host memory bandwidth", float64(n.HostMemory)},
+		{"PCIe bandwidth", float64(n.PCIe.Bandwidth)}, {"PCIe latency", float64(n.PCIe.Latency)}, {"host memory bandwidth", float64(n.HostMemory)}, {"shared-memory bandwidth", float64(n.SHM)},
 		{"NIC bandwidth", float64(n.NIC.Bandwidth)}, {"NIC latency", float64(n.NIC.Latency)}, {"fabric latency", float64(n.FabricLatency)},
 		{"transport overhead", float64(n.Overhead)}, {"server NIC bandwidth", float64(n.ServerNIC)}, {"per-flow rate", float64(n.PerFlow)}} {
 		if !nonNegative(x.v) {
@@ -926,7 +932,7 @@ func (c *Config) checkRanges(bad func(string, ...any)) {
 	for _, x := range []struct {
 		name string
 		v    units.BytesPerSec
-	}{{"intra-node bandwidth", n.Intra.Bandwidth}, {"PCIe bandwidth", n.PCIe.Bandwidth}, {"host memory bandwidth", n.HostMemory},
+	}{{"intra-node bandwidth", n.Intra.Bandwidth}, {"PCIe bandwidth", n.PCIe.Bandwidth}, {"host memory bandwidth", n.HostMemory}, {"shared-memory bandwidth", n.SHM},
 		{"NIC bandwidth", n.NIC.Bandwidth}, {"server NIC bandwidth", n.ServerNIC}, {"per-flow rate", n.PerFlow}, {"local read bandwidth", in.Local},
 		{"shared aggregate bandwidth", in.Shared.Aggregate}, {"shared per-client bandwidth", in.Shared.PerClient},
 		{"host-to-device bandwidth", in.HostToDevice}, {"staging write bandwidth", in.Staging.Write}, {"staging NIC bandwidth", in.Staging.NIC}} {
@@ -953,6 +959,7 @@ func (c *Config) topology() netsim.Config {
 		NoPeerToPeer:  n.NoPeerToPeer,
 		PCIe:          netsim.LinkSpec{Bandwidth: n.PCIe.Bandwidth, Latency: n.PCIe.Latency},
 		HostMemory:    n.HostMemory,
+		SHM:           n.SHM,
 		NICsPerNode:   n.NICs,
 		NIC:           netsim.LinkSpec{Bandwidth: n.NIC.Bandwidth, Latency: n.NIC.Latency},
 		FabricLatency: n.FabricLatency, Oversubscription: n.Oversubscription, Rails: n.Rails,

@@ -39,7 +39,7 @@ func TestP2PDisableLabel(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		shm := cfg.Network.NoPeerToPeer && cfg.Network.PCIe.Bandwidth == hw.DefaultSHMBandwidth
+		shm := cfg.Network.NoPeerToPeer && cfg.Network.SHM == hw.DefaultSHMBandwidth
 		if shm != off || strings.Contains(exchange, "over shm") != off {
 			t.Errorf("NCCL_P2P_DISABLE %v: exchange %q, through host memory at the SHM rate %v", off, exchange, shm)
 		}

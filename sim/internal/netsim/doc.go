@@ -242,6 +242,14 @@
 //
 // where the host ring's streams get min(beta, B_m/(2·nics)) each.
 //
+// Without peer-to-peer, the other algorithms send between two devices of
+// a node through host memory, up one PCIe link and down the other; with
+// Config.SHM each such send also crosses its sender's shm-out and its
+// receiver's shm-in link of that rate (NCCL's shared-memory transport),
+// so a ring inside a node of p devices with SHM below the PCIe links and
+// host memory's share costs 2(p−1)·(2α_p + S/(p·SHM))
+// (TestSharedMemoryRate); copies to and from the NICs keep PCIe's rate.
+//
 // # Other collectives
 //
 // Topology.ReduceScatter, AllGather, Broadcast, AllToAll and SendRecv run

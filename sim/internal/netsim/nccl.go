@@ -394,6 +394,9 @@ func (t *Topology) ncclGeometry(ranks []int) ncclGeom {
 	}
 	if t.cfg.NoPeerToPeer {
 		g.intra = float64(t.cfg.PCIe.Bandwidth)
+		if shm := float64(t.cfg.SHM); shm > 0 {
+			g.intra = min(g.intra, shm)
+		}
 	}
 	if g.nodes > 1 {
 		g.c = max(1, min(t.cfg.NICsPerNode, g.k))

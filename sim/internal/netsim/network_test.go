@@ -2,6 +2,7 @@ package netsim
 
 import (
 	"math"
+	"strings"
 	"testing"
 
 	"scaleplan/internal/units"
@@ -506,5 +507,48 @@ func TestOnChange(t *testing.T) {
 	s2.Run()
 	if len(labels) != 2 || labels[0] != "bucket 0" || labels[1] != "bucket 0" {
 		t.Errorf("all-reduce flows labelled %q, want 2 × \"bucket 0\"", labels)
+	}
+}
+
+// TestSharedMemoryRate checks Config.SHM: without peer-to-peer, a ring
+// inside one node moves at the shared-memory rate where it is below the
+// PCIe links' and host memory's share, as the closed form of a ring of
+// links of that rate gives, while a route to another node's device, whose
+// copies to host memory are the NIC's, takes no shared-memory link.
+func TestSharedMemoryRate(t *testing.T) {
+	const shm = units.BytesPerSec(1e9)
+	c := flat(4)
+	c.RanksPerNode, c.NoPeerToPeer = 4, true
+	c.PCIe, c.HostMemory, c.SHM = LinkSpec{pcieBW, pcieLat}, hostBW, shm
+	S := float64(8 * units.MiB)
+	res := runAllReduce(t, c, Ring, units.Bytes(S), nil)
+	if want := ringForm(4, S, 2*float64(pcieLat), float64(shm)); !near(float64(res.Time()), want, 1e-9) {
+		t.Errorf("ring in a node at the shared-memory rate: %v s, want %v s", float64(res.Time()), want)
+	}
+
+	c.RanksPerNode = 2
+	var s event.Scheduler
+	topo, err := NewTopology(&s, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, u := range topo.Route(1, 2).Uses() {
+		if n := u.Link.Name(); strings.HasPrefix(n, "shm-") {
+			t.Errorf("route 1→2 between nodes crosses %s", n)
+		}
+	}
+	var shmLinks int
+	for _, u := range topo.Route(0, 1).Uses() {
+		if strings.HasPrefix(u.Link.Name(), "shm-") {
+			shmLinks++
+		}
+	}
+	if shmLinks != 2 {
+		t.Errorf("route 0→1 inside a node crosses %d shared-memory links, want 2 (out and in)", shmLinks)
+	}
+
+	c.SHM = -1
+	if _, err := NewTopology(&s, c); err == nil || !strings.Contains(err.Error(), "shared-memory bandwidth") {
+		t.Errorf("negative shared-memory rate: %v, want an error naming it", err)
 	}
 }

@@ -75,6 +75,14 @@ type Config struct {
 	// by all copies into and out of host memory and by CPU reductions.
 	// Required with NoPeerToPeer and for HostStaged.
 	HostMemory units.BytesPerSec
+	// SHM is, with NoPeerToPeer, the most a device sends and receives per
+	// direction to and from another device of its node through host
+	// memory, bytes/s: NCCL's shared-memory transport, whose sender writes
+	// into host memory and whose receiver reads it (a link shm-out and
+	// shm-in per device, on those routes only; copies to and from host
+	// memory for the NICs and for HostStaged keep the PCIe links' rate).
+	// Default 0: no limit but the PCIe links.
+	SHM units.BytesPerSec
 
 	// DevicesPerSwitch models each node's PCIe tree: the devices of a node
 	// sit, in rank order, behind PCIe switches of DevicesPerSwitch each, and
@@ -226,7 +234,7 @@ func (c *Config) validate() error {
 	for _, x := range []struct {
 		name string
 		v    float64
-	}{{"host memory bandwidth", float64(c.HostMemory)}, {"fabric latency", float64(c.FabricLatency)},
+	}{{"host memory bandwidth", float64(c.HostMemory)}, {"shared-memory bandwidth", float64(c.SHM)}, {"fabric latency", float64(c.FabricLatency)},
 		{"overhead", float64(c.Overhead)}, {"server NIC bandwidth", float64(c.ServerNIC)}, {"tree chunk", float64(c.TreeChunk)},
 		{"per-flow rate", float64(c.PerFlow)}} {
 		if !nonNegative(x.v) {
@@ -427,6 +435,7 @@ type Topology struct {
 
 	devOut, devIn    []*Link
 	pcieUp, pcieDown []*Link
+	shmOut, shmIn    []*Link // with NoPeerToPeer and SHM, each device's shared-memory rate
 	hostMem          []*Link
 	nicOut, nicIn    [][]*Link
 	core             *Link   // the core, or with Rails the spine
@@ -478,6 +487,13 @@ func NewTopology(s *event.Scheduler, cfg Config) (*Topology, error) {
 		for r := range p {
 			t.pcieUp[r] = n.addIndexed("pcie-up", r, -1, cfg.PCIe.Bandwidth, cfg.PCIe.Latency)
 			t.pcieDown[r] = n.addIndexed("pcie-down", r, -1, cfg.PCIe.Bandwidth, cfg.PCIe.Latency)
+		}
+	}
+	if cfg.NoPeerToPeer && cfg.SHM > 0 && cfg.largestNode() > 1 {
+		t.shmOut, t.shmIn = make([]*Link, p), make([]*Link, p)
+		for r := range p {
+			t.shmOut[r] = n.addIndexed("shm-out", r, -1, cfg.SHM, 0)
+			t.shmIn[r] = n.addIndexed("shm-in", r, -1, cfg.SHM, 0)
 		}
 	}
 	if cfg.HostMemory > 0 {
@@ -740,8 +756,9 @@ func (t *Topology) route(src, dst int) {
 	if a == c {
 		if !t.cfg.NoPeerToPeer {
 			b.Add(0, t.devOut[src], t.devIn[dst])
+		} else if h := t.hostMem[a]; t.shmOut != nil {
+			b.Add(0, t.shmOut[src], t.pcieUp[src], h, h, t.pcieDown[dst], t.shmIn[dst])
 		} else {
-			h := t.hostMem[a]
 			b.Add(0, t.pcieUp[src], h, h, t.pcieDown[dst])
 		}
 		return
