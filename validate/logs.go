@@ -222,12 +222,12 @@ func (in *LogReader) Measurements(lg *logs.Log, prof *model.Profiles, left map[s
 				return nil, fmt.Errorf("%s: %w", where, err)
 			}
 		}
+		if m.NCCLP2PDisable, err = p2pDisable(rec.Labels[p2pDisableLabel]); err != nil {
+			return nil, fmt.Errorf("%s: %w", where, err)
+		}
 		if m.Devices > 1 {
 			m.System, m.Transport, m.IntraTransport = system, in.Transport, in.IntraTransport
 			m.Nodes = rec.Nodes // the placement a bench log gives (engine/torchbench across nodes)
-			if m.NCCLP2PDisable, err = p2pDisable(rec.Labels[p2pDisableLabel]); err != nil {
-				return nil, fmt.Errorf("%s: %w", where, err)
-			}
 		}
 		if md := rec.Labels[modeLabel]; md != "" {
 			if m.Mode, err = compute.ParseMode(md); err != nil {

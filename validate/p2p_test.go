@@ -23,6 +23,17 @@ func TestP2PDisableLabel(t *testing.T) {
 	if _, err := p2pDisable("yes"); err == nil || !strings.Contains(err.Error(), `nccl_p2p_disable "yes": want 1`) {
 		t.Errorf("nccl_p2p_disable yes: %v, want the valid values named", err)
 	}
+	cat0, prof := defaults(t)
+	csv := "model,device,precision,devices,batch,samples_per_s,system,nccl_p2p_disable\n" +
+		"resnet50,v100-sxm2-16gb,fp32,1,128,369,dgx1,1\n" +
+		"resnet50,v100-sxm2-16gb,fp32,8,128,2817,dgx1,1\n"
+	if ms, err := readCSV(t, cat0, prof, csv); err != nil || len(ms) != 2 || !ms[1].NCCLP2PDisable {
+		t.Errorf("read %+v, %v; want two rows, the second through host memory", ms, err)
+	}
+	bad := strings.Replace(csv, "369,dgx1,1", "369,dgx1,on", 1)
+	if _, err := readCSV(t, cat0, prof, bad); err == nil || !strings.Contains(err.Error(), `t.csv:2: nccl_p2p_disable "on": want 1`) {
+		t.Errorf("nccl_p2p_disable on, one device: %v, want the file, line and valid values", err)
+	}
 
 	cat, err := hw.Load()
 	if err != nil {
