@@ -1,6 +1,7 @@
 package validate
 
 import (
+	"math"
 	"testing"
 
 	"scaleplan/fit/logs"
@@ -64,5 +65,69 @@ func TestPublishedCalibratedPairs(t *testing.T) {
 				t.Errorf("%s, %s: mean |time error| %.1f %%; want it at most 10 %%: %v", fabric.name, m.Source, 100*cs[0].MAE, fabric.ok)
 			}
 		}
+	}
+}
+
+// TestPublishedSHMTables predicts the published all-reduce tables run
+// through NCCL's shared-memory transport (NCCL_P2P_DISABLE=1: a DGX A100's
+// and a DGX H100's, four GPUs each, testdata/measurements/nccl-tests) as
+// validate --nccl-p2p-disable does (LogReader.NCCLP2PDisable), each size
+// at the bus bandwidth of the node's shared-memory rate B (the ring's
+// 2(p−1)/p·S/B, latency apart at 1 GiB and more) to 1 %. The DGX H100's
+// shm_bandwidth is its table's peak, as printed (24.27 GB/s), so its
+// error is the table's spread below its peak (the 8 GiB row's 19.98
+// GB/s); the DGX A100 gives none and takes hw.DefaultSHMBandwidth, out
+// of sample: its table prints 5.20 GB/s at every size, so every time is
+// predicted 5.20/3.9 − 1 = +33.3 % too long.
+func TestPublishedSHMTables(t *testing.T) {
+	cat, err := hw.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		file, system string
+		rate         float64 // the node's shared-memory rate, GB/s
+		peak         float64 // the table's largest busbw, GB/s
+	}{
+		{"dgxa100-4gpu-shm-all_reduce.txt", "dgx-a100", float64(hw.DefaultSHMBandwidth) / 1e9, 5.20},
+		{"dgxh100-4gpu-shm-all_reduce.txt", "dgx-h100", 24.27, 24.27},
+	} {
+		in := LogReader{System: tc.system, NCCLP2PDisable: true}
+		tests := in.Collectives(publishedTables(t, tc.file), sim.NCCL, map[string]int{})
+		if len(tests) != 1 || tests[0].Ranks != 4 || !tests[0].NCCLP2PDisable {
+			t.Fatalf("%s: %+v", tc.file, tests)
+		}
+		if got := float64(cat.Nodes[cat.Systems[tc.system].Node].SHMRate()) / 1e9; got != tc.rate {
+			t.Errorf("%s: shared-memory rate %v GB/s, want %v", tc.system, got, tc.rate)
+		}
+		cs, err := CompareCollectives(cat, tests)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// A time's error is the measured bus bandwidth over the
+		// predicted one, less 1.
+		var peak, mae float64
+		for _, r := range cs[0].Rows {
+			peak = max(peak, float64(r.MeasuredBusBW)/1e9)
+			mae += math.Abs(float64(r.MeasuredBusBW)/1e9/tc.rate-1) / float64(len(cs[0].Rows))
+			if bus := float64(r.PredictedBusBW) / 1e9; math.Abs(bus/tc.rate-1) > 0.01 {
+				t.Errorf("%s, %v: predicted bus bandwidth %.3f GB/s, want %v", tc.file, r.Bytes, bus, tc.rate)
+			}
+		}
+		if math.Abs(peak/tc.peak-1) > 0.002 {
+			t.Errorf("%s: measured peak %.3f GB/s, want %v", tc.file, peak, tc.peak)
+		}
+		if math.Abs(cs[0].MAE-mae) > 0.005 {
+			t.Errorf("%s: mean |time error| %.4f, want %.4f", tc.file, cs[0].MAE, mae)
+		}
+	}
+	// The DGX A100's table, out of sample: +33.3 % at every size.
+	in := LogReader{System: "dgx-a100", NCCLP2PDisable: true}
+	cs, err := CompareCollectives(cat, in.Collectives(publishedTables(t, "dgxa100-4gpu-shm-all_reduce.txt"), sim.NCCL, map[string]int{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := 5.20/(float64(hw.DefaultSHMBandwidth)/1e9) - 1; math.Abs(cs[0].MAE/want-1) > 0.01 {
+		t.Errorf("dgx-a100's table: error %v, want %.3f", cs[0].MAE, want)
 	}
 }
