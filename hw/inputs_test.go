@@ -206,6 +206,7 @@ func TestPlausibleRanges(t *testing.T) {
 		{"nodes.node.storage[0].read", node(func(n *Node, v float64) { n.Storage[0].Read = units.BytesPerSec(v) }), 1e6, 1e15, "1 MB/s to 1 PB/s", false},
 		{"nodes.node.link.bandwidth", node(func(n *Node, v float64) { n.Link.Bandwidth = units.BytesPerSec(v) }), 1e6, 1e15, "1 MB/s to 1 PB/s", false},
 		{"nodes.node.host_to_device", node(func(n *Node, v float64) { n.HostToDevice = units.BytesPerSec(v) }), 1e6, 1e15, "1 MB/s to 1 PB/s", true},
+		{"nodes.node.shm_bandwidth", node(func(n *Node, v float64) { n.SHMBandwidth = units.BytesPerSec(v) }), 1e6, 1e15, "1 MB/s to 1 PB/s", true},
 		{"nodes.node.nics[0].bandwidth", node(func(n *Node, v float64) { n.NICs[0].Bandwidth = units.BitsPerSec(v) }), 1e6, 1e15, "1 Mbit/s to 1 Pbit/s", false},
 		{"nodes.node.power", node(func(n *Node, v float64) { n.Power = units.Watts(v) }), 1, 1e9, "1 W to 1 GW", true},
 		{"systems.sys.fabric.bandwidth", sys(func(s *System, v float64) { s.Fabric.Bandwidth = units.BitsPerSec(v) }), 1e6, 1e15, "1 Mbit/s to 1 Pbit/s", false},

@@ -50,6 +50,10 @@ type MeasuredCollective struct {
 	// nodes and inside a node, as a scenario's parallelism names them;
 	// "" for those a scenario on the system takes by default.
 	Transport, IntraTransport string
+	// NCCLP2PDisable says the test ran with NCCL_P2P_DISABLE=1: the
+	// devices of a node exchange through host memory at the node's
+	// shared-memory rate (scenarios.Parallelism.NCCLP2PDisable).
+	NCCLP2PDisable bool
 	// Algorithm is the exchange the simulator runs (sim.CollectiveTime):
 	// sim.Ring (the zero value), sim.NCCL or another synchronous one.
 	Algorithm sim.Algorithm
@@ -156,7 +160,7 @@ func compareCollective(cat *hw.Catalog, t MeasuredCollective) (CollectiveCompari
 		return c, fmt.Errorf("%d ranks, %d a node: system %s's nodes hold %d devices", t.Ranks, per, sys.Name, node.Devices)
 	}
 	cfg := sim.Config{Comm: sim.Comm{Algorithm: t.Algorithm}}
-	exchange, applied, err := onNodes(cat, sys, t.Ranks, per, scenarios.Parallelism{Transport: t.Transport, IntraTransport: t.IntraTransport}, t.Fabric, &cfg)
+	exchange, applied, err := onNodes(cat, sys, t.Ranks, per, scenarios.Parallelism{Transport: t.Transport, IntraTransport: t.IntraTransport, NCCLP2PDisable: t.NCCLP2PDisable}, t.Fabric, &cfg)
 	if err != nil {
 		return c, err
 	}

@@ -156,3 +156,39 @@ func TestCompareCollectivesRefuses(t *testing.T) {
 		}
 	}
 }
+
+// TestCompareCollectivesP2PDisable: a test that ran with
+// NCCL_P2P_DISABLE=1 (MeasuredCollective.NCCLP2PDisable, validate's
+// --nccl-p2p-disable) is predicted through host memory at NCCL's
+// shared-memory rate B, the node's SHMRate: a large ring all-reduce over p
+// devices of a DGX A100 against the closed form
+// 2(p−1)/p·S/B, to 1 %, where the same test without the flag runs over
+// NVLink at least 20 times faster; the exchange column says so.
+func TestCompareCollectivesP2PDisable(t *testing.T) {
+	cat, _ := defaults(t)
+	const S = units.GiB
+	shm := float64(cat.Nodes["dgx-a100"].SHMRate())
+	for _, p := range []int{2, 4, 8} {
+		want := 2 * float64(p-1) / float64(p) * float64(S) / shm
+		m := MeasuredCollective{Ranks: p, Nodes: 1, System: "dgx-a100", Sizes: []units.Bytes{S}, Times: []units.Seconds{units.Seconds(want)}}
+		nv, err := CompareCollectives(cat, []MeasuredCollective{m})
+		if err != nil {
+			t.Fatalf("%d ranks: %v", p, err)
+		}
+		m.NCCLP2PDisable = true
+		comps, err := CompareCollectives(cat, []MeasuredCollective{m})
+		if err != nil {
+			t.Fatalf("%d ranks, P2P disabled: %v", p, err)
+		}
+		c := comps[0]
+		if got := float64(c.Rows[0].Predicted); math.Abs(got/want-1) > 0.01 || c.MAE > 0.01 {
+			t.Errorf("%d ranks, P2P disabled: %v s, error %.3f; want %v s", p, got, c.MAE, want)
+		}
+		if !strings.HasSuffix(c.Exchange, "over shm") || strings.Contains(nv[0].Exchange, "shm") {
+			t.Errorf("%d ranks: exchange %q with the flag, %q without; want only the first over shm", p, c.Exchange, nv[0].Exchange)
+		}
+		if float64(c.Rows[0].Predicted) < 20*float64(nv[0].Rows[0].Predicted) {
+			t.Errorf("%d ranks: %v s through host memory, %v s over NVLink; want at least 20 times slower", p, float64(c.Rows[0].Predicted), float64(nv[0].Rows[0].Predicted))
+		}
+	}
+}

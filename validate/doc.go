@@ -57,7 +57,9 @@
 // bandwidths. nccl-tests times its calls back to back on the host's clock,
 // so a call is predicted at the larger of the devices' time and the host's
 // (NCCLTestsHostTime: a kernel launch and NCCL's enqueue for each device a
-// thread drives).
+// thread drives). A test run with NCCL_P2P_DISABLE=1
+// (MeasuredCollective.NCCLP2PDisable, validate --nccl-p2p-disable)
+// exchanges through host memory at the node's shared-memory rate.
 //
 // FitFabric fits a system's links to such tests (fit.FitFabric around the
 // simulator, the host's time per call included): under the NCCL exchange

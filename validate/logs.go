@@ -29,6 +29,9 @@ type LogReader struct {
 	// Transport and IntraTransport carried the gradients of the
 	// measurements of several devices; "" for the system's defaults.
 	Transport, IntraTransport string
+	// NCCLP2PDisable says the collective tests of nccl-tests logs ran
+	// with NCCL_P2P_DISABLE=1: MeasuredCollective.NCCLP2PDisable.
+	NCCLP2PDisable bool
 	// Catalog is where systems are looked up. Required.
 	Catalog *hw.Catalog
 }
@@ -140,7 +143,8 @@ func (in *LogReader) Collectives(lgs []*logs.Log, algorithm sim.Algorithm, left 
 				continue
 			}
 			m := MeasuredCollective{Source: fmt.Sprintf("%s:%d", lg.Name, t.Line), Op: t.Op, Device: t.Device, Ranks: t.Ranks, Nodes: t.Nodes, GPUsPerThread: t.GPUs,
-				System: in.System, Transport: in.Transport, IntraTransport: in.IntraTransport, Algorithm: algorithm}
+				System: in.System, Transport: in.Transport, IntraTransport: in.IntraTransport, Algorithm: algorithm,
+				NCCLP2PDisable: in.NCCLP2PDisable}
 			for _, p := range t.Points {
 				m.Sizes, m.Times, m.Lines = append(m.Sizes, p.Bytes), append(m.Times, p.Time), append(m.Lines, p.Line)
 			}

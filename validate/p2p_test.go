@@ -11,7 +11,8 @@ import (
 // TestP2PDisableLabel checks the nccl_p2p_disable column as NCCL reads
 // its variable (1 through host memory, 0 or nothing peer-to-peer, anything
 // else refused with the valid values named), and that a row with it runs
-// its exchange on the node's shared-memory rate, named in the exchange
+// its exchange on the node's shared-memory rate (Node.SHMRate: its
+// shm_bandwidth, else hw.DefaultSHMBandwidth), named in the exchange
 // column, where the same row without it talks over NVLink.
 func TestP2PDisableLabel(t *testing.T) {
 	for v, want := range map[string]bool{"1": true, "0": false, "": false} {
@@ -50,7 +51,7 @@ func TestP2PDisableLabel(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		shm := cfg.Network.NoPeerToPeer && cfg.Network.SHM == hw.DefaultSHMBandwidth
+		shm := cfg.Network.NoPeerToPeer && cfg.Network.SHM == cat.Nodes["dgx-a100"].SHMRate()
 		if shm != off || strings.Contains(exchange, "over shm") != off {
 			t.Errorf("NCCL_P2P_DISABLE %v: exchange %q, through host memory at the SHM rate %v", off, exchange, shm)
 		}

@@ -29,8 +29,13 @@ func measuredFlag() cli.Flag {
 // measuredFlags are the flags of validate that apply to --measured logs
 // alone.
 func measuredFlags() []cli.Flag {
-	return append([]cli.Flag{measuredSystemFlag(), measuredPrecisionFlag(), measuredCalibrationFlag(), measuredFabricFromFlag(), deviceFlag(), modelFlag(), measuredPlotFlag(), measuredAllReduceFlag()},
+	return append([]cli.Flag{measuredSystemFlag(), measuredPrecisionFlag(), measuredCalibrationFlag(), measuredFabricFromFlag(), deviceFlag(), modelFlag(), measuredPlotFlag(), measuredAllReduceFlag(), measuredP2PDisableFlag()},
 		measuredTransportFlags()...)
+}
+
+// measuredP2PDisableFlag is validate's --nccl-p2p-disable.
+func measuredP2PDisableFlag() cli.Flag {
+	return &cli.BoolFlag{Name: "nccl-p2p-disable", Usage: "with --measured nccl-tests logs: their tests ran with NCCL_P2P_DISABLE=1, the devices of a node exchanging through host memory by NCCL's shared-memory transport at the node's shm_bandwidth (docs/network-shm.md), not over NVLink or PCIe peer-to-peer"}
 }
 
 // measuredAllReduceFlag is validate's --allreduce.
@@ -87,7 +92,8 @@ func runValidateMeasured(c *cli.Context, maxErr float64) error {
 		return err
 	}
 	in := &validate.LogReader{System: c.String("system"), Precision: c.String("precision"),
-		Transport: c.String("transport"), IntraTransport: c.String("intra-transport"), Catalog: cat}
+		Transport: c.String("transport"), IntraTransport: c.String("intra-transport"),
+		NCCLP2PDisable: c.Bool("nccl-p2p-disable"), Catalog: cat}
 	if c.IsSet("system") {
 		if _, err := cat.System(in.System); err != nil {
 			return usagef("validate: --system: %v", err)

@@ -1467,6 +1467,8 @@ func TestValidateMeasuredCollectives(t *testing.T) {
 		{[]string{"validate", "--measured", nccl, "--system", "dgx-h100", "--allreduce", "rings"}, exitUsage, `--allreduce "rings": want ring, halving-doubling, tree, double-tree, hierarchical, torus-2d, host-staged, nccl`},
 		{[]string{"validate", "--measured", nccl, "--system", "dgx-h100", "--allreduce", "ps"}, exitUsage, `--allreduce "ps": want ring, halving-doubling`},
 		{[]string{"validate", "--allreduce", "tree"}, exitUsage, "--allreduce applies to --measured logs"},
+		{[]string{"validate", "--nccl-p2p-disable"}, exitUsage, "--nccl-p2p-disable applies to --measured logs"},
+		{[]string{"validate", "--measured", mixed, "--system", "dgx-a100", "--nccl-p2p-disable=2"}, exitUsage, `invalid boolean value "2" for -nccl-p2p-disable`},
 		{[]string{"validate", "--measured", nccl, "--system", "dgx-a100"}, exitRuntime, "measured on h100-sxm5-80gb, but system dgx-a100's nodes hold a100-sxm4-80gb"},
 		{[]string{"validate", "--measured", nccl, "--system", "dgx-h100", "--allreduce", "ring", "--max-error", "50"}, exitRuntime, "mean absolute error 276.5% of the collective's time exceeds --max-error 50%"},
 		// With the published figures (70.6 %) beside the test (276.5 %):
@@ -1494,6 +1496,15 @@ func TestValidateMeasuredCollectives(t *testing.T) {
 		t.Fatalf("mixed, nccl: exit %d: %s", code, stderr)
 	}
 	checkContains(t, "mixed, nccl", out, "all_gather  8      1      dgx-a100  nccl      nccl", "1 test left out, of an op the simulator does not model")
+	// With --nccl-p2p-disable the same test runs through host memory: a
+	// ring all-gather's bus bandwidth is then each device's rate, NCCL's
+	// shared-memory one: on HPE's XL675d, whose node gives no
+	// shm_bandwidth, hw.DefaultSHMBandwidth, 3.9 GB/s.
+	out, stderr, code = runCLI("validate", "--measured", mixed, "--system", "hpe-xl675d-a100", "--nccl-p2p-disable")
+	if code != exitOK {
+		t.Fatalf("mixed, P2P disabled: exit %d: %s", code, stderr)
+	}
+	checkContains(t, "mixed, P2P disabled", out, "all_gather  8      1      hpe-xl675d-a100  nccl over shm  nccl", "at 1 GiB bus bandwidth 398.0 GB/s measured, 3.9 GB/s predicted")
 }
 
 // TestOperatorsErrorMeasured checks predict.OperatorsError, the band an
