@@ -364,7 +364,7 @@ func parallelismInputs(r *scenarios.Resolved) [][2]string {
 // node's rate (hw.Node.SHMRate). ok is false when they talk peer-to-peer.
 func hostMemoryExchange(r *scenarios.Resolved) (row string, ok bool) {
 	par := r.Parallelism
-	if r.Node == nil || (r.Node.Link.PeerToPeer && !par.NCCLP2PDisable) {
+	if r.Node == nil || r.PeerToPeer() {
 		return "", false
 	}
 	why := "the node's link has no peer-to-peer"

@@ -230,6 +230,14 @@ func sumInts(xs []int) int {
 	return n
 }
 
+// PeerToPeer reports whether the devices of r's node address each
+// other's memory in its exchange: the node's link has peer-to-peer and
+// the scenario does not disable it (Parallelism.NCCLP2PDisable). Without
+// it they exchange through host memory (sim.Network.NoPeerToPeer).
+func (r *Resolved) PeerToPeer() bool {
+	return r.Node.Link.PeerToPeer && !r.Parallelism.NCCLP2PDisable
+}
+
 // network fills c.Network.
 func (r *Resolved) network(c *sim.Config, p Point) error {
 	sys, node, dev := r.Sys, r.Node, r.Device
@@ -257,7 +265,7 @@ func (r *Resolved) network(c *sim.Config, p Point) error {
 		n.NCCLChannels = dev.NCCLChannels // the catalogue's count is an NVLink node's
 	}
 	n.NCCLArch = dev.NCCLArch
-	p2p := link.PeerToPeer && !par.NCCLP2PDisable
+	p2p := r.PeerToPeer()
 	if t := node.PCIeTree; t != nil && p2p {
 		n.DevicesPerSwitch, n.Sockets = t.DevicesPerSwitch, max(node.CPU.Sockets, 1)
 		n.SwitchUplink = sim.Link{Bandwidth: units.BytesPerSec(float64(t.Uplink) * intraEff)}
