@@ -346,8 +346,8 @@ func (r *Resolved) commFit(c sim.Config) (string, units.BytesPerSec, error) {
 	nodes := (pmax + per - 1) / per
 	level := FabricLevel(nodes)
 	where := fmt.Sprintf("scenario %q: calibration %s: comm entry of %s over %v devices", r.Name, r.CommBy, e.Model, e.Counts)
-	if level == calib.Intra && !r.Node.Link.PeerToPeer {
-		return "", 0, fmt.Errorf("%s: the node link of system %s has no peer-to-peer, so no link bandwidth gives its cost", where, r.Sys.Name)
+	if level == calib.Intra && !r.PeerToPeer() {
+		return "", 0, fmt.Errorf("%s: the devices of system %s exchange through host memory (a node link without peer-to-peer, or parallelism.nccl_p2p_disable), so no link bandwidth gives its cost", where, r.Sys.Name)
 	}
 	if nodes > r.Sys.MaxNodes {
 		return "", 0, fmt.Errorf("%s: %d nodes of %d; system %s has %d", where, nodes, per, r.Sys.Name, r.Sys.MaxNodes)

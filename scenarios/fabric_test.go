@@ -84,6 +84,13 @@ func TestCommEntrySetsExchange(t *testing.T) {
 	if math.Abs(got-want) > 1e-3*want {
 		t.Errorf("with comm: step(8) − step(2) = %v, want (r(8) − r(2))·t_comm + 12·L = %v within 0.1%%", units.Seconds(got), units.Seconds(want))
 	}
+	// Through host memory the node's link bandwidth does not carry the
+	// exchange, so no link bandwidth can reproduce the entry: refused.
+	noP2P := load(with)
+	noP2P.Parallelism.NCCLP2PDisable = true
+	if _, err := noP2P.Build(noP2P.Points()[0]); err == nil || !strings.Contains(err.Error(), "exchange through host memory") {
+		t.Errorf("comm entry with nccl_p2p_disable: %v, want it refused", err)
+	}
 	r0 := load(without)
 	got0 := float64(stepAt(t, r0, 8) - stepAt(t, r0, 2))
 	if math.Abs(got0-want) <= 0.05*want {
