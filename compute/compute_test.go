@@ -714,3 +714,35 @@ func TestLawCacheKeysDevice(t *testing.T) {
 		t.Errorf("MLP at batch 1: %v with the published host costs, %v with the measured", p.PerSample+p.Fixed, m.PerSample+m.Fixed)
 	}
 }
+
+// TestLawFusedAttention checks that LawAt runs a transformer's attention
+// fused where the Config asks, and caches the two apart: GPT-3 Small's
+// step at 2,048 tokens, against the closed form of what its unfused
+// attention moves besides. Unfused, each layer's attention writes and reads
+// b·a·s² values (2 bytes each in bf16) three times forward (the scores,
+// the probabilities, the dropout's output) and reads them three times,
+// and the backward pass moves them again; that traffic at the device's
+// memory rate bounds from below what fusing saves (the unfused products
+// and their traffic add, fused they overlap), less the fused backward's
+// extra half pass of the products at the peak.
+func TestLawFusedAttention(t *testing.T) {
+	h100 := builtin(t, "h100-sxm5-80gb")
+	c := Config{Device: h100, Precision: hw.BF16, Mode: Eager, SeqLen: 2048}
+	unfused, err := LawAt(c, "gpt3-125m", 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.FusedAttention = true
+	fused, err := LawAt(c, "gpt3-125m", 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const b, s, a, layers = 8, 2048, 12, 12
+	step := func(l Law) float64 { return float64(l.PerSample)*b + float64(l.Fixed) }
+	scores := float64(b * a * s * s)
+	traffic := layers * scores * 2 * 6 / (float64(h100.MemoryBandwidth) * DefaultEfficiency(MemoryBound))
+	extra := layers * 0.5 * 4 * b * s * s * 768 / float64(h100.PeakFLOPs(hw.BF16))
+	if saved := step(unfused) - step(fused); !(saved > traffic-extra) || !(step(fused) > 0) {
+		t.Errorf("fusing saves %v s of %v a step; want at least the scores' traffic %v s less the fused backward's extra products (%v s at the peak)", saved, step(unfused), traffic, extra)
+	}
+}

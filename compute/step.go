@@ -283,6 +283,7 @@ type lawKey struct {
 	prec       hw.Precision
 	mode       Mode
 	nchw       bool
+	fused      bool
 	seqLen     int
 	framework  string
 	hostCores  float64
@@ -328,9 +329,10 @@ var (
 //
 // so that b·PerSample + Fixed = t(b). Where t grows faster than linearly
 // (Fixed < 0) or not at all, the law is t(b)/b per sample with no fixed
-// part. c.FusedAttention is taken from the model's transformer shape. The
+// part. A transformer's attention is fused where c.FusedAttention or its
+// shape says so (model.Shape.FusedAttention). The
 // result is cached per model, device (every figure the operators' times
-// read), host costs, precision, mode, layout, sequence length, batch,
+// read), host costs, precision, mode, layout, attention, sequence length, batch,
 // autocast, scaler, clipping, optimizer and efficiencies. It
 // returns an error wrapping ErrNoModel when the device has no SM count or
 // the model no generator.
@@ -341,7 +343,7 @@ func LawAt(c Config, name string, b int) (Law, error) {
 	if b < 1 {
 		return Law{}, fmt.Errorf("model %s: batch %d: want at least 1", name, b)
 	}
-	key := lawKey{name, keyOf(c.Device, c.Precision), *c.host(), c.Precision, c.Mode, c.NCHW, c.SeqLen, c.Framework, c.HostCores, c.LoaderHost, b, c.Autocast, c.GradScaler, c.ClipNorm, c.LossSync, c.ZeroGrad, c.Optimizer, effKey(c.Eff)}
+	key := lawKey{name, keyOf(c.Device, c.Precision), *c.host(), c.Precision, c.Mode, c.NCHW, c.FusedAttention, c.SeqLen, c.Framework, c.HostCores, c.LoaderHost, b, c.Autocast, c.GradScaler, c.ClipNorm, c.LossSync, c.ZeroGrad, c.Optimizer, effKey(c.Eff)}
 	lawMu.Lock()
 	l, ok := lawCache[key]
 	lawMu.Unlock()
@@ -365,10 +367,10 @@ func law(c Config, name string, b int) (Law, error) {
 		return Law{}, fmt.Errorf("%w: model %s has no operator generator", ErrNoModel, name)
 	}
 	if t, err := model.LookupTransformer(name); err == nil {
-		c.FusedAttention = t.FusedAttention
+		c.FusedAttention = c.FusedAttention || t.FusedAttention
 	}
 	at := func(n int) (StepTime, error) {
-		ops, err := model.Ops(name, model.Shape{Batch: n, Precision: sp, SeqLen: c.SeqLen, Framework: c.Framework, Fused: c.Mode == Compiled})
+		ops, err := model.Ops(name, model.Shape{Batch: n, Precision: sp, SeqLen: c.SeqLen, Framework: c.Framework, Fused: c.Mode == Compiled, FusedAttention: c.FusedAttention})
 		if err != nil {
 			return StepTime{}, err
 		}

@@ -244,6 +244,11 @@ type Shape struct {
 	// generators that list such chains as kernels of their own
 	// (TransformerShape.ScoreKernels) then leave them out.
 	Fused bool
+	// FusedAttention runs a transformer's attention as one fused kernel
+	// that keeps no s² scores (FlashAttention; PyTorch's
+	// scaled_dot_product_attention), whatever its shape says
+	// (TransformerShape.FusedAttention); other models ignore it.
+	FusedAttention bool
 }
 
 // Generator lists the operators of one training step of a model family

@@ -22,6 +22,7 @@ func shapeOps(name string) Generator {
 		if err != nil {
 			return nil, err
 		}
+		t.FusedAttention = t.FusedAttention || s.FusedAttention
 		return t.Ops(TransformerStep{Batch: s.Batch, SeqLen: s.SeqLen, Precision: s.Precision, Fused: s.Fused})
 	}
 }

@@ -464,3 +464,106 @@ func TestBERTScoreKernels(t *testing.T) {
 		t.Error("gpt3-125m: want no separate scaling kernel")
 	}
 }
+
+// TestGPT3Profiles checks the shipped profiles of the four GPT-3 shapes
+// engine/torchbench trains against their transformer shapes and against
+// counts by hand: parameters L·(12d² + 13d) + (50,257 + 2,048)·d + 2d,
+// within 2 % of Brown et al. 2020's Table 2.1; forward FLOPs per
+// 2,048-token sequence 2·s·(L·12d² + d·V) + L·4·s²·d (the linear layers,
+// attention's two products, the logits); stored activations per sequence
+// L·s·d·(34 + 5·a·s/d) + 5·s·d + 4·s·V bytes in 16-bit (Korthikanti et
+// al. 2022, Sections 4.1 and 4.3).
+func TestGPT3Profiles(t *testing.T) {
+	p, err := Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	const s, v = 2048, 50257
+	for _, c := range []struct {
+		name         string
+		layers, d, a float64
+	}{
+		{"gpt3-125m", 12, 768, 12},
+		{"gpt3-350m", 24, 1024, 16},
+		{"gpt3-760m", 24, 1536, 16},
+		{"gpt3-1.3b", 24, 2048, 16},
+	} {
+		m, err := p.Model(c.name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sh, err := LookupTransformer(c.name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l, d := c.layers, c.d
+		params := l*(12*d*d+13*d) + (v+2048)*d + 2*d
+		if float64(m.Params) != params || float64(sh.Params()) != params {
+			t.Errorf("%s: profile %d parameters, shape %d, by hand %.0f", c.name, m.Params, sh.Params(), params)
+		}
+		if e := math.Abs(params/sh.Published - 1); e > 0.02 {
+			t.Errorf("%s: %.0f parameters, %.1f %% from the published %g", c.name, params, 100*e, sh.Published)
+		}
+		fwd := 2*s*(l*12*d*d+d*v) + l*4*s*s*d
+		if relErr(float64(m.ForwardFLOPs), fwd) > 1e-9 || relErr(sh.TrainFLOPs(1, s)/3, fwd) > 1e-12 {
+			t.Errorf("%s: forward FLOPs %v in the profile, %v by the shape, %v by hand", c.name, float64(m.ForwardFLOPs), sh.TrainFLOPs(1, s)/3, fwd)
+		}
+		act := l*s*d*(34+5*c.a*s/d) + 5*s*d + 4*s*v
+		if relErr(float64(m.Activations.FP16), act) > 1e-9 {
+			t.Errorf("%s: activations %v in 16-bit, by hand %v", c.name, float64(m.Activations.FP16), act)
+		}
+		// In fp32 the layers keep their operators' values at 4 bytes,
+		// dropout masks at 1, so less than twice the 16-bit figure.
+		a32, err := sh.ActivationBytesPerLayer(TransformerStep{Batch: 1, Precision: FP32})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := l*float64(a32) + 9*s*d + 4*s*v; relErr(float64(m.Activations.FP32), want) > 1e-9 || !(want < 2*act) {
+			t.Errorf("%s: activations %v in fp32, want %v (below twice the 16-bit %v)", c.name, float64(m.Activations.FP32), want, act)
+		}
+	}
+}
+
+// TestShapeFusedAttention checks that Shape.FusedAttention runs a GPT
+// shape's attention fused whatever the shape says: the operators of one
+// layer keep Korthikanti et al. 2022's s·d·34 bytes in 16-bit (Section
+// 4.1, with the 5·a·s² of the scores, softmax and dropout gone) and the
+// fp32 log-sum-exp per head and token (4·a·s), and the backward pass's
+// attention costs 2.5 times the forward's products (the recomputed
+// scores), against 2 unfused.
+func TestShapeFusedAttention(t *testing.T) {
+	const s, d, a = 2048, 768, 12
+	layer0 := func(fused bool) (saved, fwd, bwd float64) {
+		ops, err := Ops("gpt3-125m", Shape{Batch: 1, SeqLen: s, Precision: FP16, FusedAttention: fused})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, o := range ops {
+			if !strings.Contains(o.Name, "layers.0.") {
+				continue
+			}
+			if o.Pass == Forward {
+				saved += float64(o.Saved)
+			}
+			if o.Kind == Attention {
+				if o.Pass == Forward {
+					fwd += o.FLOPs
+				} else {
+					bwd += o.FLOPs
+				}
+			}
+		}
+		return saved, fwd, bwd
+	}
+	saved, fwd, bwd := layer0(true)
+	if want := float64(s*d*34 + 4*a*s); saved != want {
+		t.Errorf("fused: a layer keeps %v bytes, want s·d·34 + 4·a·s = %v", saved, want)
+	}
+	if bwd != 2.5*fwd {
+		t.Errorf("fused: backward %v FLOPs, want 2.5 × the forward's %v", bwd, fwd)
+	}
+	saved, fwd, bwd = layer0(false)
+	if want := float64(s*d*34 + 5*a*s*s); saved != want || bwd != 2*fwd {
+		t.Errorf("unfused: a layer keeps %v bytes (want %v), backward %v FLOPs (want 2 × %v)", saved, want, bwd, fwd)
+	}
+}

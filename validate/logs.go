@@ -87,6 +87,26 @@ func p2pDisable(v string) (bool, error) {
 // its samples (a CSV's seq_len column): Measured.SeqLen.
 const seqLenLabel = "seq_len"
 
+// attentionLabel is the label by which a record says how its attention
+// ran: attentionSDPA for PyTorch's fused scaled_dot_product_attention
+// (engine/torchbench's GPT models under torch >= 2.0), none for two
+// products and a softmax: Measured.FusedAttention.
+const (
+	attentionLabel = "attention"
+	attentionSDPA  = "sdpa"
+)
+
+// fusedAttention reads an attentionLabel's value.
+func fusedAttention(v string) (bool, error) {
+	switch v {
+	case "":
+		return false, nil
+	case attentionSDPA:
+		return true, nil
+	}
+	return false, fmt.Errorf("%s %q: want %s (PyTorch's fused scaled_dot_product_attention) or no label (unfused)", attentionLabel, v, attentionSDPA)
+}
+
 // platformNodes reads the node count of an MLPerf platform, "NxNODE"
 // (1xGX2570M5, 8xDGX-A100); 0 when platform is not of that form.
 func platformNodes(platform string) int {
@@ -227,6 +247,9 @@ func (in *LogReader) Measurements(lg *logs.Log, prof *model.Profiles, left map[s
 			}
 		}
 		if m.NCCLP2PDisable, err = p2pDisable(rec.Labels[p2pDisableLabel]); err != nil {
+			return nil, fmt.Errorf("%s: %w", where, err)
+		}
+		if m.FusedAttention, err = fusedAttention(rec.Labels[attentionLabel]); err != nil {
 			return nil, fmt.Errorf("%s: %w", where, err)
 		}
 		if m.Devices > 1 {

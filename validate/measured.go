@@ -60,6 +60,12 @@ type Measured struct {
 	// nccl_p2p_disable column, 1): they exchanged through host memory
 	// (scenarios.Parallelism.NCCLP2PDisable). Default false.
 	NCCLP2PDisable bool
+	// FusedAttention says attention ran as one fused kernel that keeps no
+	// s² scores (a record's attention label, sdpa: PyTorch's
+	// scaled_dot_product_attention), whatever the model's transformer
+	// shape says (compute.Config.FusedAttention). Default false: the
+	// shape's.
+	FusedAttention bool
 	// Accumulation is the number of micro-batches of Batch per optimizer
 	// step (gradient accumulation). Default 1.
 	Accumulation int
@@ -371,7 +377,7 @@ func measuredConfig(m *model.Model, d *hw.Device, ms *Measured, b, seq int, eff 
 	if err != nil {
 		return sim.Config{}, err
 	}
-	mem, err := atSeqLen(m, ms.SeqLen)
+	mem, err := atSeqLen(m, ms.SeqLen, ms.FusedAttention)
 	if err != nil {
 		return sim.Config{}, err
 	}
@@ -446,17 +452,20 @@ func trainerStep(cfg *sim.Config, mdl *model.Model, d *hw.Device, m *Measured) e
 }
 
 // atSeqLen returns m with its stored activations at samples of seq
-// tokens: the profile's, at its transformer shape's length, scaled by what
-// one layer of the shape keeps at seq against at that length
+// tokens (0: the shape's length), with fused attention where fused: the
+// profile's, at its transformer shape's length and attention, scaled by
+// what one layer of the shape keeps at seq against at that length
 // (model.TransformerShape.ActivationBytesPerLayer: linear in the tokens,
-// attention's scores in their square). It returns m itself where seq is 0
-// or the shape's length, or m has no transformer shape.
-func atSeqLen(m *model.Model, seq int) (*model.Model, error) {
+// attention's scores in their square, none under fused attention). It
+// returns m itself where neither changes, or m has no transformer shape.
+func atSeqLen(m *model.Model, seq int, fused bool) (*model.Model, error) {
 	t, err := model.LookupTransformer(m.Name)
-	if seq == 0 || err != nil || seq == t.SeqLen {
+	if err != nil || (seq == 0 || seq == t.SeqLen) && (!fused || t.FusedAttention) {
 		return m, nil
 	}
-	at, err := t.ActivationBytesPerLayer(model.TransformerStep{Batch: 1, SeqLen: seq})
+	ft := t
+	ft.FusedAttention = ft.FusedAttention || fused
+	at, err := ft.ActivationBytesPerLayer(model.TransformerStep{Batch: 1, SeqLen: seq})
 	if err != nil {
 		return nil, err
 	}
@@ -520,7 +529,7 @@ func measuredShape(m *Measured, mdl *model.Model, prof *model.Profiles) (b, seq 
 // mixed precision, the gradient scaler under amp-fp16 and the fairseq
 // trainer's read of the loss (TrainerDLEFairseq).
 func measuredCompute(ms *Measured, d *hw.Device, prec hw.Precision, opt model.Optimizer, seq int) compute.Config {
-	c := compute.Config{Device: d, Precision: prec, Mode: measuredMode(ms), NCHW: measuredNCHW(ms), SeqLen: seq, Framework: ms.Framework}
+	c := compute.Config{Device: d, Precision: prec, Mode: measuredMode(ms), NCHW: measuredNCHW(ms), SeqLen: seq, Framework: ms.Framework, FusedAttention: ms.FusedAttention}
 	if isTorch(ms) {
 		amp := ms.Precision != string(prec) // amp-fp16, amp, amp-bf16
 		c.Optimizer, c.Autocast, c.ClipNorm, c.ZeroGrad = opt, amp, ms.ClipNorm, ms.ZeroGrad

@@ -365,11 +365,13 @@ const SampleLabel = "sample"
 
 // RunLabels are the labels of a log's records that say how the model was
 // run beyond its precision: engine/torchbench writes channels_last=true
-// for convolutions in the channels_last memory format and compile=true for
-// a model under torch.compile. Each changes the kernels a step runs (on an
-// H200, ResNet-50 in amp-fp16 trains 2.2 times as fast in channels_last),
-// so fit groups by them, as by SampleLabel, whether or not it is asked to.
-var RunLabels = []string{"channels_last", "compile"}
+// for convolutions in the channels_last memory format, compile=true for
+// a model under torch.compile and attention=sdpa for a GPT model whose
+// attention ran as PyTorch's fused scaled_dot_product_attention. Each
+// changes the kernels a step runs (on an H200, ResNet-50 in amp-fp16
+// trains 2.2 times as fast in channels_last), so fit groups by them, as by
+// SampleLabel, whether or not it is asked to.
+var RunLabels = []string{"channels_last", "compile", "attention"}
 
 // KeptLabels are the labels fit keeps in a group's key whether or not it
 // is asked to: SampleLabel, then RunLabels.

@@ -1,0 +1,37 @@
+package validate
+
+import (
+	"strings"
+	"testing"
+
+	"scaleplan/fit/logs"
+)
+
+// TestAttentionLabel checks a bench record's attention label: sdpa marks
+// PyTorch's fused scaled_dot_product_attention, no label the unfused
+// products, anything else an error naming the record and the valid value.
+func TestAttentionLabel(t *testing.T) {
+	for v, want := range map[string]bool{"sdpa": true, "": false} {
+		got, err := fusedAttention(v)
+		if err != nil || got != want {
+			t.Errorf("attention %q: %v, %v; want %v", v, got, err, want)
+		}
+	}
+	cat, prof := defaults(t)
+	const header = `{"kind":"header","run":"r","tool":"torchbench","machine":{"cpu":"x","cores":16,"device_name":"NVIDIA H100 80GB HBM3","framework":"torch 2.5.0"},"config":{"seq_len":2048}}` + "\n"
+	rec := `{"kind":"measurement","run":"r","model":"gpt3-125m","device":"h100-sxm5-80gb","precision":"amp-bf16","workers":1,"batch":8,"global_batch":8,"steps":10,"step_time_s":0.1,"samples_per_s":80,"labels":{"seq_len":"2048"ATTN}}` + "\n"
+	read := func(attn string) ([]Measured, error) {
+		lg, err := logs.Read(strings.NewReader(header+strings.Replace(rec, "ATTN", attn, 1)), "t.jsonl")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return (&LogReader{Catalog: cat}).Measurements(lg, prof, map[string]int{})
+	}
+	ms, err := read(`,"attention":"sdpa"`)
+	if err != nil || len(ms) != 1 || !ms[0].FusedAttention || ms[0].SeqLen != 2048 || ms[0].Variant != "attention=sdpa seq_len=2048" {
+		t.Fatalf("read %+v, %v; want one fused row of 2,048 tokens, its variant attention=sdpa seq_len=2048", ms, err)
+	}
+	if _, err := read(`,"attention":"flash"`); err == nil || !strings.Contains(err.Error(), `t.jsonl:2: attention "flash": want sdpa`) {
+		t.Errorf("attention flash: %v, want the record and the valid value", err)
+	}
+}
