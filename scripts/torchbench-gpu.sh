@@ -21,6 +21,18 @@
 # amp-bf16, and the MLP (torch.compile stays out: its compilation took most
 # of a group's time on the H200).
 #
+# Two sweeps serve the per-operator calibration (docs/compute-calibration.md)
+# and the GPT shapes, each a call of at most about seven minutes. "profile"
+# writes torch.profiler's per-operator table (--profile, a .profile.json
+# beside each log) of ResNet-50 at batch 256 in amp-fp16 in both memory
+# formats and in tf32 (where NCHW's extra time goes), the Transformer
+# (base) in amp-fp16, and GPT-3 Small and Medium in amp-bf16 on sequences
+# of 1,024 tokens: the tables `fit` reads to calibrate a device's operator
+# classes. "gpt" measures throughput and peak memory of the four GPT-3
+# shapes the catalogue's LLM planning starts from (125M to 1.3B) on
+# sequences of 2,048 tokens, from batch 1 to the first out-of-memory, in
+# amp-bf16, and GPT-3 Small in tf32.
+#
 # DIR receives one bench log per group, machine.txt (nvidia-smi and the
 # versions, before and after) and torchbench.log (the progress lines). RUN
 # prefixes every log's run identifier (default gpu). Each group runs under
@@ -35,9 +47,9 @@ dir=${1:?usage: scripts/torchbench-gpu.sh DIR [RUN [SWEEP]]}
 run=${2:-gpu}
 sweep=${3:-first}
 case $sweep in
-first | tuned | one | rest) ;;
+first | tuned | one | rest | profile | gpt) ;;
 *)
-	echo "scripts/torchbench-gpu.sh: unknown sweep \"$sweep\" (first, tuned, one, rest)" >&2
+	echo "scripts/torchbench-gpu.sh: unknown sweep \"$sweep\" (first, tuned, one, rest, profile, gpt)" >&2
 	exit 2
 	;;
 esac
@@ -121,6 +133,31 @@ rest() {
 		--batch 8,16,32,64,128,256,512,1024,2048 --precision amp-bf16
 	bench 35 mlp --model mlp --batch 16,32,64,128,256,512,1024,2048,4096,8192 \
 		--precision fp32,amp-fp16
+}
+
+profile() {
+	bench 60 resnet50-amp-fp16-prof --model resnet50 --batch 256 --precision amp-fp16 --profile
+	bench 60 resnet50-cl-amp-fp16-prof --model resnet50 --channels-last --batch 256 \
+		--precision amp-fp16 --profile
+	bench 60 resnet50-tf32-prof --model resnet50 --batch 256 --precision tf32 --profile
+	bench 45 transformer-base-amp-fp16-prof --model transformer-base --seq-len 128 --batch 256 \
+		--precision amp-fp16 --profile
+	bench 45 gpt3-125m-amp-bf16-prof --model gpt3-125m --seq-len 1024 --batch 8 \
+		--precision amp-bf16 --profile
+	bench 50 gpt3-350m-amp-bf16-prof --model gpt3-350m --seq-len 1024 --batch 8 \
+		--precision amp-bf16 --profile
+}
+
+gpt() {
+	bench 80 gpt3-125m-amp-bf16 --model gpt3-125m --seq-len 2048 --batch 1,2,4,8,16,32,64 \
+		--precision amp-bf16
+	bench 60 gpt3-125m-tf32 --model gpt3-125m --seq-len 2048 --batch 1,2,4,8,16,32 --precision tf32
+	bench 90 gpt3-350m-amp-bf16 --model gpt3-350m --seq-len 2048 --batch 1,2,4,8,16,32,64 \
+		--precision amp-bf16
+	bench 90 gpt3-760m-amp-bf16 --model gpt3-760m --seq-len 2048 --batch 1,2,4,8,16,32 \
+		--precision amp-bf16
+	bench 100 gpt3-1.3b-amp-bf16 --model gpt3-1.3b --seq-len 2048 --batch 1,2,4,8,16,32 \
+		--precision amp-bf16
 }
 
 machine before

@@ -40,9 +40,17 @@ var models = []struct{ name, task string }{
 	{"efficientnet-b4", "classify"},
 	{"maskrcnn-r50-fpn", "detect"},
 	{"transformer-base", "translate"},
+	{"gpt3-125m", "lm"},
+	{"gpt3-350m", "lm"},
+	{"gpt3-760m", "lm"},
+	{"gpt3-1.3b", "lm"},
 	{"mlp", "classify"},
 	{"cnn", "classify"},
 }
+
+// GPTContext is the longest sequence the GPT models take: GPT-3's
+// context (Brown et al. 2020, Table 2.1), the rows of their position table.
+const GPTContext = 2048
 
 // Models returns the names of the models the script can train:
 //
@@ -51,6 +59,10 @@ var models = []struct{ name, task string }{
 //	efficientnet-b4   torchvision.models.efficientnet_b4, 3×380×380
 //	maskrcnn-r50-fpn  torchvision.models.detection.maskrcnn_resnet50_fpn, 3×800×1344
 //	transformer-base  torch.nn.Transformer, d 512, 6+6 layers; a sample is a sentence pair
+//	gpt3-125m         GPT-3 Small, 12 layers, d 768; a sample is a sequence of SeqLen tokens
+//	gpt3-350m         GPT-3 Medium, 24 layers, d 1024
+//	gpt3-760m         GPT-3 Large, 24 layers, d 1536
+//	gpt3-1.3b         GPT-3 XL, 24 layers, d 2048
 //	mlp               784-1024-1024-10 ReLU, 1×28×28 (the engine's MLP)
 //	cnn               the engine's small CNN, 1×28×28
 func Models() []string {
@@ -143,8 +155,9 @@ type Options struct {
 	// synthetic data (image classification models only). Default "":
 	// synthetic data made on the device.
 	DataDir string
-	// SeqLen is the source and target length of transformer-base, in
-	// tokens. Default 0: 128.
+	// SeqLen is the source and target length of transformer-base, and
+	// the sequence of a GPT model, in tokens: at most GPTContext for GPT.
+	// Default 0: 128.
 	SeqLen int
 	// Threads is the number of CPU threads torch uses per worker.
 	// Default 0: OMP_NUM_THREADS if set, else on the CPU the available
@@ -224,6 +237,13 @@ func (o *Options) Validate() error {
 	}
 	if o.SeqLen < 0 {
 		add("sequence length %d: must be >= 0 (0 for 128)", o.SeqLen)
+	}
+	if o.SeqLen > GPTContext {
+		for _, m := range o.modelsOrDefault() {
+			if i := slices.IndexFunc(models, func(x struct{ name, task string }) bool { return x.name == m }); i >= 0 && models[i].task == "lm" {
+				add("sequence length %d: model %s takes at most %d tokens, GPT-3's context", o.SeqLen, m, GPTContext)
+			}
+		}
 	}
 	if o.Timeout < 0 {
 		add("timeout %v: must be >= 0 (0 for 10 minutes)", o.Timeout)

@@ -58,8 +58,18 @@ import traceback
 
 TOOL = "torchbench"
 
+# GPT_VOCAB and GPT_CONTEXT are GPT-3's vocabulary (GPT-2's BPE) and
+# context (Brown et al. 2020, Section 2.1 and Table 2.1): the position table
+# has GPT_CONTEXT rows whatever --seq-len, so the parameters are the
+# published shape's.
+GPT_VOCAB, GPT_CONTEXT = 50257, 2048
+GPT_ABOUT = (", FFN 4d, GELU, pre-norm LayerNorm, learned positions, tied embeddings, vocabulary 50,257, "
+             "dropout 0.1, AdamW; a sample is a sequence of --seq-len tokens")
+
 # The models, by the names that scaleplan's model catalogue uses.
-#   task:     classify (images → class), detect (Mask R-CNN), translate (Transformer)
+#   task:     classify (images → class), detect (Mask R-CNN), translate (Transformer),
+#             lm (a GPT-3 shape: next-token prediction over one sequence)
+#   gpt:      a GPT-3 shape's layers, width and heads
 #   image:    default input (height, width); None for the Transformer
 #   channels: input channels
 #   classes:  output classes
@@ -76,6 +86,14 @@ MODELS = {
                                    "4 synthetic boxes and masks per image"),
     "transformer-base": dict(task="translate", image=None, channels=0, classes=0, conv=False,
                              about="torch.nn.Transformer, d 512, 6+6 layers, 8 heads, FFN 2048, shared embeddings; a sample is a sentence pair"),
+    "gpt3-125m": dict(task="lm", image=None, channels=0, classes=0, conv=False, gpt=(12, 768, 12),
+                      about="GPT-3 Small (Brown et al. 2020, Table 2.1): 12 layers, d 768, 12 heads" + GPT_ABOUT),
+    "gpt3-350m": dict(task="lm", image=None, channels=0, classes=0, conv=False, gpt=(24, 1024, 16),
+                      about="GPT-3 Medium (Brown et al. 2020, Table 2.1): 24 layers, d 1024, 16 heads" + GPT_ABOUT),
+    "gpt3-760m": dict(task="lm", image=None, channels=0, classes=0, conv=False, gpt=(24, 1536, 16),
+                      about="GPT-3 Large (Brown et al. 2020, Table 2.1): 24 layers, d 1536, 16 heads" + GPT_ABOUT),
+    "gpt3-1.3b": dict(task="lm", image=None, channels=0, classes=0, conv=False, gpt=(24, 2048, 16),
+                      about="GPT-3 XL (Brown et al. 2020, Table 2.1): 24 layers, d 2048, 16 heads of 128" + GPT_ABOUT),
     "mlp": dict(task="classify", image=(28, 28), channels=1, classes=10, conv=False, fixed=True,
                 about="784-1024-1024-10 ReLU MLP (scaleplan engine), 1x28x28"),
     "cnn": dict(task="classify", image=(28, 28), channels=1, classes=10, conv=True, fixed=True,
@@ -195,7 +213,8 @@ def make_parser():
                    help="square input size for resnet50, resnet18, efficientnet-b4 and maskrcnn-r50-fpn "
                         "(default: the model's own); mlp and cnn always take 1x28x28")
     p.add_argument("--seq-len", type=int, default=128,
-                   help="transformer-base source and target length in tokens (default 128)")
+                   help="transformer-base source and target length, a GPT model's sequence, in tokens "
+                        "(default 128; at most %d for GPT)" % GPT_CONTEXT)
     p.add_argument("--vocab", type=int, default=33708,
                    help="transformer-base shared vocabulary (default 33708, MLPerf's En-De BPE)")
     p.add_argument("--data-dir", default="",
@@ -238,6 +257,9 @@ def check_args(p, a):
         p.error("--image-size %d: must be >= 32 (or 0 for the model's own)" % a.image_size)
     if a.seq_len < 1:
         p.error("--seq-len %d: must be >= 1" % a.seq_len)
+    gpt = [m for m in a.model if MODELS[m]["task"] == "lm"]
+    if gpt and a.seq_len > GPT_CONTEXT:
+        p.error("--seq-len %d: at most %d tokens for %s (GPT-3's context)" % (a.seq_len, GPT_CONTEXT, ", ".join(gpt)))
     if a.vocab < 2:
         p.error("--vocab %d: must be >= 2" % a.vocab)
     if a.loader_workers < 0:
@@ -557,6 +579,9 @@ def build_model(name, a):
         return MaskRCNN(backbone, num_classes=spec["classes"], min_size=min(h, w), max_size=max(h, w))
     if name == "transformer-base":
         return Seq2Seq(a.vocab, a.seq_len)
+    if spec["task"] == "lm":
+        layers, d, heads = spec["gpt"]
+        return make_gpt_class()(layers, d, heads)
     if name == "mlp":
         return nn.Sequential(nn.Flatten(), nn.Linear(784, 1024), nn.ReLU(), nn.Linear(1024, 1024), nn.ReLU(),
                              nn.Linear(1024, 10))
@@ -613,6 +638,84 @@ def Seq2Seq(vocab, seq_len):
     return make_seq2seq_class()(vocab, seq_len)
 
 
+def sdpa():
+    """Returns torch's fused scaled_dot_product_attention (torch >= 2.0),
+    else None."""
+    import torch.nn.functional as F
+    return getattr(F, "scaled_dot_product_attention", None)
+
+
+def make_gpt_class():
+    import torch.nn as nn
+    import torch.nn.functional as F
+    attend = sdpa()
+
+    def gelu(x):
+        try:
+            return F.gelu(x, approximate="tanh")  # GPT-2's and GPT-3's
+        except TypeError:  # torch < 1.12
+            return F.gelu(x)
+
+    class Block(nn.Module):
+        """A GPT-2/GPT-3 decoder block: x + attn(ln(x)), then x + mlp(ln(x)),
+        queries, keys and values from one product, causal attention by
+        torch's fused scaled_dot_product_attention where it has one (torch
+        >= 2.0, which picks FlashAttention or its memory-efficient kernel
+        on CUDA), else as two products and a softmax."""
+
+        def __init__(self, d, heads, dropout):
+            super().__init__()
+            self.ln1, self.ln2 = nn.LayerNorm(d), nn.LayerNorm(d)
+            self.qkv, self.proj = nn.Linear(d, 3 * d), nn.Linear(d, d)
+            self.fc, self.out = nn.Linear(d, 4 * d), nn.Linear(4 * d, d)
+            self.heads, self.p = heads, dropout
+
+        def forward(self, x, causal):
+            b, n, d = x.shape
+            p = self.p if self.training else 0.0
+            q, k, v = self.qkv(self.ln1(x)).split(d, dim=2)
+            q, k, v = [t.view(b, n, self.heads, d // self.heads).transpose(1, 2) for t in (q, k, v)]
+            if attend is not None:
+                y = attend(q, k, v, dropout_p=p, is_causal=True)
+            else:
+                s = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(d // self.heads)) + causal[:n, :n]
+                y = F.dropout(s.softmax(dim=-1), p, self.training) @ v
+            y = y.transpose(1, 2).reshape(b, n, d)
+            x = x + F.dropout(self.proj(y), p, self.training)
+            return x + F.dropout(self.out(gelu(self.fc(self.ln2(x)))), p, self.training)
+
+    class GPT(nn.Module):
+        """A GPT-3 shape (Brown et al. 2020, Table 2.1), as GPT-2 builds it:
+        token and learned position embeddings, the blocks, a final
+        LayerNorm and logits by the tied token table; weights N(0, 0.02)."""
+
+        def __init__(self, layers, d, heads, dropout=0.1):
+            super().__init__()
+            self.wte, self.wpe = nn.Embedding(GPT_VOCAB, d), nn.Embedding(GPT_CONTEXT, d)
+            self.blocks = nn.ModuleList(Block(d, heads, dropout) for _ in range(layers))
+            self.ln_f = nn.LayerNorm(d)
+            self.p = dropout
+            for m in self.modules():
+                if isinstance(m, (nn.Linear, nn.Embedding)):
+                    nn.init.normal_(m.weight, 0.0, 0.02)
+                if isinstance(m, nn.Linear):
+                    nn.init.zeros_(m.bias)
+            causal = None
+            if attend is None:
+                causal = torch.triu(torch.full((GPT_CONTEXT, GPT_CONTEXT), float("-inf")), diagonal=1)
+            self.register_buffer("causal", causal, persistent=False)
+
+        def forward(self, idx):
+            n = idx.shape[1]
+            pos = torch.arange(n, device=idx.device)
+            x = F.dropout(self.wte(idx) + self.wpe(pos), self.p, self.training)
+            for blk in self.blocks:
+                x = blk(x, self.causal)
+            return F.linear(self.ln_f(x), self.wte.weight)
+
+    return GPT
+
+
 def image_size(name, a):
     spec = MODELS[name]
     if spec.get("fixed") or spec["image"] is None or not a.image_size:
@@ -624,6 +727,8 @@ def input_label(name, a):
     spec = MODELS[name]
     if spec["task"] == "translate":
         return "2x%d tokens" % a.seq_len
+    if spec["task"] == "lm":
+        return "%d tokens" % a.seq_len
     h, w = image_size(name, a)
     return "%dx%dx%d" % (spec["channels"], h, w)
 
@@ -632,6 +737,11 @@ def make_optimizer(name, model):
     params = [p for p in model.parameters() if p.requires_grad]
     if MODELS[name]["task"] == "translate":
         return torch.optim.Adam(params, lr=1e-4, betas=(0.9, 0.98), eps=1e-9), "adam lr 1e-4 betas (0.9, 0.98)"
+    if MODELS[name]["task"] == "lm":
+        # GPT-3's (Brown et al. 2020, Appendix B): beta2 0.95, eps 1e-8,
+        # weight decay 0.1; the learning rate of GPT-3 Small.
+        return (torch.optim.AdamW(params, lr=6e-4, betas=(0.9, 0.95), eps=1e-8, weight_decay=0.1),
+                "adamw lr 6e-4 betas (0.9, 0.95) wd 0.1")
     return torch.optim.SGD(params, lr=0.01, momentum=0.9, weight_decay=1e-4), "sgd lr 0.01 momentum 0.9 wd 1e-4"
 
 
@@ -648,6 +758,9 @@ class Synthetic:
             self.src = torch.randint(1, a.vocab, (batch, a.seq_len), device=dev, generator=gen)
             tgt = torch.randint(1, a.vocab, (batch, a.seq_len + 1), device=dev, generator=gen)
             self.tgt_in, self.tgt_out = tgt[:, :-1].contiguous(), tgt[:, 1:].contiguous()
+        elif spec["task"] == "lm":
+            seq = torch.randint(0, GPT_VOCAB, (batch, a.seq_len + 1), device=dev, generator=gen)
+            self.tokens, self.targets = seq[:, :-1].contiguous(), seq[:, 1:].contiguous()
         elif spec["task"] == "detect":
             h, w = image_size(name, a)
             self.images, self.targets = [], []
@@ -741,6 +854,9 @@ def compute_loss(name, model, b, a):
         logits = model(b.src, b.tgt_in)
         # Under autocast cross_entropy computes in float32 by itself.
         return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), b.tgt_out.reshape(-1), label_smoothing=0.1)
+    if task == "lm":
+        logits = model(b.tokens)
+        return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), b.targets.reshape(-1))
     if task == "detect":
         losses = model(b.images, b.targets)
         return sum(losses.values())
@@ -1080,6 +1196,10 @@ def sweep(name, prec, a, dev, rank, world, base, info, records):
     labels = {"input": input_label(name, a)}
     if spec["task"] == "translate":
         labels["sample"] = "sentence-pair"
+    if spec["task"] == "lm":
+        labels["seq_len"] = str(a.seq_len)
+        if sdpa() is not None:
+            labels["attention"] = "sdpa"
     if a.channels_last and spec["conv"]:
         labels["channels_last"] = "true"
     elif a.channels_last:

@@ -98,6 +98,17 @@ var wantParams = map[string]struct{ params, trainable float64 }{
 	"efficientnet-b4":  {19341616, 19341616},
 	"maskrcnn-r50-fpn": {44401393, 44401393 - 222400},
 	"transformer-base": {61396992, 61396992},
+	"gpt3-125m":        {gptParams(12, 768), gptParams(12, 768)},
+}
+
+// gptParams is a GPT-3 shape's parameters (Brown et al. 2020, Table 2.1):
+// per layer a LayerNorm before attention and one before the feed-forward
+// block (2d each), the fused query-key-value product (3d² + 3d), the
+// attention output (d² + d) and the two feed-forward products of 4d
+// (8d² + 5d); the token table (GPT-2's 50,257) and 2,048 learned
+// positions; the final LayerNorm. The logits reuse the token table.
+func gptParams(layers, d int) float64 {
+	return float64(layers*(12*d*d+13*d) + (50257+2048)*d + 2*d)
 }
 
 func checkParams(t *testing.T, header benchlog.Record, models []string) {
@@ -373,7 +384,7 @@ func TestRunAllModels(t *testing.T) {
 	if testing.Short() {
 		t.Skip("skipping: about 20 s of CPU training")
 	}
-	models := []string{"resnet50", "efficientnet-b4", "maskrcnn-r50-fpn", "transformer-base", "mlp"}
+	models := []string{"resnet50", "efficientnet-b4", "maskrcnn-r50-fpn", "transformer-base", "mlp", "gpt3-125m"}
 	opt := cpuOptions(t, Options{Models: models, ImageSize: 64, SeqLen: 8, Batches: []int{1}, Steps: 1, Warmup: -1})
 	recs, _ := runLog(t, opt)
 	checkParams(t, recs[0], models)
@@ -389,8 +400,13 @@ func TestRunAllModels(t *testing.T) {
 	if !slices.Equal(got, models) {
 		t.Errorf("measured %v, want %v", got, models)
 	}
-	if l := recs[len(recs)-2].Labels; l["input"] != "2x8 tokens" || l["sample"] != "sentence-pair" {
+	if l := recs[4].Labels; l["input"] != "2x8 tokens" || l["sample"] != "sentence-pair" {
 		t.Errorf("transformer-base labels %v", l)
+	}
+	// A GPT sample is one sequence, its length a label of its own; the
+	// attention label says whether torch had the fused kernel.
+	if l := recs[6].Labels; l["input"] != "8 tokens" || l["seq_len"] != "8" || (l["attention"] != "" && l["attention"] != "sdpa") {
+		t.Errorf("gpt3-125m labels %v", l)
 	}
 }
 
@@ -406,7 +422,7 @@ func TestValidate(t *testing.T) {
 	}{
 		{Options{}, nil},
 		{Options{Models: []string{"cnn", "transformer-base"}, Batches: []int{1, 2}, Precision: "fp32,amp-bf16", Device: "cpu", DataDir: ""}, nil},
-		{Options{Models: []string{"resnet51"}}, []string{`unknown model "resnet51"; did you mean "resnet50"? (valid: resnet50, resnet18, efficientnet-b4, maskrcnn-r50-fpn, transformer-base, mlp, cnn)`}},
+		{Options{Models: []string{"resnet51"}}, []string{`unknown model "resnet51"; did you mean "resnet50"? (valid: resnet50, resnet18, efficientnet-b4, maskrcnn-r50-fpn, transformer-base, gpt3-125m, gpt3-350m, gpt3-760m, gpt3-1.3b, mlp, cnn)`}},
 		{Options{Models: []string{"alexnet"}}, []string{`unknown model "alexnet" (valid: resnet50, resnet18,`}},
 		{Options{Batches: []int{8, 0, -4}}, []string{"batch 0: must be > 0", "batch -4: must be > 0"}},
 		{Options{Precision: "fp16"}, []string{`unknown precision "fp16" (valid: fp32, tf32, amp-fp16, amp-bf16)`}},
@@ -424,6 +440,8 @@ func TestValidate(t *testing.T) {
 		{Options{Nodes: 2}, []string{"2 nodes need the master address"}},
 		{Options{MasterPort: 65536}, []string{"master port 65536: must be from 1 to 65535 (0 for 29500 with several nodes, a free port on one)"}},
 		{Options{MasterPort: -1, MasterAddr: "a b"}, []string{"master port -1", `master address "a b": want a host name or an IP address`}},
+		{Options{Models: []string{"gpt3-350m"}, SeqLen: 2048}, nil},
+		{Options{Models: []string{"transformer-base", "gpt3-350m"}, SeqLen: 4096}, []string{"sequence length 4096: model gpt3-350m takes at most 2048 tokens, GPT-3's context"}},
 		{Options{Backend: "mpi"}, []string{`unknown backend "mpi" (valid: auto, nccl, gloo)`}},
 		{Options{Backend: "nccl", Device: "cpu"}, []string{"backend nccl needs CUDA devices; on the CPU use gloo"}},
 		{Options{Timeout: -time.Second}, []string{"timeout -1s: must be >= 0"}},
@@ -927,6 +945,21 @@ func TestGPUSweepScript(t *testing.T) {
 			"transformer-base-amp-bf16": "--model transformer-base --seq-len 128 --batch 8,16,32,64,128,256,512,1024,2048 --precision amp-bf16",
 			"mlp":                       "--model mlp --batch 16,32,64,128,256,512,1024,2048,4096,8192 --precision fp32,amp-fp16",
 		},
+		"profile": {
+			"resnet50-amp-fp16-prof":         "--model resnet50 --batch 256 --precision amp-fp16 --profile",
+			"resnet50-cl-amp-fp16-prof":      "--model resnet50 --channels-last --batch 256 --precision amp-fp16 --profile",
+			"resnet50-tf32-prof":             "--model resnet50 --batch 256 --precision tf32 --profile",
+			"transformer-base-amp-fp16-prof": "--model transformer-base --seq-len 128 --batch 256 --precision amp-fp16 --profile",
+			"gpt3-125m-amp-bf16-prof":        "--model gpt3-125m --seq-len 1024 --batch 8 --precision amp-bf16 --profile",
+			"gpt3-350m-amp-bf16-prof":        "--model gpt3-350m --seq-len 1024 --batch 8 --precision amp-bf16 --profile",
+		},
+		"gpt": {
+			"gpt3-125m-amp-bf16": "--model gpt3-125m --seq-len 2048 --batch 1,2,4,8,16,32,64 --precision amp-bf16",
+			"gpt3-125m-tf32":     "--model gpt3-125m --seq-len 2048 --batch 1,2,4,8,16,32 --precision tf32",
+			"gpt3-350m-amp-bf16": "--model gpt3-350m --seq-len 2048 --batch 1,2,4,8,16,32,64 --precision amp-bf16",
+			"gpt3-760m-amp-bf16": "--model gpt3-760m --seq-len 2048 --batch 1,2,4,8,16,32 --precision amp-bf16",
+			"gpt3-1.3b-amp-bf16": "--model gpt3-1.3b --seq-len 2048 --batch 1,2,4,8,16,32 --precision amp-bf16",
+		},
 	} {
 		dir := filepath.Join(t.TempDir(), sweep)
 		if out, err := run(dir, "r", sweep); err != nil {
@@ -955,7 +988,7 @@ func TestGPUSweepScript(t *testing.T) {
 	}
 	dir := filepath.Join(t.TempDir(), "x")
 	out, err := run(dir, "r", "fast")
-	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 2 || !strings.Contains(out, `unknown sweep "fast" (first, tuned, one, rest)`) {
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 2 || !strings.Contains(out, `unknown sweep "fast" (first, tuned, one, rest, profile, gpt)`) {
 		t.Errorf("unknown sweep: %v: %s", err, out)
 	}
 	if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {

@@ -1,0 +1,98 @@
+package validate
+
+import (
+	"math"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+
+	"scaleplan/fit/logs"
+	"scaleplan/predict"
+)
+
+// TestNCHWCostOnGH100 checks what docs/torchbench-gpu.md says of
+// ResNet-50's NCHW layout in amp-fp16 on our H100 and H200 (one GH100 die,
+// two memories): at batch 1,024 the measured cost of NCHW per image,
+// 1/v(NCHW) − 1/v(channels_last), is the same on both within 5 %, where
+// the model's, its transposes at the memory's rate, falls by more than a
+// quarter with the H200's faster memory; and the page's table holds the
+// figures the logs and the model give.
+func TestNCHWCostOnGH100(t *testing.T) {
+	cat, prof := defaults(t)
+	read := func(file string) Measured {
+		t.Helper()
+		lg, err := logs.ReadFile("../testdata/measurements/" + file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ms, err := (&LogReader{Catalog: cat}).Measurements(lg, prof, map[string]int{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range ms {
+			if m.Batch == 1024 && !m.OOM {
+				return m
+			}
+		}
+		t.Fatalf("%s: no measurement at batch 1,024", file)
+		return Measured{}
+	}
+	ms := []Measured{
+		read("h100-2026-11-26/resnet50-amp-fp16.jsonl"),
+		read("h100-2026-11-26/resnet50-cl-amp-fp16.jsonl"),
+		read("h200-2026-11-26/resnet50-amp-fp16.jsonl"),
+		read("h200-2026-11-26-tuned/resnet50-cl-amp-fp16.jsonl"),
+	}
+	rep, err := CompareMeasured(ms, cat, prof, predict.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := map[string]MeasuredRow{}
+	for _, g := range rep.Groups {
+		rows[g.Device+" "+g.Variant] = g.Rows[0]
+	}
+	cost := func(dev string, v func(MeasuredRow) float64) float64 {
+		return 1/v(rows[dev+" "]) - 1/v(rows[dev+" channels_last"])
+	}
+	measured := func(r MeasuredRow) float64 { return r.SamplesPerSec }
+	predicted := func(r MeasuredRow) float64 { return r.Predicted }
+	m100, m200 := cost("h100-sxm5-80gb", measured), cost("h200-sxm-141gb", measured)
+	p100, p200 := cost("h100-sxm5-80gb", predicted), cost("h200-sxm-141gb", predicted)
+	if math.Abs(m200/m100-1) > 0.05 {
+		t.Errorf("measured NCHW cost per image: H100 %.4g s, H200 %.4g s; want the same within 5 %%", m100, m200)
+	}
+	if !(p200 < 0.75*p100) {
+		t.Errorf("predicted NCHW cost per image: H100 %.4g s, H200 %.4g s; want the H200's below three quarters of the H100's", p100, p200)
+	}
+	page, err := os.ReadFile("../docs/torchbench-gpu.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []struct {
+		v    float64
+		text string
+	}{
+		{rows["h100-sxm5-80gb "].Predicted, "3,705"}, {rows["h100-sxm5-80gb channels_last"].Predicted, "5,643"},
+		{rows["h200-sxm-141gb "].Predicted, "5,114"}, {rows["h200-sxm-141gb channels_last"].Predicted, "7,643"},
+		{1e3 * m100, "0.168 ms"}, {1e3 * p100, "0.093 ms"}, {1e3 * m200, "0.173 ms"}, {1e3 * p200, "0.065 ms"},
+	} {
+		if !strings.Contains(string(page), f.text) {
+			t.Errorf("docs/torchbench-gpu.md lacks %q", f.text)
+		}
+		want := parseFigure(t, f.text)
+		if math.Abs(f.v/want-1) > 0.01 {
+			t.Errorf("docs/torchbench-gpu.md says %s, the logs and the model give %.4g", f.text, f.v)
+		}
+	}
+}
+
+// parseFigure reads a figure as the docs print it: "3,705", "0.168 ms".
+func parseFigure(t *testing.T, s string) float64 {
+	t.Helper()
+	v, err := strconv.ParseFloat(strings.TrimSuffix(strings.ReplaceAll(s, ",", ""), " ms"), 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
