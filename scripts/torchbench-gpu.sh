@@ -34,7 +34,8 @@
 # amp-bf16, and GPT-3 Small in tf32.
 #
 # DIR receives one bench log per group, machine.txt (nvidia-smi and the
-# versions, before and after) and torchbench.log (the progress lines). RUN
+# versions, before and after), torch-host.csv (scripts/torchhost.py: the
+# host's cost per operator) and torchbench.log (the progress lines). RUN
 # prefixes every log's run identifier (default gpu). Each group runs under
 # timeout(1) with the seconds below, so that the whole sweep fits a
 # ten-minute slot; a group stopped by its timeout still writes the batches
@@ -162,5 +163,9 @@ gpt() {
 
 machine before
 nvidia-smi >>"$dir/machine.txt" 2>&1
+# The host's own cost per operator (docs/torchbench.md, "The host's cost
+# per operator"): a few seconds on the CPU, the figures that tell this
+# host's dispatch from the compute model's default.
+timeout -k 5 60 "$py" scripts/torchhost.py >"$dir/torch-host.csv" 2>>"$log"
 $sweep
 machine after

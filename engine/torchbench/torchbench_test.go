@@ -897,7 +897,7 @@ func TestGPUSweepScript(t *testing.T) {
 	}
 	bin := t.TempDir()
 	py := "#!/bin/sh\nif [ \"$1\" = -c ]; then echo python x torch y; exit 0; fi\n" +
-		"prev=\nfor a; do if [ \"$prev\" = --out ]; then out=$a; fi; prev=$a; done\necho \"$*\" > \"$out\"\n"
+		"out=/dev/stdout\nprev=\nfor a; do if [ \"$prev\" = --out ]; then out=$a; fi; prev=$a; done\necho \"$*\" > \"$out\"\n"
 	for name, body := range map[string]string{"python3": py, "nvidia-smi": "#!/bin/sh\necho stand-in GPU\n"} {
 		if err := os.WriteFile(filepath.Join(bin, name), []byte(body), 0o755); err != nil {
 			t.Fatal(err)
@@ -981,6 +981,9 @@ func TestGPUSweepScript(t *testing.T) {
 					t.Errorf("%s %s: arguments %q lack %q", sweep, name, got, w)
 				}
 			}
+		}
+		if b, err := os.ReadFile(filepath.Join(dir, "torch-host.csv")); err != nil || !strings.Contains(string(b), "scripts/torchhost.py") {
+			t.Errorf("%s: torch-host.csv %q (%v): want scripts/torchhost.py's output", sweep, b, err)
 		}
 		if b, err := os.ReadFile(filepath.Join(dir, "machine.txt")); err != nil || strings.Count(string(b), "stand-in GPU") < 3 {
 			t.Errorf("%s: machine.txt %q (%v): want nvidia-smi before and after", sweep, b, err)
