@@ -1,6 +1,7 @@
 package validate
 
 import (
+	"math"
 	"strings"
 	"testing"
 
@@ -33,5 +34,46 @@ func TestAttentionLabel(t *testing.T) {
 	}
 	if _, err := read(`,"attention":"flash"`); err == nil || !strings.Contains(err.Error(), `t.jsonl:2: attention "flash": want sdpa`) {
 		t.Errorf("attention flash: %v, want the record and the valid value", err)
+	}
+}
+
+// TestAtSeqLenFused checks the memory model's activations of GPT-3 Small
+// against Korthikanti et al. 2022's bytes per layer in 16-bit, s·d·34 +
+// 5·a·s² unfused (Section 4.1) and s·d·34 fused with its fp32 log-sum-exp,
+// 4·a·s: the profile's figure, at 2,048 tokens unfused, scales by their
+// ratio to another length or to fused attention, and is kept as it is
+// when neither changes.
+func TestAtSeqLenFused(t *testing.T) {
+	_, prof := defaults(t)
+	m, err := prof.Model("gpt3-125m")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const d, a = 768, 12
+	layer := func(s float64, fused bool) float64 {
+		if fused {
+			return s*d*34 + 4*a*s
+		}
+		return s*d*34 + 5*a*s*s
+	}
+	for _, c := range []struct {
+		seq   int
+		fused bool
+	}{{0, false}, {2048, false}, {1024, false}, {0, true}, {2048, true}, {512, true}} {
+		got, err := atSeqLen(m, c.seq, c.fused)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := float64(c.seq)
+		if s == 0 {
+			s = 2048
+		}
+		want := float64(m.Activations.FP16) * layer(s, c.fused) / layer(2048, false)
+		if g := float64(got.Activations.FP16); math.Abs(g/want-1) > 1e-12 {
+			t.Errorf("seq %d, fused %v: %v bytes a sequence, want %v", c.seq, c.fused, g, want)
+		}
+		if (c.seq == 0 || c.seq == 2048) && !c.fused && got != m {
+			t.Errorf("seq %d unfused: a copy, want the profile itself", c.seq)
+		}
 	}
 }

@@ -455,8 +455,9 @@ func trainerStep(cfg *sim.Config, mdl *model.Model, d *hw.Device, m *Measured) e
 // tokens (0: the shape's length), with fused attention where fused: the
 // profile's, at its transformer shape's length and attention, scaled by
 // what one layer of the shape keeps at seq against at that length
-// (model.TransformerShape.ActivationBytesPerLayer: linear in the tokens,
-// attention's scores in their square, none under fused attention). It
+// (model.TransformerShape.ActivationBytesPerLayer at each precision:
+// linear in the tokens, attention's scores in their square, none under
+// fused attention). It
 // returns m itself where neither changes, or m has no transformer shape.
 func atSeqLen(m *model.Model, seq int, fused bool) (*model.Model, error) {
 	t, err := model.LookupTransformer(m.Name)
@@ -465,18 +466,31 @@ func atSeqLen(m *model.Model, seq int, fused bool) (*model.Model, error) {
 	}
 	ft := t
 	ft.FusedAttention = ft.FusedAttention || fused
-	at, err := ft.ActivationBytesPerLayer(model.TransformerStep{Batch: 1, SeqLen: seq})
+	// ratio is what a layer keeps at seq over what it keeps at the
+	// shape's length, at precision p: the masks stay 1 byte a value
+	// whatever the activations' precision, so each precision has its own.
+	ratio := func(p model.Precision) (float64, error) {
+		at, err := ft.ActivationBytesPerLayer(model.TransformerStep{Batch: 1, SeqLen: seq, Precision: p})
+		if err != nil {
+			return 0, err
+		}
+		ref, err := t.ActivationBytesPerLayer(model.TransformerStep{Batch: 1, Precision: p})
+		if err != nil {
+			return 0, err
+		}
+		return float64(at) / float64(ref), nil
+	}
+	r32, err := ratio(model.FP32)
 	if err != nil {
 		return nil, err
 	}
-	ref, err := t.ActivationBytesPerLayer(model.TransformerStep{Batch: 1})
+	r16, err := ratio(model.FP16)
 	if err != nil {
 		return nil, err
 	}
-	r := float64(at) / float64(ref)
 	c := *m
-	c.Activations.FP32 = units.Bytes(float64(m.Activations.FP32) * r)
-	c.Activations.FP16 = units.Bytes(float64(m.Activations.FP16) * r)
+	c.Activations.FP32 = units.Bytes(float64(m.Activations.FP32) * r32)
+	c.Activations.FP16 = units.Bytes(float64(m.Activations.FP16) * r16)
 	return &c, nil
 }
 
