@@ -31,7 +31,11 @@
 # classes. "gpt" measures throughput and peak memory of the four GPT-3
 # shapes the catalogue's LLM planning starts from (125M to 1.3B) on
 # sequences of 2,048 tokens, from batch 1 to the first out-of-memory, in
-# amp-bf16, and GPT-3 Small in tf32.
+# amp-bf16, and GPT-3 Small in tf32. "squad" measures BERT-large and
+# BERT-base as DeepLearningExamples' run_squad.py builds them, on 384-token
+# sequences in amp-fp16 and tf32, at the batches Lambda's and
+# DeepLearningExamples' published tables ran (docs/validation-transformer.md:
+# whether their fixed time a step is PyTorch's or their program's).
 #
 # DIR receives one bench log per group, machine.txt (nvidia-smi and the
 # versions, before and after), torch-host.csv (scripts/torchhost.py: the
@@ -48,9 +52,9 @@ dir=${1:?usage: scripts/torchbench-gpu.sh DIR [RUN [SWEEP]]}
 run=${2:-gpu}
 sweep=${3:-first}
 case $sweep in
-first | tuned | one | rest | profile | gpt) ;;
+first | tuned | one | rest | profile | gpt | squad) ;;
 *)
-	echo "scripts/torchbench-gpu.sh: unknown sweep \"$sweep\" (first, tuned, one, rest, profile, gpt)" >&2
+	echo "scripts/torchbench-gpu.sh: unknown sweep \"$sweep\" (first, tuned, one, rest, profile, gpt, squad)" >&2
 	exit 2
 	;;
 esac
@@ -147,6 +151,15 @@ profile() {
 		--precision amp-bf16 --profile
 	bench 50 gpt3-350m-amp-bf16-prof --model gpt3-350m --seq-len 1024 --batch 8 \
 		--precision amp-bf16 --profile
+	bench 50 bert-large-squad-amp-fp16-prof --model bert-large-squad --seq-len 384 --batch 32 \
+		--precision amp-fp16 --profile
+}
+
+squad() {
+	bench 70 bert-large-squad --model bert-large-squad --seq-len 384 \
+		--batch 8,16,32,64,112,128,256 --precision amp-fp16,tf32
+	bench 60 bert-base-squad --model bert-base-squad --seq-len 384 \
+		--batch 16,32,64,128,172,256,320,512 --precision amp-fp16,tf32
 }
 
 gpt() {

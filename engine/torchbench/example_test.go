@@ -29,7 +29,7 @@ func ExampleOptions_Args() {
 	fmt.Println(err)
 	// Output:
 	// python3 torchbench.py --model resnet50 --batch 8,16,32,64 --precision fp32,amp-fp16 --steps 30 --device cuda
-	// torchbench: unknown model "resnet-50"; did you mean "resnet50"? (valid: resnet50, resnet18, efficientnet-b4, maskrcnn-r50-fpn, transformer-base, gpt3-125m, gpt3-350m, gpt3-760m, gpt3-1.3b, mlp, cnn)
+	// torchbench: unknown model "resnet-50"; did you mean "resnet50"? (valid: resnet50, resnet18, efficientnet-b4, maskrcnn-r50-fpn, transformer-base, bert-base-squad, bert-large-squad, gpt3-125m, gpt3-350m, gpt3-760m, gpt3-1.3b, mlp, cnn)
 }
 
 func ExampleModels() {
@@ -40,6 +40,8 @@ func ExampleModels() {
 	// efficientnet-b4
 	// maskrcnn-r50-fpn
 	// transformer-base
+	// bert-base-squad
+	// bert-large-squad
 	// gpt3-125m
 	// gpt3-350m
 	// gpt3-760m

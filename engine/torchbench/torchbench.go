@@ -40,6 +40,8 @@ var models = []struct{ name, task string }{
 	{"efficientnet-b4", "classify"},
 	{"maskrcnn-r50-fpn", "detect"},
 	{"transformer-base", "translate"},
+	{"bert-base-squad", "qa"},
+	{"bert-large-squad", "qa"},
 	{"gpt3-125m", "lm"},
 	{"gpt3-350m", "lm"},
 	{"gpt3-760m", "lm"},
@@ -52,6 +54,10 @@ var models = []struct{ name, task string }{
 // context (Brown et al. 2020, Table 2.1), the rows of their position table.
 const GPTContext = 2048
 
+// BERTPositions is the longest sequence the BERT models take: the rows of
+// BERT's position table (google-research/bert, bert_config.json).
+const BERTPositions = 512
+
 // Models returns the names of the models the script can train:
 //
 //	resnet50          torchvision.models.resnet50, 3×224×224
@@ -59,6 +65,8 @@ const GPTContext = 2048
 //	efficientnet-b4   torchvision.models.efficientnet_b4, 3×380×380
 //	maskrcnn-r50-fpn  torchvision.models.detection.maskrcnn_resnet50_fpn, 3×800×1344
 //	transformer-base  torch.nn.Transformer, d 512, 6+6 layers; a sample is a sentence pair
+//	bert-base-squad   BERT-base for SQuAD as run_squad.py builds it; a sample is a sequence
+//	bert-large-squad  BERT-large for SQuAD
 //	gpt3-125m         GPT-3 Small, 12 layers, d 768; a sample is a sequence of SeqLen tokens
 //	gpt3-350m         GPT-3 Medium, 24 layers, d 1024
 //	gpt3-760m         GPT-3 Large, 24 layers, d 1536
@@ -156,8 +164,8 @@ type Options struct {
 	// synthetic data made on the device.
 	DataDir string
 	// SeqLen is the source and target length of transformer-base, and
-	// the sequence of a GPT model, in tokens: at most GPTContext for GPT.
-	// Default 0: 128.
+	// the sequence of a GPT or BERT model, in tokens: at most GPTContext
+	// for GPT, BERTPositions for BERT. Default 0: 128.
 	SeqLen int
 	// Threads is the number of CPU threads torch uses per worker.
 	// Default 0: OMP_NUM_THREADS if set, else on the CPU the available
@@ -238,11 +246,14 @@ func (o *Options) Validate() error {
 	if o.SeqLen < 0 {
 		add("sequence length %d: must be >= 0 (0 for 128)", o.SeqLen)
 	}
-	if o.SeqLen > GPTContext {
-		for _, m := range o.modelsOrDefault() {
-			if i := slices.IndexFunc(models, func(x struct{ name, task string }) bool { return x.name == m }); i >= 0 && models[i].task == "lm" {
-				add("sequence length %d: model %s takes at most %d tokens, GPT-3's context", o.SeqLen, m, GPTContext)
-			}
+	for _, m := range o.modelsOrDefault() {
+		i := slices.IndexFunc(models, func(x struct{ name, task string }) bool { return x.name == m })
+		switch {
+		case i < 0:
+		case models[i].task == "lm" && o.SeqLen > GPTContext:
+			add("sequence length %d: model %s takes at most %d tokens, GPT-3's context", o.SeqLen, m, GPTContext)
+		case models[i].task == "qa" && o.SeqLen > BERTPositions:
+			add("sequence length %d: model %s takes at most %d tokens, BERT's positions", o.SeqLen, m, BERTPositions)
 		}
 	}
 	if o.Timeout < 0 {

@@ -66,9 +66,20 @@ GPT_VOCAB, GPT_CONTEXT = 50257, 2048
 GPT_ABOUT = (", FFN 4d, GELU, pre-norm LayerNorm, learned positions, tied embeddings, vocabulary 50,257, "
              "dropout 0.1, AdamW; a sample is a sequence of --seq-len tokens")
 
+# BERT_VOCAB and BERT_POSITIONS are BERT's uncased WordPiece vocabulary
+# and its position table (google-research/bert, bert_config.json).
+BERT_VOCAB, BERT_POSITIONS = 30522, 512
+BERT_ABOUT = (" fine-tuned for SQuAD as DeepLearningExamples' run_squad.py builds it (modeling.py: "
+              "BertForQuestionAnswering, no pooler): post-norm, query, key and value as three products, "
+              "attention unfused with its scaling and padding mask as kernels of their own, GELU (erf) with "
+              "FFN 4d, dropout 0.1, a d x 2 span head; AdamW; a sample is a sequence of --seq-len tokens "
+              "(384 in run_squad.sh)")
+
 # The models, by the names that scaleplan's model catalogue uses.
 #   task:     classify (images → class), detect (Mask R-CNN), translate (Transformer),
-#             lm (a GPT-3 shape: next-token prediction over one sequence)
+#             lm (a GPT-3 shape: next-token prediction over one sequence),
+#             qa (BERT fine-tuned for SQuAD: a span's start and end over one sequence)
+#   bert:     a BERT shape's layers, width and heads
 #   gpt:      a GPT-3 shape's layers, width and heads
 #   image:    default input (height, width); None for the Transformer
 #   channels: input channels
@@ -86,6 +97,10 @@ MODELS = {
                                    "4 synthetic boxes and masks per image"),
     "transformer-base": dict(task="translate", image=None, channels=0, classes=0, conv=False,
                              about="torch.nn.Transformer, d 512, 6+6 layers, 8 heads, FFN 2048, shared embeddings; a sample is a sentence pair"),
+    "bert-base-squad": dict(task="qa", image=None, channels=0, classes=0, conv=False, bert=(12, 768, 12),
+                            about="BERT-base (Devlin et al. 2019; 12 layers, d 768, 12 heads)" + BERT_ABOUT),
+    "bert-large-squad": dict(task="qa", image=None, channels=0, classes=0, conv=False, bert=(24, 1024, 16),
+                             about="BERT-large (Devlin et al. 2019; 24 layers, d 1024, 16 heads)" + BERT_ABOUT),
     "gpt3-125m": dict(task="lm", image=None, channels=0, classes=0, conv=False, gpt=(12, 768, 12),
                       about="GPT-3 Small (Brown et al. 2020, Table 2.1): 12 layers, d 768, 12 heads" + GPT_ABOUT),
     "gpt3-350m": dict(task="lm", image=None, channels=0, classes=0, conv=False, gpt=(24, 1024, 16),
@@ -213,8 +228,8 @@ def make_parser():
                    help="square input size for resnet50, resnet18, efficientnet-b4 and maskrcnn-r50-fpn "
                         "(default: the model's own); mlp and cnn always take 1x28x28")
     p.add_argument("--seq-len", type=int, default=128,
-                   help="transformer-base source and target length, a GPT model's sequence, in tokens "
-                        "(default 128; at most %d for GPT)" % GPT_CONTEXT)
+                   help="transformer-base source and target length, a GPT or BERT model's sequence, in tokens "
+                        "(default 128; at most %d for GPT, %d for BERT; run_squad.sh's is 384)" % (GPT_CONTEXT, BERT_POSITIONS))
     p.add_argument("--vocab", type=int, default=33708,
                    help="transformer-base shared vocabulary (default 33708, MLPerf's En-De BPE)")
     p.add_argument("--data-dir", default="",
@@ -260,6 +275,9 @@ def check_args(p, a):
     gpt = [m for m in a.model if MODELS[m]["task"] == "lm"]
     if gpt and a.seq_len > GPT_CONTEXT:
         p.error("--seq-len %d: at most %d tokens for %s (GPT-3's context)" % (a.seq_len, GPT_CONTEXT, ", ".join(gpt)))
+    bert = [m for m in a.model if MODELS[m]["task"] == "qa"]
+    if bert and a.seq_len > BERT_POSITIONS:
+        p.error("--seq-len %d: at most %d tokens for %s (BERT's positions)" % (a.seq_len, BERT_POSITIONS, ", ".join(bert)))
     if a.vocab < 2:
         p.error("--vocab %d: must be >= 2" % a.vocab)
     if a.loader_workers < 0:
@@ -582,6 +600,9 @@ def build_model(name, a):
     if spec["task"] == "lm":
         layers, d, heads = spec["gpt"]
         return make_gpt_class()(layers, d, heads)
+    if spec["task"] == "qa":
+        layers, d, heads = spec["bert"]
+        return make_bert_class()(layers, d, heads)
     if name == "mlp":
         return nn.Sequential(nn.Flatten(), nn.Linear(784, 1024), nn.ReLU(), nn.Linear(1024, 1024), nn.ReLU(),
                              nn.Linear(1024, 10))
@@ -636,6 +657,68 @@ def make_seq2seq_class():
 
 def Seq2Seq(vocab, seq_len):
     return make_seq2seq_class()(vocab, seq_len)
+
+
+def make_bert_class():
+    import torch.nn as nn
+    import torch.nn.functional as F
+
+    class Layer(nn.Module):
+        """A BERT layer as DeepLearningExamples' modeling.py runs it
+        eagerly: query, key and value as three products, the scores scaled
+        and masked as kernels of their own, softmax, dropout, the value
+        product; post-norm residuals; GELU (erf)."""
+
+        def __init__(self, d, heads, dropout):
+            super().__init__()
+            self.query, self.key, self.value = nn.Linear(d, d), nn.Linear(d, d), nn.Linear(d, d)
+            self.attn_out, self.attn_norm = nn.Linear(d, d), nn.LayerNorm(d, eps=1e-12)
+            self.inter, self.out, self.out_norm = nn.Linear(d, 4 * d), nn.Linear(4 * d, d), nn.LayerNorm(d, eps=1e-12)
+            self.heads, self.p = heads, dropout
+
+        def forward(self, x, mask):
+            b, n, d = x.shape
+            dh = d // self.heads
+            split = lambda t: t.view(b, n, self.heads, dh).transpose(1, 2)  # noqa: E731
+            q, k, v = split(self.query(x)), split(self.key(x)), split(self.value(x))
+            scores = torch.matmul(q, k.transpose(-1, -2))
+            scores = scores / math.sqrt(dh)
+            scores = scores + mask
+            probs = F.dropout(F.softmax(scores, dim=-1), self.p, self.training)
+            ctx = torch.matmul(probs, v).transpose(1, 2).reshape(b, n, d)
+            x = self.attn_norm(x + F.dropout(self.attn_out(ctx), self.p, self.training))
+            return self.out_norm(x + F.dropout(self.out(F.gelu(self.inter(x))), self.p, self.training))
+
+    class BertSQuAD(nn.Module):
+        """BertForQuestionAnswering without the pooler: word, position and
+        token-type embeddings with a LayerNorm, the layers, a d x 2 span
+        head; weights N(0, 0.02) as BERT initialises them."""
+
+        def __init__(self, layers, d, heads, dropout=0.1):
+            super().__init__()
+            self.word, self.pos, self.token_type = nn.Embedding(BERT_VOCAB, d), nn.Embedding(BERT_POSITIONS, d), nn.Embedding(2, d)
+            self.norm = nn.LayerNorm(d, eps=1e-12)
+            self.layers = nn.ModuleList(Layer(d, heads, dropout) for _ in range(layers))
+            self.span = nn.Linear(d, 2)
+            self.p = dropout
+            for m in self.modules():
+                if isinstance(m, (nn.Linear, nn.Embedding)):
+                    nn.init.normal_(m.weight, 0.0, 0.02)
+                if isinstance(m, nn.Linear):
+                    nn.init.zeros_(m.bias)
+
+        def forward(self, ids, types, attention_mask):
+            n = ids.shape[1]
+            pos = torch.arange(n, device=ids.device)
+            x = F.dropout(self.norm(self.word(ids) + self.pos(pos) + self.token_type(types)), self.p, self.training)
+            # run_squad.py's extended mask: 0 where attended, -10000 where padded.
+            mask = (1.0 - attention_mask[:, None, None, :].to(x.dtype)) * -10000.0
+            for layer in self.layers:
+                x = layer(x, mask)
+            start, end = self.span(x).split(1, dim=-1)
+            return start.squeeze(-1), end.squeeze(-1)
+
+    return BertSQuAD
 
 
 def sdpa():
@@ -727,7 +810,7 @@ def input_label(name, a):
     spec = MODELS[name]
     if spec["task"] == "translate":
         return "2x%d tokens" % a.seq_len
-    if spec["task"] == "lm":
+    if spec["task"] in ("lm", "qa"):
         return "%d tokens" % a.seq_len
     h, w = image_size(name, a)
     return "%dx%dx%d" % (spec["channels"], h, w)
@@ -737,6 +820,10 @@ def make_optimizer(name, model):
     params = [p for p in model.parameters() if p.requires_grad]
     if MODELS[name]["task"] == "translate":
         return torch.optim.Adam(params, lr=1e-4, betas=(0.9, 0.98), eps=1e-9), "adam lr 1e-4 betas (0.9, 0.98)"
+    if MODELS[name]["task"] == "qa":
+        # run_squad.sh's learning rate; BERT's decay of 0.01.
+        return (torch.optim.AdamW(params, lr=3e-5, betas=(0.9, 0.999), eps=1e-6, weight_decay=0.01),
+                "adamw lr 3e-5 betas (0.9, 0.999) wd 0.01")
     if MODELS[name]["task"] == "lm":
         # GPT-3's (Brown et al. 2020, Appendix B): beta2 0.95, eps 1e-8,
         # weight decay 0.1; the learning rate of GPT-3 Small.
@@ -761,6 +848,14 @@ class Synthetic:
         elif spec["task"] == "lm":
             seq = torch.randint(0, GPT_VOCAB, (batch, a.seq_len + 1), device=dev, generator=gen)
             self.tokens, self.targets = seq[:, :-1].contiguous(), seq[:, 1:].contiguous()
+        elif spec["task"] == "qa":
+            # A question and its context, no padding (a mask of ones), and a
+            # span's start and end positions.
+            self.ids = torch.randint(0, BERT_VOCAB, (batch, a.seq_len), device=dev, generator=gen)
+            self.types = torch.randint(0, 2, (batch, a.seq_len), device=dev, generator=gen)
+            self.mask = torch.ones(batch, a.seq_len, dtype=torch.long, device=dev)
+            self.start = torch.randint(0, a.seq_len, (batch,), device=dev, generator=gen)
+            self.end = torch.randint(0, a.seq_len, (batch,), device=dev, generator=gen)
         elif spec["task"] == "detect":
             h, w = image_size(name, a)
             self.images, self.targets = [], []
@@ -854,6 +949,10 @@ def compute_loss(name, model, b, a):
         logits = model(b.src, b.tgt_in)
         # Under autocast cross_entropy computes in float32 by itself.
         return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), b.tgt_out.reshape(-1), label_smoothing=0.1)
+    if task == "qa":
+        # run_squad.py's loss: the mean of the start's and the end's.
+        start, end = model(b.ids, b.types, b.mask)
+        return (F.cross_entropy(start, b.start) + F.cross_entropy(end, b.end)) / 2
     if task == "lm":
         logits = model(b.tokens)
         return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), b.targets.reshape(-1))
@@ -1200,6 +1299,8 @@ def sweep(name, prec, a, dev, rank, world, base, info, records):
         labels["seq_len"] = str(a.seq_len)
         if sdpa() is not None:
             labels["attention"] = "sdpa"
+    if spec["task"] == "qa":
+        labels["seq_len"] = str(a.seq_len)
     if a.channels_last and spec["conv"]:
         labels["channels_last"] = "true"
     elif a.channels_last:

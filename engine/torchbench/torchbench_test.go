@@ -99,6 +99,11 @@ var wantParams = map[string]struct{ params, trainable float64 }{
 	"maskrcnn-r50-fpn": {44401393, 44401393 - 222400},
 	"transformer-base": {61396992, 61396992},
 	"gpt3-125m":        {gptParams(12, 768), gptParams(12, 768)},
+	// BertForQuestionAnswering without the pooler: word, position and
+	// token-type tables and a LayerNorm, 12 layers of 12d² + 13d (three
+	// d×d products, the attention output, 4d and back, two LayerNorms),
+	// the d×2 span head: the catalogue's 108,893,186.
+	"bert-base-squad": {(30522+512+2)*768 + 2*768 + 12*(12*768*768+13*768) + 768*2 + 2, 108893186},
 }
 
 // gptParams is a GPT-3 shape's parameters (Brown et al. 2020, Table 2.1):
@@ -384,7 +389,7 @@ func TestRunAllModels(t *testing.T) {
 	if testing.Short() {
 		t.Skip("skipping: about 20 s of CPU training")
 	}
-	models := []string{"resnet50", "efficientnet-b4", "maskrcnn-r50-fpn", "transformer-base", "mlp", "gpt3-125m"}
+	models := []string{"resnet50", "efficientnet-b4", "maskrcnn-r50-fpn", "transformer-base", "mlp", "gpt3-125m", "bert-base-squad"}
 	opt := cpuOptions(t, Options{Models: models, ImageSize: 64, SeqLen: 8, Batches: []int{1}, Steps: 1, Warmup: -1})
 	recs, _ := runLog(t, opt)
 	checkParams(t, recs[0], models)
@@ -408,6 +413,10 @@ func TestRunAllModels(t *testing.T) {
 	if l := recs[6].Labels; l["input"] != "8 tokens" || l["seq_len"] != "8" || (l["attention"] != "" && l["attention"] != "sdpa") {
 		t.Errorf("gpt3-125m labels %v", l)
 	}
+	// BERT's attention runs unfused, as run_squad.py's.
+	if l := recs[7].Labels; l["input"] != "8 tokens" || l["seq_len"] != "8" || l["attention"] != "" {
+		t.Errorf("bert-base-squad labels %v", l)
+	}
 }
 
 func TestValidate(t *testing.T) {
@@ -422,7 +431,7 @@ func TestValidate(t *testing.T) {
 	}{
 		{Options{}, nil},
 		{Options{Models: []string{"cnn", "transformer-base"}, Batches: []int{1, 2}, Precision: "fp32,amp-bf16", Device: "cpu", DataDir: ""}, nil},
-		{Options{Models: []string{"resnet51"}}, []string{`unknown model "resnet51"; did you mean "resnet50"? (valid: resnet50, resnet18, efficientnet-b4, maskrcnn-r50-fpn, transformer-base, gpt3-125m, gpt3-350m, gpt3-760m, gpt3-1.3b, mlp, cnn)`}},
+		{Options{Models: []string{"resnet51"}}, []string{`unknown model "resnet51"; did you mean "resnet50"? (valid: resnet50, resnet18, efficientnet-b4, maskrcnn-r50-fpn, transformer-base, bert-base-squad, bert-large-squad, gpt3-125m, gpt3-350m, gpt3-760m, gpt3-1.3b, mlp, cnn)`}},
 		{Options{Models: []string{"alexnet"}}, []string{`unknown model "alexnet" (valid: resnet50, resnet18,`}},
 		{Options{Batches: []int{8, 0, -4}}, []string{"batch 0: must be > 0", "batch -4: must be > 0"}},
 		{Options{Precision: "fp16"}, []string{`unknown precision "fp16" (valid: fp32, tf32, amp-fp16, amp-bf16)`}},
@@ -441,6 +450,7 @@ func TestValidate(t *testing.T) {
 		{Options{MasterPort: 65536}, []string{"master port 65536: must be from 1 to 65535 (0 for 29500 with several nodes, a free port on one)"}},
 		{Options{MasterPort: -1, MasterAddr: "a b"}, []string{"master port -1", `master address "a b": want a host name or an IP address`}},
 		{Options{Models: []string{"gpt3-350m"}, SeqLen: 2048}, nil},
+		{Options{Models: []string{"bert-large-squad"}, SeqLen: 1024}, []string{"sequence length 1024: model bert-large-squad takes at most 512 tokens, BERT's positions"}},
 		{Options{Models: []string{"transformer-base", "gpt3-350m"}, SeqLen: 4096}, []string{"sequence length 4096: model gpt3-350m takes at most 2048 tokens, GPT-3's context"}},
 		{Options{Backend: "mpi"}, []string{`unknown backend "mpi" (valid: auto, nccl, gloo)`}},
 		{Options{Backend: "nccl", Device: "cpu"}, []string{"backend nccl needs CUDA devices; on the CPU use gloo"}},
@@ -952,6 +962,11 @@ func TestGPUSweepScript(t *testing.T) {
 			"transformer-base-amp-fp16-prof": "--model transformer-base --seq-len 128 --batch 256 --precision amp-fp16 --profile",
 			"gpt3-125m-amp-bf16-prof":        "--model gpt3-125m --seq-len 1024 --batch 8 --precision amp-bf16 --profile",
 			"gpt3-350m-amp-bf16-prof":        "--model gpt3-350m --seq-len 1024 --batch 8 --precision amp-bf16 --profile",
+			"bert-large-squad-amp-fp16-prof": "--model bert-large-squad --seq-len 384 --batch 32 --precision amp-fp16 --profile",
+		},
+		"squad": {
+			"bert-large-squad": "--model bert-large-squad --seq-len 384 --batch 8,16,32,64,112,128,256 --precision amp-fp16,tf32",
+			"bert-base-squad":  "--model bert-base-squad --seq-len 384 --batch 16,32,64,128,172,256,320,512 --precision amp-fp16,tf32",
 		},
 		"gpt": {
 			"gpt3-125m-amp-bf16": "--model gpt3-125m --seq-len 2048 --batch 1,2,4,8,16,32,64 --precision amp-bf16",
@@ -991,7 +1006,7 @@ func TestGPUSweepScript(t *testing.T) {
 	}
 	dir := filepath.Join(t.TempDir(), "x")
 	out, err := run(dir, "r", "fast")
-	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 2 || !strings.Contains(out, `unknown sweep "fast" (first, tuned, one, rest, profile, gpt)`) {
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 2 || !strings.Contains(out, `unknown sweep "fast" (first, tuned, one, rest, profile, gpt, squad)`) {
 		t.Errorf("unknown sweep: %v: %s", err, out)
 	}
 	if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {

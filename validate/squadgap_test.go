@@ -1,0 +1,72 @@
+package validate
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"strings"
+	"testing"
+
+	"scaleplan/fit/logs"
+	"scaleplan/predict"
+)
+
+// TestSQuADGapByPrecision checks what docs/validation-transformer.md says
+// of the published SQuAD rows on one V100 (Lambda's and
+// DeepLearningExamples', their sequences/s as the CSVs hold them): the
+// measured step less the predicted one, batch/measured − batch/predicted,
+// lies within a few tens of milliseconds of zero in fp32 and well above
+// it in amp-fp16, the range the page prints for each.
+func TestSQuADGapByPrecision(t *testing.T) {
+	cat, prof := defaults(t)
+	var ms []Measured
+	for _, f := range []string{"published-lambda-bert.csv", "published-dle-bert-large.csv"} {
+		lg, err := logs.ReadFile("../testdata/measurements/" + f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := (&LogReader{Catalog: cat}).Measurements(lg, prof, map[string]int{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range got {
+			if m.Devices == 1 && strings.HasPrefix(m.Device, "v100") && strings.HasSuffix(m.Model, "-squad") {
+				ms = append(ms, m)
+			}
+		}
+	}
+	rep, err := CompareMeasured(ms, cat, prof, predict.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lo, hi := map[string]float64{}, map[string]float64{}
+	for _, g := range rep.Groups {
+		for _, r := range g.Rows {
+			gap := 1e3 * float64(r.Batch) * (1/r.SamplesPerSec - 1/r.Predicted)
+			p := g.Precision
+			if _, ok := lo[p]; !ok {
+				lo[p], hi[p] = gap, gap
+			}
+			lo[p], hi[p] = math.Min(lo[p], gap), math.Max(hi[p], gap)
+		}
+	}
+	if len(lo) != 2 || !(hi["fp32"] < 20 && lo["fp32"] > -80) || !(lo["amp-fp16"] > 30) {
+		t.Errorf("one V100's SQuAD gap, ms a step: fp32 %v to %v, amp-fp16 %v to %v; want fp32 near zero, amp-fp16 above 30", lo["fp32"], hi["fp32"], lo["amp-fp16"], hi["amp-fp16"])
+	}
+	page, err := os.ReadFile("../docs/validation-transformer.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	signed := func(v float64) string {
+		if v < 0 {
+			return fmt.Sprintf("−%.0f", -v)
+		}
+		return fmt.Sprintf("+%.0f", v)
+	}
+	for _, p := range []string{"fp32", "amp-fp16"} {
+		want := signed(lo[p]) + " to " + signed(hi[p]) + " ms in " + p
+		if !strings.Contains(string(page), want) {
+			t.Errorf("docs/validation-transformer.md lacks %q", want)
+		}
+	}
+}
