@@ -156,9 +156,9 @@ profile() {
 }
 
 squad() {
-	bench 70 bert-large-squad --model bert-large-squad --seq-len 384 \
+	bench 100 bert-large-squad --model bert-large-squad --seq-len 384 \
 		--batch 8,16,32,64,112,128,256 --precision amp-fp16,tf32
-	bench 60 bert-base-squad --model bert-base-squad --seq-len 384 \
+	bench 80 bert-base-squad --model bert-base-squad --seq-len 384 \
 		--batch 16,32,64,128,172,256,320,512 --precision amp-fp16,tf32
 }
 
