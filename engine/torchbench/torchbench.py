@@ -1232,28 +1232,76 @@ def trial(tr, name, a, batch, dev, rank, world, gen, timer):
 PROFILE_STEPS = 3
 
 
+# ATTENTION_OPS are the fused attention operators whose FLOPs torch.profiler
+# does not count (its with_flops covers the matrix products and
+# convolutions), by name: the index of the query and of the key among their
+# inputs, whether those are (batch, heads, tokens, head) rather than
+# (batch, tokens, heads, head), and the FLOPs as a multiple of the
+# forward's two products. The backward's 2.5 counts its recomputed scores
+# (FlashAttention: Dao et al. 2022, Section 3.1), as the operator model
+# does.
+ATTENTION_OPS = {
+    "aten::_scaled_dot_product_flash_attention": (0, 1, True, 1.0),
+    "aten::_scaled_dot_product_efficient_attention": (0, 1, True, 1.0),
+    "aten::_scaled_dot_product_cudnn_attention": (0, 1, True, 1.0),
+    "aten::_scaled_dot_product_flash_attention_backward": (1, 2, True, 2.5),
+    "aten::_scaled_dot_product_efficient_attention_backward": (1, 2, True, 2.5),
+    "aten::_scaled_dot_product_cudnn_attention_backward": (1, 2, True, 2.5),
+    "aten::_flash_attention_forward": (0, 1, False, 1.0),
+    "aten::_efficient_attention_forward": (0, 1, False, 1.0),
+    "aten::_flash_attention_backward": (1, 2, False, 2.5),
+    "aten::_efficient_attention_backward": (1, 2, False, 2.5),
+}
+
+
+def attention_flops(name, shapes):
+    """Returns the FLOPs of one call of the fused attention operator name
+    on inputs of shapes, all causal or not alike: 4 multiply-adds' worth
+    per query value and key token, 2·2·numel(query)·key tokens, times the
+    operator's multiple; 0 for another operator or shapes it cannot read."""
+    spec = ATTENTION_OPS.get(name)
+    if spec is None:
+        return 0.0
+    qi, ki, heads_first, mult = spec
+    if len(shapes) <= max(qi, ki) or len(shapes[qi]) != 4 or len(shapes[ki]) != 4:
+        return 0.0
+    numel = 1
+    for n in shapes[qi]:
+        numel *= n
+    keys = shapes[ki][2] if heads_first else shapes[ki][1]
+    return 4.0 * numel * keys * mult
+
+
 def profile_steps(tr, data, timer, dev):
     """Runs PROFILE_STEPS steps under torch.profiler and returns its
     per-operator table (key_averages), per step: calls, CPU time (self and
-    total), self device time and the FLOPs torch counts (with_flops: the
-    matrix products and convolutions), most device time first."""
+    total), self device time and FLOPs, most device time first. The FLOPs
+    are those torch counts (with_flops: the matrix products and
+    convolutions), and for the fused attention operators it does not count
+    those of their shapes (attention_flops)."""
     acts = [torch.profiler.ProfilerActivity.CPU]
     if dev.type == "cuda":
         acts.append(torch.profiler.ProfilerActivity.CUDA)
-    with torch.profiler.profile(activities=acts, with_flops=True) as prof:
+    with torch.profiler.profile(activities=acts, with_flops=True, record_shapes=True) as prof:
         tr.steps(data, timer, PROFILE_STEPS)
         if dev.type == "cuda":
             torch.cuda.synchronize(dev)
+    attn = {}
+    for e in prof.key_averages(group_by_input_shape=True):
+        f = attention_flops(e.key, getattr(e, "input_shapes", None) or [])
+        if f > 0:
+            attn[e.key] = attn.get(e.key, 0.0) + f * e.count
     ops = []
     for e in prof.key_averages():
         device_us = getattr(e, "self_device_time_total", None)
         if device_us is None:  # torch < 2.4
             device_us = getattr(e, "self_cuda_time_total", 0)
+        flops = float(getattr(e, "flops", 0) or 0) or attn.get(e.key, 0.0)
         ops.append(dict(name=e.key, calls=e.count / PROFILE_STEPS,
                         self_cpu_s=e.self_cpu_time_total * 1e-6 / PROFILE_STEPS,
                         cpu_s=e.cpu_time_total * 1e-6 / PROFILE_STEPS,
                         self_device_s=device_us * 1e-6 / PROFILE_STEPS,
-                        flops=float(getattr(e, "flops", 0) or 0) / PROFILE_STEPS))
+                        flops=flops / PROFILE_STEPS))
     ops.sort(key=lambda o: (-o["self_device_s"], -o["self_cpu_s"], o["name"]))
     return ops
 

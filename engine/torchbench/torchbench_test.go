@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -529,6 +530,46 @@ func TestScriptLists(t *testing.T) {
 		}
 		if got := strings.Fields(string(out)); !slices.Equal(got, want) {
 			t.Errorf("script %s: %v, package: %v", flag, got, want)
+		}
+	}
+}
+
+// TestAttentionFLOPs checks the FLOPs the script gives the fused attention
+// operators torch.profiler leaves uncounted against the closed form: the
+// two products of b·h·s_q·s_k·d multiply-adds each, 4·b·h·s_q·s_k·d, in
+// either layout of the query (heads before or after the tokens), 2.5 times
+// that for a backward operator, and none for another operator or shapes
+// it cannot read. It needs no torch.
+func TestAttentionFLOPs(t *testing.T) {
+	python := anyPython(t)
+	path := filepath.Join(t.TempDir(), "torchbench.py")
+	if err := os.WriteFile(path, Script(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	const b, h, s, d = 2, 12, 1024, 64
+	for _, c := range []struct {
+		name, shapes string
+		want         float64
+	}{
+		{"aten::_scaled_dot_product_flash_attention", "[[2,12,1024,64],[2,12,1024,64],[2,12,1024,64]]", 4 * b * h * s * s * d},
+		{"aten::_flash_attention_forward", "[[2,1024,12,64],[2,1024,12,64],[2,1024,12,64]]", 4 * b * h * s * s * d},
+		{"aten::_scaled_dot_product_flash_attention_backward", "[[2,12,1024,64],[2,12,1024,64],[2,12,1024,64]]", 2.5 * 4 * b * h * s * s * d},
+		{"aten::_efficient_attention_backward", "[[2,1024,12,64],[2,1024,12,64],[2,1024,12,64]]", 2.5 * 4 * b * h * s * s * d},
+		// Cross attention: 100 queries over 300 keys.
+		{"aten::_scaled_dot_product_efficient_attention", "[[1,8,100,64],[1,8,300,64],[1,8,300,64]]", 4 * 8 * 100 * 300 * 64},
+		{"aten::mm", "[[2,3],[3,4]]", 0},
+		{"aten::_flash_attention_forward", "[[2,1024,12],[2,1024,12,64]]", 0},
+		{"aten::_scaled_dot_product_flash_attention", "[]", 0},
+	} {
+		code := "import importlib.util as u\ns = u.spec_from_file_location('tb', " + strconv.Quote(path) + ")\n" +
+			"m = u.module_from_spec(s)\ns.loader.exec_module(m)\nprint(repr(m.attention_flops(" + strconv.Quote(c.name) + ", " + c.shapes + ")))"
+		out, err := exec.Command(python, "-c", code).Output()
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		got, err := strconv.ParseFloat(strings.TrimSpace(string(out)), 64)
+		if err != nil || got != c.want {
+			t.Errorf("%s %s: %q (%v), want %v", c.name, c.shapes, out, err, c.want)
 		}
 	}
 }
