@@ -666,8 +666,9 @@ def make_bert_class():
     class Layer(nn.Module):
         """A BERT layer as DeepLearningExamples' modeling.py runs it
         eagerly: query, key and value as three products, the scores scaled
-        and masked as kernels of their own, softmax, dropout, the value
-        product; post-norm residuals; GELU (erf)."""
+        and masked as kernels of their own, softmax (in the scores'
+        precision), dropout, the value product; post-norm residuals; GELU
+        (erf)."""
 
         def __init__(self, d, heads, dropout):
             super().__init__()
@@ -684,7 +685,9 @@ def make_bert_class():
             scores = torch.matmul(q, k.transpose(-1, -2))
             scores = scores / math.sqrt(dh)
             scores = scores + mask
-            probs = F.dropout(F.softmax(scores, dim=-1), self.p, self.training)
+            # In the scores' precision, as apex's fp16 model runs it under
+            # run_squad.py's --fp16 (amp O2); autocast would take float32.
+            probs = F.dropout(F.softmax(scores, dim=-1, dtype=scores.dtype), self.p, self.training)
             ctx = torch.matmul(probs, v).transpose(1, 2).reshape(b, n, d)
             x = self.attn_norm(x + F.dropout(self.attn_out(ctx), self.p, self.training))
             return self.out_norm(x + F.dropout(self.out(F.gelu(self.inter(x))), self.p, self.training))
