@@ -295,6 +295,16 @@ func (t TransformerShape) EmbeddingParams() int64 {
 	return p
 }
 
+// PositionLimit returns the longest sequence the shape's learned position
+// table holds (its MaxPositions, else its SeqLen), and 0 for positions
+// that are not a table (sinusoidal, rotary), which bound no length.
+func (t TransformerShape) PositionLimit() int {
+	if t.Positions != LearnedPositions {
+		return 0
+	}
+	return t.maxPositions()
+}
+
 func (t TransformerShape) maxPositions() int {
 	if t.MaxPositions > 0 {
 		return t.MaxPositions

@@ -567,3 +567,20 @@ func TestShapeFusedAttention(t *testing.T) {
 		t.Errorf("unfused: a layer keeps %v bytes (want %v), backward %v FLOPs (want 2 × %v)", saved, want, bwd, fwd)
 	}
 }
+
+// TestPositionLimit checks the longest sequence each kind of position
+// encoding bounds: GPT-3's table of its 2,048-token context, BERT's 512
+// rows (its SQuAD shape too, whose sequences are 384), none for rotary
+// (Llama) or sinusoidal (the translation Transformer) positions.
+func TestPositionLimit(t *testing.T) {
+	for name, want := range map[string]int{"gpt3-125m": 2048, "gpt3-175b": 2048, "bert-large": 512,
+		"bert-base-squad": 512, "llama2-7b": 0, "transformer-base": 0} {
+		s, err := LookupTransformer(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := s.PositionLimit(); got != want {
+			t.Errorf("%s: position limit %d, want %d", name, got, want)
+		}
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"scaleplan/fit/logs"
+	"scaleplan/predict"
 )
 
 // TestAttentionLabel checks a bench record's attention label: sdpa marks
@@ -34,6 +35,12 @@ func TestAttentionLabel(t *testing.T) {
 	}
 	if _, err := read(`,"attention":"flash"`); err == nil || !strings.Contains(err.Error(), `t.jsonl:2: attention "flash": want sdpa`) {
 		t.Errorf("attention flash: %v, want the record and the valid value", err)
+	}
+	// A sequence longer than GPT-3's position table cannot have run.
+	m := ms[0]
+	m.SeqLen = 4096
+	if _, err := CompareMeasured([]Measured{m}, cat, prof, predict.Options{}); err == nil || !strings.Contains(err.Error(), "sequence length 4096: gpt3-125m's learned positions hold at most 2048 tokens") {
+		t.Errorf("4,096 tokens of gpt3-125m: %v, want the position table's limit", err)
 	}
 }
 

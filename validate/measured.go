@@ -531,6 +531,9 @@ func measuredShape(m *Measured, mdl *model.Model, prof *model.Profiles) (b, seq 
 		if m.SeqLen < 1 || unit != model.Sentence {
 			return 0, 0, fmt.Errorf("sequence length %d: want a positive number of tokens, of a model profiled per sentence (%s is profiled per %s)", m.SeqLen, mdl.Name, cmp.Or(unit, model.Image))
 		}
+		if t, err := model.LookupTransformer(mdl.Name); err == nil && t.PositionLimit() > 0 && m.SeqLen > t.PositionLimit() {
+			return 0, 0, fmt.Errorf("sequence length %d: %s's learned positions hold at most %d tokens", m.SeqLen, mdl.Name, t.PositionLimit())
+		}
 		seq = m.SeqLen
 	}
 	return int(float64(m.Batch) * scale), seq, nil
