@@ -2,9 +2,14 @@ package torchbench
 
 import (
 	"context"
+	"encoding/csv"
 	"encoding/json"
+	"fmt"
+	"math"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 )
@@ -63,5 +68,82 @@ func TestProfileCPU(t *testing.T) {
 	bad.NProc = 2
 	if err := bad.Validate(); err == nil {
 		t.Error("a profile of two workers validated")
+	}
+}
+
+// TestProfileFLOPsTable measures again the table
+// model/testdata/torch-flops.csv, against which the model package checks
+// its transformer generators: the FLOPs torch.profiler counts for the
+// matrix products (aten::mm, addmm, bmm, baddbmm) of one training step of
+// GPT-3 Small, BERT-base for SQuAD and the Transformer (base), 2 samples
+// of 16 tokens each, summed per operator. torch counts them from the
+// shapes alone, so they must be the table's exactly.
+func TestProfileFLOPsTable(t *testing.T) {
+	if testing.Short() {
+		t.Skip("skipping: about 15 s of CPU training")
+	}
+	models := []string{"gpt3-125m", "bert-base-squad", "transformer-base"}
+	opt := cpuOptions(t, Options{Models: models, SeqLen: 16, Batches: []int{2}, Steps: 1, Warmup: -1, Threads: 1, Run: "test-flops"})
+	dir := t.TempDir()
+	opt.Profile = filepath.Join(dir, "log.profile.json")
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
+	defer cancel()
+	if err := Run(ctx, opt, filepath.Join(dir, "log.jsonl"), nil); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(opt.Profile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var p struct {
+		Profiles []struct {
+			Model string `json:"model"`
+			Batch int    `json:"batch"`
+			Ops   []struct {
+				Name  string  `json:"name"`
+				FLOPs float64 `json:"flops"`
+			} `json:"ops"`
+		} `json:"profiles"`
+	}
+	if err := json.Unmarshal(b, &p); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]float64{}
+	for _, q := range p.Profiles {
+		for _, o := range q.Ops {
+			switch o.Name {
+			case "aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm":
+				got[fmt.Sprintf("%s,%d,16,%s", q.Model, q.Batch, o.Name)] += o.FLOPs
+			}
+		}
+	}
+	f, err := os.Open("../../model/testdata/torch-flops.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	r := csv.NewReader(f)
+	r.Comment = '#'
+	rows, err := r.ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]float64{}
+	for _, row := range rows[1:] {
+		v, err := strconv.ParseFloat(row[4], 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want[strings.Join(row[:4], ",")] = v
+	}
+	for k, w := range want {
+		if math.Abs(got[k]-w) > 0.5 {
+			t.Errorf("%s: torch counts %.0f FLOPs a step, the table %.0f", k, got[k], w)
+		}
+	}
+	for k := range got {
+		if _, ok := want[k]; !ok && got[k] > 0 {
+			t.Errorf("%s: %.0f FLOPs a step, not in the table", k, got[k])
+		}
 	}
 }
