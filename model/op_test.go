@@ -1,6 +1,10 @@
 package model
 
 import (
+	"encoding/csv"
+	"errors"
+	"os"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -111,6 +115,81 @@ func TestFloat32Ops(t *testing.T) {
 			if !seen[op] {
 				t.Errorf("%s: no operator %s", name, op)
 			}
+		}
+	}
+}
+
+// TestOpsFLOPsMatchTorch checks the generators' products and convolutions
+// against PyTorch's own count of them in engine/torchbench's networks
+// (testdata/torch-flops.csv: torch.profiler's FLOPs over one training step
+// of 2 samples): every matrix product and attention product of model.Ops,
+// forward and backward, against torch's aten::mm, addmm, bmm and baddbmm;
+// the forward convolutions, dense and grouped, against its aten::conv2d
+// (torch does not count the backward's). Transformers run on 16 tokens a
+// sample (transformer-base, profiled per token pair, 32 token pairs), the
+// image models on 64×64 images. Each must be torch's within rounding.
+func TestOpsFLOPsMatchTorch(t *testing.T) {
+	f, err := os.Open("testdata/torch-flops.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	r := csv.NewReader(f)
+	r.Comment = '#'
+	rows, err := r.ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	type key struct {
+		model       string
+		batch, size int
+	}
+	products, convs := map[key]float64{}, map[key]float64{}
+	for _, row := range rows[1:] {
+		b, err1 := strconv.Atoi(row[1])
+		n, err2 := strconv.Atoi(row[2])
+		v, err3 := strconv.ParseFloat(row[4], 64)
+		if err := errors.Join(err1, err2, err3); err != nil {
+			t.Fatalf("row %v: %v", row, err)
+		}
+		k := key{row[0], b, n}
+		if row[3] == "aten::conv2d" {
+			convs[k] += v
+		} else {
+			products[k] += v
+		}
+	}
+	if len(products) != 7 {
+		t.Fatalf("%d models in the table, want 7", len(products))
+	}
+	for k, want := range products {
+		s := Shape{Batch: k.batch}
+		switch k.model {
+		case "transformer-base":
+			s.Batch, s.SeqLen = k.batch*k.size, k.size // token pairs
+		case "gpt3-125m", "bert-base-squad":
+			s.SeqLen = k.size
+		default:
+			s.Resolution = k.size
+		}
+		ops, err := Ops(k.model, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var prod, conv float64
+		for _, o := range ops {
+			switch {
+			case o.Kind == MatMul || o.Kind == Attention:
+				prod += o.FLOPs
+			case (o.Kind == Conv || o.Kind == GroupedConv) && o.Pass == Forward:
+				conv += o.FLOPs
+			}
+		}
+		if relErr(prod, want) > 1e-9 {
+			t.Errorf("%s at %d × %d: products of %.0f FLOPs a step, torch counts %.0f", k.model, k.batch, k.size, prod, want)
+		}
+		if c := convs[k]; (c > 0 || conv > 0) && relErr(conv, c) > 1e-9 {
+			t.Errorf("%s at %d × %d: forward convolutions of %.0f FLOPs, torch counts %.0f", k.model, k.batch, k.size, conv, c)
 		}
 	}
 }

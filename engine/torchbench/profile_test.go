@@ -73,47 +73,59 @@ func TestProfileCPU(t *testing.T) {
 
 // TestProfileFLOPsTable measures again the table
 // model/testdata/torch-flops.csv, against which the model package checks
-// its transformer generators: the FLOPs torch.profiler counts for the
-// matrix products (aten::mm, addmm, bmm, baddbmm) of one training step of
-// GPT-3 Small, BERT-base for SQuAD and the Transformer (base), 2 samples
-// of 16 tokens each, summed per operator. torch counts them from the
-// shapes alone, so they must be the table's exactly.
+// its generators: the FLOPs torch.profiler counts for the matrix products
+// (aten::mm, addmm, bmm, baddbmm) and convolutions (aten::conv2d) of one
+// training step of 2 samples, summed per operator: the transformers on 16
+// tokens, ResNet-50 and EfficientNet-B4 on 64×64 images, the engine's MLP
+// and CNN. torch counts them from the shapes alone, so they must be the
+// table's exactly.
 func TestProfileFLOPsTable(t *testing.T) {
 	if testing.Short() {
-		t.Skip("skipping: about 15 s of CPU training")
-	}
-	models := []string{"gpt3-125m", "bert-base-squad", "transformer-base"}
-	opt := cpuOptions(t, Options{Models: models, SeqLen: 16, Batches: []int{2}, Steps: 1, Warmup: -1, Threads: 1, Run: "test-flops"})
-	dir := t.TempDir()
-	opt.Profile = filepath.Join(dir, "log.profile.json")
-	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
-	defer cancel()
-	if err := Run(ctx, opt, filepath.Join(dir, "log.jsonl"), nil); err != nil {
-		t.Fatal(err)
-	}
-	b, err := os.ReadFile(opt.Profile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var p struct {
-		Profiles []struct {
-			Model string `json:"model"`
-			Batch int    `json:"batch"`
-			Ops   []struct {
-				Name  string  `json:"name"`
-				FLOPs float64 `json:"flops"`
-			} `json:"ops"`
-		} `json:"profiles"`
-	}
-	if err := json.Unmarshal(b, &p); err != nil {
-		t.Fatal(err)
+		t.Skip("skipping: about 40 s of CPU training")
 	}
 	got := map[string]float64{}
-	for _, q := range p.Profiles {
-		for _, o := range q.Ops {
-			switch o.Name {
-			case "aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm":
-				got[fmt.Sprintf("%s,%d,16,%s", q.Model, q.Batch, o.Name)] += o.FLOPs
+	// size is the table's: tokens a sample, or an image's side (0: the
+	// engine's fixed 28×28).
+	for _, g := range []struct {
+		models    []string
+		seq, side int
+	}{
+		{[]string{"gpt3-125m", "bert-base-squad", "transformer-base"}, 16, 0},
+		{[]string{"resnet50", "efficientnet-b4"}, 0, 64},
+		{[]string{"mlp", "cnn"}, 0, 0},
+	} {
+		opt := cpuOptions(t, Options{Models: g.models, SeqLen: g.seq, ImageSize: g.side, Batches: []int{2}, Steps: 1, Warmup: -1, Threads: 1, Run: "test-flops"})
+		dir := t.TempDir()
+		opt.Profile = filepath.Join(dir, "log.profile.json")
+		ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
+		err := Run(ctx, opt, filepath.Join(dir, "log.jsonl"), nil)
+		cancel()
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := os.ReadFile(opt.Profile)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var p struct {
+			Profiles []struct {
+				Model string `json:"model"`
+				Batch int    `json:"batch"`
+				Ops   []struct {
+					Name  string  `json:"name"`
+					FLOPs float64 `json:"flops"`
+				} `json:"ops"`
+			} `json:"profiles"`
+		}
+		if err := json.Unmarshal(b, &p); err != nil {
+			t.Fatal(err)
+		}
+		for _, q := range p.Profiles {
+			for _, o := range q.Ops {
+				switch o.Name {
+				case "aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm", "aten::conv2d":
+					got[fmt.Sprintf("%s,%d,%d,%s", q.Model, q.Batch, max(g.seq, g.side), o.Name)] += o.FLOPs
+				}
 			}
 		}
 	}
