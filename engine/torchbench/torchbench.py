@@ -820,19 +820,33 @@ def input_label(name, a):
 
 
 def make_optimizer(name, model):
+    """Returns the optimizer of name's training, what it is in words, and
+    its learning-rate schedule, stepped after each update (None for a
+    constant rate)."""
     params = [p for p in model.parameters() if p.requires_grad]
     if MODELS[name]["task"] == "translate":
-        return torch.optim.Adam(params, lr=1e-4, betas=(0.9, 0.98), eps=1e-9), "adam lr 1e-4 betas (0.9, 0.98)"
+        return torch.optim.Adam(params, lr=1e-4, betas=(0.9, 0.98), eps=1e-9), "adam lr 1e-4 betas (0.9, 0.98)", None
+    if MODELS[name]["task"] == "detect":
+        # torchvision's detection reference (references/detection/train.py:
+        # SGD, lr 0.02, momentum 0.9, weight decay 1e-4, and in the first
+        # epoch a linear warm-up from a thousandth of the rate over 1,000
+        # steps). At 0.01 from the first step, the randomly initialised
+        # Mask R-CNN diverges after one update: its losses go to nan, the
+        # RPN proposes nothing and the heads run on the ground truth's
+        # boxes alone, a step that is not Mask R-CNN's.
+        opt = torch.optim.SGD(params, lr=0.02, momentum=0.9, weight_decay=1e-4)
+        return (opt, "sgd lr 0.02 momentum 0.9 wd 1e-4, linear warm-up from 0.001 over 1000 steps",
+                torch.optim.lr_scheduler.LinearLR(opt, start_factor=0.001, total_iters=1000))
     if MODELS[name]["task"] == "qa":
         # run_squad.sh's learning rate; BERT's decay of 0.01.
         return (torch.optim.AdamW(params, lr=3e-5, betas=(0.9, 0.999), eps=1e-6, weight_decay=0.01),
-                "adamw lr 3e-5 betas (0.9, 0.999) wd 0.01")
+                "adamw lr 3e-5 betas (0.9, 0.999) wd 0.01", None)
     if MODELS[name]["task"] == "lm":
         # GPT-3's (Brown et al. 2020, Appendix B): beta2 0.95, eps 1e-8,
         # weight decay 0.1; the learning rate of GPT-3 Small.
         return (torch.optim.AdamW(params, lr=6e-4, betas=(0.9, 0.95), eps=1e-8, weight_decay=0.1),
-                "adamw lr 6e-4 betas (0.9, 0.95) wd 0.1")
-    return torch.optim.SGD(params, lr=0.01, momentum=0.9, weight_decay=1e-4), "sgd lr 0.01 momentum 0.9 wd 1e-4"
+                "adamw lr 6e-4 betas (0.9, 0.95) wd 0.1", None)
+    return torch.optim.SGD(params, lr=0.01, momentum=0.9, weight_decay=1e-4), "sgd lr 0.01 momentum 0.9 wd 1e-4", None
 
 
 # ---------------------------------------------------------------- data
@@ -1075,7 +1089,9 @@ class Trainer:
         if a.channels_last and MODELS[name]["conv"]:
             model = model.to(memory_format=torch.channels_last)
         model.train()
-        self.opt, self.opt_about = make_optimizer(name, model)
+        self.opt, self.opt_about, self.sched = make_optimizer(name, model)
+        self.loss = None  # the last step's, on the device
+        self.fake_nan = False
         self.ddp = None
         if world > 1:
             from torch.nn.parallel import DistributedDataParallel as DDP
@@ -1112,6 +1128,8 @@ class Trainer:
             timer.mark()
             if self.fake_oom:
                 raise RuntimeError("CUDA out of memory (simulated by %s)" % TEST_OOM)
+            if self.fake_nan:
+                loss = loss * float("nan")
             if self.scaler is not None:
                 self.scaler.scale(loss).backward()
             else:
@@ -1122,9 +1140,19 @@ class Trainer:
             self.scaler.update()
         else:
             self.opt.step()
+        if self.sched is not None:
+            self.sched.step()
         self.opt.zero_grad(set_to_none=True)
+        self.loss = loss.detach()
         timer.mark()
         timer.end_step()
+
+    def diverged(self):
+        """Reports whether the last step's loss is not finite: training
+        that has diverged runs another step than the model's (no
+        proposals, nan everywhere), which no record should time. It reads
+        the loss from the device after the timed steps."""
+        return self.loss is not None and not bool(torch.isfinite(self.loss).all())
 
     def steps(self, data, timer, n, sync=True):
         timer.reset()
@@ -1134,7 +1162,7 @@ class Trainer:
 
     def close(self):
         self.opt.zero_grad(set_to_none=True)
-        self.fwd = self.ddp = self.opt = self.scaler = None
+        self.fwd = self.ddp = self.opt = self.scaler = self.sched = self.loss = None
 
 
 def agree(flag, dev, world):
@@ -1174,6 +1202,7 @@ def trial(tr, name, a, batch, dev, rank, world, gen, timer):
         torch._dynamo.reset()
         tr.fwd = torch.compile(tr.model)
     tr.fake_oom = test_oom(batch, rank)
+    tr.fake_nan = test_nan(batch)
     data, failed = None, ""
     try:
         if a.data_dir:
@@ -1219,6 +1248,9 @@ def trial(tr, name, a, batch, dev, rank, world, gen, timer):
     data = None
     if agree(bool(failed), dev, world):
         return failed or "out of memory on another worker"
+    if agree(tr.diverged(), dev, world):
+        raise RuntimeError("training diverged at batch %d: the loss is not finite after the timed steps, "
+                           "so they timed another step than the model's" % batch)
     res = dict(peak=max(reduce_max([peak_read(dev)], dev, world)))
     res["step"] = reduce_max([sum(iv) for iv in sync], dev, world)
     phases = [statistics.fmean(iv[k] for iv in sync) for k in range(4)]
@@ -1322,6 +1354,17 @@ def test_oom(batch, rank):
         return False
     b, _, r = spec.partition(":")
     return batch >= int(b) and (r == "" or int(r) == rank)
+
+
+# TEST_NAN names an environment variable for tests: "B" makes every
+# training step at a per-device batch >= B return a nan loss, so that the
+# divergence check can be tested on the CPU.
+TEST_NAN = "TORCHBENCH_TEST_NAN"
+
+
+def test_nan(batch):
+    spec = os.environ.get(TEST_NAN, "")
+    return bool(spec) and batch >= int(spec)
 
 
 def first_line(e):

@@ -384,6 +384,20 @@ func TestRunDDP(t *testing.T) {
 	}
 }
 
+// TestRunDiverged checks that a configuration whose loss stops being finite
+// is not timed as if it were the model's step: the script fails it
+// (TORCHBENCH_TEST_NAN makes the MLP's loss nan from batch 32 on) and the
+// run's error says at which batch. A diverged Mask R-CNN runs its heads on
+// the ground truth's boxes alone.
+func TestRunDiverged(t *testing.T) {
+	opt := cpuOptions(t, Options{Models: []string{"mlp"}, Batches: []int{16, 32, 64}, Steps: 2, Warmup: 1, Threads: 1,
+		Env: []string{"TORCHBENCH_TEST_NAN=32"}})
+	err := Run(t.Context(), opt, filepath.Join(t.TempDir(), "out.jsonl"), nil)
+	if err == nil || !strings.Contains(err.Error(), "training diverged at batch 32: the loss is not finite") {
+		t.Errorf("error %v, want the divergence at batch 32", err)
+	}
+}
+
 // TestRunAllModels trains every other model for one step at a tiny size:
 // it checks that each builds, trains and is the size published.
 func TestRunAllModels(t *testing.T) {
@@ -1052,5 +1066,58 @@ func TestGPUSweepScript(t *testing.T) {
 	}
 	if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("unknown sweep made %s (%v)", dir, err)
+	}
+}
+
+// TestMaskRCNNDiverges runs scripts/maskrcnn-diverge.py, the check behind
+// the script's Mask R-CNN optimizer, on 256×256 images for three steps:
+// with the first optimizer (momentum SGD at 0.01 from the first step) the
+// second step's RPN proposes nothing, so the heads sample the 4 ground
+// truth boxes alone, and by the third the loss is nan; with torchvision's
+// reference warm-up every step proposes and the heads sample 512 RoIs at
+// finite losses.
+func TestMaskRCNNDiverges(t *testing.T) {
+	if testing.Short() {
+		t.Skip("skipping: about 10 s of CPU training")
+	}
+	python := needPython(t)
+	for _, c := range []struct {
+		schedule string
+		diverges bool
+	}{{"first", true}, {"reference", false}} {
+		cmd := exec.Command(python, "../../scripts/maskrcnn-diverge.py", "--height", "256", "--width", "256", "--steps", "3", "--schedule", c.schedule)
+		cmd.Env = append(os.Environ(), "OMP_WAIT_POLICY=PASSIVE")
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("%s: %v", c.schedule, err)
+		}
+		lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+		if len(lines) != 3 {
+			t.Fatalf("%s: %q, want three steps", c.schedule, out)
+		}
+		for i, l := range lines {
+			f := strings.Split(l, "\t")
+			if len(f) != 4 {
+				t.Fatalf("%s: line %q", c.schedule, l)
+			}
+			loss, err1 := strconv.ParseFloat(f[1], 64)
+			proposals, err2 := strconv.Atoi(f[2])
+			sampled, err3 := strconv.Atoi(f[3])
+			if err := errors.Join(err1, err2, err3); err != nil {
+				t.Fatalf("%s: line %q: %v", c.schedule, l, err)
+			}
+			diverged := proposals == 0 && sampled == 4
+			switch {
+			case i == 0 && (diverged || sampled != 512):
+				t.Errorf("%s, first step: %d proposals, %d sampled; want 512 sampled before any update", c.schedule, proposals, sampled)
+			case i > 0 && c.diverges && !diverged:
+				t.Errorf("%s, step %d: %d proposals, %d sampled; want none and the 4 ground-truth boxes", c.schedule, i, proposals, sampled)
+			case i > 0 && !c.diverges && (diverged || sampled != 512 || math.IsNaN(loss) || math.IsInf(loss, 0)):
+				t.Errorf("%s, step %d: loss %v, %d proposals, %d sampled; want a finite loss and 512 sampled", c.schedule, i, loss, proposals, sampled)
+			}
+			if c.diverges && i == 2 && !math.IsNaN(loss) {
+				t.Errorf("%s, third step: loss %v, want nan", c.schedule, loss)
+			}
+		}
 	}
 }
