@@ -126,6 +126,9 @@ const (
 	LeftSeveral = "of several devices: give --system, the system they ran on, to predict them on its nodes"
 	LeftCount   = "of an unknown device count: a global batch alone (an MLPerf log's platform, NxNODE, counts nodes: give --system, the system of those nodes)"
 	LeftLayout  = "of a model-parallel layout (tensor, pipeline or context parallel): the prediction is of data parallelism"
+	// LeftDiverged leaves out the Mask R-CNN runs engine/torchbench made
+	// before it warmed up the learning rate (divergedRun).
+	LeftDiverged = "of a run that diverged: engine/torchbench's Mask R-CNN at SGD 0.01 from the first step, whose timed steps had nan losses and heads on the ground truth's boxes alone (docs/validation-torchvision-maskrcnn.md)"
 )
 
 // Why LogReader.Collectives leaves a collective test out, the keys of its
@@ -139,7 +142,7 @@ const (
 // RecordReasons and TestReasons are the reasons to leave a record or a
 // collective test out, in the order to report them.
 var (
-	RecordReasons = []string{LeftSeveral, LeftCount, LeftLayout}
+	RecordReasons = []string{LeftSeveral, LeftCount, LeftLayout, LeftDiverged}
 	TestReasons   = []string{LeftCollectiveSystem, LeftCollectiveOp, LeftCollectiveRank}
 )
 
@@ -221,6 +224,9 @@ func (in *LogReader) Measurements(lg *logs.Log, prof *model.Profiles, left map[s
 		case logs.ModelParallel(rec.Labels):
 			left[LeftLayout]++
 			continue
+		case divergedRun(header, rec.Model):
+			left[LeftDiverged]++
+			continue
 		case workers > 1 && system == "":
 			left[LeftSeveral]++
 			continue
@@ -301,6 +307,27 @@ func (in *LogReader) Measurements(lg *logs.Log, prof *model.Profiles, left map[s
 		out = append(out, m)
 	}
 	return out, nil
+}
+
+// divergedOptimizer is what engine/torchbench's header wrote of Mask R-CNN's
+// optimizer before the script warmed up its learning rate: momentum SGD at
+// 0.01 from the first step, under which a randomly initialised Mask R-CNN
+// diverges after one update (its losses nan, the RPN proposing nothing,
+// the box and mask heads running on the ground truth's boxes alone;
+// scripts/maskrcnn-diverge.py shows it on the CPU at 800×1344).
+const divergedOptimizer = "sgd lr 0.01 momentum 0.9 wd 1e-4"
+
+// divergedRun reports whether a record of model in the log whose header
+// is header timed a diverged training step: engine/torchbench's Mask R-CNN
+// with divergedOptimizer.
+func divergedRun(header benchlog.Record, model string) bool {
+	if header.Tool != "torchbench" || model != "maskrcnn-r50-fpn" {
+		return false
+	}
+	info, _ := header.Config["models_info"].(map[string]any)
+	mi, _ := info[model].(map[string]any)
+	s, _ := mi["optimizer"].(string)
+	return s == divergedOptimizer
 }
 
 // sentenceScale returns the profile's samples in one sentence pair of
