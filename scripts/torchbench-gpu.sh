@@ -36,6 +36,8 @@
 # sequences in amp-fp16 and tf32, at the batches Lambda's and
 # DeepLearningExamples' published tables ran (docs/validation-transformer.md:
 # whether their fixed time a step is PyTorch's or their program's).
+# "maskrcnn" measures Mask R-CNN again in amp-fp16 and fp32: the earlier
+# sweeps' rows timed a diverged step (docs/validation-torchvision-maskrcnn.md).
 #
 # DIR receives one bench log per group, machine.txt (nvidia-smi and the
 # versions, before and after), torch-host.csv (scripts/torchhost.py: the
@@ -52,9 +54,9 @@ dir=${1:?usage: scripts/torchbench-gpu.sh DIR [RUN [SWEEP]]}
 run=${2:-gpu}
 sweep=${3:-first}
 case $sweep in
-first | tuned | one | rest | profile | gpt | squad) ;;
+first | tuned | one | rest | profile | gpt | squad | maskrcnn) ;;
 *)
-	echo "scripts/torchbench-gpu.sh: unknown sweep \"$sweep\" (first, tuned, one, rest, profile, gpt, squad)" >&2
+	echo "scripts/torchbench-gpu.sh: unknown sweep \"$sweep\" (first, tuned, one, rest, profile, gpt, squad, maskrcnn)" >&2
 	exit 2
 	;;
 esac
@@ -153,6 +155,11 @@ profile() {
 		--precision amp-bf16 --profile
 	bench 50 bert-large-squad-amp-fp16-prof --model bert-large-squad --seq-len 384 --batch 32 \
 		--precision amp-fp16 --profile
+}
+
+maskrcnn() {
+	bench 70 maskrcnn-r50-fpn-amp-fp16 --model maskrcnn-r50-fpn --batch 1,2,4,8,16,32 --precision amp-fp16
+	bench 60 maskrcnn-r50-fpn --model maskrcnn-r50-fpn --batch 1,2,4,8 --precision fp32
 }
 
 squad() {

@@ -1019,6 +1019,10 @@ func TestGPUSweepScript(t *testing.T) {
 			"gpt3-350m-amp-bf16-prof":        "--model gpt3-350m --seq-len 1024 --batch 8 --precision amp-bf16 --profile",
 			"bert-large-squad-amp-fp16-prof": "--model bert-large-squad --seq-len 384 --batch 32 --precision amp-fp16 --profile",
 		},
+		"maskrcnn": {
+			"maskrcnn-r50-fpn-amp-fp16": "--model maskrcnn-r50-fpn --batch 1,2,4,8,16,32 --precision amp-fp16",
+			"maskrcnn-r50-fpn":          "--model maskrcnn-r50-fpn --batch 1,2,4,8 --precision fp32",
+		},
 		"squad": {
 			"bert-large-squad": "--model bert-large-squad --seq-len 384 --batch 8,16,32,64,112,128,256 --precision amp-fp16,tf32",
 			"bert-base-squad":  "--model bert-base-squad --seq-len 384 --batch 16,32,64,128,172,256,320,512 --precision amp-fp16,tf32",
@@ -1061,7 +1065,7 @@ func TestGPUSweepScript(t *testing.T) {
 	}
 	dir := filepath.Join(t.TempDir(), "x")
 	out, err := run(dir, "r", "fast")
-	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 2 || !strings.Contains(out, `unknown sweep "fast" (first, tuned, one, rest, profile, gpt, squad)`) {
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 2 || !strings.Contains(out, `unknown sweep "fast" (first, tuned, one, rest, profile, gpt, squad, maskrcnn)`) {
 		t.Errorf("unknown sweep: %v: %s", err, out)
 	}
 	if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
