@@ -13,7 +13,7 @@ Usage: python3 scripts/maskrcnn-diverge.py [--height 800] [--width 1344]
        [--steps 3] [--schedule first|reference] [--seed 1]
 
 One line a step, tab-separated: step, the sum of the losses, proposals,
-sampled RoIs. Needs torch and torchvision (any 1.13 or 2.x, CPU).
+sampled RoIs and the positive ones among them (the mask head's). Needs torch and torchvision (any 1.13 or 2.x, CPU).
 """
 import argparse
 import math
@@ -48,6 +48,7 @@ def main(argv):
         seen["proposals"] = sum(int(x.shape[0]) for x in proposals)
         out = select(proposals, targets)
         seen["sampled"] = sum(int(x.shape[0]) for x in out[0])
+        seen["positive"] = sum(int((labels > 0).sum()) for labels in out[2])
         return out
 
     model.roi_heads.select_training_samples = counted
@@ -76,7 +77,8 @@ def main(argv):
         if sched is not None:
             sched.step()
         v = float(loss)
-        print("%d\t%s\t%d\t%d" % (step, "nan" if math.isnan(v) else "%.4g" % v, seen["proposals"], seen["sampled"]))
+        print("%d\t%s\t%d\t%d\t%d" % (step, "nan" if math.isnan(v) else "%.4g" % v, seen["proposals"], seen["sampled"],
+                                     seen["positive"]))
         sys.stdout.flush()
     return 0
 

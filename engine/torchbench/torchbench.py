@@ -1089,6 +1089,11 @@ class Trainer:
         if a.channels_last and MODELS[name]["conv"]:
             model = model.to(memory_format=torch.channels_last)
         model.train()
+        # Mask R-CNN: the positive RoIs its heads sampled (on the device,
+        # summed since the last count_rois) and the images they came from.
+        self.positives, self.images = None, 0
+        if MODELS[name]["task"] == "detect":
+            self.count_positives(model.roi_heads)
         self.opt, self.opt_about, self.sched = make_optimizer(name, model)
         self.loss = None  # the last step's, on the device
         self.fake_nan = False
@@ -1146,6 +1151,32 @@ class Trainer:
         self.loss = loss.detach()
         timer.mark()
         timer.end_step()
+
+    def count_positives(self, heads):
+        """Wraps RoIHeads.select_training_samples to add up the positive
+        RoIs it samples (labels above 0, which the mask head runs on), on
+        the device, so that counting makes the host wait for nothing."""
+        select = heads.select_training_samples
+
+        def counted(proposals, targets):
+            out = select(proposals, targets)
+            labels = out[2]
+            n = torch.stack([(l > 0).sum() for l in labels]).sum()
+            self.positives = n if self.positives is None else self.positives + n
+            self.images += len(labels)
+            return out
+
+        heads.select_training_samples = counted
+
+    def count_rois(self):
+        """Returns the positive RoIs an image since the last call, rounded,
+        at least 1; None for a model without RoI heads or no step."""
+        if self.positives is None or self.images == 0:
+            self.positives, self.images = None, 0
+            return None
+        n = max(1, int(round(float(self.positives) / self.images)))
+        self.positives, self.images = None, 0
+        return n
 
     def diverged(self):
         """Reports whether the last step's loss is not finite: training
@@ -1224,7 +1255,7 @@ def trial(tr, name, a, batch, dev, rank, world, gen, timer):
         with torch.no_grad():  # undo the probe's local update
             for p in tr.ddp.module.parameters():
                 torch.distributed.broadcast(p, 0)
-    sync = nosync = prof = None
+    sync = nosync = prof = rois = None
     try:
         warm = a.warmup - 1 if world > 1 else a.warmup
         if warm > 0:
@@ -1233,7 +1264,9 @@ def trial(tr, name, a, batch, dev, rank, world, gen, timer):
         # cudnn.benchmark tries convolution algorithms with workspaces far
         # larger than training keeps (gigabytes at batch 1).
         peak_restart(dev)
+        tr.count_rois()  # from the timed steps on
         sync = tr.steps(data, timer, a.steps)
+        rois = tr.count_rois()
         if world > 1:
             nosync = tr.steps(data, timer, a.steps, sync=False)
         if dev.type == "cuda":
@@ -1259,6 +1292,8 @@ def trial(tr, name, a, batch, dev, rank, world, gen, timer):
         res["nosync"] = reduce_max([sum(iv) for iv in nosync], dev, world)
     if prof is not None:
         res["profile"] = prof
+    if rois is not None:
+        res["positive_rois"] = rois
     return res
 
 
@@ -1453,9 +1488,12 @@ def sweep(name, prec, a, dev, rank, world, base, info, records):
                 for i, t in enumerate(res["step"]):
                     records.append(dict(common, kind="step", batch=batch, global_batch=gb, step=i + 1,
                                         step_time_s=t, samples_per_s=gb / t))
-            records.append(dict(common, kind="measurement", batch=batch, global_batch=gb, steps=a.steps,
-                                step_time_s=m, step_time_std_s=s, samples_per_s=gb / m, phases=phases,
-                                peak_memory_bytes=res["peak"]))
+            rec = dict(common, kind="measurement", batch=batch, global_batch=gb, steps=a.steps,
+                       step_time_s=m, step_time_std_s=s, samples_per_s=gb / m, phases=phases,
+                       peak_memory_bytes=res["peak"])
+            if "positive_rois" in res:
+                rec["labels"] = dict(labels, positive_rois=str(res["positive_rois"]))
+            records.append(rec)
             if "profile" in res:
                 PROFILES.append(dict(model=name, precision=prec, batch=batch, labels=labels, step_time_s=m,
                                      steps=PROFILE_STEPS, ops=res["profile"]))

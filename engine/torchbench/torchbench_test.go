@@ -428,6 +428,11 @@ func TestRunAllModels(t *testing.T) {
 	if l := recs[6].Labels; l["input"] != "8 tokens" || l["seq_len"] != "8" || (l["attention"] != "" && l["attention"] != "sdpa") {
 		t.Errorf("gpt3-125m labels %v", l)
 	}
+	// Mask R-CNN's records say how many positive RoIs an image its mask
+	// head ran on.
+	if n, err := strconv.Atoi(recs[3].Labels["positive_rois"]); err != nil || n < 1 || n > 512 {
+		t.Errorf("maskrcnn-r50-fpn labels %v: want positive_rois from 1 to 512", recs[3].Labels)
+	}
 	// BERT's attention runs unfused, as run_squad.py's.
 	if l := recs[7].Labels; l["input"] != "8 tokens" || l["seq_len"] != "8" || l["attention"] != "" {
 		t.Errorf("bert-base-squad labels %v", l)
@@ -1101,13 +1106,14 @@ func TestMaskRCNNDiverges(t *testing.T) {
 		}
 		for i, l := range lines {
 			f := strings.Split(l, "\t")
-			if len(f) != 4 {
+			if len(f) != 5 {
 				t.Fatalf("%s: line %q", c.schedule, l)
 			}
 			loss, err1 := strconv.ParseFloat(f[1], 64)
 			proposals, err2 := strconv.Atoi(f[2])
 			sampled, err3 := strconv.Atoi(f[3])
-			if err := errors.Join(err1, err2, err3); err != nil {
+			positive, err4 := strconv.Atoi(f[4])
+			if err := errors.Join(err1, err2, err3, err4); err != nil {
 				t.Fatalf("%s: line %q: %v", c.schedule, l, err)
 			}
 			diverged := proposals == 0 && sampled == 4
@@ -1118,6 +1124,11 @@ func TestMaskRCNNDiverges(t *testing.T) {
 				t.Errorf("%s, step %d: %d proposals, %d sampled; want none and the 4 ground-truth boxes", c.schedule, i, proposals, sampled)
 			case i > 0 && !c.diverges && (diverged || sampled != 512 || math.IsNaN(loss) || math.IsInf(loss, 0)):
 				t.Errorf("%s, step %d: loss %v, %d proposals, %d sampled; want a finite loss and 512 sampled", c.schedule, i, loss, proposals, sampled)
+			}
+			// The ground truth's 4 boxes are always among the positives,
+			// and the sampler takes at most a quarter of its 512.
+			if positive < 4 || positive > 128 {
+				t.Errorf("%s, step %d: %d positive RoIs, want 4 to 128", c.schedule, i, positive)
 			}
 			if c.diverges && i == 2 && !math.IsNaN(loss) {
 				t.Errorf("%s, third step: loss %v, want nan", c.schedule, loss)
