@@ -197,6 +197,10 @@ type Config struct {
 	// FusedAttention runs Attention operators as one fused kernel
 	// (FlashAttention) rather than two products and a softmax.
 	FusedAttention bool
+	// MaskRoIs is the positive RoIs of one image Mask R-CNN's mask head
+	// runs on (model.Shape.MaskRoIs); 0 takes the generator's default.
+	// Not used by OpTime or Step, whose operators are given.
+	MaskRoIs int
 	// NCHW says the framework keeps activations channels-first
 	// (PyTorch's default memory format): tensor-core convolutions work
 	// in NHWC, so each dense convolution at a tensor-core precision

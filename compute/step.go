@@ -284,6 +284,7 @@ type lawKey struct {
 	mode       Mode
 	nchw       bool
 	fused      bool
+	maskRoIs   int
 	seqLen     int
 	framework  string
 	hostCores  float64
@@ -332,7 +333,7 @@ var (
 // part. A transformer's attention is fused where c.FusedAttention or its
 // shape says so (model.Shape.FusedAttention). The
 // result is cached per model, device (every figure the operators' times
-// read), host costs, precision, mode, layout, attention, sequence length, batch,
+// read), host costs, precision, mode, layout, attention, mask RoIs, sequence length, batch,
 // autocast, scaler, clipping, optimizer and efficiencies. It
 // returns an error wrapping ErrNoModel when the device has no SM count or
 // the model no generator.
@@ -343,7 +344,7 @@ func LawAt(c Config, name string, b int) (Law, error) {
 	if b < 1 {
 		return Law{}, fmt.Errorf("model %s: batch %d: want at least 1", name, b)
 	}
-	key := lawKey{name, keyOf(c.Device, c.Precision), *c.host(), c.Precision, c.Mode, c.NCHW, c.FusedAttention, c.SeqLen, c.Framework, c.HostCores, c.LoaderHost, b, c.Autocast, c.GradScaler, c.ClipNorm, c.LossSync, c.ZeroGrad, c.Optimizer, effKey(c.Eff)}
+	key := lawKey{name, keyOf(c.Device, c.Precision), *c.host(), c.Precision, c.Mode, c.NCHW, c.FusedAttention, c.MaskRoIs, c.SeqLen, c.Framework, c.HostCores, c.LoaderHost, b, c.Autocast, c.GradScaler, c.ClipNorm, c.LossSync, c.ZeroGrad, c.Optimizer, effKey(c.Eff)}
 	lawMu.Lock()
 	l, ok := lawCache[key]
 	lawMu.Unlock()
@@ -370,7 +371,7 @@ func law(c Config, name string, b int) (Law, error) {
 		c.FusedAttention = c.FusedAttention || t.FusedAttention
 	}
 	at := func(n int) (StepTime, error) {
-		ops, err := model.Ops(name, model.Shape{Batch: n, Precision: sp, SeqLen: c.SeqLen, Framework: c.Framework, Fused: c.Mode == Compiled, FusedAttention: c.FusedAttention})
+		ops, err := model.Ops(name, model.Shape{Batch: n, Precision: sp, SeqLen: c.SeqLen, Framework: c.Framework, Fused: c.Mode == Compiled, FusedAttention: c.FusedAttention, MaskRoIs: c.MaskRoIs})
 		if err != nil {
 			return StepTime{}, err
 		}

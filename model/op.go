@@ -249,6 +249,13 @@ type Shape struct {
 	// scaled_dot_product_attention), whatever its shape says
 	// (TransformerShape.FusedAttention); other models ignore it.
 	FusedAttention bool
+	// MaskRoIs is the positive RoIs of one image that Mask R-CNN's mask
+	// head runs on; 0 takes the sampler's most, a quarter of the box
+	// head's 512 (mrcnnMaskRoIs). A run's images may give far fewer: the
+	// positives are the proposals that overlap a ground-truth box, of
+	// which engine/torchbench's synthetic images hold 4. Other models
+	// ignore it.
+	MaskRoIs int
 }
 
 // Generator lists the operators of one training step of a model family

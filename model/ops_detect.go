@@ -200,7 +200,7 @@ func (b *convNet) bookkeep(name string, d *detectShape, calls []detectCall) {
 // sampling, and the box head's: PyTorch's calls, or where tf is set
 // TensorFlow 2's (tfProposals).
 func rpnProposals(b *convNet, ps []*fmap, tf bool) {
-	d := detectShape{preNMS: mrcnnPreNMS, proposals: mrcnnProposals, rois: mrcnnBoxRoIs, positive: mrcnnMaskRoIs}
+	d := detectShape{preNMS: mrcnnPreNMS, proposals: mrcnnProposals, rois: mrcnnBoxRoIs, positive: b.maskRoIs}
 	for _, p := range ps {
 		d.anchors += mrcnnAnchors * p.h * p.w
 	}
@@ -278,7 +278,7 @@ func poolerLevels(b *convNet, name string, rois int64) {
 
 // maskPositive adds the mask head's selection of the positive RoIs.
 func maskPositive(b *convNet) {
-	d := detectShape{rois: mrcnnBoxRoIs, positive: mrcnnMaskRoIs}
+	d := detectShape{rois: mrcnnBoxRoIs, positive: b.maskRoIs}
 	for img := range b.batch {
 		b.bookkeep("roi_heads.mask.image"+strconv.FormatInt(img, 10), &d, maskImageCalls)
 	}
@@ -299,11 +299,11 @@ var tfMaskTargetCalls = []detectCall{
 // tf is set TensorFlow 2's over the batch.
 func maskTargets(b *convNet, tf bool) {
 	if tf {
-		d := detectShape{positive: b.batch * mrcnnMaskRoIs}
+		d := detectShape{positive: b.batch * b.maskRoIs}
 		b.bookkeep("roi_heads.mask.targets", &d, tfMaskTargetCalls)
 		return
 	}
-	d := detectShape{rois: mrcnnBoxRoIs, positive: mrcnnMaskRoIs}
+	d := detectShape{rois: mrcnnBoxRoIs, positive: b.maskRoIs}
 	for img := range b.batch {
 		n := "roi_heads.mask.image" + strconv.FormatInt(img, 10) + ".targets"
 		b.bookkeep(n, &d, maskTargetImageCalls)

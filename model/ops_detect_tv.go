@@ -307,7 +307,7 @@ func tvBoxLoss(b *convNet) {
 	b.bookkeep("roi_heads.box.loss", nil, []detectCall{
 		{"cat", 2, false, fixed(5 * n)},
 		{"positive", 2, true, fixed(n)},
-		{"gather", 2, false, fixed(b.batch * mrcnnMaskRoIs * 5)},
+		{"gather", 2, false, fixed(b.batch * b.maskRoIs * 5)},
 	})
 }
 
@@ -317,7 +317,7 @@ func tvMaskPositive(b *convNet) {
 	for img := range b.batch {
 		b.bookkeep("roi_heads.mask.image"+strconv.FormatInt(img, 10), nil, []detectCall{
 			{"positive", 2, true, fixed(mrcnnBoxRoIs)},
-			{"gather", 2, false, fixed(5 * mrcnnMaskRoIs)},
+			{"gather", 2, false, fixed(5 * b.maskRoIs)},
 		})
 	}
 }
@@ -328,7 +328,7 @@ func tvMaskPositive(b *convNet) {
 // of the positive RoIs at 28×28, on the device); then the concatenations
 // of labels and targets, arange and the logits' gather over the batch.
 func tvMaskTargets(b *convNet, h, w int64) {
-	pos := int64(mrcnnMaskRoIs)
+	pos := b.maskRoIs
 	for img := range b.batch {
 		b.bookkeep("roi_heads.mask.image"+strconv.FormatInt(img, 10)+".targets", nil, []detectCall{
 			{"labels", 1, false, fixed(pos)},

@@ -58,6 +58,9 @@ type convNet struct {
 	bwd   [][]Op // backward operators, grouped per forward layer, in forward order
 	upd   []Op   // update operators, in forward order
 	batch int64
+	// maskRoIs is the positive RoIs of one image a detector's mask head
+	// runs on (Mask R-CNN; Shape.MaskRoIs, else mrcnnMaskRoIs).
+	maskRoIs int64
 }
 
 // fmap is an activation tensor: batch × channels × height × width (a

@@ -316,6 +316,10 @@ func maskRCNNOps(s Shape) ([]Op, error) {
 	h := ceilDivInt(r, 32) * 32
 	w := ceilDivInt(r*1333, 800*32) * 32
 	b := newConvNet(s.Precision, s.Batch)
+	b.maskRoIs = mrcnnMaskRoIs
+	if s.MaskRoIs > 0 {
+		b.maskRoIs = int64(min(s.MaskRoIs, mrcnnBoxRoIs))
+	}
 	prog := detectProgramOf(s.Framework)
 	if prog == programTorchvision {
 		tvTransform(b, int64(h), int64(w))
@@ -439,7 +443,7 @@ func maskRCNNHeads(b *convNet, ps []*fmap, prog detectProgram) {
 		boxLossTargets(b)
 	}
 	b.classifierLoss("roi_heads.loss_classifier", cls)
-	pos := b.batch * mrcnnMaskRoIs
+	pos := b.batch * b.maskRoIs
 	b.elementLoss("roi_heads.loss_box_reg", 4*pos, flopsSmoothL1)
 
 	if tv {

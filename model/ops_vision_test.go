@@ -609,3 +609,36 @@ func TestConvKernelStride(t *testing.T) {
 		}
 	}
 }
+
+// TestMaskRoIs checks Shape.MaskRoIs: Mask R-CNN's mask head runs on that
+// many positive RoIs an image, so its products scale with them, 8 against
+// the default 128 (a quarter of the box head's 512, at most 512), and
+// nothing else of the network changes.
+func TestMaskRoIs(t *testing.T) {
+	head := func(s Shape) (mask, rest float64) {
+		ops, err := Ops("maskrcnn-r50-fpn", s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, o := range ops {
+			if o.Kind != Conv && o.Kind != MatMul {
+				continue
+			}
+			if strings.Contains(o.Name, "mask_head") || strings.Contains(o.Name, "mask_predictor") {
+				mask += o.FLOPs
+			} else {
+				rest += o.FLOPs
+			}
+		}
+		return mask, rest
+	}
+	for _, fw := range []string{"", "torch 2.11.0 torchvision 0.26.0"} {
+		m128, r128 := head(Shape{Batch: 2, Framework: fw})
+		m8, r8 := head(Shape{Batch: 2, Framework: fw, MaskRoIs: 8})
+		mMax, _ := head(Shape{Batch: 2, Framework: fw, MaskRoIs: 4096})
+		m512, _ := head(Shape{Batch: 2, Framework: fw, MaskRoIs: 512})
+		if !(m128 > 0) || relErr(m8, m128*8/128) > 1e-12 || r8 != r128 || mMax != m512 {
+			t.Errorf("framework %q: mask head %v FLOPs at 128 RoIs, %v at 8 (want 1/16), rest %v and %v (want equal), %v past 512 (want 512's %v)", fw, m128, m8, r128, r8, mMax, m512)
+		}
+	}
+}

@@ -96,6 +96,11 @@ const (
 	attentionSDPA  = "sdpa"
 )
 
+// positiveRoIsLabel is the label by which a record gives the positive
+// RoIs of one image that Mask R-CNN's mask head ran on, on average over
+// its timed steps (engine/torchbench): Measured.MaskRoIs.
+const positiveRoIsLabel = "positive_rois"
+
 // fusedAttention reads an attentionLabel's value.
 func fusedAttention(v string) (bool, error) {
 	switch v {
@@ -257,6 +262,11 @@ func (in *LogReader) Measurements(lg *logs.Log, prof *model.Profiles, left map[s
 		}
 		if m.FusedAttention, err = fusedAttention(rec.Labels[attentionLabel]); err != nil {
 			return nil, fmt.Errorf("%s: %w", where, err)
+		}
+		if v := rec.Labels[positiveRoIsLabel]; v != "" {
+			if m.MaskRoIs, err = strconv.Atoi(v); err != nil || m.MaskRoIs < 1 || m.MaskRoIs > 512 {
+				return nil, fmt.Errorf("%s: %s %q: want a whole number of RoIs an image from 1 to 512, the box head's", where, positiveRoIsLabel, v)
+			}
 		}
 		if m.Devices > 1 {
 			m.System, m.Transport, m.IntraTransport = system, in.Transport, in.IntraTransport

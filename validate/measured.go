@@ -66,6 +66,10 @@ type Measured struct {
 	// shape says (compute.Config.FusedAttention). Default false: the
 	// shape's.
 	FusedAttention bool
+	// MaskRoIs is the positive RoIs of one image Mask R-CNN's mask head
+	// ran on (a record's positive_rois label); 0: the generator's
+	// default (model.Shape.MaskRoIs).
+	MaskRoIs int
 	// Accumulation is the number of micro-batches of Batch per optimizer
 	// step (gradient accumulation). Default 1.
 	Accumulation int
@@ -546,7 +550,7 @@ func measuredShape(m *Measured, mdl *model.Model, prof *model.Profiles) (b, seq 
 // mixed precision, the gradient scaler under amp-fp16 and the fairseq
 // trainer's read of the loss (TrainerDLEFairseq).
 func measuredCompute(ms *Measured, d *hw.Device, prec hw.Precision, opt model.Optimizer, seq int) compute.Config {
-	c := compute.Config{Device: d, Precision: prec, Mode: measuredMode(ms), NCHW: measuredNCHW(ms), SeqLen: seq, Framework: ms.Framework, FusedAttention: ms.FusedAttention}
+	c := compute.Config{Device: d, Precision: prec, Mode: measuredMode(ms), NCHW: measuredNCHW(ms), SeqLen: seq, Framework: ms.Framework, FusedAttention: ms.FusedAttention, MaskRoIs: ms.MaskRoIs}
 	if isTorch(ms) {
 		amp := ms.Precision != string(prec) // amp-fp16, amp, amp-bf16
 		c.Optimizer, c.Autocast, c.ClipNorm, c.ZeroGrad = opt, amp, ms.ClipNorm, ms.ZeroGrad
