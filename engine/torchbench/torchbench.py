@@ -684,9 +684,11 @@ def make_bert_class():
             q, k, v = split(self.query(x)), split(self.key(x)), split(self.value(x))
             scores = torch.matmul(q, k.transpose(-1, -2))
             scores = scores / math.sqrt(dh)
-            scores = scores + mask
-            # In the scores' precision, as apex's fp16 model runs it under
-            # run_squad.py's --fp16 (amp O2); autocast would take float32.
+            # The mask, the softmax and the dropout in the scores' precision,
+            # as apex's fp16 model runs them under run_squad.py's --fp16 (amp
+            # O2): autocast would take float32 for the softmax, and a float32
+            # mask would promote the sum.
+            scores = scores + mask.to(scores.dtype)
             probs = F.dropout(F.softmax(scores, dim=-1, dtype=scores.dtype), self.p, self.training)
             ctx = torch.matmul(probs, v).transpose(1, 2).reshape(b, n, d)
             x = self.attn_norm(x + F.dropout(self.attn_out(ctx), self.p, self.training))
