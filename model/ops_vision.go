@@ -425,8 +425,6 @@ func maskRCNNHeads(b *convNet, ps []*fmap, prog detectProgram) {
 	classes := mrcnnClasses
 	if tv {
 		classes = tvClasses
-	}
-	if tv {
 		tvPooler(b, "roi_heads.box_roi_pool", rois)
 	} else {
 		poolerLevels(b, "roi_heads.box_roi_pool", rois)

@@ -331,13 +331,17 @@ const divergedOptimizer = "sgd lr 0.01 momentum 0.9 wd 1e-4"
 // is header timed a diverged training step: engine/torchbench's Mask R-CNN
 // with divergedOptimizer.
 func divergedRun(header benchlog.Record, model string) bool {
-	if header.Tool != "torchbench" || model != "maskrcnn-r50-fpn" {
-		return false
-	}
+	return header.Tool == "torchbench" && model == "maskrcnn-r50-fpn" && optimizerText(header, model) == divergedOptimizer
+}
+
+// optimizerText returns what a torchbench header says of model's
+// optimizer (config.models_info.MODEL.optimizer), "" where it says
+// nothing.
+func optimizerText(header benchlog.Record, model string) string {
 	info, _ := header.Config["models_info"].(map[string]any)
 	mi, _ := info[model].(map[string]any)
 	s, _ := mi["optimizer"].(string)
-	return s == divergedOptimizer
+	return s
 }
 
 // sentenceScale returns the profile's samples in one sentence pair of
@@ -456,10 +460,7 @@ func csvOptimizer(s string) (model.Optimizer, error) {
 // momentum 0.9 ..."); "" (the default, momentum) when the header does not
 // say.
 func headerOptimizer(header benchlog.Record, name string) model.Optimizer {
-	info, _ := header.Config["models_info"].(map[string]any)
-	mi, _ := info[name].(map[string]any)
-	s, _ := mi["optimizer"].(string)
-	f := strings.Fields(strings.ToLower(s))
+	f := strings.Fields(strings.ToLower(optimizerText(header, name)))
 	if len(f) == 0 {
 		return ""
 	}

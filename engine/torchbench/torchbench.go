@@ -50,6 +50,17 @@ var models = []struct{ name, task string }{
 	{"cnn", "classify"},
 }
 
+// taskOf returns the task of the script's model name (classify, detect,
+// translate, lm, qa), "" for a name it does not train.
+func taskOf(name string) string {
+	for _, m := range models {
+		if m.name == name {
+			return m.task
+		}
+	}
+	return ""
+}
+
 // GPTContext is the longest sequence the GPT models take: GPT-3's
 // context (Brown et al. 2020, Table 2.1), the rows of their position table.
 const GPTContext = 2048
@@ -247,12 +258,10 @@ func (o *Options) Validate() error {
 		add("sequence length %d: must be >= 0 (0 for 128)", o.SeqLen)
 	}
 	for _, m := range o.modelsOrDefault() {
-		i := slices.IndexFunc(models, func(x struct{ name, task string }) bool { return x.name == m })
-		switch {
-		case i < 0:
-		case models[i].task == "lm" && o.SeqLen > GPTContext:
+		switch task := taskOf(m); {
+		case task == "lm" && o.SeqLen > GPTContext:
 			add("sequence length %d: model %s takes at most %d tokens, GPT-3's context", o.SeqLen, m, GPTContext)
-		case models[i].task == "qa" && o.SeqLen > BERTPositions:
+		case task == "qa" && o.SeqLen > BERTPositions:
 			add("sequence length %d: model %s takes at most %d tokens, BERT's positions", o.SeqLen, m, BERTPositions)
 		}
 	}
@@ -269,7 +278,7 @@ func (o *Options) Validate() error {
 			add("data dir %s: not a directory", o.DataDir)
 		}
 		for _, m := range o.modelsOrDefault() {
-			if i := slices.IndexFunc(models, func(x struct{ name, task string }) bool { return x.name == m }); i >= 0 && models[i].task != "classify" {
+			if task := taskOf(m); task != "" && task != "classify" {
 				add("data dir: model %s is not an image classifier (use synthetic data)", m)
 			}
 		}

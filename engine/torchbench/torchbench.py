@@ -66,6 +66,15 @@ GPT_VOCAB, GPT_CONTEXT = 50257, 2048
 GPT_ABOUT = (", FFN 4d, GELU, pre-norm LayerNorm, learned positions, tied embeddings, vocabulary 50,257, "
              "dropout 0.1, AdamW; a sample is a sequence of --seq-len tokens")
 
+
+def gpt_spec(title, layers, d, heads, head_note=""):
+    """A GPT-3 shape's entry of MODELS: Brown et al. 2020, Table 2.1's row
+    title with its layers, width and heads."""
+    return dict(task="lm", image=None, channels=0, classes=0, conv=False, gpt=(layers, d, heads),
+                about="GPT-3 %s (Brown et al. 2020, Table 2.1): %d layers, d %d, %d heads%s%s"
+                      % (title, layers, d, heads, head_note, GPT_ABOUT))
+
+
 # BERT_VOCAB and BERT_POSITIONS are BERT's uncased WordPiece vocabulary
 # and its position table (google-research/bert, bert_config.json).
 BERT_VOCAB, BERT_POSITIONS = 30522, 512
@@ -101,14 +110,10 @@ MODELS = {
                             about="BERT-base (Devlin et al. 2019; 12 layers, d 768, 12 heads)" + BERT_ABOUT),
     "bert-large-squad": dict(task="qa", image=None, channels=0, classes=0, conv=False, bert=(24, 1024, 16),
                              about="BERT-large (Devlin et al. 2019; 24 layers, d 1024, 16 heads)" + BERT_ABOUT),
-    "gpt3-125m": dict(task="lm", image=None, channels=0, classes=0, conv=False, gpt=(12, 768, 12),
-                      about="GPT-3 Small (Brown et al. 2020, Table 2.1): 12 layers, d 768, 12 heads" + GPT_ABOUT),
-    "gpt3-350m": dict(task="lm", image=None, channels=0, classes=0, conv=False, gpt=(24, 1024, 16),
-                      about="GPT-3 Medium (Brown et al. 2020, Table 2.1): 24 layers, d 1024, 16 heads" + GPT_ABOUT),
-    "gpt3-760m": dict(task="lm", image=None, channels=0, classes=0, conv=False, gpt=(24, 1536, 16),
-                      about="GPT-3 Large (Brown et al. 2020, Table 2.1): 24 layers, d 1536, 16 heads" + GPT_ABOUT),
-    "gpt3-1.3b": dict(task="lm", image=None, channels=0, classes=0, conv=False, gpt=(24, 2048, 16),
-                      about="GPT-3 XL (Brown et al. 2020, Table 2.1): 24 layers, d 2048, 16 heads of 128" + GPT_ABOUT),
+    "gpt3-125m": gpt_spec("Small", 12, 768, 12),
+    "gpt3-350m": gpt_spec("Medium", 24, 1024, 16),
+    "gpt3-760m": gpt_spec("Large", 24, 1536, 16),
+    "gpt3-1.3b": gpt_spec("XL", 24, 2048, 16, " of 128"),
     "mlp": dict(task="classify", image=(28, 28), channels=1, classes=10, conv=False, fixed=True,
                 about="784-1024-1024-10 ReLU MLP (scaleplan engine), 1x28x28"),
     "cnn": dict(task="classify", image=(28, 28), channels=1, classes=10, conv=True, fixed=True,
@@ -1172,11 +1177,11 @@ class Trainer:
 
     def count_rois(self):
         """Returns the positive RoIs an image since the last call, rounded,
-        at least 1; None for a model without RoI heads or no step."""
-        if self.positives is None or self.images == 0:
-            self.positives, self.images = None, 0
-            return None
-        n = max(1, int(round(float(self.positives) / self.images)))
+        at least 1, and starts counting afresh; None for a model without
+        RoI heads or no step."""
+        n = None
+        if self.positives is not None and self.images > 0:
+            n = max(1, int(round(float(self.positives) / self.images)))
         self.positives, self.images = None, 0
         return n
 
@@ -1266,7 +1271,7 @@ def trial(tr, name, a, batch, dev, rank, world, gen, timer):
         # cudnn.benchmark tries convolution algorithms with workspaces far
         # larger than training keeps (gigabytes at batch 1).
         peak_restart(dev)
-        tr.count_rois()  # from the timed steps on
+        tr.count_rois()  # count the timed steps alone
         sync = tr.steps(data, timer, a.steps)
         rois = tr.count_rois()
         if world > 1:
