@@ -129,10 +129,13 @@ func (e *Efficiencies) Set(k Class, v float64) {
 func (c *Config) eff(k Class) float64 { return c.Eff.Of(k) }
 
 // launch returns the host's cost of one kernel under c: the calibrated
-// figure, else the mode's.
+// figure, else in eager mode its host's (eagerLaunch), else the mode's.
 func (c *Config) launch() units.Seconds {
 	if c.Eff != nil && c.Eff.Launch > 0 {
 		return c.Eff.Launch
+	}
+	if c.Mode == Eager || c.Mode == "" {
+		return c.eagerLaunch()
 	}
 	return c.Mode.Launch()
 }

@@ -34,7 +34,10 @@
 // PyTorch a module call and an autograd record per forward operator, the
 // optimizer's foreach calls and the gradient scaler's kernels, and their
 // bookkeeping per parameter tensor (HostTime; HostCosts, by default
-// MeasuredHost, scripts/torchhost.py's measurement). Host and device overlap, so a
+// MeasuredHost, scripts/torchhost.py's measurement; a host's own table,
+// ReadHostTable, may also give its CUDA operator's dispatch and launch,
+// HostCosts.Kernel, in place of DispatchEager + LaunchKernel, and its
+// synchronisation, HostCosts.Sync). Host and device overlap, so a
 // step takes max(host, device), plus the optimizer's host time after the
 // gradient scaler's or a norm clip's synchronisation where there is one
 // (Step; Config.ClipNorm). A program that zeroes its gradients rather than

@@ -27,6 +27,14 @@ type HostCosts struct {
 	// beyond its foreach call: the loop that groups the gradients by
 	// device and type.
 	ScalerTensor units.Seconds
+	// Kernel is one small operator's call on a CUDA tensor on the host
+	// that ran the step, its dispatch and its kernel's launch: what
+	// DispatchEager + LaunchKernel stand for, measured (a host table's
+	// cuda_op, ReadHostTable). 0: those published figures.
+	Kernel units.Seconds
+	// Sync is what a synchronisation adds on that host beyond the work it
+	// waits for (a host table's cuda_sync). 0: SyncLatency.
+	Sync units.Seconds
 }
 
 // PublishedHost holds the published figures, of PyTorch 1.x in 2020–2021
@@ -51,6 +59,36 @@ var MeasuredHost = HostCosts{
 	SGDTensor:      1.815 * units.Microsecond,
 	AdamTensor:     6.842 * units.Microsecond,
 	ScalerTensor:   1.465 * units.Microsecond,
+}
+
+// dispatch returns c's host cost of dispatching one CUDA operator in
+// eager mode, without its kernel's launch: its host's Kernel less
+// LaunchKernel where the host measures one (at least 0), else
+// DispatchEager.
+func (c *Config) dispatch() units.Seconds {
+	if k := c.host().Kernel; k > 0 {
+		return max(k-LaunchKernel, 0)
+	}
+	return DispatchEager
+}
+
+// eagerLaunch returns c's host cost of one dispatched operator's kernel
+// in eager mode: c.dispatch() + LaunchKernel, Eager.Launch() unless c's
+// host measures its own.
+func (c *Config) eagerLaunch() units.Seconds {
+	if k := c.host().Kernel; k > 0 {
+		return max(k, LaunchKernel)
+	}
+	return Eager.Launch()
+}
+
+// syncLatency returns what a synchronisation adds under c: its host's
+// Sync, else SyncLatency.
+func (c *Config) syncLatency() units.Seconds {
+	if s := c.host().Sync; s > 0 {
+		return s
+	}
+	return SyncLatency
 }
 
 // optimizerTensor returns h's cost per parameter tensor of optimizer o's
@@ -185,7 +223,7 @@ func (h HostTime) Total() units.Seconds {
 func (c *Config) optimizerHost(sizes []int64) units.Seconds {
 	t := units.Seconds(len(sizes)) * c.host().optimizerTensor(c.Optimizer)
 	for _, d := range optimizerDepths(c.Optimizer) {
-		t += DispatchEager + units.Seconds(foreachLaunches(d, sizes))*LaunchKernel
+		t += c.dispatch() + units.Seconds(foreachLaunches(d, sizes))*LaunchKernel
 	}
 	return t
 }
@@ -194,8 +232,9 @@ func (c *Config) optimizerHost(sizes []int64) units.Seconds {
 // parameter tensors the forward operators of ops own: each tensor's
 // kernels (model.BertAdamKernels in the weight-decay group,
 // BertAdamKernelsNoDecay for biases and norms, as run_squad.py's no_decay
-// list groups them) at an eager operator's dispatch and launch each.
-func bertAdamHost(ops []model.Op) units.Seconds {
+// list groups them) at an eager operator's dispatch and launch each
+// (eagerLaunch).
+func (c *Config) bertAdamHost(ops []model.Op) units.Seconds {
 	var k int
 	eachParamTensor(ops, func(_ int64, weight bool) {
 		if weight {
@@ -204,7 +243,7 @@ func bertAdamHost(ops []model.Op) units.Seconds {
 			k += model.BertAdamKernelsNoDecay
 		}
 	})
-	return units.Seconds(k) * Eager.Launch()
+	return units.Seconds(k) * c.eagerLaunch()
 }
 
 // clipKernels is GradientClipper's kernels around its host read besides
@@ -217,9 +256,9 @@ const clipKernels = 1
 // multi_tensor_scale (depth 2) after. apex's multi_tensor_apply
 // (csrc/multi_tensor_apply.cuh) has PyTorch's limits per launch
 // (foreachLaunches).
-func clipHost(sizes []int64) (before, after units.Seconds) {
-	before = DispatchEager + units.Seconds(foreachLaunches(1, sizes)+clipKernels)*LaunchKernel
-	after = DispatchEager + units.Seconds(foreachLaunches(2, sizes))*LaunchKernel
+func (c *Config) clipHost(sizes []int64) (before, after units.Seconds) {
+	before = c.dispatch() + units.Seconds(foreachLaunches(1, sizes)+clipKernels)*LaunchKernel
+	after = c.dispatch() + units.Seconds(foreachLaunches(2, sizes))*LaunchKernel
 	return before, after
 }
 
@@ -228,8 +267,8 @@ func clipHost(sizes []int64) (before, after units.Seconds) {
 // unscale_'s bookkeeping per tensor and its foreach call before;
 // _amp_update_scale_ after.
 func (c *Config) scalerHost(sizes []int64) (before, after units.Seconds) {
-	l := Eager.Launch()
-	before = (scalerKernels-1)*l + DispatchEager + units.Seconds(foreachLaunches(1, sizes))*LaunchKernel +
+	l := c.eagerLaunch()
+	before = (scalerKernels-1)*l + c.dispatch() + units.Seconds(foreachLaunches(1, sizes))*LaunchKernel +
 		units.Seconds(len(sizes))*c.host().ScalerTensor
 	return before, l
 }

@@ -137,7 +137,7 @@ func (c *Config) step(ops []model.Op, dev func(i int) units.Seconds) StepTime {
 	switch c.Optimizer {
 	case "":
 	case model.BertAdam:
-		s.Host.Optimizer = bertAdamHost(ops)
+		s.Host.Optimizer = c.bertAdamHost(ops)
 	default:
 		s.Host.Optimizer = c.optimizerHost(sizes)
 	}
@@ -146,13 +146,13 @@ func (c *Config) step(ops []model.Op, dev func(i int) units.Seconds) StepTime {
 		s.Host.Scaler, s.Host.Optimizer, s.Sync = before, s.Host.Optimizer+after, true
 	}
 	if c.ClipNorm {
-		before, after := clipHost(sizes)
+		before, after := c.clipHost(sizes)
 		s.Host.Scaler, s.Host.Optimizer, s.Sync = s.Host.Scaler+before, s.Host.Optimizer+after, true
 	}
 	s.Host.Loader = c.loaderStep
 	s.Host.Step = effKey(c.Eff).StepHost // a calibration's host cost per step
 	segs[0].host[0] += s.Host.Step
-	s.overlap(segs)
+	s.overlap(segs, c.syncLatency())
 	s.Ops = len(ops)
 	return s
 }
@@ -219,13 +219,14 @@ func (c *Config) addCasts(s *StepTime, ops []model.Op, segs []segment) {
 
 // overlap sets s's Forward and Backward from the segments' device and
 // host times, as Step says: each segment a sync closes takes the longer
-// of its two and SyncLatency, the last the overlap of Step's first two
-// forms. Each part is split between the passes as the device's times are
-// when the device decides it and as the host's are when the host does.
-func (s *StepTime) overlap(segs []segment) {
+// of its two and sync (SyncLatency or the host's), the last the overlap
+// of Step's first two forms. Each part is split between the passes as
+// the device's times are when the device decides it and as the host's
+// are when the host does.
+func (s *StepTime) overlap(segs []segment, sync units.Seconds) {
 	last := len(segs) - 1
 	for _, g := range segs[:last] {
-		f, b := split(g.host, g.dev, max(g.host[0]+g.host[1], g.dev[0]+g.dev[1])+SyncLatency)
+		f, b := split(g.host, g.dev, max(g.host[0]+g.host[1], g.dev[0]+g.dev[1])+sync)
 		s.Forward += f
 		s.Backward += b
 		s.Waited += f + b

@@ -52,7 +52,7 @@ func (c *Config) addZeroGrad(s *StepTime, sizes []int64, segs []segment) {
 	dev := units.Seconds(bytes/(float64(c.Device.MemoryBandwidth)*c.eff(MemoryBound))) + zeroGradKernels*tensors*c.kernelTime()
 	s.DeviceBackward += dev
 	s.Host.Backward += tensors * c.launch()
-	s.Host.Optimizer += tensors * (DispatchEager + c.launch())
+	s.Host.Optimizer += tensors * (c.dispatch() + c.launch())
 	s.Launch += zeroGradKernels * tensors * c.launch()
 	segs[len(segs)-1].add(model.Backward, tensors*c.launch(), dev)
 }

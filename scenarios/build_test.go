@@ -666,3 +666,39 @@ func TestNCCLNVLS(t *testing.T) {
 		t.Errorf("auto, 1 GiB: %v (%v), want nvls's %v", auto, err, got)
 	}
 }
+
+// TestBuildHost checks that Options.Host reaches the operator model: a
+// scenario computed by operators takes the law compute.LawAt gives with
+// that host's costs, and a host whose CUDA operator costs far more than
+// the published 4.2 µs makes its step longer where the host bounds it.
+func TestBuildHost(t *testing.T) {
+	host := compute.MeasuredHost
+	host.Kernel = 1e-3 // a host-bound step on any device
+	r, err := Load("tsubame3-resnet50-caffe2-default", Options{Host: &host})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !r.OperatorCompute() || r.Host != &host {
+		t.Fatalf("compute by operators %v, host %p: want by operators with %p", r.OperatorCompute(), r.Host, &host)
+	}
+	p := r.Points()[0]
+	cfg, err := r.Build(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	slow, err := compute.LawAt(compute.Config{Device: r.Device, Precision: hw.FP32, Mode: compute.Eager, Host: &host}, "resnet50", p.BatchPerDevice)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base, err := compute.LawAt(compute.Config{Device: r.Device, Precision: hw.FP32, Mode: compute.Eager}, "resnet50", p.BatchPerDevice)
+	if err != nil {
+		t.Fatal(err)
+	}
+	step := func(l compute.Law) float64 { return float64(l.PerSample)*float64(p.BatchPerDevice) + float64(l.Fixed) }
+	if got, want := float64(cfg.Compute.PerSample)*float64(p.BatchPerDevice)+float64(cfg.Compute.Fixed), step(slow); math.Abs(got-want) > 1e-9*want {
+		t.Errorf("step %v s, the law with the host's costs %v s", got, want)
+	}
+	if !(step(slow) > step(base)) {
+		t.Errorf("step with a 1 ms kernel %v s, with 4.2 µs %v s: want longer", step(slow), step(base))
+	}
+}

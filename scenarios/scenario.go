@@ -356,6 +356,13 @@ type Options struct {
 	// scenario's compute, roofline or calibration, with that measured law
 	// (Resolved.CalibratedBy names the file). Default nil.
 	Calibrations []CalibrationFile
+
+	// Host is the host costs of the machines that run the scenarios (a
+	// table of scripts/torchhost.py's, compute.ReadHostTable): the
+	// operator model charges them to a scenario's eager steps
+	// (Resolved.Host). Default nil: compute.MeasuredHost and the published
+	// launch and synchronisation.
+	Host *compute.HostCosts
 }
 
 // attribute renames the problems at paths that opt.Overrides names, so
@@ -391,6 +398,9 @@ type Resolved struct {
 	// Build's operator model computes by them.
 	Operators   *compute.Efficiencies
 	OperatorsBy string
+	// Host is Options.Host: the host costs Build's operator model charges
+	// the scenario's eager steps; nil for the defaults.
+	Host *compute.HostCosts
 	// Comm is the Options.Calibrations comm entry of the scenario's model,
 	// device and precision (PickComm), and CommBy its file; nil and "" if
 	// none. Build sets the effective bandwidth of the level its device
@@ -489,6 +499,7 @@ func Parse(r io.Reader, file string, opt Options) (*Resolved, error) {
 		ps.Locate(root)
 		return nil, config.InFile(file, &ps)
 	}
+	res.Host = opt.Host
 	if len(opt.Calibrations) > 0 {
 		cal, i, err := PickCalibration(opt.Calibrations, res.Mdl.Name, res.sampleUnit(), res.Device, res.Precision)
 		if err != nil {

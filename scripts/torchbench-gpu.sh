@@ -184,8 +184,10 @@ gpt() {
 machine before
 nvidia-smi >>"$dir/machine.txt" 2>&1
 # The host's own cost per operator (docs/torchbench.md, "The host's cost
-# per operator"): a few seconds on the CPU, the figures that tell this
-# host's dispatch from the compute model's default.
+# per operator"): a few seconds, the figures that tell this host's
+# dispatch from the compute model's default, with the GPU's small
+# operator and synchronisation (cuda_op, cuda_sync) that validate --host
+# and fit --operators --host take.
 timeout -k 5 60 "$py" scripts/torchhost.py >"$dir/torch-host.csv" 2>>"$log"
 $sweep
 machine after

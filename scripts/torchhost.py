@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Host cost per operator of eager PyTorch, measured on CPU tensors.
+"""Host cost per operator of eager PyTorch, measured on CPU tensors and on a CUDA device.
 
 Times, on one-element CPU tensors (the kernel is a few nanoseconds, so what
 is left is the host's work), what compute/host.go charges per operator:
@@ -28,6 +28,19 @@ is left is the host's work), what compute/host.go charges per operator:
                    its replicator's CUDA assertion dropped, on torch 1.x,
                    whose scaler has no CPU path); scaler_unscale the intercept
 
+and, with a CUDA device (--device cuda, or auto where torch sees one), on
+one-element tensors of the device:
+
+  cuda_op          one small operator (add, mul, relu: the median) less the
+                   timing loop's own cost: its dispatch and its kernel's
+                   launch, each timing started on an idle device and short
+                   enough (at most --cuda-number calls) that the launch
+                   queue never fills, so that the host's time is what is
+                   timed unless the device's kernel takes longer
+  cuda_sync        torch.add followed by torch.cuda.synchronize() less
+                   torch.add alone, paired: what a synchronisation adds to
+                   the step
+
 An absolute figure is a median over `--repeats` timings of `--number` calls,
 the table keeping the least of `--rounds` such medians (the least disturbed
 round on a shared machine); a difference is the median of rounds·repeats
@@ -54,21 +67,21 @@ def per_call(t, number, repeats):
     return statistics.median(t.timeit(number) / number for _ in range(repeats))
 
 
-def measure(stmt, env, args):
+def measure(stmt, env, args, setup="pass"):
     """Minimum over rounds of per_call's median, microseconds; a timing
     runs stmt --number times or, where that would pass --budget seconds,
-    fewer (at least 1)."""
-    t = timeit.Timer(stmt, globals=env)
+    fewer (at least 1), after setup."""
+    t = timeit.Timer(stmt, setup=setup, globals=env)
     once = t.timeit(10) / 10
     number = max(1, min(args.number, int(args.budget / max(once, 1e-9))))
     return 1e6 * min(per_call(t, number, args.repeats) for _ in range(args.rounds))
 
 
-def difference(a, b, env, args):
+def difference(a, b, env, args, setup="pass"):
     """Median over rounds·repeats paired timings of stmt a less stmt b,
-    microseconds: each pair timed back to back, so that a shared
-    machine's load, which drifts over seconds, falls on both."""
-    ta, tb = timeit.Timer(a, globals=env), timeit.Timer(b, globals=env)
+    microseconds, each after setup: each pair timed back to back, so that
+    a shared machine's load, which drifts over seconds, falls on both."""
+    ta, tb = timeit.Timer(a, setup=setup, globals=env), timeit.Timer(b, setup=setup, globals=env)
     once = max(ta.timeit(10), tb.timeit(10)) / 10
     n = max(1, min(args.number, int(args.budget / max(once, 1e-9))))
     diffs = [ta.timeit(n) / n - tb.timeit(n) / n for _ in range(args.rounds * args.repeats)]
@@ -217,6 +230,22 @@ def stand_in(grads, found_inf, inv_scale):
     torch._foreach_mul_(grads, inv_scale.item())
 
 
+def cuda(args):
+    """cuda_op and cuda_sync on the CUDA device."""
+    dev = torch.device("cuda")
+    a, b = torch.ones(1, device=dev), torch.ones(1, device=dev)
+    torch.cuda.synchronize()
+    env = {"torch": torch, "a": a, "b": b}
+    narrow = argparse.Namespace(**vars(args))
+    narrow.number = min(args.number, args.cuda_number)
+    idle = "torch.cuda.synchronize()"
+    loop = measure("pass", env, narrow, setup=idle)
+    ops = ("torch.add(a, b)", "torch.mul(a, b)", "torch.relu(a)")
+    rows = {"cuda_op": statistics.median(measure(op, env, narrow, setup=idle) - loop for op in ops)}
+    rows["cuda_sync"] = difference("torch.add(a, b); torch.cuda.synchronize()", "torch.add(a, b)", env, narrow, setup=idle)
+    return rows
+
+
 def cpu_model():
     """/proc/cpuinfo's model name and clock, or platform's."""
     name, mhz = platform.processor(), ""
@@ -241,7 +270,14 @@ def main():
     p.add_argument("--repeats", type=int, default=15, help="timings per median")
     p.add_argument("--budget", type=float, default=0.002, help="most seconds a timing takes")
     p.add_argument("--rounds", type=int, default=9, help="medians; the table keeps the least")
+    p.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto",
+                   help="cuda adds cuda_op and cuda_sync (auto: where torch sees a CUDA device)")
+    p.add_argument("--cuda-number", type=int, default=500,
+                   help="most calls per timing on the CUDA device, under its launch queue's depth")
     args = p.parse_args()
+    use_cuda = args.device == "cuda" or (args.device == "auto" and torch.cuda.is_available())
+    if use_cuda and not torch.cuda.is_available():
+        p.error("--device cuda: torch sees no CUDA device")
     torch.set_num_threads(1)
     rows = elementwise(args)
     rows.update(module(args))
@@ -254,10 +290,14 @@ def main():
     torch._amp_foreach_non_finite_check_and_unscale_ = stand_in
     a, b, _ = per_tensor(scaler, args, fb)
     rows["scaler_unscale"], rows["scaler_tensor"] = a, b
+    if use_cuda:
+        rows.update(cuda(args))
     name, mhz = cpu_model()
     print("# torch host cost per operator, microseconds (scripts/torchhost.py)")
     print(f"# torch {torch.__version__}, python {platform.python_version()}, {platform.machine()}")
     print(f"# cpu {name}, {mhz} MHz, {os.cpu_count()} logical CPUs, load average {os.getloadavg()[0]:.2f}")
+    if use_cuda:
+        print(f"# cuda {torch.cuda.get_device_name()}, torch.version.cuda {torch.version.cuda}")
     print(f"# OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY', '')}, threads {torch.get_num_threads()}, "
           f"number {args.number} (budget {args.budget} s), repeats {args.repeats}, rounds {args.rounds}, "
           f"{time.strftime('%Y-%m-%dT%H:%MZ', time.gmtime())}")

@@ -34,6 +34,11 @@ type LogReader struct {
 	NCCLP2PDisable bool
 	// Catalog is where systems are looked up. Required.
 	Catalog *hw.Catalog
+	// Host is the host costs of the machine that ran the logs (a table of
+	// scripts/torchhost.py's, compute.ReadHostTable): Measured.Host of
+	// every measurement. nil: compute.MeasuredHost and the published
+	// figures.
+	Host *compute.HostCosts
 }
 
 // systemLabel is the label by which a record names the catalogue system it
@@ -245,6 +250,7 @@ func (in *LogReader) Measurements(lg *logs.Log, prof *model.Profiles, left map[s
 			SamplesPerSec: rec.Throughput(), PeakMemory: units.Bytes(rec.PeakMemory),
 			OOM: rec.Kind == benchlog.KindOOM, Source: where,
 			Optimizer: headerOptimizer(header, rec.Model), Variant: calib.RunVariant(rec.Labels),
+			Host: in.Host,
 		}
 		if header.Machine != nil {
 			m.Framework = header.Machine.Framework

@@ -27,6 +27,11 @@ import (
 // torchvision, ...): the throughput at one per-device batch, or the batch
 // at which the device ran out of memory.
 type Measured struct {
+	// Host is the host costs of the machine that measured (a table of
+	// scripts/torchhost.py's, compute.ReadHostTable), which the operator
+	// model charges its eager PyTorch steps. nil: compute.MeasuredHost and
+	// the published figures.
+	Host *compute.HostCosts
 	// Device is the device as the log names it: a catalogue key or one of
 	// a device's names (its CUDA name, hw.Device.Is). Required.
 	Device string
@@ -550,7 +555,7 @@ func measuredShape(m *Measured, mdl *model.Model, prof *model.Profiles) (b, seq 
 // mixed precision, the gradient scaler under amp-fp16 and the fairseq
 // trainer's read of the loss (TrainerDLEFairseq).
 func measuredCompute(ms *Measured, d *hw.Device, prec hw.Precision, opt model.Optimizer, seq int) compute.Config {
-	c := compute.Config{Device: d, Precision: prec, Mode: measuredMode(ms), NCHW: measuredNCHW(ms), SeqLen: seq, Framework: ms.Framework, FusedAttention: ms.FusedAttention, MaskRoIs: ms.MaskRoIs}
+	c := compute.Config{Device: d, Precision: prec, Mode: measuredMode(ms), NCHW: measuredNCHW(ms), SeqLen: seq, Framework: ms.Framework, FusedAttention: ms.FusedAttention, MaskRoIs: ms.MaskRoIs, Host: ms.Host}
 	if isTorch(ms) {
 		amp := ms.Precision != string(prec) // amp-fp16, amp, amp-bf16
 		c.Optimizer, c.Autocast, c.ClipNorm, c.ZeroGrad = opt, amp, ms.ClipNorm, ms.ZeroGrad

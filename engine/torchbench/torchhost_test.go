@@ -4,6 +4,7 @@ import (
 	"encoding/csv"
 	"os"
 	"os/exec"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -38,7 +39,7 @@ func readHostTable(t *testing.T, text string) ([]string, map[string]float64) {
 
 // TestTorchHostScript runs scripts/torchhost.py briefly and checks its
 // table: the quantities of the committed compute/testdata/torch-host.csv
-// in the same order, a dispatch that takes time, the header's torch
+// in the same order (and a CUDA host's two more), a dispatch that takes time, the header's torch
 // version and CPU, and momentum SGD's four foreach calls with weight
 // decay (torch/optim/sgd.py's _multi_tensor_sgd: the decay's add, the
 // buffers' mul and add, the parameters' add).
@@ -56,6 +57,7 @@ func TestTorchHostScript(t *testing.T) {
 		t.Fatal(err)
 	}
 	want, _ := readHostTable(t, string(committed))
+	names = slices.DeleteFunc(names, func(n string) bool { return strings.HasPrefix(n, "cuda_") }) // a CUDA host's
 	if !slices.Equal(names, want) {
 		t.Errorf("quantities %v, the committed table's %v", names, want)
 	}
@@ -69,5 +71,49 @@ func TestTorchHostScript(t *testing.T) {
 		if !strings.Contains(string(out), s) {
 			t.Errorf("header lacks %q:\n%s", s, out)
 		}
+	}
+}
+
+// TestTorchHostCUDA checks scripts/torchhost.py's CUDA quantities where no
+// CUDA device is: --device cuda is refused with a message, the table of
+// --device auto has no cuda_ rows, and the function that measures them
+// runs through with the device's tensors and synchronisation stood in for
+// by the CPU's (a device's timings themselves need one).
+func TestTorchHostCUDA(t *testing.T) {
+	python := needPython(t)
+	args := []string{"--number", "20", "--repeats", "3", "--rounds", "1", "--budget", "0.0002"}
+	cmd := exec.Command(python, append([]string{"../../scripts/torchhost.py", "--device", "cuda"}, args...)...)
+	cmd.Env = append(os.Environ(), "OMP_WAIT_POLICY=PASSIVE")
+	out, err := cmd.CombinedOutput()
+	if cuda := strings.Contains(string(out), "cuda_op,"); !cuda && (err == nil || !strings.Contains(string(out), "torch sees no CUDA device")) {
+		t.Errorf("--device cuda without a device: %v, %s: want it refused", err, out)
+	}
+	cmd = exec.Command(python, append([]string{"../../scripts/torchhost.py"}, args...)...)
+	cmd.Env = append(os.Environ(), "OMP_WAIT_POLICY=PASSIVE")
+	if out, err = cmd.Output(); err != nil {
+		t.Fatalf("torchhost.py: %v", err)
+	}
+	names, _ := readHostTable(t, string(out))
+	if slices.Contains(names, "cuda_op") != strings.Contains(string(out), "# cuda ") {
+		t.Errorf("cuda_op rows and the header's # cuda line disagree:\n%s", out)
+	}
+	standIn := `import sys, argparse
+sys.path.insert(0, "../../scripts")
+import torch, torchhost
+cpu = torch.device("cpu")
+torch.device = lambda name: cpu
+torch.cuda.synchronize = lambda *a: None
+rows = torchhost.cuda(argparse.Namespace(number=20, repeats=3, budget=0.0002, rounds=1, cuda_number=10))
+print(",".join("%s=%r" % kv for kv in sorted(rows.items())))
+`
+	cmd = exec.Command(python, "-c", standIn)
+	cmd.Env = append(os.Environ(), "OMP_WAIT_POLICY=PASSIVE")
+	out, err = cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("cuda() with CPU stand-ins: %v\n%s", err, out)
+	}
+	got := strings.TrimSpace(string(out))
+	if !regexp.MustCompile(`^cuda_op=[0-9.e+-]+,cuda_sync=-?[0-9.e+-]+$`).MatchString(got) {
+		t.Errorf("cuda() with CPU stand-ins gave %q: want cuda_op and cuda_sync", got)
 	}
 }

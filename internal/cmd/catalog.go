@@ -6,6 +6,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"scaleplan/compute"
 	"scaleplan/hw"
 	"scaleplan/internal/tables"
 	"scaleplan/model"
@@ -48,6 +49,34 @@ func scenarioOptions(c *cli.Context) scenarios.Options {
 // scenarios (plan has its own, about systems).
 func calibrationFlag() cli.Flag {
 	return &cli.StringSliceFlag{Name: "calibration", Usage: "calibration `FILE` written by `scaleplan fit --out`, or published (the published figures built in: ResNet-50 at fp16 on the V100, A100 and H100): a scenario whose model, device and precision it measured computes by its law, in place of its roofline or calibration; its fabric entries set the links of the system they name, and a comm entry of the scenario's model its all-reduce; repeatable"}
+}
+
+// hostFlag is --host of the commands that predict or simulate scenarios.
+func hostFlag() cli.Flag {
+	return &cli.StringFlag{Name: "host", Usage: "host costs `FILE` of the machines that run the scenarios, a table of scripts/torchhost.py run on such a machine (OMP_WAIT_POLICY=PASSIVE python3 scripts/torchhost.py > FILE; with a CUDA device it also measures a small operator's dispatch and launch, cuda_op, and a synchronisation, cuda_sync): the operator model charges a scenario's eager PyTorch steps these in place of its defaults (docs/compute-calibration.md, \"The host's own costs\")"}
+}
+
+// readHost reads the table of --host at path, if any, into opt.
+func readHost(cmd, path string, opt *scenarios.Options) error {
+	h, err := hostTable(cmd, path)
+	if err != nil {
+		return err
+	}
+	opt.Host = h
+	return nil
+}
+
+// hostTable reads the table of command cmd's --host at path; nil for
+// none.
+func hostTable(cmd, path string) (*compute.HostCosts, error) {
+	if path == "" {
+		return nil, nil
+	}
+	h, err := compute.ReadHostFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("%s: --host: %w", cmd, err)
+	}
+	return &h, nil
 }
 
 // readCalibrations reads the files of --calibration into opt.

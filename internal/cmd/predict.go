@@ -45,6 +45,7 @@ func predictCommand() *cli.Command {
 			&cli.StringFlag{Name: "batch", Usage: "per-device batches `B,B,...`"},
 			&cli.IntFlag{Name: "steps", Value: sim.DefaultSteps, Usage: "optimizer steps to simulate per configuration, `N` ≥ 2; the first is left out of the steady state"},
 			calibrationFlag(),
+			hostFlag(),
 			&cli.StringFlag{Name: "steps-to-target", Usage: "steps-to-target laws `FILE` (a calibration with steps entries, such as scenarios/calibrations/mlperf-epochs.yaml, docs/mlperf-epochs.md) in place of each scenario's steps: its entry of the model and optimizer counts the steps, S(B) = S_min·(1 + B_noise/B), and its intervals give the spread of runs"},
 			&cli.StringFlag{Name: "plot", Usage: "write charts (time to train and efficiency of every variant, breakdown and timeline) as PNG and SVG into `DIR`"},
 			formatFlag(),
@@ -100,6 +101,9 @@ func runPredict(c *cli.Context, args []string) error {
 	}
 	sopt.Edit, sopt.Overrides = o.edit, o.sources()
 	if err := readCalibrations("predict", c.StringSlice("calibration"), &sopt); err != nil {
+		return err
+	}
+	if err := readHost("predict", c.String("host"), &sopt); err != nil {
 		return err
 	}
 	ps, err := study.Run(sopt, predict.Options{Steps: c.Int("steps")})

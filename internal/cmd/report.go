@@ -35,6 +35,7 @@ func reportCommand() *cli.Command {
 			&cli.StringFlag{Name: "out", Aliases: []string{"o"}, Value: "report.html", Usage: "write the report to `FILE`"},
 			&cli.StringFlag{Name: "devices", Usage: "simulate device counts `N,N,...` instead of the sweep's"},
 			calibrationFlag(),
+			hostFlag(),
 			&cli.IntFlag{Name: "steps", Value: sim.DefaultSteps, Usage: "optimizer steps to simulate per configuration, `N` ≥ 1; the first is left out of the steady state"},
 		},
 		Action: withArgs(runReport),
@@ -62,6 +63,9 @@ func runReport(c *cli.Context, args []string) error {
 		opt.Edit, opt.Overrides = ov.edit, ov.sources()
 	}
 	if err := readCalibrations("report", c.StringSlice("calibration"), &opt); err != nil {
+		return err
+	}
+	if err := readHost("report", c.String("host"), &opt); err != nil {
 		return err
 	}
 	rs, err := loadScenarios("report", opt, args[0])

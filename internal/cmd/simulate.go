@@ -51,6 +51,7 @@ func simulateCommand() *cli.Command {
 			&cli.StringFlag{Name: "decode", Usage: "decode samples on the `SITE`: host (the nodes' CPU cores) or device (on the accelerators, as NVIDIA DALI does)"},
 			&cli.StringFlag{Name: "seed", Usage: "random `SEED` of the straggler jitter (default the scenario's)"},
 			calibrationFlag(),
+			hostFlag(),
 			&cli.IntFlag{Name: "steps", Value: sim.DefaultSteps, Usage: "optimizer steps to simulate per configuration, `N` ≥ 1; the first is left out of the steady state"},
 			&cli.StringFlag{Name: "trace", Usage: "write the last configuration's last steps as Chrome trace-event JSON to `FILE`"},
 			&cli.StringFlag{Name: "plot", Usage: "write charts (time to train, efficiency, breakdown, the last configuration's last step) as PNG and SVG into `DIR`"},
@@ -230,6 +231,9 @@ func runSimulate(c *cli.Context, args []string) error {
 	opt := scenarioOptions(c)
 	opt.Edit, opt.Overrides = o.edit, o.sources()
 	if err := readCalibrations("simulate", c.StringSlice("calibration"), &opt); err != nil {
+		return err
+	}
+	if err := readHost("simulate", c.String("host"), &opt); err != nil {
 		return err
 	}
 	rs, err := loadScenarios("simulate", opt, args[0])

@@ -29,8 +29,13 @@ func measuredFlag() cli.Flag {
 // measuredFlags are the flags of validate that apply to --measured logs
 // alone.
 func measuredFlags() []cli.Flag {
-	return append([]cli.Flag{measuredSystemFlag(), measuredPrecisionFlag(), measuredCalibrationFlag(), measuredFabricFromFlag(), deviceFlag(), modelFlag(), measuredPlotFlag(), measuredAllReduceFlag(), measuredP2PDisableFlag()},
+	return append([]cli.Flag{measuredSystemFlag(), measuredPrecisionFlag(), measuredCalibrationFlag(), measuredFabricFromFlag(), measuredHostFlag(), deviceFlag(), modelFlag(), measuredPlotFlag(), measuredAllReduceFlag(), measuredP2PDisableFlag()},
 		measuredTransportFlags()...)
+}
+
+// measuredHostFlag is validate's --host.
+func measuredHostFlag() cli.Flag {
+	return &cli.StringFlag{Name: "host", Usage: "with --measured: the host costs of the machine that ran the logs, table `FILE` of scripts/torchhost.py (run on that machine: OMP_WAIT_POLICY=PASSIVE python3 scripts/torchhost.py > FILE; with a CUDA device it also measures a small operator's dispatch and launch, cuda_op, and a synchronisation, cuda_sync): the operator model charges the measurements' eager PyTorch steps these in place of compute.MeasuredHost and the published launch and synchronisation; the device stays uncalibrated"}
 }
 
 // measuredP2PDisableFlag is validate's --nccl-p2p-disable.
@@ -101,6 +106,9 @@ func runValidateMeasured(c *cli.Context, maxErr float64) error {
 	}
 	if c.IsSet("precision") && !slices.Contains(measuredPrecisionNames(), in.Precision) {
 		return usagef("validate: --precision: %s", config.Unknown("precision", in.Precision, measuredPrecisionNames()))
+	}
+	if in.Host, err = hostTable("validate", c.String("host")); err != nil {
+		return err
 	}
 	lgs, err := readLogs(c.StringSlice("measured"), func(lg *logs.Log) { reportLog(c.App.ErrWriter, "validate", lg) }, rename)
 	if err != nil {

@@ -1,0 +1,102 @@
+package cmd
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"scaleplan/engine/torchbench"
+)
+
+// h200MLPLog is our H200's MLP and CNN sweep, whose small batches are the
+// host's (docs/torchbench.md).
+const h200MLPLog = "../../testdata/measurements/h200-2026-11-26/mlp-cnn.jsonl"
+
+// meanError returns the percentage of validate's "mean absolute error of
+// samples/s" line in out.
+func meanError(t *testing.T, out string) float64 {
+	t.Helper()
+	m := regexp.MustCompile(`mean absolute error of samples/s over \d+ measurements: ([0-9.]+)%`).FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("no mean absolute error in:\n%s", out)
+	}
+	v, _ := strconv.ParseFloat(m[1], 64)
+	return v
+}
+
+// TestValidateMeasuredHost checks validate's --host: a table whose CUDA
+// operator costs 35 µs on the host (as the H200 calibration's fitted
+// launch has it) brings the host-bound MLP and CNN rows of our H200 to
+// within half of their error on the published 4.2 µs, the figures
+// docs/compute-calibration.md quotes, and a table the
+// reader refuses, or a missing one, is an error naming --host and the
+// file. Where PyTorch is installed, scripts/torchhost.py's own table of
+// this machine is read as it writes it.
+func TestValidateMeasuredHost(t *testing.T) {
+	cpu, err := os.ReadFile("../../compute/testdata/torch-host.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	slow := filepath.Join(dir, "slow.csv")
+	if err := os.WriteFile(slow, append(cpu, "cuda_op,35.14\ncuda_sync,21.5\n"...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, stderr, code := runCLI("validate", "--measured", h200MLPLog)
+	if code != 0 {
+		t.Fatalf("validate: exit %d: %s", code, stderr)
+	}
+	base := meanError(t, out)
+	out, stderr, code = runCLI("validate", "--measured", h200MLPLog, "--host", slow)
+	if code != 0 {
+		t.Fatalf("validate --host: exit %d: %s", code, stderr)
+	}
+	got := meanError(t, out)
+	if !(got < base/2) {
+		t.Errorf("mean absolute error with a 35 µs kernel %.1f %%, without %.1f %%: want under half", got, base)
+	}
+	page, err := os.ReadFile("../../docs/compute-calibration.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := fmt.Sprintf("%.1f %% to %.1f %% mean absolute error", base, got); !strings.Contains(string(page), want) {
+		t.Errorf("docs/compute-calibration.md lacks %q", want)
+	}
+
+	bad := filepath.Join(dir, "bad.csv")
+	if err := os.WriteFile(bad, append(cpu, "cuda_op,-1\n"...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ path, want string }{
+		{bad, bad + ": line "},
+		{filepath.Join(dir, "absent.csv"), "absent.csv"},
+	} {
+		_, stderr, code := runCLI("validate", "--measured", h200MLPLog, "--host", tc.path)
+		if code == 0 || !strings.Contains(stderr, "--host: ") || !strings.Contains(stderr, tc.want) {
+			t.Errorf("--host %s: exit %d, %q: want an error naming --host and %q", tc.path, code, stderr, tc.want)
+		}
+	}
+
+	python, err := torchbench.FindPython()
+	if err != nil {
+		needDeps(t, "PyTorch (apt-get install python3-torch python3-torchvision): "+err.Error())
+	}
+	cmd := exec.Command(python, "../../scripts/torchhost.py", "--number", "20", "--repeats", "3", "--rounds", "1", "--budget", "0.0002")
+	cmd.Env = append(os.Environ(), "OMP_WAIT_POLICY=PASSIVE")
+	table, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("torchhost.py: %v", err)
+	}
+	own := filepath.Join(dir, "torch-host.csv")
+	if err := os.WriteFile(own, table, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, stderr, code := runCLI("validate", "--measured", h200MLPLog, "--host", own); code != 0 {
+		t.Errorf("validate --host with torchhost.py's table: exit %d: %s\n%s", code, stderr, table)
+	}
+}
