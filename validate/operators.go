@@ -268,7 +268,8 @@ func sourceFile(src string) string {
 // takes from cals: the first of d's own kind, else the first of another
 // device (carried: its efficiencies on d's peaks, bandwidth and SMs, and
 // its host costs where it was fitted under m's framework, else the mode's
-// defaults). It returns nil when cals have none for mode, with the text a
+// defaults; its cost per kernel m's own host's where m.Host measures one).
+// It returns nil when cals have none for mode, with the text a
 // row shows ("fitted on H200", "carried from H200", "efficiencies carried
 // from H200") and whether m is one of the
 // rows the entry was fitted to (d's kind and a log the entry names).
@@ -299,6 +300,13 @@ func operatorsApplied(cals []scenarios.CalibrationFile, d *hw.Device, m *Measure
 			// efficiencies carry to another framework's rows.
 			eff.Launch, eff.StepHost, eff.KernelTime = 0, 0, 0
 			return eff, "efficiencies carried from " + e.Device, false, from, nil
+		}
+		if m.Host != nil && m.Host.Kernel > 0 {
+			// The machine measured its own kernel's host cost
+			// (validate --host): it replaces the one fitted on the
+			// other machine's host.
+			eff.Launch = 0
+			return eff, "carried from " + e.Device + ", this host's launch", false, from, nil
 		}
 		return eff, "carried from " + e.Device, false, from, nil
 	}

@@ -34,6 +34,13 @@ func trueEff() *compute.Efficiencies {
 // the engine's MLP at fp32, at several batches.
 func synthetic(t *testing.T, cat *hw.Catalog, prof *model.Profiles, dev string, e *compute.Efficiencies) []Measured {
 	t.Helper()
+	return syntheticOn(t, cat, prof, dev, e, nil)
+}
+
+// syntheticOn is synthetic on a host with costs h (nil: the default's),
+// which the measurements record as theirs (Measured.Host).
+func syntheticOn(t *testing.T, cat *hw.Catalog, prof *model.Profiles, dev string, e *compute.Efficiencies, h *compute.HostCosts) []Measured {
+	t.Helper()
 	d, err := cat.Device(dev)
 	if err != nil {
 		t.Fatal(err)
@@ -64,10 +71,10 @@ func synthetic(t *testing.T, cat *hw.Catalog, prof *model.Profiles, dev string, 
 				t.Fatal(err)
 			}
 			m := Measured{Model: g.model, Device: dev, Precision: g.prec, Batch: b, Devices: 1, Framework: "torch 2.11.0+cu130", Variant: "channels_last",
-				Source: fmt.Sprintf("%s.jsonl:%d", dev, len(ms)+1)}
+				Source: fmt.Sprintf("%s.jsonl:%d", dev, len(ms)+1), Host: h}
 			// PyTorch's eager host: momentum SGD's foreach step, and at
 			// amp-fp16 autocast and the gradient scaler.
-			c := compute.Config{Device: d, Precision: g.hp, Mode: compute.Eager, Eff: e, Optimizer: model.Momentum}
+			c := compute.Config{Device: d, Precision: g.hp, Mode: compute.Eager, Eff: e, Optimizer: model.Momentum, Host: h}
 			c.Autocast = g.prec != string(g.hp)
 			c.GradScaler = c.Autocast
 			s, err := compute.Step(&c, ops)
@@ -127,6 +134,20 @@ func TestFitOperatorsRecovers(t *testing.T) {
 	}
 }
 
+// calibrateOnH200 fits the operator figures on synthetic H200
+// measurements made with e and returns the measurements, the fits and
+// the calibration of their entry, as file ops.yaml.
+func calibrateOnH200(t *testing.T, cat *hw.Catalog, prof *model.Profiles, e *compute.Efficiencies) ([]Measured, []OperatorsFit, []scenarios.CalibrationFile) {
+	t.Helper()
+	onA := synthetic(t, cat, prof, "h200-sxm-141gb", e)
+	fits, err := FitOperators(onA, cat, prof, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cal := &calib.Calibration{Operators: []calib.OperatorsEntry{fits[0].Entry}}
+	return onA, fits, []scenarios.CalibrationFile{{Path: "ops.yaml", Cal: cal}}
+}
+
 // TestCalibrateOnAPredictB fits the operator figures on synthetic H200
 // measurements and predicts synthetic H100 measurements made with the same
 // efficiencies: the premise of Habitat's scaling holds exactly, so each
@@ -135,13 +156,7 @@ func TestFitOperatorsRecovers(t *testing.T) {
 func TestCalibrateOnAPredictB(t *testing.T) {
 	cat, prof := defaults(t)
 	e := trueEff()
-	onA := synthetic(t, cat, prof, "h200-sxm-141gb", e)
-	fits, err := FitOperators(onA, cat, prof, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cal := &calib.Calibration{Operators: []calib.OperatorsEntry{fits[0].Entry}}
-	cals := []scenarios.CalibrationFile{{Path: "ops.yaml", Cal: cal}}
+	onA, fits, cals := calibrateOnH200(t, cat, prof, e)
 	ms := append(synthetic(t, cat, prof, "h100-sxm5-80gb", e), onA...)
 	other := ms[0] // the same run, of a log that names no framework
 	other.Framework, other.Source = "", "other.csv:2"
@@ -172,6 +187,52 @@ func TestCalibrateOnAPredictB(t *testing.T) {
 			case math.Abs(r.Error()) > 0.01:
 				t.Errorf("%s %s %s b=%d: predicted %.4g, measured %.4g", g.Device, g.Model, g.Precision, r.Batch, r.Predicted, r.SamplesPerSec)
 			}
+		}
+	}
+}
+
+// TestCarryToMeasuredHost fits the operator figures on synthetic H200
+// measurements and predicts H100 measurements made with the same device
+// efficiencies on a slower host, 30 µs a kernel where the H200's fit
+// found 12: carried as fitted, the H100's small batches come out too
+// fast; given the H100 host's own table (Measured.Host, validate --host),
+// the carried efficiencies with that host's launch predict each row
+// within 1 %, and the row says so.
+func TestCarryToMeasuredHost(t *testing.T) {
+	cat, prof := defaults(t)
+	e := trueEff()
+	_, _, cals := calibrateOnH200(t, cat, prof, e)
+	host := compute.MeasuredHost
+	host.Kernel = 30 * units.Microsecond
+	onB := *e
+	onB.Launch = 0 // the host's own
+	for _, tc := range []struct {
+		host     *compute.HostCosts
+		operator string
+		within   bool
+	}{
+		{nil, "carried from h200-sxm-141gb", false},
+		{&host, "carried from h200-sxm-141gb, this host's launch", true},
+	} {
+		ms := syntheticOn(t, cat, prof, "h100-sxm5-80gb", &onB, &host)
+		for i := range ms {
+			ms[i].Host = tc.host
+		}
+		rep, err := CompareCalibrated(ms, cat, prof, cals, predict.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		worst := 0.0
+		for _, g := range rep.Groups {
+			for _, r := range g.Rows {
+				if r.Operators != tc.operator {
+					t.Errorf("host %v: %s: operators %q, want %q", tc.host != nil, r.Source, r.Operators, tc.operator)
+				}
+				worst = math.Max(worst, math.Abs(r.Error()))
+			}
+		}
+		if tc.within != (worst <= 0.01) {
+			t.Errorf("host %v: worst error %.3g: want within 1 %% %v", tc.host != nil, worst, tc.within)
 		}
 	}
 }
