@@ -146,12 +146,16 @@ func (c *Config) launch() units.Seconds {
 // PyTorch's at::cudnn_convolution calls as one operator
 // (aten/src/ATen/native/cudnn/ConvShared.cpp), so that they pass through
 // no Python, dispatcher or autograd of their own. With a calibrated
-// launch, which is the cost of a dispatched operator's kernel, such a
-// kernel costs a bare launch, LaunchKernel; uncalibrated, launch() like
-// every kernel.
+// launch or a host's measured one (HostCosts.Kernel), each the cost of a
+// dispatched operator's kernel (the latter in eager mode, where it
+// applies), such a kernel costs a bare launch, LaunchKernel; with the
+// published figures, launch() like every kernel.
 func (c *Config) libraryLaunch() units.Seconds {
 	if c.Eff != nil && c.Eff.Launch > 0 {
 		return LaunchKernel
+	}
+	if c.host().Kernel > 0 && (c.Mode == Eager || c.Mode == "") {
+		return LaunchKernel // the host measured its own dispatched kernel
 	}
 	return c.launch()
 }

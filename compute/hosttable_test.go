@@ -48,7 +48,8 @@ func hostTable(extra string) string {
 // cuda_op instead of DispatchEager + LaunchKernel (4.2 µs), so the forward
 // pass's host time grows by the kernels times the difference; and a step
 // that reads its loss on the host waits the table's synchronisation
-// instead of SyncLatency.
+// instead of SyncLatency; the kernels a library launches inside an
+// operator cost a bare LaunchKernel.
 func TestHostKernelCost(t *testing.T) {
 	h, err := ReadHostTable(strings.NewReader(hostTable("cuda_op,35.14\ncuda_sync,21.5\n")))
 	if err != nil {
@@ -76,6 +77,35 @@ func TestHostKernelCost(t *testing.T) {
 	}
 	want := float64(kernels) * (35.14e-6 - float64(DispatchEager+LaunchKernel))
 	near(t, "forward host time's growth", float64(s1.Host.Forward-s0.Host.Forward), want)
+
+	// ResNet-50 in NCHW at fp16: the transposes cuDNN launches inside each
+	// tensor-core convolution cost a bare LaunchKernel once the host
+	// measures its dispatched kernel, as with a calibrated launch.
+	rn, err := model.Ops("resnet50", model.Shape{Batch: 8, Precision: model.FP16})
+	if err != nil {
+		t.Fatal(err)
+	}
+	nchw := Config{Device: toy(), Precision: hw.FP16, Mode: Eager, Optimizer: model.Momentum, NCHW: true}
+	nchwSlow := nchw
+	nchwSlow.Host = &h
+	var dispatched, library int
+	for i := range rn {
+		if rn[i].Pass != model.Forward {
+			continue
+		}
+		lib := 0
+		if nchw.transposed(&rn[i]) {
+			lib = TransposeKernels
+		}
+		dispatched += nchw.Kernels(&rn[i]) - lib
+		library += lib
+	}
+	if library == 0 {
+		t.Fatal("ResNet-50 in NCHW at fp16 transposes nothing")
+	}
+	published := float64(DispatchEager + LaunchKernel)
+	want = float64(dispatched)*(35.14e-6-published) + float64(library)*(float64(LaunchKernel)-published)
+	near(t, "NCHW forward host time's change", float64(mustStep(t, &nchwSlow, rn).Host.Forward-mustStep(t, &nchw, rn).Host.Forward), want)
 
 	// One synchronisation (the loss read after the forward pass, as
 	// LossSync makes it) adds the table's figure instead of SyncLatency.

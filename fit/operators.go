@@ -20,6 +20,9 @@ type OperatorParam struct {
 	Default float64
 	// Max bounds the figure from above; 0 for no bound.
 	Max float64
+	// Fixed keeps the figure at Default: measured apart from the rows (a
+	// host table's cost per kernel), not fitted to them.
+	Fixed bool
 }
 
 // OperatorModel returns the predicted time of every row at the figures
@@ -84,7 +87,8 @@ type OperatorsFit struct {
 // figure no row's time depends on (|d ln t_i / d ln v| < MinShare for
 // every row at the defaults) keeps its default and is marked
 // Undetermined, and so does one whose interval at the fit is wider than
-// MaxSpread (Unresolved): the others are then fitted again without it.
+// MaxSpread (Unresolved): the others are then fitted again without it. A
+// Fixed figure keeps its default and has no interval.
 func FitOperators(measured []float64, params []OperatorParam, f OperatorModel, s *Settings) (*OperatorsFit, error) {
 	set := s.orDefault()
 	if len(measured) == 0 || len(params) == 0 {
@@ -126,7 +130,10 @@ func FitOperators(measured []float64, params []OperatorParam, f OperatorModel, s
 	}
 	var free []int
 	fit.Undetermined = make([]bool, len(params))
-	for j := range params {
+	for j, p := range params {
+		if p.Fixed {
+			continue // kept at its default, neither fitted nor undetermined
+		}
 		if colMax(J, j) < MinShare {
 			fit.Undetermined[j] = true
 		} else {

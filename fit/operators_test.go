@@ -5,19 +5,22 @@ import (
 	"testing"
 )
 
+// closedForm is the model t_i = a_i/v[0] + b_i·v[1] over six rows.
+func closedForm(v []float64) ([]float64, error) {
+	a := []float64{1, 2, 0.5, 4, 0.1, 3}
+	b := []float64{0.2, 0.1, 1, 0.3, 2, 0.05}
+	ts := make([]float64, len(a))
+	for i := range a {
+		ts[i] = a[i]/v[0] + b[i]*v[1]
+	}
+	return ts, nil
+}
+
 // TestFitOperatorsClosedForm fits t_i = a_i/e + b_i·h to times made with
 // e = 0.6 and h = 3 (a third figure no row depends on), and checks the
 // figures, the undetermined one and the intervals.
 func TestFitOperatorsClosedForm(t *testing.T) {
-	a := []float64{1, 2, 0.5, 4, 0.1, 3}
-	b := []float64{0.2, 0.1, 1, 0.3, 2, 0.05}
-	f := func(v []float64) ([]float64, error) {
-		ts := make([]float64, len(a))
-		for i := range a {
-			ts[i] = a[i]/v[0] + b[i]*v[1]
-		}
-		return ts, nil
-	}
+	f := closedForm
 	measured, _ := f([]float64{0.6, 3, 1})
 	// A little noise, alternating, so the intervals are finite and narrow.
 	for i := range measured {
@@ -43,6 +46,31 @@ func TestFitOperatorsClosedForm(t *testing.T) {
 	}
 	if !math.IsNaN(fit.Low[2]) || fit.Error > 0.002 || !(fit.ErrorBefore > fit.Error) {
 		t.Errorf("unused interval %v, errors %v before %v", fit.Low[2], fit.Error, fit.ErrorBefore)
+	}
+}
+
+// TestFitOperatorsFixed checks a Fixed figure: t_i = a_i/e + b_i·h with h
+// fixed at its true value 3 fits e to 0.6 exactly, h keeping 3 with no
+// interval and not undetermined; with h fixed at 2, h stays 2 and e takes
+// what the least squares of the logs give, whatever h would have fitted.
+func TestFitOperatorsFixed(t *testing.T) {
+	f := closedForm
+	measured, _ := f([]float64{0.6, 3})
+	for _, h := range []float64{3, 2} {
+		params := []OperatorParam{{Name: "e", Default: 0.8, Max: 1}, {Name: "h", Default: h, Fixed: true}}
+		fit, err := FitOperators(measured, params, f, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fit.Values[1] != h || fit.Undetermined[1] || !math.IsNaN(fit.Low[1]) || !math.IsNaN(fit.High[1]) {
+			t.Errorf("h fixed at %v: value %v, undetermined %v, interval [%v, %v]: want %v, determined, none", h, fit.Values[1], fit.Undetermined[1], fit.Low[1], fit.High[1], h)
+		}
+		if h == 3 && (math.Abs(fit.Values[0]/0.6-1) > 1e-4 || fit.Error > 1e-4) {
+			t.Errorf("h at its true value: e = %v, error %v: want 0.6 and none", fit.Values[0], fit.Error)
+		}
+		if h == 2 && !(fit.Error > 0.01) {
+			t.Errorf("h at a wrong value: error %v: want the rows left unexplained", fit.Error)
+		}
 	}
 }
 

@@ -40,6 +40,9 @@ type operatorRow struct {
 	model     string
 	source    string
 	framework string
+	// host is the measured cost of a dispatched kernel on the row's host
+	// (Measured.Host.Kernel), 0 where none was measured.
+	host units.Seconds
 }
 
 // FitOperators fits, per device kind and framework mode, the efficiency
@@ -48,7 +51,10 @@ type operatorRow struct {
 // the device gives its SMs, the model has a generator): least squares of
 // the logarithm of the step time over all of them (several models,
 // batches, precisions), the step time being the operator model's, the
-// simulator's update added (fit.FitOperators). Measurements of several
+// simulator's update added (fit.FitOperators). Where every row of a
+// device and mode ran on one host whose table measures its kernel's cost
+// (Measured.Host.Kernel, fit --host), the host's cost per kernel is that,
+// not fitted (calib.OperatorsEntry.LaunchMeasured). Measurements of several
 // devices, out-of-memory records and those the model does not cover are
 // left out; a device and mode with no measurement left gives no fit.
 func FitOperators(ms []Measured, cat *hw.Catalog, prof *model.Profiles, s *fit.Settings) ([]OperatorsFit, error) {
@@ -131,7 +137,17 @@ func newOperatorRow(m *Measured, cat *hw.Catalog, prof *model.Profiles) (operato
 		model:     mdl.Name,
 		source:    m.Source,
 		framework: frameworkOf(m),
+		host:      hostKernel(m),
 	}, d.Name, true, nil
+}
+
+// hostKernel returns the cost of a dispatched kernel m's host measured,
+// 0 where none.
+func hostKernel(m *Measured) units.Seconds {
+	if m.Host == nil {
+		return 0
+	}
+	return m.Host.Kernel
 }
 
 // stepHostStart is where the fit of the host's cost per step starts,
@@ -178,6 +194,22 @@ func efficiencies(v []float64) *compute.Efficiencies {
 	return &e
 }
 
+// measuredLaunch returns the host's cost per kernel rows share, measured
+// on their host (operatorRow.host), or 0 where a row has none or they
+// differ.
+func measuredLaunch(rows []operatorRow) units.Seconds {
+	if len(rows) == 0 {
+		return 0
+	}
+	h := rows[0].host
+	for _, r := range rows[1:] {
+		if r.host != h {
+			return 0
+		}
+	}
+	return h
+}
+
 // fitOperatorGroup fits the figures of one device and mode to rows.
 func fitOperatorGroup(rows []operatorRow, mode compute.Mode, s *fit.Settings) (*fit.OperatorsFit, error) {
 	measured := make([]float64, len(rows))
@@ -192,7 +224,12 @@ func fitOperatorGroup(rows []operatorRow, mode compute.Mode, s *fit.Settings) (*
 		}
 		return t, nil
 	}
-	return fit.FitOperators(measured, operatorParams(mode), f, s)
+	params := operatorParams(mode)
+	if l := measuredLaunch(rows); l > 0 && mode == compute.Eager {
+		n := len(compute.Classes)
+		params[n].Default, params[n].Fixed = float64(l/units.Microsecond), true
+	}
+	return fit.FitOperators(measured, params, f, s)
 }
 
 // operatorsEntry returns the calibration entry of a fit of device in mode
@@ -222,6 +259,7 @@ func operatorsEntry(device string, mode compute.Mode, f *fit.OperatorsFit, rows 
 		e.LaunchInterval = []units.Seconds{units.Seconds(iv[0]) * units.Microsecond, units.Seconds(iv[1]) * units.Microsecond}
 	}
 	e.LaunchUndetermined = f.Undetermined[n]
+	e.LaunchMeasured = f.Params[n].Fixed
 	e.StepHost, e.StepHostInterval = fittedTime(f, n+1)
 	if len(f.Values) > n+2 {
 		e.KernelTime, e.KernelTimeInterval = fittedTime(f, n+2)

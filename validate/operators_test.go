@@ -237,6 +237,46 @@ func TestCarryToMeasuredHost(t *testing.T) {
 	}
 }
 
+// TestFitOperatorsMeasuredHost fits synthetic H200 measurements made on a
+// host whose table measures 12 µs a dispatched kernel (Measured.Host):
+// the host's cost per kernel is held at the table's, marked measured and
+// not fitted, and the device's figures the rows depend on come back
+// within 1 % of those the rows were made with.
+func TestFitOperatorsMeasuredHost(t *testing.T) {
+	cat, prof := defaults(t)
+	want := trueEff()
+	host := compute.MeasuredHost
+	host.Kernel = want.Launch
+	dev := *want
+	dev.Launch = 0 // the host's own
+	fits, err := FitOperators(syntheticOn(t, cat, prof, "h200-sxm-141gb", &dev, &host), cat, prof, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(fits) != 1 {
+		t.Fatalf("%d fits, want 1", len(fits))
+	}
+	e := fits[0].Entry
+	if !e.LaunchMeasured || e.Launch != want.Launch || e.LaunchInterval != nil || e.LaunchUndetermined {
+		t.Errorf("launch %v (measured %v, interval %v, undetermined %v): want the host's %v, measured, no interval", e.Launch, e.LaunchMeasured, e.LaunchInterval, e.LaunchUndetermined, want.Launch)
+	}
+	for _, c := range e.Classes {
+		k, err := compute.ParseClass(c.Class)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !c.Undetermined && math.Abs(c.Efficiency/want.Of(k)-1) > 0.01 {
+			t.Errorf("%s: %.4g, want %.4g", c.Class, c.Efficiency, want.Of(k))
+		}
+	}
+	if math.Abs(float64(e.StepHost/want.StepHost)-1) > 0.01 || math.Abs(float64(e.KernelTime/want.KernelTime)-1) > 0.01 {
+		t.Errorf("host per step %v, device per kernel %v: want %v and %v", e.StepHost, e.KernelTime, want.StepHost, want.KernelTime)
+	}
+	if err := (&calib.Calibration{Operators: []calib.OperatorsEntry{e}}).Validate(); err != nil {
+		t.Errorf("entry does not validate: %v", err)
+	}
+}
+
 // TestOperatorRowFramework checks that the operator fit times a
 // measurement with the program its framework names, as validate predicts
 // it (model.Shape.Framework): torchvision's Mask R-CNN, maskrcnn-

@@ -31,6 +31,10 @@ type OperatorsEntry struct {
 	LaunchInterval []units.Seconds `yaml:"launch_interval,flow,omitempty"`
 	// LaunchUndetermined says no row depended on Launch.
 	LaunchUndetermined bool `yaml:"launch_undetermined,omitempty"`
+	// LaunchMeasured says Launch is the rows' host's measured cost of a
+	// dispatched kernel (a scripts/torchhost.py table's cuda_op, fit
+	// --host), held while the other figures were fitted.
+	LaunchMeasured bool `yaml:"launch_measured,omitempty"`
 	// StepHost is the host's cost of a step outside its operators'
 	// launches (the training loop's own work); 0 where the rows did not
 	// determine it. StepHostInterval is its interval.

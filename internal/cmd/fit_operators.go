@@ -27,6 +27,9 @@ func fitOperators(c *cli.Context, lgs []*logs.Log) ([]validate.OperatorsFit, err
 		return nil, err
 	}
 	in := &validate.LogReader{Catalog: cat}
+	if in.Host, err = hostTable("fit", c.String("host")); err != nil {
+		return nil, err
+	}
 	var ms []validate.Measured
 	left := map[string]int{}
 	for _, lg := range lgs {

@@ -54,7 +54,7 @@ func flagPaths(get func(string) string, names ...string) []pathArg {
 }
 
 // inputFlags are the flags of any command that name files it reads.
-var inputFlags = []string{"catalog", "profiles", "calibration", "cases", "measured", "engine-from"}
+var inputFlags = []string{"catalog", "profiles", "calibration", "cases", "measured", "engine-from", "host"}
 
 // commandInputs returns what c reads: args (named what) and the files of
 // its input flags, where given.

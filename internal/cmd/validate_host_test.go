@@ -35,7 +35,7 @@ func meanError(t *testing.T, out string) float64 {
 // within half of their error on the published 4.2 µs, the figures
 // docs/compute-calibration.md quotes, and a table the
 // reader refuses, or a missing one, is an error naming --host and the
-// file. Where PyTorch is installed, scripts/torchhost.py's own table of
+// file; fit --operators --host holds the table's cost per kernel. Where PyTorch is installed, scripts/torchhost.py's own table of
 // this machine is read as it writes it.
 func TestValidateMeasuredHost(t *testing.T) {
 	cpu, err := os.ReadFile("../../compute/testdata/torch-host.csv")
@@ -66,6 +66,28 @@ func TestValidateMeasuredHost(t *testing.T) {
 	}
 	if want := fmt.Sprintf("%.1f %% to %.1f %% mean absolute error", base, got); !strings.Contains(string(page), want) {
 		t.Errorf("docs/compute-calibration.md lacks %q", want)
+	}
+
+	// fit --operators --host holds the table's cuda_op as the host's
+	// cost per kernel and writes it as measured.
+	calOut := filepath.Join(dir, "ops.yaml")
+	out, stderr, code = runCLI("fit", "--operators", "--host", slow, "--out", calOut, h200MLPLog)
+	if code != 0 {
+		t.Fatalf("fit --operators --host: exit %d: %s", code, stderr)
+	}
+	if !regexp.MustCompile(`launch \(µs per kernel\)\s+35\.14\s+35\.14\s+—.*measured: the host table's cuda_op`).MatchString(out) {
+		t.Errorf("fit --operators --host: no held launch of 35.14 µs in:\n%s", out)
+	}
+	if b, err := os.ReadFile(calOut); err != nil || !strings.Contains(string(b), "launch_measured: true") {
+		t.Errorf("fit --out: %v, want launch_measured: true in:\n%s", err, b)
+	}
+
+	// The table is an input: no output may overwrite it.
+	if _, stderr, code := runCLI("fit", "--operators", "--host", slow, "--out", slow, h200MLPLog); code == 0 || !strings.Contains(stderr, "never overwrites an input") {
+		t.Errorf("fit --host X --out X: exit %d, %q: want it refused", code, stderr)
+	}
+	if b, err := os.ReadFile(slow); err != nil || !strings.Contains(string(b), "cuda_op,35.14") {
+		t.Errorf("the host table after fit --out onto it: %v, %q: want it as it was", err, b)
 	}
 
 	bad := filepath.Join(dir, "bad.csv")

@@ -34,6 +34,8 @@ func OperatorsFit(fits []validate.OperatorsFit) []Named {
 				name, def = "device (µs per kernel)", "0"
 			}
 			switch {
+			case p.Fixed:
+				note = "measured: the host table's cuda_op (--host), held, not fitted"
 			case f.Fit.Collinear != nil && f.Fit.Collinear[i]:
 				note = "undetermined: the rows depend on it as on a figure above; the default is kept"
 			case f.Fit.Unresolved != nil && f.Fit.Unresolved[i]:
