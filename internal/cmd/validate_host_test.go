@@ -122,3 +122,41 @@ func TestValidateMeasuredHost(t *testing.T) {
 		t.Errorf("validate --host with torchhost.py's table: exit %d: %s\n%s", code, stderr, table)
 	}
 }
+
+// TestScenarioHost checks --host of the commands that compute scenarios:
+// simulate charges the table's cost per kernel to a scenario computed by
+// the operator model (a host of 1 ms a kernel makes TSUBAME 3.0's
+// ResNet-50 step longer at one GPU), a missing table is an error naming
+// --host, and plan --llm refuses it.
+func TestScenarioHost(t *testing.T) {
+	cpu, err := os.ReadFile("../../compute/testdata/torch-host.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	slow := filepath.Join(t.TempDir(), "slow.csv")
+	if err := os.WriteFile(slow, append(cpu, "cuda_op,1000\n"...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	step := func(args ...string) float64 {
+		t.Helper()
+		out, stderr, code := runCLI(append([]string{"simulate", "tsubame3-resnet50-caffe2-default", "--format", "csv"}, args...)...)
+		if code != 0 {
+			t.Fatalf("simulate %v: exit %d: %s", args, code, stderr)
+		}
+		m := regexp.MustCompile(`(?m)^1,1,32,32,([0-9.]+),`).FindStringSubmatch(out)
+		if m == nil {
+			t.Fatalf("simulate %v: no one-device row in:\n%s", args, out)
+		}
+		v, _ := strconv.ParseFloat(m[1], 64)
+		return v
+	}
+	if base, host := step(), step("--host", slow); !(host > base) {
+		t.Errorf("one GPU's step %v s with a 1 ms kernel, %v s without: want longer", host, base)
+	}
+	if _, stderr, code := runCLI("simulate", "tsubame3-resnet50-caffe2-default", "--host", filepath.Join(t.TempDir(), "absent.csv")); code == 0 || !strings.Contains(stderr, "simulate: --host: ") {
+		t.Errorf("simulate --host of a missing file: exit %d, %q", code, stderr)
+	}
+	if _, stderr, code := runCLI("plan", "--llm", "gpt3-175b", "--system", "dgx-h100", "--gpus", "1024", "--host", slow); code == 0 || !strings.Contains(stderr, "--host goes without --llm") {
+		t.Errorf("plan --llm --host: exit %d, %q: want it refused", code, stderr)
+	}
+}
