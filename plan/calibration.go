@@ -61,6 +61,7 @@ func calibrationsFor(base *scenarios.Resolved, precs []string, cals []scenarios.
 			byPrec[p] = cal
 		} else {
 			src.Operators = compute.Covers(base.Device, base.Mdl.Name)
+			src.HostMeasured = src.Operators && base.Host != nil
 		}
 		srcs = append(srcs, src)
 	}

@@ -354,6 +354,9 @@ type ComputeSource struct {
 	// operator model covers the model on the device: the scenario computes
 	// by operators, not by the roofline (scenarios.Resolved.OperatorCompute).
 	Operators bool
+	// HostMeasured is set where Operators is and a host table gave the
+	// host's costs (Request.Scenario.Host, plan --host).
+	HostMeasured bool
 }
 
 // String says where the compute comes from, such as "fp16: calibrated,
@@ -364,6 +367,9 @@ func (c ComputeSource) String() string {
 		n := max(cal.Devices, 1)
 		return fmt.Sprintf("%s: calibrated, v0 = %s samples/s on %d %s, t = %s (%s)",
 			c.Precision, predict.Rate(cal.V0), n, plural(n, "device"), cal.T, cal.Source)
+	}
+	if c.Operators && c.HostMeasured {
+		return fmt.Sprintf("%s: operator model of the device's datasheet, host measured", c.Precision)
 	}
 	if c.Operators {
 		return fmt.Sprintf("%s: operator model of the device's datasheet", c.Precision)

@@ -56,6 +56,9 @@ func TestValidateMeasuredHost(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("validate --host: exit %d: %s", code, stderr)
 	}
+	if !strings.Contains(out, "by operators, host measured") {
+		t.Errorf("validate --host: no row says its host was measured:\n%s", out)
+	}
 	got := meanError(t, out)
 	if !(got < base/2) {
 		t.Errorf("mean absolute error with a 35 µs kernel %.1f %%, without %.1f %%: want under half", got, base)
@@ -126,7 +129,8 @@ func TestValidateMeasuredHost(t *testing.T) {
 // TestScenarioHost checks --host of the commands that compute scenarios:
 // simulate charges the table's cost per kernel to a scenario computed by
 // the operator model (a host of 1 ms a kernel makes TSUBAME 3.0's
-// ResNet-50 step longer at one GPU), a missing table is an error naming
+// ResNet-50 step longer at one GPU), predict says its compute had the
+// host measured, as plan does, a missing table is an error naming
 // --host, and plan --llm refuses it.
 func TestScenarioHost(t *testing.T) {
 	cpu, err := os.ReadFile("../../compute/testdata/torch-host.csv")
@@ -153,8 +157,14 @@ func TestScenarioHost(t *testing.T) {
 	if base, host := step(), step("--host", slow); !(host > base) {
 		t.Errorf("one GPU's step %v s with a 1 ms kernel, %v s without: want longer", host, base)
 	}
+	if out, stderr, code := runCLI("predict", "tsubame3-resnet50-caffe2-default", "--host", slow); code != 0 || !strings.Contains(out, "compute by operators, host measured") {
+		t.Errorf("predict --host: exit %d, %s: want its compute said to have the host measured:\n%s", code, stderr, out)
+	}
 	if _, stderr, code := runCLI("simulate", "tsubame3-resnet50-caffe2-default", "--host", filepath.Join(t.TempDir(), "absent.csv")); code == 0 || !strings.Contains(stderr, "simulate: --host: ") {
 		t.Errorf("simulate --host of a missing file: exit %d, %q", code, stderr)
+	}
+	if out, stderr, code := runCLI("plan", "--recipe", "engine-mlp", "--systems", "workstation-rtx6000-ada", "--host", slow); code != 0 || !strings.Contains(out, "operator model of the device's datasheet (docs/compute.md), host measured (--host)") {
+		t.Errorf("plan --host: exit %d, %s: want its compute said to have the host measured:\n%s", code, stderr, out)
 	}
 	if _, stderr, code := runCLI("plan", "--llm", "gpt3-175b", "--system", "dgx-h100", "--gpus", "1024", "--host", slow); code == 0 || !strings.Contains(stderr, "--host goes without --llm") {
 		t.Errorf("plan --llm --host: exit %d, %q: want it refused", code, stderr)

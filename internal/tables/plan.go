@@ -98,7 +98,9 @@ func computeLines(srcs []plan.ComputeSource) []string {
 	for i := 0; i < len(srcs); {
 		j := i
 		var parts, ops, roof, skipped []string
+		host := false
 		for ; j < len(srcs) && srcs[j].System == srcs[i].System; j++ {
+			host = host || srcs[j].HostMeasured
 			switch {
 			case srcs[j].Skipped:
 				skipped = append(skipped, srcs[j].Precision)
@@ -111,7 +113,11 @@ func computeLines(srcs []plan.ComputeSource) []string {
 			}
 		}
 		if len(ops) > 0 {
-			parts = append(parts, fmt.Sprintf("%s: operator model of the device's datasheet (docs/compute.md)", strings.Join(ops, ", ")))
+			l := fmt.Sprintf("%s: operator model of the device's datasheet (docs/compute.md)", strings.Join(ops, ", "))
+			if host {
+				l += ", host measured (--host)"
+			}
+			parts = append(parts, l)
 		}
 		if len(roof) > 0 {
 			parts = append(parts, fmt.Sprintf("%s: roofline, %.2f of the peak", strings.Join(roof, ", "), srcs[i].Efficiency))

@@ -294,14 +294,19 @@ func RangeNote(p *predict.Prediction) string {
 // for a prediction's title, so that the same scenario predicted alone and
 // in a study says which calibration each used: "by operators" (package
 // compute; "by operators calibrated by FILE" with an operators entry of
-// the device), "by roofline", or
-// "calibrated" and the calibration's file where a --calibration gave it.
+// the device; ", host measured" where --host gave the host's costs), "by
+// roofline", or "calibrated" and the calibration's file where a
+// --calibration gave it.
 func computeSource(r *scenarios.Resolved) string {
+	host := ""
+	if r.Host != nil {
+		host = ", host measured"
+	}
 	switch {
 	case r.OperatorCompute() && r.OperatorsBy != "":
-		return "by operators calibrated by " + r.OperatorsBy
+		return "by operators calibrated by " + r.OperatorsBy + host
 	case r.OperatorCompute():
-		return "by operators"
+		return "by operators" + host
 	case r.Calibration == nil:
 		return "by roofline"
 	case r.CalibratedBy != "":

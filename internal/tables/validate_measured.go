@@ -126,6 +126,9 @@ func (l measuredLayout) row(g *validate.MeasuredGroup, r validate.MeasuredRow) [
 		case r.ByOperators:
 			how = "by operators"
 		}
+		if r.ByOperators && r.Host != nil {
+			how += ", host measured" // validate --host: the host's costs are its table's
+		}
 		row = append(row, how)
 	}
 	if l.several {
