@@ -33,7 +33,8 @@ func meanError(t *testing.T, out string) float64 {
 // operator costs 35 µs on the host (as the H200 calibration's fitted
 // launch has it) brings the host-bound MLP and CNN rows of our H200 to
 // within half of their error on the published 4.2 µs, the figures
-// docs/compute-calibration.md quotes, and a table the
+// docs/compute-calibration.md quotes (and the whole H200 sweep's), and a
+// table the
 // reader refuses, or a missing one, is an error naming --host and the
 // file; fit --operators --host holds the table's cost per kernel. Where PyTorch is installed, scripts/torchhost.py's own table of
 // this machine is read as it writes it.
@@ -69,6 +70,26 @@ func TestValidateMeasuredHost(t *testing.T) {
 	}
 	if want := fmt.Sprintf("%.1f %% to %.1f %% mean absolute error", base, got); !strings.Contains(string(page), want) {
 		t.Errorf("docs/compute-calibration.md lacks %q", want)
+	}
+	sweep, err := filepath.Glob("../../testdata/measurements/h200-2026-11-26/*.jsonl")
+	if err != nil || len(sweep) == 0 {
+		t.Fatalf("the H200 sweep: %v, %d logs", err, len(sweep))
+	}
+	var args []string
+	for _, f := range sweep {
+		args = append(args, "--measured", f)
+	}
+	out, stderr, code = runCLI(append([]string{"validate"}, args...)...)
+	if code != 0 {
+		t.Fatalf("validate of the H200 sweep: exit %d: %s", code, stderr)
+	}
+	sweepBase := meanError(t, out)
+	out, stderr, code = runCLI(append([]string{"validate", "--host", slow}, args...)...)
+	if code != 0 {
+		t.Fatalf("validate --host of the H200 sweep: exit %d: %s", code, stderr)
+	}
+	if want := fmt.Sprintf("from %.1f %% to %.1f %%", sweepBase, meanError(t, out)); !strings.Contains(string(page), want) {
+		t.Errorf("docs/compute-calibration.md lacks the whole sweep's %q", want)
 	}
 
 	// fit --operators --host holds the table's cuda_op as the host's
