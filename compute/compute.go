@@ -125,15 +125,14 @@ const (
 	CPUDispatch units.Seconds = 0.729 * units.Microsecond
 )
 
-// HostCallsTime returns the host's time of calls in eager PyTorch: each
-// operator on a CPU tensor at CPUDispatch, each CUDA kernel at
-// DispatchEager + LaunchKernel, each synchronisation at SyncLatency (a
-// stream whose work is done by the time the host waits: a loader's own
-// stream, not the step's).
+// HostCallsTime returns the host's time of calls in eager PyTorch at the
+// model's default figures: each operator on a CPU tensor at CPUDispatch, each
+// CUDA kernel at DispatchEager + LaunchKernel, each synchronisation at
+// SyncLatency (a stream whose work is done by the time the host waits: a
+// loader's own stream, not the step's). HostCosts.CallsTime gives a
+// measured host's.
 func HostCallsTime(calls model.HostCalls) units.Seconds {
-	return units.Seconds(calls.CPU)*CPUDispatch +
-		units.Seconds(calls.Kernels)*(DispatchEager+LaunchKernel) +
-		units.Seconds(calls.Syncs)*SyncLatency
+	return (&HostCosts{}).CallsTime(calls)
 }
 
 // Modes lists the framework modes.

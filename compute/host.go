@@ -35,6 +35,27 @@ type HostCosts struct {
 	// Sync is what a synchronisation adds on that host beyond the work it
 	// waits for (a host table's cuda_sync). 0: SyncLatency.
 	Sync units.Seconds
+	// CPUOp is one small operator's call on a CPU tensor on that host (a
+	// host table's dispatch). 0: CPUDispatch.
+	CPUOp units.Seconds
+}
+
+// CallsTime returns the host's time of calls in eager PyTorch on h: each
+// operator on a CPU tensor at h's CPUOp, each CUDA kernel at its Kernel
+// and each synchronisation at its Sync, the published figures
+// (HostCallsTime's) where h measures none.
+func (h *HostCosts) CallsTime(calls model.HostCalls) units.Seconds {
+	cpu, kernel, sync := CPUDispatch, DispatchEager+LaunchKernel, SyncLatency
+	if h.CPUOp > 0 {
+		cpu = h.CPUOp
+	}
+	if h.Kernel > 0 {
+		kernel = h.Kernel
+	}
+	if h.Sync > 0 {
+		sync = h.Sync
+	}
+	return units.Seconds(calls.CPU)*cpu + units.Seconds(calls.Kernels)*kernel + units.Seconds(calls.Syncs)*sync
 }
 
 // PublishedHost holds the published figures, of PyTorch 1.x in 2020–2021

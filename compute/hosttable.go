@@ -27,7 +27,7 @@ type hostQuantity struct {
 // order.
 var hostQuantities = []hostQuantity{
 	{"loop", nil, false},
-	{"dispatch", nil, false},
+	{"dispatch", func(h *HostCosts) *units.Seconds { return &h.CPUOp }, false},
 	{"autograd_record", func(h *HostCosts) *units.Seconds { return &h.AutogradRecord }, true},
 	{"module_call", func(h *HostCosts) *units.Seconds { return &h.ModuleCall }, true},
 	{"autocast", nil, false},
@@ -71,7 +71,8 @@ func ReadHostFile(path string) (HostCosts, error) {
 // ReadHostTable reads a table of eager PyTorch's host costs as
 // scripts/torchhost.py writes it: lines starting with # are comments, then
 // the header "quantity,value" and one "name,value" line per quantity,
-// microseconds. The CPU quantities are required; cuda_op and cuda_sync,
+// microseconds. The CPU quantities are required (dispatch, a CPU
+// operator's call, sets HostCosts.CPUOp where given); cuda_op and cuda_sync,
 // which the script measures on a host with a CUDA device, set
 // HostCosts.Kernel and Sync (left 0, the published figures, where the
 // table has none). An unknown or repeated quantity, a value that is not

@@ -13,8 +13,9 @@ import (
 )
 
 // TestReadHostTableMeasured reads scripts/torchhost.py's table of this
-// machine, compute/testdata/torch-host.csv, which MeasuredHost types in:
-// the same figures, and no CUDA ones (a host without a GPU).
+// machine, compute/testdata/torch-host.csv, which MeasuredHost and
+// CPUDispatch type in: the same figures, and no CUDA ones (a host without
+// a GPU).
 func TestReadHostTableMeasured(t *testing.T) {
 	h, err := ReadHostFile("testdata/torch-host.csv")
 	if err != nil {
@@ -30,6 +31,9 @@ func TestReadHostTableMeasured(t *testing.T) {
 		if math.Abs(float64(got[0]-got[1])) > 1e-15 {
 			t.Errorf("%s: read %v, MeasuredHost %v", name, got[0], got[1])
 		}
+	}
+	if math.Abs(float64(h.CPUOp-CPUDispatch)) > 1e-15 {
+		t.Errorf("CPU operator %v: want the table's dispatch, CPUDispatch %v", h.CPUOp, CPUDispatch)
 	}
 	if h.Kernel != 0 || h.Sync != 0 {
 		t.Errorf("CUDA costs %v, %v from a table without them: want 0", h.Kernel, h.Sync)
@@ -175,7 +179,7 @@ func FuzzReadHostTable(f *testing.F) {
 		if err != nil {
 			return
 		}
-		for _, v := range []units.Seconds{h.ModuleCall, h.AutogradRecord, h.SGDTensor, h.AdamTensor, h.ScalerTensor, h.Kernel, h.Sync} {
+		for _, v := range []units.Seconds{h.ModuleCall, h.AutogradRecord, h.SGDTensor, h.AdamTensor, h.ScalerTensor, h.Kernel, h.Sync, h.CPUOp} {
 			if !(v >= 0 && v <= 1) {
 				t.Fatalf("accepted a cost of %v s from %q", v, in)
 			}

@@ -75,11 +75,16 @@ func TestLoaderLaw(t *testing.T) {
 // TestHostCallsTime checks the eager host's time of counted calls: 10
 // CPU calls at the measured 0.729 µs (torch-host.csv's dispatch), 2
 // kernels at pytorch/pytorch#32194's 3.3 µs dispatch and the CUDA graphs
-// blog's 0.9 µs launch, and a sync at the blog's 5.8 µs.
+// blog's 0.9 µs launch, and a sync at the blog's 5.8 µs; on a measured
+// host (HostCosts.CallsTime), at its table's figures.
 func TestHostCallsTime(t *testing.T) {
 	got := HostCallsTime(model.HostCalls{CPU: 10, Kernels: 2, Syncs: 1})
 	near(t, "host calls", float64(got), 10*0.729e-6+2*4.2e-6+5.8e-6)
 	if HostCallsTime(model.HostCalls{}) != 0 {
 		t.Error("no calls: want no time")
 	}
+	// A host whose table measured 2 µs a CPU operator, 35 µs a kernel
+	// and 20 µs a synchronisation.
+	h := &HostCosts{CPUOp: 2e-6, Kernel: 35e-6, Sync: 20e-6}
+	near(t, "measured host's calls", float64(h.CallsTime(model.HostCalls{CPU: 10, Kernels: 2, Syncs: 1})), 10*2e-6+2*35e-6+20e-6)
 }
