@@ -40,7 +40,7 @@
 # sweeps' rows timed a diverged step (docs/validation-torchvision-maskrcnn.md).
 #
 # DIR receives one bench log per group, machine.txt (nvidia-smi and the
-# versions, before and after), torch-host.csv (scripts/torchhost.py: the
+# versions, before and after), torch-host.csv (engine/torchbench/torchhost.py: the
 # host's cost per operator) and torchbench.log (the progress lines). RUN
 # prefixes every log's run identifier (default gpu). Each group runs under
 # timeout(1) with the seconds below, so that the whole sweep fits a
@@ -188,6 +188,6 @@ nvidia-smi >>"$dir/machine.txt" 2>&1
 # dispatch from the compute model's default, with the GPU's small
 # operator and synchronisation (cuda_op, cuda_sync) that validate --host
 # and fit --operators --host take.
-timeout -k 5 60 "$py" scripts/torchhost.py >"$dir/torch-host.csv" 2>>"$log"
+timeout -k 5 60 "$py" engine/torchbench/torchhost.py >"$dir/torch-host.csv" 2>>"$log"
 $sweep
 machine after

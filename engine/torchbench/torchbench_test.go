@@ -1061,8 +1061,8 @@ func TestGPUSweepScript(t *testing.T) {
 				}
 			}
 		}
-		if b, err := os.ReadFile(filepath.Join(dir, "torch-host.csv")); err != nil || !strings.Contains(string(b), "scripts/torchhost.py") {
-			t.Errorf("%s: torch-host.csv %q (%v): want scripts/torchhost.py's output", sweep, b, err)
+		if b, err := os.ReadFile(filepath.Join(dir, "torch-host.csv")); err != nil || !strings.Contains(string(b), "engine/torchbench/torchhost.py") {
+			t.Errorf("%s: torch-host.csv %q (%v): want engine/torchbench/torchhost.py's output", sweep, b, err)
 		}
 		if b, err := os.ReadFile(filepath.Join(dir, "machine.txt")); err != nil || strings.Count(string(b), "stand-in GPU") < 3 {
 			t.Errorf("%s: machine.txt %q (%v): want nvidia-smi before and after", sweep, b, err)

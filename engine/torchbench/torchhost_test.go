@@ -117,3 +117,21 @@ print(",".join("%s=%r" % kv for kv in sorted(rows.items())))
 		t.Errorf("cuda() with CPU stand-ins gave %q: want cuda_op and cuda_sync", got)
 	}
 }
+
+// TestHostTableOptions checks that HostTable refuses a device and a
+// number of rounds it cannot pass to the script, naming the choices,
+// before it looks for an interpreter.
+func TestHostTableOptions(t *testing.T) {
+	for _, tc := range []struct {
+		opt  HostOptions
+		want string
+	}{
+		{HostOptions{Device: "gpu"}, `host device "gpu": want one of auto, cpu, cuda`},
+		{HostOptions{Rounds: -1}, "host rounds -1: want 1 to 100"},
+		{HostOptions{Rounds: 101}, "host rounds 101"},
+	} {
+		if _, err := HostTable(t.Context(), tc.opt); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%+v: error %v, want %q", tc.opt, err, tc.want)
+		}
+	}
+}

@@ -24,7 +24,8 @@ func benchCommand() *cli.Command {
 			"writes what it measured as a bench log (JSON lines) for `scaleplan fit`:\n\n" +
 			"   throughput  step time and samples/s per worker count and batch\n" +
 			"   steps       steps to a target accuracy per global batch, learning rate searched\n" +
-			"   train       train to a recipe's accuracy target and report the test accuracy\n\n" +
+			"   train       train to a recipe's accuracy target and report the test accuracy\n" +
+			"   host        this host's cost per operator of eager PyTorch (a table, not a log)\n\n" +
 			"With no subcommand, bench is bench throughput and takes its flags. With\n" +
 			"--framework torch it measures PyTorch instead (engine/torchbench: ResNet-50,\n" +
 			"EfficientNet-B4, Transformer, Mask R-CNN, the MLP and CNN; on CUDA or the CPU)\n" +
@@ -41,7 +42,7 @@ func benchCommand() *cli.Command {
 			"   scaleplan bench --framework torch --model cnn --batch 16,32,64 --steps 5 --out torch.jsonl",
 		Flags:       tp.Flags,
 		Action:      runBenchThroughput,
-		Subcommands: []*cli.Command{tp, benchStepsCommand(), benchTrainCommand(), benchWorkerCommand()},
+		Subcommands: []*cli.Command{tp, benchStepsCommand(), benchTrainCommand(), benchHostCommand(), benchWorkerCommand()},
 	}
 }
 
