@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"os"
 	"slices"
@@ -104,26 +105,17 @@ func ReadHostTable(r io.Reader) (HostCosts, error) {
 		if !ok {
 			return HostCosts{}, fmt.Errorf("line %d: %q: want quantity,value", line, cutQuote(text))
 		}
-		i := slices.IndexFunc(hostQuantities, func(q hostQuantity) bool { return q.name == name })
-		if i < 0 {
-			return HostCosts{}, fmt.Errorf("line %d: unknown quantity %q: want one of %s", line, cutQuote(name), hostNames())
-		}
 		if seen[name] {
 			return HostCosts{}, fmt.Errorf("line %d: %s given twice", line, name)
 		}
 		seen[name] = true
 		v, err := strconv.ParseFloat(strings.TrimSpace(val), 64)
-		if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
-			return HostCosts{}, fmt.Errorf("line %d: %s %q: want a number of microseconds", line, name, cutQuote(val))
+		if err != nil {
+			return HostCosts{}, fmt.Errorf("line %d: %s %q: want a number of microseconds", line, cutQuote(name), cutQuote(val))
 		}
-		q := hostQuantities[i]
-		if q.field == nil {
-			continue
+		if err := h.set(name, v); err != nil {
+			return HostCosts{}, fmt.Errorf("line %d: %w", line, err)
 		}
-		if v < 0 || v > maxHostCost {
-			return HostCosts{}, fmt.Errorf("line %d: %s %g µs: want 0 to %g µs", line, name, v, float64(maxHostCost))
-		}
-		*q.field(&h) = units.Seconds(v) * units.Microsecond
 	}
 	if err := sc.Err(); err != nil {
 		if errors.Is(err, bufio.ErrTooLong) {
@@ -134,6 +126,56 @@ func ReadHostTable(r io.Reader) (HostCosts, error) {
 	if !header {
 		return HostCosts{}, errors.New("no header quantity,value: not a host table (scripts/torchhost.py writes one)")
 	}
+	if err := missingQuantities(seen); err != nil {
+		return HostCosts{}, err
+	}
+	return h, nil
+}
+
+// HostCostsFrom returns the host costs of quantities, microseconds by name
+// as a host table gives them (a bench log header's machine.host_costs):
+// the quantities, ranges and required ones of ReadHostTable, an error
+// naming the quantity.
+func HostCostsFrom(quantities map[string]float64) (HostCosts, error) {
+	var h HostCosts
+	seen := map[string]bool{}
+	for _, name := range slices.Sorted(maps.Keys(quantities)) {
+		if err := h.set(name, quantities[name]); err != nil {
+			return HostCosts{}, err
+		}
+		seen[name] = true
+	}
+	if err := missingQuantities(seen); err != nil {
+		return HostCosts{}, err
+	}
+	return h, nil
+}
+
+// set sets the field of quantity name to v microseconds: an error for an
+// unknown name, a value that is not a finite number, or one outside 0 to
+// maxHostCost where the model uses it.
+func (h *HostCosts) set(name string, v float64) error {
+	i := slices.IndexFunc(hostQuantities, func(q hostQuantity) bool { return q.name == name })
+	if i < 0 {
+		return fmt.Errorf("unknown quantity %q: want one of %s", cutQuote(name), hostNames())
+	}
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return fmt.Errorf("%s %v: want a number of microseconds", name, v)
+	}
+	q := hostQuantities[i]
+	if q.field == nil {
+		return nil
+	}
+	if v < 0 || v > maxHostCost {
+		return fmt.Errorf("%s %g µs: want 0 to %g µs", name, v, float64(maxHostCost))
+	}
+	*q.field(h) = units.Seconds(v) * units.Microsecond
+	return nil
+}
+
+// missingQuantities returns an error naming the required quantities not
+// in seen, nil when none is missing.
+func missingQuantities(seen map[string]bool) error {
 	var missing []string
 	for _, q := range hostQuantities {
 		if q.required && !seen[q.name] {
@@ -141,9 +183,9 @@ func ReadHostTable(r io.Reader) (HostCosts, error) {
 		}
 	}
 	if len(missing) > 0 {
-		return HostCosts{}, fmt.Errorf("missing %s", strings.Join(missing, ", "))
+		return fmt.Errorf("missing %s", strings.Join(missing, ", "))
 	}
-	return h, nil
+	return nil
 }
 
 // hostNames lists the quantities a host table may give.

@@ -186,3 +186,28 @@ func FuzzReadHostTable(f *testing.F) {
 		}
 	})
 }
+
+// TestHostCostsFrom checks the quantities of a bench log's header
+// (machine.host_costs) against the table that holds the same figures,
+// and the errors naming a quantity.
+func TestHostCostsFrom(t *testing.T) {
+	want, err := ReadHostTable(strings.NewReader(hostTable("cuda_op,35.14\ncuda_sync,21.5\n")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := map[string]float64{"loop": 0.004, "dispatch": 0.729, "autograd_record": 0.418, "module_call": 1.118,
+		"autocast": -0.010, "sgd_tensor": 1.815, "adam_tensor": 6.842, "scaler_tensor": 1.465, "cuda_op": 35.14, "cuda_sync": 21.5}
+	got, err := HostCostsFrom(q)
+	if err != nil || got != want {
+		t.Errorf("HostCostsFrom: %+v, %v; want %+v", got, err, want)
+	}
+	q["cuda_ops"] = 3
+	if _, err := HostCostsFrom(q); err == nil || !strings.Contains(err.Error(), `unknown quantity "cuda_ops"`) {
+		t.Errorf("an unknown quantity: %v", err)
+	}
+	delete(q, "cuda_ops")
+	delete(q, "module_call")
+	if _, err := HostCostsFrom(q); err == nil || !strings.Contains(err.Error(), "missing module_call") {
+		t.Errorf("a missing quantity: %v", err)
+	}
+}

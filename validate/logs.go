@@ -36,8 +36,9 @@ type LogReader struct {
 	Catalog *hw.Catalog
 	// Host is the host costs of the machine that ran the logs (a table of
 	// scripts/torchhost.py's, compute.ReadHostTable): Measured.Host of
-	// every measurement. nil: compute.MeasuredHost and the published
-	// figures.
+	// every measurement. nil: each log's own, where its header measured
+	// them (machine.host_costs, engine/torchbench on CUDA), else
+	// compute.MeasuredHost and the published figures.
 	Host *compute.HostCosts
 }
 
@@ -198,9 +199,10 @@ func (in *LogReader) Collectives(lgs []*logs.Log, algorithm sim.Algorithm, left 
 // config.models_info.MODEL.optimizer (torchbench) names the optimizer.
 func (in *LogReader) Measurements(lg *logs.Log, prof *model.Profiles, left map[string]int) ([]Measured, error) {
 	var (
-		out    []Measured
-		header benchlog.Record
-		err    error
+		out     []Measured
+		header  benchlog.Record
+		logHost *compute.HostCosts // the header's measured host, where --host gives none
+		err     error
 	)
 	for i, rec := range lg.Records {
 		where := lg.Name
@@ -209,7 +211,14 @@ func (in *LogReader) Measurements(lg *logs.Log, prof *model.Profiles, left map[s
 		}
 		switch rec.Kind {
 		case benchlog.KindHeader:
-			header = rec
+			header, logHost = rec, nil
+			if in.Host == nil && header.Machine != nil && len(header.Machine.HostCosts) > 0 {
+				h, err := compute.HostCostsFrom(header.Machine.HostCosts)
+				if err != nil {
+					return nil, fmt.Errorf("%s: machine.host_costs: %w", where, err)
+				}
+				logHost = &h
+			}
 			continue
 		case benchlog.KindMeasurement, benchlog.KindOOM:
 		default:
@@ -251,6 +260,9 @@ func (in *LogReader) Measurements(lg *logs.Log, prof *model.Profiles, left map[s
 			OOM: rec.Kind == benchlog.KindOOM, Source: where,
 			Optimizer: headerOptimizer(header, rec.Model), Variant: calib.RunVariant(rec.Labels),
 			Host: in.Host,
+		}
+		if m.Host == nil {
+			m.Host = logHost
 		}
 		if header.Machine != nil {
 			m.Framework = header.Machine.Framework

@@ -561,6 +561,11 @@ func Bench(ctx context.Context, opt Options, w io.Writer, progress io.Writer) er
 	if err := os.WriteFile(path, script, 0o644); err != nil {
 		return fmt.Errorf("torchbench: %w", err)
 	}
+	// Beside it, the script that measures the host's cost per operator
+	// into the header on CUDA (torchbench.py's host_costs).
+	if err := os.WriteFile(filepath.Join(dir, "torchhost.py"), hostScript, 0o644); err != nil {
+		return fmt.Errorf("torchbench: %w", err)
+	}
 	logPath := filepath.Join(dir, "log.jsonl")
 	cmd := exec.CommandContext(ctx, python, append(append([]string{path}, args...), "--out", logPath)...)
 	cmd.Env = append(os.Environ(), opt.Env...)

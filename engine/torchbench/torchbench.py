@@ -250,6 +250,10 @@ def make_parser():
                    help="after each batch's timed steps, run PROFILE_STEPS more under torch.profiler and write its "
                         "per-operator table (key_averages: calls, CPU and device time, FLOPs per step) to OUT with "
                         ".profile.json for .jsonl; needs --out and one worker")
+    p.add_argument("--no-host-costs", action="store_true",
+                   help="on CUDA, do not measure the host's cost per operator (torchhost.py beside this script, a "
+                        "few seconds after the sweep; a stop meanwhile drops the costs, not the log) into the header's "
+                        "machine.host_costs")
     p.add_argument("--run", default="", help="run identifier written in every record (default torchbench-<UTC time>)")
     p.add_argument("--seed", type=int, default=1, help="seed for weights and synthetic data (default 1)")
     p.add_argument("--launcher", choices=["auto", "torchrun", "spawn"], default="auto",
@@ -565,6 +569,69 @@ def machine(a, world):
         m.update(device_name="cpu", device_count=1, device_memory_bytes=float(host_memory()),
                  backend=cpu_backend())
     return {k: v for k, v in m.items() if v not in ("", 0, 0.0, None)}
+
+
+# HOST_SCRIPT is the script beside this one that measures the host's cost
+# per operator (scripts/torchhost.py links to it), and HOST_ROUNDS the
+# medians it keeps the least of here: fewer than its own 9, a few seconds.
+HOST_SCRIPT = "torchhost.py"
+HOST_ROUNDS = 3
+
+
+def host_costs():
+    """The host's cost per operator of eager PyTorch, microseconds by
+    quantity, with the CUDA device's (cuda_op, cuda_sync): HOST_SCRIPT in a
+    process of its own, since it patches torch for its timings. None, with
+    a progress line, where it cannot run."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), HOST_SCRIPT)
+    if not os.path.exists(path):
+        progress("no %s beside this script: the header holds no host costs" % HOST_SCRIPT)
+        return None
+    env = dict(os.environ, OMP_WAIT_POLICY="PASSIVE", OMP_NUM_THREADS="1")
+    try:
+        out = subprocess.run([sys.executable, path, "--device", "cuda", "--rounds", str(HOST_ROUNDS)],
+                             capture_output=True, text=True, timeout=120, env=env)
+    except (OSError, subprocess.SubprocessError) as e:
+        progress("host costs not measured: %s" % e)
+        return None
+    if out.returncode != 0:
+        progress("host costs not measured: %s" % (out.stderr.strip().splitlines() or ["exit %d" % out.returncode])[-1])
+        return None
+    return parse_host_table(out.stdout)
+
+
+def measure_host(a, dev, rank):
+    """host_costs on rank 0 of a CUDA run, unless --no-host-costs. It runs
+    under the sweep's signal handlers: a stop while the host is timed
+    (Interrupted) kills the timing process and gives None, so that the log
+    is written without the costs rather than not at all."""
+    if rank != 0 or dev.type != "cuda" or a.no_host_costs:
+        return None
+    try:
+        return host_costs()
+    except Interrupted as e:
+        progress("host costs not measured: interrupted by %s" % e)
+        return None
+
+
+def parse_host_table(text):
+    """The quantity,value rows of a host table, by quantity; None without
+    any."""
+    rows, started = {}, False
+    for line in text.splitlines():
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        if line == "quantity,value":
+            started = True
+            continue
+        k, _, v = line.partition(",")
+        if started and k:
+            try:
+                rows[k] = float(v)
+            except ValueError:
+                continue
+    return rows or None
 
 
 # ---------------------------------------------------------------- models
@@ -1615,6 +1682,7 @@ def worker(a, argv, rank, world, local_rank):
     base = dict(run=a.run, device=device_name)
     records, info, failed = [], {}, []
     interrupted, name, prec = "", "", ""
+    costs = None  # the host's, measured after the sweep (host_costs)
     if world == 1:
         # A single worker that is told to stop (timeout(1), a batch
         # scheduler's time limit, ^C) still writes what it measured. With
@@ -1627,6 +1695,7 @@ def worker(a, argv, rank, world, local_rank):
                 err = sweep(name, prec, a, dev, rank, world, base, info, records)
                 if err:
                     failed.append("%s %s (%s)" % (name, prec, err))
+        costs = measure_host(a, dev, rank)
     except Interrupted as e:
         interrupted = str(e)
         failed.append("interrupted by %s during %s %s" % (e, name, prec))
@@ -1655,7 +1724,10 @@ def worker(a, argv, rank, world, local_rank):
             omp_wait_policy=os.environ.get("OMP_WAIT_POLICY", ""))
         if interrupted:
             config["interrupted"] = "%s during %s %s" % (interrupted, name, prec)
-        header = dict(kind="header", run=a.run, tool=TOOL, machine=machine(a, world), config=config)
+        m = machine(a, world)
+        if costs:
+            m["host_costs"] = costs
+        header = dict(kind="header", run=a.run, tool=TOOL, machine=m, config=config)
         write_records([header] + records, a.out)
         if a.out:
             progress("wrote %d records to %s" % (len(records) + 1, a.out))

@@ -4,6 +4,7 @@ import (
 	"encoding/csv"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -133,5 +134,79 @@ func TestHostTableOptions(t *testing.T) {
 		if _, err := HostTable(t.Context(), tc.opt); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%+v: error %v, want %q", tc.opt, err, tc.want)
 		}
+	}
+}
+
+// TestHeaderHostCosts checks torchbench.py's host_costs, which fills the
+// header's machine.host_costs on CUDA: it runs the torchhost.py beside it
+// in a process of its own and reads its table's rows; a script that
+// fails (here a stand-in that exits as torchhost.py does without a
+// device) or is missing gives none.
+func TestHeaderHostCosts(t *testing.T) {
+	python := needPython(t)
+	for _, tc := range []struct {
+		host, want string
+	}{
+		{"print('# stand-in\\nquantity,value\\nmodule_call,1.118\\ncuda_op,35.14')", "{'module_call': 1.118, 'cuda_op': 35.14}"},
+		{"import sys; sys.exit('torchhost.py: error: --device cuda: torch sees no CUDA device')", "None"},
+		{"", "None"},
+	} {
+		dir := t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, "torchbench.py"), script, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if tc.host != "" {
+			if err := os.WriteFile(filepath.Join(dir, "torchhost.py"), []byte(tc.host+"\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		cmd := exec.Command(python, "-c", "import sys; sys.path.insert(0, sys.argv[1]); import torchbench; print(torchbench.host_costs())", dir)
+		cmd.Env = append(os.Environ(), "OMP_WAIT_POLICY=PASSIVE")
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("host_costs: %v", err)
+		}
+		if got := strings.TrimSpace(string(out)); got != tc.want {
+			t.Errorf("host_costs with %q: %s, want %s", tc.host, got, tc.want)
+		}
+	}
+}
+
+// TestHeaderHostCostsStopped checks that a stop while the host is timed
+// (torchbench's Interrupted, raised by its signal handlers; here by an
+// alarm half a second in, the stand-in torchhost.py sleeping 30 s) ends
+// the timing process and gives no costs, so that the log is still
+// written; and that --no-host-costs, a CPU device or a rank above 0
+// measure nothing.
+func TestHeaderHostCostsStopped(t *testing.T) {
+	python := needPython(t)
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "torchbench.py"), script, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "torchhost.py"), []byte("import time\ntime.sleep(30)\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	prog := `import argparse, signal, sys, time, types
+sys.path.insert(0, sys.argv[1])
+import torchbench as tb
+def stop(signum, frame):
+    raise tb.Interrupted("SIGALRM")
+signal.signal(signal.SIGALRM, stop)
+cuda, cpu = types.SimpleNamespace(type="cuda"), types.SimpleNamespace(type="cpu")
+on, off = argparse.Namespace(no_host_costs=False), argparse.Namespace(no_host_costs=True)
+print(tb.measure_host(off, cuda, 0), tb.measure_host(on, cpu, 0), tb.measure_host(on, cuda, 1))
+t0 = time.monotonic()
+signal.setitimer(signal.ITIMER_REAL, 0.5)
+print(tb.measure_host(on, cuda, 0), time.monotonic() - t0 < 10)
+`
+	cmd := exec.Command(python, "-c", prog, dir)
+	cmd.Env = append(os.Environ(), "OMP_WAIT_POLICY=PASSIVE")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("measure_host: %v", err)
+	}
+	if got := strings.TrimSpace(string(out)); got != "None None None\nNone True" {
+		t.Errorf("measure_host: %q, want no costs each time and the stop within 10 s", got)
 	}
 }

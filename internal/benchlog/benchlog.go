@@ -161,6 +161,35 @@ type Machine struct {
 	CUDA         string  `json:"cuda,omitempty"`
 	Framework    string  `json:"framework,omitempty"` // e.g. "go1.26.8 gonum", "torch 2.5.1"
 	Backend      string  `json:"backend,omitempty"`   // e.g. "gonum", "openblas"
+	// HostCosts is the host's cost per operator of eager PyTorch,
+	// microseconds by quantity, as engine/torchbench's torchhost.py
+	// measures it (engine/torchbench writes it on CUDA devices); nil when
+	// not measured. At most MaxHostCosts quantities.
+	HostCosts map[string]float64 `json:"host_costs,omitempty"`
+}
+
+// MaxHostCosts bounds Machine.HostCosts: torchhost.py writes 19
+// quantities.
+const MaxHostCosts = 64
+
+// validate reports host costs that are too many, unnamed, or not finite
+// numbers of microseconds within ±10^6.
+func (m *Machine) validate() error {
+	if m == nil {
+		return nil
+	}
+	if len(m.HostCosts) > MaxHostCosts {
+		return fmt.Errorf("machine.host_costs: %d quantities, at most %d", len(m.HostCosts), MaxHostCosts)
+	}
+	for k, v := range m.HostCosts {
+		if k == "" || len(k) > 64 {
+			return fmt.Errorf("machine.host_costs: quantity %.64q: want a name of 1 to 64 bytes", k)
+		}
+		if math.IsNaN(v) || math.IsInf(v, 0) || math.Abs(v) > 1e6 {
+			return fmt.Errorf("machine.host_costs.%s = %v: want microseconds within ±1e6", k, v)
+		}
+	}
+	return nil
 }
 
 // Validate reports the first thing wrong with r: an unknown kind, a
@@ -196,6 +225,9 @@ func (r *Record) Validate() error {
 		}
 	}
 	if err := r.validatePlacement(); err != nil {
+		return err
+	}
+	if err := r.Machine.validate(); err != nil {
 		return err
 	}
 	switch r.Kind {

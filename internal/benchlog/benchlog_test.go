@@ -127,6 +127,9 @@ func TestReaderErrors(t *testing.T) {
 		`{"kind":"measurement","workers":6,"nodes":2,"devices_per_node":4,"batch":8,"step_time_s":0.1}`,
 		`{"kind":"measurement","workers":2,"nodes":3,"batch":8,"step_time_s":0.1}`,
 		`{"kind":"measurement","workers":2,"nodes":-1,"batch":8,"step_time_s":0.1}`,
+		`{"kind":"header","machine":{"host_costs":{"cuda_op":35.14,"autocast":-0.01}}}`,
+		`{"kind":"header","machine":{"host_costs":{"cuda_op":2e6}}}`,
+		`{"kind":"header","machine":{"host_costs":{"":1}}}`,
 	}, "\n")
 	want := []string{
 		"",
@@ -154,6 +157,9 @@ func TestReaderErrors(t *testing.T) {
 		`line 24: workers 6: want nodes 2 × devices_per_node 4 = 8`,
 		`line 25: nodes 3: more than the 2 workers`,
 		`line 26: nodes = -1: must be a finite number >= 0`,
+		"",
+		`line 28: machine.host_costs.cuda_op = 2e+06: want microseconds within ±1e6`,
+		`line 29: machine.host_costs: quantity "": want a name of 1 to 64 bytes`,
 	}
 	rd := NewReader(strings.NewReader(in))
 	for i, w := range want {

@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -189,5 +190,75 @@ func TestScenarioHost(t *testing.T) {
 	}
 	if _, stderr, code := runCLI("plan", "--llm", "gpt3-175b", "--system", "dgx-h100", "--gpus", "1024", "--host", slow); code == 0 || !strings.Contains(stderr, "--host goes without --llm") {
 		t.Errorf("plan --llm --host: exit %d, %q: want it refused", code, stderr)
+	}
+}
+
+// TestValidateHeaderHost checks that a bench log whose header carries its
+// host's costs (machine.host_costs, engine/torchbench on CUDA) is
+// predicted with them as if --host gave the same table, that --host
+// overrides them, and that costs the reader refuses name the field.
+func TestValidateHeaderHost(t *testing.T) {
+	b, err := os.ReadFile(h200MLPLog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, rest, _ := strings.Cut(string(b), "\n")
+	var header map[string]any
+	if err := json.Unmarshal([]byte(first), &header); err != nil {
+		t.Fatal(err)
+	}
+	costs := map[string]float64{"dispatch": 0.729, "autograd_record": 0.418, "module_call": 1.118, "sgd_tensor": 1.815,
+		"adam_tensor": 6.842, "scaler_tensor": 1.465, "cuda_op": 35.14, "cuda_sync": 21.5}
+	dir := t.TempDir()
+	write := func(name string, costs map[string]float64) string {
+		t.Helper()
+		header["machine"].(map[string]any)["host_costs"] = costs
+		line, err := json.Marshal(header)
+		if err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte(string(line)+"\n"+rest), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	withCosts := write("with-costs.jsonl", costs)
+	var table strings.Builder
+	table.WriteString("quantity,value\n")
+	for k, v := range costs {
+		fmt.Fprintf(&table, "%s,%v\n", k, v)
+	}
+	tablePath := filepath.Join(dir, "host.csv")
+	if err := os.WriteFile(tablePath, []byte(table.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fromHeader, stderr, code := runCLI("validate", "--measured", withCosts)
+	if code != 0 {
+		t.Fatalf("validate of a log with host costs: exit %d: %s", code, stderr)
+	}
+	fromFlag, stderr, code := runCLI("validate", "--measured", h200MLPLog, "--host", tablePath)
+	if code != 0 {
+		t.Fatalf("validate --host: exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(fromHeader, "by operators, host measured") || meanError(t, fromHeader) != meanError(t, fromFlag) {
+		t.Errorf("the header's costs: mean error %v, --host's %v; want the same, the rows saying host measured", meanError(t, fromHeader), meanError(t, fromFlag))
+	}
+	cpu, err := os.ReadFile("../../compute/testdata/torch-host.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cpuPath := filepath.Join(dir, "cpu.csv")
+	if err := os.WriteFile(cpuPath, cpu, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	overridden, _, _ := runCLI("validate", "--measured", withCosts, "--host", cpuPath)
+	plain, _, _ := runCLI("validate", "--measured", h200MLPLog, "--host", cpuPath)
+	if meanError(t, overridden) != meanError(t, plain) {
+		t.Errorf("--host over the header's costs: %v, want %v", meanError(t, overridden), meanError(t, plain))
+	}
+	bad := write("bad-costs.jsonl", map[string]float64{"cuda_ops": 3})
+	if _, stderr, code := runCLI("validate", "--measured", bad); code == 0 || !strings.Contains(stderr, "machine.host_costs: unknown quantity") {
+		t.Errorf("unknown host costs: exit %d, %q: want an error naming machine.host_costs", code, stderr)
 	}
 }
