@@ -47,11 +47,15 @@ var hostQuantities = []hostQuantity{
 }
 
 // Limits of a host table: its lines, their length, and the largest cost
-// it may give, microseconds (a second per operator is no host's).
+// it may give, microseconds (a second per operator is no host's). Most of
+// its figures are differences of timings (autograd's record, a module
+// call, the costs per tensor), which the timings' noise can leave a
+// little below 0: down to −hostNoise µs such a figure counts as 0.
 const (
 	maxHostLines     = 1000
 	maxHostLineBytes = 4096
 	maxHostCost      = 1e6
+	hostNoise        = 1.0
 )
 
 // ReadHostFile reads the host table at path (ReadHostTable), its errors
@@ -77,8 +81,9 @@ func ReadHostFile(path string) (HostCosts, error) {
 // which the script measures on a host with a CUDA device, set
 // HostCosts.Kernel and Sync (left 0, the published figures, where the
 // table has none). An unknown or repeated quantity, a value that is not
-// a number from 0 to 10^6 µs where the model uses it, or a missing
-// required one is an error naming its line.
+// a number from 0 to 10^6 µs where the model uses it (down to −1 µs, the
+// timings' noise, counts as 0), or a missing required one is an error
+// naming its line.
 func ReadHostTable(r io.Reader) (HostCosts, error) {
 	var h HostCosts
 	seen := map[string]bool{}
@@ -166,10 +171,10 @@ func (h *HostCosts) set(name string, v float64) error {
 	if q.field == nil {
 		return nil
 	}
-	if v < 0 || v > maxHostCost {
+	if v < -hostNoise || v > maxHostCost {
 		return fmt.Errorf("%s %g µs: want 0 to %g µs", name, v, float64(maxHostCost))
 	}
-	*q.field(h) = units.Seconds(v) * units.Microsecond
+	*q.field(h) = units.Seconds(max(v, 0)) * units.Microsecond
 	return nil
 }
 

@@ -145,6 +145,7 @@ func TestReadHostTableErrors(t *testing.T) {
 		{hostTable("cuda_op,fast\n"), "cuda_op \"fast\": want a number"},
 		{hostTable("cuda_op,NaN\n"), "want a number"},
 		{hostTable("cuda_op,-3\n"), "cuda_op -3 µs: want 0 to"},
+		{hostTable("cuda_op,-1.5\n"), "cuda_op -1.5 µs: want 0 to"},
 		{hostTable("cuda_sync,2e7\n"), "cuda_sync 2e+07 µs: want 0 to"},
 		{hostTable("cuda_op\n"), "want quantity,value"},
 		{"quantity,value\nmodule_call,1\n", "missing autograd_record, sgd_tensor, adam_tensor, scaler_tensor"},
@@ -185,6 +186,19 @@ func FuzzReadHostTable(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestHostNoise checks that a figure the timings' noise left a little
+// below 0 (module_call at −0.4 µs) reads as 0, and one within the range
+// as it is.
+func TestHostNoise(t *testing.T) {
+	h, err := ReadHostTable(strings.NewReader(strings.Replace(hostTable("cuda_op,0.8\n"), "module_call,1.118", "module_call,-0.4", 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h.ModuleCall != 0 || math.Abs(float64(h.Kernel)-0.8e-6) > 1e-15 {
+		t.Errorf("module call %v, kernel %v: want 0 and 0.8 µs", h.ModuleCall, h.Kernel)
+	}
 }
 
 // TestHostCostsFrom checks the quantities of a bench log's header

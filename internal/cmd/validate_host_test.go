@@ -116,7 +116,7 @@ func TestValidateMeasuredHost(t *testing.T) {
 	}
 
 	bad := filepath.Join(dir, "bad.csv")
-	if err := os.WriteFile(bad, append(cpu, "cuda_op,-1\n"...), 0o644); err != nil {
+	if err := os.WriteFile(bad, append(cpu, "cuda_op,-5\n"...), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct{ path, want string }{
