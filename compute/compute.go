@@ -271,6 +271,11 @@ type Config struct {
 	// Host is eager PyTorch's host costs beyond each kernel's launch
 	// (nil: MeasuredHost).
 	Host *HostCosts
+	// TimerEvents is the CUDA timing events the measuring program records
+	// on the step's stream each step (engine/torchbench's timer: five),
+	// each costing the host its Event where the host measured one (a
+	// table's cuda_event), nothing otherwise. Default 0: none.
+	TimerEvents int
 	// Eff is a calibration's efficiencies and launch cost (nil: the
 	// published constants and the mode's launch; see calibrate.go).
 	Eff *Efficiencies

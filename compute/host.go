@@ -38,6 +38,11 @@ type HostCosts struct {
 	// CPUOp is one small operator's call on a CPU tensor on that host (a
 	// host table's dispatch). 0: CPUDispatch.
 	CPUOp units.Seconds
+	// Event is a CUDA timing event made and recorded on the stream on
+	// that host (a host table's cuda_event), what a program that times
+	// its steps with events pays per event (Config.TimerEvents). 0: not
+	// measured, and not charged.
+	Event units.Seconds
 }
 
 // CallsTime returns the host's time of calls in eager PyTorch on h: each
@@ -214,7 +219,8 @@ func eachParamTensor(ops []model.Op, f func(size int64, weight bool)) {
 // HostTime is the host's time of a step by phase.
 type HostTime struct {
 	// Step is a calibration's host cost per step beyond the phases below
-	// (Efficiencies.StepHost), before the forward pass's kernels.
+	// (Efficiencies.StepHost) and the measuring program's timer events
+	// (Config.TimerEvents), before the forward pass's kernels.
 	Step units.Seconds
 	// Forward and Backward are the host's time issuing the passes'
 	// kernels: each kernel's launch(mode) (with a calibrated launch, a

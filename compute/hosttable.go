@@ -44,6 +44,7 @@ var hostQuantities = []hostQuantity{
 	{"scaler_tensor", func(h *HostCosts) *units.Seconds { return &h.ScalerTensor }, true},
 	{"cuda_op", func(h *HostCosts) *units.Seconds { return &h.Kernel }, false},
 	{"cuda_sync", func(h *HostCosts) *units.Seconds { return &h.Sync }, false},
+	{"cuda_event", func(h *HostCosts) *units.Seconds { return &h.Event }, false},
 }
 
 // Limits of a host table: its lines, their length, and the largest cost
@@ -77,10 +78,10 @@ func ReadHostFile(path string) (HostCosts, error) {
 // scripts/torchhost.py writes it: lines starting with # are comments, then
 // the header "quantity,value" and one "name,value" line per quantity,
 // microseconds. The CPU quantities are required (dispatch, a CPU
-// operator's call, sets HostCosts.CPUOp where given); cuda_op and cuda_sync,
-// which the script measures on a host with a CUDA device, set
-// HostCosts.Kernel and Sync (left 0, the published figures, where the
-// table has none). An unknown or repeated quantity, a value that is not
+// operator's call, sets HostCosts.CPUOp where given); cuda_op, cuda_sync
+// and cuda_event, which the script measures on a host with a CUDA device,
+// set HostCosts.Kernel, Sync and Event (left 0, the published figures or
+// none, where the table has none). An unknown or repeated quantity, a value that is not
 // a number from 0 to 10^6 µs where the model uses it (down to −1 µs, the
 // timings' noise, counts as 0), or a missing required one is an error
 // naming its line.

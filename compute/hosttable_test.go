@@ -188,6 +188,31 @@ func FuzzReadHostTable(f *testing.F) {
 	})
 }
 
+// TestTimerEvents checks the measuring program's timer events: five a
+// step at a measured 20 µs each add 100 µs to the host's time of a step
+// (HostTime.Step), and nothing where the host measured no event's cost.
+func TestTimerEvents(t *testing.T) {
+	h, err := ReadHostTable(strings.NewReader(hostTable("cuda_event,20\n")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if math.Abs(float64(h.Event)-20e-6) > 1e-15 {
+		t.Fatalf("event %v, want 20 µs", h.Event)
+	}
+	ops, err := model.Ops("mlp", model.Shape{Batch: 16, Precision: model.FP32})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := Config{Device: toy(), Precision: hw.FP32, Mode: Eager, Optimizer: model.Momentum, Host: &h}
+	base := mustStep(t, &c, ops)
+	c.TimerEvents = 5
+	near(t, "host step time of five events", float64(mustStep(t, &c, ops).Host.Step-base.Host.Step), 100e-6)
+	c.Host = nil
+	if s := mustStep(t, &c, ops); s.Host.Step != 0 {
+		t.Errorf("events on a host that measured none: step host %v, want 0", s.Host.Step)
+	}
+}
+
 // TestHostNoise checks that a figure the timings' noise left a little
 // below 0 (module_call at −0.4 µs) reads as 0, and one within the range
 // as it is.

@@ -150,7 +150,8 @@ func (c *Config) step(ops []model.Op, dev func(i int) units.Seconds) StepTime {
 		s.Host.Scaler, s.Host.Optimizer, s.Sync = s.Host.Scaler+before, s.Host.Optimizer+after, true
 	}
 	s.Host.Loader = c.loaderStep
-	s.Host.Step = effKey(c.Eff).StepHost // a calibration's host cost per step
+	s.Host.Step = effKey(c.Eff).StepHost                         // a calibration's host cost per step
+	s.Host.Step += units.Seconds(c.TimerEvents) * c.host().Event // the measuring program's events
 	segs[0].host[0] += s.Host.Step
 	s.overlap(segs, c.syncLatency())
 	s.Ops = len(ops)
@@ -298,6 +299,7 @@ type lawKey struct {
 	zeroGrad   bool
 	optimizer  model.Optimizer
 	eff        Efficiencies
+	events     int
 }
 
 // deviceKey is what a device gives a law: every figure of it that OpTime
@@ -335,7 +337,7 @@ var (
 // shape says so (model.Shape.FusedAttention). The
 // result is cached per model, device (every figure the operators' times
 // read), host costs, precision, mode, layout, attention, mask RoIs, sequence length, batch,
-// autocast, scaler, clipping, optimizer and efficiencies. It
+// autocast, scaler, clipping, optimizer, efficiencies and timer events. It
 // returns an error wrapping ErrNoModel when the device has no SM count or
 // the model no generator.
 func LawAt(c Config, name string, b int) (Law, error) {
@@ -345,7 +347,7 @@ func LawAt(c Config, name string, b int) (Law, error) {
 	if b < 1 {
 		return Law{}, fmt.Errorf("model %s: batch %d: want at least 1", name, b)
 	}
-	key := lawKey{name, keyOf(c.Device, c.Precision), *c.host(), c.Precision, c.Mode, c.NCHW, c.FusedAttention, c.MaskRoIs, c.SeqLen, c.Framework, c.HostCores, c.LoaderHost, b, c.Autocast, c.GradScaler, c.ClipNorm, c.LossSync, c.ZeroGrad, c.Optimizer, effKey(c.Eff)}
+	key := lawKey{name, keyOf(c.Device, c.Precision), *c.host(), c.Precision, c.Mode, c.NCHW, c.FusedAttention, c.MaskRoIs, c.SeqLen, c.Framework, c.HostCores, c.LoaderHost, b, c.Autocast, c.GradScaler, c.ClipNorm, c.LossSync, c.ZeroGrad, c.Optimizer, effKey(c.Eff), c.TimerEvents}
 	lawMu.Lock()
 	l, ok := lawCache[key]
 	lawMu.Unlock()

@@ -42,6 +42,19 @@ type LogReader struct {
 	Host *compute.HostCosts
 }
 
+// TorchbenchTimerEvents is the CUDA events engine/torchbench records on
+// the step's stream each step it times on a GPU: its step's five marks
+// (start, data ready, forward and loss done, backward done, update done:
+// torchbench.py's Trainer.step, CUDATimer.mark). The header that says so:
+// tool torchbenchTool, config.timing torchbenchCUDATiming.
+const TorchbenchTimerEvents = 5
+
+const (
+	torchbenchTool       = "torchbench"
+	timingKey            = "timing"
+	torchbenchCUDATiming = "CUDA events on the current stream"
+)
+
 // systemLabel is the label by which a record names the catalogue system it
 // ran on (a CSV's system column); it takes precedence over LogReader.System.
 const systemLabel = "system"
@@ -263,6 +276,9 @@ func (in *LogReader) Measurements(lg *logs.Log, prof *model.Profiles, left map[s
 		}
 		if m.Host == nil {
 			m.Host = logHost
+		}
+		if header.Tool == torchbenchTool && header.Config[timingKey] == torchbenchCUDATiming {
+			m.TimerEvents = TorchbenchTimerEvents
 		}
 		if header.Machine != nil {
 			m.Framework = header.Machine.Framework

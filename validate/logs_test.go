@@ -2,6 +2,7 @@ package validate
 
 import (
 	"math"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -246,5 +247,51 @@ Epoch: [0] Total time: 0:52:11
 	}
 	if ms[0].Model != "maskrcnn-r50-fpn" || ms[0].Framework != logs.TorchvisionFramework || !isTorch(&ms[0]) {
 		t.Errorf("row %s of framework %q; want maskrcnn-r50-fpn of %q, a PyTorch program", ms[0].Model, ms[0].Framework, logs.TorchvisionFramework)
+	}
+}
+
+// TestTorchbenchTimerEvents checks TorchbenchTimerEvents against the
+// marks engine/torchbench's step takes (timer.mark() in torchbench.py's
+// Trainer.step), and that the reader gives them to the measurements of a
+// torchbench log timed with CUDA events and not to a CSV's.
+func TestTorchbenchTimerEvents(t *testing.T) {
+	b, err := os.ReadFile("../engine/torchbench/torchbench.py")
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := string(b)
+	i := strings.Index(src, "    def step(self, data, timer, sync=True):")
+	if i < 0 {
+		t.Fatal("torchbench.py: no Trainer.step")
+	}
+	body := src[i+1:]
+	if j := strings.Index(body, "\n    def "); j >= 0 {
+		body = body[:j]
+	}
+	if n := strings.Count(body, "timer.mark()"); n != TorchbenchTimerEvents {
+		t.Errorf("Trainer.step marks %d times, TorchbenchTimerEvents %d", n, TorchbenchTimerEvents)
+	}
+	cat, prof := defaults(t)
+	for _, tc := range []struct {
+		file string
+		want int
+	}{
+		{"../testdata/measurements/h200-2026-11-26/mlp-cnn.jsonl", TorchbenchTimerEvents},
+		{"../testdata/measurements/published-resnet50.csv", 0},
+	} {
+		lg, err := logs.ReadFile(tc.file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ms, err := (&LogReader{Catalog: cat, System: "dgx-a100"}).Measurements(lg, prof, map[string]int{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(ms) == 0 {
+			t.Fatalf("%s: no measurement", tc.file)
+		}
+		if ms[0].TimerEvents != tc.want {
+			t.Errorf("%s: timer events %d, want %d", tc.file, ms[0].TimerEvents, tc.want)
+		}
 	}
 }

@@ -32,6 +32,11 @@ type Measured struct {
 	// model charges its eager PyTorch steps. nil: compute.MeasuredHost and
 	// the published figures.
 	Host *compute.HostCosts
+	// TimerEvents is the CUDA timing events the measuring program
+	// recorded each step (TorchbenchTimerEvents for engine/torchbench on
+	// CUDA; compute.Config.TimerEvents), charged where Host measured an
+	// event's cost. Default 0.
+	TimerEvents int
 	// Device is the device as the log names it: a catalogue key or one of
 	// a device's names (its CUDA name, hw.Device.Is). Required.
 	Device string
@@ -555,7 +560,7 @@ func measuredShape(m *Measured, mdl *model.Model, prof *model.Profiles) (b, seq 
 // mixed precision, the gradient scaler under amp-fp16 and the fairseq
 // trainer's read of the loss (TrainerDLEFairseq).
 func measuredCompute(ms *Measured, d *hw.Device, prec hw.Precision, opt model.Optimizer, seq int) compute.Config {
-	c := compute.Config{Device: d, Precision: prec, Mode: measuredMode(ms), NCHW: measuredNCHW(ms), SeqLen: seq, Framework: ms.Framework, FusedAttention: ms.FusedAttention, MaskRoIs: ms.MaskRoIs, Host: ms.Host}
+	c := compute.Config{Device: d, Precision: prec, Mode: measuredMode(ms), NCHW: measuredNCHW(ms), SeqLen: seq, Framework: ms.Framework, FusedAttention: ms.FusedAttention, MaskRoIs: ms.MaskRoIs, Host: ms.Host, TimerEvents: ms.TimerEvents}
 	if isTorch(ms) {
 		amp := ms.Precision != string(prec) // amp-fp16, amp, amp-bf16
 		c.Optimizer, c.Autocast, c.ClipNorm, c.ZeroGrad = opt, amp, ms.ClipNorm, ms.ZeroGrad

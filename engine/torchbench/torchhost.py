@@ -40,6 +40,9 @@ one-element tensors of the device:
   cuda_sync        torch.add followed by torch.cuda.synchronize() less
                    torch.add alone, paired: what a synchronisation adds to
                    the step
+  cuda_event       a timing event made and recorded on the stream
+                   (torch.cuda.Event(enable_timing=True).record()), as a
+                   program that times its steps with CUDA events does
 
 An absolute figure is a median over `--repeats` timings of `--number` calls,
 the table keeping the least of `--rounds` such medians (the least disturbed
@@ -231,7 +234,7 @@ def stand_in(grads, found_inf, inv_scale):
 
 
 def cuda(args):
-    """cuda_op and cuda_sync on the CUDA device."""
+    """cuda_op, cuda_sync and cuda_event on the CUDA device."""
     dev = torch.device("cuda")
     a, b = torch.ones(1, device=dev), torch.ones(1, device=dev)
     torch.cuda.synchronize()
@@ -243,6 +246,7 @@ def cuda(args):
     ops = ("torch.add(a, b)", "torch.mul(a, b)", "torch.relu(a)")
     rows = {"cuda_op": statistics.median(measure(op, env, narrow, setup=idle) - loop for op in ops)}
     rows["cuda_sync"] = difference("torch.add(a, b); torch.cuda.synchronize()", "torch.add(a, b)", env, narrow, setup=idle)
+    rows["cuda_event"] = measure("torch.cuda.Event(enable_timing=True).record()", env, narrow, setup=idle) - loop
     return rows
 
 

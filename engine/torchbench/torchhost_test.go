@@ -78,8 +78,8 @@ func TestTorchHostScript(t *testing.T) {
 // TestTorchHostCUDA checks scripts/torchhost.py's CUDA quantities where no
 // CUDA device is: --device cuda is refused with a message, the table of
 // --device auto has no cuda_ rows, and the function that measures them
-// runs through with the device's tensors and synchronisation stood in for
-// by the CPU's (a device's timings themselves need one).
+// runs through with the device's tensors, synchronisation and events
+// stood in for by the CPU's (a device's timings themselves need one).
 func TestTorchHostCUDA(t *testing.T) {
 	python := needPython(t)
 	args := []string{"--number", "20", "--repeats", "3", "--rounds", "1", "--budget", "0.0002"}
@@ -104,6 +104,10 @@ import torch, torchhost
 cpu = torch.device("cpu")
 torch.device = lambda name: cpu
 torch.cuda.synchronize = lambda *a: None
+class Event:
+    def __init__(self, **kw): pass
+    def record(self): pass
+torch.cuda.Event = Event
 rows = torchhost.cuda(argparse.Namespace(number=20, repeats=3, budget=0.0002, rounds=1, cuda_number=10))
 print(",".join("%s=%r" % kv for kv in sorted(rows.items())))
 `
@@ -114,8 +118,8 @@ print(",".join("%s=%r" % kv for kv in sorted(rows.items())))
 		t.Fatalf("cuda() with CPU stand-ins: %v\n%s", err, out)
 	}
 	got := strings.TrimSpace(string(out))
-	if !regexp.MustCompile(`^cuda_op=[0-9.e+-]+,cuda_sync=-?[0-9.e+-]+$`).MatchString(got) {
-		t.Errorf("cuda() with CPU stand-ins gave %q: want cuda_op and cuda_sync", got)
+	if !regexp.MustCompile(`^cuda_event=-?[0-9.e+-]+,cuda_op=[0-9.e+-]+,cuda_sync=-?[0-9.e+-]+$`).MatchString(got) {
+		t.Errorf("cuda() with CPU stand-ins gave %q: want cuda_event, cuda_op and cuda_sync", got)
 	}
 }
 
