@@ -160,12 +160,14 @@ func (c *Config) libraryLaunch() units.Seconds {
 	return c.launch()
 }
 
-// launches returns the host's time under c issuing op's kernels: its
-// dispatched ones at launch() each, and those a library launches inside
-// it at libraryLaunch():
+// Launches returns the host's time under c issuing op's kernels: its
+// dispatched ones at a launch each (a calibration's, else in eager mode
+// the host's measured cuda_op, HostCosts.Kernel, else the mode's
+// Mode.Launch), and those a library launches inside it at a bare launch
+// where the dispatched figure was measured:
 //
 //	(Kernels(op) − lib)·launch + lib·libraryLaunch,  lib = TransposeKernels or 0
-func (c *Config) launches(op *model.Op) units.Seconds {
+func (c *Config) Launches(op *model.Op) units.Seconds {
 	lib := 0
 	if c.transposed(op) {
 		lib = TransposeKernels

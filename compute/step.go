@@ -103,7 +103,7 @@ func (c *Config) step(ops []model.Op, dev func(i int) units.Seconds) StepTime {
 	}
 	for i := range ops {
 		o := &ops[i]
-		launch := c.launches(o)
+		launch := c.Launches(o)
 		s.Launch += launch
 		t := dev(i) + units.Seconds(c.Kernels(o))*kt
 		if o.HostCPU > 0 && o.Pass != model.UpdatePass {

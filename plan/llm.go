@@ -57,6 +57,13 @@ type LLMRequest struct {
 	// Precision multiplies its operator times by its factor. A file list
 	// without such an entry is an error.
 	Calibrations []string
+	// Host is the planned machines' host costs (a table of `scaleplan
+	// bench host`, compute.ReadHostFile): the operator model charges each
+	// kernel its measured dispatch and launch (cuda_op) in place of the
+	// published eager launch (OperatorTime). nil: the published launch.
+	// It wants the operator model: with Efficiency set, or on a device
+	// without an SM count, it is an error.
+	Host *compute.HostCosts
 	// Catalog is the hardware catalogue; nil takes hw.Default().
 	Catalog *hw.Catalog
 }
@@ -73,8 +80,10 @@ type LLMPlan struct {
 	// Peak is one GPU's dense bf16 peak, MFU's denominator (at fp8 too,
 	// as NVIDIA's and MLPerf's reports count it).
 	Peak units.FLOPsPerSec
-	// Compute says how operators are timed: "operator model" or
-	// "roofline at E of peak"; Precision is the matrix products'.
+	// Compute says how operators are timed: "operator model" (with
+	// "each kernel's launch the host's measured cuda_op" given
+	// LLMRequest.Host) or "roofline at E of peak"; Precision is the matrix
+	// products'.
 	Compute   string
 	Precision hw.Precision
 	// Tokens is the token budget; Deadline and MaxGPUHours the bounds
@@ -121,7 +130,7 @@ func LLM(req LLMRequest) (LLMPlan, error) {
 	if err != nil {
 		return LLMPlan{}, err
 	}
-	h, how, err := llmHardware(cat, req.System, req.Precision, req.Efficiency, t.FusedAttention)
+	h, how, err := llmHardware(cat, req.System, req.Precision, req.Efficiency, t.FusedAttention, req.Host)
 	if err != nil {
 		return LLMPlan{}, err
 	}
@@ -204,9 +213,11 @@ func (r LLMRequest) gpuHours(system string, price float64) (float64, error) {
 // time at precision p (bf16, the default, or fp8: FP8GEMMs), with a
 // description of how they are timed: the roofline at efficiency e when
 // e is set, else the operator model (OperatorTime, attention fused or
-// not), else, for a device without an SM count, the roofline at
-// llm.DefaultMatMulEfficiency.
-func llmHardware(cat *hw.Catalog, system string, p hw.Precision, e float64, fused bool) (llm.Hardware, string, error) {
+// not, each kernel's launch host's where host measured it), else, for a
+// device without an SM count, the roofline at
+// llm.DefaultMatMulEfficiency. The roofline charges no launch, so a
+// host table with it is an error.
+func llmHardware(cat *hw.Catalog, system string, p hw.Precision, e float64, fused bool, host *compute.HostCosts) (llm.Hardware, string, error) {
 	sys, node, dev, err := cat.Resolve(system)
 	if err != nil {
 		return llm.Hardware{}, "", err
@@ -225,15 +236,21 @@ func llmHardware(cat *hw.Catalog, system string, p hw.Precision, e float64, fuse
 	grid := newCommGrid(cat, sys.Name)
 	h := llm.Hardware{GPUsPerNode: node.Devices, Memory: dev.Memory, Peak: peak, Comm: grid.time}
 	if e == 0 {
-		op, err := OperatorTime(dev, p, fused)
+		op, err := OperatorTime(dev, p, fused, host)
 		if err == nil {
 			h.Compute = op
+			if host != nil && host.Kernel > 0 {
+				return h, "operator model (each kernel's launch the host's measured cuda_op)", nil
+			}
 			return h, "operator model", nil
 		}
 		if !errors.Is(err, compute.ErrNoModel) {
 			return h, "", err
 		}
 		e = llm.DefaultMatMulEfficiency
+	}
+	if host != nil {
+		return h, "", fmt.Errorf("llm plan: host costs on %s: the roofline at %.2f of peak charges no kernel launch; they want the operator model (no efficiency, a device with an SM count)", dev.Name, e)
 	}
 	h.Compute = llm.RooflineTime(peak, dev.MemoryBandwidth, e)
 	if p == hw.FP8 {

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"scaleplan/compute"
 	"scaleplan/hw"
 	"scaleplan/internal/units"
 	"scaleplan/llm"
@@ -229,5 +230,37 @@ func TestCommGridNICShare(t *testing.T) {
 	line := units.Seconds(size * 15.0 / 16 / 50e9)
 	if got < line || got > 1.25*line {
 		t.Errorf("reduce-scatter of 1 GiB on 16×1 ranks: %v, want within [1, 1.25] of %v", got, line)
+	}
+}
+
+// TestLLMPlanHost plans GPT-3 XL and Llama-2-7B on one DGX H100 with a
+// host that costs 35 µs a kernel, about what the lent H100 and H200 VMs'
+// hosts fitted (docs/compute-calibration.md), against the published
+// 4.2 µs: the best layout's step grows by less than 1 % (their kernels
+// are longer than either launch), and by more than a quarter with a host of
+// 1 ms a kernel, where the launches bound the step.
+func TestLLMPlanHost(t *testing.T) {
+	step := func(name string, kernel units.Seconds) units.Seconds {
+		t.Helper()
+		req := LLMRequest{Model: name, System: "dgx-h100", GPUs: 8, Top: 1}
+		if kernel > 0 {
+			h := compute.MeasuredHost
+			h.Kernel = kernel
+			req.Host = &h
+		}
+		p, err := LLM(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p.Result.Best[0].Step.Time
+	}
+	for _, name := range []string{"gpt3-1.3b", "llama2-7b"} {
+		base := step(name, 0)
+		if got := step(name, 35*units.Microsecond); !(got >= base && float64(got/base) < 1.01) {
+			t.Errorf("%s at 35 µs a kernel: step %v against %v: want within 1 %%", name, got, base)
+		}
+		if got := step(name, units.Millisecond); !(float64(got/base) > 1.25) {
+			t.Errorf("%s at 1 ms a kernel: step %v against %v: want launch-bound", name, got, base)
+		}
 	}
 }

@@ -225,7 +225,7 @@ func newLLMStepper(name, system string, l llm.Layout, p hw.Precision, e float64,
 	if err != nil {
 		return nil, err
 	}
-	h, _, err := llmHardware(cat, system, p, e, t.FusedAttention)
+	h, _, err := llmHardware(cat, system, p, e, t.FusedAttention, nil)
 	if err != nil {
 		return nil, err
 	}

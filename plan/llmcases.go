@@ -74,7 +74,7 @@ func gptShape(name string, heads, hidden, layers int) model.TransformerShape {
 
 // EvalLLMCase predicts c on cat's system with the operator model.
 func EvalLLMCase(cat *hw.Catalog, c LLMCase) (LLMResult, error) {
-	h, _, err := llmHardware(cat, c.System, c.Precision, 0, c.Shape.FusedAttention)
+	h, _, err := llmHardware(cat, c.System, c.Precision, 0, c.Shape.FusedAttention, nil)
 	if err != nil {
 		return LLMResult{}, fmt.Errorf("llm case %s: %w", c.Name, err)
 	}

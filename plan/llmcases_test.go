@@ -112,7 +112,7 @@ func TestPublishedMicroBatches(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, _, err := llmHardware(cat, "dgx-a100", hw.BF16, 0, false)
+	h, _, err := llmHardware(cat, "dgx-a100", hw.BF16, 0, false, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

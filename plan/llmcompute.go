@@ -22,33 +22,35 @@ const LLMFramework = compute.Eager
 // the achieved bandwidth) and the host's cost of issuing its kernels in
 // LLMFramework's mode (compute.Mode.Launch): the host runs ahead of the
 // device, so a step's stream of operators goes at the slower of the two,
-// operator by operator. fused runs attention as one FlashAttention
-// kernel. At fp8 the transformer layers' linear layers run at the fp8
+// operator by operator. host, when it measured a kernel's dispatch and
+// launch (its cuda_op, compute.HostCosts.Kernel), charges that in place
+// of the published launch (compute.Config.Launches); nil or a table
+// without it keeps the published one. fused runs attention as one
+// FlashAttention kernel. At fp8 the transformer layers' linear layers run at the fp8
 // rate (compute.EffGEMMFP8) after TE's casts, and the rest in bf16
 // (FP8GEMMs). It wraps compute.ErrNoModel for a
 // device without an SM count.
-func OperatorTime(dev *hw.Device, p hw.Precision, fused bool) (llm.OpTime, error) {
+func OperatorTime(dev *hw.Device, p hw.Precision, fused bool, host *compute.HostCosts) (llm.OpTime, error) {
 	if p != hw.FP8 {
-		return operatorTime(dev, p, fused)
+		return operatorTime(dev, p, fused, host)
 	}
-	gemm, err := operatorTime(dev, hw.FP8, fused)
+	gemm, err := operatorTime(dev, hw.FP8, fused, host)
 	if err != nil {
 		return nil, err
 	}
-	rest, err := operatorTime(dev, hw.BF16, fused)
+	rest, err := operatorTime(dev, hw.BF16, fused, host)
 	return FP8GEMMs(gemm, rest), err
 }
 
 // operatorTime is OperatorTime at one precision for every operator.
-func operatorTime(dev *hw.Device, p hw.Precision, fused bool) (llm.OpTime, error) {
-	c := &compute.Config{Device: dev, Precision: p, Mode: LLMFramework, FusedAttention: fused}
+func operatorTime(dev *hw.Device, p hw.Precision, fused bool, host *compute.HostCosts) (llm.OpTime, error) {
+	c := &compute.Config{Device: dev, Precision: p, Mode: LLMFramework, FusedAttention: fused, Host: host}
 	if _, err := compute.OpTime(c, &model.Op{}); err != nil {
 		return nil, fmt.Errorf("llm compute: %w", err)
 	}
-	launch := c.Mode.Launch()
 	return func(op model.Op) units.Seconds {
 		d, _ := compute.OpTime(c, &op) // c was checked above
-		return max(d, units.Seconds(c.Kernels(&op))*launch)
+		return max(d, c.Launches(&op))
 	}, nil
 }
 

@@ -20,7 +20,7 @@ import (
 // at 0.8 of the peak (cuBLAS's large-GEMM fraction) times that.
 func TestOperatorTimeGEMM(t *testing.T) {
 	dev := device(t, "h100-sxm5-80gb")
-	f, err := OperatorTime(dev, hw.BF16, true)
+	f, err := OperatorTime(dev, hw.BF16, true, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,11 +47,11 @@ func TestLLMHardwareFallback(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, how, err := llmHardware(cat, "dgx-h100", "", 0, true)
+	_, how, err := llmHardware(cat, "dgx-h100", "", 0, true, nil)
 	if err != nil || how != "operator model" {
 		t.Errorf("dgx-h100: %q, %v", how, err)
 	}
-	if _, how, _ = llmHardware(cat, "dgx-h100", "", 0.5, true); how != "roofline at 0.50 of peak" {
+	if _, how, _ = llmHardware(cat, "dgx-h100", "", 0.5, true, nil); how != "roofline at 0.50 of peak" {
 		t.Errorf("efficiency 0.5: %q", how)
 	}
 	_, _, dev, err := cat.Resolve("dgx-h100")
@@ -61,10 +61,10 @@ func TestLLMHardwareFallback(t *testing.T) {
 	sms := dev.SMs
 	dev.SMs = 0
 	defer func() { dev.SMs = sms }()
-	if _, err := OperatorTime(dev, hw.BF16, true); !errors.Is(err, compute.ErrNoModel) {
+	if _, err := OperatorTime(dev, hw.BF16, true, nil); !errors.Is(err, compute.ErrNoModel) {
 		t.Errorf("no SMs: %v, want compute.ErrNoModel", err)
 	}
-	h, how, err := llmHardware(cat, "dgx-h100", "", 0, true)
+	h, how, err := llmHardware(cat, "dgx-h100", "", 0, true, nil)
 	if err != nil || how != "roofline at 0.79 of peak" {
 		t.Fatalf("no SMs: %q, %v", how, err)
 	}
@@ -99,11 +99,11 @@ func device(t *testing.T, name string) *hw.Device {
 // as Transformer Engine leaves them.
 func TestOperatorTimeFP8(t *testing.T) {
 	dev := device(t, "h100-sxm5-80gb")
-	f8, err := OperatorTime(dev, hw.FP8, true)
+	f8, err := OperatorTime(dev, hw.FP8, true, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	f16, _ := OperatorTime(dev, hw.BF16, true)
+	f16, _ := OperatorTime(dev, hw.BF16, true, nil)
 	const n = 4096
 	gemm := func(name string) model.Op {
 		return model.Op{Name: name, Kind: model.MatMul, Pass: model.Forward, M: n, N: n, K: n,
@@ -128,7 +128,7 @@ func TestOperatorTimeFP8(t *testing.T) {
 			t.Errorf("%s: %v at fp8, %v at bf16: want bf16's", op.Name, a, b)
 		}
 	}
-	if _, err := OperatorTime(device(t, "a100-sxm4-80gb"), hw.FP8, true); err == nil {
+	if _, err := OperatorTime(device(t, "a100-sxm4-80gb"), hw.FP8, true, nil); err == nil {
 		t.Error("fp8 on the A100 (no fp8 peak) accepted")
 	}
 }
@@ -154,5 +154,45 @@ func TestLLMPlanFP8(t *testing.T) {
 	req.System, req.GPUs = "dgx-a100", 64
 	if _, err := LLM(req); err == nil || !strings.Contains(err.Error(), "fp8") {
 		t.Errorf("fp8 on the A100: %v", err)
+	}
+}
+
+// TestOperatorTimeHost checks a host table's cost per kernel in the LLM
+// planner's operator time: a one-tile product, shorter on the device than
+// any launch, takes the table's cuda_op of 35 µs in place of the
+// published 4.2 µs; an unfused attention's three kernels three of it; a
+// 4096³ product, far longer on the device, is unchanged; and the
+// roofline, which charges no launch, refuses the table.
+func TestOperatorTimeHost(t *testing.T) {
+	dev := device(t, "h100-sxm5-80gb")
+	host := compute.MeasuredHost
+	host.Kernel = 35 * units.Microsecond
+	f, err := OperatorTime(dev, hw.BF16, false, &host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base, _ := OperatorTime(dev, hw.BF16, false, nil)
+	tiny := model.Op{Name: "tiny", Kind: model.MatMul, Pass: model.Forward, M: 8, N: 8, K: 8, FLOPs: 2 * 512, Read: 256, Write: 128}
+	if got, want := f(tiny), 35*units.Microsecond; math.Abs(float64(got-want)) > 1e-15 {
+		t.Errorf("one-tile product on the measured host: %v, want its cuda_op %v", got, want)
+	}
+	att := model.Op{Name: "attn", Kind: model.Attention, Pass: model.Forward, FLOPs: 4096, Read: 1024, Write: 1024}
+	if got, want := f(att), 3*35*units.Microsecond; math.Abs(float64(got-want)) > 1e-15 {
+		t.Errorf("small unfused attention on the measured host: %v, want three launches %v", got, want)
+	}
+	const n = 4096
+	big := model.Op{Name: "fc1", Kind: model.MatMul, Pass: model.Forward, M: n, N: n, K: n, FLOPs: 2 * n * n * n, Read: 2 * 2 * n * n, Write: 2 * n * n}
+	if got, want := f(big), base(big); got != want {
+		t.Errorf("4096³ GEMM on the measured host: %v, want the device's %v", got, want)
+	}
+	cat, err := hw.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, how, err := llmHardware(cat, "dgx-h100", "", 0, true, &host); err != nil || !strings.Contains(how, "host's measured cuda_op") {
+		t.Errorf("operator model with a host table: %q, %v", how, err)
+	}
+	if _, _, err := llmHardware(cat, "dgx-h100", "", 0.5, true, &host); err == nil || !strings.Contains(err.Error(), "charges no kernel launch") {
+		t.Errorf("roofline with a host table: %v, want it refused", err)
 	}
 }

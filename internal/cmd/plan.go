@@ -65,7 +65,7 @@ func planCommand() *cli.Command {
 			&cli.StringFlag{Name: "decode", Value: "host", Usage: "where samples are decoded: `host` (the nodes' CPU cores) or device (on the accelerators, as NVIDIA DALI does)"},
 			&cli.StringFlag{Name: "precisions", Usage: "compute precisions `P,...` (default those the device has)"},
 			&cli.StringSliceFlag{Name: "calibration", Usage: "calibration `FILE` written by `scaleplan fit --out`, or published (the published figures built in: ResNet-50 at fp16 on the V100, A100 and H100): the systems whose device and precision it measured compute by its law instead of the roofline, and its fabric entries set the links of the systems they name; with --llm, the first llm entry (fit --llm) of the system's device multiplies its operator times; repeatable"},
-			&cli.StringFlag{Name: "host", Usage: "without --llm: host costs `FILE` of the machines planned on, a table of `scaleplan bench host`: the configurations computed by the operator model charge their eager PyTorch steps these in place of the defaults (docs/compute-calibration.md)"},
+			&cli.StringFlag{Name: "host", Usage: "host costs `FILE` of the machines planned on, a table of `scaleplan bench host`: the configurations computed by the operator model charge their eager PyTorch steps these in place of the defaults (docs/compute-calibration.md); with --llm, each kernel's launch is the table's cuda_op in place of the published eager launch"},
 			&cli.StringFlag{Name: "steps-to-target", Usage: "steps-to-target laws `FILE` (a calibration with steps entries, such as scenarios/calibrations/mlperf-epochs.yaml, docs/mlperf-epochs.md): the model's entry of the recipe's optimizer counts the steps, S(B) = S_min·(1 + B_noise/B), and its intervals give the recommendation's spread of runs; default the recipe's epochs"},
 			&cli.IntFlag{Name: "steps", Value: sim.DefaultSteps, Usage: "optimizer steps to simulate for each kept configuration, `N` ≥ 2"},
 			&cli.IntFlag{Name: "examples", Value: 3, Usage: "infeasible examples `N` to show per reason in text and md"},
@@ -233,10 +233,10 @@ func runPlanLLM(c *cli.Context, format string) error {
 	if req.Precision != hw.BF16 && req.Precision != hw.FP8 {
 		return usagef("plan --llm: --precision %q: want bf16 or fp8", req.Precision)
 	}
-	if c.IsSet("host") {
-		return usagef("plan --llm: --host goes without --llm: the LLM planner charges each kernel the published eager launch")
-	}
 	var err error
+	if req.Host, err = hostTable("plan", c.String("host")); err != nil {
+		return err
+	}
 	if req.GPUs, req.MaxGPUs, err = parseGPURange(c.String("gpus")); err != nil || req.System == "" {
 		return usagef("plan --llm: want --system SYSTEM and --gpus N or LO-HI (such as 1024-16384), GPUs ≥ 1")
 	}

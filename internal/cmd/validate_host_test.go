@@ -153,7 +153,8 @@ func TestValidateMeasuredHost(t *testing.T) {
 // the operator model (a host of 1 ms a kernel makes TSUBAME 3.0's
 // ResNet-50 step longer at one GPU), predict says its compute had the
 // host measured, as plan does, a missing table is an error naming
-// --host, and plan --llm refuses it.
+// --host, and plan --llm charges each kernel the table's cuda_op (a 1 ms
+// launch makes GPT-3 XL's compute longer) and says so.
 func TestScenarioHost(t *testing.T) {
 	cpu, err := os.ReadFile("../../compute/testdata/torch-host.csv")
 	if err != nil {
@@ -188,8 +189,25 @@ func TestScenarioHost(t *testing.T) {
 	if out, stderr, code := runCLI("plan", "--recipe", "engine-mlp", "--systems", "workstation-rtx6000-ada", "--host", slow); code != 0 || !strings.Contains(out, "operator model of the device's datasheet (docs/compute.md), host measured (--host)") {
 		t.Errorf("plan --host: exit %d, %s: want its compute said to have the host measured:\n%s", code, stderr, out)
 	}
-	if _, stderr, code := runCLI("plan", "--llm", "gpt3-175b", "--system", "dgx-h100", "--gpus", "1024", "--host", slow); code == 0 || !strings.Contains(stderr, "--host goes without --llm") {
-		t.Errorf("plan --llm --host: exit %d, %q: want it refused", code, stderr)
+	llm := func(args ...string) (compute float64, out string) {
+		t.Helper()
+		out, stderr, code := runCLI(append([]string{"plan", "--llm", "gpt3-1.3b", "--system", "dgx-h100", "--gpus", "8", "--top", "1"}, args...)...)
+		if code != 0 {
+			t.Fatalf("plan --llm %v: exit %d: %s", args, code, stderr)
+		}
+		m := regexp.MustCompile(`(?m)^compute +([0-9.]+) `).FindStringSubmatch(out)
+		if m == nil {
+			t.Fatalf("plan --llm %v: no compute part in:\n%s", args, out)
+		}
+		compute, _ = strconv.ParseFloat(m[1], 64)
+		return compute, out
+	}
+	base, _ := llm()
+	if host, out := llm("--host", slow); !(host > base) || !strings.Contains(out, "each kernel's launch the host's measured cuda_op") {
+		t.Errorf("plan --llm --host: compute %v s against %v s without, output:\n%s\nwant longer, and the host said to be measured", host, base, out)
+	}
+	if _, stderr, code := runCLI("plan", "--llm", "gpt3-1.3b", "--system", "dgx-h100", "--gpus", "8", "--host", filepath.Join(t.TempDir(), "absent.csv")); code == 0 || !strings.Contains(stderr, "plan: --host: ") {
+		t.Errorf("plan --llm --host of a missing file: exit %d, %q", code, stderr)
 	}
 }
 
