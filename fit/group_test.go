@@ -281,7 +281,7 @@ type minBatchWant struct {
 	below   int
 }
 
-// tf32Anchor begins the paragraph of docs/torchbench.md that quotes the R²
+// tf32Anchor begins the paragraph of docs/torchbench-measured.md that quotes the R²
 // of ResNet-50's tf32 curve on the H100 over its two logs.
 const tf32Anchor = "Over both calls' logs `fit` gives R² = "
 
@@ -342,18 +342,18 @@ func checkFitted(t *testing.T, k string, g Group) {
 }
 
 // docRow returns the row of the table after anchor in
-// docs/torchbench.md that begins "| key |", or with key "" the text from
+// docs/torchbench-measured.md that begins "| key |", or with key "" the text from
 // anchor to the end of its paragraph: what the doc quotes of a curve.
 func docRow(t *testing.T, anchor, key string) string {
 	t.Helper()
-	b, err := os.ReadFile("../docs/torchbench.md")
+	b, err := os.ReadFile("../docs/torchbench-measured.md")
 	if err != nil {
 		t.Fatal(err)
 	}
 	doc := string(b)
 	i := strings.Index(doc, anchor)
 	if i < 0 {
-		t.Fatalf("docs/torchbench.md: no %q", anchor)
+		t.Fatalf("docs/torchbench-measured.md: no %q", anchor)
 	}
 	doc = doc[i:]
 	if key == "" {
@@ -365,7 +365,7 @@ func docRow(t *testing.T, anchor, key string) string {
 			return l
 		}
 	}
-	t.Errorf("docs/torchbench.md: no row %q after %q", key, anchor)
+	t.Errorf("docs/torchbench-measured.md: no row %q after %q", key, anchor)
 	return ""
 }
 
@@ -375,12 +375,12 @@ func checkDocR2(t *testing.T, what, row string, g Group) {
 	t.Helper()
 	if g.Fit == nil {
 		if !strings.Contains(row, "batch of 32)") {
-			t.Errorf("%s: no fit, but docs/torchbench.md quotes %q", what, row)
+			t.Errorf("%s: no fit, but docs/torchbench-measured.md quotes %q", what, row)
 		}
 		return
 	}
 	if r2 := strconv.FormatFloat(g.Fit.R2, 'f', 4, 64); !strings.Contains(row, " "+r2) {
-		t.Errorf("%s: R² %s, not in docs/torchbench.md's %q", what, r2, row)
+		t.Errorf("%s: R² %s, not in docs/torchbench-measured.md's %q", what, r2, row)
 	}
 }
 
@@ -458,7 +458,7 @@ func checkMinBatch(t *testing.T, lgs []*logs.Log, anchor string, want map[string
 
 // TestMinBatchH200 checks each curve of the H200 logs of
 // testdata/measurements/h200-2026-11-26, with every batch and from batch
-// 32, and that docs/torchbench.md quotes its R².
+// 32, and that docs/torchbench-measured.md quotes its R².
 func TestMinBatchH200(t *testing.T) {
 	checkMinBatch(t, measuredLogs(t, "h200-2026-11-26/*.jsonl", 8), "every batch: v0, t, R²", map[string]minBatchWant{
 		"cnn amp-fp16":              {false, 1},
@@ -478,7 +478,7 @@ func TestMinBatchH200(t *testing.T) {
 
 // TestMinBatchH100 checks each curve of the H100 logs of
 // testdata/measurements/h100-2026-11-26 and h100-2026-11-26-rest, with
-// every batch and from batch 32, and that docs/torchbench.md quotes its
+// every batch and from batch 32, and that docs/torchbench-measured.md quotes its
 // R². Mask R-CNN's two logs (batches 1 to 4 and 8 to 32, two calls) are
 // one curve; the channels_last curves are their own.
 func TestMinBatchH100(t *testing.T) {
@@ -557,7 +557,7 @@ func TestFitRunLabels(t *testing.T) {
 }
 
 // TestFitH200Tuned fits the logs of testdata/measurements/h200-2026-11-26-tuned
-// and checks the groups, each fit, and that docs/torchbench.md quotes its R²:
+// and checks the groups, each fit, and that docs/torchbench-measured.md quotes its R²:
 // channels_last and torch.compile split ResNet-50's amp-fp16 curve in two.
 func TestFitH200Tuned(t *testing.T) {
 	rep, err := Fit(measuredLogs(t, "h200-2026-11-26-tuned/*.jsonl", 8), &Options{})

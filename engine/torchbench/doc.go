@@ -46,5 +46,5 @@
 // Run finds an interpreter with torch (FindPython), runs the script,
 // checks every record it wrote with benchlog.Decode and moves the log
 // into place atomically, so that a failed run leaves an existing file as
-// it was. docs/torchbench.md gives the command lines of a GPU sweep.
+// it was. docs/torchbench-gpu.md gives the command lines of a GPU sweep.
 package torchbench

@@ -624,19 +624,19 @@ func checkScaling(t *testing.T, out measuredRun) {
 }
 
 // docTable returns the rows of the first table after anchor in
-// docs/torchbench.md, keyed as variantKey keys a group ("resnet50
+// docs/torchbench-measured.md, keyed as variantKey keys a group ("resnet50
 // amp-fp16 channels_last"), each the cells after the model and the
 // precision.
 func docTable(t *testing.T, anchor string) map[string][]string {
 	t.Helper()
-	b, err := os.ReadFile("../../docs/torchbench.md")
+	b, err := os.ReadFile("../../docs/torchbench-measured.md")
 	if err != nil {
 		t.Fatal(err)
 	}
 	doc := string(b)
 	i := strings.Index(doc, anchor)
 	if i < 0 {
-		t.Fatalf("docs/torchbench.md: no %q", anchor)
+		t.Fatalf("docs/torchbench-measured.md: no %q", anchor)
 	}
 	rows := map[string][]string{}
 	table := false
@@ -662,7 +662,7 @@ func docTable(t *testing.T, anchor string) map[string][]string {
 		rows[cells[0]+" "+precision+" "+strings.ReplaceAll(variant, ", ", " ")] = cells[2:]
 	}
 	if len(rows) == 0 {
-		t.Fatalf("docs/torchbench.md: no table after %q", anchor)
+		t.Fatalf("docs/torchbench-measured.md: no table after %q", anchor)
 	}
 	return rows
 }
@@ -693,7 +693,7 @@ func docBytes(t *testing.T, cell string, v any) bool {
 	return math.Abs(float64(b)-g) <= 0.5*math.Pow(10, -float64(digits))*float64(b)/f*1.0001
 }
 
-// checkDocTable checks the table after anchor in docs/torchbench.md
+// checkDocTable checks the table after anchor in docs/torchbench-measured.md
 // (batches, samples/s and peak at the largest batch, first out of
 // memory) against out, validate --measured's JSON of the logs it
 // quotes: every group is a row and every row a group.
@@ -701,13 +701,13 @@ func checkDocTable(t *testing.T, out measuredRun, anchor string) {
 	t.Helper()
 	rows := docTable(t, anchor)
 	if len(rows) != len(out["groups"]) {
-		t.Errorf("docs/torchbench.md: %d rows after %q, want one for each of %d groups", len(rows), anchor, len(out["groups"]))
+		t.Errorf("docs/torchbench-measured.md: %d rows after %q, want one for each of %d groups", len(rows), anchor, len(out["groups"]))
 	}
 	for _, g := range out["groups"] {
 		k := variantKey(g)
 		cells, ok := rows[k]
 		if !ok || len(cells) < 4 {
-			t.Errorf("docs/torchbench.md: no row %s after %q", k, anchor)
+			t.Errorf("docs/torchbench-measured.md: no row %s after %q", k, anchor)
 			continue
 		}
 		smallest, atLargest := math.Inf(1), map[string]any(nil)
@@ -725,12 +725,12 @@ func checkDocTable(t *testing.T, out measuredRun, anchor string) {
 		}
 		if atLargest == nil || cells[0] != fmt.Sprintf("%g–%s", smallest, decodedCell(g["largest_batch_run"])) || !docNumber(cells[1], atLargest["measured_samples_per_s"]) ||
 			!docBytes(t, cells[2], atLargest["peak_memory_bytes"]) || cells[3] != oom {
-			t.Errorf("docs/torchbench.md: %s: %q; the logs give batches %g–%v, at the largest %v samples/s, peak %v B, out of memory at %s", k, cells[:4], smallest, g["largest_batch_run"], atLargest["measured_samples_per_s"], atLargest["peak_memory_bytes"], oom)
+			t.Errorf("docs/torchbench-measured.md: %s: %q; the logs give batches %g–%v, at the largest %v samples/s, peak %v B, out of memory at %s", k, cells[:4], smallest, g["largest_batch_run"], atLargest["measured_samples_per_s"], atLargest["peak_memory_bytes"], oom)
 		}
 	}
 }
 
-// h100Table and h100RestTable are the lines of docs/torchbench.md before
+// h100Table and h100RestTable are the lines of docs/torchbench-measured.md before
 // its tables of the H100's two calls.
 const (
 	h100Table     = "`TestValidateMeasuredH100` and `TestValidateMeasuredH100AgainstH200`):"
@@ -739,7 +739,7 @@ const (
 
 // TestValidateMeasuredH100Rest checks the later call's logs of
 // testdata/measurements/h100-2026-11-26-rest: 38 batches that ran and 2
-// out-of-memory records; and the figures docs/torchbench.md quotes.
+// out-of-memory records; and the figures docs/torchbench-measured.md quotes.
 func TestValidateMeasuredH100Rest(t *testing.T) {
 	out := checkMeasured(t, measuredLogs(t, "h100-2026-11-26-rest/*.jsonl", 4), "h100-sxm5-80gb")
 	checkDocTable(t, out, h100RestTable)
@@ -872,7 +872,7 @@ func checkComparisons(t *testing.T, rows []map[string]any, ran map[string]map[st
 	return sum
 }
 
-// checkDocH200 checks the column "H200, same batch" of docs/torchbench.md's
+// checkDocH200 checks the column "H200, same batch" of docs/torchbench-measured.md's
 // tables of the H100 against rows, the comparisons of the two devices:
 // the H200's measured samples/s at the H100's largest batch, or words
 // where the H200 did not run it. A comparison at a larger batch than a
@@ -895,19 +895,19 @@ func checkDocH200(t *testing.T, rows []map[string]any) {
 			_, numErr := strconv.ParseFloat(strings.ReplaceAll(cells[4], ",", ""), 64)
 			switch {
 			case r == nil || len(cells) < 5:
-				t.Errorf("docs/torchbench.md: %s: no comparison, or no H200 column in %q", k, cells)
+				t.Errorf("docs/torchbench-measured.md: %s: no comparison, or no H200 column in %q", k, cells)
 			case b == largest:
 				n++
 				if !docNumber(cells[4], r["b_measured_samples_per_s"]) {
-					t.Errorf("docs/torchbench.md: %s: H200 %q at batch %g, the logs %v", k, cells[4], largest, r["b_measured_samples_per_s"])
+					t.Errorf("docs/torchbench-measured.md: %s: H200 %q at batch %g, the logs %v", k, cells[4], largest, r["b_measured_samples_per_s"])
 				}
 			case b < largest && numErr == nil:
-				t.Errorf("docs/torchbench.md: %s: H200 %q at batch %g, which it did not run (compared at %g)", k, cells[4], largest, b)
+				t.Errorf("docs/torchbench-measured.md: %s: H200 %q at batch %g, which it did not run (compared at %g)", k, cells[4], largest, b)
 			}
 		}
 	}
 	if n == 0 {
-		t.Error("docs/torchbench.md: no H200 figure checked")
+		t.Error("docs/torchbench-measured.md: no H200 figure checked")
 	}
 }
 
