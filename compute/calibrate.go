@@ -75,6 +75,12 @@ type Efficiencies struct {
 	// kernels and carried to another device unchanged; 0 for none, the
 	// uncalibrated model's.
 	KernelTime units.Seconds
+	// EventsInStepHost says the calibration's rows recorded timer events
+	// (Config.TimerEvents) on a host that measured no event's cost, so
+	// that StepHost took what they cost: a step under these efficiencies
+	// charges no timer events of its own. false: they are charged at the
+	// host's HostCosts.Event, as without a calibration.
+	EventsInStepHost bool
 }
 
 // DefaultEfficiency returns the published efficiency of class k (EffGEMM,

@@ -220,7 +220,8 @@ func eachParamTensor(ops []model.Op, f func(size int64, weight bool)) {
 type HostTime struct {
 	// Step is a calibration's host cost per step beyond the phases below
 	// (Efficiencies.StepHost) and the measuring program's timer events
-	// (Config.TimerEvents), before the forward pass's kernels.
+	// (Config.TimerEvents, unless the calibration's StepHost holds them:
+	// Efficiencies.EventsInStepHost), before the forward pass's kernels.
 	Step units.Seconds
 	// Forward and Backward are the host's time issuing the passes'
 	// kernels: each kernel's launch(mode) (with a calibrated launch, a

@@ -190,7 +190,9 @@ func FuzzReadHostTable(f *testing.F) {
 
 // TestTimerEvents checks the measuring program's timer events: five a
 // step at a measured 20 µs each add 100 µs to the host's time of a step
-// (HostTime.Step), and nothing where the host measured no event's cost.
+// (HostTime.Step), to a calibration's host cost per step too unless it
+// holds them (Efficiencies.EventsInStepHost), and nothing where the host
+// measured no event's cost.
 func TestTimerEvents(t *testing.T) {
 	h, err := ReadHostTable(strings.NewReader(hostTable("cuda_event,20\n")))
 	if err != nil {
@@ -207,6 +209,11 @@ func TestTimerEvents(t *testing.T) {
 	base := mustStep(t, &c, ops)
 	c.TimerEvents = 5
 	near(t, "host step time of five events", float64(mustStep(t, &c, ops).Host.Step-base.Host.Step), 100e-6)
+	c.Eff = &Efficiencies{StepHost: 300e-6}
+	near(t, "a calibration's step host and five events", float64(mustStep(t, &c, ops).Host.Step), 400e-6)
+	c.Eff.EventsInStepHost = true
+	near(t, "a calibration's step host holding the events", float64(mustStep(t, &c, ops).Host.Step), 300e-6)
+	c.Eff = nil
 	c.Host = nil
 	if s := mustStep(t, &c, ops); s.Host.Step != 0 {
 		t.Errorf("events on a host that measured none: step host %v, want 0", s.Host.Step)

@@ -150,8 +150,10 @@ func (c *Config) step(ops []model.Op, dev func(i int) units.Seconds) StepTime {
 		s.Host.Scaler, s.Host.Optimizer, s.Sync = s.Host.Scaler+before, s.Host.Optimizer+after, true
 	}
 	s.Host.Loader = c.loaderStep
-	s.Host.Step = effKey(c.Eff).StepHost                         // a calibration's host cost per step
-	s.Host.Step += units.Seconds(c.TimerEvents) * c.host().Event // the measuring program's events
+	s.Host.Step = effKey(c.Eff).StepHost // a calibration's host cost per step
+	if !effKey(c.Eff).EventsInStepHost {
+		s.Host.Step += units.Seconds(c.TimerEvents) * c.host().Event // the measuring program's events
+	}
 	segs[0].host[0] += s.Host.Step
 	s.overlap(segs, c.syncLatency())
 	s.Ops = len(ops)

@@ -281,5 +281,6 @@ func OperatorEfficiencies(e *calib.OperatorsEntry) (*compute.Efficiencies, error
 		eff.Set(c, k.Efficiency)
 	}
 	eff.Launch, eff.StepHost, eff.KernelTime = e.Launch, e.StepHost, e.KernelTime
+	eff.EventsInStepHost = e.EventsInStepHost
 	return &eff, nil
 }

@@ -43,6 +43,9 @@ type operatorRow struct {
 	// host is the measured cost of a dispatched kernel on the row's host
 	// (Measured.Host.Kernel), 0 where none was measured.
 	host units.Seconds
+	// eventsUnmeasured says the row recorded timer events
+	// (Measured.TimerEvents) on a host that measured no event's cost.
+	eventsUnmeasured bool
 }
 
 // FitOperators fits, per device kind and framework mode, the efficiency
@@ -54,7 +57,9 @@ type operatorRow struct {
 // simulator's update added (fit.FitOperators). Where every row of a
 // device and mode ran on one host whose table measures its kernel's cost
 // (Measured.Host.Kernel, fit --host), the host's cost per kernel is that,
-// not fitted (calib.OperatorsEntry.LaunchMeasured). Measurements of several
+// not fitted (calib.OperatorsEntry.LaunchMeasured); where rows recorded
+// timer events on a host that priced none, the fitted host cost per step
+// holds them (calib.OperatorsEntry.EventsInStepHost). Measurements of several
 // devices, out-of-memory records and those the model does not cover are
 // left out; a device and mode with no measurement left gives no fit.
 func FitOperators(ms []Measured, cat *hw.Catalog, prof *model.Profiles, s *fit.Settings) ([]OperatorsFit, error) {
@@ -130,14 +135,15 @@ func newOperatorRow(m *Measured, cat *hw.Catalog, prof *model.Profiles) (operato
 	}
 	acc := max(m.Accumulation, 1)
 	return operatorRow{
-		measured:  float64(m.Batch*acc) / m.SamplesPerSec / m.logShare(), // the padded samples' step
-		profile:   p,
-		accum:     float64(acc),
-		update:    measuredUpdate(mdl, d, m, sp, master),
-		model:     mdl.Name,
-		source:    m.Source,
-		framework: frameworkOf(m),
-		host:      hostKernel(m),
+		measured:         float64(m.Batch*acc) / m.SamplesPerSec / m.logShare(), // the padded samples' step
+		profile:          p,
+		accum:            float64(acc),
+		update:           measuredUpdate(mdl, d, m, sp, master),
+		model:            mdl.Name,
+		source:           m.Source,
+		framework:        frameworkOf(m),
+		host:             hostKernel(m),
+		eventsUnmeasured: m.TimerEvents > 0 && (m.Host == nil || !(m.Host.Event > 0)),
 	}, d.Name, true, nil
 }
 
@@ -266,6 +272,7 @@ func operatorsEntry(device string, mode compute.Mode, f *fit.OperatorsFit, rows 
 	}
 	var files []string
 	for _, r := range rows {
+		e.EventsInStepHost = e.EventsInStepHost || r.eventsUnmeasured && e.StepHost > 0 // a host cost per step took them
 		if !slices.Contains(e.Models, r.model) {
 			e.Models = append(e.Models, r.model)
 		}
@@ -336,7 +343,7 @@ func operatorsApplied(cals []scenarios.CalibrationFile, d *hw.Device, m *Measure
 		if !sameFramework(e.Framework, m) {
 			// The host's costs are the framework's: only the kernels'
 			// efficiencies carry to another framework's rows.
-			eff.Launch, eff.StepHost, eff.KernelTime = 0, 0, 0
+			eff.Launch, eff.StepHost, eff.KernelTime, eff.EventsInStepHost = 0, 0, 0, false
 			return eff, "efficiencies carried from " + e.Device, false, from, nil
 		}
 		if m.Host != nil && m.Host.Kernel > 0 {

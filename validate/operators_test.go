@@ -364,3 +364,57 @@ func TestOperatorRowCompiled(t *testing.T) {
 		t.Errorf("compiled and eager rows both take %v: want the fused program to differ", times[true])
 	}
 }
+
+// TestFitOperatorsTimerEvents fits rows whose program recorded five timer
+// events a step at 20 µs each (100 µs of host time a step). With the
+// host's event cost measured the fit charges them apart and recovers the
+// true host cost per step, 700 µs; without it the step's host cost takes
+// them, 800 µs, and the entry says so (EventsInStepHost), so that the
+// entry applied to the rows, now with the event's cost measured, times
+// them as measured instead of charging the events twice.
+func TestFitOperatorsTimerEvents(t *testing.T) {
+	cat, prof := defaults(t)
+	want := trueEff()
+	host := compute.MeasuredHost
+	host.Kernel, host.Event = want.Launch, 20*units.Microsecond
+	gen := *want
+	gen.Launch = 0                             // the host's own
+	gen.StepHost += 5 * 20 * units.Microsecond // the events, host time of the step like StepHost
+	noEvent := host
+	noEvent.Event = 0
+	for _, tc := range []struct {
+		host     *compute.HostCosts
+		stepHost units.Seconds
+		inStep   bool
+	}{
+		{&host, want.StepHost, false},
+		{&noEvent, gen.StepHost, true},
+	} {
+		ms := syntheticOn(t, cat, prof, "h200-sxm-141gb", &gen, &host)
+		for i := range ms {
+			ms[i].TimerEvents, ms[i].Host = TorchbenchTimerEvents, tc.host
+		}
+		fits, err := FitOperators(ms, cat, prof, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e := fits[0].Entry
+		if math.Abs(float64(e.StepHost/tc.stepHost)-1) > 0.01 || e.EventsInStepHost != tc.inStep {
+			t.Errorf("event %v: host per step %v, events in it %v: want %v, %v", tc.host.Event, e.StepHost, e.EventsInStepHost, tc.stepHost, tc.inStep)
+		}
+		eff, err := scenarios.OperatorEfficiencies(&e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range ms {
+			ms[i].Host = &host // the event's cost measured now
+			row, _, ok, err := newOperatorRow(&ms[i], cat, prof)
+			if err != nil || !ok {
+				t.Fatalf("row %d: %v, %v", i, ok, err)
+			}
+			if got := row.accum*float64(row.profile.Time(eff)) + float64(row.update); math.Abs(got/row.measured-1) > 0.02 {
+				t.Errorf("event %v: %s with the fitted entry: %.4g s, measured %.4g s", tc.host.Event, ms[i].Source, got, row.measured)
+			}
+		}
+	}
+}

@@ -46,6 +46,12 @@ type OperatorsEntry struct {
 	// interval.
 	KernelTime         units.Seconds   `yaml:"kernel_time,omitempty"`
 	KernelTimeInterval []units.Seconds `yaml:"kernel_time_interval,flow,omitempty"`
+	// EventsInStepHost says rows recorded the measuring program's timer
+	// events (engine/torchbench's on CUDA) on a host that measured no
+	// event's cost (a host table without cuda_event), and that StepHost,
+	// fitted, took what they cost: a prediction with the entry charges
+	// none again (compute.Efficiencies.EventsInStepHost).
+	EventsInStepHost bool `yaml:"events_in_step_host,omitempty"`
 	// ErrorBefore and Error are the mean |predicted/measured − 1| of the
 	// rows' step times with the published constants and with the fit.
 	ErrorBefore float64  `yaml:"error_before"`
@@ -98,6 +104,9 @@ func (c *Calibration) validateOperators(ps *config.Problems) {
 			ps.Addf(p+".step_host", "%v: must be a finite time >= 0", float64(e.StepHost))
 		}
 		checkPair(ps, p+".step_host_interval", floats(e.StepHostInterval))
+		if e.EventsInStepHost && !(e.StepHost > 0) {
+			ps.Addf(p+".events_in_step_host", "true with no step_host: the events' cost would be charged nowhere; want a fitted step_host or false")
+		}
 		if !(e.KernelTime >= 0) || !finite(float64(e.KernelTime)) {
 			ps.Addf(p+".kernel_time", "%v: must be a finite time >= 0", float64(e.KernelTime))
 		}

@@ -70,6 +70,7 @@ func TestOperatorsValidation(t *testing.T) {
 		{func(e *OperatorsEntry) { e.Classes[0].Interval = []float64{0.5, 0.4} }, "operators[0].classes[0].interval"},
 		{func(e *OperatorsEntry) { e.Launch = -1 }, "operators[0].launch"},
 		{func(e *OperatorsEntry) { e.StepHost = -1 }, "operators[0].step_host"},
+		{func(e *OperatorsEntry) { e.StepHost, e.EventsInStepHost = 0, true }, "operators[0].events_in_step_host"},
 		{func(e *OperatorsEntry) { e.KernelTime = -1e-6 }, "operators[0].kernel_time"},
 		{func(e *OperatorsEntry) { e.KernelTimeInterval = []units.Seconds{2e-5, 1e-5} }, "operators[0].kernel_time_interval"},
 		{func(e *OperatorsEntry) { e.Rows = 0 }, "operators[0].rows"},
