@@ -132,7 +132,7 @@ const (
 // loader's own stream, not the step's). HostCosts.CallsTime gives a
 // measured host's.
 func HostCallsTime(calls model.HostCalls) units.Seconds {
-	return (&HostCosts{}).CallsTime(calls)
+	return (*HostCosts)(nil).CallsTime(calls)
 }
 
 // Modes lists the framework modes.

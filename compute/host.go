@@ -1,6 +1,8 @@
 package compute
 
 import (
+	"cmp"
+
 	"scaleplan/hw"
 	"scaleplan/internal/units"
 	"scaleplan/model"
@@ -48,17 +50,11 @@ type HostCosts struct {
 // CallsTime returns the host's time of calls in eager PyTorch on h: each
 // operator on a CPU tensor at h's CPUOp, each CUDA kernel at its Kernel
 // and each synchronisation at its Sync, the published figures
-// (HostCallsTime's) where h measures none.
+// (HostCallsTime's) where h measures none or is nil.
 func (h *HostCosts) CallsTime(calls model.HostCalls) units.Seconds {
 	cpu, kernel, sync := CPUDispatch, DispatchEager+LaunchKernel, SyncLatency
-	if h.CPUOp > 0 {
-		cpu = h.CPUOp
-	}
-	if h.Kernel > 0 {
-		kernel = h.Kernel
-	}
-	if h.Sync > 0 {
-		sync = h.Sync
+	if h != nil {
+		cpu, kernel, sync = cmp.Or(h.CPUOp, cpu), cmp.Or(h.Kernel, kernel), cmp.Or(h.Sync, sync)
 	}
 	return units.Seconds(calls.CPU)*cpu + units.Seconds(calls.Kernels)*kernel + units.Seconds(calls.Syncs)*sync
 }

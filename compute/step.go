@@ -150,8 +150,9 @@ func (c *Config) step(ops []model.Op, dev func(i int) units.Seconds) StepTime {
 		s.Host.Scaler, s.Host.Optimizer, s.Sync = s.Host.Scaler+before, s.Host.Optimizer+after, true
 	}
 	s.Host.Loader = c.loaderStep
-	s.Host.Step = effKey(c.Eff).StepHost // a calibration's host cost per step
-	if !effKey(c.Eff).EventsInStepHost {
+	eff := effKey(c.Eff)
+	s.Host.Step = eff.StepHost // a calibration's host cost per step
+	if !eff.EventsInStepHost {
 		s.Host.Step += units.Seconds(c.TimerEvents) * c.host().Event // the measuring program's events
 	}
 	segs[0].host[0] += s.Host.Step

@@ -365,7 +365,7 @@ const divergedOptimizer = "sgd lr 0.01 momentum 0.9 wd 1e-4"
 // is header timed a diverged training step: engine/torchbench's Mask R-CNN
 // with divergedOptimizer.
 func divergedRun(header benchlog.Record, model string) bool {
-	return header.Tool == "torchbench" && model == "maskrcnn-r50-fpn" && optimizerText(header, model) == divergedOptimizer
+	return header.Tool == torchbenchTool && model == "maskrcnn-r50-fpn" && optimizerText(header, model) == divergedOptimizer
 }
 
 // optimizerText returns what a torchbench header says of model's

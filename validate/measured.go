@@ -567,11 +567,7 @@ func measuredCompute(ms *Measured, d *hw.Device, prec hw.Precision, opt model.Op
 		c.GradScaler = amp && prec == hw.FP16
 		c.LossSync = ms.Trainer == TrainerDLEFairseq // utils.item(loss.data) before the backward pass
 		if ms.Loader == LoaderHybrid {
-			h := ms.Host
-			if h == nil {
-				h = &compute.MeasuredHost
-			}
-			c.LoaderHost = model.HybridLoadHost + h.CallsTime(model.HybridTargets)
+			c.LoaderHost = model.HybridLoadHost + ms.Host.CallsTime(model.HybridTargets)
 		}
 		if amp && ms.AMP == AMPApexO2 {
 			c.Autocast = false // a fp16 model; apex's scaler as GradScaler

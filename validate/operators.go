@@ -346,7 +346,7 @@ func operatorsApplied(cals []scenarios.CalibrationFile, d *hw.Device, m *Measure
 			eff.Launch, eff.StepHost, eff.KernelTime, eff.EventsInStepHost = 0, 0, 0, false
 			return eff, "efficiencies carried from " + e.Device, false, from, nil
 		}
-		if m.Host != nil && m.Host.Kernel > 0 {
+		if hostKernel(m) > 0 {
 			// The machine measured its own kernel's host cost
 			// (validate --host): it replaces the one fitted on the
 			// other machine's host.

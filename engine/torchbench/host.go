@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 
 	"scaleplan/internal/procout"
 )
@@ -39,8 +40,8 @@ type HostOptions struct {
 // HostTable runs the embedded torchhost.py with opt on the interpreter
 // FindPython finds and returns its table (CSV of microseconds, headed by
 // comment lines): the host's cost per operator of eager PyTorch, and on a
-// CUDA device its small operator's dispatch and launch and a
-// synchronisation. The script's errors name themselves, its last line
+// CUDA device its small operator's dispatch and launch, a
+// synchronisation and a timing event. The script's errors name themselves, its last line
 // quoted.
 func HostTable(ctx context.Context, opt HostOptions) ([]byte, error) {
 	dev := opt.Device
@@ -48,7 +49,7 @@ func HostTable(ctx context.Context, opt HostOptions) ([]byte, error) {
 		dev = "auto"
 	}
 	if !slices.Contains(HostDevices, dev) {
-		return nil, fmt.Errorf("torchbench: host device %q: want one of auto, cpu, cuda", dev)
+		return nil, fmt.Errorf("torchbench: host device %q: want one of %s", dev, strings.Join(HostDevices, ", "))
 	}
 	if opt.Rounds < 0 || opt.Rounds > 100 {
 		return nil, fmt.Errorf("torchbench: host rounds %d: want 1 to 100, or 0 for the script's 9", opt.Rounds)

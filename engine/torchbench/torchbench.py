@@ -731,6 +731,17 @@ def Seq2Seq(vocab, seq_len):
     return make_seq2seq_class()(vocab, seq_len)
 
 
+def init_normal(model):
+    """Initialise model as BERT and GPT-2 do: every linear layer's and
+    embedding's weight from N(0, 0.02), every linear layer's bias 0."""
+    nn = torch.nn
+    for m in model.modules():
+        if isinstance(m, (nn.Linear, nn.Embedding)):
+            nn.init.normal_(m.weight, 0.0, 0.02)
+        if isinstance(m, nn.Linear):
+            nn.init.zeros_(m.bias)
+
+
 def make_bert_class():
     import torch.nn as nn
     import torch.nn.functional as F
@@ -778,11 +789,7 @@ def make_bert_class():
             self.layers = nn.ModuleList(Layer(d, heads, dropout) for _ in range(layers))
             self.span = nn.Linear(d, 2)
             self.p = dropout
-            for m in self.modules():
-                if isinstance(m, (nn.Linear, nn.Embedding)):
-                    nn.init.normal_(m.weight, 0.0, 0.02)
-                if isinstance(m, nn.Linear):
-                    nn.init.zeros_(m.bias)
+            init_normal(self)
 
         def forward(self, ids, types, attention_mask):
             n = ids.shape[1]
@@ -855,11 +862,7 @@ def make_gpt_class():
             self.blocks = nn.ModuleList(Block(d, heads, dropout) for _ in range(layers))
             self.ln_f = nn.LayerNorm(d)
             self.p = dropout
-            for m in self.modules():
-                if isinstance(m, (nn.Linear, nn.Embedding)):
-                    nn.init.normal_(m.weight, 0.0, 0.02)
-                if isinstance(m, nn.Linear):
-                    nn.init.zeros_(m.bias)
+            init_normal(self)
             causal = None
             if attend is None:
                 causal = torch.triu(torch.full((GPT_CONTEXT, GPT_CONTEXT), float("-inf")), diagonal=1)

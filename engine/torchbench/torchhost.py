@@ -257,8 +257,6 @@ def cpu_model():
         with open("/proc/cpuinfo") as f:
             for line in f:
                 k, _, v = line.partition(":")
-                if k.strip() == "model name" and not name:
-                    name = v.strip()
                 if k.strip() == "model name":
                     name = v.strip()
                 if k.strip() == "cpu MHz" and not mhz:
@@ -275,7 +273,7 @@ def main():
     p.add_argument("--budget", type=float, default=0.002, help="most seconds a timing takes")
     p.add_argument("--rounds", type=int, default=9, help="medians; the table keeps the least")
     p.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto",
-                   help="cuda adds cuda_op and cuda_sync (auto: where torch sees a CUDA device)")
+                   help="cuda adds cuda_op, cuda_sync and cuda_event (auto: where torch sees a CUDA device)")
     p.add_argument("--cuda-number", type=int, default=500,
                    help="most calls per timing on the CUDA device, under its launch queue's depth")
     args = p.parse_args()

@@ -168,7 +168,7 @@ type Machine struct {
 	HostCosts map[string]float64 `json:"host_costs,omitempty"`
 }
 
-// MaxHostCosts bounds Machine.HostCosts: torchhost.py writes 19
+// MaxHostCosts bounds Machine.HostCosts: torchhost.py writes 18
 // quantities.
 const MaxHostCosts = 64
 

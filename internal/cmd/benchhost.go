@@ -25,9 +25,9 @@ func benchHostCommand() *cli.Command {
 			"import torch: a small operator's dispatch, autograd's record, an nn.Module call, the\n" +
 			"foreach optimizers' and the gradient scaler's costs per parameter tensor, on CPU\n" +
 			"tensors, and where torch sees a CUDA device its small operator's dispatch and launch\n" +
-			"(cuda_op) and a synchronisation (cuda_sync): a few seconds, no training. validate,\n" +
-			"simulate, predict, report, plan and fit --operators take the table with --host\n" +
-			"(docs/compute-calibration.md, \"The host's own costs\").\n\n" +
+			"(cuda_op), a synchronisation (cuda_sync) and a timing event (cuda_event): a few\n" +
+			"seconds, no training. validate, simulate, predict, report, plan and fit --operators\n" +
+			"take the table with --host (docs/compute-calibration.md, \"The host's own costs\").\n\n" +
 			"Examples:\n" +
 			"   scaleplan bench host --out host.csv\n" +
 			"   scaleplan validate --measured sweep.jsonl --host host.csv",

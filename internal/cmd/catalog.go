@@ -53,7 +53,7 @@ func calibrationFlag() cli.Flag {
 
 // hostFlag is --host of the commands that predict or simulate scenarios.
 func hostFlag() cli.Flag {
-	return &cli.StringFlag{Name: "host", Usage: "host costs `FILE` of the machines that run the scenarios, a table of `scaleplan bench host --out FILE` (scripts/torchhost.py) run on such a machine (with a CUDA device it also measures a small operator's dispatch and launch, cuda_op, and a synchronisation, cuda_sync): the operator model charges a scenario's eager PyTorch steps these in place of its defaults (docs/compute-calibration.md, \"The host's own costs\")"}
+	return &cli.StringFlag{Name: "host", Usage: "host costs `FILE` of the machines that run the scenarios, a table of `scaleplan bench host --out FILE` (scripts/torchhost.py) run on such a machine (with a CUDA device it also measures a small operator's dispatch and launch, cuda_op, a synchronisation, cuda_sync, and a timing event, cuda_event): the operator model charges a scenario's eager PyTorch steps these in place of its defaults (docs/compute-calibration.md, \"The host's own costs\")"}
 }
 
 // readHost reads the table of --host at path, if any, into opt.

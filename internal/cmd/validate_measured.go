@@ -35,7 +35,7 @@ func measuredFlags() []cli.Flag {
 
 // measuredHostFlag is validate's --host.
 func measuredHostFlag() cli.Flag {
-	return &cli.StringFlag{Name: "host", Usage: "with --measured: the host costs of the machine that ran the logs, table `FILE` of `scaleplan bench host` (scripts/torchhost.py) run on that machine (with a CUDA device it also measures a small operator's dispatch and launch, cuda_op, and a synchronisation, cuda_sync): the operator model charges the measurements' eager PyTorch steps these in place of compute.MeasuredHost and the published launch and synchronisation; the device stays uncalibrated"}
+	return &cli.StringFlag{Name: "host", Usage: "with --measured: the host costs of the machine that ran the logs, table `FILE` of `scaleplan bench host` (scripts/torchhost.py) run on that machine (with a CUDA device it also measures a small operator's dispatch and launch, cuda_op, a synchronisation, cuda_sync, and a timing event, cuda_event): the operator model charges the measurements' eager PyTorch steps these in place of compute.MeasuredHost and the published launch and synchronisation; the device stays uncalibrated"}
 }
 
 // measuredP2PDisableFlag is validate's --nccl-p2p-disable.
