@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"scaleplan/compute"
@@ -216,4 +217,89 @@ const ncclEnqueue = 4 * units.Microsecond
 // devices' calls in parallel and do not add.
 func NCCLTestsHostTime(gpus int) units.Seconds {
 	return units.Seconds(float64(gpus)) * (compute.LaunchKernel + ncclEnqueue)
+}
+
+// SizeBandEdges are the message sizes that bound the bands SizeErrors
+// groups rows by, each 16 times the one before: below 64 KiB the calls
+// are bound by latency on every published table, from 256 MiB by
+// bandwidth, and the three bands between hold the turn from one to the
+// other.
+var SizeBandEdges = []units.Bytes{64 * units.KiB, units.MiB, 16 * units.MiB, 256 * units.MiB}
+
+// SizeError is the time error of the rows of several tests whose message
+// sizes lie in one band, Lo ≤ S < Hi.
+type SizeError struct {
+	// Lo and Hi bound the band; Lo is 0 for the first band and Hi 0 for
+	// the last, which has no bound.
+	Lo, Hi units.Bytes
+	// Rows is the rows in the band and Tests the tests with at least one.
+	Rows, Tests int
+	// Signed and Abs are the mean Error and mean |Error| of the rows: a
+	// negative Signed is a band predicted too fast.
+	Signed, Abs float64
+	// Fast is the tests whose rows in the band have a negative mean
+	// Error: predicted too fast there.
+	Fast int
+}
+
+// Band names b's sizes as the tables print them: "below 64 KiB",
+// "64 KiB to 1 MiB", "256 MiB and above".
+func (b SizeError) Band() string {
+	switch {
+	case b.Lo == 0:
+		return fmt.Sprintf("below %v", b.Hi)
+	case b.Hi == 0:
+		return fmt.Sprintf("%v and above", b.Lo)
+	}
+	return fmt.Sprintf("%v to %v", b.Lo, b.Hi)
+}
+
+// SizeErrors returns the time error of comps' rows in each band of
+// SizeBandEdges that holds a row, smallest sizes first: where along the
+// sizes the collective model is too fast or too slow, over every test at
+// once (each row counts once, whatever its test) and test by test (Fast).
+func SizeErrors(comps []CollectiveComparison) []SizeError {
+	bands := make([]SizeError, len(SizeBandEdges)+1)
+	for i := range bands {
+		if i > 0 {
+			bands[i].Lo = SizeBandEdges[i-1]
+		}
+		if i < len(SizeBandEdges) {
+			bands[i].Hi = SizeBandEdges[i]
+		}
+	}
+	for _, c := range comps {
+		sum := make([]float64, len(bands))
+		n := make([]int, len(bands))
+		for _, r := range c.Rows {
+			i, _ := slices.BinarySearch(SizeBandEdges, r.Bytes)
+			if i < len(SizeBandEdges) && r.Bytes == SizeBandEdges[i] {
+				i++ // a band holds its lower edge
+			}
+			sum[i] += r.Error
+			n[i]++
+			bands[i].Rows++
+			bands[i].Signed += r.Error
+			bands[i].Abs += math.Abs(r.Error)
+		}
+		for i := range bands {
+			if n[i] == 0 {
+				continue
+			}
+			bands[i].Tests++
+			if sum[i] < 0 {
+				bands[i].Fast++
+			}
+		}
+	}
+	var out []SizeError
+	for _, b := range bands {
+		if b.Rows == 0 {
+			continue
+		}
+		b.Signed /= float64(b.Rows)
+		b.Abs /= float64(b.Rows)
+		out = append(out, b)
+	}
+	return out
 }

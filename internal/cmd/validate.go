@@ -74,6 +74,9 @@ func validateCommand() *cli.Command {
 			"with its links and its default transports (--transport, --intra-transport name\n" +
 			"others), and synthetic input; without it they are left out. --precision names the\n" +
 			"precision where a log does not.\n" +
+			"An nccl-tests log's tests are predicted size by size on --system's links, and a\n" +
+			"table gives their time error by band of message sizes, where the collective\n" +
+			"model runs too fast or too slow (docs/validation-collectives.md).\n" +
 			"With --calibration (a fit --out file, or published), a measurement whose model,\n" +
 			"device and precision the file measured is predicted by its law instead, and one\n" +
 			"the law was fitted to is marked and left out of the error.\n" +

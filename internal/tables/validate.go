@@ -201,8 +201,9 @@ func LeftLines(left map[string]int, reasons []string) []string {
 func LeftReasons() []string { return slices.Concat(validate.RecordReasons, validate.TestReasons) }
 
 // Collectives returns the table of the all-reduce tests of comps measured
-// against predicted, a row per message size, and a summary line per test,
-// then the lines of the tests left out (left, by reason).
+// against predicted, a row per message size, the table of their time error
+// by band of sizes, and a summary line per test, then the lines of the
+// tests left out (left, by reason).
 func Collectives(comps []validate.CollectiveComparison, left map[string]int) (ts []Named, lines []string) {
 	t := &Table{
 		Title: "Collective tests (nccl-tests) measured against predicted on the catalogue system's links",
@@ -223,7 +224,21 @@ func Collectives(comps []validate.CollectiveComparison, left map[string]int) (ts
 			first.Bytes, first.Measured, first.Predicted, signedPct(first.Error), last.Bytes, float64(last.MeasuredBusBW)/1e9, float64(last.PredictedBusBW)/1e9, signedPct(last.Error)))
 	}
 	lines = append(lines, LeftLines(left, validate.TestReasons)...)
-	return []Named{{Key: "collectives", T: t}}, lines
+	return []Named{{Key: "collectives", T: t}, {Key: "sizes", T: sizeErrors(validate.SizeErrors(comps))}}, lines
+}
+
+// sizeErrors is the table of the tests' time error by band of message
+// sizes (validate.SizeErrors).
+func sizeErrors(bands []validate.SizeError) *Table {
+	t := &Table{
+		Title:  "Time error by message size, over the tests above (a negative error: predicted too fast)",
+		Header: []string{"sizes", "rows", "tests", "mean error (%)", "mean absolute error (%)", "tests predicted too fast"},
+	}
+	for _, b := range bands {
+		t.Rows = append(t.Rows, []string{b.Band(), strconv.Itoa(b.Rows), strconv.Itoa(b.Tests), signedPct(b.Signed),
+			strconv.FormatFloat(100*b.Abs, 'f', 1, 64), strconv.Itoa(b.Fast)})
+	}
+	return t
 }
 
 // ThroughputCharts returns the data of one throughput chart per device,

@@ -1,0 +1,127 @@
+package validate
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"strings"
+	"testing"
+
+	"scaleplan/hw"
+	"scaleplan/internal/units"
+	"scaleplan/sim"
+)
+
+// TestSizeErrors checks SizeErrors on rows whose errors are given: each
+// row falls in the band that holds its size (a band holds its lower edge,
+// not its upper), a band's means are over its rows whatever their test,
+// and Fast counts the tests whose rows there average below zero.
+func TestSizeErrors(t *testing.T) {
+	row := func(b units.Bytes, e float64) CollectiveRow { return CollectiveRow{Bytes: b, Error: e} }
+	comps := []CollectiveComparison{
+		{Rows: []CollectiveRow{row(8, 0.10), row(64*units.KiB-1, -0.30), row(64*units.KiB, -0.20), row(16*units.MiB, 0.05)}},
+		{Rows: []CollectiveRow{row(4*units.KiB, 0.10), row(512*units.KiB, 0.40), row(units.GiB, -0.02)}},
+	}
+	got := SizeErrors(comps)
+	want := []SizeError{
+		{Lo: 0, Hi: 64 * units.KiB, Rows: 3, Tests: 2, Signed: (0.10 - 0.30 + 0.10) / 3, Abs: (0.10 + 0.30 + 0.10) / 3, Fast: 1},
+		{Lo: 64 * units.KiB, Hi: units.MiB, Rows: 2, Tests: 2, Signed: (-0.20 + 0.40) / 2, Abs: (0.20 + 0.40) / 2, Fast: 1},
+		{Lo: 16 * units.MiB, Hi: 256 * units.MiB, Rows: 1, Tests: 1, Signed: 0.05, Abs: 0.05},
+		{Lo: 256 * units.MiB, Rows: 1, Tests: 1, Signed: -0.02, Abs: 0.02, Fast: 1},
+	}
+	if len(got) != len(want) {
+		t.Fatalf("%d bands, want %d (the band of 1 to 16 MiB holds no row): %+v", len(got), len(want), got)
+	}
+	for i, w := range want {
+		g := got[i]
+		if g.Lo != w.Lo || g.Hi != w.Hi || g.Rows != w.Rows || g.Tests != w.Tests || g.Fast != w.Fast ||
+			math.Abs(g.Signed-w.Signed) > 1e-12 || math.Abs(g.Abs-w.Abs) > 1e-12 {
+			t.Errorf("band %d: %+v, want %+v", i, g, w)
+		}
+	}
+	for i, band := range []string{"below 64 KiB", "64 KiB to 1 MiB", "16 MiB to 256 MiB", "256 MiB and above"} {
+		if got[i].Band() != band {
+			t.Errorf("band %d: %q, want %q", i, got[i].Band(), band)
+		}
+	}
+	if got := SizeErrors(nil); len(got) != 0 {
+		t.Errorf("no tests: %+v, want no band", got)
+	}
+}
+
+// publishedCollectiveTables are the published nccl-tests tables of
+// testdata/measurements/nccl-tests (README.md there) with the catalogue
+// system each ran on, but for the two run through host memory, whose
+// peaks set their nodes' shm_bandwidth.
+var publishedCollectiveTables = []struct{ file, system string }{
+	{"v100x8-nvlink-all_reduce.txt", "dgx1"},
+	{"a100x8-nvswitch-all_reduce.txt", "dgx-a100"},
+	{"a100x8-nvswitch-sendrecv.txt", "dgx-a100"},
+	{"aws-p4de-2node-all_reduce.txt", "aws-p4de"},
+	{"aws-p5-1node-all_reduce.txt", "aws-p5"},
+	{"aws-p5-2node-all_reduce.txt", "aws-p5"},
+	{"aws-p5-2node-eks-all_reduce.txt", "aws-p5"},
+	{"b200x8-nvswitch-all_reduce.txt", "dgx-b200"},
+	{"b200x8-nvswitch-all_gather.txt", "dgx-b200"},
+	{"b200x8-nvswitch-reduce_scatter.txt", "dgx-b200"},
+	{"b200-2node-all_reduce.txt", "dgx-b200"},
+	{"b200-2node-all_gather.txt", "dgx-b200"},
+	{"dgxh100-2node-2gpu-all_reduce.txt", "dgx-h100"},
+	{"dgxh100-2node-4gpu-all_reduce.txt", "dgx-h100"},
+	{"dgxh100-2node-8gpu-all_reduce.txt", "dgx-h100"},
+	{"gcp-a3mega-2node-all_reduce.txt", "gcp-a3-mega"},
+	{"gcp-a3mega-2node-all_gather.txt", "gcp-a3-mega"},
+	{"h100-ndr-1node-all_reduce.txt", "dgx-h100"},
+	{"h100-ndr-2node-all_reduce.txt", "dgx-h100"},
+	{"nebius-h100-2node-ib-all_reduce.txt", "dgx-h100"},
+	{"oci-a100-1node-all_reduce.txt", "dgx-a100-320gb"},
+	{"oci-a100-2node-all_reduce.txt", "dgx-a100-320gb"},
+}
+
+// TestCollectiveSizeBias predicts every test of the published nccl-tests
+// tables uncalibrated, as validate --measured FILE --system SYSTEM does,
+// and checks that docs/validation-collectives.md's table of the time error
+// by band of message sizes, over the tests of one node and of several,
+// holds what SizeErrors gives; with it every row of the page's table is
+// what the model predicts today, so the page's account of where it is too
+// fast stays true.
+func TestCollectiveSizeBias(t *testing.T) {
+	cat, err := hw.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var one, several []CollectiveComparison
+	for _, tab := range publishedCollectiveTables {
+		in := LogReader{System: tab.system}
+		tests := in.Collectives(publishedTables(t, tab.file), sim.NCCL, map[string]int{})
+		if len(tests) == 0 {
+			t.Fatalf("%s: no test", tab.file)
+		}
+		cs, err := CompareCollectives(cat, tests)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range cs {
+			if c.Ranks > c.DevicesPerNode {
+				several = append(several, c)
+			} else {
+				one = append(one, c)
+			}
+		}
+	}
+	page, err := os.ReadFile("../docs/validation-collectives.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, set := range []struct {
+		name  string
+		comps []CollectiveComparison
+	}{{"one node", one}, {"several nodes", several}} {
+		for _, b := range SizeErrors(set.comps) {
+			line := fmt.Sprintf("| %s, %d tests | %s | %d | %+.1f %% | %.1f %% | %d |", set.name, len(set.comps), b.Band(), b.Rows, 100*b.Signed, 100*b.Abs, b.Fast)
+			if !strings.Contains(string(page), line) {
+				t.Errorf("docs/validation-collectives.md lacks the row\n%s", line)
+			}
+		}
+	}
+}
