@@ -59,7 +59,11 @@
 // at the ends of the calibration's v0 and t intervals, in closed form
 // through the law t(b) = b·D/v0 + t (LawRange), or, uncalibrated, Time ∓
 // the model's measured error of samples/s (Source.Error) times the steps'
-// time.
+// time. Where the gradient exchange is NCCL's over links no fabric
+// calibration set, each end moves further by the steps' exposed
+// communication times CommError: the collective model's measured error on
+// published nccl-tests tables at the size of one bucket's all-reduce, on
+// one node or several (Row.CommError).
 //
 // # Studies
 //

@@ -64,18 +64,7 @@ func (p *Prediction) CheckExchange() *ExchangeCheck {
 	default:
 		return nil
 	}
-	grad := cfg.Memory.Gradients
-	if len(cfg.Comm.Layers) > 0 {
-		grad = 0
-		for _, b := range cfg.Comm.Layers {
-			grad += b
-		}
-	}
-	bucket := cfg.Comm.Bucket
-	if bucket <= 0 {
-		bucket = sim.DefaultBucket
-	}
-	bucket = min(bucket, grad)
+	bucket := bucketOf(cfg)
 	if bucket <= 0 {
 		return nil
 	}
@@ -101,4 +90,22 @@ func (p *Prediction) CheckExchange() *ExchangeCheck {
 		}
 	}
 	return c
+}
+
+// bucketOf returns the bytes of one all-reduce of cfg's gradient
+// exchange: its bucket size (sim.DefaultBucket when unset), or the whole
+// gradient when smaller; 0 without gradients.
+func bucketOf(cfg sim.Config) units.Bytes {
+	grad := cfg.Memory.Gradients
+	if len(cfg.Comm.Layers) > 0 {
+		grad = 0
+		for _, b := range cfg.Comm.Layers {
+			grad += b
+		}
+	}
+	bucket := cfg.Comm.Bucket
+	if bucket <= 0 {
+		bucket = sim.DefaultBucket
+	}
+	return max(min(bucket, grad), 0)
 }

@@ -1,8 +1,11 @@
 package predict
 
 import (
+	"slices"
+
 	"scaleplan/internal/units"
 	"scaleplan/scenarios"
+	"scaleplan/sim"
 )
 
 // Measured uncalibrated errors of the compute models: the mean absolute
@@ -124,4 +127,66 @@ func (row *Row) setComputeRange(src Source, c *scenarios.Calibration) {
 		row.Time + units.Seconds(steps*float64(lo-mid)),
 		row.Time + units.Seconds(steps*float64(hi-mid)),
 	}
+}
+
+// CommBandEdges bound the bands of message sizes of CommErrors, each 16
+// times the one before: below 64 KiB, 64 KiB to 1 MiB, 1 to 16 MiB, 16 to
+// 256 MiB, and 256 MiB and above (validate.SizeErrors groups a validation
+// by them).
+var CommBandEdges = []units.Bytes{64 * units.KiB, units.MiB, 16 * units.MiB, 256 * units.MiB}
+
+// CommErrors are the NCCL collective model's measured mean absolute error
+// of the time, uncalibrated, over the rows of the 23 tests of the
+// published nccl-tests tables whose message sizes lie in each band of
+// CommBandEdges: [0] the 10 tests on one node, [1] the 13 on several
+// (docs/validation-collectives.md, "Error by message size, over every
+// table"; validate's TestCommErrorsPublished checks them against the
+// tables). Every band's mean signed error is negative there: the model is
+// too fast.
+var CommErrors = [2][5]float64{
+	{0.219, 0.216, 0.263, 0.167, 0.073},
+	{0.204, 0.479, 0.401, 0.404, 0.195},
+}
+
+// CommBand returns the index of the band of CommBandEdges that holds a
+// message of b bytes; a band holds its lower edge.
+func CommBand(b units.Bytes) int {
+	i, found := slices.BinarySearch(CommBandEdges, b)
+	if found {
+		i++
+	}
+	return i
+}
+
+// CommError returns the measured error of NCCL's collectives, uncalibrated,
+// for a message of b bytes over one node (nodes ≤ 1) or several
+// (CommErrors).
+func CommError(b units.Bytes, nodes int) float64 {
+	k := 0
+	if nodes > 1 {
+		k = 1
+	}
+	return CommErrors[k][CommBand(b)]
+}
+
+// setCommRange widens TrainRange by the exposed communication's band:
+// StepsToTarget · Breakdown.Comm ∓ CommError at the size of one of the
+// gradient exchange's all-reduces (bucketOf), where cfg exchanges by
+// NCCL's model over links no fabric calibration of r set. Elsewhere (an
+// exchange of another algorithm, whose error no published table measures,
+// or a calibrated fabric) CommError stays 0 and the range is the compute's.
+// A row without a range (a calibration without intervals) gets none.
+func (row *Row) setCommRange(r *scenarios.Resolved, cfg sim.Config) {
+	res := row.Result
+	if res == nil || row.TrainRange == ([2]units.Seconds{}) || cfg.Comm.Algorithm != sim.NCCL || len(r.Fabric) > 0 || res.Breakdown.Comm <= 0 {
+		return
+	}
+	b := bucketOf(cfg)
+	if b <= 0 {
+		return
+	}
+	row.CommMessage, row.CommError = b, CommError(b, res.Nodes)
+	e := units.Seconds(row.CommError * float64(row.StepsToTarget) * float64(res.Breakdown.Comm))
+	row.TrainRange[0] -= e
+	row.TrainRange[1] += e
 }

@@ -69,8 +69,16 @@ type Row struct {
 	// TrainRange is Time at the ends of the compute's interval: the
 	// calibration's v0 and t intervals, or the uncalibrated model's
 	// measured error (Source.Error); zero for a calibration without
-	// intervals. See Prediction.Source.
+	// intervals. See Prediction.Source. Where the exchange is NCCL's over
+	// uncalibrated links, each end also moves by the exposed
+	// communication's band, StepsToTarget · Breakdown.Comm · CommError.
 	TrainRange [2]units.Seconds
+	// CommMessage is the size of one all-reduce of the gradient exchange
+	// and CommError the collective model's measured error there
+	// (predict.CommError) by which TrainRange was widened; both 0 where it
+	// was not.
+	CommMessage units.Bytes
+	CommError   float64
 
 	// Efficiency is the scaling efficiency against the first row of the
 	// same per-device batch on the fewest devices (see Predict); 0 before
@@ -199,6 +207,7 @@ func (p *Prediction) evaluate(pt scenarios.Point, opt Options) Row {
 	row.setTime(res)
 	row.setRange(p.Steps)
 	row.setComputeRange(p.Source, r.Calibration)
+	row.setCommRange(r, cfg)
 	row.DeviceHours = float64(pt.Devices) * float64(row.Time) / float64(units.Hour)
 	row.Cost = row.DeviceHours * p.Price
 	row.Energy = p.Energy.KWh(pt, row.Time)

@@ -5,13 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"slices"
 	"strings"
 
 	"scaleplan/compute"
 	"scaleplan/fit"
 	"scaleplan/hw"
 	"scaleplan/internal/units"
+	"scaleplan/predict"
 	"scaleplan/scenarios"
 	"scaleplan/sim"
 )
@@ -220,11 +220,11 @@ func NCCLTestsHostTime(gpus int) units.Seconds {
 }
 
 // SizeBandEdges are the message sizes that bound the bands SizeErrors
-// groups rows by, each 16 times the one before: below 64 KiB the calls
-// are bound by latency on every published table, from 256 MiB by
-// bandwidth, and the three bands between hold the turn from one to the
-// other.
-var SizeBandEdges = []units.Bytes{64 * units.KiB, units.MiB, 16 * units.MiB, 256 * units.MiB}
+// groups rows by, each 16 times the one before (predict.CommBandEdges,
+// whose errors SizeErrors measures): below 64 KiB the calls are bound by
+// latency on every published table, from 256 MiB by bandwidth, and the
+// three bands between hold the turn from one to the other.
+var SizeBandEdges = predict.CommBandEdges
 
 // SizeError is the time error of the rows of several tests whose message
 // sizes lie in one band, Lo ≤ S < Hi.
@@ -272,10 +272,7 @@ func SizeErrors(comps []CollectiveComparison) []SizeError {
 		sum := make([]float64, len(bands))
 		n := make([]int, len(bands))
 		for _, r := range c.Rows {
-			i, _ := slices.BinarySearch(SizeBandEdges, r.Bytes)
-			if i < len(SizeBandEdges) && r.Bytes == SizeBandEdges[i] {
-				i++ // a band holds its lower edge
-			}
+			i := predict.CommBand(r.Bytes) // a band holds its lower edge
 			sum[i] += r.Error
 			n[i]++
 			bands[i].Rows++

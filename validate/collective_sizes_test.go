@@ -9,6 +9,7 @@ import (
 
 	"scaleplan/hw"
 	"scaleplan/internal/units"
+	"scaleplan/predict"
 	"scaleplan/sim"
 )
 
@@ -78,19 +79,15 @@ var publishedCollectiveTables = []struct{ file, system string }{
 	{"oci-a100-2node-all_reduce.txt", "dgx-a100-320gb"},
 }
 
-// TestCollectiveSizeBias predicts every test of the published nccl-tests
-// tables uncalibrated, as validate --measured FILE --system SYSTEM does,
-// and checks that docs/validation-collectives.md's table of the time error
-// by band of message sizes, over the tests of one node and of several,
-// holds what SizeErrors gives; with it every row of the page's table is
-// what the model predicts today, so the page's account of where it is too
-// fast stays true.
-func TestCollectiveSizeBias(t *testing.T) {
+// publishedComparisons predicts every test of publishedCollectiveTables
+// uncalibrated, as validate --measured FILE --system SYSTEM does, and
+// returns those on one node and those on several.
+func publishedComparisons(t *testing.T) (one, several []CollectiveComparison) {
+	t.Helper()
 	cat, err := hw.Default()
 	if err != nil {
 		t.Fatal(err)
 	}
-	var one, several []CollectiveComparison
 	for _, tab := range publishedCollectiveTables {
 		in := LogReader{System: tab.system}
 		tests := in.Collectives(publishedTables(t, tab.file), sim.NCCL, map[string]int{})
@@ -109,6 +106,37 @@ func TestCollectiveSizeBias(t *testing.T) {
 			}
 		}
 	}
+	return one, several
+}
+
+// TestCommErrorsPublished checks predict.CommErrors, the band predict
+// gives an uncalibrated NCCL exchange, against the published tables: each
+// is SizeErrors' mean absolute error of that band, on one node and on
+// several, to the three decimals it is written with.
+func TestCommErrorsPublished(t *testing.T) {
+	one, several := publishedComparisons(t)
+	for k, comps := range [][]CollectiveComparison{one, several} {
+		bands := SizeErrors(comps)
+		if len(bands) != len(predict.CommErrors[k]) {
+			t.Fatalf("set %d: %d bands, want %d", k, len(bands), len(predict.CommErrors[k]))
+		}
+		for i, b := range bands {
+			if got := predict.CommErrors[k][i]; math.Abs(got-b.Abs) > 0.0005 {
+				t.Errorf("predict.CommErrors[%d][%d] = %v; the published tables give %.4f", k, i, got, b.Abs)
+			}
+		}
+	}
+}
+
+// TestCollectiveSizeBias predicts every test of the published nccl-tests
+// tables uncalibrated, as validate --measured FILE --system SYSTEM does,
+// and checks that docs/validation-collectives.md's table of the time error
+// by band of message sizes, over the tests of one node and of several,
+// holds what SizeErrors gives; with it every row of the page's table is
+// what the model predicts today, so the page's account of where it is too
+// fast stays true.
+func TestCollectiveSizeBias(t *testing.T) {
+	one, several := publishedComparisons(t)
 	page, err := os.ReadFile("../docs/validation-collectives.md")
 	if err != nil {
 		t.Fatal(err)

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"scaleplan/internal/tables"
+	"scaleplan/internal/units"
 	"scaleplan/plan"
 	"scaleplan/predict"
 )
@@ -156,6 +157,40 @@ func TestPlanCalibratedMarks(t *testing.T) {
 		reco, _ := got.Summary[len(got.Summary)-1]["summary"].(string)
 		if has := strings.Contains(reco, "uncalibrated"); has != (tc.rec != "") || !strings.Contains(reco, tc.rec) {
 			t.Errorf("%s: recommendation %q, want it to contain %q", tc.src, reco, tc.rec)
+		}
+	}
+}
+
+// TestPlanCommBand checks that the recommendation says when its exchange
+// is NCCL's over uncalibrated links (predict's Row.CommError), with the
+// collective model's measured error at the exchange's message size, and
+// says nothing of it otherwise.
+func TestPlanCommBand(t *testing.T) {
+	res := planResult()
+	c := &res.Candidates[0]
+	c.Misses = nil
+	c.Compute = predict.Source{Kind: "calibrated", By: "cal.yaml"}
+	res.Recommended = c
+	for _, tc := range []struct {
+		err  float64
+		want string
+	}{
+		{0, ""},
+		{predict.CommError(25*units.MiB, 4), "; its exchange is NCCL's over uncalibrated links, 40.4 % mean absolute error of the time at its 25 MiB all-reduces on published nccl-tests tables, predicted too fast"},
+	} {
+		c.Row.CommError, c.Row.CommMessage = tc.err, 25*units.MiB
+		res.Pareto = []plan.Candidate{*c}
+		var b strings.Builder
+		if err := tables.Plan(res, 1).Write(&b, "json"); err != nil {
+			t.Fatal(err)
+		}
+		var got struct{ Summary []map[string]any }
+		if err := json.Unmarshal([]byte(b.String()), &got); err != nil {
+			t.Fatal(err)
+		}
+		reco, _ := got.Summary[len(got.Summary)-1]["summary"].(string)
+		if has := strings.Contains(reco, "uncalibrated links"); has != (tc.want != "") || !strings.Contains(reco, tc.want) {
+			t.Errorf("error %v: recommendation %q, want it to contain %q", tc.err, reco, tc.want)
 		}
 	}
 }

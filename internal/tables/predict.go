@@ -271,23 +271,53 @@ func ComputeNote(r *scenarios.Resolved) string {
 
 // RangeNote says what the range column of p's rows is: the time to train
 // at the ends of the calibration's v0 and t intervals, or the band of the
-// uncalibrated compute model's measured error.
+// uncalibrated compute model's measured error; and, where rows widened it
+// by their exposed communication's band (Row.CommError), by how much.
 func RangeNote(p *predict.Prediction) string {
 	src := p.Source
-	if src.Calibrated() {
+	var s string
+	switch {
+	case src.Calibrated():
 		c := p.Scenario.Calibration
 		if _, _, ok := predict.LawRange(c, 1); !ok {
 			return "range: none, the calibration gives no intervals of v0 and t"
 		}
-		return fmt.Sprintf("range: time to train with the compute of the law t(b) = b/v0 + t at the ends of its intervals (closed form: v0 %s to %s samples/s, t %v to %v), the change taken on every step",
+		s = fmt.Sprintf("range: time to train with the compute of the law t(b) = b/v0 + t at the ends of its intervals (closed form: v0 %s to %s samples/s, t %v to %v), the change taken on every step",
 			predict.Rate(c.V0Interval[0]), predict.Rate(c.V0Interval[1]), c.TInterval[0], c.TInterval[1])
+	default:
+		name := src.Kind + " model's"
+		if src.By != "" {
+			name += " (calibrated on another device by " + src.By + ")"
+		}
+		s = fmt.Sprintf("range: time to train with the steps' time ∓ %.1f %%, the %s measured mean absolute error of samples/s (docs/compute.md, Validation); not an interval at a level",
+			100*src.Error(), name)
 	}
-	name := src.Kind + " model's"
-	if src.By != "" {
-		name += " (calibrated on another device by " + src.By + ")"
+	return s + commRangeNote(p.Rows)
+}
+
+// commRangeNote is the part of RangeNote for the rows whose range their
+// exposed communication widened: each distinct message size and node
+// class with its error, in the rows' order; "" for none.
+func commRangeNote(rows []predict.Row) string {
+	var parts []string
+	for _, r := range rows {
+		if r.CommError == 0 || r.Result == nil {
+			continue
+		}
+		where := "one node"
+		if r.Result.Nodes > 1 {
+			where = "several nodes"
+		}
+		part := fmt.Sprintf("%.1f %% at %v on %s", 100*r.CommError, r.CommMessage, where)
+		if !slices.Contains(parts, part) {
+			parts = append(parts, part)
+		}
 	}
-	return fmt.Sprintf("range: time to train with the steps' time ∓ %.1f %%, the %s measured mean absolute error of samples/s (docs/compute.md, Validation); not an interval at a level",
-		100*src.Error(), name)
+	if len(parts) == 0 {
+		return ""
+	}
+	return "; and the steps' exposed communication ∓ NCCL's collective model's measured mean absolute error of the time at the size of a gradient bucket's all-reduce, uncalibrated, on published nccl-tests tables (" +
+		strings.Join(parts, ", ") + "; docs/validation-collectives.md), the model being too fast there"
 }
 
 // computeSource says in a word or two what r's compute time comes from,
