@@ -92,7 +92,7 @@ func TestUncalibratedBand(t *testing.T) {
 	if comm <= 0 || row.CommMessage != 25*units.MiB || row.CommError != 0.167 {
 		t.Fatalf("exposed communication %v s, message %v, error %v; want some, 25 MiB, 0.167", comm, row.CommMessage, row.CommError)
 	}
-	e := 0.274*float64(row.Training) + 0.167*comm // docs/compute.md: the five published files, operators
+	e := 0.338*float64(row.Training) + 0.167*comm // docs/compute.md: the nine published files, operators
 	if math.Abs(float64(row.TrainRange[0])-(float64(row.Time)-e)) > 1e-9 || math.Abs(float64(row.TrainRange[1])-(float64(row.Time)+e)) > 1e-9 {
 		t.Errorf("band %v, want %v ∓ %v", row.TrainRange, row.Time, e)
 	}
@@ -186,7 +186,7 @@ func TestCommRangeOnlyNCCL(t *testing.T) {
 	if row.Result == nil || row.Result.Breakdown.Comm <= 0 || row.CommError != 0 {
 		t.Fatalf("calibrated fabric: exposed %v, error %v; want some exposed, no band", row.Result.Breakdown.Comm, row.CommError)
 	}
-	e := 0.274 * float64(row.Training)
+	e := OperatorsError * float64(row.Training)
 	if math.Abs(float64(row.TrainRange[1]-row.Time)-e) > 1e-9 {
 		t.Errorf("calibrated fabric: band %v, want %v ∓ %v", row.TrainRange, row.Time, e)
 	}
