@@ -3,6 +3,7 @@ package predict
 import (
 	"slices"
 
+	"scaleplan/internal/calib"
 	"scaleplan/internal/units"
 	"scaleplan/scenarios"
 	"scaleplan/sim"
@@ -176,21 +177,36 @@ func CommError(b units.Bytes, nodes int) float64 {
 // setCommRange widens TrainRange by the exposed communication's band:
 // StepsToTarget · Breakdown.Comm ∓ CommError at the size of one of the
 // gradient exchange's all-reduces (bucketOf), where cfg exchanges by
-// NCCL's model over links no fabric calibration of r set. Elsewhere (an
-// exchange of another algorithm, whose error no published table measures,
-// or a calibrated fabric) CommError stays 0 and the range is the compute's.
-// A row without a range (a calibration without intervals) gets none.
+// NCCL's model. The level that carries the exchange (between nodes on
+// several, inside the node on one) decides the error: where no fabric
+// calibration of r set it, the published tables' (CommError); where one
+// did, that fit's own mean |time error| over the sizes it was fitted to
+// (calib.FabricEntry.Error, in sample, so a lower bound), and CommBy names
+// its file. An exchange of another algorithm, whose error no published
+// table measures, leaves the range the compute's; so does a row without a
+// range (a calibration without intervals). The low end stays at least the
+// one-time costs, Time − Training: no band takes the training below none.
 func (row *Row) setCommRange(r *scenarios.Resolved, cfg sim.Config) {
 	res := row.Result
-	if res == nil || row.TrainRange == ([2]units.Seconds{}) || cfg.Comm.Algorithm != sim.NCCL || len(r.Fabric) > 0 || res.Breakdown.Comm <= 0 {
+	if res == nil || row.TrainRange == ([2]units.Seconds{}) || cfg.Comm.Algorithm != sim.NCCL || res.Breakdown.Comm <= 0 {
 		return
 	}
 	b := bucketOf(cfg)
 	if b <= 0 {
 		return
 	}
-	row.CommMessage, row.CommError = b, CommError(b, res.Nodes)
-	e := units.Seconds(row.CommError * float64(row.StepsToTarget) * float64(res.Breakdown.Comm))
-	row.TrainRange[0] -= e
-	row.TrainRange[1] += e
+	e := CommError(b, res.Nodes)
+	level, transport := calib.Intra, r.Parallelism.IntraTransport
+	if res.Nodes > 1 {
+		level, transport = calib.Inter, r.Parallelism.Transport
+	}
+	if level == calib.Inter || !cfg.Network.NoPeerToPeer {
+		if f, path, ok := scenarios.FabricEntry(r.Fabric, r.Sys.Name, level, transport); ok {
+			e, row.CommBy = f.Error, path
+		}
+	}
+	row.CommMessage, row.CommError = b, e
+	d := units.Seconds(e * float64(row.StepsToTarget) * float64(res.Breakdown.Comm))
+	row.TrainRange[0] = max(row.TrainRange[0]-d, row.Time-row.Training)
+	row.TrainRange[1] += d
 }

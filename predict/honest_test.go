@@ -5,11 +5,14 @@ import (
 	"os"
 	"regexp"
 	"strconv"
+	"strings"
 	"testing"
 
+	"scaleplan/hw"
 	"scaleplan/internal/calib"
 	"scaleplan/internal/units"
 	"scaleplan/scenarios"
+	"scaleplan/sim"
 )
 
 // TestLawRange checks the closed form of the calibrated law's compute at
@@ -153,10 +156,10 @@ func TestCommError(t *testing.T) {
 }
 
 // TestCommRangeOnlyNCCL checks that the exposed communication widens the
-// range of an uncalibrated NCCL exchange only: TSUBAME's halving-doubling
-// over several nodes (an algorithm no nccl-tests table measures) keeps the
-// compute's band, and so does the same DGX A100 exchange over links a
-// fabric calibration set.
+// range of an NCCL exchange only: TSUBAME's halving-doubling over several
+// nodes (an algorithm no nccl-tests table measures) keeps the compute's
+// band; and that over links a fabric calibration set, one DGX A100's, the
+// band is that fit's own error (its entry's 3 %), its file named.
 func TestCommRangeOnlyNCCL(t *testing.T) {
 	r, err := scenarios.Load("tsubame3-resnet50-caffe2-verbs", scenarios.Options{Edit: func(s *scenarios.Scenario) { s.Sweep.Devices = []int{16} }})
 	if err != nil {
@@ -170,7 +173,7 @@ func TestCommRangeOnlyNCCL(t *testing.T) {
 		t.Errorf("halving-doubling: exposed %v, message %v, error %v; want some exposed, no band", row.Result.Breakdown.Comm, row.CommMessage, row.CommError)
 	}
 	fabric := []scenarios.CalibrationFile{{Path: "fabric.yaml", Cal: &calib.Calibration{Fabric: []calib.FabricEntry{
-		{System: "dgx-a100-540", Level: "intra", Algorithm: "nccl", Bandwidth: 200e9, Latency: 2e-6}}}}}
+		{System: "dgx-a100-540", Level: "intra", Algorithm: "nccl", Bandwidth: 200e9, Latency: 2e-6, Error: 0.03}}}}}
 	r, err = scenarios.Load("dgx-a100-resnet50-mlperf-v1.1", scenarios.Options{Calibrations: fabric, Edit: func(s *scenarios.Scenario) { s.Sweep.Devices = []int{8} }})
 	if err != nil {
 		t.Fatal(err)
@@ -183,11 +186,65 @@ func TestCommRangeOnlyNCCL(t *testing.T) {
 		t.Fatal(err)
 	}
 	row := p.Rows[0]
-	if row.Result == nil || row.Result.Breakdown.Comm <= 0 || row.CommError != 0 {
-		t.Fatalf("calibrated fabric: exposed %v, error %v; want some exposed, no band", row.Result.Breakdown.Comm, row.CommError)
+	if row.Result == nil || row.Result.Breakdown.Comm <= 0 || row.CommError != 0.03 || row.CommBy != "fabric.yaml" {
+		t.Fatalf("calibrated fabric: exposed %v, error %v by %q; want some exposed, the fit's 0.03 by fabric.yaml", row.Result.Breakdown.Comm, row.CommError, row.CommBy)
 	}
-	e := OperatorsError * float64(row.Training)
-	if math.Abs(float64(row.TrainRange[1]-row.Time)-e) > 1e-9 {
+	e := OperatorsError*float64(row.Training) + 0.03*float64(row.StepsToTarget)*float64(row.Result.Breakdown.Comm)
+	if math.Abs(float64(row.TrainRange[1]-row.Time)-e) > 1e-9 || math.Abs(float64(row.Time-row.TrainRange[0])-e) > 1e-9 {
 		t.Errorf("calibrated fabric: band %v, want %v ∓ %v", row.TrainRange, row.Time, e)
+	}
+	// Two nodes: the intra entry does not set the level between nodes, so
+	// the band is the published tables' on several nodes.
+	r, err = scenarios.Load("dgx-a100-resnet50-mlperf-v1.1", scenarios.Options{Calibrations: fabric, Edit: func(s *scenarios.Scenario) { s.Sweep.Devices = []int{16} }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err = Predict(r, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if row := p.Rows[0]; row.Result.Nodes != 2 || row.CommError != CommError(row.CommMessage, 2) || row.CommBy != "" {
+		t.Errorf("two nodes, intra calibrated: %d nodes, error %v by %q; want 2, the published %v", row.Result.Nodes, row.CommError, row.CommBy, CommError(row.CommMessage, 2))
+	}
+}
+
+// TestCommErrorsQuoted checks the pages that quote CommErrors against
+// the constants: docs/predict.md's bands at 16 to 256 MiB and at 1 to
+// 16 MiB, and docs/calibrate.md's between nodes.
+func TestCommErrorsQuoted(t *testing.T) {
+	pct := func(v float64) string { return strconv.FormatFloat(100*v, 'f', 1, 64) + " %" }
+	for page, want := range map[string]string{
+		"../docs/predict.md": pct(CommErrors[0][3]) + " on one node and " + pct(CommErrors[1][3]) + " on several at 16 to 256 MiB, " +
+			strconv.FormatFloat(100*CommErrors[0][2], 'f', 1, 64) + " and " + pct(CommErrors[1][2]) + " at 1 to 16 MiB",
+		"../docs/calibrate.md": pct(CommErrors[1][3]) + " between nodes at 16 to 256 MiB",
+	} {
+		data, err := os.ReadFile(page)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(strings.Join(strings.Fields(string(data)), " "), want) {
+			t.Errorf("%s lacks %q", page, want)
+		}
+	}
+}
+
+// TestCommRangeFloor checks that the exposed communication's band does
+// not take the low end of a range below the one-time costs: a step all
+// exchange (1 s of its 1 s exposed) over 10 steps, on a roofline band of
+// 99.6 %, would reach 100 − 9.96 − 4.04 s, less than the 90 s of
+// overheads; the low end stops at 90 s, the high end moves by the whole
+// 4.04 s.
+func TestCommRangeFloor(t *testing.T) {
+	row := Row{StepsToTarget: 10, Training: 10, Time: 100, TrainRange: [2]units.Seconds{100 - 9.96, 100 + 9.96},
+		Result: &sim.Result{Nodes: 2, Breakdown: sim.Breakdown{Comm: 1}}}
+	r := &scenarios.Resolved{Sys: &hw.System{Name: "x"}}
+	cfg := sim.Config{Comm: sim.Comm{Algorithm: sim.NCCL}, Memory: sim.Memory{Gradients: 100 * units.MiB}}
+	row.setCommRange(r, cfg)
+	if row.CommError != CommErrors[1][3] || row.CommMessage != sim.DefaultBucket {
+		t.Fatalf("error %v at %v; want %v at the default bucket", row.CommError, row.CommMessage, CommErrors[1][3])
+	}
+	want := [2]units.Seconds{90, units.Seconds(100 + 9.96 + 10*CommErrors[1][3])}
+	if math.Abs(float64(row.TrainRange[0]-want[0])) > 1e-9 || math.Abs(float64(row.TrainRange[1]-want[1])) > 1e-9 {
+		t.Errorf("range %v, want %v", row.TrainRange, want)
 	}
 }

@@ -69,16 +69,19 @@ type Row struct {
 	// TrainRange is Time at the ends of the compute's interval: the
 	// calibration's v0 and t intervals, or the uncalibrated model's
 	// measured error (Source.Error); zero for a calibration without
-	// intervals. See Prediction.Source. Where the exchange is NCCL's over
-	// uncalibrated links, each end also moves by the exposed
-	// communication's band, StepsToTarget · Breakdown.Comm · CommError.
+	// intervals. See Prediction.Source. Where the exchange is NCCL's, each
+	// end also moves by the exposed communication's band,
+	// StepsToTarget · Breakdown.Comm · CommError, the low end no lower
+	// than the one-time costs.
 	TrainRange [2]units.Seconds
 	// CommMessage is the size of one all-reduce of the gradient exchange
-	// and CommError the collective model's measured error there
-	// (predict.CommError) by which TrainRange was widened; both 0 where it
-	// was not.
+	// and CommError the collective model's measured error there by which
+	// TrainRange was widened: the published tables' (predict.CommError),
+	// or, where a fabric calibration set the level, that fit's own error
+	// and CommBy its file. Zero and "" where the range was not widened.
 	CommMessage units.Bytes
 	CommError   float64
+	CommBy      string
 
 	// Efficiency is the scaling efficiency against the first row of the
 	// same per-device batch on the fewest devices (see Predict); 0 before

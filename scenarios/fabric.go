@@ -165,16 +165,26 @@ func ApplyFabric(files []CalibrationFile, system, inter, intra string, n *sim.Ne
 		if !lv.used {
 			continue
 		}
-		for _, f := range files {
-			if e, ok := f.Cal.LookupFabric(system, lv.level, lv.transport); ok {
-				alg, _ := sim.ParseAlgorithm(e.Algorithm) // calib checked it is set; an unknown one is not NCCL's
-				SetFabric(n, lv.level, alg, e.Bandwidth, e.Latency)
-				applied = append(applied, Applied{lv.level, f.Path})
-				break
-			}
+		if e, path, ok := FabricEntry(files, system, lv.level, lv.transport); ok {
+			alg, _ := sim.ParseAlgorithm(e.Algorithm) // calib checked it is set; an unknown one is not NCCL's
+			SetFabric(n, lv.level, alg, e.Bandwidth, e.Latency)
+			applied = append(applied, Applied{lv.level, path})
 		}
 	}
 	return applied
+}
+
+// FabricEntry returns the fabric entry ApplyFabric takes for a level
+// (calib.Intra or calib.Inter) of system over transport, and its file's
+// path: the first file's entry of that level, one naming the transport
+// before one naming none; ok is false where no file has one.
+func FabricEntry(files []CalibrationFile, system, level, transport string) (e calib.FabricEntry, path string, ok bool) {
+	for _, f := range files {
+		if e, ok := f.Cal.LookupFabric(system, level, transport); ok {
+			return e, f.Path, true
+		}
+	}
+	return calib.FabricEntry{}, "", false
 }
 
 // FabricFiles returns the files of files with a fabric entry for system.

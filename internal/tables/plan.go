@@ -152,7 +152,7 @@ func recommendation(res *plan.Result) string {
 		if !c.Calibrated() {
 			s += "; " + uncalibratedText(c)
 		}
-		if e := c.Row.CommError; e > 0 {
+		if e := c.Row.CommError; e > 0 && c.Row.CommBy == "" {
 			s += fmt.Sprintf("; its exchange is NCCL's over uncalibrated links, %.1f %% mean absolute error of the time at its %v all-reduces on published nccl-tests tables, predicted too fast (docs/validation-collectives.md); fit of the cluster's nccl-tests with --calibration measures it",
 				100*e, c.Row.CommMessage)
 		}

@@ -292,14 +292,31 @@ func RangeNote(p *predict.Prediction) string {
 		s = fmt.Sprintf("range: time to train with the steps' time ∓ %.1f %%, the %s measured mean absolute error of samples/s (docs/compute.md, Validation); not an interval at a level",
 			100*src.Error(), name)
 	}
-	return s + commRangeNote(p.Rows)
+	return s + commRangeNote(p.Rows) + unmeasuredCommNote(p)
+}
+
+// unmeasuredCommNote says, where p's exchange is not NCCL's and a row
+// exposes communication, that no band covers that time: no published
+// table measures the error of the simulator's other all-reduces; "" else.
+func unmeasuredCommNote(p *predict.Prediction) string {
+	if p.Scenario == nil || p.Scenario.Parallelism.AllReduce == "nccl" {
+		return ""
+	}
+	for _, r := range p.Rows {
+		if r.Result != nil && r.Result.Breakdown.Comm > 0 && r.CommError == 0 {
+			return "; the exposed communication of its exchange (" + p.Scenario.Parallelism.Exchange() + ") is not in it: no published table measures that model's error"
+		}
+	}
+	return ""
 }
 
 // commRangeNote is the part of RangeNote for the rows whose range their
 // exposed communication widened: each distinct message size and node
-// class with its error, in the rows' order; "" for none.
+// class with its error, in the rows' order, those from the published
+// nccl-tests tables apart from those from a fabric calibration's fit; ""
+// for none.
 func commRangeNote(rows []predict.Row) string {
-	var parts []string
+	var published, fitted []string
 	for _, r := range rows {
 		if r.CommError == 0 || r.Result == nil {
 			continue
@@ -309,15 +326,25 @@ func commRangeNote(rows []predict.Row) string {
 			where = "several nodes"
 		}
 		part := fmt.Sprintf("%.1f %% at %v on %s", 100*r.CommError, r.CommMessage, where)
-		if !slices.Contains(parts, part) {
-			parts = append(parts, part)
+		list := &published
+		if r.CommBy != "" {
+			part += " (" + r.CommBy + ")"
+			list = &fitted
+		}
+		if !slices.Contains(*list, part) {
+			*list = append(*list, part)
 		}
 	}
-	if len(parts) == 0 {
-		return ""
+	var s string
+	if len(published) > 0 {
+		s += "; and the steps' exposed communication ∓ NCCL's collective model's measured mean absolute error of the time at the size of a gradient bucket's all-reduce, uncalibrated, on published nccl-tests tables (" +
+			strings.Join(published, ", ") + "; docs/validation-collectives.md), the model being too fast there"
 	}
-	return "; and the steps' exposed communication ∓ NCCL's collective model's measured mean absolute error of the time at the size of a gradient bucket's all-reduce, uncalibrated, on published nccl-tests tables (" +
-		strings.Join(parts, ", ") + "; docs/validation-collectives.md), the model being too fast there"
+	if len(fitted) > 0 {
+		s += "; and the steps' exposed communication ∓ the fabric calibration's own mean absolute error of the time over the sizes it was fitted to (" +
+			strings.Join(fitted, ", ") + "), a lower bound of its error elsewhere"
+	}
+	return s
 }
 
 // computeSource says in a word or two what r's compute time comes from,

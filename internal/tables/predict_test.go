@@ -3,6 +3,7 @@ package tables
 import (
 	"errors"
 	"reflect"
+	"strings"
 	"testing"
 
 	"scaleplan/hw"
@@ -123,6 +124,32 @@ func TestRangeNote(t *testing.T) {
 	want = "range: time to train with the compute of the law t(b) = b/v0 + t at the ends of its intervals (closed form: v0 180 to 220 samples/s, t 5 ms to 15 ms), the change taken on every step"
 	if got := RangeNote(p); got != want {
 		t.Errorf("calibrated:\n got %s\nwant %s", got, want)
+	}
+	// Rows widened by their exposed communication: the published tables'
+	// error and a fabric fit's, each size and node class once.
+	one, two := &sim.Result{Nodes: 1}, &sim.Result{Nodes: 2}
+	p.Rows = []predict.Row{
+		{Result: one, CommError: 0.167, CommMessage: 25 * units.MiB},
+		{Result: two, CommError: 0.404, CommMessage: 25 * units.MiB},
+		{Result: two, CommError: 0.404, CommMessage: 25 * units.MiB},
+		{Result: two, CommError: 0.05, CommMessage: 25 * units.MiB, CommBy: "fabric.yaml"},
+		{Result: two},
+	}
+	want += "; and the steps' exposed communication ∓ NCCL's collective model's measured mean absolute error of the time at the size of a gradient bucket's all-reduce, uncalibrated, on published nccl-tests tables (16.7 % at 25 MiB on one node, 40.4 % at 25 MiB on several nodes; docs/validation-collectives.md), the model being too fast there" +
+		"; and the steps' exposed communication ∓ the fabric calibration's own mean absolute error of the time over the sizes it was fitted to (5.0 % at 25 MiB on several nodes (fabric.yaml)), a lower bound of its error elsewhere"
+	if got := RangeNote(p); got != want {
+		t.Errorf("with communication:\n got %s\nwant %s", got, want)
+	}
+	// An exchange of another algorithm: its exposed time is said to be
+	// outside the band.
+	h := &scenarios.Resolved{Device: r.Device, Scenario: scenarios.Scenario{Parallelism: scenarios.Parallelism{AllReduce: "hierarchical", InterNode: "double-tree"}}}
+	q := &predict.Prediction{Scenario: h, Source: predict.Source{Kind: "operators"}, Rows: []predict.Row{{Result: &sim.Result{Nodes: 2, Breakdown: sim.Breakdown{Comm: 0.01}}}}}
+	if got, want := RangeNote(q), "; the exposed communication of its exchange (hierarchical, double-tree between nodes) is not in it: no published table measures that model's error"; !strings.HasSuffix(got, want) {
+		t.Errorf("hierarchical:\n got %s\nwant it to end %s", got, want)
+	}
+	q.Rows[0].Result.Breakdown.Comm = 0
+	if got := RangeNote(q); strings.Contains(got, "exposed communication") {
+		t.Errorf("hierarchical without exposed communication: %s", got)
 	}
 	tr := [2]units.Seconds{1800, 5400}
 	if got := rangeCells(tr, false); !reflect.DeepEqual(got, []string{"30.0 min – 90.0 min"}) {
