@@ -152,7 +152,7 @@ func TestLookup(t *testing.T) {
 	}
 }
 
-// TestCustomExample reads docs/models.md's example on its own.
+// TestCustomExample reads docs/models-own.md's example on its own.
 func TestCustomExample(t *testing.T) {
 	p, err := ReadFile("testdata/custom.yaml")
 	if err != nil {
@@ -173,8 +173,8 @@ func TestCustomExample(t *testing.T) {
 	if r.GlobalBatch != 512 || r.Dataset != "cifar10" || r.BatchUnit != Image || r.Steps(512) != 30*98 {
 		t.Errorf("recipe: global %d on %s in %s, %d steps; want 512 on cifar10 in images, 2940", r.GlobalBatch, r.Dataset, r.BatchUnit, r.Steps(512))
 	}
-	// docs/models.md shows the same file.
-	doc, err := os.ReadFile("../docs/models.md")
+	// docs/models-own.md shows the same file.
+	doc, err := os.ReadFile("../docs/models-own.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -186,7 +186,7 @@ func TestCustomExample(t *testing.T) {
 	block, _, _ = strings.Cut(block, "```")
 	_, body, _ := strings.Cut(string(custom), "\ndatasets:")
 	if block != "datasets:"+body {
-		t.Error("docs/models.md's example differs from testdata/custom.yaml")
+		t.Error("docs/models-own.md's example differs from testdata/custom.yaml")
 	}
 
 	// On its own a file may not name shipped models.
