@@ -52,11 +52,32 @@ type HostCosts struct {
 // and each synchronisation at its Sync, the published figures
 // (HostCallsTime's) where h measures none or is nil.
 func (h *HostCosts) CallsTime(calls model.HostCalls) units.Seconds {
-	cpu, kernel, sync := CPUDispatch, DispatchEager+LaunchKernel, SyncLatency
-	if h != nil {
-		cpu, kernel, sync = cmp.Or(h.CPUOp, cpu), cmp.Or(h.Kernel, kernel), cmp.Or(h.Sync, sync)
+	return units.Seconds(calls.CPU)*h.cpuOp() + units.Seconds(calls.Kernels)*h.kernel() + units.Seconds(calls.Syncs)*h.sync()
+}
+
+// cpuOp, kernel and sync return h's measured costs of a CPU operator, a
+// CUDA operator's dispatch and launch and a synchronisation, each the
+// published figure (CPUDispatch, DispatchEager + LaunchKernel,
+// SyncLatency) where h measures none or is nil.
+func (h *HostCosts) cpuOp() units.Seconds {
+	if h == nil {
+		return CPUDispatch
 	}
-	return units.Seconds(calls.CPU)*cpu + units.Seconds(calls.Kernels)*kernel + units.Seconds(calls.Syncs)*sync
+	return cmp.Or(h.CPUOp, CPUDispatch)
+}
+
+func (h *HostCosts) kernel() units.Seconds {
+	if h == nil {
+		return DispatchEager + LaunchKernel
+	}
+	return cmp.Or(h.Kernel, DispatchEager+LaunchKernel)
+}
+
+func (h *HostCosts) sync() units.Seconds {
+	if h == nil {
+		return SyncLatency
+	}
+	return cmp.Or(h.Sync, SyncLatency)
 }
 
 // PublishedHost holds the published figures, of PyTorch 1.x in 2020–2021
@@ -95,22 +116,16 @@ func (c *Config) dispatch() units.Seconds {
 }
 
 // eagerLaunch returns c's host cost of one dispatched operator's kernel
-// in eager mode: c.dispatch() + LaunchKernel, Eager.Launch() unless c's
-// host measures its own.
+// in eager mode: its host's (HostCosts.kernel; Eager.Launch() unless the
+// host measures its own), at least a bare launch.
 func (c *Config) eagerLaunch() units.Seconds {
-	if k := c.host().Kernel; k > 0 {
-		return max(k, LaunchKernel)
-	}
-	return Eager.Launch()
+	return max(c.host().kernel(), LaunchKernel)
 }
 
 // syncLatency returns what a synchronisation adds under c: its host's
 // Sync, else SyncLatency.
 func (c *Config) syncLatency() units.Seconds {
-	if s := c.host().Sync; s > 0 {
-		return s
-	}
-	return SyncLatency
+	return c.host().sync()
 }
 
 // optimizerTensor returns h's cost per parameter tensor of optimizer o's

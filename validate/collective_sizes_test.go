@@ -83,15 +83,22 @@ var publishedCollectiveTables = []struct{ file, system, source string }{
 	{"oci-a100-2node-all_reduce.txt", "dgx-a100-320gb", "oci-a100"},
 }
 
-// publishedComparisons predicts every test of publishedCollectiveTables
-// uncalibrated, as validate --measured FILE --system SYSTEM does, and
-// returns those on one node and those on several.
-func publishedComparisons(t *testing.T) (one, several []CollectiveComparison) {
+// publishedTest is a test of publishedCollectiveTables predicted
+// uncalibrated, with the source of its table.
+type publishedTest struct {
+	source string
+	c      CollectiveComparison
+}
+
+// publishedTests predicts every test of publishedCollectiveTables
+// uncalibrated, as validate --measured FILE --system SYSTEM does.
+func publishedTests(t *testing.T) []publishedTest {
 	t.Helper()
 	cat, err := hw.Default()
 	if err != nil {
 		t.Fatal(err)
 	}
+	var out []publishedTest
 	for _, tab := range publishedCollectiveTables {
 		in := LogReader{System: tab.system}
 		tests := in.Collectives(publishedTables(t, tab.file), sim.NCCL, map[string]int{})
@@ -103,11 +110,21 @@ func publishedComparisons(t *testing.T) (one, several []CollectiveComparison) {
 			t.Fatal(err)
 		}
 		for _, c := range cs {
-			if c.Ranks > c.DevicesPerNode {
-				several = append(several, c)
-			} else {
-				one = append(one, c)
-			}
+			out = append(out, publishedTest{tab.source, c})
+		}
+	}
+	return out
+}
+
+// publishedComparisons returns publishedTests' comparisons on one node
+// and on several.
+func publishedComparisons(t *testing.T) (one, several []CollectiveComparison) {
+	t.Helper()
+	for _, ts := range publishedTests(t) {
+		if ts.c.Ranks > ts.c.DevicesPerNode {
+			several = append(several, ts.c)
+		} else {
+			one = append(one, ts.c)
 		}
 	}
 	return one, several
@@ -169,25 +186,7 @@ func TestCollectiveSizeBias(t *testing.T) {
 // leaving each source out in turn, is within a point of the uncalibrated
 // one, though every band's factor slows the model down.
 func TestSizeCorrectionDoesNotTransfer(t *testing.T) {
-	cat, err := hw.Default()
-	if err != nil {
-		t.Fatal(err)
-	}
-	type test struct {
-		source string
-		c      CollectiveComparison
-	}
-	var tests []test
-	for _, tab := range publishedCollectiveTables {
-		in := LogReader{System: tab.system}
-		cs, err := CompareCollectives(cat, in.Collectives(publishedTables(t, tab.file), sim.NCCL, map[string]int{}))
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, c := range cs {
-			tests = append(tests, test{tab.source, c})
-		}
-	}
+	tests := publishedTests(t)
 	key := func(c CollectiveComparison, r CollectiveRow) int {
 		k := predict.CommBand(r.Bytes)
 		if c.Ranks > c.DevicesPerNode {

@@ -272,10 +272,7 @@ func (in *LogReader) Measurements(lg *logs.Log, prof *model.Profiles, left map[s
 			SamplesPerSec: rec.Throughput(), PeakMemory: units.Bytes(rec.PeakMemory),
 			OOM: rec.Kind == benchlog.KindOOM, Source: where,
 			Optimizer: headerOptimizer(header, rec.Model), Variant: calib.RunVariant(rec.Labels),
-			Host: in.Host,
-		}
-		if m.Host == nil {
-			m.Host = logHost
+			Host: cmp.Or(in.Host, logHost),
 		}
 		if header.Tool == torchbenchTool && header.Config[timingKey] == torchbenchCUDATiming {
 			m.TimerEvents = TorchbenchTimerEvents

@@ -295,15 +295,16 @@ func RangeNote(p *predict.Prediction) string {
 	return s + commRangeNote(p.Rows) + unmeasuredCommNote(p)
 }
 
-// unmeasuredCommNote says, where p's exchange is not NCCL's and a row
-// exposes communication, that no band covers that time: no published
-// table measures the error of the simulator's other all-reduces; "" else.
+// unmeasuredCommNote says, where a row exposes communication that its
+// range left out (predict gave it no band: an exchange other than NCCL's,
+// whose error no published table measures), that no band covers that
+// time; "" else.
 func unmeasuredCommNote(p *predict.Prediction) string {
-	if p.Scenario == nil || p.Scenario.Parallelism.AllReduce == "nccl" {
+	if p.Scenario == nil {
 		return ""
 	}
 	for _, r := range p.Rows {
-		if r.Result != nil && r.Result.Breakdown.Comm > 0 && r.CommError == 0 {
+		if r.Result != nil && r.Result.Breakdown.Comm > 0 && r.CommError == 0 && r.CommBy == "" {
 			return "; the exposed communication of its exchange (" + p.Scenario.Parallelism.Exchange() + ") is not in it: no published table measures that model's error"
 		}
 	}
