@@ -57,9 +57,10 @@
 // Prediction.Source says what the compute time comes from (a calibration,
 // the operator model, the roofline). Row.TrainRange is the time to target
 // at the ends of the calibration's v0 and t intervals, in closed form
-// through the law t(b) = b·D/v0 + t (LawRange), or, uncalibrated, Time ∓
-// the model's measured error of samples/s (Source.Error) times the steps'
-// time. Where the gradient exchange is NCCL's over links no fabric
+// through the law t(b) = b·D/v0 + t (LawRange), or, uncalibrated, Time
+// plus the model's measured band (Source.Band: for the operator model the
+// interval that held 80 % of its published validation's measured steps)
+// times the steps' time. Where the gradient exchange is NCCL's over links no fabric
 // calibration set, each end moves further by the steps' exposed
 // communication times CommError: the collective model's measured error on
 // published nccl-tests tables at the size of one bucket's all-reduce, on

@@ -68,7 +68,7 @@ type Row struct {
 	TimeRange [2]units.Seconds
 	// TrainRange is Time at the ends of the compute's interval: the
 	// calibration's v0 and t intervals, or the uncalibrated model's
-	// measured error (Source.Error); zero for a calibration without
+	// measured band (Source.Band); zero for a calibration without
 	// intervals. See Prediction.Source. Where the exchange is NCCL's, each
 	// end also moves by the exposed communication's band,
 	// StepsToTarget · Breakdown.Comm · CommError, the low end no lower

@@ -259,8 +259,11 @@ func (g *MeasuredGroup) MemoryAgrees() bool {
 type MeasuredReport struct {
 	Groups []MeasuredGroup // by device, model, precision, variant, then devices and system
 	// MAE is the mean of |MeasuredRow.Error| over every row that ran and
-	// was not fitted.
-	MAE float64
+	// was not fitted, and Interval their ErrorInterval: the 10th and the
+	// 90th percentile of MeasuredRow.Error (NaN, NaN under
+	// IntervalMinRows rows).
+	MAE      float64
+	Interval [2]float64
 	// Rows counts the rows that ran and were not fitted: the predictions.
 	Rows int
 	// Fitted counts the rows that ran and that a calibration was fitted
@@ -1157,6 +1160,7 @@ func CompareCalibrated(ms []Measured, cat *hw.Catalog, prof *model.Profiles, cal
 	scaling(groups)
 	rep := &MeasuredReport{CalibrationsUsed: used}
 	var sum float64
+	var errs []float64
 	order := slices.SortedFunc(maps.Keys(groups), func(a, b measuredKey) int {
 		return cmp.Or(strings.Compare(a.dev, b.dev), strings.Compare(a.model, b.model), strings.Compare(a.prec, b.prec), strings.Compare(a.variant, b.variant),
 			cmp.Compare(a.devices, b.devices), strings.Compare(a.system, b.system))
@@ -1175,6 +1179,7 @@ func CompareCalibrated(ms []Measured, cat *hw.Catalog, prof *model.Profiles, cal
 			if e := g.Rows[i].Error(); !math.IsNaN(e) {
 				gs += math.Abs(e)
 				n++
+				errs = append(errs, e)
 				if g.Rows[i].Batch == g.LargestRun {
 					g.LargestError = e
 				}
@@ -1188,7 +1193,7 @@ func CompareCalibrated(ms []Measured, cat *hw.Catalog, prof *model.Profiles, cal
 		rep.Rows += n
 		rep.Groups = append(rep.Groups, *g)
 	}
-	rep.MAE, rep.ScalingError = math.NaN(), math.NaN()
+	rep.MAE, rep.ScalingError, rep.Interval = math.NaN(), math.NaN(), ErrorInterval(errs)
 	if rep.Rows > 0 {
 		rep.MAE = sum / float64(rep.Rows)
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"scaleplan/compute"
+	"scaleplan/fit/logs"
 	"scaleplan/hw"
 	"scaleplan/internal/calib"
 	"scaleplan/model"
@@ -28,6 +29,22 @@ func defaults(t testing.TB) (*hw.Catalog, *model.Profiles) {
 		t.Fatal(err)
 	}
 	return cat, prof
+}
+
+// measuredFile returns the measurements of the log at path as validate
+// --measured reads them, with the built-in catalogue cat and profiles
+// prof.
+func measuredFile(t testing.TB, cat *hw.Catalog, prof *model.Profiles, path string) []Measured {
+	t.Helper()
+	lg, err := logs.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ms, err := (&LogReader{Catalog: cat}).Measurements(lg, prof, map[string]int{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ms
 }
 
 // TestCompareMeasuredClosedForm checks the prediction for one device

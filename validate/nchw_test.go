@@ -24,15 +24,7 @@ func TestNCHWCostOnGH100(t *testing.T) {
 	cat, prof := defaults(t)
 	read := func(file string) Measured {
 		t.Helper()
-		lg, err := logs.ReadFile("../testdata/measurements/" + file)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ms, err := (&LogReader{Catalog: cat}).Measurements(lg, prof, map[string]int{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, m := range ms {
+		for _, m := range measuredFile(t, cat, prof, "../testdata/measurements/"+file) {
 			if m.Batch == 1024 && !m.OOM {
 				return m
 			}

@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"scaleplan/compute"
-	"scaleplan/fit/logs"
 	"scaleplan/internal/calib"
 	"scaleplan/model"
 	"scaleplan/scenarios"
@@ -42,14 +41,7 @@ func machineRuns(t *testing.T, logsGlob, calFile string) map[string]machineRun {
 	files, _ := filepath.Glob(logsGlob)
 	out := map[string]machineRun{}
 	for _, f := range files {
-		lg, err := logs.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ms, err := (&LogReader{Catalog: cat}).Measurements(lg, prof, map[string]int{})
-		if err != nil {
-			t.Fatal(err)
-		}
+		ms := measuredFile(t, cat, prof, f)
 		for i := range ms {
 			m := &ms[i]
 			d := cat.DeviceCalled(m.Device)

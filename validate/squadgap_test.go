@@ -7,7 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"scaleplan/fit/logs"
 	"scaleplan/predict"
 )
 
@@ -21,15 +20,7 @@ func TestSQuADGapByPrecision(t *testing.T) {
 	cat, prof := defaults(t)
 	var ms []Measured
 	for _, f := range []string{"published-lambda-bert.csv", "published-dle-bert-large.csv"} {
-		lg, err := logs.ReadFile("../testdata/measurements/" + f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, err := (&LogReader{Catalog: cat}).Measurements(lg, prof, map[string]int{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, m := range got {
+		for _, m := range measuredFile(t, cat, prof, "../testdata/measurements/"+f) {
 			if m.Devices == 1 && strings.HasPrefix(m.Device, "v100") && strings.HasSuffix(m.Model, "-squad") {
 				ms = append(ms, m)
 			}

@@ -105,8 +105,9 @@ func TestSpreadNote(t *testing.T) {
 	}
 }
 
-// RangeNote states the band of an uncalibrated source as the model's
-// published error, and a calibration's interval ends; rangeCells prints
+// RangeNote states the band of an uncalibrated source, the operator
+// model's interval at its level or the roofline's mean absolute error,
+// and a calibration's interval ends; rangeCells prints
 // the interval as one text cell or two machine cells.
 func TestRangeNote(t *testing.T) {
 	r := &scenarios.Resolved{Device: &hw.Device{Name: "v100-sxm2"}}
@@ -115,6 +116,17 @@ func TestRangeNote(t *testing.T) {
 	if got := RangeNote(p); got != want {
 		t.Errorf("roofline:\n got %s\nwant %s", got, want)
 	}
+	p.Source = predict.Source{Kind: "operators"}
+	want = "range: time to train with the steps' time from -8.7 % to +53.8 %, the operators model's measured band: the measured steps of 80 % of its validation's rows lay within it, from the 10th to the 90th percentile of its error (docs/compute.md, Validation)"
+	if got := RangeNote(p); got != want {
+		t.Errorf("operators:\n got %s\nwant %s", got, want)
+	}
+	p.Source = predict.Source{Kind: "operators", By: "ops.yaml"}
+	want = "range: time to train with the steps' time from -28.4 % to +38.9 %, the operators model's (calibrated on another device by ops.yaml) measured band: the measured steps of 80 % of its validation's rows lay within it, from the 10th to the 90th percentile of its error (docs/compute.md, Validation)"
+	if got := RangeNote(p); got != want {
+		t.Errorf("operators carried:\n got %s\nwant %s", got, want)
+	}
+	p.Source = predict.Source{Kind: "roofline"}
 	r.Calibration = &scenarios.Calibration{V0: 200, T: 0.01, Devices: 1}
 	p.Source = predict.Source{Kind: "calibrated", By: "cal.yaml"}
 	if got, want := RangeNote(p), "range: none, the calibration gives no intervals of v0 and t"; got != want {

@@ -215,6 +215,7 @@ func measuredLines(rep *validate.MeasuredReport, left map[string]int, testsWritt
 		}
 		lines = append(lines, fmt.Sprintf("%s; %d %s the calibration was fitted to left out", l, rep.Fitted, Plural(rep.Fitted, "measurement", "measurements")))
 	}
+	lines = append(lines, intervalLine(rep)...)
 	for _, src := range sources {
 		lines = append(lines, "calibrated by "+src)
 	}
@@ -231,6 +232,19 @@ func measuredLines(rep *validate.MeasuredReport, left map[string]int, testsWritt
 	}
 	lines = append(lines, LeftLines(left, reasons)...)
 	return append(lines, "the memory model's largest batch agrees when it lies between half the largest batch that ran and twice the first that ran out of memory; with no out-of-memory record there is no limit to check it against")
+}
+
+// intervalLine states rep's ErrorInterval over the predictions, which way
+// the model misses and by how much in most cases; none under
+// validate.IntervalMinRows predictions.
+func intervalLine(rep *validate.MeasuredReport) []string {
+	iv := rep.Interval
+	if math.IsNaN(iv[0]) {
+		return nil
+	}
+	lv := validate.IntervalLevels
+	return []string{fmt.Sprintf("error of samples/s in %.0f%% of the %d %s: %s%% to %s%% (its quantiles %g and %g; a measured step is the predicted one times 1 + the error)",
+		100*(lv[1]-lv[0]), rep.Rows, Plural(rep.Rows, "prediction", "predictions"), signedPct(iv[0]), signedPct(iv[1]), lv[0], lv[1])}
 }
 
 // pctOrDash prints a fraction as a percentage with one decimal, "-" for
