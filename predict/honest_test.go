@@ -240,7 +240,7 @@ func TestCommRangeOnlyNCCL(t *testing.T) {
 }
 
 // TestBandsQuoted checks the pages' account of the compute's bands
-// (docs/predict.md, docs/validation.md) against OperatorsBand and
+// (docs/predict.md, docs/validation.md, docs/calibrate.md) against OperatorsBand and
 // CarriedOperatorsBand.
 func TestBandsQuoted(t *testing.T) {
 	pct := func(v float64) string { return strconv.FormatFloat(100*math.Abs(v), 'f', 1, 64) + " %" }
@@ -254,6 +254,7 @@ func TestBandsQuoted(t *testing.T) {
 		{"predict.md", "times 1 " + sign(OperatorsBand.Lo) + " " + pct(OperatorsBand.Lo) + " to 1 " + sign(OperatorsBand.Hi) + " " + pct(OperatorsBand.Hi)},
 		{"predict.md", sign(CarriedOperatorsBand.Lo) + pct(CarriedOperatorsBand.Lo) + " to " + sign(CarriedOperatorsBand.Hi) + pct(CarriedOperatorsBand.Hi)},
 		{"validation.md", "over the published files, " + sign(OperatorsBand.Lo) + pct(OperatorsBand.Lo) + " to " + sign(OperatorsBand.Hi) + pct(OperatorsBand.Hi)},
+		{"calibrate.md", "(" + sign(OperatorsBand.Lo) + pct(OperatorsBand.Lo) + " to " + sign(OperatorsBand.Hi) + pct(OperatorsBand.Hi) + " for the operator model"},
 	} {
 		data, err := os.ReadFile("../docs/" + c.page)
 		if err != nil {

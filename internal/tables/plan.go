@@ -213,7 +213,9 @@ func calibratedCell(c *plan.Candidate) string {
 }
 
 // uncalibratedText says that c's compute rests on no calibration of its
-// device and how far off such predictions were measured to be.
+// device and how far off such predictions were measured to be: the mean
+// absolute error and, where it is one at a level, the interval of the
+// band predict gives its range (predict.Source.Band).
 func uncalibratedText(c *plan.Candidate) string {
 	how := "the roofline of the device's datasheet"
 	switch {
@@ -222,8 +224,12 @@ func uncalibratedText(c *plan.Candidate) string {
 	case c.Compute.Kind == "operators":
 		how = "the operator model of the device's datasheet"
 	}
-	return fmt.Sprintf("uncalibrated: its compute is %s, %.1f %% mean absolute error of samples/s on published measurements (docs/compute.md, Validation); --calibration FILE measures it",
-		how, 100*c.Compute.Error())
+	band := ""
+	if b := c.Compute.Band(); b != predict.RooflineBand {
+		band = fmt.Sprintf(", 80 %% of their measured steps from %s %% to %s %% of the predicted", signedPct(b.Lo), signedPct(b.Hi))
+	}
+	return fmt.Sprintf("uncalibrated: its compute is %s, %.1f %% mean absolute error of samples/s on published measurements%s (docs/compute.md, Validation); --calibration FILE measures it",
+		how, 100*c.Compute.Error(), band)
 }
 
 func orNone(x float64, prec int) string {
