@@ -17,7 +17,8 @@ import (
 // TestSizeErrors checks SizeErrors on rows whose errors are given: each
 // row falls in the band that holds its size (a band holds its lower edge,
 // not its upper), a band's means are over its rows whatever their test,
-// and Fast counts the tests whose rows there average below zero.
+// Fast counts the tests whose rows there average below zero, and Slower
+// is the percentiles of measured over predicted time, from ten rows on.
 func TestSizeErrors(t *testing.T) {
 	row := func(b units.Bytes, e float64) CollectiveRow { return CollectiveRow{Bytes: b, Error: e} }
 	comps := []CollectiveComparison{
@@ -46,8 +47,24 @@ func TestSizeErrors(t *testing.T) {
 			t.Errorf("band %d: %q, want %q", i, got[i].Band(), band)
 		}
 	}
+	for i, b := range got {
+		if !math.IsNaN(b.Slower[0]) || !math.IsNaN(b.Slower[1]) {
+			t.Errorf("band %d of %d rows: slower %v, want none under %d rows", i, b.Rows, b.Slower, IntervalMinRows)
+		}
+	}
 	if got := SizeErrors(nil); len(got) != 0 {
 		t.Errorf("no tests: %+v, want no band", got)
+	}
+	// Ten rows of one band whose predicted times are 1/(1+k/10) of the
+	// measured, k = 0…9: measured over predicted less 1 is k/10, whose
+	// 10th and 90th percentiles at ranks 1 and 9 are 0 and 0.8.
+	var ten []CollectiveRow
+	for k := range 10 {
+		ten = append(ten, row(units.GiB, 1/(1+float64(k)/10)-1))
+	}
+	b := SizeErrors([]CollectiveComparison{{Rows: ten}})
+	if len(b) != 1 || math.Abs(b[0].Slower[0]) > 1e-12 || math.Abs(b[0].Slower[1]-0.8) > 1e-12 {
+		t.Errorf("ten rows: %+v, want slower 0 to 0.8", b)
 	}
 }
 
@@ -167,7 +184,7 @@ func TestCollectiveSizeBias(t *testing.T) {
 		comps []CollectiveComparison
 	}{{"one node", one}, {"several nodes", several}} {
 		for _, b := range SizeErrors(set.comps) {
-			line := fmt.Sprintf("| %s, %d tests | %s | %d | %+.1f %% | %.1f %% | %d |", set.name, len(set.comps), b.Band(), b.Rows, 100*b.Signed, 100*b.Abs, b.Fast)
+			line := fmt.Sprintf("| %s, %d tests | %s | %d | %+.1f %% | %.1f %% | %d | %+.1f %% to %+.1f %% |", set.name, len(set.comps), b.Band(), b.Rows, 100*b.Signed, 100*b.Abs, b.Fast, 100*b.Slower[0], 100*b.Slower[1])
 			if !strings.Contains(string(page), line) {
 				t.Errorf("docs/validation-collectives.md lacks the row\n%s", line)
 			}

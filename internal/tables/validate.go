@@ -231,14 +231,25 @@ func Collectives(comps []validate.CollectiveComparison, left map[string]int) (ts
 // sizes (validate.SizeErrors).
 func sizeErrors(bands []validate.SizeError) *Table {
 	t := &Table{
-		Title:  "Time error by message size, over the tests above (a negative error: predicted too fast)",
-		Header: []string{"sizes", "rows", "tests", "mean error (%)", "mean absolute error (%)", "tests predicted too fast"},
+		Title: "Time error by message size, over the tests above (a negative error: predicted too fast; measured slower: the measured time over the predicted, less 1, " +
+			"at the 10th and 90th percentiles of the band's rows, from ten rows on)",
+		Header: []string{"sizes", "rows", "tests", "mean error (%)", "mean absolute error (%)", "tests predicted too fast",
+			"measured slower, 10th percentile (%)", "measured slower, 90th percentile (%)"},
 	}
 	for _, b := range bands {
 		t.Rows = append(t.Rows, []string{b.Band(), strconv.Itoa(b.Rows), strconv.Itoa(b.Tests), signedPct(b.Signed),
-			strconv.FormatFloat(100*b.Abs, 'f', 1, 64), strconv.Itoa(b.Fast)})
+			strconv.FormatFloat(100*b.Abs, 'f', 1, 64), strconv.Itoa(b.Fast), pctOrDashSigned(b.Slower[0]), pctOrDashSigned(b.Slower[1])})
 	}
 	return t
+}
+
+// pctOrDashSigned prints a fraction as a signed percentage with one
+// decimal (signedPct), "-" for NaN.
+func pctOrDashSigned(f float64) string {
+	if math.IsNaN(f) {
+		return "-"
+	}
+	return signedPct(f)
 }
 
 // ThroughputCharts returns the data of one throughput chart per device,
