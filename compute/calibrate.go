@@ -134,13 +134,16 @@ func (e *Efficiencies) Set(k Class, v float64) {
 // eff returns the efficiency c uses for class k.
 func (c *Config) eff(k Class) float64 { return c.Eff.Of(k) }
 
+// eager reports whether c's framework mode is eager, the default.
+func (c *Config) eager() bool { return c.Mode == Eager || c.Mode == "" }
+
 // launch returns the host's cost of one kernel under c: the calibrated
 // figure, else in eager mode its host's (eagerLaunch), else the mode's.
 func (c *Config) launch() units.Seconds {
 	if c.Eff != nil && c.Eff.Launch > 0 {
 		return c.Eff.Launch
 	}
-	if c.Mode == Eager || c.Mode == "" {
+	if c.eager() {
 		return c.eagerLaunch()
 	}
 	return c.Mode.Launch()
@@ -160,7 +163,7 @@ func (c *Config) libraryLaunch() units.Seconds {
 	if c.Eff != nil && c.Eff.Launch > 0 {
 		return LaunchKernel
 	}
-	if c.host().Kernel > 0 && (c.Mode == Eager || c.Mode == "") {
+	if c.host().Kernel > 0 && c.eager() {
 		return LaunchKernel // the host measured its own dispatched kernel
 	}
 	return c.launch()

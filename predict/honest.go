@@ -30,8 +30,15 @@ const (
 )
 
 // Band is a relative interval of a predicted time: the measured time lies
-// between 1 + Lo and 1 + Hi times it.
-type Band struct{ Lo, Hi float64 }
+// between 1 + Lo and 1 + Hi times it. Level is the share of its
+// validation's measured times the interval held (validate.ErrorInterval's
+// 0.8, from the 10th to the 90th percentile); 0 for a band of ∓ a mean
+// absolute error, at no level.
+type Band struct{ Lo, Hi, Level float64 }
+
+// BandLevel is the Level of an interval drawn as validate.ErrorInterval
+// draws it: the share between its 10th and 90th percentiles.
+const BandLevel = 0.8
 
 // The bands of an uncalibrated prediction's compute. OperatorsBand and
 // CarriedOperatorsBand are intervals at a level: validate.ErrorInterval,
@@ -47,9 +54,9 @@ type Band struct{ Lo, Hi float64 }
 // roofline's per-row errors were not kept, so its band is ∓ its mean
 // absolute error, not at a level.
 var (
-	RooflineBand         = Band{-RooflineError, RooflineError}
-	OperatorsBand        = Band{-0.087, 0.538}
-	CarriedOperatorsBand = Band{-0.284, 0.389}
+	RooflineBand         = Band{Lo: -RooflineError, Hi: RooflineError}
+	OperatorsBand        = Band{-0.087, 0.538, BandLevel}
+	CarriedOperatorsBand = Band{-0.284, 0.389, BandLevel}
 )
 
 // Source says what a scenario's compute time comes from.

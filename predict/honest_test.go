@@ -42,14 +42,7 @@ func TestCalibratedRange(t *testing.T) {
 		V0Interval: []float64{180, 220}, TInterval: []units.Seconds{0.005, 0.015}}
 	files := []scenarios.CalibrationFile{{Path: "cal.yaml", Cal: &calib.Calibration{Throughput: []calib.ThroughputEntry{e}}}}
 	one := func(s *scenarios.Scenario) { s.Sweep.Devices = []int{1} }
-	r, err := scenarios.Load("tsubame3-resnet50-caffe2-verbs", scenarios.Options{Calibrations: files, Edit: one})
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := Predict(r, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := predictOn(t, "tsubame3-resnet50-caffe2-verbs", 1, files)
 	if p.Source.String() != "calibrated cal.yaml" || !p.Source.Calibrated() {
 		t.Errorf("source %q, calibrated %v", p.Source, p.Source.Calibrated())
 	}
@@ -80,14 +73,7 @@ func TestCalibratedRange(t *testing.T) {
 // 25 MiB bucket on one node (16.7 %, the band from 16 to 256 MiB of
 // docs/validation-collectives.md) times the steps' exposed communication.
 func TestUncalibratedBand(t *testing.T) {
-	r, err := scenarios.Load("dgx-a100-resnet50-mlperf-v1.1", scenarios.Options{Edit: func(s *scenarios.Scenario) { s.Sweep.Devices = []int{8} }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := Predict(r, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := predictOn(t, "dgx-a100-resnet50-mlperf-v1.1", 8, nil)
 	if p.Source.String() != "operators" || p.Source.Calibrated() {
 		t.Fatalf("source %q", p.Source)
 	}
@@ -106,7 +92,7 @@ func TestUncalibratedBand(t *testing.T) {
 		want float64
 		band Band
 	}{
-		{Source{Kind: "roofline"}, 0.996, Band{-0.996, 0.996}},
+		{Source{Kind: "roofline"}, 0.996, Band{Lo: -0.996, Hi: 0.996}},
 		{Source{Kind: "operators"}, OperatorsError, OperatorsBand},
 		{Source{Kind: "operators", By: "x.yaml"}, CarriedOperatorsError, CarriedOperatorsBand},
 		{Source{Kind: "calibrated"}, 0, Band{}},
@@ -118,6 +104,21 @@ func TestUncalibratedBand(t *testing.T) {
 			t.Errorf("%s: band %v, want %v", c.s, got, c.band)
 		}
 	}
+}
+
+// predictOn predicts the built-in scenario name on devices devices alone,
+// with the calibration files cals.
+func predictOn(t *testing.T, name string, devices int, cals []scenarios.CalibrationFile) *Prediction {
+	t.Helper()
+	r, err := scenarios.Load(name, scenarios.Options{Calibrations: cals, Edit: func(s *scenarios.Scenario) { s.Sweep.Devices = []int{devices} }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := Predict(r, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
 }
 
 // TestCarriedOperatorsErrorQuoted checks CarriedOperatorsError and
@@ -153,7 +154,7 @@ func TestCarriedOperatorsErrorQuoted(t *testing.T) {
 	if len(ivs) != 2 {
 		t.Fatalf("%d cross-device intervals in docs/compute-calibration.md, want 2", len(ivs))
 	}
-	want := Band{math.Inf(1), math.Inf(-1)}
+	want := Band{Lo: math.Inf(1), Hi: math.Inf(-1)}
 	for _, m := range ivs {
 		lo, err1 := strconv.ParseFloat(m[1], 64)
 		hi, err2 := strconv.ParseFloat(m[2], 64)
@@ -191,29 +192,15 @@ func TestCommError(t *testing.T) {
 // band; and that over links a fabric calibration set, one DGX A100's, the
 // band is that fit's own error (its entry's 3 %), its file named.
 func TestCommRangeOnlyNCCL(t *testing.T) {
-	r, err := scenarios.Load("tsubame3-resnet50-caffe2-verbs", scenarios.Options{Edit: func(s *scenarios.Scenario) { s.Sweep.Devices = []int{16} }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := Predict(r, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := predictOn(t, "tsubame3-resnet50-caffe2-verbs", 16, nil)
 	if row := p.Rows[0]; row.Result == nil || row.Result.Breakdown.Comm <= 0 || row.CommError != 0 || row.CommMessage != 0 {
 		t.Errorf("halving-doubling: exposed %v, message %v, error %v; want some exposed, no band", row.Result.Breakdown.Comm, row.CommMessage, row.CommError)
 	}
 	fabric := []scenarios.CalibrationFile{{Path: "fabric.yaml", Cal: &calib.Calibration{Fabric: []calib.FabricEntry{
 		{System: "dgx-a100-540", Level: "intra", Algorithm: "nccl", Bandwidth: 200e9, Latency: 2e-6, Error: 0.03}}}}}
-	r, err = scenarios.Load("dgx-a100-resnet50-mlperf-v1.1", scenarios.Options{Calibrations: fabric, Edit: func(s *scenarios.Scenario) { s.Sweep.Devices = []int{8} }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(r.Fabric) == 0 {
+	p = predictOn(t, "dgx-a100-resnet50-mlperf-v1.1", 8, fabric)
+	if len(p.Scenario.Fabric) == 0 {
 		t.Fatal("the fabric calibration was not taken")
-	}
-	p, err = Predict(r, Options{})
-	if err != nil {
-		t.Fatal(err)
 	}
 	row := p.Rows[0]
 	if row.Result == nil || row.Result.Breakdown.Comm <= 0 || row.CommError != 0.03 || row.CommBy != "fabric.yaml" {
@@ -226,15 +213,7 @@ func TestCommRangeOnlyNCCL(t *testing.T) {
 	}
 	// Two nodes: the intra entry does not set the level between nodes, so
 	// the band is the published tables' on several nodes.
-	r, err = scenarios.Load("dgx-a100-resnet50-mlperf-v1.1", scenarios.Options{Calibrations: fabric, Edit: func(s *scenarios.Scenario) { s.Sweep.Devices = []int{16} }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err = Predict(r, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if row := p.Rows[0]; row.Result.Nodes != 2 || row.CommError != CommError(row.CommMessage, 2) || row.CommBy != "" {
+	if row := predictOn(t, "dgx-a100-resnet50-mlperf-v1.1", 16, fabric).Rows[0]; row.Result.Nodes != 2 || row.CommError != CommError(row.CommMessage, 2) || row.CommBy != "" {
 		t.Errorf("two nodes, intra calibrated: %d nodes, error %v by %q; want 2, the published %v", row.Result.Nodes, row.CommError, row.CommBy, CommError(row.CommMessage, 2))
 	}
 }

@@ -69,6 +69,9 @@ func TestOperatorsBandPublished(t *testing.T) {
 		all = append(all, byFile[i]...)
 	}
 	iv := ErrorInterval(all)
+	if lv := IntervalLevels[1] - IntervalLevels[0]; math.Abs(predict.BandLevel-lv) > 1e-12 {
+		t.Errorf("predict.BandLevel %v, want the share ErrorInterval holds, %v", predict.BandLevel, lv)
+	}
 	if b := predict.OperatorsBand; math.Abs(b.Lo-iv[0]) > 5e-4 || math.Abs(b.Hi-iv[1]) > 5e-4 {
 		t.Errorf("predict.OperatorsBand %+v; the %d published rows give %.4f to %.4f", b, len(all), iv[0], iv[1])
 	}

@@ -225,8 +225,8 @@ func uncalibratedText(c *plan.Candidate) string {
 		how = "the operator model of the device's datasheet"
 	}
 	band := ""
-	if b := c.Compute.Band(); b != predict.RooflineBand {
-		band = fmt.Sprintf(", 80 %% of their measured steps from %s %% to %s %% of the predicted", signedPct(b.Lo), signedPct(b.Hi))
+	if b := c.Compute.Band(); b.Level > 0 {
+		band = fmt.Sprintf(", %.0f %% of their measured steps from %s %% to %s %% of the predicted", 100*b.Level, signedPct(b.Lo), signedPct(b.Hi))
 	}
 	return fmt.Sprintf("uncalibrated: its compute is %s, %.1f %% mean absolute error of samples/s on published measurements%s (docs/compute.md, Validation); --calibration FILE measures it",
 		how, 100*c.Compute.Error(), band)

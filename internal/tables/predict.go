@@ -289,9 +289,9 @@ func RangeNote(p *predict.Prediction) string {
 		if src.By != "" {
 			name += " (calibrated on another device by " + src.By + ")"
 		}
-		if b := src.Band(); b != predict.RooflineBand {
-			s = fmt.Sprintf("range: time to train with the steps' time from %s %% to %s %%, the %s measured band: the measured steps of 80 %% of its validation's rows lay within it, from the 10th to the 90th percentile of its error (docs/compute.md, Validation)",
-				signedPct(b.Lo), signedPct(b.Hi), name)
+		if b := src.Band(); b.Level > 0 {
+			s = fmt.Sprintf("range: time to train with the steps' time from %s %% to %s %%, the %s measured band: the measured steps of %.0f %% of its validation's rows lay within it, from the %.0fth to the %.0fth percentile of its error (docs/compute.md, Validation)",
+				signedPct(b.Lo), signedPct(b.Hi), name, 100*b.Level, 50*(1-b.Level), 50*(1+b.Level))
 			break
 		}
 		s = fmt.Sprintf("range: time to train with the steps' time ∓ %.1f %%, the %s measured mean absolute error of samples/s (docs/compute.md, Validation); not an interval at a level",
