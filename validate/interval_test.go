@@ -54,6 +54,7 @@ func TestOperatorsBandPublished(t *testing.T) {
 	}
 	byFile := make([][]float64, len(files))
 	var all []float64
+	var one, several [2]float64 // rows and the sum of |error|, of one device and of several
 	for i, f := range files {
 		rep, err := CompareMeasured(measuredFile(t, cat, prof, f), cat, prof, predict.Options{})
 		if err != nil {
@@ -63,6 +64,12 @@ func TestOperatorsBandPublished(t *testing.T) {
 			for _, r := range g.Rows {
 				if e := r.Error(); !math.IsNaN(e) {
 					byFile[i] = append(byFile[i], e)
+					split := &one
+					if r.Devices > 1 {
+						split = &several
+					}
+					split[0]++
+					split[1] += math.Abs(e)
 				}
 			}
 		}
@@ -125,6 +132,8 @@ func TestOperatorsBandPublished(t *testing.T) {
 			signed(100*sorted[0]), signed(100*sorted[len(sorted)-1]), signed(100*stat.Quantile(0.5, stat.Empirical, sorted, nil))),
 		fmt.Sprintf("∓ %.1f %% held %.0f %%", 100*sum/float64(len(all)), 100*float64(inAll)/float64(len(all))),
 		fmt.Sprintf("held %.0f %% of the file's rows, where ∓ the others' mean absolute error held %.0f %%", 100*band, 100*mae),
+		fmt.Sprintf("the %.0f of one device are off by %.1f %% (mean absolute), the %.0f of two to eight GPUs of one server by %.1f %%",
+			one[0], 100*one[1]/one[0], several[0], 100*several[1]/several[0]),
 	} {
 		if !strings.Contains(text, want) {
 			t.Errorf("docs/compute.md lacks %q", want)

@@ -284,6 +284,9 @@ type MeasuredReport struct {
 	// |DeviceRatio.Error| over them, NaN when there are none.
 	Ratios     []DeviceRatio
 	RatioError float64
+	// Sources gives the errors of each source file's predictions
+	// (sourceErrors), in the order of the files' names.
+	Sources []SourceError
 }
 
 // DeviceRatio compares two kinds of device on one configuration: the same
@@ -1194,6 +1197,7 @@ func CompareCalibrated(ms []Measured, cat *hw.Catalog, prof *model.Profiles, cal
 		rep.Groups = append(rep.Groups, *g)
 	}
 	rep.MAE, rep.ScalingError, rep.Interval = math.NaN(), math.NaN(), ErrorInterval(errs)
+	rep.Sources = sourceErrors(rep.Groups)
 	if rep.Rows > 0 {
 		rep.MAE = sum / float64(rep.Rows)
 	}

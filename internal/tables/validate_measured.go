@@ -14,11 +14,13 @@ import (
 // for rep: every measurement against its prediction, then one row per
 // device, model, precision, variant and device count with the memory
 // limit, then, where one device of two kinds ran the same configuration,
-// the speed of one kind over the other (rep.Ratios). The variant column
-// is there when a group has one, the devices and system columns when a
-// group has several devices, and the compute column when a calibration
-// or the operator model computed a row. The lines say what was left out (left, by reason), the
-// collective tests too unless testsWritten (their table says it).
+// the speed of one kind over the other (rep.Ratios), and, of logs from
+// several files, the error of each file's predictions (rep.Sources). The
+// variant column is there when a group has one, the devices and system
+// columns when a group has several devices, and the compute column when a
+// calibration or the operator model computed a row. The lines say what
+// was left out (left, by reason), the collective tests too unless
+// testsWritten (their table says it).
 func Measured(rep *validate.MeasuredReport, left map[string]int, testsWritten bool) (ts []Named, lines []string) {
 	l := measuredLayout{
 		variants:   slices.ContainsFunc(rep.Groups, func(g validate.MeasuredGroup) bool { return g.Variant != "" }),
@@ -31,6 +33,9 @@ func Measured(rep *validate.MeasuredReport, left map[string]int, testsWritten bo
 	ts = []Named{{Key: "measurements", T: l.rows(rep)}, {Key: "groups", T: l.groups(rep)}}
 	if len(rep.Ratios) > 0 {
 		ts = append(ts, Named{Key: "devices", T: l.ratios(rep)})
+	}
+	if len(rep.Sources) > 1 {
+		ts = append(ts, Named{Key: "sources", T: sources(rep)})
 	}
 	return ts, measuredLines(rep, left, testsWritten)
 }
@@ -193,6 +198,19 @@ func (l measuredLayout) ratios(rep *validate.MeasuredReport) *Table {
 		}
 		t.Rows = append(t.Rows, append(row, strconv.Itoa(r.Batch), r.A, r.B, Num(r.MeasuredA), Num(r.MeasuredB),
 			fmt.Sprintf("%.3f", r.Measured()), fmt.Sprintf("%.3f", r.Predicted()), signedPct(r.Error())))
+	}
+	return t
+}
+
+// sources is the table of the errors of each source file's predictions
+// (rep.Sources).
+func sources(rep *validate.MeasuredReport) *Table {
+	t := &Table{Title: "By source file (its predictions' error of samples/s; a measured step is the predicted one times 1 + the error)",
+		Header: []string{"source", "predictions", "mean error (%)", "mean absolute error (%)", "error, 10th percentile (%)", "error, 90th percentile (%)",
+			"predictions of one device", "mean absolute error of one device (%)", "predictions of several devices", "mean absolute error of several devices (%)"}}
+	for _, s := range rep.Sources {
+		t.Rows = append(t.Rows, []string{s.Source, strconv.Itoa(s.Rows), signedPct(s.Mean), pctOrDash(s.MAE), pctOrDashSigned(s.Interval[0]), pctOrDashSigned(s.Interval[1]),
+			strconv.Itoa(s.OneRows), pctOrDash(s.OneMAE), strconv.Itoa(s.SeveralRows), pctOrDash(s.SeveralMAE)})
 	}
 	return t
 }
