@@ -534,10 +534,18 @@ func setRange(a *plot.Axis, lo, hi, margin float64) {
 		return
 	}
 	d := (hi - lo) * margin
-	if d == 0 {
+	if d == 0 || unresolved(lo, hi) {
 		d = math.Max(math.Abs(hi)*0.1, 1)
 	}
 	a.Min, a.Max = lo-d, hi+d
+}
+
+// unresolved reports whether lo and hi differ by less than float64 can
+// cut into ticks at their magnitude (a relative 1e-12): their values are
+// one on a chart, and a step between them would not advance a tick's
+// index.
+func unresolved(lo, hi float64) bool {
+	return hi-lo <= 1e-12*math.Max(math.Abs(lo), math.Abs(hi))
 }
 
 // logAxis makes a a log axis with ticks from t.
@@ -651,6 +659,10 @@ type linTicks struct{}
 func (linTicks) Ticks(lo, hi float64) []plot.Tick {
 	if !(hi > lo) || !finite(lo) || !finite(hi) {
 		return plot.DefaultTicks{}.Ticks(lo, hi)
+	}
+	if unresolved(lo, hi) {
+		m := lo + (hi-lo)/2
+		return []plot.Tick{{Value: m, Label: tickLabel(m)}}
 	}
 	count := func(step float64) int { return int(math.Floor(hi/step+1e-9) - math.Ceil(lo/step-1e-9) + 1) }
 	e := math.Floor(math.Log10((hi - lo) / 6))

@@ -763,6 +763,10 @@ func TestTicks(t *testing.T) {
 		{"log decades", logTicks{}.Ticks(0.01, 1e6), "0.01 0.1 1 10 100 1000 10000 100000 1000000"},
 		{"log many decades", logTicks{}.Ticks(1e-3, 1e12), "0.01 1 100 10000 1000000 1e+08 1e+10 1e+12"},
 		{"lin dust", linTicks{}.Ticks(0, 0.35), "0 0.05 0.1 0.15 0.2 0.25 0.3 0.35"}, {"lin 0.6", linTicks{}.Ticks(0.1, 0.7), "0.1 0.2 0.3 0.4 0.5 0.6 0.7"}, {"lin 566", linTicks{}.Ticks(0, 566), "0 100 200 300 400 500"}, {"lin 183", linTicks{}.Ticks(0, 183), "0 25 50 75 100 125 150 175"},
+		// Two values a float64 step apart (a Pareto chart's two plans of 1 s
+		// and 1 s + 2⁻⁵², found by FuzzCharts): a step between them would
+		// not advance the loop's index, so one tick at their middle.
+		{"lin unresolved", linTicks{}.Ticks(1, 1.0000000000000002), "1"},
 	} {
 		if got := labels(tc.got); got != tc.labels {
 			t.Errorf("%s: labels %q, want %q", tc.name, got, tc.labels)
@@ -780,6 +784,20 @@ func TestSlug(t *testing.T) {
 	} {
 		if got := Slug(in); got != want {
 			t.Errorf("Slug(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// TestSetRangeUnresolved: a linear axis over two values closer than
+// float64 can cut into ticks gets the margin two equal values get, a
+// tenth of the value and at least 1 either way.
+func TestSetRangeUnresolved(t *testing.T) {
+	for _, c := range []struct{ lo, hi float64 }{{1, 1}, {1, 1.0000000000000002}, {40, 40}, {40, 40.00000000000001}} {
+		var a plot.Axis
+		setRange(&a, c.lo, c.hi, 0.06)
+		d := math.Max(0.1*c.hi, 1)
+		if math.Abs(a.Min-(c.lo-d)) > 1e-12 || math.Abs(a.Max-(c.hi+d)) > 1e-12 {
+			t.Errorf("%v to %v: axis %v to %v, want %v to %v", c.lo, c.hi, a.Min, a.Max, c.lo-d, c.hi+d)
 		}
 	}
 }
