@@ -35,8 +35,12 @@
 // (docs/validation-detection.md). Where one device of two kinds ran
 // the same model, precision and variant, its report compares the kinds
 // (DeviceRatio): the speed of one over the other at the largest batch both
-// ran, measured and predicted. CompareCalibrated does the same with the
-// compute of the measurements a calibration covers taken from its law.
+// ran, measured and predicted, and, for two kinds that differ in memory
+// bandwidth alone, the share of a step the bandwidth bounds
+// (DeviceRatio.BandwidthShare). Its Sources give each log file's errors,
+// on one device and on several (SourceError). CompareCalibrated does the
+// same with the compute of the measurements a calibration covers taken
+// from its law.
 //
 // A LogReader turns the logs package fit reads into Measured values (and
 // nccl-tests' into MeasuredCollective ones), counting what it leaves out

@@ -306,6 +306,12 @@ type DeviceRatio struct {
 	// the two rows compared, as measured and as predicted.
 	MeasuredA, MeasuredB   float64
 	PredictedA, PredictedB float64
+	// Bandwidth is B's memory bandwidth over A's where the two share
+	// every compute figure of the catalogue (sameCompute) and differ in
+	// bandwidth (bandwidthPair); 0 otherwise. Then each speed-up splits
+	// A's step into the share the bandwidth bounds and the rest
+	// (BandwidthShare).
+	Bandwidth float64
 }
 
 // Measured returns the measured samples/s on B over those on A.
@@ -1214,6 +1220,9 @@ func CompareCalibrated(ms []Measured, cat *hw.Catalog, prof *model.Profiles, cal
 		rep.ScalingError = scaled / float64(rep.ScalingRows)
 	}
 	rep.Ratios, rep.RatioError = deviceRatios(rep.Groups), math.NaN()
+	for i := range rep.Ratios {
+		rep.Ratios[i].Bandwidth = bandwidthPair(cat, &rep.Ratios[i])
+	}
 	if len(rep.Ratios) > 0 {
 		var sum float64
 		for i := range rep.Ratios {

@@ -56,6 +56,8 @@ func schemaRuns(t *testing.T) []schemaRun {
 		{section: "validate --measured", args: []string{"validate", "--calibration", "published", "--measured", "../../testdata/measurements/h100-2026-11-26/resnet50-amp-fp16.jsonl"}},
 		{section: "validate --measured", args: []string{"validate", "--measured", "../../testdata/measurements/published-resnet50.csv",
 			"--measured", "../../testdata/measurements/published-h100-mlperf-maskrcnn.csv"}},
+		{section: "validate --measured", args: []string{"validate", "--measured", "../../testdata/measurements/published-lambda-resnet50.csv",
+			"--measured", "../../testdata/measurements/h100-2026-11-26/resnet50-amp-fp16.jsonl", "--measured", "../../testdata/measurements/h200-2026-11-26/resnet50-amp-fp16.jsonl"}},
 		{section: "validate --measured (nccl-tests)", args: []string{"validate", "--measured", "../../fit/testdata/nccl_allreduce_h100x16.txt", "--system", "dgx-h100"}},
 		{section: "validate --measured (nccl-tests)", args: []string{"validate", "--measured", "../../testdata/measurements/nccl-tests/aws-p5-2node-all_reduce.txt", "--system", "aws-p5"}},
 		{section: "validate --engine", args: []string{"validate", "--engine", "--engine-from", "../../testdata/measurements/validate-engine-mlp-amd-replay.jsonl"}},

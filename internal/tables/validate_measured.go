@@ -189,15 +189,27 @@ func (l measuredLayout) ratios(rep *validate.MeasuredReport) *Table {
 	if l.variants {
 		h = append(h, "variant")
 	}
-	t := &Table{Title: "Between kinds of device (one device of each, at the largest batch both ran)",
-		Header: append(h, "batch", "device A", "device B", "A measured (samples/s)", "B measured (samples/s)", "B/A measured", "B/A predicted", "error (%)")}
+	h = append(h, "batch", "device A", "device B", "A measured (samples/s)", "B measured (samples/s)", "B/A measured", "B/A predicted", "error (%)")
+	split := slices.ContainsFunc(rep.Ratios, func(r validate.DeviceRatio) bool { return r.Bandwidth > 0 })
+	if split {
+		h = append(h, "B/A bandwidth", "bandwidth-bound share of A, measured (%)", "bandwidth-bound share of A, predicted (%)")
+	}
+	t := &Table{Title: "Between kinds of device (one device of each, at the largest batch both ran)", Header: h}
 	for _, r := range rep.Ratios {
 		row := []string{r.Model, r.Precision}
 		if l.variants {
 			row = append(row, Dash(r.Variant))
 		}
-		t.Rows = append(t.Rows, append(row, strconv.Itoa(r.Batch), r.A, r.B, Num(r.MeasuredA), Num(r.MeasuredB),
-			fmt.Sprintf("%.3f", r.Measured()), fmt.Sprintf("%.3f", r.Predicted()), signedPct(r.Error())))
+		row = append(row, strconv.Itoa(r.Batch), r.A, r.B, Num(r.MeasuredA), Num(r.MeasuredB),
+			fmt.Sprintf("%.3f", r.Measured()), fmt.Sprintf("%.3f", r.Predicted()), signedPct(r.Error()))
+		if split {
+			bw := "-"
+			if r.Bandwidth > 0 {
+				bw = fmt.Sprintf("%.3f", r.Bandwidth)
+			}
+			row = append(row, bw, pctOrDash(r.BandwidthShare(r.Measured())), pctOrDash(r.BandwidthShare(r.Predicted())))
+		}
+		t.Rows = append(t.Rows, row)
 	}
 	return t
 }

@@ -37,3 +37,40 @@ func TestSources(t *testing.T) {
 		t.Error("a sources table of one file; want none")
 	}
 }
+
+// TestDevicesBandwidth: the table between kinds of device gains the
+// bandwidth split where a pair shares its compute, with dashes for the
+// other pairs, and has no such columns where no pair does. The H100 and
+// H200's measured speed-up of 1.107 over a bandwidth 4.8/3.35 times
+// larger puts (1 − 1/1.107)/(1 − 3.35/4.8) = 31.8 % of the H100's step on
+// its bandwidth.
+func TestDevicesBandwidth(t *testing.T) {
+	pair := validate.DeviceRatio{Model: "resnet50", Precision: "amp-fp16", Batch: 1024, A: "h100-sxm5-80gb", B: "h200-sxm-141gb",
+		MeasuredA: 2772, MeasuredB: 3067, PredictedA: 3705, PredictedB: 5114, Bandwidth: 4.8 / 3.35}
+	other := validate.DeviceRatio{Model: "resnet50", Precision: "amp-fp16", Batch: 256, A: "a100-sxm4-80gb", B: "h100-sxm5-80gb",
+		MeasuredA: 1000, MeasuredB: 2000, PredictedA: 1000, PredictedB: 2500}
+	table := func(rs ...validate.DeviceRatio) *Table {
+		ts, _ := Measured(&validate.MeasuredReport{Ratios: rs}, nil, false)
+		for _, n := range ts {
+			if n.Key == "devices" {
+				return n.T
+			}
+		}
+		t.Fatal("no devices table")
+		return nil
+	}
+	tb := table(pair, other)
+	n := len(tb.Header)
+	if got := tb.Header[n-3:]; !slices.Equal(got, []string{"B/A bandwidth", "bandwidth-bound share of A, measured (%)", "bandwidth-bound share of A, predicted (%)"}) {
+		t.Fatalf("last columns %q", got)
+	}
+	if got, want := tb.Rows[0][n-3:], []string{"1.433", "31.8", "91.2"}; !slices.Equal(got, want) {
+		t.Errorf("pair: %q, want %q", got, want)
+	}
+	if got, want := tb.Rows[1][n-3:], []string{"-", "-", "-"}; !slices.Equal(got, want) {
+		t.Errorf("other: %q, want %q", got, want)
+	}
+	if tb := table(other); slices.Contains(tb.Header, "B/A bandwidth") {
+		t.Errorf("columns %q without a pair of one compute", tb.Header)
+	}
+}
