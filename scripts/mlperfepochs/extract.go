@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"io"
 	"math"
 	"strconv"
@@ -209,11 +208,6 @@ func toTarget(r runLog, b benchmark) float64 {
 // v4.1, 3.3 M samples); a hundred leaves a wide margin below it and far
 // above a step count read as samples.
 const minSampleSteps = 100
-
-// describe is a run's one-line summary, for -v.
-func describe(r runLog) string {
-	return fmt.Sprintf("batch %g opt %q status %q to target %g", r.GlobalBatch, r.Optimizer, r.Status, r.ToTarget)
-}
 
 // division normalises a division's name: "Closed" and "close" are
 // "closed", "Open" is "open"; anything else is "".
