@@ -77,7 +77,7 @@ func TestShippedFiles(t *testing.T) {
 func TestRequiredEntries(t *testing.T) {
 	c := mustDefault(t)
 	devices := []string{"t4", "v100s-pcie-32gb", "v100-sxm2-16gb", "v100-sxm2-32gb", "p100-sxm2", "gc200",
-		"a100-sxm4-40gb", "a100-sxm4-80gb", "h100-sxm5-80gb", "h200-sxm-141gb", "b200-sxm-180gb", "rtx6000-ada", "localhost"}
+		"a100-sxm4-40gb", "a100-sxm4-80gb", "a100-pcie-40gb", "a100-pcie-80gb", "h100-sxm5-80gb", "h100-pcie-80gb", "h200-sxm-141gb", "b200-sxm-180gb", "rtx6000-ada", "localhost"}
 	systems := []string{"zinrai-200e-t4x2", "zinrai-200e-t4x4", "zinrai-200e-v100sx1", "zinrai-200e-v100sx2",
 		"zinrai-200h", "tsubame3", "ipu-m2000", "ipu-pod16", "ipu-pod64", "ipu-pod128", "ipu-pod256",
 		"dgx1", "dgx1-32gb", "dgx-a100", "dgx-a100-320gb", "dgx-h100", "dgx-h200", "dgx-b200", "workstation-rtx6000-ada", "localhost"}
@@ -680,6 +680,10 @@ func TestDeviceNames(t *testing.T) {
 		"Tesla P100-SXM2-16GB":           "p100-sxm2",
 		"Tesla T4":                       "t4",
 		"NVIDIA RTX 6000 Ada Generation": "rtx6000-ada",
+		"NVIDIA A100-PCIE-40GB":          "a100-pcie-40gb",
+		"A100-PCIE-40GB":                 "a100-pcie-40gb", // older drivers: the key, in capitals
+		"NVIDIA A100 80GB PCIe":          "a100-pcie-80gb",
+		"NVIDIA H100 PCIe":               "h100-pcie-80gb",
 		"t4":                             "t4",
 	} {
 		d := c.DeviceCalled(name)
@@ -687,7 +691,7 @@ func TestDeviceNames(t *testing.T) {
 			t.Errorf("DeviceCalled(%q) = %v, want %s", name, d, want)
 		}
 	}
-	for _, name := range []string{"", "GPU", "NVIDIA A100-PCIE-40GB", "NVIDIA H100"} {
+	for _, name := range []string{"", "GPU", "NVIDIA A100-PCIE-80GB", "NVIDIA H100"} {
 		if d := c.DeviceCalled(name); d != nil {
 			t.Errorf("DeviceCalled(%q) = %s, want none", name, d.Name)
 		}
