@@ -128,7 +128,7 @@ func TestOperatorsBandPublished(t *testing.T) {
 	}
 	text := strings.Join(strings.Fields(string(page)), " ")
 	for _, want := range []string{
-		fmt.Sprintf("over the nine files' %d rows it runs from %s to %s, its median %s", len(all),
+		fmt.Sprintf("over the ten files' %d rows it runs from %s to %s, its median %s", len(all),
 			signed(100*sorted[0]), signed(100*sorted[len(sorted)-1]), signed(100*stat.Quantile(0.5, stat.Empirical, sorted, nil))),
 		fmt.Sprintf("∓ %.1f %% held %.0f %%", 100*sum/float64(len(all)), 100*float64(inAll)/float64(len(all))),
 		fmt.Sprintf("held %.0f %% of the file's rows, where ∓ the others' mean absolute error held %.0f %%", 100*band, 100*mae),
