@@ -250,6 +250,7 @@ func measuredLines(rep *validate.MeasuredReport, left map[string]int, testsWritt
 		lines = append(lines, "calibrated by "+src)
 	}
 	lines = append(lines, operatorLines(rep)...)
+	lines = append(lines, splitLine(rep)...)
 	if rep.ScalingRows > 0 {
 		lines = append(lines, fmt.Sprintf("scaling efficiency against one device at the same batch, over %d %s: predicted %.1f points from measured, mean absolute", rep.ScalingRows, Plural(rep.ScalingRows, "measurement", "measurements"), 100*rep.ScalingError))
 	}
@@ -262,6 +263,31 @@ func measuredLines(rep *validate.MeasuredReport, left map[string]int, testsWritt
 	}
 	lines = append(lines, LeftLines(left, reasons)...)
 	return append(lines, "the memory model's largest batch agrees when it lies between half the largest batch that ran and twice the first that ran out of memory; with no out-of-memory record there is no limit to check it against")
+}
+
+// splitLine states the mean absolute error of rep's predictions of one
+// device and of several, where it has both: what the node and the
+// exchange add to the device's compute.
+func splitLine(rep *validate.MeasuredReport) []string {
+	var n [2]int
+	var sum [2]float64
+	for _, s := range rep.Sources {
+		n[0], sum[0] = n[0]+s.OneRows, sum[0]+float64(s.OneRows)*zeroNaN(s.OneMAE)
+		n[1], sum[1] = n[1]+s.SeveralRows, sum[1]+float64(s.SeveralRows)*zeroNaN(s.SeveralMAE)
+	}
+	if n[0] == 0 || n[1] == 0 {
+		return nil
+	}
+	return []string{fmt.Sprintf("mean absolute error of samples/s on one device %.1f%% over %d %s, on several %.1f%% over %d",
+		100*sum[0]/float64(n[0]), n[0], Plural(n[0], "prediction", "predictions"), 100*sum[1]/float64(n[1]), n[1])}
+}
+
+// zeroNaN returns f, 0 for NaN.
+func zeroNaN(f float64) float64 {
+	if math.IsNaN(f) {
+		return 0
+	}
+	return f
 }
 
 // intervalLine states rep's ErrorInterval over the predictions, which way
