@@ -59,25 +59,18 @@ func (h *HostCosts) CallsTime(calls model.HostCalls) units.Seconds {
 // CUDA operator's dispatch and launch and a synchronisation, each the
 // published figure (CPUDispatch, DispatchEager + LaunchKernel,
 // SyncLatency) where h measures none or is nil.
-func (h *HostCosts) cpuOp() units.Seconds {
-	if h == nil {
-		return CPUDispatch
-	}
-	return cmp.Or(h.CPUOp, CPUDispatch)
-}
-
+func (h *HostCosts) cpuOp() units.Seconds { return cmp.Or(h.value().CPUOp, CPUDispatch) }
 func (h *HostCosts) kernel() units.Seconds {
-	if h == nil {
-		return DispatchEager + LaunchKernel
-	}
-	return cmp.Or(h.Kernel, DispatchEager+LaunchKernel)
+	return cmp.Or(h.value().Kernel, DispatchEager+LaunchKernel)
 }
+func (h *HostCosts) sync() units.Seconds { return cmp.Or(h.value().Sync, SyncLatency) }
 
-func (h *HostCosts) sync() units.Seconds {
+// value returns *h, the zero HostCosts (nothing measured) for nil.
+func (h *HostCosts) value() HostCosts {
 	if h == nil {
-		return SyncLatency
+		return HostCosts{}
 	}
-	return cmp.Or(h.Sync, SyncLatency)
+	return *h
 }
 
 // PublishedHost holds the published figures, of PyTorch 1.x in 2020–2021

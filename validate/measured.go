@@ -285,8 +285,12 @@ type MeasuredReport struct {
 	Ratios     []DeviceRatio
 	RatioError float64
 	// Sources gives the errors of each source file's predictions
-	// (sourceErrors), in the order of the files' names.
+	// (sourceErrors), in the order of the files' names; All those of
+	// every file together, whose Rows and Interval are the report's and
+	// whose OneMAE and SeveralMAE split its error between the predictions
+	// of one device and of several.
 	Sources []SourceError
+	All     SourceError
 }
 
 // DeviceRatio compares two kinds of device on one configuration: the same
@@ -1169,7 +1173,6 @@ func CompareCalibrated(ms []Measured, cat *hw.Catalog, prof *model.Profiles, cal
 	scaling(groups)
 	rep := &MeasuredReport{CalibrationsUsed: used}
 	var sum float64
-	var errs []float64
 	order := slices.SortedFunc(maps.Keys(groups), func(a, b measuredKey) int {
 		return cmp.Or(strings.Compare(a.dev, b.dev), strings.Compare(a.model, b.model), strings.Compare(a.prec, b.prec), strings.Compare(a.variant, b.variant),
 			cmp.Compare(a.devices, b.devices), strings.Compare(a.system, b.system))
@@ -1188,7 +1191,6 @@ func CompareCalibrated(ms []Measured, cat *hw.Catalog, prof *model.Profiles, cal
 			if e := g.Rows[i].Error(); !math.IsNaN(e) {
 				gs += math.Abs(e)
 				n++
-				errs = append(errs, e)
 				if g.Rows[i].Batch == g.LargestRun {
 					g.LargestError = e
 				}
@@ -1202,8 +1204,9 @@ func CompareCalibrated(ms []Measured, cat *hw.Catalog, prof *model.Profiles, cal
 		rep.Rows += n
 		rep.Groups = append(rep.Groups, *g)
 	}
-	rep.MAE, rep.ScalingError, rep.Interval = math.NaN(), math.NaN(), ErrorInterval(errs)
-	rep.Sources = sourceErrors(rep.Groups)
+	rep.MAE, rep.ScalingError = math.NaN(), math.NaN()
+	rep.Sources, rep.All = sourceErrors(rep.Groups)
+	rep.Interval = rep.All.Interval
 	if rep.Rows > 0 {
 		rep.MAE = sum / float64(rep.Rows)
 	}

@@ -45,15 +45,12 @@ func SourceFile(s string) string {
 }
 
 // sourceErrors returns the errors of groups' predictions by source file
-// (SourceFile of each row's Source), in the order of the files' names.
-// Rows that ran out of memory, or that a calibration was fitted to, count
-// in none.
-func sourceErrors(groups []MeasuredGroup) []SourceError {
-	type acc struct {
-		errs      []float64
-		one, many []float64
-	}
-	by := map[string]*acc{}
+// (SourceFile of each row's Source), in the order of the files' names,
+// and of all of them together (all, Source ""). Rows that ran out of
+// memory, or that a calibration was fitted to, count in none.
+func sourceErrors(groups []MeasuredGroup) (files []SourceError, all SourceError) {
+	var total errorAcc
+	by := map[string]*errorAcc{}
 	for _, g := range groups {
 		for _, r := range g.Rows {
 			e := r.Error()
@@ -63,26 +60,40 @@ func sourceErrors(groups []MeasuredGroup) []SourceError {
 			f := SourceFile(r.Source)
 			a := by[f]
 			if a == nil {
-				a = &acc{}
+				a = &errorAcc{}
 				by[f] = a
 			}
-			a.errs = append(a.errs, e)
-			if max(r.Devices, 1) > 1 {
-				a.many = append(a.many, e)
-			} else {
-				a.one = append(a.one, e)
-			}
+			several := max(r.Devices, 1) > 1
+			a.add(e, several)
+			total.add(e, several)
 		}
 	}
-	out := make([]SourceError, 0, len(by))
+	files = make([]SourceError, 0, len(by))
 	for f, a := range by {
-		s := SourceError{Source: f, Rows: len(a.errs), OneRows: len(a.one), SeveralRows: len(a.many), Interval: ErrorInterval(a.errs)}
-		s.Mean, s.MAE = meanOf(a.errs, false), meanOf(a.errs, true)
-		s.OneMAE, s.SeveralMAE = meanOf(a.one, true), meanOf(a.many, true)
-		out = append(out, s)
+		files = append(files, a.result(f))
 	}
-	slices.SortFunc(out, func(a, b SourceError) int { return cmp.Compare(a.Source, b.Source) })
-	return out
+	slices.SortFunc(files, func(a, b SourceError) int { return cmp.Compare(a.Source, b.Source) })
+	return files, total.result("")
+}
+
+// errorAcc gathers the errors of predictions, all of them and those of
+// one device and of several apart.
+type errorAcc struct{ errs, one, many []float64 }
+
+func (a *errorAcc) add(e float64, several bool) {
+	a.errs = append(a.errs, e)
+	if several {
+		a.many = append(a.many, e)
+	} else {
+		a.one = append(a.one, e)
+	}
+}
+
+// result returns a's errors as source's SourceError.
+func (a *errorAcc) result(source string) SourceError {
+	return SourceError{Source: source, Rows: len(a.errs), OneRows: len(a.one), SeveralRows: len(a.many),
+		Mean: meanOf(a.errs, false), MAE: meanOf(a.errs, true), Interval: ErrorInterval(a.errs),
+		OneMAE: meanOf(a.one, true), SeveralMAE: meanOf(a.many, true)}
 }
 
 // meanOf returns the mean of errs, of their absolute values where abs;

@@ -112,6 +112,22 @@ func TestSourceErrors(t *testing.T) {
 	if rows != rep.Rows || math.Abs(weighted/float64(rows)-rep.MAE) > 1e-12 {
 		t.Errorf("sources hold %d rows at %v, want the report's %d at %v", rows, weighted/float64(rows), rep.Rows, rep.MAE)
 	}
+	// All is every file's rows together: the report's, split by the
+	// files' own counts and errors weighted by them.
+	var one, several [2]float64
+	for _, s := range rep.Sources {
+		one[0] += float64(s.OneRows)
+		one[1] += float64(s.OneRows) * s.OneMAE
+		if s.SeveralRows > 0 {
+			several[0] += float64(s.SeveralRows)
+			several[1] += float64(s.SeveralRows) * s.SeveralMAE
+		}
+	}
+	if a := rep.All; a.Rows != rep.Rows || a.Interval != rep.Interval || float64(a.OneRows) != one[0] || float64(a.SeveralRows) != several[0] ||
+		math.Abs(a.OneMAE-one[1]/one[0]) > 1e-12 || math.Abs(a.SeveralMAE-several[1]/several[0]) > 1e-12 {
+		t.Errorf("all %+v; want the report's %d rows and interval %v, %v of one device at %v, %v of several at %v",
+			a, rep.Rows, rep.Interval, one[0], one[1]/one[0], several[0], several[1]/several[0])
+	}
 
 	// The published calibrations were fitted to the A100's ResNet-50 rows
 	// in fp16: such a row counts in no source.

@@ -274,30 +274,32 @@ func ComputeNote(r *scenarios.Resolved) string {
 // uncalibrated compute model's measured error; and, where rows widened it
 // by their exposed communication's band (Row.CommError), by how much.
 func RangeNote(p *predict.Prediction) string {
-	src := p.Source
-	var s string
-	switch {
-	case src.Calibrated():
-		c := p.Scenario.Calibration
-		if _, _, ok := predict.LawRange(c, 1); !ok {
-			return "range: none, the calibration gives no intervals of v0 and t"
-		}
-		s = fmt.Sprintf("range: time to train with the compute of the law t(b) = b/v0 + t at the ends of its intervals (closed form: v0 %s to %s samples/s, t %v to %v), the change taken on every step",
-			predict.Rate(c.V0Interval[0]), predict.Rate(c.V0Interval[1]), c.TInterval[0], c.TInterval[1])
-	default:
-		name := src.Kind + " model's"
-		if src.By != "" {
-			name += " (calibrated on another device by " + src.By + ")"
-		}
-		if b := src.Band(); b.Level > 0 {
-			s = fmt.Sprintf("range: time to train with the steps' time from %s %% to %s %%, the %s measured band: the measured steps of %.0f %% of its validation's rows lay within it, from the %.0fth to the %.0fth percentile of its error (docs/compute.md, Validation)",
-				signedPct(b.Lo), signedPct(b.Hi), name, 100*b.Level, 50*(1-b.Level), 50*(1+b.Level))
-			break
-		}
-		s = fmt.Sprintf("range: time to train with the steps' time ∓ %.1f %%, the %s measured mean absolute error of samples/s (docs/compute.md, Validation); not an interval at a level",
-			100*src.Error(), name)
+	if !p.Source.Calibrated() {
+		return uncalibratedRangeNote(p.Source) + commRangeNote(p.Rows) + unmeasuredCommNote(p)
 	}
+	c := p.Scenario.Calibration
+	if _, _, ok := predict.LawRange(c, 1); !ok {
+		return "range: none, the calibration gives no intervals of v0 and t"
+	}
+	s := fmt.Sprintf("range: time to train with the compute of the law t(b) = b/v0 + t at the ends of its intervals (closed form: v0 %s to %s samples/s, t %v to %v), the change taken on every step",
+		predict.Rate(c.V0Interval[0]), predict.Rate(c.V0Interval[1]), c.TInterval[0], c.TInterval[1])
 	return s + commRangeNote(p.Rows) + unmeasuredCommNote(p)
+}
+
+// uncalibratedRangeNote says what the range of an uncalibrated source's
+// rows is: its model's measured band, an interval at a level or ∓ a mean
+// absolute error.
+func uncalibratedRangeNote(src predict.Source) string {
+	name := src.Kind + " model's"
+	if src.By != "" {
+		name += " (calibrated on another device by " + src.By + ")"
+	}
+	if b := src.Band(); b.Level > 0 {
+		return fmt.Sprintf("range: time to train with the steps' time from %s %% to %s %%, the %s measured band: the measured steps of %.0f %% of its validation's rows lay within it, from the %.0fth to the %.0fth percentile of its error (docs/compute.md, Validation)",
+			signedPct(b.Lo), signedPct(b.Hi), name, 100*b.Level, 50*(1-b.Level), 50*(1+b.Level))
+	}
+	return fmt.Sprintf("range: time to train with the steps' time ∓ %.1f %%, the %s measured mean absolute error of samples/s (docs/compute.md, Validation); not an interval at a level",
+		100*src.Error(), name)
 }
 
 // unmeasuredCommNote says, where a row exposes communication that its

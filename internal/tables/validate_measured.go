@@ -266,28 +266,15 @@ func measuredLines(rep *validate.MeasuredReport, left map[string]int, testsWritt
 }
 
 // splitLine states the mean absolute error of rep's predictions of one
-// device and of several, where it has both: what the node and the
-// exchange add to the device's compute.
+// device and of several (rep.All), where it has both: what the node and
+// the exchange add to the device's compute.
 func splitLine(rep *validate.MeasuredReport) []string {
-	var n [2]int
-	var sum [2]float64
-	for _, s := range rep.Sources {
-		n[0], sum[0] = n[0]+s.OneRows, sum[0]+float64(s.OneRows)*zeroNaN(s.OneMAE)
-		n[1], sum[1] = n[1]+s.SeveralRows, sum[1]+float64(s.SeveralRows)*zeroNaN(s.SeveralMAE)
-	}
-	if n[0] == 0 || n[1] == 0 {
+	a := rep.All
+	if a.OneRows == 0 || a.SeveralRows == 0 {
 		return nil
 	}
 	return []string{fmt.Sprintf("mean absolute error of samples/s on one device %.1f%% over %d %s, on several %.1f%% over %d",
-		100*sum[0]/float64(n[0]), n[0], Plural(n[0], "prediction", "predictions"), 100*sum[1]/float64(n[1]), n[1])}
-}
-
-// zeroNaN returns f, 0 for NaN.
-func zeroNaN(f float64) float64 {
-	if math.IsNaN(f) {
-		return 0
-	}
-	return f
+		100*a.OneMAE, a.OneRows, Plural(a.OneRows, "prediction", "predictions"), 100*a.SeveralMAE, a.SeveralRows)}
 }
 
 // intervalLine states rep's ErrorInterval over the predictions, which way
