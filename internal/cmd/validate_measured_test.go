@@ -1276,12 +1276,13 @@ func TestValidateMeasuredPublishedNodes(t *testing.T) {
 		return logs
 	}
 	for row, files := range map[string][]string{
-		"| `published-lambda-*.csv`":            publishedNodeFiles,
-		"| of them `published-lambda-pcie.csv`": {"../../testdata/measurements/published-lambda-pcie.csv"},
-		"| the ten published files together":    all,
-		"| our H200 sweep":                      sweep("h200-2026-11-26/*.jsonl"),
-		"| our H100 sweep":                      sweep("h100-2026-11-26/*.jsonl"),
-		"| all our H100 and H200 logs":          append(sweep("h200-2026-11-26*/*.jsonl"), sweep("h100-2026-11-26*/*.jsonl")...),
+		"| `published-lambda-*.csv`":             publishedNodeFiles,
+		"| of them `published-lambda-pcie.csv`":  {"../../testdata/measurements/published-lambda-pcie.csv"},
+		"| every published file together":        all,
+		"| `published-mlperf-v4.0-resnet50.csv`": {"../../testdata/measurements/published-mlperf-v4.0-resnet50.csv"},
+		"| our H200 sweep":                       sweep("h200-2026-11-26/*.jsonl"),
+		"| our H100 sweep":                       sweep("h100-2026-11-26/*.jsonl"),
+		"| all our H100 and H200 logs":           append(sweep("h200-2026-11-26*/*.jsonl"), sweep("h100-2026-11-26*/*.jsonl")...),
 	} {
 		if got, want := computeDocMAE(t, row), measuredMAE(t, runMeasured(t, files)); got != want {
 			t.Errorf("docs/compute.md %s: %s, validate prints %s", row, got, want)
