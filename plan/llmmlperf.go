@@ -10,7 +10,7 @@ import (
 
 // MLPerf Training's GPT-3 175B benchmark ("gpt3"), from MLCommons'
 // results repositories: github.com/mlcommons/training_results_v3.0,
-// training_results_v3.1 and training_results_v4.0. Its rules (the
+// training_results_v3.1, training_results_v4.0 and training_results_v4.1. Its rules (the
 // submitters' README, e.g. training_results_v3.1,
 // NVIDIA/benchmarks/gpt3/implementations/pytorch/README.md): training
 // starts from a reference checkpoint (trained 4,000 steps at a global
@@ -50,7 +50,7 @@ type mlperfRun struct {
 }
 
 // mlperfRuns are the H100 submissions of GPT-3 175B in MLPerf Training
-// v3.0, v3.1 and v4.0 whose logs and configs are public, but v4.0's on 64
+// v3.0 to v4.1 whose logs and configs are public, but v4.0's on 64
 // nodes (NVIDIA/results/eos_n64_ngc24.04_nemo: micro-batch 2 with FP8
 // weights, FP8_PARAMS=True), whose layout does not fit the memory model,
 // which keeps bf16 weights. Every run uses
@@ -84,6 +84,23 @@ var mlperfRuns = []mlperfRun{
 	{"v3.1", "Azure+NVIDIA/results/ND_H100_v5_n1344_pytorch/gpt3", "dgx-h100", 1344, 2688, 8, 12, 1, 8, 0.984},
 	{"v4.0", "NVIDIA/results/eos-dfw_n1344_ngc24.04_nemo/gpt3", "dgx-h100", 1344, 2688, 6, 8, 1, 6, 0.922},
 	{"v4.0", "NVIDIA/results/eos-dfw_n1452_ngc24.04_nemo/gpt3", "dgx-h100", 1452, 2904, 6, 8, 1, 6, 0.924},
+	// v4.1 (training_results_v4.1 at b87b9e3), added after the step model
+	// as checks out of sample: NVIDIA's on 32 and 64 nodes of its Eos
+	// (config_DGXH100_{32x8x256,64x8x128}x4x8_mbs2.sh: micro-batch 2,
+	// INTERLEAVED_PIPELINE 6, the 24.09 container), and Oracle's on 192
+	// and 384 BM.GPU.H100.8 (config_DGXH100_{192x8x64,384x8x32}x4x8_mbs2.sh:
+	// micro-batch 2, INTERLEAVED_PIPELINE 4; the 384-node one sets
+	// FP8_PARAMS, which the memory model, keeping bf16 weights, still
+	// fits). Oracle's nodes are 8 H100 SXM on NVSwitch with RoCE v2 RDMA
+	// (the system description: "ROCE2; ... PCIe-NIC: 500 GB/s", no rate a
+	// NIC), taken as a DGX H100: the catalogue has no system of their own.
+	// Left out: v4.1's eos-dfw_n1452_ngc24.04_nemo, v4.0's logs published
+	// again, and the B200 preview (b200_n8_preview_nemo), whose FP8 the
+	// catalogue's B200 has no peak for.
+	{"v4.1", "NVIDIA/results/eos_n32_ngc24.09_nemo/gpt3", "eos", 32, 2048, 8, 6, 2, 128, 18.417},
+	{"v4.1", "NVIDIA/results/eos_n64_ngc24.09_nemo/gpt3", "eos", 64, 2048, 8, 6, 2, 64, 9.547},
+	{"v4.1", "Oracle/results/1536xBM.GPU.H100.8/gpt3", "dgx-h100", 192, 3072, 8, 4, 2, 32, 5.237},
+	{"v4.1", "Oracle/results/3072xBM.GPU.H100.8/gpt3", "dgx-h100", 384, 3072, 8, 4, 2, 16, 3.220},
 }
 
 // MLPerfGPT3Cases returns mlperfRuns as LLM cases of the step time, in
@@ -111,6 +128,8 @@ func submitter(dir string) string {
 		return "azure"
 	case len(dir) >= 16 && dir[:16] == "NVIDIA_CoreWeave":
 		return "coreweave"
+	case len(dir) >= 6 && dir[:6] == "Oracle":
+		return "oracle"
 	}
 	return "nvidia"
 }
