@@ -179,7 +179,7 @@ func ValidateLLM(cat *hw.Catalog) (LLMValidation, error) {
 	groups := []struct {
 		name  string
 		cases []LLMCase
-	}{{"published papers' runs (bf16)", papers}, {"MLPerf GPT-3 175B on H100 (fp8)", MLPerfGPT3Cases()}}
+	}{{"published papers' runs (bf16)", papers}, {"MLPerf GPT-3 175B on H100 and B200 (fp8)", MLPerfGPT3Cases()}}
 	n := len(papers) + len(groups[1].cases)
 	for _, g := range groups {
 		grp := LLMGroup{Name: g.name, Cases: len(g.cases)}

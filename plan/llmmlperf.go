@@ -33,7 +33,7 @@ func mlperfGPT3() model.TransformerShape {
 }
 
 // mlperfRun is one submission: its results directory, system, nodes of 8
-// H100s, global batch, pipeline depth, virtual stages and micro-batch
+// GPUs (H100, or B200 on dgx-b200), global batch, pipeline depth, virtual stages and micro-batch
 // (from the config_DGXH100_NODESx8xMINIBSxTPxPP*.sh the run names), and
 // the log's gradient accumulation, and its step: the run's minutes less its evaluations, over its steps
 // (trained tokens / (global batch · 2,048)), the median of the
@@ -95,12 +95,15 @@ var mlperfRuns = []mlperfRun{
 	// (the system description: "ROCE2; ... PCIe-NIC: 500 GB/s", no rate a
 	// NIC), taken as a DGX H100: the catalogue has no system of their own.
 	// Left out: v4.1's eos-dfw_n1452_ngc24.04_nemo, v4.0's logs published
-	// again, and the B200 preview (b200_n8_preview_nemo), whose FP8 the
-	// catalogue's B200 has no peak for.
+	// again.
 	{"v4.1", "NVIDIA/results/eos_n32_ngc24.09_nemo/gpt3", "eos", 32, 2048, 8, 6, 2, 128, 18.417},
 	{"v4.1", "NVIDIA/results/eos_n64_ngc24.09_nemo/gpt3", "eos", 64, 2048, 8, 6, 2, 64, 9.547},
 	{"v4.1", "Oracle/results/1536xBM.GPU.H100.8/gpt3", "dgx-h100", 192, 3072, 8, 4, 2, 32, 5.237},
 	{"v4.1", "Oracle/results/3072xBM.GPU.H100.8/gpt3", "dgx-h100", 384, 3072, 8, 4, 2, 16, 3.220},
+	// NVIDIA's preview of 8 DGX B200 ("Nyx (8x NVIDIA DGX B200)",
+	// config_DGXB200_8x8x1024x4x8_mbs2_cg.sh: micro-batch 2,
+	// INTERLEAVED_PIPELINE 6), on the catalogue's dgx-b200.
+	{"v4.1", "NVIDIA/results/b200_n8_preview_nemo/gpt3", "dgx-b200", 8, 2048, 8, 6, 2, 512, 36.257},
 }
 
 // MLPerfGPT3Cases returns mlperfRuns as LLM cases of the step time, in
@@ -111,7 +114,11 @@ func MLPerfGPT3Cases() []LLMCase {
 	for i, r := range mlperfRuns {
 		const tp = 4
 		gpus := 8 * r.nodes
-		cs[i] = LLMCase{Name: fmt.Sprintf("mlperf-%s-gpt3-%s-%d", r.version, submitter(r.dir), gpus),
+		who := submitter(r.dir)
+		if r.system == "dgx-b200" {
+			who += "-b200"
+		}
+		cs[i] = LLMCase{Name: fmt.Sprintf("mlperf-%s-gpt3-%s-%d", r.version, who, gpus),
 			Source: fmt.Sprintf(srcMLPerf, r.version, r.version, r.dir),
 			Shape:  sh, System: r.system, Precision: hw.FP8,
 			Layout: llm.Layout{TP: tp, SequenceParallel: true, PP: r.pp, VirtualStages: r.v, DP: gpus / (tp * r.pp), CP: 1, EP: 1,
