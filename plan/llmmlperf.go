@@ -50,10 +50,8 @@ type mlperfRun struct {
 }
 
 // mlperfRuns are the H100 submissions of GPT-3 175B in MLPerf Training
-// v3.0 to v4.1 whose logs and configs are public, but v4.0's on 64
-// nodes (NVIDIA/results/eos_n64_ngc24.04_nemo: micro-batch 2 with FP8
-// weights, FP8_PARAMS=True), whose layout does not fit the memory model,
-// which keeps bf16 weights. Every run uses
+// v3.0 to v4.1 whose logs and configs are public, and v4.1's B200
+// preview. Every run uses
 // TP 4 with sequence parallelism, no recomputation, Megatron's
 // distributed optimizer and FP8 (config_common.sh, config_fp8.sh), and
 // overlaps the tensor-parallel communication with compute
@@ -84,6 +82,12 @@ var mlperfRuns = []mlperfRun{
 	{"v3.1", "Azure+NVIDIA/results/ND_H100_v5_n1344_pytorch/gpt3", "dgx-h100", 1344, 2688, 8, 12, 1, 8, 0.984},
 	{"v4.0", "NVIDIA/results/eos-dfw_n1344_ngc24.04_nemo/gpt3", "dgx-h100", 1344, 2688, 6, 8, 1, 6, 0.922},
 	{"v4.0", "NVIDIA/results/eos-dfw_n1452_ngc24.04_nemo/gpt3", "dgx-h100", 1452, 2904, 6, 8, 1, 6, 0.924},
+	// v4.0's run on 64 nodes of Eos (nemo/config_DGXH100_64x8x128x4x8_mbs2.sh:
+	// micro-batch 2, INTERLEAVED_PIPELINE 4, FP8_PARAMS from
+	// config_common.sh; the log's global batch 2,304), left out while its
+	// layout did not fit the memory model, which keeps bf16 weights; it
+	// fits the model of today.
+	{"v4.0", "NVIDIA/results/eos_n64_ngc24.04_nemo/gpt3", "eos", 64, 2304, 8, 4, 2, 72, 10.986},
 	// v4.1 (training_results_v4.1 at b87b9e3), added after the step model
 	// as checks out of sample: NVIDIA's on 32 and 64 nodes of its Eos
 	// (config_DGXH100_{32x8x256,64x8x128}x4x8_mbs2.sh: micro-batch 2,

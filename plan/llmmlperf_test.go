@@ -1,7 +1,9 @@
 package plan
 
 import (
+	"fmt"
 	"math"
+	"os"
 	"strings"
 	"testing"
 
@@ -109,5 +111,39 @@ func TestValidateLLMIssueBound(t *testing.T) {
 	}
 	if v.MAE > 0.15 {
 		t.Errorf("mean absolute error %.1f %% over %d cases, want at most 15 %%", 100*v.MAE, len(v.Results))
+	}
+}
+
+// TestMLPerfGPT3HeldOutQuoted checks the errors docs/llm-mlperf.md quotes
+// in its prose for the runs added after the step model (v4.1's, and
+// v4.0's on 64 nodes), against the cases' predictions.
+func TestMLPerfGPT3HeldOutQuoted(t *testing.T) {
+	cat, err := hw.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	errs := map[string]string{}
+	for _, c := range MLPerfGPT3Cases() {
+		res, err := EvalLLMCase(cat, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := fmt.Sprintf("%+.1f %%", 100*res.Error)
+		errs[c.Name] = strings.Replace(s, "-", "−", 1)
+	}
+	raw, err := os.ReadFile("../docs/llm-mlperf.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := strings.Join(strings.Fields(string(raw)), " ")
+	for _, want := range []string{
+		fmt.Sprintf("NVIDIA's on 32 and 64 Eos nodes %s and %s", errs["mlperf-v4.1-gpt3-nvidia-256"], errs["mlperf-v4.1-gpt3-nvidia-512"]),
+		fmt.Sprintf("taken as DGX H100 nodes, %s and %s", errs["mlperf-v4.1-gpt3-oracle-1536"], errs["mlperf-v4.1-gpt3-oracle-3072"]),
+		fmt.Sprintf("its FP8 peak the HGX B200 datasheet's): %s", errs["mlperf-v4.1-gpt3-nvidia-b200-64"]),
+		fmt.Sprintf("it fits today's, and is in (%s)", errs["mlperf-v4.0-gpt3-nvidia-512"]),
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("docs/llm-mlperf.md lacks %q", want)
+		}
 	}
 }
