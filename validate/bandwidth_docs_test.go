@@ -3,9 +3,7 @@ package validate
 import (
 	"fmt"
 	"math"
-	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"scaleplan/predict"
@@ -56,16 +54,8 @@ func TestBandwidthShareGPUs(t *testing.T) {
 	if n == 0 {
 		t.Fatal("no pair of one compute among the H100 and H200 logs")
 	}
-	doc, err := os.ReadFile("../docs/validation-gpus.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	text := strings.Join(strings.Fields(string(doc)), " ")
-	want := fmt.Sprintf("the model puts %.1f to %.1f %% of the H100's step on its bandwidth, where the measured ratios give %.1f to %.1f %%; at fp32 the two are %.1f to %.1f %% and %.1f to %.1f %%",
-		pred[0].lo, pred[0].hi, meas[0].lo, meas[0].hi, pred[1].lo, pred[1].hi, meas[1].lo, meas[1].hi)
-	if !strings.Contains(text, want) {
-		t.Errorf("docs/validation-gpus.md lacks %q", want)
-	}
+	docQuote(t, "validation-gpus.md")(fmt.Sprintf("the model puts %.1f to %.1f %% of the H100's step on its bandwidth, where the measured ratios give %.1f to %.1f %%; at fp32 the two are %.1f to %.1f %% and %.1f to %.1f %%",
+		pred[0].lo, pred[0].hi, meas[0].lo, meas[0].hi, pred[1].lo, pred[1].hi, meas[1].lo, meas[1].hi))
 	if !(pred[0].lo > meas[0].hi) {
 		t.Errorf("tensor-core precisions: predicted shares %v, measured %v: the page says every predicted one is above every measured one", pred[0], meas[0])
 	}

@@ -26,6 +26,24 @@ func errorsWith(t *testing.T, edit func(*scenarios.Scenario)) (*Report, map[stri
 	return rep, errs
 }
 
+// docQuote returns a check that docs/page, its white space collapsed to
+// single spaces, holds a text, as a page quotes a figure whatever its
+// line breaks.
+func docQuote(t *testing.T, page string) func(string) {
+	t.Helper()
+	doc, err := os.ReadFile("../docs/" + page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := strings.Join(strings.Fields(string(doc)), " ")
+	return func(s string) {
+		t.Helper()
+		if !strings.Contains(text, s) {
+			t.Errorf("docs/%s lacks %q", page, s)
+		}
+	}
+}
+
 // pct rounds a relative error to a percentage of one decimal, as the
 // docs quote it.
 func pct(e float64) float64 { return math.Round(1000*e) / 10 }

@@ -4,9 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"math"
-	"os"
 	"slices"
-	"strings"
 	"testing"
 
 	"scaleplan/internal/mlperfepochs"
@@ -23,17 +21,7 @@ import (
 // samples/s), measured (over the log's) and its calibrated compute (the
 // per-device batch over the one node's v0 per device).
 func TestEosPage(t *testing.T) {
-	raw, err := os.ReadFile("../docs/validation-mlperf-eos.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	page := strings.Join(strings.Fields(string(raw)), " ")
-	quote := func(s string) {
-		t.Helper()
-		if !strings.Contains(page, s) {
-			t.Errorf("docs/validation-mlperf-eos.md lacks %q", s)
-		}
-	}
+	quote := docQuote(t, "validation-mlperf-eos.md")
 	for _, c := range []struct {
 		law                 CaseEpochs
 		n, batch            float64

@@ -2,8 +2,6 @@ package validate
 
 import (
 	"fmt"
-	"os"
-	"strings"
 	"testing"
 
 	"scaleplan/predict"
@@ -40,11 +38,7 @@ func TestMLPerfV40RowsQuoted(t *testing.T) {
 	if ratio.Bandwidth = bandwidthPair(cat, &ratio); !(ratio.Bandwidth > 1) {
 		t.Fatalf("H100 and H200 at amp-fp16: bandwidth ratio %v, want a pair of one compute", ratio.Bandwidth)
 	}
-	doc, err := os.ReadFile("../docs/validation-published.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	text := strings.Join(strings.Fields(string(doc)), " ")
+	quote := docQuote(t, "validation-published.md")
 	for _, want := range []string{
 		fmt.Sprintf("The one-node H100 row is predicted %s, the eight-node one %s, the one-node H200 row %s",
 			signed(pct(errs["h100-sxm5-80gb/8"])), signed(pct(errs["h100-sxm5-80gb/64"])), signed(pct(errs["h200-sxm-141gb/8"]))),
@@ -53,17 +47,8 @@ func TestMLPerfV40RowsQuoted(t *testing.T) {
 		fmt.Sprintf("%.1f %% of the H100's measured step moves with the bandwidth, %.1f %% of the model's",
 			100*ratio.BandwidthShare(h200.SamplesPerSec/h100.SamplesPerSec), 100*ratio.BandwidthShare(h200.Predicted/h100.Predicted)),
 	} {
-		if !strings.Contains(text, want) {
-			t.Errorf("docs/validation-published.md lacks %q", want)
-		}
+		quote(want)
 	}
-	gpus, err := os.ReadFile("../docs/validation-gpus.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := fmt.Sprintf("gives r = %.3f, a third (`published-mlperf-v4.0-resnet50.csv`, where the model puts %.3f",
-		h200.SamplesPerSec/h100.SamplesPerSec, h200.Predicted/h100.Predicted)
-	if !strings.Contains(strings.Join(strings.Fields(string(gpus)), " "), want) {
-		t.Errorf("docs/validation-gpus.md lacks %q", want)
-	}
+	docQuote(t, "validation-gpus.md")(fmt.Sprintf("gives r = %.3f, a third (`published-mlperf-v4.0-resnet50.csv`, where the model puts %.3f",
+		h200.SamplesPerSec/h100.SamplesPerSec, h200.Predicted/h100.Predicted))
 }

@@ -54,21 +54,11 @@ func csvTable(t *testing.T, path string) [][]string {
 	return recs
 }
 
-// detectionDoc returns a check that docs/validation-detection.md, its
-// white space collapsed, holds a text.
+// detectionDoc returns a check that docs/validation-detection.md holds a
+// text (docQuote).
 func detectionDoc(t *testing.T) func(string) {
 	t.Helper()
-	doc, err := os.ReadFile("../docs/validation-detection.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	text := strings.Join(strings.Fields(string(doc)), " ")
-	return func(s string) {
-		t.Helper()
-		if !strings.Contains(text, s) {
-			t.Errorf("docs/validation-detection.md lacks %q", s)
-		}
-	}
+	return docQuote(t, "validation-detection.md")
 }
 
 // TestTF2InputDocFigures checks the figures docs/validation-detection.md
