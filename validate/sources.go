@@ -63,7 +63,7 @@ func sourceErrors(groups []MeasuredGroup) (files []SourceError, all SourceError)
 				a = &errorAcc{}
 				by[f] = a
 			}
-			several := max(r.Devices, 1) > 1
+			several := r.Devices > 1
 			a.add(e, several)
 			total.add(e, several)
 		}

@@ -126,7 +126,6 @@ func TestRangeNote(t *testing.T) {
 	if got := RangeNote(p); got != want {
 		t.Errorf("operators carried:\n got %s\nwant %s", got, want)
 	}
-	p.Source = predict.Source{Kind: "roofline"}
 	r.Calibration = &scenarios.Calibration{V0: 200, T: 0.01, Devices: 1}
 	p.Source = predict.Source{Kind: "calibrated", By: "cal.yaml"}
 	if got, want := RangeNote(p), "range: none, the calibration gives no intervals of v0 and t"; got != want {
