@@ -413,7 +413,10 @@
 // tree j's chains turned by j·k/c so that its leader sends through NIC j.
 // Left out: tuning.cc's ring and tree per-channel caps and LL's absolute cap
 // (they need NCCL's channel search), NVLS between nodes, PAT, CollNet
-// Chain, and the overlap of the tree's reduce and broadcast.
+// Chain, the overlap of the tree's reduce and broadcast, and the smaller
+// chunks NCCL cuts a tree call into with LL and LL128 (src/enqueue.cc,
+// computeCollChunkInfo): the tree's chunks are TreeChunk for every
+// protocol, and Simple's buffer step where NCCLConfig.BuffSize is set.
 //
 // Topology.AsyncPS runs an asynchronous parameter server: workers loop
 // pull, compute, push with no barrier; it reports the throughput in updates
