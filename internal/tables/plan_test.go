@@ -176,7 +176,7 @@ func TestPlanCommBand(t *testing.T) {
 		want string
 	}{
 		{0, ""},
-		{predict.CommError(25*units.MiB, 4), "; its exchange is NCCL's over uncalibrated links, 40.4 % mean absolute error of the time at its 25 MiB all-reduces on published nccl-tests tables, predicted too fast"},
+		{predict.CommError(25*units.MiB, 4), fmt.Sprintf("; its exchange is NCCL's over uncalibrated links, %.1f %% mean absolute error of the time at its 25 MiB all-reduces on published nccl-tests tables, predicted too fast", 100*predict.CommError(25*units.MiB, 4))},
 	} {
 		c.Row.CommError, c.Row.CommMessage = tc.err, 25*units.MiB
 		res.Pareto = []plan.Candidate{*c}
