@@ -279,11 +279,7 @@ func TestCollectiveTablesCurrent(t *testing.T) {
 	lines := strings.Split(string(page), "\n")
 	checked := 0
 	for _, ts := range publishedTests(t) {
-		src := ts.c.Source
-		if i := strings.LastIndex(src, ":"); i >= 0 {
-			src = src[:i]
-		}
-		stem, ok := strings.CutSuffix(filepath.Base(src), "-all_reduce.txt")
+		stem, ok := strings.CutSuffix(filepath.Base(SourceFile(ts.c.Source)), "-all_reduce.txt")
 		if !ok {
 			continue
 		}

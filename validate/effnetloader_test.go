@@ -1,7 +1,6 @@
 package validate
 
 import (
-	"encoding/csv"
 	"fmt"
 	"math"
 	"os"
@@ -29,49 +28,27 @@ func TestEfficientNetHostCost(t *testing.T) {
 	quote := docQuote(t, "validation-efficientnet.md")
 	cat, prof := defaults(t)
 	const ref = 2.5 * units.GHz
-	f, err := os.Open("../testdata/measurements/published-dle-efficientnet-b4.csv")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	r := csv.NewReader(f)
-	r.Comment = '#'
-	recs, err := r.ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
-	col := map[string]int{}
-	for i, h := range recs[0] {
-		col[h] = i
-	}
 	short := map[string]string{"a100-sxm4-80gb": "A100", "v100-sxm2-16gb": "V100"}
 	var least, most float64
-	for _, rec := range recs[1:] {
-		if rec[col["framework"]] != "torch" || rec[col["precision"]] != "amp-fp16" {
+	for _, m := range measuredFile(t, cat, prof, "../testdata/measurements/published-dle-efficientnet-b4.csv") {
+		if m.Framework != "torch" || m.Precision != "amp-fp16" {
 			continue
 		}
-		devices, _ := strconv.Atoi(rec[col["devices"]])
-		workers, _ := strconv.Atoi(rec[col["decode_workers"]])
-		rate, _ := strconv.ParseFloat(rec[col["samples_per_s"]], 64)
-		sys, err := cat.System(rec[col["system"]])
+		_, node, _, err := cat.Resolve(m.System)
 		if err != nil {
-			t.Fatal(err)
+			t.Fatalf("%s: %v", m.Source, err)
 		}
-		node, err := cat.Node(sys.Node)
-		if err != nil {
-			t.Fatal(err)
-		}
-		p := workers * devices
+		p := m.DecodeWorkers * m.Devices
 		in := sim.Input{Cores: node.CPU.Cores(), Threads: node.CPU.Threads(), Workers: p, SMTYield: scenarios.SMTYield}
 		e := in.DecodeParallelism()
 		clock := node.CPU.ClockAt(p)
-		need := e * float64(clock) / (float64(ref) * rate)
+		need := e * float64(clock) / (float64(ref) * m.SamplesPerSec)
 		if least == 0 || need < least {
 			least = need
 		}
 		most = max(most, need)
 		quote(fmt.Sprintf("| %d %s, PyTorch AMP | %d | %.4g | %.2f GHz | %s | %.1f ms |",
-			devices, short[rec[col["device"]]], p, e, float64(clock)/1e9, thousands(int(math.Round(rate))), 1000*need))
+			m.Devices, short[m.Device], p, e, float64(clock)/1e9, thousands(int(math.Round(m.SamplesPerSec))), 1000*need))
 	}
 	if least == 0 {
 		t.Fatal("no PyTorch AMP row in the published file")
@@ -83,7 +60,8 @@ func TestEfficientNetHostCost(t *testing.T) {
 	base := float64(imagenet.CPUSecondsPerSample)
 	quote(fmt.Sprintf("%.1f to %.1f times the %.0f ms assumed for ResNet-50's 224×224 pipeline", least/base, most/base, 1000*base))
 
-	data, err := os.ReadFile("../model/testdata/loader-cpu.csv")
+	const loader = "../model/testdata/loader-cpu.csv"
+	data, err := os.ReadFile(loader)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,13 +71,9 @@ func TestEfficientNetHostCost(t *testing.T) {
 	}
 	mhz, _ := strconv.ParseFloat(string(m[1]), 64)
 	steps := map[string]float64{}
-	for _, line := range strings.Split(string(data), "\n") {
-		name, v, ok := strings.Cut(line, ",")
-		if !ok || strings.HasPrefix(line, "#") || name == "step" {
-			continue
-		}
-		if steps[name], err = strconv.ParseFloat(v, 64); err != nil {
-			t.Fatalf("loader-cpu.csv: %q: %v", line, err)
+	for _, r := range csvTable(t, loader)[1:] {
+		if steps[r[0]], err = strconv.ParseFloat(r[1], 64); err != nil {
+			t.Fatalf("loader-cpu.csv: %v: %v", r, err)
 		}
 	}
 	chain := steps["chain"] / 1000
