@@ -1,0 +1,418 @@
+package validate
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"testing"
+
+	"scaleplan/compute"
+	"scaleplan/hw"
+	"scaleplan/internal/units"
+	"scaleplan/model"
+)
+
+// kbOp is one operator a KernelBench problem's forward runs, at the
+// precision PyTorch's defaults give it: matrix products in fp32, cuDNN's
+// convolutions in TF32.
+type kbOp struct {
+	op   model.Op
+	prec hw.Precision
+}
+
+// kbMap is an elementwise map or a reduction over n float32 values that
+// reads r and writes w values per input value.
+func kbMap(kind model.OpKind, n, r, w float64) kbOp {
+	return kbOp{model.Op{Kind: kind, FLOPs: n, Read: units.Bytes(4 * r * n), Write: units.Bytes(4 * w * n)}, hw.FP32}
+}
+
+// kbProduct is a float32 matrix product of batch products of m×k by k×n,
+// its operands and result read and written once.
+func kbProduct(batch, m, n, k int64) kbOp {
+	return kbOp{model.Op{Kind: model.MatMul, FLOPs: 2 * float64(batch*m*n*k),
+		Read: units.Bytes(4 * batch * (m*k + k*n)), Write: units.Bytes(4 * batch * m * n),
+		M: m, N: n, K: k, Groups: batch}, hw.FP32}
+}
+
+// kbConv is a 2-D convolution of n images of c×h×w to cout channels with a
+// square kernel k, stride s, padding pad and g groups, as the generators
+// list one (model's convNet.conv): the implicit GEMM M = n·P·Q, N = cout/g,
+// K = c/g·k², its input and weights read and its output written once.
+func kbConv(n, c, h, w, cout, k, s, pad, g int64) kbOp {
+	oh, ow := (h+2*pad-k)/s+1, (w+2*pad-k)/s+1
+	kind := model.Conv
+	if g > 1 {
+		kind = model.GroupedConv
+	}
+	weights := cout * c / g * k * k
+	pix := n * oh * ow
+	return kbOp{model.Op{Kind: kind, FLOPs: 2 * float64(pix) * float64(weights),
+		Read: units.Bytes(4 * (n*c*h*w + weights)), Write: units.Bytes(4 * n * cout * oh * ow),
+		M: pix, N: cout / g, K: c / g * k * k, Groups: g, Kernel: int(k), Stride: int(s), OutH: oh, OutW: ow}, hw.TF32}
+}
+
+// kbActivations is the 4,096 × 393,216 values of the activation problems.
+const kbActivations = 4096 * 393216
+
+// kbReduced is the 128 × 4,096 × 4,095 values of the reductions over the
+// middle dimension.
+const kbReduced = 128 * 4096 * 4095
+
+// kbProblems lists each problem's forward as the operator model takes it,
+// read from its source (KernelBench/level1 at the CSV's commits; the shapes
+// are the files' module-level figures, the defaults those of the module's
+// constructor).
+var kbProblems = map[string][]kbOp{
+	"1":  {kbProduct(1, 4096, 4096, 4096)},
+	"2":  {kbProduct(1, 2048, 4096, 8192)},
+	"3":  {kbProduct(128, 512, 2048, 1024)}, // torch.bmm
+	"4":  {kbProduct(1, 2048, 1, 1048576)},  // a matrix times a vector
+	"5":  {kbMap(model.Elementwise, 65536*16384, 1, 1)},
+	"6":  {kbProduct(1, 256, 256, 524288)},
+	"7":  {kbProduct(1, 32768, 32768, 64)},
+	"8":  {kbProduct(1, 8205, 5921, 2949)},
+	"9":  {kbProduct(1, 32768, 32768, 32)},   // (M, N) by (N, M)
+	"10": {kbProduct(1, 16*1024, 768, 2048)}, // (N, M, K) by (K, L), one product
+	"16": {kbProduct(1, 2048, 4096, 8192)},   // A.T: a view, the same product
+	"17": {kbProduct(1, 2048, 4096, 8192)},   // B.T
+	"18": {kbProduct(1, 2048, 4096, 8192)},   // both
+	"19": {kbMap(model.Elementwise, kbActivations, 1, 1)},
+	"20": {kbMap(model.Elementwise, kbActivations, 1, 1)},
+	"21": {kbMap(model.Elementwise, kbActivations, 1, 1)},
+	"22": {kbMap(model.Elementwise, kbActivations, 1, 1)},
+	"23": {kbMap(model.Softmax, kbActivations, 1, 1)},
+	"24": {kbMap(model.Softmax, kbActivations, 1, 1)},
+	// x * torch.sigmoid(x): the sigmoid, then the product of two tensors.
+	"25": {kbMap(model.Elementwise, kbActivations, 1, 1), kbMap(model.Elementwise, kbActivations, 2, 1)},
+	"26": {kbMap(model.Elementwise, kbActivations, 1, 1)},
+	"27": {kbMap(model.Elementwise, kbActivations, 1, 1)},
+	"28": {kbMap(model.Elementwise, kbActivations, 1, 1)},
+	"29": {kbMap(model.Elementwise, kbActivations, 1, 1)},
+	// x / (1 + torch.abs(x)): abs, add, divide.
+	"30": {kbMap(model.Elementwise, kbActivations, 1, 1), kbMap(model.Elementwise, kbActivations, 1, 1), kbMap(model.Elementwise, kbActivations, 2, 1)},
+	"31": {kbMap(model.Elementwise, kbActivations, 1, 1)},
+	"32": {kbMap(model.Elementwise, kbActivations, 1, 1)},
+	// nn.BatchNorm2d, nn.InstanceNorm2d and nn.GroupNorm in training mode
+	// (a module's default) and nn.LayerNorm over the last three
+	// dimensions: each output needs statistics over millions of values,
+	// so the input is read twice, for them and to normalise, as the
+	// generators count a batch norm (model's convNet.batchNorm).
+	"33": {kbMap(model.Norm, 64*64*512*512, 2, 1)},
+	"34": {kbMap(model.Norm, 112*64*512*512, 2, 1)},
+	"35": {kbMap(model.Norm, 112*64*512*512, 2, 1)},
+	"40": {kbMap(model.Norm, 16*64*256*256, 2, 1)},
+	// nn.MaxPool2d(4, stride 1, padding 1) of 32×64×512×512: 511×511 out.
+	"42": {kbMap(model.Pool, 32*64*512*512, 1, 511.0*511/(512*512))},
+	// nn.AvgPool2d(11) of 16×64×2048×2048, stride the kernel: 186×186 out.
+	"45": {kbMap(model.Pool, 16*64*2048*2048, 1, 186.0*186/(2048*2048))},
+	"47": {kbMap(model.Elementwise, kbReduced, 1, 1.0/4096)},
+	"48": {kbMap(model.Elementwise, kbReduced, 1, 1.0/4096)},
+	"49": {kbMap(model.Elementwise, kbReduced, 1, 1.0/4096)},
+	"53": {kbMap(model.Elementwise, kbReduced, 1, 1.0/4096)},
+	// AlexNet's first layer, nn.Conv2d(3, 96, 11, stride 4, padding 2)
+	// with its bias (a kernel of its own after cuDNN's, as the generators'
+	// biasAdd), on 256 images of 224×224.
+	"50": {kbConv(256, 3, 224, 224, 96, 11, 4, 2, 1), kbMap(model.Elementwise, 256*96*55*55, 1, 1)},
+	"55": {kbConv(8, 64, 512, 1024, 128, 3, 1, 0, 1)},
+	"63": {kbConv(16, 16, 1024, 1024, 128, 3, 1, 0, 1)},
+	"82": {kbConv(16, 64, 512, 512, 64, 3, 1, 0, 64)},
+	"84": {kbConv(64, 128, 256, 512, 128, 3, 1, 0, 128)},
+	// depthwise 3×3 (padding 1), then pointwise to 128 channels.
+	"86": {kbConv(16, 64, 512, 512, 64, 3, 1, 1, 64), kbConv(16, 64, 512, 512, 128, 1, 1, 0, 1)},
+	"87": {kbConv(16, 64, 1024, 1024, 128, 1, 1, 0, 1)},
+}
+
+// kbProblemsV01 lists the forwards of the problems of level1-v0.1.csv,
+// at their first sizes (KernelBench/level1 at that file's commit).
+var kbProblemsV01 = map[string][]kbOp{
+	"1":  {kbProduct(1, 2048, 2048, 2048)},
+	"2":  {kbProduct(1, 1024, 2048, 4096)},
+	"3":  {kbProduct(128, 128, 512, 256)},
+	"5":  {kbMap(model.Elementwise, 16384*4096, 1, 1)},
+	"6":  {kbProduct(1, 256, 256, 131072)},
+	"7":  {kbProduct(1, 16384, 16384, 32)},
+	"8":  {kbProduct(1, 8205, 5921, 2949)},
+	"9":  {kbProduct(1, 16384, 16384, 16)},
+	"10": {kbProduct(1, 16*1024, 768, 2048)},
+	"16": {kbProduct(1, 1024, 2048, 4096)},
+	"17": {kbProduct(1, 1024, 2048, 4096)},
+	"18": {kbProduct(1, 1024, 2048, 4096)},
+	"33": {kbMap(model.Norm, 16*64*256*256, 2, 1)},
+	"34": {kbMap(model.Norm, 16*64*256*256, 2, 1)},
+	"35": {kbMap(model.Norm, 16*64*256*256, 2, 1)},
+	"40": {kbMap(model.Norm, 16*64*256*256, 2, 1)},
+	// nn.AvgPool2d(3) of 16×64×256×256: 85×85 out.
+	"45": {kbMap(model.Pool, 16*64*256*256, 1, 85.0*85/(256*256))},
+	"55": {kbConv(16, 3, 128, 256, 64, 3, 1, 0, 1)},
+	"63": {kbConv(16, 3, 256, 256, 64, 3, 1, 0, 1)},
+	// depthwise 3×3 without padding, then pointwise to 64 channels.
+	"86": {kbConv(16, 3, 256, 256, 3, 3, 1, 0, 3), kbConv(16, 3, 254, 254, 64, 1, 1, 0, 1)},
+	"87": {kbConv(16, 3, 256, 256, 64, 1, 1, 0, 1)},
+}
+
+// The minGPT block's sizes (KernelBench/level3/43 and 44): batch, tokens,
+// width and heads.
+const (
+	kbGPTBatch, kbGPTTokens, kbGPTWidth, kbGPTHeads = 128, 512, 768, 8
+)
+
+// kbGPTAttention is minGPT's CausalSelfAttention.forward as eager PyTorch
+// runs it at dropout 0 (at::dropout returns its input when p is 0): c_attn
+// (addmm, its bias in cuBLASLt's epilogue); q and k^T copied by
+// torch.matmul's reshape, their views not being foldable into one batch
+// dimension; the score product; the scale; masked_fill as a clone and
+// masked_fill_; softmax; v copied; the value product; the transpose's
+// contiguous copy; c_proj. The mask's comparison (bias == 0, over 512 ×
+// 512 values) is left out.
+func kbGPTAttention() []kbOp {
+	n := float64(kbGPTBatch * kbGPTTokens * kbGPTWidth) // values of x
+	hs := int64(kbGPTWidth / kbGPTHeads)
+	bh := int64(kbGPTBatch * kbGPTHeads)
+	t := int64(kbGPTTokens)
+	scores := float64(bh * t * t)
+	tokens := int64(kbGPTBatch * kbGPTTokens)
+	copyX := kbMap(model.Elementwise, n, 1, 1)
+	return []kbOp{
+		kbProduct(1, tokens, 3*kbGPTWidth, kbGPTWidth),
+		copyX, copyX, // q, k
+		kbProduct(bh, t, t, hs),
+		kbMap(model.Elementwise, scores, 1, 1),       // × 1/√hs
+		kbMap(model.Elementwise, scores, 1, 1),       // masked_fill's clone
+		kbMap(model.Elementwise, scores, 1, 1),       // masked_fill_
+		kbMap(model.Softmax, scores, 1, 1),           // rows of 512
+		copyX,                                        // v
+		kbProduct(bh, t, hs, t),                      // att @ v
+		copyX,                                        // transpose(1, 2).contiguous()
+		kbProduct(1, tokens, kbGPTWidth, kbGPTWidth), // c_proj
+	}
+}
+
+// kbGPTBlock is minGPT's Block.forward: ln_1, the attention, the
+// residual add, ln_2, c_fc, NewGELU as its eight kernels (pow, ×, +, ×,
+// tanh, +, ×, ×: ten reads and eight writes of the 4·width activations),
+// c_proj, the residual add.
+func kbGPTBlock() []kbOp {
+	n := float64(kbGPTBatch * kbGPTTokens * kbGPTWidth)
+	tokens := int64(kbGPTBatch * kbGPTTokens)
+	ops := []kbOp{kbMap(model.Norm, n, 1, 1)}
+	ops = append(ops, kbGPTAttention()...)
+	ops = append(ops,
+		kbMap(model.Elementwise, n, 2, 1),
+		kbMap(model.Norm, n, 1, 1),
+		kbProduct(1, tokens, 4*kbGPTWidth, kbGPTWidth),
+		kbMap(model.Elementwise, 4*n, 10, 8),
+		kbProduct(1, tokens, kbGPTWidth, 4*kbGPTWidth),
+		kbMap(model.Elementwise, n, 2, 1),
+	)
+	return ops
+}
+
+// kbSet is one CSV of KernelBench's times: its devices, in column order,
+// and its problems' operators.
+type kbSet struct {
+	file     string
+	devices  []string
+	problems map[string][]kbOp
+	kind     string // every row's kind on the page; empty: kbKind's
+}
+
+// kbSets are the three CSVs under testdata/measurements/kernelbench.
+var kbSets = []kbSet{
+	{"level1-h100.csv", []string{"h100-sxm5-80gb", "h100-pcie-80gb"}, kbProblems, ""},
+	{"level1-v0.1.csv", []string{"a100-sxm4-40gb", "a100-sxm4-80gb", "t4"}, kbProblemsV01, ""},
+	{"level3-gpt.csv", []string{"h100-sxm5-80gb", "h100-pcie-80gb", "a100-sxm4-40gb", "a100-sxm4-80gb", "t4"},
+		map[string][]kbOp{"43": kbGPTAttention(), "44": kbGPTBlock()}, "GPT"},
+}
+
+// kbRow is one problem's measured and predicted times on each of its
+// set's devices, milliseconds.
+type kbRow struct {
+	problem             string
+	ops                 []kbOp
+	measured, predicted []float64
+}
+
+// kbKind names a problem's row group on docs/validation-operators.md, by
+// its first operator: a matrix product's K of at most 64 or N of 1
+// (cuBLAS's matrix-vector case) apart, a grouped convolution as
+// depthwise.
+func kbKind(ops []kbOp) string {
+	switch op := ops[0].op; op.Kind {
+	case model.MatMul:
+		if op.K <= 64 || op.N == 1 {
+			return "matrix product, K ≤ 64 or one column"
+		}
+		return "matrix product"
+	case model.Conv:
+		return "convolution"
+	case model.GroupedConv:
+		return "depthwise convolution"
+	case model.Elementwise:
+		return "elementwise or reduction"
+	case model.Softmax:
+		return "softmax of rows of 393,216"
+	default:
+		return string(op.Kind)
+	}
+}
+
+// kernelBench predicts each problem of set's CSV on its devices from the
+// catalogue alone: the sum of its operators' device times
+// (compute.OpTime) in eager PyTorch, NCHW; a convolution in TF32 where the
+// device has TF32, else in fp32.
+func kernelBench(t *testing.T, set kbSet) []kbRow {
+	t.Helper()
+	cat, _ := defaults(t)
+	table := csvTable(t, "../testdata/measurements/kernelbench/"+set.file)
+	header := []string{"problem"}
+	for _, d := range set.devices {
+		header = append(header, d+"_ms")
+	}
+	if got, want := strings.Join(table[0], ","), strings.Join(header, ","); got != want {
+		t.Fatalf("%s: header %q, want %q", set.file, got, want)
+	}
+	var rows []kbRow
+	seen := map[string]bool{}
+	for _, rec := range table[1:] {
+		id, _, _ := strings.Cut(rec[0], "_")
+		ops, ok := set.problems[id]
+		if !ok {
+			t.Fatalf("%s: problem %s: no operators listed", set.file, rec[0])
+		}
+		seen[id] = true
+		r := kbRow{problem: rec[0], ops: ops}
+		for i, name := range set.devices {
+			v, err := strconv.ParseFloat(rec[1+i], 64)
+			if err != nil || !(v > 0) {
+				t.Fatalf("%s: problem %s, %s: %q", set.file, rec[0], name, rec[1+i])
+			}
+			d := cat.DeviceCalled(name)
+			var sum float64
+			for _, o := range ops {
+				prec := o.prec
+				if prec == hw.TF32 && !(d.PeakFLOPs(hw.TF32) > 0) {
+					prec = hw.FP32
+				}
+				c := compute.Config{Device: d, Precision: prec, Mode: compute.Eager, NCHW: true}
+				op := o.op
+				op.Pass = model.Forward
+				tm, err := compute.OpTime(&c, &op)
+				if err != nil {
+					t.Fatal(err)
+				}
+				sum += float64(tm) / float64(units.Millisecond)
+			}
+			r.measured = append(r.measured, v)
+			r.predicted = append(r.predicted, sum)
+		}
+		rows = append(rows, r)
+	}
+	for id := range set.problems {
+		if !seen[id] {
+			t.Errorf("%s: problem %s listed but not in the CSV", set.file, id)
+		}
+	}
+	return rows
+}
+
+// TestKernelBenchOperators checks docs/validation-operators.md: for each
+// CSV, its table of problems, each measured time against the operator
+// model's from the catalogue alone on every device, and the mean |error|
+// per kind of problem and over all of them; and the figures its text
+// quotes. Run with -v to print the page's lines.
+func TestKernelBenchOperators(t *testing.T) {
+	quote := docQuote(t, "validation-operators.md")
+	var h100 []kbRow
+	for _, set := range kbSets {
+		rows := kernelBench(t, set)
+		if set.file == "level1-h100.csv" {
+			h100 = rows
+		}
+		n := len(set.devices)
+		type acc struct {
+			sum []float64
+			n   int
+		}
+		kinds := map[string]*acc{}
+		var order []string
+		all := &acc{sum: make([]float64, n)}
+		for _, r := range rows {
+			kind := cmp.Or(set.kind, kbKind(r.ops))
+			a := kinds[kind]
+			if a == nil {
+				a = &acc{sum: make([]float64, n)}
+				kinds[kind] = a
+				order = append(order, kind)
+			}
+			line := fmt.Sprintf("| `%s` | %s |", r.problem, kind)
+			for i := range set.devices {
+				e := r.predicted[i]/r.measured[i] - 1
+				a.sum[i] += math.Abs(e)
+				all.sum[i] += math.Abs(e)
+				line += fmt.Sprintf(" %.3g | %.3g | %s |", r.measured[i], r.predicted[i], signed(pct(e)))
+			}
+			a.n++
+			all.n++
+			t.Log(line)
+			quote(line)
+		}
+		if len(order) > 1 {
+			order = append(order, "all")
+		}
+		for _, kind := range order {
+			a := kinds[kind]
+			if kind == "all" {
+				a = all
+			}
+			line := fmt.Sprintf("| %s | %d |", kind, a.n)
+			for i := range set.devices {
+				line += fmt.Sprintf(" %.1f %% |", pct(a.sum[i]/float64(a.n)))
+			}
+			t.Log(line)
+			quote(line)
+		}
+	}
+	// The GPT block on the H100 SXM5, as docs/validation-transformer.md
+	// quotes it.
+	for _, r := range kernelBench(t, kbSets[2]) {
+		if strings.HasPrefix(r.problem, "44_") {
+			docQuote(t, "validation-transformer.md")(fmt.Sprintf("comes out %s on the H100 SXM5", signed(pct(r.predicted[0]/r.measured[0]-1))))
+		}
+	}
+	// The bandwidth ReLU reaches on the H100s: 4,096 × 393,216 float32
+	// values read and written, over the datasheet's.
+	cat, _ := defaults(t)
+	h100Devices := kbSets[0].devices
+	for _, r := range h100 {
+		if r.problem != "19_ReLU" {
+			continue
+		}
+		for i, name := range h100Devices {
+			bw := 8 * kbActivations / (r.measured[i] * 1e-3)
+			line := fmt.Sprintf("%s: %.2f TB/s, %.2f of", name, bw/1e12, bw/float64(cat.DeviceCalled(name).MemoryBandwidth))
+			t.Log(line)
+			quote(line)
+		}
+	}
+	// The quantisation of the A100's 1,024 × 2,048 products (problems 2,
+	// 16, 17 and 18 of level1-v0.1.csv).
+	q := compute.Quantisation(1024, 2048, 4096, 1, cat.DeviceCalled("a100-sxm4-40gb").SMs)
+	line := fmt.Sprintf("quantisation gives them %.2f of the rate", q)
+	t.Log(line)
+	quote(line)
+	// Problems 87 and 63 on the SXM5 without the model's NCHW transposes.
+	sxm := cat.DeviceCalled(h100Devices[0])
+	for _, id := range []string{"87", "63"} { // the page quotes them in this order
+		op := kbProblems[id][0].op
+		op.Pass = model.Forward
+		tm, err := compute.OpTime(&compute.Config{Device: sxm, Precision: hw.TF32, Mode: compute.Eager}, &op)
+		if err != nil {
+			t.Fatal(err)
+		}
+		line := fmt.Sprintf("%.3g ms without the transposes", float64(tm)/float64(units.Millisecond))
+		t.Log(line)
+		quote(line)
+	}
+}
