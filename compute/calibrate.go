@@ -131,8 +131,39 @@ func (e *Efficiencies) Set(k Class, v float64) {
 	}
 }
 
-// eff returns the efficiency c uses for class k.
-func (c *Config) eff(k Class) float64 { return c.Eff.Of(k) }
+// eff returns the efficiency c uses for class k: its calibration's
+// figure where c.Eff gives one, else the device's published one
+// (deviceEff).
+func (c *Config) eff(k Class) float64 {
+	if i := index(k); c.Eff != nil && i >= 0 && c.Eff.E[i] > 0 {
+		return c.Eff.E[i]
+	}
+	return c.deviceEff(k)
+}
+
+// DeviceEfficiency returns class k's published efficiency on d: a
+// calibration's starting point and what a class it does not determine
+// keeps (see Config.deviceEff).
+func DeviceEfficiency(d *hw.Device, k Class) float64 {
+	c := Config{Device: d}
+	return c.deviceEff(k)
+}
+
+// deviceEff returns class k's published efficiency on c's device:
+// DefaultEfficiency(k), where the catalogue measured the device's large
+// products on its tensor cores (hw.Device.GEMMEfficiency) a tensor-core
+// class's scaled by that figure over EffGEMM, the A100 figure the
+// defaults rest on.
+func (c *Config) deviceEff(k Class) float64 {
+	def := DefaultEfficiency(k)
+	switch k {
+	case TensorFP16, TensorBF16, TensorTF32, TensorFP8:
+		if c.Device != nil && c.Device.GEMMEfficiency.Tensor > 0 {
+			return def * c.Device.GEMMEfficiency.Tensor / EffGEMM
+		}
+	}
+	return def
+}
 
 // eager reports whether c's framework mode is eager, the default.
 func (c *Config) eager() bool { return c.Mode == Eager || c.Mode == "" }
@@ -268,7 +299,7 @@ func decompose(c *Config, op *model.Op) (terms, bool) {
 	}
 	t.mem = max(memAll-t.extra, 0)
 	want := float64(opTime(c, op))
-	got := t.time(c.Eff.Of(k), c.Eff.Of(MemoryBound))
+	got := t.time(c.eff(k), c.eff(MemoryBound))
 	return t, math.Abs(got-want) <= 1e-9*math.Max(want, 1e-12)
 }
 
@@ -313,13 +344,13 @@ func NewProfile(c Config, ops []model.Op) (*Profile, error) {
 // gives it with Config.Eff = e: the device's and the host's times
 // overlapped.
 func (p *Profile) Time(e *Efficiencies) units.Seconds {
-	var eff [numClasses]float64
-	for i, k := range Classes {
-		eff[i] = e.Of(k)
-	}
-	em := eff[index(MemoryBound)]
 	c := p.cfg
 	c.Eff = e
+	var eff [numClasses]float64
+	for i, k := range Classes {
+		eff[i] = c.eff(k)
+	}
+	em := eff[index(MemoryBound)]
 	s := c.step(p.ops, func(i int) units.Seconds {
 		if p.ok[i] {
 			return units.Seconds(p.terms[i].time(eff[p.terms[i].class], em))

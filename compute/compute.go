@@ -376,7 +376,7 @@ func opTime(c *Config, op *model.Op) units.Seconds {
 		q := Quantisation(op.M, op.N, op.K, op.Groups, d.SMs)
 		ec := e
 		if op.Kind == model.Conv {
-			ec *= convScale(d, c.Precision)
+			ec *= c.convScale()
 		}
 		comp = op.FLOPs / (float64(d.PeakFLOPs(c.Precision)) * ec * q)
 		if w, ok := c.winogradRate(op); ok {
@@ -475,17 +475,17 @@ func winogradTiles(h, w int64) float64 {
 }
 
 // convScale returns how much of its class's efficiency a dense
-// convolution at precision p reaches on d: the device's measured
-// convolution efficiency (hw.Device.ConvEfficiency, on the tensor cores or,
-// at fp32, on the CUDA cores) over the class's published one, or 1 where
-// the device gives none. A calibration's efficiency for the class scales
-// with it, so the device's convolutions keep their measured relation to
-// its matrix products.
+// convolution at c's precision reaches on c's device: the device's
+// measured convolution efficiency (hw.Device.ConvEfficiency, on the tensor
+// cores or, at fp32, on the CUDA cores) over the class's published one on
+// the device (deviceEff), or 1 where the device gives none. A
+// calibration's efficiency for the class scales with it, so the device's
+// convolutions keep their measured relation to its matrix products.
 //
-//	scale = conv_efficiency(d, units) / DefaultEfficiency(class)
-func convScale(d *hw.Device, p hw.Precision) float64 {
-	m := d.ConvEfficiency.Of(p != hw.FP32)
-	if def := DefaultEfficiency(tensorClass(p)); m > 0 && def > 0 {
+//	scale = conv_efficiency(d, units) / deviceEff(class)
+func (c *Config) convScale() float64 {
+	m := c.Device.ConvEfficiency.Of(c.Precision != hw.FP32)
+	if def := c.deviceEff(tensorClass(c.Precision)); m > 0 && def > 0 {
 		return m / def
 	}
 	return 1

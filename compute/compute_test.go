@@ -746,3 +746,56 @@ func TestLawFusedAttention(t *testing.T) {
 		t.Errorf("fusing saves %v s of %v a step; want at least the scores' traffic %v s less the fused backward's extra products (%v s at the peak)", saved, step(unfused), traffic, extra)
 	}
 }
+
+// TestGEMMEfficiencyGH100 checks the catalogue's gemm_efficiency of the
+// H100s and the H200 against its source, Transformer Engine's GEMM
+// profiling tutorial (docs/examples/gemm_profiling/gemm_profiling.rst,
+// "Worked Example: 5B Model on H200", pre-quantized): one layer's twelve
+// bf16 products of width 4,096 and FFN 16,384 on 15,872 tokens, 2·15,872
+// ·4,096·(12,288 + 4,096 + 16,384 + 16,384) FLOPs forward and twice that
+// backward, in 31.968 ms on an H200 NVL of 835.5 TFLOP/s dense bf16 (its
+// datasheet's 1,671 with sparsity, halved); and how the model uses it: a
+// product on the tensor cores at it in place of EffGEMM, every
+// tensor-core class scaled alike (fp8 at it times FP8KernelRatio), the
+// CUDA cores and the memory at their defaults, a calibration's figure
+// over it, and a device with both a convolution and a product figure
+// running its convolutions at the convolution's.
+func TestGEMMEfficiencyGH100(t *testing.T) {
+	const layer = 3 * 2 * 15872 * 4096 * (12288 + 4096 + 16384 + 16384)
+	published := layer / 31.968e-3 / 835.5e12
+	for _, name := range []string{"h100-sxm5-80gb", "h100-pcie-80gb", "h200-sxm-141gb"} {
+		d := builtin(t, name)
+		if g := d.GEMMEfficiency.Tensor; math.Abs(g-published) > 0.0005 {
+			t.Errorf("%s: gemm_efficiency %v, the tutorial gives %.4f", name, g, published)
+		}
+	}
+	h100 := builtin(t, "h100-sxm5-80gb")
+	g := h100.GEMMEfficiency.Tensor
+	for _, tc := range []struct {
+		k    Class
+		want float64
+	}{{TensorFP16, g}, {TensorBF16, g}, {TensorTF32, g}, {TensorFP8, g * FP8KernelRatio},
+		{CUDACore, EffGEMM}, {MemoryBound, EffMemory}, {Grouped, EffDepthwise}, {Flash, EffFlash}} {
+		near(t, "H100 "+string(tc.k), DeviceEfficiency(h100, tc.k), tc.want)
+	}
+	near(t, "A100 tensor-fp16", DeviceEfficiency(builtin(t, "a100-sxm4-80gb"), TensorFP16), EffGEMM)
+	// 4096³ in bf16: 1,024 tiles in 8 waves of 132 SMs.
+	op := model.Op{Kind: model.MatMul, FLOPs: 2 * 4096 * 4096 * 4096, M: 4096, N: 4096, K: 4096, Groups: 1, Read: 1, Write: 1}
+	q := 1024.0 / (8 * 132)
+	got, err := OpTime(&Config{Device: h100, Precision: hw.BF16}, &op)
+	if err != nil {
+		t.Fatal(err)
+	}
+	near(t, "H100 bf16 4096³ (s)", float64(got), op.FLOPs/(989.5e12*g*q))
+	var e Efficiencies
+	e.Set(TensorBF16, 0.5)
+	got, _ = OpTime(&Config{Device: h100, Precision: hw.BF16, Eff: &e}, &op)
+	near(t, "H100 bf16 4096³ calibrated at 0.5 (s)", float64(got), op.FLOPs/(989.5e12*0.5*q))
+	// An edited A100 with a product figure keeps its convolutions at the
+	// measured 0.415 of the peak.
+	a100 := *builtin(t, "a100-sxm4-40gb")
+	a100.GEMMEfficiency.Tensor = 0.6
+	conv := model.Op{Kind: model.Conv, FLOPs: 118482796544, M: 8 * 224 * 224, N: 128, K: 1152, Groups: 1, Read: 1, Write: 1}
+	got, _ = OpTime(&Config{Device: &a100, Precision: hw.FP16}, &conv)
+	near(t, "A100 conv with a product figure (s)", float64(got), conv.FLOPs/(312e12*0.415*(3136.0/(30*108))))
+}

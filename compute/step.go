@@ -313,6 +313,7 @@ type deviceKey struct {
 	sms            int
 	peak, fp32, bw float64
 	conv           hw.ConvEfficiency
+	gemm           hw.GEMMEfficiency
 	winograd       hw.Winograd
 	l2             units.BytesPerSec
 }
@@ -320,7 +321,7 @@ type deviceKey struct {
 // keyOf returns d's deviceKey at precision p.
 func keyOf(d *hw.Device, p hw.Precision) deviceKey {
 	return deviceKey{d.Name, d.SMs, float64(d.PeakFLOPs(p)), float64(d.PeakFLOPs(hw.FP32)), float64(d.MemoryBandwidth),
-		d.ConvEfficiency, d.Winograd, d.L2Bandwidth}
+		d.ConvEfficiency, d.GEMMEfficiency, d.Winograd, d.L2Bandwidth}
 }
 
 var (

@@ -8,8 +8,9 @@
 // when unsupported), memory capacity and bandwidth, on-chip SRAM, TDP, its
 // PCIe host link, and for a GPU its SMs (for package compute's operator
 // model and NCCL's share of them), the NCCL channels its NVLink board
-// gets and, where published, the efficiency its convolutions were measured
-// at (ConvEfficiency) and its L2 cache's read bandwidth (L2Bandwidth). A Node is one server: Devices of one Device, host CPUs,
+// gets and, where published, the efficiency its convolutions and its large
+// matrix products were measured at (ConvEfficiency, GEMMEfficiency) and its
+// L2 cache's read bandwidth (L2Bandwidth). A Node is one server: Devices of one Device, host CPUs,
 // host memory, local drives, the intra-node Link between its devices, the
 // host-to-device bandwidth of each device, and its NICs. A System is up to
 // MaxNodes identical nodes joined by a Fabric, with the Transports that can

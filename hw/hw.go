@@ -248,6 +248,11 @@ type Device struct {
 	// published measurement of the device; default none (a convolution
 	// reaches what a matrix product does).
 	ConvEfficiency ConvEfficiency `yaml:"conv_efficiency,omitempty"`
+	// GEMMEfficiency is the fraction of the peak that a large dense
+	// matrix product reaches on this device's tensor cores, from a
+	// published measurement of the device or of its chip; default none
+	// (the operator model's EffGEMM, NVIDIA's A100 figure).
+	GEMMEfficiency GEMMEfficiency `yaml:"gemm_efficiency,omitempty"`
 	// Winograd is how fast the device runs the 3×3 stride-1 dense
 	// convolutions at fp32 that cuDNN runs by Winograd's minimal
 	// filtering, from a published measurement of the device; default none
@@ -286,6 +291,14 @@ func (e ConvEfficiency) Of(tensor bool) float64 {
 		return e.Tensor
 	}
 	return e.CUDA
+}
+
+// GEMMEfficiency is how much of its tensor peak a device's large dense
+// matrix products reach.
+type GEMMEfficiency struct {
+	// Tensor is a large product on the tensor cores, as a fraction of the
+	// precision's tensor peak; default 0 (not measured), else in (0, 1].
+	Tensor float64 `yaml:"tensor"`
 }
 
 // Winograd is how fast a device runs a 3×3 stride-1 dense convolution at

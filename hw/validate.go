@@ -152,6 +152,7 @@ func (c *Catalog) validateDevice(ps *config.Problems, name string, d *Device) {
 	}
 	measuredFraction(ps, p+".conv_efficiency.tensor", d.ConvEfficiency.Tensor)
 	measuredFraction(ps, p+".conv_efficiency.cuda", d.ConvEfficiency.CUDA)
+	measuredFraction(ps, p+".gemm_efficiency.tensor", d.GEMMEfficiency.Tensor)
 	validateWinograd(ps, p+".winograd.forward", d.Winograd.Forward)
 	validateWinograd(ps, p+".winograd.grad_input", d.Winograd.GradInput)
 	validateWinograd(ps, p+".winograd.grad_weight", d.Winograd.GradWeight)

@@ -116,13 +116,17 @@ func TestValidateLLMIssueBound(t *testing.T) {
 
 // TestMLPerfGPT3HeldOutQuoted checks the errors docs/llm-mlperf.md quotes
 // in its prose for the runs added after the step model (v4.1's, and
-// v4.0's on 64 nodes), against the cases' predictions.
+// v4.0's on 64 nodes) and for the earlier runs, against the cases'
+// predictions; the MFU of the 512-GPU step; and the range of the same
+// layouts' bf16 steps over the published fp8 ones of v3.0 to v4.0.
 func TestMLPerfGPT3HeldOutQuoted(t *testing.T) {
 	cat, err := hw.Default()
 	if err != nil {
 		t.Fatal(err)
 	}
 	errs := map[string]string{}
+	bf16Lo, bf16Hi := math.Inf(1), math.Inf(-1) // bf16 steps over the runs' fp8 ones, v3.0 to v4.0
+	var mfu512 float64
 	for _, c := range MLPerfGPT3Cases() {
 		res, err := EvalLLMCase(cat, c)
 		if err != nil {
@@ -130,6 +134,18 @@ func TestMLPerfGPT3HeldOutQuoted(t *testing.T) {
 		}
 		s := fmt.Sprintf("%+.1f %%", 100*res.Error)
 		errs[c.Name] = strings.Replace(s, "-", "−", 1)
+		if c.Name == "mlperf-v3.0-gpt3-nvidia-512" {
+			mfu512 = res.Step.MFU(cat.DeviceCalled("h100-sxm5-80gb").PeakFLOPs(hw.BF16), c.Layout.World())
+		}
+		if strings.HasPrefix(c.Name, "mlperf-v3.") || strings.HasPrefix(c.Name, "mlperf-v4.0") {
+			c.Precision = hw.BF16
+			b, err := EvalLLMCase(cat, c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := 100 * (float64(b.Step.Time)/c.Published - 1)
+			bf16Lo, bf16Hi = math.Min(bf16Lo, r), math.Max(bf16Hi, r)
+		}
 	}
 	raw, err := os.ReadFile("../docs/llm-mlperf.md")
 	if err != nil {
@@ -141,6 +157,11 @@ func TestMLPerfGPT3HeldOutQuoted(t *testing.T) {
 		fmt.Sprintf("taken as DGX H100 nodes, %s and %s", errs["mlperf-v4.1-gpt3-oracle-1536"], errs["mlperf-v4.1-gpt3-oracle-3072"]),
 		fmt.Sprintf("its FP8 peak the HGX B200 datasheet's): %s", errs["mlperf-v4.1-gpt3-nvidia-b200-64"]),
 		fmt.Sprintf("it fits today's, and is in (%s)", errs["mlperf-v4.0-gpt3-nvidia-512"]),
+		fmt.Sprintf("the 512-GPU runs by %s (v3.1) to %s (v3.0), the 10,752-GPU runs by %s (NVIDIA's) and %s (Azure's); those of v4.0 are %s to %s.",
+			errs["mlperf-v3.1-gpt3-nvidia-512"], errs["mlperf-v3.0-gpt3-nvidia-512"], errs["mlperf-v3.1-gpt3-nvidia-10752"], errs["mlperf-v3.1-gpt3-azure-10752"],
+			errs["mlperf-v4.0-gpt3-nvidia-11616"], errs["mlperf-v4.0-gpt3-nvidia-512"]),
+		fmt.Sprintf("At fp8 a 512-GPU step runs at %.0f %% of the bf16 peak", 100*mfu512),
+		fmt.Sprintf("timed in bf16 are %.0f to %.0f %% slower than the fp8 steps of the runs of v3.0 to v4.0", bf16Lo, bf16Hi),
 	} {
 		if !strings.Contains(page, want) {
 			t.Errorf("docs/llm-mlperf.md lacks %q", want)

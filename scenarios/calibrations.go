@@ -270,7 +270,8 @@ func PickOperators(files []CalibrationFile, dev *hw.Device, mode compute.Mode) (
 }
 
 // OperatorEfficiencies returns the efficiencies of an operators entry; a
-// class it does not name keeps its default.
+// class it does not name, or marks undetermined, keeps the device's
+// published one (compute.DeviceEfficiency).
 func OperatorEfficiencies(e *calib.OperatorsEntry) (*compute.Efficiencies, error) {
 	var eff compute.Efficiencies
 	for _, k := range e.Classes {
@@ -278,7 +279,9 @@ func OperatorEfficiencies(e *calib.OperatorsEntry) (*compute.Efficiencies, error
 		if err != nil {
 			return nil, fmt.Errorf("operators entry of %s: %w", e.Device, err)
 		}
-		eff.Set(c, k.Efficiency)
+		if !k.Undetermined {
+			eff.Set(c, k.Efficiency)
+		}
 	}
 	eff.Launch, eff.StepHost, eff.KernelTime = e.Launch, e.StepHost, e.KernelTime
 	eff.EventsInStepHost = e.EventsInStepHost

@@ -73,7 +73,7 @@ func ExampleCompareMeasured() {
 			g.Device, g.Precision, r.Batch, r.Predicted, r.SamplesPerSec, 100*r.Error(), g.PredictedMax, g.MemoryAgrees())
 	}
 	// Output:
-	// h200-sxm-141gb amp-fp16 batch 2048: 7670 samples/s predicted, 3088 measured (+148.4%); largest batch 3214, agrees true
+	// h200-sxm-141gb amp-fp16 batch 2048: 7489 samples/s predicted, 3088 measured (+142.5%); largest batch 3214, agrees true
 	// h200-sxm-141gb fp32 batch 512: 1384 samples/s predicted, 1084 measured (+27.6%); largest batch 1607, agrees true
 }
 

@@ -87,7 +87,11 @@ func FitOperators(ms []Measured, cat *hw.Catalog, prof *model.Profiles, s *fit.S
 	for _, k := range slices.SortedFunc(maps.Keys(groups), func(a, b key) int {
 		return cmp.Or(strings.Compare(a.dev, b.dev), strings.Compare(string(a.mode), string(b.mode)))
 	}) {
-		f, err := fitOperatorGroup(groups[k], k.mode, s)
+		d, err := cat.Device(k.dev)
+		if err != nil {
+			return nil, err
+		}
+		f, err := fitOperatorGroup(groups[k], k.mode, d, s)
 		if err != nil {
 			return nil, fmt.Errorf("%s %s: %w", k.dev, k.mode, err)
 		}
@@ -167,16 +171,17 @@ const stepHostStart = 100
 // model constant; an undetermined figure is written as 0.
 const kernelTimeStart = 0.1
 
-// operatorParams are the figures of an operator fit in mode: the
-// efficiency of each of compute.Classes, then the host's cost per kernel
+// operatorParams are the figures of an operator fit in mode on d: the
+// efficiency of each of compute.Classes (starting at, and where
+// undetermined kept at, d's published one), then the host's cost per kernel
 // and per step and, in eager mode, the device's time per kernel, in
 // microseconds. A compiler fuses kernels that the operator lists keep
 // apart (compute.Compiled), so that a time per listed kernel would stand
 // for no kernel the device runs: other modes fit none.
-func operatorParams(mode compute.Mode) []fit.OperatorParam {
+func operatorParams(mode compute.Mode, d *hw.Device) []fit.OperatorParam {
 	ps := make([]fit.OperatorParam, 0, len(compute.Classes)+3)
 	for _, k := range compute.Classes {
-		ps = append(ps, fit.OperatorParam{Name: string(k), Default: compute.DefaultEfficiency(k), Max: 1})
+		ps = append(ps, fit.OperatorParam{Name: string(k), Default: compute.DeviceEfficiency(d, k), Max: 1})
 	}
 	ps = append(ps, fit.OperatorParam{Name: "launch", Default: float64(mode.Launch() / units.Microsecond)},
 		fit.OperatorParam{Name: "step", Default: stepHostStart})
@@ -216,8 +221,8 @@ func measuredLaunch(rows []operatorRow) units.Seconds {
 	return h
 }
 
-// fitOperatorGroup fits the figures of one device and mode to rows.
-func fitOperatorGroup(rows []operatorRow, mode compute.Mode, s *fit.Settings) (*fit.OperatorsFit, error) {
+// fitOperatorGroup fits the figures of device d and mode to rows.
+func fitOperatorGroup(rows []operatorRow, mode compute.Mode, d *hw.Device, s *fit.Settings) (*fit.OperatorsFit, error) {
 	measured := make([]float64, len(rows))
 	for i, r := range rows {
 		measured[i] = r.measured
@@ -230,7 +235,7 @@ func fitOperatorGroup(rows []operatorRow, mode compute.Mode, s *fit.Settings) (*
 		}
 		return t, nil
 	}
-	params := operatorParams(mode)
+	params := operatorParams(mode, d)
 	if l := measuredLaunch(rows); l > 0 && mode == compute.Eager {
 		n := len(compute.Classes)
 		params[n].Default, params[n].Fixed = float64(l/units.Microsecond), true

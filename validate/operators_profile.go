@@ -108,7 +108,7 @@ func fitProfileGroup(ps []logs.Profile, d *hw.Device, mode compute.Mode) (*fit.O
 			}
 		}
 	}
-	params := operatorParams(mode)
+	params := operatorParams(mode, d)
 	f := &fit.OperatorsFit{Params: params, Values: make([]float64, len(params)), Undetermined: make([]bool, len(params)),
 		Low: make([]float64, len(params)), High: make([]float64, len(params)), Rows: len(ops), Level: 0.95}
 	for i, p := range params {

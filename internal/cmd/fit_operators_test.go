@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"scaleplan/compute"
 	"scaleplan/hw"
 	"scaleplan/internal/calib"
 )
@@ -15,7 +16,7 @@ import (
 // TestFitOperatorsCommand fits the operator classes to our H200's fp32
 // ResNet-50 sweep: one eager entry of the H200 over every measurement of
 // the log (the lines of kind measurement), tensor-core classes no row runs
-// undetermined at their defaults.
+// undetermined at the device's published figures.
 func TestFitOperatorsCommand(t *testing.T) {
 	log := "../../testdata/measurements/h200-2026-11-26/resnet50.jsonl"
 	data, err := os.ReadFile(log)
@@ -39,9 +40,17 @@ func TestFitOperatorsCommand(t *testing.T) {
 	if e.Device != "h200-sxm-141gb" || e.Mode != "eager" || e.Rows != rows || !(e.Error < e.ErrorBefore) {
 		t.Errorf("entry %+v: want the H200, eager, %d rows, a smaller error after", e, rows)
 	}
+	cat, err := hw.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, k := range e.Classes {
-		if strings.HasPrefix(k.Class, "tensor-") && (!k.Undetermined || k.Efficiency != 0.8) {
-			t.Errorf("%s: %+v, want undetermined at 0.8 (no row runs the tensor cores)", k.Class, k)
+		class, err := compute.ParseClass(k.Class)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := compute.DeviceEfficiency(cat.DeviceCalled(e.Device), class); strings.HasPrefix(k.Class, "tensor-") && (!k.Undetermined || k.Efficiency != want) {
+			t.Errorf("%s: %+v, want undetermined at the device's published %v (no row runs the tensor cores)", k.Class, k, want)
 		}
 	}
 }

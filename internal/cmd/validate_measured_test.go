@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -1287,6 +1288,17 @@ func TestValidateMeasuredPublishedNodes(t *testing.T) {
 		if got, want := computeDocMAE(t, row), measuredMAE(t, runMeasured(t, files)); got != want {
 			t.Errorf("docs/compute.md %s: %s, validate prints %s", row, got, want)
 		}
+	}
+	// The rows added after the mechanisms as checks: these files and
+	// MLPerf v4.0's ResNet-50.
+	added := append(slices.Clone(publishedNodeFiles), "../../testdata/measurements/published-mlperf-v4.0-resnet50.csv")
+	b, err := os.ReadFile("../../docs/compute.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf("(the %d rows added after them as checks, %s)", len(readEntries(t, added)), measuredMAE(t, runMeasured(t, added)))
+	if !strings.Contains(strings.Join(strings.Fields(string(b)), " "), want) {
+		t.Errorf("docs/compute.md lacks %q", want)
 	}
 }
 
