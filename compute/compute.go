@@ -200,6 +200,10 @@ type Config struct {
 	// runs on (model.Shape.MaskRoIs); 0 takes the generator's default.
 	// Not used by OpTime or Step, whose operators are given.
 	MaskRoIs int
+	// FuseBNReLU says the program fuses each batch norm with the ReLU
+	// (and residual add) after it (model.Shape.FuseBNReLU). Not used by
+	// OpTime or Step, whose operators are given.
+	FuseBNReLU bool
 	// NCHW says the framework keeps activations channels-first
 	// (PyTorch's default memory format): tensor-core convolutions work
 	// in NHWC, so each dense convolution at a tensor-core precision

@@ -290,6 +290,7 @@ type lawKey struct {
 	nchw       bool
 	fused      bool
 	maskRoIs   int
+	fuseBN     bool
 	seqLen     int
 	framework  string
 	hostCores  float64
@@ -351,7 +352,7 @@ func LawAt(c Config, name string, b int) (Law, error) {
 	if b < 1 {
 		return Law{}, fmt.Errorf("model %s: batch %d: want at least 1", name, b)
 	}
-	key := lawKey{name, keyOf(c.Device, c.Precision), *c.host(), c.Precision, c.Mode, c.NCHW, c.FusedAttention, c.MaskRoIs, c.SeqLen, c.Framework, c.HostCores, c.LoaderHost, b, c.Autocast, c.GradScaler, c.ClipNorm, c.LossSync, c.ZeroGrad, c.Optimizer, effKey(c.Eff), c.TimerEvents}
+	key := lawKey{name, keyOf(c.Device, c.Precision), *c.host(), c.Precision, c.Mode, c.NCHW, c.FusedAttention, c.MaskRoIs, c.FuseBNReLU, c.SeqLen, c.Framework, c.HostCores, c.LoaderHost, b, c.Autocast, c.GradScaler, c.ClipNorm, c.LossSync, c.ZeroGrad, c.Optimizer, effKey(c.Eff), c.TimerEvents}
 	lawMu.Lock()
 	l, ok := lawCache[key]
 	lawMu.Unlock()
@@ -378,7 +379,7 @@ func law(c Config, name string, b int) (Law, error) {
 		c.FusedAttention = c.FusedAttention || t.FusedAttention
 	}
 	at := func(n int) (StepTime, error) {
-		ops, err := model.Ops(name, model.Shape{Batch: n, Precision: sp, SeqLen: c.SeqLen, Framework: c.Framework, Fused: c.Mode == Compiled, FusedAttention: c.FusedAttention, MaskRoIs: c.MaskRoIs})
+		ops, err := model.Ops(name, model.Shape{Batch: n, Precision: sp, SeqLen: c.SeqLen, Framework: c.Framework, Fused: c.Mode == Compiled, FusedAttention: c.FusedAttention, MaskRoIs: c.MaskRoIs, FuseBNReLU: c.FuseBNReLU})
 		if err != nil {
 			return StepTime{}, err
 		}

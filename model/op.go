@@ -249,6 +249,14 @@ type Shape struct {
 	// scaled_dot_product_attention), whatever its shape says
 	// (TransformerShape.FusedAttention); other models ignore it.
 	FusedAttention bool
+	// FuseBNReLU says the program runs each batch norm together with the
+	// ReLU after it, and a residual block's last batch norm with the
+	// residual add and ReLU (MXNet's --fuse-bn-relu and --fuse-bn-add-relu,
+	// which DeepLearningExamples' MXNet ResNet-50 passes in float16 and
+	// NVIDIA's MLPerf ResNet-50 programs always): resnet50's generator
+	// then lists them as one operator (convNet.batchNormReLU); other models
+	// ignore it.
+	FuseBNReLU bool
 	// MaskRoIs is the positive RoIs of one image that Mask R-CNN's mask
 	// head runs on; 0 takes the sampler's most, a quarter of the box
 	// head's 512 (mrcnnMaskRoIs). A run's images may give far fewer: the

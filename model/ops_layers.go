@@ -327,6 +327,30 @@ func (b *convNet) batchNorm(name string, x *fmap) *fmap {
 	return y
 }
 
+// batchNormReLU adds a training-mode batch norm that applies the ReLU
+// after it in the same kernel, and adds addend first where it is not nil
+// (MXNet's BatchNorm with act_type relu, and BatchNormAddRelu; NVIDIA's
+// MXNet ResNet-50 programs run them with --fuse-bn-relu and
+// --fuse-bn-add-relu): the batch norm's passes, no ReLU or add of their
+// own. Forward it also reads addend; backward it also reads its output,
+// whose sign selects the gradient, and writes addend's gradient. It keeps
+// its input, as batchNorm does, and its output, as relu does.
+func (b *convNet) batchNormReLU(name string, x, addend *fmap) *fmap {
+	y := b.batchNorm(name, x)
+	f := &b.fwd[len(b.fwd)-1]
+	f.FLOPs += flopsReLU * float64(y.elems())
+	f.Saved += b.keep(y)
+	back := b.bwd[len(b.bwd)-1]
+	back[0].FLOPs += flopsReLU * float64(y.elems())
+	back[0].Read += b.bytes(y)
+	if addend != nil {
+		f.FLOPs += flopsAdd * float64(y.elems())
+		f.Read += b.bytes(addend)
+		back[0].Write += b.bytes(addend)
+	}
+	return y
+}
+
 // frozenNorm adds a frozen batch norm (torchvision's FrozenBatchNorm2d:
 // a fixed scale and shift, no parameters).
 func (b *convNet) frozenNorm(name string, x *fmap) *fmap {

@@ -20,8 +20,9 @@ import (
 type resnetStage struct{ blocks, width, stride int }
 
 // resnetNorm says how a ResNet's batch norms run: trained, or frozen as
-// in detection backbones.
-type resnetNorm struct{ frozen bool }
+// in detection backbones (FrozenBatchNorm2d); a trained one fused with
+// the ReLU and residual add after it (Shape.FuseBNReLU) or not.
+type resnetNorm struct{ frozen, fuse bool }
 
 func (n resnetNorm) apply(b *convNet, name string, x *fmap) *fmap {
 	if n.frozen {
@@ -30,11 +31,31 @@ func (n resnetNorm) apply(b *convNet, name string, x *fmap) *fmap {
 	return b.batchNorm(name, x)
 }
 
+// applyReLU adds the norm named name over x and the ReLU after it,
+// named relu.
+func (n resnetNorm) applyReLU(b *convNet, name, relu string, x *fmap) *fmap {
+	if n.fuse && !n.frozen {
+		return b.batchNormReLU(name, x, nil)
+	}
+	return b.relu(relu, n.apply(b, name, x))
+}
+
+// applyAddReLU adds the norm named name over x, the sum with addend named
+// add and the ReLU after it named relu. The fused form runs addend's
+// operators before the norm, which reads it.
+func (n resnetNorm) applyAddReLU(b *convNet, name, add, relu string, x *fmap, addend func() *fmap) *fmap {
+	if n.fuse && !n.frozen {
+		return b.batchNormReLU(name, x, addend())
+	}
+	y := n.apply(b, name, x)
+	return b.relu(relu, b.add(add, y, addend()))
+}
+
 // resnetStem adds the 7×7/2 convolution, its norm and ReLU, and the 3×3/2
 // max-pool, their names prefixed by prefix.
 func resnetStem(b *convNet, prefix string, x *fmap, n resnetNorm, frozen bool) *fmap {
 	y := b.conv(prefix+"conv1", x, convSpec{cout: 64, k: 7, stride: 2, pad: 3, frozen: frozen})
-	y = b.relu(prefix+"relu", n.apply(b, prefix+"bn1", y))
+	y = n.applyReLU(b, prefix+"bn1", prefix+"relu", y)
 	return b.maxPool(prefix+"maxpool", y, 3, 2, 1)
 }
 
@@ -43,17 +64,18 @@ func resnetStem(b *convNet, prefix string, x *fmap, n resnetNorm, frozen bool) *
 func bottleneck(b *convNet, name string, x *fmap, width, stride int, n resnetNorm, frozen bool) *fmap {
 	b.fork(name, x)
 	y := b.conv(name+".conv1", x, convSpec{cout: width, k: 1, stride: 1, frozen: frozen})
-	y = b.relu(name+".relu1", n.apply(b, name+".bn1", y))
+	y = n.applyReLU(b, name+".bn1", name+".relu1", y)
 	y = b.conv(name+".conv2", y, convSpec{cout: width, k: 3, stride: stride, pad: 1, frozen: frozen})
-	y = b.relu(name+".relu2", n.apply(b, name+".bn2", y))
+	y = n.applyReLU(b, name+".bn2", name+".relu2", y)
 	y = b.conv(name+".conv3", y, convSpec{cout: 4 * width, k: 1, stride: 1, frozen: frozen})
-	y = n.apply(b, name+".bn3", y)
-	sc := x
-	if stride != 1 || x.c != int64(4*width) {
-		sc = b.conv(name+".downsample.0", x, convSpec{cout: 4 * width, k: 1, stride: stride, frozen: frozen})
-		sc = n.apply(b, name+".downsample.1", sc)
+	shortcut := func() *fmap {
+		if stride == 1 && x.c == int64(4*width) {
+			return x
+		}
+		sc := b.conv(name+".downsample.0", x, convSpec{cout: 4 * width, k: 1, stride: stride, frozen: frozen})
+		return n.apply(b, name+".downsample.1", sc)
 	}
-	return b.relu(name+".relu3", b.add(name+".add", y, sc))
+	return n.applyAddReLU(b, name+".bn3", name+".add", name+".relu3", y, shortcut)
 }
 
 // basicBlock adds ResNet-34's block (two 3×3 convolutions, a projection
@@ -82,14 +104,15 @@ func resnet50Ops(s Shape) ([]Op, error) {
 		return nil, err
 	}
 	b := newConvNet(s.Precision, s.Batch)
-	x := resnetStem(b, "", b.input(3, r, r), resnetNorm{}, false)
+	norm := resnetNorm{fuse: s.FuseBNReLU}
+	x := resnetStem(b, "", b.input(3, r, r), norm, false)
 	for i, st := range resnet50Stages {
 		for j := 0; j < st.blocks; j++ {
 			stride := 1
 			if j == 0 {
 				stride = st.stride
 			}
-			x = bottleneck(b, "layer"+strconv.Itoa(i+1)+"."+strconv.Itoa(j), x, st.width, stride, resnetNorm{}, false)
+			x = bottleneck(b, "layer"+strconv.Itoa(i+1)+"."+strconv.Itoa(j), x, st.width, stride, norm, false)
 		}
 	}
 	x = b.avgPool("avgpool", x)

@@ -642,3 +642,68 @@ func TestMaskRoIs(t *testing.T) {
 		}
 	}
 }
+
+// TestFuseBNReLU checks resnet50's fused batch norms (Shape.FuseBNReLU)
+// against its unfused list: the ReLUs and residual adds are gone (the
+// stem's and two a block's ReLU fused with their norm, a block's last
+// norm with the add and ReLU: 16 blocks, 65 forward and 49 backward
+// operators fewer), the FLOPs, parameters and bytes kept are the same,
+// and the bytes moved fall by what the fused kernels do not read and
+// write: for a norm and ReLU of output y, the ReLU's pass forward (read
+// and write y) and backward (read dy, write dx), less the norm's read of
+// y for the ReLU's sign; for a norm, add and ReLU, the add's and ReLU's
+// passes forward (5y) less the addend's read, and backward the ReLU's
+// (2y) less the reads of y and the addend's gradient's write.
+func TestFuseBNReLU(t *testing.T) {
+	plain := opsOf(t, "resnet50", Shape{Batch: 2, Precision: FP16})
+	fused := opsOf(t, "resnet50", Shape{Batch: 2, Precision: FP16, FuseBNReLU: true})
+	count := func(ops []Op, p Pass) int {
+		n := 0
+		for _, o := range ops {
+			if o.Pass == p {
+				n++
+			}
+		}
+		return n
+	}
+	if d := count(plain, Forward) - count(fused, Forward); d != 65 {
+		t.Errorf("forward operators %d fewer, want 65", d)
+	}
+	if d := count(plain, Backward) - count(fused, Backward); d != 49 {
+		t.Errorf("backward operators %d fewer, want 49", d)
+	}
+	var want float64 // bytes the fusion saves, from the unfused ReLUs' outputs
+	for _, o := range plain {
+		if o.Pass != Forward || o.Kind != Elementwise || !strings.Contains(o.Name, "relu") {
+			continue
+		}
+		y := float64(o.Write)
+		if strings.HasSuffix(o.Name, ".relu3") {
+			want += 4 * y // forward: add 3y + ReLU 2y − addend y; backward: −2y + y + y
+		} else {
+			want += 2*y + y // forward 2y; backward 2y − y
+		}
+	}
+	sum := func(ops []Op) (flops, bytes, saved float64, params int64) {
+		for _, o := range ops {
+			flops += o.FLOPs
+			bytes += float64(o.Read + o.Write)
+			saved += float64(o.Saved)
+			params += o.Params
+		}
+		return
+	}
+	pf, pb, ps, pp := sum(plain)
+	ff, fb, fs, fp := sum(fused)
+	if e := relErr(ff, pf); e > 1e-12 || pp != fp || fs != ps {
+		t.Errorf("fused FLOPs %.6g, params %d, kept %.6g; unfused %.6g, %d, %.6g: want the same", ff, fp, fs, pf, pp, ps)
+	}
+	if e := relErr(pb-fb, want); e > 1e-12 {
+		t.Errorf("bytes saved %.6g, want %.6g", pb-fb, want)
+	}
+	for _, o := range fused {
+		if o.Kind == Elementwise && (strings.Contains(o.Name, "relu") || strings.HasSuffix(o.Name, ".add")) {
+			t.Errorf("fused list has %s", o.Name)
+		}
+	}
+}

@@ -75,7 +75,8 @@ const modeLabel = "mode"
 // gradients' norm each step (Measured.ClipNorm), zeroGradLabel how it
 // clears the gradients (Measured.ZeroGrad), stepsCountedLabel and
 // stepsTimedLabel the steps a throughput counts and those its timed
-// region ran (Measured.StepsCounted, StepsTimed).
+// region ran (Measured.StepsCounted, StepsTimed), fuseLabel the
+// kernels its framework fuses (Measured.FuseBNReLU).
 const (
 	ampLabel          = "amp"
 	clipLabel         = "clip"
@@ -83,6 +84,7 @@ const (
 	stepsCountedLabel = "steps_counted"
 	stepsTimedLabel   = "steps_timed"
 	loaderLabel       = "loader"
+	fuseLabel         = "fuse"
 )
 
 // p2pDisableLabel is the label by which a record gives the value of
@@ -398,7 +400,7 @@ func sentenceScale(header benchlog.Record, name string, prof *model.Profiles) (f
 }
 
 // programLabels reads a record's amp, clip, zero_grad, trainer, loader,
-// steps_counted and steps_timed labels into m.
+// fuse, steps_counted and steps_timed labels into m.
 func programLabels(m *Measured, labels map[string]string) error {
 	switch a := labels[ampLabel]; a {
 	case "", AMPAutocast:
@@ -428,6 +430,16 @@ func programLabels(m *Measured, labels map[string]string) error {
 		m.Loader = l
 	default:
 		return fmt.Errorf("%s %q: want %s or none (default)", loaderLabel, l, LoaderHybrid)
+	}
+	switch f := labels[fuseLabel]; f {
+	case "", "none":
+	case FuseBNReLU:
+		if m.Model != fuseBNModel {
+			return fmt.Errorf("%s %s: the batch norms of %s's generator, not of %s", fuseLabel, f, fuseBNModel, m.Model)
+		}
+		m.FuseBNReLU = true
+	default:
+		return fmt.Errorf("%s %q: want %s or none (default)", fuseLabel, f, FuseBNReLU)
 	}
 	for _, f := range []struct {
 		label string

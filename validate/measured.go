@@ -120,6 +120,10 @@ type Measured struct {
 	// CSV's loader column): LoaderHybrid, or "" for a loader outside the
 	// training process or synthetic input.
 	Loader string
+	// FuseBNReLU says the program runs each batch norm with the ReLU and
+	// residual add after it as one kernel (a CSV's fuse column,
+	// FuseBNReLU; compute.Config.FuseBNReLU).
+	FuseBNReLU bool
 	// StepsCounted and StepsTimed are the optimizer steps the log's
 	// throughput counts and the steps its timed region ran, where they
 	// differ (CSV columns steps_counted and steps_timed): the prediction
@@ -576,7 +580,7 @@ func measuredShape(m *Measured, mdl *model.Model, prof *model.Profiles) (b, seq 
 // mixed precision, the gradient scaler under amp-fp16 and the fairseq
 // trainer's read of the loss (TrainerDLEFairseq).
 func measuredCompute(ms *Measured, d *hw.Device, prec hw.Precision, opt model.Optimizer, seq int) compute.Config {
-	c := compute.Config{Device: d, Precision: prec, Mode: measuredMode(ms), NCHW: measuredNCHW(ms), SeqLen: seq, Framework: ms.Framework, FusedAttention: ms.FusedAttention, MaskRoIs: ms.MaskRoIs, Host: ms.Host, TimerEvents: ms.TimerEvents}
+	c := compute.Config{Device: d, Precision: prec, Mode: measuredMode(ms), NCHW: measuredNCHW(ms), SeqLen: seq, Framework: ms.Framework, FusedAttention: ms.FusedAttention, MaskRoIs: ms.MaskRoIs, FuseBNReLU: ms.FuseBNReLU, Host: ms.Host, TimerEvents: ms.TimerEvents}
 	if isTorch(ms) {
 		amp := ms.Precision != string(prec) // amp-fp16, amp, amp-bf16
 		c.Optimizer, c.Autocast, c.ClipNorm, c.ZeroGrad = opt, amp, ms.ClipNorm, ms.ZeroGrad
@@ -600,6 +604,13 @@ const (
 	// between two steps and builds its targets (compute.Config.LoaderHost:
 	// model.HybridLoadHost and model.HybridTargets' calls).
 	LoaderHybrid = "hybrid"
+	// FuseBNReLU is a fuse column's value for a program that runs each
+	// batch norm with the ReLU after it, and a residual block's last one
+	// with the add and ReLU, as one kernel: MXNet's --fuse-bn-relu and
+	// --fuse-bn-add-relu (model.Shape.FuseBNReLU).
+	FuseBNReLU = "bn-relu"
+	// fuseBNModel is the model whose rows may name FuseBNReLU.
+	fuseBNModel = "resnet50"
 	// hybridLoaderModel is the model whose rows may name LoaderHybrid.
 	hybridLoaderModel = "maskrcnn-r50-fpn"
 

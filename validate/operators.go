@@ -129,7 +129,7 @@ func newOperatorRow(m *Measured, cat *hw.Catalog, prof *model.Profiles) (operato
 	}
 	// The operators as compute.LawAt lists them for validate's prediction:
 	// a compiled program's elementwise chains fused.
-	ops, err := model.Ops(mdl.Name, model.Shape{Batch: b, Precision: sp, SeqLen: seq, Framework: c.Framework, Fused: c.Mode == compute.Compiled})
+	ops, err := model.Ops(mdl.Name, model.Shape{Batch: b, Precision: sp, SeqLen: seq, Framework: c.Framework, Fused: c.Mode == compute.Compiled, FuseBNReLU: c.FuseBNReLU})
 	if err != nil {
 		return operatorRow{}, "", false, err
 	}

@@ -142,3 +142,33 @@ func TestHybridLoaderStep(t *testing.T) {
 		t.Errorf("hybrid loader adds %.4g s a step, want 12 × %.4g s = %.4g s", got, per, want)
 	}
 }
+
+// TestFuseLabel checks the fuse column: bn-relu on a resnet50 row sets
+// compute.Config.FuseBNReLU, nothing or none leaves it off, and another
+// model or value is refused, the valid ones named.
+func TestFuseLabel(t *testing.T) {
+	m := Measured{Model: "resnet50", Framework: "mxnet"}
+	if err := programLabels(&m, map[string]string{"fuse": "bn-relu"}); err != nil || !m.FuseBNReLU {
+		t.Fatalf("%+v, %v: want the batch norms fused", m, err)
+	}
+	if c := measuredCompute(&m, &hw.Device{Name: "d", SMs: 1}, hw.FP16, model.Momentum, 0); !c.FuseBNReLU {
+		t.Error("fuse bn-relu: compute.Config.FuseBNReLU false")
+	}
+	for _, v := range []string{"", "none"} {
+		m := Measured{Model: "resnet50"}
+		if err := programLabels(&m, map[string]string{"fuse": v}); err != nil || m.FuseBNReLU {
+			t.Errorf("fuse %q: %+v, %v; want nothing fused", v, m, err)
+		}
+	}
+	for _, c := range []struct {
+		model, fuse, wantError string
+	}{
+		{"efficientnet-b4", "bn-relu", "fuse bn-relu: the batch norms of resnet50's generator, not of efficientnet-b4"},
+		{"resnet50", "bn-add-relu", `fuse "bn-add-relu": want bn-relu or none (default)`},
+	} {
+		m := Measured{Model: c.model}
+		if err := programLabels(&m, map[string]string{"fuse": c.fuse}); err == nil || err.Error() != c.wantError {
+			t.Errorf("%s, fuse %q: %v; want %q", c.model, c.fuse, err, c.wantError)
+		}
+	}
+}
