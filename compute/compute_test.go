@@ -583,7 +583,8 @@ func TestLossSync(t *testing.T) {
 // the V100's against DeepBench's 0.379 ms for a 3×3 convolution of 16
 // inputs of 175×40×128 to 128 channels in fp16 (results/train/
 // DeepBench_NV_V100.xlsx). The same product as a matrix product runs at
-// EffGEMM, and a device that gives no convolution efficiency (the H100)
+// the A100's measured product efficiency (gemm_efficiency, the page's
+// GEMM), and a device that gives no convolution efficiency (the H100)
 // runs both alike.
 func TestConvEfficiencyMeasured(t *testing.T) {
 	const flops = 118482796544
@@ -608,7 +609,7 @@ func TestConvEfficiencyMeasured(t *testing.T) {
 	gemm.Kind = model.MatMul
 	got, _ := OpTime(&Config{Device: a100, Precision: hw.FP16}, &gemm)
 	q := 3136.0 / (30 * 108) // 3,136 tiles of 128×128 in 30 waves of 108 SMs
-	near(t, "A100 fp16 product of the conv's shape (s)", float64(got), flops/(312e12*EffGEMM*q))
+	near(t, "A100 fp16 product of the conv's shape (s)", float64(got), flops/(312e12*a100.GEMMEfficiency.Tensor*q))
 	// DeepBench's V100 convolution: M = 16·175·40, N = 128, K = 1,152.
 	db := model.Op{Kind: model.Conv, FLOPs: 2 * 112000 * 128 * 1152, M: 112000, N: 128, K: 1152, Groups: 1,
 		Read: 112000 * 128 * 2, Write: 112000 * 128 * 2}
@@ -624,7 +625,7 @@ func TestConvEfficiencyMeasured(t *testing.T) {
 	var e Efficiencies
 	e.Set(TensorFP16, 0.4)
 	cal, _ := OpTime(&Config{Device: a100, Precision: hw.FP16, Eff: &e}, &conv)
-	near(t, "calibrated A100 conv (s)", float64(cal), flops/(312e12*0.4*(0.415/EffGEMM)*q))
+	near(t, "calibrated A100 conv (s)", float64(cal), flops/(312e12*0.4*(0.415/a100.GEMMEfficiency.Tensor)*q))
 }
 
 // TestHostOp checks an operator the host computes (model.Op.HostCPU)
@@ -748,7 +749,9 @@ func TestLawFusedAttention(t *testing.T) {
 }
 
 // TestGEMMEfficiencyGH100 checks the catalogue's gemm_efficiency of the
-// H100s and the H200 against its source, Transformer Engine's GEMM
+// A100s against its source, CUTLASS's profiler page (235.1 TFLOP/s for an
+// fp16 3456×4096×8192 product on full waves: 864 tiles in 8 waves of 108
+// SMs), and of the H100s and the H200 against theirs, Transformer Engine's GEMM
 // profiling tutorial (docs/examples/gemm_profiling/gemm_profiling.rst,
 // "Worked Example: 5B Model on H200", pre-quantized): one layer's twelve
 // bf16 products of width 4,096 and FFN 16,384 on 15,872 tokens, 2·15,872
@@ -778,7 +781,13 @@ func TestGEMMEfficiencyGH100(t *testing.T) {
 		{CUDACore, EffGEMM}, {MemoryBound, EffMemory}, {Grouped, EffDepthwise}, {Flash, EffFlash}} {
 		near(t, "H100 "+string(tc.k), DeviceEfficiency(h100, tc.k), tc.want)
 	}
-	near(t, "A100 tensor-fp16", DeviceEfficiency(builtin(t, "a100-sxm4-80gb"), TensorFP16), EffGEMM)
+	near(t, "A100 page's product quantisation", Quantisation(3456, 4096, 8192, 1, 108), 1)
+	for _, name := range []string{"a100-sxm4-40gb", "a100-sxm4-80gb", "a100-pcie-40gb", "a100-pcie-80gb"} {
+		if g := builtin(t, name).GEMMEfficiency.Tensor; math.Abs(g-235.1/312) > 0.0005 {
+			t.Errorf("%s: gemm_efficiency %v, the page gives %.4f", name, g, 235.1/312)
+		}
+	}
+	near(t, "V100 tensor-fp16", DeviceEfficiency(builtin(t, "v100-sxm2-16gb"), TensorFP16), EffGEMM)
 	// 4096³ in bf16: 1,024 tiles in 8 waves of 132 SMs.
 	op := model.Op{Kind: model.MatMul, FLOPs: 2 * 4096 * 4096 * 4096, M: 4096, N: 4096, K: 4096, Groups: 1, Read: 1, Write: 1}
 	q := 1024.0 / (8 * 132)
@@ -791,8 +800,8 @@ func TestGEMMEfficiencyGH100(t *testing.T) {
 	e.Set(TensorBF16, 0.5)
 	got, _ = OpTime(&Config{Device: h100, Precision: hw.BF16, Eff: &e}, &op)
 	near(t, "H100 bf16 4096³ calibrated at 0.5 (s)", float64(got), op.FLOPs/(989.5e12*0.5*q))
-	// An edited A100 with a product figure keeps its convolutions at the
-	// measured 0.415 of the peak.
+	// The A100, with a product figure, keeps its convolutions at the
+	// measured 0.415 of the peak, whatever the product figure.
 	a100 := *builtin(t, "a100-sxm4-40gb")
 	a100.GEMMEfficiency.Tensor = 0.6
 	conv := model.Op{Kind: model.Conv, FLOPs: 118482796544, M: 8 * 224 * 224, N: 128, K: 1152, Groups: 1, Read: 1, Write: 1}

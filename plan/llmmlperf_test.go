@@ -168,3 +168,56 @@ func TestMLPerfGPT3HeldOutQuoted(t *testing.T) {
 		}
 	}
 }
+
+// TestLLMPapersQuoted checks what docs/llm.md says of the papers' runs:
+// Narayanan et al.'s tables over-predicted throughout, most on the 76B
+// model; Korthikanti et al.'s step times under full and selective
+// recomputation, the 22B model's selective one apart; BLOOM's.
+func TestLLMPapersQuoted(t *testing.T) {
+	v, err := ValidateLLM(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pct := func(e float64) string { return strings.Replace(fmt.Sprintf("%+.0f", 100*e), "-", "−", 1) }
+	tlo, thi, worst := math.Inf(1), math.Inf(-1), ""
+	klo, khi := map[string]float64{"full": math.Inf(1), "selective": math.Inf(1)}, map[string]float64{"full": math.Inf(-1), "selective": math.Inf(-1)}
+	var k22, bloom float64
+	for _, r := range v.Results {
+		n, e := r.Case.Name, r.Error
+		switch {
+		case strings.HasPrefix(n, "narayanan-"):
+			if e > thi {
+				worst = n
+			}
+			tlo, thi = math.Min(tlo, e), math.Max(thi, e)
+		case n == "korthikanti-22B-selective":
+			k22 = e
+		case strings.HasPrefix(n, "korthikanti-"):
+			kind := n[strings.LastIndex(n, "-")+1:]
+			klo[kind], khi[kind] = math.Min(klo[kind], e), math.Max(khi[kind], e)
+		case n == "bloom-176b":
+			bloom = e
+		}
+	}
+	if worst != "narayanan-t1-76.1B" {
+		t.Errorf("the tables' largest over-prediction is %s, the page says 76B", worst)
+	}
+	raw, err := os.ReadFile("../docs/llm.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := strings.Join(strings.Fields(string(raw)), " ")
+	for _, want := range []string{
+		fmt.Sprintf("over-predicted by %.0f to %.0f %%", 100*tlo, 100*thi),
+		fmt.Sprintf("step times are %s to %s %% under full recomputation and %s %% under selective recomputation but for the 22B model (%s %%)",
+			pct(klo["full"]), pct(khi["full"]), pct(khi["selective"]), pct(k22)),
+		fmt.Sprintf("BLOOM is %.0f %% fast", -100*bloom),
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("docs/llm.md lacks %q", want)
+		}
+	}
+	if pct(klo["selective"]) != pct(khi["selective"]) {
+		t.Errorf("selective recomputation's other runs %s to %s %%: the page gives one figure", pct(klo["selective"]), pct(khi["selective"]))
+	}
+}

@@ -61,3 +61,32 @@ func TestSQuADGapByPrecision(t *testing.T) {
 		}
 	}
 }
+
+// TestSQuADFixedTimeDLE checks what docs/validation-transformer.md says
+// of DeepLearningExamples' two SQuAD rows of one A100 (32 sequences, TF32
+// and mixed precision): the measured step as k times the predicted one
+// plus C, solved from the two rows.
+func TestSQuADFixedTimeDLE(t *testing.T) {
+	cat, prof := defaults(t)
+	rep, err := CompareMeasured(measuredFile(t, cat, prof, "../testdata/measurements/published-dle-bert-large.csv"), cat, prof, predict.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	measured, predicted := map[string]float64{}, map[string]float64{}
+	for _, g := range rep.Groups {
+		if g.Model != "bert-large-squad" || g.Device != "a100-sxm4-80gb" || g.Devices != 1 {
+			continue
+		}
+		for _, r := range g.Rows {
+			measured[g.Precision] = float64(r.Batch) / r.SamplesPerSec
+			predicted[g.Precision] = float64(r.Batch) / r.Predicted
+		}
+	}
+	mt, ma, pt, pa := measured["tf32"], measured["amp-fp16"], predicted["tf32"], predicted["amp-fp16"]
+	if mt == 0 || ma == 0 {
+		t.Fatalf("rows %v", measured)
+	}
+	k := (mt - ma) / (pt - pa)
+	c := ma - k*pa
+	docQuote(t, "validation-transformer.md")(fmt.Sprintf("give k = (%.4f − %.4f)/(%.4f − %.4f) = %.2f and C = %.3f s", mt, ma, pt, pa, k, c))
+}

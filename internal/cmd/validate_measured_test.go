@@ -1276,7 +1276,18 @@ func TestValidateMeasuredPublishedNodes(t *testing.T) {
 		}
 		return logs
 	}
+	file := func(name string) string { return "../../testdata/measurements/" + name }
+	five := []string{file("published-resnet50.csv"), file("published-dle-resnet50.csv"), file("published-dle-efficientnet-b4.csv"),
+		file("published-dle-maskrcnn-r50-fpn.csv"), file("published-dle-transformer-big.csv")}
 	for row, files := range map[string][]string{
+		"| `published-resnet50.csv`":             five[:1],
+		"| `published-dle-resnet50.csv`":         five[1:2],
+		"| `published-dle-efficientnet-b4.csv`":  five[2:3],
+		"| `published-dle-maskrcnn-r50-fpn.csv`": five[3:4],
+		"| `published-dle-transformer-big.csv`":  five[4:5],
+		"| `published-dle-bert-large.csv`":       {file("published-dle-bert-large.csv")},
+		"| the five published files together":    five,
+		"| the six published files together":     append(slices.Clone(five), file("published-dle-bert-large.csv")),
 		"| `published-lambda-*.csv`":             publishedNodeFiles,
 		"| of them `published-lambda-pcie.csv`":  {"../../testdata/measurements/published-lambda-pcie.csv"},
 		"| every published file together":        all,
