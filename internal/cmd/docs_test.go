@@ -307,3 +307,27 @@ func TestFilterRows(t *testing.T) {
 		}
 	}
 }
+
+// maxDocPage is the most bytes a page under docs/ may hold: the project's
+// limit of 40 KB a page, so that each stays readable on its own.
+const maxDocPage = 40_000
+
+// TestDocPagesSize checks that every page under docs/ is under maxDocPage.
+func TestDocPagesSize(t *testing.T) {
+	pages, err := filepath.Glob(filepath.Join("..", "..", "docs", "*.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pages) == 0 {
+		t.Fatal("no pages under docs/")
+	}
+	for _, p := range pages {
+		fi, err := os.Stat(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fi.Size() >= maxDocPage {
+			t.Errorf("%s: %d bytes, want under %d: split the page", filepath.Base(p), fi.Size(), maxDocPage)
+		}
+	}
+}
