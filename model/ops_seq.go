@@ -66,7 +66,13 @@ const (
 //
 //	2·s·(Σ 4h·(in+h) over the 8 LSTMs + 2·h² + 2·s·h + V·h)
 //
-// which at s = 28 is the profile's 7.141392384 GFLOP.
+// which at s = 28 is the profile's 7.141392384 GFLOP. The loss is
+// labelSmoothedLoss: DeepLearningExamples' LabelSmoothing
+// (PyTorch/Translation/GNMT/seq2seq/train/smoothing.py at 729963dd,
+// smoothing 0.1) takes log_softmax(x, dtype=torch.float32), gathers the
+// target's and takes every row's mean, the passes of fairseq's criterion
+// (the MLPerf reference's rnn_translator does the same at the model's
+// precision).
 func gnmtOps(s Shape) ([]Op, error) {
 	seq := s.SeqLen
 	if seq == 0 {
@@ -97,7 +103,7 @@ func gnmtOps(s Shape) ([]Op, error) {
 		}
 	}
 	o.linear("decoder.classifier", tokens, h, v, 1, v*h+v)
-	o.loss(tokens, v)
+	o.labelSmoothedLoss(tokens, v)
 	return o.list(o.adam(o.sumParams())), nil
 }
 

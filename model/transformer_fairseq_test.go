@@ -19,36 +19,51 @@ func fairseqOps(t *testing.T, name string, tokens int, p Precision) []Op {
 }
 
 // TestLabelSmoothedLossBytes checks the label-smoothed cross-entropy's
-// bytes per logit against PyTorch's kernels as fairseq runs them: forward
-// the log-softmax reads p and writes 4, the smoothing sum reads 4;
-// backward the gather's zero tensor writes 4, autograd's sum of the two
-// gradients reads 4 and writes 4, the log-softmax's backward reads 8 and
-// writes p.
+// bytes per logit against PyTorch's kernels as fairseq runs it for the
+// Transformer, and DeepLearningExamples' LabelSmoothing for GNMT (a mean
+// where fairseq sums): forward the log-softmax reads p and writes 4, the
+// smoothing reduction reads 4; backward the gather's zero tensor writes
+// 4, autograd's sum of the two gradients reads 4 and writes 4, the
+// log-softmax's backward reads 8 and writes p.
 func TestLabelSmoothedLossBytes(t *testing.T) {
 	const tokens, vocab = 1000, 33708
+	const pairs, seq = 16, 20 // GNMT: sentence pairs of seq tokens
 	for _, c := range []struct {
 		p        Precision
 		fwd, bwd float64 // bytes per logit
 	}{{FP16, 2 + 4 + 4, 4 + 8 + 8 + 2}, {FP32, 4 + 4 + 4, 4 + 8 + 8 + 4}} {
-		var fwd, bwd units.Bytes
-		for _, o := range fairseqOps(t, "transformer-big", tokens, c.p) {
-			if !strings.HasPrefix(o.Name, "loss.") {
-				continue
-			}
-			if o.Pass == Forward {
-				fwd += o.Read + o.Write
-			} else {
-				bwd += o.Read + o.Write
-			}
+		gnmt, err := Ops("gnmt", Shape{Batch: pairs, SeqLen: seq, Precision: c.p})
+		if err != nil {
+			t.Fatal(err)
 		}
-		logits := float64(tokens * vocab)
-		// The smoothing sum writes one float64-sized value per token
-		// (its sum and the gathered value), 8/V per logit.
-		if got, want := float64(fwd)/logits, c.fwd+8.0/vocab; !near(got, want, 1e-9) {
-			t.Errorf("%s forward: %.6f bytes per logit, want %.6f", c.p, got, want)
-		}
-		if got := float64(bwd) / logits; !near(got, c.bwd, 1e-9) {
-			t.Errorf("%s backward: %.6f bytes per logit, want %g", c.p, got, c.bwd)
+		for _, m := range []struct {
+			name   string
+			ops    []Op
+			logits float64
+			vocab  float64
+		}{
+			{"transformer-big", fairseqOps(t, "transformer-big", tokens, c.p), tokens * vocab, vocab},
+			{"gnmt", gnmt, pairs * seq * gnmtVocab, gnmtVocab},
+		} {
+			var fwd, bwd units.Bytes
+			for _, o := range m.ops {
+				if o.Kind != Loss {
+					continue
+				}
+				if o.Pass == Forward {
+					fwd += o.Read + o.Write
+				} else {
+					bwd += o.Read + o.Write
+				}
+			}
+			// The smoothing reduction writes one float64-sized value per
+			// token (its result and the gathered value), 8/V per logit.
+			if got, want := float64(fwd)/m.logits, c.fwd+8.0/m.vocab; !near(got, want, 1e-9) {
+				t.Errorf("%s %s forward: %.6f bytes per logit, want %.6f", m.name, c.p, got, want)
+			}
+			if got := float64(bwd) / m.logits; !near(got, c.bwd, 1e-9) {
+				t.Errorf("%s %s backward: %.6f bytes per logit, want %g", m.name, c.p, got, c.bwd)
+			}
 		}
 	}
 }
