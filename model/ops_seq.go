@@ -117,6 +117,14 @@ func gnmtLSTM(o *seqOps, name string, in int64, b float64, seq int) {
 	tokens := b * float64(seq)
 	o.dropout(name+".dropout", tokens*float64(in))
 	o.linear(name+".ih", tokens, in, 4*h, 1, 4*h*in+4*h)
+	lstmRecurrence(o, name, h, b, seq)
+}
+
+// lstmRecurrence appends the recurrence of an LSTM layer of h hidden
+// units over b sequences of seq steps: the recurrent product per step
+// (weight_hh and bias_hh, owned by the first) and the gates.
+func lstmRecurrence(o *seqOps, name string, h int64, b float64, seq int) {
+	tokens := b * float64(seq)
 	for t := 0; t < seq; t++ {
 		var params int64
 		if t == 0 {
@@ -124,7 +132,28 @@ func gnmtLSTM(o *seqOps, name string, in int64, b float64, seq int) {
 		}
 		o.linear(fmt.Sprintf("%s.hh.%d", name, t), b, h, 4*h, 1, params)
 	}
-	o.pointwise(name+".gates", Elementwise, tokens*4*h, 2, seqLSTMFLOPs, o.bytes(tokens*5*h), 0)
+	hf := float64(h)
+	o.pointwise(name+".gates", Elementwise, tokens*4*hf, 2, seqLSTMFLOPs, o.bytes(tokens*5*hf), 0)
+}
+
+// LSTMRecurrence returns the operators of one LSTM layer's recurrence as
+// the gnmt generator lists them, forward and backward, without an update:
+// hidden units over batch sequences of steps at precision p, each step's
+// recurrent product (M = batch, N = 4·hidden, K = hidden) and the gates
+// over every step. It is the layer of cuDNN's CUDNN_SKIP_INPUT mode, whose
+// input is added to the gates without a product of its own (the layers
+// DeepBench's rnn_bench times).
+func LSTMRecurrence(hidden int64, batch, steps int, p Precision) ([]Op, error) {
+	switch {
+	case hidden < 1 || batch < 1 || steps < 1:
+		return nil, fmt.Errorf("LSTM of %d hidden units, batch %d, %d steps: want each at least 1", hidden, batch, steps)
+	case steps > gnmtMaxSeqLen:
+		return nil, fmt.Errorf("LSTM of %d steps: want at most %d (an operator per step)", steps, gnmtMaxSeqLen)
+	}
+	o := &seqOps{p: p.Size()}
+	lstmRecurrence(o, "lstm", hidden, float64(batch), steps)
+	ops := o.list(Op{})
+	return ops[:len(ops)-1], nil
 }
 
 // gnmtAttention appends the normalized Bahdanau attention of the

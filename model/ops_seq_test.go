@@ -4,6 +4,8 @@ import (
 	"math"
 	"strings"
 	"testing"
+
+	"scaleplan/internal/units"
 )
 
 // seqGenerators are the sequence models' generator names.
@@ -242,6 +244,51 @@ func TestSeqOpsErrors(t *testing.T) {
 			if _, err := Ops(name, s); err == nil {
 				t.Errorf("Ops(%s, %+v): no error", name, s)
 			}
+		}
+	}
+}
+
+// TestLSTMRecurrence checks the exported recurrence against the gnmt
+// generator's attention LSTM, whose recurrence it is (the same hidden
+// size): the same operators, FLOPs and bytes, the first step's product
+// owning the layer's 4h² + 4h recurrent parameters; and its errors.
+func TestLSTMRecurrence(t *testing.T) {
+	const batch, seq = 24, 7
+	rec, err := LSTMRecurrence(gnmtHidden, batch, seq, FP16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	all, err := Ops("gnmt", Shape{Batch: batch, SeqLen: seq, Precision: FP16})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := func(ops []Op, keep func(string) bool) (n int, fl float64, b units.Bytes, params int64) {
+		for _, o := range ops {
+			if keep(o.Name) {
+				n++
+				fl += o.FLOPs
+				b += o.Read + o.Write
+				params += o.Params
+			}
+		}
+		return
+	}
+	gn, gfl, gb, gp := sum(all, func(s string) bool {
+		return strings.HasPrefix(s, "decoder.att_rnn.hh.") || strings.HasPrefix(s, "decoder.att_rnn.gates")
+	})
+	rn, rfl, rb, rp := sum(rec, func(string) bool { return true })
+	if gn != rn || gfl != rfl || gb != rb || gp != rp {
+		t.Errorf("LSTMRecurrence: %d operators, %g FLOPs, %v, %d parameters; gnmt's attention LSTM %d, %g, %v, %d", rn, rfl, rb, rp, gn, gfl, gb, gp)
+	}
+	if want := int64(4*gnmtHidden*gnmtHidden + 4*gnmtHidden); rp != want {
+		t.Errorf("parameters %d, want %d", rp, want)
+	}
+	for _, c := range []struct {
+		h          int64
+		batch, seq int
+	}{{0, 1, 1}, {8, 0, 1}, {8, 1, 0}, {8, 1, gnmtMaxSeqLen + 1}} {
+		if _, err := LSTMRecurrence(c.h, c.batch, c.seq, FP32); err == nil {
+			t.Errorf("LSTMRecurrence(%d, %d, %d): no error", c.h, c.batch, c.seq)
 		}
 	}
 }

@@ -416,3 +416,138 @@ func TestKernelBenchOperators(t *testing.T) {
 		quote(line)
 	}
 }
+
+// lstmRow is one DeepBench LSTM layer: measured and predicted milliseconds
+// of its three calls (forward, backward of the inputs, backward of the
+// weights).
+type lstmRow struct {
+	app                  string
+	hidden, batch, steps int
+	prec                 string
+	measured, predicted  [3]float64
+}
+
+// deepBenchLSTM predicts each row of testdata/measurements/deepbench/
+// v100-lstm.csv from the catalogue alone: the device times
+// (compute.OpTime) of model.LSTMRecurrence's operators, the forward ones
+// for cudnnRNNForwardTraining, the input gradients and the gates'
+// backward for cudnnRNNBackwardData, the weight gradients for
+// cudnnRNNBackwardWeights; fp16 on the tensor cores, fp32 on the CUDA
+// cores.
+func deepBenchLSTM(t *testing.T) []lstmRow {
+	t.Helper()
+	cat, _ := defaults(t)
+	d := cat.DeviceCalled("v100-sxm2-16gb")
+	table := csvTable(t, "../testdata/measurements/deepbench/v100-lstm.csv")
+	want := "application,hidden,batch,timesteps,precision,forward_ms,backward_inputs_ms,backward_weights_ms"
+	if got := strings.Join(table[0], ","); got != want {
+		t.Fatalf("v100-lstm.csv: header %q, want %q", got, want)
+	}
+	var rows []lstmRow
+	for _, rec := range table[1:] {
+		r := lstmRow{app: rec[0], prec: rec[4]}
+		var err error
+		for i, p := range []*int{&r.hidden, &r.batch, &r.steps} {
+			if *p, err = strconv.Atoi(rec[1+i]); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for i := range r.measured {
+			if r.measured[i], err = strconv.ParseFloat(rec[5+i], 64); err != nil || !(r.measured[i] > 0) {
+				t.Fatalf("v100-lstm.csv: %v: %q", rec, rec[5+i])
+			}
+		}
+		prec := map[string]hw.Precision{"fp32": hw.FP32, "fp16": hw.FP16}[r.prec]
+		ops, err := model.LSTMRecurrence(int64(r.hidden), r.batch, r.steps, model.Precision(prec))
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := compute.Config{Device: d, Precision: prec}
+		for i := range ops {
+			tm, err := compute.OpTime(&c, &ops[i])
+			if err != nil {
+				t.Fatal(err)
+			}
+			k := 0
+			switch {
+			case strings.HasSuffix(ops[i].Name, ".grad_weight"):
+				k = 2
+			case ops[i].Pass == model.Backward:
+				k = 1
+			}
+			r.predicted[k] += float64(tm) / float64(units.Millisecond)
+		}
+		rows = append(rows, r)
+	}
+	return rows
+}
+
+// TestDeepBenchLSTM checks docs/validation-operators.md ("cuDNN's LSTM on
+// the V100"): each DeepBench layer's three calls measured against the
+// operator model from the catalogue alone, the mean |error| of each call
+// per precision, the range of the forward pass's time a step beyond the
+// model in fp16, and the tile quantisation the model gives the fp32
+// products of 16 rows. Run with -v to print the page's lines.
+func TestDeepBenchLSTM(t *testing.T) {
+	quote := docQuote(t, "validation-operators.md")
+	say := func(s string) {
+		t.Helper()
+		t.Log(s)
+		quote(s)
+	}
+	type acc struct {
+		sum [3]float64
+		n   int
+	}
+	by := map[string]*acc{"fp32": {}, "fp16": {}}
+	gapLo, gapHi := math.Inf(1), math.Inf(-1)
+	fwdLo, fwdHi := math.Inf(1), math.Inf(-1)   // fp16 forward errors
+	slowLo, slowHi := math.Inf(1), math.Inf(-1) // fp32 at batch ≤ 16, ≥ 1,536 units
+	var step1024, big float64
+	for _, r := range deepBenchLSTM(t) {
+		line := fmt.Sprintf("| %s | %d | %d | %d | %s |", r.app, r.hidden, r.batch, r.steps, r.prec)
+		a := by[r.prec]
+		for i := range r.measured {
+			e := r.predicted[i]/r.measured[i] - 1
+			a.sum[i] += math.Abs(e)
+			line += fmt.Sprintf(" %.3g | %.3g | %s |", r.measured[i], r.predicted[i], signed(pct(e)))
+		}
+		a.n++
+		say(line)
+		switch {
+		case r.prec == "fp16":
+			gap := 1e3 * (r.measured[0] - r.predicted[0]) / float64(r.steps)
+			gapLo, gapHi = math.Min(gapLo, gap), math.Max(gapHi, gap)
+			e := r.predicted[0]/r.measured[0] - 1
+			fwdLo, fwdHi = math.Min(fwdLo, e), math.Max(fwdHi, e)
+			if r.hidden == 1024 && r.batch == 16 {
+				step1024 = r.predicted[0]
+			}
+		case r.batch <= 16 && r.hidden >= 1536:
+			x := r.predicted[0] / r.measured[0]
+			slowLo, slowHi = math.Min(slowLo, x), math.Max(slowHi, x)
+			if r.hidden == 4096 {
+				big = r.measured[0]
+			}
+		}
+	}
+	for _, prec := range []string{"fp32", "fp16"} {
+		a := by[prec]
+		line := fmt.Sprintf("| %s | %d |", prec, a.n)
+		for i := range a.sum {
+			line += fmt.Sprintf(" %.1f %% |", pct(a.sum[i]/float64(a.n)))
+		}
+		say(line)
+	}
+	say(fmt.Sprintf("takes %.0f to %.0f µs a step more than the model in fp16", gapLo, gapHi))
+	say(fmt.Sprintf("the model gives the forward step %.0f µs in all", 1e3*step1024/25))
+	say(fmt.Sprintf("predicted too fast, by %.1f to %.1f %%", -pct(fwdHi), -pct(fwdLo)))
+	say(fmt.Sprintf("the model takes %.1f to %.1f times the measured time", slowLo, slowHi))
+	cat, _ := defaults(t)
+	v100 := cat.DeviceCalled("v100-sxm2-16gb")
+	q := compute.Quantisation(16, 4*4096, 4096, 1, v100.SMs)
+	say(fmt.Sprintf("a tile quantisation of %.3f", q))
+	w := 4 * 4096 * 4096 * 4.0 // fp32 weight_hh of 4,096 units
+	say(fmt.Sprintf("reads the %.0f MB of weights in %.2f ms a step, %.2f of the V100's bandwidth",
+		w/1e6, big/25, w/(big/25*1e-3)/float64(v100.MemoryBandwidth)))
+}
