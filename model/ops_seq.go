@@ -60,8 +60,8 @@ const (
 // gnmtOps lists a GNMT training step of s.Batch sentence pairs of s.SeqLen
 // source and target tokens. Each LSTM layer runs its input product over
 // the whole sequence as one matrix product and its recurrent product one
-// time step after another, M = batch, N = 4·1024, K = 1024; the gates'
-// nonlinearities are one operator per layer. Forward matrix-product and
+// time step after another, M = batch, N = 4·1024, K = 1024, each step's
+// gates after its product (lstmRecurrence). Forward matrix-product and
 // attention FLOPs per sentence pair:
 //
 //	2·s·(Σ 4h·(in+h) over the 8 LSTMs + 2·h² + 2·s·h + V·h)
@@ -121,26 +121,39 @@ func gnmtLSTM(o *seqOps, name string, in int64, b float64, seq int) {
 }
 
 // lstmRecurrence appends the recurrence of an LSTM layer of h hidden
-// units over b sequences of seq steps: the recurrent product per step
-// (weight_hh and bias_hh, owned by the first) and the gates.
+// units over b sequences of seq steps as cuDNN's standard algorithm runs
+// it, a step's work waiting for the step before: forward, each step's
+// recurrent product (weight_hh and bias_hh, owned by the first) and its
+// gates; backward, each step's gates and the product of its hidden
+// state's gradient, then the weight's gradient as one product over every
+// step (cudnnRNNBackwardWeights). Each step's gates keep the step's input,
+// previous hidden state, four gates and cell (the profile's rule).
 func lstmRecurrence(o *seqOps, name string, h int64, b float64, seq int) {
-	tokens := b * float64(seq)
+	tokens, hf := b*float64(seq), float64(h)
 	for t := 0; t < seq; t++ {
-		var params int64
+		n := fmt.Sprintf("%s.hh.%d", name, t)
+		fl := 2 * b * 4 * hf * hf
+		f := Op{Name: n, Kind: MatMul, FLOPs: fl,
+			Read: o.bytes(b*hf + 4*hf*hf), Write: o.bytes(4 * b * hf), Saved: o.bytes(b * hf),
+			M: seqCeil(b), N: 4 * h, K: h, Groups: 1}
+		g := []Op{{Name: n + ".grad_input", Kind: MatMul, FLOPs: fl,
+			Read: o.bytes(4*b*hf + 4*hf*hf), Write: o.bytes(b * hf), M: seqCeil(b), N: h, K: 4 * h, Groups: 1}}
 		if t == 0 {
-			params = 4*h*h + 4*h
+			f.Params = 4*h*h + 4*h
+			g = append(g, Op{Name: name + ".hh.grad_weight", Kind: MatMul, FLOPs: fl * float64(seq),
+				Read: o.bytes(tokens*hf + 4*tokens*hf), Write: o.bytes(4 * hf * hf),
+				M: h, N: 4 * h, K: seqCeil(tokens), Groups: 1})
 		}
-		o.linear(fmt.Sprintf("%s.hh.%d", name, t), b, h, 4*h, 1, params)
+		o.push(f, g...)
+		o.pointwise(fmt.Sprintf("%s.gates.%d", name, t), Elementwise, 4*b*hf, 2, seqLSTMFLOPs, o.bytes(5*b*hf), 0)
 	}
-	hf := float64(h)
-	o.pointwise(name+".gates", Elementwise, tokens*4*hf, 2, seqLSTMFLOPs, o.bytes(tokens*5*hf), 0)
 }
 
 // LSTMRecurrence returns the operators of one LSTM layer's recurrence as
-// the gnmt generator lists them, forward and backward, without an update:
-// hidden units over batch sequences of steps at precision p, each step's
-// recurrent product (M = batch, N = 4·hidden, K = hidden) and the gates
-// over every step. It is the layer of cuDNN's CUDNN_SKIP_INPUT mode, whose
+// the gnmt generator lists them (lstmRecurrence), forward and backward,
+// without an update: hidden units over batch sequences of steps at
+// precision p, each step's recurrent product (M = batch, N = 4·hidden,
+// K = hidden) and gates, and the weight's gradient over every step. It is the layer of cuDNN's CUDNN_SKIP_INPUT mode, whose
 // input is added to the gates without a product of its own (the layers
 // DeepBench's rnn_bench times).
 func LSTMRecurrence(hidden int64, batch, steps int, p Precision) ([]Op, error) {
