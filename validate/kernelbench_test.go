@@ -595,3 +595,66 @@ func TestDeepBenchLSTM(t *testing.T) {
 	say(fmt.Sprintf("reads the %.0f MB of weights in %.2f ms a step, %.2f of the V100's bandwidth",
 		w/1e6, big/25, w/(big/25*1e-3)/float64(v100.MemoryBandwidth)))
 }
+
+// TestDeepBenchGEMM checks docs/validation-operators.md ("Matrix products
+// on the V100"): each of DeepBench's V100 products timed as one operator
+// of the model (compute.OpTime: its operands read and its result written
+// once), fp16 on the tensor cores and fp32 on the CUDA cores, and the
+// error per precision for products of at most 128 columns and of more:
+// the mean |error|, the median error and the range. Run with -v to print
+// every product.
+func TestDeepBenchGEMM(t *testing.T) {
+	cat, _ := defaults(t)
+	d := cat.DeviceCalled("v100-sxm2-16gb")
+	table := csvTable(t, "../testdata/measurements/deepbench/v100-gemm.csv")
+	if got, want := strings.Join(table[0], ","), "application,m,n,k,a_transpose,b_transpose,precision,ms"; got != want {
+		t.Fatalf("v100-gemm.csv: header %q, want %q", got, want)
+	}
+	groups := map[string][]float64{}
+	for _, rec := range table[1:] {
+		var dim [3]int64
+		for i := range dim {
+			v, err := strconv.ParseInt(rec[1+i], 10, 64)
+			if err != nil || v < 1 {
+				t.Fatalf("v100-gemm.csv: %v: %q", rec, rec[1+i])
+			}
+			dim[i] = v
+		}
+		ms, err := strconv.ParseFloat(rec[7], 64)
+		if err != nil || !(ms > 0) {
+			t.Fatalf("v100-gemm.csv: %v: %q", rec, rec[7])
+		}
+		prec, size := hw.FP32, 4.0
+		if rec[6] == "fp16" {
+			prec, size = hw.FP16, 2
+		}
+		m, n, k := dim[0], dim[1], dim[2]
+		op := model.Op{Kind: model.MatMul, Pass: model.Forward, FLOPs: 2 * float64(m*n*k),
+			Read: units.Bytes(size * float64(m*k+k*n)), Write: units.Bytes(size * float64(m*n)),
+			M: m, N: n, K: k, Groups: 1}
+		tm, err := compute.OpTime(&compute.Config{Device: d, Precision: prec}, &op)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e := float64(tm)/(ms*float64(units.Millisecond)) - 1
+		key := rec[6] + ", at most 128 columns"
+		if n > 128 {
+			key = rec[6] + ", more columns"
+		}
+		groups[key] = append(groups[key], e)
+		t.Logf("%s %d×%d×%d %s%s %s: %g ms measured, %.3g predicted, %s", rec[0], m, n, k, rec[4], rec[5], rec[6], ms, float64(tm)/float64(units.Millisecond), signed(pct(e)))
+	}
+	quote := docQuote(t, "validation-operators.md")
+	for _, key := range []string{"fp32, at most 128 columns", "fp32, more columns", "fp16, at most 128 columns", "fp16, more columns"} {
+		e := groups[key]
+		sum, lo, hi := 0.0, math.Inf(1), math.Inf(-1)
+		for _, x := range e {
+			sum += math.Abs(x)
+			lo, hi = math.Min(lo, x), math.Max(hi, x)
+		}
+		line := fmt.Sprintf("| %s | %d | %.1f %% | %s | %s to %s |", key, len(e), pct(sum/float64(len(e))),
+			signed(pct(median(e))), signed(pct(lo)), signed(pct(hi)))
+		t.Log(line)
+		quote(line)
+	}
+}
