@@ -72,8 +72,8 @@ type Efficiencies struct {
 	// of its operator: what a kernel takes however little it does (its
 	// start on the device, the ramp and tail of its waves). Like the
 	// efficiencies it is taken as a property of an architecture's
-	// kernels and carried to another device unchanged; 0 for none, the
-	// uncalibrated model's.
+	// kernels and carried to another device unchanged; 0 for none: the
+	// uncalibrated model's KernelTime in eager mode.
 	KernelTime units.Seconds
 	// EventsInStepHost says the calibration's rows recorded timer events
 	// (Config.TimerEvents) on a host that measured no event's cost, so
@@ -216,8 +216,15 @@ func (c *Config) Launches(op *model.Op) units.Seconds {
 }
 
 // kernelTime returns the device's time per kernel beyond the roofline
-// under c: a calibration's KernelTime, else 0.
-func (c *Config) kernelTime() units.Seconds { return effKey(c.Eff).KernelTime }
+// under c: a calibration's KernelTime, else in eager mode the published
+// KernelTime, else 0 (a compiled program's kernels are not the operators'
+// list; docs/compute-calibration.md).
+func (c *Config) kernelTime() units.Seconds {
+	if k := effKey(c.Eff).KernelTime; k > 0 || !c.eager() {
+		return k
+	}
+	return KernelTime
+}
 
 // ClassOf returns the class whose efficiency bounds op under c: the
 // tensor-core class of the precision for a dense product, convolution or

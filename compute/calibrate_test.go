@@ -196,11 +196,12 @@ func TestLibraryLaunch(t *testing.T) {
 }
 
 // TestKernelTime checks that a calibration's KernelTime adds to the
-// device's time of a step exactly its kernels times it: every forward and
-// backward operator's kernels (model.Op.KernelCount, three for an NCHW
-// tensor-core convolution, two for a float32 operator under autocast) and
-// autocast's casts of the weights, one per parameter tensor of a product
-// or convolution in each pass.
+// device's time of a step exactly its kernels times it, in place of eager
+// mode's published KernelTime, which adds its own the same way: every
+// forward and backward operator's kernels (model.Op.KernelCount, three
+// for an NCHW tensor-core convolution, two for a float32 operator under
+// autocast) and autocast's casts of the weights, one per parameter tensor
+// of a product or convolution in each pass.
 func TestKernelTime(t *testing.T) {
 	d := builtin(t, "h100-sxm5-80gb")
 	ops, err := model.Ops("resnet50", model.Shape{Batch: 32, Precision: model.FP16})
@@ -228,6 +229,8 @@ func TestKernelTime(t *testing.T) {
 	base := Efficiencies{Launch: units.Microsecond}
 	with := base
 	with.KernelTime = kt
+	two := base
+	two.KernelTime = 2 * kt
 	dev := func(e *Efficiencies) float64 {
 		c := Config{Device: d, Precision: hw.FP16, Mode: Eager, NCHW: true, Autocast: true, Eff: e}
 		s, err := Step(&c, ops)
@@ -236,5 +239,6 @@ func TestKernelTime(t *testing.T) {
 		}
 		return float64(s.DeviceForward + s.DeviceBackward)
 	}
-	near(t, "added device time (s)", dev(&with)-dev(&base), float64(kt)*float64(kernels))
+	near(t, "added device time (s)", dev(&two)-dev(&with), float64(kt)*float64(kernels))
+	near(t, "published kernel time over a calibrated one (s)", dev(&base)-dev(&with), float64(KernelTime-kt)*float64(kernels))
 }

@@ -46,6 +46,15 @@ const (
 	// FlashAttention-2 (Dao 2023, arXiv:2307.08691, abstract and Figure 6)
 	// reaches 50 to 73 % of A100's peak, its backward pass the lower end.
 	EffFlash = 0.5
+	// KernelTime is what a kernel takes on the device beyond its
+	// operator's roofline time, however little it does, in eager mode:
+	// fitted to the fp16 forward and data calls of cuDNN's LSTM layers in
+	// Baidu's DeepBench on a DGX-1 V100 (results/train/
+	// DeepBench_NV_V100.xlsx at 30c51150; testdata/measurements/deepbench/
+	// v100-lstm.csv), chains of short kernels each waiting for the last,
+	// by the least squares of the log of predicted over measured time
+	// (validate's TestDeepBenchLSTM computes it): 15.2 µs.
+	KernelTime units.Seconds = 15.2e-6
 	// EffMemory is the fraction of the datasheet's DRAM bandwidth that a
 	// streaming kernel achieves: Jia et al. 2018, "Dissecting the NVIDIA
 	// Volta GPU Architecture via Microbenchmarking" (arXiv:1804.06826),

@@ -128,8 +128,10 @@ func TestPrecisionPeaks(t *testing.T) {
 // TestStepLaunch checks each mode's host time against the device's, which
 // it overlaps: eager PyTorch's host (a dispatch, a launch, a module call
 // and an autograd record per forward operator; a dispatch and a launch
-// per backward one, at PublishedHost's figures) is longer than these
-// small operators and decides the step; a CUDA graph's or compiled step's launches hide behind the device.
+// per backward one, at PublishedHost's figures) is shorter than these
+// small operators' device time with eager mode's KernelTime, which decides
+// the step; a CUDA graph's or compiled step's launches hide behind the
+// device, whose kernels take no KernelTime.
 func TestStepLaunch(t *testing.T) {
 	ops := []model.Op{
 		{Kind: model.Elementwise, Pass: model.Forward, Read: 1e6},
@@ -137,15 +139,18 @@ func TestStepLaunch(t *testing.T) {
 		{Kind: model.Update, Pass: model.UpdatePass, Read: 3e6},
 	}
 	mem := func(b float64) float64 { return b / (1e12 * 0.83) }
-	eagerFwd, eagerBwd := 4.2e-6+5e-6+1.8e-6, 4.2e-6
+	k := float64(KernelTime)
+	if host := 4.2e-6 + 5e-6 + 1.8e-6; host >= mem(1e6)+k {
+		t.Fatalf("eager forward host %g s: want it shorter than the device's %g s", host, mem(1e6)+k)
+	}
 	for _, c := range []struct {
-		m        Mode
-		launch   float64
-		fwd, bwd float64
+		m             Mode
+		launch        float64
+		fwd, bwd, upd float64
 	}{
-		{Eager, 4.2e-6, eagerFwd, eagerBwd},
-		{Graphs, 0.5e-6, mem(1e6), mem(2e6)},
-		{Compiled, 0.9e-6, mem(1e6), mem(2e6)},
+		{Eager, 4.2e-6, mem(1e6) + k, mem(2e6) + k, mem(3e6) + k},
+		{Graphs, 0.5e-6, mem(1e6), mem(2e6), mem(3e6)},
+		{Compiled, 0.9e-6, mem(1e6), mem(2e6), mem(3e6)},
 	} {
 		s, err := Step(&Config{Device: toy(), Precision: hw.FP16, Mode: c.m, Host: &PublishedHost}, ops)
 		if err != nil {
@@ -153,7 +158,7 @@ func TestStepLaunch(t *testing.T) {
 		}
 		near(t, string(c.m)+" forward", float64(s.Forward), c.fwd)
 		near(t, string(c.m)+" backward", float64(s.Backward), c.bwd)
-		near(t, string(c.m)+" update", float64(s.Update), mem(3e6))
+		near(t, string(c.m)+" update", float64(s.Update), c.upd)
 		near(t, string(c.m)+" launch", float64(s.Launch), 3*c.launch)
 	}
 }
@@ -169,13 +174,19 @@ func paramOps() []model.Op {
 	return []model.Op{fwd, bwd}
 }
 
+// bare is a calibration whose kernels take no device time of their own
+// (KernelTime 1 fs, in place of eager mode's published KernelTime), for
+// the tests of the host's closed forms, whose steps are host-bound or
+// sum a few long operators.
+var bare = &Efficiencies{KernelTime: 1e-15}
+
 // TestOverlapSync checks the step's closed forms: the host's optimizer
 // step hides behind a long device pass without a synchronisation, and
 // follows it with the gradient scaler's.
 func TestOverlapSync(t *testing.T) {
 	ops := paramOps()
 	q := Quantisation(12800, 1000, 1000, 1, 100)
-	dev := 2 / q // two products of 1/q s each
+	dev := 2/q + 2*float64(KernelTime) // two products of 1/q s each, a kernel each
 	sizes := []int64{1000000, 1000}
 	// Momentum SGD: four foreach calls, each one launch (2 tensors), and
 	// the step's 1.815 µs a tensor (compute/testdata/torch-host.csv).
@@ -196,15 +207,19 @@ func TestOverlapSync(t *testing.T) {
 	if !s.Sync {
 		t.Error("a gradient scaler's step: want Sync")
 	}
-	// A host longer than the device decides: 10,000 tiny forward ops.
+	// A host longer than the device decides: 10,000 tiny forward ops on
+	// a device whose kernels take no time of their own (bare); at the
+	// published KernelTime the device decides.
 	tiny := make([]model.Op, 10000)
 	for i := range tiny {
 		tiny[i] = model.Op{Kind: model.Elementwise, Pass: model.Forward, Read: 8}
 	}
-	s, _ = Step(&Config{Device: toy(), Precision: hw.FP16, Mode: Eager}, tiny)
+	s, _ = Step(&Config{Device: toy(), Precision: hw.FP16, Mode: Eager, Eff: bare}, tiny)
 	near(t, "host-bound step, measured", float64(s.Compute()), 10000*(4.2e-6+1.118e-6+0.418e-6))
-	s, _ = Step(&Config{Device: toy(), Precision: hw.FP16, Mode: Eager, Host: &PublishedHost}, tiny)
+	s, _ = Step(&Config{Device: toy(), Precision: hw.FP16, Mode: Eager, Host: &PublishedHost, Eff: bare}, tiny)
 	near(t, "host-bound step, published", float64(s.Compute()), 10000*(4.2e-6+5e-6+1.8e-6))
+	s, _ = Step(&Config{Device: toy(), Precision: hw.FP16, Mode: Eager}, tiny)
+	near(t, "device-bound step at KernelTime", float64(s.Compute()), 10000*(8/(1e12*EffMemory)+float64(KernelTime)))
 	// Adam: 6.842 µs a tensor beyond its seven foreach calls.
 	c = &Config{Device: toy(), Precision: hw.FP16, Mode: Eager, Optimizer: model.Adam}
 	s, _ = Step(c, ops)
@@ -517,7 +532,7 @@ func TestSyncSegments(t *testing.T) {
 	back := big
 	back.Pass = model.Backward
 	ops = append(ops, back)
-	c := &Config{Device: toy(), Precision: hw.FP16, Mode: Eager, Host: &PublishedHost}
+	c := &Config{Device: toy(), Precision: hw.FP16, Mode: Eager, Host: &PublishedHost, Eff: bare}
 	s, err := Step(c, ops)
 	if err != nil {
 		t.Fatal(err)
@@ -557,7 +572,7 @@ func TestLossSync(t *testing.T) {
 	back := big
 	back.Pass = model.Backward
 	ops = append(ops, back)
-	c := &Config{Device: toy(), Precision: hw.FP16, Mode: Eager, Host: &PublishedHost, LossSync: true}
+	c := &Config{Device: toy(), Precision: hw.FP16, Mode: Eager, Host: &PublishedHost, LossSync: true, Eff: bare}
 	s, err := Step(c, ops)
 	if err != nil {
 		t.Fatal(err)
@@ -641,7 +656,7 @@ func TestHostOp(t *testing.T) {
 	back.Pass = model.Backward
 	ops := []model.Op{big, {Kind: model.Elementwise, Pass: model.Forward, Read: 8, HostCPU: 0.05, Untracked: true}, back}
 	for _, m := range []Mode{Compiled, Eager} {
-		c := &Config{Device: toy(), Precision: hw.FP16, Mode: m, Host: &PublishedHost}
+		c := &Config{Device: toy(), Precision: hw.FP16, Mode: m, Host: &PublishedHost, Eff: bare}
 		s, err := Step(c, ops)
 		if err != nil {
 			t.Fatal(err)
@@ -707,7 +722,7 @@ func TestLawCacheKeysDevice(t *testing.T) {
 	if !(l2.PerSample > l1.PerSample) {
 		t.Errorf("A100 copy with half the convolution efficiency: %v per sample, the A100 %v", l2.PerSample, l1.PerSample)
 	}
-	c.Device = a100
+	c.Device, c.Eff = a100, bare // the host decides the MLP's step
 	m, _ := LawAt(c, "mlp", 1)
 	c.Host = &PublishedHost
 	p, _ := LawAt(c, "mlp", 1)

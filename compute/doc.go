@@ -73,8 +73,9 @@
 // kernels a library launches inside a dispatched operator, cuDNN's NCHW
 // transposes, then cost a bare LaunchKernel), adds a host cost per step
 // to the host's time (HostTime.Step), which overlaps the device like the
-// rest, and a device time per kernel (Efficiencies.KernelTime) to the
-// device's; Profile evaluates a step under many
-// of them quickly, for the fit. Kept on another device they carry the
-// calibration there, Habitat-style (calibrate.go).
+// rest, and its own device time per kernel (Efficiencies.KernelTime, in
+// place of the published KernelTime of eager mode) to the device's;
+// Profile evaluates a step under many of them quickly, for the fit. Kept
+// on another device they carry the calibration there, Habitat-style
+// (calibrate.go).
 package compute

@@ -33,8 +33,9 @@ cuda_sync,21.5
 }
 
 // The operator model's law of ResNet-50 in fp32 on an H100 at batches 1 and 64,
-// eager PyTorch, with the default host and with a slow one: the host
-// bounds the step at small batches only.
+// eager PyTorch, with the default host and with a slow one: the device,
+// each kernel taking KernelTime at least, bounds the step of the default
+// host; the slow host bounds it at small batches only.
 func ExampleLawAt() {
 	cat, err := hw.Default()
 	if err != nil {
@@ -57,8 +58,8 @@ func ExampleLawAt() {
 		}
 	}
 	// Output:
-	// host kernel false, batch 1: step 2.9 ms
-	// host kernel false, batch 64: step 53.3 ms
+	// host kernel false, batch 1: step 9.1 ms
+	// host kernel false, batch 64: step 59.4 ms
 	// host kernel true, batch 1: step 14.4 ms
-	// host kernel true, batch 64: step 53.3 ms
+	// host kernel true, batch 64: step 59.4 ms
 }

@@ -16,7 +16,7 @@ import (
 // loading outlasts the device decides the step.
 func TestLoaderHost(t *testing.T) {
 	ops := paramOps()
-	dev := 2 / Quantisation(12800, 1000, 1000, 1, 100) // paramOps' two 1/q s products
+	dev := 2/Quantisation(12800, 1000, 1000, 1, 100) + 2*float64(KernelTime) // paramOps' two 1/q s products, a kernel each
 	c := &Config{Device: toy(), Precision: hw.FP16, Mode: Eager, Optimizer: model.Momentum}
 	base, err := Step(c, ops)
 	if err != nil {

@@ -20,9 +20,9 @@ func ExampleSearch() {
 	}
 	fmt.Println("recommended: devices", res.Recommended.Config.Devices)
 	// Output:
-	// devices 32, batch 52 × 1: 11.4 min, $31.25
-	// devices 16, batch 104 × 1: 22.0 min, $30.01
-	// devices 8, batch 208 × 1: 43.0 min, $29.38
-	// devices 1, batch 416 × 1: 5.67 h, $29.03
+	// devices 32, batch 52 × 1: 14.4 min, $39.24
+	// devices 16, batch 104 × 1: 24.9 min, $34.00
+	// devices 8, batch 208 × 1: 46.0 min, $31.37
+	// devices 1, batch 416 × 1: 5.87 h, $30.03
 	// recommended: devices 8
 }

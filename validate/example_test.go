@@ -73,8 +73,8 @@ func ExampleCompareMeasured() {
 			g.Device, g.Precision, r.Batch, r.Predicted, r.SamplesPerSec, 100*r.Error(), g.PredictedMax, g.MemoryAgrees())
 	}
 	// Output:
-	// h200-sxm-141gb amp-fp16 batch 2048: 7489 samples/s predicted, 3088 measured (+142.5%); largest batch 3214, agrees true
-	// h200-sxm-141gb fp32 batch 512: 1384 samples/s predicted, 1084 measured (+27.6%); largest batch 1607, agrees true
+	// h200-sxm-141gb amp-fp16 batch 2048: 7324 samples/s predicted, 3088 measured (+137.2%); largest batch 3214, agrees true
+	// h200-sxm-141gb fp32 batch 512: 1361 samples/s predicted, 1084 measured (+25.5%); largest batch 1607, agrees true
 }
 
 // ResNet-50 in fp32 at 32 images per GPU: measured on one H200
@@ -112,7 +112,7 @@ func ExampleCompareMeasured_system() {
 			g.Devices, g.System, r.Exchange, r.Predicted, 100*r.Predicted/(float64(g.Devices)*one))
 	}
 	// Output:
-	// 1 GPU: 1278 samples/s predicted, 837 measured (+52.6%)
-	// 8 GPUs of dgx-h200 over nccl: 10103 samples/s predicted, efficiency 98.8%
-	// 16 GPUs of dgx-h200 over nccl, verbs: 20051 samples/s predicted, efficiency 98.1%
+	// 1 GPU: 1026 samples/s predicted, 837 measured (+22.5%)
+	// 8 GPUs of dgx-h200 over nccl: 8128 samples/s predicted, efficiency 99.1%
+	// 16 GPUs of dgx-h200 over nccl, verbs: 16156 samples/s predicted, efficiency 98.5%
 }

@@ -584,6 +584,9 @@ func TestDeepBenchLSTM(t *testing.T) {
 	before, _ := mae(0)
 	after, _ := mae(k)
 	say(fmt.Sprintf("a time of %.1f µs a kernel brings their mean |error| from %.1f %% to %.1f %%", 1e3*k, pct(before), pct(after)))
+	if got, want := math.Round(1e7*float64(compute.KernelTime))/10, math.Round(1e4*k)/10; got != want {
+		t.Errorf("compute.KernelTime is %g µs, the fit to DeepBench's fp16 LSTM calls %g µs", got, want)
+	}
 	say(fmt.Sprintf("the model gives the forward step %.0f µs in all", 1e3*step1024/25))
 	say(fmt.Sprintf("predicted too fast, by %.1f to %.1f %%", -pct(fwdHi), -pct(fwdLo)))
 	say(fmt.Sprintf("the model takes %.1f to %.1f times the measured time", slowLo, slowHi))

@@ -166,10 +166,16 @@ func hostKernel(m *Measured) units.Seconds {
 const stepHostStart = 100
 
 // kernelTimeStart is where the fit of the device's time per kernel
-// starts, microseconds: a search start small enough to leave the
-// uncalibrated step times (which have none) all but unchanged, not a
-// model constant; an undetermined figure is written as 0.
+// starts, microseconds: a search start, not a model constant (the
+// uncalibrated model's is compute.KernelTime, from which the fit does not
+// start: it settles in a worse minimum there); an undetermined figure is
+// written as 0, which a prediction reads as compute.KernelTime.
 const kernelTimeStart = 0.1
+
+// UncalibratedKernelTime is the uncalibrated model's device time per
+// kernel in eager mode (compute.KernelTime), the default fit --operators'
+// table gives the fitted one.
+const UncalibratedKernelTime = compute.KernelTime
 
 // operatorParams are the figures of an operator fit in mode on d: the
 // efficiency of each of compute.Classes (starting at, and where

@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"strings"
 
+	"scaleplan/internal/units"
 	"scaleplan/validate"
 )
 
@@ -31,7 +32,7 @@ func OperatorsFit(fits []validate.OperatorsFit) []Named {
 			case "step":
 				name, def = "host (µs per step)", "0"
 			case "kernel":
-				name, def = "device (µs per kernel)", "0"
+				name, def = "device (µs per kernel)", Num(float64(validate.UncalibratedKernelTime/units.Microsecond))
 			}
 			switch {
 			case p.Fixed:

@@ -117,7 +117,7 @@ func TestRangeNote(t *testing.T) {
 		t.Errorf("roofline:\n got %s\nwant %s", got, want)
 	}
 	p.Source = predict.Source{Kind: "operators"}
-	want = "range: time to train with the steps' time from -8.3 % to +49.2 %, the operators model's measured band: the measured steps of 80 % of its validation's rows lay within it, from the 10th to the 90th percentile of its error (docs/compute.md, Validation)"
+	want = "range: time to train with the steps' time from -10.4 % to +43.8 %, the operators model's measured band: the measured steps of 80 % of its validation's rows lay within it, from the 10th to the 90th percentile of its error (docs/compute.md, Validation)"
 	if got := RangeNote(p); got != want {
 		t.Errorf("operators:\n got %s\nwant %s", got, want)
 	}
