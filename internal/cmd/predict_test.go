@@ -438,3 +438,56 @@ func TestPredictStepsToTargetFlag(t *testing.T) {
 		t.Errorf("missing file: exit %d, stderr %q", code, stderr)
 	}
 }
+
+// TestPredictDocDefaultStudy checks what docs/predict.md ("The default
+// study") quotes of `predict` with no argument: its answer's four lines
+// and the side-by-side table, line for line, and the exposed all-reduce
+// of (b) and (c) from 16 GPUs, read from their tables.
+func TestPredictDocDefaultStudy(t *testing.T) {
+	stdout, stderr, code := runCLI("predict")
+	if code != exitOK {
+		t.Fatalf("predict: exit %d: %s", code, stderr)
+	}
+	doc, err := os.ReadFile("../../docs/predict.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := string(doc)
+	lines := strings.Split(stdout, "\n")
+	table, comm := false, map[string][2]float64{}
+	study := ""
+	for _, l := range lines {
+		switch {
+		case strings.HasPrefix(l, "devices  global batch"):
+			table = true
+		case table && strings.TrimSpace(l) == "":
+			table = false
+		case strings.HasPrefix(l, "(b) staged (") || strings.HasPrefix(l, "(c) staged + verbs ("):
+			study = l[:3]
+		case strings.HasPrefix(l, "steps to target"):
+			study = ""
+		}
+		if table || strings.HasPrefix(l, "fastest") || strings.HasPrefix(l, "best efficiency") || strings.HasPrefix(l, "at risk beyond") {
+			if !strings.Contains(page, l+"\n") {
+				t.Errorf("docs/predict.md lacks the line %q", l)
+			}
+		}
+		// The exposed all-reduce (the 8th column) of the rows of 16 GPUs and more.
+		if f := strings.Fields(l); study != "" && len(f) > 8 {
+			n, err1 := strconv.Atoi(f[0])
+			c, err2 := strconv.ParseFloat(f[7], 64)
+			if err1 == nil && err2 == nil && n >= 16 {
+				r, ok := comm[study]
+				if !ok {
+					r = [2]float64{c, c}
+				}
+				comm[study] = [2]float64{math.Min(r[0], c), math.Max(r[1], c)}
+			}
+		}
+	}
+	b, c := comm["(b)"], comm["(c)"]
+	want := fmt.Sprintf("exposed all-reduce at %.1f to %.1f ms a step from 16 GPUs where IPoIB leaves %.1f to %.1f", c[0], c[1], b[0], b[1])
+	if !strings.Contains(strings.Join(strings.Fields(page), " "), want) {
+		t.Errorf("docs/predict.md lacks %q", want)
+	}
+}
