@@ -118,10 +118,18 @@ func index(k Class) int {
 // Of returns class k's efficiency: e's figure, or the default where e
 // gives none.
 func (e *Efficiencies) Of(k Class) float64 {
-	if i := index(k); e != nil && i >= 0 && e.E[i] > 0 {
-		return e.E[i]
+	if v, ok := e.fitted(k); ok {
+		return v
 	}
 	return DefaultEfficiency(k)
+}
+
+// fitted returns e's figure for class k and whether e gives one.
+func (e *Efficiencies) fitted(k Class) (float64, bool) {
+	if i := index(k); e != nil && i >= 0 && e.E[i] > 0 {
+		return e.E[i], true
+	}
+	return 0, false
 }
 
 // Set sets class k's efficiency to v (0 for the default).
@@ -133,33 +141,26 @@ func (e *Efficiencies) Set(k Class, v float64) {
 
 // eff returns the efficiency c uses for class k: its calibration's
 // figure where c.Eff gives one, else the device's published one
-// (deviceEff).
+// (DeviceEfficiency).
 func (c *Config) eff(k Class) float64 {
-	if i := index(k); c.Eff != nil && i >= 0 && c.Eff.E[i] > 0 {
-		return c.Eff.E[i]
+	if v, ok := c.Eff.fitted(k); ok {
+		return v
 	}
-	return c.deviceEff(k)
+	return DeviceEfficiency(c.Device, k)
 }
 
-// DeviceEfficiency returns class k's published efficiency on d: a
+// DeviceEfficiency returns class k's published efficiency on d, a
 // calibration's starting point and what a class it does not determine
-// keeps (see Config.deviceEff).
-func DeviceEfficiency(d *hw.Device, k Class) float64 {
-	c := Config{Device: d}
-	return c.deviceEff(k)
-}
-
-// deviceEff returns class k's published efficiency on c's device:
-// DefaultEfficiency(k), where the catalogue measured the device's large
+// keeps: DefaultEfficiency(k), where the catalogue measured d's large
 // products on its tensor cores (hw.Device.GEMMEfficiency) a tensor-core
 // class's scaled by that figure over EffGEMM, the A100 figure the
 // defaults rest on.
-func (c *Config) deviceEff(k Class) float64 {
+func DeviceEfficiency(d *hw.Device, k Class) float64 {
 	def := DefaultEfficiency(k)
 	switch k {
 	case TensorFP16, TensorBF16, TensorTF32, TensorFP8:
-		if c.Device != nil && c.Device.GEMMEfficiency.Tensor > 0 {
-			return def * c.Device.GEMMEfficiency.Tensor / EffGEMM
+		if d != nil && d.GEMMEfficiency.Tensor > 0 {
+			return def * d.GEMMEfficiency.Tensor / EffGEMM
 		}
 	}
 	return def

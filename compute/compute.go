@@ -491,14 +491,14 @@ func winogradTiles(h, w int64) float64 {
 // convolution at c's precision reaches on c's device: the device's
 // measured convolution efficiency (hw.Device.ConvEfficiency, on the tensor
 // cores or, at fp32, on the CUDA cores) over the class's published one on
-// the device (deviceEff), or 1 where the device gives none. A
+// the device (DeviceEfficiency), or 1 where the device gives none. A
 // calibration's efficiency for the class scales with it, so the device's
 // convolutions keep their measured relation to its matrix products.
 //
-//	scale = conv_efficiency(d, units) / deviceEff(class)
+//	scale = conv_efficiency(d, units) / DeviceEfficiency(d, class)
 func (c *Config) convScale() float64 {
 	m := c.Device.ConvEfficiency.Of(c.Precision != hw.FP32)
-	if def := c.deviceEff(tensorClass(c.Precision)); m > 0 && def > 0 {
+	if def := DeviceEfficiency(c.Device, tensorClass(c.Precision)); m > 0 && def > 0 {
 		return m / def
 	}
 	return 1

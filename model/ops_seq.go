@@ -153,9 +153,10 @@ func lstmRecurrence(o *seqOps, name string, h int64, b float64, seq int) {
 // the gnmt generator lists them (lstmRecurrence), forward and backward,
 // without an update: hidden units over batch sequences of steps at
 // precision p, each step's recurrent product (M = batch, N = 4·hidden,
-// K = hidden) and gates, and the weight's gradient over every step. It is the layer of cuDNN's CUDNN_SKIP_INPUT mode, whose
-// input is added to the gates without a product of its own (the layers
-// DeepBench's rnn_bench times).
+// K = hidden) and gates, and the weight's gradient over every step. It is
+// the layer of cuDNN's CUDNN_SKIP_INPUT mode, whose input is added to the
+// gates without a product of its own (the layers DeepBench's rnn_bench
+// times).
 func LSTMRecurrence(hidden int64, batch, steps int, p Precision) ([]Op, error) {
 	switch {
 	case hidden < 1 || batch < 1 || steps < 1:
@@ -165,8 +166,7 @@ func LSTMRecurrence(hidden int64, batch, steps int, p Precision) ([]Op, error) {
 	}
 	o := &seqOps{p: p.Size()}
 	lstmRecurrence(o, "lstm", hidden, float64(batch), steps)
-	ops := o.list(Op{})
-	return ops[:len(ops)-1], nil
+	return o.passes(), nil
 }
 
 // gnmtAttention appends the normalized Bahdanau attention of the

@@ -147,7 +147,11 @@ func (o *seqOps) float32Last() {
 
 // list returns the step's operators: the forward ones, the backward groups
 // in reverse order, then update.
-func (o *seqOps) list(update Op) []Op {
+func (o *seqOps) list(update Op) []Op { return append(o.passes(), update) }
+
+// passes returns the forward operators in order, then the backward ones
+// in reverse, with room for an update after them.
+func (o *seqOps) passes() []Op {
 	n := len(o.fwd) + 1
 	for _, g := range o.bwd {
 		n += len(g)
@@ -157,7 +161,7 @@ func (o *seqOps) list(update Op) []Op {
 	for i := len(o.bwd) - 1; i >= 0; i-- {
 		out = append(out, o.bwd[i]...)
 	}
-	return append(out, update)
+	return out
 }
 
 // sumParams returns the forward operators' parameters.

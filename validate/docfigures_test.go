@@ -44,6 +44,18 @@ func docQuote(t *testing.T, page string) func(string) {
 	}
 }
 
+// docSay returns docQuote's check of docs/page that also logs the text,
+// so that -v prints the lines the page quotes.
+func docSay(t *testing.T, page string) func(string) {
+	t.Helper()
+	quote := docQuote(t, page)
+	return func(s string) {
+		t.Helper()
+		t.Log(s)
+		quote(s)
+	}
+}
+
 // pct rounds a relative error to a percentage of one decimal, as the
 // docs quote it.
 func pct(e float64) float64 { return math.Round(1000*e) / 10 }

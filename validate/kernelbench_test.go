@@ -323,13 +323,11 @@ func kernelBench(t *testing.T, set kbSet) []kbRow {
 // per kind of problem and over all of them; and the figures its text
 // quotes. Run with -v to print the page's lines.
 func TestKernelBenchOperators(t *testing.T) {
-	quote := docQuote(t, "validation-operators.md")
-	var h100 []kbRow
+	say := docSay(t, "validation-operators.md")
+	rowsOf := map[string][]kbRow{}
 	for _, set := range kbSets {
 		rows := kernelBench(t, set)
-		if set.file == "level1-h100.csv" {
-			h100 = rows
-		}
+		rowsOf[set.file] = rows
 		n := len(set.devices)
 		type acc struct {
 			sum []float64
@@ -355,8 +353,7 @@ func TestKernelBenchOperators(t *testing.T) {
 			}
 			a.n++
 			all.n++
-			t.Log(line)
-			quote(line)
+			say(line)
 		}
 		if len(order) > 1 {
 			order = append(order, "all")
@@ -370,13 +367,12 @@ func TestKernelBenchOperators(t *testing.T) {
 			for i := range set.devices {
 				line += fmt.Sprintf(" %.1f %% |", pct(a.sum[i]/float64(a.n)))
 			}
-			t.Log(line)
-			quote(line)
+			say(line)
 		}
 	}
 	// The GPT block on the H100 SXM5, as docs/validation-transformer.md
 	// quotes it.
-	for _, r := range kernelBench(t, kbSets[2]) {
+	for _, r := range rowsOf["level3-gpt.csv"] {
 		if strings.HasPrefix(r.problem, "44_") {
 			docQuote(t, "validation-transformer.md")(fmt.Sprintf("comes out %s on the H100 SXM5", signed(pct(r.predicted[0]/r.measured[0]-1))))
 		}
@@ -385,23 +381,19 @@ func TestKernelBenchOperators(t *testing.T) {
 	// values read and written, over the datasheet's.
 	cat, _ := defaults(t)
 	h100Devices := kbSets[0].devices
-	for _, r := range h100 {
+	for _, r := range rowsOf["level1-h100.csv"] {
 		if r.problem != "19_ReLU" {
 			continue
 		}
 		for i, name := range h100Devices {
 			bw := 8 * kbActivations / (r.measured[i] * 1e-3)
-			line := fmt.Sprintf("%s: %.2f TB/s, %.2f of", name, bw/1e12, bw/float64(cat.DeviceCalled(name).MemoryBandwidth))
-			t.Log(line)
-			quote(line)
+			say(fmt.Sprintf("%s: %.2f TB/s, %.2f of", name, bw/1e12, bw/float64(cat.DeviceCalled(name).MemoryBandwidth)))
 		}
 	}
 	// The quantisation of the A100's 1,024 × 2,048 products (problems 2,
 	// 16, 17 and 18 of level1-v0.1.csv).
 	q := compute.Quantisation(1024, 2048, 4096, 1, cat.DeviceCalled("a100-sxm4-40gb").SMs)
-	line := fmt.Sprintf("quantisation gives them %.2f of the rate", q)
-	t.Log(line)
-	quote(line)
+	say(fmt.Sprintf("quantisation gives them %.2f of the rate", q))
 	// Problems 87 and 63 on the SXM5 without the model's NCHW transposes.
 	sxm := cat.DeviceCalled(h100Devices[0])
 	for _, id := range []string{"87", "63"} { // the page quotes them in this order
@@ -411,9 +403,7 @@ func TestKernelBenchOperators(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		line := fmt.Sprintf("%.3g ms without the transposes", float64(tm)/float64(units.Millisecond))
-		t.Log(line)
-		quote(line)
+		say(fmt.Sprintf("%.3g ms without the transposes", float64(tm)/float64(units.Millisecond)))
 	}
 }
 
@@ -491,12 +481,7 @@ func deepBenchLSTM(t *testing.T) []lstmRow {
 // model in fp16, and the tile quantisation the model gives the fp32
 // products of 16 rows. Run with -v to print the page's lines.
 func TestDeepBenchLSTM(t *testing.T) {
-	quote := docQuote(t, "validation-operators.md")
-	say := func(s string) {
-		t.Helper()
-		t.Log(s)
-		quote(s)
-	}
+	say := docSay(t, "validation-operators.md")
 	type acc struct {
 		sum [3]float64
 		n   int
@@ -553,14 +538,14 @@ func TestDeepBenchLSTM(t *testing.T) {
 			fp16 = append(fp16, r)
 		}
 	}
-	mae := func(k float64) (sum, n float64) {
+	mae := func(k float64) float64 {
+		var sum float64
 		for _, r := range fp16 {
 			for i := range 2 {
 				sum += math.Abs((r.predicted[i]+k*r.kernels[i])/r.measured[i] - 1)
-				n++
 			}
 		}
-		return sum / n, n
+		return sum / float64(2*len(fp16))
 	}
 	obj := func(k float64) (s float64) {
 		for _, r := range fp16 {
@@ -581,9 +566,7 @@ func TestDeepBenchLSTM(t *testing.T) {
 		}
 	}
 	k := (lo + hi) / 2
-	before, _ := mae(0)
-	after, _ := mae(k)
-	say(fmt.Sprintf("a time of %.1f µs a kernel brings their mean |error| from %.1f %% to %.1f %%", 1e3*k, pct(before), pct(after)))
+	say(fmt.Sprintf("a time of %.1f µs a kernel brings their mean |error| from %.1f %% to %.1f %%", 1e3*k, pct(mae(0)), pct(mae(k))))
 	if got, want := math.Round(1e7*float64(compute.KernelTime))/10, math.Round(1e4*k)/10; got != want {
 		t.Errorf("compute.KernelTime is %g µs, the fit to DeepBench's fp16 LSTM calls %g µs", got, want)
 	}
@@ -647,7 +630,7 @@ func TestDeepBenchGEMM(t *testing.T) {
 		groups[key] = append(groups[key], e)
 		t.Logf("%s %d×%d×%d %s%s %s: %g ms measured, %.3g predicted, %s", rec[0], m, n, k, rec[4], rec[5], rec[6], ms, float64(tm)/float64(units.Millisecond), signed(pct(e)))
 	}
-	quote := docQuote(t, "validation-operators.md")
+	say := docSay(t, "validation-operators.md")
 	for _, key := range []string{"fp32, at most 128 columns", "fp32, more columns", "fp16, at most 128 columns", "fp16, more columns"} {
 		e := groups[key]
 		sum, lo, hi := 0.0, math.Inf(1), math.Inf(-1)
@@ -657,7 +640,6 @@ func TestDeepBenchGEMM(t *testing.T) {
 		}
 		line := fmt.Sprintf("| %s | %d | %.1f %% | %s | %s to %s |", key, len(e), pct(sum/float64(len(e))),
 			signed(pct(median(e))), signed(pct(lo)), signed(pct(hi)))
-		t.Log(line)
-		quote(line)
+		say(line)
 	}
 }

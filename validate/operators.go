@@ -64,7 +64,7 @@ type operatorRow struct {
 // left out; a device and mode with no measurement left gives no fit.
 func FitOperators(ms []Measured, cat *hw.Catalog, prof *model.Profiles, s *fit.Settings) ([]OperatorsFit, error) {
 	type key struct {
-		dev  string
+		dev  *hw.Device
 		mode compute.Mode
 	}
 	groups := map[key][]operatorRow{}
@@ -85,57 +85,53 @@ func FitOperators(ms []Measured, cat *hw.Catalog, prof *model.Profiles, s *fit.S
 	}
 	var fits []OperatorsFit
 	for _, k := range slices.SortedFunc(maps.Keys(groups), func(a, b key) int {
-		return cmp.Or(strings.Compare(a.dev, b.dev), strings.Compare(string(a.mode), string(b.mode)))
+		return cmp.Or(strings.Compare(a.dev.Name, b.dev.Name), strings.Compare(string(a.mode), string(b.mode)))
 	}) {
-		d, err := cat.Device(k.dev)
+		f, err := fitOperatorGroup(groups[k], k.mode, k.dev, s)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("%s %s: %w", k.dev.Name, k.mode, err)
 		}
-		f, err := fitOperatorGroup(groups[k], k.mode, d, s)
-		if err != nil {
-			return nil, fmt.Errorf("%s %s: %w", k.dev, k.mode, err)
-		}
-		fits = append(fits, OperatorsFit{Device: k.dev, Mode: k.mode, Fit: f, Entry: operatorsEntry(k.dev, k.mode, f, groups[k])})
+		fits = append(fits, OperatorsFit{Device: k.dev.Name, Mode: k.mode, Fit: f, Entry: operatorsEntry(k.dev.Name, k.mode, f, groups[k])})
 	}
 	return fits, nil
 }
 
-// newOperatorRow returns m as a row of the operator fit, its device's
-// catalogue name, and false when m is not one to fit (several devices,
-// out of memory, not covered by the operator model).
-func newOperatorRow(m *Measured, cat *hw.Catalog, prof *model.Profiles) (operatorRow, string, bool, error) {
+// newOperatorRow returns m as a row of the operator fit, its device, and
+// false when m is not one to fit (several devices, out of memory, not
+// covered by the operator model).
+func newOperatorRow(m *Measured, cat *hw.Catalog, prof *model.Profiles) (operatorRow, *hw.Device, bool, error) {
 	d := cat.DeviceCalled(m.Device)
 	if d == nil || max(m.Devices, 1) != 1 || m.OOM || !(m.SamplesPerSec > 0) || m.Batch < 1 {
-		return operatorRow{}, "", false, nil
+		return operatorRow{}, nil, false, nil
 	}
 	mdl, err := prof.Model(m.Model)
 	if err != nil || !compute.Covers(d, mdl.Name) {
-		return operatorRow{}, "", false, nil
+		return operatorRow{}, nil, false, nil
 	}
 	b, seq, err := measuredShape(m, mdl, prof)
 	if err != nil {
-		return operatorRow{}, "", false, err
+		return operatorRow{}, nil, false, err
 	}
 	c, err := operatorConfig(d, m, seq, nil)
 	if err != nil {
-		return operatorRow{}, "", false, err
+		return operatorRow{}, nil, false, err
 	}
 	if t, err := model.LookupTransformer(mdl.Name); err == nil {
 		c.FusedAttention = t.FusedAttention
 	}
 	_, sp, master, err := measuredPrecisions(m.Precision)
 	if err != nil {
-		return operatorRow{}, "", false, err
+		return operatorRow{}, nil, false, err
 	}
 	// The operators as compute.LawAt lists them for validate's prediction:
 	// a compiled program's elementwise chains fused.
 	ops, err := model.Ops(mdl.Name, model.Shape{Batch: b, Precision: sp, SeqLen: seq, Framework: c.Framework, Fused: c.Mode == compute.Compiled, FuseBNReLU: c.FuseBNReLU})
 	if err != nil {
-		return operatorRow{}, "", false, err
+		return operatorRow{}, nil, false, err
 	}
 	p, err := compute.NewProfile(c, ops)
 	if err != nil {
-		return operatorRow{}, "", false, err
+		return operatorRow{}, nil, false, err
 	}
 	acc := max(m.Accumulation, 1)
 	return operatorRow{
@@ -148,7 +144,7 @@ func newOperatorRow(m *Measured, cat *hw.Catalog, prof *model.Profiles) (operato
 		framework:        frameworkOf(m),
 		host:             hostKernel(m),
 		eventsUnmeasured: m.TimerEvents > 0 && (m.Host == nil || !(m.Host.Event > 0)),
-	}, d.Name, true, nil
+	}, d, true, nil
 }
 
 // hostKernel returns the cost of a dispatched kernel m's host measured,

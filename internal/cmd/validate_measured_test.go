@@ -1271,14 +1271,21 @@ func TestValidateMeasuredPublishedNodes(t *testing.T) {
 	if err != nil || len(all) < len(publishedNodeFiles) {
 		t.Fatalf("published files %v (%v): want these and more", all, err)
 	}
+	file := func(name string) string { return "../../testdata/measurements/" + name }
 	sweep := func(pattern string) []string {
-		logs, err := filepath.Glob("../../testdata/measurements/" + pattern)
+		logs, err := filepath.Glob(file(pattern))
 		if err != nil || len(logs) == 0 {
 			t.Fatalf("logs %s: %v (%v)", pattern, logs, err)
 		}
 		return logs
 	}
-	file := func(name string) string { return "../../testdata/measurements/" + name }
+	check := func(row string, out measuredRun) {
+		t.Helper()
+		if got, want := computeDocMAE(t, row), measuredMAE(t, out); got != want {
+			t.Errorf("docs/compute.md %s: %s, validate prints %s", row, got, want)
+		}
+	}
+	check("| `published-lambda-*.csv`", out)
 	five := []string{file("published-resnet50.csv"), file("published-dle-resnet50.csv"), file("published-dle-efficientnet-b4.csv"),
 		file("published-dle-maskrcnn-r50-fpn.csv"), file("published-dle-transformer-big.csv")}
 	for row, files := range map[string][]string{
@@ -1290,21 +1297,18 @@ func TestValidateMeasuredPublishedNodes(t *testing.T) {
 		"| `published-dle-bert-large.csv`":       {file("published-dle-bert-large.csv")},
 		"| the five published files together":    five,
 		"| the six published files together":     append(slices.Clone(five), file("published-dle-bert-large.csv")),
-		"| `published-lambda-*.csv`":             publishedNodeFiles,
-		"| of them `published-lambda-pcie.csv`":  {"../../testdata/measurements/published-lambda-pcie.csv"},
+		"| of them `published-lambda-pcie.csv`":  {file("published-lambda-pcie.csv")},
 		"| every published file together":        all,
-		"| `published-mlperf-v4.0-resnet50.csv`": {"../../testdata/measurements/published-mlperf-v4.0-resnet50.csv"},
+		"| `published-mlperf-v4.0-resnet50.csv`": {file("published-mlperf-v4.0-resnet50.csv")},
 		"| our H200 sweep":                       sweep("h200-2026-11-26/*.jsonl"),
 		"| our H100 sweep":                       sweep("h100-2026-11-26/*.jsonl"),
 		"| all our H100 and H200 logs":           append(sweep("h200-2026-11-26*/*.jsonl"), sweep("h100-2026-11-26*/*.jsonl")...),
 	} {
-		if got, want := computeDocMAE(t, row), measuredMAE(t, runMeasured(t, files)); got != want {
-			t.Errorf("docs/compute.md %s: %s, validate prints %s", row, got, want)
-		}
+		check(row, runMeasured(t, files))
 	}
 	// The rows added after the mechanisms as checks: these files and
 	// MLPerf v4.0's ResNet-50.
-	added := append(slices.Clone(publishedNodeFiles), "../../testdata/measurements/published-mlperf-v4.0-resnet50.csv")
+	added := append(slices.Clone(publishedNodeFiles), file("published-mlperf-v4.0-resnet50.csv"))
 	b, err := os.ReadFile("../../docs/compute.md")
 	if err != nil {
 		t.Fatal(err)
