@@ -74,6 +74,14 @@ const (
 	EffDepthwise = 0.24
 )
 
+// AlignBytes is the multiple of bytes every leading dimension of a
+// tensor-core product's matrices must be for cuBLAS to choose its own
+// tensor-core kernels: the cuBLAS guide's "Tensor Core Usage"
+// (docs.nvidia.com/cuda/cublas, section 2.1.11) asks for 16-byte aligned
+// leading dimensions, 8 values of fp16 or bf16, 4 of tf32. How much longer
+// a misaligned product takes is the device's (hw.Device.MisalignedGEMM).
+const AlignBytes = 16
+
 // Tile and split sizes of the matrix products' quantisation.
 const (
 	// TileM and TileN are the output tile one thread block of a GEMM
@@ -217,7 +225,8 @@ type Config struct {
 	// (PyTorch's default memory format): tensor-core convolutions work
 	// in NHWC, so each dense convolution at a tensor-core precision
 	// transposes its input and output (TransposeKernels more kernels,
-	// its bytes moved once more each way).
+	// its bytes moved once more each way), and batch norms run cuDNN's
+	// channels-first kernels (hw.Device.NCHWBatchNorm).
 	NCHW bool
 	// SeqLen is the tokens per sentence of a sequence model's samples,
 	// which attention spans (model.Shape.SeqLen); 0 takes the model's
@@ -392,6 +401,9 @@ func opTime(c *Config, op *model.Op) units.Seconds {
 			ec *= c.convScale()
 		}
 		comp = op.FLOPs / (float64(d.PeakFLOPs(c.Precision)) * ec * q)
+		if f := d.MisalignedGEMM; f > 1 && c.misaligned(op) {
+			comp *= f
+		}
 		if w, ok := c.winogradRate(op); ok {
 			// The autotuner (cudnn.benchmark, MXNet's and TensorFlow's)
 			// takes the faster algorithm; a calibration's CUDA-core
@@ -414,8 +426,47 @@ func opTime(c *Config, op *model.Op) units.Seconds {
 		mem = max(float64(op.Read+op.Write)/(float64(d.MemoryBandwidth)*e), c.depthwiseL2(op))
 	default: // memory-bound operators run on the CUDA cores
 		comp = op.FLOPs / cuda
+		if r := d.NCHWBatchNorm; op.BatchNorm && c.NCHW && r > 0 {
+			// cuDNN's channels-first kernels: a rate per value that
+			// the SMs, not the bandwidth, set.
+			values := float64(op.Read+op.Write) / valueBytes(c.Precision)
+			comp = max(comp, values/(r*float64(d.PeakFLOPs(hw.FP32))))
+		}
 	}
 	return units.Seconds(math.Max(comp, mem))
+}
+
+// misaligned reports whether op is a matrix product on the tensor cores
+// whose matrices have a leading dimension that is not a multiple of
+// AlignBytes: one of a linear layer's feature dimensions, K and N of its
+// forward product and of its input's gradient, M and N of its weight's
+// gradient (a ".grad_weight" operator). The rows (tokens, samples) are
+// never a leading dimension of PyTorch's three products of a linear
+// layer, x·Wᵀ, dy·W and dyᵀ·x. Convolutions are cuDNN's, which pads
+// channels itself.
+func (c *Config) misaligned(op *model.Op) bool {
+	if op.Kind != model.MatMul || c.Precision == hw.FP32 {
+		return false
+	}
+	n := int64(AlignBytes / valueBytes(c.Precision))
+	a, b := op.N, op.K
+	if strings.HasSuffix(op.Name, ".grad_weight") {
+		a, b = op.M, op.N
+	}
+	return a%n != 0 || b%n != 0
+}
+
+// valueBytes returns the bytes a tensor's value takes when products
+// compute at p: 4 for fp32 and tf32 (whose tensors are fp32), 2 for fp16
+// and bf16, 1 for fp8.
+func valueBytes(p hw.Precision) float64 {
+	switch p {
+	case hw.FP32, hw.TF32:
+		return 4
+	case hw.FP8:
+		return 1
+	}
+	return 2
 }
 
 // The least input channels at which cuDNN runs a 3×3 stride-1

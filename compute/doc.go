@@ -24,7 +24,11 @@
 // A dense 3×3 stride-1 convolution at fp32 that cuDNN
 // runs by Winograd's minimal filtering runs instead at its device's
 // measured Winograd rate for its pass and channels, in direct FLOPs and
-// without q (hw.Device.Winograd, winogradRate). Under autocast (Config.Autocast) the
+// without q (hw.Device.Winograd, winogradRate). On a device that gives
+// them, a tensor-core matrix product with a leading dimension that is not
+// a multiple of AlignBytes takes hw.Device.MisalignedGEMM times its
+// compute term, and a batch norm in NCHW (Config.NCHW) takes at least its
+// values at hw.Device.NCHWBatchNorm times the fp32 peak. Under autocast (Config.Autocast) the
 // operators PyTorch runs in float32 move twice their 16-bit bytes after
 // a cast, and each weight is cast once a pass.
 //

@@ -182,6 +182,32 @@ func optimizerDepths(o model.Optimizer) []int {
 	return []int{3, 1, 2, 2} // momentum and the others
 }
 
+// OptimizerPasses returns the values per parameter that one step of
+// torch.optim's optimizer o reads and writes, kernel by kernel (its
+// _multi_tensor_* functions, whose foreach calls optimizerDepths lists,
+// and its _single_tensor_* ones, which run the same operations tensor by
+// tensor): an in-place call of d tensor lists reads d values and writes
+// one; an out-of-place one reads d − 1 and writes one. Momentum SGD with
+// weight decay 11 (grads + wd·params out of place 3, bufs ·= μ 2, bufs +=
+// grads 3, params −= lr·bufs 3); SGD 3; Adam 19 (lerp 3, the second
+// moment's scale 2 and addcmul 4, its square root out of place 2, the
+// bias correction's division 2, + ε 2, addcdiv 4); AdamW 21, Adam and
+// the decoupled decay's params ·= 1 − lr·wd (2). 0 for an optimizer that
+// is not torch.optim's (apex's fused Adam, BertAdam, LAMB, LARS).
+func OptimizerPasses(o model.Optimizer) int {
+	switch o {
+	case model.SGD:
+		return 3
+	case model.Momentum:
+		return 11
+	case model.Adam:
+		return 19
+	case model.AdamW:
+		return 21
+	}
+	return 0
+}
+
 // scalerKernels are the single kernels of torch.amp.GradScaler's step
 // besides its foreach unscaling (torch/amp/grad_scaler.py): the loss's
 // scaling, the inverse scale and the found-inf flag in unscale_, and

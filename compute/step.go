@@ -317,12 +317,14 @@ type deviceKey struct {
 	gemm           hw.GEMMEfficiency
 	winograd       hw.Winograd
 	l2             units.BytesPerSec
+	nchwNorm       float64
+	misaligned     float64
 }
 
 // keyOf returns d's deviceKey at precision p.
 func keyOf(d *hw.Device, p hw.Precision) deviceKey {
 	return deviceKey{d.Name, d.SMs, float64(d.PeakFLOPs(p)), float64(d.PeakFLOPs(hw.FP32)), float64(d.MemoryBandwidth),
-		d.ConvEfficiency, d.GEMMEfficiency, d.Winograd, d.L2Bandwidth}
+		d.ConvEfficiency, d.GEMMEfficiency, d.Winograd, d.L2Bandwidth, d.NCHWBatchNorm, d.MisalignedGEMM}
 }
 
 var (

@@ -253,6 +253,22 @@ type Device struct {
 	// published measurement of the device or of its chip; default none
 	// (the operator model's EffGEMM, NVIDIA's A100 figure).
 	GEMMEfficiency GEMMEfficiency `yaml:"gemm_efficiency,omitempty"`
+	// MisalignedGEMM is how many times longer a product on the tensor
+	// cores takes whose matrices have a leading dimension that is not a
+	// multiple of 16 bytes (compute.AlignBytes: a language model's output
+	// projection over an unpadded vocabulary), where cuBLAS falls back
+	// from its own kernels to slower CUTLASS ones, from a measurement of
+	// the device or of its chip; default 0 (no slower: the V100's cuBLAS
+	// ran DeepBench's misaligned fp16 products at full speed).
+	MisalignedGEMM float64 `yaml:"misaligned_gemm,omitempty"`
+	// NCHWBatchNorm is how fast cuDNN's batch norm kernels for
+	// channels-first feature maps run on the device where they are bound
+	// by its SMs rather than by its bandwidth: values a second (the bytes
+	// a batch norm's passes read and write over the value's size) per
+	// FLOP/s of the fp32 peak, from a measurement of the device or of its
+	// chip; default 0 (they move their bytes as every memory-bound
+	// operator does).
+	NCHWBatchNorm float64 `yaml:"nchw_batch_norm,omitempty"`
 	// Winograd is how fast the device runs the 3×3 stride-1 dense
 	// convolutions at fp32 that cuDNN runs by Winograd's minimal
 	// filtering, from a published measurement of the device; default none

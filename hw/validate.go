@@ -104,6 +104,11 @@ func required(ps *config.Problems, path, v string) {
 	}
 }
 
+// maxMisalignedGEMM bounds Device.MisalignedGEMM: a product on the CUDA
+// cores instead of the tensor cores is at most about 16 times slower (an
+// H100's fp16 tensor peak over its fp32 peak, 989.5/67 = 14.8).
+const maxMisalignedGEMM = 16
+
 // ncclArchs are the rows of NCCL's per-architecture tuning tables
 // (Device.NCCLArch).
 var ncclArchs = []string{"volta", "ampere", "hopper", "blackwell"}
@@ -153,6 +158,10 @@ func (c *Catalog) validateDevice(ps *config.Problems, name string, d *Device) {
 	measuredFraction(ps, p+".conv_efficiency.tensor", d.ConvEfficiency.Tensor)
 	measuredFraction(ps, p+".conv_efficiency.cuda", d.ConvEfficiency.CUDA)
 	measuredFraction(ps, p+".gemm_efficiency.tensor", d.GEMMEfficiency.Tensor)
+	measuredFraction(ps, p+".nchw_batch_norm", d.NCHWBatchNorm)
+	if v := d.MisalignedGEMM; v != 0 && !(v >= 1 && v <= maxMisalignedGEMM) {
+		ps.Addf(p+".misaligned_gemm", "must be 0 (not measured) or in [1, %d] times an aligned product's time, not %g", maxMisalignedGEMM, v)
+	}
 	validateWinograd(ps, p+".winograd.forward", d.Winograd.Forward)
 	validateWinograd(ps, p+".winograd.grad_input", d.Winograd.GradInput)
 	validateWinograd(ps, p+".winograd.grad_weight", d.Winograd.GradWeight)

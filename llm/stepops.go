@@ -36,6 +36,13 @@ type computeKey struct {
 func newComputeCost(t model.TransformerShape, k computeKey, f OpTime) (computeCost, error) {
 	one := t
 	one.Layers = 1
+	if one.VocabMultiple <= 1 && one.Vocab%8 != 0 {
+		// A tokenizer's own size: Megatron-LM pads it to a multiple of
+		// 128 per tensor-parallel rank (--make-vocab-size-divisible-by,
+		// default 128; tokenizer.py, _vocab_size_with_padding), so that
+		// each rank's share of the output projection stays aligned.
+		one.VocabMultiple = 128 * k.tp
+	}
 	ops, err := one.Ops(model.TransformerStep{Batch: k.b, SeqLen: k.s / k.cp, Precision: model.BF16, Recompute: k.rc})
 	if err != nil {
 		return computeCost{}, err

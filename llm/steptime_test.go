@@ -47,7 +47,10 @@ func TestDataParallelClosedForm(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ops, err := sh.Ops(model.TransformerStep{Batch: 2, Precision: model.BF16})
+	// GPT-2's 50,257 tokens, padded as Megatron-LM pads them at TP 1.
+	padded := sh
+	padded.VocabMultiple = 128
+	ops, err := padded.Ops(model.TransformerStep{Batch: 2, Precision: model.BF16})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -284,4 +287,36 @@ func BenchmarkSearch(b *testing.B) {
 	}
 	b.ReportMetric(float64(n), "layouts")
 	b.ReportMetric(b.Elapsed().Seconds()/float64(b.N*n)*1e6, "µs/layout")
+}
+
+// TestVocabPadding checks that a tokenizer's own vocabulary, not a
+// multiple of 8, is padded as Megatron-LM pads it, to a multiple of 128
+// per tensor-parallel rank, so that each rank's share of the output
+// projection has 128·k outputs; a vocabulary already a multiple of 8 (a
+// case's padded figure) is kept.
+func TestVocabPadding(t *testing.T) {
+	sh, err := model.LookupTransformer("gpt3-125m")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		vocab, tp int
+		want      int64
+	}{{50257, 1, 50304}, {50257, 8, 51200 / 8}, {50688, 8, 50688 / 8}, {32000, 2, 16000}} {
+		s := sh
+		s.Vocab = c.vocab
+		var got int64
+		f := func(op model.Op) units.Seconds {
+			if op.Name == "lm_head" {
+				got = op.N
+			}
+			return 0
+		}
+		if _, err := newComputeCost(s, computeKey{b: 1, s: 2048, tp: c.tp, cp: 1}, f); err != nil {
+			t.Fatal(err)
+		}
+		if got != c.want {
+			t.Errorf("vocabulary %d at TP %d: the output projection's N per rank %d, want %d", c.vocab, c.tp, got, c.want)
+		}
+	}
 }

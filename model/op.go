@@ -105,6 +105,11 @@ type Op struct {
 	// type promotion. Set on the forward operator and its backward ones;
 	// the operator's Read and Write are still at the step's precision.
 	Float32 bool
+	// BatchNorm says the operator is a batch norm's pass over a feature
+	// map (convNet's batchNorm), whose per-channel statistics over the
+	// batch and pixels cuDNN computes with kernels of each memory format
+	// (compute.Config.NCHW: hw.Device.NCHWBatchNorm).
+	BatchNorm bool
 	// Kernels is the CUDA kernels the operator launches when it is more
 	// than one (a bookkeeping operator such as NMS: a sort, a gather, the
 	// suppression kernel); 0 means one.

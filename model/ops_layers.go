@@ -322,8 +322,10 @@ func (b *convNet) batchNorm(name string, x *fmap) *fmap {
 	y := b.pointwise(name, Norm, x, flopsBNFwd, flopsBNBwd, b.keep(x), 2*x.c)
 	f := &b.fwd[len(b.fwd)-1]
 	f.Read += b.bytes(x)
+	f.BatchNorm = true
 	back := b.bwd[len(b.bwd)-1]
 	back[0].Read += b.bytes(x) + b.bytes(y)
+	back[0].BatchNorm = true
 	return y
 }
 

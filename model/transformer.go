@@ -92,6 +92,14 @@ type TransformerShape struct {
 	// sequence s; MaxPositions the rows of a learned position table (0:
 	// SeqLen); TokenTypes the rows of BERT's segment table (0: none).
 	Vocab, SeqLen, MaxPositions, TokenTypes int
+	// VocabMultiple is the multiple the program pads its vocabulary's
+	// table to, so that the output projection's products stay aligned
+	// for the tensor cores (compute.AlignBytes): fairseq's dictionary
+	// (Dictionary.finalize, padding_factor 8) and DeepLearningExamples'
+	// BERT ("Padding for divisibility by 8", run_pretraining.py) pad to 8;
+	// 0 or 1: the table has Vocab rows (PyTorch's nn.Embedding of the
+	// tokenizer's size, GPT-2's 50,257 in Hugging Face's programs).
+	VocabMultiple int
 	// Positions is the position encoding; "" is learned.
 	Positions Positions
 	// TiedEmbeddings shares the input embedding with the output
@@ -295,6 +303,21 @@ func (t TransformerShape) EmbeddingParams() int64 {
 	return p
 }
 
+// maxVocabMultiple bounds TransformerShape.VocabMultiple: Megatron-LM's
+// default 128 per tensor-parallel rank, at up to 1,024 ranks.
+const maxVocabMultiple = 128 * 1024
+
+// TableVocab returns the output projection's outputs, the logits of a
+// token: Vocab padded up to a multiple of VocabMultiple. The parameters a
+// shape publishes count Vocab, the padding's rows left out; its products
+// and loss, and TrainFLOPs, compute the padded outputs.
+func (t TransformerShape) TableVocab() int {
+	if m := t.VocabMultiple; m > 1 {
+		return (t.Vocab + m - 1) / m * m
+	}
+	return t.Vocab
+}
+
 // PositionLimit returns the longest sequence the shape's learned position
 // table holds (its MaxPositions, else its SeqLen), and 0 for positions
 // that are not a table (sinusoidal, rotary), which bound no length.
@@ -352,6 +375,7 @@ func (t TransformerShape) Validate() error {
 	bad(t.Hidden >= 1 && t.Heads >= 1 && t.Hidden%t.Heads == 0, "hidden %d, heads %d: want positive, hidden a multiple of heads", t.Hidden, t.Heads)
 	bad(t.KVHeads >= 0 && t.Heads >= 1 && t.Heads%t.kvHeads() == 0, "kv heads %d: want 0 or a divisor of heads %d", t.KVHeads, t.Heads)
 	bad(t.FFN >= 1 && t.Vocab >= 1 && t.SeqLen >= 1, "ffn %d, vocab %d, sequence length %d: want positive", t.FFN, t.Vocab, t.SeqLen)
+	bad(t.VocabMultiple >= 0 && t.VocabMultiple <= maxVocabMultiple, "vocab multiple %d: want 0 (no padding) to %d", t.VocabMultiple, maxVocabMultiple)
 	bad(t.Activation == FFNReLU || t.Activation == FFNGELU || t.Activation == FFNSwiGLU, "activation %q: want relu, gelu or swiglu", t.Activation)
 	bad(t.Positions == "" || t.Positions == LearnedPositions || t.Positions == SinusoidalPositions || t.Positions == RotaryPositions,
 		"positions %q: want learned, sinusoidal or rotary", t.Positions)
@@ -375,9 +399,9 @@ func (t TransformerShape) Validate() error {
 // 2·mats·d·f for the feed-forward (mats 2, or 3 for SwiGLU; TopK ×
 // capacity of them plus the router's 2·d·E under MoE) and 4·s·d_q for
 // attention (halved for causal self-attention under CausalSkip); per
-// token 2·d·V for the output projection (2·d·2 for SpanHead's). For a dense decoder-only GPT
-// shape (MHA, GELU, f = 4d) it is Narayanan et al. 2021 eq. (3) without
-// recomputation:
+// token 2·d·V for the output projection, V its padded TableVocab (2·d·2
+// for SpanHead's). For a dense decoder-only GPT shape (MHA, GELU, f = 4d)
+// it is Narayanan et al. 2021 eq. (3) without recomputation:
 //
 //	72·b·s·L·d²·(1 + s/(6d) + V/(12·L·d))
 func (t TransformerShape) TrainFLOPs(b, s int) float64 {
@@ -403,7 +427,7 @@ func (t TransformerShape) TrainFLOPs(b, s int) float64 {
 	if t.SpanHead {
 		return f + 3*2*tokens*d*2
 	}
-	return f + 3*2*tokens*d*float64(t.Vocab)
+	return f + 3*2*tokens*d*float64(t.TableVocab())
 }
 
 // ffnMats returns the feed-forward block's matrix products: 3 for SwiGLU,

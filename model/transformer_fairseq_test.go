@@ -26,7 +26,9 @@ func fairseqOps(t *testing.T, name string, tokens int, p Precision) []Op {
 // 4, autograd's sum of the two gradients reads 4 and writes 4, the
 // log-softmax's backward reads 8 and writes p.
 func TestLabelSmoothedLossBytes(t *testing.T) {
-	const tokens, vocab = 1000, 33708
+	// transformer-big's logits: fairseq's dictionary, 33,708 padded to a
+	// multiple of 8.
+	const tokens, vocab = 1000, 33712
 	const pairs, seq = 16, 20 // GNMT: sentence pairs of seq tokens
 	for _, c := range []struct {
 		p        Precision

@@ -121,11 +121,11 @@ func (t TransformerShape) fusedStepOps(tokens float64, s int, p Precision, rc Re
 	if !t.TiedEmbeddings {
 		head = int64(t.Vocab) * int64(t.Hidden)
 	}
-	c.o.linear("lm_head", tokens, int64(t.Hidden), int64(t.Vocab), 1, head)
+	c.o.linear("lm_head", tokens, int64(t.Hidden), int64(t.TableVocab()), 1, head)
 	if t.LabelSmoothing {
-		c.o.labelSmoothedLoss(tokens, float64(t.Vocab))
+		c.o.labelSmoothedLoss(tokens, float64(t.TableVocab()))
 	} else {
-		c.o.loss(tokens, float64(t.Vocab))
+		c.o.loss(tokens, float64(t.TableVocab()))
 	}
 	return c.o.list(c.o.adam(c.o.sumParams()))
 }

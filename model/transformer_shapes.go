@@ -26,6 +26,8 @@ func llama(name, source string, layers, d, heads, kv, ffn, vocab, seq int, publi
 
 // bert returns a BERT shape of Devlin et al. 2019: the uncased WordPiece
 // vocabulary of 30,522 tokens (google-research/bert, bert_config.json),
+// its table padded to 30,528 rows as DeepLearningExamples' programs pad
+// it (VocabMultiple),
 // 512 learned positions, 2 segment types, post-norm LayerNorm with one
 // after the embeddings, biases, GELU with f = 4d, dropout, the pooler;
 // the masked-language-model logits use the tied embedding; queries, keys
@@ -36,7 +38,7 @@ func llama(name, source string, layers, d, heads, kv, ffn, vocab, seq int, publi
 // the published counts.
 func bert(name string, layers, d, heads int, published float64) TransformerShape {
 	return TransformerShape{Name: name, Source: "Devlin et al. 2019, Section 3", Stack: EncoderOnly,
-		Layers: layers, Hidden: d, Heads: heads, FFN: 4 * d, Activation: FFNGELU, Vocab: 30522, SeqLen: 512, TokenTypes: 2,
+		Layers: layers, Hidden: d, Heads: heads, FFN: 4 * d, Activation: FFNGELU, Vocab: 30522, VocabMultiple: 8, SeqLen: 512, TokenTypes: 2,
 		Positions: LearnedPositions, TiedEmbeddings: true, Norm: NormLayer, EmbeddingNorm: true, Bias: true, Pooler: true,
 		Dropout: true, SplitQKV: true, ScoreKernels: true, Published: published}
 }
@@ -65,7 +67,9 @@ func bertSQuAD(name string, layers, d, heads int, published float64) Transformer
 // The loss is the label-smoothed cross-entropy of fairseq's translation
 // scripts (--criterion label_smoothed_cross_entropy), which
 // engine/torchbench's transformer-base computes too (F.cross_entropy with
-// label_smoothing 0.1).
+// label_smoothing 0.1). Its table has the vocabulary's 33,708 rows, as
+// engine/torchbench's nn.Embedding has; fairseq's own programs pad it
+// (transformerBig).
 func fairseq(name string, d, heads, ffn int, preNorm bool, published float64) TransformerShape {
 	return TransformerShape{Name: name, Source: "Vaswani et al. 2017, Table 3; fairseq transformer_wmt_en_de", Stack: EncoderDecoder,
 		Layers: 6, DecoderLayers: 6, Hidden: d, Heads: heads, FFN: ffn, Activation: FFNReLU, Vocab: 33708, SeqLen: 32,
@@ -85,6 +89,7 @@ func fairseq(name string, d, heads, ffn int, preNorm bool, published float64) Tr
 func transformerBig() TransformerShape {
 	t := fairseq("transformer-big", 1024, 16, 4096, true, 213e6)
 	t.FFNDropout, t.ScaledEmbeddings, t.Float32Softmax = true, true, true
+	t.VocabMultiple = 8 // fairseq's dictionary, 33,712 rows
 	return t
 }
 

@@ -261,6 +261,7 @@ func TestTransformerValidate(t *testing.T) {
 		{func(s *TransformerShape) { s.Hidden = 4095 }, "hidden 4095"},
 		{func(s *TransformerShape) { s.KVHeads = 5 }, "kv heads 5"},
 		{func(s *TransformerShape) { s.Vocab = 0 }, "vocab 0"},
+		{func(s *TransformerShape) { s.VocabMultiple = -8 }, "vocab multiple -8: want 0 (no padding) to 131072"},
 		{func(s *TransformerShape) { s.Activation = "tanh" }, `activation "tanh"`},
 		{func(s *TransformerShape) { s.Positions = "alibi" }, `positions "alibi"`},
 		{func(s *TransformerShape) { s.Norm = "batchnorm" }, `norm "batchnorm"`},
@@ -581,6 +582,38 @@ func TestPositionLimit(t *testing.T) {
 		}
 		if got := s.PositionLimit(); got != want {
 			t.Errorf("%s: position limit %d, want %d", name, got, want)
+		}
+	}
+}
+
+// TestTableVocab checks the output projection's outputs of the shapes
+// whose programs pad the vocabulary (fairseq's dictionary,
+// DeepLearningExamples' BERT: multiples of 8) and of those that do not
+// (engine/torchbench's nn.Embedding, GPT-2's tokenizer), and that the
+// published parameters count the vocabulary unpadded.
+func TestTableVocab(t *testing.T) {
+	for name, want := range map[string]int64{"transformer-big": 33712, "bert-large": 30528, "transformer-base": 33708, "gpt3-125m": 50257} {
+		sh, err := LookupTransformer(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ops, err := sh.Ops(TransformerStep{Batch: 1, Precision: FP16})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var n int64
+		for _, op := range ops {
+			if op.Name == "lm_head" {
+				n = op.N
+			}
+		}
+		if n != want {
+			t.Errorf("%s: the output projection's N %d, want %d", name, n, want)
+		}
+		padded := sh
+		padded.VocabMultiple = 0
+		if sh.Params() != padded.Params() {
+			t.Errorf("%s: %d parameters padded, %d not: want the same", name, sh.Params(), padded.Params())
 		}
 	}
 }

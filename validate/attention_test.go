@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"scaleplan/fit/logs"
+	"scaleplan/model"
 	"scaleplan/predict"
 )
 
@@ -32,6 +33,27 @@ func TestAttentionLabel(t *testing.T) {
 	ms, err := read(`,"attention":"sdpa"`)
 	if err != nil || len(ms) != 1 || !ms[0].FusedAttention || ms[0].SeqLen != 2048 || ms[0].Variant != "attention=sdpa seq_len=2048" {
 		t.Fatalf("read %+v, %v; want one fused row of 2,048 tokens, its variant attention=sdpa seq_len=2048", ms, err)
+	}
+	// The operator fit lists the row's operators as validate predicts
+	// them: fused, as the label says.
+	c, ops, err := operatorList(&ms[0], cat.DeviceCalled(ms[0].Device), prof)
+	if err != nil || !c.FusedAttention {
+		t.Errorf("operatorList of the sdpa row: fused %v, %v; want fused", c.FusedAttention, err)
+	}
+	unfused, err := model.Ops("gpt3-125m", model.Shape{Batch: 8, Precision: model.BF16, SeqLen: 2048})
+	if err != nil {
+		t.Fatal(err)
+	}
+	attnBytes := func(ops []model.Op) (b float64) {
+		for _, op := range ops {
+			if op.Kind == model.Attention {
+				b += float64(op.Read + op.Write)
+			}
+		}
+		return b
+	}
+	if f, u := attnBytes(ops), attnBytes(unfused); !(f > 0 && f < u/2) {
+		t.Errorf("operatorList of the sdpa row: attention moves %.4g bytes, unfused %.4g; want under half, no s² scores", f, u)
 	}
 	if _, err := read(`,"attention":"flash"`); err == nil || !strings.Contains(err.Error(), `t.jsonl:2: attention "flash": want sdpa`) {
 		t.Errorf("attention flash: %v, want the record and the valid value", err)

@@ -3,7 +3,6 @@ package validate
 import (
 	"fmt"
 	"math"
-	"path/filepath"
 	"testing"
 
 	"scaleplan/predict"
@@ -17,18 +16,7 @@ import (
 // a tensor-core precision.
 func TestBandwidthShareGPUs(t *testing.T) {
 	cat, prof := defaults(t)
-	var files []string
-	for _, g := range []string{"../testdata/measurements/h100-2026-11-26*/*.jsonl", "../testdata/measurements/h200-2026-11-26*/*.jsonl"} {
-		m, err := filepath.Glob(g)
-		if err != nil || len(m) == 0 {
-			t.Fatalf("%s: %v (%v)", g, m, err)
-		}
-		files = append(files, m...)
-	}
-	var ms []Measured
-	for _, f := range files {
-		ms = append(ms, measuredFile(t, cat, prof, f)...)
-	}
+	ms := measuredGlob(t, cat, prof, "../testdata/measurements/h100-2026-11-26*/*.jsonl", "../testdata/measurements/h200-2026-11-26*/*.jsonl")
 	rep, err := CompareMeasured(ms, cat, prof, predict.Options{})
 	if err != nil {
 		t.Fatal(err)

@@ -54,6 +54,9 @@
 // FitProfiles to per-operator profiles; CompareCalibrated applies an
 // operators entry of a calibration to its own device's rows (calibrating
 // ones marked Fitted) and carries it to other devices (MeasuredRow.Operators).
+// CompareProfile sets a per-operator profile's device time beside the
+// operator model's, operator kind by operator kind, and ProfileKinds.Carry
+// predicts the profiled step on another device from it, Habitat's way.
 //
 // CompareCollectives predicts each message size of an all-reduce test
 // (nccl-tests' all_reduce_perf, as MeasuredCollective) with the

@@ -135,8 +135,21 @@ func TestOperatorsBandPublished(t *testing.T) {
 		fmt.Sprintf("held %.0f %% of the file's rows, where ∓ the others' mean absolute error held %.0f %%", 100*band, 100*mae),
 		fmt.Sprintf("the %.0f of one device are off by %.1f %% (mean absolute), the %.0f of several devices (two to eight GPUs of one server, and %d runs of 64 GPUs) by %.1f %%",
 			one[0], 100*one[1]/one[0], several[0], nodes, 100*several[1]/several[0]),
-		fmt.Sprintf("it is narrower (%.1f points against %.1f)", 100*(iv[1]-iv[0]), 200*sum/float64(len(all))),
+		fmt.Sprintf("it is %s (%.1f points against %.1f)", widthWord(100*(iv[1]-iv[0]), 200*sum/float64(len(all))), 100*(iv[1]-iv[0]), 200*sum/float64(len(all))),
 	} {
 		quote(want)
 	}
+}
+
+// widthWord compares an interval's width with another's, both in points
+// as the docs print them to one decimal: narrower, as wide, or wider.
+func widthWord(w, other float64) string {
+	a, b := math.Round(10*w), math.Round(10*other)
+	switch {
+	case a < b:
+		return "narrower"
+	case a > b:
+		return "wider"
+	}
+	return "as wide"
 }

@@ -3,6 +3,7 @@ package validate
 import (
 	"fmt"
 	"math"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -43,6 +44,23 @@ func measuredFile(t testing.TB, cat *hw.Catalog, prof *model.Profiles, path stri
 	ms, err := (&LogReader{Catalog: cat}).Measurements(lg, prof, map[string]int{})
 	if err != nil {
 		t.Fatal(err)
+	}
+	return ms
+}
+
+// measuredGlob returns the measurements of every log the patterns match,
+// each of which must match one at least.
+func measuredGlob(t testing.TB, cat *hw.Catalog, prof *model.Profiles, patterns ...string) []Measured {
+	t.Helper()
+	var ms []Measured
+	for _, g := range patterns {
+		files, err := filepath.Glob(g)
+		if err != nil || len(files) == 0 {
+			t.Fatalf("%s: %v (%v)", g, files, err)
+		}
+		for _, f := range files {
+			ms = append(ms, measuredFile(t, cat, prof, f)...)
+		}
 	}
 	return ms
 }

@@ -16,10 +16,10 @@ import (
 // TestNCHWCostOnGH100 checks what docs/torchbench-gpu.md says of
 // ResNet-50's NCHW layout in amp-fp16 on our H100 and H200 (one GH100 die,
 // two memories): at batch 1,024 the measured cost of NCHW per image,
-// 1/v(NCHW) − 1/v(channels_last), is the same on both within 5 %, where
-// the model's, its transposes at the memory's rate, falls by more than a
-// quarter with the H200's faster memory; and the page's table holds the
-// figures the logs and the model give.
+// 1/v(NCHW) − 1/v(channels_last), is the same on both within 5 %, and so
+// is the model's within 6 %, whose batch norms in NCHW run at the SMs'
+// rate (hw.Device.NCHWBatchNorm) besides the transposes at the memory's;
+// and the page's table holds the figures the logs and the model give.
 func TestNCHWCostOnGH100(t *testing.T) {
 	cat, prof := defaults(t)
 	read := func(file string) Measured {
@@ -56,8 +56,8 @@ func TestNCHWCostOnGH100(t *testing.T) {
 	if math.Abs(m200/m100-1) > 0.05 {
 		t.Errorf("measured NCHW cost per image: H100 %.4g s, H200 %.4g s; want the same within 5 %%", m100, m200)
 	}
-	if !(p200 < 0.75*p100) {
-		t.Errorf("predicted NCHW cost per image: H100 %.4g s, H200 %.4g s; want the H200's below three quarters of the H100's", p100, p200)
+	if math.Abs(p200/p100-1) > 0.06 {
+		t.Errorf("predicted NCHW cost per image: H100 %.4g s, H200 %.4g s; want the same within 6 %%", p100, p200)
 	}
 	page, err := os.ReadFile("../docs/torchbench-gpu.md")
 	if err != nil {
@@ -67,9 +67,9 @@ func TestNCHWCostOnGH100(t *testing.T) {
 		v    float64
 		text string
 	}{
-		{rows["h100-sxm5-80gb "].Predicted, "3,511"}, {rows["h100-sxm5-80gb channels_last"].Predicted, "5,335"},
-		{rows["h200-sxm-141gb "].Predicted, "4,737"}, {rows["h200-sxm-141gb channels_last"].Predicted, "7,057"},
-		{1e3 * m100, "0.168 ms"}, {1e3 * p100, "0.097 ms"}, {1e3 * m200, "0.173 ms"}, {1e3 * p200, "0.069 ms"},
+		{rows["h100-sxm5-80gb "].Predicted, "2,626"}, {rows["h100-sxm5-80gb channels_last"].Predicted, "5,335"},
+		{rows["h200-sxm-141gb "].Predicted, "3,064"}, {rows["h200-sxm-141gb channels_last"].Predicted, "7,057"},
+		{1e3 * m100, "0.168 ms"}, {1e3 * p100, "0.193 ms"}, {1e3 * m200, "0.173 ms"}, {1e3 * p200, "0.185 ms"},
 	} {
 		if !strings.Contains(string(page), f.text) {
 			t.Errorf("docs/torchbench-gpu.md lacks %q", f.text)
@@ -93,10 +93,11 @@ func parseFigure(t *testing.T, s string) float64 {
 
 // TestTransformerAMPGap checks what docs/torchbench-gpu.md says of the
 // Transformer (base) on our H100 and H200: at the largest batch that ran,
-// the model predicts amp-fp16 about 1.5 times too fast (1.4 to 1.6) and
-// fp32 within 17 %, on both; and on the H200 with the host's launch given
-// (a host table whose cuda_op is the H200 fit's 35.14 µs), amp-fp16 stays
-// more than 1.5 times too fast.
+// the model predicts amp-fp16 1.2 to 1.35 times too fast, its output
+// projection's misaligned products included (hw.Device.MisalignedGEMM),
+// and fp32 within 17 %, on both; and on the H200 with the host's launch
+// given (a host table whose cuda_op is the H200 fit's 35.14 µs), amp-fp16
+// stays more than 1.2 times too fast.
 func TestTransformerAMPGap(t *testing.T) {
 	cat, prof := defaults(t)
 	host := compute.MeasuredHost
@@ -130,10 +131,10 @@ func TestTransformerAMPGap(t *testing.T) {
 			}
 			ratio := last.Predicted / last.SamplesPerSec
 			switch {
-			case g.Precision == "amp-fp16" && tc.host != nil && !(ratio > 1.5):
-				t.Errorf("%s with the host's launch: amp-fp16 at batch %d predicted %.3g times the measured; want above 1.5", tc.file, last.Batch, ratio)
-			case g.Precision == "amp-fp16" && tc.host == nil && !(ratio >= 1.4 && ratio <= 1.6):
-				t.Errorf("%s: amp-fp16 at batch %d predicted %.3g times the measured; want 1.4 to 1.6", tc.file, last.Batch, ratio)
+			case g.Precision == "amp-fp16" && tc.host != nil && !(ratio > 1.2):
+				t.Errorf("%s with the host's launch: amp-fp16 at batch %d predicted %.3g times the measured; want above 1.2", tc.file, last.Batch, ratio)
+			case g.Precision == "amp-fp16" && tc.host == nil && !(ratio >= 1.2 && ratio <= 1.35):
+				t.Errorf("%s: amp-fp16 at batch %d predicted %.3g times the measured; want 1.2 to 1.35", tc.file, last.Batch, ratio)
 			case g.Precision == "fp32" && tc.host == nil && !(math.Abs(ratio-1) <= 0.17):
 				t.Errorf("%s: fp32 at batch %d predicted %.3g times the measured; want within 17 %%", tc.file, last.Batch, ratio)
 			}
@@ -143,8 +144,9 @@ func TestTransformerAMPGap(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range []string{"1.4 to 1.6 times too fast", "in fp32 within 17 %", "the amp-fp16 gap stays"} {
-		if !strings.Contains(string(page), s) {
+	text := strings.Join(strings.Fields(string(page)), " ")
+	for _, s := range []string{"1.2 to 1.35 times too fast", "in fp32 within 17 %", "the rest of the amp-fp16 gap stays"} {
+		if !strings.Contains(text, s) {
 			t.Errorf("docs/torchbench-gpu.md lacks %q", s)
 		}
 	}

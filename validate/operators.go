@@ -108,24 +108,14 @@ func newOperatorRow(m *Measured, cat *hw.Catalog, prof *model.Profiles) (operato
 	if err != nil || !compute.Covers(d, mdl.Name) {
 		return operatorRow{}, nil, false, nil
 	}
-	b, seq, err := measuredShape(m, mdl, prof)
+	// The operators as compute.LawAt lists them for validate's prediction:
+	// a compiled program's elementwise chains fused, attention fused where
+	// the log or the model says so.
+	c, ops, err := operatorList(m, d, prof)
 	if err != nil {
 		return operatorRow{}, nil, false, err
-	}
-	c, err := operatorConfig(d, m, seq, nil)
-	if err != nil {
-		return operatorRow{}, nil, false, err
-	}
-	if t, err := model.LookupTransformer(mdl.Name); err == nil {
-		c.FusedAttention = t.FusedAttention
 	}
 	_, sp, master, err := measuredPrecisions(m.Precision)
-	if err != nil {
-		return operatorRow{}, nil, false, err
-	}
-	// The operators as compute.LawAt lists them for validate's prediction:
-	// a compiled program's elementwise chains fused.
-	ops, err := model.Ops(mdl.Name, model.Shape{Batch: b, Precision: sp, SeqLen: seq, Framework: c.Framework, Fused: c.Mode == compute.Compiled, FuseBNReLU: c.FuseBNReLU})
 	if err != nil {
 		return operatorRow{}, nil, false, err
 	}

@@ -12,7 +12,6 @@ import (
 	"scaleplan/model"
 	"scaleplan/predict"
 	"scaleplan/scenarios"
-	"scaleplan/sim"
 )
 
 // trueEff are the efficiencies the synthetic measurements are made with:
@@ -29,7 +28,8 @@ func trueEff() *compute.Efficiencies {
 // synthetic returns measurements of one device of kind dev whose samples/s
 // come from the operator model's Step under e, with eager PyTorch's host
 // (momentum SGD; autocast and the gradient scaler at amp-fp16), plus the
-// simulator's update, as PyTorch logs them in channels_last (NHWC, as
+// update validate predicts (measuredUpdate: the simulator's and the
+// program's passes), as PyTorch logs them in channels_last (NHWC, as
 // Step's Config is here): ResNet-50 at fp32, tf32 and amp-fp16 and
 // the engine's MLP at fp32, at several batches.
 func synthetic(t *testing.T, cat *hw.Catalog, prof *model.Profiles, dev string, e *compute.Efficiencies) []Measured {
@@ -64,7 +64,6 @@ func syntheticOn(t *testing.T, cat *hw.Catalog, prof *model.Profiles, dev string
 		if g.prec != string(g.hp) {
 			master = model.FP32
 		}
-		upd := sim.UpdateTime(mdl, d, model.Momentum, g.sp, master)
 		for _, b := range []int{8, 32, 128, 512} {
 			ops, err := model.Ops(g.model, model.Shape{Batch: b, Precision: g.sp})
 			if err != nil {
@@ -81,7 +80,7 @@ func syntheticOn(t *testing.T, cat *hw.Catalog, prof *model.Profiles, dev string
 			if err != nil {
 				t.Fatal(err)
 			}
-			m.SamplesPerSec = float64(b) / float64(s.Compute()+upd)
+			m.SamplesPerSec = float64(b) / float64(s.Compute()+measuredUpdate(mdl, d, &m, g.sp, master))
 			ms = append(ms, m)
 		}
 	}

@@ -172,3 +172,31 @@ func TestFuseLabel(t *testing.T) {
 		}
 	}
 }
+
+// TestTorchOptimizerPasses checks the bytes per parameter a PyTorch
+// program's torch.optim step moves beyond sim.UpdateBytesPerParam's one
+// pass, by hand: AdamW under autocast in fp16 reads and writes 21 fp32
+// values a parameter (84 bytes) where the one pass counts a 2-byte
+// gradient, the fp32 weight read and written and two moments read and
+// written, and the master copy's 2 (2 + 8 + 16 + 2 = 28), and GradScaler
+// reads and writes the fp32 gradient (8): 64. Momentum SGD in fp32: 11
+// values (44 bytes) against 4 + 8 + 8 = 20: 24. Neither for another
+// framework, for apex's fused Adam or under apex O2.
+func TestTorchOptimizerPasses(t *testing.T) {
+	for _, c := range []struct {
+		what       string
+		ms         Measured
+		sp, master model.Precision
+		want       float64
+	}{
+		{"torch AdamW amp-fp16", Measured{Framework: "torch", Precision: "amp-fp16", Optimizer: model.AdamW}, model.FP16, model.FP32, 84 - 28 + 8},
+		{"torch momentum fp32", Measured{Framework: "torch", Precision: "fp32"}, model.FP32, model.FP32, 44 - 20},
+		{"torch AdamW amp-bf16", Measured{Framework: "torch", Precision: "amp-bf16", Optimizer: model.AdamW}, model.BF16, model.FP32, 84 - 28},
+		{"mxnet momentum fp32", Measured{Framework: "mxnet", Precision: "fp32"}, model.FP32, model.FP32, 0},
+		{"torch fused Adam fp32", Measured{Framework: "torch", Precision: "fp32", Optimizer: model.FusedAdam}, model.FP32, model.FP32, 0},
+	} {
+		if got := programUpdateBytes(&c.ms, c.sp, c.master); got != c.want {
+			t.Errorf("%s: %v bytes a parameter, want %v", c.what, got, c.want)
+		}
+	}
+}

@@ -267,6 +267,8 @@ var atenClasses = map[string]string{
 	"_scaled_dot_product_efficient_attention": "attention", "_scaled_dot_product_cudnn_attention": "attention",
 	"_flash_attention_forward": "attention", "_flash_attention_backward": "attention",
 	"_efficient_attention_forward": "attention", "_efficient_attention_backward": "attention",
+	"_scaled_dot_product_flash_attention_backward": "attention", "_scaled_dot_product_efficient_attention_backward": "attention",
+	"_scaled_dot_product_cudnn_attention_backward": "attention", "_cudnn_attention_forward": "attention", "_cudnn_attention_backward": "attention",
 	"native_batch_norm": "norm", "cudnn_batch_norm": "norm", "batch_norm": "norm", "native_batch_norm_backward": "norm",
 	"cudnn_batch_norm_backward": "norm", "native_layer_norm": "norm", "native_layer_norm_backward": "norm",
 	"layer_norm": "norm", "native_group_norm": "norm", "native_group_norm_backward": "norm", "_batch_norm_impl_index": "norm",

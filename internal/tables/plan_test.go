@@ -135,7 +135,7 @@ func TestPlanCalibratedMarks(t *testing.T) {
 	}{
 		{predict.Source{Kind: "calibrated", By: "cal.yaml"}, "calibrated", ""},
 		{predict.Source{Kind: "roofline"}, "uncalibrated", "; uncalibrated: its compute is the roofline of the device's datasheet, 99.6 % mean absolute error of samples/s"},
-		{predict.Source{Kind: "operators"}, "uncalibrated", "; uncalibrated: its compute is the operator model of the device's datasheet, 27.7 % mean absolute error of samples/s on published measurements, 80 % of their measured steps from -10.4 % to +43.8 % of the predicted"},
+		{predict.Source{Kind: "operators"}, "uncalibrated", fmt.Sprintf("; uncalibrated: its compute is the operator model of the device's datasheet, %.1f %% mean absolute error of samples/s on published measurements, 80 %% of their measured steps from %+.1f %% to %+.1f %% of the predicted", 100*predict.OperatorsError, 100*predict.OperatorsBand.Lo, 100*predict.OperatorsBand.Hi)},
 		{predict.Source{Kind: "operators", By: "ops.yaml"}, "uncalibrated", fmt.Sprintf("; uncalibrated: its compute is the operator model calibrated on another device (ops.yaml), %.1f %% mean absolute error", 100*predict.CarriedOperatorsError)},
 	} {
 		c.Compute = tc.src

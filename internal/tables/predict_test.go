@@ -2,6 +2,7 @@ package tables
 
 import (
 	"errors"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -122,7 +123,8 @@ func TestRangeNote(t *testing.T) {
 		t.Errorf("operators:\n got %s\nwant %s", got, want)
 	}
 	p.Source = predict.Source{Kind: "operators", By: "ops.yaml"}
-	want = "range: time to train with the steps' time from -28.3 % to +38.9 %, the operators model's (calibrated on another device by ops.yaml) measured band: the measured steps of 80 % of its validation's rows lay within it, from the 10th to the 90th percentile of its error (docs/compute.md, Validation)"
+	cb := predict.CarriedOperatorsBand
+	want = fmt.Sprintf("range: time to train with the steps' time from %+.1f %% to %+.1f %%, the operators model's (calibrated on another device by ops.yaml) measured band: the measured steps of 80 %% of its validation's rows lay within it, from the 10th to the 90th percentile of its error (docs/compute.md, Validation)", 100*cb.Lo, 100*cb.Hi)
 	if got := RangeNote(p); got != want {
 		t.Errorf("operators carried:\n got %s\nwant %s", got, want)
 	}
