@@ -35,6 +35,35 @@ type ProfileKinds struct {
 	update func(*hw.Device) units.Seconds
 }
 
+// ProfileGroup is a group of operator kinds whose device time a profile's
+// comparison adds up (ProfileGroups).
+type ProfileGroup struct {
+	Name  string
+	Kinds []model.OpKind
+}
+
+// ProfileGroups are the groups docs/validation-profiles.md and `validate
+// --profile` compare a profile's device time in: the products, attention,
+// the norms, every other memory-bound kind (autocast's casts and copies
+// among them) and the optimizer's step. Every kind either side counts is
+// in one of them.
+var ProfileGroups = []ProfileGroup{
+	{"products", []model.OpKind{model.MatMul, model.Conv, model.GroupedConv}},
+	{"attention", []model.OpKind{model.Attention}},
+	{"norms", []model.OpKind{model.Norm}},
+	{"other memory-bound", []model.OpKind{model.Elementwise, model.Softmax, model.Pool, model.Embedding, model.Loss, compute.CastKind}},
+	{"optimizer", []model.OpKind{model.Update}},
+}
+
+// Group returns the measured and modelled device time of g's kinds.
+func (pk *ProfileKinds) Group(g ProfileGroup) (measured, modelled units.Seconds) {
+	for _, k := range g.Kinds {
+		measured += pk.Measured[k]
+		modelled += pk.Modelled[k]
+	}
+	return measured, modelled
+}
+
 // CompareProfile returns the device time per operator kind of profile p,
 // measured and modelled. m is the bench log's record of the same
 // configuration (model, precision, batch and labels), which says how the
@@ -64,7 +93,8 @@ func CompareProfile(p *logs.Profile, m *Measured, cat *hw.Catalog, prof *model.P
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", p.Source, err)
 	}
-	update := func(d *hw.Device) units.Seconds { return measuredUpdate(mdl, d, m, sp, master) }
+	row := *m
+	update := func(d *hw.Device) units.Seconds { return measuredUpdate(mdl, d, &row, sp, master) }
 	modelled[model.Update] = update(d)
 	measured := map[model.OpKind]units.Seconds{}
 	for i := range p.Ops {

@@ -16,21 +16,6 @@ import (
 	"scaleplan/model"
 )
 
-// kindGroups are the groups of operator kinds docs/validation-profiles.md
-// compares a profile's device time in: the products, attention, the norms,
-// every other memory-bound kind (autocast's casts and copies among them)
-// and the optimizer's step.
-var kindGroups = []struct {
-	name  string
-	kinds []model.OpKind
-}{
-	{"products", []model.OpKind{model.MatMul, model.Conv, model.GroupedConv}},
-	{"attention", []model.OpKind{model.Attention}},
-	{"norms", []model.OpKind{model.Norm}},
-	{"other memory-bound", []model.OpKind{model.Elementwise, model.Softmax, model.Pool, model.Embedding, model.Loss, compute.CastKind}},
-	{"optimizer", []model.OpKind{model.Update}},
-}
-
 // TestProfileKinds compares the H200's per-operator profiles
 // (testdata/measurements/h200-2026-11-30-profile) with the operator
 // model kind by kind, and carries each to the H100 by the model's ratio
@@ -53,8 +38,8 @@ func TestProfileKinds(t *testing.T) {
 		t.Fatalf("no profiles: %v", err)
 	}
 	grouped := map[model.OpKind]bool{}
-	for _, g := range kindGroups {
-		for _, k := range g.kinds {
+	for _, g := range ProfileGroups {
+		for _, k := range g.Kinds {
 			grouped[k] = true
 		}
 	}
@@ -86,13 +71,9 @@ func TestProfileKinds(t *testing.T) {
 			t.Errorf("%s: kinds sum to %v s, the aten rows to %v s", pf, total, sum)
 		}
 		row := fmt.Sprintf("| %s | %s | %s | %d | %.1f |", pk.Model, pk.Precision, cmp.Or(pk.Variant, "—"), pk.Batch, 1e3*float64(pk.Step))
-		for _, g := range kindGroups {
-			var meas, mod float64
-			for _, k := range g.kinds {
-				meas += float64(pk.Measured[k])
-				mod += float64(pk.Modelled[k])
-			}
-			row += fmt.Sprintf(" %.1f / %.1f |", 1e3*meas, 1e3*mod)
+		for _, g := range ProfileGroups {
+			meas, mod := pk.Group(g)
+			row += fmt.Sprintf(" %.1f / %.1f |", 1e3*float64(meas), 1e3*float64(mod))
 		}
 		say(row)
 		step, ratio, err := pk.Carry(to)
@@ -260,4 +241,30 @@ func TestMisalignedHead(t *testing.T) {
 // h200Profile returns the path of the H200 profile called name.
 func h200Profile(name string) string {
 	return "../testdata/measurements/h200-2026-11-30-profile/" + name + ".profile.json"
+}
+
+// TestCompareProfileErrors checks that a profile compared with another
+// configuration's record, or on a device the catalogue lacks, is an error
+// naming the profile, and that carrying one of no device time is one.
+func TestCompareProfileErrors(t *testing.T) {
+	cat, prof := defaults(t)
+	pf := h200Profile("resnet50-tf32-prof")
+	p, _ := readProfile(t, cat, prof, pf)
+	ms := measuredFile(t, cat, prof, strings.TrimSuffix(pf, ".profile.json")+".jsonl")
+	other := ms[0]
+	other.Batch++
+	if _, err := CompareProfile(p, &other, cat, prof); err == nil || !strings.Contains(err.Error(), p.Source) || !strings.Contains(err.Error(), "at batch 257") {
+		t.Errorf("another batch's record: %v, want an error naming %s and batch 257", err, p.Source)
+	}
+	_, pk := readProfile(t, cat, prof, pf)
+	empty := *pk
+	empty.Measured = nil
+	if _, _, err := empty.Carry(cat.DeviceCalled("h100-sxm5-80gb")); err == nil || !strings.Contains(err.Error(), "no device time") {
+		t.Errorf("carrying a profile of no device time: %v, want an error", err)
+	}
+	gone := ms[0]
+	gone.Device = "no-such-gpu"
+	if _, err := CompareProfile(p, &gone, cat, prof); err == nil || !strings.Contains(err.Error(), `"no-such-gpu"`) {
+		t.Errorf("an unknown device: %v, want an error naming it", err)
+	}
 }

@@ -60,6 +60,8 @@ func schemaRuns(t *testing.T) []schemaRun {
 			"--measured", "../../testdata/measurements/h100-2026-11-26/resnet50-amp-fp16.jsonl", "--measured", "../../testdata/measurements/h200-2026-11-26/resnet50-amp-fp16.jsonl"}},
 		{section: "validate --measured (nccl-tests)", args: []string{"validate", "--measured", "../../fit/testdata/nccl_allreduce_h100x16.txt", "--system", "dgx-h100"}},
 		{section: "validate --measured (nccl-tests)", args: []string{"validate", "--measured", "../../testdata/measurements/nccl-tests/aws-p5-2node-all_reduce.txt", "--system", "aws-p5"}},
+		{section: "validate --profile", args: []string{"validate", "--profile", "../../testdata/measurements/h200-2026-11-30-profile/resnet50-tf32-prof.profile.json",
+			"--profile", "../../testdata/measurements/h200-2026-11-30-profile/resnet50-cl-amp-fp16-prof.profile.json", "--carry-to", "h100-sxm5-80gb"}},
 		{section: "validate --engine", args: []string{"validate", "--engine", "--engine-from", "../../testdata/measurements/validate-engine-mlp-amd-replay.jsonl"}},
 		{section: "fit", args: []string{"fit", "--gradient-size", "100 MB", "testdata/fit/bench_resnet50.jsonl"}},
 		{section: "fit", args: []string{"fit", "--target", "60", "../../fit/testdata/torchvision_resnet18_cpu.txt"}},

@@ -16,7 +16,7 @@ import (
 
 // exclusiveModes is the usage error of validate given more than one of
 // its modes.
-const exclusiveModes = "validate: --measured, --engine, --cases and --llm are exclusive"
+const exclusiveModes = "validate: --measured, --profile, --engine, --cases and --llm are exclusive"
 
 // validateCommand is `scaleplan validate`.
 func validateCommand() *cli.Command {
@@ -91,7 +91,7 @@ func validateCommand() *cli.Command {
 			&cli.BoolFlag{Name: "llm", Usage: "published LLM training runs (Megatron-LM, BLOOM, Llama 3) against plan --llm's step model instead of the cases"},
 			measuredFlag(),
 			formatFlag(),
-		}, append(measuredFlags(), validateEngineFlags()...)...),
+		}, append(append(measuredFlags(), profileFlags()...), validateEngineFlags()...)...),
 		Action: runValidate,
 	}
 }
@@ -112,6 +112,15 @@ func runValidate(c *cli.Context) error {
 		if name := f.Names()[0]; c.IsSet(name) && !measured {
 			return usagef("validate: --%s applies to --measured logs; give it with --measured", name)
 		}
+	}
+	if c.IsSet("carry-to") && !c.IsSet("profile") {
+		return usagef("validate: --carry-to applies to --profile; give it with --profile")
+	}
+	if c.IsSet("profile") {
+		if c.IsSet("cases") || measured || c.IsSet("llm") || c.Bool("engine") {
+			return usagef(exclusiveModes)
+		}
+		return runValidateProfiles(c, format)
 	}
 	if c.Bool("engine") {
 		if c.IsSet("cases") || measured || c.IsSet("llm") {
