@@ -161,49 +161,64 @@ func foreachLaunches(depth int, sizes []int64) int {
 	return int(max(byTensors, ceilDiv(chunks, foreachMaxChunks)))
 }
 
-// optimizerDepths lists the foreach calls of one optimizer step by their
-// depth (tensor lists), from torch/optim's _multi_tensor_* functions
-// (PyTorch 2.x, the default on CUDA): momentum SGD with weight decay
-// (sgd.py: grads + wd·params, bufs ·= μ, bufs += grads, params −= lr·bufs);
-// plain SGD (params −= lr·grads); Adam (adam.py: lerp of the first
-// moment, the second's scale and addcmul, its square root, division by
-// the bias correction, + ε, and the addcdiv into the parameters; the step
-// counters are host tensors); AdamW adds the decoupled decay (params ·=
-// 1 − lr·wd).
-func optimizerDepths(o model.Optimizer) []int {
+// foreachCall is one foreach call of an optimizer step: its tensor lists,
+// and whether it writes a list of its own (out of place) rather than the
+// first it reads.
+type foreachCall struct {
+	depth      int
+	outOfPlace bool
+}
+
+// optimizerCalls lists the foreach calls of one optimizer step, from
+// torch/optim's _multi_tensor_* functions (PyTorch 2.x, the default on
+// CUDA): momentum SGD with weight decay (sgd.py: grads + wd·params out of
+// place, bufs ·= μ, bufs += grads, params −= lr·bufs); plain SGD (params
+// −= lr·grads); Adam (adam.py: lerp of the first moment, the second's
+// scale and addcmul, its square root out of place, division by the bias
+// correction, + ε, and the addcdiv into the parameters; the step counters
+// are host tensors); AdamW adds the decoupled decay (params ·= 1 − lr·wd).
+func optimizerCalls(o model.Optimizer) []foreachCall {
+	adam := []foreachCall{{2, false}, {1, false}, {3, false}, {2, true}, {1, false}, {1, false}, {3, false}}
 	switch o {
 	case model.SGD:
-		return []int{2}
+		return []foreachCall{{2, false}}
 	case model.Adam, model.FusedAdam:
-		return []int{2, 1, 3, 2, 1, 1, 3}
+		return adam
 	case model.AdamW:
-		return []int{1, 2, 1, 3, 2, 1, 1, 3}
+		return append([]foreachCall{{1, false}}, adam...)
 	}
-	return []int{3, 1, 2, 2} // momentum and the others
+	return []foreachCall{{3, true}, {1, false}, {2, false}, {2, false}} // momentum and the others
+}
+
+// optimizerDepths lists the foreach calls of one optimizer step by their
+// depth (optimizerCalls).
+func optimizerDepths(o model.Optimizer) []int {
+	var ds []int
+	for _, c := range optimizerCalls(o) {
+		ds = append(ds, c.depth)
+	}
+	return ds
 }
 
 // OptimizerPasses returns the values per parameter that one step of
 // torch.optim's optimizer o reads and writes, kernel by kernel (its
-// _multi_tensor_* functions, whose foreach calls optimizerDepths lists,
+// _multi_tensor_* functions, whose foreach calls optimizerCalls lists,
 // and its _single_tensor_* ones, which run the same operations tensor by
 // tensor): an in-place call of d tensor lists reads d values and writes
 // one; an out-of-place one reads d − 1 and writes one. Momentum SGD with
-// weight decay 11 (grads + wd·params out of place 3, bufs ·= μ 2, bufs +=
-// grads 3, params −= lr·bufs 3); SGD 3; Adam 19 (lerp 3, the second
-// moment's scale 2 and addcmul 4, its square root out of place 2, the
-// bias correction's division 2, + ε 2, addcdiv 4); AdamW 21, Adam and
-// the decoupled decay's params ·= 1 − lr·wd (2). 0 for an optimizer that
-// is not torch.optim's (apex's fused Adam, BertAdam, LAMB, LARS).
+// weight decay 11, SGD 3, Adam 19, AdamW 21; 0 for an optimizer that is
+// not torch.optim's (apex's fused Adam, BertAdam, LAMB, LARS).
 func OptimizerPasses(o model.Optimizer) int {
 	switch o {
-	case model.SGD:
-		return 3
-	case model.Momentum:
-		return 11
-	case model.Adam:
-		return 19
-	case model.AdamW:
-		return 21
+	case model.SGD, model.Momentum, model.Adam, model.AdamW:
+		n := 0
+		for _, c := range optimizerCalls(o) {
+			n += c.depth + 1
+			if c.outOfPlace {
+				n--
+			}
+		}
+		return n
 	}
 	return 0
 }

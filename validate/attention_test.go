@@ -36,7 +36,7 @@ func TestAttentionLabel(t *testing.T) {
 	}
 	// The operator fit lists the row's operators as validate predicts
 	// them: fused, as the label says.
-	c, ops, err := operatorList(&ms[0], cat.DeviceCalled(ms[0].Device), prof)
+	c, ops, _, err := operatorList(&ms[0], cat.DeviceCalled(ms[0].Device), prof)
 	if err != nil || !c.FusedAttention {
 		t.Errorf("operatorList of the sdpa row: fused %v, %v; want fused", c.FusedAttention, err)
 	}

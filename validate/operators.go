@@ -111,11 +111,7 @@ func newOperatorRow(m *Measured, cat *hw.Catalog, prof *model.Profiles) (operato
 	// The operators as compute.LawAt lists them for validate's prediction:
 	// a compiled program's elementwise chains fused, attention fused where
 	// the log or the model says so.
-	c, ops, err := operatorList(m, d, prof)
-	if err != nil {
-		return operatorRow{}, nil, false, err
-	}
-	_, sp, master, err := measuredPrecisions(m.Precision)
+	c, ops, update, err := operatorList(m, d, prof)
 	if err != nil {
 		return operatorRow{}, nil, false, err
 	}
@@ -128,7 +124,7 @@ func newOperatorRow(m *Measured, cat *hw.Catalog, prof *model.Profiles) (operato
 		measured:         float64(m.Batch*acc) / m.SamplesPerSec / m.logShare(), // the padded samples' step
 		profile:          p,
 		accum:            float64(acc),
-		update:           measuredUpdate(mdl, d, m, sp, master),
+		update:           update(d),
 		model:            mdl.Name,
 		source:           m.Source,
 		framework:        frameworkOf(m),

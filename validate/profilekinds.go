@@ -77,7 +77,7 @@ func CompareProfile(p *logs.Profile, m *Measured, cat *hw.Catalog, prof *model.P
 	if d == nil {
 		return nil, fmt.Errorf("%s: device %q is not in the catalogue", p.Source, m.Device)
 	}
-	c, ops, err := operatorList(m, d, prof)
+	c, ops, update, err := operatorList(m, d, prof)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", p.Source, err)
 	}
@@ -85,16 +85,6 @@ func CompareProfile(p *logs.Profile, m *Measured, cat *hw.Catalog, prof *model.P
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", p.Source, err)
 	}
-	mdl, err := prof.Model(m.Model)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", p.Source, err)
-	}
-	_, sp, master, err := measuredPrecisions(m.Precision)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", p.Source, err)
-	}
-	row := *m
-	update := func(d *hw.Device) units.Seconds { return measuredUpdate(mdl, d, &row, sp, master) }
 	modelled[model.Update] = update(d)
 	measured := map[model.OpKind]units.Seconds{}
 	for i := range p.Ops {
@@ -108,37 +98,40 @@ func CompareProfile(p *logs.Profile, m *Measured, cat *hw.Catalog, prof *model.P
 }
 
 // operatorList returns the operator model's configuration and operators
-// of m on d, as compute.LawAt lists them: a transformer's attention fused
-// where the log or the model's shape says so.
-func operatorList(m *Measured, d *hw.Device, prof *model.Profiles) (compute.Config, []model.Op, error) {
+// of m on d, as compute.LawAt lists them (a transformer's attention fused
+// where the log or the model's shape says so), and the optimizer's update
+// of m on a device as validate predicts it beside them (measuredUpdate).
+func operatorList(m *Measured, d *hw.Device, prof *model.Profiles) (compute.Config, []model.Op, func(*hw.Device) units.Seconds, error) {
 	mdl, err := prof.Model(m.Model)
 	if err != nil {
-		return compute.Config{}, nil, err
+		return compute.Config{}, nil, nil, err
 	}
 	if !compute.Covers(d, mdl.Name) {
-		return compute.Config{}, nil, fmt.Errorf("the operator model does not cover %s on %s", mdl.Name, d.Name)
+		return compute.Config{}, nil, nil, fmt.Errorf("the operator model does not cover %s on %s", mdl.Name, d.Name)
 	}
 	b, seq, err := measuredShape(m, mdl, prof)
 	if err != nil {
-		return compute.Config{}, nil, err
+		return compute.Config{}, nil, nil, err
 	}
 	c, err := operatorConfig(d, m, seq, nil)
 	if err != nil {
-		return compute.Config{}, nil, err
+		return compute.Config{}, nil, nil, err
 	}
 	if t, err := model.LookupTransformer(mdl.Name); err == nil {
 		c.FusedAttention = c.FusedAttention || t.FusedAttention
 	}
-	_, sp, _, err := measuredPrecisions(m.Precision)
+	_, sp, master, err := measuredPrecisions(m.Precision)
 	if err != nil {
-		return compute.Config{}, nil, err
+		return compute.Config{}, nil, nil, err
 	}
 	ops, err := model.Ops(mdl.Name, model.Shape{Batch: b, Precision: sp, SeqLen: seq, Framework: c.Framework,
 		Fused: c.Mode == compute.Compiled, FusedAttention: c.FusedAttention, FuseBNReLU: c.FuseBNReLU})
 	if err != nil {
-		return compute.Config{}, nil, err
+		return compute.Config{}, nil, nil, err
 	}
-	return c, ops, nil
+	row := *m
+	update := func(d *hw.Device) units.Seconds { return measuredUpdate(mdl, d, &row, sp, master) }
+	return c, ops, update, nil
 }
 
 // profileKind returns the operator kind a profiled aten operator's device

@@ -65,11 +65,7 @@ func fitProfiles(c *cli.Context) ([]validate.OperatorsFit, error) {
 	}
 	var ps []logs.Profile
 	for _, p := range paths {
-		data, err := config.ReadFile(p, "profile")
-		if err != nil {
-			return nil, fmt.Errorf("fit: --profile: %w", err)
-		}
-		got, err := logs.ReadProfiles(p, data)
+		got, err := readProfileFile(p)
 		if err != nil {
 			return nil, fmt.Errorf("fit: --profile: %w", err)
 		}
@@ -84,6 +80,16 @@ func fitProfiles(c *cli.Context) ([]validate.OperatorsFit, error) {
 		return nil, fmt.Errorf("fit: --profile: %w", err)
 	}
 	return fits, nil
+}
+
+// readProfileFile returns the per-operator profiles of the file at path
+// (logs.ReadProfiles), read within config.ReadFile's bound.
+func readProfileFile(path string) ([]logs.Profile, error) {
+	data, err := config.ReadFile(path, "profile")
+	if err != nil {
+		return nil, err
+	}
+	return logs.ReadProfiles(path, data)
 }
 
 // mergeOperators returns the fits of logs, then those of profiles of a

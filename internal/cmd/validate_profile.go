@@ -8,7 +8,6 @@ import (
 
 	"scaleplan/fit/logs"
 	"scaleplan/hw"
-	"scaleplan/internal/config"
 	"scaleplan/internal/tables"
 	"scaleplan/validate"
 )
@@ -42,11 +41,7 @@ func runValidateProfiles(c *cli.Context, format string) error {
 	in := &validate.LogReader{Catalog: cat}
 	var rows []*validate.ProfileKinds
 	for _, path := range c.StringSlice("profile") {
-		data, err := config.ReadFile(path, "profile")
-		if err != nil {
-			return fmt.Errorf("validate: --profile: %w", err)
-		}
-		ps, err := logs.ReadProfiles(path, data)
+		ps, err := readProfileFile(path)
 		if err != nil {
 			return fmt.Errorf("validate: --profile: %w", err)
 		}

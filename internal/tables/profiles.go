@@ -26,19 +26,19 @@ func Profiles(rows []*validate.ProfileKinds, to *hw.Device) (*Table, error) {
 	if to != nil {
 		t.Header = append(t.Header, "carried_to", "device_time_ratio", "carried_step (ms)")
 	}
-	ms := func(s units.Seconds) string { return strconv.FormatFloat(1e3*float64(s), 'f', 2, 64) }
+	milli := func(s units.Seconds) string { return strconv.FormatFloat(1e3*float64(s), 'f', 2, 64) }
 	for _, pk := range rows {
-		r := []string{pk.Device.Name, pk.Model, pk.Precision, Dash(pk.Variant), strconv.Itoa(pk.Batch), ms(pk.Step)}
+		r := []string{pk.Device.Name, pk.Model, pk.Precision, Dash(pk.Variant), strconv.Itoa(pk.Batch), milli(pk.Step)}
 		for _, g := range validate.ProfileGroups {
 			m, p := pk.Group(g)
-			r = append(r, ms(m), ms(p))
+			r = append(r, milli(m), milli(p))
 		}
 		if to != nil {
 			step, ratio, err := pk.Carry(to)
 			if err != nil {
 				return nil, fmt.Errorf("%s %s at batch %d: carrying to %s: %w", pk.Model, pk.Precision, pk.Batch, to.Name, err)
 			}
-			r = append(r, to.Name, strconv.FormatFloat(ratio, 'f', 3, 64), ms(step))
+			r = append(r, to.Name, strconv.FormatFloat(ratio, 'f', 3, 64), milli(step))
 		}
 		t.Rows = append(t.Rows, r)
 	}
