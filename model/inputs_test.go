@@ -52,6 +52,7 @@ func TestPlausibleRanges(t *testing.T) {
 		{"models.resnet50.forward_flops", md(func(m *Model, v float64) { m.ForwardFLOPs = units.FLOPs(v) }), 1, 1e18, "1 to 1e18 FLOPs", false},
 		{"models.resnet50.activations.fp32", md(func(m *Model, v float64) { m.Activations.FP32 = units.Bytes(v) }), 1, 1 << 40, "1 B to 1 TiB", false},
 		{"models.resnet50.activations.fp16", md(func(m *Model, v float64) { m.Activations.FP16 = units.Bytes(v) }), 0.5, 1 << 40, "0.5 B to 1 TiB", true},
+		{"models.resnet50.activations.transient", md(func(m *Model, v float64) { m.Activations.Transient = units.Bytes(v) }), 1, 1 << 40, "1 B to 1 TiB", true},
 		{"models.resnet50.efficiency", md(func(m *Model, v float64) { m.Efficiency = v }), 1e-3, 1, "0.001 to 1", true},
 		{"datasets.imagenet-1k.bytes_per_sample", ds(func(d *Dataset, v float64) { d.BytesPerSample = units.Bytes(v) }), 1, 1 << 40, "1 B to 1 TiB", false},
 		{"datasets.imagenet-1k.cpu_seconds_per_sample", ds(func(d *Dataset, v float64) { d.CPUSecondsPerSample = units.Seconds(v) }), 1e-9, 1e3, "1 ns to 1000 s", true},

@@ -170,6 +170,14 @@ type Activations struct {
 	// FP16 is the stored activation bytes per sample in fp16 or bf16.
 	// Default FP32/2; else 0.5 B to 1 TiB.
 	FP16 units.Bytes `yaml:"fp16"`
+	// Transient is the bytes per sample the backward pass allocates
+	// beyond the stored activations at its peak, whatever the precision:
+	// PyTorch's cross-entropy over a language model's logits allocates
+	// two float32 tensors of them, nll_loss's gradient and log_softmax's
+	// (8·s·V a sequence of s tokens over V logits). Held for one
+	// micro-batch at a time, by the device holding the loss. Default 0;
+	// else 1 B to 1 TiB.
+	Transient units.Bytes `yaml:"transient"`
 }
 
 // Model is a hardware-independent cost profile of one neural network.

@@ -617,3 +617,39 @@ func TestTableVocab(t *testing.T) {
 		}
 	}
 }
+
+// TestLossTransient checks the profiles' activations.transient against
+// the logits of their operators' loss (model.Ops, one sample): PyTorch's
+// cross-entropy, plain or label-smoothed, allocates two float32 tensors
+// of them in its backward pass, 8 bytes a logit; the profiles of the
+// other models give none.
+func TestLossTransient(t *testing.T) {
+	p, err := Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	withLoss := map[string]bool{"gpt3-125m": true, "gpt3-350m": true, "gpt3-760m": true, "gpt3-1.3b": true,
+		"transformer-base": true, "transformer-big": true}
+	for name, m := range p.Models {
+		got := float64(m.Activations.Transient)
+		if !withLoss[name] {
+			if got != 0 {
+				t.Errorf("%s: transient %v, want none", name, got)
+			}
+			continue
+		}
+		ops, err := Ops(name, Shape{Batch: 1, Precision: FP32})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var logits float64
+		for _, o := range ops {
+			if o.Name == "loss" || o.Name == "loss.log_softmax" {
+				logits += o.FLOPs / seqLossFLOPs
+			}
+		}
+		if logits == 0 || got != 8*logits {
+			t.Errorf("%s: transient %v, want 8 bytes a logit of its loss's %v", name, got, logits)
+		}
+	}
+}

@@ -267,6 +267,7 @@ func (c *checker) model(p *Profiles, m *Model) {
 	c.within("forward_flops", float64(m.ForwardFLOPs), flopsSpan, false)
 	c.within("activations.fp32", float64(m.Activations.FP32), bytesSpan, false)
 	c.within("activations.fp16", float64(m.Activations.FP16), fp16Span, true)
+	c.within("activations.transient", float64(m.Activations.Transient), bytesSpan, true)
 	c.oneOf("class", "class", string(m.Class), classes)
 	c.within("efficiency", m.Efficiency, effSpan, true)
 	if len(m.Layers) == 0 {

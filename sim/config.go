@@ -300,6 +300,11 @@ type Memory struct {
 	Optimizer   units.Bytes // optimizer state, bytes
 	Master      units.Bytes // master copy of the weights under mixed precision, bytes; default 0
 	Activations units.Bytes // stored activations per sample, bytes
+	// Transient is the bytes per sample the backward pass allocates
+	// beyond the stored activations at its peak, on the stage holding the
+	// loss, for the micro-batch being run (model.Activations.Transient).
+	// Default 0.
+	Transient units.Bytes
 	// Layers is the number of layers activations are stored for, which
 	// sets what recomputation saves (see Footprint). Default 1.
 	Layers int
@@ -707,7 +712,7 @@ func (c *Config) validate() error {
 		name string
 		v    units.Bytes
 	}{{"memory capacity", m.Capacity}, {"weights", m.Weights}, {"gradients", m.Gradients}, {"optimizer state", m.Optimizer},
-		{"master weights", m.Master}, {"activations per sample", m.Activations}, {"boundary bytes", c.Comm.Boundary}} {
+		{"master weights", m.Master}, {"activations per sample", m.Activations}, {"transient bytes per sample", m.Transient}, {"boundary bytes", c.Comm.Boundary}} {
 		if !nonNegativeB(x.v) {
 			bad("%s %v is not a non-negative finite number", x.name, float64(x.v))
 		}
@@ -915,7 +920,7 @@ func (c *Config) checkRanges(bad func(string, ...any)) {
 		name string
 		v    units.Bytes
 	}{{"memory capacity", m.Capacity}, {"weights", m.Weights}, {"gradients", m.Gradients}, {"optimizer state", m.Optimizer},
-		{"master weights", m.Master}, {"activations per sample", m.Activations}, {"boundary bytes", c.Comm.Boundary}, {"bucket", c.Comm.Bucket},
+		{"master weights", m.Master}, {"activations per sample", m.Activations}, {"transient bytes per sample", m.Transient}, {"boundary bytes", c.Comm.Boundary}, {"bucket", c.Comm.Bucket},
 		{"sample bytes", in.SampleBytes}, {"copy bytes", in.Copy}, {"staging bytes", in.Staging.Bytes}}
 	for _, l := range c.Comm.Layers {
 		sizes = append(sizes, struct {

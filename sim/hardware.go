@@ -112,6 +112,7 @@ func UpdateTime(m *model.Model, d *hw.Device, o model.Optimizer, sp, master mode
 //	optimizer   Params·StateValues·size(master)
 //	master      Params·size(master) when master ≠ sp, else 0
 //	activations ActivationBytes(sp) per sample
+//	transient   Activations.Transient per sample
 //
 // with Layers the length of the model's gradient layout. Capacity, Model
 // and Device are d's.
@@ -124,6 +125,7 @@ func ModelMemory(m *model.Model, d *hw.Device, o model.Optimizer, sp, master mod
 		Gradients:   m.GradientBytes(sp),
 		Optimizer:   units.Bytes(float64(float64(m.Params)*float64(o.StateValues())) * master.Size()),
 		Activations: m.ActivationBytes(sp),
+		Transient:   m.Activations.Transient,
 		Layers:      max(len(m.Layers), 1),
 	}
 	if master != sp {

@@ -21,12 +21,13 @@ type Footprint struct {
 	Optimizer   units.Bytes // optimizer state
 	Master      units.Bytes // master copy of the weights under mixed precision
 	Activations units.Bytes // stored activations at the peak of the schedule
+	Transient   units.Bytes // the loss gradient's buffers at the backward pass's peak
 	Workspace   units.Bytes // communication buffers and kernel scratch
 }
 
 // Total returns the sum of the components.
 func (f Footprint) Total() units.Bytes {
-	return f.Weights + f.Gradients + f.Optimizer + f.Master + f.Activations + f.Workspace
+	return f.Weights + f.Gradients + f.Optimizer + f.Master + f.Activations + f.Transient + f.Workspace
 }
 
 // InFlight returns the micro-batches whose activations stage s (from 0)
@@ -58,7 +59,9 @@ func InFlight(sched Schedule, S, s, M int) int {
 //	workspace = 2·min(Bucket, G/S)·[replicas > 1] + WorkspaceFraction·(A/S)·b
 //
 // two gradient buckets of communication buffers (the bucket being reduced
-// and the one being filled) and kernel scratch.
+// and the one being filled) and kernel scratch. The last stage, which
+// computes the loss, also holds Memory.Transient·b when the backward pass
+// starts: the loss's gradient buffers beside every stored activation.
 func (c *Config) Footprint(s int) Footprint {
 	if c.Stages < 1 || c.Accumulation < 1 { // the defaults Run fills in
 		d := *c
@@ -80,6 +83,9 @@ func (c *Config) Footprint(s int) Footprint {
 		f.Workspace = 2 * min(c.Comm.Bucket, f.Gradients)
 	}
 	f.Workspace += units.Bytes(float64(WorkspaceFraction*perSample) * b)
+	if s == c.Stages-1 {
+		f.Transient = units.Bytes(float64(m.Transient) * b)
+	}
 	return f
 }
 

@@ -478,10 +478,38 @@ func TestMemory(t *testing.T) {
 	if _, err := Run(c); !errors.Is(err, ErrMemory) {
 		t.Errorf("two devices, batch %d: %v, want out of memory", bmax2+1, err)
 	}
-	f := (&Config{Stages: 4, MicroBatch: 2, Accumulation: 8, Schedule: OneFOneB, Memory: Memory{Weights: 4, Gradients: 4, Optimizer: 8, Master: 8, Activations: 40, Layers: 1}, Nodes: 1, DevicesPerNode: 4, Comm: Comm{Bucket: 1}}).Footprint(1)
+	pc := &Config{Stages: 4, MicroBatch: 2, Accumulation: 8, Schedule: OneFOneB, Memory: Memory{Weights: 4, Gradients: 4, Optimizer: 8, Master: 8, Activations: 40, Transient: 3, Layers: 1}, Nodes: 1, DevicesPerNode: 4, Comm: Comm{Bucket: 1}}
+	f := pc.Footprint(1)
 	want1 := Footprint{Weights: 1, Gradients: 1, Optimizer: 2, Master: 2, Activations: 10 * 2 * 3, Workspace: WorkspaceFraction * 10 * 2}
 	if f != want1 {
 		t.Errorf("footprint %+v, want %+v", f, want1)
+	}
+	// The last stage computes the loss and holds its transient buffers,
+	// one micro-batch's, whatever the micro-batches in flight.
+	f = pc.Footprint(3)
+	want3 := Footprint{Weights: 1, Gradients: 1, Optimizer: 2, Master: 2, Activations: 10 * 2 * 1, Transient: 3 * 2, Workspace: WorkspaceFraction * 10 * 2}
+	if f != want3 || f.Total() != 1+1+2+2+20+6+WorkspaceFraction*20 {
+		t.Errorf("last stage's footprint %+v (total %v), want %+v", f, f.Total(), want3)
+	}
+}
+
+// TestTransientLargestBatch checks the largest micro-batch against the
+// closed form with the loss's transient buffers: fixed + b·(A·(1 +
+// WorkspaceFraction) + T) ≤ capacity.
+func TestTransientLargestBatch(t *testing.T) {
+	c := Config{Nodes: 1, DevicesPerNode: 1, MicroBatch: 1, Compute: Compute{PerSample: 1e-3},
+		Memory: Memory{Capacity: 80e9, Weights: 1e9, Gradients: 1e9, Optimizer: 4e9, Activations: 2e9, Transient: 0.8e9}}
+	want := int(math.Floor((80e9 - 6e9) / (2e9*(1+WorkspaceFraction) + 0.8e9)))
+	if got := c.LargestMicroBatch(); got != want {
+		t.Errorf("largest batch %d, want %d", got, want)
+	}
+	c.Memory.Transient = 0
+	if got := c.LargestMicroBatch(); got != int(math.Floor(74e9/(2e9*(1+WorkspaceFraction)))) {
+		t.Errorf("without the transient: largest batch %d", got)
+	}
+	c.Memory.Transient = -1
+	if _, err := Run(c); !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), "transient bytes per sample") {
+		t.Errorf("negative transient: %v", err)
 	}
 }
 

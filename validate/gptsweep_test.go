@@ -13,7 +13,9 @@ import (
 // at each group's largest batch, the measured samples/s and peak memory,
 // the uncalibrated prediction and its error, the simulator's footprint
 // there and its largest batch; the mean absolute error over every row;
-// and the range of the measured peaks over the footprints.
+// the range of the measured peaks over the footprints, with and without
+// the loss's transient buffers; and the bytes a logit the measured peak
+// grows by beyond the stored activations the model counts.
 func TestGPTSweepQuoted(t *testing.T) {
 	cat, prof := defaults(t)
 	say := docSay(t, "torchbench-measured.md")
@@ -25,6 +27,8 @@ func TestGPTSweepQuoted(t *testing.T) {
 	var sum float64
 	var n int
 	lo, hi := math.Inf(1), math.Inf(-1)
+	lo0, hi0 := math.Inf(1), math.Inf(-1)
+	const logits = 2048 * 50257 // a sequence's
 	for _, g := range rep.Groups {
 		var last MeasuredRow
 		first := 0
@@ -43,9 +47,26 @@ func TestGPTSweepQuoted(t *testing.T) {
 		}
 		r := float64(last.PeakMemory) / float64(last.Footprint)
 		lo, hi = min(lo, r), max(hi, r)
+		r0 := (float64(last.Footprint) - 8*logits*float64(last.Batch)) / float64(last.PeakMemory)
+		lo0, hi0 = min(lo0, r0), max(hi0, r0)
+		if g.Model == "gpt3-125m" {
+			// The growth of the peak from half the largest batch to it,
+			// beyond that of the footprint less its 8 bytes a logit.
+			var half MeasuredRow
+			for _, r := range g.Rows {
+				if r.Batch == last.Batch/2 {
+					half = r
+				}
+			}
+			dPeak := float64(last.PeakMemory - half.PeakMemory)
+			dFoot := float64(last.Footprint - half.Footprint)
+			say(fmt.Sprintf("%.1f bytes a logit from %d to %d (%s)", (dPeak-dFoot)/(logits*float64(last.Batch-half.Batch))+8,
+				half.Batch, last.Batch, map[string]string{"amp-bf16": "bf16", "tf32": "tf32"}[g.Precision]))
+		}
 		say(fmt.Sprintf("| %s | %s | %d–%d | %.1f | %.1f GB | %.1f | %s | %.1f GB | %d |", g.Model, g.Precision, first, last.Batch,
 			last.SamplesPerSec, float64(last.PeakMemory)/1e9, last.Predicted, signed(pct(last.Error())), float64(last.Footprint)/1e9, g.PredictedMax))
 	}
 	say(fmt.Sprintf("over its %d rows %.1f %%", n, pct(sum/float64(n))))
-	say(fmt.Sprintf("The measured peaks are %.1f to %.1f times the simulator's footprint", lo, hi))
+	say(fmt.Sprintf("The measured peaks are %.2f to %.2f times the simulator's footprint", lo, hi))
+	say(fmt.Sprintf("Without the transient the footprint is %.2f to %.2f of the peak", lo0, hi0))
 }

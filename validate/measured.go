@@ -485,14 +485,15 @@ func trainerStep(cfg *sim.Config, mdl *model.Model, d *hw.Device, m *Measured) e
 	return fairseqStep(cfg, mdl, d, m, gradientBytes(m, prec, sp))
 }
 
-// atSeqLen returns m with its stored activations at samples of seq
-// tokens (0: the shape's length), with fused attention where fused: the
+// atSeqLen returns m with its stored activations at samples of seq tokens
+// (0: the shape's length), with fused attention where fused: the
 // profile's, at its transformer shape's length and attention, scaled by
 // what one layer of the shape keeps at seq against at that length
 // (model.TransformerShape.ActivationBytesPerLayer at each precision:
 // linear in the tokens, attention's scores in their square, none under
-// fused attention). It
-// returns m itself where neither changes, or m has no transformer shape.
+// fused attention), and the loss's transient buffers, linear in the
+// tokens. It returns m itself where neither changes, or m has no
+// transformer shape.
 func atSeqLen(m *model.Model, seq int, fused bool) (*model.Model, error) {
 	t, err := model.LookupTransformer(m.Name)
 	if err != nil || (seq == 0 || seq == t.SeqLen) && (!fused || t.FusedAttention) {
@@ -525,6 +526,10 @@ func atSeqLen(m *model.Model, seq int, fused bool) (*model.Model, error) {
 	c := *m
 	c.Activations.FP32 = units.Bytes(float64(m.Activations.FP32) * r32)
 	c.Activations.FP16 = units.Bytes(float64(m.Activations.FP16) * r16)
+	if seq > 0 {
+		// The loss's buffers are a sequence's logits: linear in its tokens.
+		c.Activations.Transient = units.Bytes(float64(m.Activations.Transient) * float64(seq) / float64(t.SeqLen))
+	}
 	return &c, nil
 }
 
