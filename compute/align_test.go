@@ -11,9 +11,11 @@ import (
 // forms on the toy device with MisalignedGEMM 3: a product whose leading
 // dimension is one value short of a 16-byte multiple covers the same tiles
 // in proportion to its FLOPs (a K one short changes only the FLOPs), so
-// only the slowdown tells the two apart. The rows dimension, a weight
-// gradient's reduction over the rows, fp32 products, convolutions and a
-// device that gives no slowdown take none.
+// only the slowdown tells the two apart. An odd number of 16-bit values
+// takes OddGEMM 5 where the device gives one, MisalignedGEMM where it does
+// not, and an odd number of tf32 values MisalignedGEMM. The rows
+// dimension, a weight gradient's reduction over the rows, fp32 products,
+// convolutions and a device that gives no slowdown take none.
 func TestMisaligned(t *testing.T) {
 	product := func(name string, kind model.OpKind, m, n, k int64) model.Op {
 		return model.Op{Name: name, Kind: kind, FLOPs: 2 * float64(m*n*k), M: m, N: n, K: k, Groups: 1}
@@ -21,24 +23,30 @@ func TestMisaligned(t *testing.T) {
 	for _, c := range []struct {
 		what string
 		slow float64 // the device's MisalignedGEMM
+		odd  float64 // and its OddGEMM
 		p    hw.Precision
 		a, b model.Op
 		want float64
 	}{
-		{"fp16 N 1,271 over 1,272", 3, hw.FP16, product("x", model.MatMul, 1280, 1271, 4096), product("x", model.MatMul, 1280, 1272, 4096), 3},
-		{"bf16 K 4,095 over 4,096 (the FLOPs' ratio)", 3, hw.BF16, product("x", model.MatMul, 1280, 1280, 4095), product("x", model.MatMul, 1280, 1280, 4096), 3 * 4095.0 / 4096},
-		{"fp16 rows 1,271 over 1,272", 3, hw.FP16, product("x", model.MatMul, 1271, 1280, 4096), product("x", model.MatMul, 1272, 1280, 4096), 1},
-		{"fp16 weight gradient, rows 4,095 as K", 3, hw.FP16, product("x.grad_weight", model.MatMul, 1280, 1280, 4095), product("x.grad_weight", model.MatMul, 1280, 1280, 4096), 4095.0 / 4096},
-		{"fp16 weight gradient, M 1,271", 3, hw.FP16, product("x.grad_weight", model.MatMul, 1271, 1280, 4096), product("x.grad_weight", model.MatMul, 1272, 1280, 4096), 3},
-		{"tf32 N 1,270 over 1,268 (4 values to 16 bytes)", 3, hw.TF32, product("x", model.MatMul, 1280, 1270, 4096), product("x", model.MatMul, 1280, 1268, 4096), 3},
-		{"tf32 N 1,260 over 1,268", 3, hw.TF32, product("x", model.MatMul, 1280, 1260, 4096), product("x", model.MatMul, 1280, 1268, 4096), 1},
-		{"fp32 N 1,271 over 1,272", 3, hw.FP32, product("x", model.MatMul, 1280, 1271, 4096), product("x", model.MatMul, 1280, 1272, 4096), 1},
-		{"fp16 convolution N 1,271 over 1,272", 3, hw.FP16, product("x", model.Conv, 1280, 1271, 4096), product("x", model.Conv, 1280, 1272, 4096), 1},
-		{"fp16 N 1,271 over 1,272 on a device of no slowdown", 0, hw.FP16, product("x", model.MatMul, 1280, 1271, 4096), product("x", model.MatMul, 1280, 1272, 4096), 1},
+		{"fp16 N 1,270 over 1,272", 3, 5, hw.FP16, product("x", model.MatMul, 1280, 1270, 4096), product("x", model.MatMul, 1280, 1272, 4096), 3},
+		{"fp16 N 1,271 (odd) over 1,272", 3, 5, hw.FP16, product("x", model.MatMul, 1280, 1271, 4096), product("x", model.MatMul, 1280, 1272, 4096), 5},
+		{"bf16 K 50,257 (odd) over 50,264", 3, 5, hw.BF16, product("x", model.MatMul, 1280, 1280, 50257), product("x", model.MatMul, 1280, 1280, 50264), 5 * 50257.0 / 50264},
+		{"fp16 N 1,271 (odd) over 1,272, no OddGEMM", 3, 0, hw.FP16, product("x", model.MatMul, 1280, 1271, 4096), product("x", model.MatMul, 1280, 1272, 4096), 3},
+		{"tf32 N 1,271 (odd) over 1,272", 3, 5, hw.TF32, product("x", model.MatMul, 1280, 1271, 4096), product("x", model.MatMul, 1280, 1272, 4096), 3},
+		{"bf16 K 4,094 over 4,096 (the FLOPs' ratio)", 3, 5, hw.BF16, product("x", model.MatMul, 1280, 1280, 4094), product("x", model.MatMul, 1280, 1280, 4096), 3 * 4094.0 / 4096},
+		{"bf16 K 4,095 (odd) over 4,096 (the FLOPs' ratio)", 3, 5, hw.BF16, product("x", model.MatMul, 1280, 1280, 4095), product("x", model.MatMul, 1280, 1280, 4096), 5 * 4095.0 / 4096},
+		{"fp16 rows 1,271 over 1,272", 3, 5, hw.FP16, product("x", model.MatMul, 1271, 1280, 4096), product("x", model.MatMul, 1272, 1280, 4096), 1},
+		{"fp16 weight gradient, rows 4,095 as K", 3, 5, hw.FP16, product("x.grad_weight", model.MatMul, 1280, 1280, 4095), product("x.grad_weight", model.MatMul, 1280, 1280, 4096), 4095.0 / 4096},
+		{"fp16 weight gradient, M 1,270", 3, 5, hw.FP16, product("x.grad_weight", model.MatMul, 1270, 1280, 4096), product("x.grad_weight", model.MatMul, 1272, 1280, 4096), 3},
+		{"tf32 N 1,270 over 1,268 (4 values to 16 bytes)", 3, 5, hw.TF32, product("x", model.MatMul, 1280, 1270, 4096), product("x", model.MatMul, 1280, 1268, 4096), 3},
+		{"tf32 N 1,260 over 1,268", 3, 5, hw.TF32, product("x", model.MatMul, 1280, 1260, 4096), product("x", model.MatMul, 1280, 1268, 4096), 1},
+		{"fp32 N 1,271 over 1,272", 3, 5, hw.FP32, product("x", model.MatMul, 1280, 1271, 4096), product("x", model.MatMul, 1280, 1272, 4096), 1},
+		{"fp16 convolution N 1,271 over 1,272", 3, 5, hw.FP16, product("x", model.Conv, 1280, 1271, 4096), product("x", model.Conv, 1280, 1272, 4096), 1},
+		{"fp16 N 1,271 over 1,272 on a device of no slowdown", 0, 5, hw.FP16, product("x", model.MatMul, 1280, 1271, 4096), product("x", model.MatMul, 1280, 1272, 4096), 1},
 	} {
 		d := toy()
 		d.Peak.TF32, d.Peak.BF16 = 50e12, 100e12
-		d.MisalignedGEMM = c.slow
+		d.MisalignedGEMM, d.OddGEMM = c.slow, c.odd
 		cfg := &Config{Device: d, Precision: c.p}
 		ta, err := OpTime(cfg, &c.a)
 		if err != nil {

@@ -401,9 +401,7 @@ func opTime(c *Config, op *model.Op) units.Seconds {
 			ec *= c.convScale()
 		}
 		comp = op.FLOPs / (float64(d.PeakFLOPs(c.Precision)) * ec * q)
-		if f := d.MisalignedGEMM; f > 1 && c.misaligned(op) {
-			comp *= f
-		}
+		comp *= c.misaligned(op)
 		if w, ok := c.winogradRate(op); ok {
 			// The autotuner (cudnn.benchmark, MXNet's and TensorFlow's)
 			// takes the faster algorithm; a calibration's CUDA-core
@@ -436,24 +434,34 @@ func opTime(c *Config, op *model.Op) units.Seconds {
 	return units.Seconds(math.Max(comp, mem))
 }
 
-// misaligned reports whether op is a matrix product on the tensor cores
-// whose matrices have a leading dimension that is not a multiple of
-// AlignBytes: one of a linear layer's feature dimensions, K and N of its
-// forward product and of its input's gradient, M and N of its weight's
-// gradient (a ".grad_weight" operator). The rows (tokens, samples) are
-// never a leading dimension of PyTorch's three products of a linear
-// layer, x·Wᵀ, dy·W and dyᵀ·x. Convolutions are cuDNN's, which pads
-// channels itself.
-func (c *Config) misaligned(op *model.Op) bool {
-	if op.Kind != model.MatMul || c.Precision == hw.FP32 {
-		return false
+// misaligned returns how many times longer op takes for its alignment:
+// the device's MisalignedGEMM when op is a matrix product on the tensor
+// cores whose matrices have a leading dimension that is not a multiple of
+// AlignBytes, its OddGEMM (where it gives one) when that dimension is an
+// odd number of 16-bit values, else 1. The leading dimensions are one of a
+// linear layer's feature dimensions, K and N of its forward product and
+// of its input's gradient, M and N of its weight's gradient (a
+// ".grad_weight" operator). The rows (tokens, samples) are never a
+// leading dimension of PyTorch's three products of a linear layer, x·Wᵀ,
+// dy·W and dyᵀ·x. Convolutions are cuDNN's, which pads channels itself.
+func (c *Config) misaligned(op *model.Op) float64 {
+	d := c.Device
+	if op.Kind != model.MatMul || c.Precision == hw.FP32 || !(d.MisalignedGEMM > 1) {
+		return 1
 	}
-	n := int64(AlignBytes / valueBytes(c.Precision))
+	vb := valueBytes(c.Precision)
+	n := int64(AlignBytes / vb)
 	a, b := op.N, op.K
 	if strings.HasSuffix(op.Name, ".grad_weight") {
 		a, b = op.M, op.N
 	}
-	return a%n != 0 || b%n != 0
+	switch {
+	case a%n == 0 && b%n == 0:
+		return 1
+	case vb == 2 && (a%2 != 0 || b%2 != 0) && d.OddGEMM > 1:
+		return d.OddGEMM
+	}
+	return d.MisalignedGEMM
 }
 
 // valueBytes returns the bytes a tensor's value takes when products

@@ -319,12 +319,13 @@ type deviceKey struct {
 	l2             units.BytesPerSec
 	nchwNorm       float64
 	misaligned     float64
+	odd            float64
 }
 
 // keyOf returns d's deviceKey at precision p.
 func keyOf(d *hw.Device, p hw.Precision) deviceKey {
 	return deviceKey{d.Name, d.SMs, float64(d.PeakFLOPs(p)), float64(d.PeakFLOPs(hw.FP32)), float64(d.MemoryBandwidth),
-		d.ConvEfficiency, d.GEMMEfficiency, d.Winograd, d.L2Bandwidth, d.NCHWBatchNorm, d.MisalignedGEMM}
+		d.ConvEfficiency, d.GEMMEfficiency, d.Winograd, d.L2Bandwidth, d.NCHWBatchNorm, d.MisalignedGEMM, d.OddGEMM}
 }
 
 var (

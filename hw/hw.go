@@ -261,6 +261,11 @@ type Device struct {
 	// the device or of its chip; default 0 (no slower: the V100's cuBLAS
 	// ran DeepBench's misaligned fp16 products at full speed).
 	MisalignedGEMM float64 `yaml:"misaligned_gemm,omitempty"`
+	// OddGEMM is MisalignedGEMM for a 16-bit product whose leading
+	// dimension is an odd number of values, aligned to 2 bytes only
+	// (GPT-2's vocabulary of 50,257), where cuBLAS falls back further,
+	// to CUTLASS's align1 kernels; default 0: MisalignedGEMM.
+	OddGEMM float64 `yaml:"odd_gemm,omitempty"`
 	// NCHWBatchNorm is how fast cuDNN's batch norm kernels for
 	// channels-first feature maps run on the device where they are bound
 	// by its SMs rather than by its bandwidth: values a second (the bytes

@@ -162,6 +162,9 @@ func (c *Catalog) validateDevice(ps *config.Problems, name string, d *Device) {
 	if v := d.MisalignedGEMM; v != 0 && !(v >= 1 && v <= maxMisalignedGEMM) {
 		ps.Addf(p+".misaligned_gemm", "must be 0 (not measured) or in [1, %d] times an aligned product's time, not %g", maxMisalignedGEMM, v)
 	}
+	if v := d.OddGEMM; v != 0 && !(v >= 1 && v <= maxMisalignedGEMM) {
+		ps.Addf(p+".odd_gemm", "must be 0 (as misaligned_gemm) or in [1, %d] times an aligned product's time, not %g", maxMisalignedGEMM, v)
+	}
 	validateWinograd(ps, p+".winograd.forward", d.Winograd.Forward)
 	validateWinograd(ps, p+".winograd.grad_input", d.Winograd.GradInput)
 	validateWinograd(ps, p+".winograd.grad_weight", d.Winograd.GradWeight)
