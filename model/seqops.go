@@ -13,6 +13,11 @@ type seqOps struct {
 	fwd []Op
 	bwd [][]Op
 	p   float64 // bytes per activation and weight value
+	// biasFused says the program sums a bias's gradient in another
+	// kernel: a graph compiler's fusion with the one that produces the
+	// output gradient (TransformerStep.Fused), or the weight gradient's
+	// product (TransformerShape.FusedBiasGrad).
+	biasFused bool
 }
 
 // Per-element FLOPs of the memory-bound operators: estimates counted from
@@ -44,21 +49,32 @@ func (o *seqOps) push(f Op, bwd ...Op) {
 	o.bwd = append(o.bwd, bwd)
 }
 
-// linear appends y = x·W of m rows, k inputs and n outputs (groups
+// linear appends y = x·W (+ b) of m rows, k inputs and n outputs (groups
 // independent products of that size): forward 2·m·n·k FLOPs, and the
 // gradients of the input (m×n by n×k) and of the weight (k×m by m×n). It
-// keeps its input for the weight's gradient.
+// keeps its input for the weight's gradient. With a bias (params beyond
+// the weights' k·n·groups) the backward pass also sums the output's
+// gradient over the rows into the bias's, a reduction of its own that
+// reads all m×n of it: autograd's addmm backward reduces a broadcast
+// input's gradient to its shape (PyTorch's aten::sum, one call a biased
+// linear in our profiles, docs/validation-profiles.md; TensorFlow's
+// BiasAddGrad), unless the program sums it in another kernel
+// (seqOps.biasFused).
 func (o *seqOps) linear(name string, rows float64, k, n, groups, params int64) {
 	g := float64(groups)
 	m, mf, kf, nf := seqCeil(rows), rows, float64(k), float64(n)
 	fl := 2 * g * mf * nf * kf
+	bwd := []Op{{Name: name + ".grad_input", Kind: MatMul, FLOPs: fl,
+		Read: o.bytes(g * (mf*nf + nf*kf)), Write: o.bytes(g * mf * kf), M: m, N: k, K: n, Groups: groups},
+		{Name: name + ".grad_weight", Kind: MatMul, FLOPs: fl,
+			Read: o.bytes(g * (mf*kf + mf*nf)), Write: o.bytes(g * kf * nf), M: k, N: n, K: m, Groups: groups}}
+	if params > k*n*groups && !o.biasFused {
+		bwd = append(bwd, Op{Name: name + ".grad_bias", Kind: Elementwise, FLOPs: g * mf * nf,
+			Read: o.bytes(g * mf * nf), Write: o.bytes(g * nf)})
+	}
 	o.push(Op{Name: name, Kind: MatMul, FLOPs: fl, Params: params,
 		Read: o.bytes(g * (mf*kf + kf*nf)), Write: o.bytes(g * mf * nf), Saved: o.bytes(g * mf * kf),
-		M: m, N: n, K: k, Groups: groups},
-		Op{Name: name + ".grad_input", Kind: MatMul, FLOPs: fl,
-			Read: o.bytes(g * (mf*nf + nf*kf)), Write: o.bytes(g * mf * kf), M: m, N: k, K: n, Groups: groups},
-		Op{Name: name + ".grad_weight", Kind: MatMul, FLOPs: fl,
-			Read: o.bytes(g * (mf*kf + mf*nf)), Write: o.bytes(g * kf * nf), M: k, N: n, K: m, Groups: groups})
+		M: m, N: n, K: k, Groups: groups}, bwd...)
 }
 
 // pointwise appends a memory-bound operator over elems values read from

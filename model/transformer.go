@@ -168,6 +168,13 @@ type TransformerShape struct {
 	// Experts (0: dropless, each expert processes its even share).
 	Experts, TopK  int
 	CapacityFactor float64
+	// FusedBiasGrad says the program's linear layers sum their biases'
+	// gradients inside their weight-gradient products, with no reduction
+	// of their own: Transformer Engine's (transformer_engine/pytorch/
+	// module/linear.py, whose backward gemm returns grad_bias through
+	// cuBLASLt's BGRADB epilogue, or in FP8 the cast of the output
+	// gradient fused with its bias gradient, fp8_cast_transpose_bgrad).
+	FusedBiasGrad bool
 	// FusedAttention runs attention as one kernel that keeps no s² matrix
 	// and recomputes it in the backward pass (FlashAttention, Dao et al.
 	// 2022): the backward pass costs 2.5 times the forward instead of 2.

@@ -90,7 +90,7 @@ func (t TransformerShape) stepOps(tokens float64, s int, p Precision, rc Recompu
 // not (TransformerStep.Fused).
 func (t TransformerShape) fusedStepOps(tokens float64, s int, p Precision, rc Recompute, fused bool) []Op {
 	c := t.newCtx(tokens, s, p, rc)
-	c.fused = fused
+	c.fused, c.o.biasFused = fused, fused || t.FusedBiasGrad
 	d := float64(t.Hidden)
 	enc := ""
 	if t.Stack == EncoderDecoder {

@@ -29,6 +29,7 @@ const srcMLPerf = "MLPerf Training %s, github.com/mlcommons/training_results_%s,
 func mlperfGPT3() model.TransformerShape {
 	sh := gptShape("gpt3-175b-mlperf", 96, 12288, 96)
 	sh.Vocab, sh.Dropout, sh.FusedAttention = 50688, false, true
+	sh.FusedBiasGrad = true // NeMo's layers are Transformer Engine's
 	return sh
 }
 

@@ -128,9 +128,12 @@ func TestProfileKinds(t *testing.T) {
 		ms(copies), calls, ms(float64(tf.Modelled[compute.CastKind]))))
 	elem, _ := row(tfp, func(n string) bool { return logs.AtenClass(n) == "elementwise" })
 	say(fmt.Sprintf("the elementwise kernels take %s ms, the model's %s", ms(elem), ms(float64(tf.Modelled[model.Elementwise]))))
-	sum, _ := row(tfp, is("aten::sum"))
 	fill, _ := row(tfp, is("aten::fill_"))
-	say(fmt.Sprintf("`sum` (the bias gradients) %s ms and `fill_` %s ms", ms(sum), ms(fill)))
+	say(fmt.Sprintf("`fill_` %s ms is in no operator list", ms(fill)))
+	tm, tmod := tf.Group(ProfileGroups[3])
+	say(fmt.Sprintf("**The Transformer's copies and elementwise kernels**, %s ms measured against %s", ms(float64(tm)), ms(float64(tmod))))
+	bm, bmod := bert.Group(ProfileGroups[3])
+	say(fmt.Sprintf("BERT-large shows the same, %s against %s", ms(float64(bm)), ms(float64(bmod))))
 	_, fwd := row(tfp, is("aten::_cudnn_attention_forward"))
 	_, bwd := row(tfp, is("aten::_cudnn_attention_backward"))
 	say(fmt.Sprintf("cuDNN's fused kernels (%.0f forward and %.0f backward calls a step)", fwd, bwd))
@@ -275,4 +278,79 @@ func TestCompareProfileErrors(t *testing.T) {
 	if _, err := CompareProfile(p, &gone, cat, prof); err == nil || !strings.Contains(err.Error(), `"no-such-gpu"`) {
 		t.Errorf("an unknown device: %v, want an error naming it", err)
 	}
+}
+
+// TestBiasGradientCalls checks the operator model's biased linears against
+// the H200's profiles: each takes one aten::sum in the backward pass (its
+// bias's gradient, model.Op ".grad_bias"), and the step one more, the
+// loss's mean, for BERT-large SQuAD and GPT-3 Small and Medium.
+func TestBiasGradientCalls(t *testing.T) {
+	cat, prof := defaults(t)
+	for _, name := range []string{"bert-large-squad-amp-fp16-prof", "gpt3-125m-amp-bf16-prof", "gpt3-350m-amp-bf16-prof"} {
+		p, _ := readProfile(t, cat, prof, h200Profile(name))
+		ms := measuredFile(t, cat, prof, strings.TrimSuffix(h200Profile(name), ".profile.json")+".jsonl")
+		_, ops, _, err := operatorList(&ms[0], cat.DeviceCalled(ms[0].Device), prof)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var biases, sums float64
+		for _, o := range ops {
+			if strings.HasSuffix(o.Name, ".grad_bias") {
+				biases++
+			}
+		}
+		for _, o := range p.Ops {
+			if o.Name == "aten::sum" {
+				sums += o.Calls
+			}
+		}
+		if biases == 0 || sums != biases+1 {
+			t.Errorf("%s: %v aten::sum calls a step, want the model's %v bias gradients and the loss's mean", name, sums, biases)
+		}
+	}
+}
+
+// TestLayerNormRate checks docs/validation-profiles.md's figures of
+// PyTorch's LayerNorm kernels in the H200's profiles of the Transformer and
+// BERT-large, whose norms (post-norm, under autocast) read and write
+// float32: the forward reads and writes each of its e values (8 bytes a
+// value), the backward reads the gradient and the input and writes the
+// input's gradient (12), and GammaBetaBackward reads the gradient and the
+// input again for the scale's and shift's (8): the bandwidth each reaches,
+// as a share of the H200's.
+func TestLayerNormRate(t *testing.T) {
+	cat, prof := defaults(t)
+	say := docSay(t, "validation-profiles.md")
+	peak := float64(cat.DeviceCalled("h200-sxm-141gb").MemoryBandwidth)
+	var lo, hi float64 = 1, 0
+	for _, c := range []struct {
+		name string
+		e    float64 // values a norm
+	}{
+		{"transformer-base-amp-fp16-prof", 256 * 128 * 512},
+		{"bert-large-squad-amp-fp16-prof", 32 * 384 * 1024},
+	} {
+		p, _ := readProfile(t, cat, prof, h200Profile(c.name))
+		var fwd, bwd, gb, calls float64
+		for _, o := range p.Ops {
+			switch {
+			case o.Name == "aten::native_layer_norm":
+				fwd, calls = float64(o.SelfDevice), o.Calls
+			case o.Name == "aten::native_layer_norm_backward":
+				bwd = float64(o.SelfDevice)
+			case strings.Contains(o.Name, "GammaBetaBackward"):
+				gb = float64(o.SelfDevice)
+			}
+		}
+		if calls == 0 || fwd == 0 || bwd == 0 || gb == 0 {
+			t.Fatalf("%s: no layer norm rows", c.name)
+		}
+		for _, share := range []float64{8 * c.e * calls / fwd / peak, 20 * c.e * calls / bwd / peak} {
+			lo, hi = min(lo, share), max(hi, share)
+		}
+		if c.name == "transformer-base-amp-fp16-prof" {
+			say(fmt.Sprintf("its GammaBetaBackward kernels %.0f %%", 100*8*c.e*calls/gb/peak))
+		}
+	}
+	say(fmt.Sprintf("run at %.0f to %.0f %% of the H200's bandwidth", 100*lo, 100*hi))
 }

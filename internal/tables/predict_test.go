@@ -118,7 +118,8 @@ func TestRangeNote(t *testing.T) {
 		t.Errorf("roofline:\n got %s\nwant %s", got, want)
 	}
 	p.Source = predict.Source{Kind: "operators"}
-	want = "range: time to train with the steps' time from -10.4 % to +43.8 %, the operators model's measured band: the measured steps of 80 % of its validation's rows lay within it, from the 10th to the 90th percentile of its error (docs/compute.md, Validation)"
+	ob := predict.OperatorsBand
+	want = fmt.Sprintf("range: time to train with the steps' time from %+.1f %% to %+.1f %%, the operators model's measured band: the measured steps of 80 %% of its validation's rows lay within it, from the 10th to the 90th percentile of its error (docs/compute.md, Validation)", 100*ob.Lo, 100*ob.Hi)
 	if got := RangeNote(p); got != want {
 		t.Errorf("operators:\n got %s\nwant %s", got, want)
 	}
