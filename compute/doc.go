@@ -27,7 +27,8 @@
 // without q (hw.Device.Winograd, winogradRate). On a device that gives
 // them, a tensor-core matrix product with a leading dimension that is not
 // a multiple of AlignBytes takes hw.Device.MisalignedGEMM times its
-// compute term, and a batch norm in NCHW (Config.NCHW) takes at least its
+// compute term (hw.Device.OddGEMM where the dimension is an odd number of
+// 16-bit values), and a batch norm in NCHW (Config.NCHW) takes at least its
 // values at hw.Device.NCHWBatchNorm times the fp32 peak. Under autocast (Config.Autocast) the
 // operators PyTorch runs in float32 move twice their 16-bit bytes after
 // a cast, and each weight is cast once a pass.

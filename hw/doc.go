@@ -11,7 +11,7 @@
 // gets and, where published, the efficiency its convolutions and its large
 // matrix products were measured at (ConvEfficiency, GEMMEfficiency), how
 // much longer its misaligned products and its channels-first batch norms
-// take (MisalignedGEMM, NCHWBatchNorm), and its
+// take (MisalignedGEMM, OddGEMM, NCHWBatchNorm), and its
 // L2 cache's read bandwidth (L2Bandwidth). A Node is one server: Devices of one Device, host CPUs,
 // host memory, local drives, the intra-node Link between its devices, the
 // host-to-device bandwidth of each device, and its NICs. A System is up to

@@ -88,19 +88,25 @@ func UpdateBytesPerParam(o model.Optimizer, g, w, c float64) float64 {
 	return b
 }
 
-// UpdateTime returns the optimizer update of m on d: the trainable
-// parameters times UpdateBytesPerParam over the device's memory
-// bandwidth, with gradients in sp and master weights and state in master.
-func UpdateTime(m *model.Model, d *hw.Device, o model.Optimizer, sp, master model.Precision) units.Seconds {
-	if !(d.MemoryBandwidth > 0) {
-		return 0
-	}
+// UpdateBytes returns UpdateBytesPerParam of optimizer o with gradients
+// in sp and master weights and state in master, the working copy in sp
+// rewritten when the two differ (mixed precision).
+func UpdateBytes(o model.Optimizer, sp, master model.Precision) float64 {
 	c := 0.0
 	if master != sp {
 		c = sp.Size()
 	}
-	b := UpdateBytesPerParam(o, sp.Size(), master.Size(), c)
-	return units.Seconds(float64(float64(m.Params)*b) / float64(d.MemoryBandwidth))
+	return UpdateBytesPerParam(o, sp.Size(), master.Size(), c)
+}
+
+// UpdateTime returns the optimizer update of m on d: the trainable
+// parameters times UpdateBytes over the device's memory bandwidth, with
+// gradients in sp and master weights and state in master.
+func UpdateTime(m *model.Model, d *hw.Device, o model.Optimizer, sp, master model.Precision) units.Seconds {
+	if !(d.MemoryBandwidth > 0) {
+		return 0
+	}
+	return units.Seconds(float64(m.Params) * UpdateBytes(o, sp, master) / float64(d.MemoryBandwidth))
 }
 
 // ModelMemory returns the memory of m trained with optimizer o, weights,

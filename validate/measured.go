@@ -688,7 +688,7 @@ func measuredUpdate(m *model.Model, d *hw.Device, ms *Measured, sp, master model
 // master gradients and the scale's read and write of them. A PyTorch
 // program's torch.optim step reads and writes its master-precision lists
 // once a kernel (compute.OptimizerPasses), beyond the one pass
-// sim.UpdateBytesPerParam counts; under autocast in fp16, GradScaler's
+// sim.UpdateBytes counts; under autocast in fp16, GradScaler's
 // unscale_ reads and writes the float32 gradients once more
 // (_amp_foreach_non_finite_check_and_unscale_).
 func programUpdateBytes(ms *Measured, sp, master model.Precision) float64 {
@@ -699,11 +699,7 @@ func programUpdateBytes(ms *Measured, sp, master model.Precision) float64 {
 	if isTorch(ms) && ms.AMP != AMPApexO2 {
 		o := cmp.Or(ms.Optimizer, model.Momentum)
 		if n := compute.OptimizerPasses(o); n > 0 {
-			c := 0.0
-			if master != sp {
-				c = sp.Size()
-			}
-			b += max(0, float64(n)*master.Size()-sim.UpdateBytesPerParam(o, sp.Size(), master.Size(), c))
+			b += max(0, float64(n)*master.Size()-sim.UpdateBytes(o, sp, master))
 		}
 		if sp == model.FP16 && master == model.FP32 {
 			b += 2 * master.Size()
