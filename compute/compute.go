@@ -72,6 +72,29 @@ const (
 	// The depthwise convolution alone reaches less; cuDNN 8.1's release
 	// notes claim depthwise convolutions 1.7 to 2.9 times faster.
 	EffDepthwise = 0.24
+	// EffReduce is the fraction of the datasheet's DRAM bandwidth that a
+	// reduction over the rows of a tensor into one value per column
+	// (model.Op.Reduce: a bias's gradient, a layer norm's scale and shift
+	// gradients) achieves. A calibration on our H200 profiles
+	// (testdata/measurements/h200-2026-11-30-profile, torch 2.11): BERT-
+	// large's, the Transformer's and GPT-3 Small's and Medium's bias
+	// sums (reduce_kernel over the outer dimension, 16-bit) move the
+	// operator model's 14.85 GB in 10.93 ms, 0.283 of the H200's 4.8
+	// TB/s; their layer norms' GammaBetaBackward kernels 13.51 GB (fp32)
+	// in 10.49 ms, 0.268; together 0.276 (TestReduceRates recomputes
+	// them). Not a published figure: no micro-benchmark of these kernels
+	// was found. Taken as a property of the kernels' code, a share of
+	// any device's bandwidth (docs/compute.md).
+	EffReduce = 0.28
+	// EffLayerNorm is the fraction of the datasheet's DRAM bandwidth that
+	// a layer norm's forward kernel achieves (PyTorch's
+	// vectorized_layer_norm_kernel: a block per row, its mean and
+	// variance, then the normalised row). The same calibration: the four
+	// profiles' forward layer norms move 13.51 GB (fp32) in 6.35 ms,
+	// 0.443 of the H200's bandwidth. The input's gradient (PyTorch's
+	// layer_norm_grad_input_kernel) streams at EffMemory: 0.78 of it in
+	// the same profiles.
+	EffLayerNorm = 0.44
 )
 
 // AlignBytes is the multiple of bytes every leading dimension of a
@@ -384,12 +407,12 @@ func OpTime(c *Config, op *model.Op) (units.Seconds, error) {
 func opTime(c *Config, op *model.Op) units.Seconds {
 	d := c.Device
 	bw := float64(d.MemoryBandwidth) * c.eff(MemoryBound)
-	mem := float64(op.Read+op.Write) / bw
+	mem := float64(op.Read+op.Write) / (bw * memoryShare(op))
 	cuda := float64(d.PeakFLOPs(hw.FP32)) * c.eff(CUDACore)
 	if op.Float32 && c.autocasts() {
 		// In float32 under autocast: twice the bytes of the 16-bit
 		// figures, after a cast of its own.
-		return units.Seconds(math.Max(op.FLOPs/cuda, 2*mem) + float64(float32Cast(op))/bw)
+		return units.Seconds(math.Max(op.FLOPs/cuda, 2*mem) + float64(c.float32Cast(op))/bw)
 	}
 	e := c.eff(c.ClassOf(op))
 	var comp float64
@@ -432,6 +455,21 @@ func opTime(c *Config, op *model.Op) units.Seconds {
 		}
 	}
 	return units.Seconds(math.Max(comp, mem))
+}
+
+// memoryShare returns the share of a streaming kernel's bandwidth that
+// op's memory-bound kernel moves its bytes at: EffReduce over EffMemory
+// for a reduction over the rows (model.Op.Reduce), EffLayerNorm over
+// EffMemory for a layer norm's forward pass, else 1. A calibration's
+// memory efficiency scales them all.
+func memoryShare(op *model.Op) float64 {
+	switch {
+	case op.Reduce:
+		return EffReduce / EffMemory
+	case op.Kind == model.Norm && !op.BatchNorm && op.Pass == model.Forward:
+		return EffLayerNorm / EffMemory
+	}
+	return 1
 }
 
 // misaligned returns how many times longer op takes for its alignment:
@@ -574,7 +612,7 @@ func (c *Config) Kernels(op *model.Op) int {
 		return 3
 	case c.transposed(op):
 		return 1 + TransposeKernels
-	case op.Float32 && c.autocasts():
+	case c.casts(op):
 		return 2
 	}
 	return op.KernelCount()

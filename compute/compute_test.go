@@ -290,11 +290,57 @@ func TestForeachLaunches(t *testing.T) {
 	}
 }
 
+// TestMemoryShare checks the memory-bound kernels that move their bytes
+// below a streaming kernel's rate: a reduction over the rows at EffReduce
+// of the bandwidth (float32 under autocast: twice its bytes, one kernel,
+// no cast), a layer norm's forward pass at EffLayerNorm, its backward
+// pass and a batch norm's at EffMemory; a calibration's memory
+// efficiency scales each.
+func TestMemoryShare(t *testing.T) {
+	const bw = 1e12 // toy()'s bandwidth
+	c := &Config{Device: toy(), Precision: hw.FP16}
+	amp := &Config{Device: toy(), Precision: hw.FP16, Autocast: true}
+	half := &Config{Device: toy(), Precision: hw.FP16, Eff: &Efficiencies{}}
+	half.Eff.Set(MemoryBound, EffMemory/2)
+	reduce := model.Op{Kind: model.Elementwise, Pass: model.Backward, Read: 2e6, Write: 1e3, Reduce: true}
+	lnReduce := model.Op{Kind: model.Norm, Pass: model.Backward, Read: 2e6, Write: 1e3, Reduce: true, Float32: true}
+	for _, k := range []struct {
+		name string
+		c    *Config
+		op   model.Op
+		want float64
+	}{
+		{"bias gradient", c, reduce, 2.001e6 / (bw * EffReduce)},
+		{"bias gradient, memory at half", half, reduce, 2 * 2.001e6 / (bw * EffReduce)},
+		{"norm's scale and shift gradients under autocast", amp, lnReduce, 2 * 2.001e6 / (bw * EffReduce)},
+		{"norm's scale and shift gradients in 16 bits", c, lnReduce, 2.001e6 / (bw * EffReduce)},
+		{"layer norm", c, model.Op{Kind: model.Norm, Pass: model.Forward, Read: 1e6, Write: 1e6}, 2e6 / (bw * EffLayerNorm)},
+		{"layer norm's input gradient", c, model.Op{Kind: model.Norm, Pass: model.Backward, Read: 2e6, Write: 1e6}, 3e6 / (bw * EffMemory)},
+		{"batch norm", c, model.Op{Kind: model.Norm, Pass: model.Forward, Read: 1e6, Write: 1e6, BatchNorm: true}, 2e6 / (bw * EffMemory)},
+	} {
+		got, err := OpTime(k.c, &k.op)
+		if err != nil {
+			t.Fatal(err)
+		}
+		near(t, k.name, float64(got), k.want)
+	}
+	if n := amp.Kernels(&lnReduce); n != 1 {
+		t.Errorf("norm's scale and shift gradients under autocast: %d kernels, want 1 (no cast)", n)
+	}
+	kinds, err := KindTimes(amp, []model.Op{lnReduce})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if kinds[CastKind] != 0 {
+		t.Errorf("norm's scale and shift gradients: %v s of casts, want none", kinds[CastKind])
+	}
+}
+
 // TestAutocast checks autocast's float32 operators (twice the 16-bit bytes
 // and a cast of three times their Write) and weight casts (6 bytes a
 // parameter, a kernel per tensor, in each pass).
 func TestAutocast(t *testing.T) {
-	op := model.Op{Kind: model.Norm, Pass: model.Forward, FLOPs: 1, Read: 1e6, Write: 1e6, Float32: true}
+	op := model.Op{Kind: model.Elementwise, Pass: model.Forward, FLOPs: 1, Read: 1e6, Write: 1e6, Float32: true}
 	bw := 1e12 * 0.83
 	on := &Config{Device: toy(), Precision: hw.FP16, Autocast: true}
 	off := &Config{Device: toy(), Precision: hw.FP16}

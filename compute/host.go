@@ -378,7 +378,18 @@ func weightCasts(ops []model.Op) (kernels int, bytes units.Bytes) {
 	return kernels, bytes
 }
 
+// casts reports whether autocast adds a cast before op: an operator it
+// runs in float32 (model.Op.Float32) under c's autocast, but a reduction
+// into a parameter's gradient (model.Op.Reduce), whose float32 inputs
+// need none.
+func (c *Config) casts(op *model.Op) bool { return op.Float32 && c.autocasts() && !op.Reduce }
+
 // float32Cast returns the bytes of the cast autocast adds before a
-// Float32 operator: its output's values read at 2 bytes and written at 4,
-// three times its 16-bit Write.
-func float32Cast(op *model.Op) units.Bytes { return 3 * op.Write }
+// Float32 operator (Config.casts): its output's values read at 2 bytes and
+// written at 4, three times its 16-bit Write; 0 where it adds none.
+func (c *Config) float32Cast(op *model.Op) units.Bytes {
+	if !c.casts(op) {
+		return 0
+	}
+	return 3 * op.Write
+}

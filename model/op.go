@@ -105,6 +105,15 @@ type Op struct {
 	// type promotion. Set on the forward operator and its backward ones;
 	// the operator's Read and Write are still at the step's precision.
 	Float32 bool
+	// Reduce says the operator sums its input over the rows (tokens,
+	// samples) into one value per column: a linear layer's bias gradient,
+	// a layer norm's scale and shift gradients. PyTorch runs it as a
+	// reduction over the outer dimension (reduce_kernel,
+	// GammaBetaBackward), which moves its bytes at a smaller share of the
+	// bandwidth than a streaming kernel (compute.EffReduce). Its output
+	// is a parameter's gradient, float32 under autocast already: no cast
+	// before it.
+	Reduce bool
 	// BatchNorm says the operator is a batch norm's pass over a feature
 	// map (convNet's batchNorm), whose per-channel statistics over the
 	// batch and pixels cuDNN computes with kernels of each memory format

@@ -25,16 +25,17 @@ type seqOps struct {
 // convention of docs/models.md; their bytes, not their FLOPs, set their
 // time), and the sizes of the values they keep.
 const (
-	seqNormFLOPs   = 5  // mean, variance, subtract, divide, scale and shift
-	seqRMSFLOPs    = 4  // square, mean, divide, scale
-	seqGELUFLOPs   = 8  // tanh approximation (Hendrycks and Gimpel 2016)
-	seqSwiGLUFLOPs = 5  // sigmoid (exp, add, divide), two multiplies
-	seqLossFLOPs   = 4  // max, exp, sum, log over the logits
-	seqLSTMFLOPs   = 14 // per gate value: its sigmoid or tanh and its share of the cell update
-	seqMaskBytes   = 1  // a dropout mask value (Korthikanti et al. 2022)
-	seqIDBytes     = 8  // a token id (int64)
-	seqLSEBytes    = 4  // FlashAttention's fp32 log-sum-exp per row and head
-	seqAdamFLOPs   = 14 // torch.optim.Adam: m 3, v 4, bias corrections, sqrt, eps, divide, step 7
+	seqNormFLOPs     = 5  // mean, variance, subtract, divide, scale and shift
+	seqRMSFLOPs      = 4  // square, mean, divide, scale
+	seqNormGradFLOPs = 4  // the scale's and shift's gradients: normalise, multiply, two sums
+	seqGELUFLOPs     = 8  // tanh approximation (Hendrycks and Gimpel 2016)
+	seqSwiGLUFLOPs   = 5  // sigmoid (exp, add, divide), two multiplies
+	seqLossFLOPs     = 4  // max, exp, sum, log over the logits
+	seqLSTMFLOPs     = 14 // per gate value: its sigmoid or tanh and its share of the cell update
+	seqMaskBytes     = 1  // a dropout mask value (Korthikanti et al. 2022)
+	seqIDBytes       = 8  // a token id (int64)
+	seqLSEBytes      = 4  // FlashAttention's fp32 log-sum-exp per row and head
+	seqAdamFLOPs     = 14 // torch.optim.Adam: m 3, v 4, bias corrections, sqrt, eps, divide, step 7
 )
 
 func (o *seqOps) bytes(values float64) units.Bytes { return units.Bytes(values * o.p) }
@@ -70,7 +71,7 @@ func (o *seqOps) linear(name string, rows float64, k, n, groups, params int64) {
 			Read: o.bytes(g * (mf*kf + mf*nf)), Write: o.bytes(g * kf * nf), M: k, N: n, K: m, Groups: groups}}
 	if params > k*n*groups && !o.biasFused {
 		bwd = append(bwd, Op{Name: name + ".grad_bias", Kind: Elementwise, FLOPs: g * mf * nf,
-			Read: o.bytes(g * mf * nf), Write: o.bytes(g * nf)})
+			Read: o.bytes(g * mf * nf), Write: o.bytes(g * nf), Reduce: true})
 	}
 	o.push(Op{Name: name, Kind: MatMul, FLOPs: fl, Params: params,
 		Read: o.bytes(g * (mf*kf + kf*nf)), Write: o.bytes(g * mf * nf), Saved: o.bytes(g * mf * kf),
@@ -86,6 +87,23 @@ func (o *seqOps) pointwise(name string, kind OpKind, elems float64, ins int, flo
 		Read: o.bytes(float64(ins) * elems), Write: o.bytes(elems), Saved: saved},
 		Op{Name: name + ".grad", Kind: kind, FLOPs: flops * elems,
 			Read: o.bytes(elems) + saved, Write: o.bytes(float64(ins) * elems)})
+}
+
+// norm appends a layer norm (or RMSNorm) over elems values, flops per
+// value, that keeps its input. Its backward pass runs two kernels, as
+// PyTorch's native_layer_norm_backward and apex's fused layer norm do: the
+// input's gradient, which reads the output's gradient and the input and
+// writes the input's gradient, and where the norm has params (its scale,
+// and shift) their gradients, a reduction over the rows that reads the
+// output's gradient and the input once more (Op.Reduce).
+func (o *seqOps) norm(name string, elems, flops float64, params int64) {
+	x := o.bytes(elems)
+	bwd := []Op{{Name: name + ".grad", Kind: Norm, FLOPs: flops * elems, Read: 2 * x, Write: x}}
+	if params > 0 {
+		bwd = append(bwd, Op{Name: name + ".grad_weight", Kind: Norm, FLOPs: seqNormGradFLOPs * elems,
+			Read: 2 * x, Write: o.bytes(float64(params)), Reduce: true})
+	}
+	o.push(Op{Name: name, Kind: Norm, FLOPs: flops * elems, Params: params, Read: x, Write: x, Saved: x}, bwd...)
 }
 
 // dropout appends a dropout over elems values that keeps its 1-byte mask.

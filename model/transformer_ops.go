@@ -205,7 +205,7 @@ func (c *tfCtx) norm(name string) {
 		fl = seqRMSFLOPs
 	}
 	e := c.tokens * float64(c.t.Hidden)
-	c.o.pointwise(name, Norm, e, 1, fl, c.o.bytes(e), c.t.normParams())
+	c.o.norm(name, e, fl, c.t.normParams())
 	c.o.float32Last() // autocast: layer_norm is a float32 op
 }
 

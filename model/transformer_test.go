@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"scaleplan/internal/units"
 )
 
 func tfShape(t testing.TB, name string) TransformerShape {
@@ -676,7 +678,7 @@ func TestBiasGradient(t *testing.T) {
 			got = append(got, o)
 		}
 	}
-	if len(got) != 1 || got[0].Read != 256*768*4 || got[0].Write != 768*4 || got[0].Kind != Elementwise || got[0].Pass != Backward {
+	if len(got) != 1 || got[0].Read != 256*768*4 || got[0].Write != 768*4 || got[0].Kind != Elementwise || got[0].Pass != Backward || !got[0].Reduce {
 		t.Errorf("q's bias gradient: %+v, want one backward reduction reading %d bytes and writing %d", got, 256*768*4, 768*4)
 	}
 	for _, c := range []struct {
@@ -697,6 +699,54 @@ func TestBiasGradient(t *testing.T) {
 				t.Errorf("%s (fused %v, in the products %v): %s, want no bias gradient's reduction", c.name, c.fused, c.inProducts, o.Name)
 				break
 			}
+		}
+	}
+}
+
+// TestNormBackward checks a norm's backward operators against the closed
+// form: for each layer norm of BERT-base (post-norm) and RMSNorm of
+// Llama 2 7B (pre-norm), at 256 tokens in fp32, the input's gradient reads
+// the output's gradient and the input (2·256·d values) and writes one
+// gradient, and the parameters' gradients, a reduction over the tokens
+// (Op.Reduce), read the same two tensors and write the parameters.
+func TestNormBackward(t *testing.T) {
+	for _, name := range []string{"bert-base-squad", "llama2-7b"} {
+		s, err := LookupTransformer(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ops, err := s.Ops(TransformerStep{Batch: 1, SeqLen: 256, Precision: FP32})
+		if err != nil {
+			t.Fatal(err)
+		}
+		x := units.Bytes(256 * s.Hidden * 4)
+		norms, grads, reduces := map[string]Op{}, 0, 0
+		for _, o := range ops {
+			if o.Kind == Norm && o.Pass == Forward {
+				norms[o.Name] = o
+			}
+		}
+		for _, o := range ops {
+			if o.Kind != Norm || o.Pass != Backward {
+				continue
+			}
+			switch {
+			case strings.HasSuffix(o.Name, ".grad_weight"):
+				f, ok := norms[strings.TrimSuffix(o.Name, ".grad_weight")]
+				if !ok || !o.Reduce || o.Read != 2*x || o.Write != units.Bytes(4*f.Params) {
+					t.Errorf("%s: %s reads %v, writes %v, reduce %v; want a reduction reading %v and writing its norm's %d parameters",
+						name, o.Name, o.Read, o.Write, o.Reduce, 2*x, f.Params)
+				}
+				reduces++
+			case strings.HasSuffix(o.Name, ".grad"):
+				if o.Reduce || o.Read != 2*x || o.Write != x {
+					t.Errorf("%s: %s reads %v, writes %v; want %v and %v", name, o.Name, o.Read, o.Write, 2*x, x)
+				}
+				grads++
+			}
+		}
+		if len(norms) == 0 || grads != len(norms) || reduces != len(norms) {
+			t.Errorf("%s: %d norms, %d input gradients, %d parameter gradients; want one of each a norm", name, len(norms), grads, reduces)
 		}
 	}
 }

@@ -199,16 +199,14 @@ func TestLLMPapersQuoted(t *testing.T) {
 			bloom = e
 		}
 	}
-	if worst != "narayanan-t1-76.1B" {
-		t.Errorf("the tables' largest over-prediction is %s, the page says 76B", worst)
-	}
 	raw, err := os.ReadFile("../docs/llm.md")
 	if err != nil {
 		t.Fatal(err)
 	}
 	page := strings.Join(strings.Fields(string(raw)), " ")
 	for _, want := range []string{
-		fmt.Sprintf("over-predicted by %.0f to %.0f %%", 100*tlo, 100*thi),
+		fmt.Sprintf("Tables 1 and 2 come out %s to %s %%, the %s model the most over", pct(tlo), pct(thi),
+			worst[strings.LastIndex(worst, "-")+1:]),
 		fmt.Sprintf("step times are %s to %s %% under full recomputation and %s %% under selective recomputation but for the 22B model (%s %%)",
 			pct(klo["full"]), pct(khi["full"]), pct(khi["selective"]), pct(k22)),
 		fmt.Sprintf("BLOOM is %.0f %% fast", -100*bloom),
