@@ -95,6 +95,16 @@ const (
 	// layer_norm_grad_input_kernel) streams at EffMemory: 0.78 of it in
 	// the same profiles.
 	EffLayerNorm = 0.44
+	// EffBroadcast is the fraction of the datasheet's DRAM bandwidth that
+	// an elementwise operator with a broadcast input (model.Op.Broadcast)
+	// achieves: PyTorch's generic elementwise_kernel, which computes
+	// every value's offsets, where the contiguous operands of the others
+	// take its vectorized kernel. The same calibration: BERT-large's
+	// attention-mask additions in our H200 profile (scores of 32 × 16 ×
+	// 384 × 384 plus a mask of one row a sequence, 24 a step) move the
+	// operator model's 7.25 GB in 4.94 ms, 0.305 of the H200's bandwidth
+	// (TestBroadcastRate).
+	EffBroadcast = 0.31
 )
 
 // AlignBytes is the multiple of bytes every leading dimension of a
@@ -459,13 +469,16 @@ func opTime(c *Config, op *model.Op) units.Seconds {
 
 // memoryShare returns the share of a streaming kernel's bandwidth that
 // op's memory-bound kernel moves its bytes at: EffReduce over EffMemory
-// for a reduction over the rows (model.Op.Reduce), EffLayerNorm over
-// EffMemory for a layer norm's forward pass, else 1. A calibration's
-// memory efficiency scales them all.
+// for a reduction over the rows (model.Op.Reduce), EffBroadcast over it
+// for an operator with a broadcast input (model.Op.Broadcast),
+// EffLayerNorm over it for a layer norm's forward pass, else 1. A
+// calibration's memory efficiency scales them all.
 func memoryShare(op *model.Op) float64 {
 	switch {
 	case op.Reduce:
 		return EffReduce / EffMemory
+	case op.Broadcast:
+		return EffBroadcast / EffMemory
 	case op.Kind == model.Norm && !op.BatchNorm && op.Pass == model.Forward:
 		return EffLayerNorm / EffMemory
 	}

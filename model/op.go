@@ -114,6 +114,14 @@ type Op struct {
 	// is a parameter's gradient, float32 under autocast already: no cast
 	// before it.
 	Reduce bool
+	// Broadcast says one of the operator's inputs is broadcast over the
+	// others (a stride of 0 along some dimension: an attention mask of
+	// one row per sequence added to every head's scores): PyTorch's
+	// TensorIterator then runs its generic elementwise kernel, which
+	// computes each value's offsets, not its vectorized contiguous one,
+	// and moves the bytes at a smaller share of the bandwidth
+	// (compute.EffBroadcast).
+	Broadcast bool
 	// BatchNorm says the operator is a batch norm's pass over a feature
 	// map (convNet's batchNorm), whose per-channel statistics over the
 	// batch and pixels cuDNN computes with kernels of each memory format

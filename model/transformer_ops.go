@@ -341,11 +341,12 @@ func (c *tfCtx) attention(name string, causal bool) {
 
 // scoreKernels appends ScoreKernels' scaling of the scores (forward and
 // backward, each a read and a write of them) and the mask's addition
-// (forward only).
+// (forward only), whose mask of one row a sequence is broadcast over the
+// heads and the query positions (Op.Broadcast).
 func (c *tfCtx) scoreKernels(name string, scores float64) {
 	o := c.o
 	o.pointwise(name+".scale", Elementwise, scores, 1, 1, 0, 0)
-	o.push(Op{Name: name + ".mask", Kind: Elementwise, FLOPs: scores, Read: o.bytes(scores), Write: o.bytes(scores)})
+	o.push(Op{Name: name + ".mask", Kind: Elementwise, FLOPs: scores, Read: o.bytes(scores), Write: o.bytes(scores), Broadcast: true})
 }
 
 // splitAttention appends unfused attention as Float32Softmax runs it, in
@@ -373,7 +374,9 @@ func (c *tfCtx) splitAttention(name string, causal bool) {
 	g.Read, g.Write = qkv+out+2*sc, qkv+sc
 	o.push(f, g)
 	if causal {
-		o.push(Op{Name: name + ".mask", Kind: Elementwise, FLOPs: scores, Read: sc, Write: sc})
+		// fairseq's buffered_mask(...).unsqueeze(0): one s×s mask
+		// broadcast over the sequences and heads (Op.Broadcast).
+		o.push(Op{Name: name + ".mask", Kind: Elementwise, FLOPs: scores, Read: sc, Write: sc, Broadcast: true})
 	}
 	o.pointwise(name+".softmax", Softmax, scores, 1, seqLossFLOPs, sc, 0)
 	o.float32Last()

@@ -449,6 +449,9 @@ func TestBERTScoreKernels(t *testing.T) {
 	if len(m["layers.0.self_attn.attention.mask.grad"]) != 0 {
 		t.Error("the mask's gradient is the identity: want no kernel")
 	}
+	if o := m["layers.0.self_attn.attention.mask"]; len(o) != 1 || !o[0].Broadcast || m["layers.0.self_attn.attention.scale"][0].Broadcast {
+		t.Error("the mask of one row a sequence is broadcast over the scores (Op.Broadcast), the scaling is not")
+	}
 	for _, n := range []string{"q", "k", "v"} {
 		if o := m["layers.11.self_attn."+n]; len(o) != 1 || o[0].Params != 768*768+768 {
 			t.Errorf("projection %s: %+v, want one of 768×768 + 768 parameters", n, o)

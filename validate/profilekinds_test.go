@@ -328,6 +328,41 @@ func TestReduceRates(t *testing.T) {
 	}
 }
 
+// TestBroadcastRate recomputes compute.EffBroadcast from the H200's
+// profile of BERT-large: the bytes of the operator model's attention-mask
+// additions (model.Op.Broadcast) over the device time of the kernel that
+// ran them, PyTorch's generic elementwise_kernel adding 16-bit values (24
+// calls a step, one a layer), as a share of the H200's 4.8 TB/s, which
+// rounds to EffBroadcast.
+func TestBroadcastRate(t *testing.T) {
+	cat, prof := defaults(t)
+	p, pk := readProfile(t, cat, prof, h200Profile("bert-large-squad-amp-fp16-prof"))
+	var bytes, dev, calls, ops float64
+	for _, o := range p.Ops {
+		if strings.HasPrefix(o.Name, "void at::native::elementwise_kernel<128, 4, at::native::gpu_kernel_impl_nocast<at::native::CUDAFunctor_add<c10::Half>") {
+			dev += float64(o.SelfDevice)
+			calls += o.Calls
+		}
+	}
+	for _, o := range pk.ops {
+		if o.Broadcast {
+			bytes += float64(o.Read + o.Write)
+			ops++
+		}
+	}
+	if calls != ops || calls != 24 {
+		t.Fatalf("%v broadcast additions in the profile, %v in the operator list; want BERT-large's 24", calls, ops)
+	}
+	share := bytes / dev / 4.8e12
+	t.Logf("%.2f GB in %.2f ms, %.3f of the bandwidth", bytes/1e9, 1e3*dev, share)
+	docSay(t, "validation-profiles.md")(fmt.Sprintf("take %.2f ms, %.3f of the bandwidth, where the model charged `EffMemory` (%.2f ms)",
+		1e3*dev, share, 1e3*bytes/(4.8e12*compute.EffMemory)))
+	docSay(t, "compute.md")(fmt.Sprintf("%.3f of the bandwidth in BERT-large's profile", share))
+	if math.Abs(share-compute.EffBroadcast) > 0.005 {
+		t.Errorf("the mask additions' share %.3f does not round to EffBroadcast %v", share, compute.EffBroadcast)
+	}
+}
+
 // TestLayerNormPR87445 times nn.LayerNorm's forward and backward passes
 // over 8,192 rows of 4,096 by the operator model (a layer norm's three
 // operators, as model's transformers list them, without autocast) on the
