@@ -291,8 +291,9 @@ func TestForeachLaunches(t *testing.T) {
 }
 
 // TestMemoryShare checks the memory-bound kernels that move their bytes
-// below a streaming kernel's rate: an addition with a broadcast input at
-// EffBroadcast of the bandwidth, a reduction over the rows at EffReduce (float32 under autocast: twice its bytes, one kernel,
+// below a streaming kernel's rate: a softmax's and a dropout's forward
+// pass at EffSoftmax and EffDropout (their backward passes at EffMemory),
+// an addition with a broadcast input at EffBroadcast of the bandwidth, a reduction over the rows at EffReduce (float32 under autocast: twice its bytes, one kernel,
 // no cast), a layer norm's forward pass at EffLayerNorm, its backward
 // pass and a batch norm's at EffMemory; a calibration's memory
 // efficiency scales each.
@@ -317,6 +318,10 @@ func TestMemoryShare(t *testing.T) {
 		{"layer norm", c, model.Op{Kind: model.Norm, Pass: model.Forward, Read: 1e6, Write: 1e6}, 2e6 / (bw * EffLayerNorm)},
 		{"layer norm's input gradient", c, model.Op{Kind: model.Norm, Pass: model.Backward, Read: 2e6, Write: 1e6}, 3e6 / (bw * EffMemory)},
 		{"batch norm", c, model.Op{Kind: model.Norm, Pass: model.Forward, Read: 1e6, Write: 1e6, BatchNorm: true}, 2e6 / (bw * EffMemory)},
+		{"softmax", c, model.Op{Kind: model.Softmax, Pass: model.Forward, Read: 1e6, Write: 1e6}, 2e6 / (bw * EffSoftmax)},
+		{"softmax's gradient", c, model.Op{Kind: model.Softmax, Pass: model.Backward, Read: 2e6, Write: 1e6}, 3e6 / (bw * EffMemory)},
+		{"dropout", c, model.Op{Kind: model.Elementwise, Pass: model.Forward, Read: 1e6, Write: 1e6, Random: true}, 2e6 / (bw * EffDropout)},
+		{"dropout's gradient", c, model.Op{Kind: model.Elementwise, Pass: model.Backward, Read: 2e6, Write: 1e6}, 3e6 / (bw * EffMemory)},
 		{"broadcast addition", c, model.Op{Kind: model.Elementwise, Pass: model.Forward, Read: 1e6, Write: 1e6, Broadcast: true}, 2e6 / (bw * EffBroadcast)},
 		{"broadcast addition, memory at half", half, model.Op{Kind: model.Elementwise, Pass: model.Forward, Read: 1e6, Write: 1e6, Broadcast: true}, 2 * 2e6 / (bw * EffBroadcast)},
 	} {

@@ -122,6 +122,12 @@ type Op struct {
 	// and moves the bytes at a smaller share of the bandwidth
 	// (compute.EffBroadcast).
 	Broadcast bool
+	// Random says the operator draws random numbers as it runs: a
+	// dropout's forward pass, whose kernel (PyTorch's fused dropout)
+	// generates its mask with Philox in the same pass and moves its bytes
+	// at a smaller share of the bandwidth than a streaming kernel
+	// (compute.EffDropout).
+	Random bool
 	// BatchNorm says the operator is a batch norm's pass over a feature
 	// map (convNet's batchNorm), whose per-channel statistics over the
 	// batch and pixels cuDNN computes with kernels of each memory format

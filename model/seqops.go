@@ -109,6 +109,7 @@ func (o *seqOps) norm(name string, elems, flops float64, params int64) {
 // dropout appends a dropout over elems values that keeps its 1-byte mask.
 func (o *seqOps) dropout(name string, elems float64) {
 	o.pointwise(name, Elementwise, elems, 1, 1, units.Bytes(seqMaskBytes*elems), 0)
+	o.fwd[len(o.fwd)-1].Random = true
 }
 
 // embedding appends a lookup of tokens rows of width d from a table of

@@ -295,10 +295,18 @@ func (c *tfCtx) crossAttention(name string) {
 // et al. 2022: 6·s·b·d + 5·a·s²·b bytes in 16-bit); fused, Q, K, V and
 // the fp32 log-sum-exp per row and head. Selective recomputation keeps
 // Q, K and V only and runs the forward again before the backward.
+// Where the program runs the softmax and the dropout as PyTorch's kernels
+// of their own (Float32Softmax, or ScoreKernels in an eager step) they
+// are operators of their own (splitAttention), which the operator model
+// times at their kernels' shares of the bandwidth.
 func (c *tfCtx) attention(name string, causal bool) {
 	t, o := c.t, c.o
-	if t.Float32Softmax && !t.FusedAttention && c.rc != RecomputeSelective {
+	eager := t.ScoreKernels && !c.fused
+	if (t.Float32Softmax || eager) && !t.FusedAttention && c.rc != RecomputeSelective {
 		c.splitAttention(name, causal)
+		if eager && !t.Float32Softmax {
+			c.scoreKernels(name, c.tokens*float64(c.s)*float64(t.Heads))
+		}
 		return
 	}
 	a, dh := float64(t.Heads), int64(t.headDim())
@@ -349,15 +357,18 @@ func (c *tfCtx) scoreKernels(name string, scores float64) {
 	o.push(Op{Name: name + ".mask", Kind: Elementwise, FLOPs: scores, Read: o.bytes(scores), Write: o.bytes(scores), Broadcast: true})
 }
 
-// splitAttention appends unfused attention as Float32Softmax runs it, in
-// the order of fairseq's MultiheadAttention.forward in
-// DeepLearningExamples (PyTorch/Translation/Transformer/fairseq/modules/
+// splitAttention appends unfused attention with its softmax and dropout
+// as operators of their own. Under Float32Softmax, in the order of
+// fairseq's MultiheadAttention.forward in DeepLearningExamples
+// (PyTorch/Translation/Transformer/fairseq/modules/
 // multihead_attention.py): the score product; for causal attention the
 // mask added to the scores in place (its backward is the identity); the
 // softmax and the dropout, autocast's float32 operators (model.Op.Float32:
 // the softmax's input cast up, the dropout's output cast back down to
 // 16 bits by the value product's custom_fwd(cast_inputs=torch.half)); and
-// the value product. The products' operator moves the scores it writes
+// the value product. Under ScoreKernels (BERT's modeling.py) the same
+// kernels at the step's precision, the scaling and the mask after them
+// (scoreKernels). The products' operator moves the scores it writes
 // and the probabilities it reads, and keeps Q, K, V and the 16-bit
 // probabilities; the softmax keeps its output, the dropout its mask.
 func (c *tfCtx) splitAttention(name string, causal bool) {
@@ -379,10 +390,14 @@ func (c *tfCtx) splitAttention(name string, causal bool) {
 		o.push(Op{Name: name + ".mask", Kind: Elementwise, FLOPs: scores, Read: sc, Write: sc, Broadcast: true})
 	}
 	o.pointwise(name+".softmax", Softmax, scores, 1, seqLossFLOPs, sc, 0)
-	o.float32Last()
+	if t.Float32Softmax {
+		o.float32Last()
+	}
 	if t.Dropout {
 		o.dropout(name+".dropout", scores)
-		o.float32Last()
+		if t.Float32Softmax {
+			o.float32Last()
+		}
 	}
 }
 

@@ -467,8 +467,12 @@ func TestBERTScoreKernels(t *testing.T) {
 			biases++
 		}
 	}
-	if got, want := len(fused), len(ops)-3*12-biases; got != want || biases < 6*12 {
-		t.Errorf("fused: %d operators, want %d (no scaling, its gradient or mask in 12 layers, no bias gradient's reduction of %d)", got, want, biases)
+	if got, want := len(fused), len(ops)-7*12-biases; got != want || biases < 6*12 {
+		t.Errorf("fused: %d operators, want %d (no scaling, its gradient or mask, no softmax or dropout of their own and their gradients in 12 layers, no bias gradient's reduction of %d)", got, want, biases)
+	}
+	sm, do := m["layers.0.self_attn.attention.softmax"], m["layers.0.self_attn.attention.dropout"]
+	if len(sm) != 1 || sm[0].Kind != Softmax || float64(sm[0].Read) != 4*scores || len(do) != 1 || !do[0].Random || float64(do[0].Write) != 4*scores {
+		t.Errorf("eager attention's softmax %+v and dropout %+v: want one of each over the %v scores, the dropout drawing its mask (Op.Random)", sm, do, scores)
 	}
 	g, _ := LookupTransformer("gpt3-125m")
 	gops, _ := g.Ops(TransformerStep{Batch: 1, SeqLen: seq})

@@ -99,6 +99,9 @@ func TestInterferenceEffect(t *testing.T) {
 // signed writes a percentage as the docs quote it: a sign (− for minus),
 // one decimal and " %".
 func signed(p float64) string {
+	if p == 0 {
+		p = 0 // not −0, which would print "+-0.0"
+	}
 	if p < 0 {
 		return fmt.Sprintf("−%.1f %%", -p)
 	}

@@ -121,8 +121,9 @@ func TestProfileKinds(t *testing.T) {
 	is := func(name string) func(string) bool { return func(n string) bool { return n == name } }
 	bert := kinds["bert-large-squad-amp-fp16-prof"]
 	soft, _ := row(profiles["bert-large-squad-amp-fp16-prof"], func(n string) bool { return logs.AtenClass(n) == "softmax" })
-	say(fmt.Sprintf("%s ms (and %s ms of softmax among the memory-bound) against %s modelled",
-		ms(float64(bert.Measured[model.MatMul])), ms(soft), ms(float64(bert.Modelled[model.MatMul]+bert.Modelled[model.Attention]))))
+	say(fmt.Sprintf("%s ms against %s modelled; the softmaxes %s ms against %s",
+		ms(float64(bert.Measured[model.MatMul])), ms(float64(bert.Modelled[model.MatMul]+bert.Modelled[model.Attention])),
+		ms(soft), ms(float64(bert.Modelled[model.Softmax]))))
 	tf, tfp := kinds["transformer-base-amp-fp16-prof"], profiles["transformer-base-amp-fp16-prof"]
 	copies, calls := row(tfp, is("aten::copy_"))
 	say(fmt.Sprintf("`aten::copy_` alone takes %s ms (%.0f calls a step), where the model's autocast casts take %s",
@@ -360,6 +361,55 @@ func TestBroadcastRate(t *testing.T) {
 	docSay(t, "compute.md")(fmt.Sprintf("%.3f of the bandwidth in BERT-large's profile", share))
 	if math.Abs(share-compute.EffBroadcast) > 0.005 {
 		t.Errorf("the mask additions' share %.3f does not round to EffBroadcast %v", share, compute.EffBroadcast)
+	}
+}
+
+// TestSoftmaxDropoutRates recomputes compute.EffSoftmax and EffDropout
+// from the H200's profile of BERT-large, whose softmaxes and dropouts are
+// all PyTorch's own kernels: the bytes of the operator model's forward
+// softmaxes and dropouts (model.Op.Random) over the device time of
+// softmax_warp_forward and fused_dropout_kernel_vec on 16-bit values (the
+// embedding's float32 dropout, which the model does not list, left out),
+// as a share of the
+// H200's 4.8 TB/s, each rounding to its constant.
+func TestSoftmaxDropoutRates(t *testing.T) {
+	cat, prof := defaults(t)
+	p, pk := readProfile(t, cat, prof, h200Profile("bert-large-squad-amp-fp16-prof"))
+	var sm, do [4]float64 // bytes, seconds, operators, kernels
+	for _, o := range p.Ops {
+		switch {
+		case strings.Contains(o.Name, "softmax_warp_forward<c10::Half, c10::Half, float, 9, false"):
+			sm[1] += float64(o.SelfDevice)
+			sm[3] += o.Calls
+		case strings.Contains(o.Name, "fused_dropout_kernel_vec<c10::Half"):
+			do[1] += float64(o.SelfDevice)
+			do[3] += o.Calls
+		}
+	}
+	for _, o := range pk.ops {
+		switch {
+		case o.Kind == model.Softmax && o.Pass == model.Forward:
+			sm[0] += float64(o.Read + o.Write)
+			sm[2]++
+		case o.Random:
+			do[0] += float64(o.Read + o.Write)
+			do[2]++
+		}
+	}
+	say := docSay(t, "compute.md")
+	for _, c := range []struct {
+		what string
+		x    [4]float64
+		eff  float64
+	}{{"softmaxes", sm, compute.EffSoftmax}, {"dropouts", do, compute.EffDropout}} {
+		if c.x[2] != c.x[3] || c.x[2] == 0 {
+			t.Fatalf("%s: %v operators in the model, %v kernels in the profile", c.what, c.x[2], c.x[3])
+		}
+		share := c.x[0] / c.x[1] / 4.8e12
+		say(fmt.Sprintf("its %.0f %s move the operator model's %.2f GB in %.2f ms, %.3f of the bandwidth", c.x[2], c.what, c.x[0]/1e9, 1e3*c.x[1], share))
+		if math.Abs(share-c.eff) > 0.005 {
+			t.Errorf("%s at %.3f of the bandwidth: does not round to %v", c.what, share, c.eff)
+		}
 	}
 }
 
