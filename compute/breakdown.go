@@ -33,10 +33,10 @@ func KindTimes(c *Config, ops []model.Op) (map[model.OpKind]units.Seconds, error
 			continue
 		}
 		t := opTime(c, o) + units.Seconds(c.Kernels(o))*kt
-		if c.casts(o) {
+		if cb := c.castBytes(o); cb > 0 {
 			// opTime includes the cast of the operator's input: move it
 			// to CastKind, with its kernel.
-			cast := units.Seconds(float64(c.float32Cast(o))/bw) + kt
+			cast := units.Seconds(float64(cb)/bw) + kt
 			t -= cast
 			out[CastKind] += cast
 		}

@@ -427,16 +427,23 @@ func OpTime(c *Config, op *model.Op) (units.Seconds, error) {
 	return opTime(c, op), nil
 }
 
-// opTime is OpTime for a checked c.
+// opTime is OpTime for a checked c: the operator's own time and that of
+// autocast's casts for it (Config.castBytes).
 func opTime(c *Config, op *model.Op) units.Seconds {
+	bw := float64(c.Device.MemoryBandwidth) * c.eff(MemoryBound)
+	return opKernel(c, op) + units.Seconds(float64(c.castBytes(op))/bw)
+}
+
+// opKernel is opTime without autocast's casts.
+func opKernel(c *Config, op *model.Op) units.Seconds {
 	d := c.Device
 	bw := float64(d.MemoryBandwidth) * c.eff(MemoryBound)
 	mem := float64(op.Read+op.Write) / (bw * memoryShare(op))
 	cuda := float64(d.PeakFLOPs(hw.FP32)) * c.eff(CUDACore)
 	if op.Float32 && c.autocasts() {
 		// In float32 under autocast: twice the bytes of the 16-bit
-		// figures, after a cast of its own.
-		return units.Seconds(math.Max(op.FLOPs/cuda, 2*mem) + float64(c.float32Cast(op))/bw)
+		// figures.
+		return units.Seconds(math.Max(op.FLOPs/cuda, 2*mem))
 	}
 	e := c.eff(c.ClassOf(op))
 	var comp float64
@@ -646,6 +653,8 @@ func (c *Config) Kernels(op *model.Op) int {
 		return 1 + TransposeKernels
 	case c.casts(op):
 		return 2
+	case op.CastIn > 0 && c.autocasts():
+		return op.KernelCount() + 1
 	}
 	return op.KernelCount()
 }

@@ -362,8 +362,9 @@ func (c *Config) autocasts() bool {
 // weightCasts returns the casts autocast runs in each pass and their
 // bytes: every parameter tensor of a forward product or convolution cast
 // to 16 bits once per forward pass (autocast caches it within the pass;
-// read at 4 bytes a value, written at 2), and its gradient cast back to
-// float32 in the backward pass (as many kernels and bytes).
+// read at 4 bytes a value, written at 2), a tied weight
+// (model.Op.TiedParams) too, and its gradient cast back to float32 in the
+// backward pass (as many kernels and bytes).
 func weightCasts(ops []model.Op) (kernels int, bytes units.Bytes) {
 	for i := range ops {
 		o := &ops[i]
@@ -374,22 +375,35 @@ func weightCasts(ops []model.Op) (kernels int, bytes units.Bytes) {
 			kernels += n
 			bytes += units.Bytes(6 * o.Params)
 		}
+		if o.TiedParams > 0 { // a tied weight, cast for this product too
+			kernels++
+			bytes += units.Bytes(6 * o.TiedParams)
+		}
 	}
 	return kernels, bytes
 }
 
-// casts reports whether autocast adds a cast before op: an operator it
-// runs in float32 (model.Op.Float32) under c's autocast, but a reduction
-// into a parameter's gradient (model.Op.Reduce), whose float32 inputs
-// need none.
-func (c *Config) casts(op *model.Op) bool { return op.Float32 && c.autocasts() && !op.Reduce }
+// casts reports whether autocast adds a cast before op by the Float32
+// rule: an operator it runs in float32 (model.Op.Float32) under c's
+// autocast, but a reduction into a parameter's gradient (model.Op.Reduce)
+// and an operator whose inputs are float32 already
+// (model.Op.Float32Input), which need none.
+func (c *Config) casts(op *model.Op) bool {
+	return op.Float32 && c.autocasts() && !op.Reduce && !op.Float32Input
+}
 
-// float32Cast returns the bytes of the cast autocast adds before a
-// Float32 operator (Config.casts): its output's values read at 2 bytes and
-// written at 4, three times its 16-bit Write; 0 where it adds none.
-func (c *Config) float32Cast(op *model.Op) units.Bytes {
-	if !c.casts(op) {
+// castBytes returns the bytes autocast's casts for op move under c, each
+// value read at 2 bytes and written at 4 or the other way, three times its
+// 16-bit bytes: the activation the generator names (model.Op.CastIn), and
+// by the Float32 rule (Config.casts) the operator's own Write; 0 without
+// autocast.
+func (c *Config) castBytes(op *model.Op) units.Bytes {
+	if !c.autocasts() {
 		return 0
 	}
-	return 3 * op.Write
+	b := 3 * op.CastIn
+	if c.casts(op) {
+		b += 3 * op.Write
+	}
+	return b
 }

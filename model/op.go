@@ -128,6 +128,24 @@ type Op struct {
 	// at a smaller share of the bandwidth than a streaming kernel
 	// (compute.EffDropout).
 	Random bool
+	// TiedParams is the values of a parameter another operator owns that
+	// this product reads as its weight (a tied output projection's
+	// embedding table): autocast casts it for the product as its own
+	// (compute), the optimizer counts it with its owner.
+	TiedParams int64
+	// CastIn is, under autocast, the bytes (at the step's 16-bit
+	// precision) of the activation autocast casts for the operator in a
+	// kernel of its own: the float32 input of a product, cast to 16 bits
+	// (autocast caches only parameters' casts, so each product reading it
+	// casts it again), and in the backward pass that input's gradient cast
+	// back to float32, or the 16-bit branch's gradient of a residual
+	// addition whose sum is float32. 0: none, or the Float32 rule's
+	// (compute).
+	CastIn units.Bytes
+	// Float32Input says a Float32 operator's inputs are float32 already
+	// (a norm or residual addition on the float32 residual stream), so
+	// autocast casts nothing before it.
+	Float32Input bool
 	// BatchNorm says the operator is a batch norm's pass over a feature
 	// map (convNet's batchNorm), whose per-channel statistics over the
 	// batch and pixels cuDNN computes with kernels of each memory format

@@ -13,6 +13,10 @@ type seqOps struct {
 	fwd []Op
 	bwd [][]Op
 	p   float64 // bytes per activation and weight value
+	// castIn says the products appended next read a float32 activation
+	// under autocast (the residual stream or a norm's output), which
+	// autocast casts for each of them (Op.CastIn).
+	castIn bool
 	// biasFused says the program sums a bias's gradient in another
 	// kernel: a graph compiler's fusion with the one that produces the
 	// output gradient (TransformerStep.Fused), or the weight gradient's
@@ -73,9 +77,33 @@ func (o *seqOps) linear(name string, rows float64, k, n, groups, params int64) {
 		bwd = append(bwd, Op{Name: name + ".grad_bias", Kind: Elementwise, FLOPs: g * mf * nf,
 			Read: o.bytes(g * mf * nf), Write: o.bytes(g * nf), Reduce: true})
 	}
-	o.push(Op{Name: name, Kind: MatMul, FLOPs: fl, Params: params,
+	f := Op{Name: name, Kind: MatMul, FLOPs: fl, Params: params,
 		Read: o.bytes(g * (mf*kf + kf*nf)), Write: o.bytes(g * mf * nf), Saved: o.bytes(g * mf * kf),
-		M: m, N: n, K: k, Groups: groups}, bwd...)
+		M: m, N: n, K: k, Groups: groups}
+	if o.castIn {
+		f.CastIn = o.bytes(g * mf * kf)
+		bwd[0].CastIn = f.CastIn // the input's gradient, cast back
+	}
+	o.push(f, bwd...)
+}
+
+// castInputs appends ops with castIn set: products that read a float32
+// activation under autocast.
+func (o *seqOps) castInputs(ops func()) {
+	o.castIn = true
+	ops()
+	o.castIn = false
+}
+
+// float32Stream marks the last forward operator and its backward ones as
+// float32 operators on the float32 residual stream (Op.Float32Input): a
+// norm, or a residual addition, which casts nothing before it.
+func (o *seqOps) float32Stream() {
+	o.float32Last()
+	o.fwd[len(o.fwd)-1].Float32Input = true
+	for i := range o.bwd[len(o.bwd)-1] {
+		o.bwd[len(o.bwd)-1][i].Float32Input = true
+	}
 }
 
 // pointwise appends a memory-bound operator over elems values read from

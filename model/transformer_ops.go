@@ -110,7 +110,9 @@ func (t TransformerShape) fusedStepOps(tokens float64, s int, p Precision, rc Re
 	}
 	if t.Pooler {
 		seqs := c.tokens / float64(s)
-		c.o.linear("pooler.dense", seqs, int64(t.Hidden), int64(t.Hidden), 1, int64(t.Hidden)*int64(t.Hidden)+int64(t.Hidden))
+		c.o.castInputs(func() {
+			c.o.linear("pooler.dense", seqs, int64(t.Hidden), int64(t.Hidden), 1, int64(t.Hidden)*int64(t.Hidden)+int64(t.Hidden))
+		})
 		c.o.pointwise("pooler.tanh", Elementwise, seqs*d, 1, 1, c.o.bytes(seqs*d), 0)
 	}
 	if t.SpanHead {
@@ -121,7 +123,12 @@ func (t TransformerShape) fusedStepOps(tokens float64, s int, p Precision, rc Re
 	if !t.TiedEmbeddings {
 		head = int64(t.Vocab) * int64(t.Hidden)
 	}
-	c.o.linear("lm_head", tokens, int64(t.Hidden), int64(t.TableVocab()), 1, head)
+	c.o.castInputs(func() {
+		c.o.linear("lm_head", tokens, int64(t.Hidden), int64(t.TableVocab()), 1, head)
+	})
+	if t.TiedEmbeddings {
+		c.o.fwd[len(c.o.fwd)-1].TiedParams = int64(t.TableVocab()) * int64(t.Hidden)
+	}
 	if t.LabelSmoothing {
 		c.o.labelSmoothedLoss(tokens, float64(t.TableVocab()))
 	} else {
@@ -135,7 +142,9 @@ func (t TransformerShape) fusedStepOps(tokens float64, s int, p Precision, rc Re
 // tokens' logits.
 func (c *tfCtx) spanHead() {
 	d := int64(c.t.Hidden)
-	c.o.linear("qa_outputs", c.tokens, d, 2, 1, 2*d+2)
+	c.o.castInputs(func() {
+		c.o.linear("qa_outputs", c.tokens, d, 2, 1, 2*d+2)
+	})
 	c.o.loss(2*c.tokens/float64(c.s), float64(c.s))
 }
 
@@ -206,7 +215,7 @@ func (c *tfCtx) norm(name string) {
 	}
 	e := c.tokens * float64(c.t.Hidden)
 	c.o.norm(name, e, fl, c.t.normParams())
-	c.o.float32Last() // autocast: layer_norm is a float32 op
+	c.o.float32Stream() // autocast: layer_norm is a float32 op, on the float32 stream
 }
 
 // layer appends one transformer layer: self-attention, cross-attention
@@ -236,7 +245,9 @@ func (c *tfCtx) branch(name string, body func()) {
 		c.o.dropout(name+".dropout", e)
 	}
 	c.o.pointwise(name+".residual", Elementwise, e, 2, 1, 0, 0)
-	c.o.float32Last() // the residual stream carries the norms' float32 outputs
+	c.o.float32Stream() // the residual stream carries the norms' float32 outputs
+	// Autograd casts the float32 sum's gradient to the 16-bit branch.
+	c.o.bwd[len(c.o.bwd)-1][0].CastIn = c.o.bytes(e)
 	if !c.t.PreNorm {
 		c.norm(name + "_norm")
 	}
@@ -264,13 +275,15 @@ func (c *tfCtx) recomputeAll(start int) {
 func (c *tfCtx) selfAttention(name string, causal bool) {
 	t := c.t
 	d, dq, dkv := int64(t.Hidden), int64(t.Heads*t.headDim()), int64(t.kvHeads()*t.headDim())
-	if t.SplitQKV {
-		c.o.linear(name+".q", c.tokens, d, dq, 1, d*dq+t.bias(dq))
-		c.o.linear(name+".k", c.tokens, d, dkv, 1, d*dkv+t.bias(dkv))
-		c.o.linear(name+".v", c.tokens, d, dkv, 1, d*dkv+t.bias(dkv))
-	} else {
-		c.o.linear(name+".qkv", c.tokens, d, dq+2*dkv, 1, d*(dq+2*dkv)+t.bias(dq+2*dkv))
-	}
+	c.o.castInputs(func() {
+		if t.SplitQKV {
+			c.o.linear(name+".q", c.tokens, d, dq, 1, d*dq+t.bias(dq))
+			c.o.linear(name+".k", c.tokens, d, dkv, 1, d*dkv+t.bias(dkv))
+			c.o.linear(name+".v", c.tokens, d, dkv, 1, d*dkv+t.bias(dkv))
+		} else {
+			c.o.linear(name+".qkv", c.tokens, d, dq+2*dkv, 1, d*(dq+2*dkv)+t.bias(dq+2*dkv))
+		}
+	})
 	c.attention(name+".attention", causal)
 	c.o.linear(name+".out", c.tokens, dq, d, 1, dq*d+t.bias(d))
 }
@@ -281,8 +294,10 @@ func (c *tfCtx) selfAttention(name string, causal bool) {
 func (c *tfCtx) crossAttention(name string) {
 	t := c.t
 	d, dq, dkv := int64(t.Hidden), int64(t.Heads*t.headDim()), int64(t.kvHeads()*t.headDim())
-	c.o.linear(name+".q", c.tokens, d, dq, 1, d*dq+t.bias(dq))
-	c.o.linear(name+".kv", c.tokens, d, 2*dkv, 1, d*2*dkv+t.bias(2*dkv))
+	c.o.castInputs(func() {
+		c.o.linear(name+".q", c.tokens, d, dq, 1, d*dq+t.bias(dq))
+		c.o.linear(name+".kv", c.tokens, d, 2*dkv, 1, d*2*dkv+t.bias(2*dkv))
+	})
 	c.attention(name+".attention", false)
 	c.o.linear(name+".out", c.tokens, dq, d, 1, dq*d+t.bias(d))
 }
@@ -409,7 +424,7 @@ func (c *tfCtx) ffn(name string) {
 		return
 	}
 	d, e := int64(t.Hidden), int64(t.Experts)
-	c.o.linear(name+".router", c.tokens, d, e, 1, d*e)
+	c.o.castInputs(func() { c.o.linear(name+".router", c.tokens, d, e, 1, d*e) })
 	c.o.pointwise(name+".router_softmax", Softmax, c.tokens*float64(e), 1, seqLossFLOPs, c.o.bytes(c.tokens*float64(e)), 0)
 	c.o.float32Last() // autocast: softmax is a float32 op
 
@@ -425,7 +440,7 @@ func (c *tfCtx) mlp(name string, rows float64, groups int64) {
 	t := c.t
 	d, f, g := int64(t.Hidden), int64(t.FFN), float64(groups)
 	up := (t.ffnMats() - 1) * f
-	c.o.linear(name+".fc1", rows, d, up, groups, groups*(d*up+t.bias(up)))
+	c.o.castInputs(func() { c.o.linear(name+".fc1", rows, d, up, groups, groups*(d*up+t.bias(up))) })
 	act, fl := "gelu", float64(seqGELUFLOPs)
 	switch t.Activation {
 	case FFNSwiGLU:

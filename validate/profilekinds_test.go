@@ -518,3 +518,43 @@ func TestBiasGradientCalls(t *testing.T) {
 		}
 	}
 }
+
+// TestAutocastCastCalls checks the operator model's autocast casts against
+// the H200's profiles of GPT-3 Small and Medium, whose every aten::copy_
+// a step is one of autocast's casts: the kernels the model's operators
+// add for their casts (compute.Config.Kernels beyond an operator's own),
+// and one each way for every parameter tensor of a product and for the
+// tied output projection's embedding table, equal the profile's calls.
+func TestAutocastCastCalls(t *testing.T) {
+	cat, prof := defaults(t)
+	for _, name := range []string{"gpt3-125m-amp-bf16-prof", "gpt3-350m-amp-bf16-prof"} {
+		p, pk := readProfile(t, cat, prof, h200Profile(name))
+		var copies float64
+		for _, o := range p.Ops {
+			if o.Name == "aten::copy_" {
+				copies += o.Calls
+			}
+		}
+		c := pk.config
+		var casts int
+		for i := range pk.ops {
+			o := &pk.ops[i]
+			switch {
+			case o.Pass == model.UpdatePass:
+			case o.Kind == model.MatMul || o.Kind == model.Conv:
+				casts += c.Kernels(o) - o.KernelCount()
+				if o.Pass == model.Forward {
+					casts += 2 * o.ParamTensors()
+					if o.TiedParams > 0 {
+						casts += 2
+					}
+				}
+			case o.Kind != model.Attention:
+				casts += c.Kernels(o) - o.KernelCount()
+			}
+		}
+		if float64(casts) != copies {
+			t.Errorf("%s: the model casts %d times a step, the profile counts %v aten::copy_ calls", name, casts, copies)
+		}
+	}
+}
