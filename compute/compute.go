@@ -430,8 +430,11 @@ func OpTime(c *Config, op *model.Op) (units.Seconds, error) {
 // opTime is OpTime for a checked c: the operator's own time and that of
 // autocast's casts for it (Config.castBytes).
 func opTime(c *Config, op *model.Op) units.Seconds {
-	bw := float64(c.Device.MemoryBandwidth) * c.eff(MemoryBound)
-	return opKernel(c, op) + units.Seconds(float64(c.castBytes(op))/bw)
+	t := opKernel(c, op)
+	if cb := c.castBytes(op); cb > 0 {
+		t += units.Seconds(float64(cb) / (float64(c.Device.MemoryBandwidth) * c.eff(MemoryBound)))
+	}
+	return t
 }
 
 // opKernel is opTime without autocast's casts.
@@ -651,10 +654,8 @@ func (c *Config) Kernels(op *model.Op) int {
 		return 3
 	case c.transposed(op):
 		return 1 + TransposeKernels
-	case c.casts(op):
-		return 2
-	case op.CastIn > 0 && c.autocasts():
-		return op.KernelCount() + 1
+	case c.castBytes(op) > 0:
+		return op.KernelCount() + 1 // the cast's
 	}
 	return op.KernelCount()
 }

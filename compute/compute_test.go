@@ -304,7 +304,7 @@ func TestMemoryShare(t *testing.T) {
 	half := &Config{Device: toy(), Precision: hw.FP16, Eff: &Efficiencies{}}
 	half.Eff.Set(MemoryBound, EffMemory/2)
 	reduce := model.Op{Kind: model.Elementwise, Pass: model.Backward, Read: 2e6, Write: 1e3, Reduce: true}
-	lnReduce := model.Op{Kind: model.Norm, Pass: model.Backward, Read: 2e6, Write: 1e3, Reduce: true, Float32: true}
+	lnReduce := model.Op{Kind: model.Norm, Pass: model.Backward, Read: 2e6, Write: 1e3, Reduce: true, Float32: true, Float32Input: true}
 	for _, k := range []struct {
 		name string
 		c    *Config

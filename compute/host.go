@@ -385,11 +385,10 @@ func weightCasts(ops []model.Op) (kernels int, bytes units.Bytes) {
 
 // casts reports whether autocast adds a cast before op by the Float32
 // rule: an operator it runs in float32 (model.Op.Float32) under c's
-// autocast, but a reduction into a parameter's gradient (model.Op.Reduce)
-// and an operator whose inputs are float32 already
-// (model.Op.Float32Input), which need none.
+// autocast, but not one whose inputs are float32 already
+// (model.Op.Float32Input).
 func (c *Config) casts(op *model.Op) bool {
-	return op.Float32 && c.autocasts() && !op.Reduce && !op.Float32Input
+	return op.Float32 && c.autocasts() && !op.Float32Input
 }
 
 // castBytes returns the bytes autocast's casts for op move under c, each

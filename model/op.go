@@ -110,9 +110,7 @@ type Op struct {
 	// a layer norm's scale and shift gradients. PyTorch runs it as a
 	// reduction over the outer dimension (reduce_kernel,
 	// GammaBetaBackward), which moves its bytes at a smaller share of the
-	// bandwidth than a streaming kernel (compute.EffReduce). Its output
-	// is a parameter's gradient, float32 under autocast already: no cast
-	// before it.
+	// bandwidth than a streaming kernel (compute.EffReduce).
 	Reduce bool
 	// Broadcast says one of the operator's inputs is broadcast over the
 	// others (a stride of 0 along some dimension: an attention mask of

@@ -99,10 +99,15 @@ func (o *seqOps) castInputs(ops func()) {
 // float32 operators on the float32 residual stream (Op.Float32Input): a
 // norm, or a residual addition, which casts nothing before it.
 func (o *seqOps) float32Stream() {
-	o.float32Last()
-	o.fwd[len(o.fwd)-1].Float32Input = true
+	o.markLast(func(op *Op) { op.Float32, op.Float32Input = true, true })
+}
+
+// markLast applies mark to the last forward operator and its backward
+// ones.
+func (o *seqOps) markLast(mark func(*Op)) {
+	mark(&o.fwd[len(o.fwd)-1])
 	for i := range o.bwd[len(o.bwd)-1] {
-		o.bwd[len(o.bwd)-1][i].Float32Input = true
+		mark(&o.bwd[len(o.bwd)-1][i])
 	}
 }
 
@@ -201,12 +206,7 @@ func (o *seqOps) adam(n int64) Op {
 
 // float32Last marks the last forward operator and its backward group as
 // running in float32 under automatic mixed precision (Op.Float32).
-func (o *seqOps) float32Last() {
-	o.fwd[len(o.fwd)-1].Float32 = true
-	for i := range o.bwd[len(o.bwd)-1] {
-		o.bwd[len(o.bwd)-1][i].Float32 = true
-	}
-}
+func (o *seqOps) float32Last() { o.markLast(func(op *Op) { op.Float32 = true }) }
 
 // list returns the step's operators: the forward ones, the backward groups
 // in reverse order, then update.

@@ -251,6 +251,39 @@ func TestMisalignedHead(t *testing.T) {
 	}
 }
 
+// kernelBytes is what a profile's kernels and the operator model's
+// operators of one kind move in a step: the model's bytes as opTime
+// charges them (float32 under autocast: twice the 16-bit figures), the
+// kernels' device time, and the operators' and kernels' counts.
+type kernelBytes struct{ bytes, seconds, ops, calls float64 }
+
+// add sums into k the kernels of p whose name kernel accepts and the
+// forward and backward operators of pk that op accepts.
+func (k *kernelBytes) add(p *logs.Profile, pk *ProfileKinds, kernel func(name string) bool, op func(*model.Op) bool) {
+	for _, o := range p.Ops {
+		if kernel(o.Name) {
+			k.seconds += float64(o.SelfDevice)
+			k.calls += o.Calls
+		}
+	}
+	for i := range pk.ops {
+		o := &pk.ops[i]
+		if o.Pass == model.UpdatePass || !op(o) {
+			continue
+		}
+		b := float64(o.Read + o.Write)
+		if o.Float32 {
+			b *= 2
+		}
+		k.bytes += b
+		k.ops++
+	}
+}
+
+// share returns k's bytes over its seconds as a share of the H200's 4.8
+// TB/s.
+func (k kernelBytes) share() float64 { return k.bytes / k.seconds / 4.8e12 }
+
 // TestReduceRates recomputes compute.EffReduce and compute.EffLayerNorm
 // from the H200's profiles of the four transformers: the bytes the
 // operator model's reductions over the rows (its bias gradients, its
@@ -263,52 +296,33 @@ func TestMisalignedHead(t *testing.T) {
 // rounds to it, and the norms' to EffLayerNorm.
 func TestReduceRates(t *testing.T) {
 	cat, prof := defaults(t)
-	const bw = 4.8e12
-	var bias, gammaBeta, norm [2]float64 // bytes, seconds
-	perModel := map[string][2]float64{}  // each profile's scale and shift gradients
+	var bias, gammaBeta, norm kernelBytes
+	perModel := map[string]*kernelBytes{} // each profile's scale and shift gradients
+	contains := func(sub string) func(string) bool { return func(n string) bool { return strings.Contains(n, sub) } }
+	isBiasSum := func(n string) bool {
+		return strings.Contains(n, "at::native::reduce_kernel<") && strings.Contains(n, "sum_functor<c10::") &&
+			!strings.Contains(n, "reduce_kernel<512")
+	}
+	isScaleShift := func(o *model.Op) bool { return o.Reduce && o.Kind == model.Norm }
 	for _, name := range []string{"bert-large-squad-amp-fp16-prof", "transformer-base-amp-fp16-prof",
 		"gpt3-125m-amp-bf16-prof", "gpt3-350m-amp-bf16-prof"} {
 		p, pk := readProfile(t, cat, prof, h200Profile(name))
-		for _, o := range p.Ops {
-			switch n := o.Name; {
-			case strings.Contains(n, "at::native::reduce_kernel<") && strings.Contains(n, "sum_functor<c10::") &&
-				!strings.Contains(n, "reduce_kernel<512"):
-				bias[1] += float64(o.SelfDevice)
-			case strings.Contains(n, "GammaBetaBackward"):
-				gammaBeta[1] += float64(o.SelfDevice)
-				v := perModel[name]
-				v[1] += float64(o.SelfDevice)
-				perModel[name] = v
-			case strings.Contains(n, "vectorized_layer_norm_kernel"):
-				norm[1] += float64(o.SelfDevice)
-			}
-		}
-		for _, o := range pk.ops {
-			b := float64(o.Read + o.Write)
-			if o.Float32 {
-				b *= 2
-			}
-			switch {
-			case o.Reduce && o.Kind == model.Norm:
-				gammaBeta[0] += b
-				v := perModel[name]
-				v[0] += b
-				perModel[name] = v
-			case o.Reduce:
-				bias[0] += b
-			case o.Kind == model.Norm && o.Pass == model.Forward:
-				norm[0] += b
-			}
-		}
+		bias.add(p, pk, isBiasSum, func(o *model.Op) bool { return o.Reduce && o.Kind != model.Norm })
+		gammaBeta.add(p, pk, contains("GammaBetaBackward"), isScaleShift)
+		norm.add(p, pk, contains("vectorized_layer_norm_kernel"), func(o *model.Op) bool {
+			return o.Kind == model.Norm && o.Pass == model.Forward
+		})
+		perModel[name] = &kernelBytes{}
+		perModel[name].add(p, pk, contains("GammaBetaBackward"), isScaleShift)
 	}
-	share := func(what string, x [2]float64) float64 {
-		s := x[0] / x[1] / bw
-		t.Logf("%s: %.2f GB in %.2f ms, %.3f of the bandwidth", what, x[0]/1e9, 1e3*x[1], s)
+	share := func(what string, x kernelBytes) float64 {
+		s := x.share()
+		t.Logf("%s: %.2f GB in %.2f ms, %.3f of the bandwidth", what, x.bytes/1e9, 1e3*x.seconds, s)
 		return s
 	}
 	for _, x := range []struct {
 		what string
-		v    [2]float64
+		v    kernelBytes
 	}{{"bias gradients", bias}, {"scale and shift gradients", gammaBeta}} {
 		if s := share(x.what, x.v); math.Abs(s/compute.EffReduce-1) > 0.1 {
 			t.Errorf("%s at %.3f of the bandwidth, more than 10 %% from EffReduce %v", x.what, s, compute.EffReduce)
@@ -316,11 +330,11 @@ func TestReduceRates(t *testing.T) {
 	}
 	say := docSay(t, "compute.md")
 	say(fmt.Sprintf("the bias sums reach %.3f of the H200's bandwidth and the scale and shift gradients %.3f",
-		bias[0]/bias[1]/bw, gammaBeta[0]/gammaBeta[1]/bw))
+		bias.share(), gammaBeta.share()))
 	tf, bert := perModel["transformer-base-amp-fp16-prof"], perModel["bert-large-squad-amp-fp16-prof"]
 	docSay(t, "validation-profiles.md")(fmt.Sprintf("the Transformer's scale and shift gradients over rows of 512 values reach %.2f, BERT-large's of 1,024 %.2f",
-		tf[0]/tf[1]/bw, bert[0]/bert[1]/bw))
-	pooled := share("reductions", [2]float64{bias[0] + gammaBeta[0], bias[1] + gammaBeta[1]})
+		tf.share(), bert.share()))
+	pooled := share("reductions", kernelBytes{bytes: bias.bytes + gammaBeta.bytes, seconds: bias.seconds + gammaBeta.seconds})
 	if math.Abs(pooled-compute.EffReduce) > 0.005 {
 		t.Errorf("the reductions' pooled share %.3f does not round to EffReduce %v", pooled, compute.EffReduce)
 	}
@@ -338,26 +352,17 @@ func TestReduceRates(t *testing.T) {
 func TestBroadcastRate(t *testing.T) {
 	cat, prof := defaults(t)
 	p, pk := readProfile(t, cat, prof, h200Profile("bert-large-squad-amp-fp16-prof"))
-	var bytes, dev, calls, ops float64
-	for _, o := range p.Ops {
-		if strings.HasPrefix(o.Name, "void at::native::elementwise_kernel<128, 4, at::native::gpu_kernel_impl_nocast<at::native::CUDAFunctor_add<c10::Half>") {
-			dev += float64(o.SelfDevice)
-			calls += o.Calls
-		}
+	var k kernelBytes
+	k.add(p, pk, func(n string) bool {
+		return strings.HasPrefix(n, "void at::native::elementwise_kernel<128, 4, at::native::gpu_kernel_impl_nocast<at::native::CUDAFunctor_add<c10::Half>")
+	}, func(o *model.Op) bool { return o.Broadcast })
+	if k.calls != k.ops || k.calls != 24 {
+		t.Fatalf("%v broadcast additions in the profile, %v in the operator list; want BERT-large's 24", k.calls, k.ops)
 	}
-	for _, o := range pk.ops {
-		if o.Broadcast {
-			bytes += float64(o.Read + o.Write)
-			ops++
-		}
-	}
-	if calls != ops || calls != 24 {
-		t.Fatalf("%v broadcast additions in the profile, %v in the operator list; want BERT-large's 24", calls, ops)
-	}
-	share := bytes / dev / 4.8e12
-	t.Logf("%.2f GB in %.2f ms, %.3f of the bandwidth", bytes/1e9, 1e3*dev, share)
+	share := k.share()
+	t.Logf("%.2f GB in %.2f ms, %.3f of the bandwidth", k.bytes/1e9, 1e3*k.seconds, share)
 	docSay(t, "validation-profiles.md")(fmt.Sprintf("take %.2f ms, %.3f of the bandwidth, where the model charged `EffMemory` (%.2f ms)",
-		1e3*dev, share, 1e3*bytes/(4.8e12*compute.EffMemory)))
+		1e3*k.seconds, share, 1e3*k.bytes/(4.8e12*compute.EffMemory)))
 	docSay(t, "compute.md")(fmt.Sprintf("%.3f of the bandwidth in BERT-large's profile", share))
 	if math.Abs(share-compute.EffBroadcast) > 0.005 {
 		t.Errorf("the mask additions' share %.3f does not round to EffBroadcast %v", share, compute.EffBroadcast)
@@ -375,38 +380,23 @@ func TestBroadcastRate(t *testing.T) {
 func TestSoftmaxDropoutRates(t *testing.T) {
 	cat, prof := defaults(t)
 	p, pk := readProfile(t, cat, prof, h200Profile("bert-large-squad-amp-fp16-prof"))
-	var sm, do [4]float64 // bytes, seconds, operators, kernels
-	for _, o := range p.Ops {
-		switch {
-		case strings.Contains(o.Name, "softmax_warp_forward<c10::Half, c10::Half, float, 9, false"):
-			sm[1] += float64(o.SelfDevice)
-			sm[3] += o.Calls
-		case strings.Contains(o.Name, "fused_dropout_kernel_vec<c10::Half"):
-			do[1] += float64(o.SelfDevice)
-			do[3] += o.Calls
-		}
-	}
-	for _, o := range pk.ops {
-		switch {
-		case o.Kind == model.Softmax && o.Pass == model.Forward:
-			sm[0] += float64(o.Read + o.Write)
-			sm[2]++
-		case o.Random:
-			do[0] += float64(o.Read + o.Write)
-			do[2]++
-		}
-	}
+	var sm, do kernelBytes
+	sm.add(p, pk, func(n string) bool {
+		return strings.Contains(n, "softmax_warp_forward<c10::Half, c10::Half, float, 9, false")
+	}, func(o *model.Op) bool { return o.Kind == model.Softmax && o.Pass == model.Forward })
+	do.add(p, pk, func(n string) bool { return strings.Contains(n, "fused_dropout_kernel_vec<c10::Half") },
+		func(o *model.Op) bool { return o.Random })
 	say := docSay(t, "compute.md")
 	for _, c := range []struct {
 		what string
-		x    [4]float64
+		x    kernelBytes
 		eff  float64
 	}{{"softmaxes", sm, compute.EffSoftmax}, {"dropouts", do, compute.EffDropout}} {
-		if c.x[2] != c.x[3] || c.x[2] == 0 {
-			t.Fatalf("%s: %v operators in the model, %v kernels in the profile", c.what, c.x[2], c.x[3])
+		if c.x.ops != c.x.calls || c.x.ops == 0 {
+			t.Fatalf("%s: %v operators in the model, %v kernels in the profile", c.what, c.x.ops, c.x.calls)
 		}
-		share := c.x[0] / c.x[1] / 4.8e12
-		say(fmt.Sprintf("its %.0f %s move the operator model's %.2f GB in %.2f ms, %.3f of the bandwidth", c.x[2], c.what, c.x[0]/1e9, 1e3*c.x[1], share))
+		share := c.x.share()
+		say(fmt.Sprintf("its %.0f %s move the operator model's %.2f GB in %.2f ms, %.3f of the bandwidth", c.x.ops, c.what, c.x.bytes/1e9, 1e3*c.x.seconds, share))
 		if math.Abs(share-c.eff) > 0.005 {
 			t.Errorf("%s at %.3f of the bandwidth: does not round to %v", c.what, share, c.eff)
 		}
