@@ -455,24 +455,28 @@ func (b *convNet) avgPool(name string, x *fmap) *fmap {
 // gradient times the other input; the engine then sums a broadcast
 // input's gradient down to its shape with at::sum_to), three kernels:
 // dx = dy·s, the full-size product t = dy·x, and ds = Σ_{h,w} t, so that
-// dy is read twice and t written and read once.
+// dy is read twice and t written and read once. The forward product and
+// dx = dy·s read s broadcast over the pixels (Op.Broadcast); t and its
+// sum read and write whole tensors.
 func (b *convNet) scale(name string, x, s *fmap) *fmap {
 	y := like(x)
 	y.grad = x.grad || s.grad
 	e := float64(x.elems())
 	saved := b.keep(x) + b.keep(s)
 	b.push(Op{Name: name, Kind: Elementwise, FLOPs: flopsMul * e,
-		Read: b.bytes(x) + b.bytes(s), Write: b.bytes(y), Saved: saved},
-		Op{Name: name + ".grad", Kind: Elementwise, FLOPs: 3 * flopsMul * e,
-			Read:    3*b.bytes(y) + b.bytes(x) + b.bytes(s),
-			Write:   2*b.bytes(x) + b.bytes(s),
+		Read: b.bytes(x) + b.bytes(s), Write: b.bytes(y), Saved: saved, Broadcast: true},
+		Op{Name: name + ".grad", Kind: Elementwise, FLOPs: flopsMul * e,
+			Read: b.bytes(y) + b.bytes(s), Write: b.bytes(x), Broadcast: true},
+		Op{Name: name + ".grad_scale", Kind: Elementwise, FLOPs: 2 * flopsMul * e,
+			Read:    2*b.bytes(y) + b.bytes(x),
+			Write:   b.bytes(x) + b.bytes(s),
 			Kernels: scaleGradKernels})
 	return y
 }
 
-// scaleGradKernels is the kernels of scale's backward pass: dx = dy·s,
-// t = dy·x and the sum of t over the pixels.
-const scaleGradKernels = 3
+// scaleGradKernels is the kernels of the gradient of scale's factor: the
+// product t = dy·x and its sum over the pixels.
+const scaleGradKernels = 2
 
 // classifierLoss adds the log-softmax over x's c classes for each of its
 // n rows and the negative log-likelihood loss over the rows.

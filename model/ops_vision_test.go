@@ -528,7 +528,9 @@ func TestEfficientNetDropPath(t *testing.T) {
 // kernels (24 operators): two batch-norm gradients of 5M + 768 (dy and x read twice),
 // one of 5E + 128, the scale's 6M + 384n in 3 kernels (dx = dy·s, dy·x,
 // its sum over the pixels), the bias gradients' sums (8n + 8, 192n +
-// 192), and each layer's input and weight gradients.
+// 192), and each layer's input and weight gradients. Two kernels read the
+// factor s broadcast over the pixels (Op.Broadcast), 2M + 192n values
+// each: the forward product and dx = dy·s.
 func TestMBConvBlockCounts(t *testing.T) {
 	const n, size = 2, 2 // batch, fp16 bytes
 	const e, m = n * 32 * 95 * 95, n * 192 * 95 * 95
@@ -537,9 +539,13 @@ func TestMBConvBlockCounts(t *testing.T) {
 		Backward: {14*e + 34*m + 1984*n + 36040, 26},
 	}
 	got := map[Pass]struct{ values, kernels int }{}
+	broadcast := map[Pass]int{}
 	for _, o := range opsOf(t, "efficientnet-b4", Shape{Batch: n, Precision: FP16}) {
 		if !strings.HasPrefix(o.Name, "blocks.3.") || o.Pass == UpdatePass {
 			continue
+		}
+		if o.Broadcast {
+			broadcast[o.Pass] += int(o.Read+o.Write) / size
 		}
 		g := got[o.Pass]
 		g.values += int(o.Read+o.Write) / size
@@ -549,6 +555,9 @@ func TestMBConvBlockCounts(t *testing.T) {
 	for p, w := range want {
 		if got[p] != w {
 			t.Errorf("blocks.3 %s: %d values in %d kernels, hand count %d in %d", p, got[p].values, got[p].kernels, w.values, w.kernels)
+		}
+		if b := broadcast[p]; b != 2*m+192*n {
+			t.Errorf("blocks.3 %s: %d values read or written by broadcast kernels, hand count %d", p, b, 2*m+192*n)
 		}
 	}
 }
