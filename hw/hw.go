@@ -525,6 +525,11 @@ type Node struct {
 	// 1 MB/s to 1 PB/s, with every device sending and receiving at once,
 	// as in a ring. Default 0: DefaultSHMBandwidth.
 	SHMBandwidth units.BytesPerSec `yaml:"shm_bandwidth"`
+	// SHMCrossSocket is the share of that rate the transport moves between
+	// devices on different CPU sockets (the node's devices fill its
+	// cpu.sockets in turn), in (0, 1]. Default 0: DefaultSHMCrossSocket on
+	// an AMD host, else 1 (SHMCrossShare).
+	SHMCrossSocket float64 `yaml:"shm_cross_socket"`
 
 	NICs  []NIC       `yaml:"nics"`  // network adapters; default none
 	Power units.Watts `yaml:"power"` // whole node, maximum, watts; default 0 (unpublished), else 1 W to 1 GW
@@ -727,6 +732,34 @@ const badPrecision = "hw: unknown precision"
 // handle bidirectional traffic well: the limit is the host's, not the
 // link's, so the figure is not scaled by a device's PCIe generation.
 const DefaultSHMBandwidth units.BytesPerSec = 3.9e9
+
+// DefaultSHMCrossSocket is the share of the shared-memory rate NCCL's
+// SHM transport moves between two AMD sockets: on a host of eight A40s on
+// two sockets, NCCL 2.16.2 with NCCL_P2P_DISABLE=1 reaches 4.02 GB/s of
+// all-reduce bus bandwidth between two GPUs of one socket (2 GiB) and
+// 1.44 GB/s on a ring of four whose hops cross the sockets twice (1 GiB):
+// 1.44/4.02 (eugenesiow/LLM-Insights, infrastructure/hardware/README.md,
+// 2023-10-26; docs/network-shm.md), the one table found of a ring across
+// sockets. Its CPU is not stated; every report of SHM slowed across
+// sockets found names AMD EPYC hosts and their NPS setting
+// (NVIDIA/nccl-tests#74, NVIDIA/nccl#841, #1285), so SHMCrossShare gives
+// it to AMD hosts.
+const DefaultSHMCrossSocket = 1.44 / 4.02
+
+// SHMCrossShare returns n's SHMCrossSocket; where it gives none,
+// DefaultSHMCrossSocket on a host whose CPU model names AMD, else 1: no
+// report of SHM slowed between Intel sockets was found, and Lambda's
+// eight V100s on an Intel host keep the whole rate across its sockets
+// (docs/network-shm.md).
+func (n *Node) SHMCrossShare() float64 {
+	switch {
+	case n.SHMCrossSocket > 0:
+		return n.SHMCrossSocket
+	case strings.HasPrefix(strings.ToUpper(strings.TrimSpace(n.CPU.Model)), "AMD"):
+		return DefaultSHMCrossSocket
+	}
+	return 1
+}
 
 // SHMRate returns n's SHMBandwidth, or DefaultSHMBandwidth where it
 // gives none.

@@ -919,3 +919,30 @@ func TestLocalPorts(t *testing.T) {
 		}
 	}
 }
+
+// TestSHMCrossShare checks Node.SHMCrossShare against the catalogue: a
+// node's own shm_cross_socket where it gives one; else the A40 table's
+// 1.44/4.02 on an AMD host (the DGX A100's EPYC 7742, Lambda's EPYC 7H12
+// server) and 1 on an Intel one (the DGX-1's and the DGX H100's Xeons).
+func TestSHMCrossShare(t *testing.T) {
+	cat, err := Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]float64{
+		"dgx-a100": 1.44 / 4.02, "hgx-a100-80gb-7h12": 1.44 / 4.02, "dgx-1": 1, "dgx-h100": 1,
+	} {
+		n, ok := cat.Nodes[name]
+		if !ok {
+			t.Fatalf("no node %q", name)
+		}
+		if got := n.SHMCrossShare(); got != want {
+			t.Errorf("%s (%s): share %v, want %v", name, n.CPU.Model, got, want)
+		}
+		own := *n
+		own.SHMCrossSocket = 0.5
+		if got := own.SHMCrossShare(); got != 0.5 {
+			t.Errorf("%s with shm_cross_socket 0.5: share %v", name, got)
+		}
+	}
+}

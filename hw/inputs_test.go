@@ -281,6 +281,8 @@ func TestPlausibleLimits(t *testing.T) {
 		{func(c *Catalog, bad bool) { c.Nodes["node"].CPU.ThreadsPerCore = int(pick(bad, 8, 9)) }, "nodes.node.cpu.threads_per_core", "must be 0 (not given) or within 1 to 8, not 9"},
 		{func(c *Catalog, bad bool) { c.Nodes["node"].CPU.Boost = units.Hertz(pick(bad, 2.4e9, 2.3e9)) }, "nodes.node.cpu.boost_clock", "2.3 GHz is below the base clock 2.4 GHz"},
 		{func(c *Catalog, bad bool) { c.Nodes["node"].NICs[0].Ports = int(pick(bad, 64, 65)) }, "nodes.node.nics[0].ports", "must be within 1 to 64 (0 means 1), not 65"},
+		{func(c *Catalog, bad bool) { c.Nodes["node"].SHMCrossSocket = pick(bad, 1, 1.5) }, "nodes.node.shm_cross_socket", "must be 0 (the default share) or in (0, 1], not 1.5"},
+		{func(c *Catalog, bad bool) { c.Nodes["node"].SHMCrossSocket = pick(bad, 0.36, math.NaN()) }, "nodes.node.shm_cross_socket", "must be 0 (the default share) or in (0, 1], not NaN"},
 		{func(c *Catalog, bad bool) { c.Systems["sys"].Fabric.Oversubscription = pick(bad, 1000, 1000.5) }, "systems.sys.fabric.oversubscription", "must be at most 1000, not 1000.5"},
 		{func(c *Catalog, bad bool) { c.Systems["sys"].PricePerDeviceHour = pick(bad, 10000, math.Inf(1)) }, "systems.sys.price_per_device_hour", "must be at most 10000, not +Inf"},
 		{func(c *Catalog, bad bool) { c.Devices["gpu"].SMs = int(pick(bad, 65536, 65537)) }, "devices.gpu.sms", "must be 0 (not given) or within 1 to 65536, not 65537"},

@@ -280,6 +280,9 @@ func (c *Catalog) validateNode(ps *config.Problems, name string, n *Node, rn *re
 
 	optional(ps, p+".host_to_device", n.HostToDevice, byteRateSpan)
 	optional(ps, p+".shm_bandwidth", n.SHMBandwidth, byteRateSpan)
+	if v := n.SHMCrossSocket; v != 0 && !(v > 0 && v <= 1) {
+		ps.Addf(p+".shm_cross_socket", "must be 0 (the default share) or in (0, 1], not %g", v)
+	}
 	if dev != nil && n.HostToDevice == 0 && !(dev.HostLink.Bandwidth > 0) {
 		ps.Addf(p+".host_to_device", "is required: device %q has no host link bandwidth", n.Device)
 	}

@@ -284,8 +284,14 @@ func (r *Resolved) network(c *sim.Config, p Point) error {
 		n.PCIe = sim.Link{Bandwidth: units.BytesPerSec(float64(bw) * intraEff), Latency: link.Latency + intraOver}
 		if !staged {
 			// The devices' own collectives through host memory: NCCL's
-			// shared-memory transport, at the node's rate (hw.DefaultSHMBandwidth).
+			// shared-memory transport, at the node's rate (hw.DefaultSHMBandwidth),
+			// and between its sockets at the node's share of it
+			// (hw.Node.SHMCrossShare) where no PCIe tree routes them.
 			n.SHM = node.SHMRate()
+			if s := node.CPU.Sockets; s > 1 && n.DevicesPerSwitch == 0 && node.SHMCrossShare() < 1 {
+				n.SHMSocketDevices = (node.Devices + s - 1) / s
+				n.SHMCrossSocket = node.SHMCrossShare()
+			}
 		}
 	} else if host > 0 {
 		n.PCIe = sim.Link{Bandwidth: host}

@@ -21,7 +21,10 @@ import (
 //
 // (host memory, 2 × 190 GB/s on the DGX A100, is not what binds), where
 // the same node with peer-to-peer runs over NVLink, at least 20 times
-// faster. A DGX H100 takes its shm_bandwidth, 24.27 GB/s, from its own
+// faster. The DGX A100's eight GPUs sit four on each of its two sockets,
+// so a ring over all eight crosses between them, where the transport
+// moves hw.DefaultSHMCrossSocket of B (or the node's shm_cross_socket):
+// T ≈ 2(p−1)/p · S/(share·B). A DGX H100 takes its shm_bandwidth, 24.27 GB/s, from its own
 // table (dgxh100-4gpu-shm-all_reduce.txt), and a node without one
 // hw.DefaultSHMBandwidth. A host-staged exchange, whose copies are the
 // devices' copy engines, not NCCL's, keeps the host link's rate.
@@ -54,9 +57,16 @@ func TestNCCLP2PDisable(t *testing.T) {
 		if !n.NoPeerToPeer || n.DevicesPerSwitch != 0 || n.SHM != a100SHM || n.PCIe.Bandwidth < 4*n.SHM {
 			t.Fatalf("%d GPUs, P2P disabled: no peer-to-peer %v, tree %d, shared memory %v B/s, host link %v B/s; want true, 0, %v and the link's rate", p, n.NoPeerToPeer, n.DevicesPerSwitch, float64(n.SHM), float64(n.PCIe.Bandwidth), float64(a100SHM))
 		}
-		want := 2 * float64(p-1) / float64(p) * float64(S) / float64(a100SHM)
+		rate, socket := float64(a100SHM), 0
+		if p > 4 {
+			rate, socket = hw.DefaultSHMCrossSocket*rate, 4
+		}
+		if n.SHMSocketDevices != 4 || n.SHMCrossSocket != hw.DefaultSHMCrossSocket {
+			t.Errorf("%d GPUs, P2P disabled: %d devices a socket at a share %v between them; want 4 at %v", p, n.SHMSocketDevices, n.SHMCrossSocket, hw.DefaultSHMCrossSocket)
+		}
+		want := 2 * float64(p-1) / float64(p) * float64(S) / rate
 		if math.Abs(float64(got)/want-1) > 0.01 {
-			t.Errorf("%d GPUs, P2P disabled: ring all-reduce of %v in %v s, want %v s", p, S, float64(got), want)
+			t.Errorf("%d GPUs (crossing sockets of %d), P2P disabled: ring all-reduce of %v in %v s, want %v s", p, socket, S, float64(got), want)
 		}
 		nv, _ := run(Parallelism{}, p, sim.Ring)
 		if float64(got) < 20*float64(nv) {
@@ -84,6 +94,11 @@ func TestNCCLP2PDisable(t *testing.T) {
 	got, _ := run(Parallelism{NCCLP2PDisable: true}, 2, sim.Ring)
 	if want := float64(S) / 2e9; math.Abs(float64(got)/want-1) > 0.01 {
 		t.Errorf("shm_bandwidth 2 GB/s: %v s, want %v s", float64(got), want)
+	}
+	node.SHMCrossSocket = 0.5
+	got, _ = run(Parallelism{NCCLP2PDisable: true}, 8, sim.Ring)
+	if want := 1.75 * float64(S) / 1e9; math.Abs(float64(got)/want-1) > 0.01 {
+		t.Errorf("shm_bandwidth 2 GB/s, shm_cross_socket 0.5, 8 GPUs: %v s, want %v s", float64(got), want)
 	}
 	_, staged := run(Parallelism{NCCLP2PDisable: true}, 2, sim.HostStaged)
 	if host := node.HostBandwidth(cat.Devices["a100-sxm4-80gb"]); staged.PCIe.Bandwidth < host/2 || staged.SHM != 0 {

@@ -371,6 +371,15 @@ type Network struct {
 	// the NICs and host-staged exchanges keep PCIe's rate. Default 0: no
 	// limit but PCIe.
 	SHM units.BytesPerSec
+	// SHMSocketDevices is, with SHM, how many devices of a node sit on
+	// one CPU socket, in rank order; a shared-memory transfer between
+	// sockets moves at SHMCrossSocket of SHM, shared by the node's
+	// transfers from one socket to another (netsim.Config.SHMSocketDevices).
+	// Default 0: one socket.
+	SHMSocketDevices int
+	// SHMCrossSocket is that share, in (0, 1]; required with
+	// SHMSocketDevices.
+	SHMCrossSocket float64
 	// NICs is the number of NICs per node that carry gradient traffic, at
 	// most DevicesPerNode. Default 1.
 	NICs int
@@ -878,6 +887,12 @@ func (c *Config) validate() error {
 	if n.Oversubscription > 1e6 {
 		bad("oversubscription %v is more than 1e6", n.Oversubscription)
 	}
+	if n.SHMSocketDevices < 0 || n.SHMSocketDevices > netsim.MaxRanks {
+		bad("devices a socket %d is not in [0, %d]", n.SHMSocketDevices, netsim.MaxRanks)
+	}
+	if n.SHMSocketDevices > 0 && !(n.SHMCrossSocket > 0 && n.SHMCrossSocket <= 1) {
+		bad("shared-memory share between sockets %v is not in (0, 1]", n.SHMCrossSocket)
+	}
 	if !(n.NCCLHopLatency >= 0) || !finite(float64(n.NCCLHopLatency)) {
 		bad("NCCL hop latency %v is not a finite time >= 0", float64(n.NCCLHopLatency))
 	}
@@ -960,11 +975,11 @@ func (c *Config) topology() netsim.Config {
 	}
 	return netsim.Config{
 		Ranks: c.Ranks(), RanksPerNode: per, NodeRanks: c.Placement,
-		Intra:         netsim.LinkSpec{Bandwidth: n.Intra.Bandwidth, Latency: n.Intra.Latency},
-		NoPeerToPeer:  n.NoPeerToPeer,
-		PCIe:          netsim.LinkSpec{Bandwidth: n.PCIe.Bandwidth, Latency: n.PCIe.Latency},
-		HostMemory:    n.HostMemory,
-		SHM:           n.SHM,
+		Intra:        netsim.LinkSpec{Bandwidth: n.Intra.Bandwidth, Latency: n.Intra.Latency},
+		NoPeerToPeer: n.NoPeerToPeer,
+		PCIe:         netsim.LinkSpec{Bandwidth: n.PCIe.Bandwidth, Latency: n.PCIe.Latency},
+		HostMemory:   n.HostMemory,
+		SHM:          n.SHM, SHMSocketDevices: n.SHMSocketDevices, SHMCrossSocket: n.SHMCrossSocket,
 		NICsPerNode:   n.NICs,
 		NIC:           netsim.LinkSpec{Bandwidth: n.NIC.Bandwidth, Latency: n.NIC.Latency},
 		FabricLatency: n.FabricLatency, Oversubscription: n.Oversubscription, Rails: n.Rails,

@@ -162,13 +162,19 @@ func TestCompareCollectivesRefuses(t *testing.T) {
 // --nccl-p2p-disable) is predicted through host memory at NCCL's
 // shared-memory rate B, the node's SHMRate: a large ring all-reduce over p
 // devices of a DGX A100 against the closed form
-// 2(p−1)/p·S/B, to 1 %, where the same test without the flag runs over
-// NVLink at least 20 times faster; the exchange column says so.
+// 2(p−1)/p·S/B, to 1 %, B times the node's SHMCrossShare where the ring
+// crosses its two sockets (eight devices), where the same test without
+// the flag runs over NVLink at least 20 times faster; the exchange
+// column says so.
 func TestCompareCollectivesP2PDisable(t *testing.T) {
 	cat, _ := defaults(t)
 	const S = units.GiB
-	shm := float64(cat.Nodes["dgx-a100"].SHMRate())
+	node := cat.Nodes["dgx-a100"]
 	for _, p := range []int{2, 4, 8} {
+		shm := float64(node.SHMRate())
+		if p > node.Devices/node.CPU.Sockets {
+			shm *= node.SHMCrossShare()
+		}
 		want := 2 * float64(p-1) / float64(p) * float64(S) / shm
 		m := MeasuredCollective{Ranks: p, Nodes: 1, System: "dgx-a100", Sizes: []units.Bytes{S}, Times: []units.Seconds{units.Seconds(want)}}
 		nv, err := CompareCollectives(cat, []MeasuredCollective{m})

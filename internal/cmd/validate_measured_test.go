@@ -1572,12 +1572,14 @@ func TestValidateMeasuredCollectives(t *testing.T) {
 	// With --nccl-p2p-disable the same test runs through host memory: a
 	// ring all-gather's bus bandwidth is then each device's rate, NCCL's
 	// shared-memory one: on HPE's XL675d, whose node gives no
-	// shm_bandwidth, hw.DefaultSHMBandwidth, 3.9 GB/s.
+	// shm_bandwidth, hw.DefaultSHMBandwidth, 3.9 GB/s, and across its two
+	// sockets, which a ring of its eight devices crosses,
+	// hw.DefaultSHMCrossSocket of it: 3.9·1.44/4.02 = 1.4 GB/s.
 	out, stderr, code = runCLI("validate", "--measured", mixed, "--system", "hpe-xl675d-a100", "--nccl-p2p-disable")
 	if code != exitOK {
 		t.Fatalf("mixed, P2P disabled: exit %d: %s", code, stderr)
 	}
-	checkContains(t, "mixed, P2P disabled", out, "all_gather  8      1      hpe-xl675d-a100  nccl over shm  nccl", "at 1 GiB bus bandwidth 398.0 GB/s measured, 3.9 GB/s predicted")
+	checkContains(t, "mixed, P2P disabled", out, "all_gather  8      1      hpe-xl675d-a100  nccl over shm  nccl", "at 1 GiB bus bandwidth 398.0 GB/s measured, 1.4 GB/s predicted")
 }
 
 // TestOperatorsErrorMeasured checks predict.OperatorsError, the band an

@@ -396,6 +396,9 @@ func (t *Topology) ncclGeometry(ranks []int) ncclGeom {
 		g.intra = float64(t.cfg.PCIe.Bandwidth)
 		if shm := float64(t.cfg.SHM); shm > 0 {
 			g.intra = min(g.intra, shm)
+			if t.spansSockets(ranks) {
+				g.intra = min(g.intra, t.cfg.SHMCrossSocket*shm)
+			}
 		}
 	}
 	if g.nodes > 1 {

@@ -552,3 +552,57 @@ func TestSharedMemoryRate(t *testing.T) {
 		t.Errorf("negative shared-memory rate: %v, want an error naming it", err)
 	}
 }
+
+// TestSharedMemorySockets checks Config.SHMSocketDevices: a ring of eight
+// devices of one node, four a socket, crosses from one socket to the
+// other twice, each crossing through the way out of one socket and the
+// way into the other, links of SHMCrossSocket·SHM, so it moves at that
+// rate, the closed form of a ring of links of it; four devices of one
+// socket keep the whole rate; only the crossing routes take shm-cross
+// links, two; a share outside (0, 1] is an error that names it.
+func TestSharedMemorySockets(t *testing.T) {
+	const shm, share = units.BytesPerSec(1e9), 0.36
+	c := flat(8)
+	c.RanksPerNode, c.NoPeerToPeer = 8, true
+	c.PCIe, c.HostMemory, c.SHM = LinkSpec{pcieBW, pcieLat}, hostBW, shm
+	c.SHMSocketDevices, c.SHMCrossSocket = 4, share
+	S := float64(8 * units.MiB)
+	res := runAllReduce(t, c, Ring, units.Bytes(S), nil)
+	if want := ringForm(8, S, 2*float64(pcieLat), share*float64(shm)); !near(float64(res.Time()), want, 1e-9) {
+		t.Errorf("ring across two sockets: %v s, want %v s", float64(res.Time()), want)
+	}
+
+	one := c
+	one.Ranks, one.RanksPerNode = 4, 4
+	res = runAllReduce(t, one, Ring, units.Bytes(S), nil)
+	if want := ringForm(4, S, 2*float64(pcieLat), float64(shm)); !near(float64(res.Time()), want, 1e-9) {
+		t.Errorf("ring on one socket: %v s, want %v s", float64(res.Time()), want)
+	}
+
+	var s event.Scheduler
+	topo, err := NewTopology(&s, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cross := func(a, b int) (n int) {
+		for _, u := range topo.Route(a, b).Uses() {
+			if strings.HasPrefix(u.Link.Name(), "shm-cross") {
+				n++
+			}
+		}
+		return n
+	}
+	if n := cross(0, 3); n != 0 {
+		t.Errorf("route 0→3 on one socket crosses %d shm-cross links, want 0", n)
+	}
+	if n := cross(3, 4); n != 2 {
+		t.Errorf("route 3→4 between sockets crosses %d shm-cross links, want 2 (out and in)", n)
+	}
+
+	for _, bad := range []float64{0, -0.5, 1.5, math.NaN()} {
+		c.SHMCrossSocket = bad
+		if _, err := NewTopology(&s, c); err == nil || !strings.Contains(err.Error(), "between sockets") {
+			t.Errorf("share %v between sockets: %v, want an error naming it", bad, err)
+		}
+	}
+}

@@ -83,6 +83,18 @@ type Config struct {
 	// memory for the NICs and for HostStaged keep the PCIe links' rate).
 	// Default 0: no limit but the PCIe links.
 	SHM units.BytesPerSec
+	// SHMSocketDevices is, with SHM, how many devices of a node sit on
+	// one CPU socket: a node's devices, in rank order, fill its sockets
+	// in turn, and a shared-memory transfer between devices of different
+	// sockets also crosses its source socket's way out (shm-cross-out)
+	// and its destination's way in (shm-cross-in), each of
+	// SHMCrossSocket·SHM, shared by the node's transfers leaving or
+	// entering that socket. Default 0: every device on one socket.
+	SHMSocketDevices int
+	// SHMCrossSocket is the share of SHM that the shared-memory transport
+	// moves between two sockets, in (0, 1]. Required with
+	// SHMSocketDevices.
+	SHMCrossSocket float64
 
 	// DevicesPerSwitch models each node's PCIe tree: the devices of a node
 	// sit, in rank order, behind PCIe switches of DevicesPerSwitch each, and
@@ -240,6 +252,12 @@ func (c *Config) validate() error {
 		if !nonNegative(x.v) {
 			bad("%s %v is not a non-negative finite number", x.name, x.v)
 		}
+	}
+	if c.SHMSocketDevices < 0 || c.SHMSocketDevices > MaxRanks {
+		bad("devices a socket %d: want 0 (one socket) to %d", c.SHMSocketDevices, MaxRanks)
+	}
+	if c.SHMSocketDevices > 0 && !(c.SHMCrossSocket > 0 && c.SHMCrossSocket <= 1) {
+		bad("shared-memory share between sockets %v: want a number in (0, 1]", c.SHMCrossSocket)
 	}
 	if c.Oversubscription == 0 {
 		c.Oversubscription = 1
@@ -435,7 +453,8 @@ type Topology struct {
 
 	devOut, devIn    []*Link
 	pcieUp, pcieDown []*Link
-	shmOut, shmIn    []*Link // with NoPeerToPeer and SHM, each device's shared-memory rate
+	shmOut, shmIn    []*Link   // with NoPeerToPeer and SHM, each device's shared-memory rate
+	shmCross         [][]*Link // with SHMSocketDevices, each node's: socket x's way out at 2x, in at 2x+1
 	hostMem          []*Link
 	nicOut, nicIn    [][]*Link
 	core             *Link   // the core, or with Rails the spine
@@ -494,6 +513,19 @@ func NewTopology(s *event.Scheduler, cfg Config) (*Topology, error) {
 		for r := range p {
 			t.shmOut[r] = n.addIndexed("shm-out", r, -1, cfg.SHM, 0)
 			t.shmIn[r] = n.addIndexed("shm-in", r, -1, cfg.SHM, 0)
+		}
+		if d := cfg.SHMSocketDevices; d > 0 && cfg.largestNode() > d {
+			rate := units.BytesPerSec(cfg.SHMCrossSocket * float64(cfg.SHM))
+			t.shmCross = make([][]*Link, t.nodes)
+			for a := range t.nodes {
+				_, k := t.NodeRanks(a)
+				S := (k + d - 1) / d
+				t.shmCross[a] = make([]*Link, 2*S)
+				for x := range S {
+					t.shmCross[a][2*x] = n.addIndexed("shm-cross-out", a, x, rate, 0)
+					t.shmCross[a][2*x+1] = n.addIndexed("shm-cross-in", a, x, rate, 0)
+				}
+			}
 		}
 	}
 	if cfg.HostMemory > 0 {
@@ -589,6 +621,42 @@ func (t *Topology) Node(rank int) int {
 		return int(t.nodeOf[rank])
 	}
 	return rank / t.cfg.RanksPerNode
+}
+
+// shmCrossing returns the way out of src's socket and the way into
+// dst's, two ranks of one node, or nils where they share a socket or no
+// sockets are modelled (Config.SHMSocketDevices).
+func (t *Topology) shmCrossing(src, dst int) (out, in *Link) {
+	if t.shmCross == nil {
+		return nil, nil
+	}
+	a := t.Node(src)
+	first, _ := t.NodeRanks(a)
+	d := t.cfg.SHMSocketDevices
+	x, y := (src-first)/d, (dst-first)/d
+	if x == y {
+		return nil, nil
+	}
+	return t.shmCross[a][2*x], t.shmCross[a][2*y+1]
+}
+
+// spansSockets reports whether two of ranks on one node sit on different
+// sockets (shmCrossing).
+func (t *Topology) spansSockets(ranks []int) bool {
+	if t.shmCross == nil {
+		return false
+	}
+	socket := make(map[int]int)
+	for _, r := range ranks {
+		a := t.Node(r)
+		first, _ := t.NodeRanks(a)
+		x := (r - first) / t.cfg.SHMSocketDevices
+		if y, ok := socket[a]; ok && y != x {
+			return true
+		}
+		socket[a] = x
+	}
+	return false
 }
 
 // NodeRanks returns the first rank of a node and the number of ranks it
@@ -757,7 +825,11 @@ func (t *Topology) route(src, dst int) {
 		if !t.cfg.NoPeerToPeer {
 			b.Add(0, t.devOut[src], t.devIn[dst])
 		} else if h := t.hostMem[a]; t.shmOut != nil {
-			b.Add(0, t.shmOut[src], t.pcieUp[src], h, h, t.pcieDown[dst], t.shmIn[dst])
+			if out, in := t.shmCrossing(src, dst); out != nil {
+				b.Add(0, t.shmOut[src], t.pcieUp[src], h, out, in, h, t.pcieDown[dst], t.shmIn[dst])
+			} else {
+				b.Add(0, t.shmOut[src], t.pcieUp[src], h, h, t.pcieDown[dst], t.shmIn[dst])
+			}
 		} else {
 			b.Add(0, t.pcieUp[src], h, h, t.pcieDown[dst])
 		}
