@@ -326,6 +326,7 @@ type Profile struct {
 	ops   []model.Op // the forward and backward operators
 	terms []terms    // ops[i]'s terms where ok[i]
 	ok    []bool     // false: ops[i] is not of the terms' form, timed by opTime
+	shape *stepShape // ops' shape under cfg, which no efficiency changes
 }
 
 // NewProfile returns the profile of ops' forward and backward operators
@@ -345,6 +346,7 @@ func NewProfile(c Config, ops []model.Op) (*Profile, error) {
 		t, ok := decompose(&c, o)
 		p.ops, p.terms, p.ok = append(p.ops, *o), append(p.terms, t), append(p.ok, ok)
 	}
+	p.shape = c.shape(p.ops)
 	return p, nil
 }
 
@@ -359,7 +361,7 @@ func (p *Profile) Time(e *Efficiencies) units.Seconds {
 		eff[i] = c.eff(k)
 	}
 	em := eff[index(MemoryBound)]
-	s := c.step(p.ops, func(i int) units.Seconds {
+	s := c.stepShaped(p.ops, p.shape, func(i int) units.Seconds {
 		if p.ok[i] {
 			return units.Seconds(p.terms[i].time(eff[p.terms[i].class], em))
 		}

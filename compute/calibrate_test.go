@@ -21,7 +21,8 @@ func someEff() *Efficiencies {
 // TestProfileMatchesStep checks that a Profile's time under efficiencies
 // is Step's compute time under the same efficiencies, for models of every
 // class, every precision, both layouts, fused attention and autocast with
-// its scaler and an optimizer's host.
+// its scaler and an optimizer's host (BertAdam's, with the loss read, for
+// the Transformer).
 func TestProfileMatchesStep(t *testing.T) {
 	d := builtin(t, "h100-sxm5-80gb")
 	for _, name := range []string{"resnet50", "efficientnet-b4", "transformer-base", "mlp", "cnn", "gpt3-125m"} {
@@ -31,6 +32,9 @@ func TestProfileMatchesStep(t *testing.T) {
 				c := Config{Device: d, Precision: p, Mode: Eager, NCHW: nchw}
 				if v.amp { // autocast's float32 operators and casts, the scaler's sync, Adam's host
 					c.Autocast, c.GradScaler, c.Optimizer = true, p == hw.FP16, model.Adam
+					if name == "transformer-base" { // BertAdam's host, the loss read
+						c.Optimizer, c.LossSync = model.BertAdam, true
+					}
 				}
 				if tr, err := model.LookupTransformer(name); err == nil {
 					c.FusedAttention = tr.FusedAttention
@@ -241,4 +245,24 @@ func TestKernelTime(t *testing.T) {
 	}
 	near(t, "added device time (s)", dev(&two)-dev(&with), float64(kt)*float64(kernels))
 	near(t, "published kernel time over a calibrated one (s)", dev(&base)-dev(&with), float64(KernelTime-kt)*float64(kernels))
+}
+
+// BenchmarkProfileTime is one evaluation of a fit's objective: the
+// compute time of a Profile of EfficientNet-B4 at batch 64 under AMP with
+// the scaler and Adam on an H100, under efficiencies unlike the defaults.
+func BenchmarkProfileTime(b *testing.B) {
+	c := Config{Device: builtin(b, "h100-sxm5-80gb"), Precision: hw.FP16, Mode: Eager, NCHW: true,
+		Autocast: true, GradScaler: true, Optimizer: model.Adam}
+	ops, err := model.Ops("efficientnet-b4", model.Shape{Batch: 64, Precision: model.FP16})
+	if err != nil {
+		b.Fatal(err)
+	}
+	prof, err := NewProfile(c, ops)
+	if err != nil {
+		b.Fatal(err)
+	}
+	e := someEff()
+	for b.Loop() {
+		prof.Time(e)
+	}
 }

@@ -302,12 +302,18 @@ func (c *Config) optimizerHost(sizes []int64) units.Seconds {
 }
 
 // bertAdamHost returns the host's time of model.BertAdam's step over the
-// parameter tensors the forward operators of ops own: each tensor's
-// kernels (model.BertAdamKernels in the weight-decay group,
-// BertAdamKernelsNoDecay for biases and norms, as run_squad.py's no_decay
-// list groups them) at an eager operator's dispatch and launch each
+// parameter tensors the forward operators of ops own: its kernels
+// (bertAdamKernels) at an eager operator's dispatch and launch each
 // (eagerLaunch).
 func (c *Config) bertAdamHost(ops []model.Op) units.Seconds {
+	return units.Seconds(bertAdamKernels(ops)) * c.eagerLaunch()
+}
+
+// bertAdamKernels returns model.BertAdam's kernels over the parameter
+// tensors the forward operators of ops own: model.BertAdamKernels a
+// tensor in the weight-decay group, BertAdamKernelsNoDecay for biases
+// and norms, as run_squad.py's no_decay list groups them.
+func bertAdamKernels(ops []model.Op) int {
 	var k int
 	eachParamTensor(ops, func(_ int64, weight bool) {
 		if weight {
@@ -316,7 +322,7 @@ func (c *Config) bertAdamHost(ops []model.Op) units.Seconds {
 			k += model.BertAdamKernelsNoDecay
 		}
 	})
-	return units.Seconds(k) * c.eagerLaunch()
+	return k
 }
 
 // clipKernels is GradientClipper's kernels around its host read besides

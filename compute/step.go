@@ -92,20 +92,58 @@ func (g *segment) add(p model.Pass, h, d units.Seconds) {
 	g.dev[i] += d
 }
 
+// stepShape is what step reads of a step's operators under a
+// configuration that no efficiency changes: each operator's kernels
+// (Config.Kernels) and, of them, those of a library's own launch
+// (cuDNN's transposes, Config.Launches), its synchronisations, the
+// operator after which the host reads the loss (−1 for none), the
+// parameter tensors' sizes (paramSizes), autocast's weight casts
+// (weightCasts) and BertAdam's kernels (bertAdamKernels). A Profile
+// keeps it across a fit's evaluations.
+type stepShape struct {
+	kernels, lib  []int
+	syncs, lossAt int
+	sizes         []int64
+	castKernels   int
+	castBytes     units.Bytes
+	bertAdam      int
+}
+
+// shape returns ops' stepShape under c.
+func (c *Config) shape(ops []model.Op) *stepShape {
+	sh := &stepShape{kernels: make([]int, len(ops)), lib: make([]int, len(ops)), syncs: model.Syncs(ops), lossAt: -1, sizes: paramSizes(ops)}
+	for i := range ops {
+		sh.kernels[i] = c.Kernels(&ops[i])
+		if c.transposed(&ops[i]) {
+			sh.lib[i] = TransposeKernels
+		}
+	}
+	if c.LossSync {
+		sh.lossAt = lastForward(ops)
+	}
+	sh.castKernels, sh.castBytes = weightCasts(ops)
+	if c.Optimizer == model.BertAdam {
+		sh.bertAdam = bertAdamKernels(ops)
+	}
+	return sh
+}
+
 // step is Step for a checked c, with ops[i]'s device time dev(i).
 func (c *Config) step(ops []model.Op, dev func(i int) units.Seconds) StepTime {
+	return c.stepShaped(ops, c.shape(ops), dev)
+}
+
+// stepShaped is step with ops' shape under c given.
+func (c *Config) stepShaped(ops []model.Op, sh *stepShape, dev func(i int) units.Seconds) StepTime {
 	var s StepTime
-	kt := c.kernelTime()
-	segs := make([]segment, 1, 2+model.Syncs(ops))
-	lossAt := -1 // the operator after which the host reads the loss
-	if c.LossSync {
-		lossAt = lastForward(ops)
-	}
+	kt, launchT, libT := c.kernelTime(), c.launch(), c.libraryLaunch()
+	segs := make([]segment, 1, 2+sh.syncs)
+	lossAt := sh.lossAt // the operator after which the host reads the loss
 	for i := range ops {
 		o := &ops[i]
-		launch := c.Launches(o)
+		launch := units.Seconds(sh.kernels[i]-sh.lib[i])*launchT + units.Seconds(sh.lib[i])*libT
 		s.Launch += launch
-		t := dev(i) + units.Seconds(c.Kernels(o))*kt
+		t := dev(i) + units.Seconds(sh.kernels[i])*kt
 		if o.HostCPU > 0 && o.Pass != model.UpdatePass {
 			s.hostOp(&segs, o, c.hostTime(o)+launch, t)
 			continue
@@ -131,13 +169,13 @@ func (c *Config) step(ops []model.Op, dev func(i int) units.Seconds) StepTime {
 			segs = append(segs, segment{})
 		}
 	}
-	c.addCasts(&s, ops, segs)
-	sizes := paramSizes(ops)
+	c.addCasts(&s, sh.castKernels, sh.castBytes, segs)
+	sizes := sh.sizes
 	c.addZeroGrad(&s, sizes, segs)
 	switch c.Optimizer {
 	case "":
 	case model.BertAdam:
-		s.Host.Optimizer = c.bertAdamHost(ops)
+		s.Host.Optimizer = units.Seconds(sh.bertAdam) * c.eagerLaunch()
 	default:
 		s.Host.Optimizer = c.optimizerHost(sizes)
 	}
@@ -201,15 +239,14 @@ func (s *StepTime) hostOp(segs *[]segment, o *model.Op, h, t units.Seconds) {
 	*segs = append(*segs, g, segment{})
 }
 
-// addCasts adds autocast's weight casts (weightCasts) to both passes of s:
-// their device time and their launches, the forward ones in the first
-// segment (autocast casts a weight at its first use) and the backward ones
-// in the last.
-func (c *Config) addCasts(s *StepTime, ops []model.Op, segs []segment) {
+// addCasts adds autocast's weight casts, k kernels of b bytes
+// (weightCasts), to both passes of s: their device time and their
+// launches, the forward ones in the first segment (autocast casts a
+// weight at its first use) and the backward ones in the last.
+func (c *Config) addCasts(s *StepTime, k int, b units.Bytes, segs []segment) {
 	if !c.autocasts() {
 		return
 	}
-	k, b := weightCasts(ops)
 	dev := units.Seconds(float64(b)/(float64(c.Device.MemoryBandwidth)*c.eff(MemoryBound))) + units.Seconds(k)*c.kernelTime()
 	launch := units.Seconds(k) * c.launch()
 	s.DeviceForward += dev
