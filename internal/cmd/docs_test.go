@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -152,11 +153,10 @@ func blockOutput(b docBlock) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	var out, errb bytes.Buffer
-	if code := Main(append([]string{"scaleplan"}, args...), &out, &errb); code != exitOK {
-		return "", fmt.Errorf("scaleplan %s: exit %d: %s", strings.Join(b.args, " "), code, errb.String())
+	text, err := docCommandOutput(args)
+	if err != nil {
+		return "", fmt.Errorf("scaleplan %s: %v", strings.Join(b.args, " "), err)
 	}
-	text := strings.TrimRight(out.String(), "\n")
 	if b.from != "" {
 		k := strings.Index(text, "\n"+b.from)
 		if k < 0 {
@@ -165,6 +165,27 @@ func blockOutput(b docBlock) (string, error) {
 		text = text[k+1:]
 	}
 	return filterRows(text, b.rows, b.texts...), nil
+}
+
+// docOutputs holds each command's output once run: several blocks quote
+// one command (six the builtin cases' validate --format md), which runs
+// for seconds.
+var docOutputs sync.Map // strings.Join(args, "\x00") → string
+
+// docCommandOutput returns what scaleplan args prints, trailing newlines
+// trimmed, running it once per set of args.
+func docCommandOutput(args []string) (string, error) {
+	key := strings.Join(args, "\x00")
+	if v, ok := docOutputs.Load(key); ok {
+		return v.(string), nil
+	}
+	var out, errb bytes.Buffer
+	if code := Main(append([]string{"scaleplan"}, args...), &out, &errb); code != exitOK {
+		return "", fmt.Errorf("exit %d: %s", code, errb.String())
+	}
+	text := strings.TrimRight(out.String(), "\n")
+	docOutputs.Store(key, text)
+	return text, nil
 }
 
 // filterRows returns text with the body rows of its markdown tables (the
