@@ -242,14 +242,15 @@ func (b *convNet) conv(name string, x *fmap, s convSpec) *fmap {
 // output.add_(bias) after at::cudnn_convolution, a kernel of its own that
 // reads and writes y; backward, convolution_backward's "bias gradients
 // outside of the backend", grad_output.sum over the batch and pixels,
-// which reads dy once more, for a trained bias. It is part of the
-// convolution's call (Untracked: no module call or autograd record of its
-// own); the convolution owns the bias parameters.
+// which reads dy once more, for a trained bias. The addition reads the
+// bias broadcast over the batch and the pixels (Op.Broadcast). It is part
+// of the convolution's call (Untracked: no module call or autograd record
+// of its own); the convolution owns the bias parameters.
 func (b *convNet) biasAdd(name string, y *fmap, trained bool) {
 	e := float64(y.elems())
 	bias := b.values(y.c)
 	f := Op{Name: name + ".bias", Kind: Elementwise, FLOPs: flopsAdd * e,
-		Read: b.bytes(y) + bias, Write: b.bytes(y), Untracked: true}
+		Read: b.bytes(y) + bias, Write: b.bytes(y), Untracked: true, Broadcast: true}
 	if !trained {
 		b.push(f)
 		return

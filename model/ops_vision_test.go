@@ -528,9 +528,10 @@ func TestEfficientNetDropPath(t *testing.T) {
 // kernels (24 operators): two batch-norm gradients of 5M + 768 (dy and x read twice),
 // one of 5E + 128, the scale's 6M + 384n in 3 kernels (dx = dy·s, dy·x,
 // its sum over the pixels), the bias gradients' sums (8n + 8, 192n +
-// 192), and each layer's input and weight gradients. Two kernels read the
-// factor s broadcast over the pixels (Op.Broadcast), 2M + 192n values
-// each: the forward product and dx = dy·s.
+// 192), and each layer's input and weight gradients. Broadcast inputs
+// (Op.Broadcast): the factor s over the pixels in the forward product
+// and in dx = dy·s, 2M + 192n values each, and the squeeze and
+// excitation's two biases over the batch, 16n + 8 and 384n + 192.
 func TestMBConvBlockCounts(t *testing.T) {
 	const n, size = 2, 2 // batch, fp16 bytes
 	const e, m = n * 32 * 95 * 95, n * 192 * 95 * 95
@@ -556,8 +557,12 @@ func TestMBConvBlockCounts(t *testing.T) {
 		if got[p] != w {
 			t.Errorf("blocks.3 %s: %d values in %d kernels, hand count %d in %d", p, got[p].values, got[p].kernels, w.values, w.kernels)
 		}
-		if b := broadcast[p]; b != 2*m+192*n {
-			t.Errorf("blocks.3 %s: %d values read or written by broadcast kernels, hand count %d", p, b, 2*m+192*n)
+		want := 2*m + 192*n
+		if p == Forward {
+			want += 16*n + 8 + 384*n + 192
+		}
+		if b := broadcast[p]; b != want {
+			t.Errorf("blocks.3 %s: %d values read or written by broadcast kernels, hand count %d", p, b, want)
 		}
 	}
 }
