@@ -209,11 +209,23 @@ func (c *Config) libraryLaunch() units.Seconds {
 //
 //	(Kernels(op) − lib)·launch + lib·libraryLaunch,  lib = TransposeKernels or 0
 func (c *Config) Launches(op *model.Op) units.Seconds {
-	lib := 0
+	return launchTime(c.Kernels(op), c.libraryKernels(op), c.launch(), c.libraryLaunch())
+}
+
+// libraryKernels returns how many of op's kernels a library launches
+// itself (cuDNN's transposes of a convolution in NCHW): TransposeKernels
+// or 0.
+func (c *Config) libraryKernels(op *model.Op) int {
 	if c.transposed(op) {
-		lib = TransposeKernels
+		return TransposeKernels
 	}
-	return units.Seconds(c.Kernels(op)-lib)*c.launch() + units.Seconds(lib)*c.libraryLaunch()
+	return 0
+}
+
+// launchTime is the host's time issuing kernels of which lib a library
+// launches itself, at launch each and library each of those.
+func launchTime(kernels, lib int, launch, library units.Seconds) units.Seconds {
+	return units.Seconds(kernels-lib)*launch + units.Seconds(lib)*library
 }
 
 // kernelTime returns the device's time per kernel beyond the roofline

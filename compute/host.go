@@ -301,12 +301,11 @@ func (c *Config) optimizerHost(sizes []int64) units.Seconds {
 	return t
 }
 
-// bertAdamHost returns the host's time of model.BertAdam's step over the
-// parameter tensors the forward operators of ops own: its kernels
-// (bertAdamKernels) at an eager operator's dispatch and launch each
-// (eagerLaunch).
-func (c *Config) bertAdamHost(ops []model.Op) units.Seconds {
-	return units.Seconds(bertAdamKernels(ops)) * c.eagerLaunch()
+// bertAdamHost returns the host's time of model.BertAdam's step of
+// kernels kernels (bertAdamKernels), at an eager operator's dispatch and
+// launch each (eagerLaunch).
+func (c *Config) bertAdamHost(kernels int) units.Seconds {
+	return units.Seconds(kernels) * c.eagerLaunch()
 }
 
 // bertAdamKernels returns model.BertAdam's kernels over the parameter

@@ -22,9 +22,9 @@ func TestBertAdamHost(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := float64(76*19+123*17) * (3.3e-6 + 0.9e-6)
-	near(t, "bertadam host", float64((&Config{}).bertAdamHost(ops)), want)
+	near(t, "bertadam host", float64((&Config{}).bertAdamHost(bertAdamKernels(ops))), want)
 	slow := &Config{Host: &HostCosts{Kernel: 35e-6}}
-	near(t, "bertadam host at 35 µs a kernel", float64(slow.bertAdamHost(ops)), float64(76*19+123*17)*35e-6)
+	near(t, "bertadam host at 35 µs a kernel", float64(slow.bertAdamHost(bertAdamKernels(ops))), float64(76*19+123*17)*35e-6)
 	c := &Config{Device: toy(), Precision: hw.FP32, Mode: Eager, Optimizer: model.BertAdam}
 	s, err := Step(c, ops)
 	if err != nil {

@@ -113,10 +113,7 @@ type stepShape struct {
 func (c *Config) shape(ops []model.Op) *stepShape {
 	sh := &stepShape{kernels: make([]int, len(ops)), lib: make([]int, len(ops)), syncs: model.Syncs(ops), lossAt: -1, sizes: paramSizes(ops)}
 	for i := range ops {
-		sh.kernels[i] = c.Kernels(&ops[i])
-		if c.transposed(&ops[i]) {
-			sh.lib[i] = TransposeKernels
-		}
+		sh.kernels[i], sh.lib[i] = c.Kernels(&ops[i]), c.libraryKernels(&ops[i])
 	}
 	if c.LossSync {
 		sh.lossAt = lastForward(ops)
@@ -141,7 +138,7 @@ func (c *Config) stepShaped(ops []model.Op, sh *stepShape, dev func(i int) units
 	lossAt := sh.lossAt // the operator after which the host reads the loss
 	for i := range ops {
 		o := &ops[i]
-		launch := units.Seconds(sh.kernels[i]-sh.lib[i])*launchT + units.Seconds(sh.lib[i])*libT
+		launch := launchTime(sh.kernels[i], sh.lib[i], launchT, libT)
 		s.Launch += launch
 		t := dev(i) + units.Seconds(sh.kernels[i])*kt
 		if o.HostCPU > 0 && o.Pass != model.UpdatePass {
@@ -175,7 +172,7 @@ func (c *Config) stepShaped(ops []model.Op, sh *stepShape, dev func(i int) units
 	switch c.Optimizer {
 	case "":
 	case model.BertAdam:
-		s.Host.Optimizer = units.Seconds(sh.bertAdam) * c.eagerLaunch()
+		s.Host.Optimizer = c.bertAdamHost(sh.bertAdam)
 	default:
 		s.Host.Optimizer = c.optimizerHost(sizes)
 	}

@@ -288,9 +288,8 @@ func (r *Resolved) network(c *sim.Config, p Point) error {
 			// and between its sockets at the node's share of it
 			// (hw.Node.SHMCrossShare) where no PCIe tree routes them.
 			n.SHM = node.SHMRate()
-			if s := node.CPU.Sockets; s > 1 && n.DevicesPerSwitch == 0 && node.SHMCrossShare() < 1 {
-				n.SHMSocketDevices = (node.Devices + s - 1) / s
-				n.SHMCrossSocket = node.SHMCrossShare()
+			if s, share := node.CPU.Sockets, node.SHMCrossShare(); s > 1 && n.DevicesPerSwitch == 0 && share < 1 {
+				n.SHMSocketDevices, n.SHMCrossSocket = (node.Devices+s-1)/s, share
 			}
 		}
 	} else if host > 0 {

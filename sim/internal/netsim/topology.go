@@ -630,14 +630,20 @@ func (t *Topology) shmCrossing(src, dst int) (out, in *Link) {
 	if t.shmCross == nil {
 		return nil, nil
 	}
-	a := t.Node(src)
-	first, _ := t.NodeRanks(a)
-	d := t.cfg.SHMSocketDevices
-	x, y := (src-first)/d, (dst-first)/d
+	a, x := t.socket(src)
+	_, y := t.socket(dst)
 	if x == y {
 		return nil, nil
 	}
 	return t.shmCross[a][2*x], t.shmCross[a][2*y+1]
+}
+
+// socket returns the node of a rank and its socket there
+// (Config.SHMSocketDevices).
+func (t *Topology) socket(rank int) (node, socket int) {
+	node = t.Node(rank)
+	first, _ := t.NodeRanks(node)
+	return node, (rank - first) / t.cfg.SHMSocketDevices
 }
 
 // spansSockets reports whether two of ranks on one node sit on different
@@ -646,15 +652,13 @@ func (t *Topology) spansSockets(ranks []int) bool {
 	if t.shmCross == nil {
 		return false
 	}
-	socket := make(map[int]int)
+	seen := make(map[int]int) // a node's first socket among ranks
 	for _, r := range ranks {
-		a := t.Node(r)
-		first, _ := t.NodeRanks(a)
-		x := (r - first) / t.cfg.SHMSocketDevices
-		if y, ok := socket[a]; ok && y != x {
+		a, x := t.socket(r)
+		if y, ok := seen[a]; ok && y != x {
 			return true
 		}
-		socket[a] = x
+		seen[a] = x
 	}
 	return false
 }
