@@ -381,9 +381,12 @@ func (b *convNet) sigmoid(name string, x *fmap) *fmap {
 	return y
 }
 
-// dropout adds a dropout, which keeps a byte mask.
+// dropout adds a dropout, which keeps a byte mask and draws it as it
+// runs (Op.Random), as seqOps.dropout does.
 func (b *convNet) dropout(name string, x *fmap) *fmap {
-	return b.pointwise(name, Elementwise, x, flopsDropout, 1, units.Bytes(x.elems()*maskBytes), 0)
+	y := b.pointwise(name, Elementwise, x, flopsDropout, 1, units.Bytes(x.elems()*maskBytes), 0)
+	b.fwd[len(b.fwd)-1].Random = true
+	return y
 }
 
 // convBN adds a convolution without bias followed by a batch norm.

@@ -219,8 +219,9 @@ func effRound(c int) int {
 // mbconv adds one MBConv block: 1×1 expansion (unless expand is 1),
 // depthwise k×k of the stride, squeeze-and-excitation to a quarter of
 // the block's input channels, 1×1 projection, and the residual sum when
-// the shape is kept, under stochastic depth (dropPathAdd).
-func mbconv(b *convNet, name string, x *fmap, st efficientNetStage, out, stride int) *fmap {
+// the shape is kept, under stochastic depth (dropPathAdd, or
+// stochasticDepthAdd for torchvision's program, tv).
+func mbconv(b *convNet, name string, x *fmap, st efficientNetStage, out, stride int, tv bool) *fmap {
 	residual := stride == 1 && x.c == int64(out)
 	if residual {
 		b.fork(name, x)
@@ -239,7 +240,10 @@ func mbconv(b *convNet, name string, x *fmap, st efficientNetStage, out, stride 
 	g = b.sigmoid(name+".se.gate", b.conv(name+".se.expand", g, convSpec{cout: mid, k: 1, stride: 1, bias: true}))
 	y = b.scale(name+".se.scale", y, g)
 	y = b.convBN(name+".project", y, convSpec{cout: out, k: 1, stride: 1})
-	if residual {
+	switch {
+	case residual && tv:
+		y = b.stochasticDepthAdd(name+".add", y, x)
+	case residual:
 		y = b.dropPathAdd(name+".add", y, x)
 	}
 	return y
@@ -252,18 +256,40 @@ func mbconv(b *convNet, name string, x *fmap, st efficientNetStage, out, stride 
 // survival_prob 0.8 for efficientnet-b4 in models/efficientnet.py): a
 // 0-d mask drawn by F.dropout under torch.no_grad (one kernel), then
 // torch.addcmul(x, mask, y), whose backward multiplies the gradient of y
-// by the mask (one pass over y). torchvision's StochasticDepth draws a
-// mask per sample and multiplies y by it in a kernel of its own, one more
-// forward pass than counted here.
+// by the mask (one pass over y). The mask is a 0-d CUDA tensor, which
+// TensorIterator broadcasts with stride 0 rather than passing as a CPU
+// scalar, so both passes run the generic elementwise kernel (Op.Broadcast).
 func (b *convNet) dropPathAdd(name string, y, x *fmap) *fmap {
 	b.fwd = append(b.fwd, Op{Name: name + ".mask", Kind: Elementwise, Pass: Forward,
 		Read: units.Bytes(b.size), Write: units.Bytes(b.size), Untracked: true})
 	z := like(x)
 	z.grad = x.grad || y.grad
 	e := float64(z.elems())
-	b.push(Op{Name: name, Kind: Elementwise, FLOPs: 2 * e, Read: b.bytes(x) + b.bytes(y), Write: b.bytes(z)},
-		Op{Name: name + ".grad", Kind: Elementwise, FLOPs: e, Read: b.bytes(z), Write: b.bytes(y)})
+	b.push(Op{Name: name, Kind: Elementwise, FLOPs: 2 * e, Read: b.bytes(x) + b.bytes(y), Write: b.bytes(z), Broadcast: true},
+		Op{Name: name + ".grad", Kind: Elementwise, FLOPs: e, Read: b.bytes(z), Write: b.bytes(y), Broadcast: true})
 	return z
+}
+
+// stochasticDepthAdd adds the residual sum of an MBConv block as
+// torchvision's EfficientNet trains it (torchvision/models/efficientnet.py,
+// MBConv.forward: result = self.stochastic_depth(result); result += input;
+// torchvision/ops/stochastic_depth.py, mode "row"): a noise of one value a
+// sample, drawn by bernoulli_ and scaled by div_ (two kernels on N values,
+// under no autograd), the product y·noise broadcast over each sample's
+// values (Op.Broadcast), then the in-place sum with x. Backward, y's
+// gradient is the product of the sum's gradient and the noise, broadcast
+// again; the sum passes its gradient on without a kernel.
+func (b *convNet) stochasticDepthAdd(name string, y, x *fmap) *fmap {
+	noise := b.values(y.n)
+	b.fwd = append(b.fwd, Op{Name: name + ".noise", Kind: Elementwise, Pass: Forward,
+		Read: noise, Write: 2 * noise, Kernels: 2, Untracked: true})
+	d := like(y)
+	e := float64(d.elems())
+	b.push(Op{Name: name + ".drop", Kind: Elementwise, FLOPs: flopsMul * e, Read: b.bytes(y) + noise, Write: b.bytes(d),
+		Saved: noise, Broadcast: true},
+		Op{Name: name + ".drop.grad", Kind: Elementwise, FLOPs: flopsMul * e, Read: b.bytes(d) + noise, Write: b.bytes(y),
+			Broadcast: true})
+	return b.add(name, d, x)
 }
 
 // efficientNetB4Ops lists EfficientNet-B4 (Tan and Le 2019; width 1.4,
@@ -275,6 +301,7 @@ func efficientNetB4Ops(s Shape) ([]Op, error) {
 	if err != nil {
 		return nil, err
 	}
+	tv := detectProgramOf(s.Framework) == programTorchvision
 	b := newConvNet(s.Precision, s.Batch)
 	x := b.convBN("stem", b.input(3, r, r), convSpec{cout: effRound(32), k: 3, stride: 2, pad: 1})
 	x = b.silu("stem.act", x)
@@ -286,7 +313,7 @@ func efficientNetB4Ops(s Shape) ([]Op, error) {
 			if j == 0 {
 				stride = st.stride
 			}
-			x = mbconv(b, "blocks."+strconv.Itoa(i), x, st, effRound(st.out), stride)
+			x = mbconv(b, "blocks."+strconv.Itoa(i), x, st, effRound(st.out), stride, tv)
 			i++
 		}
 	}

@@ -503,10 +503,38 @@ func TestEfficientNetDropPath(t *testing.T) {
 			if o.Read != o.Write || o.Read <= 0 {
 				t.Errorf("%s: read %v, write %v: want one pass over the output", o.Name, o.Read, o.Write)
 			}
+		case o.Name == "dropout":
+			if !o.Random {
+				t.Errorf("%s: the classifier's dropout draws its mask as it runs (Op.Random)", o.Name)
+			}
 		}
 	}
 	if masks != 25 || grads != 25 {
 		t.Errorf("masks %d, gradient passes %d: want 25 each", masks, grads)
+	}
+	// torchvision's StochasticDepth: a noise per sample, the product with
+	// it, a broadcast pass each way, and the residual sum apart.
+	noises, drops, sums := 0, 0, 0
+	for _, o := range opsOf(t, "efficientnet-b4", Shape{Batch: 2, Precision: FP16, Framework: "torchvision"}) {
+		switch {
+		case strings.HasSuffix(o.Name, ".add.noise"):
+			noises++
+			if !o.Untracked || o.Pass != Forward || o.KernelCount() != 2 {
+				t.Errorf("%s: want two untracked forward kernels", o.Name)
+			}
+		case strings.HasSuffix(o.Name, ".add.drop"), strings.HasSuffix(o.Name, ".add.drop.grad"):
+			drops++
+			if !o.Broadcast {
+				t.Errorf("%s: the noise is broadcast over each sample's values", o.Name)
+			}
+		case strings.HasSuffix(o.Name, ".add"):
+			sums++
+		case strings.HasSuffix(o.Name, ".add.mask"), strings.HasSuffix(o.Name, ".add.grad"):
+			t.Errorf("%s: DeepLearningExamples' drop path in torchvision's program", o.Name)
+		}
+	}
+	if noises != 25 || drops != 50 || sums != 25 {
+		t.Errorf("torchvision: %d noises, %d products, %d sums: want 25, 50, 25", noises, drops, sums)
 	}
 }
 
@@ -530,39 +558,56 @@ func TestEfficientNetDropPath(t *testing.T) {
 // its sum over the pixels), the bias gradients' sums (8n + 8, 192n +
 // 192), and each layer's input and weight gradients. Broadcast inputs
 // (Op.Broadcast): the factor s over the pixels in the forward product
-// and in dx = dy·s, 2M + 192n values each, and the squeeze and
-// excitation's two biases over the batch, 16n + 8 and 384n + 192.
+// and in dx = dy·s, 2M + 192n values each, the squeeze and
+// excitation's two biases over the batch, 16n + 8 and 384n + 192, and
+// the 0-d drop-path mask in the addcmul (3E) and in its gradient (2E).
+//
+// torchvision's program (Shape.Framework naming torchvision) draws a
+// noise of n values instead of the 0-d mask (bernoulli_ and div_: n in,
+// 2n out, 2 kernels), multiplies the output by it (E + n in, E out,
+// broadcast) and adds the input in a kernel of its own (3E): 2E + 4n − 2
+// more values and 2 more kernels forward; backward its product's gradient
+// reads the noise too (n more values, 2E + n broadcast).
 func TestMBConvBlockCounts(t *testing.T) {
 	const n, size = 2, 2 // batch, fp16 bytes
 	const e, m = n * 32 * 95 * 95, n * 192 * 95 * 95
-	want := map[Pass]struct{ values, kernels int }{
-		Forward:  {8*e + 17*m + 1584*n + 18122, 18},
-		Backward: {14*e + 34*m + 1984*n + 36040, 26},
-	}
-	got := map[Pass]struct{ values, kernels int }{}
-	broadcast := map[Pass]int{}
-	for _, o := range opsOf(t, "efficientnet-b4", Shape{Batch: n, Precision: FP16}) {
-		if !strings.HasPrefix(o.Name, "blocks.3.") || o.Pass == UpdatePass {
-			continue
+	for _, c := range []struct {
+		framework  string
+		fwd, bwd   int // values
+		kfwd       int // forward kernels
+		bfwd, bbwd int // broadcast values
+	}{
+		{"", 8*e + 17*m + 1584*n + 18122, 14*e + 34*m + 1984*n + 36040, 18,
+			2*m + 192*n + 16*n + 8 + 384*n + 192 + 3*e, 2*m + 192*n + 2*e},
+		{"torch 2.11.0 torchvision 0.26.0", 10*e + 17*m + 1588*n + 18120, 14*e + 34*m + 1985*n + 36040, 20,
+			2*m + 192*n + 16*n + 8 + 384*n + 192 + 2*e + n, 2*m + 192*n + 2*e + n},
+	} {
+		want := map[Pass]struct{ values, kernels int }{
+			Forward:  {c.fwd, c.kfwd},
+			Backward: {c.bwd, 26},
 		}
-		if o.Broadcast {
-			broadcast[o.Pass] += int(o.Read+o.Write) / size
+		wantB := map[Pass]int{Forward: c.bfwd, Backward: c.bbwd}
+		got := map[Pass]struct{ values, kernels int }{}
+		broadcast := map[Pass]int{}
+		for _, o := range opsOf(t, "efficientnet-b4", Shape{Batch: n, Precision: FP16, Framework: c.framework}) {
+			if !strings.HasPrefix(o.Name, "blocks.3.") || o.Pass == UpdatePass {
+				continue
+			}
+			if o.Broadcast {
+				broadcast[o.Pass] += int(o.Read+o.Write) / size
+			}
+			g := got[o.Pass]
+			g.values += int(o.Read+o.Write) / size
+			g.kernels += o.KernelCount()
+			got[o.Pass] = g
 		}
-		g := got[o.Pass]
-		g.values += int(o.Read+o.Write) / size
-		g.kernels += o.KernelCount()
-		got[o.Pass] = g
-	}
-	for p, w := range want {
-		if got[p] != w {
-			t.Errorf("blocks.3 %s: %d values in %d kernels, hand count %d in %d", p, got[p].values, got[p].kernels, w.values, w.kernels)
-		}
-		want := 2*m + 192*n
-		if p == Forward {
-			want += 16*n + 8 + 384*n + 192
-		}
-		if b := broadcast[p]; b != want {
-			t.Errorf("blocks.3 %s: %d values read or written by broadcast kernels, hand count %d", p, b, want)
+		for p, w := range want {
+			if got[p] != w {
+				t.Errorf("%q: blocks.3 %s: %d values in %d kernels, hand count %d in %d", c.framework, p, got[p].values, got[p].kernels, w.values, w.kernels)
+			}
+			if b := broadcast[p]; b != wantB[p] {
+				t.Errorf("%q: blocks.3 %s: %d values read or written by broadcast kernels, hand count %d", c.framework, p, b, wantB[p])
+			}
 		}
 	}
 }
