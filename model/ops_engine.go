@@ -3,6 +3,7 @@ package model
 import (
 	"fmt"
 	"strconv"
+	"strings"
 )
 
 // Operator generators of the reference engine's models (engine/nn
@@ -32,6 +33,11 @@ func engineMLPOps(s Shape) ([]Op, error) {
 // channels with biases (valid padding, stride 1), a ReLU after the first,
 // a 2×2 max-pool and then a ReLU after the second, dense 9216-128 with a
 // ReLU, dense 128-10, softmax and cross-entropy: 1,199,882 parameters.
+// engine/torchbench's "cnn" (torchbench.py, build_model: an nn.Sequential
+// of Conv2d, ReLU, Conv2d, ReLU, MaxPool2d, ...), a log whose
+// Shape.Framework begins with "torch", takes the second ReLU before the
+// pool, over four times the values: the same function, since ReLU and a
+// max-pool commute, but not the same cost.
 func engineCNNOps(s Shape) ([]Op, error) {
 	if err := checkEngineShape("cnn", s); err != nil {
 		return nil, err
@@ -40,7 +46,11 @@ func engineCNNOps(s Shape) ([]Op, error) {
 	x := b.conv("conv1", b.input(1, 28, 28), convSpec{cout: 32, k: 3, stride: 1, bias: true})
 	x = b.relu("relu1", x)
 	x = b.conv("conv2", x, convSpec{cout: 64, k: 3, stride: 1, bias: true})
-	x = b.relu("relu2", b.maxPool("pool", x, 2, 2, 0))
+	if strings.HasPrefix(strings.ToLower(s.Framework), "torch") {
+		x = b.maxPool("pool", b.relu("relu2", x), 2, 2, 0)
+	} else {
+		x = b.relu("relu2", b.maxPool("pool", x, 2, 2, 0))
+	}
 	x = b.relu("relu3", b.linear("dense1", x, 128))
 	b.classifierLoss("loss", b.linear("dense2", x, 10))
 	return b.ops(), nil

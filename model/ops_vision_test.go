@@ -383,9 +383,49 @@ func TestEngineOpsKept(t *testing.T) {
 			t.Errorf("%s keeps %g bytes per sample, want %g", c.model, got, c.want)
 		}
 	}
+	// torchbench's CNN takes the ReLU before the pool: the pool's input is
+	// ReLU 2's output, kept once, and the dense layer keeps the pool's
+	// output, so the same bytes.
+	if a, b := Totals(opsOf(t, "cnn", Shape{Batch: 1})).Saved, Totals(opsOf(t, "cnn", Shape{Batch: 1, Framework: "torch 2.11.0"})).Saved; a != b {
+		t.Errorf("cnn keeps %v per sample as the engine runs it, %v as torchbench does", a, b)
+	}
 	// Without pools or dropout, half precision keeps half the bytes.
 	if a, b := Totals(opsOf(t, "mlp", Shape{Batch: 1})).Saved, Totals(opsOf(t, "mlp", Shape{Batch: 1, Precision: FP16})).Saved; b != a/2 {
 		t.Errorf("mlp keeps %v in fp16, %v in fp32", b, a)
+	}
+}
+
+// TestTorchbenchCNNOrder checks the order of the CNN's second ReLU and
+// its pool: after the pool in the engine (12·12·64 values a sample in,
+// as many out), before it in engine/torchbench's nn.Sequential (24·24·64).
+func TestTorchbenchCNNOrder(t *testing.T) {
+	for _, c := range []struct {
+		framework string
+		values    int64
+		before    string
+	}{
+		{"scaleplan engine go1.26", 12 * 12 * 64, "pool"},
+		{"torch 2.11.0+cu130 torchvision 0.26.0+cu130", 24 * 24 * 64, "relu2"},
+	} {
+		ops := opsOf(t, "cnn", Shape{Batch: 1, Framework: c.framework})
+		var order []string
+		for _, o := range ops {
+			if o.Pass != Forward {
+				continue
+			}
+			switch o.Name {
+			case "relu2":
+				if got := int64(o.Read); got != 4*c.values {
+					t.Errorf("%s: relu2 reads %d bytes, want %d", c.framework, got, 4*c.values)
+				}
+				order = append(order, o.Name)
+			case "pool":
+				order = append(order, o.Name)
+			}
+		}
+		if len(order) != 2 || order[0] != c.before {
+			t.Errorf("%s: forward order %v, want %s first", c.framework, order, c.before)
+		}
 	}
 }
 
