@@ -139,6 +139,7 @@ func TestReadProfilesErrors(t *testing.T) {
 		"batch":     {`{"kind": "torch-profile", "profiles": [{"batch": 0}]}`, "batch 0"},
 		"negative":  {`{"kind": "torch-profile", "profiles": [{"batch": 1, "ops": [{"name": "aten::mm", "calls": -1}]}]}`, "ops[0] (aten::mm)"},
 		"not json":  {`{"kind": `, "not a per-operator profile"},
+		"self":      {`{"kind": "torch-profile", "profiles": [{"batch": 1, "ops": [{"name": "aten::mm", "calls": 2, "self_cpu_s": -3e-5, "cpu_s": 2e-5}]}]}`, "ops[0] (aten::mm): -3e-05"},
 		"trace":     {`[{"ph": "X", "name": "aten::mm", "ts": 0, "dur": -5}]`, "dur -5"},
 		"no ops":    {`{"traceEvents": []}`, "no complete"},
 		"bad trace": {`[{"ph": 1}]`, "Chrome trace"},
@@ -146,6 +147,25 @@ func TestReadProfilesErrors(t *testing.T) {
 		_, err := ReadProfiles("p.json", []byte(tc.data))
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: %v, want %q", name, err, tc.want)
+		}
+	}
+}
+
+// TestReadProfilesSelfNoise reads self times that the profiler's
+// subtraction left below 0, by no more than the operator's total (or a
+// microsecond a call on the device), as 0: torchbench's CNN profile on a
+// CPU gave these two.
+func TestReadProfilesSelfNoise(t *testing.T) {
+	data := `{"kind": "torch-profile", "profiles": [{"batch": 1, "ops": [
+		{"name": "aten::nll_loss_nd", "calls": 1, "self_cpu_s": -3.333333333333333e-07, "cpu_s": 2.0666666666666666e-05, "self_device_s": 0},
+		{"name": "autograd::engine::evaluate_function: LogSoftmaxBackward0", "calls": 1, "self_cpu_s": -6e-06, "cpu_s": 2.4666666666666665e-05, "self_device_s": -1e-7}]}]}`
+	ps, err := ReadProfiles("p.json", []byte(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range ps[0].Ops {
+		if o.SelfCPU != 0 || o.SelfDevice != 0 || o.CPU <= 0 {
+			t.Errorf("%s: self CPU %v, self device %v, CPU %v: want the self times read as 0, the total kept", o.Name, o.SelfCPU, o.SelfDevice, o.CPU)
 		}
 	}
 }
