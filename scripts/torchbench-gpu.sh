@@ -38,6 +38,15 @@
 # whether their fixed time a step is PyTorch's or their program's).
 # "maskrcnn" measures Mask R-CNN again in amp-fp16 and fp32: the earlier
 # sweeps' rows timed a diverged step (docs/validation-torchvision-maskrcnn.md).
+# "residual" profiles, in about seven minutes, the steps the operator model
+# still misses uncalibrated (docs/validation-gpus.md): the engine's MLP and
+# CNN at batches 16 and 8,192 in fp32 and amp-fp16, whose small batches
+# wait on the host (torch.profiler's self CPU time of every operator inside
+# the step, against torchhost.py's bare costs), ResNet-50 at batch 256 and
+# EfficientNet-B4 at batch 64 in fp32 (convolutions and broadcast kernels
+# on the CUDA cores), and the Transformer (base) at small batches in
+# amp-fp16 and amp-bf16 twice over, whose step varied 1.7 times between
+# earlier runs.
 #
 # DIR receives one bench log per group, machine.txt (nvidia-smi and the
 # versions, before and after), torch-host.csv (engine/torchbench/torchhost.py: the
@@ -54,9 +63,9 @@ dir=${1:?usage: scripts/torchbench-gpu.sh DIR [RUN [SWEEP]]}
 run=${2:-gpu}
 sweep=${3:-first}
 case $sweep in
-first | tuned | one | rest | profile | gpt | squad | maskrcnn) ;;
+first | tuned | one | rest | profile | gpt | squad | maskrcnn | residual) ;;
 *)
-	echo "scripts/torchbench-gpu.sh: unknown sweep \"$sweep\" (first, tuned, one, rest, profile, gpt, squad, maskrcnn)" >&2
+	echo "scripts/torchbench-gpu.sh: unknown sweep \"$sweep\" (first, tuned, one, rest, profile, gpt, squad, maskrcnn, residual)" >&2
 	exit 2
 	;;
 esac
@@ -160,6 +169,19 @@ profile() {
 maskrcnn() {
 	bench 70 maskrcnn-r50-fpn-amp-fp16 --model maskrcnn-r50-fpn --batch 1,2,4,8,16,32 --precision amp-fp16
 	bench 60 maskrcnn-r50-fpn --model maskrcnn-r50-fpn --batch 1,2,4,8 --precision fp32
+}
+
+residual() {
+	bench 60 mlp-prof --model mlp --batch 16,8192 --precision fp32,amp-fp16 --profile
+	bench 60 cnn-prof --model cnn --batch 16,8192 --precision fp32,amp-fp16 --profile
+	bench 70 resnet50-fp32-prof --model resnet50 --batch 256 --precision fp32 --profile
+	bench 70 efficientnet-b4-fp32-prof --model efficientnet-b4 --batch 64 --precision fp32 --profile
+	bench 40 transformer-base-small-prof --model transformer-base --seq-len 128 --batch 8 \
+		--precision amp-fp16 --profile
+	bench 40 transformer-base-small-1 --model transformer-base --seq-len 128 --batch 8,16,32 \
+		--precision amp-fp16,amp-bf16
+	bench 40 transformer-base-small-2 --model transformer-base --seq-len 128 --batch 8,16,32 \
+		--precision amp-fp16,amp-bf16
 }
 
 squad() {

@@ -1024,6 +1024,15 @@ func TestGPUSweepScript(t *testing.T) {
 			"gpt3-350m-amp-bf16-prof":        "--model gpt3-350m --seq-len 1024 --batch 8 --precision amp-bf16 --profile",
 			"bert-large-squad-amp-fp16-prof": "--model bert-large-squad --seq-len 384 --batch 32 --precision amp-fp16 --profile",
 		},
+		"residual": {
+			"mlp-prof":                    "--model mlp --batch 16,8192 --precision fp32,amp-fp16 --profile",
+			"cnn-prof":                    "--model cnn --batch 16,8192 --precision fp32,amp-fp16 --profile",
+			"resnet50-fp32-prof":          "--model resnet50 --batch 256 --precision fp32 --profile",
+			"efficientnet-b4-fp32-prof":   "--model efficientnet-b4 --batch 64 --precision fp32 --profile",
+			"transformer-base-small-prof": "--model transformer-base --seq-len 128 --batch 8 --precision amp-fp16 --profile",
+			"transformer-base-small-1":    "--model transformer-base --seq-len 128 --batch 8,16,32 --precision amp-fp16,amp-bf16",
+			"transformer-base-small-2":    "--model transformer-base --seq-len 128 --batch 8,16,32 --precision amp-fp16,amp-bf16",
+		},
 		"maskrcnn": {
 			"maskrcnn-r50-fpn-amp-fp16": "--model maskrcnn-r50-fpn --batch 1,2,4,8,16,32 --precision amp-fp16",
 			"maskrcnn-r50-fpn":          "--model maskrcnn-r50-fpn --batch 1,2,4,8 --precision fp32",
@@ -1070,7 +1079,7 @@ func TestGPUSweepScript(t *testing.T) {
 	}
 	dir := filepath.Join(t.TempDir(), "x")
 	out, err := run(dir, "r", "fast")
-	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 2 || !strings.Contains(out, `unknown sweep "fast" (first, tuned, one, rest, profile, gpt, squad, maskrcnn)`) {
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 2 || !strings.Contains(out, `unknown sweep "fast" (first, tuned, one, rest, profile, gpt, squad, maskrcnn, residual)`) {
 		t.Errorf("unknown sweep: %v: %s", err, out)
 	}
 	if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
