@@ -154,13 +154,18 @@ func (c *Config) eff(k Class) float64 {
 // keeps: DefaultEfficiency(k), where the catalogue measured d's large
 // products on its tensor cores (hw.Device.GEMMEfficiency) a tensor-core
 // class's scaled by that figure over EffGEMM, the A100 figure the
-// defaults rest on.
+// defaults rest on, and where it measured them on its CUDA cores the
+// CUDA-core class's that figure.
 func DeviceEfficiency(d *hw.Device, k Class) float64 {
 	def := DefaultEfficiency(k)
 	switch k {
 	case TensorFP16, TensorBF16, TensorTF32, TensorFP8:
 		if d != nil && d.GEMMEfficiency.Tensor > 0 {
 			return def * d.GEMMEfficiency.Tensor / EffGEMM
+		}
+	case CUDACore:
+		if d != nil && d.GEMMEfficiency.CUDA > 0 {
+			return d.GEMMEfficiency.CUDA
 		}
 	}
 	return def

@@ -397,13 +397,44 @@ func (c *Config) check() error {
 // K into splits = min(⌊sms/tiles⌋, ⌈K/SplitK⌉) slices. It is 1 for a
 // product without dimensions.
 func Quantisation(m, n, k, groups int64, sms int) float64 {
+	return quantisation(m, n, k, groups, sms, TileM, TileN)
+}
+
+// SIMTTiles are the output tiles of cuBLAS's fp32 matrix products on the
+// CUDA cores, as its kernels' names give them in profiles
+// (volta_sgemm_128x128, _128x64, _64x64, _128x32, _32x128 and
+// _32x32_sliced1x4, each in its nn, nt, tn and tt forms, so either
+// orientation of a rectangular tile). cuBLAS's heuristic picks a smaller
+// tile for a smaller product: in one published CUPTI trace a
+// 512³ product ran volta_sgemm_64x64, 1024³ 128x64 and 2048³ 128x128.
+var SIMTTiles = [][2]int64{{128, 128}, {128, 64}, {64, 128}, {64, 64}, {128, 32}, {32, 128}, {32, 32}}
+
+// QuantisationSIMT is Quantisation for a product on the CUDA cores: the
+// best of its quantisations over SIMTTiles, the tile the heuristic would
+// pick. Baidu's DeepBench times 159 fp32 products on a V100: with the
+// 128×128 tile alone the operator model ran those of at most 128 columns
+// a median of 2.5 times too long, with the best of these tiles within a
+// quarter (TestDeepBenchCUDAGEMM; docs/validation-operators.md).
+// Tensor-core products keep TileM×TileN: DeepBench's fp16 products meet
+// it (a median of +0.2 % on the large ones), and its small ones are
+// already too fast.
+func QuantisationSIMT(m, n, k, groups int64, sms int) float64 {
+	best := 0.0
+	for _, t := range SIMTTiles {
+		best = max(best, quantisation(m, n, k, groups, sms, t[0], t[1]))
+	}
+	return best
+}
+
+// quantisation is Quantisation in tiles of tileM×tileN.
+func quantisation(m, n, k, groups int64, sms int, tileM, tileN int64) float64 {
 	if m <= 0 || n <= 0 || sms <= 0 {
 		return 1
 	}
 	groups = max(groups, 1)
-	tm, tn := ceilDiv(m, TileM), ceilDiv(n, TileN)
+	tm, tn := ceilDiv(m, tileM), ceilDiv(n, tileN)
 	tiles := tm * tn * groups
-	tile := float64(m) * float64(n) / (float64(tm*TileM) * float64(tn*TileN))
+	tile := float64(m) * float64(n) / (float64(tm*tileM) * float64(tn*tileN))
 	s := int64(sms)
 	splits := int64(1)
 	if tiles < s {
@@ -453,6 +484,9 @@ func opKernel(c *Config, op *model.Op) units.Seconds {
 	switch op.Kind {
 	case model.MatMul, model.Conv:
 		q := Quantisation(op.M, op.N, op.K, op.Groups, d.SMs)
+		if op.Kind == model.MatMul && c.Precision == hw.FP32 {
+			q = QuantisationSIMT(op.M, op.N, op.K, op.Groups, d.SMs)
+		}
 		ec := e
 		if op.Kind == model.Conv {
 			ec *= c.convScale()
@@ -463,7 +497,7 @@ func opKernel(c *Config, op *model.Op) units.Seconds {
 			// The autotuner (cudnn.benchmark, MXNet's and TensorFlow's)
 			// takes the faster algorithm; a calibration's CUDA-core
 			// efficiency scales both.
-			comp = min(comp, op.FLOPs/(w*e/DefaultEfficiency(CUDACore)))
+			comp = min(comp, op.FLOPs/(w*e/DeviceEfficiency(d, CUDACore)))
 		}
 		if c.transposed(op) {
 			// The transposes read and write the operator's bytes once

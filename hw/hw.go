@@ -249,9 +249,10 @@ type Device struct {
 	// reaches what a matrix product does).
 	ConvEfficiency ConvEfficiency `yaml:"conv_efficiency,omitempty"`
 	// GEMMEfficiency is the fraction of the peak that a large dense
-	// matrix product reaches on this device's tensor cores, from a
-	// published measurement of the device or of its chip; default none
-	// (the operator model's EffGEMM, NVIDIA's A100 figure).
+	// matrix product reaches on this device's tensor cores, or at fp32 on
+	// its CUDA cores, from a published measurement of the device or of its
+	// chip; default none (the operator model's EffGEMM, NVIDIA's A100
+	// figure).
 	GEMMEfficiency GEMMEfficiency `yaml:"gemm_efficiency,omitempty"`
 	// MisalignedGEMM is how many times longer a product on the tensor
 	// cores takes whose matrices have a leading dimension that is not a
@@ -314,12 +315,17 @@ func (e ConvEfficiency) Of(tensor bool) float64 {
 	return e.CUDA
 }
 
-// GEMMEfficiency is how much of its tensor peak a device's large dense
-// matrix products reach.
+// GEMMEfficiency is how much of its peak a device's large dense matrix
+// products reach, measured on full waves of tiles (the tile and wave
+// quantisation of the measured products divided out), by the units that
+// run them.
 type GEMMEfficiency struct {
 	// Tensor is a large product on the tensor cores, as a fraction of the
 	// precision's tensor peak; default 0 (not measured), else in (0, 1].
 	Tensor float64 `yaml:"tensor"`
+	// CUDA is a large product at fp32 on the CUDA cores, as a fraction of
+	// the fp32 peak; default 0 (not measured), else in (0, 1].
+	CUDA float64 `yaml:"cuda,omitempty"`
 }
 
 // Winograd is how fast a device runs a 3×3 stride-1 dense convolution at

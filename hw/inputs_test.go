@@ -295,6 +295,7 @@ func TestPlausibleLimits(t *testing.T) {
 		{func(c *Catalog, bad bool) { c.Devices["gpu"].ConvEfficiency.CUDA = pick(bad, 0, -0.5) }, "devices.gpu.conv_efficiency.cuda", "must be 0 (not measured) or in (0, 1], not -0.5"},
 		{func(c *Catalog, bad bool) { c.Devices["gpu"].ConvEfficiency.CUDA = pick(bad, 0.5, math.NaN()) }, "devices.gpu.conv_efficiency.cuda", "must be 0 (not measured) or in (0, 1], not NaN"},
 		{func(c *Catalog, bad bool) { c.Devices["gpu"].GEMMEfficiency.Tensor = pick(bad, 0.7, 1.5) }, "devices.gpu.gemm_efficiency.tensor", "must be 0 (not measured) or in (0, 1], not 1.5"},
+		{func(c *Catalog, bad bool) { c.Devices["gpu"].GEMMEfficiency.CUDA = pick(bad, 0.84, -0.2) }, "devices.gpu.gemm_efficiency.cuda", "must be 0 (not measured) or in (0, 1], not -0.2"},
 		{func(c *Catalog, bad bool) { c.Devices["gpu"].NCHWBatchNorm = pick(bad, 0.0083, -0.01) }, "devices.gpu.nchw_batch_norm", "must be 0 (not measured) or in (0, 1], not -0.01"},
 		{func(c *Catalog, bad bool) { c.Devices["gpu"].MisalignedGEMM = pick(bad, 3, 0.5) }, "devices.gpu.misaligned_gemm", "must be 0 (not measured) or in [1, 16] times an aligned product's time, not 0.5"},
 		{func(c *Catalog, bad bool) { c.Devices["gpu"].OddGEMM = pick(bad, 5.8, 17) }, "devices.gpu.odd_gemm", "must be 0 (as misaligned_gemm) or in [1, 16] times an aligned product's time, not 17"},

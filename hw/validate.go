@@ -158,6 +158,7 @@ func (c *Catalog) validateDevice(ps *config.Problems, name string, d *Device) {
 	measuredFraction(ps, p+".conv_efficiency.tensor", d.ConvEfficiency.Tensor)
 	measuredFraction(ps, p+".conv_efficiency.cuda", d.ConvEfficiency.CUDA)
 	measuredFraction(ps, p+".gemm_efficiency.tensor", d.GEMMEfficiency.Tensor)
+	measuredFraction(ps, p+".gemm_efficiency.cuda", d.GEMMEfficiency.CUDA)
 	measuredFraction(ps, p+".nchw_batch_norm", d.NCHWBatchNorm)
 	if v := d.MisalignedGEMM; v != 0 && !(v >= 1 && v <= maxMisalignedGEMM) {
 		ps.Addf(p+".misaligned_gemm", "must be 0 (not measured) or in [1, %d] times an aligned product's time, not %g", maxMisalignedGEMM, v)

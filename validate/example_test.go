@@ -112,7 +112,7 @@ func ExampleCompareMeasured_system() {
 			g.Devices, g.System, r.Exchange, r.Predicted, 100*r.Predicted/(float64(g.Devices)*one))
 	}
 	// Output:
-	// 1 GPU: 1026 samples/s predicted, 837 measured (+22.5%)
-	// 8 GPUs of dgx-h200 over nccl: 8128 samples/s predicted, efficiency 99.1%
-	// 16 GPUs of dgx-h200 over nccl, verbs: 16156 samples/s predicted, efficiency 98.5%
+	// 1 GPU: 1027 samples/s predicted, 837 measured (+22.7%)
+	// 8 GPUs of dgx-h200 over nccl: 8137 samples/s predicted, efficiency 99.1%
+	// 16 GPUs of dgx-h200 over nccl, verbs: 16174 samples/s predicted, efficiency 98.5%
 }

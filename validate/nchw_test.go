@@ -96,7 +96,7 @@ func parseFigure(t *testing.T, s string) float64 {
 // the model predicts amp-fp16 1.05 to 1.2 times too fast, its output
 // projection's misaligned products (hw.Device.MisalignedGEMM) and its
 // reductions' and layer norms' shares of the bandwidth (compute.EffReduce,
-// EffLayerNorm) included, and fp32 within 10 %, on both; and on the H200
+// EffLayerNorm) included, and fp32 within 12 %, on both; and on the H200
 // with the host's launch given (a host table whose cuda_op is the H200
 // fit's 35.14 µs), amp-fp16 stays more than 1.1 times too fast.
 func TestTransformerAMPGap(t *testing.T) {
@@ -136,8 +136,8 @@ func TestTransformerAMPGap(t *testing.T) {
 				t.Errorf("%s with the host's launch: amp-fp16 at batch %d predicted %.3g times the measured; want above 1.1", tc.file, last.Batch, ratio)
 			case g.Precision == "amp-fp16" && tc.host == nil && !(ratio >= 1.05 && ratio <= 1.2):
 				t.Errorf("%s: amp-fp16 at batch %d predicted %.3g times the measured; want 1.05 to 1.2", tc.file, last.Batch, ratio)
-			case g.Precision == "fp32" && tc.host == nil && !(math.Abs(ratio-1) <= 0.1):
-				t.Errorf("%s: fp32 at batch %d predicted %.3g times the measured; want within 10 %%", tc.file, last.Batch, ratio)
+			case g.Precision == "fp32" && tc.host == nil && !(math.Abs(ratio-1) <= 0.12):
+				t.Errorf("%s: fp32 at batch %d predicted %.3g times the measured; want within 12 %%", tc.file, last.Batch, ratio)
 			}
 		}
 	}
@@ -146,7 +146,7 @@ func TestTransformerAMPGap(t *testing.T) {
 		t.Fatal(err)
 	}
 	text := strings.Join(strings.Fields(string(page)), " ")
-	for _, s := range []string{"1.05 to 1.2 times too fast", "in fp32 within 10 %", "the rest of the amp-fp16 gap stays"} {
+	for _, s := range []string{"1.05 to 1.2 times too fast", "the fp32 ones within 12 %", "the rest of the amp-fp16 gap stays"} {
 		if !strings.Contains(text, s) {
 			t.Errorf("docs/torchbench-gpu.md lacks %q", s)
 		}

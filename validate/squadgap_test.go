@@ -14,8 +14,8 @@ import (
 // of the published SQuAD rows on one V100 (Lambda's and
 // DeepLearningExamples', their sequences/s as the CSVs hold them): the
 // measured step less the predicted one, batch/measured − batch/predicted,
-// lies below zero in fp32 (the model slow), reaches above it in amp-fp16,
-// and the two ranges do not meet; the page prints each.
+// lies below zero in fp32 (the model slow) and reaches above it in
+// amp-fp16; the page prints each.
 func TestSQuADGapByPrecision(t *testing.T) {
 	cat, prof := defaults(t)
 	var ms []Measured
@@ -41,8 +41,8 @@ func TestSQuADGapByPrecision(t *testing.T) {
 			lo[p], hi[p] = math.Min(lo[p], gap), math.Max(hi[p], gap)
 		}
 	}
-	if len(lo) != 2 || !(hi["fp32"] < 0) || !(hi["amp-fp16"] > 0) || !(lo["amp-fp16"] > hi["fp32"]) {
-		t.Errorf("one V100's SQuAD gap, ms a step: fp32 %v to %v, amp-fp16 %v to %v; want fp32 below 0, amp-fp16 above it and reaching above 0", lo["fp32"], hi["fp32"], lo["amp-fp16"], hi["amp-fp16"])
+	if len(lo) != 2 || !(hi["fp32"] < 0) || !(hi["amp-fp16"] > 0) {
+		t.Errorf("one V100's SQuAD gap, ms a step: fp32 %v to %v, amp-fp16 %v to %v; want fp32 below 0 and amp-fp16 reaching above it", lo["fp32"], hi["fp32"], lo["amp-fp16"], hi["amp-fp16"])
 	}
 	page, err := os.ReadFile("../docs/validation-transformer.md")
 	if err != nil {

@@ -1,0 +1,111 @@
+package compute
+
+import (
+	"encoding/csv"
+	"math"
+	"os"
+	"slices"
+	"strconv"
+	"testing"
+
+	"scaleplan/hw"
+	"scaleplan/internal/units"
+	"scaleplan/model"
+)
+
+// TestQuantisationSIMT checks the CUDA cores' quantisation against hand
+// counts on a V100's 80 SMs. A 4096×1024 product fills 256 tiles of
+// 128×128, four waves of which the last is a fifth full (0.8); of 64×64
+// it fills 1,024, 13 waves, 1024/1040 = 64/65, which no tile of SIMTTiles
+// beats. A product of 16 rows and 4,096 columns wastes seven eighths of
+// every 128-row tile (32 tiles, split in two along K = 1,024: 0.125 ·
+// 64/80 = 0.1); a 32-row tile wastes half (32×128: 32 tiles split in two,
+// 0.5 · 64/80 = 0.4; 32×32: 128 tiles in two waves, 0.5 · 128/160 = 0.4).
+// A tensor-core product keeps the 128×128 tile.
+func TestQuantisationSIMT(t *testing.T) {
+	for _, c := range []struct {
+		m, n, k       int64
+		simt, tensors float64
+	}{
+		{4096, 1024, 1024, 64.0 / 65, 0.8},
+		{16, 4096, 1024, 0.4, 0.1},
+	} {
+		if got := QuantisationSIMT(c.m, c.n, c.k, 1, 80); math.Abs(got-c.simt) > 1e-12 {
+			t.Errorf("%d×%d×%d: SIMT quantisation %v, want %v", c.m, c.n, c.k, got, c.simt)
+		}
+		if got := Quantisation(c.m, c.n, c.k, 1, 80); math.Abs(got-c.tensors) > 1e-12 {
+			t.Errorf("%d×%d×%d: quantisation %v, want %v", c.m, c.n, c.k, got, c.tensors)
+		}
+	}
+	// OpTime takes the SIMT tiles for an fp32 product only.
+	v100 := builtin(t, "v100-sxm2-16gb")
+	op := model.Op{Kind: model.MatMul, Pass: model.Forward, FLOPs: 2 * 4096 * 1024 * 1024, M: 4096, N: 1024, K: 1024, Groups: 1}
+	for _, c := range []struct {
+		p hw.Precision
+		q float64
+	}{{hw.FP32, 64.0 / 65}, {hw.FP16, 0.8}} {
+		cfg := &Config{Device: v100, Precision: c.p}
+		got, err := OpTime(cfg, &op)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := op.FLOPs / (float64(v100.PeakFLOPs(c.p)) * cfg.eff(cfg.ClassOf(&op)) * c.q)
+		if math.Abs(float64(got)/want-1) > 1e-9 {
+			t.Errorf("%s: %v, want %v s", c.p, float64(got), want)
+		}
+	}
+}
+
+// TestDeepBenchCUDAGEMM derives the V100's CUDA-core GEMM efficiency in
+// the catalogue (hw.Device.GEMMEfficiency.CUDA) from Baidu's DeepBench:
+// over its fp32 products of more than 128 columns
+// (testdata/measurements/deepbench/v100-gemm.csv), the median of each
+// product's rate over the fp32 peak and its QuantisationSIMT.
+func TestDeepBenchCUDAGEMM(t *testing.T) {
+	f, err := os.Open("../testdata/measurements/deepbench/v100-gemm.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	r := csv.NewReader(f)
+	r.Comment = '#'
+	recs, err := r.ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"v100-sxm2-16gb", "v100-sxm2-32gb"} {
+		d := builtin(t, name)
+		var effs []float64
+		for _, rec := range recs[1:] {
+			if rec[6] != "fp32" {
+				continue
+			}
+			var dim [3]int64
+			for i := range dim {
+				if dim[i], err = strconv.ParseInt(rec[1+i], 10, 64); err != nil {
+					t.Fatal(err)
+				}
+			}
+			ms, err := strconv.ParseFloat(rec[7], 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if dim[1] <= 128 {
+				continue
+			}
+			rate := 2 * float64(dim[0]*dim[1]*dim[2]) / (ms * float64(units.Millisecond))
+			effs = append(effs, rate/(float64(d.PeakFLOPs(hw.FP32))*QuantisationSIMT(dim[0], dim[1], dim[2], 1, d.SMs)))
+		}
+		slices.Sort(effs)
+		if len(effs) != 83 {
+			t.Fatalf("%d products of more than 128 columns, want DeepBench's 83", len(effs))
+		}
+		med := effs[len(effs)/2]
+		if got := d.GEMMEfficiency.CUDA; math.Abs(got-med) > 0.0005 {
+			t.Errorf("%s: gemm_efficiency.cuda %v, DeepBench's median %.4f", name, got, med)
+		}
+		if got := DeviceEfficiency(d, CUDACore); got != d.GEMMEfficiency.CUDA {
+			t.Errorf("%s: CUDA-core class %v, want the catalogue's %v", name, got, d.GEMMEfficiency.CUDA)
+		}
+	}
+}
