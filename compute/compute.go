@@ -426,6 +426,16 @@ func QuantisationSIMT(m, n, k, groups int64, sms int) float64 {
 	return best
 }
 
+// opQuantisation returns a dense product's or convolution's quantisation
+// on c's device: a matrix product at fp32 on the CUDA cores' tiles
+// (QuantisationSIMT), every other in TileM×TileN.
+func (c *Config) opQuantisation(op *model.Op) float64 {
+	if op.Kind == model.MatMul && c.Precision == hw.FP32 {
+		return QuantisationSIMT(op.M, op.N, op.K, op.Groups, c.Device.SMs)
+	}
+	return Quantisation(op.M, op.N, op.K, op.Groups, c.Device.SMs)
+}
+
 // quantisation is Quantisation in tiles of tileM×tileN.
 func quantisation(m, n, k, groups int64, sms int, tileM, tileN int64) float64 {
 	if m <= 0 || n <= 0 || sms <= 0 {
@@ -483,10 +493,7 @@ func opKernel(c *Config, op *model.Op) units.Seconds {
 	var comp float64
 	switch op.Kind {
 	case model.MatMul, model.Conv:
-		q := Quantisation(op.M, op.N, op.K, op.Groups, d.SMs)
-		if op.Kind == model.MatMul && c.Precision == hw.FP32 {
-			q = QuantisationSIMT(op.M, op.N, op.K, op.Groups, d.SMs)
-		}
+		q := c.opQuantisation(op)
 		ec := e
 		if op.Kind == model.Conv {
 			ec *= c.convScale()

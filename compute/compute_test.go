@@ -229,17 +229,7 @@ func TestOverlapSync(t *testing.T) {
 // TestMeasuredHost checks MeasuredHost against the table it is taken from,
 // scripts/torchhost.py's output in testdata/torch-host.csv.
 func TestMeasuredHost(t *testing.T) {
-	f, err := os.Open("testdata/torch-host.csv")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	r := csv.NewReader(f)
-	r.Comment = '#'
-	rows, err := r.ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
+	rows := csvRecords(t, "testdata/torch-host.csv")
 	table := map[string]float64{}
 	for _, row := range rows[1:] {
 		v, err := strconv.ParseFloat(row[1], 64)
@@ -875,4 +865,22 @@ func TestGEMMEfficiencyGH100(t *testing.T) {
 	conv := model.Op{Kind: model.Conv, FLOPs: 118482796544, M: 8 * 224 * 224, N: 128, K: 1152, Groups: 1, Read: 1, Write: 1}
 	got, _ = OpTime(&Config{Device: &a100, Precision: hw.FP16}, &conv)
 	near(t, "A100 conv with a product figure (s)", float64(got), conv.FLOPs/(312e12*0.415*(3136.0/(30*108))))
+}
+
+// csvRecords returns the records of the CSV file at path, its # lines
+// left out as comments.
+func csvRecords(t *testing.T, path string) [][]string {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	r := csv.NewReader(f)
+	r.Comment = '#'
+	recs, err := r.ReadAll()
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return recs
 }

@@ -1,9 +1,7 @@
 package compute
 
 import (
-	"encoding/csv"
 	"math"
-	"os"
 	"slices"
 	"strconv"
 	"testing"
@@ -62,17 +60,7 @@ func TestQuantisationSIMT(t *testing.T) {
 // (testdata/measurements/deepbench/v100-gemm.csv), the median of each
 // product's rate over the fp32 peak and its QuantisationSIMT.
 func TestDeepBenchCUDAGEMM(t *testing.T) {
-	f, err := os.Open("../testdata/measurements/deepbench/v100-gemm.csv")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	r := csv.NewReader(f)
-	r.Comment = '#'
-	recs, err := r.ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
+	recs := csvRecords(t, "../testdata/measurements/deepbench/v100-gemm.csv")
 	for _, name := range []string{"v100-sxm2-16gb", "v100-sxm2-32gb"} {
 		d := builtin(t, name)
 		var effs []float64
@@ -82,9 +70,11 @@ func TestDeepBenchCUDAGEMM(t *testing.T) {
 			}
 			var dim [3]int64
 			for i := range dim {
-				if dim[i], err = strconv.ParseInt(rec[1+i], 10, 64); err != nil {
+				v, err := strconv.ParseInt(rec[1+i], 10, 64)
+				if err != nil {
 					t.Fatal(err)
 				}
+				dim[i] = v
 			}
 			ms, err := strconv.ParseFloat(rec[7], 64)
 			if err != nil {
