@@ -427,10 +427,14 @@ func QuantisationSIMT(m, n, k, groups int64, sms int) float64 {
 }
 
 // opQuantisation returns a dense product's or convolution's quantisation
-// on c's device: a matrix product at fp32 on the CUDA cores' tiles
-// (QuantisationSIMT), every other in TileM×TileN.
+// on c's device: at fp32 on the CUDA cores' tiles (QuantisationSIMT),
+// every other in TileM×TileN. CUTLASS instantiates its fp32 convolutions
+// in the tiles of its fp32 products (python/cutlass_library/generator.py,
+// GenerateSM50_Simt: 128×128, 128×64, 64×128, 64×64, 128×32 and 32×128
+// for both); DeepBench's V100 convolutions give the CUDA cores' efficiency
+// on these tiles (hw.Device.ConvEfficiency.CUDA, TestDeepBenchCUDAConv).
 func (c *Config) opQuantisation(op *model.Op) float64 {
-	if op.Kind == model.MatMul && c.Precision == hw.FP32 {
+	if (op.Kind == model.MatMul || op.Kind == model.Conv) && c.Precision == hw.FP32 {
 		return QuantisationSIMT(op.M, op.N, op.K, op.Groups, c.Device.SMs)
 	}
 	return Quantisation(op.M, op.N, op.K, op.Groups, c.Device.SMs)

@@ -58,8 +58,8 @@ func ExampleLawAt() {
 		}
 	}
 	// Output:
-	// host kernel false, batch 1: step 9.6 ms
-	// host kernel false, batch 64: step 68.2 ms
+	// host kernel false, batch 1: step 7.2 ms
+	// host kernel false, batch 64: step 65.3 ms
 	// host kernel true, batch 1: step 14.4 ms
-	// host kernel true, batch 64: step 68.2 ms
+	// host kernel true, batch 64: step 65.3 ms
 }

@@ -4,6 +4,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 
 	"scaleplan/hw"
@@ -96,6 +97,65 @@ func TestDeepBenchCUDAGEMM(t *testing.T) {
 		}
 		if got := DeviceEfficiency(d, CUDACore); got != d.GEMMEfficiency.CUDA {
 			t.Errorf("%s: CUDA-core class %v, want the catalogue's %v", name, got, d.GEMMEfficiency.CUDA)
+		}
+	}
+}
+
+// TestDeepBenchCUDAConv derives the V100's CUDA-core convolution
+// efficiency in the catalogue (hw.Device.ConvEfficiency.CUDA) from Baidu's
+// DeepBench (testdata/measurements/deepbench/v100-conv.csv): over its fp32
+// forward convolutions that cuDNN ran as an implicit GEMM
+// (IMPLICIT_GEMM, IMPLICIT_PRECOMP_GEMM; Winograd and FFT do fewer
+// multiplications than the FLOPs counted) in at least 0.2 ms, where the
+// model's time per kernel (KernelTime) is under a tenth of the call, the
+// median of each one's rate over the fp32 peak and its QuantisationSIMT
+// (M = images × output pixels, N = output channels, K = input channels ×
+// filter area).
+func TestDeepBenchCUDAConv(t *testing.T) {
+	recs := csvRecords(t, "../testdata/measurements/deepbench/v100-conv.csv")
+	if got, want := strings.Join(recs[0], ","), "application,w,h,c,n,k,s,r,pad_w,pad_h,stride_w,stride_h,fwd_ms,bwd_inputs_ms,bwd_params_ms,fwd_algorithm"; got != want {
+		t.Fatalf("v100-conv.csv: header %q, want %q", got, want)
+	}
+	if KernelTime*10 > 0.2*units.Millisecond {
+		t.Fatalf("KernelTime %v is a tenth of 0.2 ms or more: the selection below no longer leaves it out", KernelTime)
+	}
+	for _, name := range []string{"v100-sxm2-16gb", "v100-sxm2-32gb"} {
+		d := builtin(t, name)
+		var effs []float64
+		for _, rec := range recs[1:] {
+			if alg := rec[15]; alg != "IMPLICIT_GEMM" && alg != "IMPLICIT_PRECOMP_GEMM" {
+				continue
+			}
+			var v [11]int64 // w h c n k s r pad_w pad_h stride_w stride_h
+			for i := range v {
+				x, err := strconv.ParseInt(rec[1+i], 10, 64)
+				if err != nil || x < 0 {
+					t.Fatalf("v100-conv.csv: %v: %q", rec, rec[1+i])
+				}
+				v[i] = x
+			}
+			ms, err := strconv.ParseFloat(rec[12], 64)
+			if err != nil || !(ms > 0) {
+				t.Fatalf("v100-conv.csv: %v: %q", rec, rec[12])
+			}
+			if ms < 0.2 {
+				continue
+			}
+			w, h, c, n, k, s, r := v[0], v[1], v[2], v[3], v[4], v[5], v[6]
+			q := (w+2*v[7]-s)/v[9] + 1
+			p := (h+2*v[8]-r)/v[10] + 1
+			m, kk := n*p*q, c*r*s
+			rate := 2 * float64(m*k*kk) / (ms * float64(units.Millisecond))
+			effs = append(effs, rate/(float64(d.PeakFLOPs(hw.FP32))*QuantisationSIMT(m, k, kk, 1, d.SMs)))
+		}
+		slices.Sort(effs)
+		if len(effs) < 10 {
+			t.Fatalf("%d implicit-GEMM convolutions of at least 0.2 ms", len(effs))
+		}
+		med := effs[len(effs)/2]
+		t.Logf("%s: %d convolutions, efficiency %.3f to %.3f, median %.4f", name, len(effs), effs[0], effs[len(effs)-1], med)
+		if got := d.ConvEfficiency.CUDA; math.Abs(got-med) > 0.0005 {
+			t.Errorf("%s: conv_efficiency.cuda %v, DeepBench's median %.4f", name, got, med)
 		}
 	}
 }

@@ -2,6 +2,7 @@ package compute
 
 import (
 	"math"
+	"strconv"
 	"testing"
 
 	"scaleplan/hw"
@@ -33,28 +34,56 @@ func (r deepBenchConv) ops() [3]model.Op {
 	return [3]model.Op{f, di, dw}
 }
 
+// deepBenchWinogradRows returns the rows of DeepBench's V100 fp32
+// convolutions (testdata/measurements/deepbench/v100-conv.csv) that the
+// catalogue's Winograd rates were fitted to: 3×3, stride 1, padded by 1,
+// batch 16 and above 10 GFLOP (14.8 to 33.0).
+func deepBenchWinogradRows(t *testing.T) []deepBenchConv {
+	var rows []deepBenchConv
+	for _, rec := range csvRecords(t, "../testdata/measurements/deepbench/v100-conv.csv")[1:] {
+		if rec[6] != "3" || rec[7] != "3" || rec[8] != "1" || rec[9] != "1" || rec[10] != "1" || rec[11] != "1" || rec[4] != "16" {
+			continue
+		}
+		var r deepBenchConv
+		for i, p := range []*int64{&r.w, &r.h, &r.c, &r.n, &r.k} {
+			v, err := strconv.ParseInt(rec[1+i], 10, 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			*p = v
+		}
+		if r.ops()[0].FLOPs <= 10e9 {
+			continue
+		}
+		for i, p := range []*float64{&r.fwd, &r.din, &r.dwei} {
+			v, err := strconv.ParseFloat(rec[12+i], 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			*p = v
+		}
+		rows = append(rows, r)
+	}
+	if len(rows) != 8 {
+		t.Fatalf("%d rows of 3×3 stride-1 convolutions of batch 16 above 10 GFLOP, want DeepBench's 8", len(rows))
+	}
+	return rows
+}
+
 // TestWinogradDeepBench reproduces DeepBench's fp32 times of its 3×3
 // stride-1 rows of batch 16 and at least 14.8 GFLOP, which the catalogue's
-// Winograd rates were fitted to, on the V100 (sheet at commit 30c51150,
-// cuDNN 7.6.2) and the P100 (at f48528cf, cuDNN 6.0.21): every pass within
-// 6 % on the V100 and 2 % on the P100, the weight gradient where it has
-// 128 input channels or more (below, cuDNN does not run it as Winograd).
+// Winograd rates were fitted to, on the V100 (deepBenchWinogradRows: sheet
+// at commit 30c51150, cuDNN 7.6.2) and the P100 (at f48528cf, cuDNN
+// 6.0.21): every pass within 6 % on the V100 and 2 % on the P100, the
+// weight gradient where it has 128 input channels or more (below, cuDNN
+// does not run it as Winograd).
 func TestWinogradDeepBench(t *testing.T) {
 	for _, tc := range []struct {
 		device string
 		tol    float64
 		rows   []deepBenchConv
 	}{
-		{"v100-sxm2-16gb", 0.06, []deepBenchConv{
-			{112, 112, 64, 16, 128, 1.246, 1.209, 1.928},
-			{56, 56, 128, 16, 256, 0.900, 0.901, 0.936},
-			{28, 28, 256, 16, 512, 0.801, 0.859, 0.766},
-			{14, 14, 512, 16, 512, 0.506, 0.499, 0.477},
-			{350, 80, 64, 16, 64, 1.491, 1.492, 3.735},
-			{175, 40, 128, 16, 128, 1.155, 1.113, 1.226},
-			{84, 20, 256, 16, 256, 0.887, 0.883, 0.857},
-			{42, 10, 512, 16, 512, 1.108, 1.098, 0.957},
-		}},
+		{"v100-sxm2-16gb", 0.06, deepBenchWinogradRows(t)},
 		{"p100-sxm2", 0.02, []deepBenchConv{
 			{350, 80, 64, 16, 64, 2.814, 2.814, 0},
 			{175, 40, 128, 16, 128, 2.037, 2.016, 2.024},
@@ -86,8 +115,8 @@ func TestWinogradDeepBench(t *testing.T) {
 // TestWinogradSelect checks which convolutions run as Winograd: a dense
 // 3×3 stride-1 one at fp32 with enough input channels, on a device that
 // gives the pass's rate, by the closed form of hw.WinogradPass where that
-// is faster; every other one as the implicit GEMM, FLOPs / (peak ·
-// EffGEMM · q).
+// is faster; every other one as the implicit GEMM, FLOPs / (peak · the
+// device's convolution efficiency · q), q on the CUDA cores' tiles at fp32.
 func TestWinogradSelect(t *testing.T) {
 	v100 := builtin(t, "v100-sxm2-16gb")
 	r := deepBenchConv{w: 28, h: 28, c: 256, n: 64, k: 256}
@@ -99,7 +128,11 @@ func TestWinogradSelect(t *testing.T) {
 		if m := d.ConvEfficiency.Of(p != hw.FP32); m > 0 {
 			e = m
 		}
-		return op.FLOPs / (float64(d.PeakFLOPs(p)) * e * Quantisation(op.M, op.N, op.K, 1, d.SMs))
+		q := Quantisation(op.M, op.N, op.K, 1, d.SMs)
+		if p == hw.FP32 {
+			q = QuantisationSIMT(op.M, op.N, op.K, 1, d.SMs) // the CUDA cores' tiles
+		}
+		return op.FLOPs / (float64(d.PeakFLOPs(p)) * e * q)
 	}
 	// F(4×4, 3×3) tiles cover 28×28 exactly; 256 channels in and out.
 	wino := func(rate, ch float64, op model.Op) float64 {

@@ -323,7 +323,7 @@ func ExampleResolved_Build() {
 	fmt.Printf("%d GPUs on %d nodes, global batch %d: step %v, %.0f images/s, staging %v\n",
 		res.Devices, res.Nodes, res.GlobalBatch, res.StepTime, res.SamplesPerSec, res.Staging)
 	// Output:
-	// 128 GPUs on 32 nodes, global batch 4096: step 138.6 ms, 29560 images/s, staging 78.29 s
+	// 128 GPUs on 32 nodes, global batch 4096: step 121.5 ms, 33698 images/s, staging 78.29 s
 }
 
 // TestDecodeOnDevice: with decode on the device the host's cores do not

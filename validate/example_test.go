@@ -74,7 +74,7 @@ func ExampleCompareMeasured() {
 	}
 	// Output:
 	// h200-sxm-141gb amp-fp16 batch 2048: 7324 samples/s predicted, 3088 measured (+137.2%); largest batch 3214, agrees true
-	// h200-sxm-141gb fp32 batch 512: 1158 samples/s predicted, 1084 measured (+6.8%); largest batch 1607, agrees true
+	// h200-sxm-141gb fp32 batch 512: 1159 samples/s predicted, 1084 measured (+6.9%); largest batch 1607, agrees true
 }
 
 // ResNet-50 in fp32 at 32 images per GPU: measured on one H200
@@ -112,7 +112,7 @@ func ExampleCompareMeasured_system() {
 			g.Devices, g.System, r.Exchange, r.Predicted, 100*r.Predicted/(float64(g.Devices)*one))
 	}
 	// Output:
-	// 1 GPU: 896 samples/s predicted, 837 measured (+7.1%)
-	// 8 GPUs of dgx-h200 over nccl: 7112 samples/s predicted, efficiency 99.2%
-	// 16 GPUs of dgx-h200 over nccl, verbs: 14148 samples/s predicted, efficiency 98.6%
+	// 1 GPU: 953 samples/s predicted, 837 measured (+13.8%)
+	// 8 GPUs of dgx-h200 over nccl: 7557 samples/s predicted, efficiency 99.1%
+	// 16 GPUs of dgx-h200 over nccl, verbs: 15026 samples/s predicted, efficiency 98.6%
 }

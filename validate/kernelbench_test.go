@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -645,14 +646,17 @@ func TestDeepBenchGEMM(t *testing.T) {
 	}
 	say := docSay(t, "validation-operators.md")
 	for _, key := range []string{"fp32, at most 128 columns", "fp32, more columns", "fp16, at most 128 columns", "fp16, more columns"} {
-		e := groups[key]
-		sum, lo, hi := 0.0, math.Inf(1), math.Inf(-1)
-		for _, x := range e {
-			sum += math.Abs(x)
-			lo, hi = math.Min(lo, x), math.Max(hi, x)
-		}
-		line := fmt.Sprintf("| %s | %d | %.1f %% | %s | %s to %s |", key, len(e), pct(sum/float64(len(e))),
-			signed(pct(median(e))), signed(pct(lo)), signed(pct(hi)))
-		say(line)
+		say(fmt.Sprintf("| %s | %s |", key, errorCells(groups[key])))
 	}
+}
+
+// errorCells returns relative errors' count, mean |error|, median and
+// range as the cells of a docs table row.
+func errorCells(e []float64) string {
+	var sum float64
+	for _, x := range e {
+		sum += math.Abs(x)
+	}
+	return fmt.Sprintf("%d | %.1f %% | %s | %s to %s", len(e), pct(sum/float64(len(e))),
+		signed(pct(median(e))), signed(pct(slices.Min(e))), signed(pct(slices.Max(e))))
 }
