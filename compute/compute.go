@@ -539,15 +539,16 @@ func opKernel(c *Config, op *model.Op) units.Seconds {
 // memoryShare returns the share of a streaming kernel's bandwidth that
 // op's memory-bound kernel moves its bytes at: EffReduce over EffMemory
 // for a reduction over the rows (model.Op.Reduce), EffBroadcast over it
-// for an operator with a broadcast input (model.Op.Broadcast), EffDropout
-// over it for a dropout's forward pass (model.Op.Random), EffSoftmax over
-// it for a softmax's, EffLayerNorm over it for a layer norm's, else 1. A
-// calibration's memory efficiency scales them all.
+// for an operator with a broadcast or strided input (model.Op.Broadcast,
+// model.Op.Strided), EffDropout over it for a dropout's forward pass
+// (model.Op.Random), EffSoftmax over it for a softmax's, EffLayerNorm
+// over it for a layer norm's, else 1. A calibration's memory efficiency
+// scales them all.
 func memoryShare(op *model.Op) float64 {
 	switch {
 	case op.Reduce:
 		return EffReduce / EffMemory
-	case op.Broadcast:
+	case op.Broadcast || op.Strided:
 		return EffBroadcast / EffMemory
 	case op.Random && op.Pass == model.Forward:
 		return EffDropout / EffMemory

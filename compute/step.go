@@ -412,7 +412,7 @@ func law(c Config, name string, b int) (Law, error) {
 	if !hasGenerator(name) {
 		return Law{}, fmt.Errorf("%w: model %s has no operator generator", ErrNoModel, name)
 	}
-	if t, err := model.LookupTransformer(name); err == nil {
+	if t, err := model.ProgramTransformer(name, c.Framework); err == nil {
 		c.FusedAttention = c.FusedAttention || t.FusedAttention
 	}
 	at := func(n int) (StepTime, error) {

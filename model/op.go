@@ -120,6 +120,11 @@ type Op struct {
 	// and moves the bytes at a smaller share of the bandwidth
 	// (compute.EffBroadcast).
 	Broadcast bool
+	// Strided says the operator copies a tensor that is not contiguous (a
+	// permuted view, by .contiguous() or a reshape that cannot view it):
+	// TensorIterator runs its generic elementwise kernel, as for a
+	// broadcast input (compute.EffBroadcast).
+	Strided bool
 	// Random says the operator draws random numbers as it runs: a
 	// dropout's forward pass, whose kernel (PyTorch's fused dropout)
 	// generates its mask with Philox in the same pass and moves its bytes

@@ -27,11 +27,30 @@ func shapeOps(name string) Generator {
 	}
 }
 
+// ProgramTransformer returns the shipped transformer shape name as the
+// program framework names (Shape.Framework) runs it: LookupTransformer's,
+// but an encoder-decoder (transformer-base, transformer-big: fairseq's)
+// as torch.nn.Transformer builds it where framework names
+// engine/torchbench's program (its header names torchvision beside torch,
+// as detectProgramOf reads it for Mask R-CNN): attention through
+// torch.nn.MultiheadAttention (TorchMHA), fused.
+func ProgramTransformer(name, framework string) (TransformerShape, error) {
+	t, err := LookupTransformer(name)
+	if err != nil {
+		return t, err
+	}
+	if t.Stack == EncoderDecoder && detectProgramOf(framework) == programTorchvision {
+		t.TorchMHA, t.FusedAttention = true, true
+	}
+	return t, nil
+}
+
 // translationOps returns the generator of the translation Transformer
-// name, a step of Batch token pairs.
+// name, a step of Batch token pairs, as s.Framework's program runs it
+// (ProgramTransformer).
 func translationOps(name string) Generator {
 	return func(s Shape) ([]Op, error) {
-		t, err := LookupTransformer(name)
+		t, err := ProgramTransformer(name, s.Framework)
 		if err != nil {
 			return nil, err
 		}

@@ -179,6 +179,21 @@ type TransformerShape struct {
 	// and recomputes it in the backward pass (FlashAttention, Dao et al.
 	// 2022): the backward pass costs 2.5 times the forward instead of 2.
 	FusedAttention bool
+	// TorchMHA runs attention through torch.nn.MultiheadAttention, as
+	// torch.nn.Transformer's layers call it (need_weights=False; F.
+	// multi_head_attention_forward in torch/nn/functional.py): fused
+	// (scaled_dot_product_attention), its q, k and v one packed
+	// projection whose output _in_projection_packed copies into a layout
+	// of three (a decoder's keys and values: two) with .contiguous(), and
+	// the attention's output copied back with permute(2, 0, 1, 3)
+	// .contiguous() before the output projection. Backward, each part of
+	// the packed tensor gets its gradient through select_backward (a
+	// zeroed tensor of the whole, the part copied into it), autograd sums
+	// the parts', and the projection's backward copies the permuted sum
+	// to a matrix (reshape); the attention's output gradient is copied
+	// contiguous. The copies of permuted views run PyTorch's generic
+	// elementwise kernel (Op.Strided).
+	TorchMHA bool
 	// CausalSkip halves causal self-attention's FLOPs, for a kernel that
 	// skips the masked blocks (FlashAttention-2, Dao 2023, whose
 	// benchmarks count causal attention as half). Unset, attention counts

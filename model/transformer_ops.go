@@ -284,7 +284,11 @@ func (c *tfCtx) selfAttention(name string, causal bool) {
 			c.o.linear(name+".qkv", c.tokens, d, dq+2*dkv, 1, d*(dq+2*dkv)+t.bias(dq+2*dkv))
 		}
 	})
+	if t.TorchMHA {
+		c.packedCopy(name+".qkv", float64(dq), 3)
+	}
 	c.attention(name+".attention", causal)
+	c.outputCopy(name + ".attention")
 	c.o.linear(name+".out", c.tokens, dq, d, 1, dq*d+t.bias(d))
 }
 
@@ -298,8 +302,48 @@ func (c *tfCtx) crossAttention(name string) {
 		c.o.linear(name+".q", c.tokens, d, dq, 1, d*dq+t.bias(dq))
 		c.o.linear(name+".kv", c.tokens, d, 2*dkv, 1, d*2*dkv+t.bias(2*dkv))
 	})
+	if t.TorchMHA {
+		c.packedCopy(name+".kv", float64(dkv), 2)
+	}
 	c.attention(name+".attention", false)
+	c.outputCopy(name + ".attention")
 	c.o.linear(name+".out", c.tokens, dq, d, 1, dq*d+t.bias(d))
+}
+
+// packedCopy appends, under TorchMHA, _in_projection_packed's copy of a
+// packed projection of parts parts of width values per token into their
+// own layout, and its backward: per part a zeroed tensor of the whole
+// (select_backward) with the part's gradient copied into it, the sums of
+// the parts' gradients, and the copy of their permuted sum to a matrix
+// for the projection's backward. The copies of permuted views are
+// Strided.
+func (c *tfCtx) packedCopy(name string, width float64, parts int) {
+	o := c.o
+	whole, part := o.bytes(c.tokens*width*float64(parts)), o.bytes(c.tokens*width)
+	back := make([]Op, 0, 2*parts)
+	for range parts {
+		back = append(back, Op{Name: name + ".select.grad", Kind: Elementwise, Read: part, Write: whole + part, Kernels: 2})
+	}
+	for range parts - 1 {
+		back = append(back, Op{Name: name + ".accumulate", Kind: Elementwise, FLOPs: c.tokens * width * float64(parts), Read: 2 * whole, Write: whole})
+	}
+	back = append(back, Op{Name: name + ".reshape.grad", Kind: Elementwise, Read: whole, Write: whole, Strided: true})
+	o.push(Op{Name: name + ".contiguous", Kind: Elementwise, Read: whole, Write: whole, Strided: true}, back...)
+}
+
+// outputCopy appends, under TorchMHA, the copy of the attention's output
+// to the output projection's layout and, backward, its gradient's copy
+// back to the attention's: each Strided.
+func (c *tfCtx) outputCopy(name string) {
+	if !c.t.TorchMHA {
+		return
+	}
+	o := c.o
+	b := o.bytes(c.tokens * float64(c.t.Heads*c.t.headDim()))
+	f := Op{Name: name + ".contiguous", Kind: Elementwise, Read: b, Write: b, Strided: true}
+	g := f
+	g.Name = name + ".contiguous.grad"
+	o.push(f, g)
 }
 
 // attention appends scaled dot-product attention over the tokens, each

@@ -757,3 +757,74 @@ func TestNormBackward(t *testing.T) {
 		}
 	}
 }
+
+// TestTorchMHA counts what torch.nn.MultiheadAttention adds to
+// transformer-base where the framework names engine/torchbench's program
+// (ProgramTransformer), by hand from F.multi_head_attention_forward: in
+// each of the 12 self-attentions the packed q, k, v projection's copy and,
+// backward, three select_backward's (a zeroed whole and the part's copy),
+// two sums of the parts' gradients and the permuted sum's copy; in each of
+// the 6 cross-attentions the same of the packed k, v (two parts, one sum);
+// around each of the 18 attentions its output's copy and the gradient's.
+// The copies of permuted views are Strided; fairseq's program (a bare
+// "torch") lists none of them and keeps attention unfused.
+func TestTorchMHA(t *testing.T) {
+	const d, tokens = 512, 4096 // 4,096 token pairs: 4,096 tokens a stack
+	torchbench := "torch 2.11.0+cu130 torchvision 0.26.0+cu130"
+	for _, fw := range []string{torchbench, "torch", ""} {
+		pt, err := ProgramTransformer("transformer-base", fw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := fw == torchbench
+		if pt.TorchMHA != want || pt.FusedAttention != want {
+			t.Errorf("%q: TorchMHA %v, FusedAttention %v, want both %v", fw, pt.TorchMHA, pt.FusedAttention, want)
+		}
+		ops, err := Ops("transformer-base", Shape{Batch: tokens, Precision: FP16, Framework: fw})
+		if err != nil {
+			t.Fatal(err)
+		}
+		count := map[string]int{}
+		var kernels int
+		for _, o := range ops {
+			switch {
+			case o.Strided:
+				count["strided"]++
+				var want units.Bytes
+				switch {
+				case strings.Contains(o.Name, "self_attn.qkv"):
+					want = 2 * 3 * d * tokens
+				case strings.Contains(o.Name, ".kv"):
+					want = 2 * 2 * d * tokens
+				default:
+					want = 2 * d * tokens
+				}
+				if o.Read != want || o.Write != want {
+					t.Errorf("%s: reads %v, writes %v, want %v each", o.Name, o.Read, o.Write, want)
+				}
+			case strings.HasSuffix(o.Name, ".select.grad"):
+				count["select"]++
+				kernels += o.KernelCount()
+			case strings.HasSuffix(o.Name, ".accumulate"):
+				count["sum"]++
+			}
+			// Fused, attention keeps q, k, v and a float32 log-sum-exp per
+			// token and head (8 heads); unfused, its scores besides.
+			if fused := units.Bytes(2*3*d*tokens + 4*tokens*8); o.Kind == Attention && o.Pass == Forward && (o.Saved == fused) != want {
+				t.Errorf("%q: %s keeps %v, fused %v: want fused %v", fw, o.Name, o.Saved, fused, want)
+			}
+		}
+		wantCount := map[string]int{}
+		if want {
+			wantCount = map[string]int{"strided": 12*2 + 6*2 + 18*2, "select": 12*3 + 6*2, "sum": 12*2 + 6*1}
+		}
+		for _, k := range []string{"strided", "select", "sum"} {
+			if count[k] != wantCount[k] {
+				t.Errorf("%q: %d %s operators, want %d", fw, count[k], k, wantCount[k])
+			}
+		}
+		if want && kernels != 2*wantCount["select"] {
+			t.Errorf("select_backward's kernels %d, want a fill and a copy each, %d", kernels, 2*wantCount["select"])
+		}
+	}
+}

@@ -89,7 +89,7 @@ func TestAtSeqLenFused(t *testing.T) {
 		seq   int
 		fused bool
 	}{{0, false}, {2048, false}, {1024, false}, {0, true}, {2048, true}, {512, true}} {
-		got, err := atSeqLen(m, c.seq, c.fused)
+		got, err := atSeqLen(m, c.seq, c.fused, "")
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -411,7 +411,7 @@ func measuredConfig(m *model.Model, d *hw.Device, ms *Measured, b, seq int, eff 
 	if err != nil {
 		return sim.Config{}, err
 	}
-	mem, err := atSeqLen(m, ms.SeqLen, ms.FusedAttention)
+	mem, err := atSeqLen(m, ms.SeqLen, ms.FusedAttention, ms.Framework)
 	if err != nil {
 		return sim.Config{}, err
 	}
@@ -486,7 +486,8 @@ func trainerStep(cfg *sim.Config, mdl *model.Model, d *hw.Device, m *Measured) e
 }
 
 // atSeqLen returns m with its stored activations at samples of seq tokens
-// (0: the shape's length), with fused attention where fused: the
+// (0: the shape's length), with fused attention where fused or where the
+// program framework names fuses it (model.ProgramTransformer): the
 // profile's, at its transformer shape's length and attention, scaled by
 // what one layer of the shape keeps at seq against at that length
 // (model.TransformerShape.ActivationBytesPerLayer at each precision:
@@ -494,13 +495,19 @@ func trainerStep(cfg *sim.Config, mdl *model.Model, d *hw.Device, m *Measured) e
 // fused attention), and the loss's transient buffers, linear in the
 // tokens. It returns m itself where neither changes, or m has no
 // transformer shape.
-func atSeqLen(m *model.Model, seq int, fused bool) (*model.Model, error) {
+func atSeqLen(m *model.Model, seq int, fused bool, framework string) (*model.Model, error) {
 	t, err := model.LookupTransformer(m.Name)
-	if err != nil || (seq == 0 || seq == t.SeqLen) && (!fused || t.FusedAttention) {
+	if err != nil {
 		return m, nil
 	}
-	ft := t
+	ft, err := model.ProgramTransformer(m.Name, framework)
+	if err != nil {
+		return nil, err
+	}
 	ft.FusedAttention = ft.FusedAttention || fused
+	if (seq == 0 || seq == t.SeqLen) && (!ft.FusedAttention || t.FusedAttention) {
+		return m, nil
+	}
 	// ratio is what a layer keeps at seq over what it keeps at the
 	// shape's length, at precision p: the masks stay 1 byte a value
 	// whatever the activations' precision, so each precision has its own.

@@ -117,7 +117,7 @@ func operatorList(m *Measured, d *hw.Device, prof *model.Profiles) (compute.Conf
 	if err != nil {
 		return compute.Config{}, nil, nil, err
 	}
-	if t, err := model.LookupTransformer(mdl.Name); err == nil {
+	if t, err := model.ProgramTransformer(mdl.Name, c.Framework); err == nil {
 		c.FusedAttention = c.FusedAttention || t.FusedAttention
 	}
 	_, sp, master, err := measuredPrecisions(m.Precision)

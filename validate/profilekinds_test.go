@@ -125,20 +125,56 @@ func TestProfileKinds(t *testing.T) {
 		ms(float64(bert.Measured[model.MatMul])), ms(float64(bert.Modelled[model.MatMul]+bert.Modelled[model.Attention])),
 		ms(soft), ms(float64(bert.Modelled[model.Softmax]))))
 	tf, tfp := kinds["transformer-base-amp-fp16-prof"], profiles["transformer-base-amp-fp16-prof"]
-	copies, calls := row(tfp, is("aten::copy_"))
-	say(fmt.Sprintf("`aten::copy_` alone takes %s ms (%.0f calls a step), where the model's autocast casts take %s",
-		ms(copies), calls, ms(float64(tf.Modelled[compute.CastKind]))))
-	elem, _ := row(tfp, func(n string) bool { return logs.AtenClass(n) == "elementwise" })
-	say(fmt.Sprintf("the elementwise kernels take %s ms, the model's %s", ms(elem), ms(float64(tf.Modelled[model.Elementwise]))))
-	fill, _ := row(tfp, is("aten::fill_"))
-	say(fmt.Sprintf("`fill_` %s ms is in no operator list", ms(fill)))
-	tm, tmod := tf.Group(ProfileGroups[3])
-	say(fmt.Sprintf("**The Transformer's copies and elementwise kernels**, %s ms measured against %s", ms(float64(tm)), ms(float64(tmod))))
-	bm, bmod := bert.Group(ProfileGroups[3])
-	say(fmt.Sprintf("BERT-large shows the same, %s against %s", ms(float64(bm)), ms(float64(bmod))))
 	_, fwd := row(tfp, is("aten::_cudnn_attention_forward"))
 	_, bwd := row(tfp, is("aten::_cudnn_attention_backward"))
 	say(fmt.Sprintf("cuDNN's fused kernels (%.0f forward and %.0f backward calls a step)", fwd, bwd))
+	copies, calls := row(tfp, is("aten::copy_"))
+	say(fmt.Sprintf("`aten::copy_` takes %s ms (%.0f calls a step): autocast's casts (%s ms in the model)",
+		ms(copies), calls, ms(float64(tf.Modelled[compute.CastKind]))))
+	// nn.MultiheadAttention's copies and zeroed tensors, kernel by kernel,
+	// against the operators TorchMHA lists (Strided; select_backward's).
+	strided, sCalls := row(tfp, func(n string) bool {
+		return strings.HasPrefix(n, "void at::native::elementwise_kernel<128, 4, at::native::gpu_kernel_impl_nocast<at::native::direct_copy_kernel_cuda") &&
+			strings.Contains(n, "(c10::Half)")
+	})
+	fills, fCalls := row(tfp, func(n string) bool { return strings.Contains(n, "at::native::FillFunctor<c10::Half>") })
+	var mStrided units.Seconds
+	var nStrided, nFills int
+	for i := range tf.ops {
+		o := &tf.ops[i]
+		t0, err := compute.OpTime(&tf.config, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch {
+		case o.Strided:
+			mStrided += t0
+			nStrided++
+		case strings.HasSuffix(o.Name, ".select.grad"):
+			nFills++ // a zeroed tensor and the part's copy into it
+		}
+	}
+	say(fmt.Sprintf("runs %.0f times a step in %s ms, where the model now lists %d such copies (`model.Op.Strided`, at `EffBroadcast`) in %s ms",
+		sCalls, ms(strided), nStrided, ms(float64(mStrided))))
+	say(fmt.Sprintf("the `FillFunctor` kernel runs %.0f times in %s ms, the model's zeroed tensors %d times",
+		fCalls, ms(fills), nFills))
+	// The same configuration as fairseq's Transformer: unfused, no copies.
+	m0 := measuredFile(t, cat, prof, strings.TrimSuffix(h200Profile("transformer-base-amp-fp16-prof"), ".profile.json")+".jsonl")[0]
+	m0.Framework = "torch"
+	fairseqKinds, err := CompareProfile(tfp, &m0, cat, prof)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tm, tmod := tf.Group(ProfileGroups[3])
+	_, fmod := fairseqKinds.Group(ProfileGroups[3])
+	say(fmt.Sprintf("the other memory-bound kernels take %s ms against %s (as fairseq's program lists the step: %s), the attention %s ms against %s (unfused: %s)",
+		ms(float64(tmod)), ms(float64(tm)), ms(float64(fmod)),
+		ms(float64(tf.Modelled[model.Attention])), ms(float64(tf.Measured[model.Attention])), ms(float64(fairseqKinds.Modelled[model.Attention]))))
+	elem, _ := row(tfp, func(n string) bool { return logs.AtenClass(n) == "elementwise" })
+	say(fmt.Sprintf("**The Transformer's copies and elementwise kernels**, %s ms measured against %s: the elementwise kernels take %s ms, the model's %s",
+		ms(float64(tm)), ms(float64(tmod)), ms(elem), ms(float64(tf.Modelled[model.Elementwise]))))
+	bm, bmod := bert.Group(ProfileGroups[3])
+	say(fmt.Sprintf("BERT-large shows the same group at %s against %s", ms(float64(bm)), ms(float64(bmod))))
 	nchw, cl := kinds["resnet50-amp-fp16-prof"], kinds["resnet50-cl-amp-fp16-prof"]
 	trans, _ := row(profiles["resnet50-amp-fp16-prof"], func(n string) bool {
 		return strings.Contains(n, "nchwToNhwcKernel") || strings.Contains(n, "nhwcToNchwKernel")
