@@ -46,6 +46,16 @@ const (
 	// FlashAttention-2 (Dao 2023, arXiv:2307.08691, abstract and Figure 6)
 	// reaches 50 to 73 % of A100's peak, its backward pass the lower end.
 	EffFlash = 0.5
+	// EffFlashAmpereOnHopper is the fraction of an H100's peak that
+	// FlashAttention-2 reaches: "only 35% utilization on the H100 GPU"
+	// (Shah et al. 2024, FlashAttention-3, arXiv:2407.08608, abstract), a
+	// kernel of the A100's instructions (mma.sync, no wgmma or TMA), as
+	// PyTorch's memory-efficient attention kernel is too. It takes
+	// EffFlash's place for such a kernel on a Hopper device
+	// (Config.fusedAttentionRate); cuDNN's sm90 kernels, which
+	// scaled_dot_product_attention runs on 16-bit tensors there, keep
+	// EffFlash.
+	EffFlashAmpereOnHopper = 0.35
 	// KernelTime is what a kernel takes on the device beyond its
 	// operator's roofline time, however little it does, in eager mode:
 	// fitted to the fp16 forward and data calls of cuDNN's LSTM layers in
@@ -426,6 +436,35 @@ func QuantisationSIMT(m, n, k, groups int64, sms int) float64 {
 	return best
 }
 
+// fusedAttentionRate returns the peak a fused attention's products run at
+// under c, times the share of EffFlash its kernel reaches: the step's
+// precision's peak, but for float32 tensors (an fp32 or a tf32 step),
+// which PyTorch's scaled_dot_product_attention gives its memory-efficient
+// kernel (FlashAttention and cuDNN's take 16-bit tensors only). On a
+// device with TF32 tensor cores each of that kernel's fp32 products is
+// three TF32 products (cutlass::arch::OpMultiplyAddFastF32,
+// aten/src/ATen/native/transformers/cuda/mem_eff_attention/
+// gemm_kernel_utils.h), a third of the TF32 peak, at
+// EffFlashAmpereOnHopper on a Hopper device (its code is the A100's); on
+// an older device fp32 FMAs on the CUDA cores (OpClassSimt there).
+func (c *Config) fusedAttentionRate() float64 {
+	d := c.Device
+	if c.Precision != hw.FP32 && c.Precision != hw.TF32 {
+		return float64(d.PeakFLOPs(c.Precision))
+	}
+	tf := float64(d.PeakFLOPs(hw.TF32))
+	switch {
+	case tf <= 0:
+		return float64(d.PeakFLOPs(hw.FP32))
+	case d.NCCLArch == hopper:
+		return tf / 3 * EffFlashAmpereOnHopper / EffFlash
+	}
+	return tf / 3
+}
+
+// hopper is hw.Device.NCCLArch of the GH100 devices.
+const hopper = "hopper"
+
 // opQuantisation returns a dense product's or convolution's quantisation
 // on c's device: at fp32 on the CUDA cores' tiles (QuantisationSIMT),
 // every other in TileM×TileN. CUTLASS instantiates its fp32 convolutions
@@ -517,10 +556,11 @@ func opKernel(c *Config, op *model.Op) units.Seconds {
 		}
 	case model.Attention:
 		q := Quantisation(op.M, op.N, op.K, op.Groups, d.SMs)
-		comp = op.FLOPs / (float64(d.PeakFLOPs(c.Precision)) * e * q)
 		if !c.FusedAttention {
+			comp = op.FLOPs / (float64(d.PeakFLOPs(c.Precision)) * e * q)
 			return units.Seconds(comp + mem)
 		}
+		comp = op.FLOPs / (c.fusedAttentionRate() * e * q)
 	case model.GroupedConv: // on the CUDA cores, far below the bandwidth
 		comp = op.FLOPs / cuda
 		mem = max(float64(op.Read+op.Write)/(float64(d.MemoryBandwidth)*e), c.depthwiseL2(op))

@@ -159,3 +159,38 @@ func TestDeepBenchCUDAConv(t *testing.T) {
 		}
 	}
 }
+
+// TestFusedAttentionFloat32 checks the rate of a fused attention's
+// products by the tensors' type: 16-bit at the precision's peak; float32
+// (an fp32 or tf32 step, PyTorch's memory-efficient kernel) at a third of
+// the TF32 peak (three TF32 products for each fp32 one), on a Hopper
+// device at EffFlashAmpereOnHopper instead of EffFlash, and on a device
+// without TF32 at the fp32 peak. The operator is large enough that its
+// products, not its bytes, bound it.
+func TestFusedAttentionFloat32(t *testing.T) {
+	op := model.Op{Kind: model.Attention, Pass: model.Forward, FLOPs: 4 * 512 * 2048 * 2048 * 64, M: 2048, N: 2048, K: 64, Groups: 512,
+		Read: 2 * 512 * 2048 * 64 * 3, Write: 2 * 512 * 2048 * 64}
+	for _, c := range []struct {
+		device string
+		p      hw.Precision
+		rate   float64 // FLOP/s before EffFlash and the quantisation
+	}{
+		{"h100-sxm5-80gb", hw.BF16, 989.4e12},
+		{"h100-sxm5-80gb", hw.TF32, 494.7e12 / 3 * 0.35 / 0.5},
+		{"h100-sxm5-80gb", hw.FP32, 494.7e12 / 3 * 0.35 / 0.5},
+		{"a100-sxm4-40gb", hw.TF32, 156e12 / 3},
+		{"a100-sxm4-40gb", hw.FP32, 156e12 / 3},
+		{"v100-sxm2-16gb", hw.FP32, 15.7e12},
+	} {
+		d := builtin(t, c.device) // rates: the datasheets' dense peaks
+		cfg := &Config{Device: d, Precision: c.p, FusedAttention: true}
+		got, err := OpTime(cfg, &op)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := op.FLOPs / (c.rate * EffFlash * Quantisation(op.M, op.N, op.K, op.Groups, d.SMs))
+		if math.Abs(float64(got)/want-1) > 1e-3 {
+			t.Errorf("%s %s: %.4g s, want %.4g s", c.device, c.p, float64(got), want)
+		}
+	}
+}

@@ -3,6 +3,7 @@ package validate
 import (
 	"fmt"
 	"math"
+	"slices"
 	"testing"
 
 	"scaleplan/predict"
@@ -28,6 +29,7 @@ func TestGPTSweepQuoted(t *testing.T) {
 	var n int
 	lo, hi := math.Inf(1), math.Inf(-1)
 	lo0, hi0 := math.Inf(1), math.Inf(-1)
+	var bf16 []float64          // the largest batch's error of each bf16 group
 	const logits = 2048 * 50257 // a sequence's
 	for _, g := range rep.Groups {
 		var last MeasuredRow
@@ -63,10 +65,14 @@ func TestGPTSweepQuoted(t *testing.T) {
 			say(fmt.Sprintf("%.1f bytes a logit from %d to %d (%s)", (dPeak-dFoot)/(logits*float64(last.Batch-half.Batch))+8,
 				half.Batch, last.Batch, map[string]string{"amp-bf16": "bf16", "tf32": "tf32"}[g.Precision]))
 		}
+		if g.Precision == "amp-bf16" {
+			bf16 = append(bf16, last.Error())
+		}
 		say(fmt.Sprintf("| %s | %s | %d–%d | %.1f | %.1f GB | %.1f | %s | %.1f GB | %d |", g.Model, g.Precision, first, last.Batch,
 			last.SamplesPerSec, float64(last.PeakMemory)/1e9, last.Predicted, signed(pct(last.Error())), float64(last.Footprint)/1e9, g.PredictedMax))
 	}
 	say(fmt.Sprintf("over its %d rows %.1f %%", n, pct(sum/float64(n))))
+	say(fmt.Sprintf("In bf16 each group's largest batch is predicted %s to %s", signed(pct(slices.Max(bf16))), signed(pct(slices.Min(bf16)))))
 	say(fmt.Sprintf("The measured peaks are %.2f to %.2f times the simulator's footprint", lo, hi))
 	say(fmt.Sprintf("Without the transient the footprint is %.2f to %.2f of the peak", lo0, hi0))
 }
