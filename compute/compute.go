@@ -105,6 +105,17 @@ const (
 	// layer_norm_grad_input_kernel) streams at EffMemory: 0.78 of it in
 	// the same profiles.
 	EffLayerNorm = 0.44
+	// EffNativeBatchNorm is the fraction of the datasheet's DRAM
+	// bandwidth that PyTorch's own batch norm kernels achieve
+	// (batch_norm_collect_statistics and batch_norm_elemt, their
+	// channels-last and backward forms), which it runs in place of
+	// cuDNN's for bfloat16 tensors (_select_batch_norm_backend in
+	// aten/src/ATen/native/Normalization.cpp leaves bfloat16 out of
+	// cuDNN). A calibration of the H200: our amp-bf16 ResNet-50 steps in
+	// channels_last less the amp-fp16 ones at the same batch, the
+	// difference put on the batch norms' bytes
+	// (validate.TestNativeBatchNormRate); the H100's bf16 rows check it.
+	EffNativeBatchNorm = 0.41
 	// EffBroadcast is the fraction of the datasheet's DRAM bandwidth that
 	// an elementwise operator with a broadcast input (model.Op.Broadcast)
 	// achieves: PyTorch's generic elementwise_kernel, which computes
@@ -436,6 +447,14 @@ func QuantisationSIMT(m, n, k, groups int64, sms int) float64 {
 	return best
 }
 
+// nativeBatchNorm reports whether c's batch norms run PyTorch's own
+// kernels (EffNativeBatchNorm): an eager PyTorch step (c.Framework ""
+// or naming torch) in bfloat16, which PyTorch keeps from cuDNN.
+func (c *Config) nativeBatchNorm() bool {
+	f := strings.ToLower(c.Framework)
+	return c.Precision == hw.BF16 && c.eager() && (f == "" || strings.HasPrefix(f, "torch"))
+}
+
 // fusedAttentionRate returns the peak a fused attention's products run at
 // under c, times the share of EffFlash its kernel reaches: the step's
 // precision's peak, but for float32 tensors (an fp32 or a tf32 step),
@@ -525,7 +544,12 @@ func opTime(c *Config, op *model.Op) units.Seconds {
 func opKernel(c *Config, op *model.Op) units.Seconds {
 	d := c.Device
 	bw := float64(d.MemoryBandwidth) * c.eff(MemoryBound)
-	mem := float64(op.Read+op.Write) / (bw * memoryShare(op))
+	share := memoryShare(op)
+	native := op.BatchNorm && c.nativeBatchNorm()
+	if native {
+		share = EffNativeBatchNorm / EffMemory
+	}
+	mem := float64(op.Read+op.Write) / (bw * share)
 	cuda := float64(d.PeakFLOPs(hw.FP32)) * c.eff(CUDACore)
 	if op.Float32 && c.autocasts() {
 		// In float32 under autocast: twice the bytes of the 16-bit
@@ -566,7 +590,7 @@ func opKernel(c *Config, op *model.Op) units.Seconds {
 		mem = max(float64(op.Read+op.Write)/(float64(d.MemoryBandwidth)*e), c.depthwiseL2(op))
 	default: // memory-bound operators run on the CUDA cores
 		comp = op.FLOPs / cuda
-		if r := d.NCHWBatchNorm; op.BatchNorm && c.NCHW && r > 0 {
+		if r := d.NCHWBatchNorm; op.BatchNorm && c.NCHW && r > 0 && !native {
 			// cuDNN's channels-first kernels: a rate per value that
 			// the SMs, not the bandwidth, set.
 			values := float64(op.Read+op.Write) / valueBytes(c.Precision)
