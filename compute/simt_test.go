@@ -112,41 +112,20 @@ func TestDeepBenchCUDAGEMM(t *testing.T) {
 // (M = images × output pixels, N = output channels, K = input channels ×
 // filter area).
 func TestDeepBenchCUDAConv(t *testing.T) {
-	recs := csvRecords(t, "../testdata/measurements/deepbench/v100-conv.csv")
-	if got, want := strings.Join(recs[0], ","), "application,w,h,c,n,k,s,r,pad_w,pad_h,stride_w,stride_h,fwd_ms,bwd_inputs_ms,bwd_params_ms,fwd_algorithm"; got != want {
-		t.Fatalf("v100-conv.csv: header %q, want %q", got, want)
-	}
 	if KernelTime*10 > 0.2*units.Millisecond {
 		t.Fatalf("KernelTime %v is a tenth of 0.2 ms or more: the selection below no longer leaves it out", KernelTime)
 	}
+	rows := deepBenchConvRows(t)
 	for _, name := range []string{"v100-sxm2-16gb", "v100-sxm2-32gb"} {
 		d := builtin(t, name)
 		var effs []float64
-		for _, rec := range recs[1:] {
-			if alg := rec[15]; alg != "IMPLICIT_GEMM" && alg != "IMPLICIT_PRECOMP_GEMM" {
+		for _, r := range rows {
+			if !r.implicitGEMM() || r.ms[0] < 0.2 {
 				continue
 			}
-			var v [11]int64 // w h c n k s r pad_w pad_h stride_w stride_h
-			for i := range v {
-				x, err := strconv.ParseInt(rec[1+i], 10, 64)
-				if err != nil || x < 0 {
-					t.Fatalf("v100-conv.csv: %v: %q", rec, rec[1+i])
-				}
-				v[i] = x
-			}
-			ms, err := strconv.ParseFloat(rec[12], 64)
-			if err != nil || !(ms > 0) {
-				t.Fatalf("v100-conv.csv: %v: %q", rec, rec[12])
-			}
-			if ms < 0.2 {
-				continue
-			}
-			w, h, c, n, k, s, r := v[0], v[1], v[2], v[3], v[4], v[5], v[6]
-			q := (w+2*v[7]-s)/v[9] + 1
-			p := (h+2*v[8]-r)/v[10] + 1
-			m, kk := n*p*q, c*r*s
-			rate := 2 * float64(m*k*kk) / (ms * float64(units.Millisecond))
-			effs = append(effs, rate/(float64(d.PeakFLOPs(hw.FP32))*QuantisationSIMT(m, k, kk, 1, d.SMs)))
+			m, n, k := r.forward()
+			rate := 2 * float64(m*n*k) / (r.ms[0] * float64(units.Millisecond))
+			effs = append(effs, rate/(float64(d.PeakFLOPs(hw.FP32))*QuantisationSIMT(m, n, k, 1, d.SMs)))
 		}
 		slices.Sort(effs)
 		if len(effs) < 10 {
@@ -158,6 +137,66 @@ func TestDeepBenchCUDAConv(t *testing.T) {
 			t.Errorf("%s: conv_efficiency.cuda %v, DeepBench's median %.4f", name, got, med)
 		}
 	}
+}
+
+// deepBenchConvRow is one row of DeepBench's V100 fp32 convolutions
+// (testdata/measurements/deepbench/v100-conv.csv): its shape, w h c n k
+// s r pad_w pad_h stride_w stride_h; its three passes' times in ms,
+// forward, input gradient (0 where the sheet gives none) and weight
+// gradient; and the forward algorithm cuDNN chose.
+type deepBenchConvRow struct {
+	shape [11]int64
+	ms    [3]float64
+	alg   string
+}
+
+// deepBenchConvRows reads v100-conv.csv.
+func deepBenchConvRows(t *testing.T) []deepBenchConvRow {
+	t.Helper()
+	recs := csvRecords(t, "../testdata/measurements/deepbench/v100-conv.csv")
+	if got, want := strings.Join(recs[0], ","), "application,w,h,c,n,k,s,r,pad_w,pad_h,stride_w,stride_h,fwd_ms,bwd_inputs_ms,bwd_params_ms,fwd_algorithm"; got != want {
+		t.Fatalf("v100-conv.csv: header %q, want %q", got, want)
+	}
+	rows := make([]deepBenchConvRow, len(recs)-1)
+	for j, rec := range recs[1:] {
+		r := &rows[j]
+		for i := range r.shape {
+			x, err := strconv.ParseInt(rec[1+i], 10, 64)
+			if err != nil || x < 0 {
+				t.Fatalf("v100-conv.csv: %v: %q", rec, rec[1+i])
+			}
+			r.shape[i] = x
+		}
+		for i := range r.ms {
+			if rec[12+i] == "" && i == 1 {
+				continue // no input gradient of an input layer
+			}
+			x, err := strconv.ParseFloat(rec[12+i], 64)
+			if err != nil || !(x > 0) {
+				t.Fatalf("v100-conv.csv: %v: %q", rec, rec[12+i])
+			}
+			r.ms[i] = x
+		}
+		r.alg = rec[15]
+	}
+	return rows
+}
+
+// implicitGEMM reports whether cuDNN ran r's forward pass as an implicit
+// GEMM (Winograd and FFT do fewer multiplications than the FLOPs
+// counted).
+func (r *deepBenchConvRow) implicitGEMM() bool {
+	return r.alg == "IMPLICIT_GEMM" || r.alg == "IMPLICIT_PRECOMP_GEMM"
+}
+
+// forward returns r's forward implicit GEMM: M = images × output pixels,
+// N = output channels, K = input channels × filter area.
+func (r *deepBenchConvRow) forward() (m, n, k int64) {
+	v := r.shape
+	w, h, c, imgs, out, s, fr := v[0], v[1], v[2], v[3], v[4], v[5], v[6]
+	q := (w+2*v[7]-s)/v[9] + 1
+	p := (h+2*v[8]-fr)/v[10] + 1
+	return imgs * p * q, out, c * fr * s
 }
 
 // TestFusedAttentionFloat32 checks the rate of a fused attention's

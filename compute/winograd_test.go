@@ -2,7 +2,6 @@ package compute
 
 import (
 	"math"
-	"strconv"
 	"testing"
 
 	"scaleplan/hw"
@@ -40,29 +39,15 @@ func (r deepBenchConv) ops() [3]model.Op {
 // batch 16 and above 10 GFLOP (14.8 to 33.0).
 func deepBenchWinogradRows(t *testing.T) []deepBenchConv {
 	var rows []deepBenchConv
-	for _, rec := range csvRecords(t, "../testdata/measurements/deepbench/v100-conv.csv")[1:] {
-		if rec[6] != "3" || rec[7] != "3" || rec[8] != "1" || rec[9] != "1" || rec[10] != "1" || rec[11] != "1" || rec[4] != "16" {
+	for _, r := range deepBenchConvRows(t) {
+		v := r.shape
+		if v[5] != 3 || v[6] != 3 || v[7] != 1 || v[8] != 1 || v[9] != 1 || v[10] != 1 || v[3] != 16 {
 			continue
 		}
-		var r deepBenchConv
-		for i, p := range []*int64{&r.w, &r.h, &r.c, &r.n, &r.k} {
-			v, err := strconv.ParseInt(rec[1+i], 10, 64)
-			if err != nil {
-				t.Fatal(err)
-			}
-			*p = v
+		c := deepBenchConv{w: v[0], h: v[1], c: v[2], n: v[3], k: v[4], fwd: r.ms[0], din: r.ms[1], dwei: r.ms[2]}
+		if c.ops()[0].FLOPs > 10e9 {
+			rows = append(rows, c)
 		}
-		if r.ops()[0].FLOPs <= 10e9 {
-			continue
-		}
-		for i, p := range []*float64{&r.fwd, &r.din, &r.dwei} {
-			v, err := strconv.ParseFloat(rec[12+i], 64)
-			if err != nil {
-				t.Fatal(err)
-			}
-			*p = v
-		}
-		rows = append(rows, r)
 	}
 	if len(rows) != 8 {
 		t.Fatalf("%d rows of 3×3 stride-1 convolutions of batch 16 above 10 GFLOP, want DeepBench's 8", len(rows))

@@ -284,9 +284,7 @@ func (c *tfCtx) selfAttention(name string, causal bool) {
 			c.o.linear(name+".qkv", c.tokens, d, dq+2*dkv, 1, d*(dq+2*dkv)+t.bias(dq+2*dkv))
 		}
 	})
-	if t.TorchMHA {
-		c.packedCopy(name+".qkv", float64(dq), 3)
-	}
+	c.packedCopy(name+".qkv", float64(dq), 3)
 	c.attention(name+".attention", causal)
 	c.outputCopy(name + ".attention")
 	c.o.linear(name+".out", c.tokens, dq, d, 1, dq*d+t.bias(d))
@@ -302,9 +300,7 @@ func (c *tfCtx) crossAttention(name string) {
 		c.o.linear(name+".q", c.tokens, d, dq, 1, d*dq+t.bias(dq))
 		c.o.linear(name+".kv", c.tokens, d, 2*dkv, 1, d*2*dkv+t.bias(2*dkv))
 	})
-	if t.TorchMHA {
-		c.packedCopy(name+".kv", float64(dkv), 2)
-	}
+	c.packedCopy(name+".kv", float64(dkv), 2)
 	c.attention(name+".attention", false)
 	c.outputCopy(name + ".attention")
 	c.o.linear(name+".out", c.tokens, dq, d, 1, dq*d+t.bias(d))
@@ -318,6 +314,9 @@ func (c *tfCtx) crossAttention(name string) {
 // for the projection's backward. The copies of permuted views are
 // Strided.
 func (c *tfCtx) packedCopy(name string, width float64, parts int) {
+	if !c.t.TorchMHA {
+		return
+	}
 	o := c.o
 	whole, part := o.bytes(c.tokens*width*float64(parts)), o.bytes(c.tokens*width)
 	back := make([]Op, 0, 2*parts)
