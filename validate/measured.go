@@ -703,12 +703,12 @@ func programUpdateBytes(ms *Measured, sp, master model.Precision) float64 {
 	if ms.AMP == AMPApexO2 && sp != master {
 		b += sp.Size() + 2*master.Size()
 	}
-	if isTorch(ms) && ms.AMP != AMPApexO2 {
+	if isTorch(ms) {
 		o := cmp.Or(ms.Optimizer, model.Momentum)
 		if n := compute.OptimizerPasses(o); n > 0 {
 			b += max(0, float64(n)*master.Size()-sim.UpdateBytes(o, sp, master))
 		}
-		if sp == model.FP16 && master == model.FP32 {
+		if ms.AMP != AMPApexO2 && sp == model.FP16 && master == model.FP32 {
 			b += 2 * master.Size()
 		}
 	}

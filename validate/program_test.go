@@ -43,7 +43,7 @@ func TestProgramLabels(t *testing.T) {
 // the fp32 master gradients (12).
 func TestApexO2(t *testing.T) {
 	d := &hw.Device{Name: "d", SMs: 1}
-	ms := &Measured{Framework: "torch", Precision: "amp-fp16", AMP: AMPApexO2, ClipNorm: true}
+	ms := &Measured{Framework: "torch", Precision: "amp-fp16", AMP: AMPApexO2, ClipNorm: true, Optimizer: model.FusedAdam}
 	c := measuredCompute(ms, d, hw.FP16, model.FusedAdam, 0)
 	if c.Autocast || !c.GradScaler || !c.ClipNorm {
 		t.Errorf("autocast %v, scaler %v, clip %v: want false, true, true", c.Autocast, c.GradScaler, c.ClipNorm)
@@ -180,8 +180,11 @@ func TestFuseLabel(t *testing.T) {
 // gradient, the fp32 weight read and written and two moments read and
 // written, and the master copy's 2 (2 + 8 + 16 + 2 = 28), and GradScaler
 // reads and writes the fp32 gradient (8): 64. Momentum SGD in fp32: 11
-// values (44 bytes) against 4 + 8 + 8 = 20: 24. Neither for another
-// framework, for apex's fused Adam or under apex O2.
+// values (44 bytes) against 4 + 8 + 8 = 20: 24. torch.optim's Adam under
+// apex O2 with clipping (DeepLearningExamples' GNMT): Adam's 19 fp32
+// values (76 bytes) against the one pass's 28, apex's unscaling (2 + 4)
+// and master copy (4), the clip's 12, and no GradScaler: 70. Neither for
+// another framework or for apex's fused Adam.
 func TestTorchOptimizerPasses(t *testing.T) {
 	for _, c := range []struct {
 		what       string
@@ -194,6 +197,7 @@ func TestTorchOptimizerPasses(t *testing.T) {
 		{"torch AdamW amp-bf16", Measured{Framework: "torch", Precision: "amp-bf16", Optimizer: model.AdamW}, model.BF16, model.FP32, 84 - 28},
 		{"mxnet momentum fp32", Measured{Framework: "mxnet", Precision: "fp32"}, model.FP32, model.FP32, 0},
 		{"torch fused Adam fp32", Measured{Framework: "torch", Precision: "fp32", Optimizer: model.FusedAdam}, model.FP32, model.FP32, 0},
+		{"torch Adam under apex O2", Measured{Framework: "torch", Precision: "amp-fp16", Optimizer: model.Adam, AMP: AMPApexO2, ClipNorm: true}, model.FP16, model.FP32, 76 - 28 + 2 + 4 + 4 + 12},
 	} {
 		if got := programUpdateBytes(&c.ms, c.sp, c.master); got != c.want {
 			t.Errorf("%s: %v bytes a parameter, want %v", c.what, got, c.want)

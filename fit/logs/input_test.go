@@ -257,6 +257,44 @@ func TestReadCSVGlobalBatchPerDevice(t *testing.T) {
 	}
 }
 
+// TestReadCSVAccumulation checks gradient accumulation in a CSV: a global
+// batch of 1,024 over one device's batch of 128 is 8 micro-batches a step,
+// over 4 devices 2 (DeepLearningExamples' GNMT, --train-global-batch-size
+// 1024); an accumulation column says it outright; a global batch that is
+// not batch × devices × accumulation is refused, naming the figures.
+func TestReadCSVAccumulation(t *testing.T) {
+	data := "batch,gpus,global_batch,samples_per_s\n128,1,1024,100\n128,4,1024,380\n128,8,1024,700\n128,4,1000,10\n"
+	lg, err := Read(strings.NewReader(data), "acc.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(lg.Records) != 3 {
+		t.Fatalf("%d records, want 3", len(lg.Records))
+	}
+	for i, want := range []int{8, 2, 0} {
+		if r := lg.Records[i]; r.Accumulate != want || r.GlobalBatch != 1024 || r.Batch != 128 {
+			t.Errorf("record %d: accumulate %d, global %d, batch %d; want %d, 1024, 128", i, r.Accumulate, r.GlobalBatch, r.Batch, want)
+		}
+	}
+	if s := lg.MalformedSummary(); !strings.Contains(s, "line 5: global_batch 1000 is not a whole number of steps of batch 128 on 4 devices") {
+		t.Errorf("malformed: %s", s)
+	}
+	lg, err = Read(strings.NewReader("batch,gpus,gradient_accumulation_steps,samples_per_s\n64,8,4,900\n64,8,2,880\n"), "col.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := lg.Records[0]; r.Accumulate != 4 || r.GlobalBatch != 2048 {
+		t.Errorf("accumulation column: accumulate %d, global %d; want 4, 2048", r.Accumulate, r.GlobalBatch)
+	}
+	lg, err = Read(strings.NewReader("batch,gpus,accumulation,global_batch,samples_per_s\n64,8,4,1024,900\n64,8,2,1024,880\n"), "bad.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := lg.MalformedSummary(); !strings.Contains(s, "global_batch 1024 is not batch 64 × devices 8 × accumulation 4 = 2048") {
+		t.Errorf("malformed: %s", s)
+	}
+}
+
 func TestMLPerfRunStopBeforeStart(t *testing.T) {
 	ev := func(ms int, key, status string) string {
 		meta := `{}`

@@ -23,6 +23,7 @@ import (
 var csvColumns = map[string][]string{
 	"batch":           {"batch", "batch_size", "per_device_batch", "per_device_batch_size", "per_device_train_batch_size", "batch_per_device", "local_batch", "micro_batch", "micro_batch_size", "bs"},
 	"global_batch":    {"global_batch", "global_batch_size", "total_batch", "total_batch_size", "effective_batch_size"},
+	"accumulation":    {"accumulation", "accumulation_steps", "gradient_accumulation_steps", "grad_accum", "accumulate", "iter_size"},
 	"devices":         {"devices", "num_devices", "n_devices", "device_count", "gpus", "num_gpus", "n_gpus", "ngpus", "gpu_count", "workers", "world_size", "ranks"},
 	"samples_per_s":   {"samples_per_s", "samples_per_sec", "samples_per_second", "samples/s", "samples/sec", "throughput", "img/s", "img/sec", "images/s", "images/sec", "images_per_sec", "images_per_second", "img_per_sec", "examples_per_sec", "examples_per_second", "sequences_per_second"},
 	"step_time":       {"step_time", "step_time_s", "step_s", "time_per_step", "sec_per_step", "seconds_per_step"},
@@ -368,6 +369,9 @@ func (h *csvHeader) record(line string) (benchlog.Record, error) {
 		Model: row.cell("model"), Device: row.cell("device"), Precision: row.cell("precision"),
 		Workers: f.devices, Batch: f.batch, GlobalBatch: f.global, Labels: row.labels(),
 	}
+	if f.accum > 1 {
+		r.Accumulate = f.accum
+	}
 	if _, ok := h.col["steps_to_target"]; ok && row.cell("steps_to_target") != "" {
 		return r, row.convergence(&r, f)
 	}
@@ -422,8 +426,8 @@ func (row csvRow) integer(c string) (int, error) {
 
 // csvFigures are the numbers of a row; 0 where its cell is empty.
 type csvFigures struct {
-	batch, global, devices, steps int
-	samples, acc, target          float64
+	batch, global, devices, accum, steps int
+	samples, acc, target                 float64
 }
 
 // figures returns the numbers of the row. An empty cell is a column the
@@ -445,6 +449,7 @@ func (row csvRow) figures() (csvFigures, error) {
 	get(&f.batch, "batch")
 	get(&f.global, "global_batch")
 	get(&f.devices, "devices")
+	get(&f.accum, "accumulation")
 	get(&f.steps, "steps_to_target")
 	getf(&f.samples, "samples_per_s")
 	getf(&f.acc, "accuracy")
@@ -456,7 +461,7 @@ func (row csvRow) figures() (csvFigures, error) {
 	for _, z := range []struct {
 		col string
 		v   float64
-	}{{"batch", float64(f.batch)}, {"global_batch", float64(f.global)}, {"devices", float64(f.devices)}, {"steps_to_target", float64(f.steps)}, {"samples_per_s", f.samples}} {
+	}{{"batch", float64(f.batch)}, {"global_batch", float64(f.global)}, {"devices", float64(f.devices)}, {"accumulation", float64(f.accum)}, {"steps_to_target", float64(f.steps)}, {"samples_per_s", f.samples}} {
 		if z.v == 0 && row.cell(z.col) != "" {
 			errs = append(errs, fmt.Errorf("%s %s: want a number > 0", z.col, quote(row.cell(z.col))))
 		}
@@ -492,20 +497,37 @@ func (row csvRow) stepTime() (float64, error) {
 }
 
 // devicesAndBatches fills in the batch per device from a global batch
-// beside a device count (it must be whole), one device where the row
-// gives none, and the global batch from the batch per device.
+// beside a device count and accumulation (it must be whole), one device
+// and one micro-batch a step where the row gives none, and the global
+// batch from the batch per device. A global batch larger than the batch
+// per device times the devices, without an accumulation column, is
+// gradient accumulation: the micro-batches a step are their quotient (it
+// must be whole). A global batch that is not batch × devices ×
+// accumulation is an error.
 func (f *csvFigures) devicesAndBatches() error {
 	if f.batch == 0 && f.global > 0 && f.devices > 0 {
-		if f.global%f.devices != 0 {
-			return fmt.Errorf("global_batch %d is not a multiple of devices %d: want a whole batch per device (or give the batch column)", f.global, f.devices)
+		per := f.devices * max(f.accum, 1)
+		if f.global%per != 0 {
+			return fmt.Errorf("global_batch %d is not a multiple of devices %d × accumulation %d: want a whole batch per device (or give the batch column)", f.global, f.devices, max(f.accum, 1))
 		}
-		f.batch = f.global / f.devices
+		f.batch = f.global / per
 	}
 	if f.devices == 0 {
 		f.devices = 1
 	}
+	per := f.batch * f.devices
+	if f.accum == 0 && f.global > per && per > 0 {
+		if f.global%per != 0 {
+			return fmt.Errorf("global_batch %d is not a whole number of steps of batch %d on %d devices: want global_batch = batch × devices × accumulation", f.global, f.batch, f.devices)
+		}
+		f.accum = f.global / per
+	}
+	f.accum = max(f.accum, 1)
 	if f.global == 0 {
-		f.global = f.batch * f.devices
+		f.global = per * f.accum
+	}
+	if f.batch > 0 && f.global != per*f.accum {
+		return fmt.Errorf("global_batch %d is not batch %d × devices %d × accumulation %d = %d", f.global, f.batch, f.devices, f.accum, per*f.accum)
 	}
 	return nil
 }
