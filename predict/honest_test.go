@@ -83,7 +83,7 @@ func TestUncalibratedBand(t *testing.T) {
 		t.Fatalf("exposed communication %v s, message %v, error %v; want some, 25 MiB, 0.167", comm, row.CommMessage, row.CommError)
 	}
 	tr := float64(row.Training) // docs/compute.md: every published file, operators
-	lo, hi := float64(row.Time)-0.099*tr-0.167*comm, float64(row.Time)+0.304*tr+0.167*comm
+	lo, hi := float64(row.Time)-0.093*tr-0.167*comm, float64(row.Time)+0.291*tr+0.167*comm
 	if math.Abs(float64(row.TrainRange[0])-lo) > 1e-9 || math.Abs(float64(row.TrainRange[1])-hi) > 1e-9 {
 		t.Errorf("band %v, want [%v %v]", row.TrainRange, lo, hi)
 	}

@@ -204,3 +204,45 @@ func TestTorchOptimizerPasses(t *testing.T) {
 		}
 	}
 }
+
+// TestDLEGNMTProgram checks how validate reads DeepLearningExamples' GNMT
+// rows (docs/validation-gnmt.md): the global batch of 1,024 over 128
+// pairs a GPU is 8 micro-batches a step on one GPU, 2 on four, 1 on
+// eight (train.py's set_iter_size), and a mixed-precision row's update
+// moves 98 bytes a parameter, by hand: apex's fused pass of Adam with
+// fp16 gradients, fp32 master weights and moments and the fp16 copy
+// (2 + 8 + 16 + 2 = 28), torch.optim's further passes (19·4 − 28 = 48),
+// apex O2's unscaling and master copy (2 + 4 + 4) and the clip (12),
+// over the device's memory bandwidth: 160,671,297 parameters, 17.5 ms
+// on a V100.
+func TestDLEGNMTProgram(t *testing.T) {
+	cat, prof := defaults(t)
+	ms := measuredFile(t, cat, prof, "../testdata/measurements/published-dle-gnmt.csv")
+	if len(ms) != 12 {
+		t.Fatalf("%d rows, want 12", len(ms))
+	}
+	m, err := prof.Model("gnmt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[int]int{1: 8, 4: 2, 8: 1}
+	for i := range ms {
+		r := &ms[i]
+		if r.Accumulation != want[r.Devices] || r.Batch != 128 || r.SeqLen != 37 || r.Optimizer != model.Adam || !r.ClipNorm || !r.ZeroGrad {
+			t.Errorf("%s: accumulation %d, batch %d, seq_len %d, optimizer %s, clip %v, zero_grad %v; want %d, 128, 37, adam, true, true",
+				r.Source, r.Accumulation, r.Batch, r.SeqLen, r.Optimizer, r.ClipNorm, r.ZeroGrad, want[r.Devices])
+		}
+		if r.Precision != "amp-fp16" || r.Device != "v100-sxm2-16gb" {
+			continue
+		}
+		if r.AMP != AMPApexO2 {
+			t.Errorf("%s: amp %q, want apex-o2", r.Source, r.AMP)
+		}
+		d := cat.DeviceCalled(r.Device)
+		got := float64(measuredUpdate(m, d, r, model.FP16, model.FP32))
+		wantT := float64(m.Params) * 98 / float64(d.MemoryBandwidth)
+		if m.Params != 160671297 || math.Abs(got/wantT-1) > 1e-12 || math.Abs(got-17.5e-3) > 0.05e-3 {
+			t.Errorf("%s: update %.6g s of %d parameters, want %.6g s (98 bytes a parameter, 17.5 ms)", r.Source, got, m.Params, wantT)
+		}
+	}
+}
