@@ -154,7 +154,7 @@ func (r *Resolved) Build(p Point) (sim.Config, error) {
 		}
 		c.Compute = cal.Compute(upd)
 	} else if r.OperatorCompute() {
-		l, err := compute.LawAt(compute.Config{Device: dev, Precision: prec, Mode: r.Mode, Eff: r.Operators, Framework: r.Framework, Host: r.Host}, m.Name, p.BatchPerDevice)
+		l, err := compute.LawAt(compute.Config{Device: dev, Precision: prec, Mode: r.Mode, Eff: r.Operators, Framework: r.Framework, Host: r.Host, SeqLen: sentenceLen(r.Data)}, m.Name, p.BatchPerDevice)
 		if err != nil {
 			return c, fmt.Errorf("scenario %q: %w", r.Name, err)
 		}
@@ -517,6 +517,17 @@ func Network(cat *hw.Catalog, system string, par Parallelism, c *sim.Config, p P
 		usedTransport = r.Parallelism.Transport
 	}
 	return usedTransport, r.Parallelism.IntraTransport, nil
+}
+
+// sentenceLen returns the tokens a sample of data is computed at where
+// its samples are sentences of one length (sample_unit sentence, an
+// input_shape of one dimension: the length each batch is padded to), 0
+// otherwise (the model's default).
+func sentenceLen(data *model.Dataset) int {
+	if data == nil || data.SampleUnit != model.Sentence || len(data.InputShape) != 1 {
+		return 0
+	}
+	return data.InputShape[0]
 }
 
 // HostDecode sets the decoding of in: node's host decodes and augments

@@ -7,6 +7,7 @@ import (
 	"scaleplan/compute"
 	"scaleplan/hw"
 	"scaleplan/internal/units"
+	"scaleplan/model"
 )
 
 // TestOperatorsCalibration: an operators entry fitted on the scenario's
@@ -113,5 +114,36 @@ func TestFrameworkMode(t *testing.T) {
 	}
 	if !(fixed[compute.Graphs] <= fixed[compute.Compiled] && fixed[compute.Compiled] < fixed[compute.Eager]) {
 		t.Errorf("steps by mode %v: want cuda-graphs ≤ compiled < eager at 8 images a GPU", fixed)
+	}
+}
+
+// TestSentenceLen checks the tokens a scenario's batches are computed at:
+// a data set of sentences with a one-dimensional input_shape gives its
+// length, anything else the model's default (0); and the shipped GNMT
+// scenarios' data sets give 37 tokens a side, the padded length of
+// model/profiles/datasets.yaml, where the model's own default is 28.
+func TestSentenceLen(t *testing.T) {
+	for _, c := range []struct {
+		data *model.Dataset
+		want int
+	}{
+		{nil, 0},
+		{&model.Dataset{SampleUnit: model.Image, InputShape: []int{224, 224, 3}}, 0},
+		{&model.Dataset{SampleUnit: model.Token, InputShape: []int{1}}, 0},
+		{&model.Dataset{SampleUnit: model.Sentence, InputShape: []int{384}}, 384},
+		{&model.Dataset{SampleUnit: model.Sentence, InputShape: []int{2, 64}}, 0},
+	} {
+		if got := sentenceLen(c.data); got != c.want {
+			t.Errorf("%+v: %d, want %d", c.data, got, c.want)
+		}
+	}
+	for _, name := range []string{"dgx1-gnmt-mlperf-v0.7", "zinrai-200h-gnmt-mlperf-v0.7"} {
+		r, err := Load(name, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := sentenceLen(r.Data); got != 37 {
+			t.Errorf("%s: %d tokens a side, want 37", name, got)
+		}
 	}
 }
