@@ -154,7 +154,7 @@ func (r *Resolved) Build(p Point) (sim.Config, error) {
 		}
 		c.Compute = cal.Compute(upd)
 	} else if r.OperatorCompute() {
-		l, err := compute.LawAt(compute.Config{Device: dev, Precision: prec, Mode: r.Mode, Eff: r.Operators, Framework: r.Framework, Host: r.Host, SeqLen: sentenceLen(r.Data)}, m.Name, p.BatchPerDevice)
+		l, err := compute.LawAt(compute.Config{Device: dev, Precision: prec, Mode: r.Mode, Eff: r.Operators, Framework: r.Framework, Host: r.Host, SeqLen: sentenceLen(r.Data), FuseBNReLU: r.Fuse == FuseBNReLU}, m.Name, p.BatchPerDevice)
 		if err != nil {
 			return c, fmt.Errorf("scenario %q: %w", r.Name, err)
 		}

@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"math"
+	"strings"
 	"testing"
 
 	"scaleplan/compute"
@@ -39,7 +40,7 @@ func TestOperatorsCalibration(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l, err := compute.LawAt(compute.Config{Device: r.Device, Precision: hw.FP16, Mode: compute.Graphs, Eff: &want}, r.Mdl.Name, p.BatchPerDevice)
+	l, err := compute.LawAt(compute.Config{Device: r.Device, Precision: hw.FP16, Mode: compute.Graphs, Eff: &want, FuseBNReLU: r.Fuse == FuseBNReLU}, r.Mdl.Name, p.BatchPerDevice)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,7 +104,7 @@ func TestFrameworkMode(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		l, err := compute.LawAt(compute.Config{Device: r.Device, Precision: hw.FP16, Mode: m}, r.Mdl.Name, p.BatchPerDevice)
+		l, err := compute.LawAt(compute.Config{Device: r.Device, Precision: hw.FP16, Mode: m, FuseBNReLU: r.Fuse == FuseBNReLU}, r.Mdl.Name, p.BatchPerDevice)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -144,6 +145,36 @@ func TestSentenceLen(t *testing.T) {
 		}
 		if got := sentenceLen(r.Data); got != 37 {
 			t.Errorf("%s: %d tokens a side, want 37", name, got)
+		}
+	}
+}
+
+// TestFuseField checks a scenario's fuse field: bn-relu reaches the
+// operator model for resnet50 (a fused step is shorter), another value is
+// refused naming the valid one, and another model's scenario may not fuse.
+func TestFuseField(t *testing.T) {
+	step := func(fuse string) float64 {
+		t.Helper()
+		r, err := Load("dgx1-resnet50-mlperf-v0.7", Options{Edit: func(s *Scenario) { s.Fuse = fuse }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := r.Build(Point{Devices: 1, Nodes: 1, BatchPerDevice: 208})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return float64(c.Compute.PerSample)
+	}
+	if f, u := step(FuseBNReLU), step(""); !(f < u) {
+		t.Errorf("per sample fused %v s, unfused %v s: want the fused shorter", f, u)
+	}
+	for _, c := range []struct{ name, fuse, want string }{
+		{"dgx1-resnet50-mlperf-v0.7", "bn", `fuse: "bn": want bn-relu or nothing`},
+		{"dgx1-gnmt-mlperf-v0.7", FuseBNReLU, "fuse: bn-relu: only resnet50's operators fuse their batch norms, not gnmt's"},
+	} {
+		_, err := Load(c.name, Options{Edit: func(s *Scenario) { s.Fuse = c.fuse }})
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s, fuse %q: %v; want %q", c.name, c.fuse, err, c.want)
 		}
 	}
 }

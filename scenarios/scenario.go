@@ -55,6 +55,14 @@ type Scenario struct {
 	// otherwise).
 	Mode compute.Mode `yaml:"mode"`
 
+	// Fuse names the kernels the program fuses beyond the framework's
+	// defaults: FuseBNReLU, each batch norm run with the ReLU after it and
+	// a residual block's last norm with the add and ReLU (MXNet's
+	// --fuse-bn-relu 1 --fuse-bn-add-relu 1, which NVIDIA's MLPerf
+	// ResNet-50 runs pass), for resnet50, whose operator list fuses them
+	// (model.Shape.FuseBNReLU). Default "": none.
+	Fuse string `yaml:"fuse"`
+
 	// Precision of compute and gradients: fp32, tf32, fp16 or bf16 (the
 	// last two mixed precision). Default the recipe's.
 	Precision string `yaml:"precision"`
@@ -559,6 +567,12 @@ func (r *Resolved) resolve(ps *config.Problems) {
 		ps.Addf("mode", "%v", err)
 	}
 
+	switch s.Fuse {
+	case "", FuseBNReLU:
+	default:
+		ps.Addf("fuse", "%q: want %s or nothing", s.Fuse, FuseBNReLU)
+	}
+
 	if s.Recipe == "" {
 		ps.Addf("recipe", "required")
 	} else if rc, err := r.Profiles.Recipe(s.Recipe); err != nil {
@@ -603,11 +617,23 @@ func (r *Resolved) resolve(ps *config.Problems) {
 		}
 	}
 
+	if s.Fuse != "" && r.Mdl != nil && r.Mdl.Name != fuseBNModel {
+		ps.Addf("fuse", "%s: only %s's operators fuse their batch norms, not %s's", s.Fuse, fuseBNModel, r.Mdl.Name)
+	}
+
 	r.defaults()
 	r.loadCalibration(ps)
 	r.loadSteps(ps)
 	r.check(ps)
 }
+
+// FuseBNReLU is the value of Scenario.Fuse for a program that runs each
+// batch norm with the ReLU (and a residual block's last one with the add
+// and ReLU) after it as one kernel.
+const FuseBNReLU = "bn-relu"
+
+// fuseBNModel is the model whose scenarios may fuse FuseBNReLU.
+const fuseBNModel = "resnet50"
 
 // sampleUnit is what one sample of the scenario's dataset is; "" when the
 // dataset did not resolve.
