@@ -302,9 +302,10 @@ type Shape struct {
 	// ReLU after it, and a residual block's last batch norm with the
 	// residual add and ReLU (MXNet's --fuse-bn-relu and --fuse-bn-add-relu,
 	// which DeepLearningExamples' MXNet ResNet-50 passes in float16 and
-	// NVIDIA's MLPerf ResNet-50 programs always): resnet50's generator
-	// then lists them as one operator (convNet.batchNormReLU); other models
-	// ignore it.
+	// NVIDIA's MLPerf ResNet-50 programs always, and NVIDIA's MXNet SSD by
+	// default): resnet50's and ssd-resnet34's generators then list them as
+	// one operator (convNet.batchNormReLU), in ssd-resnet34 the ResNet-34
+	// backbone's; other models ignore it.
 	FuseBNReLU bool
 	// MaskRoIs is the positive RoIs of one image that Mask R-CNN's mask
 	// head runs on; 0 takes the sampler's most, a quarter of the box

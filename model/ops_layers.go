@@ -394,11 +394,6 @@ func (b *convNet) convBN(name string, x *fmap, s convSpec) *fmap {
 	return b.batchNorm(name+".bn", b.conv(name+".conv", x, s))
 }
 
-// convBNReLU adds a convolution, a batch norm and a ReLU.
-func (b *convNet) convBNReLU(name string, x *fmap, s convSpec) *fmap {
-	return b.relu(name+".relu", b.convBN(name, x, s))
-}
-
 // add adds the residual sum x + y and returns it. Backward, the sum
 // passes its gradient to both inputs unchanged; what costs is summing the
 // gradients of a tensor two operators read, which fork records.

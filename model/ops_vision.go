@@ -79,16 +79,19 @@ func bottleneck(b *convNet, name string, x *fmap, width, stride int, n resnetNor
 }
 
 // basicBlock adds ResNet-34's block (two 3×3 convolutions, a projection
-// shortcut when the shape changes).
-func basicBlock(b *convNet, name string, x *fmap, width, stride int) *fmap {
+// shortcut when the shape changes), its norms run as n says.
+func basicBlock(b *convNet, name string, x *fmap, width, stride int, n resnetNorm) *fmap {
 	b.fork(name, x)
-	y := b.convBNReLU(name+".1", x, convSpec{cout: width, k: 3, stride: stride, pad: 1})
-	y = b.convBN(name+".2", y, convSpec{cout: width, k: 3, stride: 1, pad: 1})
-	sc := x
-	if stride != 1 || x.c != int64(width) {
-		sc = b.convBN(name+".downsample", x, convSpec{cout: width, k: 1, stride: stride})
+	y := b.conv(name+".1.conv", x, convSpec{cout: width, k: 3, stride: stride, pad: 1})
+	y = n.applyReLU(b, name+".1.bn", name+".1.relu", y)
+	y = b.conv(name+".2.conv", y, convSpec{cout: width, k: 3, stride: 1, pad: 1})
+	shortcut := func() *fmap {
+		if stride == 1 && x.c == int64(width) {
+			return x
+		}
+		return n.apply(b, name+".downsample.bn", b.conv(name+".downsample.conv", x, convSpec{cout: width, k: 1, stride: stride}))
 	}
-	return b.relu(name+".relu", b.add(name+".add", y, sc))
+	return n.applyAddReLU(b, name+".2.bn", name+".add", name+".relu", y, shortcut)
 }
 
 // resnet50Stages are ResNet-50's stages (He et al. 2016, Table 1).
@@ -152,7 +155,8 @@ func ssdResNet34Ops(s Shape) ([]Op, error) {
 	}
 	b := newConvNet(s.Precision, s.Batch)
 	x := b.conv("backbone.conv1", b.input(3, r, r), convSpec{cout: 64, k: 7, stride: 2, pad: 3})
-	x = b.relu("backbone.relu", b.batchNorm("backbone.bn1", x))
+	norm := resnetNorm{fuse: s.FuseBNReLU}
+	x = norm.applyReLU(b, "backbone.bn1", "backbone.relu", x)
 	x = b.maxPool("backbone.maxpool", x, 3, 2, 1)
 	for i, st := range []resnetStage{{3, 64, 1}, {4, 128, 2}, {6, 256, 1}} {
 		for j := 0; j < st.blocks; j++ {
@@ -160,7 +164,7 @@ func ssdResNet34Ops(s Shape) ([]Op, error) {
 			if j == 0 {
 				stride = st.stride
 			}
-			x = basicBlock(b, "backbone.layer"+strconv.Itoa(i+1)+"."+strconv.Itoa(j), x, st.width, stride)
+			x = basicBlock(b, "backbone.layer"+strconv.Itoa(i+1)+"."+strconv.Itoa(j), x, st.width, stride, norm)
 		}
 	}
 	maps := []*fmap{x}

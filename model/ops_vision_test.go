@@ -806,3 +806,36 @@ func TestFuseBNReLU(t *testing.T) {
 		}
 	}
 }
+
+// TestFuseBNReLUSSD checks ssd-resnet34's fused backbone norms
+// (Shape.FuseBNReLU) against its unfused list: the stem's ReLU and, in
+// each of the backbone's 13 basic blocks, the first norm's ReLU and the
+// last norm's add and ReLU are gone (forward 1 + 13·3 = 40 operators
+// fewer, backward 1 + 13·2 = 27, as resnet50's fusion counts them), and
+// the FLOPs, parameters and bytes kept are the same.
+func TestFuseBNReLUSSD(t *testing.T) {
+	plain := opsOf(t, "ssd-resnet34", Shape{Batch: 2, Precision: FP16})
+	fused := opsOf(t, "ssd-resnet34", Shape{Batch: 2, Precision: FP16, FuseBNReLU: true})
+	sum := func(ops []Op) (fwd, bwd int, flops, saved float64, params int64) {
+		for _, o := range ops {
+			switch o.Pass {
+			case Forward:
+				fwd++
+			case Backward:
+				bwd++
+			}
+			flops += o.FLOPs
+			saved += float64(o.Saved)
+			params += o.Params
+		}
+		return
+	}
+	pf, pb, pfl, ps, pp := sum(plain)
+	ff, fb, ffl, fs, fp := sum(fused)
+	if pf-ff != 40 || pb-fb != 27 {
+		t.Errorf("forward %d, backward %d operators fewer; want 40 and 27", pf-ff, pb-fb)
+	}
+	if relErr(ffl, pfl) > 1e-12 || fp != pp || fs != ps {
+		t.Errorf("fused FLOPs %.6g, params %d, kept %.6g; unfused %.6g, %d, %.6g: want the same", ffl, fp, fs, pfl, pp, ps)
+	}
+}

@@ -47,7 +47,8 @@ func readPage(t *testing.T, name string) string {
 }
 
 // TestResNetEpochsByOperators predicts one node of each shipped MLPerf
-// ResNet-50 scenario that runs NVIDIA's MXNet program (or Fujitsu's),
+// ResNet-50 scenario that runs NVIDIA's MXNet program (or Fujitsu's), and
+// of NVIDIA's MXNet SSD,
 // uncalibrated, with the batch norms fused as their run_and_time.sh
 // passes --fuse-bn-relu 1 --fuse-bn-add-relu 1 (scenario fuse: bn-relu)
 // and without, and compares each epoch (ImageNet's 1,281,167 images) with
@@ -85,6 +86,20 @@ func TestResNetEpochsByOperators(t *testing.T) {
 	}
 	n := float64(len(cases))
 	want := fmt.Sprintf("mean absolute error %.1f %% unfused, %.1f %% fused", 100*before/n, 100*after/n)
+	if !strings.Contains(page, want) {
+		t.Errorf("docs/validation-mlperf-operators.md lacks %q", want)
+	}
+
+	// NVIDIA's MXNet SSD fuses its ResNet-34 backbone's norms by default:
+	// one DGX A100 of v1.1, COCO's 117,266 training images.
+	const ssd, published = "dgx-a100-ssd-mlperf-v1.1", 9.558
+	fused, _ := operatorsEpoch(t, ssd, 117266, func(s *scenarios.Scenario) { s.Fuse = scenarios.FuseBNReLU })
+	unfused, _ := operatorsEpoch(t, ssd, 117266, func(s *scenarios.Scenario) { s.Fuse = "" })
+	ef, eu := fused/published-1, unfused/published-1
+	if !(math.Abs(ef) < math.Abs(eu)) {
+		t.Errorf("%s: fused %+.1f %%, unfused %+.1f %%: want the fused nearer", ssd, 100*ef, 100*eu)
+	}
+	want = fmt.Sprintf("| `%s` | %.3f s | %.1f s (%+.1f %%) | %.1f s (%+.1f %%) |", ssd, published, unfused, 100*eu, fused, 100*ef)
 	if !strings.Contains(page, want) {
 		t.Errorf("docs/validation-mlperf-operators.md lacks %q", want)
 	}

@@ -170,7 +170,7 @@ func TestFuseField(t *testing.T) {
 	}
 	for _, c := range []struct{ name, fuse, want string }{
 		{"dgx1-resnet50-mlperf-v0.7", "bn", `fuse: "bn": want bn-relu or nothing`},
-		{"dgx1-gnmt-mlperf-v0.7", FuseBNReLU, "fuse: bn-relu: only resnet50's operators fuse their batch norms, not gnmt's"},
+		{"dgx1-gnmt-mlperf-v0.7", FuseBNReLU, "fuse: bn-relu: only the operators of resnet50 and ssd-resnet34 fuse their batch norms, not gnmt's"},
 	} {
 		_, err := Load(c.name, Options{Edit: func(s *Scenario) { s.Fuse = c.fuse }})
 		if err == nil || !strings.Contains(err.Error(), c.want) {

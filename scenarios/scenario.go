@@ -59,8 +59,9 @@ type Scenario struct {
 	// defaults: FuseBNReLU, each batch norm run with the ReLU after it and
 	// a residual block's last norm with the add and ReLU (MXNet's
 	// --fuse-bn-relu 1 --fuse-bn-add-relu 1, which NVIDIA's MLPerf
-	// ResNet-50 runs pass), for resnet50, whose operator list fuses them
-	// (model.Shape.FuseBNReLU). Default "": none.
+	// ResNet-50 runs pass; NVIDIA's MXNet SSD by default), for resnet50
+	// and ssd-resnet34, whose operator lists fuse them in their residual
+	// blocks (model.Shape.FuseBNReLU). Default "": none.
 	Fuse string `yaml:"fuse"`
 
 	// Precision of compute and gradients: fp32, tf32, fp16 or bf16 (the
@@ -617,8 +618,8 @@ func (r *Resolved) resolve(ps *config.Problems) {
 		}
 	}
 
-	if s.Fuse != "" && r.Mdl != nil && r.Mdl.Name != fuseBNModel {
-		ps.Addf("fuse", "%s: only %s's operators fuse their batch norms, not %s's", s.Fuse, fuseBNModel, r.Mdl.Name)
+	if s.Fuse != "" && r.Mdl != nil && !slices.Contains(fuseBNModels, r.Mdl.Name) {
+		ps.Addf("fuse", "%s: only the operators of %s fuse their batch norms, not %s's", s.Fuse, strings.Join(fuseBNModels, " and "), r.Mdl.Name)
 	}
 
 	r.defaults()
@@ -632,8 +633,9 @@ func (r *Resolved) resolve(ps *config.Problems) {
 // and ReLU) after it as one kernel.
 const FuseBNReLU = "bn-relu"
 
-// fuseBNModel is the model whose scenarios may fuse FuseBNReLU.
-const fuseBNModel = "resnet50"
+// fuseBNModels are the models whose operator lists fuse FuseBNReLU: their
+// residual blocks' norms (model.Shape.FuseBNReLU).
+var fuseBNModels = []string{"resnet50", "ssd-resnet34"}
 
 // sampleUnit is what one sample of the scenario's dataset is; "" when the
 // dataset did not resolve.
