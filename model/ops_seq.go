@@ -39,10 +39,16 @@ func ProgramTransformer(name, framework string) (TransformerShape, error) {
 	if err != nil {
 		return t, err
 	}
+	return t.RunBy(framework), nil
+}
+
+// RunBy returns t as the program framework names (Shape.Framework) runs
+// it (ProgramTransformer).
+func (t TransformerShape) RunBy(framework string) TransformerShape {
 	if t.Stack == EncoderDecoder && detectProgramOf(framework) == programTorchvision {
 		t.TorchMHA, t.FusedAttention = true, true
 	}
-	return t, nil
+	return t
 }
 
 // translationOps returns the generator of the translation Transformer

@@ -487,7 +487,7 @@ func trainerStep(cfg *sim.Config, mdl *model.Model, d *hw.Device, m *Measured) e
 
 // atSeqLen returns m with its stored activations at samples of seq tokens
 // (0: the shape's length), with fused attention where fused or where the
-// program framework names fuses it (model.ProgramTransformer): the
+// program framework names fuses it (model.TransformerShape.RunBy): the
 // profile's, at its transformer shape's length and attention, scaled by
 // what one layer of the shape keeps at seq against at that length
 // (model.TransformerShape.ActivationBytesPerLayer at each precision:
@@ -500,10 +500,7 @@ func atSeqLen(m *model.Model, seq int, fused bool, framework string) (*model.Mod
 	if err != nil {
 		return m, nil
 	}
-	ft, err := model.ProgramTransformer(m.Name, framework)
-	if err != nil {
-		return nil, err
-	}
+	ft := t.RunBy(framework)
 	ft.FusedAttention = ft.FusedAttention || fused
 	if (seq == 0 || seq == t.SeqLen) && (!ft.FusedAttention || t.FusedAttention) {
 		return m, nil
